@@ -1,0 +1,44 @@
+"""mrflib: learning and inference in Boltzmann machines and Markov random fields.
+
+The reference implementation behind the book: exact enumeration and Gibbs sampling
+(:mod:`mrflib.exact`, :mod:`mrflib.sampling`), spatial Monte Carlo integration
+(:mod:`mrflib.smci`), learning (:mod:`mrflib.learning`), the full-span log-linear model
+(:mod:`mrflib.fsll`), LAP (:mod:`mrflib.lap`) and higher-order bounds on the partition
+function (:mod:`mrflib.bounds`).
+
+Submodules are imported on first use, so ``import mrflib`` stays cheap::
+
+    from mrflib import BoltzmannMachine, graphs, exact, sampling, smci, learning
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .model import BoltzmannMachine
+
+__version__ = "0.1.0"
+
+_SUBMODULES = (
+    "graphs",
+    "model",
+    "exact",
+    "sampling",
+    "smci",
+    "learning",
+    "fsll",
+    "lap",
+    "bounds",
+    "datasets",
+    "experiments",
+    "sweep",
+)
+
+__all__ = ["BoltzmannMachine", "__version__", *_SUBMODULES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'mrflib' has no attribute {name!r}")

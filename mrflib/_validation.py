@@ -1,0 +1,191 @@
+"""Input validation shared by every public function of :mod:`mrflib`.
+
+Every check raises :class:`ValueError` naming the offending argument and what
+was expected, so that bad input fails at the boundary, never deep in a kernel.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_rng",
+    "available_memory",
+    "check_array",
+    "check_edges",
+    "check_nodes",
+    "check_positive",
+    "check_spins",
+    "format_bytes",
+    "require_memory",
+]
+
+
+def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a seed or a generator.
+
+    ``None`` is refused on purpose: every random draw in mrflib is seeded by
+    the caller so that the same seed gives the same bits.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative int seed, got {rng}")
+        return np.random.default_rng(int(rng))
+    raise ValueError(
+        f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
+    )
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False, integer: bool = False):
+    """Check that a scalar is finite and positive (or non-negative)."""
+    if integer:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        value = int(value)
+    else:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number, got {value!r}") from None
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+    if value < 0 or (value == 0 and not allow_zero):
+        expected = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be {expected}, got {value}")
+    return value
+
+
+def check_array(
+    a: Any,
+    name: str,
+    *,
+    ndim: int | None = None,
+    shape: tuple | None = None,
+    dtype: Any = np.float64,
+    finite: bool = True,
+) -> np.ndarray:
+    """Convert to an array of ``dtype`` and check its shape and finiteness.
+
+    ``shape`` may contain ``None`` for a free dimension.
+    """
+    try:
+        arr = np.asarray(a, dtype=dtype)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(
+            s is not None and s != t for s, t in zip(shape, arr.shape)
+        ):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if finite and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return arr
+
+
+def check_edges(edges: Any, n: int | None = None, name: str = "edges") -> np.ndarray:
+    """Validate an edge list: integer ``(E, 2)``, ``i < j``, rows sorted, no duplicates.
+
+    Returns the edges as a C-contiguous ``int64`` array. ``n``, if given, bounds
+    the node labels to ``0..n-1``.
+    """
+    arr = np.asarray(edges)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (E, 2), got {arr.shape}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must contain integer node labels")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must contain integer node labels, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must contain non-negative node labels")
+    if n is not None and np.any(arr >= n):
+        raise ValueError(f"{name} refers to node {int(arr.max())}, but n = {n} (nodes are 0..n-1)")
+    if np.any(arr[:, 0] >= arr[:, 1]):
+        bad = arr[arr[:, 0] >= arr[:, 1]][0]
+        raise ValueError(f"{name} must satisfy i < j in every row, got {tuple(int(v) for v in bad)}")
+    key = arr[:, 0] * (int(arr.max()) + 1) + arr[:, 1]
+    if np.any(np.diff(key) < 0):
+        raise ValueError(f"{name} rows must be sorted (lexicographically by (i, j))")
+    if np.any(np.diff(key) == 0):
+        raise ValueError(f"{name} must not contain duplicate edges")
+    return arr
+
+
+def check_nodes(nodes: Any, n: int, name: str = "target") -> np.ndarray:
+    """Validate a node set: distinct labels in ``0..n-1``; returned sorted ``int64``."""
+    arr = np.atleast_1d(np.asarray(nodes))
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a 1-d collection of integer node labels")
+    arr = np.sort(arr.astype(np.int64))
+    if arr.size and (arr[0] < 0 or arr[-1] >= n):
+        raise ValueError(f"{name} must contain nodes in 0..{n - 1}, got {arr.tolist()}")
+    if np.any(np.diff(arr) == 0):
+        raise ValueError(f"{name} must not repeat nodes, got {arr.tolist()}")
+    return arr
+
+
+def check_spins(x: Any, n: int | None = None, name: str = "data") -> np.ndarray:
+    """Validate spin configurations in {-1, +1}; return ``int8`` of shape ``(M, n)``.
+
+    A single configuration of shape ``(n,)`` is accepted and returned as ``(1, n)``.
+    """
+    arr = np.asarray(x)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must have shape (samples, n), got {np.shape(x)}")
+    if n is not None and arr.shape[1] != n:
+        raise ValueError(f"{name} must have {n} columns (one per node), got {arr.shape[1]}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    if arr.dtype.kind not in "iuf" or not np.all((arr == 1) | (arr == -1)):
+        raise ValueError(f"{name} must contain only spins -1 and +1")
+    return np.ascontiguousarray(arr, dtype=np.int8)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process (MemAvailable, or total RAM)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8 * 2**30
+
+
+def format_bytes(nbytes: float) -> str:
+    """Human-readable byte count, e.g. ``'8.0 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(nbytes) < 1024 or unit == "EiB":
+            return f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.1f} EiB"  # pragma: no cover
+
+
+def require_memory(nbytes: float, what: str, limit: float | None = None) -> None:
+    """Refuse, before allocating, work that needs more memory than is available.
+
+    Raises ``ValueError`` stating how much ``what`` would need and how much there is.
+    """
+    have = available_memory() if limit is None else limit
+    if nbytes > have:
+        raise ValueError(
+            f"{what} would need {format_bytes(nbytes)} of memory, "
+            f"but only {format_bytes(have)} is available"
+        )

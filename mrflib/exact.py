@@ -1,0 +1,353 @@
+"""Exact inference by enumeration of all ``2^n`` spin configurations.
+
+State order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so
+spin 0 is the least significant digit, as in the flat order of ``shared/DESIGN.md``.
+
+The kernels split the spins into a low block (``l`` spins) and a high block
+(``h = n - l`` spins) and write every log-weight as
+
+.. math::  \\log w(x) = E_{hi}(x_{hi}) + E_{lo}(x_{lo}) + x_{hi}^T W_{hi,lo} x_{lo},
+
+so all ``2^n`` log-weights come from one ``(2^h, h) (h, l) (l, 2^l)`` BLAS product,
+and all first and second moments from a handful of products of the same size
+(``O(2^n (l + h))`` work instead of ``O(2^n n^2)`` for ``X^T diag(p) X``).
+Everything is done in log space with a log-sum-exp shift.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+
+from ._validation import (
+    as_rng,
+    check_array,
+    check_edges,
+    check_positive,
+    check_spins,
+    require_memory,
+)
+from .model import BoltzmannMachine
+
+__all__ = [
+    "states",
+    "index_to_states",
+    "states_to_index",
+    "log_weights",
+    "log_partition",
+    "probabilities",
+    "moments",
+    "correlation_matrix",
+    "covariance_matrix",
+    "sufficient_statistics",
+    "empirical_distribution",
+    "log_likelihood",
+    "fit_mle",
+    "kl_divergence",
+    "kl_data_model",
+    "kl_model",
+    "sample",
+    "MAX_STATE_BYTES_FACTOR",
+]
+
+#: Bytes per state the enumeration holds at its peak (three float64 tables of 2^n).
+MAX_STATE_BYTES_FACTOR = 24
+
+
+def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
+    require_memory(MAX_STATE_BYTES_FACTOR * 2.0**n, f"{what} of 2^{n} states")
+
+
+def index_to_states(index: Any, n: int) -> np.ndarray:
+    """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
+    index = np.asarray(index, dtype=np.int64)
+    bits = (index[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    return (2 * bits - 1).astype(np.int8)
+
+
+def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
+    """Flat state indices (``int64``) of spin configurations ``(M, n)``."""
+    s = check_spins(x, n, "x")
+    if s.shape[1] > 62:
+        raise ValueError(f"x has {s.shape[1]} spins; flat indices need at most 62")
+    bits = (s > 0).astype(np.int64)
+    return bits @ (np.int64(1) << np.arange(s.shape[1], dtype=np.int64))
+
+
+def states(n: int) -> np.ndarray:
+    """All ``2^n`` configurations, ``int8`` of shape ``(2^n, n)``, in flat index order."""
+    n = check_positive(n, "n", integer=True, allow_zero=True)
+    require_memory((n + 8) * 2.0**n, f"the table of 2^{n} states")
+    return index_to_states(np.arange(2**n, dtype=np.int64), n)
+
+
+def _split(n: int) -> tuple[int, int]:
+    lo = n - n // 2
+    return lo, n - lo
+
+
+def _block_energy(X: np.ndarray, b: np.ndarray, W_upper: np.ndarray) -> np.ndarray:
+    return X @ b + np.einsum("si,ij,sj->s", X, W_upper, X) if X.shape[1] else np.zeros(len(X))
+
+
+def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray) -> np.ndarray:
+    """All log-weights as a ``(2^h, 2^l)`` matrix (row = high block, column = low block)."""
+    n = bias.shape[0]
+    _check_enumerable(n)
+    lo, hi = _split(n)
+    Xlo = states(lo).astype(np.float64)
+    Xhi = states(hi).astype(np.float64)
+    W = np.zeros((n, n))
+    W[edges[:, 0], edges[:, 1]] = coupling  # upper triangle, i < j
+    e_lo = _block_energy(Xlo, bias[:lo], W[:lo, :lo])
+    e_hi = _block_energy(Xhi, bias[lo:], W[lo:, lo:])
+    lw = (Xhi @ W[:lo, lo:].T) @ Xlo.T  # cross terms x_hi^T W_hi,lo x_lo
+    lw += e_hi[:, None]
+    lw += e_lo[None, :]
+    return lw
+
+
+def _logsumexp_inplace_probs(lw: np.ndarray) -> float:
+    """Turn log-weights into probabilities in place; return log Z."""
+    shift = lw.max()
+    lw -= shift
+    np.exp(lw, out=lw)
+    total = lw.sum()
+    lw /= total
+    return float(shift + np.log(total))
+
+
+def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Means and the full ``(n, n)`` second-moment matrix from the probability matrix."""
+    lo, hi = _split(n)
+    Xlo = states(lo).astype(np.float64)
+    Xhi = states(hi).astype(np.float64)
+    p_lo = P.sum(axis=0)
+    p_hi = P.sum(axis=1)
+    mean = np.concatenate([Xlo.T @ p_lo, Xhi.T @ p_hi])
+    C = np.empty((n, n))
+    C[:lo, :lo] = Xlo.T @ (p_lo[:, None] * Xlo)
+    C[lo:, lo:] = Xhi.T @ (p_hi[:, None] * Xhi)
+    cross = (Xhi.T @ P) @ Xlo  # (hi, lo)
+    C[lo:, :lo] = cross
+    C[:lo, lo:] = cross.T
+    np.fill_diagonal(C, 1.0)
+    return mean, C
+
+
+def _model(bm: Any) -> BoltzmannMachine:
+    if not isinstance(bm, BoltzmannMachine):
+        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
+    return bm
+
+
+def log_weights(bm: BoltzmannMachine) -> np.ndarray:
+    """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
+
+    Refuses (``ValueError``) an ``n`` whose tables would not fit in memory.
+    """
+    bm = _model(bm)
+    return _log_weights(bm.bias, bm.edges, bm.coupling).ravel()
+
+
+def log_partition(bm: BoltzmannMachine) -> float:
+    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` by enumeration (log-sum-exp)."""
+    lw = log_weights(bm)
+    shift = lw.max()
+    return float(shift + np.log(np.exp(lw - shift).sum()))
+
+
+def probabilities(bm: BoltzmannMachine) -> np.ndarray:
+    """``P(x)`` for all ``2^n`` states in flat index order."""
+    lw = log_weights(bm)
+    _logsumexp_inplace_probs(lw)
+    return lw
+
+
+def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
+    P = _log_weights(bm.bias, bm.edges, bm.coupling)
+    logz = _logsumexp_inplace_probs(P)
+    mean, C = _moments_matrix(P, bm.n)
+    return logz, mean, C
+
+
+def moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``)."""
+    bm = _model(bm)
+    _, mean, C = _enumerate_moments(bm)
+    return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
+
+
+def correlation_matrix(bm: BoltzmannMachine) -> np.ndarray:
+    """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
+    _, _, C = _enumerate_moments(_model(bm))
+    return C
+
+
+def covariance_matrix(bm: BoltzmannMachine) -> np.ndarray:
+    """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
+    _, mean, C = _enumerate_moments(_model(bm))
+    return C - np.outer(mean, mean)
+
+
+def sufficient_statistics(
+    data: Any, edges: Any, n: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample means ``(1/N) Σ_μ x_i^(μ)`` and ``(1/N) Σ_μ x_i^(μ) x_j^(μ)`` for each edge."""
+    s = check_spins(data, n, "data")
+    edges = check_edges(edges, s.shape[1])
+    sf = s.astype(np.float64)
+    pair = np.einsum("mi,mi->i", sf[:, edges[:, 0]], sf[:, edges[:, 1]]) / len(s)
+    return sf.mean(axis=0), pair
+
+
+def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
+    """The empirical distribution of ``data`` over all ``2^n`` states, flat index order."""
+    s = check_spins(data, n, "data")
+    n = s.shape[1]
+    require_memory(8 * 2.0**n, f"an empirical distribution over 2^{n} states")
+    counts = np.bincount(states_to_index(s), minlength=2**n)
+    return counts / len(s)
+
+
+def log_likelihood(bm: BoltzmannMachine, data: Any) -> float:
+    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``."""
+    bm = _model(bm)
+    s = check_spins(data, bm.n, "data")
+    return float(np.mean(bm.log_weight(s)) - log_partition(bm))
+
+
+def _entropy_of_rows(s: np.ndarray) -> float:
+    _, counts = np.unique(s, axis=0, return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def kl_data_model(data: Any, bm: BoltzmannMachine) -> float:
+    """``KL(p_data ‖ P_bm)`` in nats, without forming the ``2^n`` empirical table."""
+    bm = _model(bm)
+    s = check_spins(data, bm.n, "data")
+    return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
+
+
+def kl_divergence(p: Any, q: Any) -> float:
+    """``KL(p ‖ q) = Σ p log(p / q)`` in nats for two probability vectors (``0 log 0 = 0``).
+
+    Returns ``inf`` where ``q`` vanishes on the support of ``p``.
+    """
+    p = check_array(p, "p", ndim=1)
+    q = check_array(q, "q", shape=p.shape)
+    for name, a in (("p", p), ("q", q)):
+        if np.any(a < 0) or not np.isclose(a.sum(), 1.0, atol=1e-8):
+            raise ValueError(f"{name} must be a probability vector (non-negative, summing to 1)")
+    support = p > 0
+    if np.any(q[support] == 0):
+        return float("inf")
+    return float(np.sum(p[support] * (np.log(p[support]) - np.log(q[support]))))
+
+
+def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
+    """``KL(P_p ‖ P_q)`` between two Boltzmann machines on the same spins, by enumeration."""
+    p, q = _model(p), _model(q)
+    if p.n != q.n:
+        raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
+    lp = log_weights(p)
+    lp -= log_partition(p)
+    lq = log_weights(q)
+    lq -= log_partition(q)
+    return max(0.0, float(np.sum(np.exp(lp) * (lp - lq))))
+
+
+def sample(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
+    """Exact i.i.d. samples by inverse-CDF over the enumerated distribution.
+
+    Returns ``int8`` of shape ``(n_samples, n)``; one uniform per sample from ``rng``.
+    """
+    bm = _model(bm)
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    rng = as_rng(rng)
+    cdf = np.cumsum(probabilities(bm))
+    u = rng.random(n_samples) * cdf[-1]
+    idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
+    return index_to_states(idx, bm.n)
+
+
+def fit_mle(
+    data: Any,
+    edges: Any,
+    n: int | None = None,
+    *,
+    bias: bool = True,
+    init: BoltzmannMachine | None = None,
+    tol: float = 1e-9,
+    max_iter: int = 10_000,
+    return_result: bool = False,
+) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
+    """Exact maximum-likelihood Boltzmann machine on a given graph.
+
+    Maximizes the exact average log-likelihood
+    ``l(θ) = θ · s_data - log Z(θ)`` (eq. (4)-(5) of Yasuda, SMCI learning), whose
+    gradient is ``s_data - ⟨s⟩_θ`` (eq. (6)-(7)), with scipy's L-BFGS-B on the
+    enumerated ``log Z`` and moments.
+
+    Parameters
+    ----------
+    data : array_like, int, shape (N, n)
+        Spins in {-1, +1}.
+    edges : array_like, shape (E, 2)
+        The learner's graph.
+    n : int, optional
+        Number of spins (defaults to ``data.shape[1]``).
+    bias : bool
+        Learn biases (``True``) or fix them at zero (the bias-free model of the SMCI
+        learning paper).
+    init : BoltzmannMachine, optional
+        Starting point (default: all parameters zero).
+    tol : float
+        Stop when the largest gradient component is below ``tol``.
+    max_iter : int
+        Iteration limit. Data whose statistics sit on the boundary of the marginal
+        polytope (e.g. a pair always equal) have no finite MLE; the fit then stops here.
+    return_result : bool
+        Also return scipy's ``OptimizeResult``.
+    """
+    s = check_spins(data, n, "data")
+    n = s.shape[1]
+    edges = check_edges(edges, n)
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive(max_iter, "max_iter", integer=True)
+    _check_enumerable(n, "exact maximum likelihood")
+    mean_d, pair_d = sufficient_statistics(s, edges)
+    target = np.concatenate([mean_d, pair_d]) if bias else pair_d
+    E = len(edges)
+    if init is not None:
+        init = _model(init)
+        if init.n != n or not np.array_equal(init.edges, edges):
+            raise ValueError("init must be a BoltzmannMachine on the same spins and edges")
+        x0 = init.params if bias else init.coupling.copy()
+    else:
+        x0 = np.zeros(n + E if bias else E)
+    zeros = np.zeros(n)
+    ei, ej = edges[:, 0], edges[:, 1]
+
+    def negll(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        b = theta[:n] if bias else zeros
+        J = theta[n:] if bias else theta
+        P = _log_weights(b, edges, J)
+        logz = _logsumexp_inplace_probs(P)
+        mean, C = _moments_matrix(P, n)
+        model = np.concatenate([mean, C[ei, ej]]) if bias else C[ei, ej]
+        return logz - theta @ target, model - target
+
+    res = scipy.optimize.minimize(
+        negll,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": 30},
+    )
+    theta = res.x
+    bm = BoltzmannMachine(theta[:n] if bias else zeros, edges, theta[n:] if bias else theta)
+    return (bm, res) if return_result else bm

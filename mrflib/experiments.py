@@ -1,0 +1,167 @@
+"""Shared experiment plumbing for the notebooks: profiles, recorded results, figures.
+
+Notebooks hold narrative, parameters and calls; whatever two notebooks both need
+lives here.
+
+Profiles
+--------
+Every notebook has a ``profile`` parameter: ``"quick"`` (CI, seconds), ``"book"``
+(the default; paper-quality figures in minutes) or ``"paper"`` (the papers' full
+trial counts). :func:`settings` picks the values of one profile.
+
+Recorded results
+----------------
+:func:`record` stores one number a reader compares with a paper (paper value, our
+value, verdict). Rows are kept in memory for :func:`records` and, when the
+environment variable ``MRFLIB_RESULTS_DIR`` is set (the book build and the sweep
+command set it), written to ``$MRFLIB_RESULTS_DIR/<chapter>.csv``. The
+reproduction scorecard of the book is built from those files.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PROFILES", "VERDICTS", "settings", "record", "records", "results_dir"]
+
+PROFILES = ("quick", "book", "paper")
+VERDICTS = ("reproduced", "reproduced in kind", "not reproduced", "new")
+FIELDS = (
+    "chapter",
+    "paper",
+    "item",
+    "quantity",
+    "paper_value",
+    "ours",
+    "verdict",
+    "note",
+    "profile",
+)
+
+_RECORDS: list[dict[str, Any]] = []
+
+
+def settings(profile: str, **by_profile: dict[str, Any]) -> dict[str, Any]:
+    """Return the settings of one profile.
+
+    Parameters
+    ----------
+    profile : {"quick", "book", "paper"}
+        The profile chosen in the notebook's ``parameters`` cell.
+    **by_profile
+        ``quick=dict(...)``, ``book=dict(...)``, ``paper=dict(...)``; a profile
+        that is not given falls back to ``book``.
+
+    Examples
+    --------
+    >>> settings("quick", quick=dict(trials=2), book=dict(trials=20))
+    {'trials': 2}
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    unknown = set(by_profile) - set(PROFILES)
+    if unknown:
+        raise ValueError(f"unknown profile names {sorted(unknown)}; expected {PROFILES}")
+    if profile in by_profile:
+        return dict(by_profile[profile])
+    if "book" in by_profile:
+        return dict(by_profile["book"])
+    raise ValueError(f"no settings given for profile {profile!r} nor for 'book'")
+
+
+def results_dir() -> Path | None:
+    """The folder recorded results are written to, or ``None`` (in memory only)."""
+    path = os.environ.get("MRFLIB_RESULTS_DIR")
+    return Path(path) if path else None
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.6g}"
+    return str(value)
+
+
+def record(
+    chapter: str,
+    paper: str,
+    item: str,
+    quantity: str,
+    paper_value: Any,
+    ours: Any,
+    verdict: str,
+    note: str = "",
+    profile: str = "",
+) -> dict[str, Any]:
+    """Record one reproduced number for the reproduction scorecard.
+
+    Parameters
+    ----------
+    chapter : str
+        The notebook's file stem, e.g. ``"smci"``; the scorecard links to it.
+    paper : str
+        The paper's file stem in ``shared/papers``, e.g. ``"gsmci-yasuda-uchizawa"``.
+    item : str
+        Figure, table or theorem, e.g. ``"Figure 5"``.
+    quantity : str
+        What is compared, in words.
+    paper_value, ours
+        The paper's number (or claim, as text) and ours, measured in this run.
+    verdict : {"reproduced", "reproduced in kind", "not reproduced", "new"}
+        Our honest verdict; "new" marks a number the paper does not give.
+    note : str
+        Anything a reader needs to judge the verdict.
+    profile : str
+        The notebook profile the number was measured in.
+    """
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    if profile and profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    row = {
+        "chapter": chapter,
+        "paper": paper,
+        "item": item,
+        "quantity": quantity,
+        "paper_value": _fmt(paper_value),
+        "ours": _fmt(ours),
+        "verdict": verdict,
+        "note": note,
+        "profile": profile,
+    }
+    # Re-recording the same (chapter, item, quantity) replaces the earlier row.
+    key = (chapter, item, quantity)
+    _RECORDS[:] = [r for r in _RECORDS if (r["chapter"], r["item"], r["quantity"]) != key]
+    _RECORDS.append(row)
+    out = results_dir()
+    if out is not None:
+        _write_chapter(out, chapter)
+    return row
+
+
+def records(chapter: str | None = None):
+    """The rows recorded in this process (all, or one chapter's) as a pandas DataFrame."""
+    import pandas as pd
+
+    rows = [r for r in _RECORDS if chapter is None or r["chapter"] == chapter]
+    return pd.DataFrame(rows, columns=list(FIELDS))
+
+
+def _write_chapter(out: Path, chapter: str) -> None:
+    """Write one chapter's rows atomically (temporary file, then rename)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [r for r in _RECORDS if r["chapter"] == chapter]
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{chapter}.", suffix=".csv.tmp")
+    with os.fdopen(fd, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(FIELDS))
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, out / f"{chapter}.csv")

@@ -1,0 +1,229 @@
+"""Graphs as sorted ``(E, 2)`` edge arrays, and neighbourhood regions.
+
+Conventions (``shared/DESIGN.md``): nodes are ``0..n-1``; every edge row is
+``(i, j)`` with ``i < j``; rows are sorted lexicographically; no duplicates.
+Square grids number nodes row-major.
+
+The neighbourhood regions follow eq. (5) of Yasuda & Uchizawa, "A generalization
+of spatial Monte Carlo integration" (GSMCI): ``N_0(T) = T``,
+``N_k(T)`` the k-th nearest neighbours of ``T`` and
+``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)``. (The paper numbers nodes from 1; we from 0.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_rng, check_edges, check_nodes, check_positive
+
+__all__ = [
+    "square_grid",
+    "random_graph",
+    "complete",
+    "chimera",
+    "cubic",
+    "from_pairs",
+    "num_nodes",
+    "adjacency",
+    "neighbours",
+    "N_k",
+    "R_k",
+    "boundary",
+    "to_networkx",
+]
+
+
+def _sorted_unique(pairs: np.ndarray) -> np.ndarray:
+    pairs = np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1)
+    if pairs.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.unique(pairs, axis=0)
+    return np.ascontiguousarray(pairs)
+
+
+def from_pairs(pairs: Any) -> np.ndarray:
+    """Normalize any iterable of node pairs into the canonical edge array.
+
+    Each pair is ordered ``i < j``, rows are sorted and duplicates removed;
+    self-loops are refused.
+    """
+    arr = np.asarray(list(pairs) if not isinstance(pairs, np.ndarray) else pairs)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+        raise ValueError(f"pairs must be integer node pairs of shape (E, 2), got {arr.shape}")
+    if np.any(arr[:, 0] == arr[:, 1]):
+        raise ValueError("pairs must not contain self-loops (i, i)")
+    if np.any(arr < 0):
+        raise ValueError("pairs must contain non-negative node labels")
+    return _sorted_unique(arr)
+
+
+def square_grid(rows: int, cols: int) -> np.ndarray:
+    """Edges of a ``rows x cols`` square lattice with open boundaries.
+
+    Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major).
+    """
+    rows = check_positive(rows, "rows", integer=True)
+    cols = check_positive(cols, "cols", integer=True)
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
+    down = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
+    return _sorted_unique(np.concatenate([right, down]))
+
+
+def cubic(L: int) -> np.ndarray:
+    """Edges of an ``L x L x L`` simple cubic lattice with open boundaries.
+
+    Node ``(x * L + y) * L + z`` sits at ``(x, y, z)``.
+    """
+    L = check_positive(L, "L", integer=True)
+    idx = np.arange(L**3, dtype=np.int64).reshape(L, L, L)
+    parts = [
+        np.stack([idx[:-1].ravel(), idx[1:].ravel()], axis=1),
+        np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1),
+        np.stack([idx[:, :, :-1].ravel(), idx[:, :, 1:].ravel()], axis=1),
+    ]
+    return _sorted_unique(np.concatenate(parts))
+
+
+def complete(n: int) -> np.ndarray:
+    """Edges of the complete graph on ``n`` nodes (the SK / fully connected model)."""
+    n = check_positive(n, "n", integer=True)
+    i, j = np.triu_indices(n, k=1)
+    return np.ascontiguousarray(np.stack([i, j], axis=1).astype(np.int64))
+
+
+def random_graph(n: int, p: float, rng: Any) -> np.ndarray:
+    """Erdős–Rényi graph: each of the ``n(n-1)/2`` pairs is joined with probability ``p``.
+
+    This is the random-graph setting of the GSMCI paper's experiments (section 4,
+    p = 0.2 and 0.4). The draw uses one uniform per pair in :func:`complete` order,
+    so the same seed gives the same graph.
+    """
+    n = check_positive(n, "n", integer=True)
+    p = check_positive(p, "p", allow_zero=True)
+    if p > 1:
+        raise ValueError(f"p must be a probability in [0, 1], got {p}")
+    rng = as_rng(rng)
+    pairs = complete(n) if n > 1 else np.zeros((0, 2), dtype=np.int64)
+    keep = rng.random(len(pairs)) < p
+    return np.ascontiguousarray(pairs[keep])
+
+
+def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
+    """Edges of the Chimera graph C(m, n, t): an ``m x n`` grid of K_{t,t} unit cells.
+
+    Node ``((i * n + j) * 2 + u) * t + k`` is shore ``u`` (0: vertical, 1: horizontal),
+    position ``k`` of the cell in row ``i``, column ``j`` (the D-Wave numbering).
+    Vertical-shore nodes couple to the same position in the cell below, horizontal-shore
+    nodes to the cell on the right.
+    """
+    m = check_positive(m, "m", integer=True)
+    n = check_positive(n, "n", integer=True)
+    t = check_positive(t, "t", integer=True)
+
+    def node(i, j, u, k):
+        return ((i * n + j) * 2 + u) * t + k
+
+    ii, jj, kk, ll = np.meshgrid(np.arange(m), np.arange(n), np.arange(t), np.arange(t),
+                                 indexing="ij")
+    intra = np.stack([node(ii, jj, 0, kk).ravel(), node(ii, jj, 1, ll).ravel()], axis=1)
+    ii, jj, kk = np.meshgrid(np.arange(m), np.arange(n), np.arange(t), indexing="ij")
+    down = ii < m - 1
+    vert = np.stack([node(ii, jj, 0, kk)[down], node(ii + 1, jj, 0, kk)[down]], axis=1)
+    right = jj < n - 1
+    horiz = np.stack([node(ii, jj, 1, kk)[right], node(ii, jj + 1, 1, kk)[right]], axis=1)
+    return _sorted_unique(np.concatenate([intra, vert, horiz]))
+
+
+def num_nodes(edges: Any, n: int | None = None) -> int:
+    """The number of nodes: ``n`` if given (checked), else ``max label + 1``."""
+    edges = check_edges(edges, n)
+    if n is not None:
+        return int(check_positive(n, "n", integer=True))
+    if len(edges) == 0:
+        raise ValueError("n must be given when edges is empty")
+    return int(edges.max()) + 1
+
+
+def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed sparse row adjacency.
+
+    Returns
+    -------
+    indptr : (n + 1,) int64
+    indices : (2E,) int64
+        Neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``, sorted.
+    edge_ids : (2E,) int64
+        The row of ``edges`` that joins ``i`` to each of those neighbours.
+    """
+    edges = check_edges(edges, n)
+    n = check_positive(n, "n", integer=True)
+    E = len(edges)
+    src = np.concatenate([edges[:, 0], edges[:, 1]])
+    dst = np.concatenate([edges[:, 1], edges[:, 0]])
+    eid = np.concatenate([np.arange(E), np.arange(E)]).astype(np.int64)
+    order = np.lexsort((dst, src))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    return indptr, np.ascontiguousarray(dst[order]), np.ascontiguousarray(eid[order])
+
+
+def neighbours(edges: Any, n: int) -> list[np.ndarray]:
+    """List of sorted neighbour arrays, one per node."""
+    indptr, indices, _ = adjacency(edges, n)
+    return [indices[indptr[i]:indptr[i + 1]] for i in range(n)]
+
+
+def _layers(edges: Any, n: int, T: Any, k: int) -> list[np.ndarray]:
+    indptr, indices, _ = adjacency(edges, n)
+    T = check_nodes(T, n, "T")
+    if T.size == 0:
+        raise ValueError("T must contain at least one node")
+    k = check_positive(k, "k", integer=True, allow_zero=True)
+    seen = np.zeros(n, dtype=bool)
+    seen[T] = True
+    layers = [T]
+    for _ in range(k):
+        frontier = layers[-1]
+        if frontier.size == 0:
+            layers.append(frontier)
+            continue
+        nb = np.concatenate([indices[indptr[i]:indptr[i + 1]] for i in frontier])
+        nxt = np.unique(nb[~seen[nb]])
+        seen[nxt] = True
+        layers.append(nxt.astype(np.int64))
+    return layers
+
+
+def N_k(edges: Any, n: int, T: Any, k: int) -> np.ndarray:
+    """The k-th nearest-neighbour region ``N_k(T)`` of eq. (5) (GSMCI paper), sorted.
+
+    ``N_0(T) = T``; ``N_k(T)`` holds the nodes adjacent to ``N_{k-1}(T)`` that are not
+    in ``R_{k-1}(T)``.
+    """
+    return _layers(edges, n, T, k)[-1]
+
+
+def R_k(edges: Any, n: int, T: Any, k: int) -> np.ndarray:
+    """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` of eq. (5) (GSMCI paper), sorted."""
+    return np.sort(np.concatenate(_layers(edges, n, T, k)))
+
+
+def boundary(edges: Any, n: int, A: Any) -> np.ndarray:
+    """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted."""
+    return N_k(edges, n, A, 1)
+
+
+def to_networkx(edges: Any, n: int):
+    """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``."""
+    import networkx as nx
+
+    edges = check_edges(edges, n)
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(map(tuple, edges.tolist()))
+    return g

@@ -1,0 +1,156 @@
+"""The pairwise Boltzmann machine with ±1 spins.
+
+.. math::
+
+    P(x) = \\frac{1}{Z} \\exp\\Big(\\sum_i b_i x_i + \\sum_{(i,j) \\in E} J_{ij} x_i x_j\\Big),
+    \\qquad x \\in \\{-1, +1\\}^n,
+
+eq. (3) of Yasuda & Uchizawa (GSMCI) and eq. (1) of Yasuda (SMCI learning), with
+``b_i = w_i`` (bias) and ``J_ij = w_{i,j}`` (interaction).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import graphs
+from ._validation import as_rng, check_array, check_edges, check_positive, check_spins
+
+__all__ = ["BoltzmannMachine"]
+
+
+class BoltzmannMachine:
+    """A pairwise Boltzmann machine (PBM) on ±1 spins.
+
+    Parameters
+    ----------
+    bias : array_like, shape (n,)
+        Biases ``b_i`` (the papers' ``w_i`` or thresholds ``θ_i``).
+    edges : array_like, shape (E, 2)
+        Canonical edge array (``i < j``, sorted rows, no duplicates).
+    coupling : array_like, shape (E,)
+        Couplings ``J_e`` for each edge row (the papers' ``w_{ij}``).
+
+    Notes
+    -----
+    Instances are treated as immutable: the arrays are copied and made read-only.
+    Use :meth:`with_params` for a model with new parameters on the same graph.
+    """
+
+    __slots__ = ("bias", "edges", "coupling", "_csr")
+
+    def __init__(self, bias: Any, edges: Any, coupling: Any) -> None:
+        bias = check_array(bias, "bias", ndim=1).copy()
+        n = bias.shape[0]
+        if n == 0:
+            raise ValueError("bias must have at least one entry (one per node)")
+        edges = check_edges(edges, n).copy()
+        coupling = check_array(coupling, "coupling", shape=(len(edges),)).copy()
+        for a in (bias, edges, coupling):
+            a.flags.writeable = False
+        self.bias = bias
+        self.edges = edges
+        self.coupling = coupling
+        self._csr = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def random(
+        cls,
+        edges: Any,
+        n: int,
+        bias_scale: float = 0.2,
+        coupling_scale: float = 0.3,
+        rng: Any = 0,
+    ) -> BoltzmannMachine:
+        """Biases ~ U[-bias_scale, bias_scale], couplings ~ U[-coupling_scale, coupling_scale].
+
+        The defaults are the generating models of the SMCI papers' experiments
+        (GSMCI section 4: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]).
+        """
+        n = check_positive(n, "n", integer=True)
+        edges = check_edges(edges, n)
+        bias_scale = check_positive(bias_scale, "bias_scale", allow_zero=True)
+        coupling_scale = check_positive(coupling_scale, "coupling_scale", allow_zero=True)
+        rng = as_rng(rng)
+        bias = rng.uniform(-bias_scale, bias_scale, size=n)
+        coupling = rng.uniform(-coupling_scale, coupling_scale, size=len(edges))
+        return cls(bias, edges, coupling)
+
+    def with_params(self, theta: Any) -> BoltzmannMachine:
+        """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
+        theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
+        return BoltzmannMachine(theta[: self.n], self.edges, theta[self.n:])
+
+    def copy(self) -> BoltzmannMachine:
+        return BoltzmannMachine(self.bias, self.edges, self.coupling)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        """Number of spins."""
+        return int(self.bias.shape[0])
+
+    @property
+    def params(self) -> np.ndarray:
+        """All parameters as one vector ``concat(bias, coupling)``."""
+        return np.concatenate([self.bias, self.coupling])
+
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR adjacency with weights: ``(indptr, indices, weights)`` (cached).
+
+        The couplings to the neighbours of ``i`` are
+        ``weights[indptr[i]:indptr[i + 1]]``.
+        """
+        if self._csr is None:
+            indptr, indices, eids = graphs.adjacency(self.edges, self.n)
+            weights = np.ascontiguousarray(self.coupling[eids], dtype=np.float64)
+            for a in (indptr, indices, weights):
+                a.flags.writeable = False
+            self._csr = (indptr, indices, weights)
+        return self._csr
+
+    def coupling_matrix(self) -> np.ndarray:
+        """Dense symmetric ``(n, n)`` coupling matrix with a zero diagonal."""
+        W = np.zeros((self.n, self.n))
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        W[i, j] = self.coupling
+        W[j, i] = self.coupling
+        return W
+
+    # ------------------------------------------------------------------ evaluation
+    def log_weight(self, x: Any) -> np.ndarray | float:
+        """Unnormalized log-probability ``Σ b_i x_i + Σ J_ij x_i x_j``.
+
+        ``x`` of shape ``(n,)`` gives a float, ``(M, n)`` an array ``(M,)``.
+        """
+        single = np.ndim(x) == 1
+        s = check_spins(x, self.n, "x").astype(np.float64)
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        lw = s @ self.bias + (s[:, i] * s[:, j]) @ self.coupling
+        return float(lw[0]) if single else lw
+
+    def local_field(self, x: Any) -> np.ndarray:
+        """Local fields ``h_i = b_i + Σ_j J_ij x_j`` for each configuration, shape ``(M, n)``."""
+        s = check_spins(x, self.n, "x").astype(np.float64)
+        h = np.broadcast_to(self.bias, s.shape).copy()
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        np.add.at(h.T, i, (s[:, j] * self.coupling).T)
+        np.add.at(h.T, j, (s[:, i] * self.coupling).T)
+        return h
+
+    def __repr__(self) -> str:
+        return f"BoltzmannMachine(n={self.n}, edges={len(self.edges)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BoltzmannMachine):
+            return NotImplemented
+        return (
+            np.array_equal(self.bias, other.bias)
+            and np.array_equal(self.edges, other.edges)
+            and np.array_equal(self.coupling, other.coupling)
+        )
+
+    __hash__ = None  # type: ignore[assignment]

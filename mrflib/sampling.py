@@ -1,0 +1,165 @@
+"""Gibbs sampling of Boltzmann machines, many independent chains at once.
+
+A sweep visits the spins ``0, 1, ..., n-1`` in order and redraws each from its
+conditional, ``P(x_i = +1 | x_rest) = 1 / (1 + exp(-2 h_i))`` with the local field
+``h_i = b_i + Σ_j J_ij x_j``. The uniforms are drawn from the caller's
+:class:`numpy.random.Generator` in blocks of shape ``(sweeps, chains, n)`` and the
+numba kernel consumes them in that order, so the result depends only on the seed,
+not on the number of threads; chains run in parallel over the cores.
+
+:func:`exact` draws i.i.d. samples by enumeration for small ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from . import exact as _exact
+from ._validation import as_rng, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine
+
+__all__ = ["gibbs", "sweep", "exact", "UNIFORM_BLOCK"]
+
+#: Uniforms drawn per block (bounds the buffer at 32 MiB of float64).
+UNIFORM_BLOCK = 1 << 22
+
+
+@njit(cache=True, parallel=True, fastmath=False)
+def _gibbs_kernel(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover - numba
+    M, n = x.shape
+    S = u.shape[0]
+    for c in prange(M):
+        for s in range(S):
+            for i in range(n):
+                h = bias[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    h += weights[k] * x[c, indices[k]]
+                if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0:
+                    x[c, i] = 1
+                else:
+                    x[c, i] = -1
+            r = record[s]
+            if r >= 0:
+                for i in range(n):
+                    out[r, c, i] = x[c, i]
+
+
+def _gibbs_reference(x, bias, indptr, indices, weights, u, record, out):
+    """Plain-Python twin of :func:`_gibbs_kernel` (test reference, same uniforms)."""
+    M, n = x.shape
+    for c in range(M):
+        for s in range(u.shape[0]):
+            for i in range(n):
+                h = bias[i] + np.dot(weights[indptr[i]:indptr[i + 1]],
+                                     x[c, indices[indptr[i]:indptr[i + 1]]])
+                x[c, i] = 1 if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0 else -1
+            if record[s] >= 0:
+                out[record[s], c] = x[c]
+
+
+def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
+    """Advance chains ``x`` in place by ``n_sweeps``; after sweep ``s`` (1-based) with
+    ``record_at[s - 1] >= 0`` store the chains in that slot of the returned array."""
+    indptr, indices, weights = bm.adjacency()
+    bias = np.ascontiguousarray(bm.bias, dtype=np.float64)
+    M, n = x.shape
+    out = np.empty((n_slots, M, n), dtype=np.int8)
+    block = max(1, UNIFORM_BLOCK // max(1, M * n))
+    done = 0
+    while done < n_sweeps:
+        S = min(block, n_sweeps - done)
+        u = rng.random((S, M, n))
+        kernel(x, bias, indptr, indices, weights, u, record_at[done:done + S], out)
+        done += S
+    return out
+
+
+def _model(bm: Any) -> BoltzmannMachine:
+    if not isinstance(bm, BoltzmannMachine):
+        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
+    return bm
+
+
+def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndarray:
+    """Advance each chain (row of ``states``) by ``n_sweeps`` Gibbs sweeps.
+
+    This is the chain update of persistent contrastive divergence (Tieleman 2008)
+    and of Algorithm 2 of the GSMCI paper. Returns a new ``int8`` array; ``states``
+    is not modified.
+    """
+    bm = _model(bm)
+    x = check_spins(states, bm.n, "states").copy()
+    n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
+    rng = as_rng(rng)
+    if n_sweeps:
+        _run(bm, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
+    return x
+
+
+def gibbs(
+    bm: BoltzmannMachine,
+    n_samples: int,
+    *,
+    burn_in: int,
+    thin: int = 1,
+    n_chains: int | None = None,
+    init: Any = None,
+    rng: Any,
+) -> np.ndarray:
+    """Draw ``n_samples`` configurations by Gibbs sampling.
+
+    ``n_chains`` independent chains (default: one per sample) start from uniformly
+    random spins (or ``init``), run ``burn_in`` sweeps, then each records a sample
+    every ``thin`` sweeps until ``n_samples`` are collected. Rows are ordered by
+    recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    n_samples : int
+    burn_in : int
+        Sweeps discarded before the first sample (keyword-only: choose it).
+    thin : int
+        Sweeps between successive samples of one chain.
+    n_chains : int, optional
+        Independent chains; at most ``n_samples``.
+    init : array_like, shape (n_chains, n), optional
+        Starting spins.
+    rng : Generator or int
+
+    Returns
+    -------
+    ndarray of int8, shape (n_samples, n)
+    """
+    bm = _model(bm)
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
+    thin = check_positive(thin, "thin", integer=True)
+    n_chains = n_samples if n_chains is None else check_positive(n_chains, "n_chains",
+                                                                 integer=True)
+    if n_chains > n_samples:
+        raise ValueError(f"n_chains must be at most n_samples ({n_samples}), got {n_chains}")
+    rng = as_rng(rng)
+    per_chain = -(-n_samples // n_chains)
+    require_memory(2.0 * per_chain * n_chains * bm.n, f"{n_samples} samples of {bm.n} spins")
+    if init is None:
+        x = (2 * rng.integers(0, 2, size=(n_chains, bm.n)) - 1).astype(np.int8)
+    else:
+        x = check_spins(init, bm.n, "init").copy()
+        if len(x) != n_chains:
+            raise ValueError(f"init must have n_chains = {n_chains} rows, got {len(x)}")
+    first = max(burn_in, 1)  # the first sample is taken after at least one sweep
+    n_sweeps = first + (per_chain - 1) * thin
+    record = np.full(n_sweeps, -1, dtype=np.int64)
+    record[first - 1::thin] = np.arange(per_chain)
+    out = _run(bm, x, n_sweeps, record, per_chain, rng)
+    return out.reshape(per_chain * n_chains, bm.n)[:n_samples]
+
+
+def exact(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
+    """I.i.d. samples by enumeration (small ``n`` only); see :func:`mrflib.exact.sample`."""
+    return _exact.sample(bm, n_samples, rng)
