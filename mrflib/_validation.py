@@ -113,7 +113,8 @@ def check_edges(edges: Any, n: int | None = None, name: str = "edges") -> np.nda
         raise ValueError(f"{name} refers to node {int(arr.max())}, but n = {n} (nodes are 0..n-1)")
     if np.any(arr[:, 0] >= arr[:, 1]):
         bad = arr[arr[:, 0] >= arr[:, 1]][0]
-        raise ValueError(f"{name} must satisfy i < j in every row, got {tuple(int(v) for v in bad)}")
+        pair = tuple(int(v) for v in bad)
+        raise ValueError(f"{name} must satisfy i < j in every row, got {pair}")
     key = arr[:, 0] * (int(arr.max()) + 1) + arr[:, 1]
     if np.any(np.diff(key) < 0):
         raise ValueError(f"{name} rows must be sorted (lexicographically by (i, j))")

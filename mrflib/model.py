@@ -79,6 +79,32 @@ class BoltzmannMachine:
         coupling = rng.uniform(-coupling_scale, coupling_scale, size=len(edges))
         return cls(bias, edges, coupling)
 
+    @classmethod
+    def from_01(cls, bias01: Any, edges: Any, coupling01: Any) -> BoltzmannMachine:
+        """The same distribution written for ±1 spins from a {0, 1} parameterization.
+
+        ``P(s) ∝ exp(Σ a_i s_i + Σ c_ij s_i s_j)`` with ``s_i ∈ {0, 1}`` (e.g. the LAP
+        paper's Ising model, eq. (3), and the FSLL paper's eq. (1)) equals this model
+        under ``s_i = (x_i + 1) / 2``: ``J_ij = c_ij / 4`` and
+        ``b_i = a_i / 2 + Σ_j c_ij / 4``.
+        """
+        bias01 = check_array(bias01, "bias01", ndim=1)
+        edges = check_edges(edges, bias01.shape[0])
+        coupling01 = check_array(coupling01, "coupling01", shape=(len(edges),))
+        b = bias01 / 2.0
+        np.add.at(b, edges[:, 0], coupling01 / 4.0)
+        np.add.at(b, edges[:, 1], coupling01 / 4.0)
+        return cls(b, edges, coupling01 / 4.0)
+
+    def to_01(self) -> tuple[np.ndarray, np.ndarray]:
+        """Inverse of :meth:`from_01`: ``(a, c)`` with ``c_ij = 4 J_ij``,
+        ``a_i = 2 b_i - Σ_j 2 J_ij``."""
+        c = 4.0 * self.coupling
+        a = 2.0 * self.bias
+        np.add.at(a, self.edges[:, 0], -2.0 * self.coupling)
+        np.add.at(a, self.edges[:, 1], -2.0 * self.coupling)
+        return a, c
+
     def with_params(self, theta: Any) -> BoltzmannMachine:
         """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
         theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
