@@ -1,0 +1,289 @@
+"""Tests of mrflib.smci against brute-force enumeration (GSMCI paper, eq. 8, 12-26)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mrflib import BoltzmannMachine, exact, graphs, smci
+
+TOL = 1e-12
+
+
+# ----------------------------------------------------------------------------- references
+def naive_rho(bm, x, T, A):
+    """Brute force eq. (13): sum over x_A of f(x_T) P(x_A | rest of x), from log_weight."""
+    A = list(A)
+    if not A:
+        return float(np.prod(x[list(T)]))
+    num = den = 0.0
+    lws, fs = [], []
+    for vals in itertools.product((-1, 1), repeat=len(A)):
+        y = x.copy()
+        y[A] = vals
+        lws.append(bm.log_weight(y))
+        fs.append(np.prod(y[list(T)]))
+    lws = np.array(lws)
+    w = np.exp(lws - lws.max())
+    num, den = float(np.dot(w, fs)), float(w.sum())
+    return num / den
+
+
+def naive_gsmci(bm, samples, T, A):
+    return float(np.mean([naive_rho(bm, x, T, A) for x in samples]))
+
+
+def naive_variance(bm, T, A):
+    """M v(A) of eq. (12) by brute force: Var over exact P of the per-state terms."""
+    X = exact.states(bm.n)
+    p = exact.probabilities(bm)
+    rho = np.array([naive_rho(bm, x, T, A) for x in X])
+    return float(p @ rho**2 - (p @ rho) ** 2)
+
+
+def models():
+    """Small models of different shapes (grid, random, dense, isolated node, no bias)."""
+    out = []
+    e = graphs.square_grid(3, 3)
+    out.append(BoltzmannMachine.random(e, 9, bias_scale=0.5, coupling_scale=0.8, rng=1))
+    e = graphs.random_graph(8, 0.45, rng=3)
+    out.append(BoltzmannMachine.random(e, 8, bias_scale=0.3, coupling_scale=1.0, rng=2))
+    e = graphs.complete(6)
+    out.append(BoltzmannMachine.random(e, 6, bias_scale=0.2, coupling_scale=0.5, rng=4))
+    e = np.array([[0, 1], [1, 2], [1, 3], [2, 3]])  # node 4 isolated
+    out.append(BoltzmannMachine.random(e, 5, bias_scale=0.4, coupling_scale=0.6, rng=5))
+    e = graphs.square_grid(2, 4)
+    bm = BoltzmannMachine.random(e, 8, rng=6)
+    out.append(BoltzmannMachine(np.zeros(8), e, bm.coupling))  # no bias (learning use)
+    return out
+
+
+MODELS = models()
+
+
+def targets(bm):
+    return [np.array([i]) for i in range(bm.n)] + [e for e in bm.edges]
+
+
+# ----------------------------------------------------------------------------- moments
+@pytest.mark.parametrize("method", smci.METHODS)
+@pytest.mark.parametrize("k", range(len(MODELS)))
+def test_moments_match_bruteforce_gsmci(method, k):
+    bm = MODELS[k]
+    s = exact.sample(bm, 13, rng=k)
+    mean, pair = smci.moments(bm, s, method)
+    assert mean.shape == (bm.n,) and pair.shape == (len(bm.edges),)
+    ref = [naive_gsmci(bm, s, T, smci.sum_region(bm, T, method)) for T in targets(bm)]
+    np.testing.assert_allclose(mean, ref[: bm.n], rtol=0, atol=TOL)
+    np.testing.assert_allclose(pair, ref[bm.n:], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("method", smci.METHODS)
+@pytest.mark.parametrize("M", [1, 7, 300])
+def test_moments_match_numpy_reference(method, M):
+    for bm in MODELS:
+        s = exact.sample(bm, M, rng=M)
+        got = smci.moments(bm, s, method)
+        ref = smci.moments_numpy(bm, s, method)
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
+
+
+def test_regions_of_methods():
+    bm = MODELS[0]  # 3x3 grid, node 4 in the middle
+    assert smci.sum_region(bm, [4], "mci").size == 0
+    assert smci.sum_region(bm, [4], "1-smci").tolist() == [4]
+    assert smci.sum_region(bm, [4], "2-smci").tolist() == [1, 3, 4, 5, 7]
+    # neighbours of a grid node are independent, so s2 = 2-SMCI for node targets
+    assert smci.sum_region(bm, [4], "s2-smci").tolist() == [1, 3, 4, 5, 7]
+    assert smci.sum_region(bm, [4], "k-smci", k=3).tolist() == list(range(9))
+
+
+def test_mci_is_sample_average():
+    bm = MODELS[1]
+    s = exact.sample(bm, 50, rng=0)
+    mean, pair = smci.moments(bm, s, "mci")
+    np.testing.assert_allclose(mean, s.mean(0), atol=TOL)
+    np.testing.assert_allclose(pair, (s[:, bm.edges[:, 0]] * s[:, bm.edges[:, 1]]).mean(0),
+                               atol=TOL)
+
+
+def test_strong_couplings_stay_accurate():
+    e = graphs.square_grid(3, 3)
+    bm = BoltzmannMachine.random(e, 9, bias_scale=2.0, coupling_scale=4.0, rng=7)
+    s = exact.sample(bm, 20, rng=1)
+    for method in smci.METHODS:
+        mean, pair = smci.moments(bm, s, method)
+        assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
+        ref = [naive_gsmci(bm, s, T, smci.sum_region(bm, T, method)) for T in targets(bm)]
+        np.testing.assert_allclose(np.concatenate([mean, pair]), ref, rtol=0, atol=1e-9)
+
+
+def test_table_and_direct_paths_agree():
+    # few samples: high-degree nodes skip the memo tables (2^deg > M)
+    bm = MODELS[2]
+    for M in (1, 3, 40, 200):
+        s = exact.sample(bm, M, rng=M)
+        a = smci.moments(bm, s, "1-smci")
+        b = smci.moments_numpy(bm, s, "1-smci")
+        np.testing.assert_allclose(a[0], b[0], atol=TOL)
+        np.testing.assert_allclose(a[1], b[1], atol=TOL)
+
+
+def test_moments_deterministic():
+    bm = MODELS[0]
+    s = exact.sample(bm, 100, rng=0)
+    for method in smci.METHODS:
+        a = smci.moments(bm, s, method)
+        b = smci.moments(bm, s.copy(), method)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_estimators_converge_to_exact():
+    bm = MODELS[0]
+    s = exact.sample(bm, 20000, rng=11)
+    m_ex, p_ex = exact.moments(bm)
+    for method in smci.METHODS:
+        mean, pair = smci.moments(bm, s, method)
+        assert np.max(np.abs(mean - m_ex)) < 0.05
+        assert np.max(np.abs(pair - p_ex)) < 0.05
+
+
+# ----------------------------------------------------------------------------- GSMCI
+def test_gsmci_general_regions_match_bruteforce():
+    rng = np.random.default_rng(0)
+    for bm in MODELS:
+        s = exact.sample(bm, 9, rng=rng)
+        for _ in range(6):
+            size_t = int(rng.integers(1, 4))
+            T = np.sort(rng.choice(bm.n, size=size_t, replace=False))
+            extra = rng.choice(np.setdiff1d(np.arange(bm.n), T),
+                               size=int(rng.integers(0, bm.n - size_t + 1)), replace=False)
+            A = np.union1d(T, extra)
+            got = smci.gsmci(bm, s, T, A)
+            assert abs(got - naive_gsmci(bm, s, T, A)) < TOL
+            vals = smci.gsmci_values(bm, s, T, A)
+            assert vals.shape == (9,)
+            np.testing.assert_allclose(vals, [naive_rho(bm, x, T, A) for x in s], atol=TOL)
+        # empty region is MCI; whole graph is the exact value
+        T = [0, bm.n - 1]
+        assert smci.gsmci(bm, s, T, []) == pytest.approx(np.mean(s[:, 0] * s[:, -1]), abs=TOL)
+        full = smci.gsmci(bm, s, T, np.arange(bm.n))
+        C = exact.correlation_matrix(bm)
+        assert abs(full - C[0, bm.n - 1]) < TOL
+
+
+# ----------------------------------------------------------------------------- s2 regions
+def is_independent(edges, nodes):
+    s = set(nodes)
+    return not any(i in s and j in s for i, j in edges.tolist())
+
+
+def test_s2_region_is_maximal_independent_set_of_N1():
+    for bm in MODELS + [BoltzmannMachine.random(graphs.random_graph(14, 0.4, rng=9), 14,
+                                                rng=9)]:
+        nb = graphs.neighbours(bm.edges, bm.n)
+        for T in targets(bm):
+            I = smci.s2_independent_set(bm, T)
+            N1 = graphs.N_k(bm.edges, bm.n, T, 1)
+            assert set(I) <= set(N1)
+            assert is_independent(bm.edges, I)
+            # maximal: every other node of N_1(T) touches I (the loop ran until U was empty)
+            for j in set(N1.tolist()) - set(I.tolist()):
+                assert set(nb[j].tolist()) & set(I.tolist())
+            assert smci.s2_region(bm, T).tolist() == sorted(set(T.tolist()) | set(I.tolist()))
+
+
+def test_s2_tie_break_by_W():
+    # T = {0}; N_1 = {1, 2} joined by an edge: both have degree 1 in U, the one with the
+    # stronger coupling to the target wins (section 4.1)
+    e = np.array([[0, 1], [0, 2], [1, 2]])
+    bm = BoltzmannMachine(np.zeros(3), e, [0.1, -0.5, 0.3])
+    assert smci.s2_independent_set(bm, [0]).tolist() == [2]
+    bm = BoltzmannMachine(np.zeros(3), e, [-0.6, 0.5, 0.3])
+    assert smci.s2_independent_set(bm, [0]).tolist() == [1]
+    # minimum degree first: a path 1-2-3 around target 0 gives {1, 3}, not {2}
+    e = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [2, 3]])
+    bm = BoltzmannMachine(np.zeros(4), e, [0.1, 0.9, 0.1, 0.2, 0.2])
+    assert smci.s2_independent_set(bm, [0]).tolist() == [1, 3]
+
+
+# ----------------------------------------------------------------------------- variance
+def test_asymptotic_variance_matches_bruteforce():
+    bm = MODELS[3]
+    for T in ([0], [1, 2], [2, 3], [4], [0, 3]):
+        for A in ([], T, sorted(set(T) | {1}), list(range(bm.n))):
+            if A and not set(T) <= set(A):
+                continue
+            got = smci.asymptotic_variance(bm, T, A)
+            assert abs(got - naive_variance(bm, T, A)) < TOL
+    # MCI: Var f = 1 - <f>^2 ; whole graph: zero
+    mean, _ = exact.moments(bm)
+    assert abs(smci.asymptotic_variance(bm, [0], []) - (1 - mean[0] ** 2)) < TOL
+    assert smci.asymptotic_variance(bm, [0], range(bm.n)) < TOL
+
+
+def test_theorem_2_nested_regions():
+    rng = np.random.default_rng(1)
+    for bm in MODELS[:3]:
+        for _ in range(4):
+            T = np.sort(rng.choice(bm.n, size=int(rng.integers(1, 3)), replace=False))
+            rest = rng.permutation(np.setdiff1d(np.arange(bm.n), T))
+            chain = [np.array([], dtype=int)] + [np.union1d(T, rest[:k])
+                                                for k in range(len(rest) + 1)]
+            v = [smci.asymptotic_variance(bm, T, A) for A in chain]
+            assert all(a >= b - 1e-14 for a, b in zip(v, v[1:])), v
+            assert v[-1] < 1e-12
+
+
+def test_method_ordering_of_variances():
+    for bm in MODELS:
+        for T in targets(bm):
+            v = [smci.asymptotic_variance(bm, T, smci.sum_region(bm, T, m))
+                 for m in smci.METHODS]
+            assert all(a >= b - 1e-14 for a, b in zip(v, v[1:])), (T, v)
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_input_raises():
+    bm = MODELS[0]
+    s = exact.sample(bm, 5, rng=0)
+    with pytest.raises(ValueError, match="method"):
+        smci.moments(bm, s, "3-smci")
+    with pytest.raises(ValueError, match="samples"):
+        smci.moments(bm, s[:, :4], "1-smci")
+    with pytest.raises(ValueError, match="samples"):
+        smci.moments(bm, np.zeros_like(s), "1-smci")
+    with pytest.raises(ValueError, match="samples"):
+        smci.moments(bm, s[:0], "mci")
+    with pytest.raises(ValueError, match="bm"):
+        smci.moments("not a model", s, "mci")
+    with pytest.raises(ValueError, match="region"):
+        smci.gsmci(bm, s, [0, 1], [0, 2])
+    with pytest.raises(ValueError, match="target"):
+        smci.gsmci(bm, s, [], [0])
+    with pytest.raises(ValueError, match="target"):
+        smci.gsmci(bm, s, [9], [9])
+    with pytest.raises(ValueError, match="region"):
+        smci.asymptotic_variance(bm, [0], [1, 1])
+    with pytest.raises(ValueError, match="k"):
+        smci.sum_region(bm, [0], "k-smci", k=0)
+    with pytest.raises(ValueError, match="method"):
+        smci.sum_region(bm, [0], "smci")
+    with pytest.raises(ValueError, match="target"):
+        smci.s2_region(bm, [0, 0])
+    with pytest.raises(ValueError, match="mean and pair"):
+        smci.covariances(bm, np.zeros(3), np.zeros(3))
+    big = BoltzmannMachine.random(graphs.complete(30), 30, rng=0)
+    with pytest.raises(ValueError, match="region"):
+        smci.gsmci(big, np.ones((1, 30)), [0], np.arange(30))
+
+
+def test_covariances():
+    bm = MODELS[1]
+    mean, pair = exact.moments(bm)
+    cov = smci.covariances(bm, mean, pair)
+    C = exact.covariance_matrix(bm)
+    np.testing.assert_allclose(cov, C[bm.edges[:, 0], bm.edges[:, 1]], atol=TOL)
