@@ -1,0 +1,683 @@
+"""Learning Boltzmann machines from data: exact ML and its approximations.
+
+One entry point, :func:`fit`, and one gradient-ascent driver shared by every method
+(Yasuda 2018, section 5: ``w <- w + eta * Delta``). The methods:
+
+``"mle"``
+    exact maximum likelihood, eq. (2), (5) of Yasuda (2018) -- the reference; by
+    default delegated to :func:`mrflib.exact.fit_mle`, or ``solver="gradient"``
+    for gradient ascent on eq. (5) with exact moments.
+``"mple"``
+    maximum pseudo-likelihood, eq. (7); ascent direction eq. (13) (half of eq. (10)).
+``"rm"``
+    ratio matching for binary data (Hyvarinen 2007):
+    ``J_RM = (1/N) sum_mu sum_i g(P(x)/P(x^{-i}))^2`` with ``g(r) = 1/(1 + r)``.
+``"mpf"``
+    minimum probability flow with single-spin-flip connectivity (Sohl-Dickstein et
+    al. 2011): ``K = (1/N) sum_mu sum_i exp((E(x) - E(x^{-i})) / 2)``.
+``"1-smci"``
+    1-SMCI learning, eq. (23)-(27): the model moments are replaced by the 1-SMCI
+    estimates of :func:`mrflib.smci.moments` with the sample set fixed to the data.
+``"cd"``, ``"pcd"``
+    contrastive divergence (chains restarted at the data) and persistent
+    contrastive divergence (Tieleman 2008), both with sequential Gibbs sweeps of
+    :func:`mrflib.sampling.sweep`.
+
+Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
+the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
+model has no bias: ``bias=False``).
+
+Scaling of the ascent directions. Eq. (13) halves the coupling gradient of the
+pseudo-likelihood "to fit the magnitude of the gradient to that of the MLE". We
+apply the same rule to every objective: its gradient is rescaled, per parameter
+type, so that at ``theta = 0`` it equals the log-likelihood gradient of eq. (5)
+(``<x_i>_data`` for a bias, ``<x_i x_j>_data`` for a coupling). That is a constant
+diagonal preconditioner, so stationary points do not change: MPLE and MPF use
+factors (1, 1/2) for (bias, coupling), RM uses (2, 1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mrflib import _learning_kernels as _k
+from mrflib._validation import (
+    as_rng,
+    check_array,
+    check_edges,
+    check_positive,
+    check_spins,
+)
+
+__all__ = [
+    "METHODS",
+    "LOCAL_METHODS",
+    "Fit",
+    "fit",
+    "objective",
+    "objective_gradient",
+    "ascent_direction",
+    "local_terms_numpy",
+    "estimator_variances",
+    "mple_rho",
+    "mae",
+]
+
+METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "cd", "pcd")
+LOCAL_METHODS = ("mple", "rm", "mpf")
+STOCHASTIC_METHODS = ("cd", "pcd")
+_KIND = {"mple": _k.MPLE, "rm": _k.RM, "mpf": _k.MPF}
+# (bias, coupling) factors making the ascent direction equal eq. (5) at theta = 0.
+_SCALE = {"mple": (1.0, 0.5), "rm": (2.0, 1.0), "mpf": (1.0, 0.5)}
+_METHOD_OPTIONS = {
+    "mle": set(),
+    "mple": set(),
+    "rm": set(),
+    "mpf": set(),
+    "1-smci": set(),
+    "cd": {"k", "n_chains"},
+    "pcd": {"k", "n_chains"},
+}
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class Fit:
+    """The result of :func:`fit`.
+
+    Attributes
+    ----------
+    model : BoltzmannMachine
+        The learned machine.
+    method, solver : str
+        What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
+    n_steps : int
+        Parameter updates made (gradient steps, or L-BFGS iterations).
+    converged : bool
+        Whether the stopping tolerance was met before ``max_steps``.
+    seconds : float
+        Wall time of the fit (validation included, history table excluded).
+    params : ndarray, shape (steps + 1, n + E) or None
+        Parameters ``(bias, coupling)`` at every step, from the initial ones on.
+    grad_max : ndarray, shape (steps + 1,) or None
+        ``max |Delta|`` of the ascent direction at every recorded step.
+    mae : ndarray or None
+        Mean absolute error of the couplings to the reference model at every step
+        (the quantity of Figure 3), when a reference was given.
+    """
+
+    model: Any
+    method: str
+    solver: str
+    n_steps: int
+    converged: bool
+    seconds: float
+    params: np.ndarray | None = None
+    grad_max: np.ndarray | None = None
+    mae: np.ndarray | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def history(self):
+        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference)."""
+        import pandas as pd
+
+        if self.params is None:
+            return pd.DataFrame(columns=["step", "grad_max", "mae"])
+        steps = np.arange(self.params.shape[0])
+        cols = {"step": steps}
+        if self.grad_max is not None:
+            cols["grad_max"] = self.grad_max
+        if self.mae is not None:
+            cols["mae"] = self.mae
+        return pd.DataFrame(cols)
+
+
+def mae(a: Any, b: Any) -> float:
+    """Mean absolute error between the couplings of two machines (or two arrays).
+
+    This is the error measure of Figures 2 and 3 of Yasuda (2018):
+    ``sum_(ij) |w_ij^MLE - w_ij^approx| / |E|``.
+    """
+    ca = getattr(a, "coupling", a)
+    cb = getattr(b, "coupling", b)
+    ca = check_array(ca, "a", ndim=1)
+    cb = check_array(cb, "b", ndim=1, shape=(ca.shape[0],))
+    return float(np.mean(np.abs(ca - cb))) if ca.size else 0.0
+
+
+# --------------------------------------------------------------------------- helpers
+def _bm(bias, edges, coupling):
+    from mrflib.model import BoltzmannMachine
+
+    return BoltzmannMachine(bias, edges, coupling)
+
+
+class _Problem:
+    """Validated data and graph, with the structures every method needs."""
+
+    def __init__(self, data, edges, n=None):
+        if n is not None:
+            n = check_positive(n, "n", integer=True)
+        arr = np.asarray(data)
+        if n is None:
+            if arr.ndim != 2:
+                raise ValueError(f"data must have shape (N, n), got {arr.shape}")
+            n = arr.shape[1]
+        self.x = check_spins(data, n, "data")
+        if self.x.shape[0] == 0:
+            raise ValueError("data must contain at least one configuration")
+        self.n = n
+        self.edges = check_edges(edges, n, "edges")
+        self.E = self.edges.shape[0]
+        self.ei = np.ascontiguousarray(self.edges[:, 0])
+        self.ej = np.ascontiguousarray(self.edges[:, 1])
+        from mrflib import graphs
+
+        indptr, indices, eids = graphs.adjacency(self.edges, n)
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
+        self.eids = np.ascontiguousarray(eids, dtype=np.int64)
+        xf = self.x.astype(np.float64)
+        self.data_mean = xf.mean(axis=0)
+        self.data_pair = np.mean(xf[:, self.ei] * xf[:, self.ej], axis=0)
+
+    def split(self, theta):
+        return theta[: self.n], theta[self.n :]
+
+    def model(self, theta):
+        b, j = self.split(theta)
+        return _bm(b.copy(), self.edges, j.copy())
+
+
+def _problem_from_bm(bm, data) -> _Problem:
+    return _Problem(data, bm.edges, bm.n)
+
+
+class _LocalObjective:
+    """Vectorized evaluator of a local objective on fixed data (BLAS + SIMD numpy).
+
+    The objectives are ``(1/N) sum_mu sum_i phi(u_i)`` with ``u_i = x_i h_i`` and
+    ``h = b + x J`` (one matrix product); the gradient is
+    ``d/db_i = <g_i>``, ``d/dJ_ij = <g_i x_j + g_j x_i>`` with ``g_i = x_i phi'(u_i)``
+    (a second matrix product). Buffers are allocated once per fit.
+    """
+
+    def __init__(self, prob: _Problem, method: str):
+        if method not in LOCAL_METHODS:
+            raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+        self.prob = prob
+        self.method = method
+        N, n = prob.x.shape
+        self.xf = prob.x.astype(np.float64)
+        self.W = np.zeros((n, n))
+        self.h = np.empty((N, n))
+        self.u = np.empty((N, n))
+        self.t = np.empty((N, n))
+
+    def __call__(self, theta, want_value=True):
+        prob = self.prob
+        b, j = theta[: prob.n], theta[prob.n :]
+        self.W[prob.ei, prob.ej] = j
+        self.W[prob.ej, prob.ei] = j
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._evaluate(b, want_value)
+
+    def _evaluate(self, b, want_value):
+        prob, method = self.prob, self.method
+        x, h, u, t = self.xf, self.h, self.u, self.t
+        np.matmul(x, self.W, out=h)
+        h += b
+        np.multiply(x, h, out=u)
+        value = np.nan
+        if method == "mpf":
+            np.negative(u, out=t)
+            np.exp(t, out=t)  # exp(-u) = phi'(u); phi = -exp(-u)
+            if want_value:
+                value = -t.sum()
+        elif method == "mple":
+            if want_value:  # -log(1 + exp(-2u)), overflow-safe
+                value = -(np.maximum(-2.0 * u, 0.0).sum()
+                          + np.log1p(np.exp(-2.0 * np.abs(u))).sum())
+            np.multiply(u, 2.0, out=t)
+            np.exp(t, out=t)
+            t += 1.0
+            np.divide(2.0, t, out=t)  # phi'(u) = 2 / (1 + exp(2u))
+        else:  # rm
+            np.multiply(u, 2.0, out=t)
+            np.exp(t, out=t)
+            t += 1.0
+            np.reciprocal(t, out=t)  # s = 1 / (1 + exp(2u))
+            if want_value:
+                value = -np.dot(t.ravel(), t.ravel())
+            s2 = t * t
+            t -= 1.0
+            t *= s2
+            t *= -4.0  # phi'(u) = 4 s^2 (1 - s)
+        t *= x  # g_i = x_i phi'(u_i)
+        N = x.shape[0]
+        gb = t.sum(axis=0) / N
+        m = t.T @ x
+        gj = (m[prob.ei, prob.ej] + m[prob.ej, prob.ei]) / N
+        return value / N, gb, gj
+
+
+def _local(prob: _Problem, theta, method, want_value=True):
+    """Numba per-sample evaluation of a local objective (the independent reference path)."""
+    b, j = prob.split(np.ascontiguousarray(theta, dtype=np.float64))
+    return _k.local_objective_gradient(
+        prob.x,
+        np.ascontiguousarray(b),
+        np.ascontiguousarray(j),
+        prob.ei,
+        prob.ej,
+        prob.indptr,
+        prob.indices,
+        prob.eids,
+        _KIND[method],
+        want_value,
+    )
+
+
+def local_terms_numpy(bm, data, method: str):
+    """Vectorized-numpy evaluation of a local objective and its raw gradient.
+
+    This is the path :func:`fit` uses; :func:`objective` and
+    :func:`objective_gradient` evaluate the same formulas with a per-sample numba
+    loop, so that each checks the other.
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    data : array (N, n) of spins
+    method : {"mple", "rm", "mpf"}
+
+    Returns
+    -------
+    value : float
+        The objective to maximise, averaged over the data: the pseudo-likelihood
+        eq. (7) of Yasuda (2018), ``-J_RM`` or ``-K_MPF``.
+    grad_bias, grad_coupling : ndarray (n,), (E,)
+        Its exact (unscaled) gradient.
+    """
+    if method not in LOCAL_METHODS:
+        raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+    prob = _problem_from_bm(bm, data)
+    return _LocalObjective(prob, method)(np.asarray(bm.params, dtype=np.float64))
+
+
+def _check_method(method):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def objective(bm, data, method: str) -> float:
+    """The objective a method maximises, averaged over the data.
+
+    ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the pseudo-likelihood eq. (7);
+    ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and PCD have no known
+    objective (Yasuda 2018, section 6) and raise ``ValueError``.
+    """
+    _check_method(method)
+    if method == "mle":
+        from mrflib import exact
+
+        return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
+    if method not in LOCAL_METHODS:
+        raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
+    prob = _problem_from_bm(bm, data)
+    value, _, _ = _local(prob, np.asarray(bm.params, dtype=np.float64), method)
+    return float(value)
+
+
+def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods)."""
+    if method not in LOCAL_METHODS:
+        raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+    prob = _problem_from_bm(bm, data)
+    _, gb, gj = _local(prob, np.asarray(bm.params, dtype=np.float64), method, False)
+    return gb, gj
+
+
+def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
+    """The ascent direction Delta(theta) of a method, as a function of the parameters."""
+    n = prob.n
+    if method in LOCAL_METHODS:
+        sb, sj = _SCALE[method]
+        local = _LocalObjective(prob, method)
+
+        def direction(theta):
+            _, gb, gj = local(theta, False)
+            out = np.empty_like(theta)
+            out[:n] = sb * gb
+            out[n:] = sj * gj
+            return out
+
+        return direction
+
+    target = np.concatenate([prob.data_mean, prob.data_pair])
+    if method == "mle":
+        from mrflib import exact
+
+        def direction(theta):
+            mean, pair = exact.moments(prob.model(theta))
+            return target - np.concatenate([mean, pair])
+
+        return direction
+    if method == "1-smci":
+        from mrflib import smci
+
+        def direction(theta):
+            mean, pair = smci.moments(prob.model(theta), prob.x, "1-smci")
+            return target - np.concatenate([mean, pair])
+
+        return direction
+
+    # CD / PCD
+    from mrflib import sampling
+
+    k = check_positive(options.get("k", 1), "k", integer=True)
+    N = prob.x.shape[0]
+    default_chains = N if method == "cd" else min(N, 1000)
+    n_chains = check_positive(options.get("n_chains", default_chains), "n_chains", integer=True)
+    state = {"chains": prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()}
+
+    def direction(theta):
+        bm = prob.model(theta)
+        if method == "cd":
+            if n_chains == N:
+                start = prob.x
+            else:
+                start = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)]
+        else:
+            start = state["chains"]
+        chains = sampling.sweep(bm, start, k, rng)
+        if method == "pcd":
+            state["chains"] = chains
+        cf = chains.astype(np.float64)
+        mean = cf.mean(axis=0)
+        pair = np.mean(cf[:, prob.ei] * cf[:, prob.ej], axis=0)
+        return target - np.concatenate([mean, pair])
+
+    return direction
+
+
+def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tuple:
+    """The update direction ``Delta = (Delta_b, Delta_J)`` of a method at ``bm``.
+
+    ``"mle"``: eq. (5); ``"mple"``: eq. (13); ``"1-smci"``: eq. (26); ``"rm"``,
+    ``"mpf"``: their objective gradients, scaled as explained in the module
+    docstring; ``"cd"``/``"pcd"``: one stochastic estimate (needs ``rng``).
+    """
+    _check_method(method)
+    prob = _problem_from_bm(bm, data)
+    if method in STOCHASTIC_METHODS:
+        rng = as_rng(rng)
+    fn = _direction_fn(prob, method, rng, options)
+    d = fn(np.asarray(bm.params, dtype=np.float64).copy())
+    return d[: prob.n], d[prob.n :]
+
+
+# --------------------------------------------------------------------------- driver
+def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
+                     n, record, progress, desc):
+    """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``.
+
+    Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
+    """
+    from tqdm.auto import tqdm
+
+    theta = theta0.copy()
+    params = np.empty((max_steps + 1, theta.size)) if record else None
+    gmax = np.empty(max_steps + 1) if record else None
+    errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
+    converged = False
+    step = 0
+    bar = tqdm(total=max_steps, desc=desc, delay=2.0, leave=False,
+               disable=progress is False, mininterval=0.5)
+    try:
+        while True:
+            d = direction(theta)
+            d[~free] = 0.0
+            g = float(np.max(np.abs(d))) if d.size else 0.0
+            if not np.isfinite(g):
+                raise FloatingPointError(
+                    f"{desc}: the ascent direction became non-finite at step {step}; "
+                    "lower learning_rate"
+                )
+            if record:
+                params[step] = theta
+                gmax[step] = g
+                if errs is not None:
+                    errs[step] = np.mean(np.abs(theta[n:] - ref_coupling)) if theta.size > n else 0
+            if g < tol:
+                converged = True
+                break
+            if step == max_steps:
+                break
+            theta += learning_rate * d
+            step += 1
+            bar.update(1)
+    finally:
+        bar.close()
+    if record:
+        params = params[: step + 1]
+        gmax = gmax[: step + 1]
+        if errs is not None:
+            errs = errs[: step + 1]
+    return theta, step, converged, params, gmax, errs
+
+
+def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
+    """Quasi-Newton path: scipy L-BFGS on the (convex) objective of a local method."""
+    from scipy.optimize import minimize
+
+    n = prob.n
+    idx = np.flatnonzero(free)
+
+    def full(z):
+        theta = theta0.copy()
+        theta[idx] = z
+        return theta
+
+    local = _LocalObjective(prob, method)
+
+    def fun(z):
+        value, gb, gj = local(full(z), True)
+        grad = np.concatenate([gb, gj])[idx]
+        return -value, -grad
+
+    trail = [theta0[idx].copy()]
+
+    def callback(intermediate_result):
+        trail.append(np.array(intermediate_result.x, copy=True))
+
+    res = minimize(fun, theta0[idx], jac=True, method="L-BFGS-B", callback=callback,
+                   options=dict(maxiter=max_steps, gtol=tol, ftol=0.0, maxcor=20))
+    theta = full(res.x)
+    params = gmax = errs = None
+    if record:
+        params = np.array([full(z) for z in trail])
+        gmax = np.array([np.max(np.abs(fun(z)[1])) if len(z) else 0.0 for z in trail])
+        if ref_coupling is not None:
+            errs = np.mean(np.abs(params[:, n:] - ref_coupling), axis=1)
+    gfinal = np.max(np.abs(fun(res.x)[1])) if idx.size else 0.0
+    return theta, int(res.nit), bool(gfinal < tol), params, gmax, errs
+
+
+def fit(
+    data: Any,
+    edges: Any,
+    method: str,
+    *,
+    n: int | None = None,
+    rng: Any = None,
+    bias: bool = True,
+    solver: str | None = None,
+    learning_rate: float = 0.2,
+    max_steps: int | None = None,
+    tol: float | None = None,
+    init: Any = None,
+    reference: Any = None,
+    record: bool = True,
+    progress: bool | None = None,
+    **options: Any,
+) -> Fit:
+    """Learn a Boltzmann machine on ``edges`` from spin data.
+
+    Parameters
+    ----------
+    data : array (N, n) of -1/+1
+        The data points D of eq. (2) of Yasuda (2018).
+    edges : array (E, 2)
+        The graph of the learning machine (``i < j``, sorted rows).
+    method : {"mle", "mple", "rm", "mpf", "1-smci", "cd", "pcd"}
+        See the module docstring.
+    n : int, optional
+        Number of nodes (default: the columns of ``data``).
+    rng : Generator or int
+        Needed by ``"cd"`` and ``"pcd"`` only; the same seed gives the same fit.
+    bias : bool
+        Learn the biases (default) or fix them at zero, the paper's model eq. (1).
+    solver : {"gradient", "lbfgs", "exact"}, optional
+        ``"gradient"`` (default except for MLE): the gradient ascent of section 5,
+        ``w <- w + eta Delta``. ``"lbfgs"``: scipy L-BFGS on the objective (MPLE,
+        RM, MPF). ``"exact"`` (default for MLE): :func:`mrflib.exact.fit_mle`.
+    learning_rate : float
+        ``eta`` (default 0.2, the paper's).
+    max_steps : int, optional
+        Maximum updates (default 10000; 1000 for CD/PCD).
+    tol : float, optional
+        Stop when ``max |Delta| < tol`` (default 1e-6; 0, i.e. never, for CD/PCD).
+        For L-BFGS, the tolerance on the max-abs objective gradient.
+    init : BoltzmannMachine or array (n + E,), optional
+        Initial parameters (default zeros, as in section 5).
+    reference : BoltzmannMachine or array (E,), optional
+        The machine whose couplings the per-step MAE is measured against
+        (Figure 3 uses the exact MLE).
+    record : bool
+        Keep the per-step history (parameters, ``max |Delta|``, MAE).
+    progress : bool, optional
+        ``False`` switches the progress bar off; otherwise a tqdm bar appears
+        when a fit runs for more than two seconds.
+    **options
+        ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` for CD/PCD.
+
+    Returns
+    -------
+    Fit
+    """
+    t0 = time.perf_counter()
+    _check_method(method)
+    unknown = set(options) - _METHOD_OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    if solver is None:
+        solver = "exact" if method == "mle" else "gradient"
+    allowed = {"mle": ("exact", "gradient")}.get(
+        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
+    )
+    if solver not in allowed:
+        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    stochastic = method in STOCHASTIC_METHODS
+    max_steps = check_positive(
+        (1000 if stochastic else 10000) if max_steps is None else max_steps,
+        "max_steps", integer=True, allow_zero=True,
+    )
+    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
+                         allow_zero=True)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    if stochastic:
+        rng = as_rng(rng)
+    prob = _Problem(data, edges, n)
+    n = prob.n
+    P = n + prob.E
+
+    ref_coupling = None
+    if reference is not None:
+        ref = getattr(reference, "coupling", reference)
+        ref_coupling = check_array(ref, "reference", ndim=1, shape=(prob.E,))
+
+    if method == "mle" and solver == "exact":
+        from mrflib import exact
+
+        model = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias))
+        theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
+        params = theta[None, :] if record else None
+        errs = None
+        if record and ref_coupling is not None:
+            errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
+        return Fit(model, method, solver, 0, True, time.perf_counter() - t0, params, None, errs)
+
+    if init is None:
+        theta0 = np.zeros(P)
+    else:
+        theta0 = np.asarray(getattr(init, "params", init), dtype=np.float64)
+        theta0 = check_array(theta0, "init", ndim=1, shape=(P,)).copy()
+    free = np.ones(P, dtype=bool)
+    if not bias:
+        free[:n] = False
+        theta0[:n] = 0.0
+
+    if solver == "lbfgs":
+        out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
+                     ref_coupling=ref_coupling, record=record)
+    else:
+        direction = _direction_fn(prob, method, rng, options)
+        out = _gradient_ascent(
+            direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
+            tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
+            desc=f"fit {method}",
+        )
+    theta, steps, converged, params, gmax, errs = out
+    model = prob.model(theta)
+    return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
+               errs, dict(options, learning_rate=learning_rate, tol=tol, bias=bool(bias)))
+
+
+# --------------------------------------------------------------------------- Theorem 1
+def mple_rho(bm, x: Any) -> np.ndarray:
+    """Per-configuration MPLE estimate rho^MPLE_ij(x) of <x_i x_j>, eq. (28) of Yasuda (2018).
+
+    ``rho_ij(x) = (x_j M_i(x) + x_i M_j(x)) / 2`` with ``M_i = tanh(h_i)``, eq. (11)-(12)
+    (biases included in the local field). Returns shape ``(M, E)``.
+    """
+    xs = check_spins(x, bm.n, "x").astype(np.float64)
+    t = np.tanh(bm.local_field(xs))
+    e = np.asarray(bm.edges)
+    return 0.5 * (xs[:, e[:, 1]] * t[:, e[:, 0]] + xs[:, e[:, 0]] * t[:, e[:, 1]])
+
+
+def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
+    """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
+
+    Computed by enumeration of all ``2^n`` states (refused, with the memory it
+    would need, when too large). Theorem 1 of Yasuda (2018) states
+    ``v^MPLE_ij >= v^1SMCI_ij`` for every edge. The 1-SMCI variance is eq. (12) of
+    Yasuda & Uchizawa (GSMCI) with ``T = A = {i, j}``, from
+    :func:`mrflib.smci.asymptotic_variance`.
+
+    Returns
+    -------
+    v_mple, v_smci : ndarray (E,)
+        The variances multiplied by N (i.e. for N = 1).
+    """
+    from mrflib import exact, smci
+
+    states = exact.states(bm.n)
+    p = exact.probabilities(bm)
+    _, pair = exact.moments(bm)
+    rho = mple_rho(bm, states)
+    v_mple = p @ rho**2 - pair**2
+    e = np.asarray(bm.edges)
+    v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
+    return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
