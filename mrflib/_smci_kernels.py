@@ -154,38 +154,137 @@ def smci1_moments(samples, bias, indptr, indices, weights, edges, coupling,
 
 
 @njit(cache=True)
+def _s2_node_term(bk, tw):
+    """One term of the sum in eq. (24): ``atanh(tanh beta_k tanh w_{i,k})``."""
+    return np.arctanh(np.tanh(bk) * tw)
+
+
+@njit(cache=True)
+def _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm):
+    """One k-term of eq. (25) for xi_{i:j}, of eq. (25) with i <-> j for xi_{j:i}, and of
+    eq. (26) for omega_{i,j}; ``ti = tanh w_ik``, ``tj = tanh w_jk``,
+    ``tpp = tanh^2(w_ik + w_jk)``, ``tmm = tanh^2(w_ik - w_jk)``."""
+    tb = np.tanh(bk)
+    xij = np.arctanh(tb * ti) + 0.25 * np.log(
+        (1.0 - np.tanh(bk + wi) ** 2 * tj * tj) / (1.0 - np.tanh(bk - wi) ** 2 * tj * tj))
+    xji = np.arctanh(tb * tj) + 0.25 * np.log(
+        (1.0 - np.tanh(bk + wj) ** 2 * ti * ti) / (1.0 - np.tanh(bk - wj) ** 2 * ti * ti))
+    om = np.arctanh(ti * tj) + 0.25 * np.log((1.0 - tpp * tb * tb) / (1.0 - tmm * tb * tb))
+    return xij, xji, om
+
+
+@njit(cache=True)
+def _field_excluding(c, k, bias, indptr, indices, weights, a, b):
+    """``b_k + sum_l w_kl x_l`` over neighbours ``l`` of ``k`` other than ``a`` and ``b``,
+    with the neighbour spins read from the bits of configuration index ``c``."""
+    g = bias[k]
+    for q in range(indptr[k + 1] - indptr[k]):
+        p = indptr[k] + q
+        l = indices[p]
+        if l != a and l != b:
+            g += weights[p] * (2.0 * ((c >> q) & 1) - 1.0)
+    return g
+
+
+@njit(cache=True)
+def s2_tables(bias, indptr, indices, weights, edges, nptr, nk, nw, eptr, ek, ewi, ewj,
+              use_tab):
+    """Memo tables of the k-terms of eq. (24)-(26) by the configuration of k's neighbours.
+
+    ``beta_k`` of eq. (19) for ``k`` in the independent set depends on the sample only
+    through the spins of the neighbours of ``k`` other than the target, so each k-term
+    takes at most ``2^deg(k)`` values. Offsets are -1 where ``use_tab[k]`` is false.
+    """
+    n = bias.shape[0]
+    E = edges.shape[0]
+    noff = np.full(nk.shape[0], -1, dtype=np.int64)
+    eoff = np.full(ek.shape[0], -1, dtype=np.int64)
+    size = 0
+    for p in range(nk.shape[0]):
+        k = nk[p]
+        if use_tab[k]:
+            noff[p] = size
+            size += 1 << (indptr[k + 1] - indptr[k])
+    ntab = np.empty(size)
+    size = 0
+    for p in range(ek.shape[0]):
+        k = ek[p]
+        if use_tab[k]:
+            eoff[p] = size
+            size += 1 << (indptr[k + 1] - indptr[k])
+    etab = np.empty((size, 3))
+    for i in range(n):
+        for p in range(nptr[i], nptr[i + 1]):
+            if noff[p] < 0:
+                continue
+            k = nk[p]
+            tw = np.tanh(nw[p])
+            for c in range(1 << (indptr[k + 1] - indptr[k])):
+                bk = _field_excluding(c, k, bias, indptr, indices, weights, i, i)
+                ntab[noff[p] + c] = _s2_node_term(bk, tw)
+    for e in range(E):
+        i = edges[e, 0]
+        j = edges[e, 1]
+        for p in range(eptr[e], eptr[e + 1]):
+            if eoff[p] < 0:
+                continue
+            k = ek[p]
+            wi = ewi[p]
+            wj = ewj[p]
+            ti = np.tanh(wi)
+            tj = np.tanh(wj)
+            tpp = np.tanh(wi + wj) ** 2
+            tmm = np.tanh(wi - wj) ** 2
+            for c in range(1 << (indptr[k + 1] - indptr[k])):
+                bk = _field_excluding(c, k, bias, indptr, indices, weights, i, j)
+                a, b, o = _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm)
+                etab[eoff[p] + c, 0] = a
+                etab[eoff[p] + c, 1] = b
+                etab[eoff[p] + c, 2] = o
+    return noff, ntab, eoff, etab
+
+
+@njit(cache=True)
 def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
-               nptr, nk, nw, eptr, ek, ewi, ewj):
-    """s2-SMCI, eq. (22)-(26) of the GSMCI paper, summed over samples.
+               nptr, nk, nw, eptr, ek, ewi, ewj, use_tab, noff, ntab, eoff, etab):
+    """s2-SMCI, eq. (22)-(26) of the GSMCI paper, averaged over samples.
 
     Node target ``i`` has independent set ``nk[nptr[i]:nptr[i+1]]`` with couplings
     ``nw`` (``w_{i,k}``); edge target ``e = (i, j)`` has ``ek[eptr[e]:eptr[e+1]]`` with
     couplings ``ewi`` (``w_{i,k}``) and ``ewj`` (``w_{j,k}``, zero if not adjacent).
     The fields ``beta`` of eq. (19) are the full local fields minus the couplings into
-    the sum region.
+    the sum region. k-terms come from the tables of :func:`s2_tables` where available.
     """
     M, n = samples.shape
     E = edges.shape[0]
     mean = np.zeros(n)
     pair = np.zeros(E)
     gam = np.empty(n)
-    tnw = np.tanh(nw)
-    tewi = np.tanh(ewi)
-    tewj = np.tanh(ewj)
+    cfg = np.zeros(n, dtype=np.int64)
     tJ = np.tanh(coupling)
     for m in range(M):
         s = samples[m]
-        local_fields_row(s, bias, indptr, indices, weights, gam)
+        for i in range(n):
+            g = bias[i]
+            c = 0
+            for p in range(indptr[i], indptr[i + 1]):
+                sp = s[indices[p]]
+                g += weights[p] * sp
+                if sp > 0:
+                    c |= 1 << (p - indptr[i])
+            gam[i] = g
+            cfg[i] = c
         # eq. (22), (24)
         for i in range(n):
-            beta_i = gam[i]
-            xi = 0.0
+            xi = gam[i]
             for p in range(nptr[i], nptr[i + 1]):
                 k = nk[p]
-                beta_i -= nw[p] * s[k]
-                beta_k = gam[k] - nw[p] * s[i]
-                xi += np.arctanh(np.tanh(beta_k) * tnw[p])
-            mean[i] += np.tanh(beta_i + xi)
+                xi -= nw[p] * s[k]
+                if noff[p] >= 0:
+                    xi += ntab[noff[p] + cfg[k]]
+                else:
+                    xi += _s2_node_term(gam[k] - nw[p] * s[i], np.tanh(nw[p]))
+            mean[i] += np.tanh(xi)
         # eq. (23), (25), (26)
         for e in range(E):
             i = edges[e, 0]
@@ -193,37 +292,29 @@ def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
             J = coupling[e]
             si = s[i]
             sj = s[j]
-            beta_i = gam[i] - J * sj
-            beta_j = gam[j] - J * si
-            xij = 0.0
-            xji = 0.0
+            xij = gam[i] - J * sj
+            xji = gam[j] - J * si
             om = J
             for p in range(eptr[e], eptr[e + 1]):
                 k = ek[p]
                 wi = ewi[p]
                 wj = ewj[p]
-                beta_i -= wi * s[k]
-                beta_j -= wj * s[k]
-                bk = gam[k] - wi * si - wj * sj
-                tb = np.tanh(bk)
-                ti = tewi[p]
-                tj = tewj[p]
-                # eq. (25) for xi_{i:j} and, with i <-> j, xi_{j:i}
-                xij += np.arctanh(tb * ti) + 0.25 * np.log(
-                    (1.0 - np.tanh(bk + wi) ** 2 * tj * tj)
-                    / (1.0 - np.tanh(bk - wi) ** 2 * tj * tj))
-                xji += np.arctanh(tb * tj) + 0.25 * np.log(
-                    (1.0 - np.tanh(bk + wj) ** 2 * ti * ti)
-                    / (1.0 - np.tanh(bk - wj) ** 2 * ti * ti))
-                # eq. (26)
-                om += np.arctanh(ti * tj) + 0.25 * np.log(
-                    (1.0 - np.tanh(wi + wj) ** 2 * tb * tb)
-                    / (1.0 - np.tanh(wi - wj) ** 2 * tb * tb))
-            u = np.tanh(beta_i + xij) * np.tanh(beta_j + xji)
-            if om == J:
-                t = tJ[e]
-            else:
-                t = np.tanh(om)
+                xij -= wi * s[k]
+                xji -= wj * s[k]
+                if eoff[p] >= 0:
+                    r = eoff[p] + cfg[k]
+                    xij += etab[r, 0]
+                    xji += etab[r, 1]
+                    om += etab[r, 2]
+                else:
+                    a, b, o = _s2_edge_terms(
+                        gam[k] - wi * si - wj * sj, wi, wj, np.tanh(wi), np.tanh(wj),
+                        np.tanh(wi + wj) ** 2, np.tanh(wi - wj) ** 2)
+                    xij += a
+                    xji += b
+                    om += o
+            u = np.tanh(xij) * np.tanh(xji)
+            t = tJ[e] if eptr[e] == eptr[e + 1] else np.tanh(om)
             pair[e] += (u + t) / (1.0 + u * t)
     return mean / M, pair / M
 

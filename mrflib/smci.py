@@ -376,8 +376,11 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
         return K.smci1_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
                                *tables)
     if method == "s2-smci":
+        struct = _s2_structure(bm)
+        use = _use_tables(indptr, s.shape[0])
+        tables = K.s2_tables(bm.bias, indptr, indices, weights, bm.edges, *struct, use)
         return K.s2_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
-                            *_s2_structure(bm))
+                            *struct, use, *tables)
     h = K.local_fields(s, bm.bias, indptr, indices, weights)
     vals = [
         float(np.mean(_region_values(bm, s, T, graphs.R_k(bm.edges, bm.n, T, 1), h)))
