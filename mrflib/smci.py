@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _smci_kernels as K
 from . import exact, graphs
-from ._validation import check_nodes, check_positive, check_spins, require_memory
+from ._validation import check_nodes, check_positive, check_spins
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -196,10 +196,7 @@ def _region_values(
     if A.size == 0:
         return np.prod(s[:, T].astype(np.float64), axis=1)
     a = A.size
-    require_memory(2.0**a * (a + 24), f"summing over a region of {a} spins")
-    states = exact.states(a)  # bit c <-> A[c]
-    pos = np.searchsorted(A, T)
-    fvals = np.prod(states[:, pos].astype(np.float64), axis=1)
+    in_target = np.isin(A, T)
     inA = np.zeros(bm.n, dtype=bool)
     inA[A] = True
     e_in = inA[bm.edges[:, 0]] & inA[bm.edges[:, 1]]
@@ -208,8 +205,6 @@ def _region_values(
     v = np.searchsorted(A, bm.edges[e_in, 1])
     JA[u, v] = bm.coupling[e_in]
     JA[v, u] = bm.coupling[e_in]
-    sf = states.astype(np.float64)
-    fixed = 0.5 * np.einsum("ri,ij,rj->r", sf, JA, sf)
     B = graphs.boundary(bm.edges, bm.n, A)
     if h is None:
         h = _fields(bm, s)
@@ -224,7 +219,7 @@ def _region_values(
             _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         else:
             _, first, inverse = np.unique(sb, axis=0, return_index=True, return_inverse=True)
-    rho = K.region_expectations(states, fixed, fvals, np.ascontiguousarray(H[first]))
+    rho = K.region_expectations(JA, np.ascontiguousarray(H[first]), in_target)
     return rho[np.ravel(inverse)]
 
 
