@@ -153,6 +153,15 @@ def mae(a: Any, b: Any) -> float:
 
 
 # --------------------------------------------------------------------------- helpers
+def _trusted_layout() -> bool:
+    from mrflib.model import BoltzmannMachine
+
+    return set(getattr(BoltzmannMachine, "__slots__", ())) == {"bias", "edges", "coupling", "_csr"}
+
+
+_TRUSTED_LAYOUT = _trusted_layout()
+
+
 def _bm(bias, edges, coupling):
     from mrflib.model import BoltzmannMachine
 
@@ -184,6 +193,10 @@ class _Problem:
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         self.eids = np.ascontiguousarray(eids, dtype=np.int64)
+        self.edges_ro, self.indptr_ro, self.indices_ro = (
+            a.copy() for a in (self.edges, self.indptr, self.indices))
+        for a in (self.edges_ro, self.indptr_ro, self.indices_ro):
+            a.flags.writeable = False
         xf = self.x.astype(np.float64)
         self.data_mean = xf.mean(axis=0)
         self.data_pair = np.mean(xf[:, self.ei] * xf[:, self.ej], axis=0)
@@ -194,6 +207,28 @@ class _Problem:
     def model(self, theta):
         b, j = self.split(theta)
         return _bm(b.copy(), self.edges, j.copy())
+
+    def trusted_model(self, theta):
+        """The machine at ``theta`` without re-validating the graph at every step.
+
+        The gradient loops build one machine per step; the edges were validated once
+        in ``__init__``, so this fills the (read-only) fields and the cached CSR
+        adjacency directly. Falls back to the validating constructor if the model
+        class does not have the expected layout.
+        """
+        from mrflib.model import BoltzmannMachine
+
+        if not _TRUSTED_LAYOUT:
+            return self.model(theta)
+        b, j = self.split(theta)
+        b, j = b.copy(), j.copy()
+        w = j[self.eids]
+        for a in (b, j, w):
+            a.flags.writeable = False
+        bm = object.__new__(BoltzmannMachine)
+        bm.bias, bm.edges, bm.coupling = b, self.edges_ro, j
+        bm._csr = (self.indptr_ro, self.indices_ro, w)
+        return bm
 
 
 def _problem_from_bm(bm, data) -> _Problem:
@@ -374,7 +409,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         from mrflib import smci
 
         def direction(theta):
-            mean, pair = smci.moments(prob.model(theta), prob.x, "1-smci")
+            mean, pair = smci.moments(prob.trusted_model(theta), prob.x, "1-smci")
             return target - np.concatenate([mean, pair])
 
         return direction
@@ -389,7 +424,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     state = {"chains": prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()}
 
     def direction(theta):
-        bm = prob.model(theta)
+        bm = prob.trusted_model(theta)
         if method == "cd":
             if n_chains == N:
                 start = prob.x

@@ -368,3 +368,14 @@ def test_bad_input(problem):
         learning.objective(BoltzmannMachine.random(edges, 9), data, "1-smci")
     with pytest.raises(FloatingPointError, match="learning_rate"):
         learning.fit(data, edges, "mpf", learning_rate=1e6, max_steps=50)
+
+
+def test_trusted_model_matches_constructor(problem):
+    edges, _, data = problem
+    prob = learning._Problem(data, edges)
+    theta = np.random.default_rng(0).normal(size=9 + len(edges))
+    fast, ref = prob.trusted_model(theta), prob.model(theta)
+    assert fast == ref
+    for a, b in zip(fast.adjacency(), ref.adjacency()):
+        np.testing.assert_array_equal(a, b)
+    assert not fast.coupling.flags.writeable
