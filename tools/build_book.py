@@ -99,7 +99,7 @@ def stage(src: Path, executed: dict[str, Path], root: Path = ROOT) -> None:
     mathjax = root / "_build" / "vendor" / "mathjax"
     if not (mathjax / "tex-chtml.js").exists():
         raise SystemExit("MathJax is not bundled yet: run `make mathjax` first")
-    shutil.copytree(mathjax, src / "_static" / "mathjax", dirs_exist_ok=True)
+    shutil.copytree(mathjax, src / "_vendor" / "mathjax", dirs_exist_ok=True)
 
 
 def render(src: Path, html: Path) -> None:

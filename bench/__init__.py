@@ -1,0 +1,1 @@
+"""Benchmarks of mrflib: each ``bench_<topic>.py`` compares against a baseline in the same run."""

@@ -1,0 +1,74 @@
+"""Run the benchmarks: ``python -m bench [--quick] [topic ...]`` (``make bench``).
+
+Every ``bench/bench_<topic>.py`` defines ``run(quick: bool) -> list[dict]`` with the keys
+``benchmark, case, method, seconds, baseline, ratio, rate, rate_unit, note``; ``ratio`` is
+the baseline's time over ours, measured in the same run. Results go to
+``bench/results/<topic>.csv`` and ``bench/results/machine.txt``; the book's performance
+page is built from them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+COLUMNS = ["benchmark", "case", "method", "seconds", "baseline", "ratio", "rate", "rate_unit",
+           "note"]
+
+
+def machine() -> str:
+    import numba
+    import numpy as np
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB; Python {platform.python_version()}, "
+            f"numpy {np.__version__}, numba {numba.__version__}; "
+            f"measured {time.strftime('%Y-%m-%d')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run mrflib benchmarks")
+    ap.add_argument("topics", nargs="*", help="bench_<topic>.py to run (default: all)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    args = ap.parse_args(argv)
+    topics = args.topics or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "machine.txt").write_text(machine() + "\n")
+    failed = 0
+    for topic in topics:
+        print(f"== bench_{topic}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            mod = importlib.import_module(f"bench.bench_{topic}")
+            rows = mod.run(quick=args.quick)
+        except Exception as exc:  # report and go on with the other topics
+            print(f"   FAILED: {exc!r}", file=sys.stderr)
+            failed += 1
+            continue
+        df = pd.DataFrame(rows).reindex(columns=COLUMNS)
+        df.to_csv(args.out / f"{topic}.csv", index=False)
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(df.to_string(index=False))
+        print(f"   ({time.perf_counter() - t0:.1f} s)", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+import numpy as np
+import pytest
+from conftest import brute_force
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mrflib import BoltzmannMachine, exact, graphs
+from mrflib._validation import format_bytes
+
+
+@pytest.mark.parametrize("fixture", ["grid_bm", "dense_bm"])
+def test_against_brute_force(fixture, request):
+    bm = request.getfixturevalue(fixture)
+    X, p, logz, mean, C = brute_force(bm)
+    assert np.array_equal(exact.states(bm.n), X)
+    assert exact.log_partition(bm) == pytest.approx(logz, abs=1e-12)
+    assert np.allclose(exact.probabilities(bm), p, atol=1e-15)
+    m, pair = exact.moments(bm)
+    assert np.allclose(m, mean, atol=1e-13)
+    assert np.allclose(pair, C[bm.edges[:, 0], bm.edges[:, 1]], atol=1e-13)
+    assert np.allclose(exact.correlation_matrix(bm), C, atol=1e-13)
+    assert np.allclose(exact.covariance_matrix(bm), C - np.outer(mean, mean), atol=1e-13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 9), seed=st.integers(0, 10**6), scale=st.floats(0.0, 3.0))
+def test_property_random_models(n, seed, scale):
+    e = graphs.random_graph(n, 0.5, seed) if n > 1 else np.zeros((0, 2), np.int64)
+    bm = BoltzmannMachine.random(e, n, bias_scale=scale, coupling_scale=scale, rng=seed)
+    X, p, logz, mean, C = brute_force(bm)
+    assert exact.log_partition(bm) == pytest.approx(logz, rel=1e-12, abs=1e-12)
+    assert np.allclose(exact.correlation_matrix(bm), C, atol=1e-12)
+
+
+def test_large_couplings_are_stable():
+    bm = BoltzmannMachine.random(graphs.complete(8), 8, bias_scale=200, coupling_scale=300,
+                                 rng=1)
+    lz = exact.log_partition(bm)
+    assert np.isfinite(lz)
+    assert np.isclose(exact.probabilities(bm).sum(), 1.0)
+
+
+def test_state_index_roundtrip():
+    X = exact.states(6)
+    assert np.array_equal(exact.states_to_index(X), np.arange(64))
+    assert np.array_equal(exact.index_to_states(np.arange(64), 6), X)
+
+
+def test_sufficient_statistics_and_empirical(grid_bm):
+    data = exact.sample(grid_bm, 500, 0)
+    m, pair = exact.sufficient_statistics(data, grid_bm.edges)
+    assert np.allclose(m, data.mean(0))
+    e = grid_bm.edges
+    assert np.allclose(pair, (data[:, e[:, 0]] * data[:, e[:, 1]]).mean(0))
+    emp = exact.empirical_distribution(data)
+    assert emp.sum() == pytest.approx(1.0)
+    assert np.allclose(exact.states(9).T @ emp, m)
+
+
+def test_kl_divergences(grid_bm):
+    data = exact.sample(grid_bm, 2000, 1)
+    p_d = exact.empirical_distribution(data)
+    p_m = exact.probabilities(grid_bm)
+    assert exact.kl_data_model(data, grid_bm) == pytest.approx(exact.kl_divergence(p_d, p_m),
+                                                               abs=1e-10)
+    other = grid_bm.with_params(grid_bm.params * 0.5)
+    assert exact.kl_model(grid_bm, other) == pytest.approx(
+        exact.kl_divergence(p_m, exact.probabilities(other)), abs=1e-12)
+    assert exact.kl_model(grid_bm, grid_bm) == pytest.approx(0.0, abs=1e-12)
+    assert exact.kl_divergence([1.0, 0.0], [0.0, 1.0]) == np.inf
+    with pytest.raises(ValueError, match="probability vector"):
+        exact.kl_divergence([0.5, 0.6], [0.5, 0.5])
+
+
+def test_exact_sampling_is_reproducible_and_correct(grid_bm):
+    a = exact.sample(grid_bm, 20000, 5)
+    assert np.array_equal(a, exact.sample(grid_bm, 20000, 5))
+    m, _ = exact.moments(grid_bm)
+    assert np.abs(a.mean(0) - m).max() < 4 / np.sqrt(20000) * 2
+
+
+def test_fit_mle_matches_independent_scipy(grid_bm):
+    import scipy.optimize
+
+    data = exact.sample(grid_bm, 3000, 2)
+    fit = exact.fit_mle(data, grid_bm.edges)
+    # first-order optimality: model moments equal data moments
+    m_d, p_d = exact.sufficient_statistics(data, grid_bm.edges)
+    m_f, p_f = exact.moments(fit)
+    assert np.abs(m_f - m_d).max() < 1e-7 and np.abs(p_f - p_d).max() < 1e-7
+    # an independent optimization of the brute-force likelihood (BFGS, no gradient)
+    X = exact.states(9).astype(float)
+    F = np.hstack([X, X[:, grid_bm.edges[:, 0]] * X[:, grid_bm.edges[:, 1]]])
+    t = np.concatenate([m_d, p_d])
+
+    def nll(theta):
+        lw = F @ theta
+        return np.log(np.exp(lw - lw.max()).sum()) + lw.max() - theta @ t
+
+    ref = scipy.optimize.minimize(nll, np.zeros(F.shape[1]), method="BFGS",
+                                  options={"gtol": 1e-9})
+    assert np.abs(ref.x - fit.params).max() < 1e-4
+
+
+def test_fit_mle_without_bias(grid_bm):
+    data = exact.sample(grid_bm, 2000, 3)
+    fit = exact.fit_mle(data, grid_bm.edges, bias=False)
+    assert np.all(fit.bias == 0)
+    _, p_d = exact.sufficient_statistics(data, grid_bm.edges)
+    assert np.abs(exact.moments(fit)[1] - p_d).max() < 1e-7
+
+
+def test_refuses_too_large_before_allocating():
+    bm = BoltzmannMachine.random(graphs.square_grid(8, 8), 64, rng=0)
+    need = format_bytes(exact.MAX_STATE_BYTES_FACTOR * 2.0**64)
+    with pytest.raises(ValueError, match=f"would need {need}"):
+        exact.log_partition(bm)
+    with pytest.raises(ValueError, match="exact maximum likelihood"):
+        exact.fit_mle(np.ones((3, 64)), graphs.square_grid(8, 8))
+
+
+def test_bad_input(grid_bm):
+    with pytest.raises(ValueError, match="bm must be a BoltzmannMachine"):
+        exact.moments("model")
+    with pytest.raises(ValueError, match="data must contain only spins"):
+        exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)
+    with pytest.raises(ValueError, match="data must have 9 columns"):
+        exact.log_likelihood(grid_bm, np.ones((4, 8)))

@@ -1,0 +1,83 @@
+import networkx as nx
+import numpy as np
+import pytest
+
+from mrflib import graphs
+from mrflib._validation import check_edges
+
+
+@pytest.mark.parametrize(
+    "edges, n, m",
+    [
+        (graphs.square_grid(4, 5), 20, 31),
+        (graphs.cubic(3), 27, 54),
+        (graphs.complete(6), 6, 15),
+        (graphs.chimera(2, 3, 4), 48, 6 * 16 + 1 * 3 * 4 + 2 * 2 * 4),
+    ],
+)
+def test_canonical_and_sizes(edges, n, m):
+    check_edges(edges, n)  # canonical: sorted, i < j, unique
+    assert len(edges) == m
+
+
+def test_square_grid_matches_networkx():
+    ours = graphs.to_networkx(graphs.square_grid(3, 4), 12)
+    ref = nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 4), ordering="sorted")
+    assert nx.is_isomorphic(ours, ref)
+    assert set(map(tuple, graphs.square_grid(3, 4).tolist())) == set(
+        tuple(sorted(e)) for e in ref.edges)
+
+
+def test_cubic_and_chimera_degrees():
+    deg = np.bincount(graphs.cubic(3).ravel())
+    assert deg.max() == 6 and deg.min() == 3
+    cdeg = np.bincount(graphs.chimera(3, 3, 4).ravel())
+    assert cdeg.max() == 6 and cdeg.min() == 5
+
+
+def test_random_graph_reproducible_and_density():
+    a = graphs.random_graph(40, 0.3, 7)
+    b = graphs.random_graph(40, 0.3, 7)
+    assert np.array_equal(a, b)
+    assert abs(len(a) / (40 * 39 / 2) - 0.3) < 0.05
+    assert len(graphs.random_graph(10, 0.0, 1)) == 0
+    with pytest.raises(ValueError, match="p must be"):
+        graphs.random_graph(10, 1.5, 1)
+
+
+def test_neighbourhood_regions_figure3():
+    # Figure 3 of the GSMCI paper: 5x5 grid, 1-based labels there, 0-based here.
+    e = graphs.square_grid(5, 5)
+    assert (graphs.N_k(e, 25, [12], 1) + 1).tolist() == [8, 12, 14, 18]
+    assert (graphs.N_k(e, 25, [12], 2) + 1).tolist() == [3, 7, 9, 11, 15, 17, 19, 23]
+    assert (graphs.N_k(e, 25, [11, 12], 1) + 1).tolist() == [7, 8, 11, 14, 17, 18]
+    assert graphs.R_k(e, 25, [12], 1).tolist() == sorted([12, 7, 11, 13, 17])
+    assert graphs.boundary(e, 25, [12]).tolist() == graphs.N_k(e, 25, [12], 1).tolist()
+
+
+def test_regions_match_networkx_distances():
+    e = graphs.random_graph(15, 0.25, 3)
+    g = graphs.to_networkx(e, 15)
+    dist = nx.single_source_shortest_path_length(g, 4)
+    for k in range(4):
+        assert graphs.N_k(e, 15, [4], k).tolist() == sorted(i for i, d in dist.items() if d == k)
+
+
+def test_adjacency_csr():
+    e = graphs.square_grid(3, 3)
+    indptr, indices, eids = graphs.adjacency(e, 9)
+    for i in range(9):
+        nb = indices[indptr[i]:indptr[i + 1]]
+        assert nb.tolist() == sorted(nb.tolist())
+        for j, k in zip(nb, eids[indptr[i]:indptr[i + 1]]):
+            assert sorted((i, j)) == e[k].tolist()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="rows"):
+        graphs.square_grid(0, 3)
+    with pytest.raises(ValueError, match="T must contain nodes"):
+        graphs.N_k(graphs.square_grid(2, 2), 4, [7], 1)
+    with pytest.raises(ValueError, match="self-loops"):
+        graphs.from_pairs([(1, 1)])
+    assert graphs.from_pairs([(2, 1), (0, 1), (1, 2)]).tolist() == [[0, 1], [1, 2]]
