@@ -18,10 +18,19 @@ One entry point, :func:`fit`, and one gradient-ascent driver shared by every met
 ``"1-smci"``
     1-SMCI learning, eq. (23)-(27): the model moments are replaced by the 1-SMCI
     estimates of :func:`mrflib.smci.moments` with the sample set fixed to the data.
+``"s2-smci"``
+    the same with the s2-SMCI estimates, eq. (22)-(26) of Yasuda & Uchizawa (GSMCI),
+    the sample set fixed to the data (the "(fix)" curves of their Figure 7).
 ``"cd"``, ``"pcd"``
     contrastive divergence (chains restarted at the data) and persistent
     contrastive divergence (Tieleman 2008), both with sequential Gibbs sweeps of
     :func:`mrflib.sampling.sweep`.
+``"smci-pcd"``
+    Algorithm 2 of Yasuda & Uchizawa (GSMCI): the sample set starts as the
+    ``extension_rate``-replicated data; every step updates the parameters with the
+    GSMCI gradients eq. (30)-(31) computed on the current sample set (``estimator``
+    "1-smci" or "s2-smci"; "mci" gives plain PCD in the same loop), then advances all
+    ``M = eN`` chains by ``kappa`` Gibbs sweeps under the new parameters.
 
 Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
 the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
@@ -69,9 +78,10 @@ __all__ = [
     "mae_trial",
 ]
 
-METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "cd", "pcd")
+METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd")
 LOCAL_METHODS = ("mple", "rm", "mpf")
-STOCHASTIC_METHODS = ("cd", "pcd")
+STOCHASTIC_METHODS = ("cd", "pcd", "smci-pcd")
+SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
 _KIND = {"mple": _k.MPLE, "rm": _k.RM, "mpf": _k.MPF}
 # (bias, coupling) factors making the ascent direction equal eq. (5) at theta = 0.
 _SCALE = {"mple": (1.0, 0.5), "rm": (2.0, 1.0), "mpf": (1.0, 0.5)}
@@ -81,8 +91,10 @@ _METHOD_OPTIONS = {
     "rm": set(),
     "mpf": set(),
     "1-smci": set(),
+    "s2-smci": set(),
     "cd": {"k", "n_chains"},
-    "pcd": {"k", "n_chains"},
+    "pcd": {"k", "n_chains", "extension_rate"},
+    "smci-pcd": {"estimator", "extension_rate", "kappa", "samples"},
 }
 
 
@@ -110,6 +122,10 @@ class Fit:
     mae : ndarray or None
         Mean absolute error of the couplings to the reference model at every step
         (the quantity of Figure 3), when a reference was given.
+    options : dict
+        The options the fit ran with.
+    chains : ndarray or None
+        The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
     """
 
     model: Any
@@ -122,6 +138,7 @@ class Fit:
     grad_max: np.ndarray | None = None
     mae: np.ndarray | None = None
     options: dict = field(default_factory=dict)
+    chains: np.ndarray | None = None
 
     @property
     def history(self):
@@ -405,23 +422,61 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
             return target - np.concatenate([mean, pair])
 
         return direction
-    if method == "1-smci":
+    if method in ("1-smci", "s2-smci"):
         from mrflib import smci
 
         def direction(theta):
-            mean, pair = smci.moments(prob.trusted_model(theta), prob.x, "1-smci")
+            mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
             return target - np.concatenate([mean, pair])
 
         return direction
 
-    # CD / PCD
     from mrflib import sampling
 
-    k = check_positive(options.get("k", 1), "k", integer=True)
     N = prob.x.shape[0]
-    default_chains = N if method == "cd" else min(N, 1000)
-    n_chains = check_positive(options.get("n_chains", default_chains), "n_chains", integer=True)
-    state = {"chains": prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()}
+    if method == "smci-pcd":
+        from mrflib import smci
+
+        estimator = options.get("estimator", "1-smci")
+        if estimator not in SMCI_ESTIMATORS:
+            raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
+        kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
+        if options.get("samples") is not None:
+            if "extension_rate" in options:
+                raise ValueError("give either samples or extension_rate, not both")
+            chains = check_spins(options["samples"], prob.n, "samples").copy()
+            if chains.shape[0] == 0:
+                raise ValueError("samples must contain at least one configuration")
+        else:
+            e = check_positive(options.get("extension_rate", 1), "extension_rate", integer=True)
+            chains = np.tile(prob.x, (e, 1))  # S_0: the e-replicated data
+        state = {"chains": chains, "first": True}
+
+        def direction(theta):
+            bm = prob.trusted_model(theta)
+            if not state["first"]:  # S_t: kappa sweeps of S_{t-1} under theta_t (line 7)
+                state["chains"] = sampling.sweep(bm, state["chains"], kappa, rng)
+            state["first"] = False
+            mean, pair = smci.moments(bm, state["chains"], estimator)
+            return target - np.concatenate([mean, pair])
+
+        direction.state = state
+        return direction
+
+    # CD / PCD
+    k = check_positive(options.get("k", 1), "k", integer=True)
+    if "extension_rate" in options:
+        if "n_chains" in options:
+            raise ValueError("give either n_chains or extension_rate, not both")
+        e = check_positive(options["extension_rate"], "extension_rate", integer=True)
+        n_chains = e * N
+        init = np.tile(prob.x, (e, 1))
+    else:
+        default_chains = N if method == "cd" else min(N, 1000)
+        n_chains = check_positive(options.get("n_chains", default_chains), "n_chains",
+                                  integer=True)
+        init = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()
+    state = {"chains": init}
 
     def direction(theta):
         bm = prob.trusted_model(theta)
@@ -440,6 +495,8 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         pair = np.mean(cf[:, prob.ei] * cf[:, prob.ej], axis=0)
         return target - np.concatenate([mean, pair])
 
+    if method == "pcd":
+        direction.state = state
     return direction
 
 
@@ -448,7 +505,8 @@ def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tu
 
     ``"mle"``: eq. (5); ``"mple"``: eq. (13); ``"1-smci"``: eq. (26); ``"rm"``,
     ``"mpf"``: their objective gradients, scaled as explained in the module
-    docstring; ``"cd"``/``"pcd"``: one stochastic estimate (needs ``rng``).
+    docstring; ``"s2-smci"``: eq. (31) of the GSMCI paper on the data;
+    ``"cd"``/``"pcd"``/``"smci-pcd"``: the first stochastic estimate (needs ``rng``).
     """
     _check_method(method)
     prob = _problem_from_bm(bm, data)
@@ -572,12 +630,13 @@ def fit(
         The data points D of eq. (2) of Yasuda (2018).
     edges : array (E, 2)
         The graph of the learning machine (``i < j``, sorted rows).
-    method : {"mle", "mple", "rm", "mpf", "1-smci", "cd", "pcd"}
+    method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd"}
         See the module docstring.
     n : int, optional
         Number of nodes (default: the columns of ``data``).
     rng : Generator or int
-        Needed by ``"cd"`` and ``"pcd"`` only; the same seed gives the same fit.
+        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only; the same seed gives the
+        same fit (and the same final chains).
     bias : bool
         Learn the biases (default) or fix them at zero, the paper's model eq. (1).
     solver : {"gradient", "lbfgs", "exact"}, optional
@@ -587,9 +646,10 @@ def fit(
     learning_rate : float
         ``eta`` (default 0.2, the paper's).
     max_steps : int, optional
-        Maximum updates (default 10000; 1000 for CD/PCD).
+        Maximum updates (default 10000; 1000 for the stochastic methods).
     tol : float, optional
-        Stop when ``max |Delta| < tol`` (default 1e-6; 0, i.e. never, for CD/PCD).
+        Stop when ``max |Delta| < tol`` (default 1e-6; 0, i.e. never, for the
+        stochastic methods CD, PCD, SMCI-PCD).
         For L-BFGS, the tolerance on the max-abs objective gradient.
     init : BoltzmannMachine or array (n + E,), optional
         Initial parameters (default zeros, as in section 5).
@@ -602,7 +662,13 @@ def fit(
         ``False`` switches the progress bar off; otherwise a tqdm bar appears
         when a fit runs for more than two seconds.
     **options
-        ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` for CD/PCD.
+        CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
+        for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,
+        ``extension_rate`` e (the chains start as the e-replicated data).
+        SMCI-PCD: ``estimator`` ("1-smci" default, "s2-smci", "mci", "2-smci"),
+        ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1) and
+        optionally ``samples``, an explicit initial sample set instead of the
+        replicated data.
 
     Returns
     -------
@@ -676,8 +742,11 @@ def fit(
         )
     theta, steps, converged, params, gmax, errs = out
     model = prob.model(theta)
+    state = getattr(direction, "state", None) if solver == "gradient" else None
+    opts = {k: v for k, v in options.items() if k != "samples"}
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
-               errs, dict(options, learning_rate=learning_rate, tol=tol, bias=bool(bias)))
+               errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
+               None if state is None else state["chains"])
 
 
 # --------------------------------------------------------------------------- Theorem 1

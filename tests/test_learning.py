@@ -379,3 +379,94 @@ def test_trusted_model_matches_constructor(problem):
     for a, b in zip(fast.adjacency(), ref.adjacency()):
         np.testing.assert_array_equal(a, b)
     assert not fast.coupling.flags.writeable
+
+
+# ----------------------------------------------------------------------------- SMCI + PCD
+
+
+def brute_region_expectation(bm, data, target, region):
+    """E[prod_{t in target} x_t | x outside region] averaged over data, by enumeration."""
+    x = np.asarray(data, dtype=np.int8)
+    region = list(region)
+    lws, fs = [], []
+    for vals in itertools.product([-1, 1], repeat=len(region)):
+        y = x.copy()
+        y[:, region] = vals
+        lws.append(bm.log_weight(y))
+        fs.append(np.prod(y[:, list(target)], axis=1))
+    lw, f = np.array(lws), np.array(fs, dtype=float)
+    p = np.exp(lw - lw.max(axis=0))
+    p /= p.sum(axis=0)
+    return float(np.mean((f * p).sum(axis=0)))
+
+
+def test_s2_smci_fixed_solves_its_equation(problem):
+    from mrflib import smci
+
+    edges, _, data = problem
+    fit = learning.fit(data, edges, "s2-smci", tol=1e-8, progress=False)
+    assert fit.converged
+    bm = fit.model
+    x = data.astype(float)
+    for i in range(9):
+        region = smci.s2_region(bm, [i])
+        assert brute_region_expectation(bm, data, [i], region) == pytest.approx(x[:, i].mean(),
+                                                                                abs=1e-7)
+    for (i, j) in edges:
+        region = smci.s2_region(bm, [i, j])
+        assert brute_region_expectation(bm, data, [i, j], region) == pytest.approx(
+            np.mean(x[:, i] * x[:, j]), abs=1e-7)
+
+
+@pytest.mark.parametrize("estimator", ["mci", "1-smci", "s2-smci"])
+def test_smci_pcd_huge_sample_set_gives_mle_step(problem, estimator):
+    """With an exact sample set of 200k points, the first Algorithm-2 update is the exact
+    MLE gradient step eq. (5) (up to Monte Carlo error)."""
+    edges, _, data = problem
+    bm = BoltzmannMachine.random(edges, 9, rng=21)
+    samples = exact.sample(bm, 200_000, rng=22)
+    eta = 0.1
+    fit = learning.fit(data, edges, "smci-pcd", rng=0, estimator=estimator, samples=samples,
+                       init=bm, max_steps=1, learning_rate=eta)
+    step = (fit.params[1] - fit.params[0]) / eta
+    mean, pair = brute_moments(bm)
+    x = data.astype(float)
+    exact_grad = np.concatenate([x.mean(0) - mean,
+                                 np.mean(x[:, edges[:, 0]] * x[:, edges[:, 1]], 0) - pair])
+    np.testing.assert_allclose(step, exact_grad, atol=0.01)
+
+
+def test_smci_pcd_chains_and_reproducibility(problem, mle):
+    edges, _, data = problem
+    kw = dict(estimator="1-smci", extension_rate=3, kappa=1, learning_rate=0.05)
+    start = learning.fit(data, edges, "smci-pcd", rng=0, max_steps=0, **kw)
+    np.testing.assert_array_equal(start.chains, np.tile(data, (3, 1)))  # S_0
+    a = learning.fit(data, edges, "smci-pcd", rng=5, max_steps=100, reference=mle, **kw)
+    b = learning.fit(data, edges, "smci-pcd", rng=np.random.default_rng(5), max_steps=100, **kw)
+    c = learning.fit(data, edges, "smci-pcd", rng=6, max_steps=100, **kw)
+    assert a.chains.shape == (3 * len(data), 9)
+    np.testing.assert_array_equal(a.chains, b.chains)
+    np.testing.assert_array_equal(a.params, b.params)
+    assert not np.array_equal(a.chains, c.chains)
+    assert a.mae[-1] < a.mae[0]
+    # plain PCD from the same replicated chains
+    p = learning.fit(data, edges, "pcd", rng=5, extension_rate=3, max_steps=5)
+    assert p.chains.shape == (3 * len(data), 9)
+
+
+def test_smci_pcd_bad_input(problem):
+    edges, _, data = problem
+    with pytest.raises(ValueError, match="estimator"):
+        learning.fit(data, edges, "smci-pcd", rng=0, estimator="3-smci")
+    with pytest.raises(ValueError, match="kappa"):
+        learning.fit(data, edges, "smci-pcd", rng=0, kappa=0)
+    with pytest.raises(ValueError, match="extension_rate"):
+        learning.fit(data, edges, "smci-pcd", rng=0, extension_rate=1.5)
+    with pytest.raises(ValueError, match="samples"):
+        learning.fit(data, edges, "smci-pcd", rng=0, samples=data, extension_rate=2)
+    with pytest.raises(ValueError, match="samples"):
+        learning.fit(data, edges, "smci-pcd", rng=0, samples=data[:, :3])
+    with pytest.raises(ValueError, match="rng"):
+        learning.fit(data, edges, "smci-pcd")
+    with pytest.raises(ValueError, match="n_chains"):
+        learning.fit(data, edges, "pcd", rng=0, n_chains=5, extension_rate=2)
