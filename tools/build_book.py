@@ -16,11 +16,9 @@ Steps:
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
 
 
 def toc_files(root: Path = ROOT) -> list[str]:
@@ -54,21 +53,13 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
     return [root / f"{f}.ipynb" for f in toc_files(root) if (root / f"{f}.ipynb").exists()]
 
 
-def execute_notebook(nb: Path, out: Path, profile: str, results: Path,
-                     extra: dict | None = None, timeout: int = 3600) -> dict:
-    """Run one notebook with papermill in a subprocess; return a status record."""
+def execute_notebook(nb: Path, out: Path, profile: str, results: Path) -> dict:
+    """Run one notebook with papermill (profile set) in a subprocess; a status record."""
+    from mrflib.sweep import execute
+
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [str(BIN / "papermill"), str(nb), str(out), "-p", "profile", profile,
-           "--cwd", str(out.parent), "--no-progress-bar", "-k", "python3"]
-    for key, value in (extra or {}).items():
-        cmd += ["-p", key, str(value)]
-    env = dict(os.environ, MRFLIB_RESULTS_DIR=str(results), MPLBACKEND="Agg")
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    seconds = time.perf_counter() - t0
-    error = "" if proc.returncode == 0 else (proc.stderr or proc.stdout)[-4000:]
-    return {"notebook": nb.stem, "ok": proc.returncode == 0, "seconds": seconds,
-            "error": error, "output": out}
+    rec = execute(nb, out, {"profile": profile}, results_dir=results, cwd=out.parent)
+    return {"notebook": nb.stem, "output": out, **rec}
 
 
 def execute_all(notebooks: list[Path], dest: Path, profile: str, results: Path,
@@ -139,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         executed = {r["notebook"]: r["output"] for r in records}
     stage(src, executed)
-    sys.path.insert(0, str(ROOT))
-    from mrflib import report  # noqa: E402  (import after the path is set)
+    from mrflib import report
 
     report.write_pages(results, ROOT / "bench" / "results", src / "book")
     render(src, out / "html")

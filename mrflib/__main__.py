@@ -1,0 +1,24 @@
+"""Command line: ``python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... --out DIR``."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR "
+              "[--workers N] [--scheduler ADDR]\n\nsubcommands:\n  sweep   run a notebook "
+              "over a parameter grid (python -m mrflib sweep --help)")
+        return 0
+    if argv[0] == "sweep":
+        from .sweep import main as sweep_main
+
+        return sweep_main(argv[1:])
+    print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
