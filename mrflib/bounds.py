@@ -406,7 +406,18 @@ def _components(edges, V) -> list[set[int]]:
 
 
 def _treewidth(edges, V) -> int:
-    """Exact treewidth by the subset recursion TW(S) = min_v max(TW(S−v), |Q(S−v, v)|)."""
+    """Exact treewidth (see :func:`_elimination_order`)."""
+    return _elimination_order(tuple(edges), V)[0]
+
+
+@cache
+def _elimination_order(edges: tuple, V: int) -> tuple[int, tuple[int, ...]]:
+    """Exact treewidth and an optimal elimination order of a (multi)graph.
+
+    Subset recursion ``TW(S) = min_v max(TW(S − v), |Q(S − v, v)|)`` where ``Q(S, v)`` are
+    the vertices outside ``S ∪ {v}`` reachable from ``v`` through ``S``: the neighbours of
+    ``v`` when it is eliminated after ``S``. Fine for the ≤ 12 vertices of partition graphs.
+    """
     adj = [0] * V
     for u, v in edges:
         adj[u] |= 1 << v
@@ -430,20 +441,28 @@ def _treewidth(edges, V) -> int:
         return bin(out).count("1")
 
     @cache
-    def tw(S: int) -> int:
+    def tw(S: int) -> tuple[int, int]:
         if S == 0:
-            return -1
-        best = V
+            return -1, -1
+        best, arg = V, -1
         s = S
         while s:
             low = s & -s
             v = low.bit_length() - 1
             rest = S ^ low
-            best = min(best, max(tw(rest), q(rest, v)))
+            val = max(tw(rest)[0], q(rest, v))
+            if val < best:
+                best, arg = val, v
             s ^= low
-        return best
+        return best, arg
 
-    return tw((1 << V) - 1)
+    order = []
+    S = (1 << V) - 1
+    while S:
+        v = tw(S)[1]
+        order.append(v)
+        S ^= 1 << v
+    return tw((1 << V) - 1)[0], tuple(reversed(order))
 
 
 def _refine(A, colors):
@@ -680,10 +699,18 @@ def partition_graphs(order: int) -> list[PartitionGraph]:
 
 # ----------------------------------------------------------------- evaluation (eq. 19)
 _PLANS: dict[tuple, tuple] = {}
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _plan(edges: tuple[tuple[int, int], ...]):
-    """einsum subscripts, operand recipe and contraction path for one connected graph."""
+    """Variable-elimination plan of one connected partition graph (eq. 19).
+
+    Factors: one ``(N, N)`` matrix ``w^k`` per pair joined by ``k`` parallel edges, with the
+    corrected moment ``M'_deg`` of each vertex multiplied into the first pair holding it.
+    Vertices are summed out in an optimal (treewidth) order; each step is one
+    ``numpy.einsum`` over the factors holding the vertex, along a greedy pairwise path
+    (BLAS ``tensordot``), so a graph of clique size ``π`` costs ``O(N^π)``.
+    """
     if edges in _PLANS:
         return _PLANS[edges]
     mult = Counter(edges)
@@ -693,8 +720,6 @@ def _plan(edges: tuple[tuple[int, int], ...]):
     for (u, v), k in mult.items():
         deg[u] += k
         deg[v] += k
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    # attach each vertex's corrected moment to the first pair that contains it
     attach: list[list[tuple[int, int]]] = [[] for _ in pairs]  # (side, degree)
     done = [False] * V
     for p, (u, v) in enumerate(pairs):
@@ -702,26 +727,45 @@ def _plan(edges: tuple[tuple[int, int], ...]):
             if not done[x]:
                 attach[p].append((side, deg[x]))
                 done[x] = True
-    subs = ",".join(letters[u] + letters[v] for u, v in pairs) + "->"
     recipe = [(mult[pr], attach[p]) for p, pr in enumerate(pairs)]
+    factors = {p: tuple(pr) for p, pr in enumerate(pairs)}  # factor id -> its vertices
     n0 = 48
-    dummy = [np.ones((n0, n0))] * len(pairs)
-    path = np.einsum_path(subs, *dummy, optimize="greedy")[0] if len(pairs) > 1 else False
-    _PLANS[edges] = (subs, recipe, path)
+    steps = []
+    next_id = len(pairs)
+    for v in _elimination_order(tuple(pairs), V)[1]:
+        ids = [f for f, vs in factors.items() if v in vs]
+        if not ids:
+            continue
+        out_vars = sorted({x for f in ids for x in factors[f]} - {v})
+        subs = (",".join("".join(_LETTERS[x] for x in factors[f]) for f in ids) + "->"
+                + "".join(_LETTERS[x] for x in out_vars))
+        dummy = [np.ones((n0,) * len(factors[f])) for f in ids]
+        path = np.einsum_path(subs, *dummy, optimize="greedy")[0] if len(ids) > 1 else False
+        steps.append((tuple(ids), subs, path, next_id))
+        for f in ids:
+            del factors[f]
+        factors[next_id] = tuple(out_vars)
+        next_id += 1
+    _PLANS[edges] = (recipe, steps, tuple(factors))
     return _PLANS[edges]
 
 
 def _graph_value(edges, Wp: list[np.ndarray], kap: np.ndarray) -> float:
-    subs, recipe, path = _plan(edges)
-    ops = []
-    for k, att in recipe:
+    """``Σ_{free indices} Π_edges w Π_vertices M'_deg`` of one connected partition graph."""
+    recipe, steps, final = _plan(edges)
+    tensors: dict[int, Any] = {}
+    for p, (k, att) in enumerate(recipe):
         op = Wp[k]
         for side, d in att:
             op = op * (kap[d][:, None] if side == 0 else kap[d][None, :])
-        ops.append(op)
-    if len(ops) == 1:
-        return float(ops[0].sum())
-    return float(np.einsum(subs, *ops, optimize=path))
+        tensors[p] = op
+    for ids, subs, path, new in steps:
+        ops = [tensors.pop(f) for f in ids]
+        tensors[new] = np.einsum(subs, *ops, optimize=path)
+    value = 1.0
+    for f in final:
+        value *= float(tensors[f])
+    return value
 
 
 def _moments_from_cumulants(kappa: np.ndarray) -> np.ndarray:
