@@ -282,7 +282,10 @@ def _central_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
             up = _poly_mul(up, [1, -1])
             dn = _poly_mul(dn, [-1, -1])
         tot = _poly_add(_poly_mul([1, 1], up), _poly_mul([1, -1], dn))
-        out.append(tuple(x // 2 for x in tot))
+        coef = [x // 2 for x in tot]
+        while len(coef) > 1 and coef[-1] == 0:
+            coef.pop()
+        out.append(tuple(coef))
     return tuple(out)
 
 
