@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 
@@ -65,6 +67,22 @@ def test_normalized_potentials_round_trip(card):
     W2 = lap.normalized_potentials(lap.distribution_from_potentials(W, card), card)
     for C in W:
         assert np.allclose(W2[C], W[C], atol=1e-10)
+
+
+@given(st.lists(st.integers(2, 3), min_size=1, max_size=4), st.integers(0, 2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_normalized_potentials_round_trip_property(card, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(int(np.prod(card)))) + 1e-3
+    p /= p.sum()
+    V = lap.normalized_potentials(p, card)
+    assert np.allclose(lap.distribution_from_potentials(V, card), p, rtol=1e-10, atol=0)
+    # normalized: V_C = 0 whenever a site of C is at the reference 0 is built in, and the
+    # zeta sum reconstructs log f(x) - log f(0) at the all-ones configuration
+    x = np.ones(len(card), dtype=np.int64)
+    idx = int(sum(x[i] * np.prod(card[:i]) for i in range(len(card))))
+    total = sum(v.flat[0] for v in V.values())
+    assert np.isclose(total, np.log(p[idx]) - np.log(p[0]))
 
 
 def test_normalized_potentials_definition_5():
