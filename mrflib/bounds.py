@@ -229,7 +229,12 @@ def optimal_mu(dh_moments: Any, K: int) -> np.ndarray:
     K = _check_K(K)
     M = _check_moments(dh_moments, K)
     symbolic = _is_symbolic(M)
-    mu: list = [0] * (K // 2)
+    if symbolic:
+        import sympy
+
+        mu: list = [sympy.Integer(0)] * (K // 2)
+    else:
+        mu = [0.0] * (K // 2)
     for i in range(K - 2, -1, -2):
         X, Y = derivative_polynomials(K, i, mu)
         ex = sum(X[n] * M[n] for n in range(K))
