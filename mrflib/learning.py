@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,15 +170,6 @@ def mae(a: Any, b: Any) -> float:
 
 
 # --------------------------------------------------------------------------- helpers
-def _trusted_layout() -> bool:
-    from mrflib.model import BoltzmannMachine
-
-    return set(getattr(BoltzmannMachine, "__slots__", ())) == {"bias", "edges", "coupling", "_csr"}
-
-
-_TRUSTED_LAYOUT = _trusted_layout()
-
-
 def _bm(bias, edges, coupling):
     from mrflib.model import BoltzmannMachine
 
@@ -230,23 +220,17 @@ class _Problem:
         """The machine at ``theta`` without re-validating the graph at every step.
 
         The gradient loops build one machine per step; the edges were validated once
-        in ``__init__``, so this fills the (read-only) fields and the cached CSR
-        adjacency directly. Falls back to the validating constructor if the model
-        class does not have the expected layout.
+        in ``__init__``, so the machine is built by the model's unchecked constructor
+        with the CSR adjacency filled in.
         """
         from mrflib.model import BoltzmannMachine
 
-        if not _TRUSTED_LAYOUT:
-            return self.model(theta)
         b, j = self.split(theta)
         b, j = b.copy(), j.copy()
         w = j[self.eids]
-        for a in (b, j, w):
-            a.flags.writeable = False
-        bm = object.__new__(BoltzmannMachine)
-        bm.bias, bm.edges, bm.coupling = b, self.edges_ro, j
-        bm._csr = (self.indptr_ro, self.indices_ro, w)
-        return bm
+        w.flags.writeable = False
+        return BoltzmannMachine._from_checked(b, self.edges_ro, j,
+                                              csr=(self.indptr_ro, self.indices_ro, w))
 
 
 def _problem_from_bm(bm, data) -> _Problem:
@@ -568,28 +552,6 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     return theta, step, converged, params, gmax, errs
 
 
-@contextmanager
-def _serial_numba(active: bool):
-    """Run the parallel Gibbs kernel on one thread during a stochastic fit.
-
-    A learning step sweeps a few hundred chains (tens of microseconds of work); the
-    fork/join of a parallel region per step, interleaved with the numpy work of the
-    step, costs far more than it saves (measured 20-40x slower on 2 shared cores).
-    The thread count is restored afterwards (it is per calling thread in numba).
-    """
-    if not active:
-        yield
-        return
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
 def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
     """Quasi-Newton path: scipy L-BFGS on the (convex) objective of a local method."""
     from scipy.optimize import minimize
@@ -758,12 +720,11 @@ def fit(
                      ref_coupling=ref_coupling, record=record)
     else:
         direction = _direction_fn(prob, method, rng, options)
-        with _serial_numba(stochastic):
-            out = _gradient_ascent(
-                direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
-                tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
-                desc=f"fit {method}",
-            )
+        out = _gradient_ascent(
+            direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
+            tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
+            desc=f"fit {method}",
+        )
     theta, steps, converged, params, gmax, errs = out
     model = prob.model(theta)
     state = getattr(direction, "state", None) if solver == "gradient" else None

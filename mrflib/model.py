@@ -105,6 +105,23 @@ class BoltzmannMachine:
         np.add.at(a, self.edges[:, 1], -2.0 * self.coupling)
         return a, c
 
+    @classmethod
+    def _from_checked(cls, bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray,
+                      csr: tuple | None = None) -> BoltzmannMachine:
+        """Internal fast path for hot loops (a learner builds one machine per step).
+
+        The caller guarantees what ``__init__`` would check: float64 ``bias (n,)``,
+        canonical int64 ``edges (E, 2)``, float64 ``coupling (E,)``, and, if given,
+        ``csr`` equal to what :meth:`adjacency` would compute. The arrays are owned by
+        the new machine and made read-only.
+        """
+        bm = object.__new__(cls)
+        for a in (bias, edges, coupling):
+            a.flags.writeable = False
+        bm.bias, bm.edges, bm.coupling = bias, edges, coupling
+        bm._csr = csr
+        return bm
+
     def with_params(self, theta: Any) -> BoltzmannMachine:
         """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
         theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))

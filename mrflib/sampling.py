@@ -22,30 +22,51 @@ from . import exact as _exact
 from ._validation import as_rng, check_positive, check_spins, require_memory
 from .model import BoltzmannMachine
 
-__all__ = ["gibbs", "sweep", "exact", "UNIFORM_BLOCK"]
+__all__ = ["gibbs", "sweep", "exact", "UNIFORM_BLOCK", "PARALLEL_WORK"]
 
 #: Uniforms drawn per block (bounds the buffer at 32 MiB of float64).
 UNIFORM_BLOCK = 1 << 22
+#: Work (spin updates + coupling reads) per call above which chains run in parallel.
+PARALLEL_WORK = 1 << 18
 
 
-@njit(cache=True, parallel=True, fastmath=False)
-def _gibbs_kernel(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover - numba
-    M, n = x.shape
-    S = u.shape[0]
-    for c in prange(M):
-        for s in range(S):
+@njit(cache=True)
+def _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+    n = x.shape[1]
+    for s in range(u.shape[0]):
+        for i in range(n):
+            h = bias[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                h += weights[k] * x[c, indices[k]]
+            if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0:
+                x[c, i] = 1
+            else:
+                x[c, i] = -1
+        r = record[s]
+        if r >= 0:
             for i in range(n):
-                h = bias[i]
-                for k in range(indptr[i], indptr[i + 1]):
-                    h += weights[k] * x[c, indices[k]]
-                if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0:
-                    x[c, i] = 1
-                else:
-                    x[c, i] = -1
-            r = record[s]
-            if r >= 0:
-                for i in range(n):
-                    out[r, c, i] = x[c, i]
+                out[r, c, i] = x[c, i]
+
+
+@njit(cache=True, parallel=True)
+def _gibbs_parallel(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+    for c in prange(x.shape[0]):
+        _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out)
+
+
+@njit(cache=True)
+def _gibbs_serial(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+    for c in range(x.shape[0]):
+        _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out)
+
+
+def _gibbs_kernel(x, bias, indptr, indices, weights, u, record, out):
+    """Chains in parallel when there is enough work to pay for a parallel region
+    (a learning step sweeping a few hundred small chains is faster on one thread);
+    each chain consumes its own slice of ``u``, so both paths give the same bits."""
+    work = u.size + len(indices) * u.shape[0] * x.shape[0]
+    kernel = _gibbs_parallel if x.shape[0] > 1 and work >= PARALLEL_WORK else _gibbs_serial
+    kernel(x, bias, indptr, indices, weights, u, record, out)
 
 
 def _gibbs_reference(x, bias, indptr, indices, weights, u, record, out):

@@ -15,6 +15,20 @@ def test_kernel_matches_python_reference(grid_bm):
     assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
 
 
+def test_serial_and_parallel_paths_agree(grid_bm):
+    rng = np.random.default_rng(2)
+    x0 = (2 * rng.integers(0, 2, size=(6, 9)) - 1).astype(np.int8)
+    u = rng.random((5, 6, 9))
+    record = np.arange(5, dtype=np.int64)
+    indptr, indices, weights = grid_bm.adjacency()
+    outs = []
+    for kernel in (sampling._gibbs_serial, sampling._gibbs_parallel):
+        x, out = x0.copy(), np.empty((5, 6, 9), dtype=np.int8)
+        kernel(x, grid_bm.bias, indptr, indices, weights, u, record, out)
+        outs.append((x, out))
+    assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+
+
 def test_same_seed_same_bits(grid_bm):
     a = sampling.gibbs(grid_bm, 300, burn_in=10, thin=2, n_chains=7, rng=42)
     b = sampling.gibbs(grid_bm, 300, burn_in=10, thin=2, n_chains=7, rng=42)
