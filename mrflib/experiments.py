@@ -112,7 +112,7 @@ def record(
     verdict: str,
     note: str = "",
     profile: str = "",
-) -> dict[str, Any]:
+) -> None:
     """Record one reproduced number for the reproduction scorecard.
 
     Parameters
@@ -156,7 +156,6 @@ def record(
     out = results_dir()
     if out is not None:
         _write_chapter(out, chapter)
-    return row
 
 
 def records(chapter: str | None = None):

@@ -67,7 +67,7 @@ def execute(
            "--no-progress-bar", "--cwd", str(cwd or Path(notebook).resolve().parent)]
     for key, value in (parameters or {}).items():
         cmd += ["-p", str(key), str(value)]
-    env = dict(os.environ, MPLBACKEND="Agg")
+    env = dict(os.environ)
     if results_dir is not None:
         env["MRFLIB_RESULTS_DIR"] = str(results_dir)
     t0 = time.perf_counter()
