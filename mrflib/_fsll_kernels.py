@@ -151,8 +151,79 @@ def clip_dual(d, tau):
     return d
 
 
+@njit(cache=True)
+def _scan_chunk(dbar, tbar, lo_cost, hi_cost, h0, h1, champion, tau, use_bound):
+    L = lo_cost.size
+    champ = champion
+    yb = -1
+    ne = 0
+    for h in range(h0, h1):
+        hc = hi_cost[h]
+        base = h * L
+        for lo in range(L):
+            y = base + lo
+            t0 = tbar[y]
+            d = dbar[y]
+            r = hc + lo_cost[lo]
+            if use_bound:
+                # eq. (21) without the division: skip unless
+                # r - (t0 - d)^2 / (1 - t0^2) < champ  (1 - t0^2 > 0)
+                diff = t0 - d
+                if not (r - champ) * (1.0 - t0 * t0) < diff * diff:
+                    continue
+            if y == 0:
+                continue
+            ne += 1
+            dl = delta_kl(d, t0, clip_dual(d, tau)) + r
+            if dl < champ:
+                champ = dl
+                yb = y
+    return champ, yb, ne
+
+
+@njit(cache=True)
+def _reduce_chunks(champion, best_d, best_y, n_exact):
+    bd = champion
+    by = -1
+    for c in range(best_d.size):
+        if best_y[c] >= 0 and best_d[c] < bd:
+            bd = best_d[c]
+            by = best_y[c]
+    return bd, by, n_exact.sum()
+
+
+@njit(cache=True)
+def _scan_serial(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound):
+    H = hi_cost.size
+    n_chunks = min(H, N_CHUNKS)
+    best_d = np.empty(n_chunks)
+    best_y = np.empty(n_chunks, dtype=np.int64)
+    n_exact = np.zeros(n_chunks, dtype=np.int64)
+    for c in range(n_chunks):
+        best_d[c], best_y[c], n_exact[c] = _scan_chunk(
+            dbar, tbar, lo_cost, hi_cost, c * H // n_chunks, (c + 1) * H // n_chunks,
+            champion, tau, use_bound)
+    return _reduce_chunks(champion, best_d, best_y, n_exact)
+
+
 @njit(cache=True, parallel=True)
-def scan_append(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound):
+def _scan_parallel(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound):
+    H = hi_cost.size
+    n_chunks = min(H, N_CHUNKS)
+    best_d = np.empty(n_chunks)
+    best_y = np.empty(n_chunks, dtype=np.int64)
+    n_exact = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        bd, by, ne = _scan_chunk(
+            dbar, tbar, lo_cost, hi_cost, c * H // n_chunks, (c + 1) * H // n_chunks,
+            champion, tau, use_bound)
+        best_d[c] = bd
+        best_y[c] = by
+        n_exact[c] = ne
+    return _reduce_chunks(champion, best_d, best_y, n_exact)
+
+
+def scan_append(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound, parallel=False):
     """Algorithm 2, lines 2-8: the best 'append' candidate over all ``y != 0``.
 
     ``r_y = hi_cost[y // L] + lo_cost[y % L]`` (eq. 7, with ``L = lo_cost.size``).
@@ -161,77 +232,52 @@ def scan_append(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound):
     ``(best_delta, best_y, n_exact)`` with ``best_y = -1`` if none beats ``champion``;
     ties go to the smallest ``y``. Active ``y`` (``theta_y != 0``) need no mask: their
     'append' value is their 'adjust' value plus ``r_y > 0``, which the caller has
-    already put into ``champion``.
+    already put into ``champion``. The work is cut into a fixed number of chunks, each
+    with its own running champion, so the serial and the threaded (``parallel=True``)
+    scans give identical results.
     """
-    L = lo_cost.size
-    H = hi_cost.size
-    n_chunks = min(H, N_CHUNKS)
-    best_d = np.empty(n_chunks)
-    best_y = np.empty(n_chunks, dtype=np.int64)
-    n_exact = np.zeros(n_chunks, dtype=np.int64)
-    for c in prange(n_chunks):
-        h0 = c * H // n_chunks
-        h1 = (c + 1) * H // n_chunks
-        champ = champion
-        yb = -1
-        ne = 0
-        for h in range(h0, h1):
-            hc = hi_cost[h]
-            base = h * L
-            for lo in range(L):
-                y = base + lo
-                t0 = tbar[y]
-                d = dbar[y]
-                r = hc + lo_cost[lo]
-                if use_bound:
-                    # eq. (21) without the division: skip unless
-                    # r - (t0 - d)^2 / (1 - t0^2) < champ  (1 - t0^2 > 0)
-                    diff = t0 - d
-                    if not (r - champ) * (1.0 - t0 * t0) < diff * diff:
-                        continue
-                if y == 0:
-                    continue
-                ne += 1
-                dl = delta_kl(d, t0, clip_dual(d, tau)) + r
-                if dl < champ:
-                    champ = dl
-                    yb = y
-        best_d[c] = champ
-        best_y[c] = yb
-        n_exact[c] = ne
-    bd = champion
-    by = -1
-    for c in range(n_chunks):
-        if best_y[c] >= 0 and best_d[c] < bd:
-            bd = best_d[c]
-            by = best_y[c]
-    return bd, by, n_exact.sum()
+    f = _scan_parallel if parallel else _scan_serial
+    return f(dbar, tbar, lo_cost, hi_cost, champion, tau, use_bound)
 
 
 # --------------------------------------------------------------------------- updates
-@njit(cache=True, parallel=True)
-def xor_mix(tbar, yp, t):
-    """In-place O(|X|) update of the dual vector after ``theta_{y'} += delta`` for an
-    all-Walsh state space (``t = tanh(delta)``):
-    ``tbar_y <- (tbar_y + t tbar_{y XOR y'}) / (1 + t tbar_{y'})``.
-
-    Follows from ``exp(delta Phi) = cosh(delta) (1 + t Phi)`` and
-    ``Phi_y Phi_y' = Phi_{y XOR y'}``; pairs ``{y, y XOR y'}`` are disjoint.
-    """
-    denom = 1.0 / (1.0 + t * tbar[yp])
-    sh = 0
-    while (yp >> (sh + 1)) > 0:
-        sh += 1
-    mask = (1 << sh) - 1
-    # y runs over the indices whose highest bit of y' is clear: y = hi * 2^(sh+1) + lo
-    half = tbar.size // 2
-    for q in prange(half):
+@njit(cache=True)
+def _xor_range(tbar, yp, t, denom, sh, mask, q0, q1):
+    for q in range(q0, q1):
         y = ((q >> sh) << (sh + 1)) | (q & mask)
         z = y ^ yp
         u = tbar[y]
         v = tbar[z]
         tbar[y] = (u + t * v) * denom
         tbar[z] = (v + t * u) * denom
+
+
+@njit(cache=True, parallel=True)
+def _xor_parallel(tbar, yp, t, denom, sh, mask):
+    half = tbar.size // 2
+    n_chunks = N_CHUNKS if half >= N_CHUNKS else 1
+    for c in prange(n_chunks):
+        _xor_range(tbar, yp, t, denom, sh, mask, c * half // n_chunks,
+                   (c + 1) * half // n_chunks)
+
+
+def xor_mix(tbar, yp, t, parallel=False):
+    """In-place O(|X|) update of the dual vector after ``theta_{y'} += delta`` for an
+    all-Walsh state space (``t = tanh(delta)``):
+    ``tbar_y <- (tbar_y + t tbar_{y XOR y'}) / (1 + t tbar_{y'})``.
+
+    Follows from ``exp(delta Phi) = cosh(delta) (1 + t Phi)`` and
+    ``Phi_y Phi_y' = Phi_{y XOR y'}``; pairs ``{y, y XOR y'}`` are disjoint: ``y`` runs
+    over the indices whose bit at the highest set bit of ``y'`` is clear.
+    """
+    yp = int(yp)
+    denom = 1.0 / (1.0 + t * tbar[yp])
+    sh = yp.bit_length() - 1
+    mask = (1 << sh) - 1
+    if parallel:
+        _xor_parallel(tbar, yp, t, denom, sh, mask)
+    else:
+        _xor_range(tbar, yp, t, denom, sh, mask, 0, tbar.size // 2)
 
 
 @njit(cache=True, parallel=True)
