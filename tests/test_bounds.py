@@ -323,3 +323,13 @@ def test_partition_graph_disk_cache(tmp_path, monkeypatch):
     assert bounds.partition_graph_cache_path().exists()
     monkeypatch.setattr(bounds, "_CONNECTED", {})
     assert bounds.connected_partition_graphs(5) == first
+
+
+def test_sk_errors_table():
+    df = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    assert len(df) == 2 * 2 * 2
+    assert (df.bound <= df.log_z + 1e-10).all() and (df.rel_error >= -1e-12).all()
+    again = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    assert df.equals(again)  # same seed, same numbers
+    with pytest.raises(ValueError, match="N must"):
+        bounds.sk_model(0, 1.0, 0)
