@@ -36,6 +36,7 @@ __all__ = [
     "bn20_37",
     "bn20_54",
     "bn_probabilities",
+    "bn_sample",
     "ising5x4",
     "load",
     "sample_table",
@@ -174,6 +175,25 @@ def bn_probabilities(parents: list[np.ndarray], tables: list[np.ndarray]) -> np.
         qi = q[conf]
         p *= np.where((idx >> i) & 1, qi, 1.0 - qi)
     return p / p.sum()
+
+
+def bn_sample(
+    parents: list[np.ndarray], tables: list[np.ndarray], n_samples: int, rng: Any
+) -> np.ndarray:
+    """Ancestral sampling of a network from :func:`bayesian_network`: ``int8 (N, n)``.
+
+    Needs no ``2^n`` table, so it serves networks too large to enumerate.
+    """
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    rng = as_rng(rng)
+    n = len(parents)
+    x = np.zeros((n_samples, n), dtype=np.int8)
+    for i, (par, q) in enumerate(zip(parents, tables)):
+        conf = np.zeros(n_samples, dtype=np.int64)
+        for j, v in enumerate(par.tolist()):
+            conf |= x[:, v].astype(np.int64) << j
+        x[:, i] = rng.random(n_samples) < q[conf]
+    return x
 
 
 def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure_seed: int):

@@ -80,3 +80,11 @@ def test_ising5x4_true_distribution():
     # same state order as mrflib.exact and fsll
     np.testing.assert_array_equal(fsll.flat_index(x, (2,) * 20), idx)
     np.testing.assert_array_equal(exact.states(20)[idx], s.astype(np.int8))
+
+
+def test_bn_sample_matches_table():
+    parents, tables = datasets.bayesian_network(4, 2, 1)
+    p = datasets.bn_probabilities(parents, tables)
+    x = datasets.bn_sample(parents, tables, 200_000, 0)
+    idx = fsll.flat_index(x, (2,) * 4)
+    np.testing.assert_allclose(np.bincount(idx, minlength=16) / idx.size, p, atol=5e-3)
