@@ -73,6 +73,7 @@ __all__ = [
     "fit_ising",
     "fit_gaussian",
     "fit_gaussian_mle",
+    "fit_gaussian_decomposable",
     "laplacian_precision",
     "random_sparse_precision",
     "sample_gaussian",
@@ -749,56 +750,122 @@ def fit_gaussian_mle(
     *,
     assume_centered: bool = True,
     tol: float = 1e-10,
-    max_iter: int = 10_000,
+    max_iter: int = 200,
 ) -> np.ndarray:
     """Maximum-likelihood precision matrix under a known sparsity pattern.
 
-    Dempster's covariance selection: maximize ``log det K - tr(D K)`` over SPD ``K``
+    Dempster's covariance selection: minimize ``-log det K + tr(D K)`` over SPD ``K``
     with ``K_ij = 0`` off the pattern -- the "ML under the sparsity pattern" baseline
-    of section 6.3 (Figure 8). Solved by the modified-regression algorithm of Hastie,
-    Tibshirani & Friedman (Elements of Statistical Learning, Algorithm 17.1): cycle
-    over the variables, regressing each on its pattern neighbours under the current
-    covariance ``W``, until ``W`` stops changing. Dense ``O(n^2)`` memory.
+    of section 6.3 (Figure 8). The objective is convex and self-concordant; it is
+    minimized by damped Newton over the free entries (the diagonal and the edges),
+    with Hessian ``tr(Σ E_a Σ E_b)``, ``Σ = K^-1``, starting from ``diag(1 / D_ii)``,
+    until half the squared Newton decrement is below ``tol``. Dense ``O(n^2)``
+    memory and an ``(n + E)^2`` Hessian: meant for ``n + E`` up to a few thousand.
     """
     X, edges, n = _check_gaussian(data, edges, n, assume_centered)
     tol = check_positive(tol, "tol")
     max_iter = check_positive(max_iter, "max_iter", integer=True)
-    require_memory(3 * 8.0 * n * n, "covariance selection (dense n x n matrices)")
+    d = n + len(edges)
+    require_memory(8.0 * (3 * n * n + 3 * d * d), "covariance selection (dense Newton)")
     N = X.shape[0]
-    S = X.T @ X / N
-    nb = graphs.neighbours(edges, n)
-    if N <= max(len(v) for v in nb):
-        raise ValueError(f"data has {N} samples; covariance selection needs more samples "
-                         "than the largest neighbourhood")
-    W = S.copy()
-    scale = float(np.max(np.abs(S)))
+    D = X.T @ X / N
+    ia = np.concatenate([np.arange(n), edges[:, 0]])
+    ja = np.concatenate([np.arange(n), edges[:, 1]])
+    c = np.where(ia == ja, 0.5, 1.0)  # E_a = c_a (e_i e_jᵀ + e_j e_iᵀ)
+
+    def assemble(theta: np.ndarray) -> np.ndarray:
+        K = np.zeros((n, n))
+        K[ia, ja] = theta
+        K[ja, ia] = theta
+        return K
+
+    def value(K: np.ndarray) -> tuple[float, np.ndarray | None]:
+        try:
+            R = np.linalg.cholesky(K)
+        except np.linalg.LinAlgError:
+            return np.inf, None
+        return float(-2 * np.log(np.diag(R)).sum() + np.sum(D * K)), R
+
+    theta = np.concatenate([1.0 / np.diag(D), np.zeros(len(edges))])
+    f, R = value(assemble(theta))
+    if R is None:
+        raise ValueError("data: some variable has zero second moment")
     for _ in range(max_iter):
-        change = 0.0
-        for j in range(n):
-            v = nb[j]
-            if len(v) == 0:
-                continue
-            beta = np.linalg.solve(W[np.ix_(v, v)], S[v, j])
-            w12 = W[:, v] @ beta
-            w12[j] = S[j, j]
-            change = max(change, float(np.max(np.abs(w12 - W[:, j]))))
-            W[:, j] = w12
-            W[j, :] = w12
-        if change <= tol * scale:
+        Rinv = np.linalg.inv(R)
+        S = Rinv.T @ Rinv  # Σ = K^-1
+        g = 2 * c * (D[ia, ja] - S[ia, ja])
+        I, J = ia[:, None], ja[:, None]
+        Kb, Lb = ia[None, :], ja[None, :]
+        H = 2 * np.outer(c, c) * (S[I, Lb] * S[J, Kb] + S[I, Kb] * S[J, Lb])
+        try:
+            step = -np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            step = -np.linalg.lstsq(H, g, rcond=None)[0]
+        dec = float(-g @ step)
+        if dec / 2 <= tol:
+            theta = theta + step
             break
+        t = 1.0
+        while t > 1e-12:
+            f_new, R_new = value(assemble(theta + t * step))
+            if R_new is not None and f_new <= f - 0.25 * t * dec:
+                break
+            t *= 0.5
+        else:  # pragma: no cover - no decrease at machine precision
+            break
+        theta = theta + t * step
+        f, R = f_new, R_new
     else:
         warnings.warn("fit_gaussian_mle did not converge", RuntimeWarning, stacklevel=2)
+    return assemble(theta)
+
+
+def fit_gaussian_decomposable(
+    data: Any, edges: Any, n: int | None = None, *, assume_centered: bool = True
+) -> np.ndarray:
+    """Maximum-likelihood precision of a decomposable (chordal) Gaussian model.
+
+    What exact learning with a junction tree computes (section 6.3): for a chordal
+    pattern with maximal cliques ``C`` and junction-tree separators ``S`` (with
+    multiplicity), ``K = Σ_C [D_CC^-1]^0 - Σ_S [D_SS^-1]^0`` (Lauritzen 1996,
+    Proposition 5.9), ``[.]^0`` padding with zeros. To learn a non-chordal pattern this
+    way, pass a chordal completion (triangulation) of it -- the model has then more free
+    entries than the true pattern, which is the paper's explanation of why LAP does
+    better for few data (Figure 8). Needs ``N`` above the largest clique size.
+    """
+    import networkx as nx
+
+    X, edges, n = _check_gaussian(data, edges, n, assume_centered)
+    G = graphs.to_networkx(edges, n)
+    if not nx.is_chordal(G):
+        raise ValueError("edges must form a chordal graph (triangulate it first, e.g. "
+                         "networkx.complete_to_chordal_graph)")
+    cliques = [np.array(sorted(c), dtype=np.int64) for c in nx.chordal_graph_cliques(G)]
+    N = X.shape[0]
+    big = max(len(c) for c in cliques)
+    if N <= big:
+        raise ValueError(f"data has {N} samples but the largest clique has {big} variables; "
+                         f"the decomposable ML needs N > {big}")
+    # junction tree: maximum-weight spanning tree of the clique-intersection graph
+    CG = nx.Graph()
+    CG.add_nodes_from(range(len(cliques)))
+    sets = [set(c.tolist()) for c in cliques]
+    for a in range(len(cliques)):
+        for b in range(a + 1, len(cliques)):
+            w = len(sets[a] & sets[b])
+            if w:
+                CG.add_edge(a, b, weight=w)
     K = np.zeros((n, n))
-    for j in range(n):
-        v = nb[j]
-        if len(v) == 0:
-            K[j, j] = 1.0 / S[j, j]
-            continue
-        beta = np.linalg.solve(W[np.ix_(v, v)], S[v, j])
-        kjj = 1.0 / (S[j, j] - W[v, j] @ beta)
-        K[j, j] = kjj
-        K[v, j] = -beta * kjj
-    return (K + K.T) / 2
+
+    def add(idx: np.ndarray, sign: float) -> None:
+        Xi = X[:, idx]
+        K[np.ix_(idx, idx)] += sign * np.linalg.inv(Xi.T @ Xi / N)
+
+    for cl in cliques:
+        add(cl, 1.0)
+    for a, b in nx.maximum_spanning_tree(CG).edges():
+        add(np.array(sorted(sets[a] & sets[b]), dtype=np.int64), -1.0)
+    return K
 
 
 def laplacian_precision(

@@ -243,6 +243,21 @@ def test_fit_gaussian_converges_and_mle_is_stationary():
     assert np.allclose(full, np.linalg.inv(D6), atol=1e-8)
 
 
+def test_decomposable_ml_is_the_pattern_ml_on_chordal_graphs():
+    nx = pytest.importorskip("networkx")
+    K, e, Lf = lap.laplacian_precision(3, 4, return_factor=True)
+    chordal, _ = nx.complete_to_chordal_graph(graphs.to_networkx(e, 12))
+    ec = graphs.from_pairs(np.array(list(chordal.edges()), dtype=np.int64))
+    X = lap.sample_gaussian(K, 300, rng=4, factor=Lf)
+    closed = lap.fit_gaussian_decomposable(X, ec)
+    newton = lap.fit_gaussian_mle(X, ec)
+    assert np.allclose(closed, newton, atol=1e-8 * np.abs(newton).max())
+    with pytest.raises(ValueError, match="chordal"):
+        lap.fit_gaussian_decomposable(X, e)
+    with pytest.raises(ValueError, match="N >"):
+        lap.fit_gaussian_decomposable(X[:3], ec)
+
+
 def test_sample_gaussian_covariance():
     K, _, Lf = lap.laplacian_precision(3, 3, return_factor=True)
     a = lap.sample_gaussian(K, 50_000, rng=0)
