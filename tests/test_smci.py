@@ -287,3 +287,19 @@ def test_covariances():
     cov = smci.covariances(bm, mean, pair)
     C = exact.covariance_matrix(bm)
     np.testing.assert_allclose(cov, C[bm.edges[:, 0], bm.edges[:, 1]], atol=TOL)
+
+
+def test_large_region_gray_code_walk():
+    # an 11-spin sum region exercises the periodic recomputation of the Gray-code walk;
+    # reference: the conditional from the full table of 2^12 log-weights
+    e = graphs.square_grid(3, 4)
+    bm = BoltzmannMachine.random(e, 12, bias_scale=0.5, coupling_scale=1.0, rng=8)
+    s = exact.sample(bm, 6, rng=2)
+    T, A = [5, 6], [i for i in range(12) if i != 0]
+    X = exact.states(12)
+    lw = exact.log_weights(bm)
+    for x in s:
+        keep = X[:, 0] == x[0]
+        w = np.exp(lw[keep] - lw[keep].max())
+        ref = float(w @ (X[keep, 5] * X[keep, 6]) / w.sum())
+        assert abs(smci.gsmci(bm, x[None], T, A) - ref) < TOL
