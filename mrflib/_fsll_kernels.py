@@ -186,7 +186,7 @@ def _reduce_chunks(champion, best_d, best_y, n_exact):
     bd = champion
     by = -1
     for c in range(best_d.size):
-        if best_y[c] >= 0 and best_d[c] < bd:
+        if best_y[c] >= 0 and (best_d[c] < bd or (best_d[c] == bd and best_y[c] < by)):
             bd = best_d[c]
             by = best_y[c]
     return bd, by, n_exact.sum()
@@ -278,6 +278,99 @@ def xor_mix(tbar, yp, t, parallel=False):
         _xor_parallel(tbar, yp, t, denom, sh, mask)
     else:
         _xor_range(tbar, yp, t, denom, sh, mask, 0, tbar.size // 2)
+
+
+@njit(cache=True, inline="always")
+def _consider(idx, t0, dbar, lo_cost, hi_cost, lsh, lmask, champ, yb, tau, use_bound):
+    # one append candidate (eq. 20, 21); returns the updated (champ, yb, exact evaluated)
+    if idx == 0:
+        return champ, yb, 0
+    d = dbar[idx]
+    r = hi_cost[idx >> lsh] + lo_cost[idx & lmask]
+    if use_bound:
+        diff = t0 - d
+        if not (r - champ) * (1.0 - t0 * t0) < diff * diff:
+            return champ, yb, 0
+    dl = delta_kl(d, t0, clip_dual(d, tau)) + r
+    if dl < champ or (dl == champ and yb >= 0 and idx < yb):
+        return dl, idx, 1
+    return champ, yb, 1
+
+
+@njit(cache=True)
+def _mix_scan_range(tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask, q0, q1,
+                    champion, tau, use_bound):
+    lmask = lo_cost.size - 1
+    champ = champion
+    yb = -1
+    ne = 0
+    for q in range(q0, q1):
+        y = ((q >> sh) << (sh + 1)) | (q & mask)
+        z = y ^ yp
+        u = tbar[y]
+        v = tbar[z]
+        u2 = (u + t * v) * denom
+        v2 = (v + t * u) * denom
+        tbar[y] = u2
+        tbar[z] = v2
+        champ, yb, e = _consider(y, u2, dbar, lo_cost, hi_cost, lsh, lmask, champ, yb, tau,
+                                 use_bound)
+        ne += e
+        champ, yb, e = _consider(z, v2, dbar, lo_cost, hi_cost, lsh, lmask, champ, yb, tau,
+                                 use_bound)
+        ne += e
+    return champ, yb, ne
+
+
+@njit(cache=True)
+def _mix_scan_serial(tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask, champion,
+                     tau, use_bound):
+    half = tbar.size // 2
+    n_chunks = N_CHUNKS if half >= N_CHUNKS else 1
+    best_d = np.empty(n_chunks)
+    best_y = np.empty(n_chunks, dtype=np.int64)
+    n_exact = np.zeros(n_chunks, dtype=np.int64)
+    for c in range(n_chunks):
+        best_d[c], best_y[c], n_exact[c] = _mix_scan_range(
+            tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask,
+            c * half // n_chunks, (c + 1) * half // n_chunks, champion, tau, use_bound)
+    return _reduce_chunks(champion, best_d, best_y, n_exact)
+
+
+@njit(cache=True, parallel=True)
+def _mix_scan_parallel(tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask, champion,
+                       tau, use_bound):
+    half = tbar.size // 2
+    n_chunks = N_CHUNKS if half >= N_CHUNKS else 1
+    best_d = np.empty(n_chunks)
+    best_y = np.empty(n_chunks, dtype=np.int64)
+    n_exact = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        bd, by, ne = _mix_scan_range(
+            tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask,
+            c * half // n_chunks, (c + 1) * half // n_chunks, champion, tau, use_bound)
+        best_d[c] = bd
+        best_y[c] = by
+        n_exact[c] = ne
+    return _reduce_chunks(champion, best_d, best_y, n_exact)
+
+
+def xor_mix_and_scan(tbar, dbar, lo_cost, hi_cost, yp, t, denom, champion, tau, use_bound,
+                     parallel=False):
+    """:func:`xor_mix` fused with :func:`scan_append`: one pass over the tables per step.
+
+    Each pair ``{y, y XOR y'}`` is mixed and both new entries are at once evaluated as append
+    candidates against ``champion``, which the caller computed from the active candidates'
+    *updated* duals. ``denom = 1 / (1 + t tbar_{y'})`` from before the update. Requires a
+    power-of-two ``lo_cost.size``. Same result as the two passes (ties to the smallest ``y``).
+    """
+    yp = int(yp)
+    sh = yp.bit_length() - 1
+    mask = (1 << sh) - 1
+    lsh = lo_cost.size.bit_length() - 1
+    f = _mix_scan_parallel if parallel else _mix_scan_serial
+    return f(tbar, dbar, lo_cost, hi_cost, lsh, yp, t, denom, sh, mask, champion, tau,
+             use_bound)
 
 
 @njit(cache=True, parallel=True)
