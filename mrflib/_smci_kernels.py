@@ -395,3 +395,147 @@ def region_expectations(JA, H, in_target):
                     den[u] += w
                     num[u] += f * w
     return num / den
+
+
+@njit(cache=True)
+def ais_steps(bias, indptr, indices, weights, edges, coupling, betas, x, logw, u):
+    """Annealed importance sampling steps ``k = 1 .. len(betas) - 1`` for every chain.
+
+    At step ``k`` each chain (row of ``x``, updated in place) adds
+    ``(beta_k - beta_{k-1}) log f(x)`` to ``logw`` (``log f`` the model's log-weight) and
+    makes one sequential Gibbs sweep at ``beta_k`` with the uniforms ``u[k - 1]``.
+    """
+    M, n = x.shape
+    E = edges.shape[0]
+    for k in range(1, betas.shape[0]):
+        bk = betas[k]
+        db = betas[k] - betas[k - 1]
+        for m in range(M):
+            s = x[m]
+            e_val = 0.0
+            for i in range(n):
+                e_val += bias[i] * s[i]
+            for e in range(E):
+                e_val += coupling[e] * s[edges[e, 0]] * s[edges[e, 1]]
+            logw[m] += db * e_val
+            for i in range(n):
+                g = bias[i]
+                for p in range(indptr[i], indptr[i + 1]):
+                    g += weights[p] * s[indices[p]]
+                if u[k - 1, m, i] * (1.0 + np.exp(-2.0 * bk * g)) < 1.0:
+                    s[i] = 1
+                else:
+                    s[i] = -1
+
+
+@njit(cache=True)
+def _greedy_is(cand, nc, indptr, indices, inU, W, out):
+    """Algorithm 1 on the candidates ``cand[:nc]`` (sorted, marked in ``inU``); the chosen
+    nodes are written to ``out`` (ascending) and their number returned. Min degree in U;
+    ties of positive degree by largest ``W``, then smallest label; ``inU`` ends all False."""
+    left = nc
+    cnt = 0
+    while left > 0:
+        best = -1
+        bdeg = 1 << 62
+        bW = -1.0
+        for a in range(nc):
+            j = cand[a]
+            if not inU[j]:
+                continue
+            d = 0
+            for p in range(indptr[j], indptr[j + 1]):
+                if inU[indices[p]]:
+                    d += 1
+            if d < bdeg or (d == bdeg and d > 0 and W[j] > bW):
+                best = j
+                bdeg = d
+                bW = W[j]
+        out[cnt] = best
+        cnt += 1
+        inU[best] = False
+        left -= 1
+        for p in range(indptr[best], indptr[best + 1]):
+            k = indices[p]
+            if inU[k]:
+                inU[k] = False
+                left -= 1
+    out[:cnt].sort()
+    return cnt
+
+
+@njit(cache=True)
+def s2_structure(n, indptr, indices, weights, edges):
+    """Independent sets ``I_1(T)`` (Algorithm 1) of every node and edge target, flattened.
+
+    Returns ``(nptr, nk, nw, eptr, ek, ewi, ewj)`` as used by :func:`s2_moments`.
+    """
+    E = edges.shape[0]
+    inU = np.zeros(n, dtype=np.bool_)
+    W = np.zeros(n)
+    wi_of = np.zeros(n)
+    wj_of = np.zeros(n)
+    cand = np.empty(n, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.int64)
+    nptr = np.zeros(n + 1, dtype=np.int64)
+    nk = np.empty(indptr[n], dtype=np.int64)
+    nw = np.empty(indptr[n])
+    for i in range(n):
+        nc = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            k = indices[p]
+            cand[nc] = k
+            nc += 1
+            inU[k] = True
+            W[k] = abs(weights[p])
+            wi_of[k] = weights[p]
+        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
+        for a in range(cnt):
+            nk[nptr[i] + a] = chosen[a]
+            nw[nptr[i] + a] = wi_of[chosen[a]]
+        nptr[i + 1] = nptr[i] + cnt
+        for a in range(nc):
+            W[cand[a]] = 0.0
+            wi_of[cand[a]] = 0.0
+    cap = 0
+    for e in range(E):
+        cap += indptr[edges[e, 0] + 1] - indptr[edges[e, 0]]
+        cap += indptr[edges[e, 1] + 1] - indptr[edges[e, 1]]
+    eptr = np.zeros(E + 1, dtype=np.int64)
+    ek = np.empty(cap, dtype=np.int64)
+    ewi = np.empty(cap)
+    ewj = np.empty(cap)
+    for e in range(E):
+        i = edges[e, 0]
+        j = edges[e, 1]
+        nc = 0
+        for t in range(2):
+            v = i if t == 0 else j
+            for p in range(indptr[v], indptr[v + 1]):
+                k = indices[p]
+                if k == i or k == j:
+                    continue
+                if not inU[k]:
+                    inU[k] = True
+                    cand[nc] = k
+                    nc += 1
+                W[k] += abs(weights[p])
+                if t == 0:
+                    wi_of[k] = weights[p]
+                else:
+                    wj_of[k] = weights[p]
+        cand[:nc].sort()
+        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
+        for a in range(cnt):
+            k = chosen[a]
+            ek[eptr[e] + a] = k
+            ewi[eptr[e] + a] = wi_of[k]
+            ewj[eptr[e] + a] = wj_of[k]
+        eptr[e + 1] = eptr[e] + cnt
+        for a in range(nc):
+            W[cand[a]] = 0.0
+            wi_of[cand[a]] = 0.0
+            wj_of[cand[a]] = 0.0
+    m = eptr[E]
+    return (nptr, nk[:nptr[n]].copy(), nw[:nptr[n]].copy(), eptr, ek[:m].copy(),
+            ewi[:m].copy(), ewj[:m].copy())

@@ -49,6 +49,7 @@ __all__ = [
     "asymptotic_variance",
     "covariances",
     "covariance_mae_trial",
+    "ais_moments",
 ]
 
 #: The estimators :func:`moments` knows.
@@ -264,16 +265,14 @@ def _targets(bm: BoltzmannMachine) -> list[np.ndarray]:
     return [np.array([i]) for i in range(bm.n)] + [np.asarray(e) for e in bm.edges]
 
 
-def _s2_structure(bm: BoltzmannMachine):
-    """Flattened independent sets of every node and edge target (for the s2 kernel)."""
-    return _s2_structure_cached(bm.n, bm.edges.tobytes(), bm.coupling.tobytes())
+def _s2_structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
+    """Flattened independent sets of every node and edge target (numba Algorithm 1)."""
+    indptr, indices, weights, _ = _structure(bm)
+    return K.s2_structure(bm.n, indptr, indices, weights, bm.edges)
 
 
-@lru_cache(maxsize=16)
-def _s2_structure_cached(n: int, edges_b: bytes, coupling_b: bytes):
-    edges = np.frombuffer(edges_b, dtype=np.int64).reshape(-1, 2)
-    coupling = np.frombuffer(coupling_b, dtype=np.float64)
-    bm = BoltzmannMachine(np.zeros(n), edges, coupling)
+def _s2_structure_reference(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
+    """Plain-Python reference of :func:`_s2_structure` (uses :func:`_greedy_mis`)."""
     nb = _neighbour_sets(bm)
     w = _coupling_lookup(bm)
     wabs = {k: abs(v) for k, v in w.items()}
@@ -282,27 +281,24 @@ def _s2_structure_cached(n: int, edges_b: bytes, coupling_b: bytes):
         return w.get((min(i, j), max(i, j)), 0.0)
 
     nptr, nk, nw = [0], [], []
-    for i in range(n):
+    for i in range(bm.n):
         ks = _s2_set(np.array([i]), nb, wabs)
         nk += ks
         nw += [wij(i, k) for k in ks]
         nptr.append(len(nk))
     eptr, ek, ewi, ewj = [0], [], [], []
-    for i, j in edges.tolist():
+    for i, j in bm.edges.tolist():
         ks = _s2_set(np.array([i, j]), nb, wabs)
         ek += ks
         ewi += [wij(i, k) for k in ks]
         ewj += [wij(j, k) for k in ks]
         eptr.append(len(ek))
-    out = (
+    return (
         np.asarray(nptr, dtype=np.int64), np.asarray(nk, dtype=np.int64),
         np.asarray(nw, dtype=np.float64), np.asarray(eptr, dtype=np.int64),
         np.asarray(ek, dtype=np.int64), np.asarray(ewi, dtype=np.float64),
         np.asarray(ewj, dtype=np.float64),
     )
-    for a in out:
-        a.flags.writeable = False
-    return out
 
 
 def _structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
@@ -485,6 +481,40 @@ def asymptotic_variance(bm: BoltzmannMachine, target: Any, region: Any) -> float
     return max(second - mean**2, 0.0)
 
 
+# ----------------------------------------------------------------------------- AIS
+def ais_moments(
+    bm: BoltzmannMachine, n_samples: int, *, beta_step: float = 1e-4, rng: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Moments by annealed importance sampling (Neal 2001), the baseline of section 4.2.
+
+    ``n_samples`` independent AIS runs start from the uniform distribution over
+    ``{-1, +1}^n`` (inverse temperature 0) and move to ``beta = 1`` in steps of
+    ``beta_step`` (``1e-4`` in the GSMCI paper), one Gibbs sweep per step. The
+    self-normalized importance-weighted averages of ``x_i`` and ``x_i x_j`` are returned.
+    """
+    from ._validation import as_rng
+
+    bm = _check_bm(bm)
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    beta_step = check_positive(beta_step, "beta_step")
+    if beta_step > 1:
+        raise ValueError(f"beta_step must be at most 1, got {beta_step}")
+    rng = as_rng(rng)
+    betas = np.append(np.arange(0.0, 1.0, beta_step), 1.0)
+    x = (2 * rng.integers(0, 2, size=(n_samples, bm.n)) - 1).astype(np.int8)
+    indptr, indices, weights, _ = _structure(bm)
+    logw = np.zeros(n_samples)
+    block = max(1, min(len(betas) - 1, 2**21 // (n_samples * bm.n)))  # ~16 MiB of uniforms
+    for start in range(0, len(betas) - 1, block):
+        b = betas[start:start + block + 1]
+        u = rng.random((len(b) - 1, n_samples, bm.n))
+        K.ais_steps(bm.bias, indptr, indices, weights, bm.edges, bm.coupling, b, x, logw, u)
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    xf = x.astype(np.float64)
+    return w @ xf, w @ (xf[:, bm.edges[:, 0]] * xf[:, bm.edges[:, 1]])
+
+
 # ----------------------------------------------------------------------------- experiment
 def covariance_mae_trial(
     bm: BoltzmannMachine,
@@ -493,13 +523,15 @@ def covariance_mae_trial(
     *,
     burn_in: int,
     rng: Any,
+    ais_beta_step: float | None = None,
 ) -> list[dict[str, Any]]:
     """One trial of the experiment of section 4.2 (Figure 5) of the GSMCI paper.
 
     For each ``M`` in ``sample_sizes``, draws ``M`` Gibbs samples of ``bm`` (one
     independent chain per sample, ``burn_in`` sweeps) and returns, for every method, the
     mean absolute error of the edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩``
-    against exact enumeration. Rows: ``{"M", "method", "mae"}``.
+    against exact enumeration. Rows: ``{"M", "method", "mae"}``. With ``ais_beta_step``,
+    also ``M`` runs of :func:`ais_moments` (method ``"ais"``), the paper's AIS remark.
     """
     from . import sampling
     from ._validation import as_rng
@@ -516,4 +548,7 @@ def covariance_mae_trial(
         for m in methods:
             cov = covariances(bm, *moments(bm, s, m))
             rows.append({"M": M, "method": m, "mae": float(np.mean(np.abs(cov - cov_exact)))})
+        if ais_beta_step is not None:
+            cov = covariances(bm, *ais_moments(bm, M, beta_step=ais_beta_step, rng=rng))
+            rows.append({"M": M, "method": "ais", "mae": float(np.mean(np.abs(cov - cov_exact)))})
     return rows

@@ -303,3 +303,46 @@ def test_large_region_gray_code_walk():
         w = np.exp(lw[keep] - lw[keep].max())
         ref = float(w @ (X[keep, 5] * X[keep, 6]) / w.sum())
         assert abs(smci.gsmci(bm, x[None], T, A) - ref) < TOL
+
+
+# ----------------------------------------------------------------------------- AIS, experiment
+def test_ais_moments_converge_and_are_deterministic():
+    bm = MODELS[0]
+    m_ex, p_ex = exact.moments(bm)
+    mean, pair = smci.ais_moments(bm, 3000, beta_step=0.02, rng=0)
+    assert np.max(np.abs(mean - m_ex)) < 0.1 and np.max(np.abs(pair - p_ex)) < 0.1
+    a = smci.ais_moments(bm, 20, beta_step=0.1, rng=5)
+    b = smci.ais_moments(bm, 20, beta_step=0.1, rng=5)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    with pytest.raises(ValueError, match="beta_step"):
+        smci.ais_moments(bm, 10, beta_step=0.0, rng=0)
+    with pytest.raises(ValueError, match="beta_step"):
+        smci.ais_moments(bm, 10, beta_step=2.0, rng=0)
+    with pytest.raises(ValueError, match="rng"):
+        smci.ais_moments(bm, 10, rng=None)
+
+
+def test_covariance_mae_trial():
+    bm = MODELS[0]
+    rows = smci.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
+    assert [(r["M"], r["method"]) for r in rows] == [
+        (M, m) for M in (5, 50) for m in (*smci.METHODS, "ais")]
+    assert all(np.isfinite(r["mae"]) and r["mae"] >= 0 for r in rows)
+    again = smci.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
+    assert rows == again
+    with pytest.raises(ValueError, match="method"):
+        smci.covariance_mae_trial(bm, [5], ["mle"], burn_in=5, rng=0)
+
+
+def test_s2_structure_kernel_matches_python_reference():
+    rng = np.random.default_rng(4)
+    for t in range(60):
+        n = int(rng.integers(2, 14))
+        e = graphs.random_graph(n, rng.uniform(0.1, 0.9), rng=rng)
+        if len(e) == 0:
+            continue
+        # discrete couplings make ties of W_j frequent
+        c = rng.choice([-0.5, 0.5, 0.3, 0.0], size=len(e)) if t % 2 else rng.uniform(-1, 1, len(e))
+        bm = BoltzmannMachine(np.zeros(n), e, c)
+        for a, b in zip(smci._s2_structure(bm), smci._s2_structure_reference(bm)):
+            assert np.array_equal(a, b)
