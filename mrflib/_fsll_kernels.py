@@ -24,6 +24,8 @@ N_CHUNKS = 64
 _MIN_BLOCKS = 16
 # Elements of a cache block of the Walsh-Hadamard transform (32 KiB of float64).
 _BLOCK = 4096
+# Sub-block of the candidate scan: a branch-free bound test, then exact work if any passes.
+_SUB = 256
 
 
 # --------------------------------------------------------------------------- transforms
@@ -160,24 +162,34 @@ def _scan_chunk(dbar, tbar, lo_cost, hi_cost, h0, h1, champion, tau, use_bound):
     for h in range(h0, h1):
         hc = hi_cost[h]
         base = h * L
-        for lo in range(L):
-            y = base + lo
-            t0 = tbar[y]
-            d = dbar[y]
-            r = hc + lo_cost[lo]
+        for s0 in range(0, L, _SUB):
+            s1 = min(s0 + _SUB, L)
             if use_bound:
-                # eq. (21) without the division: skip unless
-                # r - (t0 - d)^2 / (1 - t0^2) < champ  (1 - t0^2 > 0)
-                diff = t0 - d
-                if not (r - champ) * (1.0 - t0 * t0) < diff * diff:
+                # eq. (21) without division or branches (vectorisable): does any candidate
+                # of this sub-block pass r - (t0 - d)^2 / (1 - t0^2) < champ ?
+                hits = 0
+                for lo in range(s0, s1):
+                    t0 = tbar[base + lo]
+                    diff = t0 - dbar[base + lo]
+                    hits += (hc + lo_cost[lo] - champ) * (1.0 - t0 * t0) < diff * diff
+                if hits == 0:
                     continue
-            if y == 0:
-                continue
-            ne += 1
-            dl = delta_kl(d, t0, clip_dual(d, tau)) + r
-            if dl < champ:
-                champ = dl
-                yb = y
+            for lo in range(s0, s1):
+                y = base + lo
+                t0 = tbar[y]
+                d = dbar[y]
+                r = hc + lo_cost[lo]
+                if use_bound:
+                    diff = t0 - d
+                    if not (r - champ) * (1.0 - t0 * t0) < diff * diff:
+                        continue
+                if y == 0:
+                    continue
+                ne += 1
+                dl = delta_kl(d, t0, clip_dual(d, tau)) + r
+                if dl < champ:
+                    champ = dl
+                    yb = y
     return champ, yb, ne
 
 
