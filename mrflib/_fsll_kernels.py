@@ -9,7 +9,10 @@ digits' bits concatenated), every other cardinality is its own eq. (5) segment.
 A segment is described by ``(stride, k, walsh)``.
 
 The public, validated entry points live in :mod:`mrflib.fsll`; each kernel here
-has a plain-numpy reference there that the tests compare against.
+has a plain-numpy reference there that the tests compare against. Kernels run on one
+thread (the machine this was built on is shared; threads lost there); the candidate scan
+and the XOR-mix have threaded variants (``parallel=True``) cut into a fixed number of
+chunks, so that their results do not depend on the number of threads.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ _SUB = 256
 
 
 # --------------------------------------------------------------------------- transforms
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _walsh_stage_blocks(a, step, n_blocks):
     # pairs (i, i + step) for i in [b * 2 step, b * 2 step + step)
     for b in prange(n_blocks):
@@ -41,7 +44,7 @@ def _walsh_stage_blocks(a, step, n_blocks):
             a[i + step] = u - v
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _walsh_stage_run(a, start, step):
     for i in prange(start, start + step):
         u = a[i]
@@ -50,7 +53,7 @@ def _walsh_stage_run(a, start, step):
         a[i + step] = u - v
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _walsh_inner(a, stride, hmax):
     # all stages h = 1, 2, ..., hmax inside cache-sized aligned blocks of 2 hmax stride
     block = 2 * hmax * stride
@@ -95,7 +98,7 @@ def walsh_segment(a: np.ndarray, stride: int, k: int) -> None:
         h *= 2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def eq5_segment(a, stride, k, transpose):
     """In-place local transform of eq. (5) along one segment, in ``O(|X|)``.
 
@@ -385,7 +388,7 @@ def xor_mix_and_scan(tbar, dbar, lo_cost, hi_cost, yp, t, denom, champion, tau, 
              use_bound)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def mix_segment(w, stride, k, a, walsh):
     """In-place multiplication by ``phi_a`` of one segment, in the dual coordinates:
     ``w(m) <- <phi_m phi_a f>`` given ``w(m) = <phi_m f>``.
@@ -420,7 +423,7 @@ def mix_segment(w, stride, k, a, walsh):
                         w[idx] = -(v0 + va + w[idx])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def combine(tbar, w, t, denom):
     """``tbar <- (tbar + t w) / denom`` (the general incremental update)."""
     inv = 1.0 / denom
@@ -456,7 +459,7 @@ def basis_sign(x, seg_stride, seg_k, seg_walsh, seg_a):
     return s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def algorithm3(p, delta, seg_stride, seg_k, seg_walsh, seg_a):
     """Algorithm 3 (lines 10-11 of Algorithm 1): ``p(x) <- c_{Phi(x)} p(x)``, then normalise,
     with ``c_+ = exp(delta)``, ``c_- = 1 / c_+``; no exponential inside the loop."""
@@ -474,7 +477,7 @@ def algorithm3(p, delta, seg_stride, seg_k, seg_walsh, seg_a):
         p[x] *= inv
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def softmax_inplace(a):
     """``a <- exp(a - max a) / sum``; returns ``log sum exp(a)``."""
     m = -np.inf
