@@ -346,3 +346,25 @@ def test_s2_structure_kernel_matches_python_reference():
         bm = BoltzmannMachine(np.zeros(n), e, c)
         for a, b in zip(smci._s2_structure(bm), smci._s2_structure_reference(bm)):
             assert np.array_equal(a, b)
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+reals = st.floats(min_value=-3.0, max_value=3.0, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=reals, b=reals, c=reals, s=st.sampled_from([-1, 1]), t=st.sampled_from([-1, 1]))
+def test_one_edge_closed_forms_equal_enumeration(a, b, c, s, t):
+    # a single edge (0, 1) with a boundary spin 2 coupled to both: eq. (14)-(15) and
+    # eq. (22)-(26) (node 2 is the independent set of the edge target) against eq. (8)
+    e = np.array([[0, 1], [0, 2], [1, 2]])
+    bm = BoltzmannMachine([a, b, 0.5 * c], e, [c, 0.7 * a, -0.4 * b])
+    x = np.array([[s, t, s * t]])
+    for method in ("1-smci", "s2-smci", "2-smci"):
+        mean, pair = smci.moments(bm, x, method)
+        for T, got in [([0], mean[0]), ([1], mean[1]), ([0, 1], pair[0])]:
+            ref = naive_gsmci(bm, x, T, smci.sum_region(bm, T, method))
+            assert abs(got - ref) < 1e-12
