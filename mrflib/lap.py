@@ -603,6 +603,12 @@ def fit_ising(
     Returns
     -------
     BoltzmannMachine on ``edges`` (and the info dict if asked).
+
+    Warns
+    -----
+    RuntimeWarning
+        If a clique fit did not converge, or an estimate exceeds 10 in magnitude: data
+        that separate a clique (e.g. two spins always equal) have no finite ML.
     """
     s, edges, n = _check_ising(data, edges, n)
     if cliques not in ("all", "maximal"):
