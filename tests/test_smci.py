@@ -91,6 +91,15 @@ def test_moments_match_numpy_reference(method, M):
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
 
 
+def test_numpy_reference_on_a_large_sparse_graph():
+    # n > 256 takes the sparse-gather path of the numpy reference
+    bm = BoltzmannMachine.random(graphs.square_grid(17, 17), 289, rng=3)
+    s = (2 * np.random.default_rng(0).integers(0, 2, size=(7, 289)) - 1).astype(np.int8)
+    for method in ("1-smci", "s2-smci"):
+        for a, b in zip(smci.moments(bm, s, method), smci.moments_numpy(bm, s, method)):
+            np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
+
+
 def test_regions_of_methods():
     bm = MODELS[0]  # 3x3 grid, node 4 in the middle
     assert smci.sum_region(bm, [4], "mci").size == 0
