@@ -6,6 +6,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``python -m mrflib <subcommand>``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR "

@@ -41,7 +41,9 @@ def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     )
 
 
-def check_positive(value: Any, name: str, *, allow_zero: bool = False, integer: bool = False):
+def check_positive(
+    value: Any, name: str, *, allow_zero: bool = False, integer: bool = False
+) -> int | float:
     """Check that a scalar is finite and positive (or non-negative)."""
     if integer:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

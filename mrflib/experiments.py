@@ -25,9 +25,12 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "PROFILES",
@@ -158,7 +161,7 @@ def record(
         _write_chapter(out, chapter)
 
 
-def records(chapter: str | None = None):
+def records(chapter: str | None = None) -> pd.DataFrame:
     """The rows recorded in this process (all, or one chapter's) as a pandas DataFrame."""
     import pandas as pd
 
@@ -181,7 +184,7 @@ def _write_chapter(out: Path, chapter: str) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-def best_time(fn, *args, repeat: int = 3, **kwargs) -> float:
+def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:
     """Best wall time (seconds) of ``repeat`` calls of ``fn`` after one warm-up call."""
     import time
 
@@ -194,7 +197,9 @@ def best_time(fn, *args, repeat: int = 3, **kwargs) -> float:
     return best
 
 
-def moment_error_curve(bm, sample_sizes, trials: int, sampler: str, rng, burn_in: int = 200):
+def moment_error_curve(
+    bm: Any, sample_sizes: Any, trials: int, sampler: str, rng: Any, burn_in: int = 200
+) -> pd.DataFrame:
     """Mean absolute error of sample moments against the exact ones, versus sample size.
 
     Parameters
@@ -236,6 +241,6 @@ def moment_error_curve(bm, sample_sizes, trials: int, sampler: str, rng, burn_in
     return pd.DataFrame(rows, columns=["M", "trial", "sampler", "quantity", "mae"])
 
 
-def loglog_slope(x, y) -> float:
+def loglog_slope(x: Any, y: Any) -> float:
     """Least-squares slope of ``log y`` against ``log x``."""
     return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])

@@ -12,9 +12,12 @@ of spatial Monte Carlo integration" (GSMCI): ``N_0(T) = T``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 from ._validation import as_rng, check_edges, check_nodes, check_positive
 
@@ -218,7 +221,7 @@ def boundary(edges: Any, n: int, A: Any) -> np.ndarray:
     return N_k(edges, n, A, 1)
 
 
-def to_networkx(edges: Any, n: int):
+def to_networkx(edges: Any, n: int) -> nx.Graph:
     """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``."""
     import networkx as nx
 
