@@ -509,7 +509,7 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
 
     Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     theta = theta0.copy()
     params = np.empty((max_steps + 1, theta.size)) if record else None

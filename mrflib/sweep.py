@@ -284,7 +284,7 @@ def sweep(
     progress : bool
         Show a tqdm progress bar (points done, time left).
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     notebook = str(Path(notebook).resolve())
     if not Path(notebook).is_file():

@@ -58,7 +58,7 @@ def execute_notebook(nb: Path, out: Path, profile: str, results: Path) -> dict:
     from mrflib.sweep import execute
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    rec = execute(nb, out, {"profile": profile}, results_dir=results, cwd=out.parent)
+    rec = execute(nb, out, {"profile": profile}, results_dir=results, cwd=nb.parent)
     return {"notebook": nb.stem, "output": out, **rec}
 
 
