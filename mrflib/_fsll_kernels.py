@@ -32,25 +32,28 @@ _SUB = 256
 
 
 # --------------------------------------------------------------------------- transforms
+@njit(cache=True, inline="always")
+def _butterfly(a, i, step):
+    u = a[i]
+    v = a[i + step]
+    a[i] = u + v
+    a[i + step] = u - v
+
+
 @njit(cache=True)
 def _walsh_stage_blocks(a, step, n_blocks):
     # pairs (i, i + step) for i in [b * 2 step, b * 2 step + step)
     for b in prange(n_blocks):
         start = b * 2 * step
         for i in range(start, start + step):
-            u = a[i]
-            v = a[i + step]
-            a[i] = u + v
-            a[i + step] = u - v
+            _butterfly(a, i, step)
 
 
 @njit(cache=True)
 def _walsh_stage_run(a, start, step):
     for i in prange(start, start + step):
-        u = a[i]
-        v = a[i + step]
-        a[i] = u + v
-        a[i + step] = u - v
+        _butterfly(a, i, step)
+
 
 
 @njit(cache=True)
@@ -65,10 +68,7 @@ def _walsh_inner(a, stride, hmax):
             step = h * stride
             for start in range(base, base + block, 2 * step):
                 for i in range(start, start + step):
-                    u = a[i]
-                    v = a[i + step]
-                    a[i] = u + v
-                    a[i + step] = u - v
+                    _butterfly(a, i, step)
             h *= 2
 
 
