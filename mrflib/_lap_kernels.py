@@ -11,6 +11,15 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def _contains(Q, k, m):
+    """Whether ``m`` is one of ``Q[:k]``."""
+    for a in range(k):
+        if Q[a] == m:
+            return True
+    return False
+
+
 @njit(cache=True, nogil=True)
 def _find(arr, lo, hi, v):
     """Position of ``v`` in the sorted slice ``arr[lo:hi]``, or -1."""
@@ -111,12 +120,7 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
         for a in range(k):
             u = Q[a]
             for p in range(indptr[u], indptr[u + 1]):
-                m = indices[p]
-                inside = False
-                for a2 in range(k):
-                    if Q[a2] == m:
-                        inside = True
-                if not inside:
+                if not _contains(Q, k, indices[p]):
                     nb += 1
         b_a = np.empty(nb, np.int64)
         b_m = np.empty(nb, np.int64)
@@ -125,11 +129,7 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
             u = Q[a]
             for p in range(indptr[u], indptr[u + 1]):
                 m = indices[p]
-                inside = False
-                for a2 in range(k):
-                    if Q[a2] == m:
-                        inside = True
-                if not inside:
+                if not _contains(Q, k, m):
                     b_a[j] = a
                     b_m[j] = m
                     j += 1
