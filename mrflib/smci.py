@@ -26,6 +26,8 @@ Node labels are 0-based here; the papers number nodes from 1.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -332,6 +334,29 @@ def _use_tables(indptr: np.ndarray, M: int) -> np.ndarray:
     return (deg <= 20) & (2.0**deg <= M)
 
 
+_COUNTS_CACHE: OrderedDict = OrderedDict()
+
+
+def _smci1_counts(s, edges, indptr, indices, node_off, node_size, pair_off, pair_size):
+    """:func:`_smci_kernels.smci1_counts`, memoized on the content of the sample set and
+    the graph (a learner calls :func:`moments` with the same data at every step)."""
+    key = hashlib.blake2b(s.tobytes(), digest_size=16)
+    for a in (np.asarray(s.shape), edges, indptr, indices):
+        key.update(np.ascontiguousarray(a).tobytes())
+    key = key.digest()
+    if key in _COUNTS_CACHE:
+        _COUNTS_CACHE.move_to_end(key)
+        return _COUNTS_CACHE[key]
+    counts = K.smci1_counts(s, indptr, indices, edges, node_off, node_size, pair_off,
+                            pair_size)
+    for a in counts:
+        a.flags.writeable = False
+    _COUNTS_CACHE[key] = counts
+    while len(_COUNTS_CACHE) > 8:
+        _COUNTS_CACHE.popitem(last=False)
+    return counts
+
+
 def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Estimates of every ``⟨x_i⟩`` and every edge's ``⟨x_i x_j⟩`` from sample points.
 
@@ -363,8 +388,19 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
         return K.mci_moments(s, bm.edges)
     indptr, indices, weights, edge_pos = _structure(bm)
     if method == "1-smci":
-        tables = K.smci1_tables(bm.bias, indptr, indices, weights, bm.edges,
-                                edge_pos, _use_tables(indptr, s.shape[0]))
+        deg = np.diff(indptr)
+        use_pair = 2.0 ** (deg[bm.edges[:, 0]] + deg[bm.edges[:, 1]]) <= s.shape[0]
+        use_tab = _use_tables(indptr, s.shape[0])
+        tables = K.smci1_tables(bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
+                                edge_pos, use_tab, use_pair)
+        node_off, node_tab, _, _, pair_off, pair_tab = tables
+        if use_tab.all() and np.all(pair_off >= 0):
+            # every node and edge tabulated: the sample set enters only through how often
+            # each configuration occurs, cached by content (learning reuses the data)
+            node_cnt, pair_cnt = _smci1_counts(s, bm.edges, indptr, indices, node_off,
+                                               len(node_tab), pair_off, len(pair_tab))
+            return K.smci1_from_counts(indptr, bm.edges, node_off, node_tab, node_cnt,
+                                       pair_off, pair_tab, pair_cnt, s.shape[0])
         return K.smci1_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
                                *tables)
     if method == "s2-smci":
