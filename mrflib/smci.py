@@ -389,7 +389,9 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
     indptr, indices, weights, edge_pos = _structure(bm)
     if method == "1-smci":
         deg = np.diff(indptr)
-        use_pair = 2.0 ** (deg[bm.edges[:, 0]] + deg[bm.edges[:, 1]]) <= s.shape[0]
+        # a pair table (2^(deg_i + deg_j) entries, rebuilt at every call) pays off when it
+        # is clearly smaller than the per-sample work it replaces
+        use_pair = 4.0 * 2.0 ** (deg[bm.edges[:, 0]] + deg[bm.edges[:, 1]]) <= s.shape[0]
         use_tab = _use_tables(indptr, s.shape[0])
         tables = K.smci1_tables(bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
                                 edge_pos, use_tab, use_pair)
