@@ -90,25 +90,29 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     parts = []
     for module, g in df.groupby("module", sort=True):
         parts.append(f"## {module}\n")
-        cols = [c for c in ("benchmark", "case", "method", "seconds", "rate", "rate_unit",
-                            "baseline", "ratio", "note") if c in g.columns]
-        table = g[cols].copy()
-        for c in ("seconds", "rate", "ratio"):
-            if c in table:
-                table[c] = [f"{v:.4g}" if isinstance(v, float) else v for v in table[c]]
-        parts.append("| " + " | ".join(cols) + " |")
-        parts.append("|" + "---|" * len(cols))
-        for row in table.itertuples(index=False):
-            parts.append("| " + " | ".join(_cell(v) for v in row) + " |")
+        for bench, b in g.groupby("benchmark", sort=False):
+            parts += [f"**{bench}**", "", "| case | method | time (s) | baseline | speed-up "
+                      "| throughput | note |", "|---|---|---|---|---|---|---|"]
+            for r in b.itertuples(index=False):
+                rate = pd.to_numeric(r.rate, errors="coerce")
+                ratio = pd.to_numeric(r.ratio, errors="coerce")
+                parts.append("| " + " | ".join([
+                    _cell(r.case), _cell(r.method), f"{float(r.seconds):.4g}",
+                    _cell(r.baseline), "" if pd.isna(ratio) else f"{ratio:.3g}×",
+                    "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}",
+                    _cell(r.note),
+                ]) + " |")
+            parts.append("")
         ratios = g[pd.to_numeric(g.get("ratio"), errors="coerce").notna()]
         if len(ratios):
             fig, ax = plt.subplots(figsize=(7, 0.35 * len(ratios) + 1.2))
-            labels = [f"{r.benchmark} · {r.case} · {r.method} vs {r.baseline}"
+            labels = [f"{r.case} · {r.method} vs {r.baseline}"[:90]
                       for r in ratios.itertuples()]
             ax.barh(range(len(ratios)), ratios["ratio"].astype(float), color="tab:blue")
             ax.axvline(1.0, color="k", lw=0.8)
             ax.set_xscale("log")
-            ax.set_yticks(range(len(ratios)), labels, fontsize=8)
+            ax.set_yticks(range(len(ratios)), labels, fontsize=7)
+            ax.invert_yaxis()
             ax.set_xlabel("speed-up over the baseline measured in the same run (log scale)")
             fig.tight_layout()
             fig.savefig(figdir / f"{module}.png", dpi=110)
