@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy.special import xlogy
@@ -42,6 +42,9 @@ from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
 from ._validation import as_rng, check_array, check_positive, require_memory
 from .model import BoltzmannMachine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "coefficients",
@@ -1106,7 +1109,7 @@ def sk_errors(
     theta_sd: float = 0.2,
     solution: str | Sequence[str] = "best",
     correlations: bool = True,
-):
+) -> pd.DataFrame:
     """Bounds of several orders on random SK networks against exact enumeration (Fig. 2-4).
 
     Returns a tidy :class:`pandas.DataFrame` with one row per (network, solution, order):

@@ -213,12 +213,16 @@ def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure
     )
 
 
-def bn20_37(n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]):
+def bn20_37(
+    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]
+) -> Dataset:
     """Samples of the random Bayesian network BN20-37 (20 nodes, two parents each, 37 edges)."""
     return _bn_dataset("BN20-37", 2, n_samples, rng, structure_seed)
 
 
-def bn20_54(n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]):
+def bn20_54(
+    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]
+) -> Dataset:
     """Samples of the random Bayesian network BN20-54 (20 nodes, three parents each, 54 edges)."""
     return _bn_dataset("BN20-54", 3, n_samples, rng, structure_seed)
 

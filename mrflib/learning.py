@@ -322,7 +322,9 @@ def _local(prob: _Problem, theta, method, want_value=True):
     )
 
 
-def local_terms_numpy(bm, data, method: str):
+def local_terms_numpy(
+    bm: Any, data: Any, method: str
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Vectorized-numpy evaluation of a local objective and its raw gradient.
 
     This is the path :func:`fit` uses; :func:`objective` and
