@@ -28,17 +28,27 @@ __all__ = ["gibbs", "sweep", "exact", "UNIFORM_BLOCK", "PARALLEL_WORK"]
 UNIFORM_BLOCK = 1 << 22
 #: Work (spin updates + coupling reads) per call above which chains run in parallel.
 PARALLEL_WORK = 1 << 18
+#: Largest degree for which the sampler tabulates the conditional over neighbour spins.
+MAX_TABLE_DEGREE = 12
 
 
 @njit(cache=True)
-def _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+def _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record,
+                  out):  # pragma: no cover - numba
     n = x.shape[1]
     for s in range(u.shape[0]):
         for i in range(n):
-            h = bias[i]
-            for k in range(indptr[i], indptr[i + 1]):
-                h += weights[k] * x[c, indices[k]]
-            if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0:
+            if off[i] >= 0:  # 1 + exp(-2 h_i) looked up by the neighbours' configuration
+                cfg = 0
+                for k in range(indptr[i], indptr[i + 1]):
+                    cfg |= ((x[c, indices[k]] + 1) >> 1) << (k - indptr[i])
+                t = tab[off[i] + cfg]
+            else:
+                h = bias[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    h += weights[k] * x[c, indices[k]]
+                t = 1.0 + math.exp(-2.0 * h)
+            if u[s, c, i] * t < 1.0:
                 x[c, i] = 1
             else:
                 x[c, i] = -1
@@ -48,25 +58,57 @@ def _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out):  # prag
                 out[r, c, i] = x[c, i]
 
 
+@njit(cache=True)
+def _field_tables(bias, indptr, weights, use):  # pragma: no cover - numba
+    """``1 + exp(-2 h_i)`` for every configuration of the neighbours of each node with
+    ``use[i]`` (bit ``q`` set when the ``q``-th neighbour is +1), summed in the same order
+    as the direct path so that both give the same bits. Offsets are -1 where unused."""
+    n = bias.shape[0]
+    off = np.full(n, -1, dtype=np.int64)
+    size = 0
+    for i in range(n):
+        if use[i]:
+            off[i] = size
+            size += 1 << (indptr[i + 1] - indptr[i])
+    tab = np.empty(size)
+    for i in range(n):
+        if off[i] < 0:
+            continue
+        d = indptr[i + 1] - indptr[i]
+        for cfg in range(1 << d):
+            h = bias[i]
+            for q in range(d):
+                h += weights[indptr[i] + q] * (2 * ((cfg >> q) & 1) - 1)
+            tab[off[i] + cfg] = 1.0 + math.exp(-2.0 * h)
+    return off, tab
+
+
 @njit(cache=True, parallel=True)
-def _gibbs_parallel(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+def _gibbs_parallel(x, bias, indptr, indices, weights, off, tab, u, record,
+                    out):  # pragma: no cover - numba
     for c in prange(x.shape[0]):
-        _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out)
+        _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record, out)
 
 
 @njit(cache=True)
-def _gibbs_serial(x, bias, indptr, indices, weights, u, record, out):  # pragma: no cover
+def _gibbs_serial(x, bias, indptr, indices, weights, off, tab, u, record,
+                  out):  # pragma: no cover - numba
     for c in range(x.shape[0]):
-        _chain_sweeps(c, x, bias, indptr, indices, weights, u, record, out)
+        _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record, out)
 
 
 def _gibbs_kernel(x, bias, indptr, indices, weights, u, record, out):
     """Chains in parallel when there is enough work to pay for a parallel region
     (a learning step sweeping a few hundred small chains is faster on one thread);
-    each chain consumes its own slice of ``u``, so both paths give the same bits."""
+    each chain consumes its own slice of ``u``, so both paths give the same bits.
+    Nodes whose ``2^degree`` neighbour configurations are few next to the updates of
+    this call use a table of ``1 + exp(-2 h)`` instead of computing the exponential."""
+    deg = np.diff(indptr)
+    use = (deg <= MAX_TABLE_DEGREE) & (2.0**deg * 4 <= u.shape[0] * x.shape[0])
+    off, tab = _field_tables(bias, indptr, weights, use)
     work = u.size + len(indices) * u.shape[0] * x.shape[0]
     kernel = _gibbs_parallel if x.shape[0] > 1 and work >= PARALLEL_WORK else _gibbs_serial
-    kernel(x, bias, indptr, indices, weights, u, record, out)
+    kernel(x, bias, indptr, indices, weights, off, tab, u, record, out)
 
 
 def _gibbs_reference(x, bias, indptr, indices, weights, u, record, out):

@@ -22,11 +22,14 @@ def test_serial_and_parallel_paths_agree(grid_bm):
     record = np.arange(5, dtype=np.int64)
     indptr, indices, weights = grid_bm.adjacency()
     outs = []
-    for kernel in (sampling._gibbs_serial, sampling._gibbs_parallel):
-        x, out = x0.copy(), np.empty((5, 6, 9), dtype=np.int8)
-        kernel(x, grid_bm.bias, indptr, indices, weights, u, record, out)
-        outs.append((x, out))
-    assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+    for use in (np.zeros(9, bool), np.ones(9, bool)):  # direct exp and tabulated fields
+        off, tab = sampling._field_tables(grid_bm.bias, indptr, weights, use)
+        for kernel in (sampling._gibbs_serial, sampling._gibbs_parallel):
+            x, out = x0.copy(), np.empty((5, 6, 9), dtype=np.int8)
+            kernel(x, grid_bm.bias, indptr, indices, weights, off, tab, u, record, out)
+            outs.append((x, out))
+    for x, out in outs[1:]:
+        assert np.array_equal(outs[0][0], x) and np.array_equal(outs[0][1], out)
 
 
 def test_same_seed_same_bits(grid_bm):
