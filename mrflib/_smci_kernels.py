@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._fields import neighbour_fields
+
 
 @njit(cache=True)
 def local_fields_row(s, bias, indptr, indices, weights, out):
@@ -64,16 +66,11 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
     Returns ``(node_off, node_tab, edge_off (E, 2), edge_tab, pair_off (E,), pair_tab)``;
     offset -1 means no table.
     """
-    n = bias.shape[0]
     E = edges.shape[0]
-    node_off = np.full(n, -1, dtype=np.int64)
+    node_off, node_tab = neighbour_fields(bias, indptr, weights, use_tab)
+    for c in range(node_tab.shape[0]):
+        node_tab[c] = np.tanh(node_tab[c])
     edge_off = np.full((E, 2), -1, dtype=np.int64)
-    size = 0
-    for i in range(n):
-        if use_tab[i]:
-            node_off[i] = size
-            size += 1 << (indptr[i + 1] - indptr[i])
-    node_tab = np.empty(size)
     esize = 0
     for e in range(E):
         for side in range(2):
@@ -82,15 +79,6 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
                 edge_off[e, side] = esize
                 esize += 1 << (indptr[i + 1] - indptr[i])
     edge_tab = np.empty(esize)
-    for i in range(n):
-        if not use_tab[i]:
-            continue
-        d = indptr[i + 1] - indptr[i]
-        for c in range(1 << d):
-            g = bias[i]
-            for q in range(d):
-                g += weights[indptr[i] + q] * (2.0 * ((c >> q) & 1) - 1.0)
-            node_tab[node_off[i] + c] = np.tanh(g)
     for e in range(E):
         for side in range(2):
             i = edges[e, side]

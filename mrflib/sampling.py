@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import exact as _exact
+from ._fields import neighbour_fields
 from ._validation import as_rng, check_positive, check_spins, require_memory
 from .model import BoltzmannMachine
 
@@ -61,25 +62,11 @@ def _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record,
 @njit(cache=True)
 def _field_tables(bias, indptr, weights, use):  # pragma: no cover - numba
     """``1 + exp(-2 h_i)`` for every configuration of the neighbours of each node with
-    ``use[i]`` (bit ``q`` set when the ``q``-th neighbour is +1), summed in the same order
-    as the direct path so that both give the same bits. Offsets are -1 where unused."""
-    n = bias.shape[0]
-    off = np.full(n, -1, dtype=np.int64)
-    size = 0
-    for i in range(n):
-        if use[i]:
-            off[i] = size
-            size += 1 << (indptr[i + 1] - indptr[i])
-    tab = np.empty(size)
-    for i in range(n):
-        if off[i] < 0:
-            continue
-        d = indptr[i + 1] - indptr[i]
-        for cfg in range(1 << d):
-            h = bias[i]
-            for q in range(d):
-                h += weights[indptr[i] + q] * (2 * ((cfg >> q) & 1) - 1)
-            tab[off[i] + cfg] = 1.0 + math.exp(-2.0 * h)
+    ``use[i]`` (see :func:`mrflib._fields.neighbour_fields`); offsets are -1 where unused."""
+    off, h = neighbour_fields(bias, indptr, weights, use)
+    tab = np.empty_like(h)
+    for k in range(h.shape[0]):
+        tab[k] = 1.0 + math.exp(-2.0 * h[k])
     return off, tab
 
 
