@@ -20,6 +20,7 @@ __all__ = [
     "check_positive",
     "check_spins",
     "format_bytes",
+    "integer_values",
     "require_memory",
 ]
 
@@ -92,6 +93,22 @@ def check_array(
     return arr
 
 
+def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> np.ndarray:
+    """``arr`` as ``int64`` if every entry is an integer, else ``ValueError(what)``.
+
+    Integer dtypes pass; floats pass when finite and integral; booleans pass only with
+    ``allow_bool``. ``what`` names the argument and what was expected, e.g.
+    ``"edges must contain integer node labels"``; a wrong dtype adds ``", got dtype ..."``.
+    """
+    kind = arr.dtype.kind
+    if kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(what)
+    elif not (kind in "iu" or (allow_bool and kind == "b")):
+        raise ValueError(f"{what}, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 def check_edges(edges: Any, n: int | None = None, name: str = "edges") -> np.ndarray:
     """Validate an edge list: integer ``(E, 2)``, ``i < j``, rows sorted, no duplicates.
 
@@ -103,12 +120,7 @@ def check_edges(edges: Any, n: int | None = None, name: str = "edges") -> np.nda
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ValueError(f"{name} must have shape (E, 2), got {arr.shape}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must contain integer node labels")
-    elif arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must contain integer node labels, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    arr = integer_values(arr, f"{name} must contain integer node labels")
     if np.any(arr < 0):
         raise ValueError(f"{name} must contain non-negative node labels")
     if n is not None and np.any(arr >= n):

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import _fsll_kernels as _k
-from ._validation import check_array, check_positive, require_memory
+from ._validation import check_array, check_positive, integer_values, require_memory
 
 __all__ = [
     "MODELS",
@@ -89,12 +89,7 @@ def _check_cardinalities(cardinalities: Any) -> np.ndarray:
         raise ValueError(
             f"cardinalities must be a non-empty 1-d sequence of integers, got {cardinalities!r}"
         )
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValueError(f"cardinalities must be integers, got {cardinalities!r}")
-    elif arr.dtype.kind not in "iu":
-        raise ValueError(f"cardinalities must be integers, got {cardinalities!r}")
-    arr = arr.astype(np.int64)
+    arr = integer_values(arr, f"cardinalities must be integers, got {cardinalities!r}")
     if np.any(arr < 2):
         raise ValueError(f"cardinalities must all be >= 2, got {arr.tolist()}")
     total = 1
@@ -146,14 +141,7 @@ def _check_states(states: Any, cards: np.ndarray, name: str = "data") -> np.ndar
             f"{name} must have shape (samples, {cards.size}) (one column per variable), "
             f"got {np.shape(states)}"
         )
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must contain integer states")
-    elif arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must contain integer states, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+    arr = integer_values(arr, f"{name} must contain integer states", allow_bool=True)
     if arr.size and (np.any(arr < 0) or np.any(arr >= cards[None, :])):
         col = int(np.argmax(np.any((arr < 0) | (arr >= cards[None, :]), axis=0)))
         raise ValueError(
