@@ -127,14 +127,19 @@ def ising5x4(n_samples: int, rng: Any, *, coupling: float = 0.5) -> Dataset:
 
     edges = graphs.square_grid(5, 4)
     bm = BoltzmannMachine(np.zeros(20), edges, np.full(len(edges), float(coupling)))
-    p = exact.probabilities(bm)
-    data = to_binary(sample_table(p, n_samples, rng), 20)
+    return _binary_dataset("Ising5x4", exact.probabilities(bm), n_samples, rng,
+                           {"edges": edges, "coupling": float(coupling), "model": bm})
+
+
+def _binary_dataset(name: str, p: np.ndarray, n_samples: int, rng: Any,
+                    structure: dict) -> Dataset:
+    """``n_samples`` draws from the table ``p`` over 20 binary variables, as a Dataset."""
     return Dataset(
-        name=f"Ising5x4 (N={n_samples})",
-        data=data,
+        name=f"{name} (N={n_samples})",
+        data=to_binary(sample_table(p, n_samples, rng), 20),
         p_star=p,
         cardinalities=(2,) * 20,
-        structure={"edges": edges, "coupling": float(coupling), "model": bm},
+        structure=structure,
     )
 
 
@@ -198,19 +203,11 @@ def bn_sample(
 
 def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure_seed: int):
     parents, tables = bayesian_network(20, max_parents, structure_seed)
-    p = bn_probabilities(parents, tables)
-    data = to_binary(sample_table(p, n_samples, rng), 20)
-    return Dataset(
-        name=f"{name} (N={n_samples})",
-        data=data,
-        p_star=p,
-        cardinalities=(2,) * 20,
-        structure={
-            "parents": parents,
-            "tables": tables,
-            "n_edges": int(sum(len(v) for v in parents)),
-        },
-    )
+    return _binary_dataset(name, bn_probabilities(parents, tables), n_samples, rng, {
+        "parents": parents,
+        "tables": tables,
+        "n_edges": int(sum(len(v) for v in parents)),
+    })
 
 
 def bn20_37(
