@@ -12,15 +12,24 @@ so all ``2^n`` log-weights come from one ``(2^h, h) (h, l) (l, 2^l)`` BLAS produ
 and all first and second moments from a handful of products of the same size
 (``O(2^n (l + h))`` work instead of ``O(2^n n^2)`` for ``X^T diag(p) X``).
 Everything is done in log space with a log-sum-exp shift.
+
+Beyond enumeration, :mod:`mrflib.junction_tree` computes the same quantities by variable
+elimination on a junction tree, in time and memory exponential in the treewidth only.
+``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and ``fit_mle`` take
+``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
+``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
+:func:`plan` shows the elimination order and treewidth the engine chose.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import scipy.optimize
 
+from . import junction_tree
 from ._validation import (
     as_rng,
     check_array,
@@ -49,11 +58,34 @@ __all__ = [
     "kl_data_model",
     "kl_model",
     "sample",
+    "plan",
+    "METHODS",
+    "AUTO_ENUMERATE_MAX_N",
     "MAX_STATE_BYTES_FACTOR",
 ]
 
 #: Bytes per state the enumeration holds at its peak (three float64 tables of 2^n).
 MAX_STATE_BYTES_FACTOR = 24
+#: Engines of ``method=``; ``"auto"`` enumerates up to ``AUTO_ENUMERATE_MAX_N`` spins.
+METHODS = ("auto", "enumerate", "junction-tree")
+AUTO_ENUMERATE_MAX_N = 20
+plan = junction_tree.plan
+
+
+def _engine(method: Any, n: int) -> str:
+    """``"enumerate"`` or ``"junction-tree"`` for ``method`` on ``n`` spins."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        return "enumerate" if n <= AUTO_ENUMERATE_MAX_N else "junction-tree"
+    return method
+
+
+def _check_samples(data: Any, n: int | None = None) -> np.ndarray:
+    s = check_spins(data, n, "data")
+    if len(s) == 0:
+        raise ValueError("data must contain at least one sample (got 0 rows)")
+    return s
 
 
 def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
@@ -152,8 +184,16 @@ def log_weights(bm: BoltzmannMachine) -> np.ndarray:
     return _log_weights(bm.bias, bm.edges, bm.coupling).ravel()
 
 
-def log_partition(bm: BoltzmannMachine) -> float:
-    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` by enumeration (log-sum-exp)."""
+def log_partition(bm: BoltzmannMachine, *, method: str = "auto") -> float:
+    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)``.
+
+    ``method="enumerate"`` sums all ``2^n`` states (log-sum-exp); ``"junction-tree"``
+    eliminates the spins on the junction tree of :func:`plan` (one upward pass);
+    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
+    """
+    bm = _model(bm)
+    if _engine(method, bm.n) == "junction-tree":
+        return junction_tree.log_partition(bm)
     lw = log_weights(bm)
     shift = lw.max()
     return float(shift + np.log(np.exp(lw - shift).sum()))
@@ -173,9 +213,17 @@ def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndar
     return logz, mean, C
 
 
-def moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]:
-    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``)."""
+def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``).
+
+    ``method``: ``"enumerate"`` (all ``2^n`` states), ``"junction-tree"`` (upward and
+    downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
+    ``n <= 20``, else the junction tree).
+    """
     bm = _model(bm)
+    if _engine(method, bm.n) == "junction-tree":
+        _, mean, pair = junction_tree.moments(bm)
+        return mean, pair
     _, mean, C = _enumerate_moments(bm)
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
 
@@ -196,7 +244,7 @@ def sufficient_statistics(
     data: Any, edges: Any, n: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample means ``(1/N) Σ_μ x_i^(μ)`` and ``(1/N) Σ_μ x_i^(μ) x_j^(μ)`` for each edge."""
-    s = check_spins(data, n, "data")
+    s = _check_samples(data, n)
     edges = check_edges(edges, s.shape[1])
     sf = s.astype(np.float64)
     pair = np.einsum("mi,mi->i", sf[:, edges[:, 0]], sf[:, edges[:, 1]]) / len(s)
@@ -205,18 +253,22 @@ def sufficient_statistics(
 
 def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     """The empirical distribution of ``data`` over all ``2^n`` states, flat index order."""
-    s = check_spins(data, n, "data")
+    s = _check_samples(data, n)
     n = s.shape[1]
     require_memory(8 * 2.0**n, f"an empirical distribution over 2^{n} states")
     counts = np.bincount(states_to_index(s), minlength=2**n)
     return counts / len(s)
 
 
-def log_likelihood(bm: BoltzmannMachine, data: Any) -> float:
-    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``."""
+def log_likelihood(bm: BoltzmannMachine, data: Any, *, method: str = "auto") -> float:
+    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
+
+    ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
+    ``n <= 20`` under ``"auto"``, the junction tree beyond).
+    """
     bm = _model(bm)
-    s = check_spins(data, bm.n, "data")
-    return float(np.mean(bm.log_weight(s)) - log_partition(bm))
+    s = _check_samples(data, bm.n)
+    return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
 
 
 def _entropy_of_rows(s: np.ndarray) -> float:
@@ -228,7 +280,7 @@ def _entropy_of_rows(s: np.ndarray) -> float:
 def kl_data_model(data: Any, bm: BoltzmannMachine) -> float:
     """``KL(p_data ‖ P_bm)`` in nats, without forming the ``2^n`` empirical table."""
     bm = _model(bm)
-    s = check_spins(data, bm.n, "data")
+    s = _check_samples(data, bm.n)
     return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
 
 
@@ -260,18 +312,70 @@ def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     return max(0.0, float(np.sum(np.exp(lp) * (lp - lq))))
 
 
-def sample(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
-    """Exact i.i.d. samples by inverse-CDF over the enumerated distribution.
+def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "auto"
+           ) -> np.ndarray:
+    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)``.
 
-    Returns ``int8`` of shape ``(n_samples, n)``; one uniform per sample from ``rng``.
+    ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
+    per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
+    on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
+    ``n <= 20``, else the junction tree. The same seed gives the same samples.
     """
     bm = _model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     rng = as_rng(rng)
+    if _engine(method, bm.n) == "junction-tree":
+        return junction_tree.sample(bm, n_samples, rng)
     cdf = np.cumsum(probabilities(bm))
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
     return index_to_states(idx, bm.n)
+
+
+def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
+                      bias: bool) -> list[str]:
+    """Why the MLE does not exist: statistics on the boundary of the marginal polytope."""
+    found = []
+    if bias:
+        const = np.flatnonzero(np.abs(mean_d) == 1.0)
+        if const.size:
+            found.append(f"spin(s) {const[:8].tolist()} constant in every sample")
+    for value, word in ((1.0, "equal"), (-1.0, "opposite")):
+        hit = np.flatnonzero(pair_d == value)
+        if hit.size:
+            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
+            found.append(f"spin pair(s) {pairs} always {word}")
+    return found
+
+
+def _mle_init(init: Any, n: int, edges: np.ndarray, bias: bool) -> np.ndarray:
+    E = len(edges)
+    if init is None:
+        return np.zeros(n + E if bias else E)
+    if isinstance(init, BoltzmannMachine):
+        if init.n != n or not np.array_equal(init.edges, edges):
+            raise ValueError("init must be a BoltzmannMachine on the same spins and edges")
+        theta = init.params
+    else:
+        theta = check_array(init, "init", shape=(n + E,))
+    return theta.copy() if bias else theta[n:].copy()
+
+
+def _polish(res: scipy.optimize.OptimizeResult, negll: Any, tol: float, steps: int = 50
+            ) -> None:
+    """Quasi-Newton steps ``θ <- θ - H g`` (L-BFGS's inverse Hessian) while ``max |g|``
+    falls: they finish a fit whose line search stopped because the objective's change
+    fell below its rounding error (about ``1e-16 |l|``) before ``max |g| < tol``."""
+    g = res.jac
+    for _ in range(steps):
+        if not g.size or np.max(np.abs(g)) < tol:
+            break
+        x = res.x - res.hess_inv.matvec(g)
+        f, g2 = negll(x)
+        if np.max(np.abs(g2)) >= np.max(np.abs(g)):
+            break
+        res.x, res.fun, res.jac, g = x, f, g2, g2
+        res.nit += 1
 
 
 def fit_mle(
@@ -280,22 +384,26 @@ def fit_mle(
     n: int | None = None,
     *,
     bias: bool = True,
-    init: BoltzmannMachine | None = None,
+    init: Any = None,
     tol: float = 1e-9,
     max_iter: int = 10_000,
     return_result: bool = False,
+    method: str = "auto",
 ) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
     """Exact maximum-likelihood Boltzmann machine on a given graph.
 
     Maximizes the exact average log-likelihood
     ``l(θ) = θ · s_data - log Z(θ)`` (eq. (4)-(5) of Yasuda, SMCI learning), whose
-    gradient is ``s_data - ⟨s⟩_θ`` (eq. (6)-(7)), with scipy's L-BFGS-B on the
-    enumerated ``log Z`` and moments.
+    gradient is ``s_data - ⟨s⟩_θ`` (eq. (6)-(7)), with scipy's L-BFGS-B on the exact
+    ``log Z`` and moments: enumerated (``method="enumerate"``) or from the junction
+    tree (``"junction-tree"``, its plan built once, then quasi-Newton steps on the
+    gradient alone where the line search can no longer resolve the objective);
+    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
 
     Parameters
     ----------
     data : array_like, int, shape (N, n)
-        Spins in {-1, +1}.
+        Spins in {-1, +1}; at least one sample.
     edges : array_like, shape (E, 2)
         The learner's graph.
     n : int, optional
@@ -303,42 +411,59 @@ def fit_mle(
     bias : bool
         Learn biases (``True``) or fix them at zero (the bias-free model of the SMCI
         learning paper).
-    init : BoltzmannMachine, optional
+    init : BoltzmannMachine or array (n + E,), optional
         Starting point (default: all parameters zero).
     tol : float
         Stop when the largest gradient component is below ``tol``.
     max_iter : int
-        Iteration limit. Data whose statistics sit on the boundary of the marginal
-        polytope (e.g. a pair always equal) have no finite MLE; the fit then stops here.
+        Iteration limit.
     return_result : bool
-        Also return scipy's ``OptimizeResult``.
+        Also return scipy's ``OptimizeResult``, with ``success`` true only when the
+        largest gradient component at the returned point is below ``tol`` and the MLE
+        exists, ``grad_max`` that component, ``mle_exists`` and ``message`` the
+        stopping reason.
+    method : {"auto", "enumerate", "junction-tree"}
+
+    Warns
+    -----
+    RuntimeWarning
+        When the MLE does not exist (a spin constant in every sample, two coupled spins
+        always equal or always opposite): the likelihood grows without bound as the
+        parameters diverge, so the fit stops at ``max_iter`` or on a line-search failure
+        and is reported as not converged.
     """
-    s = check_spins(data, n, "data")
+    s = _check_samples(data, n)
     n = s.shape[1]
     edges = check_edges(edges, n)
     tol = check_positive(tol, "tol")
     max_iter = check_positive(max_iter, "max_iter", integer=True)
-    _check_enumerable(n, "exact maximum likelihood")
+    engine = _engine(method, n)
+    if engine == "enumerate":
+        _check_enumerable(n, "exact maximum likelihood")
+    else:
+        jt = junction_tree.plan(edges, n)
     mean_d, pair_d = sufficient_statistics(s, edges)
     target = np.concatenate([mean_d, pair_d]) if bias else pair_d
-    E = len(edges)
-    if init is not None:
-        init = _model(init)
-        if init.n != n or not np.array_equal(init.edges, edges):
-            raise ValueError("init must be a BoltzmannMachine on the same spins and edges")
-        x0 = init.params if bias else init.coupling.copy()
-    else:
-        x0 = np.zeros(n + E if bias else E)
+    degenerate = _mle_degeneracies(mean_d, pair_d, edges, bias)
+    if degenerate:
+        warnings.warn("the maximum-likelihood estimate does not exist for this data ("
+                      + "; ".join(degenerate) + "): parameters diverge and the fit is "
+                      "reported as not converged", RuntimeWarning, stacklevel=2)
+    x0 = _mle_init(init, n, edges, bias)
     zeros = np.zeros(n)
     ei, ej = edges[:, 0], edges[:, 1]
 
     def negll(theta: np.ndarray) -> tuple[float, np.ndarray]:
         b = theta[:n] if bias else zeros
         J = theta[n:] if bias else theta
-        P = _log_weights(b, edges, J)
-        logz = _logsumexp_inplace_probs(P)
-        mean, C = _moments_matrix(P, n)
-        model = np.concatenate([mean, C[ei, ej]]) if bias else C[ei, ej]
+        if engine == "junction-tree":
+            logz, mean, pair = jt.calibrate(b, J)
+        else:
+            P = _log_weights(b, edges, J)
+            logz = _logsumexp_inplace_probs(P)
+            mean, C = _moments_matrix(P, n)
+            pair = C[ei, ej]
+        model = np.concatenate([mean, pair]) if bias else pair
         return logz - theta @ target, model - target
 
     res = scipy.optimize.minimize(
@@ -348,6 +473,15 @@ def fit_mle(
         method="L-BFGS-B",
         options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": 30},
     )
+    if engine == "junction-tree":
+        _polish(res, negll, tol)
     theta = res.x
+    res.grad_max = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
+    res.mle_exists = not degenerate
+    res.success = bool(res.grad_max < tol and not degenerate)
+    if degenerate:
+        res.message = "the MLE does not exist: " + "; ".join(degenerate)
+    elif not res.success:
+        res.message = f"not converged (max |gradient| {res.grad_max:.3g} >= tol): {res.message}"
     bm = BoltzmannMachine(theta[:n] if bias else zeros, edges, theta[n:] if bias else theta)
     return (bm, res) if return_result else bm

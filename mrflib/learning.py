@@ -126,6 +126,9 @@ class Fit:
         The options the fit ran with.
     chains : ndarray or None
         The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
+    stop_reason : str or None
+        Why the fit stopped (``"mle"`` with the exact solver: the optimizer's message,
+        or that the MLE does not exist for the data).
     """
 
     model: Any
@@ -139,6 +142,7 @@ class Fit:
     mae: np.ndarray | None = None
     options: dict = field(default_factory=dict)
     chains: np.ndarray | None = None
+    stop_reason: str | None = None
 
     @property
     def history(self):
@@ -591,6 +595,37 @@ def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
     return theta, int(res.nit), bool(gfinal < tol), params, gmax, errs
 
 
+def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -> Fit:
+    """``solver="exact"``: :func:`mrflib.exact.fit_mle` (L-BFGS-B on the exact
+    likelihood; enumeration up to 20 spins, the junction tree beyond), with its
+    ``max_iter`` = ``max_steps`` and ``tol`` when given, else its own defaults
+    (``10000``, ``1e-9``). ``converged`` is true only if the MLE exists and
+    ``max |gradient| < tol`` at the returned point (``tol`` defaulting to ``1e-6`` as for
+    the other methods); ``stop_reason`` says why it stopped."""
+    from mrflib import exact
+
+    n = prob.n
+    kw = {}
+    if max_steps is not None:
+        kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
+    if tol is not None:
+        kw["tol"] = check_positive(tol, "tol")
+    model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
+                               return_result=True, **kw)
+    theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
+    params = theta[None, :] if record else None
+    errs = None
+    if record and ref_coupling is not None:
+        errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
+    tol = kw.get("tol", 1e-6)
+    converged = bool(res.mle_exists and res.grad_max < tol)
+    reason = f"converged: max |gradient| {res.grad_max:.3g} < tol {tol:g}" if converged \
+        else str(res.message)
+    return Fit(model, "mle", "exact", int(res.nit), converged,
+               time.perf_counter() - t0, params, None, errs,
+               dict(kw, bias=bool(bias)), stop_reason=reason)
+
+
 def fit(
     data: Any,
     edges: Any,
@@ -676,6 +711,7 @@ def fit(
     if solver not in allowed:
         raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
     learning_rate = check_positive(learning_rate, "learning_rate")
+    max_steps_given, tol_given = max_steps, tol
     stochastic = method in STOCHASTIC_METHODS
     max_steps = check_positive(
         (1000 if stochastic else 10000) if max_steps is None else max_steps,
@@ -697,15 +733,8 @@ def fit(
         ref_coupling = check_array(ref, "reference", ndim=1, shape=(prob.E,))
 
     if method == "mle" and solver == "exact":
-        from mrflib import exact
-
-        model = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias))
-        theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
-        params = theta[None, :] if record else None
-        errs = None
-        if record and ref_coupling is not None:
-            errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
-        return Fit(model, method, solver, 0, True, time.perf_counter() - t0, params, None, errs)
+        return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
+                              record, t0)
 
     if init is None:
         theta0 = np.zeros(P)

@@ -114,9 +114,9 @@ def test_refuses_too_large_before_allocating():
     bm = BoltzmannMachine.random(graphs.square_grid(8, 8), 64, rng=0)
     need = format_bytes(exact.MAX_STATE_BYTES_FACTOR * 2.0**64)
     with pytest.raises(ValueError, match=f"would need {need}"):
-        exact.log_partition(bm)
+        exact.log_partition(bm, method="enumerate")
     with pytest.raises(ValueError, match="exact maximum likelihood"):
-        exact.fit_mle(np.ones((3, 64)), graphs.square_grid(8, 8))
+        exact.fit_mle(np.ones((3, 64)), graphs.square_grid(8, 8), method="enumerate")
 
 
 def test_bad_input(grid_bm):
@@ -126,3 +126,71 @@ def test_bad_input(grid_bm):
         exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)
     with pytest.raises(ValueError, match="data must have 9 columns"):
         exact.log_likelihood(grid_bm, np.ones((4, 8)))
+
+
+def test_auto_enumerates_up_to_20_spins_bit_identically(grid_bm):
+    assert exact.log_partition(grid_bm) == exact.log_partition(grid_bm, method="enumerate")
+    for u, v in zip(exact.moments(grid_bm), exact.moments(grid_bm, method="enumerate")):
+        assert np.array_equal(u, v)
+    assert np.array_equal(exact.sample(grid_bm, 100, 3),
+                          exact.sample(grid_bm, 100, 3, method="enumerate"))
+    data = exact.sample(grid_bm, 500, 1)
+    assert np.array_equal(exact.fit_mle(data, grid_bm.edges).params,
+                          exact.fit_mle(data, grid_bm.edges, method="enumerate").params)
+    with pytest.raises(ValueError, match="method must be one of"):
+        exact.log_partition(grid_bm, method="bp")
+
+
+def test_auto_uses_the_junction_tree_beyond_20_spins():
+    bm = BoltzmannMachine.random(graphs.square_grid(3, 8), 24, rng=2)
+    assert exact.log_partition(bm) == exact.log_partition(bm, method="junction-tree")
+    assert exact.log_partition(bm) == pytest.approx(
+        exact.log_partition(bm, method="enumerate"), abs=1e-10)
+
+
+def test_fit_mle_junction_tree_equals_enumeration(grid_bm):
+    data = exact.sample(grid_bm, 2000, 4)
+    a = exact.fit_mle(data, grid_bm.edges, method="enumerate")
+    b = exact.fit_mle(data, grid_bm.edges, method="junction-tree")
+    assert np.abs(a.params - b.params).max() < 1e-6
+
+
+def test_fit_mle_beyond_enumeration_matches_moments():
+    bm = BoltzmannMachine.random(graphs.square_grid(6, 6), 36, rng=3)
+    data = exact.sample(bm, 4000, 5)
+    fit, res = exact.fit_mle(data, bm.edges, return_result=True)
+    m_d, p_d = exact.sufficient_statistics(data, bm.edges)
+    m_f, p_f = exact.moments(fit)
+    assert res.success and res.grad_max < 1e-9
+    assert np.abs(m_f - m_d).max() < 1e-8 and np.abs(p_f - p_d).max() < 1e-8
+
+
+@pytest.mark.parametrize("f", [
+    lambda d, bm: exact.fit_mle(d, bm.edges, n=9),
+    lambda d, bm: exact.kl_data_model(d, bm),
+    lambda d, bm: exact.log_likelihood(bm, d),
+    lambda d, bm: exact.empirical_distribution(d, 9),
+    lambda d, bm: exact.sufficient_statistics(d, bm.edges, 9),
+])
+def test_zero_samples_are_refused(f, grid_bm):
+    with pytest.raises(ValueError, match="data must contain at least one sample"):
+        f(np.zeros((0, 9), dtype=np.int8), grid_bm)
+
+
+@pytest.mark.parametrize("case,pattern", [
+    ("constant", r"spin\(s\) \[2\] constant"),
+    ("equal", r"\(0, 1\)\] always equal"),
+    ("opposite", r"\(0, 3\)\] always opposite"),
+])
+def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
+    data = exact.sample(grid_bm, 300, 6).copy()
+    if case == "constant":
+        data[:, 2] = 1
+    elif case == "equal":
+        data[:, 1] = data[:, 0]
+    else:
+        data[:, 3] = -data[:, 0]
+    with pytest.warns(RuntimeWarning, match="does not exist.*" + pattern):
+        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
+    assert not res.success and "does not exist" in res.message
+    assert np.all(np.isfinite(fit.params))

@@ -1,0 +1,182 @@
+"""Numba kernels of the junction-tree engine (:mod:`mrflib.junction_tree`).
+
+Tables are flat ``float64`` arrays of log-values over the ``2^k`` states of a clique
+scope ``S_t = (v, N_t)``; bit ``q`` of an index is the spin of ``S_t[q]`` (set means +1),
+so the eliminated spin ``v`` is bit 0 and the message ``N_t`` is the index shifted right
+by one. A child's message is read through a split lookup table: the index into the
+child's scope is ``map[lo + (i & mask)] + map[hi + (i >> L)]`` with ``L = k // 2``.
+
+Every kernel has its plain-Python twin in ``kernel.py_func``; the tests compare both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _logaddexp(a: float, b: float) -> float:
+    if a >= b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@njit(cache=True)
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _local_table(t, table, k, v, bias, coupling, edge_ptr, edge_id, edge_q):
+    """``table[i] = x_v (b_v + Σ_u J_vu x_u)`` over the scope of step ``t``."""
+    for j in range(1 << (k - 1)):
+        i = j << 1
+        h = bias[v]
+        for e in range(edge_ptr[t], edge_ptr[t + 1]):
+            if (i >> edge_q[e]) & 1:
+                h += coupling[edge_id[e]]
+            else:
+                h -= coupling[edge_id[e]]
+        table[i] = -h
+        table[i + 1] = h
+
+
+@njit(cache=True)
+def _add_message(table, k, msg, maps, off):
+    """``table[i] += msg[index of i in the message's scope]``."""
+    L = k // 2
+    mask = (1 << L) - 1
+    hi = off + (1 << L)
+    for i in range(1 << k):
+        table[i] += msg[maps[off + (i & mask)] + maps[hi + (i >> L)]]
+
+
+@njit(cache=True)
+def _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                 child_ptr, children, child_map, maps, msg_off, msgs):
+    """Local potentials of step ``t`` plus the upward messages of its children."""
+    k = scope_ptr[t + 1] - scope_ptr[t]
+    _local_table(t, table, k, order[t], bias, coupling, edge_ptr, edge_id, edge_q)
+    for a in range(child_ptr[t], child_ptr[t + 1]):
+        c = children[a]
+        kc = scope_ptr[c + 1] - scope_ptr[c] - 1
+        _add_message(table, k, msgs[msg_off[c]:msg_off[c] + (1 << kc)], maps, child_map[a])
+    return k
+
+
+@njit(cache=True)
+def upward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, child_ptr,
+           children, child_map, maps, msg_off, msgs, logodds, want_logodds, table):
+    """Eliminate the spins in order; return ``log Z`` (sum over the roots' messages).
+
+    ``msgs[msg_off[t]:]`` receives ``log Σ_{x_v} exp(table_t)`` over ``N_t``; with
+    ``want_logodds`` also ``logodds = table_t(x_v=+1) - table_t(x_v=-1)`` for sampling.
+    """
+    logz = 0.0
+    for t in range(order.shape[0]):
+        k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                         child_ptr, children, child_map, maps, msg_off, msgs)
+        base = msg_off[t]
+        for j in range(1 << (k - 1)):
+            a = table[2 * j]
+            b = table[2 * j + 1]
+            msgs[base + j] = _logaddexp(a, b)
+            if want_logodds:
+                logodds[base + j] = b - a
+        if parent[t] < 0:
+            logz += msgs[base]
+    return logz
+
+
+@njit(cache=True)
+def _belief_moments(t, table, k, v, edge_ptr, edge_id, edge_q, mean, pair):
+    """Normalize the clique belief in place (log) and read ``<x_v>``, ``<x_v x_u>``."""
+    size = 1 << k
+    m = table[0]
+    for i in range(size):
+        if table[i] > m:
+            m = table[i]
+    s = 0.0
+    for i in range(size):
+        s += np.exp(table[i] - m)
+    c = m + np.log(s)
+    mv = 0.0
+    for e in range(edge_ptr[t], edge_ptr[t + 1]):
+        pair[edge_id[e]] = 0.0
+    for i in range(size):
+        table[i] -= c
+        p = np.exp(table[i])
+        sv = 1.0 if i & 1 else -1.0
+        mv += sv * p
+        for e in range(edge_ptr[t], edge_ptr[t + 1]):
+            if (i >> edge_q[e]) & 1:
+                pair[edge_id[e]] += sv * p
+            else:
+                pair[edge_id[e]] -= sv * p
+    mean[v] = mv
+
+
+@njit(cache=True)
+def _down_message(table, k, msg, maps, off, mx, acc):
+    """``msg <- log Σ_{S \\ N_c} exp(table - msg)`` (Hugin update, in place on ``msg``)."""
+    size_c = msg.shape[0]
+    L = k // 2
+    mask = (1 << L) - 1
+    hi = off + (1 << L)
+    for j in range(size_c):
+        mx[j] = -np.inf
+        acc[j] = 0.0
+    for i in range(1 << k):
+        j = maps[off + (i & mask)] + maps[hi + (i >> L)]
+        val = table[i] - msg[j]
+        if val > mx[j]:
+            mx[j] = val
+    for i in range(1 << k):
+        j = maps[off + (i & mask)] + maps[hi + (i >> L)]
+        acc[j] += np.exp(table[i] - msg[j] - mx[j])
+    for j in range(size_c):
+        msg[j] = mx[j] + np.log(acc[j])
+
+
+@njit(cache=True)
+def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, child_ptr,
+             children, child_map, maps, msg_off, msgs, table, mx, acc, mean, pair):
+    """Distribute from the roots; fill ``mean`` (n,) and ``pair`` (E,).
+
+    Needs the upward ``msgs``; each child's slot is overwritten by its downward message.
+    """
+    for t in range(order.shape[0] - 1, -1, -1):
+        k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                         child_ptr, children, child_map, maps, msg_off, msgs)
+        if parent[t] >= 0:
+            base = msg_off[t]
+            for i in range(1 << k):
+                table[i] += msgs[base + (i >> 1)]
+        _belief_moments(t, table, k, order[t], edge_ptr, edge_id, edge_q, mean, pair)
+        for a in range(child_ptr[t], child_ptr[t + 1]):
+            c = children[a]
+            kc = scope_ptr[c + 1] - scope_ptr[c] - 1
+            _down_message(table, k, msgs[msg_off[c]:msg_off[c] + (1 << kc)], maps,
+                          child_map[a], mx, acc)
+
+
+@njit(cache=True)
+def sample(order, scope_ptr, scope_nodes, msg_off, logodds, uniforms, out):
+    """Backward sampling: spins in reverse elimination order, each from
+    ``P(x_v = +1 | x_{N_t}) = sigmoid(logodds_t[x_{N_t}])``; one uniform per spin."""
+    n = order.shape[0]
+    for s in range(out.shape[0]):
+        for t in range(n - 1, -1, -1):
+            p0 = scope_ptr[t]
+            j = 0
+            for q in range(1, scope_ptr[t + 1] - p0):
+                if out[s, scope_nodes[p0 + q]] > 0:
+                    j |= 1 << (q - 1)
+            if uniforms[s, t] < _sigmoid(logodds[msg_off[t] + j]):
+                out[s, order[t]] = 1
+            else:
+                out[s, order[t]] = -1

@@ -1,0 +1,447 @@
+"""Exact inference on graphs of small treewidth: variable elimination on a junction tree.
+
+For the pairwise ±1 model ``P(x) ∝ exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (eq. (3) of the GSMCI
+paper, eq. (1) of the SMCI-learning paper) the spins are summed out one at a time in an
+*elimination order*. Eliminating ``v`` multiplies every factor that touches ``v`` into a
+table over the clique ``S_v = {v} ∪ N_v`` (``N_v``: the neighbours of ``v`` not yet
+eliminated, fill edges included) and sums ``v`` out, leaving a message over ``N_v``:
+
+.. math::  m_v(x_{N_v}) = \\log \\sum_{x_v = \\pm 1} \\exp\\Big(x_v \\big(b_v +
+           \\sum_{u \\in N_v} J_{vu} x_u\\big) + \\sum_{c \\to v} m_c(x_{N_c})\\Big).
+
+The message goes to the first-eliminated node of ``N_v`` (its parent); the cliques and
+these parent links form a junction tree, whose largest clique has ``treewidth + 1``
+spins. The sum of the roots' messages is ``log Z``. Everything is in log space
+(log-sum-exp), so every finite model gives finite answers.
+
+* ``log Z``: one upward pass, ``O(Σ_v 2^{|S_v|})`` work.
+* Node means and edge moments: a downward (Hugin) pass that gives each clique its
+  marginal; every edge lies in the clique of its first-eliminated end.
+* Exact samples: forward filtering (the upward pass) then backward sampling,
+  ``P(x_v = +1 | x_{N_v}) = σ(table_v(+1, x_{N_v}) - table_v(-1, x_{N_v}))`` in reverse
+  elimination order.
+
+The order is the best of several heuristics (min-degree, min-fill, the node order
+itself, reverse Cuthill-McKee, a spectral (Fiedler) sweep), scored by the largest
+clique table: a ``rows x cols`` lattice gets width ``min(rows, cols)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
+
+from . import _jt_kernels as _k
+from . import graphs
+from ._validation import as_rng, check_edges, check_positive, format_bytes, require_memory
+from .model import BoltzmannMachine
+
+__all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
+           "MAX_WIDTH"]
+
+#: Widths beyond this are refused without further search (a table of 2^63 entries).
+MAX_WIDTH = 62
+_MIN_FILL_MAX_NODES = 400
+_SPECTRAL_MAX_NODES = 1500
+
+
+# --------------------------------------------------------------------------- orders
+def _neighbour_sets(edges: np.ndarray, n: int) -> list[set]:
+    indptr, indices, _ = graphs.adjacency(edges, n)
+    return [set(indices[indptr[i]:indptr[i + 1]].tolist()) for i in range(n)]
+
+
+def _eliminate(nbrs: list[set], order: list[int], limit: int) -> tuple[list, int]:
+    """Neighbour sets at elimination time, or ``(None, size)`` once a clique exceeds ``limit``."""
+    adj = [set(s) for s in nbrs]
+    out = []
+    for v in order:
+        nb = adj[v]
+        if len(nb) + 1 > limit:
+            return None, len(nb) + 1
+        out.append(nb)
+        for u in nb:
+            a = adj[u]
+            a.discard(v)
+            a |= nb
+            a.discard(u)
+    return out, max((len(s) + 1 for s in out), default=1)
+
+
+def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[int] | None:
+    """Greedy elimination (min-degree or min-fill) with a lazily updated heap."""
+    adj = [set(s) for s in nbrs]
+
+    def key(v: int) -> int:
+        if score == "degree":
+            return len(adj[v])
+        nb = adj[v]
+        return sum(len(nb - adj[u]) - 1 for u in nb) // 2
+
+    heap = [(key(v), v) for v in nodes]
+    heapq.heapify(heap)
+    done: set = set()
+    order = []
+    while heap:
+        kv, v = heapq.heappop(heap)
+        if v in done or kv != key(v):
+            if v not in done:
+                heapq.heappush(heap, (key(v), v))
+            continue
+        nb = adj[v]
+        if len(nb) + 1 > limit:
+            return None
+        done.add(v)
+        order.append(v)
+        touched = set(nb)
+        for u in nb:
+            a = adj[u]
+            a.discard(v)
+            a |= nb
+            a.discard(u)
+        if score == "fill":
+            for u in nb:
+                touched |= adj[u]
+        for u in touched - done:
+            heapq.heappush(heap, (key(u), u))
+    return order
+
+
+def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
+    """Sweep along the Fiedler vector (long axis of a lattice); small components only."""
+    if len(nodes) < 3 or len(nodes) > _SPECTRAL_MAX_NODES:
+        return None
+    idx = np.asarray(nodes)
+    local = -np.ones(n, dtype=np.int64)
+    local[idx] = np.arange(len(idx))
+    e = edges[(local[edges[:, 0]] >= 0)]
+    A = np.zeros((len(idx), len(idx)))
+    A[local[e[:, 0]], local[e[:, 1]]] = 1.0
+    A += A.T
+    L = np.diag(A.sum(1)) - A
+    _, vec = np.linalg.eigh(L)
+    f = np.round(vec[:, 1], 9)
+    return idx[np.lexsort((idx, f))].tolist()
+
+
+def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
+    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                shape=(n, n)).tocsr()
+    perm = scipy.sparse.csgraph.reverse_cuthill_mckee(A + A.T, symmetric_mode=True)
+    keep = set(nodes)
+    return [int(v) for v in perm if v in keep]
+
+
+def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: int,
+                      limit: int):
+    yield "min-degree", _greedy(nbrs, nodes, "degree", limit)
+    if len(nodes) <= _MIN_FILL_MAX_NODES:
+        yield "min-fill", _greedy(nbrs, nodes, "fill", limit)
+    yield "natural", sorted(nodes)
+    rcm = _rcm(edges, nodes, n)
+    yield "reverse-cuthill-mckee", rcm
+    yield "cuthill-mckee", rcm[::-1]
+    yield "spectral", _spectral(edges, nodes, n)
+
+
+def _component_order(nbrs, edges, nodes, n, limit) -> tuple[list, str, int]:
+    """The best candidate order of one connected component (smallest largest clique)."""
+    best, best_name, best_cost, lower = None, "", None, limit + 1
+    for name, order in _candidate_orders(nbrs, edges, nodes, n, limit):
+        if order is None:
+            continue
+        cliques, size = _eliminate(nbrs, order, limit)
+        if cliques is None:
+            lower = min(lower, size)
+            continue
+        cost = (size, sum(2.0 ** len(s) for s in cliques))
+        if best_cost is None or cost < best_cost:
+            best, best_name, best_cost = order, name, cost
+            limit = size
+    return best, best_name, lower if best is None else best_cost[0]
+
+
+def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int], str, int]:
+    """The elimination order, the heuristic that found it, and its treewidth.
+
+    Orders each connected component separately (min-degree, min-fill for components of at
+    most 400 nodes, the natural node order, (reverse) Cuthill-McKee, a Fiedler sweep) and
+    keeps, per component, the order with the smallest largest clique.
+    """
+    edges = check_edges(edges, n)
+    nbrs = _neighbour_sets(edges, n)
+    if order is not None:
+        order = [int(v) for v in np.asarray(order, dtype=np.int64)]
+        if sorted(order) != list(range(n)):
+            raise ValueError(f"order must be a permutation of 0..{n - 1}")
+        _, size = _eliminate(nbrs, order, MAX_WIDTH + 1)
+        return order, "given", size - 1
+    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                shape=(n, n))
+    ncomp, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
+    full, names, width = [], set(), 0
+    for c in range(ncomp):
+        nodes = np.flatnonzero(labels == c).tolist()
+        best, name, size = _component_order(nbrs, edges, nodes, n, MAX_WIDTH + 1)
+        if best is None:
+            _refuse_width(size - 1, exact=False)
+        full += best
+        names.add(name)
+        width = max(width, size - 1)
+    return full, "+".join(sorted(names)), width
+
+
+def _refuse_width(width: int, exact: bool = True) -> None:
+    need = 8 * 2.0 ** (width + 1)
+    what = "treewidth" if exact else "treewidth of at least"
+    raise ValueError(
+        f"the junction tree has {what} {width}: its largest clique table would need "
+        f"{format_bytes(need)} of memory (limit: treewidth {MAX_WIDTH})"
+    )
+
+
+# --------------------------------------------------------------------------- plan
+def _split_map(k: int, positions: np.ndarray) -> np.ndarray:
+    """Split lookup table from a scope of ``k`` bits to the sub-scope at ``positions``."""
+    L = k // 2
+    rank = -np.ones(k, dtype=np.int64)
+    rank[positions] = np.arange(len(positions))
+    out = []
+    for lo, nb in ((0, L), (L, k - L)):
+        a = np.arange(1 << nb, dtype=np.int64)
+        m = np.zeros(1 << nb, dtype=np.int64)
+        for q in range(nb):
+            if rank[lo + q] >= 0:
+                m += ((a >> q) & 1) << rank[lo + q]
+        out.append(m)
+    return np.concatenate(out)
+
+
+class JunctionTree:
+    """The elimination plan of a graph: order, cliques, junction tree, lookup tables.
+
+    The plan depends on the graph only; :meth:`calibrate` and :meth:`sample` take the
+    parameters, so a learner builds it once.
+
+    Attributes
+    ----------
+    n : int
+    edges : ndarray (E, 2)
+    order : ndarray (n,)
+        Elimination order (spin ``order[t]`` is summed out at step ``t``).
+    treewidth : int
+        Largest clique size minus one for this order (an upper bound on the graph's
+        treewidth; ``min(rows, cols)`` for a lattice).
+    heuristic : str
+        The ordering heuristic that won.
+    cliques : list of ndarray
+        ``S_t = (order[t], N_t)`` for each step.
+    """
+
+    def __init__(self, edges: Any, n: int, order: Any = None) -> None:
+        n = int(check_positive(n, "n", integer=True))
+        edges = check_edges(edges, n)
+        order, self.heuristic, width = elimination_order(edges, n, order)
+        if width > MAX_WIDTH:
+            _refuse_width(width)
+        self.n, self.edges, self.treewidth = n, edges, int(width)
+        self.order = np.asarray(order, dtype=np.int64)
+        pos = np.empty(n, dtype=np.int64)
+        pos[self.order] = np.arange(n)
+        cliques, _ = _eliminate(_neighbour_sets(edges, n), order, MAX_WIDTH + 1)
+        self._scopes = [np.concatenate([[v], sorted(nb, key=pos.__getitem__)]).astype(np.int64)
+                        for v, nb in zip(order, cliques)]
+        sizes = np.array([len(s) for s in self._scopes], dtype=np.int64)
+        self.msg_entries = int(np.sum(2.0 ** (sizes - 1)))
+        self.max_clique = int(sizes.max())
+        require_memory(self.memory_bytes(), self._what())
+        self._build(pos, sizes)
+
+    # ------------------------------------------------------------------ construction
+    def _what(self, sampling: bool = False) -> str:
+        return (f"the junction tree of treewidth {self.treewidth} (largest clique table "
+                f"2^{self.max_clique} entries{', with sampling tables' if sampling else ''})")
+
+    def memory_bytes(self, sampling: bool = False) -> float:
+        """Peak bytes of a calibration (messages, two clique tables, temporaries)."""
+        tables = 2.0 ** self.max_clique * 2 + 2.0 ** (self.max_clique - 1) * 2
+        maps = 3 * 2.0 ** (self.max_clique // 2 + 1) * self.n
+        return 8.0 * ((2 if sampling else 1) * self.msg_entries + tables + maps)
+
+    def _build(self, pos: np.ndarray, sizes: np.ndarray) -> None:
+        n, scopes = self.n, self._scopes
+        self.scope_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.scope_nodes = np.concatenate(scopes).astype(np.int64)
+        self.parent = np.array([pos[s[1]] if len(s) > 1 else -1 for s in scopes], np.int64)
+        self.msg_off = np.concatenate([[0], np.cumsum(2 ** (sizes - 1))[:-1]]).astype(np.int64)
+        kids = [[] for _ in range(n)]
+        for t in range(n):
+            if self.parent[t] >= 0:
+                kids[self.parent[t]].append(t)
+        self.child_ptr = np.concatenate([[0], np.cumsum([len(c) for c in kids])]).astype(np.int64)
+        self.children = np.array([c for cs in kids for c in cs], dtype=np.int64)
+        maps, offs, off = [], [], 0
+        for p, cs in enumerate(kids):
+            where = {int(u): q for q, u in enumerate(scopes[p])}
+            for c in cs:
+                m = _split_map(int(sizes[p]), np.array([where[int(u)] for u in scopes[c][1:]]))
+                maps.append(m)
+                offs.append(off)
+                off += len(m)
+        self.maps = np.concatenate(maps) if maps else np.zeros(1, np.int64)
+        self.child_map = np.array(offs, dtype=np.int64)
+        # each edge (i, j) belongs to the clique of its first-eliminated end
+        first = np.where(pos[self.edges[:, 0]] < pos[self.edges[:, 1]], 0, 1)
+        ends = self.edges[np.arange(len(self.edges)), first]
+        other = self.edges[np.arange(len(self.edges)), 1 - first]
+        step = pos[ends]
+        eorder = np.argsort(step, kind="stable")
+        self.edge_id = eorder.astype(np.int64)
+        self.edge_q = np.array(
+            [int(np.flatnonzero(scopes[step[e]] == other[e])[0]) for e in eorder], np.int64)
+        self.edge_ptr = np.searchsorted(step[eorder], np.arange(n + 1)).astype(np.int64)
+
+    @property
+    def cliques(self) -> list[np.ndarray]:
+        return [s.copy() for s in self._scopes]
+
+    def __repr__(self) -> str:
+        return (f"JunctionTree(n={self.n}, treewidth={self.treewidth}, "
+                f"heuristic={self.heuristic!r})")
+
+    # ------------------------------------------------------------------ inference
+    def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray]:
+        b = np.ascontiguousarray(bias, dtype=np.float64)
+        J = np.ascontiguousarray(coupling, dtype=np.float64)
+        if b.shape != (self.n,) or J.shape != (len(self.edges),):
+            raise ValueError(f"bias and coupling must have shapes ({self.n},) and "
+                             f"({len(self.edges)},), got {b.shape} and {J.shape}")
+        return b, J
+
+    def _upward(self, b, J, want_logodds: bool):
+        msgs = np.empty(self.msg_entries)
+        logodds = np.empty(self.msg_entries if want_logodds else 1)
+        table = np.empty(1 << self.max_clique)
+        logz = _k.upward(self.order, self.scope_ptr, self.parent, b, J, self.edge_ptr,
+                         self.edge_id, self.edge_q, self.child_ptr, self.children,
+                         self.child_map, self.maps, self.msg_off, msgs, logodds,
+                         want_logodds, table)
+        return float(logz), msgs, logodds, table
+
+    def log_partition(self, bias: Any, coupling: Any) -> float:
+        """``log Z`` by one upward pass."""
+        b, J = self._params(bias, coupling)
+        return self._upward(b, J, False)[0]
+
+    def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(log Z, <x_i> (n,), <x_i x_j> (E,))`` by an upward and a downward pass."""
+        b, J = self._params(bias, coupling)
+        logz, msgs, _, table = self._upward(b, J, False)
+        half = 1 << (self.max_clique - 1)
+        mean, pair = np.empty(self.n), np.empty(len(self.edges))
+        _k.downward(self.order, self.scope_ptr, self.parent, b, J, self.edge_ptr, self.edge_id,
+                    self.edge_q, self.child_ptr, self.children, self.child_map, self.maps,
+                    self.msg_off, msgs, table, np.empty(half), np.empty(half), mean, pair)
+        return logz, mean, pair
+
+    def sample(self, bias: Any, coupling: Any, n_samples: int, rng: Any) -> np.ndarray:
+        """Exact i.i.d. samples (forward filtering, backward sampling), ``int8 (M, n)``.
+
+        Uniforms are drawn from ``rng`` in blocks of ``(rows, n)`` (row ``s``, column
+        ``t`` decides spin ``order[t]`` of sample ``s``): the same seed gives the same
+        samples.
+        """
+        b, J = self._params(bias, coupling)
+        n_samples = int(check_positive(n_samples, "n_samples", integer=True))
+        rng = as_rng(rng)
+        require_memory(self.memory_bytes(True) + n_samples * self.n, self._what(True))
+        _, _, logodds, _ = self._upward(b, J, True)
+        out = np.empty((n_samples, self.n), dtype=np.int8)
+        block = max(1, min(n_samples, 2**20 // self.n))
+        for start in range(0, n_samples, block):
+            u = rng.random((min(block, n_samples - start), self.n))
+            _k.sample(self.order, self.scope_ptr, self.scope_nodes, self.msg_off, logodds, u,
+                      out[start:start + len(u)])
+        return out
+
+
+# --------------------------------------------------------------------------- model level
+_CACHE: OrderedDict = OrderedDict()
+
+
+def plan(bm_or_edges: Any, n: int | None = None) -> JunctionTree:
+    """The (cached) :class:`JunctionTree` of a machine's graph or of ``edges`` on ``n`` nodes.
+
+    Its ``order``, ``treewidth`` and ``heuristic`` say what the engine will do.
+    """
+    if isinstance(bm_or_edges, BoltzmannMachine):
+        edges, n = bm_or_edges.edges, bm_or_edges.n
+    else:
+        n = graphs.num_nodes(bm_or_edges, n)
+        edges = check_edges(bm_or_edges, n)
+    key = (n, np.asarray(edges, dtype=np.int64).tobytes())
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    jt = JunctionTree(edges, n)
+    _CACHE[key] = jt
+    while len(_CACHE) > 8:
+        _CACHE.popitem(last=False)
+    return jt
+
+
+def log_partition(bm: BoltzmannMachine) -> float:
+    """``log Z`` of ``bm`` by variable elimination (junction-tree engine)."""
+    return plan(bm).log_partition(bm.bias, bm.coupling)
+
+
+def moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(log Z, <x_i>, <x_i x_j> per edge)`` of ``bm`` (junction-tree engine)."""
+    return plan(bm).calibrate(bm.bias, bm.coupling)
+
+
+def sample(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
+    """Exact samples of ``bm`` (junction-tree engine), ``int8 (n_samples, n)``."""
+    return plan(bm).sample(bm.bias, bm.coupling, n_samples, rng)
+
+
+def condition(bm: BoltzmannMachine, nodes: Any, values: Any
+              ) -> tuple[BoltzmannMachine, np.ndarray, float]:
+    """Clamp spins ``x_nodes = values``; return the model of the free spins.
+
+    Returns ``(model, free, constant)``: ``P(x_free | x_nodes) ∝ exp(model.log_weight)``
+    with ``free`` the free nodes in increasing order (node ``free[a]`` is spin ``a`` of
+    ``model``); ``constant`` is the clamped spins' own energy, so
+    ``log P(x_nodes) = constant + log Z(model) - log Z(bm)``. A clamped spin adds
+    ``J_ij x_j`` to the bias of each free neighbour ``i`` (the auxiliary fields of
+    SMCI's sum regions and LAP's 1-neighbourhoods).
+    """
+    from ._validation import check_nodes, check_spins
+
+    raw = np.atleast_1d(np.asarray(nodes))
+    nodes = check_nodes(raw, bm.n, "nodes")
+    x = check_spins(np.atleast_1d(values), len(nodes), "values")[0].astype(np.float64)
+    x = x[np.argsort(raw, kind="stable")]
+    clamped = np.zeros(bm.n, dtype=bool)
+    clamped[nodes] = True
+    val = np.zeros(bm.n)
+    val[nodes] = x
+    free = np.flatnonzero(~clamped)
+    if free.size == 0:
+        raise ValueError("nodes must leave at least one spin free")
+    i, j = bm.edges[:, 0], bm.edges[:, 1]
+    bias = bm.bias.astype(np.float64).copy()
+    np.add.at(bias, i, np.where(clamped[j] & ~clamped[i], bm.coupling * val[j], 0.0))
+    np.add.at(bias, j, np.where(clamped[i] & ~clamped[j], bm.coupling * val[i], 0.0))
+    both = clamped[i] & clamped[j]
+    constant = float(bm.bias[nodes] @ x + bm.coupling[both] @ (val[i[both]] * val[j[both]]))
+    keep = ~clamped[i] & ~clamped[j]
+    relabel = -np.ones(bm.n, dtype=np.int64)
+    relabel[free] = np.arange(free.size)
+    sub_edges = np.stack([relabel[i[keep]], relabel[j[keep]]], axis=1)
+    return BoltzmannMachine(bias[free], sub_edges, bm.coupling[keep]), free, constant
