@@ -180,3 +180,45 @@ def sample(order, scope_ptr, scope_nodes, msg_off, logodds, uniforms, out):
                 out[s, order[t]] = 1
             else:
                 out[s, order[t]] = -1
+
+
+@njit(cache=True)
+def fill_maps(scope_ptr, scope_pos, parent, children, child_map, maps):
+    """Split lookup tables from each parent's scope to each child's message scope.
+
+    Scopes are sorted by elimination position (``scope_pos``), so a merge walk finds
+    the rank of every parent-scope spin in the child's message scope (-1 if absent).
+    """
+    rank = np.empty(64, dtype=np.int64)
+    for a in range(children.shape[0]):
+        c = children[a]
+        p = parent[c]
+        p0, kp = scope_ptr[p], scope_ptr[p + 1] - scope_ptr[p]
+        c0, kc = scope_ptr[c] + 1, scope_ptr[c + 1] - scope_ptr[c] - 1
+        r = 0
+        for q in range(kp):
+            rank[q] = -1
+            if r < kc and scope_pos[c0 + r] == scope_pos[p0 + q]:
+                rank[q] = r
+                r += 1
+        L = kp // 2
+        off = child_map[a]
+        for lo, nb in ((0, L), (L, kp - L)):
+            for x in range(1 << nb):
+                val = 0
+                for q in range(nb):
+                    if rank[lo + q] >= 0 and (x >> q) & 1:
+                        val |= 1 << rank[lo + q]
+                maps[off + x] = val
+            off += 1 << nb
+
+
+@njit(cache=True)
+def edge_positions(scope_ptr, scope_nodes, step, other, out):
+    """Position of ``other[e]`` within the scope of step ``step[e]``."""
+    for e in range(step.shape[0]):
+        t = step[e]
+        for q in range(scope_ptr[t], scope_ptr[t + 1]):
+            if scope_nodes[q] == other[e]:
+                out[e] = q - scope_ptr[t]
+                break

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
+import scipy.sparse.linalg
 
 from . import _jt_kernels as _k
 from . import graphs
@@ -47,7 +48,8 @@ __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condit
 #: Widths beyond this are refused without further search (a table of 2^63 entries).
 MAX_WIDTH = 62
 _MIN_FILL_MAX_NODES = 400
-_SPECTRAL_MAX_NODES = 1500
+_SPECTRAL_MAX_NODES = 20_000
+_GREEDY_MAX_NODES = 20_000
 
 
 # --------------------------------------------------------------------------- orders
@@ -120,11 +122,19 @@ def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
     local = -np.ones(n, dtype=np.int64)
     local[idx] = np.arange(len(idx))
     e = edges[(local[edges[:, 0]] >= 0)]
-    A = np.zeros((len(idx), len(idx)))
-    A[local[e[:, 0]], local[e[:, 1]]] = 1.0
-    A += A.T
-    L = np.diag(A.sum(1)) - A
-    _, vec = np.linalg.eigh(L)
+    m = len(idx)
+    A = scipy.sparse.coo_matrix((np.ones(len(e)), (local[e[:, 0]], local[e[:, 1]])),
+                                shape=(m, m)).tocsr()
+    L = scipy.sparse.csgraph.laplacian((A + A.T).astype(np.float64))
+    if m <= 200:
+        vec = np.linalg.eigh(L.toarray())[1]
+    else:  # shift-invert: the two eigenvalues nearest a small negative shift
+        try:
+            val, vec = scipy.sparse.linalg.eigsh(L.tocsc(), k=2, sigma=-1e-3, which="LM",
+                                                 v0=np.ones(m))
+        except (RuntimeError, ArithmeticError):  # pragma: no cover - no convergence
+            return None
+        vec = vec[:, np.argsort(val)]
     f = np.round(vec[:, 1], 9)
     return idx[np.lexsort((idx, f))].tolist()
 
@@ -138,40 +148,44 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
 
 
 def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: int,
-                      limit: int):
-    yield "min-degree", _greedy(nbrs, nodes, "degree", limit)
-    if len(nodes) <= _MIN_FILL_MAX_NODES:
-        yield "min-fill", _greedy(nbrs, nodes, "fill", limit)
+                      limit: list):
+    """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``."""
     yield "natural", sorted(nodes)
     rcm = _rcm(edges, nodes, n)
     yield "reverse-cuthill-mckee", rcm
     yield "cuthill-mckee", rcm[::-1]
     yield "spectral", _spectral(edges, nodes, n)
+    if len(nodes) <= _GREEDY_MAX_NODES:
+        yield "min-degree", _greedy(nbrs, nodes, "degree", limit[0])
+    if len(nodes) <= _MIN_FILL_MAX_NODES:
+        yield "min-fill", _greedy(nbrs, nodes, "fill", limit[0])
 
 
 def _component_order(nbrs, edges, nodes, n, limit) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
-    for name, order in _candidate_orders(nbrs, edges, nodes, n, limit):
+    bound = [limit]
+    for name, order in _candidate_orders(nbrs, edges, nodes, n, bound):
         if order is None:
             continue
-        cliques, size = _eliminate(nbrs, order, limit)
+        cliques, size = _eliminate(nbrs, order, bound[0])
         if cliques is None:
             lower = min(lower, size)
             continue
         cost = (size, sum(2.0 ** len(s) for s in cliques))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
-            limit = size
+            bound[0] = size
     return best, best_name, lower if best is None else best_cost[0]
 
 
 def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int], str, int]:
     """The elimination order, the heuristic that found it, and its treewidth.
 
-    Orders each connected component separately (min-degree, min-fill for components of at
-    most 400 nodes, the natural node order, (reverse) Cuthill-McKee, a Fiedler sweep) and
-    keeps, per component, the order with the smallest largest clique.
+    Orders each connected component separately (the natural node order, (reverse)
+    Cuthill-McKee, a Fiedler sweep and min-degree for components of at most 20,000 nodes,
+    min-fill for at most 400) and keeps, per component, the order with the smallest
+    largest clique (then the smallest total table size).
     """
     edges = check_edges(edges, n)
     nbrs = _neighbour_sets(edges, n)
@@ -206,22 +220,6 @@ def _refuse_width(width: int, exact: bool = True) -> None:
 
 
 # --------------------------------------------------------------------------- plan
-def _split_map(k: int, positions: np.ndarray) -> np.ndarray:
-    """Split lookup table from a scope of ``k`` bits to the sub-scope at ``positions``."""
-    L = k // 2
-    rank = -np.ones(k, dtype=np.int64)
-    rank[positions] = np.arange(len(positions))
-    out = []
-    for lo, nb in ((0, L), (L, k - L)):
-        a = np.arange(1 << nb, dtype=np.int64)
-        m = np.zeros(1 << nb, dtype=np.int64)
-        for q in range(nb):
-            if rank[lo + q] >= 0:
-                m += ((a >> q) & 1) << rank[lo + q]
-        out.append(m)
-    return np.concatenate(out)
-
-
 class JunctionTree:
     """The elimination plan of a graph: order, cliques, junction tree, lookup tables.
 
@@ -285,25 +283,21 @@ class JunctionTree:
                 kids[self.parent[t]].append(t)
         self.child_ptr = np.concatenate([[0], np.cumsum([len(c) for c in kids])]).astype(np.int64)
         self.children = np.array([c for cs in kids for c in cs], dtype=np.int64)
-        maps, offs, off = [], [], 0
-        for p, cs in enumerate(kids):
-            where = {int(u): q for q, u in enumerate(scopes[p])}
-            for c in cs:
-                m = _split_map(int(sizes[p]), np.array([where[int(u)] for u in scopes[c][1:]]))
-                maps.append(m)
-                offs.append(off)
-                off += len(m)
-        self.maps = np.concatenate(maps) if maps else np.zeros(1, np.int64)
-        self.child_map = np.array(offs, dtype=np.int64)
+        psize = sizes[self.parent[self.children]] if len(self.children) else sizes[:0]
+        lens = 2 ** (psize // 2) + 2 ** (psize - psize // 2)
+        self.child_map = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        self.maps = np.zeros(max(1, int(lens.sum())), dtype=np.int64)
+        _k.fill_maps(self.scope_ptr, pos[self.scope_nodes], self.parent, self.children,
+                     self.child_map, self.maps)
         # each edge (i, j) belongs to the clique of its first-eliminated end
+        rows = np.arange(len(self.edges))
         first = np.where(pos[self.edges[:, 0]] < pos[self.edges[:, 1]], 0, 1)
-        ends = self.edges[np.arange(len(self.edges)), first]
-        other = self.edges[np.arange(len(self.edges)), 1 - first]
-        step = pos[ends]
+        step = pos[self.edges[rows, first]]
         eorder = np.argsort(step, kind="stable")
         self.edge_id = eorder.astype(np.int64)
-        self.edge_q = np.array(
-            [int(np.flatnonzero(scopes[step[e]] == other[e])[0]) for e in eorder], np.int64)
+        self.edge_q = np.zeros(len(eorder), dtype=np.int64)
+        _k.edge_positions(self.scope_ptr, self.scope_nodes, step[eorder],
+                          self.edges[rows, 1 - first][eorder], self.edge_q)
         self.edge_ptr = np.searchsorted(step[eorder], np.arange(n + 1)).astype(np.int64)
 
     @property
