@@ -33,6 +33,7 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
@@ -127,7 +128,7 @@ def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
                                 shape=(m, m)).tocsr()
     L = scipy.sparse.csgraph.laplacian((A + A.T).astype(np.float64))
     if m <= 200:
-        vec = np.linalg.eigh(L.toarray())[1]
+        vec = scipy.linalg.eigh(L.toarray(), subset_by_index=[0, 1])[1]
     else:  # shift-invert: the two eigenvalues nearest a small negative shift
         try:
             val, vec = scipy.sparse.linalg.eigsh(L.tocsc(), k=2, sigma=-1e-3, which="LM",
@@ -239,6 +240,8 @@ class JunctionTree:
         The ordering heuristic that won.
     cliques : list of ndarray
         ``S_t = (order[t], N_t)`` for each step.
+    table_entries : int
+        ``Σ_t 2^{|S_t|}``, the work of one pass (the order's cost among equal widths).
     """
 
     def __init__(self, edges: Any, n: int, order: Any = None) -> None:
@@ -256,6 +259,7 @@ class JunctionTree:
                         for v, nb in zip(order, cliques)]
         sizes = np.array([len(s) for s in self._scopes], dtype=np.int64)
         self.msg_entries = int(np.sum(2.0 ** (sizes - 1)))
+        self.table_entries = 2 * self.msg_entries  # work of one pass, in table entries
         self.max_clique = int(sizes.max())
         require_memory(self.memory_bytes(), self._what())
         self._build(pos, sizes)
