@@ -93,8 +93,9 @@ def upward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, 
 
 
 @njit(cache=True)
-def _belief_moments(t, table, k, v, edge_ptr, edge_id, edge_q, mean, pair):
-    """Normalize the clique belief in place (log) and read ``<x_v>``, ``<x_v x_u>``."""
+def _belief_moments(t, table, prob, k, v, edge_ptr, edge_id, edge_q, mean, pair):
+    """Normalize the clique belief (``table`` in log, ``prob`` linear) and read
+    ``<x_v>`` and ``<x_v x_u>`` for the edges of this clique."""
     size = 1 << k
     m = table[0]
     for i in range(size):
@@ -102,22 +103,50 @@ def _belief_moments(t, table, k, v, edge_ptr, edge_id, edge_q, mean, pair):
             m = table[i]
     s = 0.0
     for i in range(size):
-        s += np.exp(table[i] - m)
+        e = np.exp(table[i] - m)
+        prob[i] = e
+        s += e
     c = m + np.log(s)
+    inv = 1.0 / s
     mv = 0.0
     for e in range(edge_ptr[t], edge_ptr[t + 1]):
         pair[edge_id[e]] = 0.0
     for i in range(size):
         table[i] -= c
-        p = np.exp(table[i])
-        sv = 1.0 if i & 1 else -1.0
-        mv += sv * p
+        p = prob[i] * inv
+        prob[i] = p
+        if not i & 1:
+            p = -p
+        mv += p
         for e in range(edge_ptr[t], edge_ptr[t + 1]):
             if (i >> edge_q[e]) & 1:
-                pair[edge_id[e]] += sv * p
+                pair[edge_id[e]] += p
             else:
-                pair[edge_id[e]] -= sv * p
+                pair[edge_id[e]] -= p
     mean[v] = mv
+
+
+@njit(cache=True)
+def _down_message_linear(table, prob, k, msg, maps, off, mx, acc):
+    """Hugin update from the linear belief ``prob``: ``msg <- log Σ_{S \\ N_c} p - msg``.
+
+    Falls back to the log-space :func:`_down_message` when a separator state's
+    probability is too small to be summed in linear space (below 1e-250).
+    """
+    size_c = msg.shape[0]
+    L = k // 2
+    mask = (1 << L) - 1
+    hi = off + (1 << L)
+    for j in range(size_c):
+        acc[j] = 0.0
+    for i in range(1 << k):
+        acc[maps[off + (i & mask)] + maps[hi + (i >> L)]] += prob[i]
+    for j in range(size_c):
+        if acc[j] < 1e-250:
+            _down_message(table, k, msg, maps, off, mx, acc)
+            return
+    for j in range(size_c):
+        msg[j] = np.log(acc[j]) - msg[j]
 
 
 @njit(cache=True)
@@ -144,7 +173,7 @@ def _down_message(table, k, msg, maps, off, mx, acc):
 
 @njit(cache=True)
 def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, child_ptr,
-             children, child_map, maps, msg_off, msgs, table, mx, acc, mean, pair):
+             children, child_map, maps, msg_off, msgs, table, prob, mx, acc, mean, pair):
     """Distribute from the roots; fill ``mean`` (n,) and ``pair`` (E,).
 
     Needs the upward ``msgs``; each child's slot is overwritten by its downward message.
@@ -156,12 +185,12 @@ def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q
             base = msg_off[t]
             for i in range(1 << k):
                 table[i] += msgs[base + (i >> 1)]
-        _belief_moments(t, table, k, order[t], edge_ptr, edge_id, edge_q, mean, pair)
+        _belief_moments(t, table, prob, k, order[t], edge_ptr, edge_id, edge_q, mean, pair)
         for a in range(child_ptr[t], child_ptr[t + 1]):
             c = children[a]
             kc = scope_ptr[c + 1] - scope_ptr[c] - 1
-            _down_message(table, k, msgs[msg_off[c]:msg_off[c] + (1 << kc)], maps,
-                          child_map[a], mx, acc)
+            _down_message_linear(table, prob, k, msgs[msg_off[c]:msg_off[c] + (1 << kc)], maps,
+                                 child_map[a], mx, acc)
 
 
 @njit(cache=True)

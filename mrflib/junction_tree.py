@@ -271,7 +271,7 @@ class JunctionTree:
 
     def memory_bytes(self, sampling: bool = False) -> float:
         """Peak bytes of a calibration (messages, two clique tables, temporaries)."""
-        tables = 2.0 ** self.max_clique * 2 + 2.0 ** (self.max_clique - 1) * 2
+        tables = 2.0 ** self.max_clique * 3 + 2.0 ** (self.max_clique - 1) * 2
         maps = 3 * 2.0 ** (self.max_clique // 2 + 1) * self.n
         return 8.0 * ((2 if sampling else 1) * self.msg_entries + tables + maps)
 
@@ -344,7 +344,8 @@ class JunctionTree:
         mean, pair = np.empty(self.n), np.empty(len(self.edges))
         _k.downward(self.order, self.scope_ptr, self.parent, b, J, self.edge_ptr, self.edge_id,
                     self.edge_q, self.child_ptr, self.children, self.child_map, self.maps,
-                    self.msg_off, msgs, table, np.empty(half), np.empty(half), mean, pair)
+                    self.msg_off, msgs, table, np.empty_like(table), np.empty(half),
+                    np.empty(half), mean, pair)
         return logz, mean, pair
 
     def sample(self, bias: Any, coupling: Any, n_samples: int, rng: Any) -> np.ndarray:
