@@ -376,6 +376,7 @@ def _polish(res: scipy.optimize.OptimizeResult, negll: Any, tol: float, steps: i
             break
         res.x, res.fun, res.jac, g = x, f, g2, g2
         res.nit += 1
+        res.nfev += 1
 
 
 def fit_mle(
