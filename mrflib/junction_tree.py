@@ -358,6 +358,8 @@ class JunctionTree:
         b, J = self._params(bias, coupling)
         n_samples = int(check_positive(n_samples, "n_samples", integer=True))
         rng = as_rng(rng)
+        require_memory(float(n_samples) * self.n + 8 * 2**20,
+                       f"n_samples = {n_samples} samples of {self.n} spins")
         require_memory(self.memory_bytes(True) + n_samples * self.n, self._what(True))
         _, _, logodds, _ = self._upward(b, J, True)
         out = np.empty((n_samples, self.n), dtype=np.int8)

@@ -98,6 +98,9 @@ def test_refuses_wide_graphs_before_allocating():
     with pytest.raises(ValueError, match=r"treewidth 39 \(largest clique table 2\^40 "
                                          r"entries\) would need [\d.]+ TiB"):
         jt.JunctionTree(graphs.complete(40), 40)
+    grid = BoltzmannMachine.random(graphs.square_grid(5, 5), 25, rng=0)
+    with pytest.raises(ValueError, match=r"n_samples = 1000000000000 samples of 25 spins"):
+        exact.sample(grid, 10**12, 0)
     bm = BoltzmannMachine.random(graphs.complete(70), 70, rng=0)
     with pytest.raises(ValueError, match="treewidth of at least 63: .* would need 128.0 EiB"):
         exact.log_partition(bm)
