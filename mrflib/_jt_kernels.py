@@ -196,19 +196,30 @@ def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q
 @njit(cache=True)
 def sample(order, scope_ptr, scope_nodes, msg_off, logodds, uniforms, out):
     """Backward sampling: spins in reverse elimination order, each from
-    ``P(x_v = +1 | x_{N_t}) = sigmoid(logodds_t[x_{N_t}])``; one uniform per spin."""
+    ``P(x_v = +1 | x_{N_t}) = sigmoid(logodds_t[x_{N_t}])``.
+
+    Node-major layout: ``uniforms[t, s]`` decides spin ``order[t]`` of sample ``s`` and
+    ``out[v, s]`` receives it, so one node's table and rows stay in cache.
+    """
     n = order.shape[0]
-    for s in range(out.shape[0]):
-        for t in range(n - 1, -1, -1):
-            p0 = scope_ptr[t]
-            j = 0
-            for q in range(1, scope_ptr[t + 1] - p0):
-                if out[s, scope_nodes[p0 + q]] > 0:
-                    j |= 1 << (q - 1)
-            if uniforms[s, t] < _sigmoid(logodds[msg_off[t] + j]):
-                out[s, order[t]] = 1
-            else:
-                out[s, order[t]] = -1
+    m = out.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    for t in range(n - 1, -1, -1):
+        p0 = scope_ptr[t]
+        k = scope_ptr[t + 1] - p0
+        v = order[t]
+        base = msg_off[t]
+        idx[:] = base
+        for q in range(1, k):
+            row = out[scope_nodes[p0 + q]]
+            bit = 1 << (q - 1)
+            for s in range(m):
+                if row[s] > 0:
+                    idx[s] += bit
+        u = uniforms[t]
+        dest = out[v]
+        for s in range(m):
+            dest[s] = 1 if u[s] < _sigmoid(logodds[idx[s]]) else -1
 
 
 @njit(cache=True)

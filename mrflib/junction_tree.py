@@ -353,7 +353,7 @@ class JunctionTree:
 
         Uniforms are drawn from ``rng`` in blocks of ``(rows, n)`` (row ``s``, column
         ``t`` decides spin ``order[t]`` of sample ``s``): the same seed gives the same
-        samples.
+        samples, whatever the block size.
         """
         b, J = self._params(bias, coupling)
         n_samples = int(check_positive(n_samples, "n_samples", integer=True))
@@ -363,11 +363,14 @@ class JunctionTree:
         require_memory(self.memory_bytes(True) + n_samples * self.n, self._what(True))
         _, _, logodds, _ = self._upward(b, J, True)
         out = np.empty((n_samples, self.n), dtype=np.int8)
-        block = max(1, min(n_samples, 2**20 // self.n))
+        block = max(1, min(n_samples, 2**18 // self.n))
+        work = np.empty((self.n, block), dtype=np.int8)
         for start in range(0, n_samples, block):
             u = rng.random((min(block, n_samples - start), self.n))
-            _k.sample(self.order, self.scope_ptr, self.scope_nodes, self.msg_off, logodds, u,
-                      out[start:start + len(u)])
+            w = work[:, :len(u)]
+            _k.sample(self.order, self.scope_ptr, self.scope_nodes, self.msg_off, logodds,
+                      np.ascontiguousarray(u.T), w)
+            out[start:start + len(u)] = w.T
         return out
 
 
