@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 MPLE, RM, MPF = 0, 1, 2
 
@@ -41,19 +41,23 @@ def _phi(u, kind):
 
 
 @njit(cache=True)
-def local_objective_gradient(x, bias, coupling, ei, ej, indptr, indices, eids, kind, want_value):
-    """Average objective and raw gradient (d/db (n,), d/dJ (E,)) of a local objective.
+def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices, eids, kind,
+                             want_value):  # pragma: no cover - numba
+    """Weighted objective and raw gradient (d/db (n,), d/dJ (E,)) over rows of ``x``.
 
-    ``x`` int8 (N, n); CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`.
+    ``x`` int8 (K, n) (distinct data rows), ``weights`` (K,) (their frequencies);
+    CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`. Used where
+    the rows are fewer than the local patterns (dense graphs).
     """
-    N, n = x.shape
+    K, n = x.shape
     E = ei.shape[0]
     gb = np.zeros(n)
     gj = np.zeros(E)
     g = np.empty(n)
     xs = np.empty(n)
     value = 0.0
-    for mu in range(N):
+    for mu in range(K):
+        w = weights[mu]
         for i in range(n):
             xs[i] = x[mu, i]
         for i in range(n):
@@ -62,15 +66,140 @@ def local_objective_gradient(x, bias, coupling, ei, ej, indptr, indices, eids, k
                 h += coupling[eids[p]] * xs[indices[p]]
             val, dphi = _phi(xs[i] * h, kind)
             if want_value:
-                value += val
+                value += w * val
             # d phi(x_i h_i) / d h_i = x_i phi'(u)
-            g[i] = xs[i] * dphi
+            g[i] = w * xs[i] * dphi
             gb[i] += g[i]
         for e in range(E):
             gj[e] += g[ei[e]] * xs[ej[e]] + g[ej[e]] * xs[ei[e]]
-    inv = 1.0 / N
+    return value, gb, gj
+
+
+# ----------------------------------------------------------------- local-pattern counts
+# The objectives depend on the data only through how often each node's local pattern
+# (x_i, x_N(i)) occurs. A pattern is a code: bit 0 is x_i = +1, bit q + 1 is the q-th
+# neighbour (CSR order) = +1.
+
+
+@njit(cache=True, inline="always")
+def _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size):
+    """Distinct patterns of node ``i`` and their counts, into ``codes/counts[cap_off[i]:]``."""
+    N = xt.shape[1]
+    lo, d = indptr[i], indptr[i + 1] - indptr[i]
+    buf = np.empty(N, dtype=np.int64)
+    for mu in range(N):
+        buf[mu] = (xt[i, mu] + 1) >> 1
+    for q in range(d):
+        row = indices[lo + q]
+        for mu in range(N):
+            buf[mu] |= np.int64((xt[row, mu] + 1) >> 1) << (q + 1)
+    base, k = cap_off[i], 0
+    if (1 << (d + 1)) <= 2 * N:  # few possible patterns: count them all
+        cnt = np.zeros(1 << (d + 1), dtype=np.int64)
+        for mu in range(N):
+            cnt[buf[mu]] += 1
+        for c in range(1 << (d + 1)):
+            if cnt[c]:
+                codes[base + k] = c
+                counts[base + k] = cnt[c]
+                k += 1
+    else:  # sort and run-length
+        buf.sort()
+        start = 0
+        for mu in range(1, N + 1):
+            if mu == N or buf[mu] != buf[start]:
+                codes[base + k] = buf[start]
+                counts[base + k] = mu - start
+                k += 1
+                start = mu
+    size[i] = k
+
+
+@njit(cache=True)
+def local_patterns(xt, indptr, indices, cap_off):  # pragma: no cover - numba
+    """Per-node distinct local patterns of spins ``xt`` (n, N), codes sorted ascending.
+
+    Node ``i`` may use ``codes[cap_off[i]:cap_off[i + 1]]``; returns
+    ``(codes, counts, size)`` with ``size[i]`` the patterns found for node ``i``.
+    """
+    n = xt.shape[0]
+    codes = np.empty(cap_off[n], dtype=np.int64)
+    counts = np.empty(cap_off[n], dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
     for i in range(n):
-        gb[i] *= inv
-    for e in range(E):
-        gj[e] *= inv
-    return value * inv, gb, gj
+        _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size)
+    return codes, counts, size
+
+
+@njit(cache=True, parallel=True)
+def local_patterns_parallel(xt, indptr, indices, cap_off):  # pragma: no cover - numba
+    """:func:`local_patterns` with nodes spread over the cores (same result)."""
+    n = xt.shape[0]
+    codes = np.empty(cap_off[n], dtype=np.int64)
+    counts = np.empty(cap_off[n], dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    for i in prange(n):
+        _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size)
+    return codes, counts, size
+
+
+@njit(cache=True, inline="always")
+def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                gslot):
+    """Objective terms of node ``i`` summed over its weighted patterns."""
+    lo, d = indptr[i], indptr[i + 1] - indptr[i]
+    v, gsum = 0.0, 0.0
+    for p in range(lo, lo + d):
+        gslot[p] = 0.0
+    for k in range(poff[i], poff[i + 1]):
+        c = codes[k]
+        xi = 2.0 * (c & 1) - 1.0
+        h = bias[i]
+        for q in range(d):
+            h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+        val, dphi = _phi(xi * h, kind)
+        w = weights[k]
+        v += w * val
+        g = w * xi * dphi  # d phi(x_i h_i) / d h_i, weighted
+        gsum += g
+        for q in range(d):
+            gslot[lo + q] += g * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+    value[i] = v
+    gb[i] = gsum
+
+
+@njit(cache=True)
+def _reduce(value, gslot, eids, E):
+    gj = np.zeros(E)
+    for p in range(eids.shape[0]):  # CSR order: the same sum on any number of threads
+        gj[eids[p]] += gslot[p]
+    total = 0.0
+    for i in range(value.shape[0]):
+        total += value[i]
+    return total, gj
+
+
+@njit(cache=True)
+def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids,
+                      kind):  # pragma: no cover - numba
+    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from weighted patterns."""
+    n = bias.shape[0]
+    value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    for i in range(n):
+        _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                    gslot)
+    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+    return total, gb, gj
+
+
+@njit(cache=True, parallel=True)
+def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eids,
+                               kind):  # pragma: no cover - numba
+    """:func:`pattern_objective` with nodes spread over the cores (same bits)."""
+    n = bias.shape[0]
+    value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    for i in prange(n):
+        _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                    gslot)
+    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+    return total, gb, gj

@@ -54,7 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from mrflib import _learning_kernels as _k
+from mrflib import _local
+from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
     as_rng,
     check_array,
@@ -79,10 +80,9 @@ __all__ = [
 ]
 
 METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd")
-LOCAL_METHODS = ("mple", "rm", "mpf")
+LOCAL_METHODS = _local.LOCAL_METHODS
 STOCHASTIC_METHODS = ("cd", "pcd", "smci-pcd")
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
-_KIND = {"mple": _k.MPLE, "rm": _k.RM, "mpf": _k.MPF}
 # (bias, coupling) factors making the ascent direction equal eq. (5) at theta = 0.
 _SCALE = {"mple": (1.0, 0.5), "rm": (2.0, 1.0), "mpf": (1.0, 0.5)}
 _METHOD_OPTIONS = {
@@ -209,9 +209,17 @@ class _Problem:
             a.copy() for a in (self.edges, self.indptr, self.indices))
         for a in (self.edges_ro, self.indptr_ro, self.indices_ro):
             a.flags.writeable = False
-        xf = self.x.astype(np.float64)
-        self.data_mean = xf.mean(axis=0)
-        self.data_pair = np.mean(xf[:, self.ei] * xf[:, self.ej], axis=0)
+        self.data_mean = self.x.mean(axis=0, dtype=np.float64)
+        self.data_pair = np.mean(self.x[:, self.ei] * self.x[:, self.ej], axis=0,
+                                 dtype=np.float64)
+        self._local = {}
+
+    def local(self, method):
+        """The local objective of ``method`` on these data (compressed once, then cached)."""
+        if method not in self._local:
+            self._local[method] = _local.LocalObjective(
+                self.x, self.edges, self.indptr, self.indices, self.eids, method)
+        return self._local[method]
 
     def split(self, theta):
         return theta[: self.n], theta[self.n :]
@@ -241,99 +249,14 @@ def _problem_from_bm(bm, data) -> _Problem:
     return _Problem(data, bm.edges, bm.n)
 
 
-class _LocalObjective:
-    """Vectorized evaluator of a local objective on fixed data (BLAS + SIMD numpy).
-
-    The objectives are ``(1/N) sum_mu sum_i phi(u_i)`` with ``u_i = x_i h_i`` and
-    ``h = b + x J`` (one matrix product); the gradient is
-    ``d/db_i = <g_i>``, ``d/dJ_ij = <g_i x_j + g_j x_i>`` with ``g_i = x_i phi'(u_i)``
-    (a second matrix product). Buffers are allocated once per fit.
-    """
-
-    def __init__(self, prob: _Problem, method: str):
-        if method not in LOCAL_METHODS:
-            raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
-        self.prob = prob
-        self.method = method
-        N, n = prob.x.shape
-        self.xf = prob.x.astype(np.float64)
-        self.W = np.zeros((n, n))
-        self.h = np.empty((N, n))
-        self.u = np.empty((N, n))
-        self.t = np.empty((N, n))
-
-    def __call__(self, theta, want_value=True):
-        prob = self.prob
-        b, j = theta[: prob.n], theta[prob.n :]
-        self.W[prob.ei, prob.ej] = j
-        self.W[prob.ej, prob.ei] = j
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._evaluate(b, want_value)
-
-    def _evaluate(self, b, want_value):
-        prob, method = self.prob, self.method
-        x, h, u, t = self.xf, self.h, self.u, self.t
-        np.matmul(x, self.W, out=h)
-        h += b
-        np.multiply(x, h, out=u)
-        value = np.nan
-        if method == "mpf":
-            np.negative(u, out=t)
-            np.exp(t, out=t)  # exp(-u) = phi'(u); phi = -exp(-u)
-            if want_value:
-                value = -t.sum()
-        elif method == "mple":
-            if want_value:  # -log(1 + exp(-2u)), overflow-safe
-                value = -(np.maximum(-2.0 * u, 0.0).sum()
-                          + np.log1p(np.exp(-2.0 * np.abs(u))).sum())
-            np.multiply(u, 2.0, out=t)
-            np.exp(t, out=t)
-            t += 1.0
-            np.divide(2.0, t, out=t)  # phi'(u) = 2 / (1 + exp(2u))
-        else:  # rm
-            np.multiply(u, 2.0, out=t)
-            np.exp(t, out=t)
-            t += 1.0
-            np.reciprocal(t, out=t)  # s = 1 / (1 + exp(2u))
-            if want_value:
-                value = -np.dot(t.ravel(), t.ravel())
-            s2 = t * t
-            t -= 1.0
-            t *= s2
-            t *= -4.0  # phi'(u) = 4 s^2 (1 - s)
-        t *= x  # g_i = x_i phi'(u_i)
-        N = x.shape[0]
-        gb = t.sum(axis=0) / N
-        m = t.T @ x
-        gj = (m[prob.ei, prob.ej] + m[prob.ej, prob.ei]) / N
-        return value / N, gb, gj
-
-
-def _local(prob: _Problem, theta, method, want_value=True):
-    """Numba per-sample evaluation of a local objective (the independent reference path)."""
-    b, j = prob.split(np.ascontiguousarray(theta, dtype=np.float64))
-    return _k.local_objective_gradient(
-        prob.x,
-        np.ascontiguousarray(b),
-        np.ascontiguousarray(j),
-        prob.ei,
-        prob.ej,
-        prob.indptr,
-        prob.indices,
-        prob.eids,
-        _KIND[method],
-        want_value,
-    )
-
-
 def local_terms_numpy(
     bm: Any, data: Any, method: str
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Vectorized-numpy evaluation of a local objective and its raw gradient.
+    """Per-sample plain-numpy evaluation of a local objective and its raw gradient.
 
-    This is the path :func:`fit` uses; :func:`objective` and
-    :func:`objective_gradient` evaluate the same formulas with a per-sample numba
-    loop, so that each checks the other.
+    The reference the tests compare the fitting path against: :func:`objective`,
+    :func:`objective_gradient` and :func:`fit` evaluate the same formulas in numba from
+    the data's local-pattern counts (:class:`mrflib._local.LocalObjective`).
 
     Parameters
     ----------
@@ -352,7 +275,9 @@ def local_terms_numpy(
     if method not in LOCAL_METHODS:
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
-    return _LocalObjective(prob, method)(np.asarray(bm.params, dtype=np.float64))
+    return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
+                                    np.asarray(bm.coupling, dtype=np.float64), prob.edges,
+                                    method)
 
 
 def _check_method(method):
@@ -375,7 +300,7 @@ def objective(bm, data, method: str) -> float:
     if method not in LOCAL_METHODS:
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
-    value, _, _ = _local(prob, np.asarray(bm.params, dtype=np.float64), method)
+    value, _, _ = prob.local(method)(bm.params)
     return float(value)
 
 
@@ -384,7 +309,7 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     if method not in LOCAL_METHODS:
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
-    _, gb, gj = _local(prob, np.asarray(bm.params, dtype=np.float64), method, False)
+    _, gb, gj = prob.local(method)(bm.params, False)
     return gb, gj
 
 
@@ -393,7 +318,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     n = prob.n
     if method in LOCAL_METHODS:
         sb, sj = _SCALE[method]
-        local = _LocalObjective(prob, method)
+        local = prob.local(method)
 
         def direction(theta):
             _, gb, gj = local(theta, False)
@@ -570,7 +495,7 @@ def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
         theta[idx] = z
         return theta
 
-    local = _LocalObjective(prob, method)
+    local = prob.local(method)
 
     def fun(z):
         value, gb, gj = local(full(z), True)
@@ -626,6 +551,39 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
                dict(kw, bias=bool(bias)), stop_reason=reason)
 
 
+def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, progress,
+                  rng):
+    """Validate the options of :func:`fit`; returns ``(solver, learning_rate, max_steps,
+    tol, rng)`` with the defaults filled in."""
+    _check_method(method)
+    unknown = set(options) - _METHOD_OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    if solver is None:
+        solver = "exact" if method == "mle" else "gradient"
+    allowed = {"mle": ("exact", "gradient")}.get(
+        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
+    )
+    if solver not in allowed:
+        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    stochastic = method in STOCHASTIC_METHODS
+    max_steps = check_positive(
+        (1000 if stochastic else 10000) if max_steps is None else max_steps,
+        "max_steps", integer=True, allow_zero=True,
+    )
+    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
+                         allow_zero=True)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    if stochastic:
+        rng = as_rng(rng)
+    return solver, learning_rate, max_steps, tol, rng
+
+
+@blas_single_threaded
 def fit(
     data: Any,
     edges: Any,
@@ -697,32 +655,9 @@ def fit(
     Fit
     """
     t0 = time.perf_counter()
-    _check_method(method)
-    unknown = set(options) - _METHOD_OPTIONS[method]
-    if unknown:
-        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
-    if not isinstance(bias, (bool, np.bool_)):
-        raise ValueError(f"bias must be True or False, got {bias!r}")
-    if solver is None:
-        solver = "exact" if method == "mle" else "gradient"
-    allowed = {"mle": ("exact", "gradient")}.get(
-        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
-    )
-    if solver not in allowed:
-        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
-    learning_rate = check_positive(learning_rate, "learning_rate")
     max_steps_given, tol_given = max_steps, tol
-    stochastic = method in STOCHASTIC_METHODS
-    max_steps = check_positive(
-        (1000 if stochastic else 10000) if max_steps is None else max_steps,
-        "max_steps", integer=True, allow_zero=True,
-    )
-    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
-                         allow_zero=True)
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress must be True, False or None, got {progress!r}")
-    if stochastic:
-        rng = as_rng(rng)
+    solver, learning_rate, max_steps, tol, rng = _fit_settings(
+        method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
     prob = _Problem(data, edges, n)
     n = prob.n
     P = n + prob.E
