@@ -66,7 +66,8 @@ class LocalObjective:
         deg = np.diff(indptr)
         cap = np.minimum(N, 2.0 ** (np.minimum(deg, 62) + 1))
         pattern_work = float(np.dot(cap, deg + 1))
-        if deg.size and deg.max() > MAX_PATTERN_DEGREE or pattern_work > N * (self.n + 2 * self.E):
+        too_wide = deg.size > 0 and deg.max() > MAX_PATTERN_DEGREE
+        if too_wide or pattern_work >= N * (self.n + 2 * self.E):
             self._compress_rows(x)
         else:
             self._compress_patterns(x, cap.astype(np.int64))
