@@ -38,6 +38,7 @@ from ._validation import (
     check_spins,
     require_memory,
 )
+from ._threads import blas_single_threaded
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -378,6 +379,7 @@ def _polish(res: scipy.optimize.OptimizeResult, negll: Any, tol: float, steps: i
         res.nit += 1
 
 
+@blas_single_threaded
 def fit_mle(
     data: Any,
     edges: Any,
