@@ -30,6 +30,7 @@ import numpy as np
 import scipy.optimize
 
 from . import junction_tree
+from ._threads import blas_single_threaded
 from ._validation import (
     as_rng,
     check_array,
@@ -38,7 +39,6 @@ from ._validation import (
     check_spins,
     require_memory,
 )
-from ._threads import blas_single_threaded
 from .model import BoltzmannMachine
 
 __all__ = [
