@@ -82,23 +82,22 @@ def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices
 
 
 @njit(cache=True, inline="always")
-def _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size):
-    """Distinct patterns of node ``i`` and their counts, into ``codes/counts[cap_off[i]:]``."""
+def _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size):
+    """Distinct patterns of group ``g`` (bit q: member q is +1) and their counts, into
+    ``codes/counts[cap_off[g]:]``, codes ascending."""
     N = xt.shape[1]
-    lo, d = indptr[i], indptr[i + 1] - indptr[i]
-    buf = np.empty(N, dtype=np.int64)
-    for mu in range(N):
-        buf[mu] = (xt[i, mu] + 1) >> 1
+    lo, d = gptr[g], gptr[g + 1] - gptr[g]
+    buf = np.zeros(N, dtype=np.int64)
     for q in range(d):
-        row = indices[lo + q]
+        row = gnodes[lo + q]
         for mu in range(N):
-            buf[mu] |= np.int64((xt[row, mu] + 1) >> 1) << (q + 1)
-    base, k = cap_off[i], 0
-    if (1 << (d + 1)) <= 2 * N:  # few possible patterns: count them all
-        cnt = np.zeros(1 << (d + 1), dtype=np.int64)
+            buf[mu] |= np.int64((xt[row, mu] + 1) >> 1) << q
+    base, k = cap_off[g], 0
+    if (1 << d) <= 2 * N:  # few possible patterns: count them all
+        cnt = np.zeros(1 << d, dtype=np.int64)
         for mu in range(N):
             cnt[buf[mu]] += 1
-        for c in range(1 << (d + 1)):
+        for c in range(1 << d):
             if cnt[c]:
                 codes[base + k] = c
                 counts[base + k] = cnt[c]
@@ -112,35 +111,117 @@ def _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size):
                 counts[base + k] = mu - start
                 k += 1
                 start = mu
-    size[i] = k
+    size[g] = k
 
 
 @njit(cache=True)
-def local_patterns(xt, indptr, indices, cap_off):  # pragma: no cover - numba
-    """Per-node distinct local patterns of spins ``xt`` (n, N), codes sorted ascending.
+def local_patterns(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
+    """Distinct patterns of spins ``xt`` (n, N) on each group of nodes.
 
-    Node ``i`` may use ``codes[cap_off[i]:cap_off[i + 1]]``; returns
-    ``(codes, counts, size)`` with ``size[i]`` the patterns found for node ``i``.
+    Group ``g`` is ``gnodes[gptr[g]:gptr[g + 1]]`` and may use
+    ``codes[cap_off[g]:cap_off[g + 1]]``; returns ``(codes, counts, size)`` with
+    ``size[g]`` the patterns found.
     """
-    n = xt.shape[0]
-    codes = np.empty(cap_off[n], dtype=np.int64)
-    counts = np.empty(cap_off[n], dtype=np.int64)
-    size = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size)
+    G = gptr.shape[0] - 1
+    codes = np.empty(cap_off[G], dtype=np.int64)
+    counts = np.empty(cap_off[G], dtype=np.int64)
+    size = np.zeros(G, dtype=np.int64)
+    for g in range(G):
+        _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
     return codes, counts, size
 
 
 @njit(cache=True, parallel=True)
-def local_patterns_parallel(xt, indptr, indices, cap_off):  # pragma: no cover - numba
-    """:func:`local_patterns` with nodes spread over the cores (same result)."""
-    n = xt.shape[0]
-    codes = np.empty(cap_off[n], dtype=np.int64)
-    counts = np.empty(cap_off[n], dtype=np.int64)
-    size = np.zeros(n, dtype=np.int64)
-    for i in prange(n):
-        _node_patterns(i, xt, indptr, indices, cap_off, codes, counts, size)
+def local_patterns_parallel(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
+    """:func:`local_patterns` with groups spread over the cores (same result)."""
+    G = gptr.shape[0] - 1
+    codes = np.empty(cap_off[G], dtype=np.int64)
+    counts = np.empty(cap_off[G], dtype=np.int64)
+    size = np.zeros(G, dtype=np.int64)
+    for g in prange(G):
+        _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
     return codes, counts, size
+
+
+@njit(cache=True)
+def edge_boundaries(indptr, indices, eids, ei, ej):  # pragma: no cover - numba
+    """Boundary of each edge ``{i, j}``: ``N(i) - j`` then ``N(j) - i`` (CSR order).
+
+    Returns ``(gptr, gnodes, geid, n_first)``: members, the edge joining each member to
+    its endpoint, and how many members belong to ``i``.
+    """
+    E = ei.shape[0]
+    gptr = np.zeros(E + 1, dtype=np.int64)
+    for e in range(E):
+        i, j = ei[e], ej[e]
+        gptr[e + 1] = gptr[e] + (indptr[i + 1] - indptr[i]) + (indptr[j + 1] - indptr[j]) - 2
+    gnodes = np.empty(gptr[E], dtype=np.int64)
+    geid = np.empty(gptr[E], dtype=np.int64)
+    n_first = np.empty(E, dtype=np.int64)
+    for e in range(E):
+        k = gptr[e]
+        for end, other in ((ei[e], ej[e]), (ej[e], ei[e])):
+            for p in range(indptr[end], indptr[end + 1]):
+                if indices[p] != other:
+                    gnodes[k] = indices[p]
+                    geid[k] = eids[p]
+                    k += 1
+            if end == ei[e]:
+                n_first[e] = k - gptr[e]
+    return gptr, gnodes, geid, n_first
+
+
+@njit(cache=True, inline="always")
+def _logcosh2(x):
+    """``log(2 cosh x)``, overflow-free."""
+    a = abs(x)
+    return a + math.log1p(math.exp(-2.0 * a))
+
+
+@njit(cache=True)
+def smci1_means(ncodes, nweights, npoff, bias, coupling, indptr,
+                eids):  # pragma: no cover - numba
+    """1-SMCI means ``<tanh h_i>``, eq. (14) of Yasuda (2018), over node patterns (bit 0,
+    the node's own spin, is not used)."""
+    n = bias.shape[0]
+    mean = np.zeros(n)
+    for i in range(n):
+        lo, d = indptr[i], indptr[i + 1] - indptr[i]
+        acc = 0.0
+        for k in range(npoff[i], npoff[i + 1]):
+            c = ncodes[k]
+            h = bias[i]
+            for q in range(d):
+                h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+            acc += nweights[k] * math.tanh(h)
+        mean[i] = acc
+    return mean
+
+
+@njit(cache=True)
+def smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias,
+                coupling):  # pragma: no cover - numba
+    """1-SMCI pair estimates, eq. (15)-(17) of Yasuda (2018), over edge-boundary patterns:
+    ``<tanh(J_ij + atanh(tanh a tanh b))>`` with ``a``, ``b`` the fields of ``i`` and ``j``
+    without the edge, in the stable form
+    ``atanh(tanh a tanh b) = (log cosh(a + b) - log cosh(a - b)) / 2``."""
+    pair = np.empty(coupling.shape[0])
+    for e in range(coupling.shape[0]):
+        lo, d, f = gptr[e], gptr[e + 1] - gptr[e], n_first[e]
+        J = coupling[e]
+        acc = 0.0
+        for k in range(epoff[e], epoff[e + 1]):
+            c = ecodes[k]
+            a, b = bias[ei[e]], bias[ej[e]]
+            for q in range(d):
+                t = coupling[geid[lo + q]] * (2.0 * ((c >> q) & 1) - 1.0)
+                if q < f:
+                    a += t
+                else:
+                    b += t
+            acc += eweights[k] * math.tanh(J + 0.5 * (_logcosh2(a + b) - _logcosh2(a - b)))
+        pair[e] = acc
+    return pair
 
 
 @njit(cache=True, inline="always")

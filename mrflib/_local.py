@@ -73,18 +73,11 @@ class LocalObjective:
             self._compress_patterns(x, cap.astype(np.int64))
 
     def _compress_patterns(self, x, cap):
-        N = x.shape[0]
-        cap_off = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(cap, out=cap_off[1:])
-        xt = np.ascontiguousarray(x.T)
-        kern = (_k.local_patterns_parallel if parallel_ok(x.size * 5.0)
-                else _k.local_patterns)
-        codes, counts, size = kern(xt, self.indptr, self.indices, cap_off)
-        keep = np.arange(cap_off[-1]) - np.repeat(cap_off[:-1], cap) < np.repeat(size, cap)
-        self.codes = codes[keep]
-        self.weights = counts[keep] / N
-        self.poff = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(size, out=self.poff[1:])
+        gptr = self.indptr + np.arange(self.n + 1)
+        gnodes = np.empty(gptr[-1], dtype=np.int64)
+        gnodes[gptr[:-1]] = np.arange(self.n)  # bit 0: the node itself, then its neighbours
+        gnodes[np.setdiff1d(np.arange(gptr[-1]), gptr[:-1])] = self.indices
+        self.codes, self.weights, self.poff, size = compress(x, gptr, gnodes, cap)
         self.mode = "patterns"
         self.n_terms = int(self.codes.size)
         self.work = float(np.dot(size, np.diff(self.indptr) + 1))
@@ -110,6 +103,72 @@ class LocalObjective:
                 else _k.pattern_objective)
         return kern(self.codes, self.weights, self.poff, b, j, self.indptr, self.eids,
                     self.kind)
+
+
+def compress(x, gptr, gnodes, cap):
+    """Distinct patterns of the node groups ``gnodes[gptr[g]:gptr[g + 1]]`` in the spins
+    ``x`` (N, n), with their frequencies; ``cap[g]`` bounds group ``g``'s count.
+
+    Returns ``(codes, weights, poff, size)``: group ``g``'s patterns are
+    ``codes[poff[g]:poff[g + 1]]`` (bit q: member q is +1).
+    """
+    G = gptr.shape[0] - 1
+    cap_off = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(cap, out=cap_off[1:])
+    xt = np.ascontiguousarray(x.T)
+    work = float(x.shape[0]) * gnodes.size
+    kern = _k.local_patterns_parallel if parallel_ok(work) else _k.local_patterns
+    codes, counts, size = kern(xt, gptr, gnodes, cap_off)
+    keep = np.arange(cap_off[-1]) - np.repeat(cap_off[:-1], cap) < np.repeat(size, cap)
+    poff = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(size, out=poff[1:])
+    return codes[keep], counts[keep] / x.shape[0], poff, size
+
+
+class Smci1Moments:
+    """1-SMCI moment estimates on fixed samples (eq. (14)-(17) of Yasuda 2018) from
+    node and edge-boundary pattern counts: every evaluation costs
+    ``sum_i K_i deg(i) + sum_e K_e |boundary(e)|``, independent of the sample count.
+
+    ``available`` is false where the patterns would not be fewer than the samples
+    (dense graphs); the caller then uses :func:`mrflib.smci.moments`.
+    """
+
+    def __init__(self, x, edges, indptr, indices, eids):
+        N, n = x.shape
+        self.ei = np.ascontiguousarray(edges[:, 0], dtype=np.int64)
+        self.ej = np.ascontiguousarray(edges[:, 1], dtype=np.int64)
+        self.indptr, self.eids = indptr, eids
+        deg = np.diff(indptr)
+        gptr, gnodes, self.geid, self.n_first = _k.edge_boundaries(indptr, indices, eids,
+                                                                   self.ei, self.ej)
+        bsize = np.diff(gptr)
+        ncap = np.minimum(N, 2.0 ** np.minimum(deg, 62))
+        ecap = np.minimum(N, 2.0 ** np.minimum(bsize, 62))
+        work = float(np.dot(ncap, deg) + np.dot(ecap, bsize))
+        self.available = bool(
+            (deg.size == 0 or deg.max() <= MAX_PATTERN_DEGREE)
+            and (bsize.size == 0 or bsize.max() <= MAX_PATTERN_DEGREE)
+            and work < N * (n + 4 * len(edges)))
+        if not self.available:
+            return
+        self.gptr = gptr
+        ngptr = indptr.copy()  # node groups: the neighbours only, code bit q + 1
+        self.ncodes, self.nweights, self.npoff, _ = compress(x, ngptr, indices,
+                                                             ncap.astype(np.int64))
+        self.ncodes = self.ncodes << 1  # the kernel reads neighbour q at bit q + 1
+        self.ecodes, self.eweights, self.epoff, _ = compress(x, gptr, gnodes,
+                                                             ecap.astype(np.int64))
+
+    def __call__(self, bias, coupling):
+        """``(mean (n,), pair (E,))`` at the given parameters."""
+        b = np.ascontiguousarray(bias, dtype=np.float64)
+        j = np.ascontiguousarray(coupling, dtype=np.float64)
+        mean = _k.smci1_means(self.ncodes, self.nweights, self.npoff, b, j, self.indptr,
+                              self.eids)
+        pair = _k.smci1_pairs(self.ecodes, self.eweights, self.epoff, self.gptr, self.geid,
+                              self.n_first, self.ei, self.ej, b, j)
+        return mean, pair
 
 
 def _phi_numpy(u, method):

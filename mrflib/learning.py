@@ -214,6 +214,13 @@ class _Problem:
                                  dtype=np.float64)
         self._local = {}
 
+    def smci1(self):
+        """1-SMCI moments on these data from pattern counts (compressed once, cached)."""
+        if "1-smci" not in self._local:
+            self._local["1-smci"] = _local.Smci1Moments(self.x, self.edges, self.indptr,
+                                                        self.indices, self.eids)
+        return self._local["1-smci"]
+
     def local(self, method):
         """The local objective of ``method`` on these data (compressed once, then cached)."""
         if method not in self._local:
@@ -341,9 +348,15 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     if method in ("1-smci", "s2-smci"):
         from mrflib import smci
 
-        def direction(theta):
-            mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
-            return target - np.concatenate([mean, pair])
+        counts = prob.smci1() if method == "1-smci" else None
+        if counts is not None and counts.available:  # from pattern counts, cost flat in N
+            def direction(theta):
+                mean, pair = counts(theta[:n], theta[n:])
+                return target - np.concatenate([mean, pair])
+        else:
+            def direction(theta):
+                mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
+                return target - np.concatenate([mean, pair])
 
         return direction
 

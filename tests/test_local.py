@@ -98,12 +98,41 @@ def test_1smci_direction_from_counts_equals_per_sample():
     edges = graphs.square_grid(4, 4)
     gen, data = _data(edges, 16, 4000, 0.4, seed=3)
     bm = BoltzmannMachine.random(edges, 16, rng=9)
+    assert learning._Problem(data, edges).smci1().available
     db, dj = learning.ascent_direction(bm, data, "1-smci")
     mean, pair = smci.moments_numpy(bm, data, "1-smci")
     x = data.astype(float)
     np.testing.assert_allclose(db, x.mean(0) - mean, rtol=0, atol=1e-12)
     tgt = np.mean(x[:, edges[:, 0]] * x[:, edges[:, 1]], axis=0)
     np.testing.assert_allclose(dj, tgt - pair, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("J", [5.0, 40.0, 1e3])
+def test_1smci_counts_finite_for_extreme_couplings(J):
+    edges = graphs.square_grid(3, 3)
+    rng = np.random.default_rng(1)
+    data = rng.choice(np.array([-1, 1], dtype=np.int8), size=(300, 9))
+    signs = (-1.0) ** np.arange(len(edges))
+    bm = BoltzmannMachine(np.full(9, J / 2), edges, J * signs)
+    db, dj = learning.ascent_direction(bm, data, "1-smci")
+    assert np.all(np.isfinite(db)) and np.all(np.isfinite(dj))
+    if J <= 5:
+        mean, pair = smci.moments_numpy(bm, data, "1-smci")
+        np.testing.assert_allclose(dj, np.mean(data[:, edges[:, 0]] * data[:, edges[:, 1]],
+                                               axis=0) - pair, rtol=0, atol=1e-12)
+
+
+def test_1smci_dense_graph_falls_back_to_smci_moments():
+    edges = graphs.complete(8)
+    _, data = _data(edges, 8, 50, 0.3, seed=6)
+    counts = learning._Problem(data, edges).smci1()
+    assert not counts.available
+    bm = BoltzmannMachine.random(edges, 8, rng=2)
+    _, dj = learning.ascent_direction(bm, data, "1-smci")
+    _, pair = smci.moments(bm, data, "1-smci")
+    x = data.astype(float)
+    np.testing.assert_allclose(dj, np.mean(x[:, edges[:, 0]] * x[:, edges[:, 1]], 0) - pair,
+                               atol=1e-12)
 
 
 def test_compressed_fit_reaches_reference_optimum():
