@@ -3,7 +3,7 @@
 On a bipartite graph (square grids, cubic lattices, chimera) a sweep redraws all spins
 of one colour, then all of the other: spins of one colour are conditionally independent,
 so this is one systematic scan. The chains are stored in that order (contiguous colour
-blocks); the acceptance threshold of each spin is looked up in a table over its
+blocks, spins as 0/1 bytes); the acceptance threshold of each spin is looked up in a table over its
 neighbours' configurations (low degree) and compared with 32-bit random integers from a
 SplitMix64 stream (Steele, Lea & Flood 2014) per chain, seeded from the caller's
 :class:`numpy.random.Generator`. ``P(x_i = +1 | rest)`` is thereby rounded to a multiple
@@ -65,8 +65,8 @@ def _update_table(a, r, x, ptr, nbr, off, thr):  # pragma: no cover - numba
     lo = ptr[a]
     cfg = 0
     for k in range(lo, ptr[a + 1]):
-        cfg |= ((x[nbr[k]] + 1) >> 1) << (k - lo)
-    x[a] = 1 if r < thr[off[a] + cfg] else -1
+        cfg |= np.int64(x[nbr[k]]) << (k - lo)
+    x[a] = r < thr[off[a] + cfg]
 
 
 @njit(cache=True, inline="always")
@@ -77,15 +77,15 @@ def _update_any(a, r, x, ptr, nbr, weights, bias, off, thr):  # pragma: no cover
         return
     h = bias[a]
     for k in range(ptr[a], ptr[a + 1]):
-        h += weights[k] * x[nbr[k]]
-    x[a] = 1 if r < _threshold(h) else -1
+        h += weights[k] * (2.0 * x[nbr[k]] - 1.0)
+    x[a] = r < _threshold(h)
 
 
 @njit(cache=True, inline="always")
 def _record(r, c, x, order, out):  # pragma: no cover - numba
     if r >= 0:
         for a in range(x.shape[0]):
-            out[r, c, order[a]] = x[a]
+            out[r, c, order[a]] = 2 * np.int8(x[a]) - 1
 
 
 @njit(cache=True)
@@ -231,14 +231,14 @@ def run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=None):
     deg = np.diff(ptr)
     use = (deg <= MAX_TABLE_DEGREE) & (2.0**deg * 4 <= float(n_sweeps) * M)
     off, thr = _threshold_tables(bias, ptr, weights, use)
-    xp = np.ascontiguousarray(x[:, order])
+    xp = np.ascontiguousarray(x[:, order] > 0, dtype=np.uint8)  # spins as 0/1 bits
     out = np.empty((n_slots, M, n), dtype=np.int8)
     if kernel is None:
         work = float(n_sweeps) * M * (n + nbr.size)
         kernel = _gibbs_parallel if M > 1 and parallel_ok(work) else _gibbs_serial
     kernel(bool(np.all(off >= 0)), xp, ptr, nbr, weights, bias, off, thr, state, record_at,
            order, out)
-    x[:, order] = xp
+    x[:, order] = 2 * xp.astype(np.int8) - 1
     return out
 
 
@@ -267,9 +267,9 @@ def _gibbs_reference(table_only, xp, ptr, nbr, weights, bias, off, thr, state, r
             for a in range(n):
                 h = bias[a]
                 for k in range(ptr[a], ptr[a + 1]):
-                    h += weights[k] * xp[c, nbr[k]]
-                xp[c, a] = 1 if bits[a] < threshold(h) else -1
+                    h += weights[k] * (2.0 * xp[c, nbr[k]] - 1.0)
+                xp[c, a] = bits[a] < threshold(h)
             if record[s] >= 0:
-                out[record[s], c, order] = xp[c]
+                out[record[s], c, order] = 2 * xp[c].astype(np.int8) - 1
 
 

@@ -148,7 +148,8 @@ def test_checkerboard_paths_agree(lattice_bm):
         off, thr = cb._threshold_tables(bias, ptr, weights, use)
         for table_only in {False, bool(use.all())}:
             for kernel in (cb._gibbs_serial, cb._gibbs_parallel):
-                x, out = x0[:, order].copy(), np.empty((4, 3, n), dtype=np.int8)
+                x = np.ascontiguousarray(x0[:, order] > 0, dtype=np.uint8)
+                out = np.empty((4, 3, n), dtype=np.int8)
                 state = np.arange(3, dtype=np.uint64)
                 kernel(table_only, x, ptr, nbr, weights, bias, off, thr, state, record, order,
                        out)
