@@ -179,6 +179,14 @@ def _logcosh2(x):
 
 
 @njit(cache=True)
+def smci1_moments(ncodes, nweights, npoff, ecodes, eweights, epoff, gptr, geid, n_first, ei,
+                  ej, bias, coupling, indptr, eids):  # pragma: no cover - numba
+    """``(mean, pair)``: :func:`smci1_means` and :func:`smci1_pairs` in one call."""
+    return (smci1_means(ncodes, nweights, npoff, bias, coupling, indptr, eids),
+            smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias, coupling))
+
+
+@njit(cache=True)
 def smci1_means(ncodes, nweights, npoff, bias, coupling, indptr,
                 eids):  # pragma: no cover - numba
     """1-SMCI means ``<tanh h_i>``, eq. (14) of Yasuda (2018), over node patterns (bit 0,

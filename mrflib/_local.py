@@ -164,11 +164,9 @@ class Smci1Moments:
         """``(mean (n,), pair (E,))`` at the given parameters."""
         b = np.ascontiguousarray(bias, dtype=np.float64)
         j = np.ascontiguousarray(coupling, dtype=np.float64)
-        mean = _k.smci1_means(self.ncodes, self.nweights, self.npoff, b, j, self.indptr,
-                              self.eids)
-        pair = _k.smci1_pairs(self.ecodes, self.eweights, self.epoff, self.gptr, self.geid,
-                              self.n_first, self.ei, self.ej, b, j)
-        return mean, pair
+        return _k.smci1_moments(self.ncodes, self.nweights, self.npoff, self.ecodes,
+                                self.eweights, self.epoff, self.gptr, self.geid, self.n_first,
+                                self.ei, self.ej, b, j, self.indptr, self.eids)
 
 
 def _phi_numpy(u, method):
