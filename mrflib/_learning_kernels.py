@@ -2,9 +2,14 @@
 
 The local objectives (pseudo-likelihood, ratio matching, minimum probability flow)
 all have the form ``(1/N) sum_mu sum_i phi(x_i h_i)`` with the local field
-``h_i = b_i + sum_j J_ij x_j``. One fused pass over the data computes the
-objective and its gradient without temporaries; :func:`local_terms_numpy` in
-:mod:`mrflib.learning` is the plain-numpy reference the tests compare against.
+``h_i = b_i + sum_j J_ij x_j``, and 1-SMCI's moment estimates are averages of functions
+of a node's neighbours or an edge's boundary: all depend on the data only through the
+counts of local patterns. :func:`local_patterns` counts them once per fit;
+:func:`pattern_objective` and :func:`smci1_moments` evaluate from the counts (cost
+independent of N); :func:`local_objective_gradient` runs over distinct data rows where
+patterns would not be fewer (dense graphs). Serial and ``parallel`` twins give the same
+bits (disjoint writes, reductions in a fixed order). The plain-numpy references are
+:func:`mrflib._local.local_terms_numpy` and :func:`mrflib.smci.moments_numpy`.
 """
 
 from __future__ import annotations

@@ -36,6 +36,12 @@ Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
 the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
 model has no bias: ``bias=False``).
 
+Cost. MPLE, RM, MPF and 1-SMCI depend on the data only through the counts of local
+configurations ``(x_i, x_N(i))`` (and, for 1-SMCI pairs, of each edge's boundary): the
+data are compressed once per fit (:mod:`mrflib._local`) and every step costs the same
+whatever N, in memory linear in nodes + edges (no dense ``n x n`` matrix). ``fit`` runs
+with BLAS on one thread (:mod:`mrflib._threads`) unless the user set the BLAS threads.
+
 Scaling of the ascent directions. Eq. (13) halves the coupling gradient of the
 pseudo-likelihood "to fit the magnitude of the gradient to that of the MLE". We
 apply the same rule to every objective: its gradient is rescaled, per parameter
