@@ -115,7 +115,7 @@ def compress(x, gptr, gnodes, cap):
     G = gptr.shape[0] - 1
     cap_off = np.zeros(G + 1, dtype=np.int64)
     np.cumsum(cap, out=cap_off[1:])
-    xt = np.ascontiguousarray(x.T)
+    xt = _k.transpose(x)
     work = float(x.shape[0]) * gnodes.size
     kern = _k.local_patterns_parallel if parallel_ok(work) else _k.local_patterns
     codes, counts, size = kern(xt, gptr, gnodes, cap_off)

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib import _learning_kernels as _k
 from mrflib import _local
 from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
@@ -215,9 +216,9 @@ class _Problem:
             a.copy() for a in (self.edges, self.indptr, self.indices))
         for a in (self.edges_ro, self.indptr_ro, self.indices_ro):
             a.flags.writeable = False
-        self.data_mean = self.x.mean(axis=0, dtype=np.float64)
-        self.data_pair = np.mean(self.x[:, self.ei] * self.x[:, self.ej], axis=0,
-                                 dtype=np.float64)
+        s1, s2 = _k.data_moments(self.x, self.ei, self.ej)  # exact integer sums, one pass
+        self.data_mean = s1 / self.x.shape[0]
+        self.data_pair = s2 / self.x.shape[0]
         self._local = {}
 
     def smci1(self):
