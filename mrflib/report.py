@@ -181,7 +181,8 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
     if curves:
         ax = axes.pop(0)
         for k, (label, x, y, slope) in enumerate(curves):
-            ax.loglog(x, y, "o-", color=f"C{k % 10}", label=f"{label[:40]} (p = {slope:.2f})")
+            ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
+                      label=f"{label[:40]} (p = {slope:.2f})")
         ax.set_xlabel(f"{_unit(b)} (log)")
         ax.set_ylabel("seconds (log)")
         ax.legend(fontsize=6)
