@@ -1,8 +1,9 @@
 """Run the benchmarks: ``python -m bench [--quick] [topic ...]`` (``make bench``).
 
 Every ``bench/bench_<topic>.py`` defines ``run(quick: bool) -> list[dict]`` with the keys
-``benchmark, case, method, seconds, baseline, ratio, rate, rate_unit, note``; ``ratio`` is
-the baseline's time over ours, measured in the same run. Results go to
+``benchmark, case, method, seconds, baseline, ratio, rate, rate_unit, note`` (and optionally
+``size, size_unit, group``); ``ratio`` is the baseline's time over ours, measured in the same
+run. Results go to
 ``bench/results/<topic>.csv`` and ``bench/results/machine.txt``; the book's performance
 page is built from them.
 """
@@ -22,6 +23,9 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["benchmark", "case", "method", "seconds", "baseline", "ratio", "rate", "rate_unit",
            "note"]
+#: Optional columns: ``size`` and ``size_unit`` (problem size, for time-versus-size plots)
+#: and ``group`` (which rows form one scaling curve besides ``method``).
+OPTIONAL = ["size", "size_unit", "group"]
 
 
 def machine() -> str:
@@ -62,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   FAILED: {exc!r}", file=sys.stderr)
             failed += 1
             continue
-        df = pd.DataFrame(rows).reindex(columns=COLUMNS)
+        df = pd.DataFrame(rows)
+        df = df.reindex(columns=COLUMNS + [c for c in OPTIONAL if c in df.columns])
         df.to_csv(args.out / f"{topic}.csv", index=False)
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(df.to_string(index=False))

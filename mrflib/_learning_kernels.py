@@ -2,9 +2,14 @@
 
 The local objectives (pseudo-likelihood, ratio matching, minimum probability flow)
 all have the form ``(1/N) sum_mu sum_i phi(x_i h_i)`` with the local field
-``h_i = b_i + sum_j J_ij x_j``. One fused pass over the data computes the
-objective and its gradient without temporaries; :func:`local_terms_numpy` in
-:mod:`mrflib.learning` is the plain-numpy reference the tests compare against.
+``h_i = b_i + sum_j J_ij x_j``, and 1-SMCI's moment estimates are averages of functions
+of a node's neighbours or an edge's boundary: all depend on the data only through the
+counts of local patterns. :func:`local_patterns` counts them once per fit;
+:func:`pattern_objective` and :func:`smci1_moments` evaluate from the counts (cost
+independent of N); :func:`local_objective_gradient` runs over distinct data rows where
+patterns would not be fewer (dense graphs). Serial and ``parallel`` twins give the same
+bits (disjoint writes, reductions in a fixed order). The plain-numpy references are
+:func:`mrflib._local.local_terms_numpy` and :func:`mrflib.smci.moments_numpy`.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 MPLE, RM, MPF = 0, 1, 2
 
@@ -41,19 +46,23 @@ def _phi(u, kind):
 
 
 @njit(cache=True)
-def local_objective_gradient(x, bias, coupling, ei, ej, indptr, indices, eids, kind, want_value):
-    """Average objective and raw gradient (d/db (n,), d/dJ (E,)) of a local objective.
+def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices, eids, kind,
+                             want_value):  # pragma: no cover - numba
+    """Weighted objective and raw gradient (d/db (n,), d/dJ (E,)) over rows of ``x``.
 
-    ``x`` int8 (N, n); CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`.
+    ``x`` int8 (K, n) (distinct data rows), ``weights`` (K,) (their frequencies);
+    CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`. Used where
+    the rows are fewer than the local patterns (dense graphs).
     """
-    N, n = x.shape
+    K, n = x.shape
     E = ei.shape[0]
     gb = np.zeros(n)
     gj = np.zeros(E)
     g = np.empty(n)
     xs = np.empty(n)
     value = 0.0
-    for mu in range(N):
+    for mu in range(K):
+        w = weights[mu]
         for i in range(n):
             xs[i] = x[mu, i]
         for i in range(n):
@@ -62,15 +71,258 @@ def local_objective_gradient(x, bias, coupling, ei, ej, indptr, indices, eids, k
                 h += coupling[eids[p]] * xs[indices[p]]
             val, dphi = _phi(xs[i] * h, kind)
             if want_value:
-                value += val
+                value += w * val
             # d phi(x_i h_i) / d h_i = x_i phi'(u)
-            g[i] = xs[i] * dphi
+            g[i] = w * xs[i] * dphi
             gb[i] += g[i]
         for e in range(E):
             gj[e] += g[ei[e]] * xs[ej[e]] + g[ej[e]] * xs[ei[e]]
-    inv = 1.0 / N
-    for i in range(n):
-        gb[i] *= inv
+    return value, gb, gj
+
+
+# ----------------------------------------------------------------- local-pattern counts
+# The objectives depend on the data only through how often each node's local pattern
+# (x_i, x_N(i)) occurs. A pattern is a code: bit 0 is x_i = +1, bit q + 1 is the q-th
+# neighbour (CSR order) = +1.
+
+
+@njit(cache=True, inline="always")
+def _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size):
+    """Distinct patterns of group ``g`` (bit q: member q is +1) and their counts, into
+    ``codes/counts[cap_off[g]:]``, codes ascending."""
+    N = xt.shape[1]
+    lo, d = gptr[g], gptr[g + 1] - gptr[g]
+    buf = np.zeros(N, dtype=np.int64)
+    for q in range(d):
+        row = gnodes[lo + q]
+        for mu in range(N):
+            buf[mu] |= np.int64((xt[row, mu] + 1) >> 1) << q
+    base, k = cap_off[g], 0
+    if (1 << d) <= 2 * N:  # few possible patterns: count them all
+        cnt = np.zeros(1 << d, dtype=np.int64)
+        for mu in range(N):
+            cnt[buf[mu]] += 1
+        for c in range(1 << d):
+            if cnt[c]:
+                codes[base + k] = c
+                counts[base + k] = cnt[c]
+                k += 1
+    else:  # sort and run-length
+        buf.sort()
+        start = 0
+        for mu in range(1, N + 1):
+            if mu == N or buf[mu] != buf[start]:
+                codes[base + k] = buf[start]
+                counts[base + k] = mu - start
+                k += 1
+                start = mu
+    size[g] = k
+
+
+@njit(cache=True)
+def local_patterns(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
+    """Distinct patterns of spins ``xt`` (n, N) on each group of nodes.
+
+    Group ``g`` is ``gnodes[gptr[g]:gptr[g + 1]]`` and may use
+    ``codes[cap_off[g]:cap_off[g + 1]]``; returns ``(codes, counts, size)`` with
+    ``size[g]`` the patterns found.
+    """
+    G = gptr.shape[0] - 1
+    codes = np.empty(cap_off[G], dtype=np.int64)
+    counts = np.empty(cap_off[G], dtype=np.int64)
+    size = np.zeros(G, dtype=np.int64)
+    for g in range(G):
+        _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
+    return codes, counts, size
+
+
+@njit(cache=True, parallel=True)
+def local_patterns_parallel(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
+    """:func:`local_patterns` with groups spread over the cores (same result)."""
+    G = gptr.shape[0] - 1
+    codes = np.empty(cap_off[G], dtype=np.int64)
+    counts = np.empty(cap_off[G], dtype=np.int64)
+    size = np.zeros(G, dtype=np.int64)
+    for g in prange(G):
+        _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
+    return codes, counts, size
+
+
+@njit(cache=True)
+def edge_boundaries(indptr, indices, eids, ei, ej):  # pragma: no cover - numba
+    """Boundary of each edge ``{i, j}``: ``N(i) - j`` then ``N(j) - i`` (CSR order).
+
+    Returns ``(gptr, gnodes, geid, n_first)``: members, the edge joining each member to
+    its endpoint, and how many members belong to ``i``.
+    """
+    E = ei.shape[0]
+    gptr = np.zeros(E + 1, dtype=np.int64)
     for e in range(E):
-        gj[e] *= inv
-    return value * inv, gb, gj
+        i, j = ei[e], ej[e]
+        gptr[e + 1] = gptr[e] + (indptr[i + 1] - indptr[i]) + (indptr[j + 1] - indptr[j]) - 2
+    gnodes = np.empty(gptr[E], dtype=np.int64)
+    geid = np.empty(gptr[E], dtype=np.int64)
+    n_first = np.empty(E, dtype=np.int64)
+    for e in range(E):
+        k = gptr[e]
+        for end, other in ((ei[e], ej[e]), (ej[e], ei[e])):
+            for p in range(indptr[end], indptr[end + 1]):
+                if indices[p] != other:
+                    gnodes[k] = indices[p]
+                    geid[k] = eids[p]
+                    k += 1
+            if end == ei[e]:
+                n_first[e] = k - gptr[e]
+    return gptr, gnodes, geid, n_first
+
+
+@njit(cache=True, inline="always")
+def _logcosh2(x):
+    """``log(2 cosh x)``, overflow-free."""
+    a = abs(x)
+    return a + math.log1p(math.exp(-2.0 * a))
+
+
+@njit(cache=True)
+def smci1_moments(ncodes, nweights, npoff, ecodes, eweights, epoff, gptr, geid, n_first, ei,
+                  ej, bias, coupling, indptr, eids):  # pragma: no cover - numba
+    """``(mean, pair)``: :func:`smci1_means` and :func:`smci1_pairs` in one call."""
+    return (smci1_means(ncodes, nweights, npoff, bias, coupling, indptr, eids),
+            smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias, coupling))
+
+
+@njit(cache=True)
+def smci1_means(ncodes, nweights, npoff, bias, coupling, indptr,
+                eids):  # pragma: no cover - numba
+    """1-SMCI means ``<tanh h_i>``, eq. (14) of Yasuda (2018), over node patterns (bit 0,
+    the node's own spin, is not used)."""
+    n = bias.shape[0]
+    mean = np.zeros(n)
+    for i in range(n):
+        lo, d = indptr[i], indptr[i + 1] - indptr[i]
+        acc = 0.0
+        for k in range(npoff[i], npoff[i + 1]):
+            c = ncodes[k]
+            h = bias[i]
+            for q in range(d):
+                h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+            acc += nweights[k] * math.tanh(h)
+        mean[i] = acc
+    return mean
+
+
+@njit(cache=True)
+def smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias,
+                coupling):  # pragma: no cover - numba
+    """1-SMCI pair estimates, eq. (15)-(17) of Yasuda (2018), over edge-boundary patterns:
+    ``<tanh(J_ij + atanh(tanh a tanh b))>`` with ``a``, ``b`` the fields of ``i`` and ``j``
+    without the edge, in the stable form
+    ``atanh(tanh a tanh b) = (log cosh(a + b) - log cosh(a - b)) / 2``."""
+    pair = np.empty(coupling.shape[0])
+    for e in range(coupling.shape[0]):
+        lo, d, f = gptr[e], gptr[e + 1] - gptr[e], n_first[e]
+        J = coupling[e]
+        acc = 0.0
+        for k in range(epoff[e], epoff[e + 1]):
+            c = ecodes[k]
+            a, b = bias[ei[e]], bias[ej[e]]
+            for q in range(d):
+                t = coupling[geid[lo + q]] * (2.0 * ((c >> q) & 1) - 1.0)
+                if q < f:
+                    a += t
+                else:
+                    b += t
+            acc += eweights[k] * math.tanh(J + 0.5 * (_logcosh2(a + b) - _logcosh2(a - b)))
+        pair[e] = acc
+    return pair
+
+
+@njit(cache=True, inline="always")
+def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                gslot):
+    """Objective terms of node ``i`` summed over its weighted patterns."""
+    lo, d = indptr[i], indptr[i + 1] - indptr[i]
+    v, gsum = 0.0, 0.0
+    for p in range(lo, lo + d):
+        gslot[p] = 0.0
+    for k in range(poff[i], poff[i + 1]):
+        c = codes[k]
+        xi = 2.0 * (c & 1) - 1.0
+        h = bias[i]
+        for q in range(d):
+            h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+        val, dphi = _phi(xi * h, kind)
+        w = weights[k]
+        v += w * val
+        g = w * xi * dphi  # d phi(x_i h_i) / d h_i, weighted
+        gsum += g
+        for q in range(d):
+            gslot[lo + q] += g * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+    value[i] = v
+    gb[i] = gsum
+
+
+@njit(cache=True)
+def _reduce(value, gslot, eids, E):
+    gj = np.zeros(E)
+    for p in range(eids.shape[0]):  # CSR order: the same sum on any number of threads
+        gj[eids[p]] += gslot[p]
+    total = 0.0
+    for i in range(value.shape[0]):
+        total += value[i]
+    return total, gj
+
+
+@njit(cache=True)
+def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids,
+                      kind):  # pragma: no cover - numba
+    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from weighted patterns."""
+    n = bias.shape[0]
+    value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    for i in range(n):
+        _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                    gslot)
+    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+    return total, gb, gj
+
+
+@njit(cache=True, parallel=True)
+def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eids,
+                               kind):  # pragma: no cover - numba
+    """:func:`pattern_objective` with nodes spread over the cores (same bits)."""
+    n = bias.shape[0]
+    value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    for i in prange(n):
+        _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
+                    gslot)
+    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+    return total, gb, gj
+
+
+@njit(cache=True)
+def transpose(x):  # pragma: no cover - numba
+    """``x.T`` as a C-contiguous copy, in cache-sized tiles (numpy's strided copy of an
+    int8 (20000, 256) array takes 30x longer)."""
+    N, n = x.shape
+    out = np.empty((n, N), dtype=x.dtype)
+    B = 64
+    for r0 in range(0, N, B):
+        for c0 in range(0, n, B):
+            for r in range(r0, min(r0 + B, N)):
+                for c in range(c0, min(c0 + B, n)):
+                    out[c, r] = x[r, c]
+    return out
+
+
+@njit(cache=True)
+def data_moments(x, ei, ej):  # pragma: no cover - numba
+    """Integer sums ``sum_mu x_i`` (n,) and ``sum_mu x_i x_j`` (E,) in one pass over rows."""
+    N, n = x.shape
+    s1 = np.zeros(n, dtype=np.int64)
+    s2 = np.zeros(ei.shape[0], dtype=np.int64)
+    for mu in range(N):
+        for i in range(n):
+            s1[i] += x[mu, i]
+        for e in range(ei.shape[0]):
+            s2[e] += x[mu, ei[e]] * x[mu, ej[e]]
+    return s1, s2

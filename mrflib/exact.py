@@ -30,6 +30,7 @@ import numpy as np
 import scipy.optimize
 
 from . import junction_tree
+from ._threads import blas_single_threaded
 from ._validation import (
     as_rng,
     check_array,
@@ -379,6 +380,7 @@ def _polish(res: scipy.optimize.OptimizeResult, negll: Any, tol: float, steps: i
         res.nfev += 1
 
 
+@blas_single_threaded
 def fit_mle(
     data: Any,
     edges: Any,

@@ -36,6 +36,12 @@ Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
 the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
 model has no bias: ``bias=False``).
 
+Cost. MPLE, RM, MPF and 1-SMCI depend on the data only through the counts of local
+configurations ``(x_i, x_N(i))`` (and, for 1-SMCI pairs, of each edge's boundary): the
+data are compressed once per fit (:mod:`mrflib._local`) and every step costs the same
+whatever N, in memory linear in nodes + edges (no dense ``n x n`` matrix). ``fit`` runs
+with BLAS on one thread (:mod:`mrflib._threads`) unless the user set the BLAS threads.
+
 Scaling of the ascent directions. Eq. (13) halves the coupling gradient of the
 pseudo-likelihood "to fit the magnitude of the gradient to that of the MLE". We
 apply the same rule to every objective: its gradient is rescaled, per parameter
@@ -55,6 +61,9 @@ from typing import Any
 import numpy as np
 
 from mrflib import _learning_kernels as _k
+from mrflib import _local
+from mrflib._optimizers import _gradient_ascent, _lbfgs
+from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
     as_rng,
     check_array,
@@ -79,10 +88,9 @@ __all__ = [
 ]
 
 METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd")
-LOCAL_METHODS = ("mple", "rm", "mpf")
+LOCAL_METHODS = _local.LOCAL_METHODS
 STOCHASTIC_METHODS = ("cd", "pcd", "smci-pcd")
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
-_KIND = {"mple": _k.MPLE, "rm": _k.RM, "mpf": _k.MPF}
 # (bias, coupling) factors making the ascent direction equal eq. (5) at theta = 0.
 _SCALE = {"mple": (1.0, 0.5), "rm": (2.0, 1.0), "mpf": (1.0, 0.5)}
 _METHOD_OPTIONS = {
@@ -209,9 +217,24 @@ class _Problem:
             a.copy() for a in (self.edges, self.indptr, self.indices))
         for a in (self.edges_ro, self.indptr_ro, self.indices_ro):
             a.flags.writeable = False
-        xf = self.x.astype(np.float64)
-        self.data_mean = xf.mean(axis=0)
-        self.data_pair = np.mean(xf[:, self.ei] * xf[:, self.ej], axis=0)
+        s1, s2 = _k.data_moments(self.x, self.ei, self.ej)  # exact integer sums, one pass
+        self.data_mean = s1 / self.x.shape[0]
+        self.data_pair = s2 / self.x.shape[0]
+        self._local = {}
+
+    def smci1(self):
+        """1-SMCI moments on these data from pattern counts (compressed once, cached)."""
+        if "1-smci" not in self._local:
+            self._local["1-smci"] = _local.Smci1Moments(self.x, self.edges, self.indptr,
+                                                        self.indices, self.eids)
+        return self._local["1-smci"]
+
+    def local(self, method):
+        """The local objective of ``method`` on these data (compressed once, then cached)."""
+        if method not in self._local:
+            self._local[method] = _local.LocalObjective(
+                self.x, self.edges, self.indptr, self.indices, self.eids, method)
+        return self._local[method]
 
     def split(self, theta):
         return theta[: self.n], theta[self.n :]
@@ -241,99 +264,14 @@ def _problem_from_bm(bm, data) -> _Problem:
     return _Problem(data, bm.edges, bm.n)
 
 
-class _LocalObjective:
-    """Vectorized evaluator of a local objective on fixed data (BLAS + SIMD numpy).
-
-    The objectives are ``(1/N) sum_mu sum_i phi(u_i)`` with ``u_i = x_i h_i`` and
-    ``h = b + x J`` (one matrix product); the gradient is
-    ``d/db_i = <g_i>``, ``d/dJ_ij = <g_i x_j + g_j x_i>`` with ``g_i = x_i phi'(u_i)``
-    (a second matrix product). Buffers are allocated once per fit.
-    """
-
-    def __init__(self, prob: _Problem, method: str):
-        if method not in LOCAL_METHODS:
-            raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
-        self.prob = prob
-        self.method = method
-        N, n = prob.x.shape
-        self.xf = prob.x.astype(np.float64)
-        self.W = np.zeros((n, n))
-        self.h = np.empty((N, n))
-        self.u = np.empty((N, n))
-        self.t = np.empty((N, n))
-
-    def __call__(self, theta, want_value=True):
-        prob = self.prob
-        b, j = theta[: prob.n], theta[prob.n :]
-        self.W[prob.ei, prob.ej] = j
-        self.W[prob.ej, prob.ei] = j
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._evaluate(b, want_value)
-
-    def _evaluate(self, b, want_value):
-        prob, method = self.prob, self.method
-        x, h, u, t = self.xf, self.h, self.u, self.t
-        np.matmul(x, self.W, out=h)
-        h += b
-        np.multiply(x, h, out=u)
-        value = np.nan
-        if method == "mpf":
-            np.negative(u, out=t)
-            np.exp(t, out=t)  # exp(-u) = phi'(u); phi = -exp(-u)
-            if want_value:
-                value = -t.sum()
-        elif method == "mple":
-            if want_value:  # -log(1 + exp(-2u)), overflow-safe
-                value = -(np.maximum(-2.0 * u, 0.0).sum()
-                          + np.log1p(np.exp(-2.0 * np.abs(u))).sum())
-            np.multiply(u, 2.0, out=t)
-            np.exp(t, out=t)
-            t += 1.0
-            np.divide(2.0, t, out=t)  # phi'(u) = 2 / (1 + exp(2u))
-        else:  # rm
-            np.multiply(u, 2.0, out=t)
-            np.exp(t, out=t)
-            t += 1.0
-            np.reciprocal(t, out=t)  # s = 1 / (1 + exp(2u))
-            if want_value:
-                value = -np.dot(t.ravel(), t.ravel())
-            s2 = t * t
-            t -= 1.0
-            t *= s2
-            t *= -4.0  # phi'(u) = 4 s^2 (1 - s)
-        t *= x  # g_i = x_i phi'(u_i)
-        N = x.shape[0]
-        gb = t.sum(axis=0) / N
-        m = t.T @ x
-        gj = (m[prob.ei, prob.ej] + m[prob.ej, prob.ei]) / N
-        return value / N, gb, gj
-
-
-def _local(prob: _Problem, theta, method, want_value=True):
-    """Numba per-sample evaluation of a local objective (the independent reference path)."""
-    b, j = prob.split(np.ascontiguousarray(theta, dtype=np.float64))
-    return _k.local_objective_gradient(
-        prob.x,
-        np.ascontiguousarray(b),
-        np.ascontiguousarray(j),
-        prob.ei,
-        prob.ej,
-        prob.indptr,
-        prob.indices,
-        prob.eids,
-        _KIND[method],
-        want_value,
-    )
-
-
 def local_terms_numpy(
     bm: Any, data: Any, method: str
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Vectorized-numpy evaluation of a local objective and its raw gradient.
+    """Per-sample plain-numpy evaluation of a local objective and its raw gradient.
 
-    This is the path :func:`fit` uses; :func:`objective` and
-    :func:`objective_gradient` evaluate the same formulas with a per-sample numba
-    loop, so that each checks the other.
+    The reference the tests compare the fitting path against: :func:`objective`,
+    :func:`objective_gradient` and :func:`fit` evaluate the same formulas in numba from
+    the data's local-pattern counts (:class:`mrflib._local.LocalObjective`).
 
     Parameters
     ----------
@@ -352,7 +290,9 @@ def local_terms_numpy(
     if method not in LOCAL_METHODS:
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
-    return _LocalObjective(prob, method)(np.asarray(bm.params, dtype=np.float64))
+    return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
+                                    np.asarray(bm.coupling, dtype=np.float64), prob.edges,
+                                    method)
 
 
 def _check_method(method):
@@ -375,7 +315,7 @@ def objective(bm, data, method: str) -> float:
     if method not in LOCAL_METHODS:
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
-    value, _, _ = _local(prob, np.asarray(bm.params, dtype=np.float64), method)
+    value, _, _ = prob.local(method)(bm.params)
     return float(value)
 
 
@@ -384,7 +324,7 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     if method not in LOCAL_METHODS:
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
-    _, gb, gj = _local(prob, np.asarray(bm.params, dtype=np.float64), method, False)
+    _, gb, gj = prob.local(method)(bm.params, False)
     return gb, gj
 
 
@@ -393,7 +333,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     n = prob.n
     if method in LOCAL_METHODS:
         sb, sj = _SCALE[method]
-        local = _LocalObjective(prob, method)
+        local = prob.local(method)
 
         def direction(theta):
             _, gb, gj = local(theta, False)
@@ -416,9 +356,15 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     if method in ("1-smci", "s2-smci"):
         from mrflib import smci
 
-        def direction(theta):
-            mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
-            return target - np.concatenate([mean, pair])
+        counts = prob.smci1() if method == "1-smci" else None
+        if counts is not None and counts.available:  # from pattern counts, cost flat in N
+            def direction(theta):
+                mean, pair = counts(theta[:n], theta[n:])
+                return target - np.concatenate([mean, pair])
+        else:
+            def direction(theta):
+                mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
+                return target - np.concatenate([mean, pair])
 
         return direction
 
@@ -508,93 +454,6 @@ def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tu
     return d[: prob.n], d[prob.n :]
 
 
-# --------------------------------------------------------------------------- driver
-def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
-                     n, record, progress, desc):
-    """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``.
-
-    Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
-    """
-    from tqdm import tqdm
-
-    theta = theta0.copy()
-    params = np.empty((max_steps + 1, theta.size)) if record else None
-    gmax = np.empty(max_steps + 1) if record else None
-    errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
-    converged = False
-    step = 0
-    bar = tqdm(total=max_steps, desc=desc, delay=2.0, leave=False,
-               disable=progress is False, mininterval=0.5)
-    try:
-        while True:
-            d = direction(theta)
-            d[~free] = 0.0
-            g = float(np.max(np.abs(d))) if d.size else 0.0
-            if not np.isfinite(g):
-                raise FloatingPointError(
-                    f"{desc}: the ascent direction became non-finite at step {step}; "
-                    "lower learning_rate"
-                )
-            if record:
-                params[step] = theta
-                gmax[step] = g
-                if errs is not None:
-                    errs[step] = np.mean(np.abs(theta[n:] - ref_coupling)) if theta.size > n else 0
-            if g < tol:
-                converged = True
-                break
-            if step == max_steps:
-                break
-            theta += learning_rate * d
-            step += 1
-            bar.update(1)
-    finally:
-        bar.close()
-    if record:
-        params = params[: step + 1]
-        gmax = gmax[: step + 1]
-        if errs is not None:
-            errs = errs[: step + 1]
-    return theta, step, converged, params, gmax, errs
-
-
-def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
-    """Quasi-Newton path: scipy L-BFGS on the (convex) objective of a local method."""
-    from scipy.optimize import minimize
-
-    n = prob.n
-    idx = np.flatnonzero(free)
-
-    def full(z):
-        theta = theta0.copy()
-        theta[idx] = z
-        return theta
-
-    local = _LocalObjective(prob, method)
-
-    def fun(z):
-        value, gb, gj = local(full(z), True)
-        grad = np.concatenate([gb, gj])[idx]
-        return -value, -grad
-
-    trail = [theta0[idx].copy()]
-
-    def callback(intermediate_result):
-        trail.append(np.array(intermediate_result.x, copy=True))
-
-    res = minimize(fun, theta0[idx], jac=True, method="L-BFGS-B", callback=callback,
-                   options=dict(maxiter=max_steps, gtol=tol, ftol=0.0, maxcor=20))
-    theta = full(res.x)
-    params = gmax = errs = None
-    if record:
-        params = np.array([full(z) for z in trail])
-        gmax = np.array([np.max(np.abs(fun(z)[1])) if len(z) else 0.0 for z in trail])
-        if ref_coupling is not None:
-            errs = np.mean(np.abs(params[:, n:] - ref_coupling), axis=1)
-    gfinal = np.max(np.abs(fun(res.x)[1])) if idx.size else 0.0
-    return theta, int(res.nit), bool(gfinal < tol), params, gmax, errs
-
-
 def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -> Fit:
     """``solver="exact"``: :func:`mrflib.exact.fit_mle` (L-BFGS-B on the exact
     likelihood; enumeration up to 20 spins, the junction tree beyond), with its
@@ -626,6 +485,39 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
                dict(kw, bias=bool(bias)), stop_reason=reason)
 
 
+def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, progress,
+                  rng):
+    """Validate the options of :func:`fit`; returns ``(solver, learning_rate, max_steps,
+    tol, rng)`` with the defaults filled in."""
+    _check_method(method)
+    unknown = set(options) - _METHOD_OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    if solver is None:
+        solver = "exact" if method == "mle" else "gradient"
+    allowed = {"mle": ("exact", "gradient")}.get(
+        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
+    )
+    if solver not in allowed:
+        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    stochastic = method in STOCHASTIC_METHODS
+    max_steps = check_positive(
+        (1000 if stochastic else 10000) if max_steps is None else max_steps,
+        "max_steps", integer=True, allow_zero=True,
+    )
+    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
+                         allow_zero=True)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    if stochastic:
+        rng = as_rng(rng)
+    return solver, learning_rate, max_steps, tol, rng
+
+
+@blas_single_threaded
 def fit(
     data: Any,
     edges: Any,
@@ -697,32 +589,9 @@ def fit(
     Fit
     """
     t0 = time.perf_counter()
-    _check_method(method)
-    unknown = set(options) - _METHOD_OPTIONS[method]
-    if unknown:
-        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
-    if not isinstance(bias, (bool, np.bool_)):
-        raise ValueError(f"bias must be True or False, got {bias!r}")
-    if solver is None:
-        solver = "exact" if method == "mle" else "gradient"
-    allowed = {"mle": ("exact", "gradient")}.get(
-        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
-    )
-    if solver not in allowed:
-        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
-    learning_rate = check_positive(learning_rate, "learning_rate")
     max_steps_given, tol_given = max_steps, tol
-    stochastic = method in STOCHASTIC_METHODS
-    max_steps = check_positive(
-        (1000 if stochastic else 10000) if max_steps is None else max_steps,
-        "max_steps", integer=True, allow_zero=True,
-    )
-    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
-                         allow_zero=True)
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress must be True, False or None, got {progress!r}")
-    if stochastic:
-        rng = as_rng(rng)
+    solver, learning_rate, max_steps, tol, rng = _fit_settings(
+        method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
     prob = _Problem(data, edges, n)
     n = prob.n
     P = n + prob.E

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .experiments import FIELDS
@@ -77,48 +78,160 @@ def scorecard_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
-    """Tables (and one bar chart per benchmark module) of the ``make bench`` results."""
-    if df.empty:
-        return "_No benchmark results yet: run `make bench`._\n"
+def _num(series) -> pd.Series:
+    return pd.to_numeric(series, errors="coerce") if series is not None else None
+
+
+def _slug(text: str) -> str:
+    out = "".join(ch if ch.isalnum() else "-" for ch in str(text).lower())
+    return "-".join(filter(None, out.split("-")))[:60]
+
+
+def _with_sizes(b: pd.DataFrame) -> pd.DataFrame:
+    """``b`` with numeric ``size``/``size_unit``: the module's own columns, or else the
+    first ``name = number`` in the case text (``"N=14 SK"`` -> 14, ``"N"``)."""
+    if "size" in b and _num(b["size"]).notna().any():
+        return b.assign(size=_num(b["size"]))
+    found = b["case"].astype(str).str.extract(r"\b([A-Za-z]\w*)\s*=\s*(\d[\d,]*)\b")
+    return b.assign(size=pd.to_numeric(found[1].str.replace(",", ""), errors="coerce"),
+                    size_unit=found[0])
+
+
+def _scaling(b: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+    """``(label, sizes, seconds, fitted exponent)`` for every curve with >= 2 sizes.
+
+    A curve is the rows of one ``method`` (and ``group`` if the module gives one),
+    one time per size (the smallest if repeated against several baselines)."""
+    b = _with_sizes(b)
+    if b["size"].notna().sum() < 2:
+        return []
+    b = b.assign(seconds=_num(b["seconds"]))
+    keys = ["group", "method"] if "group" in b and b["group"].astype(str).str.len().any() \
+        else ["method"]
+    curves = []
+    for key, c in b.dropna(subset=["size", "seconds"]).groupby(keys, sort=False):
+        c = c.groupby("size", sort=True)["seconds"].min()
+        if len(c) < 2 or (c <= 0).any():
+            continue
+        x, y = c.index.to_numpy(float), c.to_numpy(float)
+        slope = float(np.polyfit(np.log(x), np.log(y), 1)[0])
+        label = " · ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        curves.append((label, x, y, slope))
+    return curves
+
+
+def _unit(b: pd.DataFrame) -> str:
+    units = _with_sizes(b).get("size_unit")
+    units = units.dropna() if units is not None else []
+    return str(units.iloc[0]) if len(units) else "size"
+
+
+def _verdict(b: pd.DataFrame, curves) -> str:
+    """One line a reader can take away: speed-ups against each baseline, growth rates."""
+    parts = []
+    ratio = _num(b.get("ratio"))
+    for base, r in b.assign(_r=ratio).dropna(subset=["_r"]).groupby("baseline", sort=False):
+        v = r["_r"].to_numpy(float)
+        if len(v) == 1:
+            parts.append(f"{v[0]:.3g}× the speed of {base}")
+            continue
+        parts.append(f"against {base}: faster in {int((v > 1).sum())} of {len(v)} cases, "
+                     f"median {np.median(v):.3g}× (range {v.min():.2g}–{v.max():.3g}×)")
+    if curves:
+        slopes = [c[3] for c in curves]
+        unit = _unit(b)
+        parts.append(f"time grows as {unit}^p with p from {min(slopes):.2f} to "
+                     f"{max(slopes):.2f}")
+    rate = _num(b.get("rate"))
+    if not parts and rate is not None and rate.notna().any():
+        i = rate.idxmax()
+        parts.append(f"up to {rate[i]:.3g} {b.loc[i, 'rate_unit']}")
+    return ("**Verdict:** " + "; ".join(parts) + ".") if parts else ""
+
+
+def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
+    """Speed-up bars (one colour per baseline) and/or log-log time against size."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
+    panels = int(len(bars) > 0) + int(bool(curves))
+    if not panels:
+        return False
+    height = max(2.6, 0.28 * len(bars) + 1.2) if len(bars) else 3.2
+    fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels, height), squeeze=False)
+    axes = list(axes[0])
+    if len(bars):
+        ax = axes.pop(0)
+        colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
+        labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
+        ax.barh(range(len(bars)), bars["_r"].astype(float),
+                color=[colours[x] for x in bars["baseline"]])
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yticks(range(len(bars)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:70])
+                           for base, col in colours.items()], fontsize=7, loc="best")
+    if curves:
+        ax = axes.pop(0)
+        for k, (label, x, y, slope) in enumerate(curves):
+            ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
+                      label=f"{label[:40]} (p = {slope:.2f})")
+        ax.set_xlabel(f"{_unit(b)} (log)")
+        ax.set_ylabel("seconds (log)")
+        ax.legend(fontsize=6)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _table(b: pd.DataFrame) -> list[str]:
+    lines = ["| case | method | time (s) | baseline | speed-up | throughput | note |",
+             "|---|---|---|---|---|---|---|"]
+    for r in b.itertuples(index=False):
+        rate = pd.to_numeric(r.rate, errors="coerce")
+        ratio = pd.to_numeric(r.ratio, errors="coerce")
+        lines.append("| " + " | ".join([
+            _cell(r.case), _cell(r.method), f"{float(r.seconds):.4g}", _cell(r.baseline),
+            "" if pd.isna(ratio) else f"{ratio:.3g}×",
+            "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}", _cell(r.note),
+        ]) + " |")
+    return lines
+
+
+def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
+    """The ``make bench`` results, one section per bench module, generic over modules.
+
+    Each benchmark leads with a figure (speed-up against each baseline as bars; time
+    against problem size on log-log axes with the fitted exponent, for modules that give
+    the optional ``size`` column), a one-line verdict, and its table folded in a
+    dropdown. A new ``bench/results/<module>.csv`` appears without any change here.
+    """
+    if df.empty:
+        return "_No benchmark results yet: run `make bench`._\n"
     figdir.mkdir(parents=True, exist_ok=True)
     parts = []
     for module, g in df.groupby("module", sort=True):
         parts.append(f"## {module}\n")
         for bench, b in g.groupby("benchmark", sort=False):
-            parts += [f"**{bench}**", "", "| case | method | time (s) | baseline | speed-up "
-                      "| throughput | note |", "|---|---|---|---|---|---|---|"]
-            for r in b.itertuples(index=False):
-                rate = pd.to_numeric(r.rate, errors="coerce")
-                ratio = pd.to_numeric(r.ratio, errors="coerce")
-                parts.append("| " + " | ".join([
-                    _cell(r.case), _cell(r.method), f"{float(r.seconds):.4g}",
-                    _cell(r.baseline), "" if pd.isna(ratio) else f"{ratio:.3g}×",
-                    "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}",
-                    _cell(r.note),
-                ]) + " |")
-            parts.append("")
-        ratios = g[pd.to_numeric(g.get("ratio"), errors="coerce").notna()]
-        if len(ratios):
-            fig, ax = plt.subplots(figsize=(7, 0.35 * len(ratios) + 1.2))
-            labels = [f"{r.case} · {r.method} vs {r.baseline}"[:90]
-                      for r in ratios.itertuples()]
-            ax.barh(range(len(ratios)), ratios["ratio"].astype(float), color="tab:blue")
-            ax.axvline(1.0, color="k", lw=0.8)
-            ax.set_xscale("log")
-            ax.set_yticks(range(len(ratios)), labels, fontsize=7)
-            ax.invert_yaxis()
-            ax.set_xlabel("speed-up over the baseline measured in the same run (log scale)")
-            fig.tight_layout()
-            fig.savefig(figdir / f"{module}.png", dpi=110)
-            plt.close(fig)
-            parts += ["", f"![{module} speed-ups]({rel}/{module}.png)", ""]
-        parts.append("")
+            b = b.reset_index(drop=True)
+            curves = _scaling(b)
+            name = f"{_slug(module)}-{_slug(bench)}.png"
+            parts.append(f"### {bench}\n")
+            if _figure(b, curves, figdir / name, f"{module}: {bench}"):
+                parts.append(f"![{module}: {bench}]({rel}/{name})\n")
+            verdict = _verdict(b, curves)
+            if verdict:
+                parts.append(verdict + "\n")
+            parts += [f":::{{dropdown}} Table: {len(b)} measurements", *_table(b), ":::", ""]
     return "\n".join(parts) + "\n"
 
 

@@ -92,3 +92,84 @@ def test_bad_input(grid_bm, kwargs, match):
     kwargs.setdefault("rng", 0)
     with pytest.raises(ValueError, match=match):
         sampling.gibbs(grid_bm, 10, **kwargs)
+
+
+# ----------------------------------------------------------------------------- checkerboard
+@pytest.fixture
+def lattice_bm() -> BoltzmannMachine:
+    """A 32x32 grid: bipartite and large enough for the checkerboard path."""
+    return BoltzmannMachine.random(graphs.square_grid(32, 32), 1024, bias_scale=0.5,
+                                   coupling_scale=0.6, rng=3)
+
+
+def test_small_or_non_bipartite_graphs_keep_index_order(grid_bm, dense_bm):
+    from mrflib import _checkerboard
+
+    assert not _checkerboard.applies(grid_bm) and not _checkerboard.applies(dense_bm)
+    assert np.array_equal(sampling.sweep_order(grid_bm), np.arange(9))
+    edges = np.vstack([graphs.square_grid(32, 32), [[0, 33]]])  # one triangle
+    edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
+    tri = BoltzmannMachine.random(edges, 1024, rng=0)
+    assert not _checkerboard.applies(tri)
+    assert np.array_equal(sampling.sweep_order(tri), np.arange(1024))
+
+
+def test_checkerboard_order(lattice_bm):
+    order = sampling.sweep_order(lattice_bm)
+    r, c = np.divmod(order, 32)
+    colour = (r + c) % 2
+    assert np.all(np.diff(colour) >= 0) and set(colour) == {0, 1}  # two contiguous blocks
+
+
+def test_checkerboard_matches_python_reference(lattice_bm):
+    from mrflib import _checkerboard
+
+    x0 = (2 * np.random.default_rng(0).integers(0, 2, size=(2, 1024)) - 1).astype(np.int8)
+    record = np.array([0, -1, 1], dtype=np.int64)
+    a, b = x0.copy(), x0.copy()
+    out_a = sampling._run(lattice_bm, a, 3, record, 2, np.random.default_rng(1))
+    out_b = _checkerboard.run(lattice_bm, b, 3, record, 2, np.random.default_rng(1),
+                              kernel=_checkerboard._gibbs_reference)
+    assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
+
+
+def test_checkerboard_paths_agree(lattice_bm):
+    """Same bits whatever the thread count and whether thresholds are tabulated."""
+    from mrflib import _checkerboard as cb
+
+    n = 1024
+    x0 = (2 * np.random.default_rng(2).integers(0, 2, size=(3, n)) - 1).astype(np.int8)
+    record = np.arange(4, dtype=np.int64)
+    order, ptr, nbr, eids, _ = cb.layout(lattice_bm)
+    bias = np.ascontiguousarray(lattice_bm.bias[order])
+    weights = np.ascontiguousarray(lattice_bm.coupling[eids])
+    outs = []
+    for use in (np.zeros(n, bool), np.ones(n, bool), np.arange(n) % 2 == 0):
+        off, thr = cb._threshold_tables(bias, ptr, weights, use)
+        for table_only in {False, bool(use.all())}:
+            for kernel in (cb._gibbs_serial, cb._gibbs_parallel):
+                x = np.ascontiguousarray(x0[:, order] > 0, dtype=np.uint8)
+                out = np.empty((4, 3, n), dtype=np.int8)
+                state = np.arange(3, dtype=np.uint64)
+                kernel(table_only, x, ptr, nbr, weights, bias, off, thr, state, record, order,
+                       out)
+                outs.append((x, out, state))
+    for x, out, state in outs[1:]:
+        assert np.array_equal(outs[0][0], x) and np.array_equal(outs[0][1], out)
+        assert np.array_equal(outs[0][2], state)
+
+
+def test_checkerboard_same_seed_same_bits_and_moments(lattice_bm):
+    a = sampling.gibbs(lattice_bm, 400, burn_in=20, n_chains=4, rng=7)
+    assert np.array_equal(a, sampling.gibbs(lattice_bm, 400, burn_in=20, n_chains=4, rng=7))
+    # a weakly coupled chain of independent spins: mean tanh(b) (couplings set to zero)
+    free = BoltzmannMachine(lattice_bm.bias, lattice_bm.edges, np.zeros(len(lattice_bm.edges)))
+    x = sampling.gibbs(free, 2000, burn_in=2, n_chains=50, rng=8)
+    assert np.abs(x.mean(0) - np.tanh(lattice_bm.bias)).max() < 6 / np.sqrt(2000)
+
+
+def test_checkerboard_extreme_fields_exact():
+    bias = np.where(np.arange(1024) % 2 == 0, -1e3, 1e3)
+    bm = BoltzmannMachine(bias, graphs.square_grid(32, 32), np.full(1984, 0.5))
+    x = sampling.gibbs(bm, 20, burn_in=2, rng=5)
+    assert np.all(x == np.sign(bias).astype(np.int8))

@@ -1,0 +1,40 @@
+"""The Performance page renderer (mrflib.report): generic over bench modules."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mrflib import report
+
+
+def _write(path, rows):
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
+    res = tmp_path / "results"
+    res.mkdir()
+    base = dict(benchmark="fit", baseline="peer", rate="", rate_unit="", note="")
+    # a new module with an explicit size column: time-versus-size panel with an exponent
+    _write(res / "newthing.csv", [
+        dict(base, case=f"lattice, N = {N}", method=m, seconds=t, ratio=r, size=N,
+             size_unit="N")
+        for m, k in (("fast", 1e-3), ("slow", 1e-6))
+        for N, t, r in ((1000, k * 1000, 10.0), (10000, k * 10000, 12.0))])
+    # a module with sizes only in the case text and no ratio at all
+    _write(res / "junction_tree.csv", [
+        dict(base, case=f"n={n} grid", method="jt", seconds=0.01 * n, ratio="", rate=5.0,
+             rate_unit="states/s", baseline="") for n in (16, 64)])
+    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    assert "## newthing" in md and "## junction_tree" in md
+    assert md.count(":::{dropdown}") == 2
+    assert "against peer: faster in 4 of 4 cases" in md
+    assert "time grows as N^p with p from 1.00 to 1.00" in md
+    assert "time grows as n^p" in md  # size parsed from "n=16 grid"
+    figs = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
+    assert figs == ["junction-tree-fit.png", "newthing-fit.png"]
+    assert "![newthing: fit](_perf/newthing-fit.png)" in md
+
+
+def test_empty_results(tmp_path):
+    assert "run `make bench`" in report.performance_markdown(pd.DataFrame(), tmp_path, "_p")

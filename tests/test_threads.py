@@ -1,0 +1,77 @@
+"""Thread policy (mrflib._threads): BLAS on one thread around mrflib's calls, the user's
+environment variables win, numba's parallel kernels only for large work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from mrflib import _threads, exact, graphs, learning
+
+
+def _blas_threads():
+    return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for var in _threads.BLAS_ENV + (_threads.NUMBA_ENV,):
+        monkeypatch.delenv(var, raising=False)
+    return monkeypatch
+
+
+def test_single_blas_limits_and_restores(clean_env):
+    np.ones((4, 4)) @ np.ones((4, 4))  # load BLAS
+    before = _blas_threads()
+    with _threads.single_blas():
+        assert _blas_threads() <= {1}
+        with _threads.single_blas():  # nested: no change, no restore
+            assert _blas_threads() <= {1}
+        assert _blas_threads() <= {1}
+    assert _blas_threads() == before
+
+
+def test_user_environment_wins(clean_env):
+    clean_env.setenv("OPENBLAS_NUM_THREADS", "2")
+    before = _blas_threads()
+    with _threads.single_blas():
+        assert _blas_threads() == before
+
+
+def test_decorated_entry_points_run_single_threaded(clean_env):
+    seen = []
+
+    @_threads.blas_single_threaded
+    def probe():
+        seen.append(_blas_threads())
+        return 3
+
+    assert probe() == 3 and seen[0] <= {1}
+    assert hasattr(exact.fit_mle, "__wrapped__") and hasattr(learning.fit, "__wrapped__")
+
+
+def test_parallel_only_for_large_work(clean_env):
+    assert not _threads.parallel_ok(10)
+    clean_env.setattr(_threads, "idle_cores", lambda: 8.0)
+    import numba
+
+    big = _threads.parallel_ok(10 * _threads.PARALLEL_WORK)
+    assert big == (numba.get_num_threads() > 1)
+    clean_env.setattr(_threads, "idle_cores", lambda: 1.0)  # a busy machine
+    assert not _threads.parallel_ok(10 * _threads.PARALLEL_WORK)
+
+
+def test_numba_env_wins(clean_env):
+    import numba
+
+    clean_env.setenv("NUMBA_NUM_THREADS", str(numba.config.NUMBA_NUM_THREADS))
+    assert _threads.parallel_ok(1) == (numba.config.NUMBA_NUM_THREADS > 1)
+
+
+def test_results_do_not_depend_on_the_policy(clean_env):
+    edges = graphs.square_grid(3, 3)
+    data = np.random.default_rng(0).choice(np.array([-1, 1], dtype=np.int8), size=(200, 9))
+    a = learning.fit(data, edges, "mple", record=False).model.params
+    b = learning.fit.__wrapped__(data, edges, "mple", record=False).model.params
+    assert np.array_equal(a, b)
