@@ -12,6 +12,7 @@ import sympy as sp
 
 from mrflib import BoltzmannMachine, bounds, exact, graphs, partition_graphs
 from mrflib._bounds_kernels import mean_field_sweeps
+from mrflib.repro import bounds_trials
 
 
 def sk_model(N: int, sigma_w: float, rng, theta_sd: float = 0.2) -> BoltzmannMachine:
@@ -394,10 +395,10 @@ def test_high_order_bound_is_finite_and_below_log_z(sigma_w):
 
 
 def test_sk_errors_table():
-    df = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    df = bounds_trials.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
     assert len(df) == 2 * 2 * 2
     assert (df.bound <= df.log_z + 1e-10).all() and (df.rel_error >= -1e-12).all()
-    again = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    again = bounds_trials.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
     assert df.equals(again)  # same seed, same numbers
     with pytest.raises(ValueError, match="N must"):
         bounds.sk_model(0, 1.0, 0)
