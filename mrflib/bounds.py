@@ -22,6 +22,11 @@ The *order* of the bound is ``K − 1`` (odd): order 1 is mean field, order 9 us
 ``⟨ΔH^n⟩`` up to ``n = 9``.
 
 Indices are 0-based: ``mu[j]`` is the paper's ``μ_{2j}``; ``dh_moments[n]`` is ``⟨ΔH^n⟩``.
+
+The partition graphs of section 4 (generation, canonical labelling, treewidth, the disk
+cache, einsum plans) live in :mod:`mrflib.partition_graphs`; their public names are
+re-exported here. High orders, where ``⟨ΔH^n⟩`` or the coefficients leave the float range
+or cancel, are evaluated in multiple precision (mpmath) instead of overflowing.
 """
 
 from __future__ import annotations
