@@ -46,9 +46,9 @@ from .model import BoltzmannMachine
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
     PartitionGraph,
-    _check_graph_order,
-    _graph_value,
+    check_graph_order,
     connected_partition_graphs,
+    graph_value,
     partition_graph_cache_path,
     partition_graphs,
 )
@@ -419,7 +419,7 @@ def _dh_moments_graphs(W: np.ndarray, m: np.ndarray, order: int) -> np.ndarray:
     for k in range(2, order + 1):
         total = 0.0
         for edges, count in connected_partition_graphs(k):
-            total += count * _graph_value(edges, Wp, kap)
+            total += count * graph_value(edges, Wp, kap)
         kappa[k] = total / 2.0**k
     return _moments_from_cumulants(kappa)
 
@@ -618,7 +618,7 @@ def delta_h_moments(
                              f"than {MAX_ENUMERATE_N}: use method='graphs'")
         return _dh_moments_enumerate(bm, m, order)
     if method == "graphs":
-        _check_graph_order(order)
+        check_graph_order(order)
         res = mean_field_residual(bm, m)
         if not res <= MEAN_FIELD_TOL:
             raise ValueError(f"method='graphs' needs m solving the mean-field equations (17) "

@@ -395,7 +395,8 @@ def _count_connected(form, aut: int) -> int:
     return (2**n * math.factorial(n)) // denom
 
 
-def _check_graph_order(order: Any) -> int:
+def check_graph_order(order: Any) -> int:
+    """``order`` as a positive int, refused beyond :data:`MAX_GRAPH_ORDER`."""
     order = check_positive(order, "order", integer=True)
     if order > MAX_GRAPH_ORDER:
         raise ValueError(f"order must be at most {MAX_GRAPH_ORDER} for partition graphs (there "
@@ -405,7 +406,7 @@ def _check_graph_order(order: Any) -> int:
 
 def connected_partition_graphs(order: int) -> list[PartitionGraph]:
     """The connected partition graphs with ``order`` edges (they give the cumulants)."""
-    order = _check_graph_order(order)
+    order = check_graph_order(order)
     if order < 2:
         return []
     return [PartitionGraph(_form_edges(f), _count_connected(f, a))
@@ -459,7 +460,7 @@ def partition_graphs(order: int) -> list[PartitionGraph]:
     Returns a list of :class:`PartitionGraph` ``(edges, count)`` named tuples (they unpack
     as ``for edges, count in partition_graphs(5)``).
     """
-    order = _check_graph_order(order)
+    order = check_graph_order(order)
     if order < 2:
         return []
     return list(_all_partition_graphs(order))
@@ -518,8 +519,14 @@ def _plan(edges: tuple[tuple[int, int], ...]):
     return _PLANS[edges]
 
 
-def _graph_value(edges, Wp: list[np.ndarray], kap: np.ndarray) -> float:
-    """``Σ_{free indices} Π_edges w Π_vertices M'_deg`` of one connected partition graph."""
+def graph_value(
+    edges: tuple[tuple[int, int], ...], Wp: list[np.ndarray], kap: np.ndarray
+) -> float:
+    """``Σ_{free indices} Π_edges w Π_vertices M'_deg`` of one connected partition graph.
+
+    ``Wp[k]`` is the elementwise power ``w^k`` (``Wp[0]`` all ones) and ``kap[c]`` the
+    corrected moments ``M'_c`` of every spin (Table 1): the free index sum of eq. (19).
+    """
     recipe, steps, final = _plan(edges)
     tensors: dict[int, Any] = {}
     for p, (k, att) in enumerate(recipe):
