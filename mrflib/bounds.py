@@ -171,11 +171,32 @@ def coefficients(K: int, mu: Any) -> np.ndarray:
             raise ValueError("mu must be finite")
     exp, rat = _arith(symbolic)
     A: list = [0] * K
-    for mk in mu:
-        A = _step(A, mk, exp(mk), rat)
+    try:
+        for mk in mu:
+            A = _step(A, mk, exp(mk), rat)
+    except OverflowError:  # a power of μ beyond floats: the same recursion in mpmath
+        return _to_float(_mp_coefficients(mu, K), "mu: the coefficients A_{K;n}")
     if symbolic:
         return np.array(A, dtype=object)
     return np.array(A, dtype=np.float64)
+
+
+def _mp_coefficients(mu: list, K: int) -> list:
+    import mpmath
+
+    with mpmath.workdps(30 + K):
+        one = mpmath.mpf(1)
+        A: list = [0] * K
+        for mk in mu:
+            A = _step(A, one * mk, mpmath.exp(mk), lambda p, q: one * p / q)
+        return A
+
+
+def _to_float(values: list, what: str) -> np.ndarray:
+    out = np.array([float(v) for v in values], dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} exceed the float range")
+    return out
 
 
 def derivative_polynomials(K: int, i: int, mu: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -244,7 +265,16 @@ def optimal_mu(dh_moments: Any, K: int) -> np.ndarray:
         ``μ_i`` and ``μ_i = μ_{i+2}`` is returned.
     """
     K = _check_K(K)
-    return _optimal_mu(_check_moments(dh_moments, K), K)
+    M = _check_moments(dh_moments, K)
+    try:
+        return _optimal_mu(M, K)
+    except OverflowError:  # a power of μ beyond floats: eq. (13) in mpmath
+        import mpmath
+
+        with mpmath.workdps(30 + K):
+            one = mpmath.mpf(1)
+            return _to_float(_optimal_mu_adjoint([one * v for v in M], K, one),
+                             "dh_moments: the optimal mu")
 
 
 def _optimal_mu(M: list, K: int) -> np.ndarray:
@@ -277,10 +307,13 @@ def log_expected_bound(dh_moments: Any, order: int) -> float:
     order = _check_order(order)
     K = order + 1
     M = np.asarray(_check_moments(dh_moments, K), dtype=np.float64)
-    A = coefficients(K, optimal_mu(M, K))
-    value = float(A @ M)
-    if not value > 0:
-        return -math.inf
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            value = float(coefficients(K, optimal_mu(M, K)) @ M)
+    except (OverflowError, FloatingPointError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):  # overflow or cancellation: exactly
+        return _log_expected_bound_mp(M, 1.0, order)
     return math.log(value)
 
 
@@ -673,15 +706,10 @@ def log_partition_lower_bounds(
 
 
 def _plain_log_bound(M: np.ndarray, order: int) -> float | None:
-    """:func:`log_expected_bound`, or ``None`` where floats overflow or cancel out."""
+    """:func:`log_expected_bound`, or ``None`` where the moments overflowed."""
     if not np.all(np.isfinite(M[: order + 1])):
         return None
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            value = log_expected_bound(M, order)
-    except (OverflowError, FloatingPointError):
-        return None
-    return value if math.isfinite(value) else None  # -inf: cancellation, retry exactly
+    return log_expected_bound(M, order)
 
 
 def _scaled_moments(

@@ -402,3 +402,21 @@ def test_sk_errors_table():
     assert df.equals(again)  # same seed, same numbers
     with pytest.raises(ValueError, match="N must"):
         bounds.sk_model(0, 1.0, 0)
+
+
+def test_coefficients_and_moment_bound_at_high_order():
+    # powers of mu beyond the float range are recomputed exactly: finite coefficients
+    A = bounds.coefficients(400, np.full(200, 10.0))
+    assert np.all(np.isfinite(A))
+    np.testing.assert_allclose(A[:4], [1, 1, 1 / 2, 1 / 6], rtol=1e-5)
+    with pytest.raises(ValueError, match="mu"):
+        bounds.coefficients(4, [800.0, 0.0])  # e^800 itself is beyond floats
+    # a discrete dH of spread 3: order 201 reaches log <e^dH> instead of overflowing
+    x = np.random.default_rng(0).normal(0, 3, 200)
+    x -= x.mean()
+    M = np.array([np.mean(x**n) for n in range(202)])
+    target = math.log(np.mean(np.exp(x)))
+    low = bounds.log_expected_bound(M, 9)
+    high = bounds.log_expected_bound(M, 201)
+    assert low < high <= target + 1e-12
+    assert high == pytest.approx(target, rel=1e-9)
