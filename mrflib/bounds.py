@@ -23,17 +23,17 @@ The *order* of the bound is ``K − 1`` (odd): order 1 is mean field, order 9 us
 
 Indices are 0-based: ``mu[j]`` is the paper's ``μ_{2j}``; ``dh_moments[n]`` is ``⟨ΔH^n⟩``.
 
-The partition graphs of section 4 (generation, canonical labelling, treewidth, the disk
-cache, einsum plans) live in :mod:`mrflib.partition_graphs`; their public names are
-re-exported here. High orders, where ``⟨ΔH^n⟩`` or the coefficients leave the float range
-or cancel, are evaluated in multiple precision (mpmath) instead of overflowing.
+The expansion of section 4 (Table 1's corrected moments, the partition graphs with their
+generation, canonical labelling, treewidth, disk cache and einsum plans) lives in
+:mod:`mrflib.partition_graphs`; its public names are re-exported here. High orders, where
+``⟨ΔH^n⟩`` or the coefficients leave the float range or cancel, are evaluated in multiple
+precision (mpmath) instead of overflowing.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,9 +46,12 @@ from .model import BoltzmannMachine
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
     PartitionGraph,
+    central_moment_polynomials,
     check_graph_order,
     connected_partition_graphs,
-    graph_value,
+    corrected_moment_polynomials,
+    corrected_moments,
+    dh_moments_graphs,
     partition_graph_cache_path,
     partition_graphs,
 )
@@ -360,103 +363,6 @@ def _log_expected_bound_mp(scaled_moments: np.ndarray, scale: float, order: int)
         return float(mpmath.log(value))
 
 
-# ============================================================================ Table 1
-def _poly_mul(a: list[int], b: list[int]) -> list[int]:
-    out = [0] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            out[i + j] += x * y
-    return out
-
-
-def _poly_add(a: list[int], b: list[int]) -> list[int]:
-    n = max(len(a), len(b))
-    return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n)]
-
-
-@cache
-def _central_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
-    # M_c = ((1 + m)(1 - m)^c + (1 - m)(-1 - m)^c) / 2, integer coefficients in m
-    out = []
-    for c in range(c_max + 1):
-        up = [1]
-        dn = [1]
-        for _ in range(c):
-            up = _poly_mul(up, [1, -1])
-            dn = _poly_mul(dn, [-1, -1])
-        tot = _poly_add(_poly_mul([1, 1], up), _poly_mul([1, -1], dn))
-        coef = [x // 2 for x in tot]
-        while len(coef) > 1 and coef[-1] == 0:
-            coef.pop()
-        out.append(tuple(coef))
-    return tuple(out)
-
-
-@cache
-def _cumulant_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
-    # κ_1 = m, κ_{c+1} = (1 - m²) dκ_c/dm (κ_c = d^{c-1} tanh h / dh^{c-1}); M'_1 = 0
-    out = [(0,), (0,)]
-    kappa = [0, 1]
-    for _ in range(2, c_max + 1):
-        deriv = [k * kappa[k] for k in range(1, len(kappa))] or [0]
-        kappa = _poly_mul([1, 0, -1], deriv)
-        out.append(tuple(kappa))
-    return tuple(out[: c_max + 1])
-
-
-def central_moment_polynomials(c_max: int) -> list[np.ndarray]:
-    """Integer coefficients (increasing powers of ``m``) of ``M_c = ⟨(s − m)^c⟩``, Table 1.
-
-    ``s = ±1`` with ``P(s = 1) = (1 + m)/2``; ``c = 0..c_max``.
-    """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    return [np.array(p, dtype=object) for p in _central_polys(c_max)]
-
-
-def corrected_moment_polynomials(c_max: int) -> list[np.ndarray]:
-    """Integer coefficients of the corrected moments ``M'_c`` of Table 1, ``c = 0..c_max``.
-
-    ``M'_c`` is ``M_c`` minus all products of corrected moments whose subscripts add up to
-    ``c`` (Table 1's caption) -- that is, the ``c``-th cumulant of ``s`` (``M'_1 = 0``
-    because ``s − m`` is centred). Computed as ``κ_{c+1} = (1 − m²) dκ_c/dm``.
-    """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    return [np.array(p, dtype=object) for p in _cumulant_polys(max(c_max, 1))][: c_max + 1]
-
-
-def corrected_moments(m: Any, c_max: int) -> np.ndarray:
-    """``M'_c(m_i)`` for ``c = 0..c_max``, shape ``(c_max + 1, n)`` (rows 0 and 1 are 0)."""
-    m = check_array(m, "m", ndim=1)
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    out = np.zeros((c_max + 1, m.shape[0]))
-    polys = _cumulant_polys(max(c_max, 1))
-    for c in range(2, c_max + 1):
-        coef = np.array(polys[c], dtype=np.float64)
-        out[c] = np.polynomial.polynomial.polyval(m, coef)
-    return out
-
-
-def _moments_from_cumulants(kappa: np.ndarray) -> np.ndarray:
-    order = kappa.shape[0] - 1
-    M = np.zeros(order + 1)
-    M[0] = 1.0
-    for n in range(1, order + 1):
-        M[n] = sum(math.comb(n - 1, k - 1) * kappa[k] * M[n - k] for k in range(1, n + 1))
-    return M
-
-
-def _dh_moments_graphs(W: np.ndarray, m: np.ndarray, order: int) -> np.ndarray:
-    kap = corrected_moments(m, order)
-    Wp = [np.ones_like(W)] + [W**p for p in range(1, order + 1)]
-    kappa = np.zeros(order + 1)
-    for k in range(2, order + 1):
-        total = 0.0
-        for edges, count in connected_partition_graphs(k):
-            total += count * graph_value(edges, Wp, kap)
-        kappa[k] = total / 2.0**k
-    return _moments_from_cumulants(kappa)
-
-
 # ============================================================================ eq. (17)
 def mean_field_residual(bm: BoltzmannMachine, m: Any) -> float:
     """``max_i |m_i − tanh(θ_i + Σ_j w_ij m_j)|``: how far ``m`` is from solving eq. (17)."""
@@ -657,7 +563,7 @@ def delta_h_moments(
             raise ValueError(f"method='graphs' needs m solving the mean-field equations (17) "
                              f"(eq. 18 assumes it); residual {res:.3g} > {MEAN_FIELD_TOL:g}. "
                              f"Use mean_field(bm) or method='enumerate'")
-        return _dh_moments_graphs(bm.coupling_matrix(), m, order)
+        return dh_moments_graphs(bm.coupling_matrix(), m, order)
     raise ValueError(f"method must be 'graphs' or 'enumerate', got {method!r}")
 
 

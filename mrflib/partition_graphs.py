@@ -1,4 +1,4 @@
-"""Partition graphs of the higher-order bounds (Leisink & Kappen, section 4).
+"""Partition-graph expansion of the higher-order bounds (Leisink & Kappen, section 4).
 
 The moments ``<dH^n>`` of eq. (18) are sums over *partition graphs*: loopless multigraphs
 with ``n`` edges whose vertices all have degree >= 2, one per way the ``2n`` indices of
@@ -10,7 +10,9 @@ with ``n`` edges whose vertices all have degree >= 2, one per way the ``2n`` ind
 - the counts of every graph, connected or not (products of connected components);
 - exact treewidth and an optimal elimination order (subset recursion);
 - a disk cache of the generated graphs (versioned, checksummed, written atomically);
-- einsum plans that contract one graph's free index sum (eq. 19) at cost ``N^pi``.
+- einsum plans that contract one graph's free index sum (eq. 19) at cost ``N^pi``;
+- the corrected moments ``M'_c`` of Table 1 on the vertices, and the moments of eq. (18)
+  from the connected graphs' cumulants.
 
 The public names are re-exported by :mod:`mrflib.bounds` (``bounds.partition_graphs``).
 """
@@ -30,10 +32,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import check_positive
+from ._validation import check_array, check_positive
 
 __all__ = [
     "MAX_GRAPH_ORDER",
+    "central_moment_polynomials",
+    "corrected_moment_polynomials",
+    "corrected_moments",
     "PartitionGraph",
     "partition_graphs",
     "connected_partition_graphs",
@@ -541,3 +546,105 @@ def graph_value(
     for f in final:
         value *= float(tensors[f])
     return value
+
+
+# ============================================================================ Table 1
+def _poly_mul(a: list[int], b: list[int]) -> list[int]:
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            out[i + j] += x * y
+    return out
+
+
+def _poly_add(a: list[int], b: list[int]) -> list[int]:
+    n = max(len(a), len(b))
+    return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n)]
+
+
+@cache
+def _central_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
+    # M_c = ((1 + m)(1 - m)^c + (1 - m)(-1 - m)^c) / 2, integer coefficients in m
+    out = []
+    for c in range(c_max + 1):
+        up = [1]
+        dn = [1]
+        for _ in range(c):
+            up = _poly_mul(up, [1, -1])
+            dn = _poly_mul(dn, [-1, -1])
+        tot = _poly_add(_poly_mul([1, 1], up), _poly_mul([1, -1], dn))
+        coef = [x // 2 for x in tot]
+        while len(coef) > 1 and coef[-1] == 0:
+            coef.pop()
+        out.append(tuple(coef))
+    return tuple(out)
+
+
+@cache
+def _cumulant_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
+    # κ_1 = m, κ_{c+1} = (1 - m²) dκ_c/dm (κ_c = d^{c-1} tanh h / dh^{c-1}); M'_1 = 0
+    out = [(0,), (0,)]
+    kappa = [0, 1]
+    for _ in range(2, c_max + 1):
+        deriv = [k * kappa[k] for k in range(1, len(kappa))] or [0]
+        kappa = _poly_mul([1, 0, -1], deriv)
+        out.append(tuple(kappa))
+    return tuple(out[: c_max + 1])
+
+
+def central_moment_polynomials(c_max: int) -> list[np.ndarray]:
+    """Integer coefficients (increasing powers of ``m``) of ``M_c = ⟨(s − m)^c⟩``, Table 1.
+
+    ``s = ±1`` with ``P(s = 1) = (1 + m)/2``; ``c = 0..c_max``.
+    """
+    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    return [np.array(p, dtype=object) for p in _central_polys(c_max)]
+
+
+def corrected_moment_polynomials(c_max: int) -> list[np.ndarray]:
+    """Integer coefficients of the corrected moments ``M'_c`` of Table 1, ``c = 0..c_max``.
+
+    ``M'_c`` is ``M_c`` minus all products of corrected moments whose subscripts add up to
+    ``c`` (Table 1's caption) -- that is, the ``c``-th cumulant of ``s`` (``M'_1 = 0``
+    because ``s − m`` is centred). Computed as ``κ_{c+1} = (1 − m²) dκ_c/dm``.
+    """
+    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    return [np.array(p, dtype=object) for p in _cumulant_polys(max(c_max, 1))][: c_max + 1]
+
+
+def corrected_moments(m: Any, c_max: int) -> np.ndarray:
+    """``M'_c(m_i)`` for ``c = 0..c_max``, shape ``(c_max + 1, n)`` (rows 0 and 1 are 0)."""
+    m = check_array(m, "m", ndim=1)
+    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    out = np.zeros((c_max + 1, m.shape[0]))
+    polys = _cumulant_polys(max(c_max, 1))
+    for c in range(2, c_max + 1):
+        coef = np.array(polys[c], dtype=np.float64)
+        out[c] = np.polynomial.polynomial.polyval(m, coef)
+    return out
+
+
+def _moments_from_cumulants(kappa: np.ndarray) -> np.ndarray:
+    order = kappa.shape[0] - 1
+    M = np.zeros(order + 1)
+    M[0] = 1.0
+    for n in range(1, order + 1):
+        M[n] = sum(math.comb(n - 1, k - 1) * kappa[k] * M[n - k] for k in range(1, n + 1))
+    return M
+
+
+def dh_moments_graphs(W: np.ndarray, m: np.ndarray, order: int) -> np.ndarray:
+    """``⟨ΔH^n⟩``, ``n = 0..order``, by eq. (18)-(19) (``m`` solving eq. 17, no checks).
+
+    Cumulants are sums over the connected partition graphs of their free index sums with
+    the corrected moments on the vertices; the moments follow from the cumulants.
+    """
+    kap = corrected_moments(m, order)
+    Wp = [np.ones_like(W)] + [W**p for p in range(1, order + 1)]
+    kappa = np.zeros(order + 1)
+    for k in range(2, order + 1):
+        total = 0.0
+        for edges, count in connected_partition_graphs(k):
+            total += count * graph_value(edges, Wp, kap)
+        kappa[k] = total / 2.0**k
+    return _moments_from_cumulants(kappa)
