@@ -8,7 +8,7 @@ N = 1000 Gibbs samples we time
   default local execution -- in-process for small lattices, 2 processes for large);
 - ``junction-tree``: ONE exact gradient evaluation of maximum likelihood, i.e. all
   node and edge marginals by pgmpy's junction-tree belief propagation
-  (:func:`mrflib.lap.junction_tree_moments`). A gradient-ascent fit needs tens to
+  (:func:`mrflib.repro.peers.junction_tree_moments`). A gradient-ascent fit needs tens to
   hundreds of these, so the ratio understates LAP's advantage.
 
 The junction tree runs only up to a size it finishes in seconds (its cost grows
@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, graphs, lap, sampling
+from mrflib.repro.peers import junction_tree_moments
 
 
 def _best(fn, repeats):
@@ -50,11 +51,11 @@ def run(quick: bool = False) -> list[dict]:
     warnings.filterwarnings("ignore", category=FutureWarning)
     e0, bm0, d0 = lattice(3, N)
     lap.fit_ising(d0, e0)  # warm-up: numba compilation excluded
-    lap.junction_tree_moments(bm0)  # warm-up: pgmpy imports excluded
+    junction_tree_moments(bm0)  # warm-up: pgmpy imports excluded
     jt = {}
     for J in jt_sizes:
         _, bm, _ = lattice(J, 10)
-        jt[J] = _best(lambda bm=bm: lap.junction_tree_moments(bm), 1 if J >= 6 else 3)
+        jt[J] = _best(lambda bm=bm: junction_tree_moments(bm), 1 if J >= 6 else 3)
     rows = []
     for J in lap_sizes:
         edges, bm, data = lattice(J, N)

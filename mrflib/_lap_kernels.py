@@ -84,7 +84,6 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
     Returns (bias (len(q_nodes),), inner couplings, inner edge ids (-1: not an edge),
     iterations (C,), converged (C,) bool).
     """
-    n_nodes, N = data_t.shape
     C = len(q_ptr) - 1
     i_ptr = np.zeros(C + 1, np.int64)
     for c in range(C):
@@ -99,163 +98,222 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
         q0 = q_ptr[c]
         k = q_ptr[c + 1] - q0
         Q = q_nodes[q0:q0 + k]
-        S = 1 << k
-        n_in = k * (k - 1) // 2
-        T = k + n_in
-        # inner pairs (a < b), lexicographic
-        in_a = np.empty(n_in, np.int64)
-        in_b = np.empty(n_in, np.int64)
-        t = 0
-        for a in range(k):
-            for b in range(a + 1, k):
-                in_a[t] = a
-                in_b[t] = b
-                u = Q[a]
-                pos = _find(indices, indptr[u], indptr[u + 1], Q[b])
-                if pos >= 0:
-                    out_eid[i_ptr[c] + t] = edge_ids[pos]
-                t += 1
-        # boundary pairs (a, m): m a neighbour of Q[a] outside Q
-        nb = 0
-        for a in range(k):
-            u = Q[a]
-            for p in range(indptr[u], indptr[u + 1]):
-                if not _contains(Q, k, indices[p]):
-                    nb += 1
-        b_a = np.empty(nb, np.int64)
-        b_m = np.empty(nb, np.int64)
-        j = 0
-        for a in range(k):
-            u = Q[a]
-            for p in range(indptr[u], indptr[u + 1]):
-                m = indices[p]
-                if not _contains(Q, k, m):
-                    b_a[j] = a
-                    b_m[j] = m
-                    j += 1
-        U = np.unique(b_m)
-        nu = len(U)
-        b_u = np.empty(nb, np.int64)
-        for j in range(nb):
-            b_u[j] = np.searchsorted(U, b_m[j])
-        d = T + nb
-        # state features sigma[s, t]: s_a (t < k), s_a s_b (inner pairs)
-        sig = np.empty((S, T))
-        for s in range(S):
-            for a in range(k):
-                sig[s, a] = 1.0 if (s >> a) & 1 else -1.0
-            for t in range(n_in):
-                sig[s, k + t] = sig[s, in_a[t]] * sig[s, in_b[t]]
-        tj = np.empty(d, np.int64)
-        for jj in range(T):
-            tj[jj] = jj
-        for jj in range(nb):
-            tj[T + jj] = b_a[jj]
-        # data patterns of x_A: observed Q state + boundary spins, with counts
-        bits = k + nu
-        if bits <= 20 and (1 << bits) <= 4 * N:
-            hist = np.zeros(1 << bits, np.int64)
-            for r in range(N):
-                code = 0
-                for a in range(k):
-                    if data_t[Q[a], r] > 0:
-                        code |= 1 << a
-                for l in range(nu):
-                    if data_t[U[l], r] > 0:
-                        code |= 1 << (k + l)
-                hist[code] += 1
-            P = 0
-            for code in range(1 << bits):
-                if hist[code] > 0:
-                    P += 1
-            pq = np.empty(P, np.int64)
-            pu = np.empty((P, nu))
-            w = np.empty(P)
-            r = 0
-            for code in range(1 << bits):
-                if hist[code] > 0:
-                    pq[r] = code & (S - 1)
-                    for l in range(nu):
-                        pu[r, l] = 1.0 if (code >> (k + l)) & 1 else -1.0
-                    w[r] = hist[code]
-                    r += 1
-        else:
-            P = N
-            pq = np.zeros(P, np.int64)
-            pu = np.empty((P, nu))
-            w = np.ones(P)
-            for a in range(k):
-                row = data_t[Q[a]]
-                for r in range(N):
-                    if row[r] > 0:
-                        pq[r] |= 1 << a
-            for l in range(nu):
-                row = data_t[U[l]]
-                for r in range(N):
-                    pu[r, l] = row[r]
-        W = 0.0
-        for r in range(P):
-            W += w[r]
-        # Newton on the (averaged) conditional log-likelihood
-        theta = np.zeros(d)
-        new = np.zeros(d)
-        g = np.zeros(d)
-        H = np.zeros((d, d))
-        g2 = np.zeros(d)
-        H2 = np.zeros((d, d))
-        phi = np.empty(T)
-        e = np.empty(S)
-        prob = np.empty(S)
-        mean = np.empty(T)
-        cov = np.empty((T, T))
-        fj = np.empty(d)
-        ll = _cond_eval(theta, sig, tj, b_a, b_u, pq, pu, w, W, l2, T, nb, g, H,
-                        phi, e, prob, mean, cov, fj)
-        it = 0
-        ok = False
-        while it < max_iter:
-            A = np.empty((d, d))
-            for x in range(d):
-                for y in range(d):
-                    A[x, y] = -H[x, y]
-                A[x, x] += ridge
-            delta = np.linalg.solve(A, g)
-            dec = 0.0
-            for x in range(d):
-                dec += g[x] * delta[x]
-            if dec < 2.0 * tol:
-                # converged: take the (tiny) last Newton step, whose error is O(dec^2)
-                for x in range(d):
-                    theta[x] += delta[x]
-                ok = True
-                break
-            step = 1.0
-            ll_new = ll
-            for _ in range(40):
-                for x in range(d):
-                    new[x] = theta[x] + step * delta[x]
-                ll_new = _cond_eval(new, sig, tj, b_a, b_u, pq, pu, w, W, l2, T, nb, g2,
-                                    H2, phi, e, prob, mean, cov, fj)
-                if ll_new >= ll + 1e-4 * step * dec:
-                    break
-                step *= 0.5
-            it += 1
-            if ll_new < ll:  # no ascent possible at machine precision
-                ok = dec < 1e-8
-                break
-            for x in range(d):
-                theta[x] = new[x]
-                g[x] = g2[x]
-                for y in range(d):
-                    H[x, y] = H2[x, y]
-            ll = ll_new
-        n_iter[c] = it
-        converged[c] = ok
+        in_a, in_b = _inner_pairs(Q, indptr, indices, edge_ids, out_eid, i_ptr[c])
+        b_a, U, b_u = _boundary_pairs(Q, indptr, indices)
+        sig, tj = _state_features(k, in_a, in_b, b_a)
+        pq, pu, w = _data_patterns(data_t, Q, U)
+        theta, n_iter[c], converged[c] = _newton(sig, tj, b_a, b_u, pq, pu, w, l2, tol,
+                                                 max_iter, ridge)
         for a in range(k):
             out_bias[q0 + a] = theta[a]
-        for t in range(n_in):
+        for t in range(len(in_a)):
             out_inner[i_ptr[c] + t] = theta[k + t]
     return out_bias, out_inner, out_eid, n_iter, converged
+
+
+@njit(cache=True, nogil=True)
+def _inner_pairs(Q, indptr, indices, edge_ids, out_eid, off):
+    """Pairs ``(a, b)``, ``a < b``, of clique positions (lexicographic); edge ids to ``out_eid``."""
+    k = len(Q)
+    n_in = k * (k - 1) // 2
+    in_a = np.empty(n_in, np.int64)
+    in_b = np.empty(n_in, np.int64)
+    t = 0
+    for a in range(k):
+        for b in range(a + 1, k):
+            in_a[t] = a
+            in_b[t] = b
+            u = Q[a]
+            pos = _find(indices, indptr[u], indptr[u + 1], Q[b])
+            if pos >= 0:
+                out_eid[off + t] = edge_ids[pos]
+            t += 1
+    return in_a, in_b
+
+
+@njit(cache=True, nogil=True)
+def _boundary_pairs(Q, indptr, indices):
+    """Boundary pairs ``(a, m)``: ``m`` a neighbour of ``Q[a]`` outside ``Q``.
+
+    Returns the clique positions ``b_a``, the sorted distinct boundary nodes ``U`` and the
+    position ``b_u`` of each pair's ``m`` in ``U``.
+    """
+    k = len(Q)
+    nb = 0
+    for a in range(k):
+        u = Q[a]
+        for p in range(indptr[u], indptr[u + 1]):
+            if not _contains(Q, k, indices[p]):
+                nb += 1
+    b_a = np.empty(nb, np.int64)
+    b_m = np.empty(nb, np.int64)
+    j = 0
+    for a in range(k):
+        u = Q[a]
+        for p in range(indptr[u], indptr[u + 1]):
+            m = indices[p]
+            if not _contains(Q, k, m):
+                b_a[j] = a
+                b_m[j] = m
+                j += 1
+    U = np.unique(b_m)
+    b_u = np.empty(nb, np.int64)
+    for j in range(nb):
+        b_u[j] = np.searchsorted(U, b_m[j])
+    return b_a, U, b_u
+
+
+@njit(cache=True, nogil=True)
+def _state_features(k, in_a, in_b, b_a):
+    """``sig[s, t]``: ``s_a`` (``t < k``) and ``s_a s_b`` (inner pairs) for each state of
+    ``x_Q``; ``tj``: the feature each parameter multiplies (boundary pairs: their ``s_a``)."""
+    S = 1 << k
+    n_in = len(in_a)
+    T = k + n_in
+    nb = len(b_a)
+    sig = np.empty((S, T))
+    for s in range(S):
+        for a in range(k):
+            sig[s, a] = 1.0 if (s >> a) & 1 else -1.0
+        for t in range(n_in):
+            sig[s, k + t] = sig[s, in_a[t]] * sig[s, in_b[t]]
+    tj = np.empty(T + nb, np.int64)
+    for jj in range(T):
+        tj[jj] = jj
+    for jj in range(nb):
+        tj[T + jj] = b_a[jj]
+    return sig, tj
+
+
+@njit(cache=True, nogil=True)
+def _data_patterns(data_t, Q, U):
+    """Data patterns of ``x_A`` (observed state of ``Q``, boundary spins) with counts.
+
+    Distinct patterns by a histogram when they are few; otherwise one row per sample.
+    """
+    k = len(Q)
+    nu = len(U)
+    N = data_t.shape[1]
+    bits = k + nu
+    if bits <= 20 and (1 << bits) <= 4 * N:
+        return _pattern_histogram(data_t, Q, U)
+    pq = np.zeros(N, np.int64)
+    pu = np.empty((N, nu))
+    w = np.ones(N)
+    for a in range(k):
+        row = data_t[Q[a]]
+        for r in range(N):
+            if row[r] > 0:
+                pq[r] |= 1 << a
+    for l in range(nu):
+        row = data_t[U[l]]
+        for r in range(N):
+            pu[r, l] = row[r]
+    return pq, pu, w
+
+
+@njit(cache=True, nogil=True)
+def _pattern_histogram(data_t, Q, U):
+    """The distinct data patterns of ``x_A`` and their counts (``2^(|Q| + |U|)`` bins)."""
+    k = len(Q)
+    nu = len(U)
+    N = data_t.shape[1]
+    S = 1 << k
+    bits = k + nu
+    hist = np.zeros(1 << bits, np.int64)
+    for r in range(N):
+        code = 0
+        for a in range(k):
+            if data_t[Q[a], r] > 0:
+                code |= 1 << a
+        for l in range(nu):
+            if data_t[U[l], r] > 0:
+                code |= 1 << (k + l)
+        hist[code] += 1
+    P = 0
+    for code in range(1 << bits):
+        if hist[code] > 0:
+            P += 1
+    pq = np.empty(P, np.int64)
+    pu = np.empty((P, nu))
+    w = np.empty(P)
+    r = 0
+    for code in range(1 << bits):
+        if hist[code] > 0:
+            pq[r] = code & (S - 1)
+            for l in range(nu):
+                pu[r, l] = 1.0 if (code >> (k + l)) & 1 else -1.0
+            w[r] = hist[code]
+            r += 1
+    return pq, pu, w
+
+
+@njit(cache=True, nogil=True)
+def _newton(sig, tj, b_a, b_u, pq, pu, w, l2, tol, max_iter, ridge):
+    """Damped Newton on the averaged conditional log-likelihood of one clique.
+
+    Returns ``(theta, iterations, converged)``; stops when half the squared Newton
+    decrement is below ``tol`` (after that last, tiny step) or when no ascent is possible.
+    """
+    S, T = sig.shape
+    nb = len(b_a)
+    d = T + nb
+    W = 0.0
+    for r in range(len(pq)):
+        W += w[r]
+    theta = np.zeros(d)
+    new = np.zeros(d)
+    g = np.zeros(d)
+    H = np.zeros((d, d))
+    g2 = np.zeros(d)
+    H2 = np.zeros((d, d))
+    phi = np.empty(T)
+    e = np.empty(S)
+    prob = np.empty(S)
+    mean = np.empty(T)
+    cov = np.empty((T, T))
+    fj = np.empty(d)
+    ll = _cond_eval(theta, sig, tj, b_a, b_u, pq, pu, w, W, l2, T, nb, g, H,
+                    phi, e, prob, mean, cov, fj)
+    it = 0
+    ok = False
+    while it < max_iter:
+        A = np.empty((d, d))
+        for x in range(d):
+            for y in range(d):
+                A[x, y] = -H[x, y]
+            A[x, x] += ridge
+        delta = np.linalg.solve(A, g)
+        dec = 0.0
+        for x in range(d):
+            dec += g[x] * delta[x]
+        if dec < 2.0 * tol:
+            # converged: take the (tiny) last Newton step, whose error is O(dec^2)
+            for x in range(d):
+                theta[x] += delta[x]
+            ok = True
+            break
+        step = 1.0
+        ll_new = ll
+        for _ in range(40):
+            for x in range(d):
+                new[x] = theta[x] + step * delta[x]
+            ll_new = _cond_eval(new, sig, tj, b_a, b_u, pq, pu, w, W, l2, T, nb, g2,
+                                H2, phi, e, prob, mean, cov, fj)
+            if ll_new >= ll + 1e-4 * step * dec:
+                break
+            step *= 0.5
+        it += 1
+        if ll_new < ll:  # no ascent possible at machine precision
+            ok = dec < 1e-8
+            break
+        for x in range(d):
+            theta[x] = new[x]
+            g[x] = g2[x]
+            for y in range(d):
+                H[x, y] = H2[x, y]
+        ll = ll_new
+    return theta, it, ok
 
 
 @njit(cache=True, nogil=True)

@@ -22,18 +22,19 @@ The *order* of the bound is ``K − 1`` (odd): order 1 is mean field, order 9 us
 ``⟨ΔH^n⟩`` up to ``n = 9``.
 
 Indices are 0-based: ``mu[j]`` is the paper's ``μ_{2j}``; ``dh_moments[n]`` is ``⟨ΔH^n⟩``.
+
+The expansion of section 4 (Table 1's corrected moments, the partition graphs with their
+generation, canonical labelling, treewidth, disk cache and einsum plans) lives in
+:mod:`mrflib.partition_graphs`; its public names are re-exported here. High orders, where
+``⟨ΔH^n⟩`` or the coefficients leave the float range or cancel, are evaluated in multiple
+precision (mpmath) instead of overflowing.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-from collections import Counter
 from collections.abc import Sequence
-from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import xlogy
@@ -42,6 +43,18 @@ from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
 from ._validation import as_rng, check_array, check_positive, require_memory
 from .model import BoltzmannMachine
+from .partition_graphs import (
+    MAX_GRAPH_ORDER,
+    PartitionGraph,
+    central_moment_polynomials,
+    check_graph_order,
+    connected_partition_graphs,
+    corrected_moment_polynomials,
+    corrected_moments,
+    dh_moments_graphs,
+    partition_graph_cache_path,
+    partition_graphs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,8 +86,6 @@ __all__ = [
 MAX_ENUMERATE_N = 30
 #: ``method="auto"`` enumerates up to this many spins and uses the graphs beyond.
 AUTO_ENUMERATE_N = 20
-#: Highest order of the partition graphs (generating order 10 takes seconds, 11 minutes).
-MAX_GRAPH_ORDER = 11
 #: Largest residual of eq. (17) the "graphs" method accepts.
 MEAN_FIELD_TOL = 1e-9
 
@@ -163,11 +174,32 @@ def coefficients(K: int, mu: Any) -> np.ndarray:
             raise ValueError("mu must be finite")
     exp, rat = _arith(symbolic)
     A: list = [0] * K
-    for mk in mu:
-        A = _step(A, mk, exp(mk), rat)
+    try:
+        for mk in mu:
+            A = _step(A, mk, exp(mk), rat)
+    except OverflowError:  # a power of μ beyond floats: the same recursion in mpmath
+        return _to_float(_mp_coefficients(mu, K), "mu: the coefficients A_{K;n}")
     if symbolic:
         return np.array(A, dtype=object)
     return np.array(A, dtype=np.float64)
+
+
+def _mp_coefficients(mu: list, K: int) -> list:
+    import mpmath
+
+    with mpmath.workdps(30 + K):
+        one = mpmath.mpf(1)
+        A: list = [0] * K
+        for mk in mu:
+            A = _step(A, one * mk, mpmath.exp(mk), lambda p, q: one * p / q)
+        return A
+
+
+def _to_float(values: list, what: str) -> np.ndarray:
+    out = np.array([float(v) for v in values], dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} exceed the float range")
+    return out
 
 
 def derivative_polynomials(K: int, i: int, mu: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +216,10 @@ def derivative_polynomials(K: int, i: int, mu: Any) -> tuple[np.ndarray, np.ndar
     mu = list(mu)
     if len(mu) != K // 2:
         raise ValueError(f"mu must have K/2 = {K // 2} entries, got {len(mu)}")
+    return _derivative_polynomials(K, i, mu)
+
+
+def _derivative_polynomials(K: int, i: int, mu: list) -> tuple[np.ndarray, np.ndarray]:
     symbolic = _is_symbolic(mu)
     _, rat = _arith(symbolic)
     X: list = [0] * K
@@ -233,6 +269,18 @@ def optimal_mu(dh_moments: Any, K: int) -> np.ndarray:
     """
     K = _check_K(K)
     M = _check_moments(dh_moments, K)
+    try:
+        return _optimal_mu(M, K)
+    except OverflowError:  # a power of μ beyond floats: eq. (13) in mpmath
+        import mpmath
+
+        with mpmath.workdps(30 + K):
+            one = mpmath.mpf(1)
+            return _to_float(_optimal_mu_adjoint([one * v for v in M], K, one),
+                             "dh_moments: the optimal mu")
+
+
+def _optimal_mu(M: list, K: int) -> np.ndarray:
     symbolic = _is_symbolic(M)
     if symbolic:
         import sympy
@@ -241,7 +289,7 @@ def optimal_mu(dh_moments: Any, K: int) -> np.ndarray:
     else:
         mu = [0.0] * (K // 2)
     for i in range(K - 2, -1, -2):
-        X, Y = derivative_polynomials(K, i, mu)
+        X, Y = _derivative_polynomials(K, i, mu)
         ex = sum(X[n] * M[n] for n in range(K))
         ey = sum(Y[n] * M[n] for n in range(K))
         if symbolic:
@@ -262,546 +310,57 @@ def log_expected_bound(dh_moments: Any, order: int) -> float:
     order = _check_order(order)
     K = order + 1
     M = np.asarray(_check_moments(dh_moments, K), dtype=np.float64)
-    A = coefficients(K, optimal_mu(M, K))
-    value = float(A @ M)
-    if not value > 0:
-        return -math.inf
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            value = float(coefficients(K, optimal_mu(M, K)) @ M)
+    except (OverflowError, FloatingPointError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):  # overflow or cancellation: exactly
+        return _log_expected_bound_mp(M, 1.0, order)
     return math.log(value)
 
 
-# ============================================================================ Table 1
-def _poly_mul(a: list[int], b: list[int]) -> list[int]:
-    out = [0] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            out[i + j] += x * y
-    return out
+def _optimal_mu_adjoint(M: list, K: int, one: Any) -> list:
+    """Eq. (13) in ``O(K^2)``: the moments are pulled back through the steps (8).
 
-
-def _poly_add(a: list[int], b: list[int]) -> list[int]:
-    n = max(len(a), len(b))
-    return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n)]
-
-
-@cache
-def _central_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
-    # M_c = ((1 + m)(1 - m)^c + (1 - m)(-1 - m)^c) / 2, integer coefficients in m
-    out = []
-    for c in range(c_max + 1):
-        up = [1]
-        dn = [1]
-        for _ in range(c):
-            up = _poly_mul(up, [1, -1])
-            dn = _poly_mul(dn, [-1, -1])
-        tot = _poly_add(_poly_mul([1, 1], up), _poly_mul([1, -1], dn))
-        coef = [x // 2 for x in tot]
-        while len(coef) > 1 and coef[-1] == 0:
-            coef.pop()
-        out.append(tuple(coef))
-    return tuple(out)
-
-
-@cache
-def _cumulant_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
-    # κ_1 = m, κ_{c+1} = (1 - m²) dκ_c/dm (κ_c = d^{c-1} tanh h / dh^{c-1}); M'_1 = 0
-    out = [(0,), (0,)]
-    kappa = [0, 1]
-    for _ in range(2, c_max + 1):
-        deriv = [k * kappa[k] for k in range(1, len(kappa))] or [0]
-        kappa = _poly_mul([1, 0, -1], deriv)
-        out.append(tuple(kappa))
-    return tuple(out[: c_max + 1])
-
-
-def central_moment_polynomials(c_max: int) -> list[np.ndarray]:
-    """Integer coefficients (increasing powers of ``m``) of ``M_c = ⟨(s − m)^c⟩``, Table 1.
-
-    ``s = ±1`` with ``P(s = 1) = (1 + m)/2``; ``c = 0..c_max``.
+    ``⟨X_i(ΔH)⟩ = w·x`` and ``⟨Y_i(ΔH)⟩ = −w_0`` with ``w = T_{i+2}ᵀ ⋯ T_{K-2}ᵀ M``, ``T_k``
+    the (linear) map of one step of recursion (8); ``w`` gains one factor per ``μ``.
+    Same values as :func:`optimal_mu`, which rebuilds every ``X_i``, ``Y_i`` (``O(K^3)``).
     """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    return [np.array(p, dtype=object) for p in _central_polys(c_max)]
-
-
-def corrected_moment_polynomials(c_max: int) -> list[np.ndarray]:
-    """Integer coefficients of the corrected moments ``M'_c`` of Table 1, ``c = 0..c_max``.
-
-    ``M'_c`` is ``M_c`` minus all products of corrected moments whose subscripts add up to
-    ``c`` (Table 1's caption) -- that is, the ``c``-th cumulant of ``s`` (``M'_1 = 0``
-    because ``s − m`` is centred). Computed as ``κ_{c+1} = (1 − m²) dκ_c/dm``.
-    """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    return [np.array(p, dtype=object) for p in _cumulant_polys(max(c_max, 1))][: c_max + 1]
-
-
-def corrected_moments(m: Any, c_max: int) -> np.ndarray:
-    """``M'_c(m_i)`` for ``c = 0..c_max``, shape ``(c_max + 1, n)`` (rows 0 and 1 are 0)."""
-    m = check_array(m, "m", ndim=1)
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
-    out = np.zeros((c_max + 1, m.shape[0]))
-    polys = _cumulant_polys(max(c_max, 1))
-    for c in range(2, c_max + 1):
-        coef = np.array(polys[c], dtype=np.float64)
-        out[c] = np.polynomial.polynomial.polyval(m, coef)
-    return out
-
-
-# ============================================================================ section 4
-class PartitionGraph(NamedTuple):
-    """One partition (section 4): a loopless multigraph with ``order`` edges.
-
-    ``edges`` lists one ``(u, v)`` pair (``u < v``) per coupling ``w_uv`` of the partition,
-    parallel edges repeated; vertices are ``0..n_vertices-1``, each of degree ≥ 2
-    (``M'_1 = 0`` kills the others). ``count`` is the number of ways the ``2n`` indices of
-    ``(½ Σ_ij w_ij δ_i δ_j)^n`` can coincide into this pattern, so that
-
-    ``⟨ΔH^n⟩ = 2^{-n} Σ_G count(G) Σ_{free indices} Π_edges w Π_vertices M'_{deg}``
-
-    with every index running freely over ``0..N-1`` (the corrected moments make the
-    free sums exact).
-    """
-
-    edges: tuple[tuple[int, int], ...]
-    count: int
-
-    @property
-    def order(self) -> int:
-        return len(self.edges)
-
-    @property
-    def n_vertices(self) -> int:
-        return 1 + max(v for e in self.edges for v in e)
-
-    @property
-    def degrees(self) -> tuple[int, ...]:
-        deg = [0] * self.n_vertices
-        for u, v in self.edges:
-            deg[u] += 1
-            deg[v] += 1
-        return tuple(deg)
-
-    @property
-    def connected(self) -> bool:
-        return len(_components(self.edges, self.n_vertices)) == 1
-
-    @property
-    def clique_size(self) -> int:
-        """``π``: the largest clique of an optimal elimination (treewidth + 1)."""
-        return _treewidth(self.edges, self.n_vertices) + 1
-
-    @property
-    def coefficient(self) -> float:
-        """``count / 2^order``: the weight of the free index sum in ``⟨ΔH^n⟩``."""
-        return self.count / 2.0 ** self.order
-
-    def to_networkx(self):
-        """The partition as a :class:`networkx.MultiGraph`."""
-        import networkx as nx
-
-        g = nx.MultiGraph()
-        g.add_nodes_from(range(self.n_vertices))
-        g.add_edges_from(self.edges)
-        return g
-
-
-def _components(edges, V) -> list[set[int]]:
-    parent = list(range(V))
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for u, v in edges:
-        parent[find(u)] = find(v)
-    comps: dict[int, set[int]] = {}
-    for a in range(V):
-        comps.setdefault(find(a), set()).add(a)
-    return list(comps.values())
-
-
-def _treewidth(edges, V) -> int:
-    """Exact treewidth (see :func:`_elimination_order`)."""
-    return _elimination_order(tuple(edges), V)[0]
-
-
-@cache
-def _elimination_order(edges: tuple, V: int) -> tuple[int, tuple[int, ...]]:
-    """Exact treewidth and an optimal elimination order of a (multi)graph.
-
-    Subset recursion ``TW(S) = min_v max(TW(S − v), |Q(S − v, v)|)`` where ``Q(S, v)`` are
-    the vertices outside ``S ∪ {v}`` reachable from ``v`` through ``S``: the neighbours of
-    ``v`` when it is eliminated after ``S``. Fine for the ≤ 11 vertices of partition graphs.
-    """
-    adj = [0] * V
-    for u, v in edges:
-        adj[u] |= 1 << v
-        adj[v] |= 1 << u
-
-    def q(S: int, v: int) -> int:
-        seen = 1 << v
-        frontier = 1 << v
-        out = 0
-        while frontier:
-            nb = 0
-            f = frontier
-            while f:
-                low = f & -f
-                nb |= adj[low.bit_length() - 1]
-                f ^= low
-            nb &= ~seen
-            seen |= nb
-            out |= nb & ~S
-            frontier = nb & S
-        return bin(out).count("1")
-
-    @cache
-    def tw(S: int) -> tuple[int, int]:
-        if S == 0:
-            return -1, -1
-        best, arg = V, -1
-        s = S
-        while s:
-            low = s & -s
-            v = low.bit_length() - 1
-            rest = S ^ low
-            val = max(tw(rest)[0], q(rest, v))
-            if val < best:
-                best, arg = val, v
-            s ^= low
-        return best, arg
-
-    order = []
-    S = (1 << V) - 1
-    while S:
-        v = tw(S)[1]
-        order.append(v)
-        S ^= 1 << v
-    return tw((1 << V) - 1)[0], tuple(reversed(order))
-
-
-def _refine(A, colors):
-    V = len(A)
-    ncells = len(set(colors))
-    while True:
-        sig = [
-            (colors[v], tuple(sorted((colors[u], A[v][u]) for u in range(V) if A[v][u])))
-            for v in range(V)
-        ]
-        uniq = {s: i for i, s in enumerate(sorted(set(sig)))}
-        new = [uniq[s] for s in sig]
-        if len(uniq) == ncells:
-            return new
-        colors, ncells = new, len(uniq)
-
-
-def _canon(A) -> tuple[tuple, int]:
-    """Canonical form and automorphism count of a multigraph adjacency matrix.
-
-    Individualization-refinement without pruning: every leaf of the search tree is a
-    labelling; the lexicographically smallest adjacency form is canonical and the number
-    of leaves reaching it is the order of the automorphism group.
-    """
-    V = len(A)
-    best = None
-    count = 0
-    stack = [_refine(A, [0] * V)]
-    while stack:
-        colors = stack.pop()
-        if len(set(colors)) == V:
-            inv = [0] * V
-            for v, c in enumerate(colors):
-                inv[c] = v
-            form = tuple(A[inv[i]][inv[j]] for i in range(V) for j in range(i + 1, V))
-            if best is None or form < best:
-                best, count = form, 1
-            elif form == best:
-                count += 1
-            continue
-        sizes = Counter(colors)
-        target = min(c for c, s in sizes.items() if s > 1)
-        for v in range(V):
-            if colors[v] == target:
-                new = [2 * c for c in colors]
-                new[v] = 2 * target - 1
-                stack.append(_refine(A, new))
-    return (V, best), count
-
-
-def _from_form(form) -> list[list[int]]:
-    V, upper = form
-    A = [[0] * V for _ in range(V)]
-    it = iter(upper)
-    for i in range(V):
-        for j in range(i + 1, V):
-            A[i][j] = A[j][i] = next(it)
-    return A
-
-
-def _form_edges(form) -> tuple[tuple[int, int], ...]:
-    A = _from_form(form)
-    V = len(A)
-    return tuple((i, j) for i in range(V) for j in range(i + 1, V) for _ in range(A[i][j]))
-
-
-def _deficit(A) -> int:
-    return sum(max(0, 2 - sum(row)) for row in A)
-
-
-def _generate_connected(max_order: int) -> dict[int, list[tuple[tuple, int]]]:
-    """Connected loopless multigraphs with min degree 2, ``order = 2..max_order`` edges.
-
-    Grown one edge at a time keeping connectivity; a graph with ``k`` edges is kept only
-    if its degree deficit ``Σ_v max(0, 2 − deg v)`` can still be filled by the
-    ``max_order − k`` edges left (every connected subgraph of a target graph passes).
-    """
-    level = {(2, (1,)): 2}
-    out: dict[int, list[tuple[tuple, int]]] = {}
-    for k in range(1, max_order + 1):
-        out[k] = sorted((f, a) for f, a in level.items() if _deficit(_from_form(f)) == 0)
-        if k == max_order:
+    mu = [one * 0] * (K // 2)
+    w = list(M)
+    for i in range(K - 2, -1, -2):
+        ex, ey = w[1], -w[0]
+        mu[i // 2] = -ex / ey if ey != 0 else (mu[i // 2 + 1] if i + 2 < K else one * 0)
+        if i == 0:
             break
-        nxt: dict[tuple, int] = {}
-        for form in level:
-            A = _from_form(form)
-            V = len(A)
-            cands = [(u, v) for u in range(V) for v in range(u + 1, V)]
-            if V < max_order:
-                cands += [(u, V) for u in range(V)]
-            for u, v in cands:
-                if v == V:
-                    B = [row + [0] for row in A] + [[0] * (V + 1)]
-                else:
-                    B = [row[:] for row in A]
-                B[u][v] += 1
-                B[v][u] += 1
-                if _deficit(B) > 2 * (max_order - k - 1):
-                    continue
-                f, a = _canon(B)
-                if f not in nxt:
-                    nxt[f] = a
-        level = nxt
-    out.pop(1, None)
-    return out
+        mk = mu[i // 2]
+        w = [(w[n + 2] / ((n + 2) * (n + 1)) if n < K - 2 else 0)
+             - w[1] * mk ** (n + 1) / (n + 1) + w[0] * mk ** (n + 2) / (n + 2)
+             for n in range(K)]
+    return mu
 
 
-def partition_graph_cache_path() -> Path:
-    """Where the generated partition graphs are cached.
+def _log_expected_bound_mp(scaled_moments: np.ndarray, scale: float, order: int) -> float:
+    """:func:`log_expected_bound` in multiple precision, for orders where floats fail.
 
-    ``$MRFLIB_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/mrflib`` (``~/.cache/mrflib``).
-    Generating all graphs up to order 9 takes about a second; the file is a small JSON.
+    ``scaled_moments[n] = ⟨(ΔH / s)^n⟩`` (each in ``[-1, 1]``, ``s`` a power of two) are
+    lifted exactly to ``⟨ΔH^n⟩`` in mpmath, which has no exponent range to overflow; the
+    working precision grows with the order to absorb the cancellations of eq. (13).
     """
-    root = os.environ.get("MRFLIB_CACHE_DIR")
-    if root:
-        base = Path(root)
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mrflib"
-    return base / "partition_graphs_v1.json"
+    import mpmath
 
-
-_CONNECTED: dict[int, list[tuple[tuple, int]]] = {}
-
-
-def _connected_forms(order: int) -> list[tuple[tuple, int]]:
-    """(canonical form, |Aut|) of the connected graphs with ``order`` edges (cached)."""
-    if order in _CONNECTED:
-        return _CONNECTED[order]
-    path = partition_graph_cache_path()
-    data = None
-    try:
-        raw = json.loads(path.read_text())
-        if raw.get("version") == 1 and raw.get("max_order", 0) >= order:
-            data = {int(k): [((v[0], tuple(v[1])), v[2]) for v in vals]
-                    for k, vals in raw["connected"].items()}
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        data = None
-    if data is None:
-        max_order = max(order, 9)
-        data = _generate_connected(max_order)
-        payload = {"version": 1, "max_order": max_order,
-                   "connected": {str(k): [[f[0], list(f[1]), a] for f, a in v]
-                                 for k, v in data.items()}}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(payload))
-            tmp.replace(path)
-        except OSError:  # pragma: no cover - read-only home: keep it in memory
-            pass
-    _CONNECTED.update(data)
-    return _CONNECTED[order]
-
-
-def _count_connected(form, aut: int) -> int:
-    A = _from_form(form)
-    n = sum(map(sum, A)) // 2
-    denom = aut
-    for i in range(len(A)):
-        for j in range(i + 1, len(A)):
-            denom *= math.factorial(A[i][j])
-    return (2**n * math.factorial(n)) // denom
-
-
-def _check_graph_order(order: Any) -> int:
-    order = check_positive(order, "order", integer=True)
-    if order > MAX_GRAPH_ORDER:
-        raise ValueError(f"order must be at most {MAX_GRAPH_ORDER} for partition graphs (there "
-                         f"are too many beyond), got {order}; use method='enumerate'")
-    return order
-
-
-def connected_partition_graphs(order: int) -> list[PartitionGraph]:
-    """The connected partition graphs with ``order`` edges (they give the cumulants)."""
-    order = _check_graph_order(order)
-    if order < 2:
-        return []
-    return [PartitionGraph(_form_edges(f), _count_connected(f, a))
-            for f, a in _connected_forms(order)]
-
-
-@cache
-def _all_partition_graphs(order: int) -> tuple[PartitionGraph, ...]:
-    out = []
-    # multisets of connected components whose orders add up to `order`
-    pool = [(k, i) for k in range(2, order + 1) for i in range(len(_connected_forms(k)))]
-
-    def rec(start: int, left: int, chosen: list):
-        if left == 0:
-            out.append(list(chosen))
-            return
-        for idx in range(start, len(pool)):
-            k, _ = pool[idx]
-            if k <= left:
-                chosen.append(pool[idx])
-                rec(idx, left - k, chosen)
-                chosen.pop()
-
-    rec(0, order, [])
-    graphs = []
-    for comps in out:
-        edges: list[tuple[int, int]] = []
-        offset = 0
-        denom = 1
-        for k, i in comps:
-            form, aut = _connected_forms(k)[i]
-            for u, v in _form_edges(form):
-                edges.append((u + offset, v + offset))
-            offset += form[0]
-            denom *= (2**k * math.factorial(k)) // _count_connected(form, aut)
-        for r in Counter(comps).values():
-            denom *= math.factorial(r)
-        count = (2**order * math.factorial(order)) // denom
-        graphs.append(PartitionGraph(tuple(edges), count))
-    return tuple(graphs)
-
-
-def partition_graphs(order: int) -> list[PartitionGraph]:
-    """All partition graphs of ``⟨ΔH^order⟩`` (section 4, Tables 2-3), with their counts.
-
-    Loopless multigraphs with ``order`` edges, every vertex of degree ≥ 2, connected or
-    not, one per isomorphism class; ``count`` as in :class:`PartitionGraph`. The connected
-    ones are generated once and cached on disk (:func:`partition_graph_cache_path`);
-    disconnected ones are products of connected ones.
-
-    Returns a list of :class:`PartitionGraph` ``(edges, count)`` named tuples (they unpack
-    as ``for edges, count in partition_graphs(5)``).
-    """
-    order = _check_graph_order(order)
-    if order < 2:
-        return []
-    return list(_all_partition_graphs(order))
-
-
-# ----------------------------------------------------------------- evaluation (eq. 19)
-_PLANS: dict[tuple, tuple] = {}
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def _plan(edges: tuple[tuple[int, int], ...]):
-    """Variable-elimination plan of one connected partition graph (eq. 19).
-
-    Factors: one ``(N, N)`` matrix ``w^k`` per pair joined by ``k`` parallel edges, with the
-    corrected moment ``M'_deg`` of each vertex multiplied into the first pair holding it.
-    Vertices are summed out in an optimal (treewidth) order; each step is one
-    ``numpy.einsum`` over the factors holding the vertex, along a greedy pairwise path
-    (BLAS ``tensordot``), so a graph of clique size ``π`` costs ``O(N^π)``.
-    """
-    if edges in _PLANS:
-        return _PLANS[edges]
-    mult = Counter(edges)
-    pairs = sorted(mult)
-    V = 1 + max(v for e in pairs for v in e)
-    deg = [0] * V
-    for (u, v), k in mult.items():
-        deg[u] += k
-        deg[v] += k
-    attach: list[list[tuple[int, int]]] = [[] for _ in pairs]  # (side, degree)
-    done = [False] * V
-    for p, (u, v) in enumerate(pairs):
-        for side, x in enumerate((u, v)):
-            if not done[x]:
-                attach[p].append((side, deg[x]))
-                done[x] = True
-    recipe = [(mult[pr], attach[p]) for p, pr in enumerate(pairs)]
-    factors = {p: tuple(pr) for p, pr in enumerate(pairs)}  # factor id -> its vertices
-    n0 = 48
-    steps = []
-    next_id = len(pairs)
-    for v in _elimination_order(tuple(pairs), V)[1]:
-        ids = [f for f, vs in factors.items() if v in vs]
-        if not ids:
-            continue
-        out_vars = sorted({x for f in ids for x in factors[f]} - {v})
-        subs = (",".join("".join(_LETTERS[x] for x in factors[f]) for f in ids) + "->"
-                + "".join(_LETTERS[x] for x in out_vars))
-        dummy = [np.ones((n0,) * len(factors[f])) for f in ids]
-        path = np.einsum_path(subs, *dummy, optimize="greedy")[0] if len(ids) > 1 else False
-        steps.append((tuple(ids), subs, path, next_id))
-        for f in ids:
-            del factors[f]
-        factors[next_id] = tuple(out_vars)
-        next_id += 1
-    _PLANS[edges] = (recipe, steps, tuple(factors))
-    return _PLANS[edges]
-
-
-def _graph_value(edges, Wp: list[np.ndarray], kap: np.ndarray) -> float:
-    """``Σ_{free indices} Π_edges w Π_vertices M'_deg`` of one connected partition graph."""
-    recipe, steps, final = _plan(edges)
-    tensors: dict[int, Any] = {}
-    for p, (k, att) in enumerate(recipe):
-        op = Wp[k]
-        for side, d in att:
-            op = op * (kap[d][:, None] if side == 0 else kap[d][None, :])
-        tensors[p] = op
-    for ids, subs, path, new in steps:
-        ops = [tensors.pop(f) for f in ids]
-        tensors[new] = np.einsum(subs, *ops, optimize=path)
-    value = 1.0
-    for f in final:
-        value *= float(tensors[f])
-    return value
-
-
-def _moments_from_cumulants(kappa: np.ndarray) -> np.ndarray:
-    order = kappa.shape[0] - 1
-    M = np.zeros(order + 1)
-    M[0] = 1.0
-    for n in range(1, order + 1):
-        M[n] = sum(math.comb(n - 1, k - 1) * kappa[k] * M[n - k] for k in range(1, n + 1))
-    return M
-
-
-def _dh_moments_graphs(W: np.ndarray, m: np.ndarray, order: int) -> np.ndarray:
-    kap = corrected_moments(m, order)
-    Wp = [np.ones_like(W)] + [W**p for p in range(1, order + 1)]
-    kappa = np.zeros(order + 1)
-    for k in range(2, order + 1):
-        total = 0.0
-        for edges, count in connected_partition_graphs(k):
-            total += count * _graph_value(edges, Wp, kap)
-        kappa[k] = total / 2.0**k
-    return _moments_from_cumulants(kappa)
+    K = order + 1
+    with mpmath.workdps(30 + order):
+        one = mpmath.mpf(1)
+        M = [one * float(v) * mpmath.mpf(scale) ** n for n, v in enumerate(scaled_moments[:K])]
+        A: list = [0] * K
+        for mk in _optimal_mu_adjoint(M, K, one):
+            A = _step(A, mk, mpmath.exp(mk), lambda p, q: one * p / q)
+        value = mpmath.fsum(a * b for a, b in zip(A, M))
+        if not value > 0:
+            return -math.inf
+        return float(mpmath.log(value))
 
 
 # ============================================================================ eq. (17)
@@ -921,8 +480,10 @@ def mean_field(
 
 
 # ============================================================================ eq. (16), (18)
-def _dh_moments_enumerate(bm: BoltzmannMachine, m: np.ndarray, order: int) -> np.ndarray:
-    """``⟨ΔH^n⟩`` of eq. (16) by visiting all 2^N states in blocks (no assumption on m)."""
+def _dh_moments_enumerate(
+    bm: BoltzmannMachine, m: np.ndarray, order: int, scale: float = 1.0
+) -> np.ndarray:
+    """``⟨(ΔH / scale)^n⟩`` of eq. (16) by visiting all 2^N states in blocks (any m)."""
     n = bm.n
     W = bm.coupling_matrix()
     theta = bm.bias
@@ -950,6 +511,8 @@ def _dh_moments_enumerate(bm: BoltzmannMachine, m: np.ndarray, order: int) -> np
         D = cross[sl] @ Dhi.T
         D += alo[sl, None]
         D += ahi[None, :]
+        if scale != 1.0:
+            D /= scale
         T = plo[sl, None] * phi[None, :]
         M[0] += T.sum()
         for k in range(1, order + 1):
@@ -994,13 +557,13 @@ def delta_h_moments(
                              f"than {MAX_ENUMERATE_N}: use method='graphs'")
         return _dh_moments_enumerate(bm, m, order)
     if method == "graphs":
-        _check_graph_order(order)
+        check_graph_order(order)
         res = mean_field_residual(bm, m)
         if not res <= MEAN_FIELD_TOL:
             raise ValueError(f"method='graphs' needs m solving the mean-field equations (17) "
                              f"(eq. 18 assumes it); residual {res:.3g} > {MEAN_FIELD_TOL:g}. "
                              f"Use mean_field(bm) or method='enumerate'")
-        return _dh_moments_graphs(bm.coupling_matrix(), m, order)
+        return dh_moments_graphs(bm.coupling_matrix(), m, order)
     raise ValueError(f"method must be 'graphs' or 'enumerate', got {method!r}")
 
 
@@ -1032,10 +595,46 @@ def log_partition_lower_bounds(
         raise ValueError("orders must not be empty")
     m = mean_field(bm) if m is None else _check_m(m, bm.n)
     top = max(orders)
-    M = (delta_h_moments(bm, m, top, _auto_method(method, bm.n, top))
-         if top > 1 else np.array([1.0, 0.0]))
+    method = _auto_method(method, bm.n, top)
+    with np.errstate(over="ignore", invalid="ignore"):
+        M = delta_h_moments(bm, m, top, method) if top > 1 else np.array([1.0, 0.0])
     base = mean_field_log_partition(bm, m)
-    return np.array([base + log_expected_bound(M, o) for o in orders])
+    out = []
+    scaled = None
+    for o in orders:
+        value = _plain_log_bound(M, o)
+        if value is None:  # high order: moments or coefficients beyond float range
+            if scaled is None:
+                scaled = _scaled_moments(bm, m, M, top, method)
+            value = _log_expected_bound_mp(scaled[0], scaled[1], o)
+        out.append(base + value)
+    return np.array(out)
+
+
+def _plain_log_bound(M: np.ndarray, order: int) -> float | None:
+    """:func:`log_expected_bound`, or ``None`` where the moments overflowed."""
+    if not np.all(np.isfinite(M[: order + 1])):
+        return None
+    return log_expected_bound(M, order)
+
+
+def _scaled_moments(
+    bm: BoltzmannMachine, m: np.ndarray, M: np.ndarray, order: int, method: str
+) -> tuple[np.ndarray, float]:
+    """``(⟨(ΔH / s)^n⟩, s)`` with ``s`` a power of two above ``max |ΔH|`` (eq. 16).
+
+    ``|ΔH| ≤ ½ Σ_ij |w_ij| |δ_i| |δ_j| + Σ_i |g_i| |δ_i|`` with ``|δ_i| ≤ 1 + |m_i|`` and
+    ``g`` the residual of eq. (17), so every scaled power lies in ``[-1, 1]``.
+    """
+    W = bm.coupling_matrix()
+    d = 1.0 + np.abs(m)
+    g = bm.bias + W @ m - np.arctanh(np.clip(m, -1 + 1e-300, 1 - 1e-16))
+    g = np.where(np.abs(m) < 1, g, 0.0)
+    bound = 0.5 * float(d @ np.abs(W) @ d) + float(np.abs(g) @ d)
+    scale = 2.0 ** math.ceil(math.log2(max(bound, 1.0)))
+    if method == "enumerate":
+        return _dh_moments_enumerate(bm, m, order, scale), scale
+    return M / scale ** np.arange(order + 1), scale
 
 
 def log_partition_lower_bound(
@@ -1099,46 +698,8 @@ def sk_model(
     return BoltzmannMachine(theta, E, gen.normal(0.0, sigma_w / math.sqrt(N), len(E)))
 
 
-def sk_errors(
-    N: int,
-    sigma_w: float,
-    n_networks: int,
-    orders: Sequence[int],
-    rng: Any,
-    *,
-    theta_sd: float = 0.2,
-    solution: str | Sequence[str] = "best",
-    correlations: bool = True,
-) -> pd.DataFrame:
-    """Bounds of several orders on random SK networks against exact enumeration (Fig. 2-4).
+def sk_errors(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    """Moved to :func:`mrflib.repro.bounds_trials.sk_errors` (this alias stays)."""
+    from .repro.bounds_trials import sk_errors as _sk_errors
 
-    Returns a tidy :class:`pandas.DataFrame` with one row per (network, solution, order):
-    ``network, sigma_w, solution, order, log_z, bound, rel_error`` (``1 − log B_K / log Z``,
-    Figure 2) and, with ``correlations``, ``corr, corr_exact, corr_sq_error`` for
-    ``⟨s_0 s_1⟩`` (Figure 3, :func:`pair_correlation_estimates`). ``solution`` (one name or
-    several, evaluated on the same networks) is passed to :func:`mean_field`: ``"zero"``
-    with ``theta_sd = 0`` gives Figure 4. The moments come from enumeration (``N`` small).
-    """
-    import pandas as pd
-
-    n_networks = check_positive(n_networks, "n_networks", integer=True)
-    gen = as_rng(rng)
-    orders = [_check_order(o) for o in orders]
-    solutions = [solution] if isinstance(solution, str) else list(solution)
-    rows = []
-    for net in range(n_networks):
-        bm = sk_model(N, sigma_w, gen, theta_sd=theta_sd)
-        logz = _exact.log_partition(bm)
-        c = float(_exact.moments(bm)[1][0]) if correlations else math.nan
-        for sol in solutions:
-            m = mean_field(bm, solution=sol, rng=gen)
-            lb = log_partition_lower_bounds(bm, orders, m=m, method="enumerate")
-            if correlations:
-                est = pair_correlation_estimates(bm, orders, 0, m=m, method="enumerate")
-            for k, o in enumerate(orders):
-                row = dict(network=net, sigma_w=sigma_w, solution=sol, order=o, log_z=logz,
-                           bound=lb[k], rel_error=1.0 - lb[k] / logz)
-                if correlations:
-                    row.update(corr=est[k], corr_exact=c, corr_sq_error=(est[k] - c) ** 2)
-                rows.append(row)
-    return pd.DataFrame(rows)
+    return _sk_errors(*args, **kwargs)

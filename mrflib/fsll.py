@@ -50,10 +50,7 @@ from . import _fsll_kernels as _k
 from ._validation import check_array, check_positive, integer_values, require_memory
 
 __all__ = [
-    "MODELS",
     "Model",
-    "PAPER_TABLE1",
-    "learn_and_score",
     "append_delta",
     "append_lower_bound",
     "basis_function",
@@ -371,11 +368,6 @@ def _cost_tables(cards: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --------------------------------------------------------------------------- dual update
-def _digits_of(y: int, cards: np.ndarray) -> np.ndarray:
-    stride, k, _ = _segment_arrays(cards)
-    return (y // stride) % k
-
-
 def dual_update(
     theta_bar: np.ndarray,
     y: int,
@@ -530,7 +522,6 @@ def fit(
     max_steps: int = 100_000,
     use_bound: bool = True,
     parallel: bool = False,
-    fuse: bool = False,
 ) -> Model:
     """Learn an FSLL model by Algorithm 1 with the MDL cost of eq. (7).
 
@@ -558,11 +549,6 @@ def fit(
     parallel : bool
         Run the candidate scan and the all-Walsh dual update on numba's threads. The result
         is identical; it pays on an idle multi-core machine, and costs on a busy one.
-    fuse : bool
-        When every cardinality is a power of two, apply each step's XOR-mix inside the next
-        step's candidate scan (one pass over the tables per step instead of two; same result;
-        no measurable gain on this machine, where the scan is compute- rather than
-        memory-bound, hence off by default).
 
     Returns
     -------
@@ -589,10 +575,37 @@ def fit(
         memory_required(cards, update) + 16 * N,
         f"fsll.fit on |X| = {X} states (update={update!r})",
     )
-
-    # line 2: d_bar from p_d; the entropy of p_d gives KL(p_d || uniform)
-    idx = arr @ _strides(cards)
+    dbar, kl = _data_duals(arr, cards)  # line 2
     del arr
+    lo_cost, hi_cost = _cost_tables(cards, N)  # line 3
+    duals = (_TransformDuals if update == "transform" else _IncrementalDuals)(cards, parallel)
+    search = _Search(dbar, lo_cost, hi_cost, use_bound, parallel, kl)
+    for _ in range(max_steps):
+        tbar = duals.current()  # line 6
+        move, champion = search.best_move(tbar)  # line 7
+        if move is None or -champion < eps:  # line 8
+            break
+        delta = search.accept(move, champion, tbar)  # lines 10-11
+        duals.step(move[1], delta)
+    return Model(
+        cardinalities=tuple(int(k) for k in cards),
+        theta=search.theta,
+        cost=search.cost,
+        kl_data=search.kl,
+        n_samples=N,
+        history=np.array(search.history),
+        moves=search.moves,
+        n_exact=search.n_exact,
+        n_candidates=search.n_candidates,
+        update=update,
+    )
+
+
+def _data_duals(arr: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, float]:
+    """``d_bar = <Phi_y>_{p_d}`` for every ``y`` and ``KL(p_d || uniform)`` (line 2)."""
+    N = arr.shape[0]
+    X = _size(cards)
+    idx = arr @ _strides(cards)
     counts = np.unique(idx, return_counts=True)[1].astype(np.float64)
     kl = math.log(X) + float(np.sum(counts / N * np.log(counts / N)))
     dbar = np.zeros(X)
@@ -600,179 +613,120 @@ def fit(
     del idx
     _transform_inplace(dbar, cards, transpose=False)
     dbar[0] = 1.0
+    return dbar, kl
 
-    # line 3: r_y through two small tables; line 4: theta = 0, p uniform, theta_bar = e_0
-    lo_cost, hi_cost = _cost_tables(cards, N)
-    L = lo_cost.size
-    seg_stride, seg_k, seg_walsh = _segment_arrays(cards)
-    if update == "transform":
-        p = np.full(X, 1.0 / X)
-        tbar = np.empty(X)
-    else:  # the dual of the uniform distribution (e_0 for Walsh bases, eq. 5 has means)
-        tbar = np.full(X, 1.0 / X)
-        _transform_inplace(tbar, cards, transpose=False)
-        tbar[0] = 1.0
-    segs = _segments(cards)
-    scratch = None if (len(segs) == 1 and segs[0][2]) or update == "transform" else np.empty(X)
 
-    all_walsh = len(segs) == 1 and segs[0][2]
-    # all-Walsh incremental learning fuses each step's XOR-mix into the next scan
-    fused = fuse and update == "incremental" and all_walsh and _is_pow2(L)
-    pending = None
-    theta: dict[int, float] = {}
-    cost = kl
-    history = [cost]
-    moves: list[tuple[str, int, float]] = []
-    n_exact = 0
-    n_candidates = 0
-    for _ in range(max_steps):
-        if update == "transform":  # line 6: theta_bar from p_theta
-            tbar[:] = p
-            _transform_inplace(tbar, cards, transpose=False)
-        # line 7 (Algorithm 2): active candidates first (adjust, remove), then the scan
+class _IncrementalDuals:
+    """``theta_bar`` kept up to date by :func:`dual_update`'s ``O(|X|)`` mix (our scheme)."""
+
+    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
+        X = _size(cards)
+        self.cards, self.parallel = cards, parallel
+        # the dual of the uniform distribution (e_0 for Walsh bases, eq. 5 has means)
+        self.tbar = np.full(X, 1.0 / X)
+        _transform_inplace(self.tbar, cards, transpose=False)
+        self.tbar[0] = 1.0
+        segs = _segments(cards)
+        self.scratch = None if len(segs) == 1 and segs[0][2] else np.empty(X)
+
+    def current(self) -> np.ndarray:
+        return self.tbar
+
+    def step(self, y: int, delta: float) -> None:
+        _dual_update_inplace(self.tbar, y, math.tanh(delta), self.cards, self.scratch,
+                             self.parallel)
+
+
+class _TransformDuals:
+    """The paper's scheme: ``p_theta`` by Algorithm 3, ``theta_bar`` by a fresh transform."""
+
+    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
+        X = _size(cards)
+        self.cards = cards
+        self.p = np.full(X, 1.0 / X)
+        self.tbar = np.empty(X)
+        self.seg = _segment_arrays(cards)
+
+    def current(self) -> np.ndarray:
+        self.tbar[:] = self.p
+        _transform_inplace(self.tbar, self.cards, transpose=False)
+        return self.tbar
+
+    def step(self, y: int, delta: float) -> None:
+        stride, k, walsh = self.seg
+        _k.algorithm3(self.p, delta, stride, k, walsh, ((y // stride) % k).astype(np.int64))
+
+
+class _Search:
+    """The greedy search of Algorithm 1-2 over append, adjust and remove candidates."""
+
+    def __init__(self, dbar, lo_cost, hi_cost, use_bound, parallel, kl) -> None:
+        self.dbar, self.lo_cost, self.hi_cost = dbar, lo_cost, hi_cost
+        self.use_bound, self.parallel = use_bound, parallel
+        self.theta: dict[int, float] = {}
+        self.kl = self.cost = kl
+        self.history = [kl]
+        self.moves: list[tuple[str, int, float]] = []
+        self.n_exact = self.n_candidates = 0
+
+    def _active_move(self, tbar: np.ndarray) -> tuple[float, tuple | None]:
+        """Best adjust or remove of an active ``theta_y`` (eq. 19 with eq. 16)."""
         champion, move = 0.0, None
-        if theta:
-            ys = np.array(sorted(theta), dtype=np.int64)
-            vals = np.array([theta[int(v)] for v in ys])
-            if pending is None:
-                t0 = tbar[ys]
-            else:  # the duals the fused pass below will write (same arithmetic)
-                t0 = (tbar[ys] + pending[1] * tbar[ys ^ pending[0]]) * pending[2]
-            d = dbar[ys]
-            r = hi_cost[ys // L] + lo_cost[ys % L]
-            t_adj = np.clip(d, -1 + TAU, 1 - TAU)
-            d_adj = delta_kl(d, t0, t_adj)
-            t_rem = np.tanh(np.arctanh(t0) - vals)
-            d_rem = delta_kl(d, t0, t_rem) - r
-            for j in range(ys.size):
-                if d_adj[j] < champion:
-                    champion, move = d_adj[j], ("adjust", int(ys[j]), t_adj[j])
-                if d_rem[j] < champion:
-                    champion, move = d_rem[j], ("remove", int(ys[j]), t_rem[j])
-        if pending is None:
-            bd, by, ne = _k.scan_append(dbar, tbar, lo_cost, hi_cost, champion, TAU,
-                                        use_bound, parallel)
-        else:  # last step's XOR-mix and this step's scan in one pass
-            bd, by, ne = _k.xor_mix_and_scan(dbar=dbar, tbar=tbar, lo_cost=lo_cost,
-                                             hi_cost=hi_cost, yp=pending[0], t=pending[1],
-                                             denom=pending[2], champion=champion, tau=TAU,
-                                             use_bound=use_bound, parallel=parallel)
-            pending = None
-        n_exact += int(ne)
-        n_candidates += X - 1
+        if not self.theta:
+            return champion, move
+        L = self.lo_cost.size
+        ys = np.array(sorted(self.theta), dtype=np.int64)
+        vals = np.array([self.theta[int(v)] for v in ys])
+        t0 = tbar[ys]
+        d = self.dbar[ys]
+        r = self.hi_cost[ys // L] + self.lo_cost[ys % L]
+        t_adj = np.clip(d, -1 + TAU, 1 - TAU)
+        d_adj = delta_kl(d, t0, t_adj)
+        t_rem = np.tanh(np.arctanh(t0) - vals)
+        d_rem = delta_kl(d, t0, t_rem) - r
+        for j in range(ys.size):
+            if d_adj[j] < champion:
+                champion, move = d_adj[j], ("adjust", int(ys[j]), t_adj[j])
+            if d_rem[j] < champion:
+                champion, move = d_rem[j], ("remove", int(ys[j]), t_rem[j])
+        return champion, move
+
+    def best_move(self, tbar: np.ndarray) -> tuple[tuple | None, float]:
+        """Line 7 (Algorithm 2): active candidates first, then the append scan (eq. 20-21)."""
+        champion, move = self._active_move(tbar)
+        bd, by, ne = _k.scan_append(self.dbar, tbar, self.lo_cost, self.hi_cost, champion,
+                                    TAU, self.use_bound, self.parallel)
+        self.n_exact += int(ne)
+        self.n_candidates += tbar.size - 1
         if by >= 0:
             champion = bd
-            move = ("append", int(by), float(np.clip(dbar[by], -1 + TAU, 1 - TAU)))
-        # line 8
-        if move is None or -champion < eps:
-            break
+            move = ("append", int(by), float(np.clip(self.dbar[by], -1 + TAU, 1 - TAU)))
+        return move, champion
+
+    def accept(self, move: tuple, champion: float, tbar: np.ndarray) -> float:
+        """Lines 10-11: take the move, track KL and cost; returns the change of ``theta_y``."""
         kind, yp, t1 = move
-        t0y, dy = float(tbar[yp]), float(dbar[yp])
-        old = theta.get(yp, 0.0)
+        t0y, dy = float(tbar[yp]), float(self.dbar[yp])
+        old = self.theta.get(yp, 0.0)
         new = 0.0 if kind == "remove" else old + math.atanh(t1) - math.atanh(t0y)
-        delta = new - old
-        # lines 10-11
-        kl += float(delta_kl(dy, t0y, t1))
-        cost += float(champion)
+        self.kl += float(delta_kl(dy, t0y, t1))
+        self.cost += float(champion)
         if kind == "remove":
-            del theta[yp]
+            del self.theta[yp]
         else:
-            theta[yp] = new
-        if update == "transform":
-            seg_a = ((yp // seg_stride) % seg_k).astype(np.int64)
-            _k.algorithm3(p, delta, seg_stride, seg_k, seg_walsh, seg_a)
-        elif fused:
-            t = math.tanh(delta)
-            pending = (yp, t, 1.0 / (1.0 + t * tbar[yp]))
-        else:
-            _dual_update_inplace(tbar, yp, math.tanh(delta), cards, scratch, parallel)
-        history.append(cost)
-        moves.append((kind, yp, new))
-
-    return Model(
-        cardinalities=tuple(int(k) for k in cards),
-        theta=theta,
-        cost=cost,
-        kl_data=kl,
-        n_samples=N,
-        history=np.array(history),
-        moves=moves,
-        n_exact=n_exact,
-        n_candidates=n_candidates,
-        update=update,
-    )
+            self.theta[yp] = new
+        self.history.append(self.cost)
+        self.moves.append((kind, yp, new))
+        return new - old
 
 
-# --------------------------------------------------------------------------- experiments
-#: Table 1 of the paper: ``{dataset: {model: (KL(p_d||p_theta), KL(p*||p_theta), #basis,
-#: CPU seconds)}}`` (Java 8 on an Intel Core i7-6700K, median of three trials).
-PAPER_TABLE1 = {
-    "Ising5x4S": {"FL": (2.501, 0.012, 31, 5), "BM-DI": (2.424, 0.087, 210, 13),
-                  "BM-PCD": (2.504, 0.094, 210, 3)},
-    "Ising5x4L": {"FL": (0.476, 0.004, 37, 9), "BM-DI": (0.473, 0.002, 210, 12),
-                  "BM-PCD": (0.528, 0.053, 210, 3)},
-    "BN20-37S": {"FL": (4.355, 0.317, 39, 5), "BM-DI": (4.746, 0.863, 210, 17),
-                 "BM-PCD": (4.803, 0.903, 210, 3)},
-    "BN20-37L": {"FL": (0.697, 0.026, 105, 12), "BM-DI": (1.422, 0.750, 210, 19),
-                 "BM-PCD": (1.477, 0.806, 210, 3)},
-    "BN20-54S": {"FL": (3.288, 0.697, 41, 5), "BM-DI": (3.743, 1.301, 210, 23),
-                 "BM-PCD": (3.826, 1.338, 210, 3)},
-    "BN20-54L": {"FL": (0.430, 0.057, 192, 23), "BM-DI": (1.545, 1.166, 210, 21),
-                 "BM-PCD": (1.620, 1.242, 210, 3)},
-}
-MODELS = ("FL", "BM-DI", "BM-PCD")
+_MOVED = {"PAPER_TABLE1", "MODELS", "learn_and_score"}
 
 
-def learn_and_score(
-    dataset: Any,
-    model: str,
-    *,
-    pcd_steps: int = 10_000,
-    pcd_chains: int = 100,
-    pcd_rate: float = 0.01,
-    rng: Any = 0,
-    eps: float = 1e-4,
-) -> dict[str, Any]:
-    """Fit one model of section 3 to a :class:`mrflib.datasets.Dataset` and score it.
+def __getattr__(name: str) -> Any:
+    """Old names of the experiment helpers, now in :mod:`mrflib.repro.fsll_trials`."""
+    if name in _MOVED:
+        from .repro import fsll_trials
 
-    ``model``: ``"FL"`` (:func:`fit`), ``"BM-DI"`` (fully connected Boltzmann machine with
-    biases, exact gradient, quasi-Newton: :func:`mrflib.exact.fit_mle`, L-BFGS-B rather than
-    the paper's BFGS) or ``"BM-PCD"`` (:func:`mrflib.learning.fit` with ``"pcd"``: learning
-    rate ``pcd_rate``, ``pcd_chains`` persistent chains, ``pcd_steps`` updates of one Gibbs
-    sweep each, our reading of "chain length 10000"). The Boltzmann machines see the data as
-    spins ``s = 2 x - 1``; a fully connected machine with biases is the same exponential family
-    in either encoding.
-
-    Returns a dict with ``kl_data`` (``KL(p_d||p_theta)``), ``kl_true``
-    (``KL(p*||p_theta)``), ``n_basis`` and ``seconds`` (wall time of the learning alone).
-    """
-    import time
-
-    from . import exact, graphs, learning
-
-    n = dataset.data.shape[1]
-    if model == "FL":
-        t0 = time.perf_counter()
-        m = fit(dataset.data, dataset.cardinalities, eps=eps)
-        seconds = time.perf_counter() - t0
-        q = m.probabilities()
-        return dict(kl_data=m.kl_data, kl_true=exact.kl_divergence(dataset.p_star, q),
-                    n_basis=m.n_basis, seconds=seconds, fit=m)
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    if any(k != 2 for k in dataset.cardinalities):
-        raise ValueError("the Boltzmann machines need binary variables")
-    spins = (2 * dataset.data.astype(np.int8) - 1).astype(np.int8)
-    edges = graphs.complete(n)
-    t0 = time.perf_counter()
-    if model == "BM-DI":
-        bm = exact.fit_mle(spins, edges)
-    else:
-        bm = learning.fit(spins, edges, "pcd", rng=rng, learning_rate=pcd_rate,
-                          max_steps=pcd_steps, n_chains=pcd_chains, record=False,
-                          progress=False).model
-    seconds = time.perf_counter() - t0
-    q = exact.probabilities(bm)
-    return dict(kl_data=exact.kl_data_model(spins, bm),
-                kl_true=exact.kl_divergence(dataset.p_star, q),
-                n_basis=n + len(edges), seconds=seconds, fit=bm)
+        return getattr(fsll_trials, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

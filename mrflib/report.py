@@ -14,23 +14,11 @@ import numpy as np
 import pandas as pd
 
 from .experiments import FIELDS
+from .repro.scorecard import PAPER_TITLES as _PAPER_TITLES
+from .repro.scorecard import VERDICT_MARK as _VERDICT_MARK
 
 __all__ = ["load_records", "load_bench", "scorecard_markdown", "performance_markdown",
            "write_pages"]
-
-_PAPER_TITLES = {
-    "smci-learning-yasuda": "Yasuda 2018 (1-SMCI learning)",
-    "gsmci-yasuda-uchizawa": "Yasuda & Uchizawa 2021 (GSMCI)",
-    "fsll-takabatake-akaho": "Takabatake & Akaho 2022 (FSLL)",
-    "lap-mizrahi-defreitas-tenorio": "Mizrahi et al. 2013 (LAP)",
-    "higher-order-bounds-leisink-kappen": "Leisink & Kappen 2002 (bounds)",
-}
-_VERDICT_MARK = {
-    "reproduced": "✅ reproduced",
-    "reproduced in kind": "🟡 reproduced in kind",
-    "not reproduced": "❌ not reproduced",
-    "new": "➕ new (not in the paper)",
-}
 
 
 def load_records(results: Path) -> pd.DataFrame:

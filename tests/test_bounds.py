@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from mrflib import BoltzmannMachine, bounds, exact, graphs
+from mrflib import BoltzmannMachine, bounds, exact, graphs, partition_graphs
 from mrflib._bounds_kernels import mean_field_sweeps
+from mrflib.repro import bounds_trials
 
 
 def sk_model(N: int, sigma_w: float, rng, theta_sd: float = 0.2) -> BoltzmannMachine:
@@ -318,18 +321,102 @@ def test_bad_input():
 
 def test_partition_graph_disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("MRFLIB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(bounds, "_CONNECTED", {})
+    monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
     first = bounds.connected_partition_graphs(5)
     assert bounds.partition_graph_cache_path().exists()
-    monkeypatch.setattr(bounds, "_CONNECTED", {})
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically, nothing left behind
+    monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
     assert bounds.connected_partition_graphs(5) == first
 
 
+def _damage(path, how):
+    text = path.read_text()
+    if how == "truncate":
+        path.write_text(text[: len(text) // 2])
+    elif how == "count":  # a valid JSON whose content no longer matches its checksum
+        raw = json.loads(text)
+        raw["connected"]["4"][0][2] += 1
+        path.write_text(json.dumps(raw))
+    elif how == "checksum":  # content edited and the checksum recomputed: a wrong graph
+        raw = json.loads(text)
+        raw["connected"]["4"][0][1][0] += 1
+        raw["sha256"] = partition_graphs._digest(raw["connected"])
+        path.write_text(json.dumps(raw))
+    elif how == "version":
+        raw = json.loads(text)
+        raw["version"] = 1
+        path.write_text(json.dumps(raw))
+    else:
+        path.write_bytes(b"\x00" * 64)
+
+
+@pytest.mark.parametrize("how", ["truncate", "count", "checksum", "version", "garbage"])
+def test_damaged_partition_graph_cache_is_regenerated(tmp_path, monkeypatch, how):
+    monkeypatch.setenv("MRFLIB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
+    bm = sk_model(9, 1.0, 3)
+    m = bounds.mean_field(bm)
+    good = bounds.delta_h_moments(bm, m, 6, "graphs")
+    path = bounds.partition_graph_cache_path()
+    _damage(path, how)
+    monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
+    partition_graphs._PLANS.clear()
+    with pytest.warns(RuntimeWarning, match="partition-graph cache"):
+        again = bounds.delta_h_moments(bm, m, 6, "graphs")
+    np.testing.assert_array_equal(again, good)
+    np.testing.assert_allclose(good, bounds.delta_h_moments(bm, m, 6, "enumerate"), rtol=1e-9,
+                               atol=1e-12)
+    # the regenerated file is intact again: read back without a warning
+    monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fresh = partition_graphs.connected_partition_graphs(4)
+        assert bounds.connected_partition_graphs(4) == fresh
+
+
+@pytest.mark.parametrize("sigma_w", [1.0, 4.0])
+def test_high_order_bound_is_finite_and_below_log_z(sigma_w):
+    # order 161: <dH^n> and the coefficients leave the float range (the plain float path
+    # overflowed before); the multiple-precision path gives a finite valid bound
+    bm = sk_model(8, sigma_w, 5)
+    logz = exact.log_partition(bm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lb = bounds.log_partition_lower_bounds(bm, [41, 161], method="enumerate")
+    assert np.all(np.isfinite(lb))
+    assert np.all(lb <= logz + 1e-9 * abs(logz))
+    assert lb[1] >= lb[0] - 1e-9 * abs(logz)
+    # the adjoint eq. (13) of the multiple-precision path equals optimal_mu
+    import mpmath
+
+    M = bounds.delta_h_moments(bm, bounds.mean_field(bm), 9, "enumerate")
+    adj = bounds._optimal_mu_adjoint([mpmath.mpf(v) for v in M], 10, mpmath.mpf(1))
+    np.testing.assert_allclose([float(v) for v in adj], bounds.optimal_mu(M, 10), rtol=1e-9)
+
+
 def test_sk_errors_table():
-    df = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    df = bounds_trials.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
     assert len(df) == 2 * 2 * 2
     assert (df.bound <= df.log_z + 1e-10).all() and (df.rel_error >= -1e-12).all()
-    again = bounds.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
+    again = bounds_trials.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
     assert df.equals(again)  # same seed, same numbers
     with pytest.raises(ValueError, match="N must"):
         bounds.sk_model(0, 1.0, 0)
+
+
+def test_coefficients_and_moment_bound_at_high_order():
+    # powers of mu beyond the float range are recomputed exactly: finite coefficients
+    A = bounds.coefficients(400, np.full(200, 10.0))
+    assert np.all(np.isfinite(A))
+    np.testing.assert_allclose(A[:4], [1, 1, 1 / 2, 1 / 6], rtol=1e-5)
+    with pytest.raises(ValueError, match="mu"):
+        bounds.coefficients(4, [800.0, 0.0])  # e^800 itself is beyond floats
+    # a discrete dH of spread 3: order 201 reaches log <e^dH> instead of overflowing
+    x = np.random.default_rng(0).normal(0, 3, 200)
+    x -= x.mean()
+    M = np.array([np.mean(x**n) for n in range(202)])
+    target = math.log(np.mean(np.exp(x)))
+    low = bounds.log_expected_bound(M, 9)
+    high = bounds.log_expected_bound(M, 201)
+    assert low < high <= target + 1e-12
+    assert high == pytest.approx(target, rel=1e-9)

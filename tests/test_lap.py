@@ -319,3 +319,18 @@ def test_bad_input():
         lap.sample_gaussian(np.eye(3), 4, rng=None)
     with pytest.raises(ValueError, match="bm"):
         lap.junction_tree_moments("model")
+
+
+def test_fit_ising_refuses_zero_samples():
+    with pytest.raises(ValueError, match="data"):
+        lap.fit_ising(np.zeros((0, 4), dtype=np.int8), graphs.square_grid(2, 2))
+
+
+def test_split_modules_are_reexported():
+    from mrflib import lap_gaussian, neighbourhoods, potentials
+    from mrflib.repro import peers
+
+    assert lap.fit_gaussian is lap_gaussian.fit_gaussian
+    assert lap.one_neighbourhood is neighbourhoods.one_neighbourhood
+    assert lap.normalized_potentials is potentials.normalized_potentials
+    assert lap.junction_tree_moments is peers.junction_tree_moments

@@ -1,0 +1,5 @@
+"""The reproduction harness: per-paper experiments, paper tables and scorecard labels.
+
+Code that runs the papers' experiments for the book (trials, the papers' own numbers, the
+pgmpy baseline) lives here, apart from the algorithm modules of :mod:`mrflib`.
+"""
