@@ -16,18 +16,27 @@ value, verdict). Rows are kept in memory for :func:`records` and, when the
 environment variable ``MRFLIB_RESULTS_DIR`` is set (the book build and the sweep
 command set it), written to ``$MRFLIB_RESULTS_DIR/<chapter>.csv``. The
 reproduction scorecard of the book is built from those files.
+
+Several processes may record into one folder at once, even the same chapter: each
+:func:`record` takes an exclusive lock on ``.<chapter>.lock`` beside the CSV, reads the rows
+already there, replaces the row with the same ``(chapter, item, quantity)`` (or appends), and
+writes the file atomically (temporary file, fsync, rename). No row is lost and a reader never
+sees a half-written file.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
-import tempfile
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ._files import atomic_write, lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +48,7 @@ __all__ = [
     "record",
     "records",
     "results_dir",
+    "ResultsDirError",
     "best_time",
     "moment_error_curve",
     "loglog_slope",
@@ -89,10 +99,42 @@ def settings(profile: str, **by_profile: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(f"no settings given for profile {profile!r} nor for 'book'")
 
 
+RESULTS_ENV = "MRFLIB_RESULTS_DIR"
+_CHAPTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+class ResultsDirError(OSError, ValueError):
+    """``MRFLIB_RESULTS_DIR`` names a folder that cannot be used (an ``OSError`` and a
+    ``ValueError``: the setting is bad input)."""
+
+
 def results_dir() -> Path | None:
-    """The folder recorded results are written to, or ``None`` (in memory only)."""
-    path = os.environ.get("MRFLIB_RESULTS_DIR")
-    return Path(path) if path else None
+    """The folder recorded results are written to, or ``None`` (in memory only).
+
+    Raises
+    ------
+    ResultsDirError
+        ``MRFLIB_RESULTS_DIR`` names something that exists but is not a folder.
+    """
+    path = os.environ.get(RESULTS_ENV)
+    if not path:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ResultsDirError(f"{RESULTS_ENV}={path!r} is not a folder (a file is in the way); "
+                              f"set {RESULTS_ENV} to a writable folder or unset it")
+    return out
+
+
+def _check_chapter(chapter: Any) -> str:
+    """A chapter is a plain file stem: it can never name a path outside the results folder."""
+    if not isinstance(chapter, str):
+        raise TypeError(f"chapter must be a str (the notebook's file stem), got "
+                        f"{type(chapter).__name__}")
+    if not _CHAPTER.fullmatch(chapter):
+        raise ValueError(f"chapter must be a file stem of letters, digits, '_', '-' and '.' "
+                         f"that starts with a letter or digit (no '/', no '..'), got {chapter!r}")
+    return chapter
 
 
 def _fmt(value: Any) -> str:
@@ -137,6 +179,7 @@ def record(
     profile : str
         The notebook profile the number was measured in.
     """
+    _check_chapter(chapter)
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
     if profile and profile not in PROFILES:
@@ -158,7 +201,7 @@ def record(
     _RECORDS.append(row)
     out = results_dir()
     if out is not None:
-        _write_chapter(out, chapter)
+        _merge_row(out, row)
 
 
 def records(chapter: str | None = None) -> pd.DataFrame:
@@ -169,16 +212,46 @@ def records(chapter: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(FIELDS))
 
 
-def _write_chapter(out: Path, chapter: str) -> None:
-    """Write one chapter's rows atomically (temporary file, then rename)."""
-    out.mkdir(parents=True, exist_ok=True)
-    rows = [r for r in _RECORDS if r["chapter"] == chapter]
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{chapter}.", suffix=".csv.tmp")
-    with os.fdopen(fd, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(FIELDS))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, out / f"{chapter}.csv")
+def _merge_row(out: Path, row: dict[str, str]) -> None:
+    """Upsert one row into ``out/<chapter>.csv`` under the chapter's lock, atomically."""
+    chapter = row["chapter"]
+    path = out / f"{chapter}.csv"
+    key = (row["chapter"], row["item"], row["quantity"])
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with lock(out / f".{chapter}.lock"):
+            rows = _read_rows(path)
+            rows = [r for r in rows if (r["chapter"], r["item"], r["quantity"]) != key]
+            rows.append(row)
+            buf = io.StringIO(newline="")
+            writer = csv.DictWriter(buf, fieldnames=list(FIELDS))
+            writer.writeheader()
+            writer.writerows(rows)
+            atomic_write(path, buf.getvalue().encode())
+    except ResultsDirError:
+        raise
+    except OSError as err:
+        raise ResultsDirError(f"cannot write recorded results to {RESULTS_ENV}={str(out)!r} "
+                              f"({path}): {err.strerror or err}") from err
+
+
+def _read_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of an existing chapter CSV (none if absent); a damaged file is an error."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None:
+            rows: list[dict[str, str]] = []
+        elif list(reader.fieldnames) != list(FIELDS):
+            raise ResultsDirError(f"{path} (in {RESULTS_ENV}) is not a results file: its "
+                                  f"header is {reader.fieldnames}, expected {list(FIELDS)}")
+        else:
+            rows = list(reader)
+    if any(None in r or any(v is None for v in r.values()) for r in rows):
+        raise ResultsDirError(f"{path} (in {RESULTS_ENV}) is damaged: a row has the wrong "
+                              f"number of fields")
+    return rows
 
 
 # --------------------------------------------------------------------------- helpers

@@ -2,44 +2,98 @@
 
 ``python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR [--workers N]
 [--scheduler ADDR]`` runs the notebook once for each point of the Cartesian product of the
-given values:
+given values.
 
-* each run is written to ``DIR/runs/<stem>__<name>=<value>__....ipynb`` (a stable name from
-  its parameters) and its recorded numbers (:func:`mrflib.experiments.record`) to
-  ``DIR/runs/<same>.results/``; both are written under temporary names and renamed when the
-  run succeeds, so a killed sweep leaves no half-written result;
-* a sweep started again runs only the points without a finished result (resume);
-* a failing point is recorded with its error in ``DIR/runs/<same>.error.txt`` and in the
-  table, and the other points go on; the exit status is the number of failed points;
-* ``DIR/results.csv`` gathers every run's numbers into one tidy table (one row per run and
-  recorded quantity, the parameters as columns), and ``DIR/figure.png`` plots it when the
-  notebook's metadata defines a sweep figure (``metadata["mrflib"]["sweep_figure"] =
-  {"x": param, "quantity": text, "hue": param}``);
-* points run in local processes (``--workers``, default 2) or, with ``--scheduler ADDR``,
-  as tasks on a ``dask.distributed`` cluster; a progress bar shows points done and time left.
+Points
+    A point's id is a readable slug of its values plus a hash of their exact types and
+    values (``tiny__a=1__b=0.5__3f9c0e1a2b``), so values that print alike (``"a/b"`` and
+    ``"a_b"``, ``1`` and ``"1"``) never share files. A parameter given twice (``-p a 1 -p a
+    2``), a value listed twice, or a name the notebook's ``parameters`` cell does not define is
+    refused before anything runs.
+
+Workers compute, the client writes
+    :func:`compute_point` executes the notebook in a temporary folder of whichever process runs
+    it and returns the executed notebook and every file the notebook recorded (see
+    :func:`mrflib.experiments.record`) as bytes. Only the client writes ``--out``, so the Dask
+    path works on a cluster without a shared filesystem (on Dask the notebook runs in the
+    worker's temporary folder; locally in its own folder, so relative data files work).
+
+Verifiable completion
+    Per point the client writes ``runs/<id>.results/<file>`` and ``runs/<id>.ipynb``, each
+    atomically (temporary file, fsync, rename), and then, last, ``runs/<id>.manifest.json``
+    with the parameter values and the size and SHA-256 of every file. A point is done only if
+    its manifest verifies; a truncated, empty, corrupt or swapped file, a missing or unreadable
+    manifest, or one recording other parameters is reported on stderr, naming the file, and
+    the point is computed again. A failed point leaves ``runs/<id>.error.txt`` (and is retried
+    by the next sweep); the others go on. ``results.csv`` (one tidy row per point and recorded
+    quantity) and ``figure.png`` are written atomically too.
+
+One sweep per folder
+    The sweep holds an exclusive ``fcntl`` lock on ``DIR/.sweep.lock`` for its lifetime. A
+    second sweep on the same folder is refused at once (:class:`SweepBusy`, naming the folder
+    and the holder's pid) rather than made to wait: two sweeps never run a point twice or
+    overwrite each other's table. The lock dies with its process, so a killed sweep never
+    leaves a stale lock; start the sweep again to resume it.
+
+No orphans
+    Each notebook runs in a papermill process that dies with the thread that started it
+    (``prctl(PR_SET_PDEATHSIG)`` plus a watchdog on the parent pid), and its kernel exits when
+    papermill does (ipykernel's parent poller), so killing the sweep, even with SIGKILL, leaves
+    no process behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import itertools
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
-import threading
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from pathlib import Path
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["Point", "execute", "parse_value", "points", "run_point", "sweep", "gather", "main"]
+from ._files import atomic_write, holder, release, sha256, try_lock
+
+__all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
+           "compute_point", "check_point", "point_files", "sweep", "gather", "main"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]")
+_MANIFEST_FORMAT = "mrflib-sweep-point/1"
+_LOCK = ".sweep.lock"
+
+# Runs papermill in a child that dies with its parent: PR_SET_PDEATHSIG (Linux) and a
+# watchdog on the parent pid (everywhere). argv: -c CODE PARENT_PID papermill-args...
+_GUARD = """\
+import ctypes, os, runpy, signal, sys, threading, time
+parent = int(sys.argv.pop(1))
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
+def _watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(137)
+threading.Thread(target=_watch, daemon=True).start()
+sys.argv[0] = "papermill"
+runpy.run_module("papermill", run_name="__main__", alter_sys=True)
+"""
+
+
+class SweepBusy(RuntimeError):
+    """Another sweep holds the output folder's lock."""
 
 
 def execute(
@@ -55,16 +109,15 @@ def execute(
 
     The subprocess gets ``MRFLIB_RESULTS_DIR=results_dir`` so the numbers the notebook
     records land there; running in its own process keeps concurrent runs (threads of a
-    Dask worker, say) from sharing that setting.
+    Dask worker, say) from sharing that setting. The subprocess dies with the thread that
+    started it (and its kernel with it), so killing the caller leaves no orphan.
 
     Returns a dict ``{"ok", "seconds", "error"}``; ``error`` is the tail of papermill's
     report when the notebook failed.
     """
-    import subprocess
-    import time
-
-    cmd = [sys.executable, "-m", "papermill", str(notebook), str(output), "-k", "python3",
-           "--no-progress-bar", "--cwd", str(cwd or Path(notebook).resolve().parent)]
+    cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
+           "-k", "python3", "--no-progress-bar",
+           "--cwd", str(cwd or Path(notebook).resolve().parent)]
     for key, value in (parameters or {}).items():
         cmd += ["-p", str(key), str(value)]
     env = dict(os.environ)
@@ -101,6 +154,16 @@ def parse_value(text: str) -> Any:
     return text
 
 
+def _canonical(params: Iterable[tuple[str, Any]]) -> str:
+    """Exact, order-free text of parameter values (type and repr): equal iff the point is."""
+    return json.dumps(sorted([k, type(v).__name__, repr(v)] for k, v in params))
+
+
+def _slug(value: Any) -> str:
+    text = _SAFE.sub("_", str(value))
+    return text if len(text) <= 32 else text[:29] + "..."
+
+
 @dataclass(frozen=True)
 class Point:
     """One point of a sweep: the notebook and its parameter values."""
@@ -110,62 +173,204 @@ class Point:
 
     @property
     def name(self) -> str:
-        """Stable file name stem derived from the notebook and the parameters."""
-        parts = [Path(self.notebook).stem] + [
-            f"{k}={_SAFE.sub('_', str(v))}" for k, v in self.params]
-        return "__".join(parts)
+        """The point's id and file stem: a readable slug plus a hash of the exact values.
+
+        Injective: two points with different values (or types) have different names even
+        when their values print alike.
+        """
+        slug = "__".join([Path(self.notebook).stem[:40]] + [
+            f"{k[:24]}={_slug(v)}" for k, v in sorted(self.params, key=lambda kv: kv[0])])
+        return f"{slug}__{sha256(_canonical(self.params).encode())[:10]}"
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.params)
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars to Python ones, so equal values give one point."""
+    return value.item() if hasattr(value, "item") and not isinstance(value, str) else value
+
+
 def points(notebook: str | Path, grid: dict[str, Sequence[Any]]) -> list[Point]:
-    """The Cartesian product of ``grid`` as points, in a fixed order."""
+    """The Cartesian product of ``grid`` as points, in a fixed order.
+
+    Raises ``ValueError`` for an empty grid, an empty or non-list value list, or a value
+    listed twice for one parameter (it would run the same point twice).
+    """
     if not grid:
         raise ValueError("grid must name at least one parameter with values")
+    clean: dict[str, list[Any]] = {}
     for k, values in grid.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise ValueError(f"grid keys must be parameter names (identifiers), got {k!r}")
         if not isinstance(values, Iterable) or isinstance(values, (str, bytes)) or not values:
             raise ValueError(f"grid[{k!r}] must be a non-empty list of values")
-    keys = list(grid)
+        clean[k] = [_plain(v) for v in values]
+        seen: dict[str, Any] = {}
+        for v in clean[k]:
+            key = _canonical([(k, v)])
+            if key in seen:
+                raise ValueError(f"parameter {k!r} lists the value {v!r} twice; each point "
+                                 "runs once, so give each value once")
+            seen[key] = v
+    keys = list(clean)
     return [Point(str(notebook), tuple(zip(keys, combo)))
-            for combo in itertools.product(*(grid[k] for k in keys))]
+            for combo in itertools.product(*(clean[k] for k in keys))]
+
+
+def notebook_parameters(notebook: str | Path) -> list[str]:
+    """Names assigned in the notebook's cell tagged ``parameters`` (its sweepable names)."""
+    nb = json.loads(Path(notebook).read_text())
+    cells = [c for c in nb.get("cells", [])
+             if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not cells:
+        raise ValueError(f"notebook {notebook} has no cell tagged 'parameters', so it takes "
+                         "no parameters")
+    names: list[str] = []
+    for cell in cells:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        src = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        for node in ast.parse(src).body:
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AnnAssign) else [])
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.append(n.id)
+    return names
+
+
+# ----------------------------------------------------------------------- worker side
+
+
+def compute_point(source: bytes, filename: str, params: dict[str, Any], *,
+                  cwd: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run one point where this function is called; return everything as bytes.
+
+    This is the only code that runs on a worker. It touches nothing but its own temporary
+    folder (and ``cwd``, the kernel's working folder, which defaults to that temporary
+    folder): the notebook arrives as ``source`` bytes and the executed notebook and the
+    recorded files go back in the returned dict ``{"ok", "seconds", "error", "notebook":
+    bytes, "files": {relative path: bytes}}``.
+    """
+    with tempfile.TemporaryDirectory(prefix="mrflib-point-") as tmp:
+        work = Path(tmp)
+        src, done, results = work / Path(filename).name, work / "executed.ipynb", work / "out"
+        src.write_bytes(source)
+        results.mkdir()
+        rec = execute(src, done, params, results_dir=results, cwd=cwd or work, timeout=timeout)
+        files = {f.relative_to(results).as_posix(): f.read_bytes()
+                 for f in sorted(results.rglob("*")) if f.is_file()
+                 and not any(part.startswith(".") for part in f.relative_to(results).parts)}
+        notebook = done.read_bytes() if rec["ok"] and done.exists() else b""
+    return {**rec, "notebook": notebook, "files": files}
+
+
+# ----------------------------------------------------------------------- client side
 
 
 def _paths(out: Path, p: Point) -> dict[str, Path]:
     runs = out / "runs"
     return {"nb": runs / f"{p.name}.ipynb", "results": runs / f"{p.name}.results",
-            "error": runs / f"{p.name}.error.txt"}
+            "manifest": runs / f"{p.name}.manifest.json", "error": runs / f"{p.name}.error.txt"}
 
 
-def _done(out: Path, p: Point) -> bool:
+def _rel(out: Path, path: Path) -> str:
+    return path.relative_to(out).as_posix()
+
+
+def _damaged_output(result: dict[str, Any]) -> str:
+    """Why a worker's successful result cannot be stored ('' if it can)."""
+    try:
+        if not isinstance(json.loads(result["notebook"]).get("cells"), list):
+            return "the executed notebook has no cells"
+    except (ValueError, AttributeError) as err:
+        return f"the executed notebook is not valid JSON ({err})"
+    for rel, data in result["files"].items():
+        parts = PurePosixPath(rel).parts
+        if PurePosixPath(rel).is_absolute() or ".." in parts or not parts:
+            return f"recorded file {rel!r} would escape the results folder"
+        if rel.endswith(".csv") and not data.strip():
+            return f"recorded file {rel} is empty"
+    return ""
+
+
+def _store(out: Path, p: Point, result: dict[str, Any], source_sha: str) -> None:
+    """Write one point's outputs atomically, the manifest last (the client's only writer)."""
     paths = _paths(out, p)
-    return paths["nb"].exists() and paths["results"].exists()
+    paths["manifest"].unlink(missing_ok=True)  # from now on the point is not done
+    problem = "" if not result["ok"] else _damaged_output(result)
+    if problem or not result["ok"]:
+        atomic_write(paths["error"], (result["error"] or problem).encode())
+        return
+    shutil.rmtree(paths["results"], ignore_errors=True)
+    listed: dict[str, dict[str, Any]] = {}
+    for rel, data in sorted(result["files"].items()):
+        target = paths["results"] / rel
+        atomic_write(target, data)
+        listed[_rel(out / "runs", target)] = {"bytes": len(data), "sha256": sha256(data)}
+    atomic_write(paths["nb"], result["notebook"])
+    listed[_rel(out / "runs", paths["nb"])] = {"bytes": len(result["notebook"]),
+                                               "sha256": sha256(result["notebook"])}
+    manifest = {
+        "format": _MANIFEST_FORMAT, "point": p.name, "notebook": Path(p.notebook).name,
+        "notebook_sha256": source_sha, "parameters": p.as_dict(),
+        "exact_parameters": _canonical(p.params), "seconds": round(result["seconds"], 3),
+        "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files": listed,
+    }
+    atomic_write(paths["manifest"], json.dumps(manifest, indent=1).encode())
+    paths["error"].unlink(missing_ok=True)
 
 
-def run_point(p: Point, out: str | Path, cwd: str | Path | None = None) -> dict[str, Any]:
-    """Execute one point with papermill; atomic on success, error file on failure.
+def check_point(out: str | Path, p: Point) -> tuple[str, str, dict[str, bytes]]:
+    """The state of one point in ``out``: ``(state, message, files)``.
 
-    Runs in whatever process calls it (a local worker process or a Dask worker).
+    ``state`` is ``"done"`` (the manifest verifies; ``files`` maps each stored file, relative
+    to ``runs/``, to its verified bytes), ``"failed"`` (an error file and no manifest),
+    ``"damaged"`` (``message`` names the file and what is wrong) or ``"absent"``.
     """
     out = Path(out)
     paths = _paths(out, p)
-    paths["nb"].parent.mkdir(parents=True, exist_ok=True)
-    tag = f".tmp-{os.getpid()}-{threading.get_ident()}"
-    tmp_nb = paths["nb"].with_name(f".{p.name}{tag}.ipynb")
-    tmp_res = paths["results"].with_name(f".{p.name}{tag}.results")
-    shutil.rmtree(tmp_res, ignore_errors=True)
-    tmp_res.mkdir(parents=True)
-    rec = execute(p.notebook, tmp_nb, p.as_dict(), results_dir=tmp_res, cwd=cwd)
-    if not rec["ok"]:  # recorded, not raised: the other points go on
-        paths["error"].write_text(rec["error"])
-        tmp_nb.unlink(missing_ok=True)
-        shutil.rmtree(tmp_res, ignore_errors=True)
-        return {"name": p.name, "ok": False, "error": _last_error_line(rec["error"])}
-    shutil.rmtree(paths["results"], ignore_errors=True)
-    os.replace(tmp_res, paths["results"])
-    os.replace(tmp_nb, paths["nb"])  # the notebook last: it marks the run finished
-    paths["error"].unlink(missing_ok=True)
-    return {"name": p.name, "ok": True, "error": ""}
+    mpath = paths["manifest"]
+    if not mpath.exists():
+        if paths["error"].exists():
+            return "failed", _last_error_line(paths["error"].read_text()), {}
+        leftovers = [x for x in (paths["nb"], paths["results"]) if x.exists()]
+        if leftovers:
+            return ("damaged", f"{_rel(out, leftovers[0])}: written but no manifest "
+                    "(the sweep was stopped while storing it)", {})
+        return "absent", "", {}
+    try:
+        manifest = json.loads(mpath.read_bytes())
+        listed = manifest["files"]
+        same = manifest["exact_parameters"] == _canonical(p.params)
+    except (ValueError, KeyError, TypeError) as err:
+        return "damaged", f"{_rel(out, mpath)}: unreadable manifest ({err!r})", {}
+    if manifest.get("format") != _MANIFEST_FORMAT or not same:
+        return ("damaged", f"{_rel(out, mpath)}: records parameters "
+                f"{manifest.get('parameters')}, expected {p.as_dict()}", {})
+    files: dict[str, bytes] = {}
+    for rel, meta in listed.items():
+        path = out / "runs" / rel
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            return "damaged", f"{_rel(out, path)}: {err.strerror or err}", {}
+        if len(data) != meta["bytes"] or sha256(data) != meta["sha256"]:
+            return ("damaged", f"{_rel(out, path)}: {len(data)} bytes with another checksum "
+                    f"than the manifest's ({meta['bytes']} bytes); truncated or changed", {})
+        files[rel] = data
+    return "done", "", files
+
+
+def point_files(out: str | Path, p: Point) -> dict[str, bytes]:
+    """The verified files of a finished point (relative to ``runs/``); ``ValueError`` if the
+    point is not done. The building block for merging chunked runs."""
+    state, message, files = check_point(out, p)
+    if state != "done":
+        raise ValueError(f"point {p.name} in {out} is {state}{': ' + message if message else ''}")
+    return files
 
 
 def _last_error_line(text: str) -> str:
@@ -178,50 +383,37 @@ def _last_error_line(text: str) -> str:
 
 
 def _clean_stale(out: Path) -> None:
-    runs = out / "runs"
-    if not runs.exists():
-        return
-    for stale in runs.glob(".*.tmp-*"):
-        if stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            stale.unlink(missing_ok=True)
+    """Remove temporary files of killed writers (safe: we hold the folder's lock)."""
+    for stale in (out / "runs").rglob(".*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _point_rows(p: Point, state: str, message: str, files: dict[str, bytes]) -> list[dict]:
+    import io
+
+    base = {"run": p.name, **p.as_dict()}
+    if state != "done":
+        status = {"absent": "missing"}.get(state, state)
+        return [{**base, "status": status, "error": message}]
+    tables = [pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+              for rel, data in sorted(files.items())
+              if PurePosixPath(rel).parent.name == f"{p.name}.results" and rel.endswith(".csv")]
+    rows = [{**base, **r, "status": "ok", "error": ""}
+            for t in tables for r in t.to_dict("records")]
+    return rows or [{**base, "status": "ok", "error": "no recorded numbers"}]
 
 
 def gather(out: str | Path, pts: Sequence[Point]) -> pd.DataFrame:
     """One tidy table: a row per run and recorded quantity, parameters as columns.
 
-    A failed point gives one row with ``status = "failed"`` and its error.
+    Only verified points contribute numbers; a failed, damaged or missing point gives one
+    row with its ``status`` and ``error``.
     """
-    out = Path(out)
-    rows = []
-    keys = [k for k, _ in pts[0].params] if pts else []
-    for p in pts:
-        paths = _paths(out, p)
-        base = {"run": p.name, **p.as_dict()}
-        if _done(out, p):
-            files = sorted(paths["results"].glob("*.csv"))
-            frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
-            recs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-            for r in recs.to_dict("records"):
-                rows.append({**base, **r, "status": "ok", "error": ""})
-            if recs.empty:
-                rows.append({**base, "status": "ok", "error": "no recorded numbers"})
-        elif paths["error"].exists():
-            err = _last_error_line(paths["error"].read_text())
-            rows.append({**base, "status": "failed", "error": err})
-        else:
-            rows.append({**base, "status": "missing", "error": ""})
+    rows = [r for p in pts for r in _point_rows(p, *check_point(out, p))]
     df = pd.DataFrame(rows)
-    lead = ["run", *keys]
+    lead = ["run", *([k for k, _ in pts[0].params] if pts else [])]
     rest = [c for c in df.columns if c not in lead]
     return df[lead + rest] if len(df) else df
-
-
-def _write_csv(df: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
 
 
 def _figure(notebook: str, df: pd.DataFrame, out: Path) -> Path | None:
@@ -229,6 +421,8 @@ def _figure(notebook: str, df: pd.DataFrame, out: Path) -> Path | None:
     spec = meta.get("sweep_figure")
     if not spec or df.empty or "quantity" not in df:
         return None
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -252,10 +446,72 @@ def _figure(notebook: str, df: pd.DataFrame, out: Path) -> Path | None:
     if hue:
         ax.legend()
     fig.tight_layout()
-    path = out / "figure.png"
-    fig.savefig(path, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png")
     plt.close(fig)
-    return path
+    atomic_write(out / "figure.png", buf.getvalue())
+    return out / "figure.png"
+
+
+def _say(message: str) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(f"mrflib sweep: {message}", file=sys.stderr)
+
+
+def _run_local(todo: list[Point], job: dict[str, Any], workers: int
+               ) -> Iterator[tuple[Point, dict[str, Any]]]:
+    """Run points ``workers`` at a time, each in its own papermill process."""
+    cwd = str(Path(todo[0].notebook).parent)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(compute_point, params=p.as_dict(), cwd=cwd, **job): p
+                   for p in todo}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+
+
+def _run_dask(todo: list[Point], job: dict[str, Any], scheduler: Any
+              ) -> Iterator[tuple[Point, dict[str, Any]]]:
+    """Run points as Dask tasks; results (bytes) come back to the client."""
+    from distributed import Client
+    from distributed import as_completed as dask_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = {client.submit(compute_point, params=p.as_dict(), pure=False, **job): p
+                   for p in todo}
+        for fut in dask_completed(futures):
+            yield futures[fut], fut.result()
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def _lock_out(out: Path) -> int:
+    note = f"on {os.uname().nodename} since {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    fd = try_lock(out / _LOCK, note)
+    if fd is None:
+        raise SweepBusy(f"output folder {out} is in use by another sweep (pid "
+                        f"{holder(out / _LOCK)}); wait for it to finish or choose another --out")
+    return fd
+
+
+def _check_arguments(notebook: str, grid: dict[str, Sequence[Any]], workers: int
+                     ) -> list[Point]:
+    if not Path(notebook).is_file():
+        raise ValueError(f"notebook must be an existing .ipynb file, got {notebook!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    pts = points(notebook, grid)
+    known = notebook_parameters(notebook)
+    unknown = [k for k in grid if k not in known]
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for "
+                         f"{Path(notebook).name}; its parameters cell defines: "
+                         f"{', '.join(known)}")
+    if len({p.name for p in pts}) != len(pts):  # a 40-bit hash collision: never seen
+        raise ValueError("two points of the grid share an id; rename a value")
+    return pts
 
 
 def sweep(
@@ -266,92 +522,113 @@ def sweep(
     workers: int = 2,
     scheduler: Any = None,
     progress: bool = True,
+    timeout: float | None = None,
 ) -> pd.DataFrame:
     """Run the sweep (resuming), write ``results.csv`` (and ``figure.png``); return the table.
 
     Parameters
     ----------
     notebook : path
-        The notebook; it must have a cell tagged ``parameters``.
+        The notebook; it must have a cell tagged ``parameters`` defining every name of grid.
     grid : dict
         Parameter name -> list of values; every combination is one point.
     out : path
-        Output folder (``runs/``, ``results.csv``, ``figure.png``).
+        Output folder (``runs/``, ``results.csv``, ``figure.png``), written only here, by the
+        client, and locked for the sweep's lifetime.
     workers : int
-        Local worker processes (ignored with a scheduler).
+        Notebooks run at once locally (ignored with a scheduler).
     scheduler : str or distributed.Client, optional
         A Dask scheduler address (``"tcp://127.0.0.1:8786"``) or a Client.
     progress : bool
         Show a tqdm progress bar (points done, time left).
+    timeout : float, optional
+        Seconds one point may run before it counts as failed.
+
+    Raises
+    ------
+    SweepBusy
+        Another sweep holds ``out``.
+    ValueError
+        Bad arguments: unknown or repeated parameters, no notebook, ``workers < 1``.
     """
     from tqdm import tqdm
 
     notebook = str(Path(notebook).resolve())
-    if not Path(notebook).is_file():
-        raise ValueError(f"notebook must be an existing .ipynb file, got {notebook!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    pts = _check_arguments(notebook, grid, workers)
     out = Path(out).resolve()
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    _clean_stale(out)
-    pts = points(notebook, grid)
-    todo = [p for p in pts if not _done(out, p)]
-    bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point",
-               disable=not progress, desc=Path(notebook).stem)
-    if todo:
-        if scheduler is not None:
-            from distributed import Client
-            from distributed import as_completed as dask_completed
-
-            client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-            try:
-                futures = [client.submit(run_point, p, str(out), pure=False) for p in todo]
-                for fut in dask_completed(futures):
-                    fut.result()
-                    bar.update()
-            finally:
-                if client is not scheduler:
-                    client.close()
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(run_point, p, str(out)) for p in todo]
-                for fut in as_completed(futures):
-                    fut.result()
-                    bar.update()
-    bar.close()
-    df = gather(out, pts)
-    _write_csv(df, out / "results.csv")
-    _figure(notebook, df, out)
+    fd = _lock_out(out)
+    try:
+        _clean_stale(out)
+        todo = []
+        for p in pts:
+            state, message, _ = check_point(out, p)
+            if state == "damaged":
+                _say(f"{p.name} is damaged, computing it again: {message}")
+            if state != "done":
+                todo.append(p)
+        source = Path(notebook).read_bytes()
+        job = {"source": source, "filename": Path(notebook).name, "timeout": timeout}
+        bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point",
+                   disable=not progress, desc=Path(notebook).stem)
+        if todo:
+            run = (_run_dask(todo, job, scheduler) if scheduler is not None
+                   else _run_local(todo, job, workers))
+            for p, result in run:
+                _store(out, p, result, sha256(source))
+                bar.update()
+        bar.close()
+        df = gather(out, pts)
+        atomic_write(out / "results.csv", df.to_csv(index=False).encode())
+        _figure(notebook, df, out)
+    finally:
+        release(fd)
     return df
 
 
+def _grid_from_args(ap: argparse.ArgumentParser, specs: list[list[str]]) -> dict[str, list]:
+    grid: dict[str, list[Any]] = {}
+    for spec in specs:
+        if len(spec) < 2:
+            ap.error(f"-p {spec[0]} needs at least one value")
+        if spec[0] in grid:
+            ap.error(f"parameter {spec[0]!r} is given twice (-p {spec[0]} ...); list all its "
+                     f"values after one -p: -p {spec[0]} V1 V2 ...")
+        grid[spec[0]] = [parse_value(v) for v in spec[1:]]
+    return grid
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m mrflib sweep ...``; returns the number of failed points."""
+    """Command line: ``python -m mrflib sweep ...``; returns the number of failed points.
+
+    Usage errors and a folder held by another sweep exit with status 2 and a message.
+    """
     ap = argparse.ArgumentParser(prog="python -m mrflib sweep",
                                  description="Run a notebook over a parameter grid.")
     ap.add_argument("notebook")
     ap.add_argument("-p", "--param", nargs="+", action="append", metavar=("NAME", "VALUE"),
-                    required=True, help="a parameter and its values; repeat for more")
+                    required=True, help="a parameter and its values; give each name once")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per point")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
-    grid: dict[str, list[Any]] = {}
-    for spec in args.param:
-        if len(spec) < 2:
-            ap.error(f"-p {spec[0]} needs at least one value")
-        grid[spec[0]] = [parse_value(v) for v in spec[1:]]
+    grid = _grid_from_args(ap, args.param)
     try:
         df = sweep(args.notebook, grid, args.out, workers=args.workers,
-                   scheduler=args.scheduler, progress=not args.no_progress)
+                   scheduler=args.scheduler, progress=not args.no_progress,
+                   timeout=args.timeout)
     except ValueError as err:
         ap.error(str(err))
-    failed = df.loc[df["status"] == "failed", "run"].unique()
+    except SweepBusy as err:
+        ap.exit(2, f"{ap.prog}: error: {err}\n")
+    bad = df.loc[df["status"] != "ok", "run"].unique()
     n_points = df["run"].nunique()
-    print(f"{n_points - len(failed)} of {n_points} points succeeded; table: "
+    print(f"{n_points - len(bad)} of {n_points} points succeeded; table: "
           f"{args.out / 'results.csv'}")
-    for name in failed:
+    for name in bad:
         err = df.loc[df["run"] == name, "error"].iloc[0]
         print(f"  FAILED {name}: {err}", file=sys.stderr)
-    return min(len(failed), 255)
+    return min(len(bad), 255)
+

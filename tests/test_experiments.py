@@ -26,3 +26,52 @@ def test_record_writes_atomically_and_replaces(tmp_path, monkeypatch):
 
 def test_loglog_slope():
     assert experiments.loglog_slope([1, 10, 100], [1, 0.1, 0.01]) == pytest.approx(-1.0)
+
+
+_RECORDER = """
+import sys
+from mrflib import experiments
+tag, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    experiments.record("shared", "p", f"{tag}-{i}", "q", None, i, "new")
+"""
+
+
+def test_two_processes_recording_one_chapter_lose_no_row(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MRFLIB_RESULTS_DIR": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", _RECORDER, tag, "150"], env=env)
+             for tag in ("x", "y")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    df = pd.read_csv(tmp_path / "shared.csv")
+    assert sorted(df["item"]) == sorted(f"{t}-{i}" for t in "xy" for i in range(150))
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_bad_results_dir_names_the_variable_and_path(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    for bad in (blocker, blocker / "sub"):
+        monkeypatch.setenv("MRFLIB_RESULTS_DIR", str(bad))
+        with pytest.raises(ValueError, match=f"MRFLIB_RESULTS_DIR='{bad}'") as exc:
+            experiments.record("ch", "p", "Figure 1", "q", 1.0, 2.0, "new")
+        assert isinstance(exc.value, OSError)
+    folder = tmp_path / "res"
+    folder.mkdir()
+    (folder / "ch.csv").write_text("something,else\n1,2\n")
+    monkeypatch.setenv("MRFLIB_RESULTS_DIR", str(folder))
+    with pytest.raises(ValueError, match="ch.csv.*MRFLIB_RESULTS_DIR.*not a results file"):
+        experiments.record("ch", "p", "Figure 1", "q", 1.0, 2.0, "new")
+
+
+@pytest.mark.parametrize("chapter", ["../x", "/abs", "", "a/b", "..", ".hidden", "x\0y"])
+def test_chapter_cannot_escape_the_results_folder(tmp_path, monkeypatch, chapter):
+    monkeypatch.setenv("MRFLIB_RESULTS_DIR", str(tmp_path / "res"))
+    with pytest.raises(ValueError, match="chapter must be"):
+        experiments.record(chapter, "p", "Figure 1", "q", 1.0, 2.0, "new")
+    with pytest.raises(TypeError, match="chapter must be a str"):
+        experiments.record(None, "p", "Figure 1", "q", 1.0, 2.0, "new")
+    assert not (tmp_path / "res").exists() and not (tmp_path / "x.csv").exists()
