@@ -12,6 +12,37 @@ from numba import njit
 
 from ._fields import neighbour_fields
 
+#: Below this margin from a pole (``1 + u tanh J`` near 0, ``|tanh a tanh b|`` near 1) the
+#: closed forms of the papers lose digits and can divide by zero; there the kernels switch
+#: to the equivalent log-cosh forms. Above it the papers' forms are kept (same bits as
+#: before) and their rounding error is below ``1e-13``.
+SAFE = 2.0**-10
+LOG2 = np.log(2.0)
+
+
+@njit(cache=True)
+def logcosh(x):
+    """``log cosh x`` without overflow: ``|x| + log1p(exp(-2|x|)) - log 2``."""
+    a = abs(x)
+    return a + np.log1p(np.exp(-2.0 * a)) - LOG2
+
+
+@njit(cache=True)
+def pair_value(ga, gb, J, ta, tb, tJ):
+    """``<x_a x_b>`` of two spins with fields ``ga``, ``gb`` and coupling ``J`` (eq. 15).
+
+    The paper's ``tanh(atanh(t_a t_b) + J) = (u + tanh J) / (1 + u tanh J)``, ``u = t_a t_b``
+    (``t = tanh`` of the fields, passed in), while the denominator is at least ``SAFE``;
+    else the same value as ``tanh(J + (logcosh(ga + gb) - logcosh(ga - gb)) / 2)``, which
+    is finite for every finite input (the denominator reaches 0 once ``tanh J`` rounds to
+    1, i.e. ``|J| >~ 19``).
+    """
+    u = ta * tb
+    d = 1.0 + u * tJ
+    if d >= SAFE:
+        return (u + tJ) / d
+    return np.tanh(J + 0.5 * (logcosh(ga + gb) - logcosh(ga - gb)))
+
 
 @njit(cache=True)
 def local_fields_row(s, bias, indptr, indices, weights, out):
@@ -59,7 +90,8 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
     configurations of the neighbours of ``i`` (bit ``q`` of the configuration index is
     the ``q``-th neighbour, set for ``+1``). For each node with ``use_tab[i]`` we store
     ``tanh(gamma_i)`` and, for each incident edge ``e = (i, j)``, ``tanh(gamma_{i:j})``
-    of eq. (17). ``edge_pos[e, 0]`` is the position of ``j`` among the neighbours of
+    of eq. (17) (column 0; column 1 holds ``gamma_{i:j}`` itself for the stable form of
+    :func:`pair_value`). ``edge_pos[e, 0]`` is the position of ``j`` among the neighbours of
     ``i``, ``edge_pos[e, 1]`` that of ``i`` among the neighbours of ``j``.
     Edges with ``use_pair[e]`` (and tables at both ends) also get the value of eq. (15)
     for every pair of configurations, indexed ``(cfg_j << deg_i) + cfg_i``.
@@ -78,7 +110,7 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
             if use_tab[i]:
                 edge_off[e, side] = esize
                 esize += 1 << (indptr[i + 1] - indptr[i])
-    edge_tab = np.empty(esize)
+    edge_tab = np.empty((esize, 2))
     for e in range(E):
         for side in range(2):
             i = edges[e, side]
@@ -91,7 +123,8 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
                 for q in range(d):
                     if q != qx:
                         g += weights[indptr[i] + q] * (2.0 * ((c >> q) & 1) - 1.0)
-                edge_tab[edge_off[e, side] + c] = np.tanh(g)
+                edge_tab[edge_off[e, side] + c, 0] = np.tanh(g)
+                edge_tab[edge_off[e, side] + c, 1] = g
     # eq. (15) for every pair of neighbour configurations of an edge's two ends:
     # (t_a t_b + tanh J) / (1 + t_a t_b tanh J), so a sample costs one lookup per edge
     pair_off = np.full(E, -1, dtype=np.int64)
@@ -105,14 +138,16 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
     for e in range(E):
         if pair_off[e] < 0:
             continue
-        t = np.tanh(coupling[e])
+        J = coupling[e]
+        t = np.tanh(J)
         da = indptr[edges[e, 0] + 1] - indptr[edges[e, 0]]
         db = indptr[edges[e, 1] + 1] - indptr[edges[e, 1]]
         for cb in range(1 << db):
-            tb = edge_tab[edge_off[e, 1] + cb]
+            rb = edge_off[e, 1] + cb
             for ca in range(1 << da):
-                u = edge_tab[edge_off[e, 0] + ca] * tb
-                pair_tab[pair_off[e] + (cb << da) + ca] = (u + t) / (1.0 + u * t)
+                ra = edge_off[e, 0] + ca
+                pair_tab[pair_off[e] + (cb << da) + ca] = pair_value(
+                    edge_tab[ra, 1], edge_tab[rb, 1], J, edge_tab[ra, 0], edge_tab[rb, 0], t)
     return node_off, node_tab, edge_off, edge_tab, pair_off, pair_tab
 
 
@@ -156,36 +191,71 @@ def smci1_moments(samples, bias, indptr, indices, weights, edges, coupling,
                                     + cfg[i]]
                 continue
             if edge_off[e, 0] >= 0:
-                ta = edge_tab[edge_off[e, 0] + cfg[i]]
+                ga = edge_tab[edge_off[e, 0] + cfg[i], 1]
+                ta = edge_tab[edge_off[e, 0] + cfg[i], 0]
             else:
-                ta = np.tanh(gam[i] - coupling[e] * s[j])
+                ga = gam[i] - coupling[e] * s[j]
+                ta = np.tanh(ga)
             if edge_off[e, 1] >= 0:
-                tb = edge_tab[edge_off[e, 1] + cfg[j]]
+                gb = edge_tab[edge_off[e, 1] + cfg[j], 1]
+                tb = edge_tab[edge_off[e, 1] + cfg[j], 0]
             else:
-                tb = np.tanh(gam[j] - coupling[e] * s[i])
-            u = ta * tb
-            t = tJ[e]
-            pair[e] += (u + t) / (1.0 + u * t)
+                gb = gam[j] - coupling[e] * s[i]
+                tb = np.tanh(gb)
+            pair[e] += pair_value(ga, gb, coupling[e], ta, tb, tJ[e])
     return mean / M, pair / M
 
 
 @njit(cache=True)
-def _s2_node_term(bk, tw):
-    """One term of the sum in eq. (24): ``atanh(tanh beta_k tanh w_{i,k})``."""
-    return np.arctanh(np.tanh(bk) * tw)
+def _s2_node_term(bk, w, tw):
+    """One term of the sum in eq. (24): ``atanh(tanh beta_k tanh w_{i,k})`` (``tw = tanh w``).
+
+    Near ``|tanh beta_k tanh w| = 1`` the equal ``(logcosh(beta_k + w) - logcosh(beta_k - w))
+    / 2`` is used (summing ``x_k`` out of ``exp(x_k (beta_k + w x_i))``).
+    """
+    p = np.tanh(bk) * tw
+    if abs(p) <= 1.0 - SAFE:
+        return np.arctanh(p)
+    return 0.5 * (logcosh(bk + w) - logcosh(bk - w))
+
+
+@njit(cache=True)
+def _s2_edge_terms_stable(bk, wi, wj):
+    """The k-terms of :func:`_s2_edge_terms` from ``c(a, b) = logcosh(beta_k + a wi + b wj)``:
+    ``x_i``, ``x_j`` and ``x_i x_j`` components of ``log 2cosh(beta_k + wi x_i + wj x_j)``."""
+    cpp = logcosh(bk + wi + wj)
+    cpm = logcosh(bk + wi - wj)
+    cmp_ = logcosh(bk - wi + wj)
+    cmm = logcosh(bk - wi - wj)
+    return (0.25 * (cpp + cpm - cmp_ - cmm), 0.25 * (cpp - cpm + cmp_ - cmm),
+            0.25 * (cpp - cpm - cmp_ + cmm))
 
 
 @njit(cache=True)
 def _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm):
     """One k-term of eq. (25) for xi_{i:j}, of eq. (25) with i <-> j for xi_{j:i}, and of
     eq. (26) for omega_{i,j}; ``ti = tanh w_ik``, ``tj = tanh w_jk``,
-    ``tpp = tanh^2(w_ik + w_jk)``, ``tmm = tanh^2(w_ik - w_jk)``."""
+    ``tpp = tanh^2(w_ik + w_jk)``, ``tmm = tanh^2(w_ik - w_jk)``.
+
+    The papers' forms while every atanh argument and every ``1 - tanh^2 tanh^2`` stays
+    ``SAFE`` away from its pole; else :func:`_s2_edge_terms_stable` (the same values).
+    """
     tb = np.tanh(bk)
-    xij = np.arctanh(tb * ti) + 0.25 * np.log(
-        (1.0 - np.tanh(bk + wi) ** 2 * tj * tj) / (1.0 - np.tanh(bk - wi) ** 2 * tj * tj))
-    xji = np.arctanh(tb * tj) + 0.25 * np.log(
-        (1.0 - np.tanh(bk + wj) ** 2 * ti * ti) / (1.0 - np.tanh(bk - wj) ** 2 * ti * ti))
-    om = np.arctanh(ti * tj) + 0.25 * np.log((1.0 - tpp * tb * tb) / (1.0 - tmm * tb * tb))
+    a1 = tb * ti
+    a2 = tb * tj
+    a3 = ti * tj
+    n1 = 1.0 - np.tanh(bk + wi) ** 2 * tj * tj
+    d1 = 1.0 - np.tanh(bk - wi) ** 2 * tj * tj
+    n2 = 1.0 - np.tanh(bk + wj) ** 2 * ti * ti
+    d2 = 1.0 - np.tanh(bk - wj) ** 2 * ti * ti
+    n3 = 1.0 - tpp * tb * tb
+    d3 = 1.0 - tmm * tb * tb
+    if (max(abs(a1), abs(a2), abs(a3)) > 1.0 - SAFE
+            or min(min(n1, d1), min(n2, d2), min(n3, d3)) < SAFE):
+        return _s2_edge_terms_stable(bk, wi, wj)
+    xij = np.arctanh(a1) + 0.25 * np.log(n1 / d1)
+    xji = np.arctanh(a2) + 0.25 * np.log(n2 / d2)
+    om = np.arctanh(a3) + 0.25 * np.log(n3 / d3)
     return xij, xji, om
 
 
@@ -237,7 +307,7 @@ def s2_tables(bias, indptr, indices, weights, edges, nptr, nk, nw, eptr, ek, ewi
             tw = np.tanh(nw[p])
             for c in range(1 << (indptr[k + 1] - indptr[k])):
                 bk = _field_excluding(c, k, bias, indptr, indices, weights, i, i)
-                ntab[noff[p] + c] = _s2_node_term(bk, tw)
+                ntab[noff[p] + c] = _s2_node_term(bk, nw[p], tw)
     for e in range(E):
         i = edges[e, 0]
         j = edges[e, 1]
@@ -299,7 +369,7 @@ def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
                 if noff[p] >= 0:
                     xi += ntab[noff[p] + cfg[k]]
                 else:
-                    xi += _s2_node_term(gam[k] - nw[p] * s[i], np.tanh(nw[p]))
+                    xi += _s2_node_term(gam[k] - nw[p] * s[i], nw[p], np.tanh(nw[p]))
             mean[i] += np.tanh(xi)
         # eq. (23), (25), (26)
         for e in range(E):
@@ -329,9 +399,8 @@ def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
                     xij += a
                     xji += b
                     om += o
-            u = np.tanh(xij) * np.tanh(xji)
             t = tJ[e] if eptr[e] == eptr[e + 1] else np.tanh(om)
-            pair[e] += (u + t) / (1.0 + u * t)
+            pair[e] += pair_value(xij, xji, om, np.tanh(xij), np.tanh(xji), t)
     return mean / M, pair / M
 
 

@@ -432,11 +432,26 @@ def _local_fields_numpy(bm: BoltzmannMachine, s: np.ndarray) -> np.ndarray:
     return gam + bm.bias
 
 
-def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Plain-numpy reference of :func:`moments` (same formulas, vectorized over samples).
+def _logcosh(x: np.ndarray) -> np.ndarray:
+    """``log cosh x`` without overflow (numpy twin of :func:`_smci_kernels.logcosh`)."""
+    a = np.abs(x)
+    return a + np.log1p(np.exp(-2.0 * a)) - np.log(2.0)
 
-    Used by the tests and as the benchmark baseline. "mci" and "1-smci" follow eq. (14)-(17)
-    literally (tanh/atanh), "s2-smci" eq. (22)-(26) target by target; "2-smci" is the
+
+def _pair_numpy(ga: np.ndarray, gb: np.ndarray, J: Any) -> np.ndarray:
+    """Eq. (15)/(23), ``tanh(atanh(tanh ga tanh gb) + J)``, in its log-cosh form."""
+    return np.tanh(J + 0.5 * (_logcosh(ga + gb) - _logcosh(ga - gb)))
+
+
+def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Plain-numpy reference of :func:`moments` (same estimators, vectorized over samples).
+
+    Used by the tests and as the benchmark baseline. Where the papers write
+    ``atanh(tanh a tanh b)`` and ``log(1 - tanh^2 a tanh^2 b)`` (eq. 15, 24-26) this
+    reference uses the identities ``atanh(tanh a tanh b) = (lc(a + b) - lc(a - b)) / 2`` and
+    ``log(1 - tanh^2 a tanh^2 b) = lc(a + b) + lc(a - b) - 2 lc(a) - 2 lc(b)``
+    (``lc = log cosh``), finite for every finite model; the kernels use the papers' forms
+    away from the poles, so the tests compare two independent evaluations. "2-smci" is the
     same enumeration as :func:`moments`.
     """
     bm = _check_bm(bm)
@@ -452,15 +467,14 @@ def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.n
     if method == "1-smci":
         gij = gam[:, i] - J * s[:, j]  # eq. (17)
         gji = gam[:, j] - J * s[:, i]
-        pair = np.tanh(np.arctanh(np.tanh(gij) * np.tanh(gji)) + J)  # eq. (15)
-        return np.tanh(gam).mean(axis=0), pair.mean(axis=0)
+        return np.tanh(gam).mean(axis=0), _pair_numpy(gij, gji, J).mean(axis=0)  # eq. (15)
     nptr, nk, nw, eptr, ek, ewi, ewj = _s2_structure(bm)
     mean = np.empty(bm.n)
     for t in range(bm.n):
         ks, w = nk[nptr[t]:nptr[t + 1]], nw[nptr[t]:nptr[t + 1]]
         beta_t = gam[:, t] - s[:, ks] @ w  # eq. (19)
         beta_k = gam[:, ks] - s[:, [t]] * w
-        xi = beta_t + np.arctanh(np.tanh(beta_k) * np.tanh(w)).sum(axis=1)  # eq. (24)
+        xi = beta_t + 0.5 * (_logcosh(beta_k + w) - _logcosh(beta_k - w)).sum(axis=1)  # (24)
         mean[t] = np.tanh(xi).mean()  # eq. (22)
     pair = np.empty(len(J))
     for e in range(len(J)):
@@ -470,18 +484,12 @@ def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.n
         beta_a = gam[:, a] - J[e] * s[:, b] - s[:, ks] @ wi
         beta_b = gam[:, b] - J[e] * s[:, a] - s[:, ks] @ wj
         bk = gam[:, ks] - s[:, [a]] * wi - s[:, [b]] * wj
-        ti, tj, tb = np.tanh(wi), np.tanh(wj), np.tanh(bk)
-
-        def q(num, den):
-            return 0.25 * np.log((1 - num) / (1 - den))
-
-        xab = beta_a + (np.arctanh(tb * ti)  # eq. (25)
-                        + q(np.tanh(bk + wi) ** 2 * tj**2, np.tanh(bk - wi) ** 2 * tj**2)).sum(1)
-        xba = beta_b + (np.arctanh(tb * tj)
-                        + q(np.tanh(bk + wj) ** 2 * ti**2, np.tanh(bk - wj) ** 2 * ti**2)).sum(1)
-        om = J[e] + (np.arctanh(ti * tj)  # eq. (26)
-                     + q(np.tanh(wi + wj) ** 2 * tb**2, np.tanh(wi - wj) ** 2 * tb**2)).sum(1)
-        pair[e] = np.tanh(np.arctanh(np.tanh(xab) * np.tanh(xba)) + om).mean()  # eq. (23)
+        cpp, cpm = _logcosh(bk + wi + wj), _logcosh(bk + wi - wj)
+        cmp_, cmm = _logcosh(bk - wi + wj), _logcosh(bk - wi - wj)
+        xab = beta_a + 0.25 * (cpp + cpm - cmp_ - cmm).sum(axis=1)  # eq. (25)
+        xba = beta_b + 0.25 * (cpp - cpm + cmp_ - cmm).sum(axis=1)
+        om = J[e] + 0.25 * (cpp - cpm - cmp_ + cmm).sum(axis=1)  # eq. (26)
+        pair[e] = _pair_numpy(xab, xba, om).mean()  # eq. (23)
     return mean, pair
 
 

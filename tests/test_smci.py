@@ -404,3 +404,75 @@ def test_1smci_count_path_matches_per_sample_kernel():
     assert not np.allclose(smci.moments(bm, s2, "1-smci")[1], pair)
     np.testing.assert_allclose(smci.moments(bm, s2, "1-smci")[1],
                                smci.moments_numpy(bm, s2, "1-smci")[1], atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- numerical range
+def extreme_model(J, graph="grid", seed=0):
+    """A frustrated model with couplings of magnitude about ``J`` (mixed signs) and biases
+    of magnitude up to ``0.3 J``: tanh of every coupling rounds to +-1 once |J| >~ 19."""
+    e = graphs.square_grid(3, 3) if graph == "grid" else graphs.complete(5)
+    n = int(e.max()) + 1
+    rng = np.random.default_rng(seed)
+    coupling = J * rng.choice([-1.0, 1.0], size=len(e)) * rng.uniform(0.5, 1.0, len(e))
+    return BoltzmannMachine(0.3 * J * rng.uniform(-1, 1, n), e, coupling)
+
+
+@pytest.mark.parametrize("graph", ["grid", "complete"])
+@pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])
+def test_estimators_finite_and_exact_at_large_couplings(J, graph):
+    """Class 1 of issue 14: 1-SMCI, s2-SMCI and 2-SMCI stay finite and equal the brute-force
+    conditional expectations (eq. 13) for |J| in {5, 20, 40, 1e3}; uniform random sample
+    points reach the configurations where tanh(J) rounding to 1 used to divide by zero."""
+    bm = extreme_model(J, graph)
+    s = (2 * np.random.default_rng(1).integers(0, 2, size=(60, bm.n)) - 1).astype(np.int8)
+    s = np.concatenate([s, exact.sample(bm, 20, rng=2)])
+    for method in ("1-smci", "s2-smci", "2-smci"):
+        mean, pair = smci.moments(bm, s, method)
+        ref_mean, ref_pair = smci.moments_numpy(bm, s, method)
+        assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
+        for t, T in enumerate(targets(bm)):
+            A = smci.sum_region(bm, T, method)
+            want = naive_gsmci(bm, s, T, A)
+            got = mean[t] if t < bm.n else pair[t - bm.n]
+            ref = ref_mean[t] if t < bm.n else ref_pair[t - bm.n]
+            assert abs(got - want) < 1e-9, (method, T.tolist(), got, want)
+            assert abs(ref - want) < 1e-9, (method, T.tolist(), ref, want)
+
+
+@pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])
+def test_tabulated_and_per_sample_paths_agree_at_large_couplings(J):
+    """The count/table path (many samples) and the per-sample path (few samples) of 1-SMCI
+    and s2-SMCI give the same finite values at large couplings."""
+    bm = extreme_model(J)
+    s = (2 * np.random.default_rng(3).integers(0, 2, size=(4000, bm.n)) - 1).astype(np.int8)
+    for method in ("1-smci", "s2-smci"):
+        many = smci.moments(bm, s, method)
+        few = [smci.moments(bm, s[k:k + 1], method) for k in range(0, 4000, 400)]
+        ref = smci.moments_numpy(bm, s[::400], method)
+        assert np.all(np.isfinite(many[0])) and np.all(np.isfinite(many[1]))
+        np.testing.assert_allclose(np.mean([f[0] for f in few], 0), ref[0], atol=1e-9)
+        np.testing.assert_allclose(np.mean([f[1] for f in few], 0), ref[1], atol=1e-9)
+        np.testing.assert_allclose(many[0], smci.moments_numpy(bm, s, method)[0], atol=1e-9)
+        np.testing.assert_allclose(many[1], smci.moments_numpy(bm, s, method)[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])
+def test_asymptotic_variance_finite_at_large_couplings(J):
+    """Eq. (12) stays finite, agrees with the brute force and keeps Theorem 2's order."""
+    bm = extreme_model(J)
+    for T in ([4], [0, 1]):
+        A1 = np.asarray(T)
+        A2 = smci.sum_region(bm, T, "2-smci")
+        v0 = smci.asymptotic_variance(bm, T, [])
+        v1 = smci.asymptotic_variance(bm, T, A1)
+        v2 = smci.asymptotic_variance(bm, T, A2)
+        assert all(np.isfinite(v) and v >= 0 for v in (v0, v1, v2))
+        assert v0 + 1e-12 >= v1 and v1 + 1e-12 >= v2
+        assert abs(v1 - naive_variance(bm, T, A1)) < 1e-9
+
+
+def test_ais_finite_at_large_couplings():
+    bm = extreme_model(1e3)
+    mean, pair = smci.ais_moments(bm, 4, beta_step=0.25, rng=0)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
+    assert np.all(np.abs(mean) <= 1) and np.all(np.abs(pair) <= 1)
