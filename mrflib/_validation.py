@@ -6,7 +6,9 @@ was expected, so that bad input fails at the boundary, never deep in a kernel.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ __all__ = [
     "check_spins",
     "format_bytes",
     "integer_values",
+    "memory_requests",
     "require_memory",
 ]
 
@@ -169,10 +172,19 @@ def check_spins(x: Any, n: int | None = None, name: str = "data") -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int8)
 
 
-def available_memory() -> int:
-    """Bytes of memory available to this process (MemAvailable, or total RAM)."""
+def _read_int(path: str) -> int | None:
+    """An integer file such as ``memory.max``; ``None`` if absent, unreadable or ``max``."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _meminfo_available(meminfo: str = "/proc/meminfo") -> int | None:
+    try:
+        with open(meminfo) as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
@@ -181,7 +193,81 @@ def available_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
+        return None
+
+
+def _cgroup_dirs(root: str, proc_cgroup: str) -> list[tuple[str, str, str]]:
+    """``(folder, limit file, usage file)`` of this process's memory cgroup and its parents,
+    for cgroup v2 (``memory.max``/``memory.current``) and v1
+    (``memory.limit_in_bytes``/``memory.usage_in_bytes``)."""
+    try:
+        with open(proc_cgroup) as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            bases, files = [root, os.path.join(root, "unified")], ("memory.max", "memory.current")
+        elif "memory" in parts[1].split(","):
+            bases, files = [os.path.join(root, "memory")], ("memory.limit_in_bytes",
+                                                             "memory.usage_in_bytes")
+        else:
+            continue
+        levels = [p for p in parts[2].split("/") if p]
+        for base in bases:  # the cgroup's own folder, then each parent up to the mount root
+            out += [(os.path.join(base, *levels[:k]), *files)
+                    for k in range(len(levels), -1, -1)]
+    return out
+
+
+def _cgroup_available(root: str = "/sys/fs/cgroup",
+                      proc_cgroup: str = "/proc/self/cgroup") -> int | None:
+    """Smallest ``limit - usage`` over this process's memory cgroups (v1 or v2)."""
+    best = None
+    for folder, limit_file, usage_file in _cgroup_dirs(root, proc_cgroup):
+        limit = _read_int(os.path.join(folder, limit_file))
+        if limit is None or limit >= 2**60:  # "max" or the v1 "unlimited" sentinel
+            continue
+        usage = _read_int(os.path.join(folder, usage_file)) or 0
+        free = max(limit - usage, 0)
+        best = free if best is None else min(best, free)
+    return best
+
+
+def _rlimit_available() -> int | None:
+    """Room left under the soft ``RLIMIT_AS`` and ``RLIMIT_DATA`` of this process."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - non-POSIX
+        return None
+    try:
+        with open("/proc/self/statm") as fh:
+            fields = fh.read().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+        used = {"RLIMIT_AS": int(fields[0]) * page, "RLIMIT_DATA": int(fields[5]) * page}
+    except (OSError, IndexError, ValueError):
+        used = {"RLIMIT_AS": 0, "RLIMIT_DATA": 0}
+    best = None
+    for name, in_use in used.items():
+        soft = resource.getrlimit(getattr(resource, name))[0]
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        free = max(soft - in_use, 0)
+        best = free if best is None else min(best, free)
+    return best
+
+
+def available_memory() -> int:
+    """Bytes this process can still allocate: the least of the system's ``MemAvailable``,
+    the room under its own ``ulimit -v``/``-d`` (``RLIMIT_AS``, ``RLIMIT_DATA``) and under
+    the memory limit of its cgroup (v2 ``memory.max``, v1 ``memory.limit_in_bytes``)."""
+    found = [v for v in (_meminfo_available(), _rlimit_available(), _cgroup_available())
+             if v is not None]
+    return min(found) if found else 8 * 2**30
 
 
 def format_bytes(nbytes: float) -> str:
@@ -193,11 +279,28 @@ def format_bytes(nbytes: float) -> str:
     return f"{nbytes:.1f} EiB"  # pragma: no cover
 
 
+_REQUEST_LOGS: list[list[tuple[str, float]]] = []
+
+
+@contextlib.contextmanager
+def memory_requests() -> Iterator[list[tuple[str, float]]]:
+    """Collect the ``(what, bytes)`` of every :func:`require_memory` call in the block
+    (the tests compare these estimates with the measured peak)."""
+    log: list[tuple[str, float]] = []
+    _REQUEST_LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _REQUEST_LOGS.remove(log)
+
+
 def require_memory(nbytes: float, what: str, limit: float | None = None) -> None:
     """Refuse, before allocating, work that needs more memory than is available.
 
     Raises ``ValueError`` stating how much ``what`` would need and how much there is.
     """
+    for log in _REQUEST_LOGS:
+        log.append((what, float(nbytes)))
     have = available_memory() if limit is None else limit
     if nbytes > have:
         raise ValueError(

@@ -108,6 +108,7 @@ def sample_table(p: Any, n_samples: int, rng: Any) -> np.ndarray:
     if np.any(p < 0) or p.sum() <= 0:
         raise ValueError("p must be non-negative with a positive sum")
     n_samples = check_positive(n_samples, "n_samples", integer=True)
+    require_memory(32.0 * n_samples, f"sample_table(n_samples={n_samples})")
     rng = as_rng(rng)
     cdf = np.cumsum(p)
     idx = np.searchsorted(cdf, rng.random(n_samples) * cdf[-1], side="right")

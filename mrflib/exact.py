@@ -112,7 +112,7 @@ def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
 def states(n: int) -> np.ndarray:
     """All ``2^n`` configurations, ``int8`` of shape ``(2^n, n)``, in flat index order."""
     n = check_positive(n, "n", integer=True, allow_zero=True)
-    require_memory((n + 8) * 2.0**n, f"the table of 2^{n} states")
+    require_memory((18.0 * n + 16) * 2.0**n, f"the table of 2^{n} states (n={n})")
     return index_to_states(np.arange(2**n, dtype=np.int64), n)
 
 
@@ -324,6 +324,7 @@ def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "aut
     """
     bm = _model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
+    require_memory((18.0 * bm.n + 32) * n_samples, f"exact.sample(n_samples={n_samples})")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.sample(bm, n_samples, rng)

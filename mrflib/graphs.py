@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     import networkx as nx
 
-from ._validation import as_rng, check_edges, check_nodes, check_positive
+from ._validation import as_rng, check_edges, check_nodes, check_positive, require_memory
 
 __all__ = [
     "square_grid",
@@ -71,6 +71,7 @@ def square_grid(rows: int, cols: int) -> np.ndarray:
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
+    require_memory(160.0 * rows * cols, f"square_grid(rows={rows}, cols={cols})")
     idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
     down = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
@@ -83,6 +84,7 @@ def cubic(L: int) -> np.ndarray:
     Node ``(x * L + y) * L + z`` sits at ``(x, y, z)``.
     """
     L = check_positive(L, "L", integer=True)
+    require_memory(240.0 * L**3, f"cubic(L={L})")
     idx = np.arange(L**3, dtype=np.int64).reshape(L, L, L)
     parts = [
         np.stack([idx[:-1].ravel(), idx[1:].ravel()], axis=1),
@@ -95,6 +97,7 @@ def cubic(L: int) -> np.ndarray:
 def complete(n: int) -> np.ndarray:
     """Edges of the complete graph on ``n`` nodes (the SK / fully connected model)."""
     n = check_positive(n, "n", integer=True)
+    require_memory(56.0 * n * (n - 1) / 2 + 2.0 * n * n, f"complete(n={n})")
     i, j = np.triu_indices(n, k=1)
     return np.ascontiguousarray(np.stack([i, j], axis=1).astype(np.int64))
 
@@ -111,6 +114,7 @@ def random_graph(n: int, p: float, rng: Any) -> np.ndarray:
     if p > 1:
         raise ValueError(f"p must be a probability in [0, 1], got {p}")
     rng = as_rng(rng)
+    require_memory(80.0 * n * (n - 1) / 2 + 2.0 * n * n, f"random_graph(n={n})")
     pairs = complete(n) if n > 1 else np.zeros((0, 2), dtype=np.int64)
     keep = rng.random(len(pairs)) < p
     return np.ascontiguousarray(pairs[keep])
@@ -127,6 +131,7 @@ def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
     m = check_positive(m, "m", integer=True)
     n = check_positive(n, "n", integer=True)
     t = check_positive(t, "t", integer=True)
+    require_memory(256.0 * m * n * t * t, f"chimera(m={m}, n={n}, t={t})")
 
     def node(i, j, u, k):
         return ((i * n + j) * 2 + u) * t + k

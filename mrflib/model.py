@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from . import graphs
-from ._validation import as_rng, check_array, check_edges, check_positive, check_spins
+from ._validation import (
+    as_rng,
+    check_array,
+    check_edges,
+    check_positive,
+    check_spins,
+    require_memory,
+)
 
 __all__ = ["BoltzmannMachine"]
 
@@ -71,6 +78,7 @@ class BoltzmannMachine:
         (GSMCI section 4: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]).
         """
         n = check_positive(n, "n", integer=True)
+        require_memory(24.0 * n, f"BoltzmannMachine.random with n={n} nodes")
         edges = check_edges(edges, n)
         bias_scale = check_positive(bias_scale, "bias_scale", allow_zero=True)
         coupling_scale = check_positive(coupling_scale, "coupling_scale", allow_zero=True)

@@ -164,9 +164,18 @@ def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndar
     x = check_spins(states, bm.n, "states").copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)
+    require_memory(_gibbs_bytes(len(x), bm.n, 0, n_sweeps),
+                   f"sweep(n_sweeps={n_sweeps}) of {len(x)} chains of {bm.n} spins")
     if n_sweeps:
         _run(bm, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
     return x
+
+
+def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
+    """Peak bytes of :func:`gibbs`: int8 output, int64 start spins (and their temporaries),
+    one block of float64 uniforms and the int64 recording schedule (one per sweep)."""
+    chains = float(n_chains) * n
+    return per_chain * chains + 17.0 * chains + 8.0 * max(UNIFORM_BLOCK, chains) + 16.0 * n_sweeps
 
 
 @blas_single_threaded
@@ -215,7 +224,10 @@ def gibbs(
         raise ValueError(f"n_chains must be at most n_samples ({n_samples}), got {n_chains}")
     rng = as_rng(rng)
     per_chain = -(-n_samples // n_chains)
-    require_memory(2.0 * per_chain * n_chains * bm.n, f"{n_samples} samples of {bm.n} spins")
+    n_sweeps = max(burn_in, 1) + (per_chain - 1) * thin
+    require_memory(_gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps),
+                   f"gibbs(n_samples={n_samples}, burn_in={burn_in}, thin={thin}, "
+                   f"n_chains={n_chains}) on {bm.n} spins")
     if init is None:
         x = (2 * rng.integers(0, 2, size=(n_chains, bm.n)) - 1).astype(np.int8)
     else:

@@ -27,6 +27,7 @@ Node labels are 0-based here; the papers number nodes from 1.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
@@ -36,7 +37,7 @@ import numpy as np
 
 from . import _smci_kernels as K
 from . import exact, graphs
-from ._validation import check_nodes, check_positive, check_spins
+from ._validation import check_nodes, check_positive, check_spins, require_memory
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -522,6 +523,7 @@ def asymptotic_variance(bm: BoltzmannMachine, target: Any, region: Any) -> float
     bm = _check_bm(bm)
     T = _check_target(bm, target)
     A = _check_region(bm, T, region)
+    require_memory(72.0 * 2.0**bm.n, f"asymptotic_variance over 2^{bm.n} states (n={bm.n})")
     p = exact.probabilities(bm)
     idx = np.arange(p.size, dtype=np.int64)
     f = np.ones(p.size)
@@ -541,6 +543,14 @@ def asymptotic_variance(bm: BoltzmannMachine, target: Any, region: Any) -> float
 
 
 # ----------------------------------------------------------------------------- AIS
+def _ais_bytes(M: int, n: int, E: int, n_temps: int) -> float:
+    """Peak bytes of :func:`ais_moments`: int64 start spins and temporaries, one block of
+    float64 uniforms, the temperature ladder (twice) and the float64 pair products."""
+    chains = float(M) * n
+    return 17.0 * chains + 8.0 * max(2**21, chains) + 16.0 * n_temps + 8.0 * (chains + 3.0 * M * E
+                                                                           + 4.0 * M)
+
+
 def ais_moments(
     bm: BoltzmannMachine, n_samples: int, *, beta_step: float = 1e-4, rng: Any
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -558,6 +568,12 @@ def ais_moments(
     beta_step = check_positive(beta_step, "beta_step")
     if beta_step > 1:
         raise ValueError(f"beta_step must be at most 1, got {beta_step}")
+    n_temps = math.ceil(1.0 / beta_step) + 1
+    if n_temps > 2**62:
+        raise ValueError(f"beta_step={beta_step} gives more than 2^62 temperatures")
+    require_memory(_ais_bytes(n_samples, bm.n, len(bm.edges), n_temps),
+                   f"ais_moments(n_samples={n_samples}, beta_step={beta_step}: {n_temps} "
+                   f"temperatures) on {bm.n} spins")
     rng = as_rng(rng)
     betas = np.append(np.arange(0.0, 1.0, beta_step), 1.0)
     x = (2 * rng.integers(0, 2, size=(n_samples, bm.n)) - 1).astype(np.int8)
