@@ -18,6 +18,7 @@ __all__ = [
     "available_memory",
     "check_array",
     "check_edges",
+    "check_model",
     "check_nodes",
     "check_positive",
     "check_spins",
@@ -43,6 +44,15 @@ def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     raise ValueError(
         f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
     )
+
+
+def check_model(bm: Any, name: str = "bm") -> Any:
+    """Return ``bm`` if it is a :class:`~mrflib.model.BoltzmannMachine`, else ``TypeError``."""
+    from .model import BoltzmannMachine
+
+    if not isinstance(bm, BoltzmannMachine):
+        raise TypeError(f"{name} must be a BoltzmannMachine, got {type(bm).__name__}")
+    return bm
 
 
 def check_positive(
@@ -79,6 +89,8 @@ def check_array(
 
     ``shape`` may contain ``None`` for a free dimension.
     """
+    if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        raise ValueError(f"{name} must contain real numbers, got complex values")
     try:
         arr = np.asarray(a, dtype=dtype)
     except (TypeError, ValueError):

@@ -186,11 +186,11 @@ def neighbours(edges: Any, n: int) -> list[np.ndarray]:
     return [indices[indptr[i]:indptr[i + 1]] for i in range(n)]
 
 
-def _layers(edges: Any, n: int, T: Any, k: int) -> list[np.ndarray]:
+def _layers(edges: Any, n: int, T: Any, k: int, name: str = "T") -> list[np.ndarray]:
     indptr, indices, _ = adjacency(edges, n)
-    T = check_nodes(T, n, "T")
+    T = check_nodes(T, n, name)
     if T.size == 0:
-        raise ValueError("T must contain at least one node")
+        raise ValueError(f"{name} must contain at least one node")
     k = check_positive(k, "k", integer=True, allow_zero=True)
     seen = np.zeros(n, dtype=bool)
     seen[T] = True
@@ -223,7 +223,7 @@ def R_k(edges: Any, n: int, T: Any, k: int) -> np.ndarray:
 
 def boundary(edges: Any, n: int, A: Any) -> np.ndarray:
     """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted."""
-    return N_k(edges, n, A, 1)
+    return _layers(edges, n, A, 1, "A")[-1]
 
 
 def to_networkx(edges: Any, n: int) -> nx.Graph:

@@ -37,7 +37,14 @@ import numpy as np
 
 from . import _smci_kernels as K
 from . import exact, graphs
-from ._validation import check_nodes, check_positive, check_spins, require_memory
+from ._validation import (
+    check_array,
+    check_model,
+    check_nodes,
+    check_positive,
+    check_spins,
+    require_memory,
+)
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -64,9 +71,7 @@ MAX_REGION = 26
 
 # ----------------------------------------------------------------------------- validation
 def _check_bm(bm: Any) -> BoltzmannMachine:
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
-    return bm
+    return check_model(bm, "bm")
 
 
 def _check_method(method: Any) -> str:
@@ -497,13 +502,8 @@ def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.n
 def covariances(bm: BoltzmannMachine, mean: Any, pair: Any) -> np.ndarray:
     """Edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` (section 4.2) from moment estimates."""
     bm = _check_bm(bm)
-    mean = np.asarray(mean, dtype=np.float64)
-    pair = np.asarray(pair, dtype=np.float64)
-    if mean.shape != (bm.n,) or pair.shape != (len(bm.edges),):
-        raise ValueError(
-            f"mean and pair must have shapes ({bm.n},) and ({len(bm.edges)},), "
-            f"got {mean.shape} and {pair.shape}"
-        )
+    mean = check_array(mean, "mean", shape=(bm.n,))
+    pair = check_array(pair, "pair", shape=(len(bm.edges),))
     return pair - mean[bm.edges[:, 0]] * mean[bm.edges[:, 1]]
 
 
