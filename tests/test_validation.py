@@ -71,3 +71,74 @@ def test_require_memory_states_size():
     with pytest.raises(ValueError, match=r"would need 1\.0 TiB"):
         v.require_memory(2.0**40, "test table", limit=2.0**30)
     v.require_memory(10, "tiny", limit=100)
+
+
+def test_check_model_is_a_type_error():
+    with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
+        v.check_model({"bias": 0}, "model")
+
+
+def test_check_array_refuses_complex():
+    with pytest.raises(ValueError, match="coupling must contain real numbers"):
+        v.check_array([1.0, 2j], "coupling")
+
+
+def _fake_cgroup(tmp_path, v1: bool, limit: str, usage: int):
+    proc = tmp_path / "cgroup"
+    if v1:
+        proc.write_text("5:cpu:/\n4:memory:/job/a\n0::/\n")
+        folder = tmp_path / "fs" / "memory" / "job" / "a"
+        files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
+    else:
+        proc.write_text("0::/job/a\n")
+        folder = tmp_path / "fs" / "job" / "a"
+        files = ("memory.max", "memory.current")
+    folder.mkdir(parents=True)
+    (folder / files[0]).write_text(limit + "\n")
+    (folder / files[1]).write_text(f"{usage}\n")
+    return str(tmp_path / "fs"), str(proc)
+
+
+@pytest.mark.parametrize("v1", [True, False])
+def test_cgroup_limit_is_respected(tmp_path, v1):
+    root, proc = _fake_cgroup(tmp_path, v1, str(3 * 2**30), 2**30)
+    assert v._cgroup_available(root, proc) == 2 * 2**30
+
+
+@pytest.mark.parametrize("v1, limit", [(True, str(2**63 - 4096)), (False, "max")])
+def test_cgroup_without_limit_is_ignored(tmp_path, v1, limit):
+    root, proc = _fake_cgroup(tmp_path, v1, limit, 2**30)
+    assert v._cgroup_available(root, proc) is None
+
+
+def test_cgroup_parent_limit_counts(tmp_path):
+    root, proc = _fake_cgroup(tmp_path, False, "max", 0)
+    (tmp_path / "fs" / "job" / "memory.max").write_text(str(2**30))
+    (tmp_path / "fs" / "job" / "memory.current").write_text(str(2**29))
+    assert v._cgroup_available(root, proc) == 2**29
+
+
+def test_rlimit_as_is_respected_in_a_subprocess():
+    """Under ``ulimit -v`` the pre-check refuses with a ValueError instead of letting numpy
+    raise MemoryError."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"
+        "from mrflib import _validation as v, sampling, BoltzmannMachine, graphs\n"
+        "bm = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0)\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+        "with open('/proc/self/statm') as fh:\n"
+        "    used = int(fh.read().split()[0]) * 4096\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (used + 2**30, hard))\n"
+        "assert v.available_memory() <= 2**30 + 2**24, v.available_memory()\n"
+        "try:\n"
+        "    sampling.gibbs(bm, 10**8, burn_in=1, rng=0)\n"
+        "except ValueError as ex:\n"
+        "    assert 'n_samples' in str(ex), ex\n"
+        "    print('refused')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "refused", out.stderr
