@@ -40,7 +40,7 @@ from mrflib import (
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, method="thread")
 
 EDGES = graphs.square_grid(2, 3)
 N = 6
@@ -60,6 +60,12 @@ KNOWN: dict[str, str] = {
     "bad:datasets.to_binary": "owned by field: NaN/complex/out-of-range index not refused "
                                "by name",
     "bad:datasets.ising5x4": "owned by field: complex coupling gives an unnamed TypeError",
+    "bad:exact.index_to_states": "owned by jt: NaN/complex/2^63 indices give unnamed "
+                                 "errors or wrap",
+    "bad:exact.kl_model": "owned by jt: a non-model q is reported as 'bm'",
+    "bad:fsll.basis_function": "owned by refactor: a bad y is reported as 'index' or "
+                               "unnamed (NaN)",
+    "bad:bounds.mean_field": "owned by refactor: a bad init is reported as 'm'",
     "oversize:learning.fit-max_steps": "owned by perf: the history of max_steps = 10^12 steps is "
                                    "allocated without a memory pre-check",
     "oversize:learning.fit-n_chains": "owned by perf: 10^12 PCD chains reach numpy unchecked",
@@ -249,6 +255,37 @@ CASES = [
      dict(bm=BM, m=np.zeros(N), order=3, method="enumerate"),
      dict(m=[np.full(N, np.nan), np.zeros(N + 1), np.full(N, 2.0), np.zeros(N) + 1j],
           order=[-1, 1.5, None], method=["x", None])),
+    ("exact.index_to_states", exact.index_to_states, dict(index=[0, 5], n=3),
+     dict(index=[[-1], [8], [0.5], [1j], [math.nan], [2**63]], n=[0, -1, 1.5, None, 63])),
+    ("exact.states_to_index", exact.states_to_index, dict(x=DATA), dict(x=SPINS_BAD)),
+    ("exact.kl_divergence", exact.kl_divergence, dict(p=[0.5, 0.5], q=[0.25, 0.75]),
+     dict(p=[[math.nan, 1.0], [-0.5, 1.5], [1j, 1.0], [0.5], None],
+          q=[[math.inf, 0.0], [0.5, 0.5, 0.0], "q"])),
+    ("exact.kl_model", exact.kl_model, dict(p=BM, q=BM), dict(q=[None, 3, "q"])),
+    ("fsll.unflatten", fsll.unflatten, dict(index=[0, 3], cardinalities=[2, 2]),
+     dict(index=[[-1], [4], [0.5], [1j], [math.nan]], cardinalities=[[2, -2], [0, 2], None])),
+    ("fsll.flat_index", fsll.flat_index, dict(states=[[0, 1]], cardinalities=[2, 2]),
+     dict(states=[[[0, 2]], [[-1, 0]], [[0.5, 0]], [[1j, 0]], [[math.nan, 0]]],
+          cardinalities=[[2, -2], [0, 2], None])),
+    ("fsll.basis_function", fsll.basis_function, dict(y=1, cardinalities=[2, 2]),
+     dict(y=[-1, 4, 0.5, 1j, math.nan, None], cardinalities=[[2, -2], [0, 2], None])),
+    ("bounds.pair_correlation_estimates", bounds.pair_correlation_estimates,
+     dict(bm=BM, orders=[1], edge=0),
+     dict(edge=[-1, len(EDGES), 1.5, None, math.nan], orders=[[2], [-1], [1.5], None],
+          step=FLOAT_BAD + [-1e-5, 0.0])),
+    ("bounds.mean_field", bounds.mean_field, dict(bm=BM),
+     dict(init=[np.full(N, np.nan), np.zeros(N + 1), np.full(N, 2.0), np.zeros(N) + 1j],
+          damping=FLOAT_BAD + [-0.5, 1.5], n_starts=COUNT_BAD[:-1], max_iter=COUNT_BAD,
+          solution=["x", None], rng=RNG_BAD)),
+    ("bounds.partition_graphs", bounds.partition_graphs, dict(order=3),
+     dict(order=[-1, 0, 1.5, None, math.nan, 2**70])),
+    ("lap.fit_gaussian", lap.fit_gaussian,
+     dict(data=np.random.default_rng(0).normal(size=(30, 4)), edges=[[0, 1], [1, 2], [2, 3]]),
+     dict(data=[np.full((5, 4), np.nan), np.ones((5, 4)) * 1j, np.ones((5, 3)), np.ones((0, 4)),
+                np.full((5, 4), np.inf), None],
+          edges=EDGES_BAD)),
+    ("learning.mae", learning.mae, dict(a=[0.0, 1.0], b=[0.5, 0.5]),
+     dict(a=[[math.nan, 0.0], [1j, 0.0], [0.0], None], b=[[math.inf, 0.0], [0.0, 0.0, 0.0]])),
     ("datasets.sample_table", datasets.sample_table, dict(p=np.full(4, 0.25), n_samples=3, rng=0),
      dict(p=[np.full(4, np.nan), -np.ones(4), np.zeros(4), np.ones(4) * 1j, None],
           n_samples=COUNT_BAD, rng=RNG_BAD)),
@@ -261,7 +298,8 @@ CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.
 PARTNERS = {"cardinalities": ("p", "data"), "p": ("cardinalities",), "n": ("edges",),
             "edges": ("coupling", "n"), "coupling": ("edges",), "K": ("mu", "dh_moments"),
-            "mu": ("K",), "dh_moments": ("K",), "init": ("n_chains",)}
+            "mu": ("K",), "dh_moments": ("K",), "init": ("n_chains",), "orders": ("order",),
+            "data": ("edges",)}
 
 
 def _bad_param(case):
@@ -346,6 +384,31 @@ def test_oversize_refused_before_allocating(call, name):
     assert peak < 256 * 2**20, f"allocated {peak} bytes before refusing"
 
 
+HANGS = [
+    ("bounds.mean_field(bm, n_starts=2**70)",
+     "owned by refactor: mean_field has no bound on n_starts and runs for ever"),
+    ("sampling.gibbs(bm, 2, burn_in=10**12, n_chains=1, rng=0)", None),
+]
+
+
+@pytest.mark.parametrize(
+    "call", [pytest.param(c, marks=[pytest.mark.xfail(strict=False, run=False, reason=r)]
+                          if r else []) for c, r in HANGS])
+def test_huge_loop_counts_do_not_hang(call):
+    """Class 4: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
+    subprocess so that a numba loop that never returns cannot stall the test session.
+    (Known hangs are listed with ``run=False``: they would cost the whole timeout.)"""
+    code = ("from mrflib import BoltzmannMachine, bounds, exact, graphs, learning, sampling\n"
+            "bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)\n"
+            f"try:\n    {call}\nexcept ValueError as ex:\n    print('refused', ex)\n")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} ran for more than 60 s")
+    assert out.returncode == 0, out.stderr
+
+
 PEAK_SCRIPT = textwrap.dedent("""
     import json, sys
     import numpy as np
@@ -368,11 +431,11 @@ PEAK_SCRIPT = textwrap.dedent("""
 """)
 PEAK_CASES = [
     ("sampling.gibbs(bm, 100000, burn_in=1, rng=0)", "sampling.gibbs(bm, 5, burn_in=1, rng=0)"),
-    ("sampling.gibbs(bm, 2, burn_in=10**7, n_chains=1, rng=0)",
+    ("sampling.gibbs(bm, 2, burn_in=4 * 10**6, n_chains=1, rng=0)",
      "sampling.gibbs(bm, 2, burn_in=3, rng=0)"),
     ("exact.states(20)", "exact.states(3)"),
     ("exact.log_partition(bm)", "exact.log_partition(small)"),
-    ("exact.sample(bm, 10**6, rng=0)", "exact.sample(small, 3, rng=0)"),
+    ("exact.sample(bm, 3 * 10**5, rng=0)", "exact.sample(small, 3, rng=0)"),
     ("smci.asymptotic_variance(bm, [0], [0])", "smci.asymptotic_variance(small, [0], [0])"),
     ("smci.ais_moments(bm, 10**5, beta_step=0.5, rng=0)",
      "smci.ais_moments(bm, 3, beta_step=0.5, rng=0)"),
@@ -435,7 +498,7 @@ def test_extreme_models_give_finite_correct_estimates(bm, seed):
     assert np.isfinite(v0) and np.isfinite(v1) and v0 + 1e-12 >= v1 >= 0
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(bm=extreme_models())
 def test_extreme_models_bounds_below_log_partition(bm):
     """Class 1 for the bounds: finite, and a lower bound on the exact log Z."""
