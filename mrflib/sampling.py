@@ -175,7 +175,8 @@ def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
     """Peak bytes of :func:`gibbs`: int8 output, int64 start spins (and their temporaries),
     one block of float64 uniforms and the int64 recording schedule (one per sweep)."""
     chains = float(n_chains) * n
-    return per_chain * chains + 17.0 * chains + 8.0 * max(UNIFORM_BLOCK, chains) + 16.0 * n_sweeps
+    return (per_chain * chains + 17.0 * chains + 8.0 * max(UNIFORM_BLOCK, chains)
+            + 24.0 * n_sweeps + 2.0**24)
 
 
 @blas_single_threaded
