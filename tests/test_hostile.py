@@ -55,8 +55,6 @@ KNOWN: dict[str, str] = {
        for f in ("objective", "objective_gradient", "ascent_direction", "local_terms_numpy",
                  "estimator_variances", "mple_rho")},
     "model:exact.kl_model": "owned by jt: kl_model's message names bm, not the argument p/q",
-    "bad:exact.log_likelihood": "owned by jt (issue 14 class 2): zero samples give NaN",
-    "bad:exact.empirical_distribution": "owned by jt (class 2): zero samples give NaN",
     "bad:datasets.to_binary": "owned by field: NaN/complex/out-of-range index not refused "
                                "by name",
     "bad:datasets.ising5x4": "owned by field: complex coupling gives an unnamed TypeError",
@@ -477,11 +475,16 @@ def extreme_models(draw):
 def test_extreme_models_give_finite_correct_estimates(bm, seed):
     """Class 1: every SMCI estimator is finite and equals the enumeration of its own sum
     region (2-SMCI over R_1 is exact per boundary; 1-SMCI/s2-SMCI via :func:`smci.gsmci`);
-    exact moments lie in [-1, 1]; Gibbs samples are spins."""
+    exact moments lie in [-1, 1] and the junction tree agrees with enumeration; Gibbs
+    samples are spins."""
     rng = np.random.default_rng(seed)
     s = (2 * rng.integers(0, 2, size=(25, bm.n)) - 1).astype(np.int8)
-    m_exact, p_exact = exact.moments(bm)
+    m_exact, p_exact = exact.moments(bm, method="enumerate")
     assert finite((m_exact, p_exact)) and np.all(np.abs(m_exact) <= 1 + 1e-12)
+    m_jt, p_jt = exact.moments(bm, method="junction-tree")
+    assert np.allclose(m_jt, m_exact, atol=1e-9) and np.allclose(p_jt, p_exact, atol=1e-9)
+    logz = exact.log_partition(bm, method="enumerate")
+    assert abs(exact.log_partition(bm, method="junction-tree") - logz) <= 1e-12 * abs(logz) + 1e-9
     for method in ("1-smci", "s2-smci", "2-smci"):
         mean, pair = smci.moments(bm, s, method)
         assert finite((mean, pair))
