@@ -37,6 +37,7 @@ from mrflib import (
     sampling,
     smci,
 )
+from mrflib import _validation as v
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -450,6 +451,33 @@ def test_memory_estimate_covers_measured_peak(call, warm):
     peak, estimate = map(float, out.stdout.split("[")[-1].strip("]\n ").split(","))
     assert peak <= 1.1 * estimate + 16 * 2**20, (call, peak, estimate)
     assert estimate <= 8 * peak + 64 * 2**20, (call, peak, estimate)
+
+
+TRACED_CASES = [
+    lambda: graphs.square_grid(400, 500),
+    lambda: graphs.cubic(50),
+    lambda: graphs.complete(1000),
+    lambda: graphs.random_graph(1000, 0.5, rng=0),
+    lambda: graphs.chimera(30, 30, 8),
+    lambda: BoltzmannMachine.random(np.zeros((0, 2), int), 10**6),
+    lambda: datasets.sample_table([0.5, 0.5], 10**6, rng=0),
+]
+
+
+@pytest.mark.parametrize("call", TRACED_CASES, ids=["square_grid", "cubic", "complete",
+                                                    "random_graph", "chimera", "model.random",
+                                                    "sample_table"])
+def test_memory_estimate_covers_traced_peak(call):
+    """Class 4 for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
+    tracemalloc.start()
+    try:
+        with v.memory_requests() as log:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = max(b for _, b in log)
+    assert peak <= 1.05 * estimate + 2**20, (peak, estimate)
 
 
 # ----------------------------------------------------------------------------- class 1
