@@ -157,6 +157,8 @@ def check_nodes(nodes: Any, n: int, name: str = "target") -> np.ndarray:
     arr = np.atleast_1d(np.asarray(nodes))
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be a 1-d collection of integer node labels")
+    if arr.dtype.kind == "u" and arr.size and arr.max() >= n:  # before int64 could wrap it
+        raise ValueError(f"{name} must contain nodes in 0..{n - 1}, got {arr.tolist()}")
     arr = np.sort(arr.astype(np.int64))
     if arr.size and (arr[0] < 0 or arr[-1] >= n):
         raise ValueError(f"{name} must contain nodes in 0..{n - 1}, got {arr.tolist()}")

@@ -142,3 +142,8 @@ def test_rlimit_as_is_respected_in_a_subprocess():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "refused", out.stderr
+
+
+def test_check_nodes_does_not_wrap_unsigned():
+    with pytest.raises(ValueError, match=r"0\.\.4, got \[9223372036854775808\]"):
+        v.check_nodes(np.array([2**63], dtype=np.uint64), 5)
