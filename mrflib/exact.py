@@ -324,7 +324,8 @@ def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "aut
     """
     bm = _model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
-    require_memory((20.0 * bm.n + 40) * n_samples, f"exact.sample(n_samples={n_samples})")
+    require_memory((20.0 * bm.n + 40) * n_samples,
+                   f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.sample(bm, n_samples, rng)
