@@ -10,8 +10,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR "
-              "[--workers N] [--scheduler ADDR] [--timeout S]\n\nsubcommands:\n  sweep   run a notebook "
-              "over a parameter grid (python -m mrflib sweep --help)")
+              "[--workers N] [--scheduler ADDR] [--timeout S]\n\nsubcommands:\n"
+              "  sweep   run a notebook over a parameter grid (python -m mrflib sweep --help)")
         return 0
     if argv[0] == "sweep":
         from .sweep import main as sweep_main
