@@ -1,4 +1,4 @@
-# Two commands on a fresh machine with Python 3.10+ and pip:
+# Two commands on a fresh machine with Python 3.11+ and pip:
 #   make book   -> virtual environment, every notebook executed, HTML book in _build/html
 #   make test   -> the whole test suite (unit, notebooks with profile=quick, book in Chromium)
 # Also: make bench (benchmarks -> bench/results), make lint, make clean.

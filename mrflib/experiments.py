@@ -165,7 +165,7 @@ def record(
     chapter : str
         The notebook's file stem, e.g. ``"smci"``; the scorecard links to it.
     paper : str
-        The paper's file stem in ``shared/papers``, e.g. ``"gsmci-yasuda-uchizawa"``.
+        The paper's key in ``book/references.bib``, e.g. ``"gsmci-yasuda-uchizawa"``.
     item : str
         Figure, table or theorem, e.g. ``"Figure 5"``.
     quantity : str

@@ -1,6 +1,6 @@
 """Graphs as sorted ``(E, 2)`` edge arrays, and neighbourhood regions.
 
-Conventions (``shared/DESIGN.md``): nodes are ``0..n-1``; every edge row is
+Conventions (``book/notation.md``): nodes are ``0..n-1``; every edge row is
 ``(i, j)`` with ``i < j``; rows are sorted lexicographically; no duplicates.
 Square grids number nodes row-major.
 

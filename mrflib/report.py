@@ -3,22 +3,27 @@
 The notebooks record paper-versus-ours numbers with :func:`mrflib.experiments.record`
 (one CSV per chapter); ``make bench`` writes one CSV per benchmark module into
 ``bench/results``. :func:`write_pages` turns both into MyST fragments that
-``book/scorecard.md`` and ``book/performance.md`` include.
+``book/scorecard.md`` and ``book/performance.md`` include; :func:`chapter_scorecard`
+shows one chapter's rows at the end of its notebook.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .experiments import FIELDS
+from .experiments import FIELDS, records
 from .repro.scorecard import PAPER_TITLES as _PAPER_TITLES
 from .repro.scorecard import VERDICT_MARK as _VERDICT_MARK
 
-__all__ = ["load_records", "load_bench", "scorecard_markdown", "performance_markdown",
-           "write_pages"]
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
+
+__all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecard",
+           "performance_markdown", "write_pages"]
 
 
 def load_records(results: Path) -> pd.DataFrame:
@@ -64,6 +69,50 @@ def scorecard_markdown(df: pd.DataFrame) -> str:
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
     return "\n".join(lines) + "\n"
+
+
+_CHAPTER_TABLE_CSS = [
+    {"selector": "caption", "props": "caption-side: top; text-align: left; padding: 4px 0"},
+    {"selector": "th", "props": "text-align: left; padding: 4px 8px; "
+                                "border-bottom: 1px solid #888"},
+    {"selector": "td", "props": "text-align: left; vertical-align: top; padding: 4px 8px; "
+                                "border-bottom: 1px solid #ddd"},
+]
+
+
+def chapter_scorecard(chapter: str) -> Styler:
+    """The scorecard rows one chapter recorded in this process, as a table to display.
+
+    A chapter notebook ends with ``report.chapter_scorecard(CHAPTER)``: the rows it
+    recorded with :func:`mrflib.experiments.record`, with the columns of the book's
+    reproduction scorecard, every text in full (no truncation).
+
+    Parameters
+    ----------
+    chapter : str
+        The notebook's file stem, as passed to :func:`mrflib.experiments.record`.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Its ``data`` is a DataFrame with one row per recorded item and the columns
+        ``item``, ``quantity``, ``paper``, ``ours``, ``verdict`` and ``note``; the caption
+        names the profile(s) the numbers were measured in. Displaying it needs ``jinja2``
+        (installed with the ``book`` extras).
+    """
+    if not isinstance(chapter, str) or not chapter:
+        raise ValueError(f"chapter must be a non-empty notebook stem, got {chapter!r}")
+    rows = records(chapter)
+    table = pd.DataFrame({
+        "item": rows["item"], "quantity": rows["quantity"], "paper": rows["paper_value"],
+        "ours": rows["ours"], "verdict": rows["verdict"], "note": rows["note"],
+    }).reset_index(drop=True)
+    profiles = sorted(set(rows["profile"]) - {""})
+    caption = f"{len(table)} rows recorded by {chapter}"
+    if profiles:
+        caption += f", profile {', '.join(profiles)}"
+    return (table.style.hide(axis="index").format(escape="html").set_caption(caption)
+            .set_table_styles(_CHAPTER_TABLE_CSS))
 
 
 def _num(series) -> pd.Series:
@@ -215,7 +264,10 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
             name = f"{_slug(module)}-{_slug(bench)}.png"
             parts.append(f"### {bench}\n")
             if _figure(b, curves, figdir / name, f"{module}: {bench}"):
-                parts.append(f"![{module}: {bench}]({rel}/{name})\n")
+                caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
+                           "same run, and time against problem size where measured.")
+                parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
+                          f":alt: {caption}", "", caption, ":::", ""]
             verdict = _verdict(b, curves)
             if verdict:
                 parts.append(verdict + "\n")

@@ -423,16 +423,16 @@ def _figure(notebook: str, df: pd.DataFrame, out: Path) -> Path | None:
         return None
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # A bare Figure (no pyplot): choosing a backend here would switch off the inline
+    # figures of a notebook that calls sweep().
+    from matplotlib.figure import Figure
 
     d = df[(df["status"] == "ok") & (df["quantity"] == spec["quantity"])].copy()
     if d.empty or spec["x"] not in d:
         return None
     d["ours"] = pd.to_numeric(d["ours"], errors="coerce")
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     hue = spec.get("hue")
     groups = d.groupby(hue) if hue and hue in d else [("", d)]
     for label, g in groups:
@@ -448,7 +448,6 @@ def _figure(notebook: str, df: pd.DataFrame, out: Path) -> Path | None:
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, dpi=110, format="png")
-    plt.close(fig)
     atomic_write(out / "figure.png", buf.getvalue())
     return out / "figure.png"
 

@@ -7,6 +7,7 @@ import functools
 import http.server
 import importlib.util
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -38,10 +39,74 @@ def test_notebook_committed_clean_with_parameters(nb):
         "".join(data["cells"][0]["source"]).startswith("# "), f"{nb.name}: start with a title"
 
 
+_DRAWS = re.compile(r"\bplt\.|\.savefig\(")
+
+
+def test_plotting_cells_are_captioned_and_folded():
+    """The figure convention (CONTRIBUTING.md, 'Writing a chapter'), checked statically;
+    the browser test checks what the reader sees."""
+    names, problems = {}, []
+    for nb in NOTEBOOKS:
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "code" or not _DRAWS.search("".join(cell["source"])):
+                continue
+            meta = cell.get("metadata", {})
+            fig = meta.get("mystnb", {}).get("figure", {})
+            where = f"{nb.stem}, cell {cell.get('id')}"
+            if "hide-input" not in meta.get("tags", []):
+                problems.append(f"{where}: draws a figure but is not tagged hide-input")
+            if not str(fig.get("caption", "")).strip() or not fig.get("name"):
+                problems.append(f"{where}: no mystnb.figure caption and name")
+            elif fig["name"] in names:
+                problems.append(f"{where}: figure name {fig['name']!r} already used in "
+                                f"{names[fig['name']]}")
+            else:
+                names[fig["name"]] = where
+    assert not problems, "\n".join(problems)
+
+
 def test_every_notebook_is_in_the_toc():
     assert {p.stem for p in NOTEBOOKS} == {p.stem for p in TOC_NOTEBOOKS}
     for f in build_book.toc_files(ROOT):
         assert (ROOT / f"{f}.md").exists() or (ROOT / f"{f}.ipynb").exists(), f
+
+
+# ----------------------------------------------------------------------------- presentation
+def _out(kind, mime="text/plain"):
+    if kind == "stream":
+        return {"output_type": "stream", "name": "stdout", "text": "x"}
+    return {"output_type": kind, "data": {mime: "x"}, "metadata": {}}
+
+
+def test_split_figure_cell_gives_each_image_its_caption_and_tables_none():
+    fig = {"caption": "A $\\sqrt{M}$ law, see {cite}`key`.", "name": "ch-law"}
+    cell = {"cell_type": "code", "id": "abc", "source": "plot()", "execution_count": None,
+            "metadata": {"tags": ["hide-input"], "mystnb": {"figure": fig}},
+            "outputs": [_out("stream"), _out("display_data", "image/png"),
+                        _out("execute_result", "text/html"), _out("display_data", "image/png")]}
+    pieces = build_book.split_figure_cell(cell)
+    assert [len(p["outputs"]) for p in pieces] == [2, 1, 1]
+    assert pieces[0]["source"] == "plot()" and pieces[0]["metadata"]["tags"] == ["hide-input"]
+    assert all(p["source"].strip() and p["metadata"]["tags"] == ["remove-input"]
+               for p in pieces[1:])
+    assert len({p["id"] for p in pieces}) == 3
+    figs = [p["metadata"]["mystnb"].get("figure") for p in pieces]
+    assert figs[0]["name"] == "ch-law" and figs[1] is None and figs[2]["name"] == "ch-law-2"
+    assert pieces[0]["metadata"]["mystnb"]["image"]["alt"] == "A √M law, see key."
+    plain = {"cell_type": "code", "source": "1", "metadata": {}, "outputs": [_out("stream")]}
+    assert build_book.split_figure_cell(plain) == [plain]
+
+
+def test_present_parameters_hides_the_injected_copy_and_says_how_to_rerun():
+    cells = [{"cell_type": "code", "source": 'profile = "book"\nseed = 0\n',
+              "metadata": {"tags": ["parameters"]}},
+             {"cell_type": "code", "source": '# Parameters\nprofile = "quick"\n',
+              "metadata": {"tags": ["injected-parameters"]}}]
+    build_book.present_parameters(cells, "smci")
+    assert "remove-cell" in cells[1]["metadata"]["tags"]
+    shown = cells[0]["source"]
+    assert "papermill smci.ipynb out.ipynb -p profile paper" in shown
+    assert 'built with profile = "quick"' in shown and shown.endswith('seed = 0\n')
 
 
 # ----------------------------------------------------------------------------- execution
@@ -99,12 +164,89 @@ def served_book(quick_book):
     server.shutdown()
 
 
+# What a page shows a reader: raw MyST left in the text (outside code), unresolved
+# cross-references, images and whether each sits in a captioned, folded figure, links.
+_INSPECT_JS = """() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main')
+                  || document.body;
+  const prose = article.cloneNode(true);
+  prose.querySelectorAll('pre, code, script, style, .cell_input, .math, mjx-container')
+       .forEach(e => e.remove());
+  const images = Array.from(article.querySelectorAll('img')).map(i => {
+    const fig = i.closest('figure');
+    const cell = i.closest('div.cell');
+    return {src: i.getAttribute('src') || '', alt: (i.getAttribute('alt') || '').trim(),
+            caption: fig ? (fig.querySelector('figcaption')?.textContent || '').trim() : null,
+            folded: cell ? ['tag_hide-input', 'tag_remove-input', 'tag_hide-cell',
+                            'tag_remove-cell'].some(t => cell.classList.contains(t)) : true};
+  });
+  const unresolved = Array.from(article.querySelectorAll('.xref'))
+      .filter(e => !e.closest('a')).map(e => e.textContent.trim());
+  const links = Array.from(article.querySelectorAll('a[href]')).map(a => a.href);
+  return {text: prose.textContent, images, unresolved, links};
+}"""
+# MyST syntax that only survives into the HTML when it was not parsed: fences, roles,
+# directive names, options.
+_RAW_MYST = re.compile(r"```|:::|\{[A-Za-z][\w:-]*\}`|\{(?:prf|cite|doc|ref|numref|eq)[:}]"
+                       r"|:label:|:class:|:name:")
+
+
+def _page_problems(f: str, found: dict) -> list[str]:
+    """What is wrong on one page, as a reader would see it."""
+    problems = []
+    for m in _RAW_MYST.finditer(found["text"]):
+        snippet = " ".join(found["text"][max(0, m.start() - 40):m.end() + 40].split())
+        problems.append(f"{f}: raw MyST {m.group(0)!r} in '... {snippet} ...'")
+    if found["unresolved"]:
+        problems.append(f"{f}: unresolved references {found['unresolved'][:5]}")
+    for img in found["images"]:
+        name = img["src"].rsplit("/", 1)[-1]
+        if img["caption"] is None or not img["caption"]:
+            problems.append(f"{f}: image {name} is not a captioned figure (see CONTRIBUTING.md,"
+                            " 'Writing a chapter')")
+        if not img["alt"] or name in img["alt"]:
+            problems.append(f"{f}: image {name} has no alt text")
+        if not img["folded"]:
+            problems.append(f"{f}: the code of the cell drawing {name} is not folded "
+                            "(tag it hide-input)")
+    return problems
+
+
+def _image_outputs(nb: Path) -> int:
+    """Image outputs a reader should see in one executed notebook (hidden cells excluded)."""
+    hidden = {"remove-cell", "remove-output", "remove_cell", "remove_output"}
+    count = 0
+    for cell in json.loads(nb.read_text())["cells"]:
+        if cell["cell_type"] != "code" or hidden & set(cell.get("metadata", {}).get("tags", [])):
+            continue
+        count += sum(any(m.startswith("image/") for m in out.get("data", {}))
+                     for out in cell.get("outputs", []))
+    return count
+
+
+def _broken_links(links: set[str], base: str, html: Path) -> list[str]:
+    """Links inside the book that lead to no page, or to no anchor of that page."""
+    broken = []
+    for url in sorted(links):
+        if not url.startswith(base + "/"):
+            continue
+        path, _, anchor = url[len(base) + 1:].partition("#")
+        target = html / (path.split("?")[0] or "index.html")
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            broken.append(url)
+        elif anchor and f'id="{anchor}"' not in target.read_text(errors="replace"):
+            broken.append(url)
+    return broken
+
+
 @pytest.mark.slow
-def test_pages_in_headless_chromium(served_book):
+def test_pages_in_headless_chromium(served_book, quick_book):
     assert CHROMIUM, "Debian's chromium is not installed: run `make browser` (make test does)"
     from playwright.sync_api import sync_playwright
 
-    external, failed, problems = [], [], []
+    external, failed, problems, links = [], [], [], set()
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -146,7 +288,15 @@ def test_pages_in_headless_chromium(served_book):
                     "e => !e.querySelector('mjx-container')).length")
                 if typeset == 0 or raw:
                     problems.append(f"{f}: math not typeset ({typeset} typeset, {raw} raw)")
+            found = page.evaluate(_INSPECT_JS)
+            problems += _page_problems(f, found)
+            executed = quick_book["html"].parent / "src" / f"{f}.ipynb"
+            if executed.exists() and _image_outputs(executed) != len(found["images"]):
+                problems.append(f"{f}: {_image_outputs(executed)} images in the executed "
+                                f"notebook, {len(found['images'])} on the page")
+            links.update(found["links"])
         browser.close()
     assert not external, f"requests left the machine: {sorted(set(external))[:10]}"
     assert not failed, f"requests failed: {sorted(set(failed))[:10]}"
+    problems += [f"broken link {u}" for u in _broken_links(links, served_book, quick_book["html"])]
     assert not problems, "\n".join(problems)

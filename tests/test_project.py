@@ -42,3 +42,29 @@ def test_jupyter_book_is_pinned_to_1x():
 
 def test_ci_calls_make_test():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_makefile_and_pyproject_agree_on_python():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    version = re.fullmatch(r">=(3\.\d+)", meta["project"]["requires-python"]).group(1)
+    assert f"Python ≥ {version}" in (ROOT / "README.md").read_text()
+    assert f"Python {version}+" in (ROOT / "Makefile").read_text().splitlines()[0]
+    assert f"python={version}" in (ROOT / "environment.yml").read_text()
+
+
+def test_licence_is_an_spdx_string_with_a_setuptools_that_reads_it():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert isinstance(meta["project"]["license"], str)  # PEP 639; a table is deprecated
+    assert "setuptools>=77" in meta["build-system"]["requires"]
+
+
+def test_nothing_points_outside_the_repository():
+    """README, contributing notes, book pages, notebooks and docstrings refer only to files
+    inside the repository (the design notes and papers the project started from are not)."""
+    files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "Makefile",
+             *(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.ipynb"),
+             *(ROOT / "mrflib").glob("*.py"), *(ROOT / "tools").glob("*.py")]
+    outside = re.compile(r"\.\./shared|shared/(?:DESIGN|papers)|DESIGN\.md|(?<![\w.])\.\./\.\.")
+    hits = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
+            for m in outside.finditer(f.read_text())]
+    assert not hits, hits

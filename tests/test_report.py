@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from mrflib import report
+from mrflib import experiments, report
 
 
 def _write(path, rows):
@@ -33,8 +34,28 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     assert "time grows as n^p" in md  # size parsed from "n=16 grid"
     figs = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
     assert figs == ["junction-tree-fit.png", "newthing-fit.png"]
-    assert "![newthing: fit](_perf/newthing-fit.png)" in md
+    assert ":::{figure} _perf/newthing-fit.png" in md and ":name: performance-newthing-fit" in md
 
 
 def test_empty_results(tmp_path):
     assert "run `make bench`" in report.performance_markdown(pd.DataFrame(), tmp_path, "_p")
+
+
+def test_chapter_scorecard_shows_one_chapters_rows_in_full(monkeypatch):
+    monkeypatch.delenv("MRFLIB_RESULTS_DIR", raising=False)
+    note = "a long note " * 10
+    experiments.record("ch-a", "p", "Figure 1", "q1", 1.0, 1.01, "reproduced", note, "quick")
+    experiments.record("ch-a", "p", "Table 2", "q2", "> 1", 3, "not reproduced")
+    experiments.record("ch-b", "p", "Figure 9", "q", 1, 1, "new")
+    shown = report.chapter_scorecard("ch-a")
+    table = shown.data
+    assert list(table.columns) == ["item", "quantity", "paper", "ours", "verdict", "note"]
+    assert list(table["item"]) == ["Figure 1", "Table 2"]
+    assert table.loc[0, "ours"] == "1.01" and table.loc[1, "paper"] == "> 1"
+    assert list(table["verdict"]) == ["reproduced", "not reproduced"]
+    html = shown.to_html()
+    assert "&gt; 1" in html  # text, not markup
+    assert note.strip() in html and "profile quick" in html and "Figure 9" not in html
+    assert report.chapter_scorecard("no-such-chapter").data.empty
+    with pytest.raises(ValueError, match="chapter"):
+        report.chapter_scorecard("")

@@ -8,14 +8,21 @@ Steps:
 1. every notebook listed in ``_toc.yml`` is executed by papermill with ``-p profile ...``
    into ``<out>/src/notebooks/`` (the committed notebooks stay output-free); numbers the
    notebooks record go to ``<out>/results/<chapter>.csv``;
-2. the narrative pages, the configuration and the bundled MathJax are staged beside them;
+2. the narrative pages, the configuration and the bundled MathJax are staged beside them,
+   and the executed notebooks are prepared for reading (:func:`present`): papermill's
+   injected-parameters cell is hidden behind the one parameters cell, which says how to
+   rerun the chapter, and each figure of a captioned plotting cell becomes its own captioned
+   figure with alt text;
 3. the reproduction scorecard is generated from the recorded numbers;
-4. ``jupyter-book build`` (execution off) renders ``<out>/html``.
+4. ``jupyter-book build`` (execution off) renders ``<out>/html`` and fails on any Sphinx
+   warning (``-W -n``: nitpicky, so an unresolved reference is a warning too).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -76,6 +83,126 @@ def execute_all(notebooks: list[Path], dest: Path, profile: str, results: Path,
         return list(pool.map(run, notebooks))
 
 
+# ----------------------------------------------------------------------------- presentation
+PRESENTED = "mrflib_book_presented"  # notebook metadata flag: present() already ran
+
+
+def _tags(cell: dict) -> list[str]:
+    return cell.setdefault("metadata", {}).setdefault("tags", [])
+
+
+def _assignments(source: str) -> dict[str, str]:
+    """``name = value`` lines of a parameters cell (comments dropped), as source text."""
+    found = {}
+    for line in source.splitlines():
+        m = re.match(r"^([A-Za-z_]\w*)\s*=\s*(.+?)\s*(#.*)?$", line)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def present_parameters(cells: list[dict], stem: str) -> None:
+    """One visible parameters cell that says how to rerun; papermill's copy is removed.
+
+    The injected cell (tag ``injected-parameters``) gets ``remove-cell``; the cell tagged
+    ``parameters`` gets a comment header with a papermill command and, when this build ran
+    with other values than its defaults, the values it ran with.
+    """
+    params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(params) != 1:
+        raise ValueError(f"{stem}: expected one cell tagged 'parameters', found {len(params)}")
+    header = ["# Rerun from notebooks/ with other values, e.g. at the papers' scale:",
+              f"#   papermill {stem}.ipynb out.ipynb -p profile paper",
+              '# ("quick": seconds, "book": this book, "paper": the papers\' counts)']
+    defaults = _assignments("".join(params[0]["source"]))
+    for cell in injected:
+        _tags(cell).append("remove-cell")
+        used = _assignments("".join(cell["source"]))
+        changed = [f"{k} = {v}" for k, v in used.items() if defaults.get(k) != v]
+        if changed:
+            header.append(f"# This page was built with {', '.join(changed)}.")
+    params[0]["source"] = "\n".join(header) + "\n" + "".join(params[0]["source"])
+
+
+_TEX_WORDS = {"times": "×", "langle": "⟨", "rangle": "⟩", "sqrt": "√", "propto": "∝",
+              "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "epsilon": "ε", "varepsilon": "ε",
+              "sigma": "σ", "mu": "μ", "lambda": "λ", "theta": "θ", "rho": "ρ", "infty": "∞",
+              "mathcal": "", "mathrm": "", "mathbf": "", "left": "", "right": ""}
+
+
+def _plain(markdown: str) -> str:
+    """Caption text for an image's alt attribute: roles, TeX and emphasis marks dropped."""
+    text = re.sub(r"\{[\w:-]+\}`([^`<]*?)(?:\s*<[^>]*>)?`", r"\1", markdown)
+    text = re.sub(r"\\([A-Za-z]+)\s?", lambda m: _TEX_WORDS.get(m.group(1), m.group(1) + " "),
+                  text)
+    return " ".join(re.sub(r"[$`*{}]|\\[,;!]", "", text).split())
+
+
+def _is_rich(output: dict) -> bool:
+    return output.get("output_type") in ("display_data", "execute_result")
+
+
+def split_figure_cell(cell: dict) -> list[dict]:
+    """Split a captioned plotting cell so that each rich output gets its own cell.
+
+    myst-nb wraps *every* rich output of a cell with ``mystnb.figure`` metadata in a figure
+    carrying the cell's caption and name; a table shown after the plot would get the caption
+    too, and a second plot would repeat the name. Here each image output keeps the figure
+    (the k-th image is named ``<name>-k`` from the second on) with the caption as its alt
+    text, other rich outputs lose it, and every cell after the first shows its output only.
+    """
+    meta = cell.get("metadata", {}).get("mystnb", {})
+    figure = meta.get("figure")
+    if not isinstance(figure, dict):
+        return [cell]
+    chunks: list[list[dict]] = [[]]
+    for out in cell.get("outputs", []):
+        if _is_rich(out) and any(_is_rich(o) for o in chunks[-1]):
+            chunks.append([])
+        chunks[-1].append(out)
+    pieces, n_images = [], 0
+    for k, outs in enumerate(chunks):
+        piece = copy.deepcopy(cell)
+        piece["outputs"] = outs
+        if k:  # hidden source, but not empty: myst-nb skips a cell whose source is empty
+            piece["source"] = "# more output of the cell above"
+            piece["metadata"]["tags"] = ["remove-input"]
+            if "id" in piece:
+                piece["id"] = f"{cell['id'][:56]}-out{k}"
+        mystnb = piece["metadata"].setdefault("mystnb", {})
+        if any(_is_rich(o) and any(m.startswith("image/") for m in o.get("data", {}))
+               for o in outs):
+            n_images += 1
+            fig = dict(figure)
+            if n_images > 1 and fig.get("name"):
+                fig["name"] = f"{fig['name']}-{n_images}"
+            mystnb["figure"] = fig
+            image = dict(mystnb.get("image", {}))
+            image.setdefault("alt", _plain(str(fig.get("caption", ""))))
+            mystnb["image"] = image
+        else:
+            mystnb.pop("figure", None)
+        pieces.append(piece)
+    return pieces
+
+
+def present(path: Path) -> None:
+    """Prepare one executed notebook for reading, in place (idempotent)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if nb.metadata.get(PRESENTED):
+        return
+    present_parameters(nb.cells, path.stem)
+    cells = []
+    for cell in nb.cells:
+        cells += split_figure_cell(cell) if cell.cell_type == "code" else [cell]
+    nb.cells = [nbformat.from_dict(c) for c in cells]
+    nb.metadata[PRESENTED] = True
+    nbformat.write(nb, path)
+
+
 def stage(src: Path, executed: dict[str, Path], root: Path = ROOT) -> None:
     """Copy configuration, pages, executed notebooks and MathJax into ``src``."""
     src.mkdir(parents=True, exist_ok=True)
@@ -87,6 +214,7 @@ def stage(src: Path, executed: dict[str, Path], root: Path = ROOT) -> None:
         target = src / "notebooks" / f"{stem}.ipynb"
         if path.resolve() != target.resolve():
             shutil.copy2(path, target)
+        present(target)
     mathjax = root / "_build" / "vendor" / "mathjax"
     if not (mathjax / "tex-chtml.js").exists():
         raise SystemExit("MathJax is not bundled yet: run `make mathjax` first")
@@ -97,7 +225,7 @@ def render(src: Path, html: Path) -> None:
     """``jupyter-book build`` of the staged sources; the HTML ends up in ``html``."""
     work = src.parent / "site"
     cmd = [str(BIN / "jupyter-book"), "build", str(src), "--path-output", str(work),
-           "--builder", "html", "--keep-going"]
+           "--builder", "html", "-W", "-n", "--keep-going"]
     print("Rendering:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
     if html.exists():
