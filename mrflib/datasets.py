@@ -22,6 +22,7 @@ datasets are therefore draws of our own, not the paper's.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +31,14 @@ import numpy as np
 from ._validation import as_rng, check_array, check_positive, require_memory
 
 __all__ = [
+    "EXPERT_NETWORKS",
     "NAMES",
     "Dataset",
+    "ExpertNetwork",
+    "digits",
+    "expert_network",
+    "pgmpy_model",
+    "pgmpy_network_file",
     "bayesian_network",
     "bn20_37",
     "bn20_54",
@@ -243,3 +250,251 @@ def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dat
     else:
         ds = bn20_54(N, rng)
     return Dataset(name, ds.data, ds.p_star, ds.cardinalities, ds.structure)
+
+
+# --------------------------------------------------------------------------- real data
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's handwritten digits as spins: ``(x int8 (1797, 64), labels int64)``.
+
+    ``x[m, r * 8 + c] = +1`` where pixel ``(r, c)`` of image ``m`` (grey level ``0..16``) is
+    ``>= 8``, else ``-1``: row-major nodes, the numbering of :func:`mrflib.graphs.square_grid`
+    and :func:`mrflib.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
+    optical digits, 8x8 downsampled); nothing is downloaded.
+    """
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x = np.where(np.asarray(d.data) >= 8, 1, -1).astype(np.int8)
+    return x, np.asarray(d.target, dtype=np.int64)
+
+
+#: pgmpy's discrete networks used by the book (all bundled inside the pgmpy wheel).
+EXPERT_NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "alarm")
+#: The largest joint table :meth:`ExpertNetwork.joint` builds (states).
+MAX_JOINT_STATES = 2**26
+
+
+@dataclass(frozen=True)
+class ExpertNetwork:
+    """A discrete Bayesian network, variables in a fixed topological order.
+
+    Attributes
+    ----------
+    name : str
+    variables : tuple of str
+        Variable names; variable ``i`` is column ``i`` of samples and digit ``i`` of the
+        flat state index (``x_0`` least significant, the order of :mod:`mrflib.fsll`).
+    cardinalities : tuple of int
+    parents : tuple of tuple of int
+        Indices of each variable's parents (all smaller than the variable's own index).
+    cpds : tuple of ndarray
+        ``cpds[i][c, k] = P(x_i = k | parents in configuration c)`` with
+        ``c = sum_j x_{parents[j]} prod_{l<j} |X_{parents[l]}|`` (first parent least
+        significant); shape ``(prod of parent cardinalities, |X_i|)``.
+    states : tuple of tuple of str
+        The names of each variable's values.
+    """
+
+    name: str
+    variables: tuple[str, ...]
+    cardinalities: tuple[int, ...]
+    parents: tuple[tuple[int, ...], ...]
+    cpds: tuple[np.ndarray, ...]
+    states: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.variables)
+
+    @property
+    def n_states(self) -> int:
+        return int(np.prod(np.array(self.cardinalities, dtype=object)))
+
+    @property
+    def n_edges(self) -> int:
+        return int(sum(len(p) for p in self.parents))
+
+    def _configuration(self, x: np.ndarray, i: int) -> np.ndarray:
+        conf = np.zeros(x.shape[0], dtype=np.int64)
+        stride = 1
+        for v in self.parents[i]:
+            conf += x[:, v].astype(np.int64) * stride
+            stride *= self.cardinalities[v]
+        return conf
+
+    def sample(self, n_samples: int, rng: Any) -> np.ndarray:
+        """Exact i.i.d. samples by ancestral sampling: ``int8 (n_samples, n)``.
+
+        One uniform per sample and variable, drawn variable by variable in the network's
+        order; ``x_i`` is the first value whose cumulative conditional probability
+        exceeds it. Needs no joint table.
+        """
+        n_samples = check_positive(n_samples, "n_samples", integer=True)
+        rng = as_rng(rng)
+        x = np.zeros((n_samples, self.n), dtype=np.int8)
+        for i in range(self.n):
+            rows = np.cumsum(self.cpds[i], axis=1)[self._configuration(x, i)]
+            u = rng.random(n_samples) * rows[:, -1]
+            x[:, i] = np.minimum((u[:, None] >= rows).sum(axis=1), self.cardinalities[i] - 1)
+        return x
+
+    def joint(self, max_states: int = MAX_JOINT_STATES) -> np.ndarray:
+        """The exact joint ``p*(x) = prod_i P(x_i | parents)`` over all states, flat order.
+
+        Refuses (``ValueError``, before allocating) networks with more than ``max_states``
+        states or whose table does not fit in memory; for a large network take the
+        marginal of an ancestral subset (:meth:`ancestral_subset`), whose joint is the
+        product of its own conditional tables.
+        """
+        max_states = check_positive(max_states, "max_states", integer=True)
+        size = self.n_states
+        if size > max_states:
+            raise ValueError(
+                f"network {self.name!r} has {size} states, more than max_states={max_states} "
+                f"(its joint would need {size * 16} bytes); use ancestral_subset()"
+            )
+        require_memory(16.0 * size, f"the joint table of {self.name!r} ({size} states)")
+        p = np.ones(1)
+        for i in range(self.n):
+            # p has axes (x_{i-1}, ..., x_0) in C order, i.e. x_0 least significant.
+            shape = (1,) + tuple(self.cardinalities[:i][::-1])
+            p = (self._cpd_on_axes(i) * p.reshape(shape)).reshape(-1)
+        return p / p.sum()
+
+    def _cpd_on_axes(self, i: int) -> np.ndarray:
+        """``P(x_i | parents)`` broadcast on the axes ``(x_i, x_{i-1}, ..., x_0)``."""
+        cards = self.cardinalities
+        par = self.parents[i]
+        t = self.cpds[i].reshape(tuple(cards[v] for v in par[::-1]) + (cards[i],))
+        # axes (x_i, last parent, ..., first parent): the target axis of x_v is i - v,
+        # increasing along this order, so inserting unit axes puts every parent in place.
+        t = np.moveaxis(t, -1, 0)
+        shape = [1] * (i + 1)
+        shape[0] = cards[i]
+        for v in par:
+            shape[i - v] = cards[v]
+        return t.reshape(shape)
+
+    def ancestral_subset(self, variables: Any) -> ExpertNetwork:
+        """The sub-network on the ancestral closure of ``variables`` (names or indices).
+
+        An ancestrally closed set's marginal is the product of its own conditional tables,
+        so the result's :meth:`joint` is the exact marginal of the full network.
+        """
+        keep = set()
+        todo = [self._index(v) for v in np.atleast_1d(np.asarray(variables, dtype=object))]
+        while todo:
+            v = todo.pop()
+            if v not in keep:
+                keep.add(v)
+                todo.extend(self.parents[v])
+        return self._restrict(sorted(keep))
+
+    def largest_ancestral_subset(self, max_states: int) -> ExpertNetwork:
+        """A large ancestrally closed subset with at most ``max_states`` states.
+
+        Greedy and deterministic: repeatedly add, among the variables whose parents are all
+        in the set and that keep it within ``max_states``, the one with the most parents
+        (ties: the earliest in the network's order).
+        """
+        max_states = check_positive(max_states, "max_states", integer=True)
+        keep: list[int] = []
+        size = 1
+        while True:
+            inside = set(keep)
+            cand = [i for i in range(self.n) if i not in inside
+                    and set(self.parents[i]) <= inside
+                    and size * self.cardinalities[i] <= max_states]
+            if not cand:
+                break
+            best = max(cand, key=lambda i: (len(self.parents[i]), -i))
+            keep.append(best)
+            size *= self.cardinalities[best]
+        if not keep:
+            raise ValueError(f"max_states={max_states} is smaller than every root's cardinality")
+        return self._restrict(sorted(keep))
+
+    def _index(self, v: Any) -> int:
+        if isinstance(v, str):
+            if v not in self.variables:
+                raise ValueError(f"variables must be names of {self.name!r}, got {v!r}")
+            return self.variables.index(v)
+        if isinstance(v, (int, np.integer)) and 0 <= int(v) < self.n:
+            return int(v)
+        raise ValueError(f"variables must be names or indices 0..{self.n - 1}, got {v!r}")
+
+    def _restrict(self, keep: list[int]) -> ExpertNetwork:
+        new = {v: k for k, v in enumerate(keep)}
+        return ExpertNetwork(
+            name=f"{self.name}[{len(keep)}]" if len(keep) < self.n else self.name,
+            variables=tuple(self.variables[v] for v in keep),
+            cardinalities=tuple(self.cardinalities[v] for v in keep),
+            parents=tuple(tuple(new[u] for u in self.parents[v]) for v in keep),
+            cpds=tuple(self.cpds[v] for v in keep),
+            states=tuple(self.states[v] for v in keep) if self.states else (),
+        )
+
+
+def pgmpy_network_file(name: str) -> Any:
+    """The path of a network file bundled in the installed pgmpy wheel.
+
+    pgmpy >= 1.0 deprecates ``pgmpy.utils.get_example_model`` for
+    ``pgmpy.example_models.load_model``, which downloads from the Hugging Face hub; the
+    bundled ``pgmpy/utils/example_models/<name>.bif.gz`` files are read here directly, so
+    nothing needs the network.
+    """
+    from importlib.resources import files
+
+    if name not in EXPERT_NETWORKS:
+        raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    path = files("pgmpy") / "utils" / "example_models" / f"{name}.bif.gz"
+    if not path.is_file():
+        raise ValueError(f"pgmpy does not bundle {name}.bif.gz (looked in {path})")
+    return path
+
+
+def pgmpy_model(name: str) -> Any:
+    """The bundled network ``name`` as a pgmpy ``DiscreteBayesianNetwork`` (read offline)."""
+    import gzip
+    import logging
+
+    logging.getLogger("pgmpy").setLevel(logging.ERROR)
+    from pgmpy.readwrite import BIFReader
+
+    with gzip.open(pgmpy_network_file(name)) as f:
+        text = f.read().decode("utf-8")
+    return BIFReader(string=text).get_model()
+
+
+@functools.cache
+def expert_network(name: str) -> ExpertNetwork:
+    """One of pgmpy's bundled expert Bayesian networks (:data:`EXPERT_NETWORKS`).
+
+    Parsed once per process (the tables are read-only). Variables are put in networkx's
+    lexicographic topological order of the DAG, so the order is fixed by the network alone;
+    each conditional table comes from the network's ``TabularCPD`` (layout: see
+    :class:`ExpertNetwork`).
+    """
+    import networkx as nx
+
+    model = pgmpy_model(name)
+    order = list(nx.lexicographical_topological_sort(model))
+    pos = {v: i for i, v in enumerate(order)}
+    cards, parents, cpds, states = [], [], [], []
+    for v in order:
+        cpd = model.get_cpds(v)
+        evidence = list(cpd.variables[1:])
+        par = sorted(evidence, key=pos.__getitem__)
+        # values: axes (v, *evidence); move v last and the parents into our order,
+        # then flatten with the first parent least significant (C order of reversed axes).
+        t = np.moveaxis(np.asarray(cpd.values, dtype=np.float64), 0, -1)
+        t = np.transpose(t, [evidence.index(u) for u in par[::-1]] + [len(evidence)])
+        table = t.reshape(-1, t.shape[-1])
+        cards.append(int(t.shape[-1]))
+        parents.append(tuple(pos[u] for u in par))
+        table = table / table.sum(axis=1, keepdims=True)
+        table.setflags(write=False)
+        cpds.append(table)
+        states.append(tuple(str(s) for s in cpd.state_names[v]))
+    return ExpertNetwork(name, tuple(order), tuple(cards), tuple(parents), tuple(cpds),
+                         tuple(states))

@@ -23,6 +23,7 @@ from ._validation import as_rng, check_edges, check_nodes, check_positive, requi
 
 __all__ = [
     "square_grid",
+    "king_grid",
     "random_graph",
     "complete",
     "chimera",
@@ -76,6 +77,21 @@ def square_grid(rows: int, cols: int) -> np.ndarray:
     right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
     down = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
     return _sorted_unique(np.concatenate([right, down]))
+
+
+def king_grid(rows: int, cols: int) -> np.ndarray:
+    """Edges of a ``rows x cols`` king's-move lattice: the square lattice plus both diagonals.
+
+    Every inner node has 8 neighbours (the squares a chess king reaches); open boundaries.
+    Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major), as in
+    :func:`square_grid`, whose edges are a subset of these.
+    """
+    rows = check_positive(rows, "rows", integer=True)
+    cols = check_positive(cols, "cols", integer=True)
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    diag = np.stack([idx[:-1, :-1].ravel(), idx[1:, 1:].ravel()], axis=1)
+    anti = np.stack([idx[:-1, 1:].ravel(), idx[1:, :-1].ravel()], axis=1)
+    return _sorted_unique(np.concatenate([square_grid(rows, cols), diag, anti]))
 
 
 def cubic(L: int) -> np.ndarray:

@@ -88,3 +88,94 @@ def test_bn_sample_matches_table():
     x = datasets.bn_sample(parents, tables, 200_000, 0)
     idx = fsll.flat_index(x, (2,) * 4)
     np.testing.assert_allclose(np.bincount(idx, minlength=16) / idx.size, p, atol=5e-3)
+
+
+# --------------------------------------------------------------------------- real data
+def test_digits_reproduce_sklearn_pixels():
+    from sklearn.datasets import load_digits
+
+    x, labels = datasets.digits()
+    d = load_digits()
+    assert x.dtype == np.int8 and x.shape == (1797, 64)
+    assert np.array_equal(labels, d.target)
+    for m in (0, 1, 500, 1796):
+        for r in range(8):
+            for c in range(8):
+                assert x[m, r * 8 + c] == (1 if d.images[m, r, c] >= 8 else -1)
+    assert np.array_equal(x == 1, d.data >= 8)
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return datasets.expert_network("asia")
+
+
+def test_expert_network_structure(asia):
+    assert asia.n == 8 and asia.cardinalities == (2,) * 8 and asia.n_edges == 8
+    for i, par in enumerate(asia.parents):
+        assert all(v < i for v in par)
+        np.testing.assert_allclose(asia.cpds[i].sum(axis=1), 1.0)
+        assert asia.cpds[i].shape == (2 ** len(par), 2)
+    with pytest.raises(ValueError, match="name"):
+        datasets.expert_network("nope")
+
+
+def test_expert_joint_brute_force_and_normalized():
+    net = datasets.expert_network("survey")  # cardinalities 3 and 2
+    p = net.joint()
+    assert p.shape == (net.n_states,) and p.sum() == pytest.approx(1.0, abs=1e-12)
+    x = fsll.unflatten(np.arange(p.size), net.cardinalities)
+    ref = np.ones(p.size)
+    for i, par in enumerate(net.parents):
+        conf = np.zeros(p.size, dtype=np.int64)
+        stride = 1
+        for v in par:
+            conf += x[:, v] * stride
+            stride *= net.cardinalities[v]
+        ref *= net.cpds[i][conf, x[:, i]]
+    np.testing.assert_allclose(p, ref, rtol=1e-12, atol=0)
+
+
+def test_expert_sampler_matches_joint_chi_square(asia):
+    from scipy import stats
+
+    p = asia.joint()
+    N = 200_000
+    x = asia.sample(N, 7)
+    assert x.dtype == np.int8 and x.shape == (N, 8)
+    counts = np.bincount(fsll.flat_index(x, asia.cardinalities), minlength=p.size)
+    # pool the states with small expectation into one cell
+    big = p * N >= 5
+    obs = np.append(counts[big], counts[~big].sum())
+    exp = np.append(p[big] * N, p[~big].sum() * N)
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    assert np.array_equal(asia.sample(50, 3), asia.sample(50, 3))
+
+
+def test_ancestral_subset_marginal_equals_pgmpy_variable_elimination():
+    from pgmpy.inference import VariableElimination
+
+    net = datasets.expert_network("asia")
+    sub = net.ancestral_subset(["either"])
+    assert set(sub.variables) == {"either", "lung", "tub", "smoke", "asia"}
+    q = VariableElimination(datasets.pgmpy_model("asia")).query(
+        list(sub.variables), show_progress=False)
+    for i, v in enumerate(sub.variables):
+        assert list(q.state_names[v]) == list(sub.states[i])
+    ref = np.transpose(q.values, [q.variables.index(v) for v in sub.variables[::-1]]).ravel()
+    np.testing.assert_allclose(sub.joint(), ref, atol=1e-12)
+
+
+def test_largest_ancestral_subset_and_refusal():
+    child = datasets.expert_network("child")
+    with pytest.raises(ValueError, match="states"):
+        child.joint()
+    sub = child.largest_ancestral_subset(2**12)
+    assert sub.n_states <= 2**12
+    names = set(sub.variables)
+    for v in sub.variables:  # ancestrally closed
+        for u in child.parents[child.variables.index(v)]:
+            assert child.variables[u] in names
+    assert sub.joint().sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="variables"):
+        child.ancestral_subset(["nope"])
