@@ -162,13 +162,12 @@ def fit_learner(train: Any, edges: Any, learner: str, rng: Any = 0,
 def image_log_likelihoods(bm: Any, x: Any) -> np.ndarray:
     """Exact ``log P(x^(m))`` of every row of ``x`` under ``bm``.
 
-    ``log Z`` comes from :func:`mrflib.exact.log_likelihood` (enumeration up to 20 spins,
-    the junction tree beyond), once per model.
+    ``log Z`` comes from :func:`mrflib.exact.log_partition` (enumeration up to 20 spins,
+    the junction tree beyond), once per model; the mean of the result is
+    :func:`mrflib.exact.log_likelihood`.
     """
     x = check_spins(x, bm.n, "x")
-    lw = bm.log_weight(x)
-    log_z = float(np.mean(lw)) - exact.log_likelihood(bm, x)
-    return lw - log_z
+    return bm.log_weight(x) - exact.log_partition(bm)
 
 
 def bootstrap_mean(values: Any, rng: Any, n_boot: int = 2000,
