@@ -318,3 +318,75 @@ def coupling_agreement(a: Any, b: Any) -> dict[str, float]:
     return dict(correlation=float(np.corrcoef(ca, cb)[0, 1]),
                 max_abs_diff=float(np.max(np.abs(ca - cb))),
                 mean_abs_diff=float(np.mean(np.abs(ca - cb))))
+
+
+# --------------------------------------------------------------------------- figures
+def plot_scores(frame: Any) -> Any:
+    """Held-out log-likelihood gap to the best learner (with its paired-bootstrap interval)
+    and fit time, one row of panels per lattice. ``frame`` has a ``graph`` column."""
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(frame.graph))
+    fig, axes = plt.subplots(len(kinds), 2, figsize=(10, 3.2 * len(kinds)), squeeze=False,
+                             gridspec_kw={"width_ratios": [2, 1]})
+    for row, kind in zip(axes, kinds):
+        f = frame[frame.graph == kind].reset_index(drop=True)
+        y = np.arange(len(f))
+        err = np.vstack([f.gap - f.gap_low, f.gap_high - f.gap])
+        row[0].errorbar(f.gap, y, xerr=err, fmt="o", capsize=3)
+        row[0].axvline(0, color="grey", lw=0.8)
+        row[0].set(yticks=y, yticklabels=f.learner, xlabel="held-out log-likelihood - best "
+                   "(nats per image)", title=f"{kind} lattice")
+        row[1].barh(y, f.seconds)
+        row[1].set(yticks=y, yticklabels=[], xscale="log", xlabel="fit time (s)")
+        for ax in row:
+            ax.invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def plot_samples(real: Any, samples: dict[str, Any], side: int) -> Any:
+    """Real images (first row) beside exact samples of each fitted model (one row each)."""
+    import matplotlib.pyplot as plt
+
+    rows = {"real digits": np.asarray(real), **{k: np.asarray(v) for k, v in samples.items()}}
+    cols = max(len(v) for v in rows.values())
+    fig, axes = plt.subplots(len(rows), cols, figsize=(0.8 * cols + 1.2, 0.85 * len(rows)),
+                             squeeze=False)
+    for ax_row, (name, imgs) in zip(axes, rows.items()):
+        for k, ax in enumerate(ax_row):
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if k < len(imgs):
+                ax.imshow(imgs[k].reshape(side, side), cmap="gray_r", vmin=-1, vmax=1)
+        ax_row[0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05, left=0.15)
+    return fig
+
+
+def plot_couplings(models: dict[str, Any], side: int, *, ncols: int = 5) -> Any:
+    """Each model's couplings drawn on the lattice (edge colour: ``J_ij``; node colour:
+    ``b_i``), one panel per model, on a shared colour scale."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
+
+    names = list(models)
+    nrows = -(-len(names) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.4 * ncols, 2.5 * nrows), squeeze=False)
+    vmax = max(float(np.max(np.abs(m.coupling))) for m in models.values())
+    r, c = np.divmod(np.arange(side * side), side)
+    for ax, name in zip(axes.ravel(), names):
+        bm = models[name]
+        seg = np.stack([np.stack([c[bm.edges[:, 0]], r[bm.edges[:, 0]]], 1),
+                        np.stack([c[bm.edges[:, 1]], r[bm.edges[:, 1]]], 1)], 1)
+        lc = LineCollection(seg, cmap="RdBu_r", linewidths=2)
+        lc.set_array(bm.coupling)
+        lc.set_clim(-vmax, vmax)
+        ax.add_collection(lc)
+        ax.scatter(c, r, c=bm.bias, cmap="PuOr_r", s=12, vmin=-3, vmax=3, zorder=3)
+        ax.set(xlim=(-0.5, side - 0.5), ylim=(side - 0.5, -0.5), aspect="equal", title=name,
+               xticks=[], yticks=[])
+    for ax in axes.ravel()[len(names):]:
+        ax.axis("off")
+    fig.colorbar(lc, ax=axes, shrink=0.6, label="coupling $J_{ij}$")
+    return fig
