@@ -196,10 +196,15 @@ def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, 
     import pandas as pd
 
     rng = as_rng(rng)
+    # one seed per learner of LEARNERS, so a fit does not depend on which others run
+    seeds = dict(zip(LEARNERS, rng.integers(0, 2**32, size=len(LEARNERS)).tolist()))
     options = options or {}
     rows, models, per_image = [], {}, {}
     for name in learners:
-        bm, seconds, info = fit_learner(train, edges, name, rng=rng, **options.get(name, {}))
+        if name not in LEARNERS:
+            raise ValueError(f"learners must be among {LEARNERS}, got {name!r}")
+        bm, seconds, info = fit_learner(train, edges, name, rng=seeds[name],
+                                        **options.get(name, {}))
         models[name] = bm
         per_image[name] = image_log_likelihoods(bm, test)
         rows.append(dict(learner=name, seconds=seconds, **info))
