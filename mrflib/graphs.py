@@ -1,4 +1,4 @@
-"""Graphs as sorted ``(E, 2)`` edge arrays, and neighbourhood regions.
+"""Graphs: the validated, immutable ``Graph``, edge arrays and neighbourhood regions.
 
 Conventions (``book/notation.md``): nodes are ``0..n-1``; every edge row is
 ``(i, j)`` with ``i < j``; rows are sorted lexicographically; no duplicates.
@@ -12,16 +12,21 @@ of spatial Monte Carlo integration" (GSMCI): ``N_0(T) = T``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     import networkx as nx
 
+from ._graph_kernels import one_neighbourhoods
 from ._validation import as_rng, check_edges, check_nodes, check_positive, require_memory
 
 __all__ = [
+    "Graph",
+    "Csr",
+    "as_graph",
     "square_grid",
     "king_grid",
     "random_graph",
@@ -165,6 +170,8 @@ def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
 
 def num_nodes(edges: Any, n: int | None = None) -> int:
     """The number of nodes: ``n`` if given (checked), else ``max label + 1``."""
+    if isinstance(edges, Graph):
+        return as_graph(edges, n).n
     edges = check_edges(edges, n)
     if n is not None:
         return int(check_positive(n, "n", integer=True))
@@ -173,8 +180,182 @@ def num_nodes(edges: Any, n: int | None = None) -> int:
     return int(edges.max()) + 1
 
 
+class Csr(NamedTuple):
+    """Compressed sparse row adjacency of a :class:`Graph` (a record numba kernels accept).
+
+    The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]`` (sorted) and
+    ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    edge_ids: np.ndarray
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.flags.writeable = False
+
+
+class Graph:
+    """An undirected simple graph on nodes ``0..n-1``: validated once, immutable, cached.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    edges : array_like, shape (E, 2)
+        Canonical edge array (``i < j``, rows sorted, no duplicates; ``shared`` design
+        conventions).
+
+    Notes
+    -----
+    The edge array is copied and made read-only; the CSR adjacency, the edge positions
+    and the neighbour lists are computed on first use and kept. ``numpy.asarray(g)`` is
+    the edge array, so a ``Graph`` goes wherever an edge array is accepted. Build one
+    with :func:`as_graph` from an edge array or another ``Graph``.
+    """
+
+    __slots__ = ("n", "edges", "__dict__")
+
+    def __init__(self, n: int, edges: Any) -> None:
+        n = int(check_positive(n, "n", integer=True))
+        edges = check_edges(edges, n).copy()
+        _read_only(edges)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "edges", edges)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Graph is immutable")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.edges if dtype is None else self.edges.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Graph(n={self.n}, edges={len(self.edges)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return self.n == other.n and np.array_equal(self.edges, other.edges)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def n_edges(self) -> int:
+        """Number of edges ``E``."""
+        return int(self.edges.shape[0])
+
+    @cached_property
+    def csr(self) -> Csr:
+        """The :class:`Csr` adjacency (cached, read-only arrays)."""
+        n, edges = self.n, self.edges
+        E = len(edges)
+        src = np.concatenate([edges[:, 0], edges[:, 1]])
+        dst = np.concatenate([edges[:, 1], edges[:, 0]])
+        eid = np.concatenate([np.arange(E), np.arange(E)]).astype(np.int64)
+        order = np.lexsort((dst, src))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        out = Csr(indptr, np.ascontiguousarray(dst[order]), np.ascontiguousarray(eid[order]))
+        _read_only(*out)
+        return out
+
+    @property
+    def indptr(self) -> np.ndarray:
+        return self.csr.indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self.csr.indices
+
+    @property
+    def edge_ids(self) -> np.ndarray:
+        return self.csr.edge_ids
+
+    @cached_property
+    def degree(self) -> np.ndarray:
+        """Node degrees, ``(n,)`` int64."""
+        d = np.diff(self.csr.indptr)
+        _read_only(d)
+        return d
+
+    @cached_property
+    def edge_pos(self) -> np.ndarray:
+        """``(E, 2)``: ``[e, 0]`` is the position of ``j`` among the neighbours of ``i`` for
+        ``e = (i, j)``, ``[e, 1]`` that of ``i`` among the neighbours of ``j``."""
+        indptr, _, eids = self.csr
+        pos = np.empty((self.n_edges, 2), dtype=np.int64)
+        local = np.arange(len(eids)) - np.repeat(indptr[:-1], np.diff(indptr))
+        owner = np.repeat(np.arange(self.n), np.diff(indptr))
+        side = (self.edges[eids, 1] == owner).astype(np.int64)
+        pos[eids, side] = local
+        _read_only(pos)
+        return pos
+
+    def neighbours(self) -> list[np.ndarray]:
+        """List of sorted neighbour arrays, one per node (views of the CSR arrays)."""
+        indptr, indices, _ = self.csr
+        return [indices[indptr[i]:indptr[i + 1]] for i in range(self.n)]
+
+    def closed_neighbourhoods(self, q_ptr: np.ndarray, q_nodes: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        """``Q ∪ ∂Q`` for many node sets at once, packed as CSR ``(q_ptr, q_nodes)``.
+
+        The one implementation of the closed 1-neighbourhood (a numba kernel): the LAP
+        1-neighbourhood ``A_Q`` (Definition 7 of Mizrahi et al.) and the regions
+        ``R_k``, ``N_k`` and ``∂A`` below are all built from it. Returns the packed
+        sorted sets ``(a_ptr, a_nodes)``.
+        """
+        indptr, indices, _ = self.csr
+        return one_neighbourhoods(indptr, indices, q_ptr, q_nodes)
+
+    def _closure(self, A: np.ndarray) -> np.ndarray:
+        q_ptr = np.array([0, A.size], dtype=np.int64)
+        return self.closed_neighbourhoods(q_ptr, np.ascontiguousarray(A, dtype=np.int64))[1]
+
+    def regions(self, T: Any, k: int, name: str = "T") -> list[np.ndarray]:
+        """``[R_0(T), R_1(T), ..., R_k(T)]`` of eq. (5) of the GSMCI paper, each sorted.
+
+        ``name`` is the argument named in error messages."""
+        T = check_nodes(T, self.n, name)
+        if T.size == 0:
+            raise ValueError(f"{name} must contain at least one node")
+        k = check_positive(k, "k", integer=True, allow_zero=True)
+        out = [T]
+        for _ in range(k):
+            out.append(out[-1] if out[-1].size == self.n else self._closure(out[-1]))
+        return out
+
+    def R_k(self, T: Any, k: int) -> np.ndarray:
+        """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` (GSMCI eq. 5), sorted."""
+        return self.regions(T, k)[-1]
+
+    def N_k(self, T: Any, k: int, name: str = "T") -> np.ndarray:
+        """The k-th nearest-neighbour region ``N_k(T) = R_k(T) \\ R_{k-1}(T)``, sorted."""
+        r = self.regions(T, k, name)
+        return r[0] if k == 0 else np.setdiff1d(r[-1], r[-2], assume_unique=True)
+
+    def boundary(self, A: Any) -> np.ndarray:
+        """The first-nearest-neighbour region ``∂A = N_1(A)`` (GSMCI eq. 8), sorted."""
+        return self.N_k(A, 1, "A")
+
+
+def as_graph(edges_or_graph: Any, n: int | None = None) -> Graph:
+    """The :class:`Graph` of an edge array (validated here, once) or a ``Graph`` itself.
+
+    ``n`` defaults to the largest label + 1 of an edge array; for a ``Graph`` it is
+    checked against ``graph.n`` when given.
+    """
+    if isinstance(edges_or_graph, Graph):
+        if n is not None and int(check_positive(n, "n", integer=True)) != edges_or_graph.n:
+            raise ValueError(f"n = {n} does not match the graph's {edges_or_graph.n} nodes")
+        return edges_or_graph
+    return Graph(num_nodes(edges_or_graph, n), edges_or_graph)
+
+
 def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Compressed sparse row adjacency.
+    """Compressed sparse row adjacency (the :attr:`Graph.csr` of ``edges``).
 
     Returns
     -------
@@ -184,70 +365,39 @@ def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     edge_ids : (2E,) int64
         The row of ``edges`` that joins ``i`` to each of those neighbours.
     """
-    edges = check_edges(edges, n)
-    n = check_positive(n, "n", integer=True)
-    E = len(edges)
-    src = np.concatenate([edges[:, 0], edges[:, 1]])
-    dst = np.concatenate([edges[:, 1], edges[:, 0]])
-    eid = np.concatenate([np.arange(E), np.arange(E)]).astype(np.int64)
-    order = np.lexsort((dst, src))
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    return indptr, np.ascontiguousarray(dst[order]), np.ascontiguousarray(eid[order])
+    return tuple(as_graph(edges, n).csr)
 
 
-def neighbours(edges: Any, n: int) -> list[np.ndarray]:
+def neighbours(edges: Any, n: int | None = None) -> list[np.ndarray]:
     """List of sorted neighbour arrays, one per node."""
-    indptr, indices, _ = adjacency(edges, n)
-    return [indices[indptr[i]:indptr[i + 1]] for i in range(n)]
+    return as_graph(edges, n).neighbours()
 
 
-def _layers(edges: Any, n: int, T: Any, k: int, name: str = "T") -> list[np.ndarray]:
-    indptr, indices, _ = adjacency(edges, n)
-    T = check_nodes(T, n, name)
-    if T.size == 0:
-        raise ValueError(f"{name} must contain at least one node")
-    k = check_positive(k, "k", integer=True, allow_zero=True)
-    seen = np.zeros(n, dtype=bool)
-    seen[T] = True
-    layers = [T]
-    for _ in range(k):
-        frontier = layers[-1]
-        if frontier.size == 0:
-            layers.append(frontier)
-            continue
-        nb = np.concatenate([indices[indptr[i]:indptr[i + 1]] for i in frontier])
-        nxt = np.unique(nb[~seen[nb]])
-        seen[nxt] = True
-        layers.append(nxt.astype(np.int64))
-    return layers
-
-
-def N_k(edges: Any, n: int, T: Any, k: int) -> np.ndarray:
+def N_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
     """The k-th nearest-neighbour region ``N_k(T)`` of eq. (5) (GSMCI paper), sorted.
 
     ``N_0(T) = T``; ``N_k(T)`` holds the nodes adjacent to ``N_{k-1}(T)`` that are not
-    in ``R_{k-1}(T)``.
+    in ``R_{k-1}(T)``. ``edges`` may be a :class:`Graph` (then ``n`` may be ``None``).
     """
-    return _layers(edges, n, T, k)[-1]
+    return as_graph(edges, n).N_k(T, k)
 
 
-def R_k(edges: Any, n: int, T: Any, k: int) -> np.ndarray:
+def R_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
     """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` of eq. (5) (GSMCI paper), sorted."""
-    return np.sort(np.concatenate(_layers(edges, n, T, k)))
+    return as_graph(edges, n).R_k(T, k)
 
 
-def boundary(edges: Any, n: int, A: Any) -> np.ndarray:
+def boundary(edges: Any, n: int | None, A: Any) -> np.ndarray:
     """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted."""
-    return _layers(edges, n, A, 1, "A")[-1]
+    return as_graph(edges, n).boundary(A)
 
 
-def to_networkx(edges: Any, n: int) -> nx.Graph:
+def to_networkx(edges: Any, n: int | None = None) -> nx.Graph:
     """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``."""
     import networkx as nx
 
-    edges = check_edges(edges, n)
+    graph = as_graph(edges, n)
     g = nx.Graph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(map(tuple, edges.tolist()))
+    g.add_nodes_from(range(graph.n))
+    g.add_edges_from(map(tuple, graph.edges.tolist()))
     return g

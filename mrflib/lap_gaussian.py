@@ -89,8 +89,7 @@ def fit_gaussian(
     X, edges, n = _check_gaussian(data, edges, n, assume_centered)
     N = X.shape[0]
     q_ptr, q_nodes = all_cliques(edges, n)
-    indptr, indices, _ = graphs.adjacency(edges, n)
-    a_ptr, a_nodes = _k.one_neighbourhoods(indptr, indices, q_ptr, q_nodes)
+    a_ptr, a_nodes = graphs.as_graph(edges, n).closed_neighbourhoods(q_ptr, q_nodes)
     amax = int(np.max(a_ptr[1:] - a_ptr[:-1]))
     if N < amax:
         raise ValueError(f"data has {N} samples but a 1-neighbourhood has {amax} variables; "

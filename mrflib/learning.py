@@ -67,10 +67,10 @@ from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
     as_rng,
     check_array,
-    check_edges,
     check_positive,
     check_spins,
 )
+from mrflib.graphs import as_graph
 
 __all__ = [
     "METHODS",
@@ -203,20 +203,12 @@ class _Problem:
         if self.x.shape[0] == 0:
             raise ValueError("data must contain at least one configuration")
         self.n = n
-        self.edges = check_edges(edges, n, "edges")
+        self.graph = as_graph(edges, n)  # validated once; its CSR is cached
+        self.edges = self.graph.edges
         self.E = self.edges.shape[0]
         self.ei = np.ascontiguousarray(self.edges[:, 0])
         self.ej = np.ascontiguousarray(self.edges[:, 1])
-        from mrflib import graphs
-
-        indptr, indices, eids = graphs.adjacency(self.edges, n)
-        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
-        self.eids = np.ascontiguousarray(eids, dtype=np.int64)
-        self.edges_ro, self.indptr_ro, self.indices_ro = (
-            a.copy() for a in (self.edges, self.indptr, self.indices))
-        for a in (self.edges_ro, self.indptr_ro, self.indices_ro):
-            a.flags.writeable = False
+        self.indptr, self.indices, self.eids = self.graph.csr
         s1, s2 = _k.data_moments(self.x, self.ei, self.ej)  # exact integer sums, one pass
         self.data_mean = s1 / self.x.shape[0]
         self.data_pair = s2 / self.x.shape[0]
@@ -241,14 +233,14 @@ class _Problem:
 
     def model(self, theta):
         b, j = self.split(theta)
-        return _bm(b.copy(), self.edges, j.copy())
+        return _bm(b.copy(), self.graph, j.copy())
 
     def trusted_model(self, theta):
-        """The machine at ``theta`` without re-validating the graph at every step.
+        """The machine at ``theta`` on the problem's :class:`~mrflib.graphs.Graph`.
 
-        The gradient loops build one machine per step; the edges were validated once
-        in ``__init__``, so the machine is built by the model's unchecked constructor
-        with the CSR adjacency filled in.
+        The gradient loops build one machine per step; the graph was validated once in
+        ``__init__`` and is shared, so the machine is built by the model's unchecked
+        constructor with its CSR weights filled in.
         """
         from mrflib.model import BoltzmannMachine
 
@@ -256,8 +248,7 @@ class _Problem:
         b, j = b.copy(), j.copy()
         w = j[self.eids]
         w.flags.writeable = False
-        return BoltzmannMachine._from_checked(b, self.edges_ro, j,
-                                              csr=(self.indptr_ro, self.indices_ro, w))
+        return BoltzmannMachine._from_checked(b, self.graph, j, weights=w)
 
 
 def _problem_from_bm(bm, data) -> _Problem:

@@ -35,8 +35,9 @@ class BoltzmannMachine:
     ----------
     bias : array_like, shape (n,)
         Biases ``b_i`` (the papers' ``w_i`` or thresholds ``θ_i``).
-    edges : array_like, shape (E, 2)
-        Canonical edge array (``i < j``, sorted rows, no duplicates).
+    edges : array_like, shape (E, 2), or Graph
+        Canonical edge array (``i < j``, sorted rows, no duplicates) or a
+        :class:`mrflib.graphs.Graph` on ``n = len(bias)`` nodes (used as is).
     coupling : array_like, shape (E,)
         Couplings ``J_e`` for each edge row (the papers' ``w_{ij}``).
 
@@ -44,23 +45,24 @@ class BoltzmannMachine:
     -----
     Instances are treated as immutable: the arrays are copied and made read-only.
     Use :meth:`with_params` for a model with new parameters on the same graph.
+    ``bm.graph`` is the :class:`mrflib.graphs.Graph` (``bm.edges`` its edge array).
     """
 
-    __slots__ = ("bias", "edges", "coupling", "_csr")
+    __slots__ = ("bias", "graph", "coupling", "_weights")
 
     def __init__(self, bias: Any, edges: Any, coupling: Any) -> None:
         bias = check_array(bias, "bias", ndim=1).copy()
         n = bias.shape[0]
         if n == 0:
             raise ValueError("bias must have at least one entry (one per node)")
-        edges = check_edges(edges, n).copy()
-        coupling = check_array(coupling, "coupling", shape=(len(edges),)).copy()
-        for a in (bias, edges, coupling):
+        graph = graphs.as_graph(edges, n)
+        coupling = check_array(coupling, "coupling", shape=(graph.n_edges,)).copy()
+        for a in (bias, coupling):
             a.flags.writeable = False
         self.bias = bias
-        self.edges = edges
+        self.graph = graph
         self.coupling = coupling
-        self._csr = None
+        self._weights = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -79,12 +81,12 @@ class BoltzmannMachine:
         """
         n = check_positive(n, "n", integer=True)
         require_memory(24.0 * n, f"BoltzmannMachine.random with n={n} nodes")
-        edges = check_edges(edges, n)
+        edges = graphs.as_graph(edges, n)
         bias_scale = check_positive(bias_scale, "bias_scale", allow_zero=True)
         coupling_scale = check_positive(coupling_scale, "coupling_scale", allow_zero=True)
         rng = as_rng(rng)
         bias = rng.uniform(-bias_scale, bias_scale, size=n)
-        coupling = rng.uniform(-coupling_scale, coupling_scale, size=len(edges))
+        coupling = rng.uniform(-coupling_scale, coupling_scale, size=edges.n_edges)
         return cls(bias, edges, coupling)
 
     @classmethod
@@ -114,35 +116,40 @@ class BoltzmannMachine:
         return a, c
 
     @classmethod
-    def _from_checked(cls, bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray,
-                      csr: tuple | None = None) -> BoltzmannMachine:
+    def _from_checked(cls, bias: np.ndarray, graph: graphs.Graph, coupling: np.ndarray,
+                      weights: np.ndarray | None = None) -> BoltzmannMachine:
         """Internal fast path for hot loops (a learner builds one machine per step).
 
-        The caller guarantees what ``__init__`` would check: float64 ``bias (n,)``,
-        canonical int64 ``edges (E, 2)``, float64 ``coupling (E,)``, and, if given,
-        ``csr`` equal to what :meth:`adjacency` would compute. The arrays are owned by
-        the new machine and made read-only.
+        The caller guarantees what ``__init__`` would check: float64 ``bias (n,)`` with
+        ``n = graph.n``, float64 ``coupling (E,)``, and, if given, ``weights`` equal to
+        ``coupling[graph.edge_ids]``. The arrays are owned by the new machine and made
+        read-only.
         """
         bm = object.__new__(cls)
-        for a in (bias, edges, coupling):
+        for a in (bias, coupling):
             a.flags.writeable = False
-        bm.bias, bm.edges, bm.coupling = bias, edges, coupling
-        bm._csr = csr
+        bm.bias, bm.graph, bm.coupling = bias, graph, coupling
+        bm._weights = weights
         return bm
 
     def with_params(self, theta: Any) -> BoltzmannMachine:
         """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
         theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
-        return BoltzmannMachine(theta[: self.n], self.edges, theta[self.n:])
+        return BoltzmannMachine(theta[: self.n], self.graph, theta[self.n:])
 
     def copy(self) -> BoltzmannMachine:
-        return BoltzmannMachine(self.bias, self.edges, self.coupling)
+        return BoltzmannMachine(self.bias, self.graph, self.coupling)
 
     # ------------------------------------------------------------------ properties
     @property
     def n(self) -> int:
         """Number of spins."""
-        return int(self.bias.shape[0])
+        return self.graph.n
+
+    @property
+    def edges(self) -> np.ndarray:
+        """The canonical ``(E, 2)`` edge array (read-only), ``self.graph.edges``."""
+        return self.graph.edges
 
     @property
     def params(self) -> np.ndarray:
@@ -155,13 +162,12 @@ class BoltzmannMachine:
         The couplings to the neighbours of ``i`` are
         ``weights[indptr[i]:indptr[i + 1]]``.
         """
-        if self._csr is None:
-            indptr, indices, eids = graphs.adjacency(self.edges, self.n)
+        indptr, indices, eids = self.graph.csr
+        if self._weights is None:
             weights = np.ascontiguousarray(self.coupling[eids], dtype=np.float64)
-            for a in (indptr, indices, weights):
-                a.flags.writeable = False
-            self._csr = (indptr, indices, weights)
-        return self._csr
+            weights.flags.writeable = False
+            self._weights = weights
+        return indptr, indices, self._weights
 
     def coupling_matrix(self) -> np.ndarray:
         """Dense symmetric ``(n, n)`` coupling matrix with a zero diagonal."""

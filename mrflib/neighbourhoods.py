@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from . import _lap_kernels as _k
 from . import graphs
 from ._validation import check_edges, check_positive
 
@@ -82,11 +81,12 @@ def one_neighbourhood(cliques: Any, Q: Any) -> np.ndarray:
     """
     family = clique_list(cliques)
     q = clique_list([Q], "Q")[0]
-    out = set(q.tolist())
-    for c in family:
-        if np.intersect1d(c, q, assume_unique=True).size:
-            out.update(c.tolist())
-    return np.array(sorted(out), dtype=np.int64)
+    n = 1 + max([int(q[-1])] + [int(c[-1]) for c in family])
+    # the nodes sharing a clique with Q are Q's closed neighbourhood in the primal graph
+    pairs = [np.asarray(list(combinations(c.tolist(), 2)), dtype=np.int64).reshape(-1, 2)
+             for c in family if c.size > 1]
+    edges = graphs.from_pairs(np.concatenate(pairs)) if pairs else np.zeros((0, 2), np.int64)
+    return graphs.Graph(n, edges).R_k(q, 1)
 
 
 def one_neighbourhoods(edges: Any, n: int, cliques: Any) -> list[np.ndarray]:
@@ -94,10 +94,9 @@ def one_neighbourhoods(edges: Any, n: int, cliques: Any) -> list[np.ndarray]:
 
     Same result as :func:`one_neighbourhood` for each clique, for an edge-list graph.
     """
-    edges = check_edges(edges, n)
-    q_ptr, q_nodes = pack(clique_list(cliques), n)
-    indptr, indices, _ = graphs.adjacency(edges, n)
-    a_ptr, a_nodes = _k.one_neighbourhoods(indptr, indices, q_ptr, q_nodes)
+    graph = graphs.as_graph(edges, n)
+    q_ptr, q_nodes = pack(clique_list(cliques), graph.n)
+    a_ptr, a_nodes = graph.closed_neighbourhoods(q_ptr, q_nodes)
     return [a_nodes[a_ptr[c]:a_ptr[c + 1]] for c in range(len(q_ptr) - 1)]
 
 

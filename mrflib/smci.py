@@ -30,13 +30,12 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from . import _smci_kernels as K
-from . import exact, graphs
+from . import exact
 from ._validation import (
     check_array,
     check_model,
@@ -111,7 +110,7 @@ def _samples(bm: BoltzmannMachine, samples: Any) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- regions
 def _neighbour_sets(bm: BoltzmannMachine) -> list[set[int]]:
-    return [set(a.tolist()) for a in graphs.neighbours(bm.edges, bm.n)]
+    return [set(a.tolist()) for a in bm.graph.neighbours()]
 
 
 def _coupling_lookup(bm: BoltzmannMachine) -> dict[tuple[int, int], float]:
@@ -180,7 +179,7 @@ def sum_region(bm: BoltzmannMachine, target: Any, method: str, k: int | None = N
     T = _check_target(bm, target)
     if method == "k-smci":
         k = check_positive(k, "k", integer=True)
-        return graphs.R_k(bm.edges, bm.n, T, k - 1)
+        return bm.graph.R_k(T, k - 1)
     if k is not None:
         raise ValueError("k is only used with method='k-smci'")
     _check_method(method)
@@ -190,7 +189,7 @@ def sum_region(bm: BoltzmannMachine, target: Any, method: str, k: int | None = N
         return T
     if method == "s2-smci":
         return s2_region(bm, T)
-    return graphs.R_k(bm.edges, bm.n, T, 1)
+    return bm.graph.R_k(T, 1)
 
 
 # ----------------------------------------------------------------------------- GSMCI
@@ -215,7 +214,7 @@ def _region_values(
     v = np.searchsorted(A, bm.edges[e_in, 1])
     JA[u, v] = bm.coupling[e_in]
     JA[v, u] = bm.coupling[e_in]
-    B = graphs.boundary(bm.edges, bm.n, A)
+    B = bm.graph.boundary(A)
     if h is None:
         h = _fields(bm, s)
     # fields on A from the boundary and the biases: full local field minus couplings in A
@@ -315,23 +314,8 @@ def _structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
     ``edge_pos[e, 0]`` is the position of ``j`` among the neighbours of ``i`` for
     ``e = (i, j)``, ``edge_pos[e, 1]`` that of ``i`` among the neighbours of ``j``.
     """
-    indptr, indices, eids, pos = _graph_cached(bm.n, bm.edges.tobytes())
-    return indptr, indices, np.ascontiguousarray(bm.coupling[eids]), pos
-
-
-@lru_cache(maxsize=16)
-def _graph_cached(n: int, edges_b: bytes) -> tuple[np.ndarray, ...]:
-    edges = np.frombuffer(edges_b, dtype=np.int64).reshape(-1, 2)
-    indptr, indices, eids = graphs.adjacency(edges, n)
-    pos = np.empty((len(edges), 2), dtype=np.int64)
-    local = np.arange(len(eids)) - np.repeat(indptr[:-1], np.diff(indptr))
-    owner = np.repeat(np.arange(n), np.diff(indptr))
-    side = (edges[eids, 1] == owner).astype(np.int64)
-    pos[eids, side] = local
-    out = (indptr, indices, eids, pos)
-    for a in out:
-        a.flags.writeable = False
-    return out
+    indptr, indices, weights = bm.adjacency()
+    return indptr, indices, weights, bm.graph.edge_pos
 
 
 def _use_tables(indptr: np.ndarray, M: int) -> np.ndarray:
@@ -419,7 +403,7 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
                             *struct, use, *tables)
     h = K.local_fields(s, bm.bias, indptr, indices, weights)
     vals = [
-        float(np.mean(_region_values(bm, s, T, graphs.R_k(bm.edges, bm.n, T, 1), h)))
+        float(np.mean(_region_values(bm, s, T, bm.graph.R_k(T, 1), h)))
         for T in _targets(bm)
     ]
     return np.asarray(vals[: bm.n]), np.asarray(vals[bm.n:])

@@ -81,3 +81,50 @@ def test_bad_input():
     with pytest.raises(ValueError, match="self-loops"):
         graphs.from_pairs([(1, 1)])
     assert graphs.from_pairs([(2, 1), (0, 1), (1, 2)]).tolist() == [[0, 1], [1, 2]]
+
+
+# ----------------------------------------------------------------------------- Graph
+def test_graph_validated_once_immutable_cached():
+    e = graphs.square_grid(3, 4)
+    g = graphs.Graph(12, e)
+    assert g.n == 12 and g.n_edges == len(e) and np.array_equal(np.asarray(g), e)
+    assert g.csr is g.csr  # cached
+    for a in (g.edges, *g.csr, g.edge_pos, g.degree):
+        assert not a.flags.writeable
+    with pytest.raises(AttributeError):
+        g.n = 3
+    assert graphs.as_graph(g) is g
+    assert graphs.as_graph(e) == g and graphs.as_graph(e, 13) != g
+    with pytest.raises(ValueError, match="n = 13"):
+        graphs.as_graph(g, 13)
+    with pytest.raises(ValueError, match="edges"):
+        graphs.Graph(5, e)
+    assert [tuple(a) for a in g.csr] == [tuple(a) for a in graphs.adjacency(e, 12)]
+
+
+def test_graph_regions_match_breadth_first_search():
+    import networkx as nx
+
+    e = graphs.random_graph(30, 0.08, 3)
+    g = graphs.Graph(30, e)
+    dist = nx.single_source_shortest_path_length(graphs.to_networkx(g), 7)
+    for k in range(4):
+        assert g.N_k([7], k).tolist() == sorted(i for i, d in dist.items() if d == k)
+        assert g.R_k([7], k).tolist() == sorted(i for i, d in dist.items() if d <= k)
+        assert graphs.R_k(g, None, [7], k).tolist() == g.R_k([7], k).tolist()
+    assert g.boundary([7]).tolist() == g.N_k([7], 1).tolist()
+    ep = g.edge_pos
+    for k, (i, j) in enumerate(g.edges):
+        assert g.indices[g.indptr[i] + ep[k, 0]] == j and g.indices[g.indptr[j] + ep[k, 1]] == i
+
+
+def test_machine_holds_one_graph():
+    from mrflib import BoltzmannMachine
+
+    g = graphs.Graph(9, graphs.square_grid(3, 3))
+    bm = BoltzmannMachine.random(g, 9, rng=0)
+    assert bm.graph is g and bm.edges is g.edges and bm.n == 9
+    assert bm.with_params(bm.params).graph is g
+    assert BoltzmannMachine(bm.bias, g.edges, bm.coupling) == bm
+    with pytest.raises(ValueError, match="does not match"):
+        BoltzmannMachine(np.zeros(10), g, bm.coupling)

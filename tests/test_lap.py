@@ -334,3 +334,16 @@ def test_split_modules_are_reexported():
     assert lap.one_neighbourhood is neighbourhoods.one_neighbourhood
     assert lap.normalized_potentials is potentials.normalized_potentials
     assert lap.junction_tree_moments is peers.junction_tree_moments
+
+
+def test_one_neighbourhood_of_general_cliques_is_the_clique_union():
+    from mrflib import neighbourhoods
+
+    rng = np.random.default_rng(1)
+    family = [rng.choice(12, size=rng.integers(1, 4), replace=False) for _ in range(8)]
+    for Q in ([0], [3, 5], [11]):
+        want = set(Q)
+        for c in family:
+            if set(c.tolist()) & set(Q):
+                want |= set(c.tolist())
+        assert neighbourhoods.one_neighbourhood(family, Q).tolist() == sorted(want)
