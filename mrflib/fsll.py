@@ -41,6 +41,7 @@ nor the ``r`` table during learning: two ``|X|`` tables instead of the paper's f
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -474,6 +475,17 @@ class Model:
     n_candidates : int
         Append candidates considered, over all steps.
     update : str
+    converged : bool
+        Whether the search stopped on line 8 of Algorithm 1 (no candidate lowers the cost
+        by ``eps``) rather than at ``max_steps``.
+    stop_reason : str
+        Why the search stopped.
+    seconds : float
+        Wall time of :func:`fit`.
+
+    ``model`` (the model itself), ``n_steps``, ``converged``, ``stop_reason``,
+    ``seconds`` and ``history`` are the result fields every learner of the library shares
+    (:class:`mrflib.learning.Fit`); here ``history`` is the cost after every step.
     """
 
     cardinalities: tuple[int, ...]
@@ -486,6 +498,14 @@ class Model:
     n_exact: int = 0
     n_candidates: int = 0
     update: str = "incremental"
+    converged: bool = True
+    stop_reason: str = ""
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def model(self) -> Model:
+        """The learned model (this object): the result field shared with ``learning.Fit``."""
+        return self
 
     @property
     def n_basis(self) -> int:
@@ -561,6 +581,7 @@ def fit(
     the infinite ``theta_y`` a zero-probability pattern would need (the paper assumes a
     positive ``p_d``).
     """
+    t0 = time.perf_counter()
     cards = _check_cardinalities(cardinalities)
     eps = check_positive(eps, "eps", allow_zero=True)
     max_steps = check_positive(max_steps, "max_steps", integer=True, allow_zero=True)
@@ -580,10 +601,14 @@ def fit(
     lo_cost, hi_cost = _cost_tables(cards, N)  # line 3
     duals = (_TransformDuals if update == "transform" else _IncrementalDuals)(cards, parallel)
     search = _Search(dbar, lo_cost, hi_cost, use_bound, parallel, kl)
+    converged, reason = False, f"max_steps = {max_steps} reached"
     for _ in range(max_steps):
         tbar = duals.current()  # line 6
         move, champion = search.best_move(tbar)  # line 7
         if move is None or -champion < eps:  # line 8
+            converged = True
+            reason = ("converged: no candidate move left" if move is None else
+                      f"converged: best cost decrease {-champion:.3g} < eps {eps:g}")
             break
         delta = search.accept(move, champion, tbar)  # lines 10-11
         duals.step(move[1], delta)
@@ -598,6 +623,9 @@ def fit(
         n_exact=search.n_exact,
         n_candidates=search.n_candidates,
         update=update,
+        converged=converged,
+        stop_reason=reason,
+        seconds=time.perf_counter() - t0,
     )
 
 

@@ -100,6 +100,9 @@ _HUGE = 10.0  # |θ| beyond which an "optimum" is a likelihood still climbing to
 
 
 # ------------------------------------------------------------------- Ising: reference
+_UNSET = object()  # return_info not passed
+
+
 def _check_ising(data: Any, edges: Any, n: int | None) -> tuple[np.ndarray, np.ndarray, int]:
     if n is not None:
         n = check_positive(n, "n", integer=True)
@@ -285,8 +288,8 @@ def fit_ising(
     l2: float = 0.0,
     tol: float = 1e-10,
     max_iter: int = 100,
-    return_info: bool = False,
-) -> BoltzmannMachine | tuple[BoltzmannMachine, dict[str, Any]]:
+    return_info: Any = _UNSET,
+) -> BoltzmannMachine:
     """LAP estimate of an Ising model / Boltzmann machine (section 4.2).
 
     For every clique ``Q``: (1) locate ``A_Q`` (Definition 7); (2) fit the auxiliary
@@ -325,11 +328,13 @@ def fit_ising(
     max_iter : int
         Newton iterations per clique.
     return_info : bool
-        Also return ``{"iterations", "converged", "n_cliques", "cliques"}``.
+        Deprecated: ``learning.fit(data, edges, "lap")`` gives the machine with its
+        convergence (a :class:`mrflib.learning.Fit`). ``True`` still returns
+        ``(machine, {"iterations", "converged", "n_cliques", "cliques"})``.
 
     Returns
     -------
-    BoltzmannMachine on ``edges`` (and the info dict if asked).
+    BoltzmannMachine on ``edges``.
 
     Warns
     -----
@@ -337,6 +342,20 @@ def fit_ising(
         If a clique fit did not converge, or an estimate exceeds 10 in magnitude: data
         that separate a clique (e.g. two spins always equal) have no finite ML.
     """
+    bm, info = _fit_ising(data, edges, n, cliques=cliques, scheduler=scheduler, n_jobs=n_jobs,
+                          l2=l2, tol=tol, max_iter=max_iter)
+    if return_info is _UNSET:
+        return bm
+    warnings.warn("lap.fit_ising(return_info=...) is deprecated; use "
+                  "learning.fit(data, edges, 'lap'), whose Fit has n_steps, converged and "
+                  "stop_reason", DeprecationWarning, stacklevel=2)
+    return (bm, info) if return_info else bm
+
+
+def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=None, l2=0.0,
+               tol=1e-10, max_iter=100) -> tuple[BoltzmannMachine, dict[str, Any]]:
+    """:func:`fit_ising` with its per-clique convergence ``{"iterations", "converged",
+    "n_cliques", "cliques"}`` (what :func:`mrflib.learning.fit` reports)."""
     s, edges, n = _check_ising(data, edges, n)
     if cliques not in ("all", "maximal"):
         raise ValueError(f"cliques must be 'all' or 'maximal', got {cliques!r}")
@@ -378,15 +397,13 @@ def fit_ising(
     if bad:
         warnings.warn(f"LAP: {bad} of {len(conv)} clique fits did not converge in "
                       f"{max_iter} Newton steps (separable data has no finite ML; "
-                      "consider l2 > 0 or more data)", RuntimeWarning, stacklevel=2)
+                      "consider l2 > 0 or more data)", RuntimeWarning, stacklevel=3)
     elif max(np.abs(bias).max(), np.abs(coupling).max(initial=0.0)) > _HUGE:
         warnings.warn(f"LAP: some estimates exceed {_HUGE} in magnitude: the data "
                       "separate a clique and its ML is at infinity (no finite ML); "
-                      "consider l2 > 0 or more data", RuntimeWarning, stacklevel=2)
+                      "consider l2 > 0 or more data", RuntimeWarning, stacklevel=3)
     bm = BoltzmannMachine(bias, edges, coupling)
-    if return_info:
-        return bm, {"iterations": n_iter, "converged": conv, "n_cliques": len(sizes),
-                    "cliques": cliques}
-    return bm
+    return bm, {"iterations": n_iter, "converged": conv, "n_cliques": len(sizes),
+                "cliques": cliques}
 
 

@@ -31,6 +31,14 @@ One entry point, :func:`fit`, and one gradient-ascent driver shared by every met
     GSMCI gradients eq. (30)-(31) computed on the current sample set (``estimator``
     "1-smci" or "s2-smci"; "mci" gives plain PCD in the same loop), then advances all
     ``M = eN`` chains by ``kappa`` Gibbs sweeps under the new parameters.
+``"lap"``
+    the LAP estimator of Mizrahi, de Freitas & Tenorio (section 4.2),
+    :func:`mrflib.lap.fit_ising`: clique by clique, no gradient loop.
+
+The learners are the rows of one table (``_TABLE``: default and allowed solvers, extra
+options, whether the method draws, the scaling of a local gradient); every one returns a
+:class:`Fit` with ``model``, ``converged``, ``n_steps``, ``stop_reason``, ``seconds`` and
+``history``.
 
 Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
 the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
@@ -87,23 +95,41 @@ __all__ = [
     "mae_trial",
 ]
 
-METHODS = ("mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd")
-LOCAL_METHODS = _local.LOCAL_METHODS
-STOCHASTIC_METHODS = ("cd", "pcd", "smci-pcd")
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
-# (bias, coupling) factors making the ascent direction equal eq. (5) at theta = 0.
-_SCALE = {"mple": (1.0, 0.5), "rm": (2.0, 1.0), "mpf": (1.0, 0.5)}
-_METHOD_OPTIONS = {
-    "mle": set(),
-    "mple": set(),
-    "rm": set(),
-    "mpf": set(),
-    "1-smci": set(),
-    "s2-smci": set(),
-    "cd": {"k", "n_chains"},
-    "pcd": {"k", "n_chains", "extension_rate"},
-    "smci-pcd": {"estimator", "extension_rate", "kappa", "samples"},
-}
+
+
+@dataclass(frozen=True)
+class _Method:
+    """One learner of :func:`fit`: the dispatch table's row.
+
+    ``solvers[0]`` is the default solver; ``scale`` the (bias, coupling) factors making a
+    local method's ascent direction equal eq. (5) at ``theta = 0``; ``options`` the extra
+    keyword options :func:`fit` accepts for it.
+    """
+
+    name: str
+    solvers: tuple[str, ...] = ("gradient",)
+    options: frozenset = frozenset()
+    stochastic: bool = False
+    scale: tuple[float, float] | None = None
+
+
+_TABLE = {m.name: m for m in (
+    _Method("mle", ("exact", "gradient")),
+    _Method("mple", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
+    _Method("rm", ("gradient", "lbfgs"), scale=(2.0, 1.0)),
+    _Method("mpf", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
+    _Method("1-smci"),
+    _Method("s2-smci"),
+    _Method("cd", options=frozenset({"k", "n_chains"}), stochastic=True),
+    _Method("pcd", options=frozenset({"k", "n_chains", "extension_rate"}), stochastic=True),
+    _Method("smci-pcd", options=frozenset({"estimator", "extension_rate", "kappa", "samples"}),
+            stochastic=True),
+    _Method("lap", ("lap",), options=frozenset({"cliques", "scheduler", "n_jobs", "l2"})),
+)}
+METHODS = tuple(_TABLE)
+LOCAL_METHODS = _local.LOCAL_METHODS
+STOCHASTIC_METHODS = tuple(m.name for m in _TABLE.values() if m.stochastic)
 
 
 # --------------------------------------------------------------------------- results
@@ -134,9 +160,10 @@ class Fit:
         The options the fit ran with.
     chains : ndarray or None
         The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
-    stop_reason : str or None
-        Why the fit stopped (``"mle"`` with the exact solver: the optimizer's message,
-        or that the MLE does not exist for the data).
+    stop_reason : str
+        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, or
+        for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
+        not exist for the data.
     """
 
     model: Any
@@ -150,7 +177,7 @@ class Fit:
     mae: np.ndarray | None = None
     options: dict = field(default_factory=dict)
     chains: np.ndarray | None = None
-    stop_reason: str | None = None
+    stop_reason: str = ""
 
     @property
     def history(self):
@@ -323,7 +350,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     """The ascent direction Delta(theta) of a method, as a function of the parameters."""
     n = prob.n
     if method in LOCAL_METHODS:
-        sb, sj = _SCALE[method]
+        sb, sj = _TABLE[method].scale
         local = prob.local(method)
 
         def direction(theta):
@@ -437,6 +464,8 @@ def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tu
     ``"cd"``/``"pcd"``/``"smci-pcd"``: the first stochastic estimate (needs ``rng``).
     """
     _check_method(method)
+    if method == "lap":
+        raise ValueError("method 'lap' fits clique by clique and has no ascent direction")
     prob = _problem_from_bm(bm, data)
     if method in STOCHASTIC_METHODS:
         rng = as_rng(rng)
@@ -476,25 +505,54 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
                dict(kw, bias=bool(bias)), stop_reason=reason)
 
 
+def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options) -> Fit:
+    """``method="lap"``: :func:`mrflib.lap.fit_ising` on the problem's graph (the same
+    machine); ``n_steps`` is the most Newton iterations a clique took, ``converged``
+    that every clique's Newton iteration converged."""
+    from mrflib import lap
+
+    if not bias:
+        raise ValueError("method 'lap' estimates the biases; bias must be True")
+    if init is not None:
+        raise ValueError("method 'lap' has no initial parameters; init must be None")
+    kw = dict(options)
+    if max_steps is not None:
+        kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
+    if tol is not None:
+        kw["tol"] = check_positive(tol, "tol")
+    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, **kw)
+    theta = model.params
+    errs = None
+    if record and ref_coupling is not None:
+        errs = np.array([np.mean(np.abs(theta[prob.n:] - ref_coupling)) if prob.E else 0.0])
+    iters = np.asarray(info["iterations"])
+    converged = bool(np.all(info["converged"]))
+    bad = int(np.sum(~np.asarray(info["converged"], dtype=bool)))
+    reason = (f"converged: every one of {info['n_cliques']} clique fits" if converged
+              else f"{bad} of {info['n_cliques']} clique fits reached max_iter")
+    return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
+               time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
+               {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
+
+
 def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, progress,
                   rng):
     """Validate the options of :func:`fit`; returns ``(solver, learning_rate, max_steps,
     tol, rng)`` with the defaults filled in."""
     _check_method(method)
-    unknown = set(options) - _METHOD_OPTIONS[method]
+    spec = _TABLE[method]
+    unknown = set(options) - spec.options
     if unknown:
         raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
     if not isinstance(bias, (bool, np.bool_)):
         raise ValueError(f"bias must be True or False, got {bias!r}")
     if solver is None:
-        solver = "exact" if method == "mle" else "gradient"
-    allowed = {"mle": ("exact", "gradient")}.get(
-        method, ("gradient", "lbfgs") if method in LOCAL_METHODS else ("gradient",)
-    )
-    if solver not in allowed:
-        raise ValueError(f"solver for method {method!r} must be one of {allowed}, got {solver!r}")
+        solver = spec.solvers[0]
+    if solver not in spec.solvers:
+        raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
+                         f"got {solver!r}")
     learning_rate = check_positive(learning_rate, "learning_rate")
-    stochastic = method in STOCHASTIC_METHODS
+    stochastic = spec.stochastic
     max_steps = check_positive(
         (1000 if stochastic else 10000) if max_steps is None else max_steps,
         "max_steps", integer=True, allow_zero=True,
@@ -511,7 +569,7 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
 @blas_single_threaded
 def fit(
     data: Any,
-    edges: Any,
+    graph: Any,
     method: str,
     *,
     n: int | None = None,
@@ -533,10 +591,11 @@ def fit(
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    edges : array (E, 2)
-        The graph of the learning machine (``i < j``, sorted rows).
-    method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd"}
-        See the module docstring.
+    graph : Graph or array (E, 2)
+        The graph of the learning machine: a :class:`mrflib.graphs.Graph` or its edge
+        array (``i < j``, sorted rows).
+    method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
+        See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
         Number of nodes (default: the columns of ``data``).
     rng : Generator or int
@@ -544,10 +603,12 @@ def fit(
         same fit (and the same final chains).
     bias : bool
         Learn the biases (default) or fix them at zero, the paper's model eq. (1).
-    solver : {"gradient", "lbfgs", "exact"}, optional
-        ``"gradient"`` (default except for MLE): the gradient ascent of section 5,
+    solver : {"gradient", "lbfgs", "exact", "lap"}, optional
+        ``"gradient"`` (default except for MLE and LAP): the gradient ascent of section 5,
         ``w <- w + eta Delta``. ``"lbfgs"``: scipy L-BFGS on the objective (MPLE,
         RM, MPF). ``"exact"`` (default for MLE): :func:`mrflib.exact.fit_mle`.
+        ``"lap"`` (LAP only): :func:`mrflib.lap.fit_ising`, whose ``max_iter`` and ``tol``
+        are ``max_steps`` and ``tol`` when given (else its own defaults).
     learning_rate : float
         ``eta`` (default 0.2, the paper's).
     max_steps : int, optional
@@ -573,7 +634,8 @@ def fit(
         SMCI-PCD: ``estimator`` ("1-smci" default, "s2-smci", "mci", "2-smci"),
         ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1) and
         optionally ``samples``, an explicit initial sample set instead of the
-        replicated data.
+        replicated data. LAP: ``cliques``, ``scheduler``, ``n_jobs``, ``l2`` of
+        :func:`mrflib.lap.fit_ising`.
 
     Returns
     -------
@@ -583,7 +645,7 @@ def fit(
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
-    prob = _Problem(data, edges, n)
+    prob = _Problem(data, graph, n)
     n = prob.n
     P = n + prob.E
 
@@ -592,9 +654,12 @@ def fit(
         ref = getattr(reference, "coupling", reference)
         ref_coupling = check_array(ref, "reference", ndim=1, shape=(prob.E,))
 
-    if method == "mle" and solver == "exact":
+    if solver == "exact":
         return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
                               record, t0)
+    if solver == "lap":
+        return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling, record,
+                        t0, options)
 
     if init is None:
         theta0 = np.zeros(P)
@@ -620,9 +685,14 @@ def fit(
     model = prob.model(theta)
     state = getattr(direction, "state", None) if solver == "gradient" else None
     opts = {k: v for k, v in options.items() if k != "samples"}
+    if converged:
+        reason = f"converged: max |gradient| < tol {tol:g}"
+    else:
+        reason = f"max_steps = {max_steps} reached" + (
+            " (tol = 0: a stochastic fit runs every step)" if tol == 0 else "")
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
-               None if state is None else state["chains"])
+               None if state is None else state["chains"], reason)
 
 
 # --------------------------------------------------------------------------- Theorem 1

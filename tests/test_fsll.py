@@ -342,3 +342,15 @@ def test_other_bad_input():
         fsll.dual_update(np.ones(4), 4, 0.1, (2, 2))
     with pytest.raises(ValueError, match="index"):
         fsll.unflatten([7], (2, 3))
+
+
+def test_fit_exposes_the_shared_result_fields():
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 2, size=(200, 3))
+    data[:150, 1] = data[:150, 0]  # correlated: the search takes several steps
+    data[:120, 2] = 1
+    m = fsll.fit(data, [2, 2, 2])
+    assert m.model is m and m.converged and m.stop_reason.startswith("converged")
+    assert m.n_steps == len(m.moves) and m.seconds > 0 and len(m.history) == m.n_steps + 1
+    short = fsll.fit(data, [2, 2, 2], max_steps=1)
+    assert not short.converged and "max_steps" in short.stop_reason

@@ -482,3 +482,42 @@ def test_mae_trial_reproducible(problem):
     again, _ = learning.mae_trial(gen, edges, 300, ("mple", "1-smci"), rng=0, max_steps=40,
                                   tol=0.0)
     assert [r["mae"] for r in rows] == [r["mae"] for r in again]
+
+
+# --------------------------------------------------------------------------- one fit interface
+def test_fit_lap_equals_lap_fit_ising(problem):
+    import warnings
+
+    from mrflib import lap
+
+    edges, _, data = problem
+    f = learning.fit(data, edges, "lap")
+    assert f.model == lap.fit_ising(data, edges)
+    assert f.method == f.solver == "lap" and f.converged and f.n_steps >= 1
+    assert f.stop_reason.startswith("converged")
+    g = learning.fit(data, graphs.Graph(9, edges), "lap", cliques="maximal", l2=0.1)
+    assert g.model == lap.fit_ising(data, edges, cliques="maximal", l2=0.1)
+    with pytest.warns(DeprecationWarning, match="return_info"):
+        bm, info = lap.fit_ising(data, edges, return_info=True)
+    assert bm == f.model and info["converged"].all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lap.fit_ising(data, edges)
+    with pytest.raises(ValueError, match="bias"):
+        learning.fit(data, edges, "lap", bias=False)
+    with pytest.raises(ValueError, match="unknown options"):
+        learning.fit(data, edges, "lap", k=2)
+    with pytest.raises(ValueError, match="ascent direction"):
+        learning.ascent_direction(f.model, data, "lap")
+
+
+@pytest.mark.parametrize("method", learning.METHODS)
+def test_every_learner_returns_one_result_type(problem, method):
+    edges, _, data = problem
+    kw = dict(rng=0, max_steps=3) if method in learning.STOCHASTIC_METHODS else {}
+    f = learning.fit(data, graphs.Graph(9, edges), method, **kw)
+    assert isinstance(f, learning.Fit) and isinstance(f.model, BoltzmannMachine)
+    assert isinstance(f.stop_reason, str) and f.stop_reason
+    assert f.converged == f.stop_reason.startswith("converged")
+    assert f.n_steps >= 0 and f.seconds > 0 and "step" in f.history.columns
+    assert f.model.edges.tolist() == edges.tolist()
