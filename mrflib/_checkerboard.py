@@ -18,7 +18,6 @@ graphs keep the index-order sampler, bit for bit as before issue 17.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 from numba import njit, prange
@@ -180,14 +179,11 @@ def _two_colouring(indptr, indices):  # pragma: no cover - numba
     return colour
 
 
-@lru_cache(maxsize=16)
-def _layout(n: int, edges_b: bytes) -> tuple:
-    """Sweep order, the CSR adjacency in that order and whether the graph is bipartite,
-    cached per graph."""
-    from . import graphs
-
-    edges = np.frombuffer(edges_b, dtype=np.int64).reshape(-1, 2)
-    indptr, indices, eids = graphs.adjacency(edges, n)
+def _layout(graph) -> tuple:
+    """Sweep order, the CSR adjacency in that order and whether the graph is bipartite
+    (kept with the graph by :meth:`mrflib.graphs.Graph.memo`)."""
+    n = graph.n
+    indptr, indices, eids = graph.csr
     colour = _two_colouring(indptr, indices)
     order = np.arange(n) if n and colour[0] < 0 else np.argsort(colour, kind="stable")
     pos = np.empty(n, dtype=np.int64)
@@ -206,7 +202,7 @@ def _layout(n: int, edges_b: bytes) -> tuple:
 def layout(bm) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(order, ptr, nbr, eids)`` of ``bm``'s graph (cached per graph); ``order[0] < 0``
     never happens: ``bipartite(bm)`` tells whether ``order`` is a colour order."""
-    return _layout(bm.n, np.ascontiguousarray(bm.edges, dtype=np.int64).tobytes())
+    return bm.graph.memo("checkerboard-layout", _layout)
 
 
 def applies(bm) -> bool:

@@ -40,10 +40,8 @@ class LocalObjective:
     ----------
     x : int8 array (N, n)
         Validated spins.
-    edges : int array (E, 2)
-        Validated edges.
-    indptr, indices, eids : int64 arrays
-        CSR adjacency of :func:`mrflib.graphs.adjacency`.
+    graph : mrflib.graphs.Graph
+        The validated graph (edges and cached CSR adjacency).
     method : {"mple", "rm", "mpf"}
 
     Attributes
@@ -54,8 +52,9 @@ class LocalObjective:
         Stored patterns (or distinct rows) the evaluations run over.
     """
 
-    def __init__(self, x, edges, indptr, indices, eids, method):
+    def __init__(self, x, graph, method):
         _check_method(method)
+        edges, (indptr, indices, eids) = graph.edges, graph.csr
         self.kind = KIND[method]
         self.n = x.shape[1]
         self.E = edges.shape[0]
@@ -134,7 +133,8 @@ class Smci1Moments:
     (dense graphs); the caller then uses :func:`mrflib.smci.moments`.
     """
 
-    def __init__(self, x, edges, indptr, indices, eids):
+    def __init__(self, x, graph):
+        edges, (indptr, indices, eids) = graph.edges, graph.csr
         N, n = x.shape
         self.ei = np.ascontiguousarray(edges[:, 0], dtype=np.int64)
         self.ej = np.ascontiguousarray(edges[:, 1], dtype=np.int64)

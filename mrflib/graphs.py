@@ -293,6 +293,17 @@ class Graph:
         _read_only(pos)
         return pos
 
+    def memo(self, key: str, compute: Any) -> Any:
+        """``compute(self)``, computed on the first call for ``key`` and kept with the graph.
+
+        For structure another module derives from the graph alone (e.g. the sampler's
+        colour-ordered adjacency): it lives as long as the graph, no global cache.
+        """
+        store = self.__dict__.setdefault("_memo", {})
+        if key not in store:
+            store[key] = compute(self)
+        return store[key]
+
     def neighbours(self) -> list[np.ndarray]:
         """List of sorted neighbour arrays, one per node (views of the CSR arrays)."""
         indptr, indices, _ = self.csr

@@ -244,15 +244,13 @@ class _Problem:
     def smci1(self):
         """1-SMCI moments on these data from pattern counts (compressed once, cached)."""
         if "1-smci" not in self._local:
-            self._local["1-smci"] = _local.Smci1Moments(self.x, self.edges, self.indptr,
-                                                        self.indices, self.eids)
+            self._local["1-smci"] = _local.Smci1Moments(self.x, self.graph)
         return self._local["1-smci"]
 
     def local(self, method):
         """The local objective of ``method`` on these data (compressed once, then cached)."""
         if method not in self._local:
-            self._local[method] = _local.LocalObjective(
-                self.x, self.edges, self.indptr, self.indices, self.eids, method)
+            self._local[method] = _local.LocalObjective(self.x, self.graph, method)
         return self._local[method]
 
     def split(self, theta):

@@ -38,8 +38,7 @@ def _data(edges, n, N, scale, seed):
 
 
 def _objective(x, edges, method):
-    indptr, indices, eids = graphs.adjacency(edges, x.shape[1])
-    return LocalObjective(x, np.asarray(edges), indptr, indices, eids, method)
+    return LocalObjective(x, graphs.as_graph(edges, x.shape[1]), method)
 
 
 @pytest.mark.parametrize("method", learning.LOCAL_METHODS)
