@@ -92,7 +92,6 @@ __all__ = [
     "estimator_variances",
     "mple_rho",
     "mae",
-    "mae_trial",
 ]
 
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
@@ -732,61 +731,10 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
 
 
-# --------------------------------------------------------------------------- experiments
-def mae_trial(
-    generator: Any,
-    edges: Any,
-    n_data: int,
-    methods: tuple[str, ...] = ("mple", "1-smci"),
-    *,
-    rng: Any,
-    bias: bool = False,
-    curves: bool = False,
-    **fit_options: Any,
-) -> tuple[list[dict], dict[str, np.ndarray]]:
-    """One trial of the experiments of sections 4.2 and 5 of Yasuda (2018).
+def __getattr__(name: str) -> Any:
+    """``mae_trial`` moved to :mod:`mrflib.repro.learning_trials` (old name kept)."""
+    if name == "mae_trial":
+        from mrflib.repro import learning_trials
 
-    Draws ``n_data`` exact i.i.d. points from ``generator`` (:func:`mrflib.exact.sample`),
-    fits the exact MLE on ``edges`` and every method in ``methods`` (gradient ascent
-    from zero), and measures the coupling MAE of each solution to the MLE.
-
-    Parameters
-    ----------
-    generator : BoltzmannMachine
-        The generative machine (its graph may differ from ``edges``: model error).
-    edges : array (E, 2)
-        The learning machine's graph.
-    n_data : int
-        N.
-    methods : tuple of str
-        Methods of :func:`fit` compared with the MLE.
-    rng : Generator or int
-        Draws the data.
-    bias : bool
-        Learn biases (the paper's experiments have none: default False).
-    curves : bool
-        Also return the per-step MAE curves (Figure 3).
-    **fit_options
-        Passed to :func:`fit` (``learning_rate``, ``max_steps``, ``tol``, ...).
-
-    Returns
-    -------
-    rows : list of dict
-        One per method: ``method, N, mae, steps, converged, seconds``.
-    curves : dict
-        ``method -> MAE per step`` (empty unless ``curves``).
-    """
-    from mrflib import exact
-
-    n_data = check_positive(n_data, "n_data", integer=True)
-    data = exact.sample(generator, n_data, as_rng(rng))
-    mle = fit(data, edges, "mle", n=generator.n, bias=bias)
-    rows, out = [], {}
-    for m in methods:
-        f = fit(data, edges, m, n=generator.n, bias=bias, reference=mle.model, record=curves,
-                progress=False, **fit_options)
-        rows.append(dict(method=m, N=n_data, mae=mae(f.model, mle.model), steps=f.n_steps,
-                         converged=f.converged, seconds=f.seconds))
-        if curves:
-            out[m] = f.mae
-    return rows, out
+        return learning_trials.mae_trial
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

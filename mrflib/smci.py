@@ -57,7 +57,6 @@ __all__ = [
     "s2_independent_set",
     "asymptotic_variance",
     "covariances",
-    "covariance_mae_trial",
     "ais_moments",
 ]
 
@@ -574,40 +573,10 @@ def ais_moments(
     return w @ xf, w @ (xf[:, bm.edges[:, 0]] * xf[:, bm.edges[:, 1]])
 
 
-# ----------------------------------------------------------------------------- experiment
-def covariance_mae_trial(
-    bm: BoltzmannMachine,
-    sample_sizes: Sequence[int],
-    methods: Sequence[str] = METHODS,
-    *,
-    burn_in: int,
-    rng: Any,
-    ais_beta_step: float | None = None,
-) -> list[dict[str, Any]]:
-    """One trial of the experiment of section 4.2 (Figure 5) of the GSMCI paper.
+def __getattr__(name: str) -> Any:
+    """``covariance_mae_trial`` moved to :mod:`mrflib.repro.smci_trials` (old name kept)."""
+    if name == "covariance_mae_trial":
+        from .repro import smci_trials
 
-    For each ``M`` in ``sample_sizes``, draws ``M`` Gibbs samples of ``bm`` (one
-    independent chain per sample, ``burn_in`` sweeps) and returns, for every method, the
-    mean absolute error of the edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩``
-    against exact enumeration. Rows: ``{"M", "method", "mae"}``. With ``ais_beta_step``,
-    also ``M`` runs of :func:`ais_moments` (method ``"ais"``), the paper's AIS remark.
-    """
-    from . import sampling
-    from ._validation import as_rng
-
-    bm = _check_bm(bm)
-    rng = as_rng(rng)
-    for m in methods:
-        _check_method(m)
-    cov_exact = covariances(bm, *exact.moments(bm))
-    rows = []
-    for M in sample_sizes:
-        M = check_positive(M, "sample size", integer=True)
-        s = sampling.gibbs(bm, M, burn_in=burn_in, rng=rng)
-        for m in methods:
-            cov = covariances(bm, *moments(bm, s, m))
-            rows.append({"M": M, "method": m, "mae": float(np.mean(np.abs(cov - cov_exact)))})
-        if ais_beta_step is not None:
-            cov = covariances(bm, *ais_moments(bm, M, beta_step=ais_beta_step, rng=rng))
-            rows.append({"M": M, "method": "ais", "mae": float(np.mean(np.abs(cov - cov_exact)))})
-    return rows
+        return smci_trials.covariance_mae_trial
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,10 @@
 """The reproduction harness: per-paper experiments, paper tables and scorecard labels.
 
 Code that runs the papers' experiments for the book (trials, the papers' own numbers, the
-pgmpy baseline) lives here, apart from the algorithm modules of :mod:`mrflib`.
+pgmpy baseline, the chapters' scorecard recorder) lives here, apart from the algorithm
+modules of :mod:`mrflib`.
 """
+
+from .chapter import Chapter
+
+__all__ = ["Chapter"]

@@ -1,0 +1,73 @@
+"""Experiments of the 1-SMCI learning chapter (Yasuda 2018, sections 4.2 and 5).
+
+Per-paper trials for the book, kept apart from the learners in :mod:`mrflib.learning`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import exact
+from .._validation import as_rng, check_positive
+from ..learning import fit, mae
+
+__all__ = ["mae_trial"]
+
+
+def mae_trial(
+    generator: Any,
+    edges: Any,
+    n_data: int,
+    methods: tuple[str, ...] = ("mple", "1-smci"),
+    *,
+    rng: Any,
+    bias: bool = False,
+    curves: bool = False,
+    **fit_options: Any,
+) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """One trial of the experiments of sections 4.2 and 5 of Yasuda (2018).
+
+    Draws ``n_data`` exact i.i.d. points from ``generator`` (:func:`mrflib.exact.sample`),
+    fits the exact MLE on ``edges`` and every method in ``methods`` (gradient ascent
+    from zero), and measures the coupling MAE of each solution to the MLE.
+
+    Parameters
+    ----------
+    generator : BoltzmannMachine
+        The generative machine (its graph may differ from ``edges``: model error).
+    edges : array (E, 2)
+        The learning machine's graph.
+    n_data : int
+        N.
+    methods : tuple of str
+        Methods of :func:`mrflib.learning.fit` compared with the MLE.
+    rng : Generator or int
+        Draws the data.
+    bias : bool
+        Learn biases (the paper's experiments have none: default False).
+    curves : bool
+        Also return the per-step MAE curves (Figure 3).
+    **fit_options
+        Passed to :func:`mrflib.learning.fit` (``learning_rate``, ``max_steps``, ``tol``, ...).
+
+    Returns
+    -------
+    rows : list of dict
+        One per method: ``method, N, mae, steps, converged, seconds``.
+    curves : dict
+        ``method -> MAE per step`` (empty unless ``curves``).
+    """
+    n_data = check_positive(n_data, "n_data", integer=True)
+    data = exact.sample(generator, n_data, as_rng(rng))
+    mle = fit(data, edges, "mle", n=generator.n, bias=bias)
+    rows, out = [], {}
+    for m in methods:
+        f = fit(data, edges, m, n=generator.n, bias=bias, reference=mle.model, record=curves,
+                progress=False, **fit_options)
+        rows.append(dict(method=m, N=n_data, mae=mae(f.model, mle.model), steps=f.n_steps,
+                         converged=f.converged, seconds=f.seconds))
+        if curves:
+            out[m] = f.mae
+    return rows, out
