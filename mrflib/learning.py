@@ -563,6 +563,21 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
     return solver, learning_rate, max_steps, tol, rng
 
 
+def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
+    """Initial parameters (zeros, as in section 5, unless ``init``) and the free mask
+    (biases held at zero when ``bias`` is false)."""
+    if init is None:
+        theta0 = np.zeros(P)
+    else:
+        theta0 = np.asarray(getattr(init, "params", init), dtype=np.float64)
+        theta0 = check_array(theta0, "init", ndim=1, shape=(P,)).copy()
+    free = np.ones(P, dtype=bool)
+    if not bias:
+        free[:n] = False
+        theta0[:n] = 0.0
+    return theta0, free
+
+
 @blas_single_threaded
 def fit(
     data: Any,
@@ -658,16 +673,7 @@ def fit(
         return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling, record,
                         t0, options)
 
-    if init is None:
-        theta0 = np.zeros(P)
-    else:
-        theta0 = np.asarray(getattr(init, "params", init), dtype=np.float64)
-        theta0 = check_array(theta0, "init", ndim=1, shape=(P,)).copy()
-    free = np.ones(P, dtype=bool)
-    if not bias:
-        free[:n] = False
-        theta0[:n] = 0.0
-
+    theta0, free = _initial_theta(init, bias, n, P)
     if solver == "lbfgs":
         out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
                      ref_coupling=ref_coupling, record=record)
@@ -682,11 +688,9 @@ def fit(
     model = prob.model(theta)
     state = getattr(direction, "state", None) if solver == "gradient" else None
     opts = {k: v for k, v in options.items() if k != "samples"}
-    if converged:
-        reason = f"converged: max |gradient| < tol {tol:g}"
-    else:
-        reason = f"max_steps = {max_steps} reached" + (
-            " (tol = 0: a stochastic fit runs every step)" if tol == 0 else "")
+    reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
+              f"max_steps = {max_steps} reached"
+              + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else ""))
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
                None if state is None else state["chains"], reason)
