@@ -49,7 +49,7 @@ import scipy.optimize
 
 from . import _lap_kernels as _k
 from . import exact, graphs
-from ._validation import check_edges, check_positive, check_spins
+from ._validation import check_positive, check_spins
 from .lap_gaussian import (
     fit_gaussian,
     fit_gaussian_decomposable,
@@ -103,15 +103,16 @@ _HUGE = 10.0  # |θ| beyond which an "optimum" is a likelihood still climbing to
 _UNSET = object()  # return_info not passed
 
 
-def _check_ising(data: Any, edges: Any, n: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+def _check_ising(data: Any, edges: Any, n: int | None) -> tuple[np.ndarray, graphs.Graph, int]:
+    """Validated spins, the :class:`~mrflib.graphs.Graph` (an edge array or a ``Graph``) and
+    ``n``."""
     if n is not None:
         n = check_positive(n, "n", integer=True)
     s = check_spins(data, n, "data")
     if s.shape[0] == 0:
         raise ValueError("data must contain at least one sample (got 0 rows)")
     n = s.shape[1]
-    edges = check_edges(edges, n)
-    return s, edges, n
+    return s, graphs.as_graph(edges, n), n
 
 
 def fit_auxiliary(
@@ -131,11 +132,12 @@ def fit_auxiliary(
     ``coupling`` ({edge (i, j): J} for every edge touching Q, inner and boundary),
     ``loglik`` (average) and ``result`` (scipy's OptimizeResult).
     """
-    s, edges, n = _check_ising(data, edges, n)
+    s, graph, n = _check_ising(data, edges, n)
+    edges = graph.edges
     q = clique_list([Q], "Q")[0]
     if q[-1] >= n:
         raise ValueError(f"Q refers to node {int(q[-1])}, but n = {n}")
-    A = one_neighbourhood(edges, q)
+    A = graph.R_k(q, 1)  # the 1-neighbourhood A_Q of Definition 7
     if len(A) > 16:
         raise ValueError(f"the 1-neighbourhood has {len(A)} nodes; the reference fit "
                          "enumerates 2^|A_Q| states and is meant for |A_Q| <= 16")
@@ -356,7 +358,8 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
                tol=1e-10, max_iter=100) -> tuple[BoltzmannMachine, dict[str, Any]]:
     """:func:`fit_ising` with its per-clique convergence ``{"iterations", "converged",
     "n_cliques", "cliques"}`` (what :func:`mrflib.learning.fit` reports)."""
-    s, edges, n = _check_ising(data, edges, n)
+    s, graph, n = _check_ising(data, edges, n)
+    edges = graph.edges
     if cliques not in ("all", "maximal"):
         raise ValueError(f"cliques must be 'all' or 'maximal', got {cliques!r}")
     l2 = check_positive(l2, "l2", allow_zero=True)
@@ -374,7 +377,7 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
             raise ValueError(f"edges has a maximal clique of {big} nodes; LAP here "
                              f"enumerates 2^|Q| states and allows |Q| <= {_MAX_CLIQUE}")
         q_ptr, q_nodes = pack([np.asarray(c, dtype=np.int64) for c in mc], n)
-    indptr, indices, edge_ids = graphs.adjacency(edges, n)
+    indptr, indices, edge_ids = graph.csr
     data_t = np.ascontiguousarray(s.T)
     bias_q, inner, eid, n_iter, conv = _run_cliques(
         data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, max_iter, n_jobs,

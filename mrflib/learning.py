@@ -88,7 +88,6 @@ __all__ = [
     "objective",
     "objective_gradient",
     "ascent_direction",
-    "local_terms_numpy",
     "estimator_variances",
     "mple_rho",
     "mae",

@@ -49,7 +49,6 @@ from .model import BoltzmannMachine
 __all__ = [
     "METHODS",
     "moments",
-    "moments_numpy",
     "gsmci",
     "gsmci_values",
     "sum_region",
