@@ -580,7 +580,7 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
 @blas_single_threaded
 def fit(
     data: Any,
-    graph: Any,
+    edges: Any,
     method: str,
     *,
     n: int | None = None,
@@ -602,9 +602,10 @@ def fit(
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    graph : Graph or array (E, 2)
+    edges : Graph or array (E, 2)
         The graph of the learning machine: a :class:`mrflib.graphs.Graph` or its edge
-        array (``i < j``, sorted rows).
+        array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
+        calls.)
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
@@ -656,7 +657,7 @@ def fit(
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
-    prob = _Problem(data, graph, n)
+    prob = _Problem(data, edges, n)
     n = prob.n
     P = n + prob.E
 
