@@ -229,7 +229,8 @@ class Graph:
         raise AttributeError("Graph is immutable")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.edges if dtype is None else self.edges.astype(dtype)
+        out = self.edges if dtype is None else self.edges.astype(dtype)
+        return out.copy() if copy and out is self.edges else out
 
     def __repr__(self) -> str:
         return f"Graph(n={self.n}, edges={len(self.edges)})"

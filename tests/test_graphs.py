@@ -128,3 +128,14 @@ def test_machine_holds_one_graph():
     assert BoltzmannMachine(bm.bias, g.edges, bm.coupling) == bm
     with pytest.raises(ValueError, match="does not match"):
         BoltzmannMachine(np.zeros(10), g, bm.coupling)
+
+
+def test_graph_goes_where_an_edge_array_goes():
+    from mrflib import lap
+
+    g = graphs.Graph(9, graphs.square_grid(3, 3))
+    a = np.array(g)  # a writable copy; the graph's own array stays read-only
+    a[0, 0] = 5
+    assert g.edges[0, 0] == 0 and not g.edges.flags.writeable
+    assert lap.maximal_cliques(g, 9) == lap.maximal_cliques(g.edges, 9)
+    assert graphs.num_nodes(g) == 9
