@@ -12,6 +12,9 @@ of spatial Monte Carlo integration" (GSMCI): ``N_0(T) = T``,
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -353,17 +356,45 @@ class Graph:
         return self.N_k(A, 1, "A")
 
 
+#: The last few graphs built from edge arrays, by content: the same edges give the same
+#: (immutable) Graph, so its cached structures serve every machine built on them.
+_RECENT: OrderedDict = OrderedDict()
+_RECENT_SIZE = 16
+_RECENT_LOCK = threading.Lock()
+
+
+def _content_key(edges: Any, n: Any) -> tuple | None:
+    arr = np.asarray(edges)
+    plain_n = n is None or (isinstance(n, (int, np.integer)) and not isinstance(n, bool))
+    if arr.dtype != np.int64 or arr.ndim != 2 or not plain_n:
+        return None
+    digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).digest()
+    return (None if n is None else int(n), arr.shape, digest)
+
+
 def as_graph(edges_or_graph: Any, n: int | None = None) -> Graph:
     """The :class:`Graph` of an edge array (validated here, once) or a ``Graph`` itself.
 
     ``n`` defaults to the largest label + 1 of an edge array; for a ``Graph`` it is
-    checked against ``graph.n`` when given.
+    checked against ``graph.n`` when given. An edge array equal to one of the last 16
+    converted (with the same ``n``) gives back that same ``Graph``.
     """
     if isinstance(edges_or_graph, Graph):
         if n is not None and int(check_positive(n, "n", integer=True)) != edges_or_graph.n:
             raise ValueError(f"n = {n} does not match the graph's {edges_or_graph.n} nodes")
         return edges_or_graph
-    return Graph(num_nodes(edges_or_graph, n), edges_or_graph)
+    key = _content_key(edges_or_graph, n)
+    with _RECENT_LOCK:
+        if key is not None and key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]
+    graph = Graph(num_nodes(edges_or_graph, n), edges_or_graph)
+    if key is not None:
+        with _RECENT_LOCK:
+            _RECENT[key] = graph
+            while len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
+    return graph
 
 
 def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

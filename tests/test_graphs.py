@@ -139,3 +139,17 @@ def test_graph_goes_where_an_edge_array_goes():
     assert g.edges[0, 0] == 0 and not g.edges.flags.writeable
     assert lap.maximal_cliques(g, 9) == lap.maximal_cliques(g.edges, 9)
     assert graphs.num_nodes(g) == 9
+
+
+def test_equal_edge_arrays_share_one_graph():
+    e = graphs.square_grid(4, 5)
+    g = graphs.as_graph(e)
+    assert graphs.as_graph(e.copy()) is g and graphs.as_graph(e, 20) is not graphs.as_graph(e, 21)
+    f = e.copy()
+    f[-1, 1] = 19
+    f[-1, 0] = 18
+    assert graphs.as_graph(f) is g  # same content
+    f[0, 1] = 2  # now (0, 2): a different graph
+    assert graphs.as_graph(graphs.from_pairs(f)) is not g
+    with pytest.raises(ValueError, match="n"):
+        graphs.as_graph(e, 3)
