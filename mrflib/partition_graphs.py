@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import warnings
 from collections import Counter
 from functools import cache
@@ -32,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._files import atomic_write
 from ._validation import check_array, check_positive
 
 __all__ = [
@@ -358,17 +358,7 @@ def _save_cache(path: Path, data: dict[int, list[tuple[tuple, int]]], max_order:
     payload = {"version": CACHE_VERSION, "max_order": max_order,
                "sha256": _digest(connected), "connected": connected}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(payload, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, json.dumps(payload).encode())
     except OSError:  # pragma: no cover - read-only home: keep it in memory
         pass
 
