@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mrflib._validation import require_memory
+
 
 def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
                      n, record, progress, desc):
@@ -20,6 +22,10 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     from tqdm import tqdm
 
     theta = theta0.copy()
+    if record:
+        require_memory(8.0 * (max_steps + 1) * (theta.size + 2),
+                       f"the history of max_steps = {max_steps} steps of {theta.size} "
+                       "parameters (record=False keeps none)")
     params = np.empty((max_steps + 1, theta.size)) if record else None
     gmax = np.empty(max_steps + 1) if record else None
     errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None

@@ -18,9 +18,11 @@ __all__ = [
     "available_memory",
     "check_array",
     "check_edges",
+    "check_indices",
     "check_model",
     "check_nodes",
     "check_positive",
+    "check_real",
     "check_spins",
     "format_bytes",
     "integer_values",
@@ -55,6 +57,17 @@ def check_model(bm: Any, name: str = "bm") -> Any:
     return bm
 
 
+def check_real(value: Any, name: str) -> float:
+    """A finite real scalar as ``float``; complex, NaN, inf and non-numbers are refused."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
 def check_positive(
     value: Any, name: str, *, allow_zero: bool = False, integer: bool = False
 ) -> int | float:
@@ -64,12 +77,7 @@ def check_positive(
             raise ValueError(f"{name} must be an integer, got {value!r}")
         value = int(value)
     else:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number, got {value!r}") from None
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite, got {value}")
+        value = check_real(value, name)
     if value < 0 or (value == 0 and not allow_zero):
         expected = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{name} must be {expected}, got {value}")
@@ -122,6 +130,27 @@ def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> n
     elif not (kind in "iu" or (allow_bool and kind == "b")):
         raise ValueError(f"{what}, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def check_indices(index: Any, size: int, name: str = "index") -> np.ndarray:
+    """Validate flat indices: a 1-d collection of integers in ``0..size-1``; ``int64``.
+
+    A scalar counts as one index. Booleans, complex numbers, strings, NaN, infinities and
+    non-integral floats are refused by ``name``; the range is checked in the input's own
+    dtype, so an unsigned ``2^63`` or a float ``1e30`` cannot wrap in the ``int64`` cast.
+    """
+    arr = np.atleast_1d(np.asarray(index))
+    expected = f"{name} must contain integer indices in 0..{size - 1}"
+    if arr.ndim != 1:
+        raise ValueError(f"{expected} (a 1-d collection), got shape {arr.shape}")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{expected}, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{expected}, got non-finite values (NaN or inf)")
+    if arr.size and (arr.min() < 0 or arr.max() >= size):
+        bad = arr[(arr < 0) | (arr >= size)][0]
+        raise ValueError(f"{expected}, got {bad}")
+    return integer_values(arr, f"{expected}, got non-integral values")
 
 
 def check_edges(edges: Any, n: int | None = None, name: str = "edges") -> np.ndarray:

@@ -33,7 +33,7 @@ precision (mpmath) instead of overflowing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from scipy.special import xlogy
 
 from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
-from ._validation import as_rng, check_array, check_positive, require_memory
+from ._validation import as_rng, check_array, check_model, check_positive, require_memory
 from .model import BoltzmannMachine
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
@@ -88,6 +88,8 @@ MAX_ENUMERATE_N = 30
 AUTO_ENUMERATE_N = 20
 #: Largest residual of eq. (17) the "graphs" method accepts.
 MEAN_FIELD_TOL = 1e-9
+#: Largest ``n_starts`` :func:`mean_field` accepts (the default is 8).
+MAX_MEAN_FIELD_STARTS = 10_000
 
 
 # ============================================================================ eq. (3), (8)
@@ -366,7 +368,7 @@ def _log_expected_bound_mp(scaled_moments: np.ndarray, scale: float, order: int)
 # ============================================================================ eq. (17)
 def mean_field_residual(bm: BoltzmannMachine, m: Any) -> float:
     """``max_i |m_i − tanh(θ_i + Σ_j w_ij m_j)|``: how far ``m`` is from solving eq. (17)."""
-    bm = _model(bm)
+    bm = check_model(bm)
     m = _check_m(m, bm.n)
     return float(np.max(np.abs(m - np.tanh(bm.bias + bm.coupling_matrix() @ m))))
 
@@ -378,7 +380,7 @@ def mean_field_log_partition(bm: BoltzmannMachine, m: Any) -> float:
     ``S(m) = −Σ_± (1 ± m)/2 log((1 ± m)/2)``: the mean-field free energy and the
     first-order bound (``K = 2``) for any ``m`` in ``[−1, 1]^N``.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     m = _check_m(m, bm.n)
     p, q = (1 + m) / 2, (1 - m) / 2
     entropy = -float(np.sum(xlogy(p, p) + xlogy(q, q)))
@@ -386,17 +388,18 @@ def mean_field_log_partition(bm: BoltzmannMachine, m: Any) -> float:
     return entropy + float(bm.bias @ m) + 0.5 * float(m @ W @ m)
 
 
-def _model(bm: Any) -> BoltzmannMachine:
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
-    return bm
-
-
-def _check_m(m: Any, n: int) -> np.ndarray:
-    m = check_array(m, "m", shape=(n,))
+def _check_m(m: Any, n: int, name: str = "m") -> np.ndarray:
+    m = check_array(m, name, shape=(n,))
     if np.any(np.abs(m) > 1):
-        raise ValueError("m must lie in [-1, 1] (m_i = tanh h_i)")
+        raise ValueError(f"{name} must lie in [-1, 1] (m_i = tanh h_i)")
     return m
+
+
+def _starts(first: np.ndarray, n_starts: int, gen: np.random.Generator) -> Iterator[np.ndarray]:
+    """``first``, then ``n_starts - 1`` uniform points of ``[-1, 1]^n``, drawn one at a time."""
+    yield first
+    for _ in range(n_starts - 1):
+        yield gen.uniform(-1, 1, first.size)
 
 
 def mean_field(
@@ -424,14 +427,15 @@ def mean_field(
         returned. ``"zero"``: the ``h = 0`` solution, which solves eq. (17) when all
         thresholds are zero (Figure 4); refused otherwise.
     n_starts, damping, tol, max_iter, init, rng
-        Starts, damping ``d`` in (0, 1], convergence tolerance on ``max |Δm|``, iteration
-        cap, an optional single start, and the seed of the random starts.
+        Starts (at most :data:`MAX_MEAN_FIELD_STARTS`), damping ``d`` in (0, 1],
+        convergence tolerance on ``max |Δm|``, iteration cap, an optional single start,
+        and the seed of the random starts.
 
     Returns
     -------
     numpy.ndarray, shape (n,)
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     n = bm.n
     if solution == "zero":
         if np.any(bm.bias != 0):
@@ -441,6 +445,9 @@ def mean_field(
     if solution != "best":
         raise ValueError(f"solution must be 'best' or 'zero', got {solution!r}")
     n_starts = check_positive(n_starts, "n_starts", integer=True)
+    if n_starts > MAX_MEAN_FIELD_STARTS:
+        raise ValueError(f"n_starts must be at most {MAX_MEAN_FIELD_STARTS} (each start is a "
+                         f"full mean-field iteration), got {n_starts}")
     damping = check_positive(damping, "damping")
     if damping > 1:
         raise ValueError(f"damping must be in (0, 1], got {damping}")
@@ -449,10 +456,10 @@ def mean_field(
     theta = np.ascontiguousarray(bm.bias, dtype=np.float64)
     W = np.ascontiguousarray(bm.coupling_matrix())
     if init is not None:
-        starts = [_check_m(init, n)]
+        starts = [_check_m(init, n, "init")]
     else:
         gen = as_rng(rng)
-        starts = [np.tanh(theta)] + [gen.uniform(-1, 1, n) for _ in range(n_starts - 1)]
+        starts = _starts(np.tanh(theta), n_starts, gen)
     best, best_val = None, -math.inf
     for m0 in starts:
         m = m0.astype(np.float64).copy()
@@ -548,7 +555,7 @@ def delta_h_moments(
     numpy.ndarray, shape (order + 1,)
         ``[1, ⟨ΔH⟩ (= 0), ⟨ΔH²⟩, ...]``.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     m = _check_m(m, bm.n)
     order = check_positive(order, "order", integer=True)
     if method == "enumerate":
@@ -589,7 +596,7 @@ def log_partition_lower_bounds(
     defaults to :func:`mean_field` ``(bm)``; ``method="auto"`` enumerates for
     ``N ≤ AUTO_ENUMERATE_N`` and uses the partition graphs beyond.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
@@ -664,7 +671,7 @@ def pair_correlation_estimates(
     start from ``m``). These estimates are neither upper nor lower bounds (section 5,
     Figure 3). Order 1 gives the naive mean-field ``m_i m_j``.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     if isinstance(edge, bool) or not isinstance(edge, (int, np.integer)) or not (
         0 <= edge < len(bm.edges)
     ):

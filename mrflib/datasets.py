@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_rng, check_array, check_positive, require_memory
+from ._validation import as_rng, check_array, check_positive, check_real, require_memory
 
 __all__ = [
     "EXPERT_NETWORKS",
@@ -105,8 +105,9 @@ class Dataset:
 
 def to_binary(index: Any, n: int) -> np.ndarray:
     """Bits of flat indices: ``(M,)`` -> ``int8 (M, n)`` with column ``i`` = bit ``i``."""
-    idx = np.asarray(index, dtype=np.int64)
-    return ((idx[:, None] >> np.arange(n, dtype=np.int64)[None, :]) & 1).astype(np.int8)
+    from .exact import index_to_states
+
+    return (index_to_states(index, n) + 1) // 2  # spins -1/+1 -> bits 0/1
 
 
 def sample_table(p: Any, n_samples: int, rng: Any) -> np.ndarray:
@@ -133,10 +134,11 @@ def ising5x4(n_samples: int, rng: Any, *, coupling: float = 0.5) -> Dataset:
     from . import exact, graphs
     from .model import BoltzmannMachine
 
+    coupling = check_real(coupling, "coupling")
     edges = graphs.square_grid(5, 4)
-    bm = BoltzmannMachine(np.zeros(20), edges, np.full(len(edges), float(coupling)))
+    bm = BoltzmannMachine(np.zeros(20), edges, np.full(len(edges), coupling))
     return _binary_dataset("Ising5x4", exact.probabilities(bm), n_samples, rng,
-                           {"edges": edges, "coupling": float(coupling), "model": bm})
+                           {"edges": edges, "coupling": coupling, "model": bm})
 
 
 def _binary_dataset(name: str, p: np.ndarray, n_samples: int, rng: Any,

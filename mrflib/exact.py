@@ -35,6 +35,8 @@ from ._validation import (
     as_rng,
     check_array,
     check_edges,
+    check_indices,
+    check_model,
     check_positive,
     check_spins,
     require_memory,
@@ -95,7 +97,10 @@ def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
 
 def index_to_states(index: Any, n: int) -> np.ndarray:
     """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
-    index = np.asarray(index, dtype=np.int64)
+    n = check_positive(n, "n", integer=True, allow_zero=True)
+    if n > 62:
+        raise ValueError(f"n must be at most 62 (flat indices are int64), got {n}")
+    index = check_indices(index, 2**n, "index")
     bits = (index[:, None] >> np.arange(n, dtype=np.int64)) & 1
     return (2 * bits - 1).astype(np.int8)
 
@@ -170,18 +175,12 @@ def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return mean, C
 
 
-def _model(bm: Any) -> BoltzmannMachine:
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
-    return bm
-
-
 def log_weights(bm: BoltzmannMachine) -> np.ndarray:
     """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
 
     Refuses (``ValueError``) an ``n`` whose tables would not fit in memory.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     return _log_weights(bm.bias, bm.edges, bm.coupling).ravel()
 
 
@@ -192,7 +191,7 @@ def log_partition(bm: BoltzmannMachine, *, method: str = "auto") -> float:
     eliminates the spins on the junction tree of :func:`plan` (one upward pass);
     ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
     lw = log_weights(bm)
@@ -221,7 +220,7 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
     downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
     ``n <= 20``, else the junction tree).
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     if _engine(method, bm.n) == "junction-tree":
         _, mean, pair = junction_tree.moments(bm)
         return mean, pair
@@ -231,13 +230,13 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
 
 def correlation_matrix(bm: BoltzmannMachine) -> np.ndarray:
     """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
-    _, _, C = _enumerate_moments(_model(bm))
+    _, _, C = _enumerate_moments(check_model(bm))
     return C
 
 
 def covariance_matrix(bm: BoltzmannMachine) -> np.ndarray:
     """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
-    _, mean, C = _enumerate_moments(_model(bm))
+    _, mean, C = _enumerate_moments(check_model(bm))
     return C - np.outer(mean, mean)
 
 
@@ -267,7 +266,7 @@ def log_likelihood(bm: BoltzmannMachine, data: Any, *, method: str = "auto") -> 
     ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
     ``n <= 20`` under ``"auto"``, the junction tree beyond).
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     s = _check_samples(data, bm.n)
     return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
 
@@ -280,7 +279,7 @@ def _entropy_of_rows(s: np.ndarray) -> float:
 
 def kl_data_model(data: Any, bm: BoltzmannMachine) -> float:
     """``KL(p_data ‖ P_bm)`` in nats, without forming the ``2^n`` empirical table."""
-    bm = _model(bm)
+    bm = check_model(bm)
     s = _check_samples(data, bm.n)
     return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
 
@@ -303,7 +302,7 @@ def kl_divergence(p: Any, q: Any) -> float:
 
 def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     """``KL(P_p ‖ P_q)`` between two Boltzmann machines on the same spins, by enumeration."""
-    p, q = _model(p), _model(q)
+    p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
     lp = log_weights(p)
@@ -322,7 +321,7 @@ def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "aut
     on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
     ``n <= 20``, else the junction tree. The same seed gives the same samples.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")

@@ -48,7 +48,13 @@ from typing import Any
 import numpy as np
 
 from . import _fsll_kernels as _k
-from ._validation import check_array, check_positive, integer_values, require_memory
+from ._validation import (
+    check_array,
+    check_indices,
+    check_positive,
+    integer_values,
+    require_memory,
+)
 
 __all__ = [
     "Model",
@@ -96,6 +102,11 @@ def _check_cardinalities(cardinalities: Any) -> np.ndarray:
         if total > 2**62:
             raise ValueError(f"cardinalities {arr.tolist()} give more than 2^62 states")
     return arr
+
+
+def _require_tables(nbytes: float, what: str, X: int) -> None:
+    """Refuse tables over the ``|X|`` states before allocating them (names ``cardinalities``)."""
+    require_memory(nbytes, f"{what} on the |X| = {X} states of these cardinalities")
 
 
 def _size(cards: np.ndarray) -> int:
@@ -178,12 +189,7 @@ def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
     """Inverse of :func:`flat_index`: the digits ``(M, n)`` of flat indices ``(M,)``."""
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
-    idx = np.atleast_1d(np.asarray(index))
-    if idx.ndim != 1 or idx.dtype.kind not in "iu":
-        raise ValueError("index must be a 1-d array of integers")
-    idx = idx.astype(np.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= X):
-        raise ValueError(f"index must lie in [0, {X}) for cardinalities {cards.tolist()}")
+    idx = check_indices(index, X, "index")
     return (idx[:, None] // _strides(cards)[None, :]) % cards[None, :]
 
 
@@ -229,9 +235,9 @@ def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
     """Values ``Phi_y(x)`` for every flat state ``x`` (eq. 3); ``y`` a flat index or digits."""
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
-    require_memory(8 * X, f"basis_function on |X| = {X}")
+    _require_tables(8 * X, "basis_function", X)
     if np.ndim(y) == 0:
-        yd = unflatten([int(y)], cards)[0]
+        yd = unflatten(check_indices(y, X, "y"), cards)[0]
     else:
         yd = _check_states(np.asarray(y)[None, :], cards, "y")[0]
     out = np.ones(1)
@@ -271,7 +277,7 @@ def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
         return basis_matrix(cards) @ _check_table(p, X, "p")
     if method != "fast":
         raise ValueError(f"method must be 'fast' or 'reference', got {method!r}")
-    require_memory(8 * X, f"dual on |X| = {X}")
+    _require_tables(8 * X, "dual", X)
     out = np.array(_check_table(p, X, "p"), dtype=np.float64, copy=True)
     _transform_inplace(out, cards, transpose=False)
     return out
@@ -283,7 +289,7 @@ def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.nd
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     if isinstance(theta, dict):
-        require_memory(8 * X, f"synthesize on |X| = {X}")
+        _require_tables(8 * X, "synthesize", X)
         dense = np.zeros(X)
         for y, v in theta.items():
             if not 0 <= int(y) < X:
@@ -409,7 +415,7 @@ def dual_update(
     if not math.isfinite(delta):
         raise ValueError(f"delta must be finite, got {delta}")
     if out is None:
-        require_memory(8 * X, f"dual_update on |X| = {X}")
+        _require_tables(8 * X, "dual_update", X)
         out = tb.copy()
     elif out is not tb:
         out[:] = tb
@@ -592,10 +598,7 @@ def fit(
     if N == 0:
         raise ValueError("data must contain at least one sample")
     X = _size(cards)
-    require_memory(
-        memory_required(cards, update) + 16 * N,
-        f"fsll.fit on |X| = {X} states (update={update!r})",
-    )
+    _require_tables(memory_required(cards, update) + 16 * N, f"fsll.fit(update={update!r})", X)
     dbar, kl = _data_duals(arr, cards)  # line 2
     del arr
     lo_cost, hi_cost = _cost_tables(cards, N)  # line 3

@@ -40,7 +40,14 @@ import scipy.sparse.linalg
 
 from . import _jt_kernels as _k
 from . import graphs
-from ._validation import as_rng, check_edges, check_positive, format_bytes, require_memory
+from ._validation import (
+    as_rng,
+    check_edges,
+    check_model,
+    check_positive,
+    format_bytes,
+    require_memory,
+)
 from .model import BoltzmannMachine
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
@@ -401,16 +408,19 @@ def plan(bm_or_edges: Any, n: int | None = None) -> JunctionTree:
 
 def log_partition(bm: BoltzmannMachine) -> float:
     """``log Z`` of ``bm`` by variable elimination (junction-tree engine)."""
+    bm = check_model(bm)
     return plan(bm).log_partition(bm.bias, bm.coupling)
 
 
 def moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
     """``(log Z, <x_i>, <x_i x_j> per edge)`` of ``bm`` (junction-tree engine)."""
+    bm = check_model(bm)
     return plan(bm).calibrate(bm.bias, bm.coupling)
 
 
 def sample(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
     """Exact samples of ``bm`` (junction-tree engine), ``int8 (n_samples, n)``."""
+    bm = check_model(bm)
     return plan(bm).sample(bm.bias, bm.coupling, n_samples, rng)
 
 
@@ -427,6 +437,7 @@ def condition(bm: BoltzmannMachine, nodes: Any, values: Any
     """
     from ._validation import check_nodes, check_spins
 
+    bm = check_model(bm)
     raw = np.atleast_1d(np.asarray(nodes))
     nodes = check_nodes(raw, bm.n, "nodes")
     x = check_spins(np.atleast_1d(values), len(nodes), "values")[0].astype(np.float64)

@@ -313,6 +313,8 @@ def sample_gaussian(
         if F.shape[0] != F.shape[1]:
             raise ValueError("factor must be square")
         n = F.shape[0]
+        require_memory(24.0 * n * n_samples + 64.0 * F.nnz,
+                       f"sample_gaussian: n_samples = {n_samples} samples of {n} variables")
         z = rng.standard_normal((n, n_samples))
         from scipy.sparse.linalg import splu
 
@@ -322,7 +324,8 @@ def sample_gaussian(
     if K.shape[0] != K.shape[1] or not np.allclose(K, K.T):
         raise ValueError("precision must be a symmetric square matrix")
     n = K.shape[0]
-    require_memory(8.0 * n * (n + n_samples), "Gaussian sampling")
+    require_memory(8.0 * n * n + 24.0 * n * n_samples,
+                   f"sample_gaussian: n_samples = {n_samples} samples of {n} variables")
     try:
         R = np.linalg.cholesky(K).T  # K = Rᵀ R
     except np.linalg.LinAlgError:

@@ -75,8 +75,10 @@ from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
     as_rng,
     check_array,
+    check_model,
     check_positive,
     check_spins,
+    require_memory,
 )
 from mrflib.graphs import as_graph
 
@@ -275,6 +277,7 @@ class _Problem:
 
 
 def _problem_from_bm(bm, data) -> _Problem:
+    bm = check_model(bm)
     return _Problem(data, bm.edges, bm.n)
 
 
@@ -321,6 +324,7 @@ def objective(bm, data, method: str) -> float:
     ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and PCD have no known
     objective (Yasuda 2018, section 6) and raise ``ValueError``.
     """
+    bm = check_model(bm)
     _check_method(method)
     if method == "mle":
         from mrflib import exact
@@ -340,6 +344,17 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
     return gb, gj
+
+
+def _require_chains(prob: _Problem, n_chains: int, what: str) -> None:
+    """Refuse, before allocating, a chain set of ``n_chains`` rows (CD, PCD, SMCI-PCD):
+    the int8 chains and their Gibbs copy, the float64 copy and edge products the moments
+    are averaged from, the row index, and the sampler's uniforms."""
+    from mrflib.sampling import _gibbs_bytes
+
+    rows = float(n_chains)
+    need = rows * (8.0 + 10.0 * prob.n + 24.0 * prob.E) + _gibbs_bytes(n_chains, prob.n, 0, 1)
+    require_memory(need, f"{what} ({n_chains} chains of {prob.n} spins)")
 
 
 def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
@@ -400,6 +415,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
                 raise ValueError("samples must contain at least one configuration")
         else:
             e = check_positive(options.get("extension_rate", 1), "extension_rate", integer=True)
+            _require_chains(prob, e * N, f"extension_rate = {e}")
             chains = np.tile(prob.x, (e, 1))  # S_0: the e-replicated data
         state = {"chains": chains, "first": True}
 
@@ -421,11 +437,13 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
             raise ValueError("give either n_chains or extension_rate, not both")
         e = check_positive(options["extension_rate"], "extension_rate", integer=True)
         n_chains = e * N
+        _require_chains(prob, n_chains, f"extension_rate = {e}")
         init = np.tile(prob.x, (e, 1))
     else:
         default_chains = N if method == "cd" else min(N, 1000)
         n_chains = check_positive(options.get("n_chains", default_chains), "n_chains",
                                   integer=True)
+        _require_chains(prob, n_chains, f"n_chains = {n_chains}")
         init = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()
     state = {"chains": init}
 
@@ -703,6 +721,7 @@ def mple_rho(bm, x: Any) -> np.ndarray:
     ``rho_ij(x) = (x_j M_i(x) + x_i M_j(x)) / 2`` with ``M_i = tanh(h_i)``, eq. (11)-(12)
     (biases included in the local field). Returns shape ``(M, E)``.
     """
+    bm = check_model(bm)
     xs = check_spins(x, bm.n, "x").astype(np.float64)
     t = np.tanh(bm.local_field(xs))
     e = np.asarray(bm.edges)
@@ -725,6 +744,7 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     """
     from mrflib import exact, smci
 
+    bm = check_model(bm)
     states = exact.states(bm.n)
     p = exact.probabilities(bm)
     _, pair = exact.moments(bm)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, check_positive, require_memory
+from ._validation import check_array, check_model, check_positive, require_memory
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -150,8 +150,7 @@ def ising_normalized_potentials(bm: BoltzmannMachine) -> dict[tuple[int, ...], f
     ``V_i = 2 b_i - 2 Σ_{j ~ i} J_ij`` and ``V_ij = 4 J_ij``; all higher potentials
     vanish (appendix A's regrouping, done for the Ising energy).
     """
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError("bm must be a BoltzmannMachine")
+    bm = check_model(bm)
     n = bm.n
     row = np.bincount(bm.edges[:, 0], weights=bm.coupling, minlength=n)
     row += np.bincount(bm.edges[:, 1], weights=bm.coupling, minlength=n)

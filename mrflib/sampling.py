@@ -28,7 +28,7 @@ from . import _checkerboard
 from . import exact as _exact
 from ._fields import neighbour_fields
 from ._threads import blas_single_threaded, parallel_ok
-from ._validation import as_rng, check_positive, check_spins, require_memory
+from ._validation import as_rng, check_model, check_positive, check_spins, require_memory
 from .model import BoltzmannMachine
 
 __all__ = ["gibbs", "sweep", "exact", "sweep_order", "UNIFORM_BLOCK"]
@@ -140,16 +140,10 @@ def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
 def sweep_order(bm: BoltzmannMachine) -> np.ndarray:
     """The order in which a sweep visits the spins: ``0..n-1``, or colour blocks on
     bipartite graphs of at least :data:`mrflib._checkerboard.MIN_NODES` spins."""
-    bm = _model(bm)
+    bm = check_model(bm)
     if _checkerboard.applies(bm):
         return _checkerboard.layout(bm)[0]
     return np.arange(bm.n)
-
-
-def _model(bm: Any) -> BoltzmannMachine:
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
-    return bm
 
 
 @blas_single_threaded
@@ -160,7 +154,7 @@ def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndar
     and of Algorithm 2 of the GSMCI paper. Returns a new ``int8`` array; ``states``
     is not modified.
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     x = check_spins(states, bm.n, "states").copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)
@@ -215,7 +209,7 @@ def gibbs(
     -------
     ndarray of int8, shape (n_samples, n)
     """
-    bm = _model(bm)
+    bm = check_model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
     thin = check_positive(thin, "thin", integer=True)

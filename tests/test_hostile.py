@@ -50,29 +50,7 @@ DATA = exact.sample(BM, 40, rng=1)
 HUGE = 10**12
 
 #: Failures in files other work streams own: ``"test kind:function" -> reason``.
-KNOWN: dict[str, str] = {
-    **{f"model:learning.{f}": "owned by perf: learning's objective helpers read bm.edges without "
-       "checking bm (AttributeError)"
-       for f in ("objective", "objective_gradient", "ascent_direction", "local_terms_numpy",
-                 "estimator_variances", "mple_rho")},
-    "model:exact.kl_model": "owned by jt: kl_model's message names bm, not the argument p/q",
-    "bad:datasets.to_binary": "owned by field: NaN/complex/out-of-range index not refused "
-                               "by name",
-    "bad:datasets.ising5x4": "owned by field: complex coupling gives an unnamed TypeError",
-    "bad:exact.index_to_states": "owned by jt: NaN/complex/2^63 indices give unnamed "
-                                 "errors or wrap",
-    "bad:exact.kl_model": "owned by jt: a non-model q is reported as 'bm'",
-    "bad:fsll.basis_function": "owned by refactor: a bad y is reported as 'index' or "
-                               "unnamed (NaN)",
-    "bad:bounds.mean_field": "owned by refactor: a bad init is reported as 'm'",
-    "oversize:learning.fit-max_steps": "owned by perf: the history of max_steps = 10^12 steps is "
-                                   "allocated without a memory pre-check",
-    "oversize:learning.fit-n_chains": "owned by perf: 10^12 PCD chains reach numpy unchecked",
-    "oversize:fsll.fit-cardinalities": "owned by refactor: fsll.fit's memory refusal does not "
-                                   "name the argument",
-    "oversize:lap.sample_gaussian-n_samples": "owned by refactor: lap.sample_gaussian's memory "
-                                          "refusal does not name n_samples",
-}
+KNOWN: dict[str, str] = {}
 
 
 def known(key: str):
@@ -384,8 +362,7 @@ def test_oversize_refused_before_allocating(call, name):
 
 
 HANGS = [
-    ("bounds.mean_field(bm, n_starts=2**70)",
-     "owned by refactor: mean_field has no bound on n_starts and runs for ever"),
+    ("bounds.mean_field(bm, n_starts=2**70)", None),
     ("sampling.gibbs(bm, 2, burn_in=10**12, n_chains=1, rng=0)", None),
 ]
 
