@@ -167,6 +167,9 @@ def bayesian_network(
     """
     n = check_positive(n, "n", integer=True)
     max_parents = check_positive(max_parents, "max_parents", integer=True, allow_zero=True)
+    k_max = min(n - 1, max_parents, 1000)
+    require_memory(n * (8.0 * 2.0**k_max + 8.0 * k_max + 256.0),
+                   f"bayesian_network(n={n}, max_parents={max_parents})")
     rng = as_rng(rng)
     parents, tables = [], []
     for i in range(n):

@@ -582,12 +582,24 @@ def _cumulant_polys(c_max: int) -> tuple[tuple[int, ...], ...]:
     return tuple(out[: c_max + 1])
 
 
+#: Largest moment order of Table 1's polynomials: their integer coefficients grow like
+#: ``c! 2^c`` and leave float64 beyond about 150.
+MAX_MOMENT_ORDER = 100
+
+
+def _check_c_max(c_max: Any) -> int:
+    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    if c_max > MAX_MOMENT_ORDER:
+        raise ValueError(f"c_max must be at most {MAX_MOMENT_ORDER}, got {c_max}")
+    return c_max
+
+
 def central_moment_polynomials(c_max: int) -> list[np.ndarray]:
     """Integer coefficients (increasing powers of ``m``) of ``M_c = ⟨(s − m)^c⟩``, Table 1.
 
     ``s = ±1`` with ``P(s = 1) = (1 + m)/2``; ``c = 0..c_max``.
     """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    c_max = _check_c_max(c_max)
     return [np.array(p, dtype=object) for p in _central_polys(c_max)]
 
 
@@ -598,14 +610,14 @@ def corrected_moment_polynomials(c_max: int) -> list[np.ndarray]:
     ``c`` (Table 1's caption) -- that is, the ``c``-th cumulant of ``s`` (``M'_1 = 0``
     because ``s − m`` is centred). Computed as ``κ_{c+1} = (1 − m²) dκ_c/dm``.
     """
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    c_max = _check_c_max(c_max)
     return [np.array(p, dtype=object) for p in _cumulant_polys(max(c_max, 1))][: c_max + 1]
 
 
 def corrected_moments(m: Any, c_max: int) -> np.ndarray:
     """``M'_c(m_i)`` for ``c = 0..c_max``, shape ``(c_max + 1, n)`` (rows 0 and 1 are 0)."""
     m = check_array(m, "m", ndim=1)
-    c_max = check_positive(c_max, "c_max", integer=True, allow_zero=True)
+    c_max = _check_c_max(c_max)
     out = np.zeros((c_max + 1, m.shape[0]))
     polys = _cumulant_polys(max(c_max, 1))
     for c in range(2, c_max + 1):

@@ -313,7 +313,7 @@ def test_bad_input():
         bounds.delta_h_moments(bm, np.full(6, 0.1), 3, method="graphs")
     with pytest.raises(ValueError, match="m must"):
         bounds.delta_h_moments(bm, np.full(6, 1.5), 3, method="enumerate")
-    with pytest.raises(ValueError, match="bm must"):
+    with pytest.raises(TypeError, match="bm must"):
         bounds.mean_field("not a model")
     with pytest.raises(ValueError, match="edge"):
         bounds.pair_correlation_estimates(bm, [1], edge=99)

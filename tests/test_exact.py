@@ -120,7 +120,7 @@ def test_refuses_too_large_before_allocating():
 
 
 def test_bad_input(grid_bm):
-    with pytest.raises(ValueError, match="bm must be a BoltzmannMachine"):
+    with pytest.raises(TypeError, match="bm must be a BoltzmannMachine"):
         exact.moments("model")
     with pytest.raises(ValueError, match="data must contain only spins"):
         exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)

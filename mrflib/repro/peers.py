@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_model
 from ..model import BoltzmannMachine
 
 __all__ = ["junction_tree_moments"]
@@ -23,8 +24,7 @@ def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]
     is one gradient evaluation of maximum-likelihood learning (eq. 5). Its cost grows
     like ``2^treewidth`` (treewidth ``J`` for a ``J x J`` lattice).
     """
-    if not isinstance(bm, BoltzmannMachine):
-        raise ValueError("bm must be a BoltzmannMachine")
+    bm = check_model(bm)
     import logging
 
     logging.getLogger("pgmpy").setLevel(logging.ERROR)
