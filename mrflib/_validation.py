@@ -17,6 +17,7 @@ __all__ = [
     "as_rng",
     "available_memory",
     "check_array",
+    "check_counts",
     "check_edges",
     "check_indices",
     "check_model",
@@ -82,6 +83,14 @@ def check_positive(
         expected = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{name} must be {expected}, got {value}")
     return value
+
+
+def check_counts(values: Any, name: str, *, allow_zero: bool = False) -> list[int]:
+    """A non-empty 1-d collection of positive (or non-negative) integers, as a list."""
+    arr = np.asarray(values, dtype=object) if values is not None else np.empty(0, object)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d collection of integers, got {values!r}")
+    return [check_positive(v, name, integer=True, allow_zero=allow_zero) for v in arr.tolist()]
 
 
 def check_array(

@@ -165,10 +165,7 @@ def coefficients(K: int, mu: Any) -> np.ndarray:
     ``B_0 = 0``; ``B_K`` touches ``e^x`` at ``x = μ_{K-2}``.
     """
     K = _check_K(K)
-    mu = list(np.asarray(mu, dtype=object).ravel()) if not isinstance(mu, list) else list(mu)
-    if len(mu) != K // 2:
-        raise ValueError(f"mu must have K/2 = {K // 2} entries (μ_0, μ_2, ..., μ_K-2), "
-                         f"got {len(mu)}")
+    mu = _mu_list(mu, K)
     symbolic = _is_symbolic(mu)
     if not symbolic:
         mu = [float(v) for v in mu]
@@ -184,6 +181,15 @@ def coefficients(K: int, mu: Any) -> np.ndarray:
     if symbolic:
         return np.array(A, dtype=object)
     return np.array(A, dtype=np.float64)
+
+
+def _mu_list(mu: Any, K: int) -> list:
+    """``mu`` as a list of its ``K/2`` entries (floats or sympy expressions)."""
+    mu = list(np.asarray(mu, dtype=object).ravel()) if not isinstance(mu, list) else list(mu)
+    if len(mu) != K // 2:
+        raise ValueError(f"mu must have K/2 = {K // 2} entries (μ_0, μ_2, ..., μ_K-2), "
+                         f"got {len(mu)}")
+    return mu
 
 
 def _mp_coefficients(mu: list, K: int) -> list:
@@ -215,10 +221,7 @@ def derivative_polynomials(K: int, i: int, mu: Any) -> tuple[np.ndarray, np.ndar
     K = _check_K(K)
     if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i % 2 or not 0 <= i < K:
         raise ValueError(f"i must be an even integer in [0, {K - 2}], got {i!r}")
-    mu = list(mu)
-    if len(mu) != K // 2:
-        raise ValueError(f"mu must have K/2 = {K // 2} entries, got {len(mu)}")
-    return _derivative_polynomials(K, i, mu)
+    return _derivative_polynomials(K, i, _mu_list(mu, K))
 
 
 def _derivative_polynomials(K: int, i: int, mu: list) -> tuple[np.ndarray, np.ndarray]:
@@ -697,6 +700,7 @@ def sk_model(
     from . import graphs
 
     N = check_positive(N, "N", integer=True)
+    require_memory(80.0 * N * N, f"sk_model(N={N}): the complete graph on N = {N} spins")
     sigma_w = check_positive(sigma_w, "sigma_w", allow_zero=True)
     theta_sd = check_positive(theta_sd, "theta_sd", allow_zero=True)
     gen = as_rng(rng)

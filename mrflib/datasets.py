@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_rng, check_array, check_positive, check_real, require_memory
+from ._validation import (
+    as_rng,
+    check_array,
+    check_nodes,
+    check_positive,
+    check_real,
+    require_memory,
+)
 
 __all__ = [
     "EXPERT_NETWORKS",
@@ -180,8 +187,27 @@ def bayesian_network(
     return parents, tables
 
 
+def _check_network(parents: Any, tables: Any) -> tuple[list, list]:
+    """A network as :func:`bayesian_network` returns it: ``parents[i]`` distinct nodes
+    ``< i`` (topological order), ``tables[i]`` ``2^len(parents[i])`` probabilities."""
+    for name, value in (("parents", parents), ("tables", tables)):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{name} must be a list with one array per node, "
+                             f"got {type(value).__name__}")
+    if len(tables) != len(parents):
+        raise ValueError(f"tables must have one entry per node ({len(parents)}), "
+                         f"got {len(tables)}")
+    par = [check_nodes(p, i, "parents") if np.size(p) else np.zeros(0, np.int64)
+           for i, p in enumerate(parents)]
+    tab = [check_array(q, "tables", shape=(2 ** len(p),)) for p, q in zip(par, tables)]
+    if any(np.any((q < 0) | (q > 1)) for q in tab):
+        raise ValueError("tables must hold probabilities in [0, 1]")
+    return par, tab
+
+
 def bn_probabilities(parents: list[np.ndarray], tables: list[np.ndarray]) -> np.ndarray:
     """``p*(x) = prod_i P(x_i | parents)`` over all ``2^n`` states in the flat order."""
+    parents, tables = _check_network(parents, tables)
     n = len(parents)
     require_memory(2 * 8 * 2**n, f"bn_probabilities over 2^{n} states")
     idx = np.arange(2**n, dtype=np.int64)
@@ -202,9 +228,11 @@ def bn_sample(
 
     Needs no ``2^n`` table, so it serves networks too large to enumerate.
     """
+    parents, tables = _check_network(parents, tables)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     rng = as_rng(rng)
     n = len(parents)
+    require_memory(n_samples * (n + 32.0), f"bn_sample: n_samples = {n_samples} samples")
     x = np.zeros((n_samples, n), dtype=np.int8)
     for i, (par, q) in enumerate(zip(parents, tables)):
         conf = np.zeros(n_samples, dtype=np.int64)
@@ -215,6 +243,7 @@ def bn_sample(
 
 
 def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure_seed: int):
+    structure_seed = as_rng(structure_seed, "structure_seed")
     parents, tables = bayesian_network(20, max_parents, structure_seed)
     return _binary_dataset(name, bn_probabilities(parents, tables), n_samples, rng, {
         "parents": parents,

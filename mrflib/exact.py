@@ -95,11 +95,17 @@ def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
     require_memory(MAX_STATE_BYTES_FACTOR * 2.0**n, f"{what} of 2^{n} states")
 
 
-def index_to_states(index: Any, n: int) -> np.ndarray:
-    """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
+def _check_bits(n: Any) -> int:
+    """The number of spins of a flat-index table: ``0 <= n <= 62`` (indices are int64)."""
     n = check_positive(n, "n", integer=True, allow_zero=True)
     if n > 62:
         raise ValueError(f"n must be at most 62 (flat indices are int64), got {n}")
+    return n
+
+
+def index_to_states(index: Any, n: int) -> np.ndarray:
+    """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
+    n = _check_bits(n)
     index = check_indices(index, 2**n, "index")
     bits = (index[:, None] >> np.arange(n, dtype=np.int64)) & 1
     return (2 * bits - 1).astype(np.int8)
@@ -116,7 +122,7 @@ def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
 
 def states(n: int) -> np.ndarray:
     """All ``2^n`` configurations, ``int8`` of shape ``(2^n, n)``, in flat index order."""
-    n = check_positive(n, "n", integer=True, allow_zero=True)
+    n = _check_bits(n)
     require_memory((18.0 * n + 16) * 2.0**n, f"the table of 2^{n} states (n={n})")
     return index_to_states(np.arange(2**n, dtype=np.int64), n)
 

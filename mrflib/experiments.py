@@ -92,6 +92,9 @@ def settings(profile: str, **by_profile: dict[str, Any]) -> dict[str, Any]:
     unknown = set(by_profile) - set(PROFILES)
     if unknown:
         raise ValueError(f"unknown profile names {sorted(unknown)}; expected {PROFILES}")
+    for name, values in by_profile.items():
+        if not isinstance(values, dict):
+            raise TypeError(f"{name} must be a dict of settings, got {type(values).__name__}")
     if profile in by_profile:
         return dict(by_profile[profile])
     if "book" in by_profile:
@@ -261,6 +264,13 @@ def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:
     """Best wall time (seconds) of ``repeat`` calls of ``fn`` after one warm-up call."""
     import time
 
+    from ._validation import check_positive
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    repeat = check_positive(repeat, "repeat", integer=True)
+    if repeat > 10**6:
+        raise ValueError(f"repeat must be at most 10^6, got {repeat}")
     fn(*args, **kwargs)
     best = float("inf")
     for _ in range(repeat):
@@ -295,10 +305,14 @@ def moment_error_curve(
     import pandas as pd
 
     from . import exact, sampling
-    from ._validation import as_rng
+    from ._validation import as_rng, check_counts, check_model, check_positive, require_memory
 
+    bm = check_model(bm)
     if sampler not in ("gibbs", "exact"):
         raise ValueError(f"sampler must be 'gibbs' or 'exact', got {sampler!r}")
+    sample_sizes = check_counts(sample_sizes, "sample_sizes")
+    trials = check_positive(trials, "trials", integer=True)
+    require_memory(200.0 * trials * len(sample_sizes), f"trials = {trials} rows per size")
     rng = as_rng(rng)
     mean, pair = exact.moments(bm)
     rows = []
@@ -316,4 +330,13 @@ def moment_error_curve(
 
 def loglog_slope(x: Any, y: Any) -> float:
     """Least-squares slope of ``log y`` against ``log x``."""
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+    from ._validation import check_array
+
+    x = check_array(x, "x", ndim=1)
+    y = check_array(y, "y", ndim=1, shape=x.shape)
+    for name, a in (("x", x), ("y", y)):
+        if a.size < 2 or np.any(a <= 0):
+            raise ValueError(f"{name} must hold at least two positive values")
+    if np.ptp(x) == 0:
+        raise ValueError("x must hold at least two distinct values")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])

@@ -52,6 +52,7 @@ from ._validation import (
     check_array,
     check_indices,
     check_positive,
+    check_real,
     integer_values,
     require_memory,
 )
@@ -205,6 +206,7 @@ def local_basis(k: int) -> np.ndarray:
     k = check_positive(k, "k", integer=True)
     if k < 2:
         raise ValueError(f"k must be >= 2, got {k}")
+    require_memory(24.0 * k * k, f"local_basis(k={k}): a k x k matrix")
     if _is_pow2(k):
         H = np.ones((1, 1))
         while H.shape[0] < k:
@@ -223,7 +225,8 @@ def basis_matrix(cardinalities: Any) -> np.ndarray:
     X = _size(cards)
     if X > _MAX_BASIS_MATRIX:
         raise ValueError(
-            f"basis_matrix is a brute-force reference for |X| <= {_MAX_BASIS_MATRIX}, got {X}"
+            f"cardinalities give |X| = {X} states; basis_matrix is a brute-force reference "
+            f"for |X| <= {_MAX_BASIS_MATRIX}"
         )
     M = np.ones((1, 1))
     for k in cards.tolist():  # x_0 least significant: the last factor of the Kronecker product
@@ -292,9 +295,7 @@ def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.nd
         _require_tables(8 * X, "synthesize", X)
         dense = np.zeros(X)
         for y, v in theta.items():
-            if not 0 <= int(y) < X:
-                raise ValueError(f"theta has index {y} outside [0, {X})")
-            dense[int(y)] = float(v)
+            dense[check_indices(y, X, "theta (its keys)")[0]] = check_real(v, "theta")
     else:
         dense = np.array(_check_table(theta, X, "theta"), dtype=np.float64, copy=True)
     if method == "reference":
@@ -325,15 +326,24 @@ def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
     """
     cards = _check_cardinalities(cardinalities)
     N = check_positive(n_samples, "n_samples", integer=True)
-    digits = unflatten(np.atleast_1d(y), cards)
+    digits = unflatten(check_indices(y, _size(cards), "y"), cards)
     r = (0.5 * math.log(N) + (digits != 0) @ _cost_weights(cards)) / N
     return r if np.ndim(y) else r[0]
+
+
+def _duals(v: Any, name: str, bound: float = 1.0 - TAU / 2) -> np.ndarray:
+    """Dual coordinates (``<Phi_y>`` under some distribution): finite, ``|v| <= bound``
+    (``theta_bar_y`` of a model with finite ``theta`` lies strictly inside ``(-1, 1)``)."""
+    a = check_array(v, name)
+    if np.any(np.abs(a) > bound):
+        raise ValueError(f"{name} must lie in [-{bound:g}, {bound:g}] (a dual coordinate)")
+    return a
 
 
 def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
     """Eq. (19): ``KL(p_d||p_theta) - KL(p_d||p_theta0)`` for ``theta`` on the line ``A_y``,
     with ``d = d_bar_y``, ``t0 = theta_bar_y(theta0)`` and ``t1 = theta_bar_y(theta)``."""
-    d, t0, t1 = (np.asarray(v, dtype=np.float64) for v in (d, t0, t1))
+    d, t0, t1 = _duals(d, "d", 1.0), _duals(t0, "t0"), _duals(t1, "t1")
     up = np.log1p(t0) - np.log1p(t1)
     down = np.log1p(-t0) - np.log1p(-t1)
     return 0.5 * ((1 + d) * up + (1 - d) * down)
@@ -341,13 +351,13 @@ def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
 
 def append_delta(d: Any, t0: Any, r: Any) -> np.ndarray:
     """Eq. (20): the cost change of appending ``theta_y`` at its optimum ``theta_bar_y = d_y``."""
-    d = np.asarray(d, dtype=np.float64)
-    return delta_kl(d, t0, np.clip(d, -1 + TAU, 1 - TAU)) + np.asarray(r, dtype=np.float64)
+    d = _duals(d, "d", 1.0)
+    return delta_kl(d, t0, np.clip(d, -1 + TAU, 1 - TAU)) + check_array(r, "r")
 
 
 def append_lower_bound(d: Any, t0: Any, r: Any) -> np.ndarray:
     """Eq. (21): ``-(t0 - d)^2 / (1 - t0^2) + r_y <= append_delta``, no logarithm needed."""
-    d, t0, r = (np.asarray(v, dtype=np.float64) for v in (d, t0, r))
+    d, t0, r = _duals(d, "d", 1.0), _duals(t0, "t0"), check_array(r, "r")
     return r - (t0 - d) ** 2 / (1 - t0**2)
 
 
@@ -408,12 +418,10 @@ def dual_update(
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     tb = check_array(theta_bar, "theta_bar", shape=(X,))
-    y = int(y)
-    if not 0 <= y < X:
-        raise ValueError(f"y must lie in [0, {X}), got {y}")
-    delta = float(delta)
-    if not math.isfinite(delta):
-        raise ValueError(f"delta must be finite, got {delta}")
+    if np.ndim(y) != 0:
+        raise ValueError(f"y must be one flat index, got shape {np.shape(y)}")
+    y = int(check_indices(y, X, "y")[0])
+    delta = check_real(delta, "delta")
     if out is None:
         _require_tables(8 * X, "dual_update", X)
         out = tb.copy()

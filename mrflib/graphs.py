@@ -61,6 +61,8 @@ def from_pairs(pairs: Any) -> np.ndarray:
     Each pair is ordered ``i < j``, rows are sorted and duplicates removed;
     self-loops are refused.
     """
+    if pairs is None or isinstance(pairs, (str, bytes)):
+        raise ValueError(f"pairs must be a collection of node pairs, got {pairs!r}")
     arr = np.asarray(list(pairs) if not isinstance(pairs, np.ndarray) else pairs)
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
@@ -440,6 +442,7 @@ def to_networkx(edges: Any, n: int | None = None) -> nx.Graph:
     import networkx as nx
 
     graph = as_graph(edges, n)
+    require_memory(500.0 * (graph.n + len(graph.edges)), f"to_networkx with n={graph.n} nodes")
     g = nx.Graph()
     g.add_nodes_from(range(graph.n))
     g.add_edges_from(map(tuple, graph.edges.tolist()))

@@ -134,6 +134,7 @@ def fit_auxiliary(
     """
     s, graph, n = _check_ising(data, edges, n)
     edges = graph.edges
+    gtol = check_positive(gtol, "gtol")
     q = clique_list([Q], "Q")[0]
     if q[-1] >= n:
         raise ValueError(f"Q refers to node {int(q[-1])}, but n = {n}")

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from . import graphs
-from ._validation import check_edges, check_positive
+from ._validation import check_edges, check_nodes, check_positive
 
 __all__ = [
     "one_neighbourhood",
@@ -153,9 +153,7 @@ def path_connected_pairs(
     """
     edges = check_edges(edges, n)
     n = check_positive(n, "n", integer=True)
-    A = np.unique(np.asarray(A, dtype=np.int64))
-    if A.size and (A[0] < 0 or A[-1] >= n):
-        raise ValueError(f"A must contain nodes in 0..{n - 1}")
+    A = check_nodes(A, n, "A")
     inA = np.zeros(n, dtype=bool)
     inA[A] = True
     outside = edges[~inA[edges[:, 0]] & ~inA[edges[:, 1]]]

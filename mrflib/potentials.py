@@ -109,7 +109,9 @@ def distribution_from_potentials(
     if not card or any(k < 2 for k in card):
         raise ValueError("cardinalities must be a non-empty sequence of integers >= 2")
     n = len(card)
-    require_memory(8.0 * math.prod(card), "the distribution table")
+    if not isinstance(potentials, dict):
+        raise ValueError(f"potentials must be a dict clique -> table, got {potentials!r}")
+    require_memory(8.0 * math.prod(card), f"the distribution table of cardinalities {card}")
     L = np.zeros(card[::-1])
     for C, V in potentials.items():
         C = tuple(int(i) for i in np.atleast_1d(C))
@@ -117,15 +119,13 @@ def distribution_from_potentials(
             raise ValueError(f"potentials: bad clique {C!r} for {n} variables")
         order = np.argsort(C)
         C = tuple(np.asarray(C)[order])
-        V = np.asarray(V, dtype=np.float64)
+        V = check_array(V, f"potentials[{C}]")
         want = tuple(card[i] - 1 for i in C)
         if V.shape == () and all(w == 1 for w in want):
             V = V.reshape(want)
         V = np.transpose(V, axes=tuple(order)) if V.ndim == len(C) else V
         if V.shape != want:
             raise ValueError(f"potentials[{C}] must have shape {want}, got {V.shape}")
-        if not np.all(np.isfinite(V)):
-            raise ValueError(f"potentials[{C}] must be finite")
         idx = [0] * n
         for i in C:
             idx[n - 1 - i] = slice(1, None)

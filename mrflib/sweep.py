@@ -141,6 +141,8 @@ def _papermill_error(text: str) -> str:
 
 def parse_value(text: str) -> Any:
     """Parse a command-line value: int, then float, then true/false/none, else the string."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     for cast in (int, float):
         try:
             return cast(text)

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from .. import bounds, exact
-from .._validation import as_rng, check_positive
+from .._validation import as_rng, check_counts, check_positive
 
 __all__ = ["sk_errors"]
 
@@ -40,7 +40,7 @@ def sk_errors(
     """
     n_networks = check_positive(n_networks, "n_networks", integer=True)
     gen = as_rng(rng)
-    orders = [bounds._check_order(o) for o in orders]
+    orders = [bounds._check_order(o) for o in check_counts(orders, "orders")]
     solutions = [solution] if isinstance(solution, str) else list(solution)
     rows = []
     for net in range(n_networks):

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .. import exact
-from .._validation import as_rng, check_positive
-from ..learning import fit, mae
+from .._validation import as_rng, check_model, check_positive
+from ..learning import METHODS, fit, mae
 
 __all__ = ["mae_trial"]
 
@@ -59,7 +59,10 @@ def mae_trial(
     curves : dict
         ``method -> MAE per step`` (empty unless ``curves``).
     """
+    generator = check_model(generator, "generator")
     n_data = check_positive(n_data, "n_data", integer=True)
+    if isinstance(methods, str) or not all(m in METHODS for m in np.atleast_1d(methods)):
+        raise ValueError(f"methods must be a tuple of names from {METHODS}, got {methods!r}")
     data = exact.sample(generator, n_data, as_rng(rng))
     mle = fit(data, edges, "mle", n=generator.n, bias=bias)
     rows, out = [], {}
