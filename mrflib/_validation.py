@@ -20,8 +20,10 @@ __all__ = [
     "check_counts",
     "check_edges",
     "check_indices",
+    "check_instance",
     "check_model",
     "check_nodes",
+    "check_path",
     "check_positive",
     "check_real",
     "check_spins",
@@ -53,9 +55,27 @@ def check_model(bm: Any, name: str = "bm") -> Any:
     """Return ``bm`` if it is a :class:`~mrflib.model.BoltzmannMachine`, else ``TypeError``."""
     from .model import BoltzmannMachine
 
-    if not isinstance(bm, BoltzmannMachine):
-        raise TypeError(f"{name} must be a BoltzmannMachine, got {type(bm).__name__}")
-    return bm
+    return check_instance(bm, BoltzmannMachine, name)
+
+
+def check_instance(value: Any, cls: type, name: str) -> Any:
+    """Return ``value`` if it is a ``cls``, else ``TypeError`` naming ``name`` and ``cls``."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {type(value).__name__}")
+    return value
+
+
+def check_path(value: Any, name: str, *, exists: bool = False) -> Any:
+    """``value`` as a :class:`pathlib.Path`: a ``str`` or ``os.PathLike`` (else
+    ``TypeError``); with ``exists``, a missing file is a ``ValueError`` naming ``name``."""
+    from pathlib import Path
+
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__}")
+    path = Path(value)
+    if exists and not path.exists():
+        raise ValueError(f"{name} {str(path)!r} does not exist")
+    return path
 
 
 def check_real(value: Any, name: str) -> float:

@@ -333,10 +333,11 @@ def loglog_slope(x: Any, y: Any) -> float:
     from ._validation import check_array
 
     x = check_array(x, "x", ndim=1)
+    if x.size < 2 or np.any(x <= 0):
+        raise ValueError("x must hold at least two positive values")
     y = check_array(y, "y", ndim=1, shape=x.shape)
-    for name, a in (("x", x), ("y", y)):
-        if a.size < 2 or np.any(a <= 0):
-            raise ValueError(f"{name} must hold at least two positive values")
+    if np.any(y <= 0):
+        raise ValueError("y must hold positive values")
     if np.ptp(x) == 0:
         raise ValueError("x must hold at least two distinct values")
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ._validation import check_instance, check_path
 from .experiments import FIELDS, records
 from .repro.scorecard import PAPER_TITLES as _PAPER_TITLES
 from .repro.scorecard import VERDICT_MARK as _VERDICT_MARK
@@ -28,7 +29,8 @@ __all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecar
 
 def load_records(results: Path) -> pd.DataFrame:
     """All recorded rows of every chapter CSV in ``results`` (empty frame if none)."""
-    files = sorted(Path(results).glob("*.csv")) if Path(results).exists() else []
+    results = check_path(results, "results")
+    files = sorted(results.glob("*.csv")) if results.exists() else []
     frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
     if not frames:
         return pd.DataFrame(columns=list(FIELDS))
@@ -37,7 +39,8 @@ def load_records(results: Path) -> pd.DataFrame:
 
 def load_bench(bench_results: Path) -> pd.DataFrame:
     """All benchmark rows of ``bench/results/*.csv`` (empty frame if none)."""
-    files = sorted(Path(bench_results).glob("*.csv")) if Path(bench_results).exists() else []
+    bench_results = check_path(bench_results, "bench_results")
+    files = sorted(bench_results.glob("*.csv")) if bench_results.exists() else []
     frames = [pd.read_csv(f, keep_default_na=False).assign(module=f.stem) for f in files]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -48,6 +51,7 @@ def _cell(text: object) -> str:
 
 def scorecard_markdown(df: pd.DataFrame) -> str:
     """One MyST table over all chapters, each row linking to its chapter."""
+    check_instance(df, pd.DataFrame, "df")
     if df.empty:
         return "_No recorded results: the notebooks have not been executed._\n"
     counts = df["verdict"].value_counts()

@@ -65,6 +65,7 @@ from typing import Any
 import pandas as pd
 
 from ._files import atomic_write, holder, release, sha256, try_lock
+from ._validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
            "compute_point", "check_point", "point_files", "sweep", "gather", "main"]
@@ -222,7 +223,7 @@ def points(notebook: str | Path, grid: dict[str, Sequence[Any]]) -> list[Point]:
 
 def notebook_parameters(notebook: str | Path) -> list[str]:
     """Names assigned in the notebook's cell tagged ``parameters`` (its sweepable names)."""
-    nb = json.loads(Path(notebook).read_text())
+    nb = json.loads(check_path(notebook, "notebook", exists=True).read_text())
     cells = [c for c in nb.get("cells", [])
              if "parameters" in c.get("metadata", {}).get("tags", [])]
     if not cells:
@@ -332,6 +333,8 @@ def check_point(out: str | Path, p: Point) -> tuple[str, str, dict[str, bytes]]:
     to ``runs/``, to its verified bytes), ``"failed"`` (an error file and no manifest),
     ``"damaged"`` (``message`` names the file and what is wrong) or ``"absent"``.
     """
+    out = check_path(out, "out")
+    check_instance(p, Point, "p")
     out = Path(out)
     paths = _paths(out, p)
     mpath = paths["manifest"]
@@ -411,6 +414,10 @@ def gather(out: str | Path, pts: Sequence[Point]) -> pd.DataFrame:
     Only verified points contribute numbers; a failed, damaged or missing point gives one
     row with its ``status`` and ``error``.
     """
+    out = check_path(out, "out")
+    if isinstance(pts, (str, bytes)) or not isinstance(pts, Iterable):
+        raise TypeError(f"pts must be a sequence of Point, got {type(pts).__name__}")
+    pts = [check_instance(p, Point, "pts (each entry)") for p in pts]
     rows = [r for p in pts for r in _point_rows(p, *check_point(out, p))]
     df = pd.DataFrame(rows)
     lead = ["run", *([k for k, _ in pts[0].params] if pts else [])]

@@ -62,14 +62,7 @@ DATA = exact.sample(BM, 40, rng=1)
 HUGE = 10**12
 
 #: Failures in files other work streams own: ``"test kind:function" -> reason``.
-_PATHS = ("not yet fixed: a path that is not str/PathLike, a missing file or a non-object "
-          "argument gives an unnamed TypeError/AttributeError/FileNotFoundError")
-KNOWN: dict[str, str] = {
-    **{f"bad:{f}": _PATHS for f in ("report.load_records", "report.load_bench",
-                                    "report.scorecard_markdown", "sweep.notebook_parameters",
-                                    "sweep.check_point", "sweep.gather",
-                                    "repro.fsll_trials.learn_and_score")},
-}
+KNOWN: dict[str, str] = {}
 
 
 def known(key: str):

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from .. import exact, fsll, graphs, learning
+from .._validation import check_instance
+from ..datasets import Dataset
 
 __all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score"]
 
@@ -57,6 +59,7 @@ def learn_and_score(
     Returns a dict with ``kl_data`` (``KL(p_d||p_theta)``), ``kl_true``
     (``KL(p*||p_theta)``), ``n_basis`` and ``seconds`` (wall time of the learning alone).
     """
+    check_instance(dataset, Dataset, "dataset")
     n = dataset.data.shape[1]
     if model == "FL":
         t0 = time.perf_counter()
