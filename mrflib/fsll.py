@@ -331,19 +331,20 @@ def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
     return r if np.ndim(y) else r[0]
 
 
-def _duals(v: Any, name: str, bound: float = 1.0 - TAU / 2) -> np.ndarray:
-    """Dual coordinates (``<Phi_y>`` under some distribution): finite, ``|v| <= bound``
-    (``theta_bar_y`` of a model with finite ``theta`` lies strictly inside ``(-1, 1)``)."""
+def _duals(v: Any, name: str, closed: bool = False) -> np.ndarray:
+    """Dual coordinates ``<Phi_y>``: finite, in ``(-1, 1)`` (``theta_bar_y`` of a model with
+    finite ``theta``), or in ``[-1, 1]`` up to rounding when ``closed`` (a data moment)."""
     a = check_array(v, name)
-    if np.any(np.abs(a) > bound):
-        raise ValueError(f"{name} must lie in [-{bound:g}, {bound:g}] (a dual coordinate)")
+    if np.any(np.abs(a) > 1 + 1e-9) if closed else np.any(np.abs(a) >= 1):
+        raise ValueError(f"{name} must lie in {'[-1, 1]' if closed else '(-1, 1)'} "
+                         "(a dual coordinate)")
     return a
 
 
 def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
     """Eq. (19): ``KL(p_d||p_theta) - KL(p_d||p_theta0)`` for ``theta`` on the line ``A_y``,
     with ``d = d_bar_y``, ``t0 = theta_bar_y(theta0)`` and ``t1 = theta_bar_y(theta)``."""
-    d, t0, t1 = _duals(d, "d", 1.0), _duals(t0, "t0"), _duals(t1, "t1")
+    d, t0, t1 = _duals(d, "d", True), _duals(t0, "t0"), _duals(t1, "t1")
     up = np.log1p(t0) - np.log1p(t1)
     down = np.log1p(-t0) - np.log1p(-t1)
     return 0.5 * ((1 + d) * up + (1 - d) * down)
@@ -351,13 +352,13 @@ def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
 
 def append_delta(d: Any, t0: Any, r: Any) -> np.ndarray:
     """Eq. (20): the cost change of appending ``theta_y`` at its optimum ``theta_bar_y = d_y``."""
-    d = _duals(d, "d", 1.0)
+    d = _duals(d, "d", True)
     return delta_kl(d, t0, np.clip(d, -1 + TAU, 1 - TAU)) + check_array(r, "r")
 
 
 def append_lower_bound(d: Any, t0: Any, r: Any) -> np.ndarray:
     """Eq. (21): ``-(t0 - d)^2 / (1 - t0^2) + r_y <= append_delta``, no logarithm needed."""
-    d, t0, r = _duals(d, "d", 1.0), _duals(t0, "t0"), check_array(r, "r")
+    d, t0, r = _duals(d, "d", True), _duals(t0, "t0"), check_array(r, "r")
     return r - (t0 - d) ** 2 / (1 - t0**2)
 
 

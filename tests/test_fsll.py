@@ -338,7 +338,7 @@ def test_other_bad_input():
         fsll.dual(np.ones(5), (2, 2))
     with pytest.raises(ValueError, match="finite"):
         fsll.dual(np.array([1, np.nan, 0, 0]), (2, 2))
-    with pytest.raises(ValueError, match="y must lie"):
+    with pytest.raises(ValueError, match="y must contain integer indices"):
         fsll.dual_update(np.ones(4), 4, 0.1, (2, 2))
     with pytest.raises(ValueError, match="index"):
         fsll.unflatten([7], (2, 3))
