@@ -317,7 +317,7 @@ def test_bad_input():
         lap.sample_gaussian(-np.eye(3), 4, rng=0)
     with pytest.raises(ValueError, match="rng"):
         lap.sample_gaussian(np.eye(3), 4, rng=None)
-    with pytest.raises(ValueError, match="bm"):
+    with pytest.raises(TypeError, match="bm"):
         lap.junction_tree_moments("model")
 
 
