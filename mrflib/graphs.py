@@ -98,6 +98,7 @@ def king_grid(rows: int, cols: int) -> np.ndarray:
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
+    require_memory(400.0 * rows * cols, f"king_grid(rows={rows}, cols={cols})")
     idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     diag = np.stack([idx[:-1, :-1].ravel(), idx[1:, 1:].ravel()], axis=1)
     anti = np.stack([idx[:-1, 1:].ravel(), idx[1:, :-1].ravel()], axis=1)

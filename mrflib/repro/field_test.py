@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, graphs, lap, learning
-from mrflib._validation import as_rng, check_positive, check_spins
+from mrflib._validation import as_rng, check_model, check_positive, check_spins
 
 __all__ = [
     "LEARNERS",
@@ -166,6 +166,7 @@ def image_log_likelihoods(bm: Any, x: Any) -> np.ndarray:
     the junction tree beyond), once per model; the mean of the result is
     :func:`mrflib.exact.log_likelihood`.
     """
+    bm = check_model(bm)
     x = check_spins(x, bm.n, "x")
     return bm.log_weight(x) - exact.log_partition(bm)
 
