@@ -473,6 +473,25 @@ CASES += [
     ("sweep.gather", sweep.gather, dict(out=TMP, pts=sweep.points(NOTEBOOK, {"seed": [0]})),
      dict(out=PATH_BAD, pts=[None, 3, [None]])),
 ]
+from mrflib.repro import field_test  # noqa: E402
+
+CASES += [
+    ("repro.field_test.lattice", field_test.lattice, dict(kind="king", side=3),
+     dict(kind=["hex", None, 3], side=[0, -1, 1.5, None, math.nan, HUGE])),
+    ("repro.field_test.crop", field_test.crop, dict(x=np.ones((2, 64)), side=4),
+     dict(x=[np.full((2, 64), 2.0), np.ones((2, 5)), None], side=[0, 9, 1.5, None, HUGE],
+          offset=[-1, 7, 1.5])),
+    ("repro.field_test.colouring", field_test.colouring, dict(side=3),
+     dict(side=[0, -1, 1.5, None, math.nan])),
+    ("repro.field_test.split", field_test.split, dict(n_total=10, n_train=6, rng=0),
+     dict(n_total=[0, -1, 1.5, None, 5], n_train=[0, 10, 1.5, None])),
+    ("repro.field_test.kfold", field_test.kfold, dict(n_total=10, folds=3, rng=0),
+     dict(n_total=[0, -1, 1.5, None], folds=[0, 1, 1.5, None])),
+    ("repro.field_test.bootstrap_mean", field_test.bootstrap_mean,
+     dict(values=[1.0, 2.0, 3.0], rng=0, n_boot=50),
+     dict(values=[[], [math.nan], None, ["a"]], n_boot=[0, -1, 1.5, None],
+          level=[0, 1, math.nan, None, "x"])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -495,8 +514,7 @@ PENDING = {
     *(f"repro.field_networks.{f}" for f in ("order_mask", "fit_log_linear", "kl",
                                             "network_trial", "pgmpy_peer")),
     *(f"repro.field_test.{f}" for f in (
-        "lattice", "crop", "colouring", "pseudo_images", "split", "kfold", "fit_learner",
-        "bootstrap_mean", "score_learners", "verdicts", "class_conditional_accuracy",
+        "pseudo_images", "fit_learner", "score_learners", "verdicts", "class_conditional_accuracy",
         "sklearn_accuracies", "nodewise_logistic", "coupling_agreement")),
 }
 CASE_IDS = [c[0] for c in CASES]
@@ -505,7 +523,7 @@ PARTNERS = {"cardinalities": ("p", "data"), "p": ("cardinalities",), "n": ("edge
             "edges": ("coupling", "n"), "coupling": ("edges",), "K": ("mu", "dh_moments"),
             "mu": ("K",), "dh_moments": ("K",), "init": ("n_chains",), "orders": ("order",),
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
-            "n_data": ("n_samples",), "grid": ("parameter",)}
+            "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols")}
 
 
 def _bad_param(case):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, graphs, lap, learning
-from mrflib._validation import as_rng, check_model, check_positive, check_spins
+from mrflib._validation import as_rng, check_model, check_positive, check_real, check_spins
 
 __all__ = [
     "LEARNERS",
@@ -72,6 +72,7 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
 # --------------------------------------------------------------------------- data
 def lattice(kind: str, side: int) -> np.ndarray:
     """Edges of the ``side x side`` ``"square"`` or ``"king"`` lattice (row-major nodes)."""
+    side = check_positive(side, "side", integer=True)
     if kind == "square":
         return graphs.square_grid(side, side)
     if kind == "king":
@@ -89,7 +90,8 @@ def crop(x: Any, side: int, offset: int | None = None, width: int = 8) -> np.nda
     side = check_positive(side, "side", integer=True)
     if side > width:
         raise ValueError(f"side must be at most {width}, got {side}")
-    offset = (width - side) // 2 if offset is None else offset
+    offset = ((width - side) // 2 if offset is None
+              else check_positive(offset, "offset", allow_zero=True, integer=True))
     if not 0 <= offset <= width - side:
         raise ValueError(f"offset must be in [0, {width - side}], got {offset}")
     img = x.reshape(-1, width, width)[:, offset:offset + side, offset:offset + side]
@@ -131,6 +133,7 @@ def split(n_total: int, n_train: int, rng: Any) -> tuple[np.ndarray, np.ndarray]
 
 def kfold(n_total: int, folds: int, rng: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     """``folds`` seeded (train, test) index pairs; the test parts partition ``range(n_total)``."""
+    n_total = check_positive(n_total, "n_total", integer=True)
     folds = check_positive(folds, "folds", integer=True)
     if folds < 2:
         raise ValueError(f"folds must be at least 2, got {folds}")
@@ -174,9 +177,14 @@ def image_log_likelihoods(bm: Any, x: Any) -> np.ndarray:
 def bootstrap_mean(values: Any, rng: Any, n_boot: int = 2000,
                    level: float = 0.95) -> tuple[float, float, float]:
     """Mean of ``values`` and its percentile-bootstrap interval: ``(mean, low, high)``."""
-    v = np.asarray(values, dtype=np.float64).ravel()
+    try:
+        v = np.asarray(values, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"values must be real numbers, got {values!r}") from None
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError("values must be a non-empty array of finite numbers")
     n_boot = check_positive(n_boot, "n_boot", integer=True)
-    if not 0 < level < 1:
+    if not 0 < check_real(level, "level") < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     idx = as_rng(rng).integers(0, v.size, size=(n_boot, v.size))
     means = v[idx].mean(axis=1)
