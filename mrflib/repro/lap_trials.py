@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import graphs, lap
-from .._validation import as_rng, check_positive
+from .._validation import as_rng, check_counts, check_positive
 
 __all__ = ["figure8_gaussian", "relative_error"]
 
@@ -23,12 +23,28 @@ GLASSO_ALPHAS = (0.003, 0.01, 0.03)
 
 
 def relative_error(Kh: Any, K: Any) -> float:
-    """Relative Frobenius error ``|Kh - K| / |K|`` (dense or sparse)."""
-    if hasattr(K, "toarray"):
-        from scipy.sparse.linalg import norm as sp_norm
+    """Relative Frobenius error ``|Kh - K| / |K|`` (dense or sparse).
 
-        return float(sp_norm(Kh - K) / sp_norm(K))
-    return float(np.linalg.norm(Kh - K) / np.linalg.norm(K))
+    ``K`` must be finite and not all zero, ``Kh`` finite and of the shape of ``K``.
+    """
+    if np.shape(Kh) != np.shape(K):
+        raise ValueError(f"Kh and K must have the same shape, got {np.shape(Kh)} and "
+                         f"{np.shape(K)}")
+    try:
+        if hasattr(K, "toarray"):
+            from scipy.sparse.linalg import norm as sp_norm
+
+            num, den = sp_norm(Kh - K), sp_norm(K)
+        else:
+            num, den = np.linalg.norm(Kh - K), np.linalg.norm(K)
+        num, den = float(num), float(den)
+    except (TypeError, ValueError) as ex:
+        raise ValueError(f"Kh and K must be real matrices ({ex})") from None
+    if not np.isfinite(den) or den == 0:
+        raise ValueError(f"K must be finite and not all zero (its norm is {den})")
+    if not np.isfinite(num):
+        raise ValueError("Kh must be finite")
+    return num / den
 
 
 def _glasso_best(X: np.ndarray, K: np.ndarray, tally: dict[str, int]) -> float:
@@ -94,7 +110,9 @@ def figure8_gaussian(g_big: int, g_small: int, sizes: Sequence[int], trials: int
     """
     import networkx as nx
 
-    sizes = [check_positive(N, "sizes", integer=True) for N in sizes]
+    g_big = check_positive(g_big, "g_big", integer=True)
+    g_small = check_positive(g_small, "g_small", integer=True)
+    sizes = check_counts(sizes, "sizes")
     trials = check_positive(trials, "trials", integer=True)
     rng = as_rng(rng)
     Kb, eb, Lb = lap.laplacian_precision(g_big, g_big, return_factor=True)
