@@ -26,6 +26,7 @@ network (or the marginal of an ancestral subset of a large one) we know the exac
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -34,7 +35,13 @@ import scipy.optimize
 from scipy.special import logsumexp
 
 from mrflib import exact, fsll, graphs, learning
-from mrflib._validation import as_rng, check_positive
+from mrflib._validation import (
+    as_rng,
+    check_array,
+    check_counts,
+    check_positive,
+    require_memory,
+)
 
 __all__ = ["MODELS", "order_mask", "fit_log_linear", "kl", "network_trial", "pgmpy_peer"]
 
@@ -47,8 +54,10 @@ BINARY_MODELS = ("BM-DI", "BM-PCD")
 def order_mask(cardinalities: Any, max_order: int) -> np.ndarray:
     """Boolean mask over flat basis indices ``y``: ``1 <= order(y) <= max_order``, where the
     order is the number of variables ``Phi_y`` depends on (non-zero digits of ``y``)."""
-    cards = np.asarray(cardinalities, dtype=np.int64)
-    X = int(np.prod(cards))
+    cards = np.asarray(check_counts(cardinalities, "cardinalities"), dtype=np.int64)
+    max_order = check_positive(max_order, "max_order", integer=True, allow_zero=True)
+    X = math.prod(cards.tolist())
+    require_memory(3 * 8 * X, f"order_mask over {X} states (cardinalities)")
     order = np.zeros(X, dtype=np.int64)
     stride = 1
     idx = np.arange(X, dtype=np.int64)
@@ -90,6 +99,11 @@ def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int 
 
 def kl(p: np.ndarray, q: np.ndarray) -> float:
     """``KL(p||q)`` in nats over flat tables (``inf`` where ``q`` misses ``p``'s support)."""
+    p = check_array(p, "p", ndim=1)
+    q = check_array(q, "q", shape=p.shape)
+    for name, a in (("p", p), ("q", q)):
+        if np.any(a < 0) or not a.sum() > 0:
+            raise ValueError(f"{name} must be non-negative with a positive sum")
     return exact.kl_divergence(p / p.sum(), q / q.sum())
 
 

@@ -28,7 +28,14 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, graphs, lap, learning
-from mrflib._validation import as_rng, check_model, check_positive, check_real, check_spins
+from mrflib._validation import (
+    as_rng,
+    check_model,
+    check_positive,
+    check_real,
+    check_spins,
+    require_memory,
+)
 
 __all__ = [
     "LEARNERS",
@@ -114,6 +121,9 @@ def pseudo_images(side: int, copies: int = 1) -> np.ndarray:
     correlation between differently coloured nodes (every lattice edge) is exactly 0.
     """
     copies = check_positive(copies, "copies", integer=True, allow_zero=True)
+    side = check_positive(side, "side", integer=True)
+    require_memory(8.0 * side * side * (copies + 4), f"pseudo_images of side {side} "
+                   f"(side, copies {copies})")
     w = colouring(side) + 1
     r = np.arange(8)[:, None]
     bits = sum(((r & w[None, :]) >> b) & 1 for b in range(3))
@@ -328,7 +338,14 @@ def nodewise_logistic(train: Any, edges: Any, *, C: float = 1e6) -> tuple[Any, f
 
 def coupling_agreement(a: Any, b: Any) -> dict[str, float]:
     """How close two machines' couplings are: correlation, max and mean absolute difference."""
-    ca, cb = np.asarray(a.coupling, float), np.asarray(b.coupling, float)
+    ca = np.asarray(check_model(a, "a").coupling, float)
+    cb = np.asarray(check_model(b, "b").coupling, float)
+    if ca.shape != cb.shape or ca.size < 2:
+        raise ValueError(f"a and b must have the same number (at least 2) of couplings, got "
+                         f"{ca.size} and {cb.size}")
+    for name, c in (("a", ca), ("b", cb)):
+        if np.ptp(c) == 0:
+            raise ValueError(f"{name} has constant couplings: their correlation is undefined")
     return dict(correlation=float(np.corrcoef(ca, cb)[0, 1]),
                 max_abs_diff=float(np.max(np.abs(ca - cb))),
                 mean_abs_diff=float(np.mean(np.abs(ca - cb))))
