@@ -246,7 +246,9 @@ def verdicts(frame: Any) -> dict[str, Any]:
     whether 1-SMCI's held-out log-likelihood is closer to exact ML's than MPLE's is (``None``
     without both); ``smci_pcd_beats_pcd``: whether SMCI-PCD scores above PCD.
     """
-    ll = dict(zip(frame.learner, frame.ll))
+    if not (hasattr(frame, "learner") and hasattr(frame, "ll")) or len(frame) == 0:
+        raise ValueError("frame must be a non-empty score_learners frame (columns learner, ll)")
+    ll = dict(zip(frame.learner, (check_real(v, "frame.ll") for v in frame.ll)))
     order = sorted(ll, key=ll.get, reverse=True)
     out: dict[str, Any] = {"winner": order[0],
                            "runner_up": order[1] if len(order) > 1 else None,
