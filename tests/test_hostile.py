@@ -538,6 +538,12 @@ CASES += [
                  pd.DataFrame(dict(learner=["mle"], ll=[math.nan])),
                  pd.DataFrame(dict(learner=["mle"], ll=["a"]))])),
 ]
+CASES += [
+    ("repro.field_test.fit_learner", field_test.fit_learner,
+     dict(train=DATA, edges=EDGES, learner="mple"),
+     dict(learner=["nope", None, 3, "MPLE"], train=[None, "x", 2 * DATA, DATA[:, :3]],
+          edges=[np.array([[0, 9]]), "x", np.array([[1, 1]])])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -560,7 +566,7 @@ EXEMPT = {
 PENDING = {
     *(f"repro.field_networks.{f}" for f in ("fit_log_linear", "pgmpy_peer")),
     *(f"repro.field_test.{f}" for f in (
-        "fit_learner", "score_learners", "class_conditional_accuracy",
+        "score_learners", "class_conditional_accuracy",
         "sklearn_accuracies", "nodewise_logistic")),
 }
 CASE_IDS = [c[0] for c in CASES]
@@ -570,7 +576,7 @@ PARTNERS = {"cardinalities": ("p", "data"), "p": ("cardinalities",), "n": ("edge
             "mu": ("K",), "dh_moments": ("K",), "init": ("n_chains",), "orders": ("order",),
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
-            "a": ("b",), "b": ("a",)}
+            "a": ("b",), "b": ("a",), "train": ("data", "edges")}
 
 
 def _bad_param(case):
