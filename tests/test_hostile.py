@@ -544,6 +544,11 @@ CASES += [
      dict(learner=["nope", None, 3, "MPLE"], train=[None, "x", 2 * DATA, DATA[:, :3]],
           edges=[np.array([[0, 9]]), "x", np.array([[1, 1]])])),
 ]
+CASES += [
+    ("repro.field_test.nodewise_logistic", field_test.nodewise_logistic,
+     dict(train=DATA, edges=EDGES),
+     dict(train=[None, "x", 2 * DATA], C=[0, -1, math.nan, math.inf, None, "x"])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -567,7 +572,7 @@ PENDING = {
     *(f"repro.field_networks.{f}" for f in ("fit_log_linear", "pgmpy_peer")),
     *(f"repro.field_test.{f}" for f in (
         "score_learners", "class_conditional_accuracy",
-        "sklearn_accuracies", "nodewise_logistic")),
+        "sklearn_accuracies")),
 }
 CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.

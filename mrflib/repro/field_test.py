@@ -316,6 +316,7 @@ def nodewise_logistic(train: Any, edges: Any, *, C: float = 1e6) -> tuple[Any, f
     from mrflib import BoltzmannMachine
 
     x = check_spins(train, None, "train")
+    C = check_positive(C, "C")
     n = x.shape[1]
     edges = graphs.from_pairs(edges) if len(edges) else np.zeros((0, 2), np.int64)
     nbrs = graphs.neighbours(edges, n)
