@@ -1,4 +1,4 @@
-"""Command line: ``python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... --out DIR``."""
+"""Command line: ``python -m mrflib sweep ...`` and ``python -m mrflib paper ...``."""
 
 from __future__ import annotations
 
@@ -11,12 +11,18 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR "
               "[--workers N] [--scheduler ADDR] [--timeout S]\n\nsubcommands:\n"
-              "  sweep   run a notebook over a parameter grid (python -m mrflib sweep --help)")
+              "  sweep   run a notebook over a parameter grid (python -m mrflib sweep --help)\n"
+              "  paper   run chapters at the paper profile in resumable chunks "
+              "(python -m mrflib paper --help)")
         return 0
     if argv[0] == "sweep":
         from .sweep import main as sweep_main
 
         return sweep_main(argv[1:])
+    if argv[0] == "paper":
+        from .repro.paper import main as paper_main
+
+        return paper_main(argv[1:])
     print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)
     return 2
 

@@ -6,5 +6,6 @@ modules of :mod:`mrflib`.
 """
 
 from .chapter import Chapter
+from .trials import Trials
 
-__all__ = ["Chapter"]
+__all__ = ["Chapter", "Trials"]

@@ -7,12 +7,14 @@ the profile filled in once per notebook.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .. import experiments
+from .trials import Trials
 
 __all__ = ["Chapter"]
 
@@ -35,6 +37,7 @@ class Chapter:
     chapter: str
     paper: str
     profile: str = ""
+    _runs: list[Trials] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("chapter", "paper"):
@@ -49,10 +52,31 @@ class Chapter:
                note: str = "", *, paper: str | None = None) -> None:
         """Record one reproduced number (:func:`mrflib.experiments.record`).
 
-        ``paper`` overrides the chapter's paper for this row.
+        ``paper`` overrides the chapter's paper for this row. In a chunk of a chunked run
+        (:meth:`trials` with ``n_chunks > 1``) nothing is recorded: the numbers describe only
+        a part of the trials.
         """
+        if self.partial:
+            return
         experiments.record(self.chapter, self.paper if paper is None else paper, item,
                            quantity, paper_value, ours, verdict, note, profile=self.profile)
+
+    def trials(self, seed: int, chunk: int = 0, n_chunks: int = 1,
+               cache: str | Path | None = None) -> Trials:
+        """The chapter's trial loops (:class:`~mrflib.repro.trials.Trials`) for ``seed``.
+
+        Pass the notebook's ``chunk``, ``n_chunks`` and ``trial_cache`` parameters; progress
+        lines are printed in the ``paper`` profile.
+        """
+        run = Trials(self.chapter, seed, chunk=chunk, n_chunks=n_chunks, cache=cache,
+                     progress=self.profile == "paper")
+        self._runs.append(run)
+        return run
+
+    @property
+    def partial(self) -> bool:
+        """True if this notebook runs as one chunk of a chunked run (it records nothing)."""
+        return any(run.partial for run in self._runs)
 
     def records(self) -> pd.DataFrame:
         """This chapter's rows recorded in this process."""

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import exact, sampling, smci
+from .. import exact, graphs, sampling, smci
 from .._validation import as_rng, check_model, check_positive
 from ..model import BoltzmannMachine
 from ..smci import covariances
 
-__all__ = ["covariance_mae_trial"]
+__all__ = ["covariance_mae_trial", "figure5_trial"]
 
 
 def covariance_mae_trial(
@@ -53,3 +53,33 @@ def covariance_mae_trial(
             cov = covariances(bm, *smci.ais_moments(bm, M, beta_step=ais_beta_step, rng=rng))
             rows.append({"M": M, "method": "ais", "mae": float(np.mean(np.abs(cov - cov_exact)))})
     return rows
+
+
+def figure5_trial(
+    t: int,
+    rng: Any,
+    *,
+    n: int,
+    graph: Any,
+    sizes: Sequence[int],
+    burn_in: int,
+    methods: Sequence[str] = smci.METHODS,
+    ais_trials: int = 0,
+    ais_beta_step: float = 1e-4,
+) -> list[dict[str, Any]]:
+    """Trial ``t`` of Figure 5 of the GSMCI paper (section 4.2) on one graph setting.
+
+    Draws the model (biases U[-0.2, 0.2], couplings U[-0.3, 0.3], the paper's setting) on
+    ``graph``, an edge array (the 4x5 grid) or a float ``p`` (a fresh Erdős–Rényi graph
+    G(n, p) per trial), then runs :func:`covariance_mae_trial` (with AIS if ``t <
+    ais_trials``). A trial drawing a graph without edges has no covariances: no rows.
+    The signature is the one :meth:`mrflib.repro.trials.Trials.map` calls.
+    """
+    rng = as_rng(rng)
+    edges = graphs.random_graph(n, float(graph), rng) if np.ndim(graph) == 0 else graph
+    if len(edges) == 0:
+        return []
+    bm = BoltzmannMachine.random(edges, n, rng=rng)
+    ais = ais_beta_step if t < ais_trials else None
+    rows = covariance_mae_trial(bm, sizes, methods, burn_in=burn_in, rng=rng, ais_beta_step=ais)
+    return [{"trial": t, **row} for row in rows]
