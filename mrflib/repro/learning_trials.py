@@ -12,8 +12,9 @@ import numpy as np
 from .. import exact
 from .._validation import as_rng, check_model, check_positive
 from ..learning import METHODS, fit, mae
+from ..model import BoltzmannMachine
 
-__all__ = ["mae_trial"]
+__all__ = ["mae_trial", "figure_trial"]
 
 
 def mae_trial(
@@ -74,3 +75,29 @@ def mae_trial(
         if curves:
             out[m] = f.mae
     return rows, out
+
+
+def figure_trial(
+    t: int,
+    rng: Any,
+    *,
+    gen_edges: Any,
+    lam: float,
+    n: int,
+    model_edges: Any,
+    n_data: int,
+    methods: tuple[str, ...],
+    curves: bool = False,
+    **fit_options: Any,
+) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Trial ``t`` of Figures 2 and 3 of Yasuda (2018): a fresh generator, then :func:`mae_trial`.
+
+    The generator has no biases and couplings U[-lam, lam] on ``gen_edges`` (section 5:
+    λ = 0.3 on the 4x4 grid; λ = 0.2 on the complete graph for the model-error case). Rows
+    carry ``trial = t``. The signature is the one :meth:`mrflib.repro.trials.Trials.map` calls.
+    """
+    rng = as_rng(rng)
+    gen = BoltzmannMachine(np.zeros(n), gen_edges, rng.uniform(-lam, lam, len(gen_edges)))
+    rows, cv = mae_trial(gen, model_edges, n_data, methods, rng=rng, curves=curves,
+                         **fit_options)
+    return [dict(r, trial=t) for r in rows], cv

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import exact, graphs, sampling, smci
+from .. import exact, graphs, learning, sampling, smci
 from .._validation import as_rng, check_model, check_positive
 from ..model import BoltzmannMachine
 from ..smci import covariances
 
-__all__ = ["covariance_mae_trial", "figure5_trial"]
+__all__ = ["covariance_mae_trial", "figure5_trial", "figure7_trial"]
 
 
 def covariance_mae_trial(
@@ -83,3 +83,36 @@ def figure5_trial(
     ais = ais_beta_step if t < ais_trials else None
     rows = covariance_mae_trial(bm, sizes, methods, burn_in=burn_in, rng=rng, ais_beta_step=ais)
     return [{"trial": t, **row} for row in rows]
+
+
+def figure7_trial(
+    t: int,
+    rng: Any,
+    *,
+    gen_edges: Any,
+    model_edges: Any,
+    n: int,
+    n_data: int,
+    curves: Sequence[tuple[str, str, dict[str, Any]]],
+    steps: int,
+    learning_rate: float,
+) -> dict[str, np.ndarray]:
+    """Trial ``t`` of Figure 7 of the GSMCI paper (section 5): learning curves to the MLE.
+
+    Draws a generating model on ``gen_edges`` (biases U[-0.2, 0.2], couplings U[-0.3, 0.3]),
+    ``n_data`` exact samples of it, the exact maximum-likelihood model on ``model_edges``,
+    and then, for every ``(name, method, options)`` of ``curves``, fits ``model_edges`` by
+    :func:`mrflib.learning.fit` for ``steps`` steps at ``learning_rate``. Returns ``{name:
+    MAE of the couplings to the MLE after every step}`` (the curves of Figure 7).
+    """
+    rng = as_rng(rng)
+    gen = BoltzmannMachine.random(gen_edges, n, 0.2, 0.3, rng)
+    data = exact.sample(gen, n_data, rng)
+    mle = learning.fit(data, model_edges, "mle").model
+    out = {}
+    for name, method, options in curves:
+        kw = dict(rng=rng) if method in ("pcd", "smci-pcd") else {}
+        f = learning.fit(data, model_edges, method, reference=mle, learning_rate=learning_rate,
+                         max_steps=steps, tol=0.0, progress=False, **kw, **options)
+        out[name] = np.asarray(f.mae)
+    return out
