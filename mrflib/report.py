@@ -49,26 +49,64 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def scorecard_markdown(df: pd.DataFrame) -> str:
-    """One MyST table over all chapters, each row linking to its chapter."""
+_KEY = ["chapter", "item", "quantity"]
+
+
+def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Per row of ``df``: the paper-profile value (flagged if its verdict differs); the
+    flagged rows' descriptions."""
+    ref = {tuple(r[k] for k in _KEY): r for r in paper.to_dict("records")}
+    cells, differ = [], []
+    for r in df.to_dict("records"):
+        p = ref.get(tuple(r[k] for k in _KEY))
+        if p is None:
+            cells.append("not run at paper scale")
+        elif p["verdict"] != r["verdict"]:
+            cells.append(f"{_cell(p['ours'])} ⚠️ verdict at paper scale: "
+                         f"{_VERDICT_MARK.get(p['verdict'], p['verdict'])}")
+            differ.append(f"{r['chapter']}: {r['item']}, {r['quantity']}")
+        else:
+            cells.append(_cell(p["ours"]))
+    return cells, differ
+
+
+def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
+    """One MyST table over all chapters, each row linking to its chapter.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The recorded rows of the build being read (:func:`load_records`).
+    paper : DataFrame, optional
+        The committed paper-profile rows (``book/results/paper``). When given, a column shows
+        each item's paper-profile value beside this build's, flagging (⚠️) every item whose
+        verdict differs between the two, and the summary lists those items.
+    """
     check_instance(df, pd.DataFrame, "df")
     if df.empty:
         return "_No recorded results: the notebooks have not been executed._\n"
     counts = df["verdict"].value_counts()
-    lines = [
-        "Summary: " + ", ".join(f"{_VERDICT_MARK.get(v, v)}: {counts[v]}" for v in counts.index),
-        "",
-        "| paper | item | quantity | paper | ours | verdict | chapter | note |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in df.itertuples(index=False):
-        lines.append(
-            "| " + " | ".join([
-                _cell(_PAPER_TITLES.get(r.paper, r.paper)), _cell(r.item), _cell(r.quantity),
-                _cell(r.paper_value), _cell(r.ours), _VERDICT_MARK.get(r.verdict, r.verdict),
-                f"{{doc}}`{r.chapter} <../notebooks/{r.chapter}>`", _cell(r.note),
-            ]) + " |"
-        )
+    lines = ["Summary: " + ", ".join(f"{_VERDICT_MARK.get(v, v)}: {counts[v]}"
+                                     for v in counts.index), ""]
+    header = "| paper | item | quantity | paper | ours | verdict |"
+    cells: list[str] = []
+    if paper is not None:
+        check_instance(paper, pd.DataFrame, "paper")
+        cells, differ = _paper_column(df, paper)
+        covered = sum(c != "not run at paper scale" for c in cells)
+        lines[-1:] = [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
+                      f"{len(df)} items measured; verdict differs from this build's for "
+                      f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
+        header += " ours, paper profile |"
+    lines += [header + " chapter | note |",
+              "|---" * (header.count("|") + 1) + "|"]
+    for k, r in enumerate(df.itertuples(index=False)):
+        row = [_cell(_PAPER_TITLES.get(r.paper, r.paper)), _cell(r.item), _cell(r.quantity),
+               _cell(r.paper_value), _cell(r.ours), _VERDICT_MARK.get(r.verdict, r.verdict)]
+        if paper is not None:
+            row.append(cells[k])
+        row += [f"{{doc}}`{r.chapter} <../notebooks/{r.chapter}>`", _cell(r.note)]
+        lines.append("| " + " | ".join(row) + " |")
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
@@ -279,10 +317,17 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_pages(results: Path, bench_results: Path, book_dir: Path) -> None:
-    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``."""
+def write_pages(results: Path, bench_results: Path, book_dir: Path,
+                paper_results: Path | None = None) -> None:
+    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``.
+
+    ``paper_results`` is the folder of committed paper-profile rows (``book/results/paper``);
+    the scorecard shows them beside the build's own.
+    """
     book_dir = Path(book_dir)
-    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results)))
+    paper = None if paper_results is None else load_records(paper_results)
+    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
+                                                                     paper))
     machine = Path(bench_results) / "machine.txt"
     text = performance_markdown(load_bench(bench_results), book_dir / "_perf", "_perf")
     if machine.exists():

@@ -122,7 +122,7 @@ def quick_book(tmp_path_factory):
         build_book.stage(src, {k: r["output"] for k, r in by_name.items()}, ROOT)
         from mrflib import report
 
-        report.write_pages(results, ROOT / "bench" / "results", src / "book")
+        report.write_pages(results, ROOT / "bench" / "results", src / "book", PAPER_RESULTS)
         build_book.render(src, out / "html")
         html = out / "html"
     return {"records": by_name, "html": html, "results": results}
@@ -133,6 +133,33 @@ def quick_book(tmp_path_factory):
 def test_notebook_executes_quick(quick_book, nb):
     rec = quick_book["records"][nb.stem]
     assert rec["ok"], f"{nb.name} failed under papermill (profile=quick):\n{rec['error']}"
+
+
+PAPER_RESULTS = ROOT / "book" / "results" / "paper"
+
+
+@pytest.mark.slow
+def test_paper_results_cover_every_recorded_item(quick_book):
+    """The committed paper-profile numbers (book/results/paper) cover every item a chapter
+    records, so the scorecard can set the two profiles side by side."""
+    from mrflib import report
+
+    quick = report.load_records(quick_book["results"])
+    assert not quick.empty
+    paper = report.load_records(PAPER_RESULTS)
+    assert set(paper["profile"]) <= {"paper"}, "book/results/paper holds other profiles"
+    key = ["chapter", "item", "quantity"]
+    published = set(paper["chapter"])
+    missing = quick[quick["chapter"].isin(published)].merge(paper[key], on=key, how="left",
+                                                            indicator=True)
+    missing = missing[missing["_merge"] == "left_only"]
+    assert missing.empty, ("items recorded by a chapter but absent from its paper-profile "
+                           f"results:\n{missing[key].to_string()}")
+    prov = (PAPER_RESULTS / "PROVENANCE.md").read_text() if published else ""
+    assert all(ch in prov for ch in published), "a published chapter has no provenance row"
+    unpublished = sorted(set(quick["chapter"]) - published)
+    if unpublished:
+        pytest.xfail(f"not yet run at paper scale: {', '.join(unpublished)}")
 
 
 @pytest.mark.slow

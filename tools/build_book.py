@@ -260,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     stage(src, executed)
     from mrflib import report
 
-    report.write_pages(results, ROOT / "bench" / "results", src / "book")
+    report.write_pages(results, ROOT / "bench" / "results", src / "book",
+                       ROOT / "book" / "results" / "paper")
     render(src, out / "html")
     return 0
 
