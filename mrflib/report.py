@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
 __all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecard",
-           "performance_markdown", "write_pages"]
+           "paper_figure", "performance_markdown", "write_pages"]
+
+#: The committed paper-profile results (numbers, figures, provenance) of the book.
+PAPER_RESULTS = Path(__file__).resolve().parents[1] / "book" / "results" / "paper"
 
 
 def load_records(results: Path) -> pd.DataFrame:
@@ -155,6 +158,51 @@ def chapter_scorecard(chapter: str) -> Styler:
         caption += f", profile {', '.join(profiles)}"
     return (table.style.hide(axis="index").format(escape="html").set_caption(caption)
             .set_table_styles(_CHAPTER_TABLE_CSS))
+
+
+def paper_figure(chapter: str, name: str, profile: str,
+                 folder: str | Path | None = None) -> None:
+    """Show the committed paper-profile version of figure ``name`` with its provenance.
+
+    A chapter calls this after drawing a figure at its own profile: the reader sees the same
+    figure from the committed paper-scale run (``book/results/paper/figures/<name>.png``,
+    written by ``python -m mrflib paper --publish``) with the commit, date and run time of
+    that run. Nothing is shown when the chapter itself runs at ``profile="paper"``; a note is
+    shown when the chapter has not been run at paper scale yet.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter (notebook stem) whose paper-scale run drew it.
+    name : str
+        The figure's name (the ``mystnb.figure.name`` of the cell that draws it).
+    profile : str
+        The running notebook's profile.
+    folder : path, optional
+        The paper results folder (default: the repository's ``book/results/paper``).
+    """
+    import json
+
+    from IPython.display import Image, Markdown, display
+
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"name must be a figure name without '/', got {name!r}")
+    if profile == "paper":
+        return
+    folder = PAPER_RESULTS if folder is None else Path(folder)
+    png = folder / "figures" / f"{name}.png"
+    prov_path = folder / "provenance.json"
+    run = json.loads(prov_path.read_text()).get(chapter) if prov_path.exists() else None
+    if not png.exists() or run is None:
+        display(Markdown(f"_The paper-scale version of this figure is not committed yet "
+                         f"(`python -m mrflib paper notebooks/{chapter}.ipynb --chunks 8 "
+                         f"--publish book/results/paper`)._"))
+        return
+    display(Image(data=png.read_bytes(), format="png"))
+    display(Markdown(f"_At the paper profile: commit `{run['commit'][:12]}`, "
+                     f"{run['date_utc'][:10]}, {run['machine']}; "
+                     f"{(run['chunk_wall_s'] + run['merge_s']) / 60:.0f} min of wall time "
+                     f"(`book/results/paper/PROVENANCE.md`)._"))
 
 
 def _num(series) -> pd.Series:
