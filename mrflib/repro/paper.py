@@ -43,6 +43,7 @@ from .._files import atomic_write
 __all__ = ["run_chapter", "collect", "figures", "publish", "main"]
 
 PROFILE = "paper"
+_REPO = Path(__file__).resolve().parents[2]
 
 
 def _chunk_grid(n_chunks: int, seed: int, profile: str) -> dict[str, list[Any]]:
@@ -96,7 +97,7 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
     if profile not in experiments.PROFILES:
         raise ValueError(f"profile must be one of {experiments.PROFILES}, got {profile!r}")
     rec: dict[str, Any] = {"chapter": chapter, "n_chunks": n_chunks, "seed": seed,
-                           "profile": profile,
+                           "profile": profile, "commit": _commit(_REPO),
                            "chunk_wall_s": 0.0, "chunk_sum_s": 0.0}
     if n_chunks > 1:
         t0 = time.perf_counter()
@@ -184,7 +185,7 @@ def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
     prov_path = dest / "provenance.json"
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     prov[chapter] = {
-        "commit": _commit(Path(__file__).resolve().parents[2]),
+        "commit": rec["commit"],
         "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": _machine(), "command": command, "chunks": rec["n_chunks"],
         "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
