@@ -28,6 +28,7 @@ _SUBMODULES = (
     "smci",
     "learning",
     "fsll",
+    "log_linear",
     "lap",
     "bounds",
     "datasets",

@@ -13,8 +13,9 @@ network (or the marginal of an ancestral subset of a large one) we know the exac
     ``p*`` is unseen).
 ``pairwise ML``
     the maximum-likelihood log-linear model with every basis function of order <= 2 (all
-    biases and pairwise interactions of the full-span basis, eq. 3-5); on binary variables
-    it is the fully connected Boltzmann machine with biases, BM-DI of the FSLL chapter.
+    biases and pairwise interactions of the full-span basis, eq. 3-5;
+    :func:`mrflib.log_linear.fit_log_linear`); on binary variables it is the fully
+    connected Boltzmann machine with biases, BM-DI of the FSLL chapter.
 ``best pairwise``
     the same family fitted to ``p*`` itself (the information projection,
     ``argmin_q KL(p*||q)``): the floor no pairwise learner can pass, at any ``N``.
@@ -26,75 +27,24 @@ network (or the marginal of an ancestral subset of a large one) we know the exac
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import numpy as np
-import scipy.optimize
-from scipy.special import logsumexp
 
-from mrflib import exact, fsll, graphs, learning
-from mrflib._validation import (
-    as_rng,
-    check_array,
-    check_counts,
-    check_positive,
-    require_memory,
-)
+from mrflib import exact, fsll, graphs, learning, log_linear
+from mrflib._validation import as_rng, check_array, check_instance, check_positive
 
-__all__ = ["MODELS", "order_mask", "fit_log_linear", "kl", "network_trial", "pgmpy_peer"]
+__all__ = ["MODELS", "kl", "network_trial", "pgmpy_peer"]
 
 MODELS = ("FSLL", "empirical", "empirical (KT)", "pairwise ML", "best pairwise", "BM-DI",
           "BM-PCD")
 #: Only these need binary variables.
 BINARY_MODELS = ("BM-DI", "BM-PCD")
 
-
-def order_mask(cardinalities: Any, max_order: int) -> np.ndarray:
-    """Boolean mask over flat basis indices ``y``: ``1 <= order(y) <= max_order``, where the
-    order is the number of variables ``Phi_y`` depends on (non-zero digits of ``y``)."""
-    cards = np.asarray(check_counts(cardinalities, "cardinalities"), dtype=np.int64)
-    max_order = check_positive(max_order, "max_order", integer=True, allow_zero=True)
-    X = math.prod(cards.tolist())
-    require_memory(3 * 8 * X, f"order_mask over {X} states (cardinalities)")
-    order = np.zeros(X, dtype=np.int64)
-    stride = 1
-    idx = np.arange(X, dtype=np.int64)
-    for k in cards.tolist():
-        order += (idx // stride) % k != 0
-        stride *= k
-    return (order >= 1) & (order <= max_order)
-
-
-def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int = 500,
-                   tol: float = 1e-7) -> tuple[np.ndarray, dict[str, Any]]:
-    """Maximum-likelihood FSLL model restricted to the basis functions in ``mask``.
-
-    Minimizes ``-sum_x target(x) log p_theta(x) = log Z(theta) - theta . d`` with
-    ``d_y = <Phi_y>_target`` (the dual of eq. 8), whose gradient is
-    ``<Phi_y>_{p_theta} - d_y`` (eq. 6), by L-BFGS-B; every evaluation is one synthesis and
-    one dual transform of :mod:`mrflib.fsll` (``O(|X| log |X|)``). ``target`` is the
-    empirical distribution (maximum likelihood) or ``p*`` (information projection).
-    Returns ``(p_theta, info)``.
-    """
-    target = np.asarray(target, dtype=np.float64)
-    mask = np.asarray(mask, dtype=bool)
-    d = fsll.dual(target, cardinalities)[mask]
-    theta = np.zeros(target.size)
-
-    def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
-        theta[mask] = z
-        log_w = fsll.synthesize(theta, cardinalities)
-        log_z = float(logsumexp(log_w))
-        p = np.exp(log_w - log_z)
-        return log_z - float(z @ d), fsll.dual(p, cardinalities)[mask] - d
-
-    res = scipy.optimize.minimize(fun, np.zeros(int(mask.sum())), jac=True, method="L-BFGS-B",
-                                  options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0})
-    theta[mask] = res.x
-    return fsll.probabilities(theta, cardinalities), {"n_iter": int(res.nit),
-                                                      "converged": bool(res.success)}
+#: Moved to :mod:`mrflib.log_linear` (an algorithm, not experiment code); the old names stay.
+order_mask = log_linear.order_mask
+fit_log_linear = log_linear.fit_log_linear
 
 
 def kl(p: np.ndarray, q: np.ndarray) -> float:
@@ -170,13 +120,41 @@ def network_trial(net: Any, n_samples: int, rng: Any, models: Any = MODELS, *,
     return pd.DataFrame(rows)
 
 
+def _check_peer(net: Any, model: Any) -> None:
+    """``net`` an :class:`~mrflib.datasets.ExpertNetwork` whose joint fits, ``model`` a pgmpy
+    network with its variables and state names (else TypeError/ValueError naming them)."""
+    from mrflib import datasets
+
+    check_instance(net, datasets.ExpertNetwork, "net")
+    if net.n_states > datasets.MAX_JOINT_STATES:
+        raise ValueError(f"net {net.name!r} has {net.n_states} states, more than "
+                         f"{datasets.MAX_JOINT_STATES}: pass an ancestral subset")
+    if not (hasattr(model, "get_cpds") and hasattr(model, "nodes")):
+        raise TypeError(f"model must be a pgmpy Bayesian network, got {type(model).__name__}")
+    nodes = set(model.nodes())
+    for v, states in zip(net.variables, net.states or [()] * net.n):
+        cpd = model.get_cpds(v) if v in nodes else None
+        if cpd is None or [str(s) for s in cpd.state_names[v]] != list(states):
+            raise ValueError(f"model must hold variable {v!r} of net {net.name!r} with states "
+                             f"{list(states)}")
+
+
 def pgmpy_peer(net: Any, model: Any) -> dict[str, float]:
     """pgmpy's exact single-variable marginals (variable elimination) against ours.
 
     Ours are sums of the joint table of ``net`` (:meth:`ExpertNetwork.joint`), pgmpy's come
-    from ``VariableElimination`` on the pgmpy ``model`` of the same network. Returns the
-    largest absolute difference and both times.
+    from ``VariableElimination`` on the pgmpy ``model`` of the same network (or of a network
+    that ``net`` is an ancestral subset of). Returns the largest absolute difference and
+    both times.
+
+    Parameters
+    ----------
+    net : mrflib.datasets.ExpertNetwork
+        With at most :data:`mrflib.datasets.MAX_JOINT_STATES` states.
+    model : pgmpy.models.DiscreteBayesianNetwork
+        Holding every variable of ``net`` with the same state names.
     """
+    _check_peer(net, model)
     import logging
 
     logging.getLogger("pgmpy").setLevel(logging.ERROR)

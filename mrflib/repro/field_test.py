@@ -30,6 +30,7 @@ import numpy as np
 from mrflib import exact, graphs, lap, learning
 from mrflib._validation import (
     as_rng,
+    check_array,
     check_model,
     check_positive,
     check_real,
@@ -202,6 +203,49 @@ def bootstrap_mean(values: Any, rng: Any, n_boot: int = 2000,
     return float(v.mean()), float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
 
 
+def _check_images(x: Any, name: str, n: int | None = None) -> np.ndarray:
+    """Spin images with ``n`` pixels (any number if None), at least one."""
+    x = check_spins(x, n, name)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} must contain at least one image")
+    return x
+
+
+def _check_labels(y: Any, rows: int, name: str) -> np.ndarray:
+    """A 1-d array of ``rows`` class labels (integers, strings or finite reals)."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != rows:
+        raise ValueError(f"{name} must be a 1-d array of {rows} labels (one per image), got "
+                         f"shape {y.shape}")
+    if y.dtype.kind not in "biuUSf" or (y.dtype.kind == "f" and not np.all(np.isfinite(y))):
+        raise ValueError(f"{name} must hold integer, string or finite real labels, got dtype "
+                         f"{y.dtype}")
+    return y
+
+
+def _check_learners(learners: Any) -> list[str]:
+    """A non-empty collection of distinct names of :data:`LEARNERS`."""
+    if isinstance(learners, str) or not hasattr(learners, "__iter__"):
+        raise ValueError(f"learners must be a collection of names among {LEARNERS}, got "
+                         f"{learners!r}")
+    out = list(learners)
+    bad = [v for v in out if not isinstance(v, str) or v not in LEARNERS]
+    if not out or bad or len(set(out)) < len(out):
+        raise ValueError(f"learners must be distinct names among {LEARNERS}, got {out!r}")
+    return out
+
+
+def _check_options(options: Any, learners: list[str]) -> dict[str, dict]:
+    """``{learner: {keyword: value}}`` for some of ``learners`` (None: no overrides)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict) or not all(
+            k in learners and isinstance(v, dict) for k, v in options.items()):
+        raise ValueError(f"options must map names of learners {learners} to dicts of "
+                         f"keywords, got {options!r}")
+    return options
+
+
 def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, *,
                    options: dict[str, dict] | None = None, rng: Any = 0,
                    n_boot: int = 2000) -> tuple[Any, dict[str, Any]]:
@@ -214,14 +258,16 @@ def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, 
     """
     import pandas as pd
 
+    train = _check_images(train, "train")
+    test = _check_images(test, "test", train.shape[1])
+    learners = _check_learners(learners)
+    options = _check_options(options, learners)
+    n_boot = check_positive(n_boot, "n_boot", integer=True)
     rng = as_rng(rng)
     # one seed per learner of LEARNERS, so a fit does not depend on which others run
     seeds = dict(zip(LEARNERS, rng.integers(0, 2**32, size=len(LEARNERS)).tolist()))
-    options = options or {}
     rows, models, per_image = [], {}, {}
     for name in learners:
-        if name not in LEARNERS:
-            raise ValueError(f"learners must be among {LEARNERS}, got {name!r}")
         bm, seconds, info = fit_learner(train, edges, name, rng=seeds[name],
                                         **options.get(name, {}))
         models[name] = bm
@@ -272,7 +318,14 @@ def class_conditional_accuracy(train: Any, y_train: Any, test: Any, y_test: Any,
     ``argmax_c log P_c(x) + log prior_c`` with exact ``log P_c``. Returns
     ``(accuracy, seconds of fitting)``.
     """
-    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    train = _check_images(train, "train")
+    test = _check_images(test, "test", train.shape[1])
+    y_train = _check_labels(y_train, train.shape[0], "y_train")
+    y_test = _check_labels(y_test, test.shape[0], "y_test")
+    if pseudo is not None:
+        pseudo = check_spins(pseudo, train.shape[1], "pseudo")
+    if learner not in LEARNERS:
+        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
     classes = np.unique(y_train)
     scores = np.empty((len(test), classes.size))
     seconds = 0.0
@@ -292,7 +345,16 @@ def sklearn_accuracies(train: Any, y_train: Any, test: Any, y_test: Any) -> dict
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import BernoulliNB
 
-    a, b = np.asarray(train) > 0, np.asarray(test) > 0
+    train = check_array(train, "train", ndim=2)
+    test = check_array(test, "test", shape=(None, train.shape[1]))
+    for name, x in (("train", train), ("test", test)):
+        if x.shape[0] == 0:
+            raise ValueError(f"{name} must contain at least one image")
+    y_train = _check_labels(y_train, train.shape[0], "y_train")
+    y_test = _check_labels(y_test, test.shape[0], "y_test")
+    if np.unique(y_train).size < 2:
+        raise ValueError("y_train must hold at least two classes")
+    a, b = train > 0, test > 0
     out = {}
     for name, clf in (("BernoulliNB", BernoulliNB()),
                       ("LogisticRegression", LogisticRegression(max_iter=5000))):
