@@ -23,8 +23,14 @@ MPLE, RM, MPF = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def _phi(u, kind):
-    """Objective term phi(u) and d phi / d u at u = x_i h_i (maximised)."""
+def _phi(u, kind, shift):
+    """Objective term phi(u) and d phi / d u at u = x_i h_i (maximised).
+
+    ``shift`` (MPF only) scales the term by ``exp(-shift)``: with ``shift`` the largest
+    exponent ``max(-u)`` over the data (:func:`mpf_max_exponent`) no term overflows and the
+    largest is ``exp(0) = 1``, so ``log K = shift + log(sum of scaled terms)`` is finite for
+    every finite model. ``shift = 0`` gives the plain terms, bit for bit.
+    """
     if kind == MPLE:
         # log P(x_i | rest) = u - log(2 cosh h) = -log(1 + exp(-2u))
         if u > 0.0:
@@ -41,18 +47,37 @@ def _phi(u, kind):
             s = 1.0 / (1.0 + math.exp(2.0 * u))
         return -s * s, 4.0 * s * s * (1.0 - s)
     # MPF, single-spin-flip connectivity: -exp((E(x) - E(x^-i)) / 2) = -exp(-u)
-    t = math.exp(-u)
+    t = math.exp(-u - shift)
     return -t, t
+
+
+@njit(cache=True, inline="always")
+def _row_field(xs, i, bias, coupling, indptr, indices, eids):
+    """Local field ``h_i = b_i + sum_j J_ij x_j`` of the spins ``xs`` (CSR order)."""
+    h = bias[i]
+    for p in range(indptr[i], indptr[i + 1]):
+        h += coupling[eids[p]] * xs[indices[p]]
+    return h
+
+
+@njit(cache=True, inline="always")
+def _pattern_field(c, i, lo, d, bias, coupling, eids):
+    """``(x_i, h_i)`` of node ``i``'s pattern code ``c`` (bit 0: x_i, bit q + 1: the q-th
+    neighbour, CSR order from ``lo``; ``d`` neighbours)."""
+    h = bias[i]
+    for q in range(d):
+        h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
+    return 2.0 * (c & 1) - 1.0, h
 
 
 @njit(cache=True)
 def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices, eids, kind,
-                             want_value):  # pragma: no cover - numba
+                             want_value, shift=0.0):  # pragma: no cover - numba
     """Weighted objective and raw gradient (d/db (n,), d/dJ (E,)) over rows of ``x``.
 
     ``x`` int8 (K, n) (distinct data rows), ``weights`` (K,) (their frequencies);
     CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`. Used where
-    the rows are fewer than the local patterns (dense graphs).
+    the rows are fewer than the local patterns (dense graphs). ``shift``: see :func:`_phi`.
     """
     K, n = x.shape
     E = ei.shape[0]
@@ -66,10 +91,8 @@ def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices
         for i in range(n):
             xs[i] = x[mu, i]
         for i in range(n):
-            h = bias[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                h += coupling[eids[p]] * xs[indices[p]]
-            val, dphi = _phi(xs[i] * h, kind)
+            h = _row_field(xs, i, bias, coupling, indptr, indices, eids)
+            val, dphi = _phi(xs[i] * h, kind, shift)
             if want_value:
                 value += w * val
             # d phi(x_i h_i) / d h_i = x_i phi'(u)
@@ -239,7 +262,7 @@ def smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias,
 
 @njit(cache=True, inline="always")
 def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
-                gslot):
+                gslot, shift):
     """Objective terms of node ``i`` summed over its weighted patterns."""
     lo, d = indptr[i], indptr[i + 1] - indptr[i]
     v, gsum = 0.0, 0.0
@@ -247,11 +270,8 @@ def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, val
         gslot[p] = 0.0
     for k in range(poff[i], poff[i + 1]):
         c = codes[k]
-        xi = 2.0 * (c & 1) - 1.0
-        h = bias[i]
-        for q in range(d):
-            h += coupling[eids[lo + q]] * (2.0 * ((c >> (q + 1)) & 1) - 1.0)
-        val, dphi = _phi(xi * h, kind)
+        xi, h = _pattern_field(c, i, lo, d, bias, coupling, eids)
+        val, dphi = _phi(xi * h, kind, shift)
         w = weights[k]
         v += w * val
         g = w * xi * dphi  # d phi(x_i h_i) / d h_i, weighted
@@ -274,29 +294,57 @@ def _reduce(value, gslot, eids, E):
 
 
 @njit(cache=True)
-def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids,
-                      kind):  # pragma: no cover - numba
-    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from weighted patterns."""
+def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids, kind,
+                      shift=0.0):  # pragma: no cover - numba
+    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from weighted patterns
+    (``shift``: see :func:`_phi`)."""
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
     for i in range(n):
         _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
-                    gslot)
+                    gslot, shift)
     total, gj = _reduce(value, gslot, eids, coupling.shape[0])
     return total, gb, gj
 
 
 @njit(cache=True, parallel=True)
-def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eids,
-                               kind):  # pragma: no cover - numba
+def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eids, kind,
+                               shift=0.0):  # pragma: no cover - numba
     """:func:`pattern_objective` with nodes spread over the cores (same bits)."""
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
     for i in prange(n):
         _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
-                    gslot)
+                    gslot, shift)
     total, gj = _reduce(value, gslot, eids, coupling.shape[0])
     return total, gb, gj
+
+
+@njit(cache=True)
+def mpf_max_exponent(codes, poff, bias, coupling, indptr, eids):  # pragma: no cover - numba
+    """The largest MPF exponent ``-u = -x_i h_i`` over the stored patterns (the shift that
+    makes :func:`pattern_objective` finite); ``-inf`` if there are none."""
+    best = -np.inf
+    for i in range(bias.shape[0]):
+        lo, d = indptr[i], indptr[i + 1] - indptr[i]
+        for k in range(poff[i], poff[i + 1]):
+            xi, h = _pattern_field(codes[k], i, lo, d, bias, coupling, eids)
+            best = max(best, -xi * h)
+    return best
+
+
+@njit(cache=True)
+def mpf_max_exponent_rows(x, bias, coupling, indptr, indices, eids):  # pragma: no cover - numba
+    """:func:`mpf_max_exponent` over the rows of ``x`` (for
+    :func:`local_objective_gradient`)."""
+    best = -np.inf
+    xs = np.empty(x.shape[1])
+    for mu in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            xs[i] = x[mu, i]
+        for i in range(x.shape[1]):
+            best = max(best, -xs[i] * _row_field(xs, i, bias, coupling, indptr, indices, eids))
+    return best
 
 
 @njit(cache=True)

@@ -89,19 +89,34 @@ class LocalObjective:
         self.n_terms = int(rows.shape[0])
         self.work = float(rows.shape[0]) * (self.n + 3 * self.E)
 
-    def __call__(self, theta, want_value=True):
-        """``(value, d/db, d/dJ)`` at ``theta = (bias, coupling)`` (averaged over the data)."""
+    def _split(self, theta):
         theta = np.asarray(theta, dtype=np.float64)
-        b = np.ascontiguousarray(theta[: self.n])
-        j = np.ascontiguousarray(theta[self.n:])
+        return np.ascontiguousarray(theta[: self.n]), np.ascontiguousarray(theta[self.n:])
+
+    def __call__(self, theta, want_value=True, shift=0.0):
+        """``(value, d/db, d/dJ)`` at ``theta = (bias, coupling)`` (averaged over the data).
+
+        ``shift`` (MPF only) multiplies every term by ``exp(-shift)``
+        (:func:`mrflib._learning_kernels._phi`); 0 gives the plain objective.
+        """
+        b, j = self._split(theta)
+        shift = float(shift)
         if self.mode == "rows":
             return _k.local_objective_gradient(
                 self.rows, self.weights, b, j, self.ei, self.ej, self.indptr, self.indices,
-                self.eids, self.kind, want_value)
+                self.eids, self.kind, want_value, shift)
         kern = (_k.pattern_objective_parallel if parallel_ok(self.work)
                 else _k.pattern_objective)
         return kern(self.codes, self.weights, self.poff, b, j, self.indptr, self.eids,
-                    self.kind)
+                    self.kind, shift)
+
+    def max_exponent(self, theta):
+        """The largest MPF exponent ``max(-x_i h_i)`` over the data at ``theta``."""
+        b, j = self._split(theta)
+        if self.mode == "rows":
+            return float(_k.mpf_max_exponent_rows(self.rows, b, j, self.indptr, self.indices,
+                                                  self.eids))
+        return float(_k.mpf_max_exponent(self.codes, self.poff, b, j, self.indptr, self.eids))
 
 
 def compress(x, gptr, gnodes, cap):

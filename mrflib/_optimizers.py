@@ -13,6 +13,11 @@ import numpy as np
 from mrflib._validation import require_memory
 
 
+class DivergenceError(FloatingPointError, ValueError):
+    """Gradient ascent diverged: a ``FloatingPointError`` (as before) and a ``ValueError``
+    naming the arguments to change (``learning_rate``, ``init``, ``solver``)."""
+
+
 def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
                      n, record, progress, desc):
     """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``.
@@ -39,9 +44,10 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
             d[~free] = 0.0
             g = float(np.max(np.abs(d))) if d.size else 0.0
             if not np.isfinite(g):
-                raise FloatingPointError(
-                    f"{desc}: the ascent direction became non-finite at step {step}; "
-                    "lower learning_rate"
+                raise DivergenceError(
+                    f"{desc}: the ascent direction became non-finite at step {step}; lower "
+                    "learning_rate, start from a smaller init, or use solver='lbfgs' (MPLE, "
+                    "RM, MPF)"
                 )
             if record:
                 params[step] = theta
@@ -78,7 +84,7 @@ def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
         theta[idx] = z
         return theta
 
-    local = prob.local(method)
+    local = prob.solver_objective(method)
 
     def fun(z):
         value, gb, gj = local(full(z), True)

@@ -68,8 +68,9 @@ from typing import Any
 
 import numpy as np
 
+from mrflib import _flow, _local
 from mrflib import _learning_kernels as _k
-from mrflib import _local
+from mrflib._flow import mpf_log_flow
 from mrflib._optimizers import _gradient_ascent, _lbfgs
 from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
@@ -89,6 +90,7 @@ __all__ = [
     "fit",
     "objective",
     "objective_gradient",
+    "mpf_log_flow",
     "ascent_direction",
     "estimator_variances",
     "mple_rho",
@@ -253,6 +255,12 @@ class _Problem:
             self._local[method] = _local.LocalObjective(self.x, self.graph, method)
         return self._local[method]
 
+    def solver_objective(self, method):
+        """What L-BFGS maximises: the local objective, for MPF bounded above ``K = n e^200``
+        (:class:`mrflib._flow.BoundedFlow`: the same optimum, finite for every model)."""
+        local = self.local(method)
+        return _flow.BoundedFlow(local) if method == "mpf" else local
+
     def split(self, theta):
         return theta[: self.n], theta[self.n :]
 
@@ -322,7 +330,9 @@ def objective(bm, data, method: str) -> float:
 
     ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the pseudo-likelihood eq. (7);
     ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and PCD have no known
-    objective (Yasuda 2018, section 6) and raise ``ValueError``.
+    objective (Yasuda 2018, section 6) and raise ``ValueError``. Where ``K`` exceeds float64
+    (``exp(709.78)``) a ``ValueError`` gives ``log K``, which :func:`mpf_log_flow` returns
+    for every finite model.
     """
     bm = check_model(bm)
     _check_method(method)
@@ -334,15 +344,21 @@ def objective(bm, data, method: str) -> float:
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
     value, _, _ = prob.local(method)(bm.params)
+    if method == "mpf":
+        _flow.check_flow_finite(prob.local(method), bm.params, value)
     return float(value)
 
 
 def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods)."""
+    """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
+    for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
     if method not in LOCAL_METHODS:
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
+    if method == "mpf":
+        _flow.check_flow_finite(prob.local(method), bm.params, float(np.sum(gb) + np.sum(gj)),
+                                "gradient")
     return gb, gj
 
 
@@ -708,7 +724,10 @@ def fit(
     opts = {k: v for k, v in options.items() if k != "samples"}
     reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
               f"max_steps = {max_steps} reached"
-              + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else ""))
+              + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else "")
+              if steps >= max_steps else
+              f"L-BFGS stopped at step {steps} without meeting tol {tol:g} (its line search "
+              "found no decrease, or its evaluation limit was reached)")
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
                None if state is None else state["chains"], reason)
