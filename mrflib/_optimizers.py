@@ -96,14 +96,18 @@ def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
     def callback(intermediate_result):
         trail.append(np.array(intermediate_result.x, copy=True))
 
-    res = minimize(fun, theta0[idx], jac=True, method="L-BFGS-B", callback=callback,
-                   options=dict(maxiter=max_steps, gtol=tol, ftol=0.0, maxcor=20))
-    theta = full(res.x)
+    if max_steps:
+        res = minimize(fun, theta0[idx], jac=True, method="L-BFGS-B", callback=callback,
+                       options=dict(maxiter=max_steps, gtol=tol, ftol=0.0, maxcor=20))
+        x, nit = res.x, int(res.nit)
+    else:  # scipy's L-BFGS-B makes one iteration even with maxiter=0
+        x, nit = theta0[idx].copy(), 0
+    theta = full(x)
     params = gmax = errs = None
     if record:
         params = np.array([full(z) for z in trail])
         gmax = np.array([np.max(np.abs(fun(z)[1])) if len(z) else 0.0 for z in trail])
         if ref_coupling is not None:
             errs = np.mean(np.abs(params[:, n:] - ref_coupling), axis=1)
-    gfinal = np.max(np.abs(fun(res.x)[1])) if idx.size else 0.0
-    return theta, int(res.nit), bool(gfinal < tol), params, gmax, errs
+    gfinal = np.max(np.abs(fun(x)[1])) if idx.size else 0.0
+    return theta, nit, bool(gfinal < tol), params, gmax, errs

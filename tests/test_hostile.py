@@ -59,6 +59,10 @@ EDGES = graphs.square_grid(2, 3)
 N = 6
 BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0)
 DATA = exact.sample(BM, 40, rng=1)
+#: A spin constant in every sample and two identical spins: the MLE does not exist.
+DEGENERATE = DATA.copy()
+DEGENERATE[:, 0] = 1
+DEGENERATE[:, 2] = DEGENERATE[:, 1]
 HUGE = 10**12
 
 #: Failures in files other work streams own: ``"test kind:function" -> reason``.
@@ -237,6 +241,9 @@ CASES = [
           pair=[np.full(len(EDGES), np.inf), np.zeros(2), None])),
     ("smci.ais_moments", smci.ais_moments, dict(bm=BM, n_samples=3, beta_step=0.5, rng=0),
      dict(n_samples=COUNT_BAD, beta_step=FLOAT_BAD + [0.0, -0.1, 2.0, 1e-300], rng=RNG_BAD)),
+    ("learning.mpf_log_flow", learning.mpf_log_flow, dict(bm=BM, data=DATA),
+     dict(data=SPINS_BAD + [DEGENERATE, DATA[:1]],
+          bm=[None, 3, BoltzmannMachine(np.full(N, -1e3), EDGES, np.full(len(EDGES), 1e5))])),
     ("learning.fit", learning.fit, dict(data=DATA, edges=EDGES, method="mple", max_steps=3),
      dict(data=SPINS_BAD, edges=EDGES_BAD, method=["", None, "MPLE", 3],
           learning_rate=FLOAT_BAD + [-0.1, 0.0], max_steps=[-1, 1.5, None, math.nan],
@@ -557,10 +564,6 @@ P12 = np.random.default_rng(0).dirichlet(np.ones(12))  # a table on cardinalitie
 CANCER = datasets.expert_network("cancer")
 CANCER_PGM = datasets.pgmpy_model("cancer")
 LABELS = np.arange(len(DATA)) % 2
-#: A spin constant in every sample and two identical spins: the MLE does not exist.
-DEGENERATE = DATA.copy()
-DEGENERATE[:, 0] = 1
-DEGENERATE[:, 2] = DEGENERATE[:, 1]
 CASES += [
     ("log_linear.fit_log_linear", log_linear.fit_log_linear,
      dict(target=P12, cardinalities=[3, 2, 2], mask=log_linear.order_mask([3, 2, 2], 2)),
@@ -885,3 +888,29 @@ def test_learning_from_large_couplings_is_finite(method, J):
         for init in (None, bm):
             fit = learning.fit(data, EDGES, method, rng=0, max_steps=20, init=init)
             assert finite(fit.model)
+
+
+FIT_CASES = [(m, s) for m in learning.METHODS for s in learning._TABLE[m].solvers]
+#: The audit's data sets: a spin constant in every sample plus two identical spins
+#: (``DEGENERATE``), two opposite spins, a single sample, and ordinary data.
+ANTI = DATA.copy()
+ANTI[:, 1] = -ANTI[:, 0]
+FIT_DATA = {"degenerate": DEGENERATE, "anti": ANTI, "N=1": DATA[:1], "ordinary": DATA}
+
+
+@pytest.mark.parametrize("method, solver", FIT_CASES, ids=[f"{m}-{s}" for m, s in FIT_CASES])
+@pytest.mark.parametrize("data_name", list(FIT_DATA))
+def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
+    """Class 1 through every row of ``learning.fit``'s dispatch table: degenerate data (no
+    MLE), N = 1, and an initial model with couplings of 1e3 give a finite model, or (gradient
+    ascent on MPF's exponential flow diverges) a ValueError naming learning_rate."""
+    rng = np.random.default_rng(0)
+    huge = BoltzmannMachine(np.zeros(N), EDGES, 1e3 * rng.choice([-1.0, 1.0], size=len(EDGES)))
+    for init in (None, huge) if method != "lap" else (None,):
+        fit = outcome(lambda init=init: learning.fit(FIT_DATA[data_name], EDGES, method,
+                                                     solver=solver, rng=0, max_steps=20,
+                                                     init=init, progress=False),
+                      ("learning_rate",))
+        if fit is not None:
+            assert fit.n_steps <= 20 and isinstance(fit.stop_reason, str) and fit.stop_reason
+            assert fit.grad_max is None or np.all(np.isfinite(fit.grad_max))
