@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_instance, check_path
-from .experiments import FIELDS, records
+from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .repro.scorecard import PAPER_TITLES as _PAPER_TITLES
 from .repro.scorecard import VERDICT_MARK as _VERDICT_MARK
 
@@ -185,11 +185,14 @@ def paper_figure(chapter: str, name: str, profile: str,
 
     from IPython.display import Image, Markdown, display
 
+    _check_chapter(chapter)
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name must be a figure name without '/', got {name!r}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if profile == "paper":
         return
-    folder = PAPER_RESULTS if folder is None else Path(folder)
+    folder = PAPER_RESULTS if folder is None else check_path(folder, "folder")
     png = folder / "figures" / f"{name}.png"
     prov_path = folder / "provenance.json"
     run = json.loads(prov_path.read_text()).get(chapter) if prov_path.exists() else None

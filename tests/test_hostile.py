@@ -605,6 +605,21 @@ CASES += [
           test=[None, DATA[:, :3], np.full((3, N), np.inf), DATA[:0]],
           y_test=[LABELS, None, np.full(10, np.nan)])),
 ]
+from mrflib.repro import trials  # noqa: E402
+
+CASES += [
+    ("repro.trials.trial_rng", trials.trial_rng, dict(seed=0, name="loop", t=3),
+     dict(seed=[-1, 1.5, None, "0", math.nan, True], name=[None, 3, b"x"],
+          t=[-1, 1.5, None, math.nan, 2**70])),
+    ("repro.trials.digest", trials.digest, dict(obj={"a": [1, 2.5], "b": np.arange(3)}),
+     dict(obj=[object(), {"a": object()}, math.nan, None, BM, graphs.as_graph(EDGES, N)])),
+    ("repro.trials.stored_trials", trials.stored_trials, dict(store=TMP, chapter="smci"),
+     dict(store=[None, 3], chapter=["../x", "", None, 3, "a/b"])),
+    ("report.paper_figure", report.paper_figure,
+     dict(chapter="smci", name="smci-figure5", profile="quick", folder=TMP),
+     dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
+          profile=["", None, "QUICK", 3, "paper"], folder=[None, 3, TMP / "missing"])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -620,6 +635,14 @@ EXEMPT = {
     "datasets.digits": "takes no arguments: tests/test_datasets.py",
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
+    **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "
+                     "to validated library calls): run through repro.trials by the chapter "
+                     "notebooks and tests/test_paper_run.py"
+       for f in ("learning_trials.figure_trial", "smci_trials.figure5_trial",
+                 "smci_trials.figure7_trial")},
+    **{f"repro.paper.{f}": "runs or publishes chapter notebooks in chunks (papermill, run "
+                           "folders): tests/test_paper_run.py"
+       for f in ("run_chapter", "collect", "figures", "publish", "main")},
 }
 CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.
@@ -632,7 +655,7 @@ PARTNERS = {"cardinalities": ("p", "data", "target"), "target": ("cardinalities"
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
             "a": ("b",), "b": ("a",), "train": ("data", "edges", "test", "y_train", "pseudo"),
-            "net": ("model",), "model": ("net",)}
+            "net": ("model",), "model": ("net",), "obj": ("params",)}
 
 
 def _bad_param(case):

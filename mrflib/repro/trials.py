@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import experiments
 from .._files import atomic_write
-from .._validation import check_positive
+from .._validation import check_path, check_positive
 
 __all__ = ["Trials", "digest", "stored_trials", "trial_rng"]
 
@@ -55,6 +55,10 @@ def trial_rng(seed: int, name: str, t: int) -> np.random.Generator:
     ``SeedSequence(seed, spawn_key=(crc32(name), t))``: independent of every other trial and
     of the notebook's own stream, the same in every process.
     """
+    seed = check_positive(seed, "seed", integer=True, allow_zero=True)
+    t = check_positive(t, "t", integer=True, allow_zero=True)
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (the loop's name), got {type(name).__name__}")
     key = (zlib.crc32(name.encode()), int(t))
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=key))
 
@@ -258,4 +262,6 @@ class Trials:
 
 def stored_trials(store: str | Path, chapter: str) -> Sequence[Path]:
     """The trial files stored for ``chapter`` under ``store`` (for reports and tests)."""
+    store = check_path(store, "store")
+    experiments._check_chapter(chapter)
     return sorted((Path(store) / chapter).rglob("*.pkl"))
