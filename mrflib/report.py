@@ -97,9 +97,15 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         check_instance(paper, pd.DataFrame, "paper")
         cells, differ = _paper_column(df, paper)
         covered = sum(c != "not run at paper scale" for c in cells)
+        keys = set(map(tuple, df[_KEY].to_numpy().tolist()))
+        only = [f"{r['chapter']}: {r['item']}, {r['quantity']} ({r['ours']}, "
+                f"{_VERDICT_MARK.get(r['verdict'], r['verdict'])})"
+                for r in paper.to_dict("records") if tuple(r[k] for k in _KEY) not in keys]
         lines[-1:] = [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
                       f"{len(df)} items measured; verdict differs from this build's for "
                       f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
+        if only:
+            lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
         header += " ours, paper profile |"
     lines += [header + " chapter | note |",
               "|---" * (header.count("|") + 1) + "|"]
