@@ -211,27 +211,91 @@ def applies(bm) -> bool:
     return bm.n >= MIN_NODES and bool(layout(bm)[4])
 
 
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same bytes (``-0.0`` and ``0.0`` differ)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                               np.ascontiguousarray(b).view(np.uint8)))
+
+
+def _cached_tables(bm, kind: str, extra: np.ndarray, compute, build: bool = True):
+    """``compute()`` for ``bm``'s parameters, kept with its graph for the most recent
+    parameters (one entry per ``kind``), so that repeated calls on one model do not
+    rebuild the threshold tables; ``None`` when absent and ``build`` is false.
+
+    Keyed on the bytes of ``bm.bias``, ``bm.coupling`` and ``extra`` (compared in full:
+    a few microseconds), so a model with new parameters never meets stale tables."""
+    store = bm.graph.memo("checkerboard-tables", lambda graph: {})
+    key = (bm.bias, bm.coupling, extra)
+    hit = store.get(kind)
+    if hit is not None and all(_same(a, b) for a, b in zip(hit[0], key)):
+        return hit[1]
+    if not build:
+        return None
+    value = compute()
+    store[kind] = (tuple(np.array(a, copy=True) for a in key), value)
+    return value
+
+
+def _sweep_params(bm, order, eids):
+    """Biases and CSR weights in sweep order."""
+    bias = np.ascontiguousarray(np.asarray(bm.bias, dtype=np.float64)[order])
+    weights = np.ascontiguousarray(np.asarray(bm.coupling, dtype=np.float64)[eids])
+    return bias, weights
+
+
+def _grid_run(bm, x, shape, use, state, record_at, n_slots, parallel):
+    """:func:`run` through :mod:`mrflib._grid_gibbs` when the grid's threshold tables
+    are cached for these parameters or pay for themselves in this call; else ``None``."""
+    from . import _grid_gibbs
+
+    order, ptr, nbr, eids, _ = layout(bm)
+
+    def build():
+        bias, weights = _sweep_params(bm, order, eids)
+        return _grid_gibbs.grid_tables(bias, ptr, nbr, weights, order, shape[1])
+
+    thr = _cached_tables(bm, "grid", _NO_EXTRA, build, build=bool(use.all()))
+    if thr is None:
+        return None
+    return _grid_gibbs.run_grid(x, shape, thr, state, record_at, n_slots, parallel)
+
+
+_NO_EXTRA = np.zeros(0)
+
+
 def run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=None):
     """Advance chains ``x`` in place by ``n_sweeps``; after sweep ``s`` (1-based) with
     ``record_at[s - 1] >= 0`` store the chains in that slot of the returned array.
 
     Nodes whose ``2^degree`` neighbour configurations are few next to the updates of
     this call use a threshold table; the others compute it (same bits either way).
-    Chains run in parallel when the work pays for a parallel region.
+    Square grids go to the specialised kernel of :mod:`mrflib._grid_gibbs` (same bits
+    again) unless ``kernel`` names one of the general kernels (tests). Threshold tables
+    are kept with the graph for the last parameters seen. Chains run in parallel when
+    the work pays for a parallel region.
     """
+    from ._grid_gibbs import grid_shape
+
     order, ptr, nbr, eids, _ = layout(bm)
-    bias = np.ascontiguousarray(np.asarray(bm.bias, dtype=np.float64)[order])
-    weights = np.ascontiguousarray(np.asarray(bm.coupling, dtype=np.float64)[eids])
     M, n = x.shape
     state = rng.integers(0, 2**64, size=M, dtype=np.uint64)
     deg = np.diff(ptr)
     use = (deg <= MAX_TABLE_DEGREE) & (2.0**deg * 4 <= float(n_sweeps) * M)
-    off, thr = _threshold_tables(bias, ptr, weights, use)
+    parallel = M > 1 and parallel_ok(float(n_sweeps) * M * (n + nbr.size))
+    shape = grid_shape(bm.graph)
+    if kernel is None and shape is not None:
+        out = _grid_run(bm, x, shape, use, state, record_at, n_slots, parallel)
+        if out is not None:
+            return out
+    bias, weights = _sweep_params(bm, order, eids)
+    off, thr = _cached_tables(bm, "csr", use,
+                              lambda: _threshold_tables(bias, ptr, weights, use))
     xp = np.ascontiguousarray(x[:, order] > 0, dtype=np.uint8)  # spins as 0/1 bits
     out = np.empty((n_slots, M, n), dtype=np.int8)
     if kernel is None:
-        work = float(n_sweeps) * M * (n + nbr.size)
-        kernel = _gibbs_parallel if M > 1 and parallel_ok(work) else _gibbs_serial
+        kernel = _gibbs_parallel if parallel else _gibbs_serial
     kernel(bool(np.all(off >= 0)), xp, ptr, nbr, weights, bias, off, thr, state, record_at,
            order, out)
     x[:, order] = 2 * xp.astype(np.int8) - 1

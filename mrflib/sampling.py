@@ -8,10 +8,12 @@ numba kernel consumes them in that order, so the result depends only on the seed
 not on the number of threads; chains run in parallel over the cores.
 
 Bipartite graphs of at least 1024 spins (large lattices) are swept in checkerboard order
-with integer thresholds instead (:mod:`mrflib._checkerboard`, about twice the per-core
-rate). Seeded outputs: unchanged (bit for bit) on every other graph; on those large
-bipartite graphs they changed with issue 17, and the same seed gives the same bits with
-the new code.
+with integer thresholds instead (:mod:`mrflib._checkerboard`); square grids among them
+take a kernel specialised to the grid (:mod:`mrflib._grid_gibbs`, same bits), and the
+threshold tables are kept with the graph for the last parameters seen, so that repeated
+calls on one model do not rebuild them. Seeded outputs: unchanged (bit for bit) on every
+other graph; on those large bipartite graphs they changed with issue 17, and the same seed
+gives the same bits with the new code.
 
 :func:`exact` draws i.i.d. samples by enumeration for small ``n``.
 """
@@ -167,10 +169,11 @@ def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndar
 
 def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
     """Peak bytes of :func:`gibbs`: int8 output, int64 start spins (and their temporaries),
-    one block of float64 uniforms and the int64 recording schedule (one per sweep)."""
+    one block of float64 uniforms, the int64 recording schedule (one per sweep) and the
+    checkerboard threshold tables (16 int64 per spin, with a copy of the parameters)."""
     chains = float(n_chains) * n
     return (per_chain * chains + 17.0 * chains + 8.0 * max(UNIFORM_BLOCK, chains)
-            + 24.0 * n_sweeps + 2.0**24)
+            + 24.0 * n_sweeps + 160.0 * n + 2.0**24)
 
 
 @blas_single_threaded

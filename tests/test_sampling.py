@@ -173,3 +173,102 @@ def test_checkerboard_extreme_fields_exact():
     bm = BoltzmannMachine(bias, graphs.square_grid(32, 32), np.full(1984, 0.5))
     x = sampling.gibbs(bm, 20, burn_in=2, rng=5)
     assert np.all(x == np.sign(bias).astype(np.int8))
+
+
+# ----------------------------------------------------------------- square-grid kernel
+GRID_SHAPES = [(32, 32), (33, 33), (31, 40), (45, 23), (2, 512), (1024, 1)]
+
+
+def _grid_model(rows, cols, seed=0):
+    return BoltzmannMachine.random(graphs.square_grid(rows, cols), rows * cols,
+                                   bias_scale=0.5, coupling_scale=0.8, rng=seed)
+
+
+@pytest.mark.parametrize("rows, cols", GRID_SHAPES)
+def test_grid_kernel_matches_general_kernel(rows, cols):
+    """The square-grid kernel gives the bits of the general checkerboard kernel (odd and
+    even sides, paths), records included, serial and parallel."""
+    from mrflib import _checkerboard as cb
+    from mrflib import _grid_gibbs as gg
+
+    bm = _grid_model(rows, cols)
+    assert gg.grid_shape(bm.graph) == (rows, cols)
+    n = rows * cols
+    x0 = (2 * np.random.default_rng(1).integers(0, 2, size=(3, n)) - 1).astype(np.int8)
+    record = np.full(25, -1, dtype=np.int64)
+    record[[0, 7, 24]] = [0, 1, 2]
+    runs = []
+    for kernel in (None, cb._gibbs_serial, cb._gibbs_parallel):
+        x = x0.copy()
+        out = cb.run(bm, x, 25, record, 3, np.random.default_rng(5), kernel=kernel)
+        runs.append((x, out))
+    layout = cb.layout(bm)
+    bias, weights = cb._sweep_params(bm, layout[0], layout[3])
+    thr = gg.grid_tables(bias, layout[1], layout[2], weights, layout[0], cols)
+    for parallel in (False, True):
+        x = x0.copy()
+        state = np.random.default_rng(5).integers(0, 2**64, size=3, dtype=np.uint64)
+        runs.append((x, gg.run_grid(x, (rows, cols), thr, state, record, 3, parallel)))
+    for x, out in runs[1:]:
+        assert np.array_equal(runs[0][0], x) and np.array_equal(runs[0][1], out)
+    assert not np.array_equal(runs[0][0], x0)
+
+
+def test_grid_kernel_matches_python_reference():
+    """Against the plain-Python twin (direct fields, same random bits) on an odd grid."""
+    from mrflib import _checkerboard as cb
+
+    bm = _grid_model(33, 33, seed=4)
+    x0 = (2 * np.random.default_rng(0).integers(0, 2, size=(2, bm.n)) - 1).astype(np.int8)
+    record = np.full(32, -1, dtype=np.int64)
+    record[[3, 31]] = [0, 1]
+    a, b = x0.copy(), x0.copy()
+    out_a = sampling._run(bm, a, 32, record, 2, np.random.default_rng(1))
+    out_b = cb.run(bm, b, 32, record, 2, np.random.default_rng(1), kernel=cb._gibbs_reference)
+    assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
+
+
+def test_threshold_tables_are_cached_per_parameters(monkeypatch):
+    """Repeated calls on one model reuse its tables (small calls then take the grid
+    kernel too); a model with other parameters on the same graph never sees them."""
+    from mrflib import _checkerboard as cb
+    from mrflib import _grid_gibbs as gg
+
+    bm = _grid_model(32, 32, seed=1)
+    other = BoltzmannMachine(bm.bias + 0.25, bm.graph, bm.coupling)
+    calls = []
+    real = gg.run_grid
+    monkeypatch.setattr(gg, "run_grid", lambda *a: calls.append(1) or real(*a))
+    x0 = np.ones((1, bm.n), dtype=np.int8)
+
+    def general(model, sweeps):
+        x = x0.copy()
+        cb.run(model, x, sweeps, np.full(sweeps, -1, dtype=np.int64), 0,
+               np.random.default_rng(3), kernel=cb._gibbs_serial)
+        return x
+
+    assert np.array_equal(sampling.sweep(bm, x0, 2, 3), general(bm, 2))  # no tables yet
+    assert calls == []
+    assert np.array_equal(sampling.sweep(bm, x0, 100, 3), general(bm, 100))  # builds them
+    assert np.array_equal(sampling.sweep(bm, x0, 2, 3), general(bm, 2))  # reuses them
+    assert len(calls) == 2
+    for sweeps in (2, 100):  # the small call finds bm's tables only: general kernel
+        assert np.array_equal(sampling.sweep(other, x0, sweeps, 3), general(other, sweeps))
+    assert len(calls) == 3
+
+
+def _relabelled_grid():
+    perm = np.random.default_rng(0).permutation(1024)
+    return graphs.from_pairs(perm[graphs.square_grid(32, 32)])
+
+
+@pytest.mark.parametrize("edges", [
+    graphs.cubic(11), graphs.chimera(8, 8, 8), np.delete(graphs.square_grid(32, 32), 5, axis=0),
+    _relabelled_grid()], ids=["cubic", "chimera", "grid-minus-edge", "relabelled-grid"])
+def test_grid_kernel_only_for_square_grids(edges):
+    """Other bipartite graphs keep the general kernel (same bits either way)."""
+    from mrflib import _checkerboard as cb
+    from mrflib import _grid_gibbs as gg
+
+    bm = BoltzmannMachine.random(edges, int(edges.max()) + 1, rng=0)
+    assert cb.applies(bm) and gg.grid_shape(bm.graph) is None
