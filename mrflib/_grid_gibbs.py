@@ -165,11 +165,12 @@ def _grid_serial(xs, cols, starts, thr, state, record, out):  # pragma: no cover
         _grid_chain(c, xs, cols, starts, thr, state, record, out)
 
 
-def run_grid(x, shape, thr, state, record_at, n_slots, parallel):
-    """Advance chains ``x`` (int8 ±1, node order) in place; see
-    :func:`mrflib._checkerboard.run` for the arguments and the returned records."""
-    rows, cols = shape
+def run_grid(x, graph, thr, state, record_at, n_slots, parallel):
+    """Advance chains ``x`` (int8 ±1, node order) on the square grid ``graph`` in place;
+    see :func:`mrflib._checkerboard.run` for the arguments and the returned records."""
+    rows, cols = grid_shape(graph)
+    starts = graph.memo("square-grid-row-starts", lambda g: row_starts(rows, cols))
     out = np.empty((n_slots,) + x.shape, dtype=np.int8)
     kernel = _grid_parallel if parallel else _grid_serial
-    kernel(x, cols, row_starts(rows, cols), thr, state, record_at, out)
+    kernel(x, cols, starts, thr, state, record_at, out)
     return out

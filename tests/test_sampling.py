@@ -208,7 +208,7 @@ def test_grid_kernel_matches_general_kernel(rows, cols):
     for parallel in (False, True):
         x = x0.copy()
         state = np.random.default_rng(5).integers(0, 2**64, size=3, dtype=np.uint64)
-        runs.append((x, gg.run_grid(x, (rows, cols), thr, state, record, 3, parallel)))
+        runs.append((x, gg.run_grid(x, bm.graph, thr, state, record, 3, parallel)))
     for x, out in runs[1:]:
         assert np.array_equal(runs[0][0], x) and np.array_equal(runs[0][1], out)
     assert not np.array_equal(runs[0][0], x0)
