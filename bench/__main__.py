@@ -2,10 +2,9 @@
 
 Every ``bench/bench_<topic>.py`` defines ``run(quick: bool) -> list[dict]`` with the keys
 ``benchmark, case, method, seconds, baseline, ratio, rate, rate_unit, note`` (and optionally
-``size, size_unit, group``); ``ratio`` is the baseline's time over ours, measured in the same
-run. Results go to
-``bench/results/<topic>.csv`` and ``bench/results/machine.txt``; the book's performance
-page is built from them.
+``size, size_unit, group, target``); ``ratio`` is the baseline's time over ours, measured
+in the same run. Results go to ``bench/results/<topic>.csv`` and
+``bench/results/machine.txt``; the book's performance page is built from them.
 """
 
 from __future__ import annotations
@@ -23,9 +22,10 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["benchmark", "case", "method", "seconds", "baseline", "ratio", "rate", "rate_unit",
            "note"]
-#: Optional columns: ``size`` and ``size_unit`` (problem size, for time-versus-size plots)
-#: and ``group`` (which rows form one scaling curve besides ``method``).
-OPTIONAL = ["size", "size_unit", "group"]
+#: Optional columns: ``size`` and ``size_unit`` (problem size, for time-versus-size plots),
+#: ``group`` (which rows form one scaling curve besides ``method``) and ``target`` (a
+#: throughput the row should reach, in ``rate_unit``).
+OPTIONAL = ["size", "size_unit", "group", "target"]
 
 
 def machine() -> str:

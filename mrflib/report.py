@@ -262,6 +262,25 @@ def _unit(b: pd.DataFrame) -> str:
     return str(units.iloc[0]) if len(units) else "size"
 
 
+def _targets(b: pd.DataFrame) -> pd.DataFrame:
+    """Rows with a throughput target (optional ``target`` column, in ``rate_unit``)."""
+    target = _num(b["target"]) if "target" in b else pd.Series(np.nan, index=b.index)
+    return b.assign(target_value=target, rate_value=_num(b["rate"])).dropna(
+        subset=["target_value", "rate_value"])
+
+
+def _target_verdicts(b: pd.DataFrame) -> list[str]:
+    """Per target: how many rows reach it, with the throughput each reached."""
+    out = []
+    for (target, unit), r in _targets(b).groupby(["target_value", "rate_unit"], sort=False):
+        met = int((r["rate_value"] >= target).sum())
+        reached = ", ".join(f"{x.rate_value:.3g} ({x.case})" for x in r.itertuples())
+        word = "met" if met == len(r) else "not met" if met == 0 else "met in part"
+        out.append(f"target {target:.3g} {unit} {word} ({met} of {len(r)} rows): "
+                   f"reached {reached}")
+    return out
+
+
 def _verdict(b: pd.DataFrame, curves) -> str:
     """One line a reader can take away: speed-ups against each baseline, growth rates."""
     parts = []
@@ -278,6 +297,7 @@ def _verdict(b: pd.DataFrame, curves) -> str:
         unit = _unit(b)
         parts.append(f"time grows as {unit}^p with p from {min(slopes):.2f} to "
                      f"{max(slopes):.2f}")
+    parts += _target_verdicts(b)
     rate = _num(b.get("rate"))
     if not parts and rate is not None and rate.notna().any():
         i = rate.idxmax()
@@ -293,7 +313,8 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
     import matplotlib.pyplot as plt
 
     bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
-    panels = int(len(bars) > 0) + int(bool(curves))
+    targets = _targets(b)
+    panels = int(len(bars) > 0) + int(bool(curves)) + int(len(targets) > 0)
     if not panels:
         return False
     height = max(2.6, 0.28 * len(bars) + 1.2) if len(bars) else 3.2
@@ -322,6 +343,8 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
         ax.set_xlabel(f"{_unit(b)} (log)")
         ax.set_ylabel("seconds (log)")
         ax.legend(fontsize=6)
+    if len(targets):
+        _target_panel(axes.pop(0), targets)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -329,16 +352,33 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
     return True
 
 
+def _target_panel(ax, targets: pd.DataFrame) -> None:
+    """Throughput of each row with a target, the target as a dashed line."""
+    labels = [f"{r.case}"[:60] for r in targets.itertuples()]
+    met = targets["rate_value"] >= targets["target_value"]
+    ax.barh(range(len(targets)), targets["rate_value"].astype(float),
+            color=["C2" if m else "C3" for m in met])
+    for t in dict.fromkeys(targets["target_value"]):
+        ax.axvline(t, color="k", ls="--", lw=1, label=f"target {t:.3g}")
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(targets)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log scale)")
+    ax.legend(fontsize=7, loc="best")
+
+
 def _table(b: pd.DataFrame) -> list[str]:
     lines = ["| case | method | time (s) | baseline | speed-up | throughput | note |",
              "|---|---|---|---|---|---|---|"]
-    for r in b.itertuples(index=False):
+    target = _num(b["target"]) if "target" in b else pd.Series(np.nan, index=b.index)
+    for r, t in zip(b.itertuples(index=False), target):
         rate = pd.to_numeric(r.rate, errors="coerce")
         ratio = pd.to_numeric(r.ratio, errors="coerce")
+        note = _cell(r.note) + ("" if pd.isna(t) else f"; target {t:.3g}")
         lines.append("| " + " | ".join([
             _cell(r.case), _cell(r.method), f"{float(r.seconds):.4g}", _cell(r.baseline),
             "" if pd.isna(ratio) else f"{ratio:.3g}×",
-            "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}", _cell(r.note),
+            "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}", note.lstrip("; "),
         ]) + " |")
     return lines
 
@@ -348,8 +388,10 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
 
     Each benchmark leads with a figure (speed-up against each baseline as bars; time
     against problem size on log-log axes with the fitted exponent, for modules that give
-    the optional ``size`` column), a one-line verdict, and its table folded in a
-    dropdown. A new ``bench/results/<module>.csv`` appears without any change here.
+    the optional ``size`` column; throughput against the target, for rows with the
+    optional ``target`` column), a one-line verdict (which says whether each target is
+    met and the throughput reached), and its table folded in a dropdown. A new
+    ``bench/results/<module>.csv`` appears without any change here.
     """
     if df.empty:
         return "_No benchmark results yet: run `make bench`._\n"

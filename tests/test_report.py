@@ -59,3 +59,20 @@ def test_chapter_scorecard_shows_one_chapters_rows_in_full(monkeypatch):
     assert report.chapter_scorecard("no-such-chapter").data.empty
     with pytest.raises(ValueError, match="chapter"):
         report.chapter_scorecard("")
+
+
+def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
+    """Optional ``target`` column: the verdict says whether it is met and what was reached."""
+    res = tmp_path / "results"
+    res.mkdir()
+    base = dict(benchmark="gibbs", method="ours", seconds=1.0, baseline="numpy", ratio=3.0,
+                rate_unit="updates/s", note="")
+    _write(res / "foundation.csv", [
+        dict(base, case="small", rate=5e7, target=""),
+        dict(base, case="big, tables kept", rate=4e8, target=1e8),
+        dict(base, case="big, new model", rate=9e7, target=1e8)])
+    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
+            "kept), 9e+07 (big, new model)") in md
+    assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
+    assert (tmp_path / "fig" / "foundation-gibbs.png").exists()
