@@ -36,6 +36,9 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _TWO32 = 4294967296.0
+#: Largest threshold tables (with their parameter copies) kept with a graph between calls
+#: (a 100x100 grid needs 1.5 MB; 64 MiB covers square grids of up to about 440,000 spins).
+KEEP_TABLE_BYTES = 1 << 26
 #: A node's threshold table (``2^degree`` entries) is built when it has at most this many
 #: entries per update of the node in the call: an entry (one exponential) costs about a
 #: fifth of an untabulated update (measured on a 100x100 grid: 19 ns against 100 ns).
@@ -229,7 +232,8 @@ def _cached_tables(bm, kind: str, extra: np.ndarray, compute, build: bool = True
     rebuild the threshold tables; ``None`` when absent and ``build`` is false.
 
     Keyed on the bytes of ``bm.bias``, ``bm.coupling`` and ``extra`` (compared in full:
-    a few microseconds), so a model with new parameters never meets stale tables."""
+    a few microseconds), so a model with new parameters never meets stale tables. Tables
+    over :data:`KEEP_TABLE_BYTES` are not kept (rebuilt in every call)."""
     store = bm.graph.memo("checkerboard-tables", lambda graph: {})
     key = (bm.bias, bm.coupling, extra)
     hit = store.get(kind)
@@ -238,7 +242,11 @@ def _cached_tables(bm, kind: str, extra: np.ndarray, compute, build: bool = True
     if not build:
         return None
     value = compute()
-    store[kind] = (tuple(np.array(a, copy=True) for a in key), value)
+    arrays = value if isinstance(value, tuple) else (value,)
+    if sum(a.nbytes for a in arrays + key) <= KEEP_TABLE_BYTES:
+        store[kind] = (tuple(np.array(a, copy=True) for a in key), value)
+    else:
+        store.pop(kind, None)
     return value
 
 

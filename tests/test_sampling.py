@@ -272,3 +272,16 @@ def test_grid_kernel_only_for_square_grids(edges):
 
     bm = BoltzmannMachine.random(edges, int(edges.max()) + 1, rng=0)
     assert cb.applies(bm) and gg.grid_shape(bm.graph) is None
+
+
+def test_large_threshold_tables_are_not_kept(monkeypatch):
+    from mrflib import _checkerboard as cb
+
+    bm = _grid_model(32, 32, seed=2)
+    x0 = np.ones((1, bm.n), dtype=np.int8)
+    monkeypatch.setattr(cb, "KEEP_TABLE_BYTES", 1000)
+    a = sampling.sweep(bm, x0, 100, 3)
+    assert "grid" not in bm.graph.memo("checkerboard-tables", dict)
+    monkeypatch.undo()
+    assert np.array_equal(a, sampling.sweep(bm, x0, 100, 3))
+    assert "grid" in bm.graph.memo("checkerboard-tables", dict)
