@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -142,7 +143,8 @@ def _gibbs_rows(R, C, chains, sweeps) -> list[dict]:
     t_c = _cpu_best(_checkerboard_numpy, bm, R, C, x0.copy(), sweeps, rng)
     updates = chains * nn * sweeps
     case = f"{R}x{C} grid, {chains} chains x {sweeps} sweeps"
-    base = f"CPU time; baseline {updates / t_c:.3g} updates/s per core"
+    base = (f"CPU time, best of 3 calls; baseline {updates / t_c:.3g} updates/s per core; "
+            f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if nn < 1024:
         return [_gibbs_row(case, "mrflib (index order, tables)", t_g, t_c, updates, base)]
     models = [BoltzmannMachine.random(bm.graph, nn, rng=seed) for seed in (1, 2, 3)]

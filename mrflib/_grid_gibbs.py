@@ -73,22 +73,20 @@ def grid_tables(bias, ptr, nbr, weights, order, cols):  # pragma: no cover - num
     :func:`mrflib._checkerboard.layout`)."""
     n = bias.shape[0]
     thr = np.zeros(n * 16, dtype=np.int64)
-    slot = np.empty(4, dtype=np.int64)
+    h = np.empty(16)
     for a in range(n):
-        i, lo, d = order[a], ptr[a], ptr[a + 1] - ptr[a]
+        i, lo = order[a], ptr[a]
+        h[:] = bias[a]
         absent = 15
-        for q in range(d):
-            diff = order[nbr[lo + q]] - i
+        for k in range(lo, ptr[a + 1]):  # the order and the operations of neighbour_fields
+            diff = order[nbr[k]] - i
             s = 0 if diff == -cols else 3 if diff == cols else 1 if diff == -1 else 2
-            slot[q] = s
             absent &= ~(1 << s)
+            for cfg in range(16):  # all 16 configurations at once (vectorised)
+                h[cfg] += weights[k] * (2.0 * ((cfg >> s) & 1) - 1.0)
         for cfg in range(16):
-            if cfg & absent:
-                continue
-            h = bias[a]
-            for q in range(d):  # the order and the operations of neighbour_fields
-                h += weights[lo + q] * (2.0 * ((cfg >> slot[q]) & 1) - 1.0)
-            thr[16 * a + cfg] = _threshold(h)
+            if not cfg & absent:
+                thr[16 * a + cfg] = _threshold(h[cfg])
     return thr
 
 

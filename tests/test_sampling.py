@@ -285,3 +285,27 @@ def test_large_threshold_tables_are_not_kept(monkeypatch):
     monkeypatch.undo()
     assert np.array_equal(a, sampling.sweep(bm, x0, 100, 3))
     assert "grid" in bm.graph.memo("checkerboard-tables", dict)
+
+
+@pytest.mark.parametrize("scale", [0.8, 30.0])
+def test_grid_tables_equal_general_tables(scale):
+    """Every canonical threshold equals the general table's entry for the same neighbour
+    spins, bit for bit (moderate and saturating fields: thresholds 0 and 2^32 occur)."""
+    from mrflib import _checkerboard as cb
+    from mrflib import _grid_gibbs as gg
+
+    rows, cols = 33, 35
+    bm = BoltzmannMachine.random(graphs.square_grid(rows, cols), rows * cols,
+                                 bias_scale=scale, coupling_scale=scale, rng=6)
+    order, ptr, nbr, eids, _ = cb.layout(bm)
+    bias, weights = cb._sweep_params(bm, order, eids)
+    off, thr = cb._threshold_tables(bias, ptr, weights, np.ones(bm.n, bool))
+    canon = gg.grid_tables(bias, ptr, nbr, weights, order, cols)
+    slot = {-cols: 0, -1: 1, 1: 2, cols: 3}
+    for a in range(bm.n):
+        s = [slot[order[j] - order[a]] for j in nbr[ptr[a]:ptr[a + 1]]]
+        for cfg in range(2 ** len(s)):
+            c = sum(((cfg >> q) & 1) << s[q] for q in range(len(s)))
+            assert canon[16 * a + c] == thr[off[a] + cfg]
+    if scale > 1:
+        assert {0, 2**32} <= set(canon.tolist())
