@@ -361,9 +361,15 @@ def _target_panel(ax, targets: pd.DataFrame) -> None:
     for t in dict.fromkeys(targets["target_value"]):
         ax.axvline(t, color="k", ls="--", lw=1, label=f"target {t:.3g}")
     ax.set_xscale("log")
+    low = min(targets["rate_value"].min(), targets["target_value"].min())
+    high = max(targets["rate_value"].max(), targets["target_value"].max())
+    ax.set_xlim(low / 4, high * 2)
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks(range(len(targets)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log scale)")
+    ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log; green: target met)")
     ax.legend(fontsize=7, loc="best")
 
 
@@ -407,6 +413,8 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
             if _figure(b, curves, figdir / name, f"{module}: {bench}"):
                 caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
                            "same run, and time against problem size where measured.")
+                if len(_targets(b)):
+                    caption += " Throughput against the target (dashed line) where one is set."
                 parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
                           f":alt: {caption}", "", caption, ":::", ""]
             verdict = _verdict(b, curves)
