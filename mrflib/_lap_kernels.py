@@ -2,15 +2,14 @@
 
 Every kernel sits behind a public function of :mod:`mrflib.lap` that validates its
 input; the plain-numpy reference paths live there too. Node labels are 0-based.
-The kernels are ``nogil`` so that a threaded Dask worker runs them in parallel.
+The graph comes as one record ``g`` (:class:`mrflib.graphs.Structure`). The kernels are
+``nogil`` so that a threaded Dask worker runs them in parallel.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from ._graph_kernels import one_neighbourhoods  # noqa: F401  (moved; old import path)
 
 
 @njit(cache=True, inline="always")
@@ -38,8 +37,7 @@ def _find(arr, lo, hi, v):
 
 
 @njit(cache=True, nogil=True)
-def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, max_iter,
-                    ridge):
+def fit_conditional(data_t, g, q_ptr, q_nodes, l2, tol, max_iter, ridge):
     """Batched LAP fits of the Ising auxiliary MRFs (one per clique).
 
     For a clique Q with 1-neighbourhood A_Q, the auxiliary MRF is
@@ -68,8 +66,8 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
         q0 = q_ptr[c]
         k = q_ptr[c + 1] - q0
         Q = q_nodes[q0:q0 + k]
-        in_a, in_b = _inner_pairs(Q, indptr, indices, edge_ids, out_eid, i_ptr[c])
-        b_a, U, b_u = _boundary_pairs(Q, indptr, indices)
+        in_a, in_b = _inner_pairs(Q, g, out_eid, i_ptr[c])
+        b_a, U, b_u = _boundary_pairs(Q, g)
         sig, tj = _state_features(k, in_a, in_b, b_a)
         pq, pu, w = _data_patterns(data_t, Q, U)
         theta, n_iter[c], converged[c] = _newton(sig, tj, b_a, b_u, pq, pu, w, l2, tol,
@@ -82,8 +80,9 @@ def fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, 
 
 
 @njit(cache=True, nogil=True)
-def _inner_pairs(Q, indptr, indices, edge_ids, out_eid, off):
+def _inner_pairs(Q, g, out_eid, off):
     """Pairs ``(a, b)``, ``a < b``, of clique positions (lexicographic); edge ids to ``out_eid``."""
+    indptr, indices, edge_ids = g.indptr, g.indices, g.edge_ids
     k = len(Q)
     n_in = k * (k - 1) // 2
     in_a = np.empty(n_in, np.int64)
@@ -102,12 +101,13 @@ def _inner_pairs(Q, indptr, indices, edge_ids, out_eid, off):
 
 
 @njit(cache=True, nogil=True)
-def _boundary_pairs(Q, indptr, indices):
+def _boundary_pairs(Q, g):
     """Boundary pairs ``(a, m)``: ``m`` a neighbour of ``Q[a]`` outside ``Q``.
 
     Returns the clique positions ``b_a``, the sorted distinct boundary nodes ``U`` and the
     position ``b_u`` of each pair's ``m`` in ``U``.
     """
+    indptr, indices = g.indptr, g.indices
     k = len(Q)
     nb = 0
     for a in range(k):
