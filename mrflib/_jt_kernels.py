@@ -71,10 +71,9 @@ def _add_message(table, k, msg, maps, off):
 
 
 @njit(cache=True)
-def _build_table(t, table, tree, bias, coupling, msgs):
+def _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                 child_ptr, children, child_map, maps, msg_off, msgs):
     """Local potentials of step ``t`` plus the upward messages of its children."""
-    (order, scope_ptr, _, _, edge_ptr, edge_id, edge_q, child_ptr, children, child_map, maps,
-     msg_off) = tree
     k = scope_ptr[t + 1] - scope_ptr[t]
     _local_table(t, table, k, order[t], bias, coupling, edge_ptr, edge_id, edge_q)
     for a in range(child_ptr[t], child_ptr[t + 1]):
@@ -91,10 +90,12 @@ def upward(tree, bias, coupling, msgs, logodds, want_logodds, table):
     ``msgs[msg_off[t]:]`` receives ``log Σ_{x_v} exp(table_t)`` over ``N_t``; with
     ``want_logodds`` also ``logodds = table_t(x_v=+1) - table_t(x_v=-1)`` for sampling.
     """
-    order, _, _, parent, _, _, _, _, _, _, _, msg_off = tree
+    (order, scope_ptr, _, parent, edge_ptr, edge_id, edge_q, child_ptr, children, child_map,
+     maps, msg_off) = tree
     logz = 0.0
     for t in range(order.shape[0]):
-        k = _build_table(t, table, tree, bias, coupling, msgs)
+        k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                         child_ptr, children, child_map, maps, msg_off, msgs)
         base = msg_off[t]
         for j in range(1 << (k - 1)):
             a = table[2 * j]
@@ -195,7 +196,8 @@ def downward(tree, bias, coupling, msgs, table, prob, mx, acc, mean, pair):
     (order, scope_ptr, _, parent, edge_ptr, edge_id, edge_q, child_ptr, children, child_map,
      maps, msg_off) = tree
     for t in range(order.shape[0] - 1, -1, -1):
-        k = _build_table(t, table, tree, bias, coupling, msgs)
+        k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
+                         child_ptr, children, child_map, maps, msg_off, msgs)
         if parent[t] >= 0:
             base = msg_off[t]
             for i in range(1 << k):

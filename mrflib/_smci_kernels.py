@@ -4,7 +4,8 @@ Every kernel loops over the samples in order and accumulates in a fixed order, s
 results are deterministic. Spins are ``int8`` rows of ``samples``; the graph comes as
 one record ``g`` (:class:`mrflib.graphs.Structure`: ``indptr``, ``indices``, ``edge_ids``,
 ``edges``, ``edge_pos``), the parameters as ``bias``, the CSR ``weights`` (the couplings
-in ``g.indices`` order) and ``coupling`` (per edge row).
+in ``g.indices`` order) and ``coupling`` (per edge row). The kernels read the record's
+fields once; the helpers they call in their loops take the arrays themselves.
 """
 
 from __future__ import annotations
@@ -47,9 +48,8 @@ def pair_value(ga, gb, J, ta, tb, tJ):
 
 
 @njit(cache=True)
-def local_fields_row(s, g, bias, weights, out):
+def local_fields_row(s, bias, indptr, indices, weights, out):
     """``out[i] = b_i + sum_j J_ij s_j`` for one configuration ``s`` (eq. 16)."""
-    indptr, indices = g.indptr, g.indices
     n = bias.shape[0]
     for i in range(n):
         h = bias[i]
@@ -61,10 +61,11 @@ def local_fields_row(s, g, bias, weights, out):
 @njit(cache=True)
 def local_fields(samples, g, bias, weights):
     """Local fields of every sample, ``(M, n)`` float64 (eq. 16)."""
+    indptr, indices = g.indptr, g.indices
     M, n = samples.shape
     out = np.empty((M, n))
     for m in range(M):
-        local_fields_row(samples[m], g, bias, weights, out[m])
+        local_fields_row(samples[m], bias, indptr, indices, weights, out[m])
     return out
 
 
@@ -265,10 +266,9 @@ def _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm):
 
 
 @njit(cache=True)
-def _field_excluding(c, k, g, bias, weights, a, b):
+def _field_excluding(c, k, bias, indptr, indices, weights, a, b):
     """``b_k + sum_l w_kl x_l`` over neighbours ``l`` of ``k`` other than ``a`` and ``b``,
     with the neighbour spins read from the bits of configuration index ``c``."""
-    indptr, indices = g.indptr, g.indices
     h = bias[k]
     for q in range(indptr[k + 1] - indptr[k]):
         p = indptr[k] + q
@@ -287,7 +287,7 @@ def s2_tables(g, bias, weights, sets, use_tab):
     of ``k`` other than the target, so each k-term takes at most ``2^deg(k)`` values.
     Returns ``(noff, ntab, eoff, etab)``; offsets are -1 where ``use_tab[k]`` is false.
     """
-    indptr, edges = g.indptr, g.edges
+    indptr, indices, edges = g.indptr, g.indices, g.edges
     nptr, nk, nw, eptr, ek, ewi, ewj = sets
     n = bias.shape[0]
     E = edges.shape[0]
@@ -314,7 +314,7 @@ def s2_tables(g, bias, weights, sets, use_tab):
             k = nk[p]
             tw = np.tanh(nw[p])
             for c in range(1 << (indptr[k + 1] - indptr[k])):
-                bk = _field_excluding(c, k, g, bias, weights, i, i)
+                bk = _field_excluding(c, k, bias, indptr, indices, weights, i, i)
                 ntab[noff[p] + c] = _s2_node_term(bk, nw[p], tw)
     for e in range(E):
         i = edges[e, 0]
@@ -330,7 +330,7 @@ def s2_tables(g, bias, weights, sets, use_tab):
             tpp = np.tanh(wi + wj) ** 2
             tmm = np.tanh(wi - wj) ** 2
             for c in range(1 << (indptr[k + 1] - indptr[k])):
-                bk = _field_excluding(c, k, g, bias, weights, i, j)
+                bk = _field_excluding(c, k, bias, indptr, indices, weights, i, j)
                 a, b, o = _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm)
                 etab[eoff[p] + c, 0] = a
                 etab[eoff[p] + c, 1] = b
@@ -526,11 +526,10 @@ def ais_steps(g, bias, weights, coupling, betas, x, logw, u):
 
 
 @njit(cache=True)
-def _greedy_is(cand, nc, g, inU, W, out):
+def _greedy_is(cand, nc, indptr, indices, inU, W, out):
     """Algorithm 1 on the candidates ``cand[:nc]`` (sorted, marked in ``inU``); the chosen
     nodes are written to ``out`` (ascending) and their number returned. Min degree in U;
     ties of positive degree by largest ``W``, then smallest label; ``inU`` ends all False."""
-    indptr, indices = g.indptr, g.indices
     left = nc
     cnt = 0
     while left > 0:
@@ -589,7 +588,7 @@ def s2_structure(g, weights):
             inU[k] = True
             W[k] = abs(weights[p])
             wi_of[k] = weights[p]
-        cnt = _greedy_is(cand, nc, g, inU, W, chosen)
+        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
         for a in range(cnt):
             nk[nptr[i] + a] = chosen[a]
             nw[nptr[i] + a] = wi_of[chosen[a]]
@@ -625,7 +624,7 @@ def s2_structure(g, weights):
                 else:
                     wj_of[k] = weights[p]
         cand[:nc].sort()
-        cnt = _greedy_is(cand, nc, g, inU, W, chosen)
+        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
         for a in range(cnt):
             k = chosen[a]
             ek[eptr[e] + a] = k
