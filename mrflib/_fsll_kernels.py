@@ -350,8 +350,12 @@ def _parity(v):
 
 
 @njit(cache=True)
-def basis_sign(x, seg_stride, seg_k, seg_walsh, seg_a):
-    """``Phi_{y'}(x)`` in {-1, +1} for one flat state ``x`` (``seg_a`` = digits of y')."""
+def basis_sign(x, seg, seg_a):
+    """``Phi_{y'}(x)`` in {-1, +1} for one flat state ``x`` (``seg_a`` = digits of y').
+
+    ``seg = (stride, k, walsh)``: the record of the segments the variables are transformed
+    in (:func:`mrflib.fsll._segment_arrays`)."""
+    seg_stride, seg_k, seg_walsh = seg
     s = 1
     for g in range(seg_stride.size):
         a = seg_a[g]
@@ -367,14 +371,14 @@ def basis_sign(x, seg_stride, seg_k, seg_walsh, seg_a):
 
 
 @njit(cache=True)
-def algorithm3(p, delta, seg_stride, seg_k, seg_walsh, seg_a):
+def algorithm3(p, delta, seg, seg_a):
     """Algorithm 3 (lines 10-11 of Algorithm 1): ``p(x) <- c_{Phi(x)} p(x)``, then normalise,
     with ``c_+ = exp(delta)``, ``c_- = 1 / c_+``; no exponential inside the loop."""
     cp = np.exp(delta)
     cm = 1.0 / cp
     total = 0.0
     for x in prange(p.size):
-        if basis_sign(x, seg_stride, seg_k, seg_walsh, seg_a) > 0:
+        if basis_sign(x, seg, seg_a) > 0:
             p[x] *= cp
         else:
             p[x] *= cm

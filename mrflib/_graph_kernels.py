@@ -1,4 +1,7 @@
-"""Numba kernels of :mod:`mrflib.graphs` (behind :class:`mrflib.graphs.Graph`)."""
+"""Numba kernels of :mod:`mrflib.graphs` (behind :class:`mrflib.graphs.Graph`).
+
+``g`` is the graph's :class:`mrflib.graphs.Structure` record (``graph.structure``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,9 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def one_neighbourhoods(indptr, indices, q_ptr, q_nodes):
+def one_neighbourhoods(g, q_ptr, q_nodes):
     """A_Q = Q ∪ neighbours of Q (Definition 7) for every clique; CSR output, sorted rows."""
+    indptr, indices = g.indptr, g.indices
     C = len(q_ptr) - 1
     total = 0
     for c in range(C):

@@ -6,6 +6,12 @@ so the eliminated spin ``v`` is bit 0 and the message ``N_t`` is the index shift
 by one. A child's message is read through a split lookup table: the index into the
 child's scope is ``map[lo + (i & mask)] + map[hi + (i >> L)]`` with ``L = k // 2``.
 
+The tree reaches the kernels as one record ``tree``, the tuple of arrays named by
+:data:`TREE` (built by :class:`mrflib.junction_tree.JunctionTree`); the parameters
+(``bias``, ``coupling``) and the work arrays stay separate arguments. (A plain tuple:
+numba types a ``NamedTuple`` in Python at every call, which an MLE fit would pay at
+every step.)
+
 Every kernel has its plain-Python twin in ``kernel.py_func``; the tests compare both.
 """
 
@@ -13,6 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+#: The arrays of the ``tree`` record, in order: the elimination ``order``; the scope of
+#: step ``t``, ``scope_nodes[scope_ptr[t]:scope_ptr[t + 1]]``; its ``parent`` step (-1:
+#: a root); its edges ``edge_id[edge_ptr[t]:edge_ptr[t + 1]]`` with the position
+#: ``edge_q`` of their other end in the scope; its children
+#: ``children[child_ptr[t]:child_ptr[t + 1]]`` with their split lookup tables at
+#: ``maps[child_map[a]:]``; and its message's offset ``msg_off[t]``.
+TREE = ("order", "scope_ptr", "scope_nodes", "parent", "edge_ptr", "edge_id", "edge_q",
+        "child_ptr", "children", "child_map", "maps", "msg_off")
 
 
 @njit(cache=True)
@@ -69,13 +84,14 @@ def _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, 
 
 
 @njit(cache=True)
-def upward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, child_ptr,
-           children, child_map, maps, msg_off, msgs, logodds, want_logodds, table):
+def upward(tree, bias, coupling, msgs, logodds, want_logodds, table):
     """Eliminate the spins in order; return ``log Z`` (sum over the roots' messages).
 
     ``msgs[msg_off[t]:]`` receives ``log Σ_{x_v} exp(table_t)`` over ``N_t``; with
     ``want_logodds`` also ``logodds = table_t(x_v=+1) - table_t(x_v=-1)`` for sampling.
     """
+    (order, scope_ptr, _, parent, edge_ptr, edge_id, edge_q, child_ptr, children, child_map,
+     maps, msg_off) = tree
     logz = 0.0
     for t in range(order.shape[0]):
         k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
@@ -172,12 +188,13 @@ def _down_message(table, k, msg, maps, off, mx, acc):
 
 
 @njit(cache=True)
-def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q, child_ptr,
-             children, child_map, maps, msg_off, msgs, table, prob, mx, acc, mean, pair):
+def downward(tree, bias, coupling, msgs, table, prob, mx, acc, mean, pair):
     """Distribute from the roots; fill ``mean`` (n,) and ``pair`` (E,).
 
     Needs the upward ``msgs``; each child's slot is overwritten by its downward message.
     """
+    (order, scope_ptr, _, parent, edge_ptr, edge_id, edge_q, child_ptr, children, child_map,
+     maps, msg_off) = tree
     for t in range(order.shape[0] - 1, -1, -1):
         k = _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, edge_q,
                          child_ptr, children, child_map, maps, msg_off, msgs)
@@ -194,13 +211,14 @@ def downward(order, scope_ptr, parent, bias, coupling, edge_ptr, edge_id, edge_q
 
 
 @njit(cache=True)
-def sample(order, scope_ptr, scope_nodes, msg_off, logodds, uniforms, out):
+def sample(tree, logodds, uniforms, out):
     """Backward sampling: spins in reverse elimination order, each from
     ``P(x_v = +1 | x_{N_t}) = sigmoid(logodds_t[x_{N_t}])``.
 
     Node-major layout: ``uniforms[t, s]`` decides spin ``order[t]`` of sample ``s`` and
     ``out[v, s]`` receives it, so one node's table and rows stay in cache.
     """
+    order, scope_ptr, scope_nodes, _, _, _, _, _, _, _, _, msg_off = tree
     n = order.shape[0]
     m = out.shape[1]
     idx = np.empty(m, dtype=np.int64)

@@ -10,6 +10,14 @@ independent of N); :func:`local_objective_gradient` runs over distinct data rows
 patterns would not be fewer (dense graphs). Serial and ``parallel`` twins give the same
 bits (disjoint writes, reductions in a fixed order). The plain-numpy references are
 :func:`mrflib._local.local_terms_numpy` and :func:`mrflib.smci.moments_numpy`.
+
+The graph comes as one record ``g`` (:class:`mrflib.graphs.Structure`); counted
+patterns as one triple ``(codes, weights, poff)`` (:func:`mrflib._local.compress`: group
+``k``'s codes are ``codes[poff[k]:poff[k + 1]]``, bit ``q`` set when member ``q`` is +1,
+seen with frequency ``weights``); parameters (``bias``, ``coupling``) and data stay
+separate arguments. (Plain tuples, not ``NamedTuple`` records: numba types a named
+tuple in Python at every call, about 2 us, which the learners would pay at every step.)
+The kernels read the records once; the inlined helpers take the arrays themselves.
 """
 
 from __future__ import annotations
@@ -71,19 +79,20 @@ def _pattern_field(c, i, lo, d, bias, coupling, eids):
 
 
 @njit(cache=True)
-def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices, eids, kind,
-                             want_value, shift=0.0):  # pragma: no cover - numba
+def local_objective_gradient(x, weights, g, bias, coupling, kind, want_value,
+                             shift=0.0):  # pragma: no cover - numba
     """Weighted objective and raw gradient (d/db (n,), d/dJ (E,)) over rows of ``x``.
 
-    ``x`` int8 (K, n) (distinct data rows), ``weights`` (K,) (their frequencies);
-    CSR ``(indptr, indices, eids)`` from :func:`mrflib.graphs.adjacency`. Used where
-    the rows are fewer than the local patterns (dense graphs). ``shift``: see :func:`_phi`.
+    ``x`` int8 (K, n) (distinct data rows), ``weights`` (K,) (their frequencies); ``g``
+    the graph's record. Used where the rows are fewer than the local patterns (dense
+    graphs). ``shift``: see :func:`_phi`.
     """
+    indptr, indices, eids, edges = g.indptr, g.indices, g.edge_ids, g.edges
     K, n = x.shape
-    E = ei.shape[0]
+    E = edges.shape[0]
     gb = np.zeros(n)
     gj = np.zeros(E)
-    g = np.empty(n)
+    gi = np.empty(n)
     xs = np.empty(n)
     value = 0.0
     for mu in range(K):
@@ -96,10 +105,11 @@ def local_objective_gradient(x, weights, bias, coupling, ei, ej, indptr, indices
             if want_value:
                 value += w * val
             # d phi(x_i h_i) / d h_i = x_i phi'(u)
-            g[i] = w * xs[i] * dphi
-            gb[i] += g[i]
+            gi[i] = w * xs[i] * dphi
+            gb[i] += gi[i]
         for e in range(E):
-            gj[e] += g[ei[e]] * xs[ej[e]] + g[ej[e]] * xs[ei[e]]
+            i, j = edges[e, 0], edges[e, 1]
+            gj[e] += gi[i] * xs[j] + gi[j] * xs[i]
     return value, gb, gj
 
 
@@ -172,29 +182,31 @@ def local_patterns_parallel(xt, gptr, gnodes, cap_off):  # pragma: no cover - nu
 
 
 @njit(cache=True)
-def edge_boundaries(indptr, indices, eids, ei, ej):  # pragma: no cover - numba
+def edge_boundaries(g):  # pragma: no cover - numba
     """Boundary of each edge ``{i, j}``: ``N(i) - j`` then ``N(j) - i`` (CSR order).
 
     Returns ``(gptr, gnodes, geid, n_first)``: members, the edge joining each member to
     its endpoint, and how many members belong to ``i``.
     """
-    E = ei.shape[0]
+    indptr, indices, eids, edges = g.indptr, g.indices, g.edge_ids, g.edges
+    E = edges.shape[0]
     gptr = np.zeros(E + 1, dtype=np.int64)
     for e in range(E):
-        i, j = ei[e], ej[e]
+        i, j = edges[e, 0], edges[e, 1]
         gptr[e + 1] = gptr[e] + (indptr[i + 1] - indptr[i]) + (indptr[j + 1] - indptr[j]) - 2
     gnodes = np.empty(gptr[E], dtype=np.int64)
     geid = np.empty(gptr[E], dtype=np.int64)
     n_first = np.empty(E, dtype=np.int64)
     for e in range(E):
         k = gptr[e]
-        for end, other in ((ei[e], ej[e]), (ej[e], ei[e])):
+        ei, ej = edges[e, 0], edges[e, 1]
+        for end, other in ((ei, ej), (ej, ei)):
             for p in range(indptr[end], indptr[end + 1]):
                 if indices[p] != other:
                     gnodes[k] = indices[p]
                     geid[k] = eids[p]
                     k += 1
-            if end == ei[e]:
+            if end == ei:
                 n_first[e] = k - gptr[e]
     return gptr, gnodes, geid, n_first
 
@@ -207,18 +219,17 @@ def _logcosh2(x):
 
 
 @njit(cache=True)
-def smci1_moments(ncodes, nweights, npoff, ecodes, eweights, epoff, gptr, geid, n_first, ei,
-                  ej, bias, coupling, indptr, eids):  # pragma: no cover - numba
+def smci1_moments(nodes, pairs, bnd, g, bias, coupling):  # pragma: no cover - numba
     """``(mean, pair)``: :func:`smci1_means` and :func:`smci1_pairs` in one call."""
-    return (smci1_means(ncodes, nweights, npoff, bias, coupling, indptr, eids),
-            smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias, coupling))
+    return smci1_means(nodes, g, bias, coupling), smci1_pairs(pairs, bnd, g, bias, coupling)
 
 
 @njit(cache=True)
-def smci1_means(ncodes, nweights, npoff, bias, coupling, indptr,
-                eids):  # pragma: no cover - numba
-    """1-SMCI means ``<tanh h_i>``, eq. (14) of Yasuda (2018), over node patterns (bit 0,
-    the node's own spin, is not used)."""
+def smci1_means(nodes, g, bias, coupling):  # pragma: no cover - numba
+    """1-SMCI means ``<tanh h_i>``, eq. (14) of Yasuda (2018), over the node patterns
+    ``nodes`` (bit 0, the node's own spin, is not used)."""
+    ncodes, nweights, npoff = nodes
+    indptr, eids = g.indptr, g.edge_ids
     n = bias.shape[0]
     mean = np.zeros(n)
     for i in range(n):
@@ -235,12 +246,15 @@ def smci1_means(ncodes, nweights, npoff, bias, coupling, indptr,
 
 
 @njit(cache=True)
-def smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias,
-                coupling):  # pragma: no cover - numba
-    """1-SMCI pair estimates, eq. (15)-(17) of Yasuda (2018), over edge-boundary patterns:
-    ``<tanh(J_ij + atanh(tanh a tanh b))>`` with ``a``, ``b`` the fields of ``i`` and ``j``
-    without the edge, in the stable form
+def smci1_pairs(pairs, bnd, g, bias, coupling):  # pragma: no cover - numba
+    """1-SMCI pair estimates, eq. (15)-(17) of Yasuda (2018), over the edge-boundary
+    patterns ``pairs`` (boundaries ``bnd = (gptr, geid, n_first)``, see
+    :func:`edge_boundaries`): ``<tanh(J_ij + atanh(tanh a tanh b))>`` with ``a``, ``b``
+    the fields of ``i`` and ``j`` without the edge, in the stable form
     ``atanh(tanh a tanh b) = (log cosh(a + b) - log cosh(a - b)) / 2``."""
+    ecodes, eweights, epoff = pairs
+    gptr, geid, n_first = bnd
+    edges = g.edges
     pair = np.empty(coupling.shape[0])
     for e in range(coupling.shape[0]):
         lo, d, f = gptr[e], gptr[e + 1] - gptr[e], n_first[e]
@@ -248,7 +262,7 @@ def smci1_pairs(ecodes, eweights, epoff, gptr, geid, n_first, ei, ej, bias,
         acc = 0.0
         for k in range(epoff[e], epoff[e + 1]):
             c = ecodes[k]
-            a, b = bias[ei[e]], bias[ej[e]]
+            a, b = bias[edges[e, 0]], bias[edges[e, 1]]
             for q in range(d):
                 t = coupling[geid[lo + q]] * (2.0 * ((c >> q) & 1) - 1.0)
                 if q < f:
@@ -294,10 +308,12 @@ def _reduce(value, gslot, eids, E):
 
 
 @njit(cache=True)
-def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids, kind,
-                      shift=0.0):  # pragma: no cover - numba
-    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from weighted patterns
-    (``shift``: see :func:`_phi`)."""
+def pattern_objective(pat, g, bias, coupling, kind, shift=0.0):  # pragma: no cover - numba
+    """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from the weighted
+    patterns ``pat = (codes, weights, poff)`` (node ``i``'s own spin at bit 0, its
+    neighbours after; ``shift``: see :func:`_phi`)."""
+    codes, weights, poff = pat
+    indptr, eids = g.indptr, g.edge_ids
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
     for i in range(n):
@@ -308,9 +324,11 @@ def pattern_objective(codes, weights, poff, bias, coupling, indptr, eids, kind,
 
 
 @njit(cache=True, parallel=True)
-def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eids, kind,
+def pattern_objective_parallel(pat, g, bias, coupling, kind,
                                shift=0.0):  # pragma: no cover - numba
     """:func:`pattern_objective` with nodes spread over the cores (same bits)."""
+    codes, weights, poff = pat
+    indptr, eids = g.indptr, g.edge_ids
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
     for i in prange(n):
@@ -321,9 +339,11 @@ def pattern_objective_parallel(codes, weights, poff, bias, coupling, indptr, eid
 
 
 @njit(cache=True)
-def mpf_max_exponent(codes, poff, bias, coupling, indptr, eids):  # pragma: no cover - numba
+def mpf_max_exponent(pat, g, bias, coupling):  # pragma: no cover - numba
     """The largest MPF exponent ``-u = -x_i h_i`` over the stored patterns (the shift that
     makes :func:`pattern_objective` finite); ``-inf`` if there are none."""
+    codes, _, poff = pat
+    indptr, eids = g.indptr, g.edge_ids
     best = -np.inf
     for i in range(bias.shape[0]):
         lo, d = indptr[i], indptr[i + 1] - indptr[i]
@@ -334,9 +354,10 @@ def mpf_max_exponent(codes, poff, bias, coupling, indptr, eids):  # pragma: no c
 
 
 @njit(cache=True)
-def mpf_max_exponent_rows(x, bias, coupling, indptr, indices, eids):  # pragma: no cover - numba
+def mpf_max_exponent_rows(x, g, bias, coupling):  # pragma: no cover - numba
     """:func:`mpf_max_exponent` over the rows of ``x`` (for
     :func:`local_objective_gradient`)."""
+    indptr, indices, eids = g.indptr, g.indices, g.edge_ids
     best = -np.inf
     xs = np.empty(x.shape[1])
     for mu in range(x.shape[0]):
@@ -363,14 +384,15 @@ def transpose(x):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def data_moments(x, ei, ej):  # pragma: no cover - numba
+def data_moments(x, g):  # pragma: no cover - numba
     """Integer sums ``sum_mu x_i`` (n,) and ``sum_mu x_i x_j`` (E,) in one pass over rows."""
+    edges = g.edges
     N, n = x.shape
     s1 = np.zeros(n, dtype=np.int64)
-    s2 = np.zeros(ei.shape[0], dtype=np.int64)
+    s2 = np.zeros(edges.shape[0], dtype=np.int64)
     for mu in range(N):
         for i in range(n):
             s1[i] += x[mu, i]
-        for e in range(ei.shape[0]):
-            s2[e] += x[mu, ei[e]] * x[mu, ej[e]]
+        for e in range(edges.shape[0]):
+            s2[e] += x[mu, edges[e, 0]] * x[mu, edges[e, 1]]
     return s1, s2

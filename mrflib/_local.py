@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from mrflib import _learning_kernels as _k
-from mrflib._threads import parallel_ok
+from mrflib._threads import PARALLEL_WORK, parallel_ok, user_sets_numba
 
 __all__ = ["KIND", "LOCAL_METHODS", "LocalObjective", "local_terms_numpy"]
 
@@ -54,15 +54,12 @@ class LocalObjective:
 
     def __init__(self, x, graph, method):
         _check_method(method)
-        edges, (indptr, indices, eids) = graph.edges, graph.csr
+        self.g = graph.structure
         self.kind = KIND[method]
         self.n = x.shape[1]
-        self.E = edges.shape[0]
-        self.ei = np.ascontiguousarray(edges[:, 0], dtype=np.int64)
-        self.ej = np.ascontiguousarray(edges[:, 1], dtype=np.int64)
-        self.indptr, self.indices, self.eids = indptr, indices, eids
+        self.E = graph.n_edges
         N = x.shape[0]
-        deg = np.diff(indptr)
+        deg = graph.degree
         cap = np.minimum(N, 2.0 ** (np.minimum(deg, 62) + 1))
         pattern_work = float(np.dot(cap, deg + 1))
         too_wide = deg.size > 0 and deg.max() > MAX_PATTERN_DEGREE
@@ -72,14 +69,16 @@ class LocalObjective:
             self._compress_patterns(x, cap.astype(np.int64))
 
     def _compress_patterns(self, x, cap):
-        gptr = self.indptr + np.arange(self.n + 1)
+        gptr = self.g.indptr + np.arange(self.n + 1)
         gnodes = np.empty(gptr[-1], dtype=np.int64)
         gnodes[gptr[:-1]] = np.arange(self.n)  # bit 0: the node itself, then its neighbours
-        gnodes[np.setdiff1d(np.arange(gptr[-1]), gptr[:-1])] = self.indices
+        gnodes[np.setdiff1d(np.arange(gptr[-1]), gptr[:-1])] = self.g.indices
         self.codes, self.weights, self.poff, size = compress(x, gptr, gnodes, cap)
+        self.patterns = (self.codes, self.weights, self.poff)  # the kernels' record
         self.mode = "patterns"
         self.n_terms = int(self.codes.size)
-        self.work = float(np.dot(size, np.diff(self.indptr) + 1))
+        self.work = float(np.dot(size, np.diff(self.g.indptr) + 1))
+        self._serial = self.work < PARALLEL_WORK and not user_sets_numba()
 
     def _compress_rows(self, x):
         rows, counts = np.unique(x, axis=0, return_counts=True)
@@ -102,21 +101,19 @@ class LocalObjective:
         b, j = self._split(theta)
         shift = float(shift)
         if self.mode == "rows":
-            return _k.local_objective_gradient(
-                self.rows, self.weights, b, j, self.ei, self.ej, self.indptr, self.indices,
-                self.eids, self.kind, want_value, shift)
-        kern = (_k.pattern_objective_parallel if parallel_ok(self.work)
-                else _k.pattern_objective)
-        return kern(self.codes, self.weights, self.poff, b, j, self.indptr, self.eids,
-                    self.kind, shift)
+            return _k.local_objective_gradient(self.rows, self.weights, self.g, b, j,
+                                               self.kind, want_value, shift)
+        # small work and no thread count from the user: serial, without asking the load
+        parallel = not self._serial and parallel_ok(self.work)
+        kern = _k.pattern_objective_parallel if parallel else _k.pattern_objective
+        return kern(self.patterns, self.g, b, j, self.kind, shift)
 
     def max_exponent(self, theta):
         """The largest MPF exponent ``max(-x_i h_i)`` over the data at ``theta``."""
         b, j = self._split(theta)
         if self.mode == "rows":
-            return float(_k.mpf_max_exponent_rows(self.rows, b, j, self.indptr, self.indices,
-                                                  self.eids))
-        return float(_k.mpf_max_exponent(self.codes, self.poff, b, j, self.indptr, self.eids))
+            return float(_k.mpf_max_exponent_rows(self.rows, self.g, b, j))
+        return float(_k.mpf_max_exponent(self.patterns, self.g, b, j))
 
 
 def compress(x, gptr, gnodes, cap):
@@ -149,14 +146,11 @@ class Smci1Moments:
     """
 
     def __init__(self, x, graph):
-        edges, (indptr, indices, eids) = graph.edges, graph.csr
         N, n = x.shape
-        self.ei = np.ascontiguousarray(edges[:, 0], dtype=np.int64)
-        self.ej = np.ascontiguousarray(edges[:, 1], dtype=np.int64)
-        self.indptr, self.eids = indptr, eids
-        deg = np.diff(indptr)
-        gptr, gnodes, self.geid, self.n_first = _k.edge_boundaries(indptr, indices, eids,
-                                                                   self.ei, self.ej)
+        self.g = graph.structure
+        deg = graph.degree
+        gptr, gnodes, geid, n_first = _k.edge_boundaries(self.g)
+        self.boundaries = (gptr, geid, n_first)
         bsize = np.diff(gptr)
         ncap = np.minimum(N, 2.0 ** np.minimum(deg, 62))
         ecap = np.minimum(N, 2.0 ** np.minimum(bsize, 62))
@@ -164,24 +158,20 @@ class Smci1Moments:
         self.available = bool(
             (deg.size == 0 or deg.max() <= MAX_PATTERN_DEGREE)
             and (bsize.size == 0 or bsize.max() <= MAX_PATTERN_DEGREE)
-            and work < N * (n + 4 * len(edges)))
+            and work < N * (n + 4 * graph.n_edges))
         if not self.available:
             return
-        self.gptr = gptr
-        ngptr = indptr.copy()  # node groups: the neighbours only, code bit q + 1
-        self.ncodes, self.nweights, self.npoff, _ = compress(x, ngptr, indices,
-                                                             ncap.astype(np.int64))
-        self.ncodes = self.ncodes << 1  # the kernel reads neighbour q at bit q + 1
-        self.ecodes, self.eweights, self.epoff, _ = compress(x, gptr, gnodes,
-                                                             ecap.astype(np.int64))
+        ngptr = self.g.indptr.copy()  # node groups: the neighbours only, code bit q + 1
+        ncodes, nweights, npoff, _ = compress(x, ngptr, self.g.indices,
+                                              ncap.astype(np.int64))
+        self.nodes = (ncodes << 1, nweights, npoff)  # the kernel reads neighbour q at bit q + 1
+        self.pairs = compress(x, gptr, gnodes, ecap.astype(np.int64))[:3]
 
     def __call__(self, bias, coupling):
         """``(mean (n,), pair (E,))`` at the given parameters."""
         b = np.ascontiguousarray(bias, dtype=np.float64)
         j = np.ascontiguousarray(coupling, dtype=np.float64)
-        return _k.smci1_moments(self.ncodes, self.nweights, self.npoff, self.ecodes,
-                                self.eweights, self.epoff, self.gptr, self.geid, self.n_first,
-                                self.ei, self.ej, b, j, self.indptr, self.eids)
+        return _k.smci1_moments(self.nodes, self.pairs, self.boundaries, self.g, b, j)
 
 
 def _phi_numpy(u, method):

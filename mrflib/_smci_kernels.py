@@ -1,8 +1,11 @@
 """Numba kernels behind :mod:`mrflib.smci` (validated by the public functions there).
 
 Every kernel loops over the samples in order and accumulates in a fixed order, so
-results are deterministic. Spins are ``int8`` rows of ``samples``; the model is
-given as CSR adjacency ``(indptr, indices, weights)`` plus ``edges``/``coupling``.
+results are deterministic. Spins are ``int8`` rows of ``samples``; the graph comes as
+one record ``g`` (:class:`mrflib.graphs.Structure`: ``indptr``, ``indices``, ``edge_ids``,
+``edges``, ``edge_pos``), the parameters as ``bias``, the CSR ``weights`` (the couplings
+in ``g.indices`` order) and ``coupling`` (per edge row). The kernels read the record's
+fields once; the helpers they call in their loops take the arrays themselves.
 """
 
 from __future__ import annotations
@@ -49,15 +52,16 @@ def local_fields_row(s, bias, indptr, indices, weights, out):
     """``out[i] = b_i + sum_j J_ij s_j`` for one configuration ``s`` (eq. 16)."""
     n = bias.shape[0]
     for i in range(n):
-        g = bias[i]
+        h = bias[i]
         for p in range(indptr[i], indptr[i + 1]):
-            g += weights[p] * s[indices[p]]
-        out[i] = g
+            h += weights[p] * s[indices[p]]
+        out[i] = h
 
 
 @njit(cache=True)
-def local_fields(samples, bias, indptr, indices, weights):
+def local_fields(samples, g, bias, weights):
     """Local fields of every sample, ``(M, n)`` float64 (eq. 16)."""
+    indptr, indices = g.indptr, g.indices
     M, n = samples.shape
     out = np.empty((M, n))
     for m in range(M):
@@ -66,8 +70,9 @@ def local_fields(samples, bias, indptr, indices, weights):
 
 
 @njit(cache=True)
-def mci_moments(samples, edges):
+def mci_moments(samples, g):
     """Sample averages of ``x_i`` and ``x_i x_j`` (standard MCI)."""
+    edges = g.edges
     M, n = samples.shape
     E = edges.shape[0]
     mean = np.zeros(n)
@@ -82,8 +87,7 @@ def mci_moments(samples, edges):
 
 
 @njit(cache=True)
-def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_tab,
-                 use_pair):
+def smci1_tables(g, bias, weights, coupling, use_tab, use_pair):
     """Memo tables of eq. (14)-(17) over the finite set of neighbour configurations.
 
     ``gamma_i`` depends on the sample only through the ``2^deg(i)`` spin
@@ -91,13 +95,14 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
     the ``q``-th neighbour, set for ``+1``). For each node with ``use_tab[i]`` we store
     ``tanh(gamma_i)`` and, for each incident edge ``e = (i, j)``, ``tanh(gamma_{i:j})``
     of eq. (17) (column 0; column 1 holds ``gamma_{i:j}`` itself for the stable form of
-    :func:`pair_value`). ``edge_pos[e, 0]`` is the position of ``j`` among the neighbours of
-    ``i``, ``edge_pos[e, 1]`` that of ``i`` among the neighbours of ``j``.
+    :func:`pair_value`). ``g.edge_pos[e, 0]`` is the position of ``j`` among the neighbours
+    of ``i``, ``g.edge_pos[e, 1]`` that of ``i`` among the neighbours of ``j``.
     Edges with ``use_pair[e]`` (and tables at both ends) also get the value of eq. (15)
     for every pair of configurations, indexed ``(cfg_j << deg_i) + cfg_i``.
     Returns ``(node_off, node_tab, edge_off (E, 2), edge_tab, pair_off (E,), pair_tab)``;
-    offset -1 means no table.
+    offset -1 means no table (the six arrays are the ``tables`` of :func:`smci1_moments`).
     """
+    indptr, edges, edge_pos = g.indptr, g.edges, g.edge_pos
     E = edges.shape[0]
     node_off, node_tab = neighbour_fields(bias, indptr, weights, use_tab)
     for c in range(node_tab.shape[0]):
@@ -119,12 +124,12 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
             d = indptr[i + 1] - indptr[i]
             qx = edge_pos[e, side]
             for c in range(1 << d):
-                g = bias[i]
+                h = bias[i]
                 for q in range(d):
                     if q != qx:
-                        g += weights[indptr[i] + q] * (2.0 * ((c >> q) & 1) - 1.0)
-                edge_tab[edge_off[e, side] + c, 0] = np.tanh(g)
-                edge_tab[edge_off[e, side] + c, 1] = g
+                        h += weights[indptr[i] + q] * (2.0 * ((c >> q) & 1) - 1.0)
+                edge_tab[edge_off[e, side] + c, 0] = np.tanh(h)
+                edge_tab[edge_off[e, side] + c, 1] = h
     # eq. (15) for every pair of neighbour configurations of an edge's two ends:
     # (t_a t_b + tanh J) / (1 + t_a t_b tanh J), so a sample costs one lookup per edge
     pair_off = np.full(E, -1, dtype=np.int64)
@@ -152,15 +157,16 @@ def smci1_tables(bias, indptr, indices, weights, edges, coupling, edge_pos, use_
 
 
 @njit(cache=True)
-def smci1_moments(samples, bias, indptr, indices, weights, edges, coupling,
-                  node_off, node_tab, edge_off, edge_tab, pair_off, pair_tab):
+def smci1_moments(samples, g, bias, weights, coupling, tables):
     """1-SMCI, eq. (14)-(17) of the GSMCI paper, averaged over samples.
 
-    Nodes with tables (see :func:`smci1_tables`) look up ``tanh(gamma_i)`` and
-    ``tanh(gamma_{i:j})`` by the configuration of their neighbours; the others call
+    Nodes with tables (``tables``, from :func:`smci1_tables`) look up ``tanh(gamma_i)``
+    and ``tanh(gamma_{i:j})`` by the configuration of their neighbours; the others call
     tanh directly. Eq. (15) uses
     ``tanh(atanh(t_a t_b) + J) = (t_a t_b + tanh J) / (1 + t_a t_b tanh J)``.
     """
+    indptr, indices, edges = g.indptr, g.indices, g.edges
+    node_off, node_tab, edge_off, edge_tab, pair_off, pair_tab = tables
     M, n = samples.shape
     E = edges.shape[0]
     mean = np.zeros(n)
@@ -178,11 +184,11 @@ def smci1_moments(samples, bias, indptr, indices, weights, edges, coupling,
                 cfg[i] = c
                 mean[i] += node_tab[node_off[i] + c]
             else:
-                g = bias[i]
+                h = bias[i]
                 for p in range(indptr[i], indptr[i + 1]):
-                    g += weights[p] * s[indices[p]]
-                gam[i] = g
-                mean[i] += np.tanh(g)
+                    h += weights[p] * s[indices[p]]
+                gam[i] = h
+                mean[i] += np.tanh(h)
         for e in range(E):
             i = edges[e, 0]
             j = edges[e, 1]
@@ -263,24 +269,26 @@ def _s2_edge_terms(bk, wi, wj, ti, tj, tpp, tmm):
 def _field_excluding(c, k, bias, indptr, indices, weights, a, b):
     """``b_k + sum_l w_kl x_l`` over neighbours ``l`` of ``k`` other than ``a`` and ``b``,
     with the neighbour spins read from the bits of configuration index ``c``."""
-    g = bias[k]
+    h = bias[k]
     for q in range(indptr[k + 1] - indptr[k]):
         p = indptr[k] + q
         l = indices[p]
         if l != a and l != b:
-            g += weights[p] * (2.0 * ((c >> q) & 1) - 1.0)
-    return g
+            h += weights[p] * (2.0 * ((c >> q) & 1) - 1.0)
+    return h
 
 
 @njit(cache=True)
-def s2_tables(bias, indptr, indices, weights, edges, nptr, nk, nw, eptr, ek, ewi, ewj,
-              use_tab):
+def s2_tables(g, bias, weights, sets, use_tab):
     """Memo tables of the k-terms of eq. (24)-(26) by the configuration of k's neighbours.
 
-    ``beta_k`` of eq. (19) for ``k`` in the independent set depends on the sample only
-    through the spins of the neighbours of ``k`` other than the target, so each k-term
-    takes at most ``2^deg(k)`` values. Offsets are -1 where ``use_tab[k]`` is false.
+    ``beta_k`` of eq. (19) for ``k`` in the independent set (``sets``, from
+    :func:`s2_structure`) depends on the sample only through the spins of the neighbours
+    of ``k`` other than the target, so each k-term takes at most ``2^deg(k)`` values.
+    Returns ``(noff, ntab, eoff, etab)``; offsets are -1 where ``use_tab[k]`` is false.
     """
+    indptr, indices, edges = g.indptr, g.indices, g.edges
+    nptr, nk, nw, eptr, ek, ewi, ewj = sets
     n = bias.shape[0]
     E = edges.shape[0]
     noff = np.full(nk.shape[0], -1, dtype=np.int64)
@@ -331,16 +339,19 @@ def s2_tables(bias, indptr, indices, weights, edges, nptr, nk, nw, eptr, ek, ewi
 
 
 @njit(cache=True)
-def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
-               nptr, nk, nw, eptr, ek, ewi, ewj, use_tab, noff, ntab, eoff, etab):
+def s2_moments(samples, g, bias, weights, coupling, sets, tables):
     """s2-SMCI, eq. (22)-(26) of the GSMCI paper, averaged over samples.
 
-    Node target ``i`` has independent set ``nk[nptr[i]:nptr[i+1]]`` with couplings
-    ``nw`` (``w_{i,k}``); edge target ``e = (i, j)`` has ``ek[eptr[e]:eptr[e+1]]`` with
+    ``sets = (nptr, nk, nw, eptr, ek, ewi, ewj)`` (:func:`s2_structure`): node target
+    ``i`` has independent set ``nk[nptr[i]:nptr[i+1]]`` with couplings ``nw``
+    (``w_{i,k}``); edge target ``e = (i, j)`` has ``ek[eptr[e]:eptr[e+1]]`` with
     couplings ``ewi`` (``w_{i,k}``) and ``ewj`` (``w_{j,k}``, zero if not adjacent).
     The fields ``beta`` of eq. (19) are the full local fields minus the couplings into
-    the sum region. k-terms come from the tables of :func:`s2_tables` where available.
+    the sum region. k-terms come from ``tables`` (:func:`s2_tables`) where available.
     """
+    indptr, indices, edges = g.indptr, g.indices, g.edges
+    nptr, nk, nw, eptr, ek, ewi, ewj = sets
+    noff, ntab, eoff, etab = tables
     M, n = samples.shape
     E = edges.shape[0]
     mean = np.zeros(n)
@@ -351,14 +362,14 @@ def s2_moments(samples, bias, indptr, indices, weights, edges, coupling,
     for m in range(M):
         s = samples[m]
         for i in range(n):
-            g = bias[i]
+            h = bias[i]
             c = 0
             for p in range(indptr[i], indptr[i + 1]):
                 sp = s[indices[p]]
-                g += weights[p] * sp
+                h += weights[p] * sp
                 if sp > 0:
                     c |= 1 << (p - indptr[i])
-            gam[i] = g
+            gam[i] = h
             cfg[i] = c
         # eq. (22), (24)
         for i in range(n):
@@ -483,13 +494,14 @@ def region_expectations(JA, H, in_target):
 
 
 @njit(cache=True)
-def ais_steps(bias, indptr, indices, weights, edges, coupling, betas, x, logw, u):
+def ais_steps(g, bias, weights, coupling, betas, x, logw, u):
     """Annealed importance sampling steps ``k = 1 .. len(betas) - 1`` for every chain.
 
     At step ``k`` each chain (row of ``x``, updated in place) adds
     ``(beta_k - beta_{k-1}) log f(x)`` to ``logw`` (``log f`` the model's log-weight) and
     makes one sequential Gibbs sweep at ``beta_k`` with the uniforms ``u[k - 1]``.
     """
+    indptr, indices, edges = g.indptr, g.indices, g.edges
     M, n = x.shape
     E = edges.shape[0]
     for k in range(1, betas.shape[0]):
@@ -504,10 +516,10 @@ def ais_steps(bias, indptr, indices, weights, edges, coupling, betas, x, logw, u
                 e_val += coupling[e] * s[edges[e, 0]] * s[edges[e, 1]]
             logw[m] += db * e_val
             for i in range(n):
-                g = bias[i]
+                h = bias[i]
                 for p in range(indptr[i], indptr[i + 1]):
-                    g += weights[p] * s[indices[p]]
-                if u[k - 1, m, i] * (1.0 + np.exp(-2.0 * bk * g)) < 1.0:
+                    h += weights[p] * s[indices[p]]
+                if u[k - 1, m, i] * (1.0 + np.exp(-2.0 * bk * h)) < 1.0:
                     s[i] = 1
                 else:
                     s[i] = -1
@@ -550,11 +562,13 @@ def _greedy_is(cand, nc, indptr, indices, inU, W, out):
 
 
 @njit(cache=True)
-def s2_structure(n, indptr, indices, weights, edges):
+def s2_structure(g, weights):
     """Independent sets ``I_1(T)`` (Algorithm 1) of every node and edge target, flattened.
 
-    Returns ``(nptr, nk, nw, eptr, ek, ewi, ewj)`` as used by :func:`s2_moments`.
+    Returns ``sets = (nptr, nk, nw, eptr, ek, ewi, ewj)`` as used by :func:`s2_moments`.
     """
+    indptr, indices, edges = g.indptr, g.indices, g.edges
+    n = indptr.shape[0] - 1
     E = edges.shape[0]
     inU = np.zeros(n, dtype=np.bool_)
     W = np.zeros(n)
@@ -627,10 +641,11 @@ def s2_structure(n, indptr, indices, weights, edges):
 
 
 @njit(cache=True)
-def smci1_counts(samples, indptr, indices, edges, node_off, node_size, pair_off, pair_size):
+def smci1_counts(samples, g, node_off, node_size, pair_off, pair_size):
     """How often each neighbour configuration (per node) and each pair of configurations
     (per edge) occurs in ``samples``: the sufficient statistics of 1-SMCI for a fixed
     sample set (every node and edge must have a table, see :func:`smci1_tables`)."""
+    indptr, indices, edges = g.indptr, g.indices, g.edges
     M, n = samples.shape
     E = edges.shape[0]
     node_cnt = np.zeros(node_size)
@@ -652,10 +667,10 @@ def smci1_counts(samples, indptr, indices, edges, node_off, node_size, pair_off,
 
 
 @njit(cache=True)
-def smci1_from_counts(indptr, edges, node_off, node_tab, node_cnt, pair_off, pair_tab,
-                      pair_cnt, M):
+def smci1_from_counts(g, node_off, node_tab, node_cnt, pair_off, pair_tab, pair_cnt, M):
     """1-SMCI moments as count-weighted sums of the tables: the same averages as
     :func:`smci1_moments`, in ``O(table size)`` instead of ``O(M (n + E))``."""
+    indptr, edges = g.indptr, g.edges
     n = indptr.shape[0] - 1
     E = edges.shape[0]
     mean = np.zeros(n)

@@ -134,6 +134,7 @@ def _segments(cards: np.ndarray) -> list[tuple[int, int, bool]]:
 
 
 def _segment_arrays(cards: np.ndarray):
+    """The segments as the kernels' record ``(stride, k, walsh)`` of arrays."""
     segs = _segments(cards)
     return (
         np.array([s for s, _, _ in segs], dtype=np.int64),
@@ -693,8 +694,8 @@ class _TransformDuals:
         return self.tbar
 
     def step(self, y: int, delta: float) -> None:
-        stride, k, walsh = self.seg
-        _k.algorithm3(self.p, delta, stride, k, walsh, ((y // stride) % k).astype(np.int64))
+        stride, k, _ = self.seg
+        _k.algorithm3(self.p, delta, self.seg, ((y // stride) % k).astype(np.int64))
 
 
 class _Search:

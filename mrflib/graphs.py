@@ -19,6 +19,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from numba import njit, types
+from numba.experimental import structref
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -29,6 +31,7 @@ from ._validation import as_rng, check_edges, check_nodes, check_positive, requi
 __all__ = [
     "Graph",
     "Csr",
+    "Structure",
     "as_graph",
     "square_grid",
     "king_grid",
@@ -198,6 +201,83 @@ class Csr(NamedTuple):
     edge_ids: np.ndarray
 
 
+@structref.register
+class StructureType(types.StructRef):
+    """The numba type of :class:`Structure` (one type: read-only C-contiguous int64 fields)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+_FIELDS = (("indptr", 1), ("indices", 1), ("edge_ids", 1), ("edges", 2), ("edge_pos", 2))
+_STRUCTURE_TYPE = StructureType([(name, types.Array(types.int64, ndim, "C", readonly=True))
+                                 for name, ndim in _FIELDS])
+
+
+class Structure(structref.StructRefProxy):
+    """The structure of a :class:`Graph` as one record for the numba kernels.
+
+    The kernels take it as one argument ``g`` and read its fields by name
+    (``g.indptr``); parameters (bias, couplings, CSR weights) and data stay separate
+    arguments, only the graph goes here. It is a numba structref: one pointer to pass,
+    so a call costs what passing two arrays costs (a ``NamedTuple`` of five arrays costs
+    about 2 us more per call, which a learner pays at every step); its numba type is
+    fixed, so every kernel compiles once and caches on disk (``cache=True``). In Python
+    the fields are the read-only arrays themselves; it pickles (to process pools and
+    Dask workers) by its arrays. ``n = len(indptr) - 1`` and ``E = len(edges)``.
+
+    Attributes
+    ----------
+    indptr : (n + 1,) int64
+        The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``, sorted.
+    indices : (2E,) int64
+    edge_ids : (2E,) int64
+        ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
+    edges : (E, 2) int64
+        The canonical edge array (``edges[e, 0] < edges[e, 1]``).
+    edge_pos : (E, 2) int64
+        :attr:`Graph.edge_pos`: the position of each end among the other's neighbours.
+    """
+
+    def __new__(cls, indptr, indices, edge_ids, edges, edge_pos):
+        arrays = [_frozen(a, ndim, name) for a, (name, ndim)
+                  in zip((indptr, indices, edge_ids, edges, edge_pos), _FIELDS)]
+        self = _new_structure(*arrays)
+        self.__dict__.update((name, a) for (name, _), a in zip(_FIELDS, arrays))
+        return self
+
+    def __reduce__(self):
+        return Structure, tuple(getattr(self, name) for name, _ in _FIELDS)
+
+    def __repr__(self) -> str:
+        return f"Structure(n={len(self.indptr) - 1}, edges={len(self.edges)})"
+
+
+structref.define_boxing(StructureType, Structure)
+
+
+def _frozen(a: Any, ndim: int, name: str) -> np.ndarray:
+    """``a`` as a read-only C-contiguous int64 array (copied unless it already is one)."""
+    arr = np.asarray(a)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if arr.dtype != np.int64 or not arr.flags.c_contiguous or arr.flags.writeable:
+        arr = np.array(arr, dtype=np.int64, order="C")
+        arr.flags.writeable = False
+    return arr
+
+
+@njit(cache=True)
+def _new_structure(indptr, indices, edge_ids, edges, edge_pos):  # pragma: no cover - numba
+    s = structref.new(_STRUCTURE_TYPE)
+    s.indptr = indptr
+    s.indices = indices
+    s.edge_ids = edge_ids
+    s.edges = edges
+    s.edge_pos = edge_pos
+    return s
+
+
 def _read_only(*arrays: np.ndarray) -> None:
     for a in arrays:
         a.flags.writeable = False
@@ -300,6 +380,12 @@ class Graph:
         _read_only(pos)
         return pos
 
+    @cached_property
+    def structure(self) -> Structure:
+        """The :class:`Structure` record the numba kernels take (cached, read-only)."""
+        indptr, indices, edge_ids = self.csr
+        return Structure(indptr, indices, edge_ids, self.edges, self.edge_pos)
+
     def memo(self, key: str, compute: Any) -> Any:
         """``compute(self)``, computed on the first call for ``key`` and kept with the graph.
 
@@ -325,8 +411,7 @@ class Graph:
         ``R_k``, ``N_k`` and ``∂A`` below are all built from it. Returns the packed
         sorted sets ``(a_ptr, a_nodes)``.
         """
-        indptr, indices, _ = self.csr
-        return one_neighbourhoods(indptr, indices, q_ptr, q_nodes)
+        return one_neighbourhoods(self.structure, q_ptr, q_nodes)
 
     def _closure(self, A: np.ndarray) -> np.ndarray:
         q_ptr = np.array([0, A.size], dtype=np.int64)

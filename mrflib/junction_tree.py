@@ -310,6 +310,7 @@ class JunctionTree:
         _k.edge_positions(self.scope_ptr, self.scope_nodes, step[eorder],
                           self.edges[rows, 1 - first][eorder], self.edge_q)
         self.edge_ptr = np.searchsorted(step[eorder], np.arange(n + 1)).astype(np.int64)
+        self.tree = tuple(getattr(self, name) for name in _k.TREE)  # the kernels' record
 
     @property
     def cliques(self) -> list[np.ndarray]:
@@ -332,10 +333,7 @@ class JunctionTree:
         msgs = np.empty(self.msg_entries)
         logodds = np.empty(self.msg_entries if want_logodds else 1)
         table = np.empty(1 << self.max_clique)
-        logz = _k.upward(self.order, self.scope_ptr, self.parent, b, J, self.edge_ptr,
-                         self.edge_id, self.edge_q, self.child_ptr, self.children,
-                         self.child_map, self.maps, self.msg_off, msgs, logodds,
-                         want_logodds, table)
+        logz = _k.upward(self.tree, b, J, msgs, logodds, want_logodds, table)
         return float(logz), msgs, logodds, table
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
@@ -349,9 +347,7 @@ class JunctionTree:
         logz, msgs, _, table = self._upward(b, J, False)
         half = 1 << (self.max_clique - 1)
         mean, pair = np.empty(self.n), np.empty(len(self.edges))
-        _k.downward(self.order, self.scope_ptr, self.parent, b, J, self.edge_ptr, self.edge_id,
-                    self.edge_q, self.child_ptr, self.children, self.child_map, self.maps,
-                    self.msg_off, msgs, table, np.empty_like(table), np.empty(half),
+        _k.downward(self.tree, b, J, msgs, table, np.empty_like(table), np.empty(half),
                     np.empty(half), mean, pair)
         return logz, mean, pair
 
@@ -375,8 +371,7 @@ class JunctionTree:
         for start in range(0, n_samples, block):
             u = rng.random((min(block, n_samples - start), self.n))
             w = work[:, :len(u)]
-            _k.sample(self.order, self.scope_ptr, self.scope_nodes, self.msg_off, logodds,
-                      np.ascontiguousarray(u.T), w)
+            _k.sample(self.tree, logodds, np.ascontiguousarray(u.T), w)
             out[start:start + len(u)] = w.T
         return out
 

@@ -49,6 +49,7 @@ import scipy.optimize
 
 from . import _lap_kernels as _k
 from . import exact, graphs
+from ._executor import Executor
 from ._validation import check_positive, check_spins
 from .lap_gaussian import (
     fit_gaussian,
@@ -179,22 +180,8 @@ def fit_auxiliary(
 
 
 # --------------------------------------------------------------------- Ising: batched
-_WORKER: dict[str, Any] = {}
-
-
-def _fit_chunk(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, max_iter):
-    return _k.fit_conditional(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol,
-                              max_iter, _RIDGE)
-
-
-def _init_worker(data_t, indptr, indices, edge_ids):  # pragma: no cover - in subprocess
-    _WORKER.update(data_t=data_t, indptr=indptr, indices=indices, edge_ids=edge_ids)
-
-
-def _worker_chunk(q_ptr, q_nodes, l2, tol, max_iter):  # pragma: no cover - in subprocess
-    w = _WORKER
-    return _fit_chunk(w["data_t"], w["indptr"], w["indices"], w["edge_ids"], q_ptr, q_nodes,
-                      l2, tol, max_iter)
+def _fit_chunk(data_t, g, q_ptr, q_nodes, l2, tol, max_iter):
+    return _k.fit_conditional(data_t, g, q_ptr, q_nodes, l2, tol, max_iter, _RIDGE)
 
 
 def _chunks(q_ptr: np.ndarray, q_nodes: np.ndarray, n_chunks: int):
@@ -221,46 +208,29 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + offs
 
 
-def _run_cliques(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, max_iter,
-                 n_jobs, scheduler):
+def _run_cliques(data_t, g, q_ptr, q_nodes, l2, tol, max_iter, n_jobs, scheduler):
+    """Fit every clique: in this process, on ``n_jobs`` local processes or on a Dask
+    cluster (:class:`mrflib._executor.Executor`), in chunks; results in clique order."""
     C = len(q_ptr) - 1
-    N = data_t.shape[1]
     args = (l2, tol, max_iter)
-    if scheduler is not None:
-        from distributed import Client
-
-        own = isinstance(scheduler, str)
-        client = Client(scheduler) if own else scheduler
-        if not isinstance(client, Client):
-            raise ValueError("scheduler must be a Dask scheduler address or a "
-                             "distributed.Client")
-        try:
-            workers = max(1, sum(client.nthreads().values()))
-            parts = _chunks(q_ptr, q_nodes, min(C, 2 * workers))
-            shared = client.scatter([data_t, indptr, indices, edge_ids], broadcast=True)
-            futs = [client.submit(_fit_chunk, *shared, ptr, nodes, *args, pure=False)
-                    for _, ptr, nodes in parts]
-            results = client.gather(futs)
-        finally:
-            if own:
-                client.close()
-    else:
-        work = C * min(N, 256)
-        jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
+    jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
+    if scheduler is None:
+        work = C * min(data_t.shape[1], 256)
         if jobs <= 1 or (n_jobs is None and work < 4_000_000) or C < 2 * jobs:
-            return _fit_chunk(data_t, indptr, indices, edge_ids, q_ptr, q_nodes, *args)
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+            return _fit_chunk(data_t, g, q_ptr, q_nodes, *args)
+    with Executor(jobs, scheduler) as ex:
+        n_chunks = min(C, 2 * ex.slots) if scheduler is not None else jobs
+        parts = _chunks(q_ptr, q_nodes, n_chunks)
+        names = [f"LAP cliques {idx[0]}, {idx[0] + n_chunks}, ... ({len(idx)} cliques)"
+                 for idx, _, _ in parts]
+        results = ex.map(_fit_chunk, [(ptr, nodes, *args) for _, ptr, nodes in parts],
+                         shared=(data_t, g), names=names)
+    return _merge_chunks(q_ptr, q_nodes, parts, results)
 
-        parts = _chunks(q_ptr, q_nodes, jobs)
-        # fork: workers inherit the compiled kernels and need no importable __main__
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(data_t, indptr, indices, edge_ids)) as ex:
-            futs = [ex.submit(_worker_chunk, ptr, nodes, *args) for _, ptr, nodes in parts]
-            results = [f.result() for f in futs]
-    # merge chunk results back into clique order
+
+def _merge_chunks(q_ptr, q_nodes, parts, results):
+    """The chunks' ``(bias, inner, eid, n_iter, converged)`` back in clique order."""
+    C = len(q_ptr) - 1
     k = q_ptr[1:] - q_ptr[:-1]
     i_ptr = np.zeros(C + 1, dtype=np.int64)
     np.cumsum(k * (k - 1) // 2, out=i_ptr[1:])
@@ -378,11 +348,9 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
             raise ValueError(f"edges has a maximal clique of {big} nodes; LAP here "
                              f"enumerates 2^|Q| states and allows |Q| <= {_MAX_CLIQUE}")
         q_ptr, q_nodes = pack([np.asarray(c, dtype=np.int64) for c in mc], n)
-    indptr, indices, edge_ids = graph.csr
     data_t = np.ascontiguousarray(s.T)
     bias_q, inner, eid, n_iter, conv = _run_cliques(
-        data_t, indptr, indices, edge_ids, q_ptr, q_nodes, l2, tol, max_iter, n_jobs,
-        scheduler)
+        data_t, graph.structure, q_ptr, q_nodes, l2, tol, max_iter, n_jobs, scheduler)
     sizes = q_ptr[1:] - q_ptr[:-1]
     if cliques == "all":
         bias = np.zeros(n)

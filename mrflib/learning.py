@@ -237,8 +237,8 @@ class _Problem:
         self.E = self.edges.shape[0]
         self.ei = np.ascontiguousarray(self.edges[:, 0])
         self.ej = np.ascontiguousarray(self.edges[:, 1])
-        self.indptr, self.indices, self.eids = self.graph.csr
-        s1, s2 = _k.data_moments(self.x, self.ei, self.ej)  # exact integer sums, one pass
+        # exact integer sums, one pass
+        s1, s2 = _k.data_moments(self.x, self.graph.structure)
         self.data_mean = s1 / self.x.shape[0]
         self.data_pair = s2 / self.x.shape[0]
         self._local = {}
@@ -279,7 +279,7 @@ class _Problem:
 
         b, j = self.split(theta)
         b, j = b.copy(), j.copy()
-        w = j[self.eids]
+        w = j[self.graph.edge_ids]
         w.flags.writeable = False
         return BoltzmannMachine._from_checked(b, self.graph, j, weights=w)
 

@@ -191,9 +191,13 @@ def sum_region(bm: BoltzmannMachine, target: Any, method: str, k: int | None = N
 
 
 # ----------------------------------------------------------------------------- GSMCI
+def _weights(bm: BoltzmannMachine) -> np.ndarray:
+    """The couplings in CSR order (``bm.adjacency()``, cached): the kernels' ``weights``."""
+    return bm.adjacency()[2]
+
+
 def _fields(bm: BoltzmannMachine, s: np.ndarray) -> np.ndarray:
-    indptr, indices, weights, _ = _structure(bm)
-    return K.local_fields(s, bm.bias, indptr, indices, weights)
+    return K.local_fields(s, bm.graph.structure, bm.bias, _weights(bm))
 
 
 def _region_values(
@@ -272,8 +276,7 @@ def _targets(bm: BoltzmannMachine) -> list[np.ndarray]:
 
 def _s2_structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
     """Flattened independent sets of every node and edge target (numba Algorithm 1)."""
-    indptr, indices, weights, _ = _structure(bm)
-    return K.s2_structure(bm.n, indptr, indices, weights, bm.edges)
+    return K.s2_structure(bm.graph.structure, _weights(bm))
 
 
 def _s2_structure_reference(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
@@ -306,16 +309,6 @@ def _s2_structure_reference(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
     )
 
 
-def _structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
-    """CSR ``(indptr, indices, weights)`` of ``bm`` plus ``edge_pos`` (cached per graph).
-
-    ``edge_pos[e, 0]`` is the position of ``j`` among the neighbours of ``i`` for
-    ``e = (i, j)``, ``edge_pos[e, 1]`` that of ``i`` among the neighbours of ``j``.
-    """
-    indptr, indices, weights = bm.adjacency()
-    return indptr, indices, weights, bm.graph.edge_pos
-
-
 def _use_tables(indptr: np.ndarray, M: int) -> np.ndarray:
     """Memoize a node's 2^deg neighbour configurations when that is no more work than M."""
     deg = np.diff(indptr)
@@ -325,18 +318,17 @@ def _use_tables(indptr: np.ndarray, M: int) -> np.ndarray:
 _COUNTS_CACHE: OrderedDict = OrderedDict()
 
 
-def _smci1_counts(s, edges, indptr, indices, node_off, node_size, pair_off, pair_size):
+def _smci1_counts(s, g, node_off, node_size, pair_off, pair_size):
     """:func:`_smci_kernels.smci1_counts`, memoized on the content of the sample set and
     the graph (a learner calls :func:`moments` with the same data at every step)."""
     key = hashlib.blake2b(s.tobytes(), digest_size=16)
-    for a in (np.asarray(s.shape), edges, indptr, indices):
+    for a in (np.asarray(s.shape), g.edges, g.indptr, g.indices):
         key.update(np.ascontiguousarray(a).tobytes())
     key = key.digest()
     if key in _COUNTS_CACHE:
         _COUNTS_CACHE.move_to_end(key)
         return _COUNTS_CACHE[key]
-    counts = K.smci1_counts(s, indptr, indices, edges, node_off, node_size, pair_off,
-                            pair_size)
+    counts = K.smci1_counts(s, g, node_off, node_size, pair_off, pair_size)
     for a in counts:
         a.flags.writeable = False
     _COUNTS_CACHE[key] = counts
@@ -373,33 +365,29 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
     method = _check_method(method)
     s = _samples(bm, samples)
     if method == "mci":
-        return K.mci_moments(s, bm.edges)
-    indptr, indices, weights, edge_pos = _structure(bm)
+        return K.mci_moments(s, bm.graph.structure)
+    g, weights = bm.graph.structure, _weights(bm)
     if method == "1-smci":
-        deg = np.diff(indptr)
+        deg = bm.graph.degree
         # a pair table (2^(deg_i + deg_j) entries, rebuilt at every call) pays off when it
         # is clearly smaller than the per-sample work it replaces
         use_pair = 4.0 * 2.0 ** (deg[bm.edges[:, 0]] + deg[bm.edges[:, 1]]) <= s.shape[0]
-        use_tab = _use_tables(indptr, s.shape[0])
-        tables = K.smci1_tables(bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
-                                edge_pos, use_tab, use_pair)
+        use_tab = _use_tables(g.indptr, s.shape[0])
+        tables = K.smci1_tables(g, bm.bias, weights, bm.coupling, use_tab, use_pair)
         node_off, node_tab, _, _, pair_off, pair_tab = tables
         if use_tab.all() and np.all(pair_off >= 0):
             # every node and edge tabulated: the sample set enters only through how often
             # each configuration occurs, cached by content (learning reuses the data)
-            node_cnt, pair_cnt = _smci1_counts(s, bm.edges, indptr, indices, node_off,
-                                               len(node_tab), pair_off, len(pair_tab))
-            return K.smci1_from_counts(indptr, bm.edges, node_off, node_tab, node_cnt,
-                                       pair_off, pair_tab, pair_cnt, s.shape[0])
-        return K.smci1_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
-                               *tables)
+            node_cnt, pair_cnt = _smci1_counts(s, g, node_off, len(node_tab), pair_off,
+                                               len(pair_tab))
+            return K.smci1_from_counts(g, node_off, node_tab, node_cnt, pair_off, pair_tab,
+                                       pair_cnt, s.shape[0])
+        return K.smci1_moments(s, g, bm.bias, weights, bm.coupling, tables)
     if method == "s2-smci":
-        struct = _s2_structure(bm)
-        use = _use_tables(indptr, s.shape[0])
-        tables = K.s2_tables(bm.bias, indptr, indices, weights, bm.edges, *struct, use)
-        return K.s2_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
-                            *struct, use, *tables)
-    h = K.local_fields(s, bm.bias, indptr, indices, weights)
+        sets = _s2_structure(bm)
+        tables = K.s2_tables(g, bm.bias, weights, sets, _use_tables(g.indptr, s.shape[0]))
+        return K.s2_moments(s, g, bm.bias, weights, bm.coupling, sets, tables)
+    h = K.local_fields(s, g, bm.bias, weights)
     vals = [
         float(np.mean(_region_values(bm, s, T, bm.graph.R_k(T, 1), h)))
         for T in _targets(bm)
@@ -411,7 +399,7 @@ def _local_fields_numpy(bm: BoltzmannMachine, s: np.ndarray) -> np.ndarray:
     """``b_i + sum_j w_ij s_j`` in numpy: dense BLAS for small n, sparse gather otherwise."""
     if bm.n <= 256:
         return s @ bm.coupling_matrix() + bm.bias
-    indptr, indices, weights, _ = _structure(bm)
+    indptr, indices, weights = bm.adjacency()
     contrib = s[:, indices] * weights
     starts = indptr[:-1]
     has = starts < indptr[1:]
@@ -559,13 +547,13 @@ def ais_moments(
     rng = as_rng(rng)
     betas = np.append(np.arange(0.0, 1.0, beta_step), 1.0)
     x = (2 * rng.integers(0, 2, size=(n_samples, bm.n)) - 1).astype(np.int8)
-    indptr, indices, weights, _ = _structure(bm)
+    g, weights = bm.graph.structure, _weights(bm)
     logw = np.zeros(n_samples)
     block = max(1, min(len(betas) - 1, 2**21 // (n_samples * bm.n)))  # ~16 MiB of uniforms
     for start in range(0, len(betas) - 1, block):
         b = betas[start:start + block + 1]
         u = rng.random((len(b) - 1, n_samples, bm.n))
-        K.ais_steps(bm.bias, indptr, indices, weights, bm.edges, bm.coupling, b, x, logw, u)
+        K.ais_steps(g, bm.bias, weights, bm.coupling, b, x, logw, u)
     w = np.exp(logw - logw.max())
     w /= w.sum()
     xf = x.astype(np.float64)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import itertools
 import json
 import os
@@ -56,7 +57,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -64,6 +64,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._executor import Executor
 from ._files import atomic_write, holder, release, sha256, try_lock
 from ._validation import check_instance, check_path
 
@@ -467,32 +468,19 @@ def _say(message: str) -> None:
     tqdm.write(f"mrflib sweep: {message}", file=sys.stderr)
 
 
-def _run_local(todo: list[Point], job: dict[str, Any], workers: int
-               ) -> Iterator[tuple[Point, dict[str, Any]]]:
-    """Run points ``workers`` at a time, each in its own papermill process."""
-    cwd = str(Path(todo[0].notebook).parent)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(compute_point, params=p.as_dict(), cwd=cwd, **job): p
-                   for p in todo}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
-
-
-def _run_dask(todo: list[Point], job: dict[str, Any], scheduler: Any
-              ) -> Iterator[tuple[Point, dict[str, Any]]]:
-    """Run points as Dask tasks; results (bytes) come back to the client."""
-    from distributed import Client
-    from distributed import as_completed as dask_completed
-
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    try:
-        futures = {client.submit(compute_point, params=p.as_dict(), pure=False, **job): p
-                   for p in todo}
-        for fut in dask_completed(futures):
-            yield futures[fut], fut.result()
-    finally:
-        if client is not scheduler:
-            client.close()
+def _run(todo: list[Point], job: dict[str, Any], workers: int, scheduler: Any
+         ) -> Iterator[tuple[Point, dict[str, Any]]]:
+    """Compute the points as they finish, ``(point, result)``: locally ``workers`` at a time
+    (threads, each waiting on its own papermill process) or as Dask tasks. Results (bytes)
+    come back here; the notebook runs in its own folder locally, in the worker's temporary
+    folder on Dask."""
+    cwd = str(Path(todo[0].notebook).parent) if scheduler is None else None
+    fn = functools.partial(compute_point, job["source"], job["filename"], cwd=cwd,
+                           timeout=job["timeout"])
+    with Executor(workers, scheduler, threads=True) as ex:
+        for i, result in ex.imap(fn, [(p.as_dict(),) for p in todo],
+                                 names=[p.name for p in todo]):
+            yield todo[i], result
 
 
 def _lock_out(out: Path) -> int:
@@ -580,9 +568,7 @@ def sweep(
         bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point",
                    disable=not progress, desc=Path(notebook).stem)
         if todo:
-            run = (_run_dask(todo, job, scheduler) if scheduler is not None
-                   else _run_local(todo, job, workers))
-            for p, result in run:
+            for p, result in _run(todo, job, workers, scheduler):
                 _store(out, p, result, sha256(source))
                 bar.update()
         bar.close()

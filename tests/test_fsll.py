@@ -160,9 +160,9 @@ def test_algorithm3_matches_reference():
         y = int(rng.integers(1, X))
         ref = p * np.exp(0.37 * fsll.basis_function(y, cards))
         ref /= ref.sum()
-        stride, k, walsh = fsll._segment_arrays(np.array(cards))
-        a = ((y // stride) % k).astype(np.int64)
-        K.algorithm3(p, 0.37, stride, k, walsh, a)
+        seg = fsll._segment_arrays(np.array(cards))
+        stride, k, _ = seg
+        K.algorithm3(p, 0.37, seg, ((y // stride) % k).astype(np.int64))
         np.testing.assert_allclose(p, ref, rtol=1e-12)
 
 

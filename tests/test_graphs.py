@@ -153,3 +153,46 @@ def test_equal_edge_arrays_share_one_graph():
     assert graphs.as_graph(graphs.from_pairs(f)) is not g
     with pytest.raises(ValueError, match="n"):
         graphs.as_graph(e, 3)
+
+
+def test_structure_record_for_the_kernels():
+    """``graph.structure``: one cached record of read-only arrays (the CSR, the edges and
+    the edge positions) that pickles and that the kernels read by field."""
+    import pickle
+
+    from mrflib import _graph_kernels
+
+    g = graphs.as_graph(graphs.king_grid(3, 4))
+    s = g.structure
+    assert g.structure is s
+    for name, want in [("indptr", g.csr.indptr), ("indices", g.csr.indices),
+                       ("edge_ids", g.csr.edge_ids), ("edges", g.edges),
+                       ("edge_pos", g.edge_pos)]:
+        got = getattr(s, name)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == np.int64 and got.flags.c_contiguous and not got.flags.writeable
+    back = pickle.loads(pickle.dumps(s))
+    assert all(np.array_equal(getattr(back, f), getattr(s, f))
+               for f in ("indptr", "indices", "edge_ids", "edges", "edge_pos"))
+    assert not back.edges.flags.writeable  # read-only again after the round trip
+    q_ptr, q_nodes = np.array([0, 2]), np.array([0, 5])
+    a_ptr, a_nodes = _graph_kernels.one_neighbourhoods(back, q_ptr, q_nodes)
+    np.testing.assert_array_equal(a_nodes, g.R_k([0, 5], 1))
+    assert repr(s) == "Structure(n=12, edges=29)"
+    with pytest.raises(ValueError, match="edges must have 2 dimension"):
+        graphs.Structure(*[np.zeros(3, np.int64)] * 5)
+
+
+def test_structure_kernels_load_from_the_disk_cache():
+    """A fresh process finds the record-taking kernels in numba's on-disk cache."""
+    import subprocess
+    import sys
+
+    graphs.R_k(graphs.square_grid(3, 3), 9, [4], 1)  # compiled (or loaded) and cached here
+    code = ("from mrflib import graphs, _graph_kernels as k; "
+            "graphs.R_k(graphs.square_grid(3, 3), 9, [4], 1); "
+            "print(sum(k.one_neighbourhoods.stats.cache_hits.values()), "
+            "sum(k.one_neighbourhoods.stats.cache_misses.values()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1", "0"]

@@ -392,12 +392,10 @@ def test_1smci_count_path_matches_per_sample_kernel():
     ref_mean, ref_pair = smci.moments_numpy(bm, s, "1-smci")
     np.testing.assert_allclose(mean, ref_mean, atol=1e-12)
     np.testing.assert_allclose(pair, ref_pair, atol=1e-12)
-    indptr, indices, weights, edge_pos = smci._structure(bm)
-    E = len(bm.edges)
-    tables = K.smci1_tables(bm.bias, indptr, indices, weights, bm.edges, bm.coupling, edge_pos,
-                            np.ones(12, bool), np.zeros(E, bool))
-    per_sample = K.smci1_moments(s, bm.bias, indptr, indices, weights, bm.edges, bm.coupling,
-                                 *tables)
+    g, weights, E = bm.graph.structure, bm.adjacency()[2], len(bm.edges)
+    tables = K.smci1_tables(g, bm.bias, weights, bm.coupling, np.ones(12, bool),
+                            np.zeros(E, bool))
+    per_sample = K.smci1_moments(s, g, bm.bias, weights, bm.coupling, tables)
     np.testing.assert_allclose(pair, per_sample[1], atol=1e-12)
     s2 = s.copy()
     s2[:, 0] *= -1
