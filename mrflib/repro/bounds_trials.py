@@ -1,6 +1,9 @@
 """Experiments of the higher-order bounds chapter (Leisink & Kappen, section 5).
 
 Per-paper trials for the book, kept apart from the algorithms in :mod:`mrflib.bounds`.
+:func:`sk_group_trial` and :func:`random_networks_trial` have the signature
+``fn(t, rng, **params)`` of :meth:`mrflib.repro.trials.Trials.map`: the chapter's heavy loops
+run through it in resumable chunks at the paper's scale.
 """
 
 from __future__ import annotations
@@ -9,12 +12,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .. import bounds, exact
+from .. import bounds, exact, graphs
 from .._validation import as_rng, check_counts, check_positive
+from ..model import BoltzmannMachine
 
-__all__ = ["sk_errors"]
+__all__ = ["random_networks_trial", "sk_errors", "sk_group_trial"]
 
 
 def sk_errors(
@@ -59,3 +64,73 @@ def sk_errors(
                     row.update(corr=est[k], corr_exact=c, corr_sq_error=(est[k] - c) ** 2)
                 rows.append(row)
     return pd.DataFrame(rows)
+
+
+def sk_group_trial(
+    t: int,
+    rng: Any,
+    *,
+    N: int,
+    sigmas: Sequence[float],
+    n_groups: int,
+    group_size: int,
+    orders: Sequence[int],
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Trial ``t`` of Figures 2-4 (section 5): one group of SK networks at one ``sigma_w``.
+
+    The trials cover ``sigmas x range(n_groups)`` with ``sigma_w`` the slower index:
+    trial ``t`` is group ``t % n_groups`` at ``sigma_w = sigmas[t // n_groups]``, the
+    :func:`sk_errors` of ``group_size`` networks (``options`` are passed on: ``theta_sd``,
+    ``solution``, ``correlations``). Returns its rows as dicts with a ``group`` column.
+    """
+    n_groups = check_positive(n_groups, "n_groups", integer=True)
+    sigmas = np.asarray(sigmas, dtype=float)
+    if sigmas.ndim != 1 or not 0 <= t < sigmas.size * n_groups:
+        raise ValueError(f"t must be in [0, len(sigmas) * n_groups) = "
+                         f"[0, {sigmas.size * n_groups}), got {t!r}")
+    s, group = divmod(int(t), n_groups)
+    df = sk_errors(N, float(sigmas[s]), group_size, orders, rng, **options)
+    df["group"] = group
+    return df.to_dict("records")
+
+
+def random_networks_trial(
+    t: int, rng: Any, *, n_networks: int, block: int, orders: Sequence[int]
+) -> dict[str, Any]:
+    """Trial ``t`` of the section 3 check: bound ``<= log Z`` and monotone in the order.
+
+    Trial ``t`` draws the networks ``k`` in ``[t * block, (t + 1) * block)`` (fewer in the
+    last block of ``n_networks``): for ``k % 3 == 0`` a random graph ``G(N, 0.5)`` with
+    biases ``N(0, 0.5^2)`` and couplings ``N(0, 1)`` (skipped if it has no edge), else an SK
+    model (:func:`mrflib.bounds.sk_model`) with ``sigma_w ~ U[0.1, 3]``; ``N ~ U{3..12}``.
+    Each gets the lower bounds of ``orders`` (eq. (5), by enumeration) and exact ``log Z``.
+
+    Returns ``networks`` (drawn), ``violations`` (networks with a bound above ``log Z``),
+    ``non_monotone`` (networks whose bounds decrease with the order) and ``worst_gap``
+    (smallest ``log Z - bound``; ``inf`` if no network was evaluated).
+    """
+    n_networks = check_positive(n_networks, "n_networks", integer=True)
+    block = check_positive(block, "block", integer=True)
+    gen = as_rng(rng)
+    ks = range(int(t) * block, min((int(t) + 1) * block, n_networks))
+    if len(ks) == 0:
+        raise ValueError(f"t must be below ceil(n_networks / block) = "
+                         f"{-(-n_networks // block)}, got {t!r}")
+    viol = mono = 0
+    worst = math.inf
+    for k in ks:
+        N = int(gen.integers(3, 13))
+        if k % 3 == 0:
+            E = graphs.random_graph(N, 0.5, gen)
+            if len(E) == 0:
+                continue
+            bm = BoltzmannMachine(gen.normal(0, 0.5, N), E, gen.normal(0, 1.0, len(E)))
+        else:
+            bm = bounds.sk_model(N, gen.uniform(0.1, 3.0), gen)
+        lz = exact.log_partition(bm)
+        lb = bounds.log_partition_lower_bounds(bm, orders, method="enumerate")
+        viol += int(np.any(lb > lz + 1e-10))
+        mono += int(np.any(np.diff(lb) < -1e-10))
+        worst = min(worst, float(np.min(lz - lb)))
+    return dict(networks=len(ks), violations=viol, non_monotone=mono, worst_gap=worst)

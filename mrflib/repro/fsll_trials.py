@@ -1,21 +1,24 @@
 """Experiments of the FSLL chapter (Takabatake & Akaho, section 3, Table 1).
 
 The paper's Table 1 and the learn-and-score trial of each model, kept apart from the
-algorithm in :mod:`mrflib.fsll`.
+algorithm in :mod:`mrflib.fsll`. :func:`table1_trial` and :func:`theorem3_trial` have the
+signature ``fn(t, rng, **params)`` of :meth:`mrflib.repro.trials.Trials.map`: the chapter's
+heavy loops run through it in resumable chunks at the paper's scale.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import exact, fsll, graphs, learning
-from .._validation import check_instance
+from .. import datasets, exact, fsll, graphs, learning
+from .._validation import check_instance, check_positive
 from ..datasets import Dataset
 
-__all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score"]
+__all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score", "table1_trial", "theorem3_trial"]
 
 #: Table 1 of the paper: ``{dataset: {model: (KL(p_d||p_theta), KL(p*||p_theta), #basis,
 #: CPU seconds)}}`` (Java 8 on an Intel Core i7-6700K, median of three trials).
@@ -86,3 +89,52 @@ def learn_and_score(
     return dict(kl_data=exact.kl_data_model(spins, bm),
                 kl_true=exact.kl_divergence(dataset.p_star, q),
                 n_basis=n + len(edges), seconds=seconds, fit=bm)
+
+
+def _split(t: int, n_outer: int, n_inner: int, name: str) -> tuple[int, int]:
+    """``divmod(t, n_inner)`` for a trial index over ``n_outer x n_inner`` settings."""
+    if isinstance(t, bool) or not 0 <= t < n_outer * n_inner:
+        raise ValueError(f"t must be in [0, {name}) = [0, {n_outer * n_inner}), got {t!r}")
+    return divmod(int(t), n_inner)
+
+
+def table1_trial(
+    t: int, rng: Any, *, names: Sequence[str], models: Sequence[str], pcd_steps: int
+) -> dict[str, Any]:
+    """Trial ``t`` of Table 1 and Figures 3-4 (section 3.4): one model on one dataset.
+
+    The trials cover ``names x models`` (model the faster index). The dataset is
+    :func:`mrflib.datasets.load` ``(name)``, the paper's size with our fixed sample seed;
+    :func:`learn_and_score` fits the model (``rng`` drives only BM-PCD's chains). Returns
+    ``dataset, model, kl_data, kl_true, n_basis, seconds`` (the fit itself is left out).
+    """
+    i, j = _split(t, len(names), len(models), "len(names) * len(models)")
+    out = learn_and_score(datasets.load(names[i]), models[j], pcd_steps=pcd_steps, rng=rng)
+    out.pop("fit")
+    return dict(dataset=names[i], model=models[j], **out)
+
+
+def theorem3_trial(
+    t: int, rng: Any, *, sizes: Sequence[int], n_trials: int, eps: Sequence[float]
+) -> list[dict[str, Any]]:
+    """Trial ``t`` of the Theorem 3 check: FL on a fresh BN20-37 sample, for each ``eps``.
+
+    The trials cover ``sizes x range(n_trials)`` (repetition the faster index, so the
+    costly large ``N`` fall in different chunks): trial ``t`` draws ``N = sizes[t //
+    n_trials]`` samples of BN20-37 (:func:`mrflib.datasets.bn20_37`, the network fixed, the
+    samples from ``rng``) and fits :func:`mrflib.fsll.fit` with every stopping threshold in
+    ``eps`` on them. Returns one row per ``eps``: ``N, eps, trial, n_basis, seconds`` (of
+    the fit) and ``kl_true`` (``KL(p*||p_theta)``).
+    """
+    n_trials = check_positive(n_trials, "n_trials", integer=True)
+    i, trial = _split(t, len(sizes), n_trials, "len(sizes) * n_trials")
+    N = int(sizes[i])
+    ds = datasets.bn20_37(N, rng)
+    rows = []
+    for e in eps:
+        t0 = time.perf_counter()
+        m = fsll.fit(ds.data, ds.cardinalities, eps=e)
+        sec = time.perf_counter() - t0
+        rows.append(dict(N=N, eps=e, trial=trial, n_basis=m.n_basis, seconds=sec,
+                         kl_true=exact.kl_divergence(ds.p_star, m.probabilities())))
+    return rows
