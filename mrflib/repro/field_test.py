@@ -51,6 +51,7 @@ __all__ = [
     "image_log_likelihoods",
     "bootstrap_mean",
     "score_learners",
+    "score_frame",
     "verdicts",
     "class_conditional_accuracy",
     "sklearn_accuracies",
@@ -256,8 +257,6 @@ def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, 
     best learner's, with a paired-bootstrap interval ``gap_low``, ``gap_high``;
     ``seconds``, ``n_steps``, ``converged``) and the fitted models by learner.
     """
-    import pandas as pd
-
     train = _check_images(train, "train")
     test = _check_images(test, "test", train.shape[1])
     learners = _check_learners(learners)
@@ -273,16 +272,31 @@ def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, 
         models[name] = bm
         per_image[name] = image_log_likelihoods(bm, test)
         rows.append(dict(learner=name, seconds=seconds, **info))
+    return score_frame(rows, per_image, rng, n_boot), models
+
+
+def score_frame(rows: list[dict[str, Any]], per_image: dict[str, Any], rng: Any,
+                n_boot: int = 2000) -> Any:
+    """The score table of :func:`score_learners` from its fits.
+
+    ``rows``: one dict per learner (``learner``, ``seconds``, ...); ``per_image[learner]``:
+    its exact log-likelihood of every test image. Adds ``ll`` with its bootstrap interval
+    and ``gap`` to the best learner with its paired-bootstrap interval.
+    """
+    import pandas as pd
+
+    rng = as_rng(rng)
     frame = pd.DataFrame(rows)
     best = max(per_image, key=lambda k: per_image[k].mean())
-    boot = rng.integers(0, len(test), size=(n_boot, len(test)))
+    n_test = len(per_image[best])
+    boot = rng.integers(0, n_test, size=(n_boot, n_test))
     for k, name in enumerate(frame.learner):
         v = per_image[name]
         frame.loc[k, ["ll", "ll_low", "ll_high"]] = bootstrap_mean(v, rng, n_boot)
         d = (v - per_image[best])[boot].mean(axis=1)
         frame.loc[k, ["gap", "gap_low", "gap_high"]] = (
             float((v - per_image[best]).mean()), *np.quantile(d, [0.025, 0.975]))
-    return frame, models
+    return frame
 
 
 def verdicts(frame: Any) -> dict[str, Any]:

@@ -1,10 +1,14 @@
 """Experiments of the LAP chapter (Mizrahi, de Freitas & Tenorio, section 6).
 
-Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.lap`.
+Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.lap`. The
+functions named ``*_trial`` compute one trial of a loop with the generator they are given,
+in the signature :meth:`mrflib.repro.trials.Trials.map` calls (``fn(t, rng, **params)``), so
+that a paper-scale run can split the loop into chunks and merge them.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from collections.abc import Sequence
@@ -13,10 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import graphs, lap
+from .. import exact, graphs, lap, learning
 from .._validation import as_rng, check_counts, check_positive
+from ..model import BoltzmannMachine
 
-__all__ = ["figure8_gaussian", "relative_error"]
+__all__ = ["accuracy_trial", "figure8_gaussian", "figure8_merge", "figure8_trial",
+           "relative_error"]
 
 #: Penalties of the graphical-lasso baseline (on the correlation scale); the best is kept.
 GLASSO_ALPHAS = (0.003, 0.01, 0.03)
@@ -86,17 +92,80 @@ def _small_grid_rows(X: np.ndarray, Ks: np.ndarray, es: np.ndarray, ec: np.ndarr
     return rows
 
 
+@functools.lru_cache(maxsize=4)
+def _figure8_patterns(g_big: int, g_small: int) -> tuple:
+    """The Laplacian precisions (with factors) of both grids and the small grid's chordal
+    completion: ``(Kb, eb, Lb, Ksd, es, Ls, ec, clique_c)`` (deterministic, cached)."""
+    import networkx as nx
+
+    Kb, eb, Lb = lap.laplacian_precision(g_big, g_big, return_factor=True)
+    Ks, es, Ls = lap.laplacian_precision(g_small, g_small, return_factor=True)
+    chordal, _ = nx.complete_to_chordal_graph(graphs.to_networkx(es, Ks.shape[0]))
+    ec = graphs.from_pairs(np.array(list(chordal.edges()), dtype=np.int64))
+    clique_c = max(len(c) for c in nx.chordal_graph_cliques(chordal))
+    return Kb, eb, Lb, Ks.toarray(), es, Ls, ec, clique_c
+
+
+def figure8_trial(t: int, rng: Any, *, g_big: int, g_small: int,
+                  sizes: Sequence[int]) -> dict[str, Any]:
+    """Trial ``t`` of the Gaussian experiment of Figure 8 (section 6): one draw of both grids.
+
+    Draws ``max(sizes)`` samples of the ``g_big x g_big`` and the ``g_small x g_small``
+    grid-Laplacian Gaussians (:func:`mrflib.lap.laplacian_precision`) and, for every ``N``
+    in ``sizes``, fits on the first ``N``: LAP on the big grid; on the small grid LAP, ML
+    under the sparsity pattern (covariance selection), scikit-learn's graphical lasso (best
+    of :data:`GLASSO_ALPHAS`), ML on a chordal completion of the pattern (the junction-tree
+    model, when ``N`` exceeds its largest clique) and the unrestricted ML ``D^{-1}`` (when
+    ``N > k``). The signature is the one :meth:`mrflib.repro.trials.Trials.map` calls.
+
+    Returns
+    -------
+    dict
+        ``rows`` (dicts ``trial, grid, N, method, err``, the relative Frobenius error of
+        ``Sigma^{-1}``), ``seconds_big`` (LAP time on the big grid), ``glasso_runs``,
+        ``glasso_failed``, ``clique_c`` (largest clique of the chordal completion),
+        ``pattern_edges``, ``chordal_edges``.
+    """
+    g_big = check_positive(g_big, "g_big", integer=True)
+    g_small = check_positive(g_small, "g_small", integer=True)
+    sizes = check_counts(sizes, "sizes")
+    rng = as_rng(rng)
+    Kb, eb, Lb, Ksd, es, Ls, ec, clique_c = _figure8_patterns(g_big, g_small)
+    tally = {"runs": 0, "failed": 0}
+    rows: list[dict] = []
+    t_big = 0.0
+    Xb_all = lap.sample_gaussian(Kb, max(sizes), rng, factor=Lb)
+    Xs_all = lap.sample_gaussian(Ksd, max(sizes), rng, factor=Ls)
+    for N in sizes:
+        t0 = time.perf_counter()
+        Kh = lap.fit_gaussian(Xb_all[:N], eb, sparse=True)
+        t_big += time.perf_counter() - t0
+        rows.append(dict(grid=g_big, N=N, method="LAP", err=relative_error(Kh, Kb)))
+        rows += _small_grid_rows(Xs_all[:N], Ksd, es, ec, clique_c, g_small, tally)
+    return dict(rows=[{"trial": int(t), **row} for row in rows], seconds_big=t_big,
+                glasso_runs=tally["runs"], glasso_failed=tally["failed"], clique_c=clique_c,
+                pattern_edges=len(es), chordal_edges=len(ec))
+
+
+def figure8_merge(results: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Combine :func:`figure8_trial` results: ``(rows, info)`` as :func:`figure8_gaussian`
+    returns them (times and graphical-lasso counts summed over the trials)."""
+    if len(results) == 0:
+        raise ValueError("results must hold at least one figure8_trial result")
+    rows = pd.DataFrame([row for r in results for row in r["rows"]])
+    info = dict(seconds_big=float(sum(r["seconds_big"] for r in results)),
+                glasso_runs=sum(r["glasso_runs"] for r in results),
+                glasso_failed=sum(r["glasso_failed"] for r in results),
+                **{k: results[0][k] for k in ("clique_c", "pattern_edges", "chordal_edges")})
+    return rows[["grid", "N", "method", "err"]], info
+
+
 def figure8_gaussian(g_big: int, g_small: int, sizes: Sequence[int], trials: int,
                      rng: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The Gaussian experiment of Figure 8: LAP against ML on Laplacian precision patterns.
 
-    For each trial, draws ``max(sizes)`` samples of the ``g_big x g_big`` and the
-    ``g_small x g_small`` grid-Laplacian Gaussians (:func:`mrflib.lap.laplacian_precision`)
-    and, for every ``N`` in ``sizes``, fits on the first ``N``: LAP on the big grid; on the
-    small grid LAP, ML under the sparsity pattern (covariance selection), scikit-learn's
-    graphical lasso (best of :data:`GLASSO_ALPHAS`), ML on a chordal completion of the
-    pattern (the junction-tree model, when ``N`` exceeds its largest clique) and the
-    unrestricted ML ``D^{-1}`` (when ``N > k``).
+    ``trials`` runs of :func:`figure8_trial` drawing from one generator ``rng``, combined by
+    :func:`figure8_merge`.
 
     Returns
     -------
@@ -108,31 +177,46 @@ def figure8_gaussian(g_big: int, g_small: int, sizes: Sequence[int], trials: int
         ``glasso_failed``, ``clique_c`` (largest clique of the chordal completion),
         ``pattern_edges``, ``chordal_edges``.
     """
-    import networkx as nx
-
     g_big = check_positive(g_big, "g_big", integer=True)
     g_small = check_positive(g_small, "g_small", integer=True)
     sizes = check_counts(sizes, "sizes")
     trials = check_positive(trials, "trials", integer=True)
     rng = as_rng(rng)
-    Kb, eb, Lb = lap.laplacian_precision(g_big, g_big, return_factor=True)
-    Ks, es, Ls = lap.laplacian_precision(g_small, g_small, return_factor=True)
-    Ksd = Ks.toarray()
-    chordal, _ = nx.complete_to_chordal_graph(graphs.to_networkx(es, Ks.shape[0]))
-    ec = graphs.from_pairs(np.array(list(chordal.edges()), dtype=np.int64))
-    clique_c = max(len(c) for c in nx.chordal_graph_cliques(chordal))
-    tally = {"runs": 0, "failed": 0}
-    rows: list[dict] = []
-    t_big = 0.0
-    for _trial in range(trials):
-        Xb_all = lap.sample_gaussian(Kb, max(sizes), rng, factor=Lb)
-        Xs_all = lap.sample_gaussian(Ks, max(sizes), rng, factor=Ls)
-        for N in sizes:
-            t0 = time.perf_counter()
-            Kh = lap.fit_gaussian(Xb_all[:N], eb, sparse=True)
-            t_big += time.perf_counter() - t0
-            rows.append(dict(grid=g_big, N=N, method="LAP", err=relative_error(Kh, Kb)))
-            rows += _small_grid_rows(Xs_all[:N], Ksd, es, ec, clique_c, g_small, tally)
-    info = dict(seconds_big=t_big, glasso_runs=tally["runs"], glasso_failed=tally["failed"],
-                clique_c=clique_c, pattern_edges=len(es), chordal_edges=len(ec))
-    return pd.DataFrame(rows), info
+    return figure8_merge([figure8_trial(t, rng, g_big=g_big, g_small=g_small, sizes=sizes)
+                          for t in range(trials)])
+
+
+def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list[dict]:
+    """Trial ``t`` of the accuracy experiment (Theorem 10, section 5): LAP, ML and MPLE.
+
+    Draws a generating machine on the ``grid x grid`` square lattice
+    (:meth:`BoltzmannMachine.random`: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]) and, for
+    every ``N`` in ``sizes``, ``N`` exact samples (:func:`mrflib.exact.sample`), fitted by
+    LAP (:func:`mrflib.lap.fit_ising`), exact ML (:func:`mrflib.exact.fit_mle`) and MPLE
+    (:func:`mrflib.learning.fit`, L-BFGS). The signature is the one
+    :meth:`mrflib.repro.trials.Trials.map` calls.
+
+    Returns
+    -------
+    list of dict
+        ``trial, N, method, mae_true, mae_mle``: mean absolute error of all parameters to the
+        generating machine and to the MLE, one row per size and method.
+    """
+    grid = check_positive(grid, "grid", integer=True)
+    sizes = check_counts(sizes, "sizes")
+    rng = as_rng(rng)
+    edges = graphs.square_grid(grid, grid)
+    gen = BoltzmannMachine.random(edges, grid * grid, rng=rng)
+    rows = []
+    for N in sizes:
+        d = exact.sample(gen, N, rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            est = {"LAP": lap.fit_ising(d, edges), "MLE": exact.fit_mle(d, edges),
+                   "MPLE": learning.fit(d, edges, "mple", solver="lbfgs", record=False,
+                                        progress=False).model}
+        for m, bm in est.items():
+            rows.append(dict(trial=int(t), N=N, method=m,
+                             mae_true=float(np.mean(np.abs(bm.params - gen.params))),
+                             mae_mle=float(np.mean(np.abs(bm.params - est["MLE"].params)))))
+    return rows
