@@ -639,7 +639,18 @@ EXEMPT = {
                      "to validated library calls): run through repro.trials by the chapter "
                      "notebooks and tests/test_paper_run.py"
        for f in ("learning_trials.figure_trial", "smci_trials.figure5_trial",
-                 "smci_trials.figure7_trial")},
+                 "smci_trials.figure7_trial", "bounds_trials.random_networks_trial",
+                 "bounds_trials.sk_group_trial", "exact_trials.moment_error_trial",
+                 "field_trials.score_trial", "field_trials.kfold_trial",
+                 "field_trials.classify_trial", "field_trials.network_trial",
+                 "fsll_trials.table1_trial", "fsll_trials.theorem3_trial",
+                 "lap_trials.accuracy_trial", "lap_trials.figure8_trial")},
+    **{f"repro.{f}": "combines the stored trials of a chapter loop (built by the trial "
+                     "functions above): the chapter notebooks at profile quick"
+       for f in ("field_trials.scores", "lap_trials.figure8_merge",
+                 "field_test.score_frame")},
+    "repro.field_trials.expert_network": "loads a network through datasets.expert_network, "
+                                         "which validates it: tests/test_field.py",
     **{f"repro.paper.{f}": "runs or publishes chapter notebooks in chunks (papermill, run "
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "collect", "figures", "publish", "main")},
