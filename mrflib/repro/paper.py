@@ -100,12 +100,15 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
                            "profile": profile, "commit": _commit(_REPO),
                            "chunk_wall_s": 0.0, "chunk_sum_s": 0.0}
     if n_chunks > 1:
+        pts = sweep.points(notebook, _chunk_grid(n_chunks, seed, profile))
+        done_before = _chunk_seconds(base / "chunks", pts)
         t0 = time.perf_counter()
         table = sweep.sweep(notebook, _chunk_grid(n_chunks, seed, profile), base / "chunks",
                             workers=workers, scheduler=scheduler, progress=progress)
-        rec["chunk_wall_s"] = time.perf_counter() - t0
-        pts = sweep.points(notebook, _chunk_grid(n_chunks, seed, profile))
         rec["chunk_sum_s"] = _chunk_seconds(base / "chunks", pts)
+        ran = rec["chunk_sum_s"] != done_before
+        rec.update(_add_chunk_time(base / "chunks", time.perf_counter() - t0 if ran else 0.0,
+                                   rec["commit"] if ran else None))
         rec["chunks_failed"] = int((table.groupby("run")["status"].first() != "ok").sum())
         rec.update(collect(base / "chunks", pts, store))
     before = _count(store)
@@ -118,6 +121,23 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
                ok=run["ok"], error=run["error"], notebook=str(merged),
                results=str(results / f"{chapter}.csv"))
     return rec
+
+
+def _add_chunk_time(chunks: Path, seconds: float, commit: str | None) -> dict[str, Any]:
+    """Add one sweep's wall time to the chunk folder's tally (``wall.json``), so a run resumed
+    over several sessions reports the wall time of all of them and every commit that ran
+    chunks. Returns ``chunk_wall_s`` and ``chunk_commits``."""
+    path = chunks / "wall.json"
+    try:
+        tally = json.loads(path.read_text())
+        total, commits = float(tally["seconds"]), list(tally["commits"])
+    except (OSError, ValueError, KeyError, TypeError):
+        total, commits = 0.0, []
+    total += seconds
+    if commit is not None and commit not in commits:
+        commits.append(commit)
+    atomic_write(path, json.dumps({"seconds": total, "commits": commits}).encode())
+    return {"chunk_wall_s": total, "chunk_commits": commits}
 
 
 def _count(store: Path) -> int:
@@ -185,7 +205,7 @@ def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
     prov_path = dest / "provenance.json"
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     prov[chapter] = {
-        "commit": rec["commit"],
+        "commit": rec["commit"], "chunk_commits": rec.get("chunk_commits", [rec["commit"]]),
         "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": _machine(), "command": command, "chunks": rec["n_chunks"],
         "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
@@ -207,6 +227,9 @@ def provenance_markdown(prov: dict[str, dict[str, Any]]) -> str:
         "figures. Wall times are of this machine; *chunks* is the wall time of the chunk sweep,",
         "*chunk sum* the chunks' own run times added (the time one process would need),",
         "*merge* the merging run (which reads the chunks' trials and draws the figures).",
+        "A chapter's trials are keyed by their function's source and parameters, so a merge",
+        "at a later commit reads the chunks' trials only if those are unchanged (else it",
+        "computes them again); the commit column names the merge's commit and the chunks'.",
         "",
         "| chapter | commit | date (UTC) | machine | chunks | chunks wall | chunk sum | merge "
         "| command |",
@@ -215,10 +238,12 @@ def provenance_markdown(prov: dict[str, dict[str, Any]]) -> str:
     for chapter in sorted(prov):
         p = prov[chapter]
         dirty = " (dirty)" if "uncommitted" in p["commit"] else ""
+        chunked = ", ".join(f"`{c[:12]}`" for c in p.get("chunk_commits", []))
         lines.append(
-            f"| {chapter} | `{p['commit'][:12]}`{dirty}"
-            f" | {p['date_utc']} | {p['machine']} | {p['chunks']} | {_mins(p['chunk_wall_s'])} "
-            f"| {_mins(p['chunk_sum_s'])} | {_mins(p['merge_s'])} | `{p['command']}` |")
+            f"| {chapter} | merge `{p['commit'][:12]}`{dirty}"
+            + (f"; chunks {chunked}" if chunked else "")
+            + f" | {p['date_utc']} | {p['machine']} | {p['chunks']} | {_mins(p['chunk_wall_s'])} "
+            + f"| {_mins(p['chunk_sum_s'])} | {_mins(p['merge_s'])} | `{p['command']}` |")
     total = sum(p["chunk_wall_s"] + p["merge_s"] for p in prov.values())
     lines += ["", f"Total wall time of the chapters listed: {_mins(total)}.", ""]
     return "\n".join(lines)
