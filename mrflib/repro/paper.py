@@ -111,6 +111,7 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
                                    rec["commit"] if ran else None))
         rec["chunks_failed"] = int((table.groupby("run")["status"].first() != "ok").sum())
         rec.update(collect(base / "chunks", pts, store))
+    (results / f"{chapter}.csv").unlink(missing_ok=True)  # rows of this merge only
     before = _count(store)
     t0 = time.perf_counter()
     merged = base / f"{chapter}.ipynb"
