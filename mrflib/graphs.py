@@ -314,6 +314,10 @@ class Graph:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Graph is immutable")
 
+    def __reduce__(self):
+        # pickled as (n, edges); the cached structures are rebuilt on first use
+        return Graph, (self.n, self.edges)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.edges if dtype is None else self.edges.astype(dtype)
         return out.copy() if copy and out is self.edges else out

@@ -186,10 +186,15 @@ def paper_figure(chapter: str, name: str, profile: str,
         The running notebook's profile.
     folder : path, optional
         The paper results folder (default: the repository's ``book/results/paper``).
-    """
-    import json
 
+    Raises
+    ------
+    ValueError
+        The folder's ``provenance.json`` is damaged (:func:`mrflib.repro.paper.read_provenance`).
+    """
     from IPython.display import Image, Markdown, display
+
+    from .repro.paper import read_provenance
 
     _check_chapter(chapter)
     if not isinstance(name, str) or not name or "/" in name:
@@ -200,8 +205,7 @@ def paper_figure(chapter: str, name: str, profile: str,
         return
     folder = PAPER_RESULTS if folder is None else check_path(folder, "folder")
     png = folder / "figures" / f"{name}.png"
-    prov_path = folder / "provenance.json"
-    run = json.loads(prov_path.read_text()).get(chapter) if prov_path.exists() else None
+    run = read_provenance(folder).get(chapter)  # ValueError naming a damaged file
     if not png.exists() or run is None:
         display(Markdown(f"_The paper-scale version of this figure is not committed yet "
                          f"(`python -m mrflib paper notebooks/{chapter}.ipynb --chunks 8 "

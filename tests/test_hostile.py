@@ -653,7 +653,8 @@ EXEMPT = {
                                          "which validates it: tests/test_field.py",
     **{f"repro.paper.{f}": "runs or publishes chapter notebooks in chunks (papermill, run "
                            "folders): tests/test_paper_run.py"
-       for f in ("run_chapter", "collect", "figures", "publish", "main")},
+       for f in ("run_chapter", "check_run", "collect", "figures", "publish",
+                 "check_publish", "read_provenance", "main")},
 }
 CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.

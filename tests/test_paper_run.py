@@ -6,8 +6,15 @@ one uninterrupted run with the same seed, and a run stopped half-way resumes to 
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -60,15 +67,106 @@ def test_store_is_keyed_by_parameters_and_damage_is_recomputed(tmp_path, capsys)
     other.map("loop", draw, 3, scale=3.0)  # other parameters: computed, not read
     assert other.computed == 3 and len(stored_trials(tmp_path, "c")) == 6
     victim = stored_trials(tmp_path, "c")[0]
-    good = pickle.loads(victim.read_bytes())
-    victim.write_bytes(victim.read_bytes()[:20])  # truncated
+    good, t = victim.read_bytes(), int(victim.stem)
+    victim.write_bytes(good[:20])  # truncated
     again = Trials("c", 0, cache=tmp_path)
     key_dir = victim.parent
     scale = 1.0 if again.key("loop", draw, {"scale": 1.0}) == key_dir.name else 3.0
     out = again.map("loop", draw, 3, scale=scale)
-    assert again.computed == 1 and out[good["t"]] == good["result"]
-    assert "unreadable stored trial" in capsys.readouterr().err
-    assert pickle.loads(victim.read_bytes()) == good  # rewritten whole
+    assert again.computed == 1 and out[t] == draw(t, trial_rng(0, "loop", t), scale)
+    assert "unusable stored trial" in capsys.readouterr().err
+    assert victim.read_bytes() == good  # rewritten whole
+
+
+class _Marker:
+    """Unpickling this creates ``path``: a foreign pickle that runs code when loaded."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def _refuse():
+    raise RuntimeError("this object cannot be rebuilt")
+
+
+class _Unloadable:
+    """Pickles, but does not unpickle."""
+
+    def __reduce__(self):
+        return _refuse, ()
+
+
+def test_damaged_swapped_and_foreign_trial_files_are_never_read_as_good(tmp_path, capsys):
+    """A bit flipped in a stored result, a truncated or empty file, another trial's file
+    renamed into place, a foreign pickle (which would run code) and a first-format pickle of
+    another key are reported and computed again, never unpickled; a genuine first-format
+    file (written before the checksum header) is still read."""
+    whole = Trials("c", 0).map("loop", draw, 4, scale=2.0)
+    Trials("c", 0, cache=tmp_path).map("loop", draw, 4, scale=2.0)
+    files = stored_trials(tmp_path, "c")
+    key = files[0].parent.name
+    good = files[1].read_bytes()
+    marker = tmp_path / "unpickled"
+    flipped = bytearray(good)
+    flipped[-12] ^= 1  # inside the pickled float of the result
+    first_format = pickle.dumps({"format": "mrflib-trial/1", "key": key, "t": 1,
+                                 "result": whole[1]}, protocol=5)
+    damage = {
+        "bit flip": bytes(flipped), "truncated": good[:-5], "empty": b"",
+        "swapped": files[2].read_bytes(), "foreign": pickle.dumps(_Marker(marker)),
+        "foreign first format": pickle.dumps({"format": "mrflib-trial/1", "key": "x" * 20,
+                                              "t": 1, "result": _Marker(marker)}, protocol=5),
+    }
+    for label, data in damage.items():
+        files[1].write_bytes(data)
+        run = Trials("c", 0, cache=tmp_path)
+        assert run.map("loop", draw, 4, scale=2.0) == whole, label
+        assert (run.loaded, run.computed) == (3, 1), label
+        assert f"{files[1]}: unusable stored trial" in capsys.readouterr().err, label
+        assert files[1].read_bytes() == good, label
+    assert not marker.exists()  # no foreign pickle was unpickled
+    files[1].write_bytes(first_format)
+    run = Trials("c", 0, cache=tmp_path)
+    assert run.map("loop", draw, 4, scale=2.0) == whole and run.computed == 0
+
+
+def test_store_folders_that_are_files_and_files_that_are_folders(tmp_path):
+    (tmp_path / "c").write_text("not a folder")
+    with pytest.raises(ValueError, match="is a file"):
+        Trials("c", 0, cache=tmp_path).map("loop", draw, 2)
+    (tmp_path / "c").unlink()
+    run = Trials("c", 0, cache=tmp_path)
+    run.map("loop", draw, 2)
+    trial = stored_trials(tmp_path, "c")[0]
+    trial.unlink()
+    trial.mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        Trials("c", 0, cache=tmp_path).map("loop", draw, 2)
+
+
+def model_trial(t, rng, n=4):
+    """A trial whose result holds a model (its Graph must survive the store)."""
+    return {"t": t, "bm": BoltzmannMachine.random(graphs.square_grid(2, 2), n, rng=rng)}
+
+
+def unloadable_trial(t, rng):
+    return _Unloadable()
+
+
+def test_models_round_trip_and_results_that_do_not_unpickle_are_refused(tmp_path):
+    first = Trials("c", 0, cache=tmp_path).map("models", model_trial, 2)
+    _ = first[0]["bm"].graph.structure  # cached structures do not travel
+    again = Trials("c", 0, cache=tmp_path)
+    back = again.map("models", model_trial, 2)
+    assert (again.loaded, again.computed) == (2, 0)
+    assert all(np.array_equal(a["bm"].coupling, b["bm"].coupling)
+               and a["bm"].graph == b["bm"].graph for a, b in zip(first, back))
+    with pytest.raises(TypeError, match="does not unpickle"):
+        Trials("c", 0, cache=tmp_path).map("bad", unloadable_trial, 1)
+    assert Trials("c", 0).map("bad", unloadable_trial, 1)  # no store: nothing to pickle
 
 
 def test_digest_is_by_content():
@@ -126,10 +224,12 @@ def test_chunked_run_merges_to_the_plain_run_and_resumes(plain_point, tmp_path):
                             progress=False)
     assert rec["ok"] and rec["points"] == 3 and rec["merge_computed"] == 0
     assert Path(rec["results"]).read_text() == plain_point
-    # lose two stored trials (a chunk that never came back): the merge computes them
+    # lose one stored trial (a chunk that never came back) and damage another: the merge
+    # computes both again and counts both
     store = tmp_path / "smci_error_point" / "trials"
-    for f in stored_trials(store, "smci_error_point")[:2]:
-        f.unlink()
+    lost, damaged = stored_trials(store, "smci_error_point")[:2]
+    lost.unlink()
+    damaged.write_bytes(damaged.read_bytes()[:-1])
     again = paper.run_chapter(POINT, tmp_path, n_chunks=1, profile="quick", progress=False)
     assert again["ok"] and again["merge_computed"] == 2
     assert Path(again["results"]).read_text() == plain_point
@@ -141,6 +241,207 @@ def test_chunked_run_merges_to_the_plain_run_and_resumes(plain_point, tmp_path):
     assert prov["smci_error_point"]["command"] == "python -m mrflib paper x"
     assert "smci_error_point" in (tmp_path / "pub" / "PROVENANCE.md").read_text()
     assert (tmp_path / "pub" / "smci_error_point.csv").read_text() == plain_point
+
+
+def _run_cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "mrflib", "paper", *map(str, args)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kw)
+
+
+def test_chunks_1_on_a_fresh_folder_and_a_killed_merge_leaves_nothing_finished(plain_point,
+                                                                                tmp_path):
+    """--chunks 1 into a new --out works; SIGKILL during a merge leaves neither the merged
+    notebook nor the numbers of an earlier merge (nothing that looks finished), and the next
+    run gives the uninterrupted result."""
+    base = tmp_path / "smci_error_point"
+    args = (POINT, "--chunks", 1, "--out", tmp_path, "--profile", "quick")
+    first = _run_cli(*args)
+    assert first.wait(timeout=300) == 0, first.communicate()[1]
+    assert (base / "results" / "smci_error_point.csv").read_text() == plain_point
+    killed = _run_cli(*args)
+    started = base / "merge-partial" / "smci_error_point.ipynb"
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate(timeout=60)
+    assert not (base / "results" / "smci_error_point.csv").exists()
+    assert not (base / "smci_error_point.ipynb").exists()
+    again = _run_cli(*args)
+    assert again.wait(timeout=300) == 0, again.communicate()[1]
+    assert (base / "results" / "smci_error_point.csv").read_text() == plain_point
+    assert not (base / "merge-partial").exists()
+
+
+def test_a_second_paper_run_on_the_same_folder_is_refused(tmp_path):
+    from mrflib._files import release, try_lock
+
+    base = tmp_path / "smci_error_point"
+    base.mkdir()
+    fd = try_lock(base / ".paper.lock", "test")
+    try:
+        with pytest.raises(sweep.SweepBusy, match="another paper run"):
+            paper.run_chapter(POINT, tmp_path, profile="quick", progress=False)
+        cli = _run_cli(POINT, "--out", tmp_path, "--profile", "quick")
+        assert cli.wait(timeout=120) == 2 and "another paper run" in cli.communicate()[1]
+    finally:
+        release(fd)
+    assert not (base / "results").exists()  # nothing ran
+
+
+def _without_chunk_parameters(folder: Path, keep_parameters: bool) -> Path:
+    """smci_error_point whose Trials ignore the chunk parameters (and, unless
+    keep_parameters, whose parameters cell lacks them)."""
+    nb = json.loads(POINT.read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if "parameters" in cell["metadata"].get("tags", []) and not keep_parameters:
+            src = "\n".join(ln for ln in src.splitlines()
+                            if not ln.startswith(("chunk", "n_chunks", "trial_cache")))
+        cell["source"] = src.replace("scorecard.trials(seed, chunk, n_chunks, trial_cache)",
+                                     "scorecard.trials(seed)")
+    path = folder / ("ignores.ipynb" if keep_parameters else "nochunk.ipynb")
+    path.write_text(json.dumps(nb))
+    return path
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(n_chunks=0), "n_chunks"), (dict(n_chunks=-1), "n_chunks"),
+    (dict(n_chunks=paper.MAX_CHUNKS + 1), "at most"), (dict(n_chunks=10**6), "at most"),
+    (dict(n_chunks=2.0), "n_chunks"), (dict(workers=0), "workers"), (dict(seed=-1), "seed"),
+    (dict(profile="huge"), "profile"),
+])
+def test_bad_runs_are_refused_before_anything_runs(kw, match, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        paper.run_chapter(POINT, tmp_path / "out", progress=False, **{"profile": "quick", **kw})
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_folders_and_notebooks_are_refused(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="out: .* is a file"):
+        paper.run_chapter(POINT, tmp_path / "afile", profile="quick")
+    (tmp_path / "o" / "smci_error_point").mkdir(parents=True)
+    (tmp_path / "o" / "smci_error_point" / "trials").write_text("x")
+    with pytest.raises(ValueError, match="trials' is a file"):
+        paper.run_chapter(POINT, tmp_path / "o", profile="quick")
+    with pytest.raises(ValueError, match="does not define chunk, n_chunks, trial_cache"):
+        paper.run_chapter(_without_chunk_parameters(tmp_path, False), tmp_path / "o",
+                          profile="quick")
+    with pytest.raises(ValueError, match="existing .ipynb"):
+        paper.run_chapter(tmp_path / "afile", tmp_path / "o", profile="quick")
+
+
+def test_a_notebook_that_ignores_its_chunk_parameters_fails_before_the_merge(tmp_path):
+    nb = _without_chunk_parameters(tmp_path, True)
+    rec = paper.run_chapter(nb, tmp_path / "out", n_chunks=2, profile="quick", progress=False)
+    assert not rec["ok"] and "ignores its chunk parameters" in rec["error"]
+    assert rec["recorded"] == 2 and rec["files"] == 0
+    assert not Path(rec["results"]).exists()
+
+
+def _executed(folder: Path, names: list[str]) -> Path:
+    """A minimal executed notebook with one captioned figure per name."""
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    cells = [{"cell_type": "code", "source": "", "outputs": [
+        {"output_type": "display_data", "data": {"image/png": png}}],
+        "metadata": {"mystnb": {"figure": {"name": n, "caption": "c"}}}} for n in names]
+    path = folder / "nb.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    return path
+
+
+def test_publish_checks_its_folder_first_and_keeps_provenance_whole(tmp_path):
+    csv = tmp_path / "r.csv"
+    csv.write_text("chapter\nc\n")
+    rec = dict(chapter="c", ok=True, profile="paper", commit="abc", n_chunks=2, seed=0,
+               chunk_wall_s=1.0, chunk_sum_s=2.0, merge_s=3.0, merge_computed=0,
+               results=str(csv), notebook=str(_executed(tmp_path, ["c-a", "c-b"])))
+    (tmp_path / "afile").write_text("x")
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for text, match in (('{"smci": ', "unreadable"), ("[1]", "JSON object"),
+                        ('{"smci": {"commit": "x"}}', "lacks or has a wrong date_utc"),
+                        ('{"smci": 3}', "lacks or has a wrong all fields")):
+        (damaged / "provenance.json").write_text(text)
+        with pytest.raises(ValueError, match=match):
+            paper.publish(rec, damaged, "cmd")
+        assert sorted(f.name for f in damaged.iterdir()) == ["provenance.json"]  # untouched
+    for dest in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(ValueError, match="is a file"):
+            paper.publish(rec, dest, "cmd")
+    pub = tmp_path / "pub"
+    paper.publish(rec, pub, "cmd")
+    assert sorted(f.name for f in (pub / "figures").iterdir()) == ["c-a.png", "c-b.png"]
+    paper.publish({**rec, "notebook": str(_executed(tmp_path, ["c-a"]))}, pub, "cmd2")
+    assert sorted(f.name for f in (pub / "figures").iterdir()) == ["c-a.png"]  # no stale b
+    assert paper.read_provenance(pub)["c"]["figures"] == ["c-a"]
+    bad = {**rec, "notebook": str(_executed(tmp_path, ["../escape"]))}
+    with pytest.raises(ValueError, match="figure names"):
+        paper.publish(bad, pub, "cmd")
+
+
+def test_the_command_refuses_bad_publish_targets_before_running(tmp_path, capsys):
+    (tmp_path / "damaged").mkdir()
+    (tmp_path / "damaged" / "provenance.json").write_text("{")
+    for extra, match in ((["--profile", "quick"], "only paper-profile"),
+                         (["--profile", "paper"], "unreadable")):
+        with pytest.raises(SystemExit) as exit_:
+            paper.main([str(POINT), "--out", str(tmp_path / "out"), "--publish",
+                        str(tmp_path / "damaged"), *extra])
+        assert exit_.value.code == 2 and match in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_paper_figure_names_damaged_provenance(tmp_path):
+    from mrflib import report
+
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "smci-fig5.png").write_bytes(b"png")
+    report.paper_figure("smci", "smci-fig5", "quick", folder=tmp_path)  # no provenance: note
+    for text in ('{"smci": ', "[]", '{"smci": {"commit": "abc"}}', '{"smci": null}'):
+        (tmp_path / "provenance.json").write_text(text)
+        with pytest.raises(ValueError, match="provenance.json"):
+            report.paper_figure("smci", "smci-fig5", "quick", folder=tmp_path)
+
+
+def _can_unshare() -> bool:
+    return bool(shutil.which("unshare")) and subprocess.run(
+        ["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs `unshare -rm` (user mount namespaces)")
+def test_dask_chunks_without_a_shared_filesystem_merge_to_the_local_run(plain_point, tmp_path):
+    """The chunks run on a Dask worker that cannot see --out (an empty read-only tmpfs over
+    the client's folder): their trials come back through the sweep and the merge equals the
+    plain run, computing nothing."""
+    from distributed import Client, LocalCluster
+
+    hidden = tmp_path / "client-only"
+    hidden.mkdir()
+    nb = hidden / POINT.name
+    shutil.copy(POINT, nb)
+    script = ('mount -t tmpfs -o ro tmpfs "$0" && exec "$1" -m distributed.cli.dask_worker '
+              '"$2" --nworkers 1 --nthreads 2 --no-dashboard')
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        worker = subprocess.Popen(
+            ["unshare", "-rm", "sh", "-c", script, str(hidden), sys.executable,
+             cluster.scheduler_address], start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            client.wait_for_workers(1, timeout=60)
+            assert client.submit(os.listdir, str(hidden), pure=False).result() == []
+            rec = paper.run_chapter(nb, hidden / "out", n_chunks=2, scheduler=client,
+                                    profile="quick", progress=False)
+        finally:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=30)
+    assert rec["ok"] and rec["points"] == 2 and rec["files"] >= 3
+    assert rec["merge_computed"] == 0
+    assert Path(rec["results"]).read_text() == plain_point
 
 
 def test_scorecard_shows_paper_values_and_flags_changed_verdicts():

@@ -22,6 +22,20 @@ With ``--chunks 1`` step 1 is skipped and the merge run is the whole run (resuma
 the store). ``--publish FOLDER`` copies the recorded numbers to ``FOLDER/<chapter>.csv``, the
 merged run's captioned figures to ``FOLDER/figures/<name>.png`` and adds the run's commit,
 date, machine, command and wall times to ``FOLDER/provenance.json`` and ``PROVENANCE.md``.
+
+Safety
+    Everything is checked before anything runs: the notebook's parameters cell must define
+    ``profile``, ``seed``, ``chunk``, ``n_chunks`` and ``trial_cache``; ``--chunks`` is at
+    most :data:`MAX_CHUNKS`; no folder the run writes may be a file; a ``--publish`` folder
+    must be writable, only paper-profile runs are published, and its ``provenance.json``
+    must be readable (:func:`read_provenance`). One ``paper`` command at a time per chapter
+    folder (``DIR/<chapter>/.paper.lock``, refused at once like a second sweep). A chunk
+    sweep that stores no trial, or whose chunks record numbers, means the notebook ignores
+    its chunk parameters: the chapter fails before the merge. The merge runs in
+    ``DIR/<chapter>/merge-partial`` and its notebook and numbers replace the previous ones
+    only when it succeeds (numbers last), so a killed merge leaves no file that looks
+    finished. Trial files are checked by :mod:`mrflib.repro.trials` (see its security note:
+    the store is unpickled and must be as trusted as the code).
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -38,11 +53,20 @@ from pathlib import Path
 from typing import Any
 
 from .. import experiments, sweep
-from .._files import atomic_write
+from .._files import atomic_write, holder, lock, release, try_lock
+from .trials import _check_folder
 
-__all__ = ["run_chapter", "collect", "figures", "publish", "main"]
+__all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
+           "read_provenance", "main"]
 
 PROFILE = "paper"
+#: The most chunks a chapter is split into. Each chunk is one notebook run (seconds of
+#: start-up) that computes at least one trial of every loop, so chunks beyond a loop's
+#: trial count only repeat trials (the paper profiles' loops have at most a few thousand),
+#: and a million chunks would be a million notebook runs; more is refused, not attempted.
+MAX_CHUNKS = 1000
+#: The notebook parameters a chapter needs to run in chunks and be merged.
+CHUNK_PARAMETERS = ("profile", "seed", "chunk", "n_chunks", "trial_cache")
 _REPO = Path(__file__).resolve().parents[2]
 
 
@@ -55,9 +79,10 @@ def collect(chunks: Path, pts: list[sweep.Point], store: Path) -> dict[str, int]
     """Copy the trial files of every finished point of ``chunks`` into ``store``.
 
     Only files of points whose manifest verifies are read (:func:`mrflib.sweep.point_files`).
-    Returns ``{"points": finished points, "files": trial files copied or already there}``.
+    Returns ``{"points": finished points, "files": trial files copied or already there,
+    "recorded": numbers files the chunks recorded (0 for a chunk-aware notebook)}``.
     """
-    done = files = 0
+    done = files = recorded = 0
     for p in pts:
         state, message, stored = sweep.check_point(chunks, p)
         if state != "done":
@@ -67,12 +92,13 @@ def collect(chunks: Path, pts: list[sweep.Point], store: Path) -> dict[str, int]
         prefix = f"{p.name}.results/trials/"
         for rel, data in stored.items():
             if not rel.startswith(prefix):
+                recorded += rel.startswith(f"{p.name}.results/") and rel.endswith(".csv")
                 continue
             target = store / rel[len(prefix):]
             if not (target.exists() and target.read_bytes() == data):
                 atomic_write(target, data)
             files += 1
-    return {"points": done, "files": files}
+    return {"points": done, "files": files, "recorded": recorded}
 
 
 def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, workers: int = 2,
@@ -85,20 +111,40 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
     Returns a record of the run: chapter, chunks, seconds of the chunk sweep (wall) and the
     sum of the chunks' own seconds, seconds of the merge, trials computed in the merge, the
     merged notebook and results paths, and ``ok``.
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, a notebook without the chunk parameters, or a folder of the run that
+        is a file (all checked before anything runs).
+    mrflib.sweep.SweepBusy
+        Another ``paper`` command is running this chapter in ``out``.
     """
-    notebook = Path(notebook).resolve()
-    if not notebook.is_file():
-        raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
-    if isinstance(n_chunks, bool) or not isinstance(n_chunks, int) or n_chunks < 1:
-        raise ValueError(f"n_chunks must be an int >= 1, got {n_chunks!r}")
-    chapter = notebook.stem
-    base = Path(out).resolve() / chapter
-    store, results = base / "trials", base / "results"
-    if profile not in experiments.PROFILES:
-        raise ValueError(f"profile must be one of {experiments.PROFILES}, got {profile!r}")
+    notebook, base = check_run(notebook, out, n_chunks=n_chunks, workers=workers, seed=seed,
+                               profile=profile)
+    base.mkdir(parents=True, exist_ok=True)
+    fd = try_lock(base / ".paper.lock", f"python -m mrflib paper {notebook.name}")
+    if fd is None:
+        raise sweep.SweepBusy(f"chapter folder {base} is in use by another paper run (pid "
+                              f"{holder(base / '.paper.lock')}); wait for it to finish or "
+                              f"choose another --out")
+    try:
+        return _run_locked(notebook, base, n_chunks, workers, scheduler, seed, progress,
+                           profile)
+    finally:
+        release(fd)
+
+
+def _run_locked(notebook: Path, base: Path, n_chunks: int, workers: int, scheduler: Any,
+                seed: int, progress: bool, profile: str) -> dict[str, Any]:
+    chapter, store = notebook.stem, base / "trials"
+    for stale in store.rglob(".*.tmp") if store.exists() else ():
+        stale.unlink(missing_ok=True)  # temporary files of a killed writer (we hold the lock)
     rec: dict[str, Any] = {"chapter": chapter, "n_chunks": n_chunks, "seed": seed,
                            "profile": profile, "commit": _commit(_REPO),
-                           "chunk_wall_s": 0.0, "chunk_sum_s": 0.0}
+                           "chunk_wall_s": 0.0, "chunk_sum_s": 0.0, "merge_s": 0.0,
+                           "merge_computed": 0, "notebook": str(base / f"{chapter}.ipynb"),
+                           "results": str(base / "results" / f"{chapter}.csv")}
     if n_chunks > 1:
         pts = sweep.points(notebook, _chunk_grid(n_chunks, seed, profile))
         done_before = _chunk_seconds(base / "chunks", pts)
@@ -111,17 +157,73 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
                                    rec["commit"] if ran else None))
         rec["chunks_failed"] = int((table.groupby("run")["status"].first() != "ok").sum())
         rec.update(collect(base / "chunks", pts, store))
-    (results / f"{chapter}.csv").unlink(missing_ok=True)  # rows of this merge only
-    before = _count(store)
-    t0 = time.perf_counter()
-    merged = base / f"{chapter}.ipynb"
-    run = sweep.execute(notebook, merged, {"profile": profile, "seed": seed,
-                                           "trial_cache": str(store)},
-                        results_dir=results, cwd=notebook.parent)
-    rec.update(merge_s=time.perf_counter() - t0, merge_computed=_count(store) - before,
-               ok=run["ok"], error=run["error"], notebook=str(merged),
-               results=str(results / f"{chapter}.csv"))
+        if rec["points"] and (rec["recorded"] or not rec["files"]):
+            what = ("recorded numbers" if rec["recorded"] else "stored no trial")
+            return {**rec, "ok": False, "error": (
+                f"the chunks of {notebook.name} {what}: the notebook ignores its chunk "
+                f"parameters or has no trial loop (pass seed, chunk, n_chunks and "
+                f"trial_cache to Chapter.trials and run its loops with Trials.map), so "
+                f"chunks would repeat the whole run; run it with --chunks 1")}
+    rec.update(_merge(notebook, base, profile, seed))
     return rec
+
+
+def _merge(notebook: Path, base: Path, profile: str, seed: int) -> dict[str, Any]:
+    """The merging run, in ``base/merge-partial``; its notebook and numbers replace the
+    previous ones only if it succeeds (the numbers last, so present means finished)."""
+    chapter, store = notebook.stem, base / "trials"
+    merged, results = base / f"{chapter}.ipynb", base / "results" / f"{chapter}.csv"
+    results.unlink(missing_ok=True)  # from now on no finished merge is on disk
+    merged.unlink(missing_ok=True)
+    scratch = base / "merge-partial"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    since, t0 = time.time(), time.perf_counter()
+    run = sweep.execute(notebook, scratch / merged.name,
+                        {"profile": profile, "seed": seed, "trial_cache": str(store)},
+                        results_dir=scratch / "results", cwd=notebook.parent)
+    done = {"merge_s": time.perf_counter() - t0, "merge_computed": _count(store, since),
+            "ok": run["ok"], "error": run["error"]}
+    numbers = scratch / "results" / f"{chapter}.csv"
+    if run["ok"] and not numbers.exists():
+        return {**done, "ok": False, "error": f"the merging run of {notebook.name} recorded "
+                                              f"no numbers (nothing to publish)"}
+    if run["ok"]:
+        os.replace(scratch / merged.name, merged)
+        atomic_write(results, numbers.read_bytes())
+        shutil.rmtree(scratch, ignore_errors=True)
+    return done
+
+
+def check_run(notebook: str | Path, out: str | Path, *, n_chunks: int, workers: int,
+              seed: int, profile: str) -> tuple[Path, Path]:
+    """Check a chapter run's arguments before anything runs; return the notebook and the
+    chapter's folder ``out/<stem>`` (resolved)."""
+    path = Path(notebook).resolve() if isinstance(notebook, (str, Path)) else None
+    if path is None or path.suffix != ".ipynb" or not path.is_file():
+        raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
+    for name, value, low in (("n_chunks (--chunks)", n_chunks, 1), ("workers", workers, 1),
+                             ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    if n_chunks > MAX_CHUNKS:
+        raise ValueError(f"n_chunks (--chunks) must be at most {MAX_CHUNKS}, got {n_chunks}: "
+                         f"each chunk is one notebook run and computes at least one trial of "
+                         f"every loop, so more chunks than a loop has trials only repeat work")
+    if profile not in experiments.PROFILES:
+        raise ValueError(f"profile must be one of {experiments.PROFILES}, got {profile!r}")
+    lacking = [k for k in CHUNK_PARAMETERS if k not in sweep.notebook_parameters(path)]
+    if lacking:
+        raise ValueError(f"notebook {path.name} cannot run in chunks: its parameters cell does "
+                         f"not define {', '.join(lacking)} (a chapter passes seed, chunk, "
+                         f"n_chunks and trial_cache to Chapter.trials; see "
+                         f"notebooks/smci_error_point.ipynb)")
+    if not isinstance(out, (str, Path)) or not str(out):
+        raise ValueError(f"out must be a folder path, got {out!r}")
+    base = Path(out).resolve() / path.stem
+    for folder in (base, base / "chunks", base / "trials", base / "results"):
+        _check_folder(folder, "out")
+    return path, base
 
 
 def _add_chunk_time(chunks: Path, seconds: float, commit: str | None) -> dict[str, Any]:
@@ -141,8 +243,11 @@ def _add_chunk_time(chunks: Path, seconds: float, commit: str | None) -> dict[st
     return {"chunk_wall_s": total, "chunk_commits": commits}
 
 
-def _count(store: Path) -> int:
-    return sum(1 for _ in store.rglob("*.pkl")) if store.exists() else 0
+def _count(store: Path, since: float) -> int:
+    """Trial files in ``store`` written at or after ``since`` (epoch seconds)."""
+    if not store.exists():
+        return 0
+    return sum(1 for f in store.rglob("*.pkl") if f.stat().st_mtime >= since)
 
 
 def _chunk_seconds(chunks: Path, pts: list[sweep.Point]) -> float:
@@ -193,29 +298,95 @@ def _machine() -> str:
 
 
 def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
-    """Copy a finished run's numbers and figures to ``dest`` and record its provenance."""
+    """Copy a finished run's numbers and figures to ``dest`` and record its provenance.
+
+    ``dest`` is checked (:func:`check_publish`) before anything is written, and locked
+    (``dest/.publish.lock``) while it is written, so two commands publishing to one folder
+    never lose each other's provenance. The figures are written first, then the numbers,
+    then ``provenance.json`` and ``PROVENANCE.md``; figures an earlier run of the chapter
+    published and this one no longer draws are removed.
+    """
     if rec.get("profile", PROFILE) != PROFILE:
         raise ValueError(f"only paper-profile runs are published, this one is "
                          f"{rec.get('profile')!r}")
     if not rec.get("ok"):
         raise ValueError(f"run of {rec.get('chapter')} did not finish: {rec.get('error')}")
-    dest = Path(dest)
+    dest = check_publish(dest)
     chapter = rec["chapter"]
-    atomic_write(dest / f"{chapter}.csv", Path(rec["results"]).read_bytes())
-    for name, png in figures(rec["notebook"]).items():
-        atomic_write(dest / "figures" / f"{name}.png", png)
-    prov_path = dest / "provenance.json"
-    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
-    prov[chapter] = {
-        "commit": rec["commit"], "chunk_commits": rec.get("chunk_commits", [rec["commit"]]),
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _machine(), "command": command, "chunks": rec["n_chunks"],
-        "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
-        "chunk_sum_s": round(rec["chunk_sum_s"], 1), "merge_s": round(rec["merge_s"], 1),
-        "merge_computed_trials": rec["merge_computed"],
-    }
-    atomic_write(prov_path, json.dumps(prov, indent=1, sort_keys=True).encode())
-    atomic_write(dest / "PROVENANCE.md", provenance_markdown(prov).encode())
+    pngs = figures(rec["notebook"])
+    bad = [name for name in pngs if not experiments._CHAPTER.fullmatch(name)]
+    if bad:
+        raise ValueError(f"figure names must be plain names (letters, digits, '_', '-', '.'), "
+                         f"got {bad} in {rec['notebook']}")
+    numbers = Path(rec["results"]).read_bytes()
+    dest.mkdir(parents=True, exist_ok=True)
+    with lock(dest / ".publish.lock"):
+        prov = read_provenance(dest)
+        for name, png in pngs.items():
+            atomic_write(dest / "figures" / f"{name}.png", png)
+        for old in set(prov.get(chapter, {}).get("figures", [])) - set(pngs):
+            if experiments._CHAPTER.fullmatch(str(old)):
+                (dest / "figures" / f"{old}.png").unlink(missing_ok=True)
+        atomic_write(dest / f"{chapter}.csv", numbers)
+        prov[chapter] = {
+            "commit": rec["commit"], "chunk_commits": rec.get("chunk_commits", [rec["commit"]]),
+            "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": _machine(), "command": command, "chunks": rec["n_chunks"],
+            "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
+            "chunk_sum_s": round(rec["chunk_sum_s"], 1), "merge_s": round(rec["merge_s"], 1),
+            "merge_computed_trials": rec["merge_computed"], "figures": sorted(pngs),
+        }
+        atomic_write(dest / "provenance.json", json.dumps(prov, indent=1, sort_keys=True).encode())
+        atomic_write(dest / "PROVENANCE.md", provenance_markdown(prov).encode())
+
+
+def check_publish(dest: str | Path) -> Path:
+    """Check a publishing folder before a run: a folder (or creatable), writable, with a
+    readable ``provenance.json`` if it has one. Returns it as a Path."""
+    if not isinstance(dest, (str, Path)) or not str(dest):
+        raise ValueError(f"publish must be a folder path, got {dest!r}")
+    dest = Path(dest)
+    _check_folder(dest, "publish")
+    exists = next(level for level in (dest, *dest.resolve().parents) if level.exists())
+    if not os.access(exists, os.W_OK | os.X_OK):
+        raise ValueError(f"publish: {str(exists)!r} is not writable")
+    read_provenance(dest)
+    return dest
+
+
+#: Fields of a chapter's entry in ``provenance.json`` and their types.
+_PROVENANCE_FIELDS = {"commit": str, "date_utc": str, "machine": str, "command": str,
+                      "chunks": int, "chunk_wall_s": (int, float), "chunk_sum_s": (int, float),
+                      "merge_s": (int, float)}
+
+
+def read_provenance(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """The ``provenance.json`` of a paper results folder: chapter -> run (``{}`` if absent).
+
+    Raises
+    ------
+    ValueError
+        The file is unreadable, not JSON, or a chapter's entry lacks a field (commit,
+        date_utc, machine, command, chunks, chunk_wall_s, chunk_sum_s, merge_s) or has one
+        of the wrong type; the message names the file and the entry.
+    """
+    path = Path(folder) / "provenance.json"
+    if not path.exists():
+        return {}
+    try:
+        prov = json.loads(path.read_bytes())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path} is unreadable ({err}); restore it from git") from None
+    if not isinstance(prov, dict):
+        raise ValueError(f"{path} must hold a JSON object (chapter -> run), got "
+                         f"{type(prov).__name__}; restore it from git")
+    for chapter, run in prov.items():
+        wrong = ([k for k, kind in _PROVENANCE_FIELDS.items() if not isinstance(run.get(k), kind)
+                  or isinstance(run.get(k), bool)] if isinstance(run, dict) else ["all fields"])
+        if wrong:
+            raise ValueError(f"{path}: the entry of {chapter!r} lacks or has a wrong "
+                             f"{', '.join(wrong)}; restore it from git")
+    return prov
 
 
 def provenance_markdown(prov: dict[str, dict[str, Any]]) -> str:
@@ -271,12 +442,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="copy numbers, figures and provenance here (book/results/paper)")
     args = ap.parse_args(argv)
     command = "python -m mrflib paper " + " ".join(sys.argv[1:] if argv is None else argv)
+    try:  # every chapter's arguments and the publishing folder before anything runs
+        for nb in args.notebooks:
+            check_run(nb, args.out, n_chunks=args.chunks, workers=args.workers,
+                      seed=args.seed, profile=args.profile)
+        if args.publish is not None:
+            if args.profile != PROFILE:
+                raise ValueError(f"--publish takes only paper-profile runs, not --profile "
+                                 f"{args.profile}")
+            check_publish(args.publish)
+    except ValueError as err:
+        ap.error(str(err))
     failed = 0
     for nb in args.notebooks:
         try:
             rec = run_chapter(nb, args.out, n_chunks=args.chunks, workers=args.workers,
                               scheduler=args.scheduler, seed=args.seed, profile=args.profile)
-        except (ValueError, sweep.SweepBusy) as err:
+        except (ValueError, OSError, sweep.SweepBusy) as err:
             ap.error(str(err))
         status = "ok" if rec["ok"] else "FAILED"
         print(f"{rec['chapter']}: {status}; chunks {_mins(rec['chunk_wall_s'])} "

@@ -20,16 +20,33 @@ Store
     parameter or function never reads an old result. The store is ``cache`` if given, else,
     in a chunk, ``$MRFLIB_RESULTS_DIR/trials`` (which the sweep sends back to the client with
     the point's checksums, so chunks run on a cluster without a shared filesystem).
+    A file is a text header (``mrflib-trial/2``, then one JSON line with the key, the trial
+    index and the size and SHA-256 of the payload) followed by the pickled result; files of
+    the first format (one pickled dict) are still read.
 Merge
     A run with ``n_chunks = 1`` and ``cache`` set reads every stored trial and computes only
     the missing ones (storing them too): it is the merge step and the resume step at once.
-    A file that cannot be read or was stored under another key is computed again.
+    A file that is truncated, changed (its payload no longer matches the header's checksum),
+    stored for another trial or key (a file copied or renamed into place) or not a trial file
+    at all is reported on stderr and computed again; a folder where a file belongs, or a file
+    where a folder belongs, is a ``ValueError`` naming it.
+Security
+    Stored results are pickles, and unpickling runs code the file names. A file is unpickled
+    only after its header names this loop's key and trial and its payload matches the
+    header's checksum (a first-format file: only if its opening bytes are those of its
+    format's pickle for this key and trial), so a damaged, misplaced or foreign file is
+    never unpickled. But a checksum is no signature: whoever can write the store can craft a
+    file that makes the next run execute code. That is acceptable because the store is the
+    user's own folder (or files the user's own sweep workers sent back, verified against the
+    sweep's manifests), as trusted as the notebooks and the library the run executes anyway:
+    never point ``cache`` at a folder written by someone you would not let edit your code.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import pickle
 import sys
 import time
@@ -41,12 +58,72 @@ from typing import Any
 import numpy as np
 
 from .. import experiments
-from .._files import atomic_write
+from .._files import atomic_write, sha256
 from .._validation import check_path, check_positive
 
 __all__ = ["Trials", "digest", "stored_trials", "trial_rng"]
 
-_FORMAT = "mrflib-trial/1"
+_FORMAT = "mrflib-trial/1"  # part of every store key: never change it (see Trials.key)
+_MAGIC = b"mrflib-trial/2\n"  # the first line of a stored trial file
+_MISSING = object()
+
+
+class _Unusable(Exception):
+    """A stored trial file that must be computed again (the message says why)."""
+
+
+def _encode(key: str, t: int, result: Any) -> bytes:
+    """A stored trial file: the header line, one JSON line, the pickled result."""
+    payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        pickle.loads(payload)
+    except Exception as err:  # noqa: BLE001 - any failure means the store cannot keep it
+        raise TypeError(f"the result of trial {t} does not unpickle ({err!r}), so the store "
+                        f"could never read it back: return plain data (numbers, strings, "
+                        f"arrays, lists, dicts, models)") from None
+    head = {"key": key, "t": t, "bytes": len(payload), "sha256": sha256(payload)}
+    return _MAGIC + json.dumps(head, sort_keys=True).encode() + b"\n" + payload
+
+
+def _decode(data: bytes, key: str, t: int) -> Any:
+    """The result stored in ``data`` for trial ``t`` under ``key``; :class:`_Unusable` if
+    the file is not that trial's (checked before anything is unpickled)."""
+    if not data.startswith(_MAGIC):
+        return _decode_first_format(data, key, t)
+    end = data.find(b"\n", len(_MAGIC))
+    try:
+        head = json.loads(data[len(_MAGIC):end]) if end > 0 else None
+        where, size, checksum = (head["key"], head["t"]), head["bytes"], head["sha256"]
+    except (ValueError, TypeError, KeyError) as err:
+        raise _Unusable(f"damaged header ({err!r})") from None
+    if where != (key, t):
+        raise _Unusable(f"stored for trial {where[1]!r} under key {where[0]!r}, not for "
+                        f"trial {t} under {key!r} (a file copied or renamed into place)")
+    payload = data[end + 1:]
+    if len(payload) != size or sha256(payload) != checksum:
+        raise _Unusable(f"{len(payload)} payload bytes with another checksum than the "
+                        f"header's ({size} bytes): truncated or changed")
+    return pickle.loads(payload)
+
+
+def _decode_first_format(data: bytes, key: str, t: int) -> Any:
+    """A file of the first format (a pickled dict; no checksum).
+
+    Unpickled only if its bytes open as that format's pickle of ``{"format", "key", "t",
+    ...}`` for this key and trial does (protocol 5: header, frame length, then the dict's
+    first items), so a foreign or misplaced pickle is never unpickled.
+    """
+    opening = pickle.dumps({"format": _FORMAT, "key": key, "t": t}, protocol=5)[11:-2]
+    if data[:3] != b"\x80\x05\x95" or data[11:11 + len(opening)] != opening:
+        raise _Unusable(f"not a stored trial {t} of key {key!r} (not unpickled)")
+    try:
+        stored = pickle.loads(data)
+        fields = (stored["format"], stored["key"], stored["t"])
+    except Exception as err:  # noqa: BLE001 - anything unreadable is computed again
+        raise _Unusable(f"not a stored trial ({err!r})") from None
+    if fields != (_FORMAT, key, t):
+        raise _Unusable(f"stored as {fields!r}, expected {(_FORMAT, key, t)!r}")
+    return stored["result"]
 
 
 def trial_rng(seed: int, name: str, t: int) -> np.random.Generator:
@@ -202,7 +279,8 @@ class Trials:
             The loop's name, unique in the chapter (seeds the trials and names the store).
         fn : callable
             ``fn(t, rng, **params)``: one trial; ``rng`` is :meth:`rng` ``(name, t)``. Its
-            result must pickle. It must not draw from any other generator.
+            result must pickle and unpickle (with a store, a ``TypeError`` says which does
+            not). It must not draw from any other generator.
         n : int
             The number of trials of the loop.
         **params
@@ -221,6 +299,8 @@ class Trials:
         n = check_positive(n, "n", integer=True)
         key = self.key(name, fn, params)
         folder = None if self.store is None else self.store / self.chapter / name / key
+        if folder is not None:
+            _check_folder(folder)
         todo = self.indices(n)
         out, t0, last = [], time.perf_counter(), time.perf_counter()
         for done, t in enumerate(todo, 1):
@@ -233,20 +313,15 @@ class Trials:
     def _one(self, folder: Path | None, key: str, name: str, fn: Callable[..., Any], t: int,
              params: dict[str, Any]) -> Any:
         path = None if folder is None else folder / f"{t}.pkl"
-        if path is not None and path.exists():
-            try:
-                stored = pickle.loads(path.read_bytes())
-                if stored["format"] == _FORMAT and stored["key"] == key and stored["t"] == t:
-                    self.loaded += 1
-                    return stored["result"]
-            except Exception as err:  # noqa: BLE001 - any unreadable file is recomputed
-                print(f"{path}: unreadable stored trial ({err!r}); computing it again",
-                      file=sys.stderr)
+        if path is not None:
+            stored = _load(path, key, t)
+            if stored is not _MISSING:
+                self.loaded += 1
+                return stored
         result = fn(t, self.rng(name, t), **params)
         self.computed += 1
         if path is not None:
-            blob = {"format": _FORMAT, "key": key, "t": t, "result": result}
-            atomic_write(path, pickle.dumps(blob, protocol=pickle.HIGHEST_PROTOCOL))
+            atomic_write(path, _encode(key, t, result))
         return result
 
     def _report(self, name: str, done: int, total: int, seconds: float) -> None:
@@ -258,6 +333,37 @@ class Trials:
     def __repr__(self) -> str:
         return (f"Trials({self.chapter!r}, seed={self.seed}, chunk={self.chunk}, "
                 f"n_chunks={self.n_chunks}, store={str(self.store) if self.store else None})")
+
+
+def _check_folder(folder: Path, what: str = "cache") -> None:
+    """Refuse ``folder`` (to be written) if it, or the nearest existing folder above it, is
+    a file; ``what`` names the argument in the message."""
+    for level in (folder, *folder.parents):
+        if level.exists():
+            if not level.is_dir():
+                raise ValueError(f"{what}: {str(level)!r} is a file, but {str(folder)!r} must "
+                                 f"be a folder; move the file away")
+            return
+
+
+def _load(path: Path, key: str, t: int) -> Any:
+    """The stored result of trial ``t`` at ``path``, or ``_MISSING`` (absent or unusable,
+    reported on stderr)."""
+    if path.is_dir():
+        raise ValueError(f"{str(path)!r} is a folder where the trial store keeps trial {t}'s "
+                         f"file; move it away")
+    try:
+        return _decode(path.read_bytes(), key, t)
+    except FileNotFoundError:
+        return _MISSING
+    except (OSError, _Unusable) as err:
+        why = err.strerror if isinstance(err, OSError) else str(err)
+        print(f"{path}: unusable stored trial ({why}); computing it again", file=sys.stderr)
+        return _MISSING
+    except Exception as err:  # noqa: BLE001 - a payload that no longer unpickles
+        print(f"{path}: unusable stored trial (its result does not unpickle: {err!r}); "
+              f"computing it again", file=sys.stderr)
+        return _MISSING
 
 
 def stored_trials(store: str | Path, chapter: str) -> Sequence[Path]:
