@@ -88,13 +88,18 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
     check_instance(df, pd.DataFrame, "df")
     if df.empty:
         return "_No recorded results: the notebooks have not been executed._\n"
+    for name, frame in (("df", df), ("paper", paper)):
+        if frame is not None:
+            check_instance(frame, pd.DataFrame, name)
+        lacking = [] if frame is None or frame.empty else sorted(set(FIELDS) - set(frame))
+        if lacking:
+            raise ValueError(f"{name} must have the recorded columns {FIELDS}; lacks {lacking}")
     counts = df["verdict"].value_counts()
     lines = ["Summary: " + ", ".join(f"{_VERDICT_MARK.get(v, v)}: {counts[v]}"
                                      for v in counts.index), ""]
     header = "| paper | item | quantity | paper | ours | verdict |"
     cells: list[str] = []
     if paper is not None:
-        check_instance(paper, pd.DataFrame, "paper")
         cells, differ = _paper_column(df, paper)
         covered = sum(c != "not run at paper scale" for c in cells)
         keys = set(map(tuple, df[_KEY].to_numpy().tolist()))

@@ -188,10 +188,11 @@ def _merge(notebook: Path, base: Path, profile: str, seed: int) -> dict[str, Any
     if run["ok"] and not numbers.exists():
         return {**done, "ok": False, "error": f"the merging run of {notebook.name} recorded "
                                               f"no numbers (nothing to publish)"}
-    if run["ok"]:
-        os.replace(scratch / merged.name, merged)
-        atomic_write(results, numbers.read_bytes())
-        shutil.rmtree(scratch, ignore_errors=True)
+    if not run["ok"]:
+        return {**done, "notebook": str(scratch / merged.name)}  # the failed run, to read
+    os.replace(scratch / merged.name, merged)
+    atomic_write(results, numbers.read_bytes())
+    shutil.rmtree(scratch, ignore_errors=True)
     return done
 
 
