@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import pickle
 import shutil
 import signal
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import can_unshare, hidden_dask_worker
 
 from mrflib import BoltzmannMachine, graphs, sweep
 from mrflib.repro import Chapter, Trials, paper
@@ -407,38 +407,18 @@ def test_paper_figure_names_damaged_provenance(tmp_path):
             report.paper_figure("smci", "smci-fig5", "quick", folder=tmp_path)
 
 
-def _can_unshare() -> bool:
-    return bool(shutil.which("unshare")) and subprocess.run(
-        ["unshare", "-rm", "true"], capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not _can_unshare(), reason="needs `unshare -rm` (user mount namespaces)")
+@pytest.mark.skipif(not can_unshare(), reason="needs `unshare -rm` (user mount namespaces)")
 def test_dask_chunks_without_a_shared_filesystem_merge_to_the_local_run(plain_point, tmp_path):
     """The chunks run on a Dask worker that cannot see --out (an empty read-only tmpfs over
     the client's folder): their trials come back through the sweep and the merge equals the
     plain run, computing nothing."""
-    from distributed import Client, LocalCluster
-
     hidden = tmp_path / "client-only"
     hidden.mkdir()
     nb = hidden / POINT.name
     shutil.copy(POINT, nb)
-    script = ('mount -t tmpfs -o ro tmpfs "$0" && exec "$1" -m distributed.cli.dask_worker '
-              '"$2" --nworkers 1 --nthreads 2 --no-dashboard')
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        worker = subprocess.Popen(
-            ["unshare", "-rm", "sh", "-c", script, str(hidden), sys.executable,
-             cluster.scheduler_address], start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            client.wait_for_workers(1, timeout=60)
-            assert client.submit(os.listdir, str(hidden), pure=False).result() == []
-            rec = paper.run_chapter(nb, hidden / "out", n_chunks=2, scheduler=client,
-                                    profile="quick", progress=False)
-        finally:
-            os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=30)
+    with hidden_dask_worker(hidden) as client:
+        rec = paper.run_chapter(nb, hidden / "out", n_chunks=2, scheduler=client,
+                                profile="quick", progress=False)
     assert rec["ok"] and rec["points"] == 2 and rec["files"] >= 3
     assert rec["merge_computed"] == 0
     assert Path(rec["results"]).read_text() == plain_point

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import can_unshare, hidden_dask_worker
 
 from mrflib import sweep
 
@@ -265,41 +266,19 @@ def test_dask_local_cluster_gives_the_same_table(tmp_path):
     pd.testing.assert_frame_equal(_table(tmp_path / "local"), _table(tmp_path / "dask"))
 
 
-def _can_unshare() -> bool:
-    if not shutil.which("unshare"):
-        return False
-    return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not _can_unshare(), reason="needs `unshare -rm` (user mount namespaces)")
+@pytest.mark.skipif(not can_unshare(), reason="needs `unshare -rm` (user mount namespaces)")
 def test_dask_worker_without_shared_filesystem(tmp_path):
     """The worker runs in a mount namespace where the client's folder (notebook and --out)
     is an empty read-only tmpfs: it can neither read the notebook nor write --out."""
-    from distributed import Client, LocalCluster
-
     hidden = tmp_path / "client-only"
     hidden.mkdir()
     nb = hidden / "tiny_sweep.ipynb"
     shutil.copy(TINY, nb)
     out = hidden / "out"
-    script = ('mount -t tmpfs -o ro tmpfs "$0" && exec "$1" -m distributed.cli.dask_worker '
-              '"$2" --nworkers 1 --nthreads 2 --no-dashboard')
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        worker = subprocess.Popen(
-            ["unshare", "-rm", "sh", "-c", script, str(hidden), sys.executable,
-             cluster.scheduler_address], start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            client.wait_for_workers(1, timeout=60)
-            assert client.submit(os.listdir, str(hidden), pure=False).result() == []
-            with pytest.raises(OSError):  # read-only: the worker cannot write --out
-                client.submit(os.makedirs, str(out), pure=False).result()
-            df = sweep.sweep(nb, {"a": [1, 2], "b": [0.5]}, out, scheduler=client,
-                             progress=False)
-        finally:
-            os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=30)
+    with hidden_dask_worker(hidden) as client:
+        with pytest.raises(OSError):  # read-only: the worker cannot write --out
+            client.submit(os.makedirs, str(out), pure=False).result()
+        df = sweep.sweep(nb, {"a": [1, 2], "b": [0.5]}, out, scheduler=client, progress=False)
     assert (df.status == "ok").all() and len(df) == 4
     assert df.loc[df.quantity == "product", "ours"].tolist() == ["0.5", "1"]
     assert len(_finished(out)) == 2
