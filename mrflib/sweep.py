@@ -69,7 +69,8 @@ from ._files import atomic_write, holder, release, sha256, try_lock
 from ._validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
-           "compute_point", "check_point", "point_files", "sweep", "gather", "main"]
+           "compute_point", "check_point", "point_files", "sweep", "gather", "main",
+           "drop_tagged_cells"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]")
 _MANIFEST_FORMAT = "mrflib-sweep-point/1"
@@ -519,6 +520,7 @@ def sweep(
     scheduler: Any = None,
     progress: bool = True,
     timeout: float | None = None,
+    skip_tags: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Run the sweep (resuming), write ``results.csv`` (and ``figure.png``); return the table.
 
@@ -539,6 +541,9 @@ def sweep(
         Show a tqdm progress bar (points done, time left).
     timeout : float, optional
         Seconds one point may run before it counts as failed.
+    skip_tags : sequence of str, optional
+        Cells carrying any of these tags are left out of every point's run
+        (:func:`drop_tagged_cells`); the paper runner skips ``merge-only`` cells in chunks.
 
     Raises
     ------
@@ -563,7 +568,7 @@ def sweep(
                 _say(f"{p.name} is damaged, computing it again: {message}")
             if state != "done":
                 todo.append(p)
-        source = Path(notebook).read_bytes()
+        source = drop_tagged_cells(Path(notebook).read_bytes(), skip_tags)
         job = {"source": source, "filename": Path(notebook).name, "timeout": timeout}
         bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point",
                    disable=not progress, desc=Path(notebook).stem)
@@ -578,6 +583,40 @@ def sweep(
     finally:
         release(fd)
     return df
+
+
+def drop_tagged_cells(source: bytes, skip_tags: Sequence[str]) -> bytes:
+    """The notebook ``source`` without the cells tagged with any of ``skip_tags``.
+
+    ``source`` is returned unchanged (same bytes) when ``skip_tags`` is empty or no cell
+    carries one of them. The parameters cell cannot be dropped.
+
+    Raises
+    ------
+    ValueError
+        ``skip_tags`` is not a list of tag names or names ``"parameters"``; ``source`` is not
+        notebook JSON.
+    """
+    if (isinstance(skip_tags, (str, bytes)) or not isinstance(skip_tags, Iterable)
+            or not all(isinstance(t, str) and t for t in skip_tags)):
+        raise ValueError(f"skip_tags must be a list of cell tag names, got {skip_tags!r}")
+    tags = set(skip_tags)
+    if "parameters" in tags:
+        raise ValueError("skip_tags must not name 'parameters': the parameters cell always runs")
+    if not isinstance(source, bytes):
+        raise ValueError(f"source must be the notebook's bytes, got {type(source).__name__}")
+    if not tags:
+        return source
+    try:
+        nb = json.loads(source)
+        cells = nb["cells"]
+        kept = [c for c in cells if not set(c.get("metadata", {}).get("tags", [])) & tags]
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"source must be notebook JSON with a list of cells ({err})") from None
+    if len(kept) == len(cells):
+        return source
+    nb["cells"] = kept
+    return json.dumps(nb, indent=1, ensure_ascii=False).encode()
 
 
 def _grid_from_args(ap: argparse.ArgumentParser, specs: list[list[str]]) -> dict[str, list]:

@@ -477,6 +477,10 @@ CASES += [
     ("sweep.check_point", sweep.check_point,
      dict(out=TMP, p=sweep.points(NOTEBOOK, {"seed": [0]})[0]),
      dict(out=PATH_BAD, p=[None, 3])),
+    ("sweep.drop_tagged_cells", sweep.drop_tagged_cells,
+     dict(source=Path(NOTEBOOK).read_bytes(), skip_tags=["merge-only"]),
+     dict(source=[None, "{}", b"{", b"[]", b'{"cells": 3}'],
+          skip_tags=[None, "merge-only", [3], [""], ["parameters"]])),
     ("sweep.gather", sweep.gather, dict(out=TMP, pts=sweep.points(NOTEBOOK, {"seed": [0]})),
      dict(out=PATH_BAD, pts=[None, 3, [None]])),
 ]

@@ -443,3 +443,69 @@ def test_scorecard_shows_paper_values_and_flags_changed_verdicts():
         report.scorecard_markdown(build, at_paper.drop(columns="verdict"))
     with pytest.raises(TypeError, match="paper"):
         report.scorecard_markdown(build, "book/results/paper")
+
+
+def test_drop_tagged_cells():
+    nb = {"cells": [{"cell_type": "code", "source": "a = 1", "metadata": {}},
+                    {"cell_type": "code", "source": "b = 2",
+                     "metadata": {"tags": ["hide-input", "merge-only"]}}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    source = json.dumps(nb).encode()
+    assert sweep.drop_tagged_cells(source, ()) is source
+    assert sweep.drop_tagged_cells(source, ["other"]) is source
+    kept = json.loads(sweep.drop_tagged_cells(source, ["merge-only"]))["cells"]
+    assert [c["source"] for c in kept] == ["a = 1"]
+    with pytest.raises(ValueError, match="parameters"):
+        sweep.drop_tagged_cells(source, ["parameters"])
+
+
+def test_merge_only_cells_are_left_out_of_chunks_and_run_in_the_merge(plain_point, tmp_path):
+    """A cell tagged merge-only that fails in a chunk: the chunked run still succeeds (the
+    chunks never ran it), the merge runs it, and the numbers equal the plain run's."""
+    nb = json.loads(POINT.read_text())
+    guard = {"cell_type": "code", "execution_count": None, "id": "mergeonly", "outputs": [],
+             "metadata": {"tags": [paper.MERGE_ONLY]},
+             "source": "assert not trials.partial, 'a merge-only cell ran in a chunk'\n"
+                       "open('merge-only-ran.txt', 'w').write('yes')"}
+    nb["cells"].insert(len(nb["cells"]) - 1, guard)
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    (folder / POINT.name).write_text(json.dumps(nb))
+    rec = paper.run_chapter(folder / POINT.name, tmp_path / "out", n_chunks=2, workers=2,
+                            profile="quick", progress=False)
+    assert rec["ok"], rec.get("error")
+    assert rec["points"] == 2 and rec["chunks_failed"] == 0
+    assert (folder / "merge-only-ran.txt").read_text() == "yes"
+    assert Path(rec["results"]).read_text() == plain_point
+
+
+def _names(src: str, ctx: type) -> set[str]:
+    import ast
+
+    return {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ctx)}
+
+
+@pytest.mark.parametrize("nb_path", sorted((ROOT / "notebooks").glob("*.ipynb")),
+                         ids=lambda p: p.stem)
+def test_no_chunk_cell_needs_a_merge_only_cell(nb_path):
+    """What a chunk runs (every cell not tagged merge-only) never reads a name that only a
+    merge-only cell defines: a chunk would fail with a NameError at paper scale."""
+    import ast
+
+    defined: set[str] = set()
+    merge_only: set[str] = set()
+    for cell in json.loads(nb_path.read_text())["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] != "code" or src.lstrip().startswith(("%", "!")):
+            continue
+        stores = _names(src, ast.Store) | {
+            a.asname or a.name.split(".")[0] for node in ast.walk(ast.parse(src))
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+        if paper.MERGE_ONLY in cell["metadata"].get("tags", []):
+            merge_only |= stores - defined
+            continue
+        missing = (_names(src, ast.Load) - stores - defined) & merge_only
+        assert not missing, f"{nb_path.name}: a chunk cell reads {missing}, defined only in " \
+                            f"merge-only cells"
+        defined |= stores

@@ -10,6 +10,8 @@ For each notebook:
    a time, or on a Dask cluster). Each chunk computes its share of every trial loop
    (:class:`mrflib.repro.trials.Trials`) and sends the trials back as files the sweep stores
    with checksums. A stopped sweep resumes where it stopped; a failed chunk is retried.
+   Cells tagged ``merge-only`` (:data:`MERGE_ONLY`: timings, whose numbers a chunk would
+   throw away) are left out of the chunks' runs.
 2. **Collect.** The trial files of every verified point are copied into the trial store
    ``DIR/<chapter>/trials``.
 3. **Merge.** The notebook runs once more with ``n_chunks=1`` and ``trial_cache`` set to the
@@ -65,6 +67,10 @@ PROFILE = "paper"
 #: trial count only repeat trials (the paper profiles' loops have at most a few thousand),
 #: and a million chunks would be a million notebook runs; more is refused, not attempted.
 MAX_CHUNKS = 1000
+#: The cell tag of work only the merging run needs (timings, which chunks running side by
+#: side would measure under each other's load and then throw away): chunks leave such cells
+#: out. A cell a later cell needs must not carry it unless that cell carries it too.
+MERGE_ONLY = "merge-only"
 #: The notebook parameters a chapter needs to run in chunks and be merged.
 CHUNK_PARAMETERS = ("profile", "seed", "chunk", "n_chunks", "trial_cache")
 _REPO = Path(__file__).resolve().parents[2]
@@ -150,7 +156,8 @@ def _run_locked(notebook: Path, base: Path, n_chunks: int, workers: int, schedul
         done_before = _chunk_seconds(base / "chunks", pts)
         t0 = time.perf_counter()
         table = sweep.sweep(notebook, _chunk_grid(n_chunks, seed, profile), base / "chunks",
-                            workers=workers, scheduler=scheduler, progress=progress)
+                            workers=workers, scheduler=scheduler, progress=progress,
+                            skip_tags=(MERGE_ONLY,))
         rec["chunk_sum_s"] = _chunk_seconds(base / "chunks", pts)
         ran = rec["chunk_sum_s"] != done_before
         rec.update(_add_chunk_time(base / "chunks", time.perf_counter() - t0 if ran else 0.0,
