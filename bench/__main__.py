@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,21 +27,9 @@ OPTIONAL = ["size", "size_unit", "group", "target"]
 
 
 def machine() -> str:
-    import numba
-    import numpy as np
+    from mrflib.experiments import machine as this_machine
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, numba {numba.__version__}; "
-            f"measured {time.strftime('%Y-%m-%d')}")
+    return f"{this_machine()}; measured {time.strftime('%Y-%m-%d')}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,7 @@ __all__ = [
     "results_dir",
     "ResultsDirError",
     "best_time",
+    "machine",
     "moment_error_curve",
     "loglog_slope",
 ]
@@ -258,6 +259,26 @@ def _read_rows(path: Path) -> list[dict[str, str]]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def machine() -> str:
+    """This machine, as benchmark and paper-run provenance name it: CPU model, cores, memory,
+    and the Python, numpy and numba versions."""
+    import platform
+
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB; Python {platform.python_version()}, "
+            f"numpy {np.__version__}, numba {numba.__version__}")
 
 
 def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:

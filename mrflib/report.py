@@ -30,10 +30,21 @@ __all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecar
 PAPER_RESULTS = Path(__file__).resolve().parents[1] / "book" / "results" / "paper"
 
 
-def load_records(results: Path) -> pd.DataFrame:
-    """All recorded rows of every chapter CSV in ``results`` (empty frame if none)."""
+def load_records(results: Path, published: bool = False) -> pd.DataFrame:
+    """All recorded rows of every chapter CSV in ``results`` (empty frame if none).
+
+    With ``published=True``, ``results`` is a folder of published paper-profile results
+    (``book/results/paper``) and each CSV is first checked against the digest its
+    ``provenance.json`` records (:func:`mrflib.repro.paper.check_published`: ``ValueError``
+    for a file a stopped publish or an edit left behind).
+    """
     results = check_path(results, "results")
     files = sorted(results.glob("*.csv")) if results.exists() else []
+    if published:
+        from .repro.paper import check_published
+
+        for f in files:
+            check_published(results, f.stem)
     frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
     if not frames:
         return pd.DataFrame(columns=list(FIELDS))
@@ -195,11 +206,12 @@ def paper_figure(chapter: str, name: str, profile: str,
     Raises
     ------
     ValueError
-        The folder's ``provenance.json`` is damaged (:func:`mrflib.repro.paper.read_provenance`).
+        The folder's ``provenance.json`` is damaged (:func:`mrflib.repro.paper.read_provenance`),
+        or the figure is not the one it records (:func:`mrflib.repro.paper.check_published`).
     """
     from IPython.display import Image, Markdown, display
 
-    from .repro.paper import read_provenance
+    from .repro.paper import check_published, read_provenance
 
     _check_chapter(chapter)
     if not isinstance(name, str) or not name or "/" in name:
@@ -216,6 +228,7 @@ def paper_figure(chapter: str, name: str, profile: str,
                          f"(`python -m mrflib paper notebooks/{chapter}.ipynb --chunks 8 "
                          f"--publish book/results/paper`)._"))
         return
+    check_published(folder, chapter, name)  # ValueError: not the published bytes
     display(Image(data=png.read_bytes(), format="png"))
     display(Markdown(f"_At the paper profile: commit `{run['commit'][:12]}`, "
                      f"{run['date_utc'][:10]}, {run['machine']}; "
@@ -441,7 +454,7 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     the scorecard shows them beside the build's own.
     """
     book_dir = Path(book_dir)
-    paper = None if paper_results is None else load_records(paper_results)
+    paper = None if paper_results is None else load_records(paper_results, published=True)
     (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
                                                                      paper))
     machine = Path(bench_results) / "machine.txt"

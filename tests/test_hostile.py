@@ -376,6 +376,7 @@ CASES += [
     ("experiments.records", experiments.records, dict(chapter=None),
      dict(chapter=["../x", 3, "", "a/b"])),
     ("experiments.results_dir", experiments.results_dir, {}, {}),
+    ("experiments.machine", experiments.machine, {}, {}),
     ("experiments.best_time", experiments.best_time, dict(fn=lambda: None, repeat=1),
      dict(fn=[None, 3], repeat=COUNT_BAD)),
     ("experiments.moment_error_curve", experiments.moment_error_curve,
@@ -658,7 +659,7 @@ EXEMPT = {
     **{f"repro.paper.{f}": "runs or publishes chapter notebooks in chunks (papermill, run "
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "check_run", "collect", "figures", "publish",
-                 "check_publish", "read_provenance", "main")},
+                 "check_publish", "check_published", "read_provenance", "main")},
 }
 CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.

@@ -383,6 +383,30 @@ def test_publish_checks_its_folder_first_and_keeps_provenance_whole(tmp_path):
         paper.publish(bad, pub, "cmd")
 
 
+def test_files_a_stopped_publish_leaves_are_refused_when_read(tmp_path):
+    """Numbers or a figure that are not the bytes provenance.json records (a publish killed
+    between its files, or an edit) are refused by the scorecard and the chapters."""
+    from mrflib import report
+
+    csv = tmp_path / "smci.csv"
+    csv.write_text("chapter,paper,item,quantity,paper_value,ours,verdict,note,profile\n"
+                   "smci,p,i,q,1,1,new,,paper\n")
+    rec = dict(chapter="smci", ok=True, profile="paper", commit="abc", n_chunks=2, seed=0,
+               chunk_wall_s=1.0, chunk_sum_s=2.0, merge_s=3.0, merge_computed=0,
+               results=str(csv), notebook=str(_executed(tmp_path, ["smci-fig5"])))
+    pub = tmp_path / "pub"
+    paper.publish(rec, pub, "cmd")
+    assert len(report.load_records(pub, published=True)) == 1
+    report.paper_figure("smci", "smci-fig5", "quick", folder=pub)
+    (pub / "smci.csv").write_text(csv.read_text().replace(",1,new", ",2,new"))
+    with pytest.raises(ValueError, match="smci.csv does not match the digest"):
+        report.load_records(pub, published=True)
+    assert len(report.load_records(pub)) == 1  # a build's own results carry no digests
+    (pub / "figures" / "smci-fig5.png").write_bytes(b"another figure")
+    with pytest.raises(ValueError, match="smci-fig5.png does not match the digest"):
+        report.paper_figure("smci", "smci-fig5", "quick", folder=pub)
+
+
 def test_the_command_refuses_bad_publish_targets_before_running(tmp_path, capsys):
     (tmp_path / "damaged").mkdir()
     (tmp_path / "damaged" / "provenance.json").write_text("{")

@@ -43,9 +43,9 @@ Safety
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -59,7 +59,7 @@ from .._files import atomic_write, holder, lock, release, try_lock
 from .trials import _check_folder
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
-           "read_provenance", "main"]
+           "check_published", "read_provenance", "main"]
 
 PROFILE = "paper"
 #: The most chunks a chapter is split into. Each chunk is one notebook run (seconds of
@@ -299,12 +299,6 @@ def _commit(root: Path) -> str:
     return sha + (" (with uncommitted changes)" if dirty else "")
 
 
-def _machine() -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, "
-            f"Python {platform.python_version()}")
-
-
 def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
     """Copy a finished run's numbers and figures to ``dest`` and record its provenance.
 
@@ -312,7 +306,9 @@ def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
     (``dest/.publish.lock``) while it is written, so two commands publishing to one folder
     never lose each other's provenance. The figures are written first, then the numbers,
     then ``provenance.json`` and ``PROVENANCE.md``; figures an earlier run of the chapter
-    published and this one no longer draws are removed.
+    published and this one no longer draws are removed. The provenance holds the SHA-256 of
+    the numbers and of each figure, so files a publish killed partway left beside an older
+    provenance are refused when read (:func:`check_published`), never read as good.
     """
     if rec.get("profile", PROFILE) != PROFILE:
         raise ValueError(f"only paper-profile runs are published, this one is "
@@ -339,13 +335,49 @@ def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
         prov[chapter] = {
             "commit": rec["commit"], "chunk_commits": rec.get("chunk_commits", [rec["commit"]]),
             "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": _machine(), "command": command, "chunks": rec["n_chunks"],
+            "machine": experiments.machine(), "command": command, "chunks": rec["n_chunks"],
             "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
             "chunk_sum_s": round(rec["chunk_sum_s"], 1), "merge_s": round(rec["merge_s"], 1),
             "merge_computed_trials": rec["merge_computed"], "figures": sorted(pngs),
+            "sha256": {"csv": _sha(numbers),
+                       "figures": {name: _sha(png) for name, png in sorted(pngs.items())}},
         }
         atomic_write(dest / "provenance.json", json.dumps(prov, indent=1, sort_keys=True).encode())
         atomic_write(dest / "PROVENANCE.md", provenance_markdown(prov).encode())
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_published(folder: str | Path, chapter: str, name: str = "") -> None:
+    """Check that a published chapter's numbers (or, with ``name``, its figure ``name``) are
+    the bytes its ``provenance.json`` entry names.
+
+    Entries written before digests were recorded are taken as they are.
+
+    Raises
+    ------
+    ValueError
+        The file differs from its recorded digest (a publish stopped partway, or an edit);
+        the message names the file and how to restore it.
+    """
+    folder = Path(folder)
+    digests = read_provenance(folder).get(chapter, {}).get("sha256")
+    if not isinstance(digests, dict):
+        return
+    path, want = ((folder / "figures" / f"{name}.png", digests.get("figures", {}).get(name))
+                  if name else (folder / f"{chapter}.csv", digests.get("csv")))
+    if want is None:
+        return
+    try:
+        ok = _sha(path.read_bytes()) == want
+    except OSError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{path} does not match the digest in {folder / 'provenance.json'}: a "
+                         f"publish was stopped partway or the file was edited; publish the "
+                         f"chapter again or restore the folder from git")
 
 
 def check_publish(dest: str | Path) -> Path:
