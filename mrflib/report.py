@@ -451,12 +451,18 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``.
 
     ``paper_results`` is the folder of committed paper-profile rows (``book/results/paper``);
-    the scorecard shows them beside the build's own.
+    the scorecard shows them beside the build's own, and ``_paper_runs.md`` (its provenance
+    table: commit, date, machine, command and wall times per chapter).
     """
     book_dir = Path(book_dir)
     paper = None if paper_results is None else load_records(paper_results, published=True)
     (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
                                                                      paper))
+    if paper_results is not None:
+        from .repro.paper import provenance_markdown, read_provenance
+
+        (book_dir / "_paper_runs.md").write_text(
+            provenance_markdown(read_provenance(paper_results), title=False))
     machine = Path(bench_results) / "machine.txt"
     text = performance_markdown(load_bench(bench_results), book_dir / "_perf", "_perf")
     if machine.exists():

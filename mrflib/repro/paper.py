@@ -429,15 +429,15 @@ def read_provenance(folder: str | Path) -> dict[str, dict[str, Any]]:
     return prov
 
 
-def provenance_markdown(prov: dict[str, dict[str, Any]]) -> str:
-    """``PROVENANCE.md``: one row per chapter of the committed paper-profile results."""
+def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True) -> str:
+    """``PROVENANCE.md``: one row per chapter of the committed paper-profile results (without
+    its title, ``title=False``, for inclusion in a book page)."""
     lines = [
-        "# Provenance of the paper-profile results",
-        "",
-        "Each `<chapter>.csv` here holds the numbers a chapter recorded when run with",
-        "`profile=\"paper\"` by `python -m mrflib paper` (chunks as sweep points, then one",
-        "merging run; see `mrflib/repro/paper.py`). `figures/` holds that run's captioned",
-        "figures. Wall times are of this machine; *chunks* is the wall time of the chunk sweep,",
+        *(["# Provenance of the paper-profile results", ""] if title else []),
+        "Each `book/results/paper/<chapter>.csv` holds the numbers a chapter recorded when run",
+        "with `profile=\"paper\"` by `python -m mrflib paper` (chunks as sweep points, then one",
+        "merging run; see `mrflib/repro/paper.py`), and `book/results/paper/figures/` that",
+        "run's captioned figures. Wall times are of this machine; *chunks* is the wall time of the chunk sweep,",
         "*chunk sum* the chunks' own run times added (the time one process would need),",
         "*merge* the merging run (which reads the chunks' trials and draws the figures).",
         "A chapter's trials are keyed by their function's source and parameters, so a merge",
