@@ -402,6 +402,10 @@ def test_files_a_stopped_publish_leaves_are_refused_when_read(tmp_path):
     with pytest.raises(ValueError, match="smci.csv does not match the digest"):
         report.load_records(pub, published=True)
     assert len(report.load_records(pub)) == 1  # a build's own results carry no digests
+    (pub / "learning.csv").write_text(csv.read_text())  # a first publish, stopped early
+    with pytest.raises(ValueError, match="learning.csv has no entry"):
+        report.load_records(pub, published=True)
+    (pub / "learning.csv").unlink()
     (pub / "figures" / "smci-fig5.png").write_bytes(b"another figure")
     with pytest.raises(ValueError, match="smci-fig5.png does not match the digest"):
         report.paper_figure("smci", "smci-fig5", "quick", folder=pub)

@@ -359,11 +359,17 @@ def check_published(folder: str | Path, chapter: str, name: str = "") -> None:
     Raises
     ------
     ValueError
-        The file differs from its recorded digest (a publish stopped partway, or an edit);
-        the message names the file and how to restore it.
+        The chapter has no provenance entry, or the file differs from its recorded digest (a
+        publish stopped partway, or an edit); the message names the file and how to restore
+        it.
     """
     folder = Path(folder)
-    digests = read_provenance(folder).get(chapter, {}).get("sha256")
+    prov = read_provenance(folder)
+    if chapter not in prov:
+        raise ValueError(f"{folder / (chapter + '.csv')} has no entry in "
+                         f"{folder / 'provenance.json'}: a first publish was stopped partway; "
+                         f"publish the chapter again or remove the file")
+    digests = prov[chapter].get("sha256")
     if not isinstance(digests, dict):
         return
     path, want = ((folder / "figures" / f"{name}.png", digests.get("figures", {}).get(name))
