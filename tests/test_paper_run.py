@@ -537,3 +537,24 @@ def test_no_chunk_cell_needs_a_merge_only_cell(nb_path):
         assert not missing, f"{nb_path.name}: a chunk cell reads {missing}, defined only in " \
                             f"merge-only cells"
         defined |= stores
+
+
+def test_chunk_wall_time_is_the_union_of_the_chunks_run_times(tmp_path):
+    """A run resumed over sessions: the wall time counts each session's running chunks once
+    (overlaps merged) and not the idle time between sessions."""
+    from datetime import UTC, datetime
+
+    pts = sweep.points(POINT, {"chunk": [0, 1, 2, 3], "n_chunks": [4]})
+    (tmp_path / "runs").mkdir()
+    t0 = 1_700_000_000.0
+    for p, (start, end) in zip(pts[:3], [(0, 10), (5, 15), (100, 110)]):
+        finished = datetime.fromtimestamp(t0 + end, UTC).isoformat(timespec="seconds")
+        (tmp_path / "runs" / f"{p.name}.manifest.json").write_text(
+            json.dumps({"seconds": end - start, "finished_utc": finished}))
+    (tmp_path / "runs" / f"{pts[3].name}.manifest.json").write_text("{")  # damaged: skipped
+    wall, total = paper._chunk_seconds(tmp_path, pts)
+    assert (wall, total) == (25.0, 30.0)
+    assert paper._add_chunk_commit(tmp_path, "a") == ["a"]
+    (tmp_path / "wall.json").write_text(json.dumps({"seconds": 1.0, "commits": ["old"]}))
+    assert paper._add_chunk_commit(tmp_path, "b") == ["old", "a", "b"]
+    assert paper._add_chunk_commit(tmp_path, None) == ["old", "a", "b"]

@@ -153,15 +153,13 @@ def _run_locked(notebook: Path, base: Path, n_chunks: int, workers: int, schedul
                            "results": str(base / "results" / f"{chapter}.csv")}
     if n_chunks > 1:
         pts = sweep.points(notebook, _chunk_grid(n_chunks, seed, profile))
-        done_before = _chunk_seconds(base / "chunks", pts)
-        t0 = time.perf_counter()
+        finished = sum(sweep.check_point(base / "chunks", p)[0] == "done" for p in pts)
+        rec["chunk_commits"] = _add_chunk_commit(
+            base / "chunks", rec["commit"] if finished < len(pts) else None)
         table = sweep.sweep(notebook, _chunk_grid(n_chunks, seed, profile), base / "chunks",
                             workers=workers, scheduler=scheduler, progress=progress,
                             skip_tags=(MERGE_ONLY,))
-        rec["chunk_sum_s"] = _chunk_seconds(base / "chunks", pts)
-        ran = rec["chunk_sum_s"] != done_before
-        rec.update(_add_chunk_time(base / "chunks", time.perf_counter() - t0 if ran else 0.0,
-                                   rec["commit"] if ran else None))
+        rec["chunk_wall_s"], rec["chunk_sum_s"] = _chunk_seconds(base / "chunks", pts)
         rec["chunks_failed"] = int((table.groupby("run")["status"].first() != "ok").sum())
         rec.update(collect(base / "chunks", pts, store))
         if rec["points"] and (rec["recorded"] or not rec["files"]):
@@ -234,21 +232,23 @@ def check_run(notebook: str | Path, out: str | Path, *, n_chunks: int, workers: 
     return path, base
 
 
-def _add_chunk_time(chunks: Path, seconds: float, commit: str | None) -> dict[str, Any]:
-    """Add one sweep's wall time to the chunk folder's tally (``wall.json``), so a run resumed
-    over several sessions reports the wall time of all of them and every commit that ran
-    chunks. Returns ``chunk_wall_s`` and ``chunk_commits``."""
-    path = chunks / "wall.json"
-    try:
-        tally = json.loads(path.read_text())
-        total, commits = float(tally["seconds"]), list(tally["commits"])
-    except (OSError, ValueError, KeyError, TypeError):
-        total, commits = 0.0, []
-    total += seconds
+def _add_chunk_commit(chunks: Path, commit: str | None) -> list[str]:
+    """Add ``commit`` to the commits that ran chunks of this folder (``commits.json``; the
+    first format's ``wall.json`` is read too), so a run resumed over several sessions names
+    all of them. Called before the chunks run, so a session killed after some chunks finished
+    is named too. Returns the list."""
+    path = chunks / "commits.json"
+    commits: list[str] = []
+    for source in (chunks / "wall.json", path):
+        try:
+            commits += [str(c) for c in json.loads(source.read_text())["commits"]
+                        if str(c) not in commits]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     if commit is not None and commit not in commits:
         commits.append(commit)
-    atomic_write(path, json.dumps({"seconds": total, "commits": commits}).encode())
-    return {"chunk_wall_s": total, "chunk_commits": commits}
+        atomic_write(path, json.dumps({"commits": commits}).encode())
+    return commits
 
 
 def _count(store: Path, since: float) -> int:
@@ -258,15 +258,26 @@ def _count(store: Path, since: float) -> int:
     return sum(1 for f in store.rglob("*.pkl") if f.stat().st_mtime >= since)
 
 
-def _chunk_seconds(chunks: Path, pts: list[sweep.Point]) -> float:
-    total = 0.0
+def _chunk_seconds(chunks: Path, pts: list[sweep.Point]) -> tuple[float, float]:
+    """``(wall, sum)`` of the finished chunks, from their manifests: the time during which at
+    least one of them was running (the union of their ``[finish - seconds, finish]``
+    intervals, so a run resumed over several sessions counts every session and no idle time
+    between them; work of chunks killed before they finished is not counted) and the sum of
+    their own run times."""
+    spans = []
     for p in pts:
         path = chunks / "runs" / f"{p.name}.manifest.json"
         try:
-            total += float(json.loads(path.read_text())["seconds"])
-        except (OSError, ValueError, KeyError):
+            m = json.loads(path.read_text())
+            end = datetime.fromisoformat(m["finished_utc"]).timestamp()
+            spans.append((end - float(m["seconds"]), end))
+        except (OSError, ValueError, KeyError, TypeError):
             pass
-    return total
+    wall, reach = 0.0, -float("inf")
+    for start, end in sorted(spans):
+        wall += max(0.0, end - max(start, reach))
+        reach = max(reach, end)
+    return wall, sum(end - start for start, end in spans)
 
 
 def figures(notebook: str | Path) -> dict[str, bytes]:
@@ -443,9 +454,10 @@ def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True) -> 
         "Each `book/results/paper/<chapter>.csv` holds the numbers a chapter recorded when run",
         "with `profile=\"paper\"` by `python -m mrflib paper` (chunks as sweep points, then one",
         "merging run; see `mrflib/repro/paper.py`), and `book/results/paper/figures/` that",
-        "run's captioned figures. Wall times are of this machine; *chunks* is the wall time",
-        "of the chunk sweep, *chunk sum* the chunks' own run times added (the time one process",
-        "would need),",
+        "run's captioned figures. Wall times are of this machine; *chunks wall* is the time",
+        "during which at least one chunk was running (over every session of a resumed run;",
+        "chunks killed before they finished are not counted), *chunk sum* the chunks' own run",
+        "times added (about the time one process would need),",
         "*merge* the merging run (which reads the chunks' trials and draws the figures).",
         "A chapter's trials are keyed by their function's source and parameters, so a merge",
         "at a later commit reads the chunks' trials only if those are unchanged (else it",
