@@ -558,3 +558,23 @@ def test_chunk_wall_time_is_the_union_of_the_chunks_run_times(tmp_path):
     (tmp_path / "wall.json").write_text(json.dumps({"seconds": 1.0, "commits": ["old"]}))
     assert paper._add_chunk_commit(tmp_path, "b") == ["old", "a", "b"]
     assert paper._add_chunk_commit(tmp_path, None) == ["old", "a", "b"]
+
+
+CHAPTERS = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+            if set(paper.CHUNK_PARAMETERS) <= set(sweep.notebook_parameters(nb))]
+
+
+def test_every_recording_chapter_runs_in_chunks():
+    assert len(CHAPTERS) == 9, [nb.stem for nb in CHAPTERS]
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_runs_in_its_first_and_an_empty_chunk(nb_path, tmp_path):
+    """The chunks a paper run gives a chapter always include one that holds the first trial of
+    each loop only and, with more chunks than trials, one that holds none: both must run
+    (merge-only cells left out, as the paper runner does), not fail on a partial table."""
+    grid = {**paper._chunk_grid(50, 0, "quick"), "chunk": [0, 49]}
+    table = sweep.sweep(nb_path, grid, tmp_path, workers=2, progress=False,
+                        skip_tags=(paper.MERGE_ONLY,))
+    bad = table[table["status"] != "ok"]
+    assert bad.empty, bad[["run", "error"]].drop_duplicates().to_string()
