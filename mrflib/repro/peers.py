@@ -33,7 +33,8 @@ def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]
     from pgmpy.models import DiscreteMarkovNetwork
 
     n = bm.n
-    names = [f"x{i}" for i in range(n)]
+    names = list(range(n))  # ints hash to themselves: pgmpy's triangulation (ties broken by
+    # set order) is then the same in every process; with strings it follows PYTHONHASHSEED
     net = DiscreteMarkovNetwork()
     net.add_nodes_from(names)
     net.add_edges_from([(names[i], names[j]) for i, j in bm.edges])
