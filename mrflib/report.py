@@ -284,10 +284,14 @@ def _unit(b: pd.DataFrame) -> str:
     return str(units.iloc[0]) if len(units) else "size"
 
 
+def _target(b: pd.DataFrame) -> pd.Series:
+    """Each row's throughput target (optional ``target`` column, in ``rate_unit``; NaN)."""
+    return _num(b["target"]) if "target" in b else pd.Series(np.nan, index=b.index)
+
+
 def _targets(b: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a throughput target (optional ``target`` column, in ``rate_unit``)."""
-    target = _num(b["target"]) if "target" in b else pd.Series(np.nan, index=b.index)
-    return b.assign(target_value=target, rate_value=_num(b["rate"])).dropna(
+    """Rows with a throughput target."""
+    return b.assign(target_value=_target(b), rate_value=_num(b["rate"])).dropna(
         subset=["target_value", "rate_value"])
 
 
@@ -398,8 +402,7 @@ def _target_panel(ax, targets: pd.DataFrame) -> None:
 def _table(b: pd.DataFrame) -> list[str]:
     lines = ["| case | method | time (s) | baseline | speed-up | throughput | note |",
              "|---|---|---|---|---|---|---|"]
-    target = _num(b["target"]) if "target" in b else pd.Series(np.nan, index=b.index)
-    for r, t in zip(b.itertuples(index=False), target):
+    for r, t in zip(b.itertuples(index=False), _target(b)):
         rate = pd.to_numeric(r.rate, errors="coerce")
         ratio = pd.to_numeric(r.ratio, errors="coerce")
         note = _cell(r.note) + ("" if pd.isna(t) else f"; target {t:.3g}")
