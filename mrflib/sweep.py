@@ -597,10 +597,11 @@ def drop_tagged_cells(source: bytes, skip_tags: Sequence[str]) -> bytes:
         ``skip_tags`` is not a list of tag names or names ``"parameters"``; ``source`` is not
         notebook JSON.
     """
-    if (isinstance(skip_tags, (str, bytes)) or not isinstance(skip_tags, Iterable)
-            or not all(isinstance(t, str) and t for t in skip_tags)):
+    listed = (list(skip_tags) if isinstance(skip_tags, Iterable)
+              and not isinstance(skip_tags, (str, bytes)) else None)
+    if listed is None or not all(isinstance(t, str) and t for t in listed):
         raise ValueError(f"skip_tags must be a list of cell tag names, got {skip_tags!r}")
-    tags = set(skip_tags)
+    tags = set(listed)
     if "parameters" in tags:
         raise ValueError("skip_tags must not name 'parameters': the parameters cell always runs")
     if not isinstance(source, bytes):

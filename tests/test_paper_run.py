@@ -481,6 +481,8 @@ def test_drop_tagged_cells():
     source = json.dumps(nb).encode()
     assert sweep.drop_tagged_cells(source, ()) is source
     assert sweep.drop_tagged_cells(source, ["other"]) is source
+    once = (tag for tag in ["merge-only"])  # any iterable of names, read once
+    assert json.loads(sweep.drop_tagged_cells(source, once))["cells"] == nb["cells"][:1]
     kept = json.loads(sweep.drop_tagged_cells(source, ["merge-only"]))["cells"]
     assert [c["source"] for c in kept] == ["a = 1"]
     with pytest.raises(ValueError, match="parameters"):
@@ -569,10 +571,11 @@ def test_every_recording_chapter_runs_in_chunks():
 
 
 @pytest.mark.parametrize("nb_path", CHAPTERS, ids=lambda p: p.stem)
-def test_a_chapter_runs_in_its_first_and_an_empty_chunk(nb_path, tmp_path):
-    """The chunks a paper run gives a chapter always include one that holds the first trial of
-    each loop only and, with more chunks than trials, one that holds none: both must run
-    (merge-only cells left out, as the paper runner does), not fail on a partial table."""
+def test_a_chapter_runs_in_its_first_and_a_late_chunk(nb_path, tmp_path):
+    """The chunks a paper run gives a chapter include one that holds only the first trial of
+    each loop and, with more chunks than a loop has trials, ones numbered past them (which
+    compute trial ``chunk % n`` again, Trials.indices): both must run (merge-only cells left
+    out, as the paper runner does), not fail on a partial table."""
     grid = {**paper._chunk_grid(50, 0, "quick"), "chunk": [0, 49]}
     table = sweep.sweep(nb_path, grid, tmp_path, workers=2, progress=False,
                         skip_tags=(paper.MERGE_ONLY,))
