@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .factor_graph import FactorGraph
 from .model import BoltzmannMachine
 
 __version__ = "0.1.0"
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "graphs",
     "model",
+    "factor_graph",
     "exact",
     "sampling",
     "smci",
@@ -36,7 +38,7 @@ _SUBMODULES = (
     "sweep",
 )
 
-__all__ = ["BoltzmannMachine", "__version__", *_SUBMODULES]
+__all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_SUBMODULES]
 
 
 def __getattr__(name: str) -> Any:

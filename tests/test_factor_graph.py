@@ -1,0 +1,62 @@
+"""The FactorGraph model: validation, log-weights, evidence, the Boltzmann-machine bridge."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
+from mrflib.factor_graph import all_states
+
+
+def test_from_boltzmann_has_the_same_log_weights_and_log_partition():
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
+    fg = FactorGraph.from_boltzmann(bm)
+    x = all_states(fg.cardinalities)
+    np.testing.assert_allclose(fg.log_weight(x), bm.log_weight(2 * x - 1), atol=1e-12)
+    assert np.logaddexp.reduce(fg.log_weight(x)) == pytest.approx(exact.log_partition(bm))
+
+
+def test_condition_keeps_the_variables_and_gives_the_evidence_partition():
+    fg = FactorGraph([2, 3, 2], [(0, 1), (1, 2), (2,)],
+                     [np.log([[1, 2, 3], [4, 5, 6]]), np.log([[1, 0], [2, 1], [1, 3]]),
+                      np.zeros(2)])
+    x = all_states(fg.cardinalities)
+    c = fg.condition({1: 2})
+    assert c.n == fg.n and np.array_equal(c.cardinalities, fg.cardinalities)
+    keep = x[:, 1] == 2
+    assert np.logaddexp.reduce(c.log_weight(x)) == pytest.approx(
+        np.logaddexp.reduce(fg.log_weight(x)[keep]))
+    assert np.all(np.isneginf(c.log_weight(x[~keep])))
+
+
+def test_immutable_and_picklable():
+    fg = FactorGraph([2], [(0,)], [[0.0, 1.0]])
+    with pytest.raises(AttributeError):
+        fg.scopes = ()
+    with pytest.raises(ValueError):
+        fg.log_tables[0][0] = 1.0
+    assert pickle.loads(pickle.dumps(fg)) == fg
+
+
+@pytest.mark.parametrize("args, match", [
+    (([2, 0], [(0,)], [[0, 0]]), "cardinalities"),
+    (([2, 2], [(0, 0)], [np.zeros((2, 2))]), r"scopes\[0\]"),
+    (([2, 2], [(0,)], [[np.nan, 0]]), "NaN"),
+    (([2, 2], [(0,)], [[np.inf, 0]]), r"\+inf"),
+    (([2, 2], [(0, 2)], [np.zeros((2, 2))]), "variable 2"),
+    (([2, 2], [(0,)], [np.zeros(3)]), "shape"),
+    (([2, 2], [(0,), (1,)], [np.zeros(2)]), "one table per scope"),
+    (([2, 2], [(True,)], [np.zeros(2)]), "integer"),
+])
+def test_bad_input_is_named(args, match):
+    with pytest.raises(ValueError, match=match):
+        FactorGraph(*args)
+
+
+def test_log_weight_checks_states():
+    fg = FactorGraph([2, 3], [(0, 1)], [np.zeros((2, 3))])
+    with pytest.raises(ValueError, match=r"states\[0, 1\] = 3"):
+        fg.log_weight([[0, 3]])
+    with pytest.raises(ValueError, match="evidence"):
+        fg.condition({1: 5})
