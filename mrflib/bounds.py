@@ -41,8 +41,8 @@ from scipy.special import xlogy
 
 from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
-from ._validation import as_rng, check_array, check_model, check_positive, require_memory
-from .model import BoltzmannMachine
+from ._validation import as_rng, check_array, check_positive, require_memory
+from .model import BoltzmannMachine, check_model
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
     PartitionGraph,

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, check_model, check_positive, require_memory
-from .model import BoltzmannMachine
+from ._validation import check_array, check_positive, require_memory
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "normalized_potentials",

@@ -29,8 +29,8 @@ from numba import njit, prange
 from . import _checkerboard
 from ._fields import neighbour_fields
 from ._threads import blas_single_threaded, parallel_ok
-from ._validation import as_rng, check_model, check_positive, check_spins, require_memory
-from .model import BoltzmannMachine
+from ._validation import as_rng, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine, check_model
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 

@@ -36,15 +36,8 @@ import numpy as np
 
 from . import _smci_kernels as K
 from . import exact
-from ._validation import (
-    check_array,
-    check_model,
-    check_nodes,
-    check_positive,
-    check_spins,
-    require_memory,
-)
-from .model import BoltzmannMachine
+from ._validation import check_array, check_nodes, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "METHODS",

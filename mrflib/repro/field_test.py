@@ -31,12 +31,12 @@ from mrflib import exact, graphs, lap, learning
 from mrflib._validation import (
     as_rng,
     check_array,
-    check_model,
     check_positive,
     check_real,
     check_spins,
     require_memory,
 )
+from mrflib.model import check_model
 
 __all__ = [
     "LEARNERS",

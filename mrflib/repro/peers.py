@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_model
-from ..model import BoltzmannMachine
+from ..model import BoltzmannMachine, check_model
 
 __all__ = ["junction_tree_moments"]
 
