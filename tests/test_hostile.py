@@ -50,6 +50,7 @@ from mrflib.repro import (
     bounds_trials,
     experiments,
     fsll_trials,
+    layers,
     learning_trials,
     report,
     smci_trials,
@@ -459,6 +460,8 @@ CASES += [
      dict(generator=BM, edges=EDGES, n_data=20, rng=0, max_steps=3),
      dict(generator=[None, 3], n_data=COUNT_BAD, methods=[("x",), None], edges=EDGES_BAD,
           rng=RNG_BAD)),
+    ("repro.layers.read_layers", layers.read_layers, {}, dict(pyproject=PATH_BAD)),
+    ("repro.layers.layers_markdown", layers.layers_markdown, {}, dict(pyproject=PATH_BAD)),
     ("repro.report.load_records", report.load_records, dict(results=TMP), dict(results=PATH_BAD)),
     ("repro.report.load_bench", report.load_bench, dict(bench_results=TMP),
      dict(bench_results=PATH_BAD)),
@@ -643,6 +646,7 @@ EXEMPT = {
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "datasets.digits": "takes no arguments: tests/test_datasets.py",
+    "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "
