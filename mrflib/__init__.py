@@ -34,6 +34,7 @@ _SUBMODULES = (
     "lap",
     "bounds",
     "datasets",
+    "io",
     "experiments",
     "sweep",
 )
