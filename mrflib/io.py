@@ -352,16 +352,20 @@ def read_evidence(path: PathLike, model: FactorGraph | None = None) -> dict[int,
 
     The UAI 2014 form is ``m v_1 x_1 ... v_m x_m``; the older one has a leading sample count
     ``1`` (``1 m v_1 x_1 ...``): an odd token count is the first, an even one the second.
-    Several samples are refused. With ``model``, variables and values are checked against
+    Several samples are refused (with an even token count, by name; otherwise as the UAI 2014
+    form they are not). With ``model``, variables and values are checked against
     its cardinalities (naming the file and place); a variable may be observed once.
     """
     tok = _Tokens(path)
     if not tok.tokens:
         return {}
     if len(tok.tokens) % 2 == 0:  # the older, multi-sample form: 1 sample, then the same
-        if tok.integer("the number of evidence samples (1)", minimum=1) != 1:
-            raise tok.error(0, "the number of evidence samples 1 (several samples are not "
-                            "supported)")
+        if tok.tokens[0] != "1":
+            raise tok.error(0, "the UAI 2014 form (m, then m pairs 'variable value': an odd "
+                            "token count) or the older one with one sample (1, m, then m "
+                            f"pairs); the file has {len(tok.tokens)} tokens (several samples "
+                            "are not supported)")
+        tok.pos = 1
     m = tok.integer("the number of observed variables")
     tok.need(2 * m, f"{m} pairs 'variable value'")
     card = model.cardinalities.tolist() if model is not None else None
