@@ -214,3 +214,77 @@ def test_boundary_validation():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exact.marginals(BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0))
+
+
+# ----------------------------------------------------------------------------- pgmpy
+def expert_factor_graph(name):
+    """A bundled expert Bayesian network as a factor graph (one CPT per variable)."""
+    from mrflib import datasets
+
+    net = datasets.expert_network(name)
+    card = list(net.cardinalities)
+    scopes, tables = [], []
+    for v, (parents, cpd) in enumerate(zip(net.parents, net.cpds)):
+        scope = (*reversed(parents), v)  # the first parent is the fastest digit of a row
+        with np.errstate(divide="ignore"):
+            tables.append(np.log(cpd).reshape([card[u] for u in scope]))
+        scopes.append(scope)
+    return net, FactorGraph(card, scopes, tables)
+
+
+@pytest.mark.parametrize("name, evidence", [("asia", {0: 1, 5: 0}), ("alarm", {3: 1, 20: 0,
+                                                                              30: 2})])
+def test_bayes_net_evidence_equals_pgmpy_variable_elimination(name, evidence):
+    from pgmpy.inference import VariableElimination
+
+    from mrflib import datasets
+
+    net, model = expert_factor_graph(name)
+    evidence = {v: min(x, net.cardinalities[v] - 1) for v, x in evidence.items()}
+    ve = VariableElimination(datasets.pgmpy_model(name))
+    names = net.variables
+    cond = model.condition(evidence)
+    # P(evidence) = Z of the conditioned network
+    joint = ve.query([names[v] for v in evidence], joint=True, show_progress=False)
+    p_e = joint.get_value(**{names[v]: net.states[v][x] for v, x in evidence.items()})
+    assert abs(exact.log_partition(cond, method="junction-tree") - math.log(p_e)) < 1e-10
+    ours = exact.marginals(cond, method="junction-tree")
+    pg_ev = {names[v]: net.states[v][x] for v, x in evidence.items()}
+    for v in range(len(names)):
+        if v in evidence:
+            continue
+        q = ve.query([names[v]], evidence=pg_ev, show_progress=False)
+        ref = [q.get_value(**{names[v]: s}) for s in net.states[v]]
+        np.testing.assert_allclose(ours[v], ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_markov_network_equals_pgmpy_variable_elimination(seed):
+    from pgmpy.factors.discrete import DiscreteFactor
+    from pgmpy.inference import VariableElimination
+    from pgmpy.models import DiscreteMarkovNetwork
+
+    model = random_model(np.random.default_rng(100 + seed), n=8, n_factors=9, zeros=0.1)
+    model = FactorGraph(np.maximum(model.cardinalities, 2), *_lift(model))
+    net = DiscreteMarkovNetwork()
+    net.add_nodes_from(range(model.n))
+    for s in model.scopes:
+        net.add_edges_from([(a, b) for i, a in enumerate(s) for b in s[i + 1:]])
+    for s, t in zip(model.scopes, model.log_tables):
+        net.add_factors(DiscreteFactor(list(s), list(t.shape), np.exp(t)))
+    ve = VariableElimination(net)
+    ours = exact.marginals(model, method="junction-tree")
+    for v in range(model.n):
+        q = ve.query([v], show_progress=False)
+        np.testing.assert_allclose(ours[v], q.values / q.values.sum(), atol=1e-10)
+
+
+def _lift(model):
+    """Scopes and tables of ``model`` on cardinalities of at least 2 (pgmpy needs them)."""
+    card = np.maximum(model.cardinalities, 2)
+    tables = []
+    for s, t in zip(model.scopes, model.log_tables):
+        full = np.full([int(card[v]) for v in s], -np.inf)
+        full[tuple(slice(0, c) for c in t.shape)] = t
+        tables.append(full)
+    return model.scopes, tables
