@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._files import atomic_write
-from ._validation import available_memory, require_memory
+from ._validation import available_memory, check_path, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = [
@@ -73,11 +73,16 @@ PathLike = str | os.PathLike
 
 
 # ---------------------------------------------------------------------- tokens
-def _read_text(path: PathLike) -> str:
-    """The file's text, gunzipped when it starts with gzip's magic bytes."""
+def _read_text(path: PathLike, what: str = "path") -> str:
+    """The file's text, gunzipped when it starts with gzip's magic bytes (``what``: the
+    argument that named the file)."""
+    path = check_path(path, what, exists=True)
     name = os.fspath(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as err:  # a folder, no permission, an I/O error
+        raise ValueError(f"{what} {name!r} cannot be read: {err.strerror or err}") from None
     if data[:2] == _GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
@@ -97,9 +102,9 @@ def _read_text(path: PathLike) -> str:
 class _Tokens:
     """A file's whitespace-separated tokens with a cursor; errors name the file and line."""
 
-    def __init__(self, path: PathLike) -> None:
-        self.name = os.fspath(path)
-        self.text = _read_text(path)
+    def __init__(self, path: PathLike, what: str = "path") -> None:
+        self.name = os.fspath(check_path(path, what))
+        self.text = _read_text(path, what)
         self.tokens = self.text.split()
         self.pos = 0
 
@@ -260,6 +265,9 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
         table and entry) and what was expected; for tables that would not fit in memory
         (checked before any is converted); for evidence out of range.
     """
+    if evidence is not None and not isinstance(evidence, (Mapping, str, os.PathLike)):
+        raise TypeError("evidence must be the path of a UAI evidence file or a mapping "
+                        f"{{variable: value}}, got {type(evidence).__name__}")
     tok = _Tokens(path)
     kind = tok.word("the network type MARKOV or BAYES")
     if kind.upper() not in ("MARKOV", "BAYES"):
@@ -278,7 +286,7 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     if evidence is None:
         return model
     if not isinstance(evidence, Mapping):
-        evidence = read_evidence(evidence, model)
+        evidence = _parse_evidence(_Tokens(evidence, "evidence"), model)
     return model.condition(evidence)
 
 
@@ -319,6 +327,7 @@ def _format_table(table: np.ndarray, k: int) -> str:
 
 
 def _write_text(path: PathLike, text: str) -> None:
+    path = check_path(path, "path")
     data = text.encode("ascii")
     if os.fspath(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
@@ -356,7 +365,12 @@ def read_evidence(path: PathLike, model: FactorGraph | None = None) -> dict[int,
     form they are not). With ``model``, variables and values are checked against
     its cardinalities (naming the file and place); a variable may be observed once.
     """
-    tok = _Tokens(path)
+    if model is not None and not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
+    return _parse_evidence(_Tokens(path), model)
+
+
+def _parse_evidence(tok: _Tokens, model: FactorGraph | None) -> dict[int, int]:
     if not tok.tokens:
         return {}
     if len(tok.tokens) % 2 == 0:  # the older, multi-sample form: 1 sample, then the same
@@ -391,6 +405,8 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
     if not isinstance(evidence, Mapping):
         raise ValueError(f"evidence must be a mapping {{variable: value}}, got "
                          f"{type(evidence).__name__}")
+    if model is not None and not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
     if model is not None:
         ev = _check_evidence(evidence, model.cardinalities)
     else:
@@ -425,7 +441,10 @@ def format_answer(task: str, value: Any) -> str:
     """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
     task = _check_task(task)
     if task == "PR":
-        v = float(value)
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
         if math.isnan(v) or v == math.inf:
             raise ValueError(f"value must be log10 Z, a float < +inf (not NaN), got {value!r}")
         return f"PR\n{v!r}\n"
@@ -435,12 +454,15 @@ def format_answer(task: str, value: Any) -> str:
             raise ValueError("value must be the MPE states, a 1-d array of integers >= 0, got "
                              f"{value!r}")
         return f"MPE\n{' '.join(map(str, (len(x), *x.tolist())))}\n"
-    if isinstance(value, np.ndarray) or not isinstance(value, Sequence):
+    if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
     parts = [str(len(value))]
     for i, p in enumerate(value):
-        p = np.asarray(p, dtype=np.float64)
+        try:
+            p = np.asarray(p, dtype=np.float64)
+        except (TypeError, ValueError):
+            p = np.full(1, np.nan)
         if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any():
             raise ValueError(f"value[{i}] must be a non-empty 1-d array of probabilities "
                              f"(finite, >= 0), got {p!r}")
@@ -513,6 +535,20 @@ def _pgmpy() -> Any:
     return models, discrete
 
 
+def _node_names(names: Any, what: str) -> list:
+    """Distinct hashable node names as a list."""
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of node names, got {type(names).__name__}")
+    out = list(names)
+    try:
+        distinct = len(set(out)) == len(out)
+    except TypeError:
+        raise TypeError(f"{what} must be hashable node names, got {out}") from None
+    if not distinct:
+        raise ValueError(f"{what} must be distinct node names, got {out}")
+    return out
+
+
 def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGraph:
     """A :class:`FactorGraph` from a pgmpy ``DiscreteBayesianNetwork`` (one factor per
     conditional table, scope ``(child, *evidence)``) or ``DiscreteMarkovNetwork`` /
@@ -530,10 +566,8 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
     else:
         raise ValueError("model must be a pgmpy DiscreteBayesianNetwork, DiscreteMarkovNetwork "
                          f"or FactorGraph, got {type(model).__name__}")
-    names = list(model.nodes()) if variables is None else list(variables)
+    names = _node_names(list(model.nodes()) if variables is None else variables, "variables")
     index = {v: i for i, v in enumerate(names)}
-    if len(index) != len(names):
-        raise ValueError(f"variables must not repeat a name, got {names}")
     card: dict[int, int] = {}
     scopes, tables = [], []
     for f in factors:
@@ -565,8 +599,8 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
     models, discrete = _pgmpy()
     if not isinstance(model, FactorGraph):
         raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
-    names = list(range(model.n)) if names is None else list(names)
-    if len(names) != model.n or len(set(names)) != model.n:
+    names = _node_names(range(model.n) if names is None else names, "names")
+    if len(names) != model.n:
         raise ValueError(f"names must be {model.n} distinct node names, got {names}")
     card = model.cardinalities.tolist()
     const = sum(float(t) for s, t in zip(model.scopes, model.log_tables) if not s)

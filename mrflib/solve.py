@@ -56,13 +56,15 @@ def solve(model: FactorGraph, task: str) -> Any:
     ``MAR``, the states for ``MPE``."""
     from . import exact
 
+    if task not in ("PR", "MAR", "MPE"):
+        raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
+    if not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     if task == "PR":
         return exact.log_partition(model) / math.log(10.0)
     if task == "MAR":
         return exact.marginals(model)
-    if task == "MPE":
-        return exact.map_assignment(model)[0]
-    raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
+    return exact.map_assignment(model)[0]
 
 
 class _Progress:

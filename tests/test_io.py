@@ -458,7 +458,7 @@ def test_cli_usage_errors(tmp_path, capsys):
         solve_main([str(tmp_path / "m.uai"), "--task", "XYZ"])
     assert err.value.code == 2
     assert solve_main([str(tmp_path / "missing.uai"), "--task", "PR", "-q"]) == 1
-    assert "No such file" in capsys.readouterr().err
+    assert "missing.uai' does not exist" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", datasets.UAI_PROBLEMS)
