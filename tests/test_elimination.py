@@ -288,3 +288,25 @@ def _lift(model):
         full[tuple(slice(0, c) for c in t.shape)] = t
         tables.append(full)
     return model.scopes, tables
+
+
+# ----------------------------------------------------------------------------- kernels
+@pytest.mark.parametrize("shape", [(5000,), (3, 4000), (11, 11, 11, 11), (2,) * 14,
+                                   (4, 1, 3, 2000)])
+def test_logsumexp_kernel_equals_numpy(shape):
+    from mrflib._factor_ops import logsumexp, logsumexp_numpy
+
+    rng = np.random.default_rng(len(shape))
+    a = rng.normal(size=shape) * 300
+    a[rng.random(shape) < 0.3] = -np.inf
+    a[0] = -np.inf
+    nd = len(shape)
+    for axes in {(0,), tuple(range(nd)), tuple(range(1, nd)), (nd - 1,),
+                 tuple(range(0, nd, 2))}:
+        if not axes:
+            continue
+        ref, got = logsumexp_numpy(a, axes), logsumexp(a, axes)
+        assert got.shape == ref.shape
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
+        fin = np.isfinite(ref)
+        np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-14, atol=1e-12)
