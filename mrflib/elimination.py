@@ -264,12 +264,14 @@ class EliminationPlan:
 
 
 def _refuse(found: eo.Order, size: int) -> None:
+    """Refuse a component no candidate order fits (before anything is allocated)."""
     table = 8.0 * math.exp(found.log_max_table)
-    raise ValueError(
-        f"the factor graph is too wide for exact inference: the best elimination order found "
-        f"for a component of {size} variables reaches treewidth {found.width} or more, a "
-        f"clique table of at least {format_bytes(table)} (about {format_bytes(2 * table)} "
-        f"with its temporaries), but only {format_bytes(available_memory())} is available")
+    what = (f"exact inference on a component of {size} variables (the best elimination order "
+            f"found reaches treewidth {found.width} or more: a clique table of at least "
+            f"{format_bytes(table)}, twice that with its temporaries)")
+    require_memory(2.0 * table, what)
+    raise ValueError(f"{what} does not fit: its tables may use at most "
+                     f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- tasks

@@ -23,6 +23,7 @@ elimination on a junction tree, in time and memory exponential in the treewidth 
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -94,8 +95,8 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "auto":
-        small = float(np.prod(model.cardinalities.astype(np.float64)))
-        method = "enumerate" if small <= AUTO_ENUMERATE_MAX_STATES else "junction-tree"
+        small = math.prod(model.cardinalities.tolist()) <= AUTO_ENUMERATE_MAX_STATES
+        method = "enumerate" if small else "junction-tree"
     return factor_enumeration if method == "enumerate" else elimination
 
 
