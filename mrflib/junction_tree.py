@@ -118,11 +118,20 @@ def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[i
     return order
 
 
-def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
-    """Sweep along the Fiedler vector (long axis of a lattice); small components only."""
+def _spectral(edges: np.ndarray, nodes: list[int], n: int,
+              dense: np.ndarray | None = None) -> list[int] | None:
+    """Sweep along the Fiedler vector (long axis of a lattice); small components only.
+
+    Up to 200 nodes the Laplacian is dense (from ``dense``, the adjacency matrix, when
+    given: the same matrix as the sparse route, built without it)."""
     if len(nodes) < 3 or len(nodes) > _SPECTRAL_MAX_NODES:
         return None
     idx = np.asarray(nodes)
+    if dense is not None and len(idx) <= 200:
+        sub = dense[np.ix_(idx, idx)].astype(np.float64)
+        L = np.diag(sub.sum(axis=1)) - sub
+        f = np.round(scipy.linalg.eigh(L, subset_by_index=[0, 1])[1][:, 1], 9)
+        return idx[np.lexsort((idx, f))].tolist()
     local = -np.ones(n, dtype=np.int64)
     local[idx] = np.arange(len(idx))
     e = edges[(local[edges[:, 0]] >= 0)]
@@ -196,7 +205,7 @@ def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarr
     rcm = _rcm(edges, nodes, n)
     yield "reverse-cuthill-mckee", rcm
     yield "cuthill-mckee", rcm[::-1]
-    yield "spectral", _spectral(edges, nodes, n)
+    yield "spectral", _spectral(edges, nodes, n, dense)
     if len(nodes) <= _GREEDY_MAX_NODES:
         yield "min-degree", _greedy_order(nbrs, dense, nodes, "degree", limit[0])
     if len(nodes) <= _MIN_FILL_MAX_NODES:

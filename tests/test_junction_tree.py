@@ -189,6 +189,7 @@ def test_compiled_orders_equal_the_set_based_ones(name, edges, n, monkeypatch):
             sizes, size2 = jt._clique_sizes(nbrs, dense, order, limit)
             assert size2 == size
             assert sizes == (None if cliques is None else [len(c) for c in cliques])
+    assert jt._spectral(edges, nodes, n, dense) == jt._spectral(edges, nodes, n)
     compiled = jt.elimination_order(edges, n)
     monkeypatch.setattr(jt, "_DENSE_MAX_NODES", -1)
     assert compiled == jt.elimination_order(edges, n)
