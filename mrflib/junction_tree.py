@@ -357,6 +357,17 @@ class JunctionTree:
         self.tree = tuple(getattr(self, name) for name in _k.TREE)  # the kernels' record
 
     @property
+    def max_table_bytes(self) -> int:
+        """Bytes of the largest clique table (float64), as in
+        :class:`~mrflib.elimination.EliminationPlan`."""
+        return 8 * 2 ** self.max_clique
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all clique tables (float64): ``8 * table_entries``."""
+        return 8 * self.table_entries
+
+    @property
     def cliques(self) -> list[np.ndarray]:
         return [s.copy() for s in self._scopes]
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+import mrflib
 from mrflib import BoltzmannMachine, exact, graphs
 from mrflib import _jt_kernels as _k
 from mrflib import junction_tree as jt
@@ -193,3 +194,12 @@ def test_compiled_orders_equal_the_set_based_ones(name, edges, n, monkeypatch):
     compiled = jt.elimination_order(edges, n)
     monkeypatch.setattr(jt, "_DENSE_MAX_NODES", -1)
     assert compiled == jt.elimination_order(edges, n)
+
+
+def test_plan_reports_table_bytes_like_the_factor_graph_plan():
+    bm = BoltzmannMachine.random(graphs.square_grid(4, 6), 24, rng=0)
+    p = exact.plan(bm)
+    q = exact.plan(mrflib.FactorGraph.from_boltzmann(bm))
+    assert p.treewidth == q.treewidth == 4
+    assert p.max_table_bytes == 8 * 2 ** 5 == q.max_table_bytes
+    assert p.total_bytes == 8 * p.table_entries
