@@ -17,6 +17,8 @@ __all__ = [
     "as_rng",
     "available_memory",
     "check_array",
+    "check_bias",
+    "check_coupling",
     "check_counts",
     "check_edges",
     "check_indices",
@@ -138,11 +140,29 @@ def check_array(
         if arr.ndim != len(shape) or any(
             s is not None and s != t for s, t in zip(shape, arr.shape)
         ):
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + (
+                ",)" if len(shape) == 1 else ")")
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if finite and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
+
+
+def check_bias(bias: Any, n: int | None = None) -> np.ndarray:
+    """The biases of a pairwise model: finite real ``float64`` of shape ``(n,)`` (any
+    ``n >= 1`` if ``None``), C-contiguous; errors name ``bias``. One check for the model
+    constructor and for every engine method that takes the arrays directly."""
+    b = check_array(bias, "bias", ndim=1 if n is None else None,
+                    shape=None if n is None else (n,))
+    if b.shape[0] == 0:
+        raise ValueError("bias must have at least one entry (one per node)")
+    return np.ascontiguousarray(b)
+
+
+def check_coupling(coupling: Any, n_edges: int) -> np.ndarray:
+    """The couplings of a pairwise model: finite real ``float64`` of shape ``(n_edges,)``,
+    C-contiguous; errors name ``coupling`` (see :func:`check_bias`)."""
+    return np.ascontiguousarray(check_array(coupling, "coupling", shape=(n_edges,)))
 
 
 def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> np.ndarray:

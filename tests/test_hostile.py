@@ -954,3 +954,95 @@ def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
         if fit is not None:
             assert fit.n_steps <= 20 and isinstance(fit.stop_reason, str) and fit.stop_reason
             assert fit.grad_max is None or np.all(np.isfinite(fit.grad_max))
+
+
+# ----------------------------------------------------------------------------- third round
+PLAN = exact.plan(BM)
+NAN_J = np.r_[math.nan, BM.coupling[1:]]
+INF_B = np.r_[math.inf, BM.bias[1:]]
+PLAN_BAD = [
+    ("log_partition-nan-coupling", lambda: PLAN.log_partition(BM.bias, NAN_J), "coupling"),
+    ("calibrate-inf-bias", lambda: PLAN.calibrate(INF_B, BM.coupling), "bias"),
+    ("sample-nan-coupling", lambda: PLAN.sample(BM.bias, NAN_J, 3, 0), "coupling"),
+    ("log_partition-complex", lambda: PLAN.log_partition(BM.bias, BM.coupling + 1j),
+     "coupling"),
+    ("calibrate-complex-bias", lambda: PLAN.calibrate(BM.bias * (1 + 0j) + 1j, BM.coupling),
+     "bias"),
+    ("calibrate-short-bias", lambda: PLAN.calibrate(BM.bias[:3], BM.coupling), "bias"),
+    ("sample-long-coupling", lambda: PLAN.sample(BM.bias, np.r_[BM.coupling, 0.0], 3, 0),
+     "coupling"),
+    ("log_partition-text", lambda: PLAN.log_partition(BM.bias, "coupling"), "coupling"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in PLAN_BAD])
+def test_junction_tree_methods_validate_their_arrays(call, name):
+    """The junction tree's public methods check what they are given as the model
+    constructor does (no NaN result, no NaN marginals, no samples of a NaN model, no
+    silent cast of complex numbers): a ValueError naming the argument, and no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+def test_junction_tree_and_constructor_share_one_check():
+    """The same bad couplings give the same message through ``BoltzmannMachine`` and the
+    junction tree's methods."""
+    with pytest.raises(ValueError) as direct:
+        PLAN.log_partition(BM.bias, NAN_J)
+    with pytest.raises(ValueError) as model:
+        BoltzmannMachine(BM.bias, EDGES, NAN_J)
+    assert str(direct.value) == str(model.value)
+
+
+PATH = np.array([[0, 1], [1, 2], [2, 3]])
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+@pytest.mark.parametrize("value", [7e307, 1e308, -7e307])
+def test_models_beyond_float_range(engine, value):
+    """Parameters near the float maximum (log-weights beyond it): moments are exact and
+    finite, samples are the mode, ``log Z`` is +inf with a warning, never NaN."""
+    sign = np.sign(value)
+    bm = BoltzmannMachine(np.full(4, value), PATH, np.full(3, abs(value)))
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.array_equal(mean, np.full(4, sign)) and np.array_equal(pair, np.ones(3))
+    x = exact.sample(bm, 5, rng=0, method=engine)
+    assert np.array_equal(x, np.full((5, 4), sign, dtype=np.int8))
+    with pytest.warns(RuntimeWarning, match="beyond the float range"):
+        assert exact.log_partition(bm, method=engine) == math.inf
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+def test_models_beyond_float_range_mixed_signs(engine):
+    """Frustrated signs at 7e307: the exact answer by hand (two modes of equal weight)."""
+    # x0 = x1 (J01 > 0), x1 = -x2 (J12 < 0), bias pushes x0 up: the mode is (+, +, -, ?)
+    # with x3 free (no bias, no coupling), so <x3> = 0 and <x2 x3> = 0.
+    bm = BoltzmannMachine([7e307, 0.0, 0.0, 0.0], PATH, [7e307, -7e307, 0.0])
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.allclose(mean, [1, 1, -1, 0]) and np.allclose(pair, [1, -1, 0])
+    x = exact.sample(bm, 400, rng=0, method=engine)
+    assert np.all(x[:, :3] == [1, 1, -1]) and 150 < np.sum(x[:, 3] == 1) < 250
+
+
+def test_models_near_float_range_log_partition_finite():
+    """A finite log Z whose log-weights' partial sums overflow without the rescaling
+    (``b_0 + J_01`` alone is 3e308). ``b = (1.5e308, -1.4e308)``, ``J_01 = 1.5e308``: the
+    mode (+, +) has log-weight 1.6e308 = log Z, the others 1.4e308 or less."""
+    bm = BoltzmannMachine([1.5e308, -1.4e308], [[0, 1]], [1.5e308])
+    for engine in ("enumerate", "junction-tree"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert exact.log_partition(bm, method=engine) == pytest.approx(1.6e308, rel=1e-15)
+            mean, pair = exact.moments(bm, method=engine)
+        assert np.array_equal(mean, [1.0, 1.0]) and np.array_equal(pair, [1.0])
+    # three tied modes of log-weight 1.5e308 (enumeration counts them; a junction tree's
+    # messages cannot: log 3 is below the last bit of 1.5e308)
+    tie = BoltzmannMachine([1.5e308, -1.5e308], [[0, 1]], [1.5e308])
+    assert np.allclose(exact.probabilities(tie), [1 / 3, 1 / 3, 0, 1 / 3])  # x0 is bit 0
+    mean, pair = exact.moments(tie, method="enumerate")
+    assert np.allclose(mean, [1 / 3, -1 / 3]) and np.allclose(pair, [1 / 3])
+    q = BoltzmannMachine([0.0, 0.0], [[0, 1]], [0.0])
+    assert exact.kl_model(tie, tie) == 0.0
+    assert exact.kl_model(tie, q) == pytest.approx(np.log(4 / 3))
