@@ -31,6 +31,7 @@ __all__ = [
     "check_spins",
     "format_bytes",
     "integer_values",
+    "is_choice",
     "memory_requests",
     "require_memory",
 ]
@@ -89,6 +90,16 @@ def check_real(value: Any, name: str) -> float:
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
+
+
+def is_choice(value: Any, choices: Any) -> bool:
+    """``value in choices`` for a hashable ``value`` only: an array or list is never one of
+    the choices (numpy's elementwise ``==`` would make ``in`` ambiguous or an error)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return bool(value in choices)
 
 
 def check_positive(

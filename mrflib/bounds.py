@@ -41,7 +41,14 @@ from scipy.special import xlogy
 
 from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
-from ._validation import as_rng, check_array, check_model, check_positive, require_memory
+from ._validation import (
+    as_rng,
+    check_array,
+    check_model,
+    check_positive,
+    is_choice,
+    require_memory,
+)
 from .model import BoltzmannMachine
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
@@ -581,7 +588,7 @@ def delta_h_moments(
 def _auto_method(method: str, n: int, order: int) -> str:
     if method == "auto":
         return "enumerate" if n <= AUTO_ENUMERATE_N or order > MAX_GRAPH_ORDER else "graphs"
-    if method not in ("graphs", "enumerate"):
+    if not is_choice(method, ("graphs", "enumerate")):
         raise ValueError(f"method must be 'auto', 'graphs' or 'enumerate', got {method!r}")
     return method
 

@@ -43,6 +43,7 @@ from ._validation import (
     check_model,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
 from .model import BoltzmannMachine, overflow_exponent, unscale_log_partition
@@ -81,7 +82,7 @@ plan = junction_tree.plan
 
 def _engine(method: Any, n: int) -> str:
     """``"enumerate"`` or ``"junction-tree"`` for ``method`` on ``n`` spins."""
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "auto":
         return "enumerate" if n <= AUTO_ENUMERATE_MAX_N else "junction-tree"

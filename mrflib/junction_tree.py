@@ -45,6 +45,7 @@ from ._validation import (
     check_bias,
     check_coupling,
     check_edges,
+    check_indices,
     check_model,
     check_positive,
     format_bytes,
@@ -200,7 +201,7 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
     edges = check_edges(edges, n)
     nbrs = _neighbour_sets(edges, n)
     if order is not None:
-        order = [int(v) for v in np.asarray(order, dtype=np.int64)]
+        order = check_indices(order, n, "order").tolist()
         if sorted(order) != list(range(n)):
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
         _, size = _eliminate(nbrs, order, MAX_WIDTH + 1)

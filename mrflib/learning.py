@@ -79,6 +79,7 @@ from mrflib._validation import (
     check_model,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
 from mrflib.graphs import as_graph
@@ -251,7 +252,7 @@ class _Problem:
 
     def local(self, method):
         """The local objective of ``method`` on these data (compressed once, then cached)."""
-        if method not in self._local:
+        if not is_choice(method, self._local):
             self._local[method] = _local.LocalObjective(self.x, self.graph, method)
         return self._local[method]
 
@@ -312,7 +313,7 @@ def local_terms_numpy(
     grad_bias, grad_coupling : ndarray (n,), (E,)
         Its exact (unscaled) gradient.
     """
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
@@ -321,7 +322,7 @@ def local_terms_numpy(
 
 
 def _check_method(method):
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
@@ -340,7 +341,7 @@ def objective(bm, data, method: str) -> float:
         from mrflib import exact
 
         return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
     value, _, _ = prob.local(method)(bm.params)
@@ -352,7 +353,7 @@ def objective(bm, data, method: str) -> float:
 def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
     for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
@@ -420,7 +421,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         from mrflib import smci
 
         estimator = options.get("estimator", "1-smci")
-        if estimator not in SMCI_ESTIMATORS:
+        if not is_choice(estimator, SMCI_ESTIMATORS):
             raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
         kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
         if options.get("samples") is not None:
@@ -578,7 +579,7 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
         raise ValueError(f"bias must be True or False, got {bias!r}")
     if solver is None:
         solver = spec.solvers[0]
-    if solver not in spec.solvers:
+    if not is_choice(solver, spec.solvers):
         raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
                          f"got {solver!r}")
     learning_rate = check_positive(learning_rate, "learning_rate")

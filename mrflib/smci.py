@@ -42,6 +42,7 @@ from ._validation import (
     check_nodes,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
 from .model import BoltzmannMachine
@@ -72,7 +73,7 @@ def _check_bm(bm: Any) -> BoltzmannMachine:
 
 
 def _check_method(method: Any) -> str:
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return method
 

@@ -1046,3 +1046,23 @@ def test_models_near_float_range_log_partition_finite():
     q = BoltzmannMachine([0.0, 0.0], [[0, 1]], [0.0])
     assert exact.kl_model(tie, tie) == 0.0
     assert exact.kl_model(tie, q) == pytest.approx(np.log(4 / 3))
+
+
+LOOSE = [
+    ("junction-tree-order", lambda: junction_tree.JunctionTree(PATH, 4, order=[0, 1, 2.7, 3]),
+     "order"),
+    ("ancestral-subset-bool", lambda: CANCER.ancestral_subset([True]), "variables"),
+    ("expert-network-list", lambda: datasets.expert_network(["asia"]), "name"),
+    ("smci-method-array", lambda: smci.moments(BM, DATA, method=np.array(["mci"])), "method"),
+    ("exact-method-list", lambda: exact.log_partition(BM, method=["auto"]), "method"),
+    ("learning-method-array", lambda: learning.fit(DATA, EDGES, np.array(["mple"])), "method"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in LOOSE])
+def test_loose_types_refused(call, name):
+    """A float node label is not truncated, ``True`` is not variable 1, and a list or an
+    array where a name belongs is a ValueError naming the argument (not "unhashable type"
+    or numpy's "truth value is ambiguous")."""
+    with pytest.raises(ValueError, match=name):
+        call()
