@@ -1066,3 +1066,14 @@ def test_loose_types_refused(call, name):
     or numpy's "truth value is ambiguous")."""
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("order", [403, 1001, 100001])
+def test_bound_order_capped(order):
+    """An order past ``bounds.MAX_ORDER`` is refused at once (order 1001 used to run for
+    88 s, 100001 for more than 5 minutes), with a message naming the cap and why."""
+    with pytest.raises(ValueError, match=r"order must be at most MAX_ORDER = 401.*cube"):
+        bounds.log_partition_lower_bound(BM, order)
+    with pytest.raises(ValueError, match="MAX_ORDER"):
+        bounds.log_expected_bound(np.ones(order + 1), order)
+
