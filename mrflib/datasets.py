@@ -366,6 +366,10 @@ class ExpertNetwork:
         """
         n_samples = check_positive(n_samples, "n_samples", integer=True)
         rng = as_rng(rng)
+        # the samples, the rows of cumulative tables, their comparison, uniforms, indices
+        require_memory(n_samples * (self.n + 9.0 * max(self.cardinalities) + 56.0),
+                       f"ExpertNetwork.sample: n_samples = {n_samples} samples of "
+                       f"{self.n} variables")
         x = np.zeros((n_samples, self.n), dtype=np.int8)
         for i in range(self.n):
             rows = np.cumsum(self.cpds[i], axis=1)[self._configuration(x, i)]

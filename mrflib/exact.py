@@ -363,6 +363,10 @@ def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
+    # log P (held) while log Q is built: its log-weights and one temporary; the half-state
+    # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
+    require_memory((MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
+                   f"kl_model over 2^{p.n} states")
     lp = _log_probabilities(p)
     lq = _log_probabilities(q)
     with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0

@@ -748,6 +748,11 @@ def mple_rho(bm, x: Any) -> np.ndarray:
     return 0.5 * (xs[:, e[:, 1]] * t[:, e[:, 0]] + xs[:, e[:, 0]] * t[:, e[:, 1]])
 
 
+#: Bytes of one block of states in :func:`estimator_variances` (the 2^n states are visited
+#: in blocks, so only the probability table grows with n).
+_ESTIMATOR_BLOCK_BYTES = 32 * 2**20
+
+
 def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
 
@@ -765,11 +770,21 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     from mrflib import exact, smci
 
     bm = check_model(bm)
-    states = exact.states(bm.n)
+    n, E = bm.n, len(bm.edges)
+    # rho^MPLE of a block of states: spins, fields, tanh, products (measured 17 n + 32 E)
+    per_state = 24.0 * n + 40.0 * E + 64.0
+    rows = int(max(1, min(2**n, _ESTIMATOR_BLOCK_BYTES // per_state)))
+    # held: P (8 per state); then one of the block's rho or asymptotic_variance (72 per state)
+    require_memory(8.0 * 2.0**n + max(72.0 * 2.0**n, rows * per_state) + 2**16,
+                   f"estimator_variances over 2^{n} states (n={n})")
     p = exact.probabilities(bm)
     _, pair = exact.moments(bm)
-    rho = mple_rho(bm, states)
-    v_mple = p @ rho**2 - pair**2
+    second = np.zeros(E)
+    for start in range(0, 2**n, rows):
+        stop = min(start + rows, 2**n)
+        rho = mple_rho(bm, exact.index_to_states(np.arange(start, stop), n))
+        second += p[start:stop] @ rho**2
+    v_mple = second - pair**2
     e = np.asarray(bm.edges)
     v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
