@@ -1120,3 +1120,107 @@ def test_memory_estimate_within_five_percent(call, warm):
         tracemalloc.stop()
     estimate = max(b for _, b in log)
     assert peak <= 1.05 * estimate, (peak, estimate)
+
+
+# ----------------------------------------------------------------------------- runners
+TINY_NB = Path(__file__).parent / "data" / "tiny_sweep.ipynb"
+POINT_NB = Path(__file__).parents[1] / "notebooks" / "smci_error_point.ipynb"
+UNREACHABLE = "tcp://127.0.0.1:1"
+
+
+def _broken_notebooks(folder: Path, source: Path) -> dict[str, Path]:
+    """``source`` with a parameters cell that does not compile, and a JSON list."""
+    import json
+
+    nb = json.loads(source.read_text())
+    for cell in nb["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["source"] = "".join(cell["source"]) + "\nx = (1,\n"
+    out = {"syntax": folder / "syntax.ipynb", "list": folder / "list.ipynb"}
+    out["syntax"].write_text(json.dumps(nb))
+    out["list"].write_text("[1, 2]")
+    return out
+
+
+def _one_line_failure(main, argv, capsys, match: str) -> None:
+    """``main(argv)`` exits with status 2 and one line on stderr that contains ``match``."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    assert err.count("\n") == 1 and match in err, err
+
+
+RUNNER_CASES = [
+    ("syntax", lambda nb, t: [str(nb["syntax"]), "--out", str(t / "o")], "does not compile"),
+    ("list", lambda nb, t: [str(nb["list"]), "--out", str(t / "o")], "list.ipynb' is not a"),
+    ("out-empty", lambda nb, t: [None, "--out", ""], "out must"),
+    ("out-file", lambda nb, t: [None, "--out", str(t / "afile")], "afile' is a file"),
+    ("out-unwritable", lambda nb, t: [None, "--out", "/proc/mrflib-out"], "cannot write"),
+    ("scheduler", lambda nb, t: [None, "--out", str(t / "o"), "--scheduler", UNREACHABLE],
+     "no Dask scheduler answers"),
+]
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_sweep_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib sweep``: a broken notebook, a bad ``--out`` (empty: the current
+    folder; a file; unwritable) or an unreachable scheduler is refused before anything runs,
+    in one line on stderr naming the file or the option, with exit status 2."""
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, TINY_NB), tmp_path)
+    args = [str(TINY_NB) if a is None else a for a in args] + ["-p", "a", "1",
+                                                                "--no-progress"]
+    _one_line_failure(sweep.main, args, capsys, match)
+    assert not (tmp_path / "o").exists() and not (Path.cwd() / "runs").exists()
+
+
+def test_sweep_results_folder_replaced_by_a_file(tmp_path, capsys):
+    """The sweep's ``runs`` folder replaced by a file: one line, not a traceback."""
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "runs").write_text("x")
+    _one_line_failure(sweep.main, [str(TINY_NB), "-p", "a", "1", "--out", str(tmp_path / "o")],
+                      capsys, "runs' is a file")
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_paper_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib paper``: the same checks, before any chapter runs."""
+    from mrflib.repro import paper
+
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, POINT_NB), tmp_path)
+    args = [str(POINT_NB) if a is None else a for a in args] + ["--chunks", "2"]
+    _one_line_failure(paper.main, args, capsys, match)
+    assert not (tmp_path / "o").exists()
+
+
+def test_paper_command_checks_publish_and_results_before_running(tmp_path, capsys):
+    """An unwritable ``--publish`` folder and a chapter's results folder replaced by a file
+    are found before the chapter runs (not after it)."""
+    from mrflib.repro import paper
+
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o"), "--publish",
+                                   "/proc/mrflib-publish"], capsys, "publish: cannot write")
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "o" / POINT_NB.stem).mkdir(parents=True)
+    (tmp_path / "o" / POINT_NB.stem / "results").write_text("x")
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o")], capsys,
+                      "results' is a file")
+
+
+def test_runner_traceback_only_with_debug(tmp_path):
+    """Without ``--debug`` the process prints one line and no traceback; with it, the
+    traceback."""
+    nb = _broken_notebooks(tmp_path, TINY_NB)["syntax"]
+    base = [sys.executable, "-m", "mrflib", "sweep", str(nb), "-p", "a", "1", "--out",
+            str(tmp_path / "o")]
+    root = Path(__file__).parents[1]
+    plain = subprocess.run(base, capture_output=True, text=True, cwd=root, timeout=120)
+    debug = subprocess.run(base + ["--debug"], capture_output=True, text=True, cwd=root,
+                           timeout=120)
+    assert plain.returncode == 2 and plain.stderr.count("\n") == 1
+    assert "Traceback" not in plain.stderr and "syntax.ipynb" in plain.stderr
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
