@@ -326,7 +326,17 @@ def log_likelihood(bm: BoltzmannMachine, data: Any, *, method: str = "auto") -> 
     """
     bm = check_model(bm)
     s = _check_samples(data, bm.n)
-    return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
+    k = overflow_exponent(bm.bias, bm.coupling)
+    if not k:
+        return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
+    # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
+    scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
+    if _engine(method, bm.n) == "junction-tree":
+        logz, _ = junction_tree.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+    else:
+        logz = _log_partition_scaled(_log_weights(bm.bias, bm.edges, bm.coupling)[0], k)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
 
 def _entropy_of_rows(s: np.ndarray) -> float:

@@ -343,8 +343,13 @@ class JunctionTree:
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
         """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range)."""
+        return unscale_log_partition(*self.log_partition_scaled(bias, coupling))
+
+    def log_partition_scaled(self, bias: Any, coupling: Any) -> tuple[float, int]:
+        """``(2^-k log Z, k)``, ``k`` from :func:`mrflib.model.overflow_exponent` (0 for
+        models of ordinary range): finite for every finite model."""
         b, J, k = self._params(bias, coupling)
-        return unscale_log_partition(self._upward(b, J, k, False)[0], k)
+        return self._upward(b, J, k, False)[0], k
 
     def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
         """``(log Z, <x_i> (n,), <x_i x_j> (E,))`` by an upward and a downward pass."""

@@ -1016,6 +1016,9 @@ def test_models_beyond_float_range(engine, value):
     assert np.array_equal(x, np.full((5, 4), sign, dtype=np.int8))
     with pytest.warns(RuntimeWarning, match="beyond the float range"):
         assert exact.log_partition(bm, method=engine) == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log P(mode) = 0: finite, though log Z is not
+        assert exact.log_likelihood(bm, x, method=engine) == 0.0
 
 
 @pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
