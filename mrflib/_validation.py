@@ -139,12 +139,16 @@ def check_array(
 
     ``shape`` may contain ``None`` for a free dimension.
     """
-    if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        raise ValueError(f"{name} must contain real numbers, got complex values")
-    try:
-        arr = np.asarray(a, dtype=dtype)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}") from None
+    if type(a) is np.ndarray and a.dtype == dtype:  # the common case, already converted
+        arr = a
+    else:
+        if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            raise ValueError(f"{name} must contain real numbers, got complex values")
+        try:
+            arr = np.asarray(a, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}"
+                             ) from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:

@@ -11,6 +11,7 @@ eq. (3) of Yasuda & Uchizawa (GSMCI) and eq. (1) of Yasuda (SMCI learning), with
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -44,12 +45,14 @@ def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
     shift, so a model with parameters near the float maximum gives no ``inf - inf``.
     ``k = 0`` (no rescaling, bit-identical results) for every model of ordinary range.
     """
+    with np.errstate(over="ignore"):
+        total = float(np.add.reduce(np.abs(bias))) + float(np.add.reduce(np.abs(coupling)))
+    if total < 2.0**LOG_WEIGHT_MAX_EXPONENT:  # (rounding of the sum: far inside the margin)
+        return 0
     top = max(float(np.max(np.abs(bias), initial=0.0)),
               float(np.max(np.abs(coupling), initial=0.0)))
-    if top == 0.0:
-        return 0
     terms = len(bias) + len(coupling) + 1
-    bits = int(np.frexp(top)[1]) + int(terms - 1).bit_length()  # bound < 2^bits
+    bits = math.frexp(top)[1] + int(terms - 1).bit_length()  # the sum < top * terms < 2^bits
     return max(0, bits - LOG_WEIGHT_MAX_EXPONENT)
 
 
