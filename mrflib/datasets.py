@@ -38,6 +38,7 @@ from ._validation import (
     check_nodes,
     check_positive,
     check_real,
+    is_choice,
     require_memory,
 )
 from .factor_graph import FactorGraph
@@ -280,7 +281,7 @@ def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dat
     ``n_samples`` and ``rng`` override the paper's size and our fixed sample seed (the true
     distribution, i.e. the network, stays the same).
     """
-    if name not in NAMES:
+    if not is_choice(name, NAMES):
         raise ValueError(f"name must be one of {list(NAMES)}, got {name!r}")
     N = NAMES[name] if n_samples is None else n_samples
     rng = SAMPLE_SEEDS[name] if rng is None else rng
@@ -389,6 +390,10 @@ class ExpertNetwork:
         """
         n_samples = check_positive(n_samples, "n_samples", integer=True)
         rng = as_rng(rng)
+        # the samples, the rows of cumulative tables, their comparison, uniforms, indices
+        require_memory(n_samples * (self.n + 9.0 * max(self.cardinalities) + 56.0),
+                       f"ExpertNetwork.sample: n_samples = {n_samples} samples of "
+                       f"{self.n} variables")
         x = np.zeros((n_samples, self.n), dtype=np.int8)
         for i in range(self.n):
             rows = np.cumsum(self.cpds[i], axis=1)[self._configuration(x, i)]
@@ -490,7 +495,8 @@ class ExpertNetwork:
             if v not in self.variables:
                 raise ValueError(f"variables must be names of {self.name!r}, got {v!r}")
             return self.variables.index(v)
-        if isinstance(v, (int, np.integer)) and 0 <= int(v) < self.n:
+        if (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                and 0 <= int(v) < self.n):
             return int(v)
         raise ValueError(f"variables must be names or indices 0..{self.n - 1}, got {v!r}")
 
@@ -516,7 +522,7 @@ def pgmpy_network_file(name: str) -> Any:
     """
     from importlib.resources import files
 
-    if name not in EXPERT_NETWORKS:
+    if not is_choice(name, EXPERT_NETWORKS):
         raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
     optional_import("pgmpy", f"datasets.expert_network({name!r})", "datasets")
     path = files("pgmpy") / "utils" / "example_models" / f"{name}.bif.gz"
@@ -539,7 +545,6 @@ def pgmpy_model(name: str) -> Any:
     return readwrite.BIFReader(string=text).get_model()
 
 
-@functools.cache
 def expert_network(name: str) -> ExpertNetwork:
     """One of pgmpy's bundled expert Bayesian networks (:data:`EXPERT_NETWORKS`).
 
@@ -548,6 +553,13 @@ def expert_network(name: str) -> ExpertNetwork:
     each conditional table comes from the network's ``TabularCPD`` (layout: see
     :class:`ExpertNetwork`).
     """
+    if not is_choice(name, EXPERT_NETWORKS):  # before the cache, which hashes name
+        raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    return _expert_network(name)
+
+
+@functools.cache
+def _expert_network(name: str) -> ExpertNetwork:
     import networkx as nx
 
     model = pgmpy_model(name)

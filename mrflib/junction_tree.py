@@ -41,9 +41,18 @@ import scipy.sparse.linalg
 from . import _elimination_kernels as _ek
 from . import _jt_kernels as _k
 from . import graphs
-from ._validation import as_rng, check_edges, check_positive, format_bytes, require_memory
+from ._validation import (
+    as_rng,
+    check_bias,
+    check_coupling,
+    check_edges,
+    check_indices,
+    check_positive,
+    format_bytes,
+    require_memory,
+)
 from .elimination_order import connect_neighbours
-from .model import BoltzmannMachine, check_model
+from .model import BoltzmannMachine, check_model, overflow_exponent, unscale_log_partition
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
            "MAX_WIDTH"]
@@ -234,7 +243,7 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
     edges = check_edges(edges, n)
     nbrs = _neighbour_sets(edges, n)
     if order is not None:
-        order = [int(v) for v in np.asarray(order, dtype=np.int64)]
+        order = check_indices(order, n, "order").tolist()
         if sorted(order) != list(range(n)):
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
         _, size = _eliminate(nbrs, order, MAX_WIDTH + 1)
@@ -369,35 +378,42 @@ class JunctionTree:
                 f"heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ inference
-    def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray]:
-        b = np.ascontiguousarray(bias, dtype=np.float64)
-        J = np.ascontiguousarray(coupling, dtype=np.float64)
-        if b.shape != (self.n,) or J.shape != (len(self.edges),):
-            raise ValueError(f"bias and coupling must have shapes ({self.n},) and "
-                             f"({len(self.edges)},), got {b.shape} and {J.shape}")
-        return b, J
+    def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray, int]:
+        """The parameters validated as the model constructor does (finite, real, one per
+        node and per edge), scaled by ``2^-k`` with ``k`` from :func:`overflow_exponent`."""
+        b = check_bias(bias, self.n)
+        J = check_coupling(coupling, len(self.edges))
+        k = overflow_exponent(b, J)
+        if k:
+            b, J = np.ldexp(b, -k), np.ldexp(J, -k)
+        return b, J, k
 
-    def _upward(self, b, J, want_logodds: bool):
+    def _upward(self, b, J, k: int, want_logodds: bool):
         msgs = np.empty(self.msg_entries)
         logodds = np.empty(self.msg_entries if want_logodds else 1)
         table = np.empty(1 << self.max_clique)
-        logz = _k.upward(self.tree, b, J, msgs, logodds, want_logodds, table)
+        logz = _k.upward(self.tree, b, J, msgs, logodds, want_logodds, table, 2.0**k)
         return float(logz), msgs, logodds, table
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
-        """``log Z`` by one upward pass."""
-        b, J = self._params(bias, coupling)
-        return self._upward(b, J, False)[0]
+        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range)."""
+        return unscale_log_partition(*self.log_partition_scaled(bias, coupling))
+
+    def log_partition_scaled(self, bias: Any, coupling: Any) -> tuple[float, int]:
+        """``(2^-k log Z, k)``, ``k`` from :func:`mrflib.model.overflow_exponent` (0 for
+        models of ordinary range): finite for every finite model."""
+        b, J, k = self._params(bias, coupling)
+        return self._upward(b, J, k, False)[0], k
 
     def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
         """``(log Z, <x_i> (n,), <x_i x_j> (E,))`` by an upward and a downward pass."""
-        b, J = self._params(bias, coupling)
-        logz, msgs, _, table = self._upward(b, J, False)
+        b, J, k = self._params(bias, coupling)
+        logz, msgs, _, table = self._upward(b, J, k, False)
         half = 1 << (self.max_clique - 1)
         mean, pair = np.empty(self.n), np.empty(len(self.edges))
         _k.downward(self.tree, b, J, msgs, table, np.empty_like(table), np.empty(half),
-                    np.empty(half), mean, pair)
-        return logz, mean, pair
+                    np.empty(half), mean, pair, 2.0**k)
+        return unscale_log_partition(logz, k), mean, pair
 
     def sample(self, bias: Any, coupling: Any, n_samples: int, rng: Any) -> np.ndarray:
         """Exact i.i.d. samples (forward filtering, backward sampling), ``int8 (M, n)``.
@@ -406,20 +422,20 @@ class JunctionTree:
         ``t`` decides spin ``order[t]`` of sample ``s``): the same seed gives the same
         samples, whatever the block size.
         """
-        b, J = self._params(bias, coupling)
+        b, J, k = self._params(bias, coupling)
         n_samples = int(check_positive(n_samples, "n_samples", integer=True))
         rng = as_rng(rng)
         require_memory(float(n_samples) * self.n + 8 * 2**20,
                        f"n_samples = {n_samples} samples of {self.n} spins")
         require_memory(self.memory_bytes(True) + n_samples * self.n, self._what(True))
-        _, _, logodds, _ = self._upward(b, J, True)
+        _, _, logodds, _ = self._upward(b, J, k, True)
         out = np.empty((n_samples, self.n), dtype=np.int8)
         block = max(1, min(n_samples, 2**18 // self.n))
         work = np.empty((self.n, block), dtype=np.int8)
         for start in range(0, n_samples, block):
             u = rng.random((min(block, n_samples - start), self.n))
             w = work[:, :len(u)]
-            _k.sample(self.tree, logodds, np.ascontiguousarray(u.T), w)
+            _k.sample(self.tree, logodds, np.ascontiguousarray(u.T), w, 2.0**k)
             out[start:start + len(u)] = w.T
         return out
 

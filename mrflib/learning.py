@@ -72,7 +72,14 @@ from mrflib import _flow, _local
 from mrflib import _learning_kernels as _k
 from mrflib._optimizers import _gradient_ascent, _lbfgs
 from mrflib._threads import blas_single_threaded
-from mrflib._validation import as_rng, check_array, check_positive, check_spins, require_memory
+from mrflib._validation import (
+    as_rng,
+    check_array,
+    check_positive,
+    check_spins,
+    is_choice,
+    require_memory,
+)
 from mrflib.graphs import as_graph
 from mrflib.model import check_model
 
@@ -244,7 +251,7 @@ class _Problem:
 
     def local(self, method):
         """The local objective of ``method`` on these data (compressed once, then cached)."""
-        if method not in self._local:
+        if not is_choice(method, self._local):
             self._local[method] = _local.LocalObjective(self.x, self.graph, method)
         return self._local[method]
 
@@ -305,7 +312,7 @@ def local_terms_numpy(
     grad_bias, grad_coupling : ndarray (n,), (E,)
         Its exact (unscaled) gradient.
     """
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
@@ -314,7 +321,7 @@ def local_terms_numpy(
 
 
 def _check_method(method):
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
@@ -333,7 +340,7 @@ def objective(bm, data, method: str) -> float:
         from mrflib import exact
 
         return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
     value, _, _ = prob.local(method)(bm.params)
@@ -345,7 +352,7 @@ def objective(bm, data, method: str) -> float:
 def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
     for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
@@ -442,7 +449,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         from mrflib import smci
 
         estimator = options.get("estimator", "1-smci")
-        if estimator not in SMCI_ESTIMATORS:
+        if not is_choice(estimator, SMCI_ESTIMATORS):
             raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
         kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
         if options.get("samples") is not None:
@@ -600,7 +607,7 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
         raise ValueError(f"bias must be True or False, got {bias!r}")
     if solver is None:
         solver = spec.solvers[0]
-    if solver not in spec.solvers:
+    if not is_choice(solver, spec.solvers):
         raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
                          f"got {solver!r}")
     learning_rate = check_positive(learning_rate, "learning_rate")
@@ -769,6 +776,11 @@ def mple_rho(bm, x: Any) -> np.ndarray:
     return 0.5 * (xs[:, e[:, 1]] * t[:, e[:, 0]] + xs[:, e[:, 0]] * t[:, e[:, 1]])
 
 
+#: Bytes of one block of states in :func:`estimator_variances` (the 2^n states are visited
+#: in blocks, so only the probability table grows with n).
+_ESTIMATOR_BLOCK_BYTES = 32 * 2**20
+
+
 def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
 
@@ -786,11 +798,21 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     from mrflib import exact, smci
 
     bm = check_model(bm)
-    states = exact.states(bm.n)
+    n, E = bm.n, len(bm.edges)
+    # rho^MPLE of a block of states: spins, fields, tanh, products (measured 17 n + 32 E)
+    per_state = 24.0 * n + 40.0 * E + 64.0
+    rows = int(max(1, min(2**n, _ESTIMATOR_BLOCK_BYTES // per_state)))
+    # held: P (8 per state); then one of the block's rho or asymptotic_variance (72 per state)
+    require_memory(8.0 * 2.0**n + max(72.0 * 2.0**n, rows * per_state) + 2**16,
+                   f"estimator_variances over 2^{n} states (n={n})")
     p = exact.probabilities(bm)
     _, pair = exact.moments(bm)
-    rho = mple_rho(bm, states)
-    v_mple = p @ rho**2 - pair**2
+    second = np.zeros(E)
+    for start in range(0, 2**n, rows):
+        stop = min(start + rows, 2**n)
+        rho = mple_rho(bm, exact.index_to_states(np.arange(start, stop), n))
+        second += p[start:stop] @ rho**2
+    v_mple = second - pair**2
     e = np.asarray(bm.edges)
     v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)

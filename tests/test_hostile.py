@@ -538,6 +538,10 @@ CASES += [
      dict(name=["nope", "", None, 3, "ASIA"])),
     ("datasets.pgmpy_model", datasets.pgmpy_model, dict(name="asia"),
      dict(name=["nope", "", None, 3])),
+    ("datasets.expert_network", datasets.expert_network, dict(name="asia"),
+     dict(name=["nope", "", None, 3, ["asia"], np.array(["asia"]), ("asia",)])),
+    ("factor_graph.all_states", mrflib.factor_graph.all_states, dict(cardinalities=[2, 3]),
+     dict(cardinalities=[[], [0], [-1], [2.5], [True], "23", None, [[2]]])),
     ("repro.lap_trials.relative_error", lap_trials.relative_error,
      dict(Kh=np.eye(3), K=2 * np.eye(3)),
      dict(Kh=[np.full((3, 3), math.nan), np.full((3, 3), math.inf), np.eye(2), None, "x"],
@@ -1024,3 +1028,276 @@ def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
         if fit is not None:
             assert fit.n_steps <= 20 and isinstance(fit.stop_reason, str) and fit.stop_reason
             assert fit.grad_max is None or np.all(np.isfinite(fit.grad_max))
+
+
+# ----------------------------------------------------------------------------- third round
+PLAN = exact.plan(BM)
+NAN_J = np.r_[math.nan, BM.coupling[1:]]
+INF_B = np.r_[math.inf, BM.bias[1:]]
+PLAN_BAD = [
+    ("log_partition-nan-coupling", lambda: PLAN.log_partition(BM.bias, NAN_J), "coupling"),
+    ("calibrate-inf-bias", lambda: PLAN.calibrate(INF_B, BM.coupling), "bias"),
+    ("sample-nan-coupling", lambda: PLAN.sample(BM.bias, NAN_J, 3, 0), "coupling"),
+    ("log_partition-complex", lambda: PLAN.log_partition(BM.bias, BM.coupling + 1j),
+     "coupling"),
+    ("calibrate-complex-bias", lambda: PLAN.calibrate(BM.bias * (1 + 0j) + 1j, BM.coupling),
+     "bias"),
+    ("calibrate-short-bias", lambda: PLAN.calibrate(BM.bias[:3], BM.coupling), "bias"),
+    ("sample-long-coupling", lambda: PLAN.sample(BM.bias, np.r_[BM.coupling, 0.0], 3, 0),
+     "coupling"),
+    ("log_partition-text", lambda: PLAN.log_partition(BM.bias, "coupling"), "coupling"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in PLAN_BAD])
+def test_junction_tree_methods_validate_their_arrays(call, name):
+    """The junction tree's public methods check what they are given as the model
+    constructor does (no NaN result, no NaN marginals, no samples of a NaN model, no
+    silent cast of complex numbers): a ValueError naming the argument, and no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+def test_junction_tree_and_constructor_share_one_check():
+    """The same bad couplings give the same message through ``BoltzmannMachine`` and the
+    junction tree's methods."""
+    with pytest.raises(ValueError) as direct:
+        PLAN.log_partition(BM.bias, NAN_J)
+    with pytest.raises(ValueError) as model:
+        BoltzmannMachine(BM.bias, EDGES, NAN_J)
+    assert str(direct.value) == str(model.value)
+
+
+PATH = np.array([[0, 1], [1, 2], [2, 3]])
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+@pytest.mark.parametrize("value", [7e307, 1e308, -7e307])
+def test_models_beyond_float_range(engine, value):
+    """Parameters near the float maximum (log-weights beyond it): moments are exact and
+    finite, samples are the mode, ``log Z`` is +inf with a warning, never NaN."""
+    sign = np.sign(value)
+    bm = BoltzmannMachine(np.full(4, value), PATH, np.full(3, abs(value)))
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.array_equal(mean, np.full(4, sign)) and np.array_equal(pair, np.ones(3))
+    x = exact.sample(bm, 5, rng=0, method=engine)
+    assert np.array_equal(x, np.full((5, 4), sign, dtype=np.int8))
+    with pytest.warns(RuntimeWarning, match="beyond the float range"):
+        assert exact.log_partition(bm, method=engine) == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log P(mode) = 0: finite, though log Z is not
+        assert exact.log_likelihood(bm, x, method=engine) == 0.0
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+def test_models_beyond_float_range_mixed_signs(engine):
+    """Frustrated signs at 7e307: the exact answer by hand (two modes of equal weight)."""
+    # x0 = x1 (J01 > 0), x1 = -x2 (J12 < 0), bias pushes x0 up: the mode is (+, +, -, ?)
+    # with x3 free (no bias, no coupling), so <x3> = 0 and <x2 x3> = 0.
+    bm = BoltzmannMachine([7e307, 0.0, 0.0, 0.0], PATH, [7e307, -7e307, 0.0])
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.allclose(mean, [1, 1, -1, 0]) and np.allclose(pair, [1, -1, 0])
+    x = exact.sample(bm, 400, rng=0, method=engine)
+    assert np.all(x[:, :3] == [1, 1, -1]) and 150 < np.sum(x[:, 3] == 1) < 250
+
+
+def test_models_near_float_range_log_partition_finite():
+    """A finite log Z whose log-weights' partial sums overflow without the rescaling
+    (``b_0 + J_01`` alone is 3e308). ``b = (1.5e308, -1.4e308)``, ``J_01 = 1.5e308``: the
+    mode (+, +) has log-weight 1.6e308 = log Z, the others 1.4e308 or less."""
+    bm = BoltzmannMachine([1.5e308, -1.4e308], [[0, 1]], [1.5e308])
+    for engine in ("enumerate", "junction-tree"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert exact.log_partition(bm, method=engine) == pytest.approx(1.6e308, rel=1e-15)
+            mean, pair = exact.moments(bm, method=engine)
+        assert np.array_equal(mean, [1.0, 1.0]) and np.array_equal(pair, [1.0])
+    # three tied modes of log-weight 1.5e308 (enumeration counts them; a junction tree's
+    # messages cannot: log 3 is below the last bit of 1.5e308)
+    tie = BoltzmannMachine([1.5e308, -1.5e308], [[0, 1]], [1.5e308])
+    assert np.allclose(exact.probabilities(tie), [1 / 3, 1 / 3, 0, 1 / 3])  # x0 is bit 0
+    mean, pair = exact.moments(tie, method="enumerate")
+    assert np.allclose(mean, [1 / 3, -1 / 3]) and np.allclose(pair, [1 / 3])
+    q = BoltzmannMachine([0.0, 0.0], [[0, 1]], [0.0])
+    assert exact.kl_model(tie, tie) == 0.0
+    assert exact.kl_model(tie, q) == pytest.approx(np.log(4 / 3))
+
+
+LOOSE = [
+    ("junction-tree-order", lambda: junction_tree.JunctionTree(PATH, 4, order=[0, 1, 2.7, 3]),
+     "order"),
+    ("ancestral-subset-bool", lambda: CANCER.ancestral_subset([True]), "variables"),
+    ("expert-network-list", lambda: datasets.expert_network(["asia"]), "name"),
+    ("smci-method-array", lambda: smci.moments(BM, DATA, method=np.array(["mci"])), "method"),
+    ("exact-method-list", lambda: exact.log_partition(BM, method=["auto"]), "method"),
+    ("learning-method-array", lambda: learning.fit(DATA, EDGES, np.array(["mple"])), "method"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in LOOSE])
+def test_loose_types_refused(call, name):
+    """A float node label is not truncated, ``True`` is not variable 1, and a list or an
+    array where a name belongs is a ValueError naming the argument (not "unhashable type"
+    or numpy's "truth value is ambiguous")."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("order", [403, 1001, 100001])
+def test_bound_order_capped(order):
+    """An order past ``bounds.MAX_ORDER`` is refused at once (order 1001 used to run for
+    88 s, 100001 for more than 5 minutes), with a message naming the cap and why."""
+    with pytest.raises(ValueError, match=r"order must be at most MAX_ORDER = 401.*cube"):
+        bounds.log_partition_lower_bound(BM, order)
+    with pytest.raises(ValueError, match="MAX_ORDER"):
+        bounds.log_expected_bound(np.ones(order + 1), order)
+
+
+
+@pytest.mark.parametrize("call, name", [
+    pytest.param(lambda: graphs.neighbours(EDGES, HUGE), "n=1000000000000", id="neighbours"),
+    pytest.param(lambda: CANCER.sample(HUGE, rng=0), "n_samples", id="expert-sample"),
+])
+def test_allocations_checked_first(call, name):
+    """Sizes of 10^12 reach the memory pre-check (a ValueError with the bytes), not
+    numpy's MemoryError."""
+    test_oversize_refused_before_allocating(call, name)
+
+
+KL_SMALL = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=1)
+GRID = graphs.square_grid(2, 8)
+ESTIMATE_CASES = [
+    ("kl_model", lambda: exact.kl_model(BoltzmannMachine.random(GRID, 16, rng=0),
+                                        BoltzmannMachine.random(GRID, 16, rng=1)),
+     lambda: exact.kl_model(KL_SMALL, KL_SMALL)),
+    ("estimator_variances",
+     lambda: learning.estimator_variances(BoltzmannMachine.random(GRID, 16, rng=0)),
+     lambda: learning.estimator_variances(KL_SMALL)),
+    ("neighbours", lambda: graphs.neighbours(graphs.square_grid(100, 100), 10**5),
+     lambda: graphs.neighbours(EDGES, N)),
+    ("expert-sample", lambda: datasets.expert_network("alarm").sample(10**5, rng=0),
+     lambda: datasets.expert_network("alarm").sample(3, rng=0)),
+]
+
+
+@pytest.mark.parametrize("call, warm", [pytest.param(c, w, id=i) for i, c, w in ESTIMATE_CASES])
+def test_memory_estimate_within_five_percent(call, warm):
+    """The pre-check's estimate holds against the peak tracemalloc measures (numpy's
+    allocations) within 5%: ``peak <= 1.05 * estimate`` (kl_model reserved 24 bytes per
+    state and peaked at 40; estimator_variances peaked at 3.4 times its request)."""
+    warm()
+    tracemalloc.start()
+    try:
+        with v.memory_requests() as log:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = max(b for _, b in log)
+    assert peak <= 1.05 * estimate, (peak, estimate)
+
+
+# ----------------------------------------------------------------------------- runners
+TINY_NB = Path(__file__).parent / "data" / "tiny_sweep.ipynb"
+POINT_NB = Path(__file__).parents[1] / "notebooks" / "smci_error_point.ipynb"
+UNREACHABLE = "tcp://127.0.0.1:1"
+
+
+def _broken_notebooks(folder: Path, source: Path) -> dict[str, Path]:
+    """``source`` with a parameters cell that does not compile, and a JSON list."""
+    import json
+
+    nb = json.loads(source.read_text())
+    for cell in nb["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["source"] = "".join(cell["source"]) + "\nx = (1,\n"
+    out = {"syntax": folder / "syntax.ipynb", "list": folder / "list.ipynb"}
+    out["syntax"].write_text(json.dumps(nb))
+    out["list"].write_text("[1, 2]")
+    return out
+
+
+def _one_line_failure(main, argv, capsys, match: str) -> None:
+    """``main(argv)`` exits with status 2 and one line on stderr that contains ``match``."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    assert err.count("\n") == 1 and match in err, err
+
+
+RUNNER_CASES = [
+    ("syntax", lambda nb, t: [str(nb["syntax"]), "--out", str(t / "o")], "does not compile"),
+    ("list", lambda nb, t: [str(nb["list"]), "--out", str(t / "o")], "list.ipynb' is not a"),
+    ("out-empty", lambda nb, t: [None, "--out", ""], "out must"),
+    ("out-file", lambda nb, t: [None, "--out", str(t / "afile")], "afile' is a file"),
+    ("out-unwritable", lambda nb, t: [None, "--out", "/proc/mrflib-out"], "cannot write"),
+    ("scheduler", lambda nb, t: [None, "--out", str(t / "o"), "--scheduler", UNREACHABLE],
+     "no Dask scheduler answers"),
+]
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_sweep_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib sweep``: a broken notebook, a bad ``--out`` (empty: the current
+    folder; a file; unwritable) or an unreachable scheduler is refused before anything runs,
+    in one line on stderr naming the file or the option, with exit status 2."""
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, TINY_NB), tmp_path)
+    args = [str(TINY_NB) if a is None else a for a in args] + ["-p", "a", "1",
+                                                                "--no-progress"]
+    _one_line_failure(sweep.main, args, capsys, match)
+    assert not (tmp_path / "o").exists() and not (Path.cwd() / "runs").exists()
+
+
+def test_sweep_results_folder_replaced_by_a_file(tmp_path, capsys):
+    """The sweep's ``runs`` folder replaced by a file: one line, not a traceback."""
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "runs").write_text("x")
+    _one_line_failure(sweep.main, [str(TINY_NB), "-p", "a", "1", "--out", str(tmp_path / "o")],
+                      capsys, "runs' is a file")
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_paper_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib paper``: the same checks, before any chapter runs."""
+    from mrflib.repro import paper
+
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, POINT_NB), tmp_path)
+    args = [str(POINT_NB) if a is None else a for a in args] + ["--chunks", "2"]
+    _one_line_failure(paper.main, args, capsys, match)
+    assert not (tmp_path / "o").exists()
+
+
+def test_paper_command_checks_publish_and_results_before_running(tmp_path, capsys):
+    """An unwritable ``--publish`` folder and a chapter's results folder replaced by a file
+    are found before the chapter runs (not after it)."""
+    from mrflib.repro import paper
+
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o"), "--publish",
+                                   "/proc/mrflib-publish"], capsys, "publish: cannot write")
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "o" / POINT_NB.stem).mkdir(parents=True)
+    (tmp_path / "o" / POINT_NB.stem / "results").write_text("x")
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o")], capsys,
+                      "results' is a file")
+
+
+def test_runner_traceback_only_with_debug(tmp_path):
+    """Without ``--debug`` the process prints one line and no traceback; with it, the
+    traceback."""
+    nb = _broken_notebooks(tmp_path, TINY_NB)["syntax"]
+    base = [sys.executable, "-m", "mrflib", "sweep", str(nb), "-p", "a", "1", "--out",
+            str(tmp_path / "o")]
+    root = Path(__file__).parents[1]
+    plain = subprocess.run(base, capture_output=True, text=True, cwd=root, timeout=120)
+    debug = subprocess.run(base + ["--debug"], capture_output=True, text=True, cwd=root,
+                           timeout=120)
+    assert plain.returncode == 2 and plain.stderr.count("\n") == 1
+    assert "Traceback" not in plain.stderr and "syntax.ipynb" in plain.stderr
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
