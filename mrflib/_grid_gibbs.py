@@ -1,4 +1,4 @@
-"""Checkerboard Gibbs sweeps specialised to square grids (the hot path of issue 17).
+"""Checkerboard Gibbs sweeps specialised to square grids (the hot path of large lattices).
 
 Same draws, same bits as the general checkerboard kernels of :mod:`mrflib._checkerboard`
 (the tests compare them, and a plain-Python reference, bit for bit); only the memory

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._files import atomic_write
+from ._optional import optional_import
 from ._validation import available_memory, check_path, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
@@ -526,13 +527,10 @@ def read_answer(path: PathLike) -> Answer:
 
 # ---------------------------------------------------------------------- pgmpy
 def _pgmpy() -> Any:
-    try:
-        import pgmpy.factors.discrete as discrete
-        import pgmpy.models as models
-    except ImportError as err:
-        raise ImportError("pgmpy conversions need pgmpy, an optional dependency: "
-                          "pip install 'mrflib[book]'") from err
-    return models, discrete
+    """pgmpy's ``models`` and ``factors.discrete`` modules (an optional dependency)."""
+    what = "io.from_pgmpy and io.to_pgmpy"
+    return (optional_import("pgmpy.models", what, "datasets"),
+            optional_import("pgmpy.factors.discrete", what, "datasets"))
 
 
 def _node_names(names: Any, what: str) -> list:
@@ -556,7 +554,7 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
 
     Variable ``i`` is ``variables[i]`` (default: ``list(model.nodes())``); state ``k`` of a
     variable is pgmpy's ``k``-th state. Every variable must appear in some factor (its
-    cardinality comes from there). Needs pgmpy (``pip install 'mrflib[book]'``).
+    cardinality comes from there). Needs pgmpy (``pip install 'mrflib[datasets]'``).
     """
     models, _ = _pgmpy()
     if isinstance(model, models.DiscreteBayesianNetwork):

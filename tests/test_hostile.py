@@ -1,4 +1,4 @@
-"""Hostile inputs for every public function (issue 14, classes 1, 4 and 8).
+"""Hostile inputs for every public function: bad arguments, huge sizes, extreme parameters.
 
 Each test feeds bad or extreme input and accepts exactly two outcomes: a ``ValueError`` or
 ``TypeError`` whose message names the offending argument, or a finite, correct result.
@@ -120,7 +120,7 @@ def outcome(call, names: tuple[str, ...]):
     return out
 
 
-# ----------------------------------------------------------------------------- class 8: bm
+# ----------------------------------------------------------------------- bad arguments: bm
 def public_functions() -> dict[str, object]:
     """``"module.name" -> function`` for every function in the ``__all__`` of every public
     module of mrflib (a function re-exported by several modules is listed once)."""
@@ -162,7 +162,7 @@ METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 @pytest.mark.parametrize("mname, fn", _model_functions())
 @pytest.mark.parametrize("junk", [None, 3, "bm", np.zeros(3), {"bias": 0}])
 def test_non_model_named(mname, fn, junk):
-    """Class 8: a non-model where a model belongs gives a TypeError naming the argument."""
+    """Bad arguments: a non-model where a model belongs gives a TypeError naming the argument."""
     first = next(iter(inspect.signature(fn).parameters))
     kwargs = {}
     for p in list(inspect.signature(fn).parameters.values())[1:]:
@@ -758,7 +758,7 @@ def _bad_param(case):
 @SETTINGS
 @given(data=st.data())
 def test_bad_argument_named_or_finite(fn, base, bad, data):
-    """Class 8: one argument replaced by a bad value; the error names it, or the result is
+    """Bad arguments: one argument replaced by a bad value; the error names it, or the result is
     finite. (Values a function may legitimately accept, such as ``0`` burn-in, must give a
     finite result.)"""
     name = data.draw(st.sampled_from(sorted(bad)), label="argument")
@@ -776,7 +776,7 @@ def test_baseline_is_finite(fn, base, bad):
         assert finite(fn(**base))
 
 
-# ----------------------------------------------------------------------------- class 4
+# -------------------------------------------------------------------------- huge sizes
 OVERSIZE = [
     ("sampling.gibbs", lambda: sampling.gibbs(BM, HUGE, burn_in=1, rng=0), "n_samples"),
     ("sampling.gibbs", lambda: sampling.gibbs(BM, 2, burn_in=HUGE, rng=0), "burn_in"),
@@ -816,7 +816,7 @@ OVERSIZE = [
      for cid, c, nm in OVERSIZE],
 )
 def test_oversize_refused_before_allocating(call, name):
-    """Class 4: sizes of 10^12 are refused with a ValueError naming the argument and the
+    """Huge sizes: sizes of 10^12 are refused with a ValueError naming the argument and the
     bytes, and nothing near that size is allocated first (tracemalloc sees numpy)."""
     tracemalloc.start()
     try:
@@ -841,7 +841,7 @@ HANGS = [
     "call", [pytest.param(c, marks=[pytest.mark.xfail(strict=False, run=False, reason=r)]
                           if r else []) for c, r in HANGS])
 def test_huge_loop_counts_do_not_hang(call):
-    """Class 4: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
+    """Huge sizes: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
     subprocess so that a numba loop that never returns cannot stall the test session.
     (Known hangs are listed with ``run=False``: they would cost the whole timeout.)"""
     code = ("from mrflib import BoltzmannMachine, bounds, exact, graphs, learning, sampling\n"
@@ -890,7 +890,7 @@ PEAK_CASES = [
 
 @pytest.mark.parametrize("call, warm", PEAK_CASES, ids=[c.split("(")[0] for c, _ in PEAK_CASES])
 def test_memory_estimate_covers_measured_peak(call, warm):
-    """Class 4: the pre-check's estimate is at least the measured peak (RSS growth of a
+    """Huge sizes: the pre-check's estimate is at least the measured peak (RSS growth of a
     fresh process; numba's allocations included), give or take 16 MiB of interpreter
     noise, and not absurdly above it (at most 8x + 64 MiB)."""
     out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, call, warm], capture_output=True,
@@ -915,7 +915,7 @@ TRACED_CASES = [
                                                     "random_graph", "chimera", "model.random",
                                                     "sample_table"])
 def test_memory_estimate_covers_traced_peak(call):
-    """Class 4 for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
+    """Huge sizes, for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
     tracemalloc.start()
     try:
         with v.memory_requests() as log:
@@ -927,7 +927,7 @@ def test_memory_estimate_covers_traced_peak(call):
     assert peak <= 1.05 * estimate + 2**20, (peak, estimate)
 
 
-# ----------------------------------------------------------------------------- class 1
+# ------------------------------------------------------------------ extreme parameters
 SCALES = [5.0, 20.0, 40.0, 1e3]
 
 
@@ -948,7 +948,7 @@ def extreme_models(draw):
 @SETTINGS
 @given(bm=extreme_models(), seed=st.integers(0, 2**16))
 def test_extreme_models_give_finite_correct_estimates(bm, seed):
-    """Class 1: every SMCI estimator is finite and equals the enumeration of its own sum
+    """Extreme parameters: every SMCI estimator is finite and equals the enumeration of its own sum
     region (2-SMCI over R_1 is exact per boundary; 1-SMCI/s2-SMCI via :func:`smci.gsmci`);
     exact moments lie in [-1, 1] and the junction tree agrees with enumeration; Gibbs
     samples are spins."""
@@ -979,7 +979,7 @@ def test_extreme_models_give_finite_correct_estimates(bm, seed):
 @settings(SETTINGS, max_examples=20)
 @given(bm=extreme_models())
 def test_extreme_models_bounds_below_log_partition(bm):
-    """Class 1 for the bounds: finite, and a lower bound on the exact log Z."""
+    """Extreme parameters, for the bounds: finite, and a lower bound on the exact log Z."""
     logz = exact.log_partition(bm)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -991,7 +991,7 @@ def test_extreme_models_bounds_below_log_partition(bm):
 @pytest.mark.parametrize("method", ["1-smci", "s2-smci", "smci-pcd", "mple"])
 @pytest.mark.parametrize("J", SCALES)
 def test_learning_from_large_couplings_is_finite(method, J):
-    """Class 1 through the public learner: starting at (or learning towards) couplings of
+    """Extreme parameters through the public learner: starting at (or learning towards) couplings of
     |J| up to 1e3 never raises and gives a finite model."""
     rng = np.random.default_rng(0)
     bm = BoltzmannMachine(np.zeros(N), EDGES, J * rng.choice([-1.0, 1.0], size=len(EDGES)))
@@ -1015,9 +1015,9 @@ FIT_DATA = {"degenerate": DEGENERATE, "anti": ANTI, "N=1": DATA[:1], "ordinary":
 @pytest.mark.parametrize("method, solver", FIT_CASES, ids=[f"{m}-{s}" for m, s in FIT_CASES])
 @pytest.mark.parametrize("data_name", list(FIT_DATA))
 def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
-    """Class 1 through every row of ``learning.fit``'s dispatch table: degenerate data (no
-    MLE), N = 1, and an initial model with couplings of 1e3 give a finite model, or (gradient
-    ascent on MPF's exponential flow diverges) a ValueError naming learning_rate."""
+    """Extreme parameters through every row of ``learning.fit``'s dispatch table: degenerate
+    data (no MLE), N = 1, and an initial model with couplings of 1e3 give a finite model, or
+    (gradient ascent on MPF's exponential flow diverges) a ValueError naming learning_rate."""
     rng = np.random.default_rng(0)
     huge = BoltzmannMachine(np.zeros(N), EDGES, 1e3 * rng.choice([-1.0, 1.0], size=len(EDGES)))
     for init in (None, huge) if method != "lap" else (None,):

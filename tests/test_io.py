@@ -431,7 +431,7 @@ def test_to_pgmpy_and_back_keeps_the_weights_and_the_partition_function():
 
 def test_pgmpy_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pgmpy.models", None)
-    with pytest.raises(ImportError, match=r"pip install 'mrflib\[book\]'"):
+    with pytest.raises(ImportError, match=r'pip install "mrflib\[datasets\]"'):
         io.to_pgmpy(FactorGraph([2], [(0,)], [[0.0, 0.0]]))
 
 

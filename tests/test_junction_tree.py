@@ -56,11 +56,11 @@ def test_lattice_width_is_min_side(rows, cols):
 
 
 def test_equals_pgmpy_on_5x5():
-    from mrflib import lap
+    from mrflib.repro import peers
 
     bm = BoltzmannMachine.random(graphs.square_grid(5, 5), 25, bias_scale=0.5,
                                  coupling_scale=0.8, rng=7)
-    m, p = lap.junction_tree_moments(bm)
+    m, p = peers.junction_tree_moments(bm)
     m2, p2 = exact.moments(bm, method="junction-tree")
     assert np.abs(m - m2).max() < 1e-10 and np.abs(p - p2).max() < 1e-10
 

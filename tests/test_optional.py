@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mrflib import BoltzmannMachine, datasets, graphs
+from mrflib import BoltzmannMachine, datasets, graphs, io
 from mrflib._executor import Executor
 from mrflib._optional import DISTRIBUTIONS, optional_import
 from mrflib.repro import field_test, peers, sweep
@@ -36,6 +36,7 @@ CASES = [
     ("field_test.sklearn_accuracies",
      lambda: field_test.sklearn_accuracies(X, [0, 1], X, [0, 1]), "sklearn", "book"),
     ("sweep.execute", lambda: sweep.execute("x.ipynb", "y.ipynb"), "papermill", "book"),
+    ("io.from_pgmpy", lambda: io.from_pgmpy(None), "pgmpy", "datasets"),
 ]
 
 
