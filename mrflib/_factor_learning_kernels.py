@@ -49,3 +49,20 @@ def pl_objective(tables, pat_var, pat_x, pat_w, fptr, base, stride, card,
             for f in range(lo, hi):
                 grad[base[f] + xp * stride[f]] += w
     return value, grad
+
+
+@njit(cache=True)
+def pattern_counts(x, cptr, cols, radix, count_off):  # pragma: no cover - numba
+    """Counts of every variable's local-pattern codes in one pass over the rows.
+
+    Variable ``t``'s code of a row is ``Σ_a x[row, cols[a]] * radix[a]`` over
+    ``a in cptr[t]:cptr[t+1]``; its counts live in ``out[count_off[t]:count_off[t+1]]``.
+    """
+    out = np.zeros(count_off[-1], dtype=np.int64)
+    for r in range(x.shape[0]):
+        for t in range(cptr.shape[0] - 1):
+            code = 0
+            for a in range(cptr[t], cptr[t + 1]):
+                code += x[r, cols[a]] * radix[a]
+            out[count_off[t] + code] += 1
+    return out

@@ -284,26 +284,41 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
 
 # --------------------------------------------------------------------- pseudo-likelihood
 class _Patterns:
-    """The distinct local patterns ``(i, x_i, x_blanket(i))`` of the data, with counts."""
+    """The distinct local patterns ``(i, x_i, x_blanket(i))`` of the data, with counts.
+
+    One pass per variable: each row's pattern gets a mixed-radix code over ``x_i`` and
+    its Markov blanket, counted by ``bincount`` (or sorted when the code space is large);
+    a pattern is then stored as, for each factor holding ``i``, the flat position of its
+    entry at ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
+    """
 
     def __init__(self, lay: _Layout, x: np.ndarray) -> None:
         card = lay.card
         N = x.shape[0]
         vf = lay.structure.variable_factors()
-        idx = lay.flat_indices(x)
-        var, xs, w, bases, strides, fptr = [], [], [], [], [], [0]
+        var, xs, w, bases, strides, fptr = [], [], [], [], [], []
+        cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
+                   for i in range(lay.structure.n)]
+        counted = _count_small(x, cols_of, card)
         for i in range(lay.structure.n):
             ks = vf[i]
-            st = np.array([_stride(lay.shapes[k], lay.scopes[k].index(i)) for k in ks],
-                          dtype=np.int64)
-            b = idx[:, ks] - x[:, [i]] * st[None, :]  # positions at x_i = 0
-            key = np.concatenate([x[:, [i]], b], axis=1)
-            uniq, counts = np.unique(key, axis=0, return_counts=True)
-            P = len(uniq)
+            cols = cols_of[i]
+            digits, counts = counted[i] if i in counted else \
+                _distinct_patterns(x, cols, card[cols])
+            P = len(counts)
+            where = {v: c for c, v in enumerate(cols)}
+            base = np.empty((P, len(ks)), dtype=np.int64)
+            st = np.empty(len(ks), dtype=np.int64)
+            for f, k in enumerate(ks):
+                s = lay.scopes[k]
+                sv = [_stride(lay.shapes[k], a) for a in range(len(s))]
+                st[f] = sv[s.index(i)]
+                base[:, f] = lay.offsets[k] + sum(
+                    digits[:, where[v]] * sv[a] for a, v in enumerate(s) if v != i)
             var.append(np.full(P, i, dtype=np.int64))
-            xs.append(uniq[:, 0])
+            xs.append(digits[:, 0])
             w.append(counts.astype(np.float64))
-            bases.append(uniq[:, 1:].ravel())
+            bases.append(base.ravel())
             strides.append(np.tile(st, P))
             fptr.append(np.full(P, len(ks), dtype=np.int64))
         self.var = np.concatenate(var)
@@ -311,12 +326,59 @@ class _Patterns:
         self.w = np.concatenate(w) / N
         self.base = np.concatenate(bases)
         self.stride = np.concatenate(strides)
-        self.fptr = np.concatenate([[0], np.cumsum(np.concatenate(fptr[1:]))]).astype(np.int64)
+        self.fptr = np.concatenate([[0], np.cumsum(np.concatenate(fptr))]).astype(np.int64)
         self.card = np.ascontiguousarray(card, dtype=np.int64)
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
         return _k.pl_objective(flat, self.var, self.x, self.w, self.fptr, self.base,
                                self.stride, self.card, want_grad)
+
+
+def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
+    """Distinct patterns (digits, counts) of every variable whose code space is at most
+    ``4 N``, counted in one numba pass over the rows."""
+    N = x.shape[0]
+    small = [i for i, cols in enumerate(cols_of)
+             if np.sum(np.log2(card[cols].astype(np.float64))) < 62
+             and math.prod(int(c) for c in card[cols]) <= 4 * N]
+    if not small:
+        return {}
+    radices = [np.concatenate([[1], np.cumprod(card[cols_of[i]][:-1])]).astype(np.int64)
+               for i in small]
+    spaces = [math.prod(int(c) for c in card[cols_of[i]]) for i in small]
+    cptr = np.concatenate([[0], np.cumsum([len(cols_of[i]) for i in small])]).astype(np.int64)
+    off = np.concatenate([[0], np.cumsum(spaces)]).astype(np.int64)
+    counts = _k.pattern_counts(x, cptr, np.concatenate([cols_of[i] for i in small]),
+                               np.concatenate(radices), off)
+    out = {}
+    for t, i in enumerate(small):
+        c = counts[off[t]:off[t + 1]]
+        codes = np.flatnonzero(c)
+        cc = card[cols_of[i]]
+        out[i] = ((codes[:, None] // radices[t][None, :]) % cc[None, :], c[codes])
+    return out
+
+
+def _distinct_patterns(x: np.ndarray, cols: list, card: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``x[:, cols]`` (sorted, as digits ``(P, len(cols))``) and their
+    counts: by a mixed-radix code (``bincount`` when the code space is at most ``4 N``,
+    else a 1-d sort), or by rows when the code does not fit in int64."""
+    N = x.shape[0]
+    if np.sum(np.log2(card.astype(np.float64))) >= 62:
+        uniq, counts = np.unique(x[:, cols], axis=0, return_counts=True)
+        return uniq, counts
+    radix = np.concatenate([[1], np.cumprod(card[:-1])]).astype(np.int64)
+    code = x[:, cols] @ radix
+    space = int(np.prod(card))
+    if space <= 4 * N:
+        counts = np.bincount(code, minlength=space)
+        codes = np.flatnonzero(counts)
+        counts = counts[codes]
+    else:
+        codes, counts = np.unique(code, return_counts=True)
+    digits = (codes[:, None] // radix[None, :]) % card[None, :]
+    return digits, counts
 
 
 def _stride(shape: tuple, axis: int) -> int:
@@ -411,10 +473,15 @@ def _lap_newton(prob, l2, tol, max_iter):
     ``x_{A\\Q}`` (convex); returns ``(θ, iterations, converged)``."""
     idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
     P, S, m = idx.shape
-    F = sp.csr_matrix((np.ones(P * S * m), (np.repeat(np.arange(P * S), m), idx.ravel())),
-                      shape=(P * S, D + 1))[:, :D].tocsr()
-    target = w @ F[np.arange(P) * S + obs]
-    block = np.arange(0, P * S + 1, S)
+    require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
+                   f"the Newton system of an auxiliary fit ({P} patterns, {S} states, "
+                   f"{D} parameters)")
+    F = np.zeros((P * S, D + 1))
+    F[np.repeat(np.arange(P * S), m), idx.ravel()] = 1.0
+    F = np.ascontiguousarray(F[:, :D])
+    F3 = F.reshape(P, S, D)
+    target = w @ F3[np.arange(P), obs]
+    eye = np.eye(D)
 
     def evaluate(theta):
         sc = (F @ theta).reshape(P, S)
@@ -424,16 +491,14 @@ def _lap_newton(prob, l2, tol, max_iter):
         ll = w @ (sc[np.arange(P), obs] - lse) - 0.5 * l2 * theta @ theta
         r = (w[:, None] * pr).ravel()
         g = target - F.T @ r - l2 * theta
-        M = (sp.csr_matrix((pr.ravel(), np.arange(P * S), block), shape=(P, P * S)) @ F)
-        M = M.toarray()
-        H = -(F.T @ F.multiply(r[:, None])).toarray() + (M.T * w) @ M
-        H -= l2 * np.eye(D)
+        M = np.einsum("ps,psd->pd", pr, F3)
+        H = (M.T * w) @ M - (F.T * r) @ F - l2 * eye
         return ll, g, H
 
     theta = np.zeros(D)
     ll, g, H = evaluate(theta)
     for it in range(max_iter):
-        delta = np.linalg.solve(-H + _RIDGE * np.eye(D), g)
+        delta = np.linalg.solve(-H + _RIDGE * eye, g)
         dec = float(g @ delta)
         if dec < 2.0 * tol:
             return theta + delta, it, True

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _factor_models_kernels as _k
 from . import graphs
 from ._validation import as_rng, check_positive, check_real, require_memory
 from .factor_graph import FactorGraph, _check_states
 
-__all__ = ["potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs"]
+__all__ = ["potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs", "gibbs_numpy"]
 
 
 def potts_lattice(
@@ -91,14 +92,39 @@ def triangle_lattice(
     return FactorGraph(np.full(n, q, dtype=np.int64), scopes, tables)
 
 
-def _variable_factors(model: FactorGraph, i: int) -> list[tuple[int, int, int]]:
-    """``(factor, position of i in its scope, stride of x_i)`` for each factor holding ``i``."""
-    out = []
-    for k in model.variable_factors()[i]:
-        s, t = model.scopes[k], model.log_tables[k]
-        a = s.index(i)
-        out.append((k, a, t.strides[a] // t.itemsize))
-    return out
+def _plan(model: FactorGraph) -> tuple:
+    """Packed scopes, strides and incidence of a model, for :func:`_k.gibbs_sweep`."""
+    strides = [[int(np.prod(t.shape[a + 1:])) for a in range(t.ndim)] for t in model.log_tables]
+    sizes = [t.size for t in model.log_tables]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    fptr = np.concatenate([[0], np.cumsum([len(s) for s in model.scopes])]).astype(np.int64)
+    fvars = np.array([v for s in model.scopes for v in s], dtype=np.int64)
+    fstride = np.array([d for st in strides for d in st], dtype=np.int64)
+    vf = model.variable_factors()
+    vptr = np.concatenate([[0], np.cumsum([len(f) for f in vf])]).astype(np.int64)
+    vfac = np.array([k for f in vf for k in f], dtype=np.int64)
+    vstride = np.array([strides[k][model.scopes[k].index(i)] for i, f in enumerate(vf)
+                        for k in f], dtype=np.int64)
+    tables = np.concatenate([np.ravel(t) for t in model.log_tables])
+    return tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
+
+
+def _start(model, n_samples, sweeps, rng, init):
+    if not isinstance(model, FactorGraph):
+        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    sweeps = check_positive(sweeps, "sweeps", integer=True, allow_zero=True)
+    rng = as_rng(rng)
+    card = model.cardinalities
+    require_memory(8.0 * (n_samples + card.max()) * (2 * model.n + 4),
+                   f"{n_samples} Gibbs chains of {model.n} variables")
+    if init is None:
+        x = np.floor(rng.random((n_samples, model.n)) * card).astype(np.int64)
+    else:
+        x = _check_states(init, card, "init").copy()
+        if x.shape[0] != n_samples:
+            raise ValueError(f"init must have {n_samples} rows, got {x.shape[0]}")
+    return x, sweeps, rng
 
 
 def gibbs(
@@ -109,37 +135,40 @@ def gibbs(
 
     Each chain starts at a uniform random state (or ``init``) and updates the variables
     in order ``0..n-1``, each from its conditional ``P(x_i | x_rest) ∝
-    exp(Σ_{k ∋ i} θ_k(x_{S_k}))``; the chains are vectorized. Returns the final states,
-    ``int64 (n_samples, n)``: approximately independent draws of ``P`` when ``sweeps``
-    exceeds the mixing time.
+    exp(Σ_{k ∋ i} θ_k(x_{S_k}))`` (numba kernel; :func:`gibbs_numpy` is its reference).
+    Returns the final states, ``int64 (n_samples, n)``: approximately independent draws of
+    ``P`` when ``sweeps`` exceeds the mixing time. Zero weights (``-inf``) are allowed
+    as long as every conditional keeps a state of positive weight.
     """
-    if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
-    n_samples = check_positive(n_samples, "n_samples", integer=True)
-    sweeps = check_positive(sweeps, "sweeps", integer=True, allow_zero=True)
-    rng = as_rng(rng)
+    x, sweeps, rng = _start(model, n_samples, sweeps, rng, init)
+    plan = _plan(model)
+    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    for _ in range(sweeps):
+        u = rng.random((model.n, n_samples))
+        _k.gibbs_sweep(x, u, plan[0], *plan[1:], card)
+    return x
+
+
+def gibbs_numpy(
+    model: FactorGraph, n_samples: int, *, sweeps: int = 100, rng: Any = 0,
+    init: Any = None,
+) -> np.ndarray:
+    """Plain numpy reference of :func:`gibbs` (the same draws; vectorized over chains)."""
+    x, sweeps, rng = _start(model, n_samples, sweeps, rng, init)
     card = model.cardinalities
-    require_memory(8.0 * n_samples * (model.n + 2 * int(card.max()) + 2),
-                   f"{n_samples} Gibbs chains of {model.n} variables")
-    if init is None:
-        x = np.floor(rng.random((n_samples, model.n)) * card).astype(np.int64)
-    else:
-        x = _check_states(init, card, "init").copy()
-        if x.shape[0] != n_samples:
-            raise ValueError(f"init must have {n_samples} rows, got {x.shape[0]}")
-    plans = [_variable_factors(model, i) for i in range(model.n)]
+    vf = model.variable_factors()
     flat = [np.ravel(t) for t in model.log_tables]
     for _ in range(sweeps):
+        u = rng.random((model.n, n_samples))
         for i in range(model.n):
             c = int(card[i])
             score = np.zeros((n_samples, c))
-            for k, _, stride in plans[i]:
+            for k in vf[i]:
                 t = model.log_tables[k]
+                stride = int(np.prod(t.shape[model.scopes[k].index(i) + 1:]))
                 idx = np.ravel_multi_index(tuple(x[:, v] for v in model.scopes[k]), t.shape)
-                base = idx - x[:, i] * stride
-                score += flat[k][base[:, None] + stride * np.arange(c)[None, :]]
-            score -= score.max(axis=1, keepdims=True)
-            cdf = np.cumsum(np.exp(score), axis=1)
-            u = rng.random(n_samples) * cdf[:, -1]
-            x[:, i] = np.minimum((cdf < u[:, None]).sum(axis=1), c - 1)
+                score += flat[k][(idx - x[:, i] * stride)[:, None]
+                                 + stride * np.arange(c)[None, :]]
+            cdf = np.cumsum(np.exp(score - score.max(axis=1, keepdims=True)), axis=1)
+            x[:, i] = np.minimum((cdf < (u[i] * cdf[:, -1])[:, None]).sum(axis=1), c - 1)
     return x
