@@ -16,23 +16,14 @@ estimates) within 0.1. Target: at least 10x at N = 20,000.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 
+from bench.bench_learning import _best
 from mrflib import factor_learning, factor_models, graphs, learning, potentials
 
 Q = 3
-
-
-def _best(fn, repeats):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _one_hot(x: np.ndarray) -> np.ndarray:
