@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrflib import BoltzmannMachine, experiments, graphs, learning, smci
-from mrflib.repro import Chapter, lap_trials, learning_trials, smci_trials
+from mrflib import BoltzmannMachine, graphs, learning, smci
+from mrflib.repro import Chapter, experiments, lap_trials, learning_trials, smci_trials
 
 
 def test_chapter_fills_in_chapter_paper_profile():
@@ -53,3 +53,12 @@ def test_figure8_gaussian_small_run():
     assert info["glasso_runs"] == 2 * len(lap_trials.GLASSO_ALPHAS)
     again, _ = lap_trials.figure8_gaussian(4, 3, [20, 40], 1, rng=0)
     assert rows.equals(again)
+
+
+def test_harness_names_stay_importable_from_the_top():
+    import mrflib
+    from mrflib.repro import experiments as e
+    from mrflib.repro import report as r
+    from mrflib.repro import sweep as s
+
+    assert (mrflib.experiments, mrflib.report, mrflib.sweep) == (e, r, s)
