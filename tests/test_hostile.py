@@ -36,8 +36,11 @@ from mrflib import (
     BoltzmannMachine,
     bounds,
     datasets,
+    elimination,
     exact,
     experiments,
+    factor_enumeration,
+    factor_graph,
     fsll,
     graphs,
     junction_tree,
@@ -59,6 +62,8 @@ EDGES = graphs.square_grid(2, 3)
 N = 6
 BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0)
 DATA = exact.sample(BM, 40, rng=1)
+FG = mrflib.FactorGraph.from_boltzmann(BM)
+MODEL_BAD = [None, 3, "model", BM]
 #: A spin constant in every sample and two identical spins: the MLE does not exist.
 DEGENERATE = DATA.copy()
 DEGENERATE[:, 0] = 1
@@ -364,8 +369,23 @@ CASES += [
      dict(data=SPINS_BAD, edges=EDGES_BAD, n=[0, -1, 1.5, N + 1])),
     ("exact.kl_data_model", exact.kl_data_model, dict(data=DATA, bm=BM),
      dict(data=SPINS_BAD, bm=[None, 3, "bm"])),
-    ("exact.plan", exact.plan, dict(bm_or_edges=EDGES, n=N),
+    ("exact.plan", exact.plan, dict(model=EDGES, n=N),
+     dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("junction_tree.plan", junction_tree.plan, dict(bm_or_edges=EDGES, n=N),
      dict(bm_or_edges=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("factor_graph.all_states", factor_graph.all_states, dict(cardinalities=[2, 3]),
+     dict(cardinalities=[[0], [], [1.5], None, "ab", [True], [-1], [[2, 2]]])),
+    *[(f"{mod.__name__.split('.')[-1]}.{f}", getattr(mod, f), dict(model=FG),
+       dict(model=MODEL_BAD))
+      for mod in (elimination, factor_enumeration)
+      for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
+    ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
+    ("factor_enumeration.joint_log_table", factor_enumeration.joint_log_table,
+     dict(model=FG), dict(model=MODEL_BAD)),
+    *[(f"{mod.__name__.split('.')[-1]}.sample", mod.sample,
+       dict(model=FG, n_samples=3, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
+      for mod in (elimination, factor_enumeration)],
     ("junction_tree.sample", junction_tree.sample, dict(bm=BM, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
     ("junction_tree.condition", junction_tree.condition, dict(bm=BM, nodes=[0], values=[1]),
@@ -627,6 +647,11 @@ CASES += [
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
+                                 "validated models): tests/test_elimination.py"
+       for f in ("interaction_graph", "greedy_order", "order_cliques", "best_order",
+                 "connect_neighbours",
+                 "components")},
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
     "sweep.compute_point": "runs a notebook through papermill: tests/test_sweep.py",
     "sweep.sweep": "runs notebooks: damaged files, two sweeps, killed parent in "
@@ -672,7 +697,7 @@ PARTNERS = {"cardinalities": ("p", "data", "target"), "target": ("cardinalities"
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
             "a": ("b",), "b": ("a",), "train": ("data", "edges", "test", "y_train", "pseudo"),
-            "net": ("model",), "model": ("net",), "obj": ("params",)}
+            "net": ("model",), "model": ("net", "bm_or_edges", "edges"), "obj": ("params",)}
 
 
 def _bad_param(case):
