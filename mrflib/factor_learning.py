@@ -15,9 +15,8 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
 
 ``"mle"``
     Exact maximum likelihood: ``ℓ(θ) = Σ_k <p̂_k, t_k> - log Z``, gradient
-    ``A^T (p̂ - p_θ)`` (data minus model factor marginals, eq. (5)), L-BFGS. The model
-    marginals come from enumeration up to ``2^22`` joint states, beyond that from
-    ``mrflib.exact.factor_marginals`` (the exact engine).
+    ``A^T (p̂ - p_θ)`` (data minus model factor marginals, eq. (5)), L-BFGS; ``log Z``
+    and the model marginals from the exact engine (:func:`mrflib.exact.factor_marginals`).
 ``"mple"``
     Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
     once into their distinct local patterns (variable, its state, its Markov blanket)
@@ -67,11 +66,9 @@ __all__ = [
     "pseudo_log_likelihood",
     "pseudo_log_likelihood_numpy",
     "data_factor_marginals",
-    "log_likelihood",
 ]
 
 METHODS = ("mle", "mple", "lap")
-_ENUMERATE = 2**22  # joint states enumerated by the MLE's inference
 _RIDGE = 1e-10
 
 
@@ -171,64 +168,21 @@ def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ inference
-class _Enumeration:
-    """``log Z`` and the factor marginals of ``t = A θ`` by summing all joint states."""
-
-    def __init__(self, lay: _Layout) -> None:
-        total = math.prod(int(c) for c in lay.card)
-        require_memory(8.0 * total * (2 * len(lay.scopes) + lay.structure.n + 4),
-                       f"enumerating the {total} joint states")
-        self.G = lay.flat_indices(all_states(lay.card))
-        self.T = int(lay.offsets[-1])
-
-    def __call__(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
-        lw = flat[self.G].sum(axis=1)
-        mx = lw.max()
-        p = np.exp(lw - mx)
-        z = p.sum()
-        p /= z
-        m = np.bincount(self.G.ravel(), weights=np.repeat(p, self.G.shape[1]),
-                        minlength=self.T)
-        return float(mx + math.log(z)), m
-
-
-class _Engine:
-    """The same from the exact engine (``exact.factor_marginals``), for large models."""
-
-    def __init__(self, lay: _Layout) -> None:
-        from . import exact
-
-        if not hasattr(exact, "factor_marginals"):
-            total = math.prod(int(c) for c in lay.card)
-            raise ValueError(f"exact ML of this structure needs the factor marginals of "
-                             f"{total} joint states: more than the {_ENUMERATE} enumerated "
-                             "here, and this mrflib has no exact.factor_marginals")
-        self.exact, self.lay = exact, lay
-
-    def __call__(self, flat: np.ndarray) -> tuple[float, np.ndarray]:
-        model = self.lay.model(np.zeros(self.lay.n_params))
-        model = FactorGraph._from_checked(model.cardinalities, model.scopes, tuple(
-            flat[self.lay.offsets[k]:self.lay.offsets[k + 1]].reshape(s)
-            for k, s in enumerate(self.lay.shapes)))
-        marg = self.exact.factor_marginals(model)
-        return float(self.exact.log_partition(model)), np.concatenate(
-            [np.ravel(m) for m in marg])
-
-
 def _inference(lay: _Layout):
-    total = math.prod(int(c) for c in lay.card)
-    return _Enumeration(lay) if total <= _ENUMERATE else _Engine(lay)
+    """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
+    (:func:`mrflib.exact.factor_marginals`: enumeration for small models, the junction
+    tree beyond)."""
+    from . import exact
 
+    def infer(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        tables = tuple(flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(s)
+                       for k, s in enumerate(lay.shapes))
+        model = FactorGraph._from_checked(lay.card, lay.scopes, tables)
+        marg = exact.factor_marginals(model)
+        return float(exact.log_partition(model)), np.concatenate(
+            [np.ravel(m) for m in marg] or [np.zeros(0)])
 
-def log_likelihood(model: FactorGraph, data: Any) -> float:
-    """Average log-likelihood ``(1/N) Σ_μ log P(x^μ)`` of integer data (enumeration up to
-    ``2^22`` joint states, the exact engine beyond)."""
-    model = _check_structure(model)
-    x = _check_data(data, model)
-    lay = _Layout(model)
-    flat = np.concatenate([np.ravel(t) for t in model.log_tables])
-    logz, _ = _inference(lay)(flat)
-    return float(flat[lay.flat_indices(x)].sum(axis=1).mean() - logz)
+    return infer
 
 
 # ----------------------------------------------------------------------------- results
