@@ -51,6 +51,7 @@ from . import _factor_learning_kernels as _k
 from ._executor import Executor
 from ._validation import check_positive, require_memory
 from .factor_graph import FactorGraph, _check_states, all_states
+from .fit_result import Fit
 from .potentials import (
     GAUGES,
     clique_owners,
@@ -137,9 +138,9 @@ class _Layout:
         return out
 
 
-def _check_structure(structure: Any) -> FactorGraph:
+def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
     if not isinstance(structure, FactorGraph):
-        raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
+        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
     return structure
 
 
@@ -187,8 +188,6 @@ def _inference(lay: _Layout):
 
 # ----------------------------------------------------------------------------- results
 def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, options):
-    from .learning import Fit
-
     model = normalize(lay.model(theta))
     return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
                bool(converged), time.perf_counter() - t0, params, gmax, None, options,
@@ -342,7 +341,7 @@ def _stride(shape: tuple, axis: int) -> int:
 def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct local patterns
     (numba kernel; :func:`pseudo_log_likelihood_numpy` is its per-sample reference)."""
-    model = _check_structure(model)
+    model = _check_structure(model, "model")
     x = _check_data(data, model)
     lay = _Layout(model)
     flat = np.concatenate([np.ravel(t) for t in model.log_tables])
@@ -352,7 +351,7 @@ def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
 def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     """Plain per-sample reference of :func:`pseudo_log_likelihood`: for every sample and
     variable, the log-weights of all values of ``x_i`` with the rest held."""
-    model = _check_structure(model)
+    model = _check_structure(model, "model")
     x = _check_data(data, model)
     total = 0.0
     for i in range(model.n):
@@ -541,8 +540,6 @@ def _fit_lap(lay, x, max_steps, tol, options, t0) -> Any:
                       "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
     reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
               else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
-    from .learning import Fit
-
     theta = lay.theta(model)
     return Fit(model, "lap", "lap", int(max(iters, default=0)), not bad,
                time.perf_counter() - t0, theta[None, :], None, None,
@@ -619,7 +616,7 @@ def fit(
     tol = check_positive(1e-8 if tol is None else tol, "tol")
     theta0 = np.zeros(lay.n_params)
     if init is not None:
-        init = _check_structure(init)
+        init = _check_structure(init, "init")
         if (not np.array_equal(init.cardinalities, structure.cardinalities)
                 or init.scopes != structure.scopes):
             raise ValueError("init must be a FactorGraph with the structure's cardinalities "

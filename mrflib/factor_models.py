@@ -42,6 +42,8 @@ def potts_lattice(
     rng = as_rng(rng)
     n = rows * cols
     edges = graphs.square_grid(rows, cols)
+    require_memory(8.0 * (n * q + len(edges) * q * q), f"the tables of a Potts lattice of "
+                   f"rows x cols = {rows} x {cols} variables with q = {q} states")
     fields = rng.uniform(-field_scale, field_scale, (n, q))
     J = rng.uniform(0.0, 2.0 * coupling, len(edges))
     scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
@@ -58,6 +60,8 @@ def triangle_cliques(rows: int, cols: int) -> list[tuple[int, int, int]]:
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
+    require_memory(200.0 * rows * cols, f"the triangles of a rows x cols = {rows} x {cols} "
+                   "lattice")
     out = []
     for r in range(rows - 1):
         for c in range(cols - 1):
@@ -86,6 +90,8 @@ def triangle_lattice(
     rng = as_rng(rng)
     tri = triangle_cliques(rows, cols)
     n = rows * cols
+    require_memory(8.0 * (n * q + len(tri) * q**3), f"the tables of a triangle lattice of "
+                   f"rows x cols = {rows} x {cols} variables with q = {q} states")
     scopes = [(i,) for i in range(n)] + tri
     tables = list(rng.uniform(-field_scale, field_scale, (n, q)))
     tables += list(rng.uniform(-scale, scale, (len(tri), q, q, q)))
@@ -116,8 +122,8 @@ def _start(model, n_samples, sweeps, rng, init):
     sweeps = check_positive(sweeps, "sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)
     card = model.cardinalities
-    require_memory(8.0 * (n_samples + card.max()) * (2 * model.n + 4),
-                   f"{n_samples} Gibbs chains of {model.n} variables")
+    require_memory(8.0 * (float(n_samples) + float(card.max())) * (2 * model.n + 4),
+                   f"n_samples = {n_samples} Gibbs chains of {model.n} variables")
     if init is None:
         x = np.floor(rng.random((n_samples, model.n)) * card).astype(np.int64)
     else:

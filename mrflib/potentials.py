@@ -9,6 +9,7 @@ factor-graph learners identify their parameters. Re-exported by :mod:`mrflib.lap
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
@@ -203,6 +204,9 @@ def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
     potential, a pairwise factor the potential of its pair, and a pairwise model without
     unary factors keeps each variable's potential in its first pairwise factor.
     """
+    if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
+        raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
+    scopes = [_check_scope(s, k) for k, s in enumerate(scopes)]
     owners: dict[tuple[int, ...], int] = {}
     order = sorted(range(len(scopes)), key=lambda k: (len(scopes[k]), k))
     for k in order:
@@ -211,6 +215,21 @@ def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
             for B in combinations(sorted(s), r):
                 owners.setdefault(B, k)
     return owners
+
+
+def _check_scope(scope: Any, k: int) -> tuple[int, ...]:
+    """``scopes[k]``: distinct non-negative integer variables, at most 24 of them."""
+    where = f"scopes[{k}]"
+    if isinstance(scope, (str, bytes)) or not isinstance(scope, (Sequence, np.ndarray)):
+        raise ValueError(f"{where} must be a tuple of variable indices, got {scope!r}")
+    out = []
+    for v in scope:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{where} must contain non-negative integer variables, got {v!r}")
+        out.append(int(v))
+    if len(set(out)) != len(out) or len(out) > 24:
+        raise ValueError(f"{where} must hold at most 24 distinct variables, got {scope!r}")
+    return tuple(out)
 
 
 def _subsets(scope: tuple[int, ...]):
