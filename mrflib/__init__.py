@@ -40,6 +40,7 @@ _SUBMODULES = (
     "lap",
     "bounds",
     "datasets",
+    "io",
 )
 
 # The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the
