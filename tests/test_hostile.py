@@ -583,6 +583,17 @@ CASES += [
      dict(g_big=4, g_small=3, sizes=[20], trials=1, rng=0),
      dict(g_big=[0, -1, 1.5, None], g_small=[0, -1, 1.5, None],
           sizes=[[], None, [0], [1.5], [-3]], trials=[0, -1, 1.5, None])),
+    ("repro.lap_trials.beyond_ising_model", lap_trials.beyond_ising_model,
+     dict(kind="triangles", side=2, rng=0),
+     dict(kind=["x", None, 3], side=COUNT_BAD, rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_trial", lap_trials.beyond_ising_trial,
+     dict(t=0, rng=0, kind="triangles", side=2, sizes=[50]),
+     dict(kind=["x", None], side=[0, -1, 1.5, None], sizes=[[], None, [0], [1.5], [-3]],
+          rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_timing", lap_trials.beyond_ising_timing,
+     dict(kind="triangles", sides=[2], N=20, rng=0),
+     dict(kind=["x", None], sides=[[], None, [0], [1.5]], N=[0, -1, 1.5, None, "3"],
+          rng=RNG_BAD)),
 ]
 from mrflib.repro import field_networks  # noqa: E402
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import exact, factor_models, graphs, lap, learning, potentials
 from .._optional import optional_import
-from .._validation import as_rng, check_counts, check_positive
+from .._validation import as_rng, check_counts, check_positive, require_memory
 from ..model import BoltzmannMachine
 
 __all__ = ["accuracy_trial", "beyond_ising_model", "beyond_ising_timing",
@@ -238,6 +238,9 @@ def beyond_ising_model(kind: str, side: int, rng: Any) -> Any:
     """
     if kind not in BEYOND_ISING:
         raise ValueError(f"kind must be one of {BEYOND_ISING}, got {kind!r}")
+    side = check_positive(side, "side", integer=True)
+    require_memory(8.0 * side * side * 3 * 64, f"the tables of a side x side = {side} x "
+                   f"{side} lattice")
     if kind == "triangles":
         return factor_models.triangle_lattice(side, side, 2, scale=0.5, rng=rng)
     return factor_models.potts_lattice(side, side, 3 if kind == "potts-q3" else 4,
