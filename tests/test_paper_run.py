@@ -45,9 +45,15 @@ def test_trial_rng_depends_on_seed_loop_and_index_only():
 def test_chunks_partition_the_trials(n, k, tmp_path):
     shares = [Trials("c", 0, chunk=c, n_chunks=k, cache=tmp_path).indices(n) for c in range(k)]
     assert sorted(set().union(*shares)) == list(range(n))
-    assert all(shares)  # every chunk has at least one trial of every loop
-    if n >= k:
-        assert sum(map(len, shares)) == n  # and then no trial twice
+    assert sum(map(len, shares)) == n  # no trial twice
+    assert [bool(s) for s in shares] == [c < n for c in range(k)]  # past the end: nothing
+
+
+def test_a_chunk_past_a_loops_end_computes_nothing(tmp_path):
+    late = Trials("c", 7, chunk=5, n_chunks=8, cache=tmp_path)
+    assert late.indices(5) == [] and late.map("loop", draw, 5) == []
+    assert late.computed == 0 and not stored_trials(tmp_path, "c")
+    assert late.map("loop", draw, 6) == [draw(5, trial_rng(7, "loop", 5))]
 
 
 def test_chunks_merged_equal_one_run(tmp_path):
@@ -466,7 +472,7 @@ def test_scorecard_shows_paper_values_and_flags_changed_verdicts():
         in text
     lines = [ln for ln in text.splitlines() if ln.startswith("| ")]
     assert len({ln.count("|") for ln in lines}) == 1  # every row has every column
-    assert "0.95" in lines[1] and "⚠️" in lines[2] and "not run at paper scale" in lines[3]
+    assert "0.95" in lines[1] and "differs</span> verdict" in lines[2] and "not run at paper scale" in lines[3]
     with pytest.raises(ValueError, match="paper must have the recorded columns"):
         report.scorecard_markdown(build, at_paper.drop(columns="verdict"))
     with pytest.raises(TypeError, match="paper"):
@@ -573,11 +579,17 @@ def test_every_recording_chapter_runs_in_chunks():
 @pytest.mark.parametrize("nb_path", CHAPTERS, ids=lambda p: p.stem)
 def test_a_chapter_runs_in_its_first_and_a_late_chunk(nb_path, tmp_path):
     """The chunks a paper run gives a chapter include one that holds only the first trial of
-    each loop and, with more chunks than a loop has trials, ones numbered past them (which
-    compute trial ``chunk % n`` again, Trials.indices): both must run (merge-only cells left
-    out, as the paper runner does), not fail on a partial table."""
-    grid = {**paper._chunk_grid(50, 0, "quick"), "chunk": [0, 49]}
+    each loop and, with more chunks than a loop has trials, ones numbered past them, which
+    compute nothing (Trials.indices is empty): both must run (merge-only cells left out, as
+    the paper runner does), not fail on a partial or an empty table, and the late one must
+    truly be empty (store no trial)."""
+    last = paper.MAX_CHUNKS - 1
+    grid = {**paper._chunk_grid(paper.MAX_CHUNKS, 0, "quick"), "chunk": [0, last]}
     table = sweep.sweep(nb_path, grid, tmp_path, workers=2, progress=False,
                         skip_tags=(paper.MERGE_ONLY,))
     bad = table[table["status"] != "ok"]
     assert bad.empty, bad[["run", "error"]].drop_duplicates().to_string()
+    first, late = ([f for f in sweep.check_point(tmp_path, p)[2] if "/trials/" in f]
+                   for p in sweep.points(nb_path, grid))
+    assert first, f"chunk 0 of {nb_path.stem} stored no trial"
+    assert not late, f"chunk {last} stored trials {late[:3]}: it is not empty"

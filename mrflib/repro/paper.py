@@ -63,9 +63,9 @@ __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_p
 
 PROFILE = "paper"
 #: The most chunks a chapter is split into. Each chunk is one notebook run (seconds of
-#: start-up) that computes at least one trial of every loop, so chunks beyond a loop's
-#: trial count only repeat trials (the paper profiles' loops have at most a few thousand),
-#: and a million chunks would be a million notebook runs; more is refused, not attempted.
+#: start-up); chunks beyond a loop's trial count compute nothing of it (the paper profiles'
+#: loops have at most a few thousand trials), and a million chunks would be a million
+#: notebook runs of start-up alone; more is refused, not attempted.
 MAX_CHUNKS = 1000
 #: The cell tag of work only the merging run needs (timings, which chunks running side by
 #: side would measure under each other's load and then throw away): chunks leave such cells
@@ -214,8 +214,8 @@ def check_run(notebook: str | Path, out: str | Path, *, n_chunks: int, workers: 
             raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
     if n_chunks > MAX_CHUNKS:
         raise ValueError(f"n_chunks (--chunks) must be at most {MAX_CHUNKS}, got {n_chunks}: "
-                         f"each chunk is one notebook run and computes at least one trial of "
-                         f"every loop, so more chunks than a loop has trials only repeat work")
+                         f"each chunk is one notebook run, and chunks past a loop's trial "
+                         f"count have nothing of it to compute")
     if profile not in experiments.PROFILES:
         raise ValueError(f"profile must be one of {experiments.PROFILES}, got {profile!r}")
     lacking = [k for k in CHUNK_PARAMETERS if k not in sweep.notebook_parameters(path)]

@@ -9,9 +9,9 @@ identical to one run with the same seed.
 
 Chunks
     With ``n_chunks > 1`` the notebook is a *chunk*: every ``map`` computes only the trials
-    ``t`` with ``t % n_chunks == chunk`` (a chunk with no trial of a short loop computes
-    trial ``chunk % n``, so that every loop it reaches has data), stores each one and returns
-    only those. The chapter's :class:`~mrflib.repro.Chapter` records nothing in a chunk: its
+    ``t`` with ``t % n_chunks == chunk``, stores each one and returns only those; a chunk
+    numbered past a short loop's last trial computes nothing of it (an empty list: chunk
+    cells must cope with an empty loop). The chapter's :class:`~mrflib.repro.Chapter` records nothing in a chunk: its
     numbers would describe a part of the trials.
 Store
     Each computed trial is one file ``<store>/<chapter>/<name>/<key>/<t>.pkl``, written
@@ -256,10 +256,7 @@ class Trials:
 
     def indices(self, n: int) -> list[int]:
         """The trial indices of a loop of ``n`` trials this run computes or reads."""
-        if not self.partial:
-            return list(range(n))
-        mine = list(range(self.chunk, n, self.n_chunks))
-        return mine or [self.chunk % n]
+        return list(range(self.chunk, n, self.n_chunks))
 
     def rng(self, name: str, t: int) -> np.random.Generator:
         """The generator of trial ``t`` of loop ``name`` (:func:`trial_rng`)."""
@@ -289,7 +286,8 @@ class Trials:
         Returns
         -------
         list
-            The results of trials ``0..n-1``; in a chunk, of :meth:`indices` ``(n)`` only.
+            The results of trials ``0..n-1``; in a chunk, of :meth:`indices` ``(n)`` only
+            (empty in a chunk numbered past the loop's last trial).
         """
         if not isinstance(name, str) or not experiments._CHAPTER.fullmatch(name):
             raise ValueError(f"name must be a plain name (letters, digits, '_', '-', '.'), "
