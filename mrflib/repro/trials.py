@@ -11,8 +11,8 @@ Chunks
     With ``n_chunks > 1`` the notebook is a *chunk*: every ``map`` computes only the trials
     ``t`` with ``t % n_chunks == chunk``, stores each one and returns only those; a chunk
     numbered past a short loop's last trial computes nothing of it (an empty list: chunk
-    cells must cope with an empty loop). The chapter's :class:`~mrflib.repro.Chapter` records nothing in a chunk: its
-    numbers would describe a part of the trials.
+    cells must cope with an empty loop). The chapter's :class:`~mrflib.repro.Chapter`
+    records nothing in a chunk: its numbers would describe a part of the trials.
 Store
     Each computed trial is one file ``<store>/<chapter>/<name>/<key>/<t>.pkl``, written
     atomically (:func:`mrflib._files.atomic_write`). ``key`` is a digest of the trial
