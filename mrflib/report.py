@@ -9,6 +9,7 @@ shows one chapter's rows at the end of its notebook.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,7 +62,9 @@ def load_bench(bench_results: Path) -> pd.DataFrame:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """``text`` for a Markdown table cell: one line, ``|`` escaped, and ``<``, ``>``, ``&``
+    as entities (a quantity such as ``<dH>`` would otherwise be read as an HTML tag)."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def _badge(verdict: str) -> str:
@@ -124,7 +127,7 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         only = [f"{r['chapter']}: {r['item']}, {r['quantity']} ({r['ours']}, "
                 f"{_badge(r['verdict'])})"
                 for r in paper.to_dict("records") if tuple(r[k] for k in _KEY) not in keys]
-        lines[-1:] = [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
+        lines += [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
                       f"{len(df)} items measured; verdict differs from this build's for "
                       f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
         if only:

@@ -219,7 +219,8 @@ _INSPECT_JS = """() => {
     let box = t.parentElement, scrolls = false;
     while (box && box !== article.parentElement && !scrolls) {
       const ox = getComputedStyle(box).overflowX;
-      scrolls = (ox === 'auto' || ox === 'scroll') && box.getBoundingClientRect().right <= right + 1;
+      scrolls = (ox === 'auto' || ox === 'scroll')
+                && box.getBoundingClientRect().right <= right + 1;
       box = box.parentElement;
     }
     if (!scrolls) wide.push({width: Math.round(r.width), column: Math.round(right - r.left),
