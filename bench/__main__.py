@@ -27,7 +27,7 @@ OPTIONAL = ["size", "size_unit", "group", "target"]
 
 
 def machine() -> str:
-    from mrflib.experiments import machine as this_machine
+    from mrflib.repro.experiments import machine as this_machine
 
     return f"{this_machine()}; measured {time.strftime('%Y-%m-%d')}"
 

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from mrflib import bounds
-from mrflib.experiments import best_time
+from mrflib.repro.experiments import best_time
 
 ORDER = 9
 

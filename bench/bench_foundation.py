@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, sampling
-from mrflib.experiments import best_time
+from mrflib.repro.experiments import best_time
 
 #: Issue 17: spin updates per second per core on the 100x100 lattice.
 GIBBS_TARGET = 1e8

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, sampling, smci
-from mrflib.experiments import best_time
+from mrflib.repro.experiments import best_time
 
 
 def _numpy_region_moments(bm: BoltzmannMachine, s: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -34,9 +34,11 @@ _SUBMODULES = (
     "lap",
     "bounds",
     "datasets",
-    "experiments",
-    "sweep",
 )
+
+# The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the
+# top (``from mrflib import experiments, sweep``) without loading it with ``import mrflib``.
+_HARNESS = {"experiments": "repro.experiments", "report": "repro.report", "sweep": "repro.sweep"}
 
 __all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_SUBMODULES]
 
@@ -44,4 +46,6 @@ __all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_SUBMODULES]
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _HARNESS:
+        return importlib.import_module(f".{_HARNESS[name]}", __name__)
     raise AttributeError(f"module 'mrflib' has no attribute {name!r}")

@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
               "(python -m mrflib paper --help)")
         return 0
     if argv[0] == "sweep":
-        from .sweep import main as sweep_main
+        from .repro.sweep import main as sweep_main
 
         return sweep_main(argv[1:])
     if argv[0] == "paper":

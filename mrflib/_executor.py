@@ -1,6 +1,6 @@
 """Run a picklable function over tasks: in this process, a local pool or a Dask cluster.
 
-The one executor of :mod:`mrflib.lap` (clique fits) and :mod:`mrflib.sweep` (notebook
+The one executor of :mod:`mrflib.lap` (clique fits) and :mod:`mrflib.repro.sweep` (notebook
 runs). A task is a tuple of positional arguments; the call is ``fn(*shared, *task)``,
 where ``shared`` holds the large arguments every task needs (sent once per worker, not
 once per task).

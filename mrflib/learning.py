@@ -773,11 +773,3 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
 
-
-def __getattr__(name: str) -> Any:
-    """``mae_trial`` moved to :mod:`mrflib.repro.learning_trials` (old name kept)."""
-    if name == "mae_trial":
-        from mrflib.repro import learning_trials
-
-        return learning_trials.mae_trial
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -559,11 +559,3 @@ def ais_moments(
     xf = x.astype(np.float64)
     return w @ xf, w @ (xf[:, bm.edges[:, 0]] * xf[:, bm.edges[:, 1]])
 
-
-def __getattr__(name: str) -> Any:
-    """``covariance_mae_trial`` moved to :mod:`mrflib.repro.smci_trials` (old name kept)."""
-    if name == "covariance_mae_trial":
-        from .repro import smci_trials
-
-        return smci_trials.covariance_mae_trial
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

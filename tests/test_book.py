@@ -120,7 +120,7 @@ def quick_book(tmp_path_factory):
     html = None
     if all(r["ok"] for r in records):
         build_book.stage(src, {k: r["output"] for k, r in by_name.items()}, ROOT)
-        from mrflib import report
+        from mrflib.repro import report
 
         report.write_pages(results, ROOT / "bench" / "results", src / "book", PAPER_RESULTS)
         build_book.render(src, out / "html")
@@ -142,7 +142,7 @@ PAPER_RESULTS = ROOT / "book" / "results" / "paper"
 def test_paper_results_cover_every_recorded_item(quick_book):
     """The committed paper-profile numbers (book/results/paper) cover every item a chapter
     records, so the scorecard can set the two profiles side by side."""
-    from mrflib import report
+    from mrflib.repro import report
 
     quick = report.load_records(quick_book["results"])
     assert not quick.empty

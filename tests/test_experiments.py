@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from mrflib import experiments, report
+from mrflib.repro import experiments, report
 
 
 def test_settings_profiles():
@@ -30,7 +30,7 @@ def test_loglog_slope():
 
 _RECORDER = """
 import sys
-from mrflib import experiments
+from mrflib.repro import experiments
 tag, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
     experiments.record("shared", "p", f"{tag}-{i}", "q", None, i, "new")

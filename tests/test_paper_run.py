@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 from conftest import can_unshare, hidden_dask_worker
 
-from mrflib import BoltzmannMachine, graphs, sweep
-from mrflib.repro import Chapter, Trials, paper
+from mrflib import BoltzmannMachine, graphs
+from mrflib.repro import Chapter, Trials, paper, sweep
 from mrflib.repro.trials import digest, stored_trials, trial_rng
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -392,7 +392,7 @@ def test_publish_checks_its_folder_first_and_keeps_provenance_whole(tmp_path):
 def test_files_a_stopped_publish_leaves_are_refused_when_read(tmp_path):
     """Numbers or a figure that are not the bytes provenance.json records (a publish killed
     between its files, or an edit) are refused by the scorecard and the chapters."""
-    from mrflib import report
+    from mrflib.repro import report
 
     csv = tmp_path / "smci.csv"
     csv.write_text("chapter,paper,item,quantity,paper_value,ours,verdict,note,profile\n"
@@ -430,7 +430,7 @@ def test_the_command_refuses_bad_publish_targets_before_running(tmp_path, capsys
 
 
 def test_paper_figure_names_damaged_provenance(tmp_path):
-    from mrflib import report
+    from mrflib.repro import report
 
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "smci-fig5.png").write_bytes(b"png")
@@ -459,7 +459,7 @@ def test_dask_chunks_without_a_shared_filesystem_merge_to_the_local_run(plain_po
 
 
 def test_scorecard_shows_paper_values_and_flags_changed_verdicts():
-    from mrflib import report
+    from mrflib.repro import report
 
     row = dict(chapter="c", paper="p", item="Figure 1", quantity="q", paper_value="1",
                ours="0.9", verdict="reproduced", note="", profile="book")

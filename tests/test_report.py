@@ -1,11 +1,11 @@
-"""The Performance page renderer (mrflib.report): generic over bench modules."""
+"""The Performance page renderer (mrflib.repro.report): generic over bench modules."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from mrflib import experiments, report
+from mrflib.repro import experiments, report
 
 
 def _write(path, rows):

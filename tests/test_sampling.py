@@ -73,10 +73,6 @@ def test_strong_field_pins_spins():
     assert np.all(sampling.gibbs(bm, 50, burn_in=1, rng=0) == 1)
 
 
-def test_exact_alias(grid_bm):
-    assert np.array_equal(sampling.exact(grid_bm, 10, 1), exact.sample(grid_bm, 10, 1))
-
-
 @pytest.mark.parametrize(
     "kwargs, match",
     [

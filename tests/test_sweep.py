@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from conftest import can_unshare, hidden_dask_worker
 
-from mrflib import sweep
+from mrflib.repro import sweep
 
 TINY = Path(__file__).parent / "data" / "tiny_sweep.ipynb"
 pytestmark = pytest.mark.slow

@@ -62,7 +62,7 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
 
 def execute_notebook(nb: Path, out: Path, profile: str, results: Path) -> dict:
     """Run one notebook with papermill (profile set) in a subprocess; a status record."""
-    from mrflib.sweep import execute
+    from mrflib.repro.sweep import execute
 
     out.parent.mkdir(parents=True, exist_ok=True)
     rec = execute(nb, out, {"profile": profile}, results_dir=results, cwd=nb.parent)
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         executed = {r["notebook"]: r["output"] for r in records}
     stage(src, executed)
-    from mrflib import report
+    from mrflib.repro import report
 
     report.write_pages(results, ROOT / "bench" / "results", src / "book",
                        ROOT / "book" / "results" / "paper")

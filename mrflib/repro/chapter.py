@@ -1,7 +1,7 @@
 """A chapter's recorder: the scorecard rows of one notebook without repeating its names.
 
 ``Chapter("lap", "lap-mizrahi-defreitas-tenorio", profile).record(item, quantity, paper_value,
-ours, verdict, note)`` is :func:`mrflib.experiments.record` with the chapter, the paper and
+ours, verdict, note)`` is :func:`mrflib.repro.experiments.record` with the chapter, the paper and
 the profile filled in once per notebook.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import experiments
+from . import experiments
 from .trials import Trials
 
 __all__ = ["Chapter"]
@@ -50,7 +50,7 @@ class Chapter:
 
     def record(self, item: str, quantity: str, paper_value: Any, ours: Any, verdict: str,
                note: str = "", *, paper: str | None = None) -> None:
-        """Record one reproduced number (:func:`mrflib.experiments.record`).
+        """Record one reproduced number (:func:`mrflib.repro.experiments.record`).
 
         ``paper`` overrides the chapter's paper for this row. In a chunk of a chunked run
         (:meth:`trials` with ``n_chunks > 1``) nothing is recorded: the numbers describe only

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import experiments
 from ..model import BoltzmannMachine
+from . import experiments
 
 __all__ = ["moment_error_trial"]
 
@@ -27,7 +27,7 @@ def moment_error_trial(
 ) -> list[dict[str, Any]]:
     """Trial ``t`` of the sampler check: moment errors of one sample per size ``M``.
 
-    One repetition of :func:`mrflib.experiments.moment_error_curve` (``sampler`` ``"gibbs"``:
+    One repetition of :func:`mrflib.repro.experiments.moment_error_curve` (``sampler`` ``"gibbs"``:
     ``M`` independent chains of ``burn_in`` sweeps, the samplers of section 4 of the GSMCI
     paper; ``"exact"``: i.i.d. draws by enumeration) for every ``M`` in ``sample_sizes``,
     all drawn from ``rng``. Returns its rows (``M, trial, sampler, quantity, mae``) as dicts

@@ -5,7 +5,7 @@
 
 For each notebook:
 
-1. **Chunks.** :func:`mrflib.sweep.sweep` runs the notebook with ``profile="paper"`` and
+1. **Chunks.** :func:`mrflib.repro.sweep.sweep` runs the notebook with ``profile="paper"`` and
    ``n_chunks=K``, ``chunk=0..K-1`` as K points in ``DIR/<chapter>/chunks`` (locally, ``W`` at
    a time, or on a Dask cluster). Each chunk computes its share of every trial loop
    (:class:`mrflib.repro.trials.Trials`) and sends the trials back as files the sweep stores
@@ -54,8 +54,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import experiments, sweep
 from .._files import atomic_write, holder, lock, release, try_lock
+from . import experiments, sweep
 from .trials import _check_folder
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
@@ -84,7 +84,7 @@ def _chunk_grid(n_chunks: int, seed: int, profile: str) -> dict[str, list[Any]]:
 def collect(chunks: Path, pts: list[sweep.Point], store: Path) -> dict[str, int]:
     """Copy the trial files of every finished point of ``chunks`` into ``store``.
 
-    Only files of points whose manifest verifies are read (:func:`mrflib.sweep.point_files`).
+    Only files of points whose manifest verifies are read (:func:`mrflib.repro.sweep.point_files`).
     Returns ``{"points": finished points, "files": trial files copied or already there,
     "recorded": numbers files the chunks recorded (0 for a chunk-aware notebook)}``.
     """
@@ -123,7 +123,7 @@ def run_chapter(notebook: str | Path, out: str | Path, *, n_chunks: int = 1, wor
     ValueError
         Bad arguments, a notebook without the chunk parameters, or a folder of the run that
         is a file (all checked before anything runs).
-    mrflib.sweep.SweepBusy
+    mrflib.repro.sweep.SweepBusy
         Another ``paper`` command is running this chapter in ``out``.
     """
     notebook, base = check_run(notebook, out, n_chunks=n_chunks, workers=workers, seed=seed,

@@ -1,7 +1,7 @@
 """Peer implementations the book compares mrflib with (not part of the algorithms).
 
 :func:`junction_tree_moments` is the exact-inference baseline of the LAP chapter's
-Figure 5, computed with pgmpy. ``mrflib.lap.junction_tree_moments`` remains as an alias.
+Figure 5, computed with pgmpy.
 """
 
 from __future__ import annotations

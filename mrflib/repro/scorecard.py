@@ -1,6 +1,6 @@
 """Labels of the reproduction scorecard: the papers' short titles and the verdict marks.
 
-:func:`mrflib.report.scorecard_markdown` uses them to render ``book/scorecard``.
+:func:`mrflib.repro.report.scorecard_markdown` uses them to render ``book/scorecard``.
 """
 
 from __future__ import annotations

@@ -57,9 +57,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import experiments
 from .._files import atomic_write, sha256
 from .._validation import check_path, check_positive
+from . import experiments
 
 __all__ = ["Trials", "digest", "stored_trials", "trial_rng"]
 

@@ -14,7 +14,7 @@ Points
 Workers compute, the client writes
     :func:`compute_point` executes the notebook in a temporary folder of whichever process runs
     it and returns the executed notebook and every file the notebook recorded (see
-    :func:`mrflib.experiments.record`) as bytes. Only the client writes ``--out``, so the Dask
+    :func:`mrflib.repro.experiments.record`) as bytes. Only the client writes ``--out``, so the Dask
     path works on a cluster without a shared filesystem (on Dask the notebook runs in the
     worker's temporary folder; locally in its own folder, so relative data files work).
 
@@ -64,9 +64,9 @@ from typing import Any
 
 import pandas as pd
 
-from ._executor import Executor
-from ._files import atomic_write, holder, release, sha256, try_lock
-from ._validation import check_instance, check_path
+from .._executor import Executor
+from .._files import atomic_write, holder, release, sha256, try_lock
+from .._validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
            "compute_point", "check_point", "point_files", "sweep", "gather", "main",

@@ -1,6 +1,6 @@
 """Book pages generated from recorded numbers: the reproduction scorecard and performance.
 
-The notebooks record paper-versus-ours numbers with :func:`mrflib.experiments.record`
+The notebooks record paper-versus-ours numbers with :func:`mrflib.repro.experiments.record`
 (one CSV per chapter); ``make bench`` writes one CSV per benchmark module into
 ``bench/results``. :func:`write_pages` turns both into MyST fragments that
 ``book/scorecard.md`` and ``book/performance.md`` include; :func:`chapter_scorecard`
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ._validation import check_instance, check_path
+from .._validation import check_instance, check_path
 from .experiments import FIELDS, PROFILES, _check_chapter, records
-from .repro.scorecard import PAPER_TITLES as _PAPER_TITLES
-from .repro.scorecard import VERDICT_MARK as _VERDICT_MARK
+from .scorecard import PAPER_TITLES as _PAPER_TITLES
+from .scorecard import VERDICT_MARK as _VERDICT_MARK
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -29,7 +29,7 @@ __all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecar
            "PEER_COMPARISONS"]
 
 #: The committed paper-profile results (numbers, figures, provenance) of the book.
-PAPER_RESULTS = Path(__file__).resolve().parents[1] / "book" / "results" / "paper"
+PAPER_RESULTS = Path(__file__).resolve().parents[2] / "book" / "results" / "paper"
 
 
 def load_records(results: Path, published: bool = False) -> pd.DataFrame:
@@ -43,7 +43,7 @@ def load_records(results: Path, published: bool = False) -> pd.DataFrame:
     results = check_path(results, "results")
     files = sorted(results.glob("*.csv")) if results.exists() else []
     if published:
-        from .repro.paper import check_published
+        from .paper import check_published
 
         for f in files:
             check_published(results, f.stem)
@@ -167,13 +167,13 @@ def chapter_scorecard(chapter: str) -> Styler:
     """The scorecard rows one chapter recorded in this process, as a table to display.
 
     A chapter notebook ends with ``report.chapter_scorecard(CHAPTER)``: the rows it
-    recorded with :func:`mrflib.experiments.record`, with the columns of the book's
+    recorded with :func:`mrflib.repro.experiments.record`, with the columns of the book's
     reproduction scorecard, every text in full (no truncation).
 
     Parameters
     ----------
     chapter : str
-        The notebook's file stem, as passed to :func:`mrflib.experiments.record`.
+        The notebook's file stem, as passed to :func:`mrflib.repro.experiments.record`.
 
     Returns
     -------
@@ -227,7 +227,7 @@ def paper_figure(chapter: str, name: str, profile: str,
     """
     from IPython.display import Image, Markdown, display
 
-    from .repro.paper import check_published, read_provenance
+    from .paper import check_published, read_provenance
 
     _check_chapter(chapter)
     if not isinstance(name, str) or not name or "/" in name:
@@ -573,7 +573,7 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
                                                                      paper))
     if paper_results is not None:
-        from .repro.paper import provenance_markdown, read_provenance
+        from .paper import provenance_markdown, read_provenance
 
         (book_dir / "_paper_runs.md").write_text(
             provenance_markdown(read_provenance(paper_results), title=False))
