@@ -408,3 +408,52 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     assert "old: raw TeX '$' outside typeset math in '... Then $" in old
     assert "raw TeX '\\\\mathcal'" in old and "x^{\\mathcal B}" in old
     assert "without a scrolling container" in old
+
+
+# ----------------------------------------------------------------------------- reading
+# Code a reader sees that serves the harness rather than the argument: recording scorecard
+# rows, trial maps, profile tables and the chapter's scorecard/trials objects.
+_BOOKKEEPING = re.compile(r"\brecord\(|\.map\(|\.trials\(|\bsettings\(|\bPROFILES?\b"
+                          r"|\bChapter\(|\bchunk\b|\bn_chunks\b|\btrial_cache\b")
+_FOLDED = {"hide-input", "remove-input", "remove-cell", "hide-cell"}
+
+
+def _visible_code(nb: Path) -> list[tuple[str, bool]]:
+    """``(line, is bookkeeping)`` for every non-blank, non-comment code line a reader sees
+    unfolded (cells not tagged hide-input, remove-input, remove-cell or hide-cell). A
+    statement that calls the harness counts as bookkeeping with all its lines."""
+    import ast
+
+    lines = []
+    for cell in json.loads(nb.read_text())["cells"]:
+        if cell["cell_type"] != "code" or _FOLDED & set(cell["metadata"].get("tags", [])):
+            continue
+        src = "".join(cell["source"])
+        code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln
+                         for ln in src.splitlines())
+        marked = set()
+        for node in ast.parse(code).body:
+            if _BOOKKEEPING.search(ast.unparse(node)):  # the code, not its comments
+                marked.update(range(node.lineno, node.end_lineno + 1))
+        lines += [(ln, k in marked) for k, ln in enumerate(src.splitlines(), 1)
+                  if ln.strip() and not ln.lstrip().startswith("#")]
+    return lines
+
+
+def bookkeeping_share() -> dict[str, tuple[int, int]]:
+    """Per chapter: (bookkeeping lines, visible code lines)."""
+    out = {}
+    for nb in NOTEBOOKS:
+        lines = _visible_code(nb)
+        out[nb.stem] = (sum(b for _, b in lines), len(lines))
+    return out
+
+
+def test_bookkeeping_is_at_most_5_percent_of_the_visible_code():
+    """The code a reader sees unfolded is the argument (library calls, derivations, asserted
+    claims, figures); recording, trial maps and profile tables are folded, removed or one
+    library call: at most 5% of the visible code lines over all chapters."""
+    share = bookkeeping_share()
+    kept, total = map(sum, zip(*share.values()))
+    detail = ", ".join(f"{k} {b}/{n}" for k, (b, n) in share.items())
+    assert kept <= 0.05 * total, f"bookkeeping {kept} of {total} visible lines ({detail})"

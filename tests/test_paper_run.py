@@ -298,16 +298,19 @@ def test_a_second_paper_run_on_the_same_folder_is_refused(tmp_path):
 
 
 def _without_chunk_parameters(folder: Path, keep_parameters: bool) -> Path:
-    """smci_error_point whose Trials ignore the chunk parameters (and, unless
-    keep_parameters, whose parameters cell lacks them)."""
+    """smci_error_point whose Trials ignore the chunk (given one of their own) or, unless
+    keep_parameters, whose parameters cell lacks the seed (set in the next cell)."""
     nb = json.loads(POINT.read_text())
     for cell in nb["cells"]:
-        src = "".join(cell["source"])
-        if "parameters" in cell["metadata"].get("tags", []) and not keep_parameters:
-            src = "\n".join(ln for ln in src.splitlines()
-                            if not ln.startswith(("chunk", "n_chunks", "trial_cache")))
-        cell["source"] = src.replace("scorecard.trials(seed, chunk, n_chunks, trial_cache)",
-                                     "scorecard.trials(seed)")
+        cell["source"] = "".join(cell["source"]).replace(
+            "scorecard.trials(seed)", "scorecard.trials(seed, chunk=0, n_chunks=1)")
+    if not keep_parameters:
+        k, cell = next((k, c) for k, c in enumerate(nb["cells"])
+                       if "parameters" in c["metadata"].get("tags", []))
+        cell["source"] = "\n".join(ln for ln in cell["source"].splitlines()
+                                   if not ln.startswith("seed"))
+        nb["cells"].insert(k + 1, {"cell_type": "code", "source": "seed = 0", "metadata": {},
+                                   "outputs": [], "execution_count": None})
     path = folder / ("ignores.ipynb" if keep_parameters else "nochunk.ipynb")
     path.write_text(json.dumps(nb))
     return path
@@ -333,7 +336,7 @@ def test_bad_folders_and_notebooks_are_refused(tmp_path):
     (tmp_path / "o" / "smci_error_point" / "trials").write_text("x")
     with pytest.raises(ValueError, match="trials' is a file"):
         paper.run_chapter(POINT, tmp_path / "o", profile="quick")
-    with pytest.raises(ValueError, match="does not define chunk, n_chunks, trial_cache"):
+    with pytest.raises(ValueError, match="does not define seed"):
         paper.run_chapter(_without_chunk_parameters(tmp_path, False), tmp_path / "o",
                           profile="quick")
     with pytest.raises(ValueError, match="existing .ipynb"):
@@ -343,8 +346,8 @@ def test_bad_folders_and_notebooks_are_refused(tmp_path):
 def test_a_notebook_that_ignores_its_chunk_parameters_fails_before_the_merge(tmp_path):
     nb = _without_chunk_parameters(tmp_path, True)
     rec = paper.run_chapter(nb, tmp_path / "out", n_chunks=2, profile="quick", progress=False)
-    assert not rec["ok"] and "ignores its chunk parameters" in rec["error"]
-    assert rec["recorded"] == 2 and rec["files"] == 0
+    assert not rec["ok"] and "ignores its chunk" in rec["error"]
+    assert rec["files"] == 0 and "stored no trial" in rec["error"]  # its records are merge-only
     assert not Path(rec["results"]).exists()
 
 
@@ -570,7 +573,16 @@ def test_chunk_wall_time_is_the_union_of_the_chunks_run_times(tmp_path):
 
 
 CHAPTERS = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
-            if set(paper.CHUNK_PARAMETERS) <= set(sweep.notebook_parameters(nb))]
+            if ".trials(seed)" in nb.read_text()]
+
+
+def test_no_chapter_declares_the_runners_chunk_parameters():
+    """The chunk and the trial store reach a chapter through the environment (the paper
+    runner sets them), so no parameters cell shows them."""
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        declared = set(sweep.notebook_parameters(nb))
+        assert not declared & {"chunk", "n_chunks", "trial_cache"}, nb.name
+        assert "trial_cache" not in nb.read_text(), nb.name
 
 
 def test_every_recording_chapter_runs_in_chunks():
