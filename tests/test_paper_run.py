@@ -599,7 +599,7 @@ def test_a_chapter_runs_in_its_first_and_a_late_chunk(nb_path, tmp_path):
     last = paper.MAX_CHUNKS - 1
     grid = {**paper._chunk_grid(paper.MAX_CHUNKS, 0, "quick"), "chunk": [0, last]}
     table = sweep.sweep(nb_path, grid, tmp_path, workers=2, progress=False,
-                        skip_tags=(paper.MERGE_ONLY,))
+                        skip_tags=(paper.MERGE_ONLY,), env_parameters=paper.CHUNK_ENV)
     bad = table[table["status"] != "ok"]
     assert bad.empty, bad[["run", "error"]].drop_duplicates().to_string()
     first, late = ([f for f in sweep.check_point(tmp_path, p)[2] if "/trials/" in f]
