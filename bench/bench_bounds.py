@@ -1,4 +1,4 @@
-"""Ninth-order lower bound on log Z (issue: bounds), partition graphs against enumeration.
+"""Ninth-order lower bound on log Z, partition graphs against enumeration.
 
 * ``bounds.log_partition_lower_bound(bm, 9)`` for an SK network with N = 14 by the
   partition-graph expansion (section 4, polynomial in N) against exact enumeration of the

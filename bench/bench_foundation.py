@@ -1,4 +1,4 @@
-"""Exact moments and Gibbs sampling against same-run baselines (issue: foundation).
+"""Exact moments and Gibbs sampling against same-run baselines (the foundation modules).
 
 * ``exact.moments`` for n = 20 (2^20 states, all pairs) against one BLAS
   ``X.T @ (p[:, None] * X)`` on the precomputed state table, and against a plain numpy
@@ -21,7 +21,7 @@ import numpy as np
 from mrflib import BoltzmannMachine, exact, graphs, sampling
 from mrflib.repro.experiments import best_time
 
-#: Issue 17: spin updates per second per core on the 100x100 lattice.
+#: Target of the lattice sampler: spin updates per second per core on the 100x100 lattice.
 GIBBS_TARGET = 1e8
 
 

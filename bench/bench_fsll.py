@@ -5,7 +5,7 @@ our default learner (the O(|X|) XOR-mix update of the dual vector) and, on the s
 datasets, by the paper's scheme (Algorithm 3 on p_theta, then a fresh O(|X| log |X|)
 transform at every step) run by the same code. The paper's reported CPU time (Java 8 on an
 Intel Core i7-6700K, median of three trials) stands in the same table as the baseline row
-"FL paper (reported)"; ratio = paper seconds / our seconds (> 1: we are faster). The issue's
+"FL paper (reported)"; ratio = paper seconds / our seconds (> 1: we are faster). The
 target is at least 5x on this shared 2-core machine.
 
 Then the largest state space whose tables fit in memory here (at most 24 GiB, and at most

@@ -6,7 +6,7 @@ Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0
   engine, once with the plan built in the call (elimination order, clique tree, lookup
   tables, then the upward and downward passes) and once with the plan reused (as a
   learner does across gradient steps), against pgmpy's ``BeliefPropagation``
-  (:func:`mrflib.lap.junction_tree_moments`), same run; ``note`` has the largest
+  (:func:`mrflib.repro.peers.junction_tree_moments`), same run; ``note`` has the largest
   difference between the two.
 - ``16x16``: ``log Z`` and all moments of a 16 x 16 lattice (treewidth 16), plan included.
   No peer can run at this size; the note gives the pgmpy time extrapolated from the
@@ -33,6 +33,7 @@ import numpy as np
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 from mrflib import junction_tree as jt
 from mrflib._validation import available_memory, format_bytes
+from mrflib.repro import peers
 
 
 def _best(fn, repeats):
@@ -57,7 +58,7 @@ def _marginals(sizes) -> tuple[list[dict], float, tuple[int, float]]:
     rows, times = [], {}
     for J in sizes:
         bm = lattice(J)
-        t_pg, (m_pg, p_pg) = _best(lambda bm=bm: lap.junction_tree_moments(bm),
+        t_pg, (m_pg, p_pg) = _best(lambda bm=bm: peers.junction_tree_moments(bm),
                                    1 if J >= 6 else 3)
         t, (_, m, p) = _best(lambda bm=bm: _fresh_moments(bm), 5)
         plan = jt.JunctionTree(bm.edges, bm.n)
@@ -144,7 +145,7 @@ def _mle(quick: bool) -> dict:
 def run(quick: bool = False) -> list[dict]:
     warnings.filterwarnings("ignore", category=FutureWarning)
     sizes = (3, 4) if quick else (3, 4, 5, 6, 7)
-    lap.junction_tree_moments(lattice(3))  # warm-up: pgmpy imports excluded
+    peers.junction_tree_moments(lattice(3))  # warm-up: pgmpy imports excluded
     _fresh_moments(lattice(3))  # warm-up: numba cache load excluded
     rows, growth, pg_last = _marginals(sizes)
     if not quick:

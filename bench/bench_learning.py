@@ -4,14 +4,14 @@
    bias-free machine with couplings U[-0.3, 0.3], gradient ascent with eta = 0.2 from
    zero until max |Delta| < 1e-6, for MPLE, RM, MPF and 1-SMCI; ratios against the exact
    MLE and against MPF (the paper's fastest).
-2. **Against scikit-learn** (issue 17): MPLE, RM, MPF (L-BFGS, tol 1e-6) and 1-SMCI
+2. **Against scikit-learn**: MPLE, RM, MPF (L-BFGS, tol 1e-6) and 1-SMCI
    (gradient ascent) against scikit-learn's node-wise unpenalized ``LogisticRegression``
    (one per node, L-BFGS, tol 1e-6: the standard pseudo-likelihood baseline) on 4x4 and
    16x16 lattices and a random graph (n = 30, p = 0.1), N = 2,000 and 20,000. The
    learners compress the data once into local-pattern counts; the note gives that pass.
    Target: MPLE at least 10x faster than scikit-learn at N = 20,000, fit time nearly
    flat in N.
-3. **Thread pools** (issue 17): every learner and ``exact.fit_mle`` under the default
+3. **Thread pools**: every learner and ``exact.fit_mle`` under the default
    environment (mrflib's thread policy active) against the same call with BLAS forced to
    one thread; target: within 10%. The note gives the time without the policy (BLAS's
    own default threads).

@@ -1,4 +1,4 @@
-"""``smci.moments`` throughput against plain numpy (issue: SMCI/GSMCI chapter).
+"""``smci.moments`` throughput against plain numpy (the SMCI/GSMCI chapter's estimators).
 
 For each method ("mci", "1-smci", "s2-smci", "2-smci") the numba path of
 :func:`mrflib.smci.moments` is timed against :func:`mrflib.smci.moments_numpy`, a plain

@@ -26,14 +26,21 @@ _SUBMODULES = (
     "model",
     "factor_graph",
     "exact",
+    "elimination",
+    "elimination_order",
+    "factor_enumeration",
     "sampling",
     "smci",
     "learning",
+    "factor_learning",
+    "factor_models",
+    "potentials",
     "fsll",
     "log_linear",
     "lap",
     "bounds",
     "datasets",
+    "io",
 )
 
 # The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the

@@ -12,6 +12,12 @@ The tree reaches the kernels as one record ``tree``, the tuple of arrays named b
 numba types a ``NamedTuple`` in Python at every call, which an MLE fit would pay at
 every step.)
 
+The parameters reach the kernels scaled by ``2^-k`` (``k`` from
+:func:`mrflib.model.overflow_exponent`, ``inv = 2^k``): every table and message is then the
+true one times ``2^-k``, and a log-sum-exp multiplies the shifted differences by ``inv``
+and the log of the sum by ``1 / inv``. With ``inv = 1`` (every model of ordinary range)
+the multiplications are exact and the results are those of the unscaled formulas.
+
 Every kernel has its plain-Python twin in ``kernel.py_func``; the tests compare both.
 """
 
@@ -31,10 +37,11 @@ TREE = ("order", "scope_ptr", "scope_nodes", "parent", "edge_ptr", "edge_id", "e
 
 
 @njit(cache=True)
-def _logaddexp(a: float, b: float) -> float:
+def _logaddexp(a: float, b: float, inv: float) -> float:
+    """``log(e^a + e^b)`` for log-values scaled by ``1 / inv``."""
     if a >= b:
-        return a + np.log1p(np.exp(b - a))
-    return b + np.log1p(np.exp(a - b))
+        return a + np.log1p(np.exp((b - a) * inv)) / inv
+    return b + np.log1p(np.exp((a - b) * inv)) / inv
 
 
 @njit(cache=True)
@@ -84,8 +91,9 @@ def _build_table(t, table, order, scope_ptr, bias, coupling, edge_ptr, edge_id, 
 
 
 @njit(cache=True)
-def upward(tree, bias, coupling, msgs, logodds, want_logodds, table):
-    """Eliminate the spins in order; return ``log Z`` (sum over the roots' messages).
+def upward(tree, bias, coupling, msgs, logodds, want_logodds, table, inv):
+    """Eliminate the spins in order; return ``log Z`` (sum over the roots' messages),
+    all scaled by ``1 / inv``.
 
     ``msgs[msg_off[t]:]`` receives ``log Σ_{x_v} exp(table_t)`` over ``N_t``; with
     ``want_logodds`` also ``logodds = table_t(x_v=+1) - table_t(x_v=-1)`` for sampling.
@@ -100,7 +108,7 @@ def upward(tree, bias, coupling, msgs, logodds, want_logodds, table):
         for j in range(1 << (k - 1)):
             a = table[2 * j]
             b = table[2 * j + 1]
-            msgs[base + j] = _logaddexp(a, b)
+            msgs[base + j] = _logaddexp(a, b, inv)
             if want_logodds:
                 logodds[base + j] = b - a
         if parent[t] < 0:
@@ -109,7 +117,7 @@ def upward(tree, bias, coupling, msgs, logodds, want_logodds, table):
 
 
 @njit(cache=True)
-def _belief_moments(t, table, prob, k, v, edge_ptr, edge_id, edge_q, mean, pair):
+def _belief_moments(t, table, prob, k, v, edge_ptr, edge_id, edge_q, mean, pair, inv):
     """Normalize the clique belief (``table`` in log, ``prob`` linear) and read
     ``<x_v>`` and ``<x_v x_u>`` for the edges of this clique."""
     size = 1 << k
@@ -119,10 +127,10 @@ def _belief_moments(t, table, prob, k, v, edge_ptr, edge_id, edge_q, mean, pair)
             m = table[i]
     s = 0.0
     for i in range(size):
-        e = np.exp(table[i] - m)
+        e = np.exp((table[i] - m) * inv)
         prob[i] = e
         s += e
-    c = m + np.log(s)
+    c = m + np.log(s) / inv
     inv = 1.0 / s
     mv = 0.0
     for e in range(edge_ptr[t], edge_ptr[t + 1]):
@@ -143,7 +151,7 @@ def _belief_moments(t, table, prob, k, v, edge_ptr, edge_id, edge_q, mean, pair)
 
 
 @njit(cache=True)
-def _down_message_linear(table, prob, k, msg, maps, off, mx, acc):
+def _down_message_linear(table, prob, k, msg, maps, off, mx, acc, inv):
     """Hugin update from the linear belief ``prob``: ``msg <- log Σ_{S \\ N_c} p - msg``.
 
     Falls back to the log-space :func:`_down_message` when a separator state's
@@ -159,14 +167,14 @@ def _down_message_linear(table, prob, k, msg, maps, off, mx, acc):
         acc[maps[off + (i & mask)] + maps[hi + (i >> L)]] += prob[i]
     for j in range(size_c):
         if acc[j] < 1e-250:
-            _down_message(table, k, msg, maps, off, mx, acc)
+            _down_message(table, k, msg, maps, off, mx, acc, inv)
             return
     for j in range(size_c):
-        msg[j] = np.log(acc[j]) - msg[j]
+        msg[j] = np.log(acc[j]) / inv - msg[j]
 
 
 @njit(cache=True)
-def _down_message(table, k, msg, maps, off, mx, acc):
+def _down_message(table, k, msg, maps, off, mx, acc, inv):
     """``msg <- log Σ_{S \\ N_c} exp(table - msg)`` (Hugin update, in place on ``msg``)."""
     size_c = msg.shape[0]
     L = k // 2
@@ -182,13 +190,13 @@ def _down_message(table, k, msg, maps, off, mx, acc):
             mx[j] = val
     for i in range(1 << k):
         j = maps[off + (i & mask)] + maps[hi + (i >> L)]
-        acc[j] += np.exp(table[i] - msg[j] - mx[j])
+        acc[j] += np.exp((table[i] - msg[j] - mx[j]) * inv)
     for j in range(size_c):
-        msg[j] = mx[j] + np.log(acc[j])
+        msg[j] = mx[j] + np.log(acc[j]) / inv
 
 
 @njit(cache=True)
-def downward(tree, bias, coupling, msgs, table, prob, mx, acc, mean, pair):
+def downward(tree, bias, coupling, msgs, table, prob, mx, acc, mean, pair, inv):
     """Distribute from the roots; fill ``mean`` (n,) and ``pair`` (E,).
 
     Needs the upward ``msgs``; each child's slot is overwritten by its downward message.
@@ -202,18 +210,19 @@ def downward(tree, bias, coupling, msgs, table, prob, mx, acc, mean, pair):
             base = msg_off[t]
             for i in range(1 << k):
                 table[i] += msgs[base + (i >> 1)]
-        _belief_moments(t, table, prob, k, order[t], edge_ptr, edge_id, edge_q, mean, pair)
+        _belief_moments(t, table, prob, k, order[t], edge_ptr, edge_id, edge_q, mean, pair,
+                        inv)
         for a in range(child_ptr[t], child_ptr[t + 1]):
             c = children[a]
             kc = scope_ptr[c + 1] - scope_ptr[c] - 1
             _down_message_linear(table, prob, k, msgs[msg_off[c]:msg_off[c] + (1 << kc)], maps,
-                                 child_map[a], mx, acc)
+                                 child_map[a], mx, acc, inv)
 
 
 @njit(cache=True)
-def sample(tree, logodds, uniforms, out):
+def sample(tree, logodds, uniforms, out, inv):
     """Backward sampling: spins in reverse elimination order, each from
-    ``P(x_v = +1 | x_{N_t}) = sigmoid(logodds_t[x_{N_t}])``.
+    ``P(x_v = +1 | x_{N_t}) = sigmoid(inv * logodds_t[x_{N_t}])``.
 
     Node-major layout: ``uniforms[t, s]`` decides spin ``order[t]`` of sample ``s`` and
     ``out[v, s]`` receives it, so one node's table and rows stay in cache.
@@ -237,7 +246,7 @@ def sample(tree, logodds, uniforms, out):
         u = uniforms[t]
         dest = out[v]
         for s in range(m):
-            dest[s] = 1 if u[s] < _sigmoid(logodds[idx[s]]) else -1
+            dest[s] = 1 if u[s] < _sigmoid(logodds[idx[s]] * inv) else -1
 
 
 @njit(cache=True)

@@ -3,7 +3,7 @@
 Two pools can fight inside one process: the BLAS library's (OpenBLAS, MKL) and
 numba's. The learners, ``exact.fit_mle`` and the samplers make many small BLAS calls
 from inside optimizer loops and next to numba's parallel regions; waking a BLAS
-thread pool for each costs more than the call (issue 17: ``exact.fit_mle`` on a 4x4
+thread pool for each costs more than the call (measured: ``exact.fit_mle`` on a 4x4
 lattice, N = 20,000, 119 ms with OpenBLAS's default threads against 33 ms with one).
 The policy, applied with :mod:`threadpoolctl`:
 

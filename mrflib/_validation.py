@@ -17,11 +17,12 @@ __all__ = [
     "as_rng",
     "available_memory",
     "check_array",
+    "check_bias",
+    "check_coupling",
     "check_counts",
     "check_edges",
     "check_indices",
     "check_instance",
-    "check_model",
     "check_nodes",
     "check_path",
     "check_positive",
@@ -29,6 +30,7 @@ __all__ = [
     "check_spins",
     "format_bytes",
     "integer_values",
+    "is_choice",
     "memory_requests",
     "require_memory",
 ]
@@ -49,13 +51,6 @@ def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     raise ValueError(
         f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
     )
-
-
-def check_model(bm: Any, name: str = "bm") -> Any:
-    """Return ``bm`` if it is a :class:`~mrflib.model.BoltzmannMachine`, else ``TypeError``."""
-    from .model import BoltzmannMachine
-
-    return check_instance(bm, BoltzmannMachine, name)
 
 
 def check_instance(value: Any, cls: type, name: str) -> Any:
@@ -87,6 +82,16 @@ def check_real(value: Any, name: str) -> float:
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
+
+
+def is_choice(value: Any, choices: Any) -> bool:
+    """``value in choices`` for a hashable ``value`` only: an array or list is never one of
+    the choices (numpy's elementwise ``==`` would make ``in`` ambiguous or an error)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return bool(value in choices)
 
 
 def check_positive(
@@ -126,23 +131,45 @@ def check_array(
 
     ``shape`` may contain ``None`` for a free dimension.
     """
-    if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        raise ValueError(f"{name} must contain real numbers, got complex values")
-    try:
-        arr = np.asarray(a, dtype=dtype)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}") from None
+    if type(a) is np.ndarray and a.dtype == dtype:  # the common case, already converted
+        arr = a
+    else:
+        if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            raise ValueError(f"{name} must contain real numbers, got complex values")
+        try:
+            arr = np.asarray(a, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}"
+                             ) from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:
         if arr.ndim != len(shape) or any(
             s is not None and s != t for s, t in zip(shape, arr.shape)
         ):
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + (
+                ",)" if len(shape) == 1 else ")")
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if finite and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
+
+
+def check_bias(bias: Any, n: int | None = None) -> np.ndarray:
+    """The biases of a pairwise model: finite real ``float64`` of shape ``(n,)`` (any
+    ``n >= 1`` if ``None``), C-contiguous; errors name ``bias``. One check for the model
+    constructor and for every engine method that takes the arrays directly."""
+    b = check_array(bias, "bias", ndim=1 if n is None else None,
+                    shape=None if n is None else (n,))
+    if b.shape[0] == 0:
+        raise ValueError("bias must have at least one entry (one per node)")
+    return np.ascontiguousarray(b)
+
+
+def check_coupling(coupling: Any, n_edges: int) -> np.ndarray:
+    """The couplings of a pairwise model: finite real ``float64`` of shape ``(n_edges,)``,
+    C-contiguous; errors name ``coupling`` (see :func:`check_bias`)."""
+    return np.ascontiguousarray(check_array(coupling, "coupling", shape=(n_edges,)))
 
 
 def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> np.ndarray:

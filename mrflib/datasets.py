@@ -23,22 +23,30 @@ datasets are therefore draws of our own, not the paper's.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from ._optional import optional_import
 from ._validation import (
     as_rng,
     check_array,
     check_nodes,
     check_positive,
     check_real,
+    is_choice,
     require_memory,
 )
+from .factor_graph import FactorGraph
 
 __all__ = [
     "EXPERT_NETWORKS",
+    "UAI_PROBLEMS",
+    "UAIProblem",
     "NAMES",
     "Dataset",
     "ExpertNetwork",
@@ -55,6 +63,7 @@ __all__ = [
     "load",
     "sample_table",
     "to_binary",
+    "uai_problem",
 ]
 
 #: The six datasets of section 3.4 and their sizes.
@@ -272,7 +281,7 @@ def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dat
     ``n_samples`` and ``rng`` override the paper's size and our fixed sample seed (the true
     distribution, i.e. the network, stays the same).
     """
-    if name not in NAMES:
+    if not is_choice(name, NAMES):
         raise ValueError(f"name must be one of {list(NAMES)}, got {name!r}")
     N = NAMES[name] if n_samples is None else n_samples
     rng = SAMPLE_SEEDS[name] if rng is None else rng
@@ -295,8 +304,7 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
     and :func:`mrflib.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
     optical digits, 8x8 downsampled); nothing is downloaded.
     """
-    from sklearn.datasets import load_digits
-
+    load_digits = optional_import("sklearn.datasets", "datasets.digits()", "datasets").load_digits
     d = load_digits()
     x = np.where(np.asarray(d.data) >= 8, 1, -1).astype(np.int8)
     return x, np.asarray(d.target, dtype=np.int64)
@@ -348,6 +356,23 @@ class ExpertNetwork:
     def n_edges(self) -> int:
         return int(sum(len(p) for p in self.parents))
 
+    def to_factor_graph(self) -> FactorGraph:
+        """The network as a :class:`~mrflib.factor_graph.FactorGraph` on the same variables.
+
+        One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
+        table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
+        :attr:`cpds` read in C order. Its log-weights are the joint log-probabilities
+        (``log Z = 0``).
+        """
+        scopes, tables = [], []
+        for i, par in enumerate(self.parents):
+            scope = (*par[::-1], i)
+            with np.errstate(divide="ignore"):
+                tables.append(np.log(self.cpds[i]).reshape([self.cardinalities[v]
+                                                            for v in scope]))
+            scopes.append(scope)
+        return FactorGraph(self.cardinalities, scopes, tables)
+
     def _configuration(self, x: np.ndarray, i: int) -> np.ndarray:
         conf = np.zeros(x.shape[0], dtype=np.int64)
         stride = 1
@@ -365,6 +390,10 @@ class ExpertNetwork:
         """
         n_samples = check_positive(n_samples, "n_samples", integer=True)
         rng = as_rng(rng)
+        # the samples, the rows of cumulative tables, their comparison, uniforms, indices
+        require_memory(n_samples * (self.n + 9.0 * max(self.cardinalities) + 56.0),
+                       f"ExpertNetwork.sample: n_samples = {n_samples} samples of "
+                       f"{self.n} variables")
         x = np.zeros((n_samples, self.n), dtype=np.int8)
         for i in range(self.n):
             rows = np.cumsum(self.cpds[i], axis=1)[self._configuration(x, i)]
@@ -466,7 +495,8 @@ class ExpertNetwork:
             if v not in self.variables:
                 raise ValueError(f"variables must be names of {self.name!r}, got {v!r}")
             return self.variables.index(v)
-        if isinstance(v, (int, np.integer)) and 0 <= int(v) < self.n:
+        if (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                and 0 <= int(v) < self.n):
             return int(v)
         raise ValueError(f"variables must be names or indices 0..{self.n - 1}, got {v!r}")
 
@@ -492,8 +522,9 @@ def pgmpy_network_file(name: str) -> Any:
     """
     from importlib.resources import files
 
-    if name not in EXPERT_NETWORKS:
+    if not is_choice(name, EXPERT_NETWORKS):
         raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    optional_import("pgmpy", f"datasets.expert_network({name!r})", "datasets")
     path = files("pgmpy") / "utils" / "example_models" / f"{name}.bif.gz"
     if not path.is_file():
         raise ValueError(f"pgmpy does not bundle {name}.bif.gz (looked in {path})")
@@ -505,15 +536,15 @@ def pgmpy_model(name: str) -> Any:
     import gzip
     import logging
 
+    path = pgmpy_network_file(name)
+    readwrite = optional_import("pgmpy.readwrite", f"datasets.expert_network({name!r})",
+                                "datasets")
     logging.getLogger("pgmpy").setLevel(logging.ERROR)
-    from pgmpy.readwrite import BIFReader
-
-    with gzip.open(pgmpy_network_file(name)) as f:
+    with gzip.open(path) as f:
         text = f.read().decode("utf-8")
-    return BIFReader(string=text).get_model()
+    return readwrite.BIFReader(string=text).get_model()
 
 
-@functools.cache
 def expert_network(name: str) -> ExpertNetwork:
     """One of pgmpy's bundled expert Bayesian networks (:data:`EXPERT_NETWORKS`).
 
@@ -522,6 +553,13 @@ def expert_network(name: str) -> ExpertNetwork:
     each conditional table comes from the network's ``TabularCPD`` (layout: see
     :class:`ExpertNetwork`).
     """
+    if not is_choice(name, EXPERT_NETWORKS):  # before the cache, which hashes name
+        raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    return _expert_network(name)
+
+
+@functools.cache
+def _expert_network(name: str) -> ExpertNetwork:
     import networkx as nx
 
     model = pgmpy_model(name)
@@ -545,3 +583,66 @@ def expert_network(name: str) -> ExpertNetwork:
         states.append(tuple(str(s) for s in cpd.state_names[v]))
     return ExpertNetwork(name, tuple(order), tuple(cards), tuple(parents), tuple(cpds),
                          tuple(states))
+
+
+#: The public UAI 2014 partition-function problems shipped in ``mrflib/data/uai/``.
+UAI_PROBLEMS = ("Grids_12", "ObjectDetection_11", "Promedus_24", "CSP_12")
+
+
+@dataclass(frozen=True)
+class UAIProblem:
+    """One of the shipped UAI 2014 competition problems (:data:`UAI_PROBLEMS`) and its
+    exact answers, as the competition published them.
+
+    Attributes
+    ----------
+    name : str
+    path, evidence_path : pathlib.Path
+        The model (``NAME.uai``) and evidence (``NAME.uai.evid``) files.
+    evidence : Mapping
+        ``{variable: value}`` from the evidence file (read-only).
+    model : FactorGraph
+        The model with the evidence applied (:meth:`FactorGraph.condition`): the problem
+        the answers are about.
+    log10_partition : float
+        ``log10 Z`` of ``model`` from ``NAME.uai.PR`` (6 significant digits).
+    marginals : tuple of ndarray
+        Each variable's marginal given the evidence, from ``NAME.uai.MAR`` (6 significant
+        digits; an observed variable is a point mass).
+    """
+
+    name: str
+    path: Path
+    evidence_path: Path
+    evidence: Mapping[int, int]
+    model: FactorGraph
+    log10_partition: float
+    marginals: tuple[np.ndarray, ...] = field(repr=False)
+
+
+@functools.cache
+def uai_problem(name: str) -> UAIProblem:
+    """The shipped UAI problem ``name`` (one of :data:`UAI_PROBLEMS`), read once per process.
+
+    The four are public problems of the UAI 2014 inference competition (partition-function
+    track), with the competition's exact answers: a 10x10 Ising grid (``Grids_12``),
+    multi-state variables with many zero weights (``ObjectDetection_11``), a diagnosis
+    network with evidence (``Promedus_24``) and mixed cardinalities with three-variable
+    factors (``CSP_12``). Reading them needs no network access.
+    """
+    from importlib.resources import files
+
+    from . import io
+
+    if name not in UAI_PROBLEMS:
+        raise ValueError(f"name must be one of {UAI_PROBLEMS}, got {name!r}")
+    path = Path(str(files("mrflib") / "data" / "uai" / f"{name}.uai"))
+    evid = path.with_name(path.name + ".evid")
+    model = io.read_uai(path)
+    evidence = io.read_evidence(evid, model)
+    marginals = io.read_answer(path.with_name(path.name + ".MAR")).value
+    for m in marginals:
+        m.flags.writeable = False
+    return UAIProblem(name, path, evid, MappingProxyType(evidence), model.condition(evidence),
+                      io.read_answer(path.with_name(path.name + ".PR")).value,
+                      tuple(marginals))

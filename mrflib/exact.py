@@ -11,7 +11,11 @@ The kernels split the spins into a low block (``l`` spins) and a high block
 so all ``2^n`` log-weights come from one ``(2^h, h) (h, l) (l, 2^l)`` BLAS product,
 and all first and second moments from a handful of products of the same size
 (``O(2^n (l + h))`` work instead of ``O(2^n n^2)`` for ``X^T diag(p) X``).
-Everything is done in log space with a log-sum-exp shift.
+Everything is done in log space with a log-sum-exp shift. A model whose log-weights
+would pass the float range is enumerated with its parameters scaled by ``2^-k``
+(:func:`mrflib.model.overflow_exponent`), the differences to the largest log-weight scaled
+back by ``2^k`` before the exponential: its probabilities, moments and samples stay exact
+and finite, and ``log Z`` is ``+inf`` (with a warning) only when it is beyond the range.
 
 Beyond enumeration, :mod:`mrflib.junction_tree` computes the same quantities by variable
 elimination on a junction tree, in time and memory exponential in the treewidth only.
@@ -19,29 +23,39 @@ elimination on a junction tree, in time and memory exponential in the treewidth 
 ``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
 ``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
 :func:`plan` shows the elimination order and treewidth the engine chose.
+
+The same functions take a discrete :class:`~mrflib.factor_graph.FactorGraph` (any number of
+states, factors over any variables): :mod:`mrflib.factor_enumeration` enumerates it (the
+reference; ``"auto"`` up to ``2^20`` joint states) and :mod:`mrflib.elimination` runs
+variable elimination on a junction tree after clamping evidence and dropping barren
+conditional probability tables. :func:`marginals`, :func:`factor_marginals` and
+:func:`map_assignment` are defined for both model types (a Boltzmann machine through
+:meth:`FactorGraph.from_boltzmann`, state 0 = spin -1).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 import numpy as np
 import scipy.optimize
 
-from . import junction_tree
+from . import elimination, factor_enumeration, junction_tree
 from ._threads import blas_single_threaded
 from ._validation import (
     as_rng,
     check_array,
     check_edges,
     check_indices,
-    check_model,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
-from .model import BoltzmannMachine
+from .factor_graph import FactorGraph, _check_states
+from .model import BoltzmannMachine, check_model, overflow_exponent, unscale_log_partition
 
 __all__ = [
     "states",
@@ -61,6 +75,9 @@ __all__ = [
     "kl_data_model",
     "kl_model",
     "sample",
+    "marginals",
+    "factor_marginals",
+    "map_assignment",
     "plan",
     "METHODS",
     "AUTO_ENUMERATE_MAX_N",
@@ -72,16 +89,51 @@ MAX_STATE_BYTES_FACTOR = 24
 #: Engines of ``method=``; ``"auto"`` enumerates up to ``AUTO_ENUMERATE_MAX_N`` spins.
 METHODS = ("auto", "enumerate", "junction-tree")
 AUTO_ENUMERATE_MAX_N = 20
-plan = junction_tree.plan
+#: ``"auto"`` enumerates a factor graph with at most this many joint states.
+AUTO_ENUMERATE_MAX_STATES = 2**20
 
 
 def _engine(method: Any, n: int) -> str:
     """``"enumerate"`` or ``"junction-tree"`` for ``method`` on ``n`` spins."""
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "auto":
         return "enumerate" if n <= AUTO_ENUMERATE_MAX_N else "junction-tree"
     return method
+
+
+def _factor_engine(method: Any, model: FactorGraph) -> Any:
+    """The module (:mod:`factor_enumeration` or :mod:`elimination`) for ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        small = math.prod(model.cardinalities.tolist()) <= AUTO_ENUMERATE_MAX_STATES
+        method = "enumerate" if small else "junction-tree"
+    return factor_enumeration if method == "enumerate" else elimination
+
+
+def _factor_graph(model: Any) -> FactorGraph:
+    """``model`` as a :class:`FactorGraph` (a Boltzmann machine is converted)."""
+    if isinstance(model, BoltzmannMachine):
+        return FactorGraph.from_boltzmann(model)
+    if not isinstance(model, FactorGraph):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
+    return model
+
+
+def plan(model: Any, n: int | None = None) -> Any:
+    """What the junction-tree engine will do: its order, treewidth and table sizes.
+
+    A :class:`FactorGraph` gives an :class:`~mrflib.elimination.EliminationPlan` (the plan
+    of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
+    ``treewidth``, ``max_table_bytes`` and ``total_bytes``); a
+    :class:`BoltzmannMachine` or an edge list on ``n`` nodes the cached
+    :class:`~mrflib.junction_tree.JunctionTree` of the Ising fast path.
+    """
+    if isinstance(model, FactorGraph):
+        return elimination.plan(model)
+    return junction_tree.plan(model, n)
 
 
 def _check_samples(data: Any, n: int | None = None) -> np.ndarray:
@@ -136,10 +188,15 @@ def _block_energy(X: np.ndarray, b: np.ndarray, W_upper: np.ndarray) -> np.ndarr
     return X @ b + np.einsum("si,ij,sj->s", X, W_upper, X) if X.shape[1] else np.zeros(len(X))
 
 
-def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray) -> np.ndarray:
-    """All log-weights as a ``(2^h, 2^l)`` matrix (row = high block, column = low block)."""
+def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray
+                 ) -> tuple[np.ndarray, int]:
+    """All log-weights times ``2^-k`` as a ``(2^h, 2^l)`` matrix (row = high block, column
+    = low block), and ``k`` (:func:`mrflib.model.overflow_exponent`; 0 in ordinary range)."""
     n = bias.shape[0]
     _check_enumerable(n)
+    k = overflow_exponent(bias, coupling)
+    if k:
+        bias, coupling = np.ldexp(bias, -k), np.ldexp(coupling, -k)
     lo, hi = _split(n)
     Xlo = states(lo).astype(np.float64)
     Xhi = states(hi).astype(np.float64)
@@ -150,17 +207,47 @@ def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray) -> n
     lw = (Xhi @ W[:lo, lo:].T) @ Xlo.T  # cross terms x_hi^T W_hi,lo x_lo
     lw += e_hi[:, None]
     lw += e_lo[None, :]
-    return lw
+    return lw, k
 
 
-def _logsumexp_inplace_probs(lw: np.ndarray) -> float:
-    """Turn log-weights into probabilities in place; return log Z."""
+def _log_partition_scaled(lw: np.ndarray, k: int) -> float:
+    """``2^-k log Z`` from log-weights times ``2^-k`` (one temporary of their size)."""
+    shift = lw.max()
+    tmp = lw - shift
+    if k:
+        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
+            tmp *= 2.0**k
+    np.exp(tmp, out=tmp)
+    return float(shift + np.log(tmp.sum()) / 2.0**k)
+
+
+def _logsumexp_inplace_probs(lw: np.ndarray, k: int = 0) -> float:
+    """Turn log-weights times ``2^-k`` into probabilities in place; return log Z."""
     shift = lw.max()
     lw -= shift
+    if k:
+        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
+            lw *= 2.0**k
     np.exp(lw, out=lw)
     total = lw.sum()
     lw /= total
-    return float(shift + np.log(total))
+    return unscale_log_partition(float(shift + np.log(total) / 2.0**k), k)
+
+
+def _log_probabilities(bm: BoltzmannMachine) -> np.ndarray:
+    """``log P(x)`` of all ``2^n`` states, flat; ``-inf`` only where ``P(x)`` underflows.
+
+    Holds at most two tables of ``2^n`` floats at a time."""
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    lw = lw.ravel()
+    if not k:
+        lw -= _log_partition_scaled(lw, k)
+        return lw
+    lw -= lw.max()  # then 2^k (lw - max) - log Σ exp(...): log 3 of three tied modes
+    with np.errstate(over="ignore"):  # is below the last bit of the scaled log-weights
+        lw *= 2.0**k
+    lw -= _log_partition_scaled(lw, 0)
+    return lw
 
 
 def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -184,37 +271,61 @@ def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 def log_weights(bm: BoltzmannMachine) -> np.ndarray:
     """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
 
-    Refuses (``ValueError``) an ``n`` whose tables would not fit in memory.
+    Refuses (``ValueError``) an ``n`` whose tables would not fit in memory. A log-weight
+    beyond the float range is ``±inf`` (its probability is still finite: see
+    :func:`probabilities`).
     """
     bm = check_model(bm)
-    return _log_weights(bm.bias, bm.edges, bm.coupling).ravel()
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    if not k:
+        return lw.ravel()
+    with np.errstate(over="ignore"):
+        return np.ldexp(lw.ravel(), k)
 
 
-def log_partition(bm: BoltzmannMachine, *, method: str = "auto") -> float:
-    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)``.
+def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
+    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
+    :class:`FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
 
-    ``method="enumerate"`` sums all ``2^n`` states (log-sum-exp); ``"junction-tree"``
-    eliminates the spins on the junction tree of :func:`plan` (one upward pass);
-    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
+    ``method="enumerate"`` sums all states (log-sum-exp); ``"junction-tree"``
+    eliminates the variables on the junction tree of :func:`plan` (one upward pass);
+    ``"auto"`` enumerates for ``n <= 20`` spins (a factor graph: at most ``2^20`` joint
+    states) and uses the junction tree beyond.
+
+    Warns
+    -----
+    RuntimeWarning
+        When ``Z = 0`` (a factor graph whose evidence has probability zero): returns
+        ``-inf``.
     """
+    if isinstance(bm, FactorGraph):
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
+                          "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
+        return logz
     bm = check_model(bm)
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
-    lw = log_weights(bm)
-    shift = lw.max()
-    return float(shift + np.log(np.exp(lw - shift).sum()))
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
 
 
 def probabilities(bm: BoltzmannMachine) -> np.ndarray:
     """``P(x)`` for all ``2^n`` states in flat index order."""
-    lw = log_weights(bm)
-    _logsumexp_inplace_probs(lw)
-    return lw
+    bm = check_model(bm)
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
+        _logsumexp_inplace_probs(lw, k)
+    return lw.ravel()
 
 
 def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
-    P = _log_weights(bm.bias, bm.edges, bm.coupling)
-    logz = _logsumexp_inplace_probs(P)
+    P, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # its callers return no log Z
+        logz = _logsumexp_inplace_probs(P, k)
     mean, C = _moments_matrix(P, bm.n)
     return logz, mean, C
 
@@ -227,10 +338,12 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
     ``n <= 20``, else the junction tree).
     """
     bm = check_model(bm)
-    if _engine(method, bm.n) == "junction-tree":
-        _, mean, pair = junction_tree.moments(bm)
-        return mean, pair
-    _, mean, C = _enumerate_moments(bm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
+        if _engine(method, bm.n) == "junction-tree":
+            _, mean, pair = junction_tree.moments(bm)
+            return mean, pair
+        _, mean, C = _enumerate_moments(bm)
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
 
 
@@ -266,15 +379,36 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     return counts / len(s)
 
 
-def log_likelihood(bm: BoltzmannMachine, data: Any, *, method: str = "auto") -> float:
+def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
+                   ) -> float:
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
 
     ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
-    ``n <= 20`` under ``"auto"``, the junction tree beyond).
+    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a :class:`FactorGraph`,
+    ``data`` holds integer states ``(N, n)``; a sample of zero weight gives ``-inf``.
     """
+    if isinstance(bm, FactorGraph):
+        x = _check_states(data, bm.cardinalities, "data")
+        if len(x) == 0:
+            raise ValueError("data must contain at least one sample (got 0 rows)")
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            raise ValueError("model has Z = 0 (every state has zero weight): its "
+                             "likelihood is undefined")
+        return float(np.mean(bm.log_weight(x)) - logz)
     bm = check_model(bm)
     s = _check_samples(data, bm.n)
-    return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
+    k = overflow_exponent(bm.bias, bm.coupling)
+    if not k:
+        return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
+    # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
+    scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
+    if _engine(method, bm.n) == "junction-tree":
+        logz, _ = junction_tree.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+    else:
+        logz = _log_partition_scaled(_log_weights(bm.bias, bm.edges, bm.coupling)[0], k)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
 
 def _entropy_of_rows(s: np.ndarray) -> float:
@@ -311,22 +445,37 @@ def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
-    lp = log_weights(p)
-    lp -= log_partition(p)
-    lq = log_weights(q)
-    lq -= log_partition(q)
-    return max(0.0, float(np.sum(np.exp(lp) * (lp - lq))))
+    # log P (held) while log Q is built: its log-weights and one temporary; the half-state
+    # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
+    require_memory((MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
+                   f"kl_model over 2^{p.n} states")
+    lp = _log_probabilities(p)
+    lq = _log_probabilities(q)
+    with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0
+        np.subtract(lp, lq, out=lq)  # log(p / q)
+    np.exp(lp, out=lp)
+    lq[lp == 0.0] = 0.0
+    lq *= lp
+    return max(0.0, float(np.sum(lq)))
 
 
-def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "auto"
-           ) -> np.ndarray:
-    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)``.
+def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
+           method: str = "auto") -> np.ndarray:
+    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)`` (spins), or ``int64``
+    states of a :class:`FactorGraph`.
 
     ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
     per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
     on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
     ``n <= 20``, else the junction tree. The same seed gives the same samples.
+
+    A :class:`FactorGraph` is sampled by inverse CDF over its enumerated states
+    (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction tree of
+    :mod:`mrflib.elimination` (dropped barren tables sampled forward last).
     """
+    if isinstance(bm, FactorGraph):
+        n_samples = check_positive(n_samples, "n_samples", integer=True)
+        return _factor_engine(method, bm).sample(bm, n_samples, as_rng(rng))
     bm = check_model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
@@ -338,6 +487,36 @@ def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "aut
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
     return index_to_states(idx, bm.n)
+
+
+def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+              ) -> list[np.ndarray]:
+    """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
+
+    An observed variable is a point mass at its value; a Boltzmann machine's state 0 is
+    spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
+    ``method`` as in :func:`log_partition`.
+    """
+    model = _factor_graph(model)
+    return _factor_engine(method, model).marginals(model)
+
+
+def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                     ) -> list[np.ndarray]:
+    """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
+    ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
+    maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).factor_marginals(model)
+
+
+def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                   ) -> tuple[np.ndarray, float]:
+    """A most probable state ``int64 (n,)`` (max-product on the junction tree, or the
+    enumerated maximum) and its log-weight ``Σ_k θ_k(x_{S_k})``. Raises ``ValueError``
+    when every state has zero weight."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).map_assignment(model)
 
 
 def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
@@ -469,8 +648,8 @@ def fit_mle(
         if engine == "junction-tree":
             logz, mean, pair = jt.calibrate(b, J)
         else:
-            P = _log_weights(b, edges, J)
-            logz = _logsumexp_inplace_probs(P)
+            P, k = _log_weights(b, edges, J)
+            logz = _logsumexp_inplace_probs(P, k)
             mean, C = _moments_matrix(P, n)
             pair = C[ei, ej]
         model = np.concatenate([mean, pair]) if bias else pair

@@ -54,6 +54,7 @@ from ._validation import (
     check_positive,
     check_real,
     integer_values,
+    is_choice,
     require_memory,
 )
 
@@ -459,7 +460,7 @@ def memory_required(cardinalities: Any, update: str = "incremental") -> int:
     ``update="transform"`` (the paper's scheme) also keeps ``p_theta``.
     """
     cards = _check_cardinalities(cardinalities)
-    if update not in _UPDATES:
+    if not is_choice(update, _UPDATES):
         raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
     X = _size(cards)
     segs = _segments(cards)
@@ -601,7 +602,7 @@ def fit(
     cards = _check_cardinalities(cardinalities)
     eps = check_positive(eps, "eps", allow_zero=True)
     max_steps = check_positive(max_steps, "max_steps", integer=True, allow_zero=True)
-    if update not in _UPDATES:
+    if not is_choice(update, _UPDATES):
         raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
     arr = _check_states(data, cards, "data")
     N = arr.shape[0]

@@ -38,17 +38,21 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
+from . import _elimination_kernels as _ek
 from . import _jt_kernels as _k
 from . import graphs
 from ._validation import (
     as_rng,
+    check_bias,
+    check_coupling,
     check_edges,
-    check_model,
+    check_indices,
     check_positive,
     format_bytes,
     require_memory,
 )
-from .model import BoltzmannMachine
+from .elimination_order import connect_neighbours
+from .model import BoltzmannMachine, check_model, overflow_exponent, unscale_log_partition
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
            "MAX_WIDTH"]
@@ -58,6 +62,8 @@ MAX_WIDTH = 62
 _MIN_FILL_MAX_NODES = 400
 _SPECTRAL_MAX_NODES = 20_000
 _GREEDY_MAX_NODES = 20_000
+#: Graphs up to this many nodes are ordered by the compiled kernels on a dense adjacency.
+_DENSE_MAX_NODES = 2048
 
 
 # --------------------------------------------------------------------------- orders
@@ -75,11 +81,7 @@ def _eliminate(nbrs: list[set], order: list[int], limit: int) -> tuple[list, int
         if len(nb) + 1 > limit:
             return None, len(nb) + 1
         out.append(nb)
-        for u in nb:
-            a = adj[u]
-            a.discard(v)
-            a |= nb
-            a.discard(u)
+        connect_neighbours(adj, v)
     return out, max((len(s) + 1 for s in out), default=1)
 
 
@@ -109,11 +111,7 @@ def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[i
         done.add(v)
         order.append(v)
         touched = set(nb)
-        for u in nb:
-            a = adj[u]
-            a.discard(v)
-            a |= nb
-            a.discard(u)
+        connect_neighbours(adj, v)
         if score == "fill":
             for u in nb:
                 touched |= adj[u]
@@ -122,11 +120,20 @@ def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[i
     return order
 
 
-def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
-    """Sweep along the Fiedler vector (long axis of a lattice); small components only."""
+def _spectral(edges: np.ndarray, nodes: list[int], n: int,
+              dense: np.ndarray | None = None) -> list[int] | None:
+    """Sweep along the Fiedler vector (long axis of a lattice); small components only.
+
+    Up to 200 nodes the Laplacian is dense (from ``dense``, the adjacency matrix, when
+    given: the same matrix as the sparse route, built without it)."""
     if len(nodes) < 3 or len(nodes) > _SPECTRAL_MAX_NODES:
         return None
     idx = np.asarray(nodes)
+    if dense is not None and len(idx) <= 200:
+        sub = dense[np.ix_(idx, idx)].astype(np.float64)
+        L = np.diag(sub.sum(axis=1)) - sub
+        f = np.round(scipy.linalg.eigh(L, subset_by_index=[0, 1])[1][:, 1], 9)
+        return idx[np.lexsort((idx, f))].tolist()
     local = -np.ones(n, dtype=np.int64)
     local[idx] = np.arange(len(idx))
     e = edges[(local[edges[:, 0]] >= 0)]
@@ -155,32 +162,70 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
     return [int(v) for v in perm if v in keep]
 
 
-def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: int,
-                      limit: list):
+def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
+    """The graph's adjacency matrix (``uint8``) for the compiled orders, up to
+    ``_DENSE_MAX_NODES`` nodes; ``None`` beyond (the set-based code runs there)."""
+    if n > _DENSE_MAX_NODES:
+        return None
+    adj = np.zeros((n, n), dtype=np.uint8)
+    for v, nb in enumerate(nbrs):
+        adj[v, list(nb)] = 1
+    return adj
+
+
+def _greedy_order(nbrs: list[set], dense: np.ndarray | None, nodes: list[int], score: str,
+                  limit: int) -> list[int] | None:
+    """:func:`_greedy`, compiled on the dense adjacency when there is one (same order)."""
+    if dense is None:
+        return _greedy(nbrs, nodes, score, limit)
+    free = np.zeros(len(dense), dtype=np.bool_)
+    free[nodes] = True
+    order = np.empty(len(nodes), dtype=np.int64)
+    m = _ek.greedy_dense(dense.copy(), free, score == "fill", limit, order)
+    return None if m < 0 else order.tolist()
+
+
+def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], limit: int
+                  ) -> tuple[list[int] | None, int]:
+    """Neighbours of each node when eliminated in ``order`` and the largest clique, or
+    ``(None, size)`` at the first clique beyond ``limit`` (as :func:`_eliminate`)."""
+    if dense is None:
+        cliques, size = _eliminate(nbrs, order, limit)
+        return (None if cliques is None else [len(c) for c in cliques]), size
+    sizes = np.zeros(len(order), dtype=np.int64)
+    done = _ek.clique_sizes_dense(dense.copy(), np.asarray(order, dtype=np.int64), limit,
+                                  sizes)
+    if done < len(order):
+        return None, int(sizes[done]) + 1
+    return sizes.tolist(), int(sizes.max(initial=0)) + 1
+
+
+def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarray,
+                      nodes: list[int], n: int, limit: list):
     """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``."""
     yield "natural", sorted(nodes)
     rcm = _rcm(edges, nodes, n)
     yield "reverse-cuthill-mckee", rcm
     yield "cuthill-mckee", rcm[::-1]
-    yield "spectral", _spectral(edges, nodes, n)
+    yield "spectral", _spectral(edges, nodes, n, dense)
     if len(nodes) <= _GREEDY_MAX_NODES:
-        yield "min-degree", _greedy(nbrs, nodes, "degree", limit[0])
+        yield "min-degree", _greedy_order(nbrs, dense, nodes, "degree", limit[0])
     if len(nodes) <= _MIN_FILL_MAX_NODES:
-        yield "min-fill", _greedy(nbrs, nodes, "fill", limit[0])
+        yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
 
 
-def _component_order(nbrs, edges, nodes, n, limit) -> tuple[list, str, int]:
+def _component_order(nbrs, dense, edges, nodes, n, limit) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
     bound = [limit]
-    for name, order in _candidate_orders(nbrs, edges, nodes, n, bound):
+    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound):
         if order is None:
             continue
-        cliques, size = _eliminate(nbrs, order, bound[0])
-        if cliques is None:
+        sizes, size = _clique_sizes(nbrs, dense, order, bound[0])
+        if sizes is None:
             lower = min(lower, size)
             continue
-        cost = (size, sum(2.0 ** len(s) for s in cliques))
+        cost = (size, sum(2.0 ** s for s in sizes))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
             bound[0] = size
@@ -198,7 +243,7 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
     edges = check_edges(edges, n)
     nbrs = _neighbour_sets(edges, n)
     if order is not None:
-        order = [int(v) for v in np.asarray(order, dtype=np.int64)]
+        order = check_indices(order, n, "order").tolist()
         if sorted(order) != list(range(n)):
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
         _, size = _eliminate(nbrs, order, MAX_WIDTH + 1)
@@ -207,9 +252,10 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
                                 shape=(n, n))
     ncomp, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
     full, names, width = [], set(), 0
+    dense = _dense(nbrs, n)
     for c in range(ncomp):
         nodes = np.flatnonzero(labels == c).tolist()
-        best, name, size = _component_order(nbrs, edges, nodes, n, MAX_WIDTH + 1)
+        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1)
         if best is None:
             _refuse_width(size - 1, exact=False)
         full += best
@@ -313,6 +359,17 @@ class JunctionTree:
         self.tree = tuple(getattr(self, name) for name in _k.TREE)  # the kernels' record
 
     @property
+    def max_table_bytes(self) -> int:
+        """Bytes of the largest clique table (float64), as in
+        :class:`~mrflib.elimination.EliminationPlan`."""
+        return 8 * 2 ** self.max_clique
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all clique tables (float64): ``8 * table_entries``."""
+        return 8 * self.table_entries
+
+    @property
     def cliques(self) -> list[np.ndarray]:
         return [s.copy() for s in self._scopes]
 
@@ -321,35 +378,42 @@ class JunctionTree:
                 f"heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ inference
-    def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray]:
-        b = np.ascontiguousarray(bias, dtype=np.float64)
-        J = np.ascontiguousarray(coupling, dtype=np.float64)
-        if b.shape != (self.n,) or J.shape != (len(self.edges),):
-            raise ValueError(f"bias and coupling must have shapes ({self.n},) and "
-                             f"({len(self.edges)},), got {b.shape} and {J.shape}")
-        return b, J
+    def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray, int]:
+        """The parameters validated as the model constructor does (finite, real, one per
+        node and per edge), scaled by ``2^-k`` with ``k`` from :func:`overflow_exponent`."""
+        b = check_bias(bias, self.n)
+        J = check_coupling(coupling, len(self.edges))
+        k = overflow_exponent(b, J)
+        if k:
+            b, J = np.ldexp(b, -k), np.ldexp(J, -k)
+        return b, J, k
 
-    def _upward(self, b, J, want_logodds: bool):
+    def _upward(self, b, J, k: int, want_logodds: bool):
         msgs = np.empty(self.msg_entries)
         logodds = np.empty(self.msg_entries if want_logodds else 1)
         table = np.empty(1 << self.max_clique)
-        logz = _k.upward(self.tree, b, J, msgs, logodds, want_logodds, table)
+        logz = _k.upward(self.tree, b, J, msgs, logodds, want_logodds, table, 2.0**k)
         return float(logz), msgs, logodds, table
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
-        """``log Z`` by one upward pass."""
-        b, J = self._params(bias, coupling)
-        return self._upward(b, J, False)[0]
+        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range)."""
+        return unscale_log_partition(*self.log_partition_scaled(bias, coupling))
+
+    def log_partition_scaled(self, bias: Any, coupling: Any) -> tuple[float, int]:
+        """``(2^-k log Z, k)``, ``k`` from :func:`mrflib.model.overflow_exponent` (0 for
+        models of ordinary range): finite for every finite model."""
+        b, J, k = self._params(bias, coupling)
+        return self._upward(b, J, k, False)[0], k
 
     def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
         """``(log Z, <x_i> (n,), <x_i x_j> (E,))`` by an upward and a downward pass."""
-        b, J = self._params(bias, coupling)
-        logz, msgs, _, table = self._upward(b, J, False)
+        b, J, k = self._params(bias, coupling)
+        logz, msgs, _, table = self._upward(b, J, k, False)
         half = 1 << (self.max_clique - 1)
         mean, pair = np.empty(self.n), np.empty(len(self.edges))
         _k.downward(self.tree, b, J, msgs, table, np.empty_like(table), np.empty(half),
-                    np.empty(half), mean, pair)
-        return logz, mean, pair
+                    np.empty(half), mean, pair, 2.0**k)
+        return unscale_log_partition(logz, k), mean, pair
 
     def sample(self, bias: Any, coupling: Any, n_samples: int, rng: Any) -> np.ndarray:
         """Exact i.i.d. samples (forward filtering, backward sampling), ``int8 (M, n)``.
@@ -358,20 +422,20 @@ class JunctionTree:
         ``t`` decides spin ``order[t]`` of sample ``s``): the same seed gives the same
         samples, whatever the block size.
         """
-        b, J = self._params(bias, coupling)
+        b, J, k = self._params(bias, coupling)
         n_samples = int(check_positive(n_samples, "n_samples", integer=True))
         rng = as_rng(rng)
         require_memory(float(n_samples) * self.n + 8 * 2**20,
                        f"n_samples = {n_samples} samples of {self.n} spins")
         require_memory(self.memory_bytes(True) + n_samples * self.n, self._what(True))
-        _, _, logodds, _ = self._upward(b, J, True)
+        _, _, logodds, _ = self._upward(b, J, k, True)
         out = np.empty((n_samples, self.n), dtype=np.int8)
         block = max(1, min(n_samples, 2**18 // self.n))
         work = np.empty((self.n, block), dtype=np.int8)
         for start in range(0, n_samples, block):
             u = rng.random((min(block, n_samples - start), self.n))
             w = work[:, :len(u)]
-            _k.sample(self.tree, logodds, np.ascontiguousarray(u.T), w)
+            _k.sample(self.tree, logodds, np.ascontiguousarray(u.T), w, 2.0**k)
             out[start:start + len(u)] = w.T
         return out
 

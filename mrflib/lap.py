@@ -51,7 +51,7 @@ import scipy.optimize
 from . import _lap_kernels as _k
 from . import exact, graphs
 from ._executor import Executor
-from ._validation import check_positive, check_spins
+from ._validation import check_positive, check_spins, is_choice
 from .lap_gaussian import (
     fit_gaussian,
     fit_gaussian_decomposable,
@@ -330,7 +330,7 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
     "n_cliques", "cliques"}`` (what :func:`mrflib.learning.fit` reports)."""
     s, graph, n = _check_ising(data, edges, n)
     edges = graph.edges
-    if cliques not in ("all", "maximal"):
+    if not is_choice(cliques, ("all", "maximal")):
         raise ValueError(f"cliques must be 'all' or 'maximal', got {cliques!r}")
     l2 = check_positive(l2, "l2", allow_zero=True)
     tol = check_positive(tol, "tol")

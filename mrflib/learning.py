@@ -63,25 +63,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from mrflib import _flow, _local
 from mrflib import _learning_kernels as _k
-from mrflib._flow import mpf_log_flow
 from mrflib._optimizers import _gradient_ascent, _lbfgs
 from mrflib._threads import blas_single_threaded
 from mrflib._validation import (
     as_rng,
     check_array,
-    check_model,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
+from mrflib.fit_result import Fit
 from mrflib.graphs import as_graph
+from mrflib.model import check_model
 
 __all__ = [
     "METHODS",
@@ -135,68 +136,6 @@ STOCHASTIC_METHODS = tuple(m.name for m in _TABLE.values() if m.stochastic)
 
 
 # --------------------------------------------------------------------------- results
-@dataclass
-class Fit:
-    """The result of :func:`fit`.
-
-    Attributes
-    ----------
-    model : BoltzmannMachine
-        The learned machine.
-    method, solver : str
-        What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
-    n_steps : int
-        Parameter updates made (gradient steps, or L-BFGS iterations).
-    converged : bool
-        Whether the stopping tolerance was met before ``max_steps``.
-    seconds : float
-        Wall time of the fit (validation included, history table excluded).
-    params : ndarray, shape (steps + 1, n + E) or None
-        Parameters ``(bias, coupling)`` at every step, from the initial ones on.
-    grad_max : ndarray, shape (steps + 1,) or None
-        ``max |Delta|`` of the ascent direction at every recorded step.
-    mae : ndarray or None
-        Mean absolute error of the couplings to the reference model at every step
-        (the quantity of Figure 3), when a reference was given.
-    options : dict
-        The options the fit ran with.
-    chains : ndarray or None
-        The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
-    stop_reason : str
-        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, or
-        for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
-        not exist for the data.
-    """
-
-    model: Any
-    method: str
-    solver: str
-    n_steps: int
-    converged: bool
-    seconds: float
-    params: np.ndarray | None = None
-    grad_max: np.ndarray | None = None
-    mae: np.ndarray | None = None
-    options: dict = field(default_factory=dict)
-    chains: np.ndarray | None = None
-    stop_reason: str = ""
-
-    @property
-    def history(self):
-        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference)."""
-        import pandas as pd
-
-        if self.params is None:
-            return pd.DataFrame(columns=["step", "grad_max", "mae"])
-        steps = np.arange(self.params.shape[0])
-        cols = {"step": steps}
-        if self.grad_max is not None:
-            cols["grad_max"] = self.grad_max
-        if self.mae is not None:
-            cols["mae"] = self.mae
-        return pd.DataFrame(cols)
-
-
 def mae(a: Any, b: Any) -> float:
     """Mean absolute error between the couplings of two machines (or two arrays).
 
@@ -251,7 +190,7 @@ class _Problem:
 
     def local(self, method):
         """The local objective of ``method`` on these data (compressed once, then cached)."""
-        if method not in self._local:
+        if not is_choice(method, self._local):
             self._local[method] = _local.LocalObjective(self.x, self.graph, method)
         return self._local[method]
 
@@ -312,7 +251,7 @@ def local_terms_numpy(
     grad_bias, grad_coupling : ndarray (n,), (E,)
         Its exact (unscaled) gradient.
     """
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
@@ -321,7 +260,7 @@ def local_terms_numpy(
 
 
 def _check_method(method):
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
@@ -340,7 +279,7 @@ def objective(bm, data, method: str) -> float:
         from mrflib import exact
 
         return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
     prob = _problem_from_bm(bm, data)
     value, _, _ = prob.local(method)(bm.params)
@@ -352,7 +291,7 @@ def objective(bm, data, method: str) -> float:
 def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
     for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
-    if method not in LOCAL_METHODS:
+    if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
@@ -360,6 +299,35 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
         _flow.check_flow_finite(prob.local(method), bm.params, float(np.sum(gb) + np.sum(gj)),
                                 "gradient")
     return gb, gj
+
+
+def mpf_log_flow(bm: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
+    """Logarithm of the MPF flow and its gradient, finite for every finite model.
+
+    ``K = (1/N) sum_mu sum_i exp((E(x^mu) - E(x^{mu,-i})) / 2)`` with single-spin-flip
+    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(bm, data, "mpf")`` is
+    ``-K``), evaluated as a shifted log-sum-exp: ``log K = c + log sum w exp(-u - c)``,
+    ``c`` the largest exponent. Where ``K`` itself overflows float64 (a term with
+    ``-x_i h_i > 709.78``) this stays exact.
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    data : array (N, n) of -1/+1, N >= 1
+
+    Returns
+    -------
+    log_k : float
+        ``log K``.
+    grad_bias, grad_coupling : ndarray (n,), (E,)
+        ``d log K / db`` and ``d log K / dJ`` (the gradient of ``K`` divided by ``K``).
+    """
+    bm = check_model(bm)
+    x = check_spins(data, bm.n, "data")
+    if x.shape[0] == 0:
+        raise ValueError("data must contain at least one configuration")
+    local = _local.LocalObjective(x, bm.graph, "mpf")
+    return _flow.log_flow(local, np.asarray(bm.params, dtype=np.float64))
 
 
 def _require_chains(prob: _Problem, n_chains: int, what: str) -> None:
@@ -420,7 +388,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         from mrflib import smci
 
         estimator = options.get("estimator", "1-smci")
-        if estimator not in SMCI_ESTIMATORS:
+        if not is_choice(estimator, SMCI_ESTIMATORS):
             raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
         kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
         if options.get("samples") is not None:
@@ -578,7 +546,7 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
         raise ValueError(f"bias must be True or False, got {bias!r}")
     if solver is None:
         solver = spec.solvers[0]
-    if solver not in spec.solvers:
+    if not is_choice(solver, spec.solvers):
         raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
                          f"got {solver!r}")
     learning_rate = check_positive(learning_rate, "learning_rate")
@@ -611,6 +579,18 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
     return theta0, free
 
 
+def _check_factor_graph_call(n, rng, bias, solver, reference) -> None:
+    """A FactorGraph structure takes none of the Boltzmann-machine options."""
+    given = [name for name, value, default in (("n", n, None), ("rng", rng, None),
+                                                 ("bias", bias, True), ("solver", solver, None),
+                                                 ("reference", reference, None))
+             if value is not default and value != default]
+    if given:
+        raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
+                         "structure takes max_steps, tol, init, record and, for 'lap', "
+                         "gauge, l2, n_jobs, scheduler")
+
+
 @blas_single_threaded
 def fit(
     data: Any,
@@ -636,10 +616,14 @@ def fit(
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    edges : Graph or array (E, 2)
+    edges : Graph, array (E, 2) or FactorGraph
         The graph of the learning machine: a :class:`mrflib.graphs.Graph` or its edge
         array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
-        calls.)
+        calls.) A :class:`mrflib.factor_graph.FactorGraph` (its scopes and cardinalities
+        define the family, each factor a free table) learns a general discrete MRF from
+        integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
+        :func:`mrflib.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
+        normalized potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
@@ -687,6 +671,14 @@ def fit(
     -------
     Fit
     """
+    from mrflib.factor_graph import FactorGraph
+
+    if isinstance(edges, FactorGraph):
+        _check_factor_graph_call(n, rng, bias, solver, reference)
+        from mrflib import factor_learning
+
+        return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
+                                   init=init, record=record, **options)
     t0 = time.perf_counter()
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
@@ -747,6 +739,11 @@ def mple_rho(bm, x: Any) -> np.ndarray:
     return 0.5 * (xs[:, e[:, 1]] * t[:, e[:, 0]] + xs[:, e[:, 0]] * t[:, e[:, 1]])
 
 
+#: Bytes of one block of states in :func:`estimator_variances` (the 2^n states are visited
+#: in blocks, so only the probability table grows with n).
+_ESTIMATOR_BLOCK_BYTES = 32 * 2**20
+
+
 def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
 
@@ -764,11 +761,21 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     from mrflib import exact, smci
 
     bm = check_model(bm)
-    states = exact.states(bm.n)
+    n, E = bm.n, len(bm.edges)
+    # rho^MPLE of a block of states: spins, fields, tanh, products (measured 17 n + 32 E)
+    per_state = 24.0 * n + 40.0 * E + 64.0
+    rows = int(max(1, min(2**n, _ESTIMATOR_BLOCK_BYTES // per_state)))
+    # held: P (8 per state); then one of the block's rho or asymptotic_variance (72 per state)
+    require_memory(8.0 * 2.0**n + max(72.0 * 2.0**n, rows * per_state) + 2**16,
+                   f"estimator_variances over 2^{n} states (n={n})")
     p = exact.probabilities(bm)
     _, pair = exact.moments(bm)
-    rho = mple_rho(bm, states)
-    v_mple = p @ rho**2 - pair**2
+    second = np.zeros(E)
+    for start in range(0, 2**n, rows):
+        stop = min(start + rows, 2**n)
+        rho = mple_rho(bm, exact.index_to_states(np.arange(start, stop), n))
+        second += p[start:stop] @ rho**2
+    v_mple = second - pair**2
     e = np.asarray(bm.edges)
     v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)

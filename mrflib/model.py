@@ -11,6 +11,8 @@ eq. (3) of Yasuda & Uchizawa (GSMCI) and eq. (1) of Yasuda (SMCI learning), with
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,13 +21,55 @@ from . import graphs
 from ._validation import (
     as_rng,
     check_array,
+    check_bias,
+    check_coupling,
     check_edges,
+    check_instance,
     check_positive,
     check_spins,
     require_memory,
 )
 
-__all__ = ["BoltzmannMachine"]
+__all__ = ["BoltzmannMachine", "check_model"]
+
+#: Sums of log-weights are kept below ``2^LOG_WEIGHT_MAX_EXPONENT`` (float64 ends at 2^1024).
+LOG_WEIGHT_MAX_EXPONENT = 1000
+
+
+def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
+    """The smallest ``k >= 0`` with ``2^-k (Σ|b_i| + Σ|J_e|) < 2^1000``.
+
+    Every log-weight ``Σ b_i x_i + Σ J_ij x_i x_j``, every partial sum of one and every
+    message of variable elimination is bounded by ``Σ|b_i| + Σ|J_e|`` (plus ``log 2`` per
+    summed spin). The engines work with the parameters times ``2^-k`` (exact: a power of
+    two) and multiply differences of log-weights by ``2^k`` only after the log-sum-exp
+    shift, so a model with parameters near the float maximum gives no ``inf - inf``.
+    ``k = 0`` (no rescaling, bit-identical results) for every model of ordinary range.
+    """
+    with np.errstate(over="ignore"):
+        total = float(np.add.reduce(np.abs(bias))) + float(np.add.reduce(np.abs(coupling)))
+    if total < 2.0**LOG_WEIGHT_MAX_EXPONENT:  # (rounding of the sum: far inside the margin)
+        return 0
+    top = max(float(np.max(np.abs(bias), initial=0.0)),
+              float(np.max(np.abs(coupling), initial=0.0)))
+    terms = len(bias) + len(coupling) + 1
+    bits = math.frexp(top)[1] + int(terms - 1).bit_length()  # the sum < top * terms < 2^bits
+    return max(0, bits - LOG_WEIGHT_MAX_EXPONENT)
+
+
+def unscale_log_partition(scaled: float, k: int) -> float:
+    """``log Z`` from its value scaled by ``2^-k`` (see :func:`overflow_exponent`).
+
+    A ``log Z`` beyond the float range is returned as ``+inf`` with a ``RuntimeWarning``
+    (the moments and samples of such a model are still finite and exact).
+    """
+    with np.errstate(over="ignore"):
+        logz = float(np.ldexp(scaled, k))
+    if np.isinf(logz) and np.isfinite(scaled):
+        warnings.warn(f"log Z = {scaled:.6g} x 2^{k} is beyond the float range "
+                      "(1.8e308); returning inf",
+                      RuntimeWarning, stacklevel=3)
+    return logz
 
 
 class BoltzmannMachine:
@@ -51,12 +95,9 @@ class BoltzmannMachine:
     __slots__ = ("bias", "graph", "coupling", "_weights")
 
     def __init__(self, bias: Any, edges: Any, coupling: Any) -> None:
-        bias = check_array(bias, "bias", ndim=1).copy()
-        n = bias.shape[0]
-        if n == 0:
-            raise ValueError("bias must have at least one entry (one per node)")
-        graph = graphs.as_graph(edges, n)
-        coupling = check_array(coupling, "coupling", shape=(graph.n_edges,)).copy()
+        bias = check_bias(bias).copy()
+        graph = graphs.as_graph(edges, bias.shape[0])
+        coupling = check_coupling(coupling, graph.n_edges).copy()
         for a in (bias, coupling):
             a.flags.writeable = False
         self.bias = bias
@@ -211,3 +252,8 @@ class BoltzmannMachine:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def check_model(bm: Any, name: str = "bm") -> BoltzmannMachine:
+    """Return ``bm`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``."""
+    return check_instance(bm, BoltzmannMachine, name)

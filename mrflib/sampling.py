@@ -12,8 +12,9 @@ with integer thresholds instead (:mod:`mrflib._checkerboard`); square grids amon
 take a kernel specialised to the grid (:mod:`mrflib._grid_gibbs`, same bits), and the
 threshold tables are kept with the graph for the last parameters seen, so that repeated
 calls on one model do not rebuild them. Seeded outputs: unchanged (bit for bit) on every
-other graph; on those large bipartite graphs they changed with issue 17, and the same seed
-gives the same bits with the new code.
+other graph; on those large bipartite graphs they changed when the checkerboard path came
+in (it draws its own SplitMix64 integers, not the uniforms of the index-order sampler), and
+the same seed has given the same bits since.
 
 I.i.d. samples by enumeration, for small ``n``, are :func:`mrflib.exact.sample`.
 """
@@ -29,8 +30,8 @@ from numba import njit, prange
 from . import _checkerboard
 from ._fields import neighbour_fields
 from ._threads import blas_single_threaded, parallel_ok
-from ._validation import as_rng, check_model, check_positive, check_spins, require_memory
-from .model import BoltzmannMachine
+from ._validation import as_rng, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine, check_model
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 

@@ -38,13 +38,13 @@ from . import _smci_kernels as K
 from . import exact
 from ._validation import (
     check_array,
-    check_model,
     check_nodes,
     check_positive,
     check_spins,
+    is_choice,
     require_memory,
 )
-from .model import BoltzmannMachine
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "METHODS",
@@ -72,7 +72,7 @@ def _check_bm(bm: Any) -> BoltzmannMachine:
 
 
 def _check_method(method: Any) -> str:
-    if method not in METHODS:
+    if not is_choice(method, METHODS):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return method
 

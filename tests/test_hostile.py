@@ -1,4 +1,4 @@
-"""Hostile inputs for every public function (issue 14, classes 1, 4 and 8).
+"""Hostile inputs for every public function: bad arguments, huge sizes, extreme parameters.
 
 Each test feeds bad or extreme input and accepts exactly two outcomes: a ``ValueError`` or
 ``TypeError`` whose message names the offending argument, or a finite, correct result.
@@ -36,12 +36,18 @@ from mrflib import (
     BoltzmannMachine,
     bounds,
     datasets,
+    elimination,
     exact,
+    factor_enumeration,
+    factor_graph,
+    factor_learning,
+    factor_models,
     fsll,
     graphs,
     junction_tree,
     lap,
     learning,
+    potentials,
     sampling,
     smci,
 )
@@ -50,6 +56,7 @@ from mrflib.repro import (
     bounds_trials,
     experiments,
     fsll_trials,
+    layers,
     learning_trials,
     report,
     smci_trials,
@@ -64,6 +71,14 @@ EDGES = graphs.square_grid(2, 3)
 N = 6
 BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0)
 DATA = exact.sample(BM, 40, rng=1)
+FG = mrflib.FactorGraph.from_boltzmann(BM)
+MODEL_BAD = [None, 3, "model", BM]
+STATES = ((DATA + 1) // 2).astype(np.int64)  # the spins of DATA as FG's states 0/1
+STATES_BAD = [
+    np.full((3, N), np.nan), np.ones((3, N), dtype=complex), 2 * np.ones((3, N), dtype=int),
+    -np.ones((3, N), dtype=int), np.ones((3, N + 1), dtype=int), np.ones((2, 3, N), dtype=int),
+    np.ones((0, N), dtype=int), np.array([["a"] * N]), np.full((3, N), 0.5), None,
+]
 #: A spin constant in every sample and two identical spins: the MLE does not exist.
 DEGENERATE = DATA.copy()
 DEGENERATE[:, 0] = 1
@@ -114,7 +129,7 @@ def outcome(call, names: tuple[str, ...]):
     return out
 
 
-# ----------------------------------------------------------------------------- class 8: bm
+# ----------------------------------------------------------------------- bad arguments: bm
 def public_functions() -> dict[str, object]:
     """``"module.name" -> function`` for every function in the ``__all__`` of every public
     module of mrflib (a function re-exported by several modules is listed once)."""
@@ -156,7 +171,7 @@ METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 @pytest.mark.parametrize("mname, fn", _model_functions())
 @pytest.mark.parametrize("junk", [None, 3, "bm", np.zeros(3), {"bias": 0}])
 def test_non_model_named(mname, fn, junk):
-    """Class 8: a non-model where a model belongs gives a TypeError naming the argument."""
+    """Bad arguments: a non-model where a model belongs gives a TypeError naming the argument."""
     first = next(iter(inspect.signature(fn).parameters))
     kwargs = {}
     for p in list(inspect.signature(fn).parameters.values())[1:]:
@@ -368,8 +383,51 @@ CASES += [
      dict(data=SPINS_BAD, edges=EDGES_BAD, n=[0, -1, 1.5, N + 1])),
     ("exact.kl_data_model", exact.kl_data_model, dict(data=DATA, bm=BM),
      dict(data=SPINS_BAD, bm=[None, 3, "bm"])),
-    ("exact.plan", exact.plan, dict(bm_or_edges=EDGES, n=N),
+    ("exact.plan", exact.plan, dict(model=EDGES, n=N),
+     dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("junction_tree.plan", junction_tree.plan, dict(bm_or_edges=EDGES, n=N),
      dict(bm_or_edges=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("factor_graph.all_states", factor_graph.all_states, dict(cardinalities=[2, 3]),
+     dict(cardinalities=[[0], [], [1.5], None, "ab", [True], [-1], [[2, 2]]])),
+    *[(f"{mod.__name__.split('.')[-1]}.{f}", getattr(mod, f), dict(model=FG),
+       dict(model=MODEL_BAD))
+      for mod in (elimination, factor_enumeration)
+      for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
+    ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
+    ("factor_learning.fit", factor_learning.fit,
+     dict(data=STATES, structure=FG, method="mple"),
+     dict(data=STATES_BAD, structure=MODEL_BAD, method=["cd", None, 3], tol=FLOAT_BAD,
+          max_steps=COUNT_BAD[:-1], init=[3, "init", BM])),
+    *[(f"factor_learning.{fn.__name__}", fn, dict(model=FG, data=STATES),
+       dict(model=MODEL_BAD, data=STATES_BAD))
+      for fn in (factor_learning.pseudo_log_likelihood,
+                 factor_learning.pseudo_log_likelihood_numpy)],
+    ("factor_learning.data_factor_marginals", factor_learning.data_factor_marginals,
+     dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
+    ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], coupling=FLOAT_BAD,
+          field_scale=FLOAT_BAD + [-1.0], rng=RNG_BAD)),
+    ("factor_models.triangle_lattice", factor_models.triangle_lattice,
+     dict(rows=2, cols=3, q=2),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], scale=FLOAT_BAD + [-1.0],
+          field_scale=FLOAT_BAD, rng=RNG_BAD)),
+    ("factor_models.triangle_cliques", factor_models.triangle_cliques, dict(rows=2, cols=3),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD)),
+    *[(f"factor_models.{fn.__name__}", fn, dict(model=FG, n_samples=3, sweeps=2, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, sweeps=[-1, 1.5, None, "2", math.nan],
+            rng=RNG_BAD, init=STATES_BAD))
+      for fn in (factor_models.gibbs, factor_models.gibbs_numpy)],
+    ("potentials.normalize", potentials.normalize, dict(model=FG), dict(model=MODEL_BAD)),
+    ("potentials.factor_graph_potentials", potentials.factor_graph_potentials,
+     dict(model=FG), dict(model=MODEL_BAD, gauge=["mean", None, 3])),
+    ("potentials.clique_owners", potentials.clique_owners, dict(scopes=FG.scopes),
+     dict(scopes=[None, 3, "ab", [[0, 0]], [[-1]], [[0.5]], [[True]], [list(range(30))]])),
+    ("factor_enumeration.joint_log_table", factor_enumeration.joint_log_table,
+     dict(model=FG), dict(model=MODEL_BAD)),
+    *[(f"{mod.__name__.split('.')[-1]}.sample", mod.sample,
+       dict(model=FG, n_samples=3, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
+      for mod in (elimination, factor_enumeration)],
     ("junction_tree.sample", junction_tree.sample, dict(bm=BM, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
     ("junction_tree.condition", junction_tree.condition, dict(bm=BM, nodes=[0], values=[1]),
@@ -459,6 +517,8 @@ CASES += [
      dict(generator=BM, edges=EDGES, n_data=20, rng=0, max_steps=3),
      dict(generator=[None, 3], n_data=COUNT_BAD, methods=[("x",), None], edges=EDGES_BAD,
           rng=RNG_BAD)),
+    ("repro.layers.read_layers", layers.read_layers, {}, dict(pyproject=PATH_BAD)),
+    ("repro.layers.layers_markdown", layers.layers_markdown, {}, dict(pyproject=PATH_BAD)),
     ("repro.report.load_records", report.load_records, dict(results=TMP), dict(results=PATH_BAD)),
     ("repro.report.load_bench", report.load_bench, dict(bench_results=TMP),
      dict(bench_results=PATH_BAD)),
@@ -515,6 +575,10 @@ CASES += [
      dict(name=["nope", "", None, 3, "ASIA"])),
     ("datasets.pgmpy_model", datasets.pgmpy_model, dict(name="asia"),
      dict(name=["nope", "", None, 3])),
+    ("datasets.expert_network", datasets.expert_network, dict(name="asia"),
+     dict(name=["nope", "", None, 3, ["asia"], np.array(["asia"]), ("asia",)])),
+    ("factor_graph.all_states", mrflib.factor_graph.all_states, dict(cardinalities=[2, 3]),
+     dict(cardinalities=[[], [0], [-1], [2.5], [True], "23", None, [[2]]])),
     ("repro.lap_trials.relative_error", lap_trials.relative_error,
      dict(Kh=np.eye(3), K=2 * np.eye(3)),
      dict(Kh=[np.full((3, 3), math.nan), np.full((3, 3), math.inf), np.eye(2), None, "x"],
@@ -523,6 +587,17 @@ CASES += [
      dict(g_big=4, g_small=3, sizes=[20], trials=1, rng=0),
      dict(g_big=[0, -1, 1.5, None], g_small=[0, -1, 1.5, None],
           sizes=[[], None, [0], [1.5], [-3]], trials=[0, -1, 1.5, None])),
+    ("repro.lap_trials.beyond_ising_model", lap_trials.beyond_ising_model,
+     dict(kind="triangles", side=2, rng=0),
+     dict(kind=["x", None, 3], side=COUNT_BAD, rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_trial", lap_trials.beyond_ising_trial,
+     dict(t=0, rng=0, kind="triangles", side=2, sizes=[50]),
+     dict(kind=["x", None], side=[0, -1, 1.5, None], sizes=[[], None, [0], [1.5], [-3]],
+          rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_timing", lap_trials.beyond_ising_timing,
+     dict(kind="triangles", sides=[2], N=20, rng=0),
+     dict(kind=["x", None], sides=[[], None, [0], [1.5]], N=[0, -1, 1.5, None, "3"],
+          rng=RNG_BAD)),
 ]
 from mrflib.repro import field_networks  # noqa: E402
 
@@ -637,6 +712,39 @@ CASES += [
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
           profile=["", None, "QUICK", 3, "paper"], folder=[None, 3, TMP / "missing"])),
 ]
+from mrflib import FactorGraph, io, solve  # noqa: E402
+
+UAI_DIR = Path(mrflib.__file__).parent / "data" / "uai"
+SMALL_FG = FactorGraph([2, 3], [(0, 1)], [np.log([[1.0, 2, 3], [4, 5, 6]])])
+CASES += [
+    ("io.read_uai", io.read_uai, dict(path=UAI_DIR / "Grids_12.uai"),
+     dict(path=[None, 3, b"m.uai", TMP / "missing.uai", TMP],
+          evidence=[3, [1], {0: 5}, {-1: 0}, {0: 1.5}, TMP / "missing.evid", TMP])),
+    ("io.read_evidence", io.read_evidence, dict(path=UAI_DIR / "Promedus_24.uai.evid"),
+     dict(path=[None, 3, TMP / "missing.evid", TMP], model=[3, "x", BM])),
+    ("io.read_answer", io.read_answer, dict(path=UAI_DIR / "Grids_12.uai.MAR"),
+     dict(path=[None, 3, TMP / "missing.MAR", TMP])),
+    ("io.format_answer", io.format_answer, dict(task="MAR", value=[[0.5, 0.5]]),
+     dict(task=[None, "pr", 3, "MAP"], value=[None, "x", [[-1.0]], [[np.nan]], 3, [None]])),
+    ("io.write_answer", io.write_answer, dict(path=TMP / "a.PR", task="PR", value=-1.5),
+     dict(path=[None, 3], task=[None, "MAR "],
+          value=[None, "x", math.nan, math.inf, [1.0]])),
+    ("io.write_uai", io.write_uai, dict(model=SMALL_FG, path=TMP / "m.uai"),
+     dict(model=[None, BM, "x"], path=[None, 3])),
+    ("io.write_evidence", io.write_evidence,
+     dict(path=TMP / "e.evid", evidence={0: 1}, model=SMALL_FG),
+     dict(path=[None, 3], evidence=[None, {0: 9}, {-1: 0}, {0: 1.5}, [(0, 1)], {"a": 0}],
+          model=[3, BM, "x"])),
+    ("io.from_pgmpy", io.from_pgmpy, dict(model=CANCER_PGM),
+     dict(model=[None, 3, BM, SMALL_FG],
+          variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
+    ("io.to_pgmpy", io.to_pgmpy, dict(model=SMALL_FG),
+     dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
+    ("solve.solve", solve.solve, dict(model=SMALL_FG, task="PR"),
+     dict(model=[None, BM, 3], task=[None, "pr", 3])),
+    ("datasets.uai_problem", datasets.uai_problem, dict(name="CSP_12"),
+     dict(name=["nope", "", None, 3, "csp_12"])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -655,6 +763,15 @@ EXEMPT = {
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
                                      "the fsll chapter at profile quick",
     "datasets.digits": "takes no arguments: tests/test_datasets.py",
+    "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
+    **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
+                                 "validated models): tests/test_elimination.py"
+       for f in ("interaction_graph", "greedy_order", "order_cliques", "best_order",
+                 "connect_neighbours",
+                 "components")},
+    "solve.main": "the command line of solve.solve (exit codes, one-line errors): "
+                  "tests/test_io.py",
+    "solve.build_parser": "takes no arguments: tests/test_io.py",
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "
@@ -689,7 +806,7 @@ PARTNERS = {"cardinalities": ("p", "data", "target"), "target": ("cardinalities"
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
             "a": ("b",), "b": ("a",), "train": ("data", "edges", "test", "y_train", "pseudo"),
-            "net": ("model",), "model": ("net",), "obj": ("params",)}
+            "net": ("model",), "model": ("net", "bm_or_edges", "edges"), "obj": ("params",)}
 
 
 def _bad_param(case):
@@ -701,7 +818,7 @@ def _bad_param(case):
 @SETTINGS
 @given(data=st.data())
 def test_bad_argument_named_or_finite(fn, base, bad, data):
-    """Class 8: one argument replaced by a bad value; the error names it, or the result is
+    """Bad arguments: one argument replaced by a bad value; the error names it, or the result is
     finite. (Values a function may legitimately accept, such as ``0`` burn-in, must give a
     finite result.)"""
     name = data.draw(st.sampled_from(sorted(bad)), label="argument")
@@ -719,7 +836,7 @@ def test_baseline_is_finite(fn, base, bad):
         assert finite(fn(**base))
 
 
-# ----------------------------------------------------------------------------- class 4
+# -------------------------------------------------------------------------- huge sizes
 OVERSIZE = [
     ("sampling.gibbs", lambda: sampling.gibbs(BM, HUGE, burn_in=1, rng=0), "n_samples"),
     ("sampling.gibbs", lambda: sampling.gibbs(BM, 2, burn_in=HUGE, rng=0), "burn_in"),
@@ -759,7 +876,7 @@ OVERSIZE = [
      for cid, c, nm in OVERSIZE],
 )
 def test_oversize_refused_before_allocating(call, name):
-    """Class 4: sizes of 10^12 are refused with a ValueError naming the argument and the
+    """Huge sizes: sizes of 10^12 are refused with a ValueError naming the argument and the
     bytes, and nothing near that size is allocated first (tracemalloc sees numpy)."""
     tracemalloc.start()
     try:
@@ -784,7 +901,7 @@ HANGS = [
     "call", [pytest.param(c, marks=[pytest.mark.xfail(strict=False, run=False, reason=r)]
                           if r else []) for c, r in HANGS])
 def test_huge_loop_counts_do_not_hang(call):
-    """Class 4: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
+    """Huge sizes: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
     subprocess so that a numba loop that never returns cannot stall the test session.
     (Known hangs are listed with ``run=False``: they would cost the whole timeout.)"""
     code = ("from mrflib import BoltzmannMachine, bounds, exact, graphs, learning, sampling\n"
@@ -833,7 +950,7 @@ PEAK_CASES = [
 
 @pytest.mark.parametrize("call, warm", PEAK_CASES, ids=[c.split("(")[0] for c, _ in PEAK_CASES])
 def test_memory_estimate_covers_measured_peak(call, warm):
-    """Class 4: the pre-check's estimate is at least the measured peak (RSS growth of a
+    """Huge sizes: the pre-check's estimate is at least the measured peak (RSS growth of a
     fresh process; numba's allocations included), give or take 16 MiB of interpreter
     noise, and not absurdly above it (at most 8x + 64 MiB)."""
     out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, call, warm], capture_output=True,
@@ -858,7 +975,7 @@ TRACED_CASES = [
                                                     "random_graph", "chimera", "model.random",
                                                     "sample_table"])
 def test_memory_estimate_covers_traced_peak(call):
-    """Class 4 for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
+    """Huge sizes, for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
     tracemalloc.start()
     try:
         with v.memory_requests() as log:
@@ -870,7 +987,7 @@ def test_memory_estimate_covers_traced_peak(call):
     assert peak <= 1.05 * estimate + 2**20, (peak, estimate)
 
 
-# ----------------------------------------------------------------------------- class 1
+# ------------------------------------------------------------------ extreme parameters
 SCALES = [5.0, 20.0, 40.0, 1e3]
 
 
@@ -891,7 +1008,7 @@ def extreme_models(draw):
 @SETTINGS
 @given(bm=extreme_models(), seed=st.integers(0, 2**16))
 def test_extreme_models_give_finite_correct_estimates(bm, seed):
-    """Class 1: every SMCI estimator is finite and equals the enumeration of its own sum
+    """Extreme parameters: every SMCI estimator is finite and equals the enumeration of its own sum
     region (2-SMCI over R_1 is exact per boundary; 1-SMCI/s2-SMCI via :func:`smci.gsmci`);
     exact moments lie in [-1, 1] and the junction tree agrees with enumeration; Gibbs
     samples are spins."""
@@ -922,7 +1039,7 @@ def test_extreme_models_give_finite_correct_estimates(bm, seed):
 @settings(SETTINGS, max_examples=20)
 @given(bm=extreme_models())
 def test_extreme_models_bounds_below_log_partition(bm):
-    """Class 1 for the bounds: finite, and a lower bound on the exact log Z."""
+    """Extreme parameters, for the bounds: finite, and a lower bound on the exact log Z."""
     logz = exact.log_partition(bm)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -934,7 +1051,7 @@ def test_extreme_models_bounds_below_log_partition(bm):
 @pytest.mark.parametrize("method", ["1-smci", "s2-smci", "smci-pcd", "mple"])
 @pytest.mark.parametrize("J", SCALES)
 def test_learning_from_large_couplings_is_finite(method, J):
-    """Class 1 through the public learner: starting at (or learning towards) couplings of
+    """Extreme parameters through the public learner: starting at (or learning towards) couplings of
     |J| up to 1e3 never raises and gives a finite model."""
     rng = np.random.default_rng(0)
     bm = BoltzmannMachine(np.zeros(N), EDGES, J * rng.choice([-1.0, 1.0], size=len(EDGES)))
@@ -958,9 +1075,9 @@ FIT_DATA = {"degenerate": DEGENERATE, "anti": ANTI, "N=1": DATA[:1], "ordinary":
 @pytest.mark.parametrize("method, solver", FIT_CASES, ids=[f"{m}-{s}" for m, s in FIT_CASES])
 @pytest.mark.parametrize("data_name", list(FIT_DATA))
 def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
-    """Class 1 through every row of ``learning.fit``'s dispatch table: degenerate data (no
-    MLE), N = 1, and an initial model with couplings of 1e3 give a finite model, or (gradient
-    ascent on MPF's exponential flow diverges) a ValueError naming learning_rate."""
+    """Extreme parameters through every row of ``learning.fit``'s dispatch table: degenerate
+    data (no MLE), N = 1, and an initial model with couplings of 1e3 give a finite model, or
+    (gradient ascent on MPF's exponential flow diverges) a ValueError naming learning_rate."""
     rng = np.random.default_rng(0)
     huge = BoltzmannMachine(np.zeros(N), EDGES, 1e3 * rng.choice([-1.0, 1.0], size=len(EDGES)))
     for init in (None, huge) if method != "lap" else (None,):
@@ -971,3 +1088,276 @@ def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
         if fit is not None:
             assert fit.n_steps <= 20 and isinstance(fit.stop_reason, str) and fit.stop_reason
             assert fit.grad_max is None or np.all(np.isfinite(fit.grad_max))
+
+
+# ----------------------------------------------------------------------------- third round
+PLAN = exact.plan(BM)
+NAN_J = np.r_[math.nan, BM.coupling[1:]]
+INF_B = np.r_[math.inf, BM.bias[1:]]
+PLAN_BAD = [
+    ("log_partition-nan-coupling", lambda: PLAN.log_partition(BM.bias, NAN_J), "coupling"),
+    ("calibrate-inf-bias", lambda: PLAN.calibrate(INF_B, BM.coupling), "bias"),
+    ("sample-nan-coupling", lambda: PLAN.sample(BM.bias, NAN_J, 3, 0), "coupling"),
+    ("log_partition-complex", lambda: PLAN.log_partition(BM.bias, BM.coupling + 1j),
+     "coupling"),
+    ("calibrate-complex-bias", lambda: PLAN.calibrate(BM.bias * (1 + 0j) + 1j, BM.coupling),
+     "bias"),
+    ("calibrate-short-bias", lambda: PLAN.calibrate(BM.bias[:3], BM.coupling), "bias"),
+    ("sample-long-coupling", lambda: PLAN.sample(BM.bias, np.r_[BM.coupling, 0.0], 3, 0),
+     "coupling"),
+    ("log_partition-text", lambda: PLAN.log_partition(BM.bias, "coupling"), "coupling"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in PLAN_BAD])
+def test_junction_tree_methods_validate_their_arrays(call, name):
+    """The junction tree's public methods check what they are given as the model
+    constructor does (no NaN result, no NaN marginals, no samples of a NaN model, no
+    silent cast of complex numbers): a ValueError naming the argument, and no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+def test_junction_tree_and_constructor_share_one_check():
+    """The same bad couplings give the same message through ``BoltzmannMachine`` and the
+    junction tree's methods."""
+    with pytest.raises(ValueError) as direct:
+        PLAN.log_partition(BM.bias, NAN_J)
+    with pytest.raises(ValueError) as model:
+        BoltzmannMachine(BM.bias, EDGES, NAN_J)
+    assert str(direct.value) == str(model.value)
+
+
+PATH = np.array([[0, 1], [1, 2], [2, 3]])
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+@pytest.mark.parametrize("value", [7e307, 1e308, -7e307])
+def test_models_beyond_float_range(engine, value):
+    """Parameters near the float maximum (log-weights beyond it): moments are exact and
+    finite, samples are the mode, ``log Z`` is +inf with a warning, never NaN."""
+    sign = np.sign(value)
+    bm = BoltzmannMachine(np.full(4, value), PATH, np.full(3, abs(value)))
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.array_equal(mean, np.full(4, sign)) and np.array_equal(pair, np.ones(3))
+    x = exact.sample(bm, 5, rng=0, method=engine)
+    assert np.array_equal(x, np.full((5, 4), sign, dtype=np.int8))
+    with pytest.warns(RuntimeWarning, match="beyond the float range"):
+        assert exact.log_partition(bm, method=engine) == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log P(mode) = 0: finite, though log Z is not
+        assert exact.log_likelihood(bm, x, method=engine) == 0.0
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "junction-tree"])
+def test_models_beyond_float_range_mixed_signs(engine):
+    """Frustrated signs at 7e307: the exact answer by hand (two modes of equal weight)."""
+    # x0 = x1 (J01 > 0), x1 = -x2 (J12 < 0), bias pushes x0 up: the mode is (+, +, -, ?)
+    # with x3 free (no bias, no coupling), so <x3> = 0 and <x2 x3> = 0.
+    bm = BoltzmannMachine([7e307, 0.0, 0.0, 0.0], PATH, [7e307, -7e307, 0.0])
+    mean, pair = exact.moments(bm, method=engine)
+    assert np.allclose(mean, [1, 1, -1, 0]) and np.allclose(pair, [1, -1, 0])
+    x = exact.sample(bm, 400, rng=0, method=engine)
+    assert np.all(x[:, :3] == [1, 1, -1]) and 150 < np.sum(x[:, 3] == 1) < 250
+
+
+def test_models_near_float_range_log_partition_finite():
+    """A finite log Z whose log-weights' partial sums overflow without the rescaling
+    (``b_0 + J_01`` alone is 3e308). ``b = (1.5e308, -1.4e308)``, ``J_01 = 1.5e308``: the
+    mode (+, +) has log-weight 1.6e308 = log Z, the others 1.4e308 or less."""
+    bm = BoltzmannMachine([1.5e308, -1.4e308], [[0, 1]], [1.5e308])
+    for engine in ("enumerate", "junction-tree"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert exact.log_partition(bm, method=engine) == pytest.approx(1.6e308, rel=1e-15)
+            mean, pair = exact.moments(bm, method=engine)
+        assert np.array_equal(mean, [1.0, 1.0]) and np.array_equal(pair, [1.0])
+    # three tied modes of log-weight 1.5e308 (enumeration counts them; a junction tree's
+    # messages cannot: log 3 is below the last bit of 1.5e308)
+    tie = BoltzmannMachine([1.5e308, -1.5e308], [[0, 1]], [1.5e308])
+    assert np.allclose(exact.probabilities(tie), [1 / 3, 1 / 3, 0, 1 / 3])  # x0 is bit 0
+    mean, pair = exact.moments(tie, method="enumerate")
+    assert np.allclose(mean, [1 / 3, -1 / 3]) and np.allclose(pair, [1 / 3])
+    q = BoltzmannMachine([0.0, 0.0], [[0, 1]], [0.0])
+    assert exact.kl_model(tie, tie) == 0.0
+    assert exact.kl_model(tie, q) == pytest.approx(np.log(4 / 3))
+
+
+LOOSE = [
+    ("junction-tree-order", lambda: junction_tree.JunctionTree(PATH, 4, order=[0, 1, 2.7, 3]),
+     "order"),
+    ("ancestral-subset-bool", lambda: CANCER.ancestral_subset([True]), "variables"),
+    ("expert-network-list", lambda: datasets.expert_network(["asia"]), "name"),
+    ("smci-method-array", lambda: smci.moments(BM, DATA, method=np.array(["mci"])), "method"),
+    ("exact-method-list", lambda: exact.log_partition(BM, method=["auto"]), "method"),
+    ("learning-method-array", lambda: learning.fit(DATA, EDGES, np.array(["mple"])), "method"),
+]
+
+
+@pytest.mark.parametrize("call, name", [pytest.param(c, nm, id=i) for i, c, nm in LOOSE])
+def test_loose_types_refused(call, name):
+    """A float node label is not truncated, ``True`` is not variable 1, and a list or an
+    array where a name belongs is a ValueError naming the argument (not "unhashable type"
+    or numpy's "truth value is ambiguous")."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("order", [403, 1001, 100001])
+def test_bound_order_capped(order):
+    """An order past ``bounds.MAX_ORDER`` is refused at once (order 1001 used to run for
+    88 s, 100001 for more than 5 minutes), with a message naming the cap and why."""
+    with pytest.raises(ValueError, match=r"order must be at most MAX_ORDER = 401.*cube"):
+        bounds.log_partition_lower_bound(BM, order)
+    with pytest.raises(ValueError, match="MAX_ORDER"):
+        bounds.log_expected_bound(np.ones(order + 1), order)
+
+
+
+@pytest.mark.parametrize("call, name", [
+    pytest.param(lambda: graphs.neighbours(EDGES, HUGE), "n=1000000000000", id="neighbours"),
+    pytest.param(lambda: CANCER.sample(HUGE, rng=0), "n_samples", id="expert-sample"),
+])
+def test_allocations_checked_first(call, name):
+    """Sizes of 10^12 reach the memory pre-check (a ValueError with the bytes), not
+    numpy's MemoryError."""
+    test_oversize_refused_before_allocating(call, name)
+
+
+KL_SMALL = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=1)
+GRID = graphs.square_grid(2, 8)
+ESTIMATE_CASES = [
+    ("kl_model", lambda: exact.kl_model(BoltzmannMachine.random(GRID, 16, rng=0),
+                                        BoltzmannMachine.random(GRID, 16, rng=1)),
+     lambda: exact.kl_model(KL_SMALL, KL_SMALL)),
+    ("estimator_variances",
+     lambda: learning.estimator_variances(BoltzmannMachine.random(GRID, 16, rng=0)),
+     lambda: learning.estimator_variances(KL_SMALL)),
+    ("neighbours", lambda: graphs.neighbours(graphs.square_grid(100, 100), 10**5),
+     lambda: graphs.neighbours(EDGES, N)),
+    ("expert-sample", lambda: datasets.expert_network("alarm").sample(10**5, rng=0),
+     lambda: datasets.expert_network("alarm").sample(3, rng=0)),
+]
+
+
+@pytest.mark.parametrize("call, warm", [pytest.param(c, w, id=i) for i, c, w in ESTIMATE_CASES])
+def test_memory_estimate_within_five_percent(call, warm):
+    """The pre-check's estimate holds against the peak tracemalloc measures (numpy's
+    allocations) within 5%: ``peak <= 1.05 * estimate`` (kl_model reserved 24 bytes per
+    state and peaked at 40; estimator_variances peaked at 3.4 times its request)."""
+    warm()
+    tracemalloc.start()
+    try:
+        with v.memory_requests() as log:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = max(b for _, b in log)
+    assert peak <= 1.05 * estimate, (peak, estimate)
+
+
+# ----------------------------------------------------------------------------- runners
+TINY_NB = Path(__file__).parent / "data" / "tiny_sweep.ipynb"
+POINT_NB = Path(__file__).parents[1] / "notebooks" / "smci_error_point.ipynb"
+UNREACHABLE = "tcp://127.0.0.1:1"
+
+
+def _broken_notebooks(folder: Path, source: Path) -> dict[str, Path]:
+    """``source`` with a parameters cell that does not compile, and a JSON list."""
+    import json
+
+    nb = json.loads(source.read_text())
+    for cell in nb["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["source"] = "".join(cell["source"]) + "\nx = (1,\n"
+    out = {"syntax": folder / "syntax.ipynb", "list": folder / "list.ipynb"}
+    out["syntax"].write_text(json.dumps(nb))
+    out["list"].write_text("[1, 2]")
+    return out
+
+
+def _one_line_failure(main, argv, capsys, match: str) -> None:
+    """``main(argv)`` exits with status 2 and one line on stderr that contains ``match``."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    assert err.count("\n") == 1 and match in err, err
+
+
+RUNNER_CASES = [
+    ("syntax", lambda nb, t: [str(nb["syntax"]), "--out", str(t / "o")], "does not compile"),
+    ("list", lambda nb, t: [str(nb["list"]), "--out", str(t / "o")], "list.ipynb' is not a"),
+    ("out-empty", lambda nb, t: [None, "--out", ""], "out must"),
+    ("out-file", lambda nb, t: [None, "--out", str(t / "afile")], "afile' is a file"),
+    ("out-unwritable", lambda nb, t: [None, "--out", "/proc/mrflib-out"], "cannot write"),
+    ("scheduler", lambda nb, t: [None, "--out", str(t / "o"), "--scheduler", UNREACHABLE],
+     "no Dask scheduler answers"),
+]
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_sweep_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib sweep``: a broken notebook, a bad ``--out`` (empty: the current
+    folder; a file; unwritable) or an unreachable scheduler is refused before anything runs,
+    in one line on stderr naming the file or the option, with exit status 2."""
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, TINY_NB), tmp_path)
+    args = [str(TINY_NB) if a is None else a for a in args] + ["-p", "a", "1",
+                                                                "--no-progress"]
+    _one_line_failure(sweep.main, args, capsys, match)
+    assert not (tmp_path / "o").exists() and not (Path.cwd() / "runs").exists()
+
+
+def test_sweep_results_folder_replaced_by_a_file(tmp_path, capsys):
+    """The sweep's ``runs`` folder replaced by a file: one line, not a traceback."""
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "runs").write_text("x")
+    _one_line_failure(sweep.main, [str(TINY_NB), "-p", "a", "1", "--out", str(tmp_path / "o")],
+                      capsys, "runs' is a file")
+
+
+@pytest.mark.parametrize("case, argv, match",
+                         [pytest.param(*c, id=c[0]) for c in RUNNER_CASES])
+def test_paper_command_fails_in_one_line(case, argv, match, tmp_path, capsys):
+    """``python -m mrflib paper``: the same checks, before any chapter runs."""
+    from mrflib.repro import paper
+
+    (tmp_path / "afile").write_text("x")
+    args = argv(_broken_notebooks(tmp_path, POINT_NB), tmp_path)
+    args = [str(POINT_NB) if a is None else a for a in args] + ["--chunks", "2"]
+    _one_line_failure(paper.main, args, capsys, match)
+    assert not (tmp_path / "o").exists()
+
+
+def test_paper_command_checks_publish_and_results_before_running(tmp_path, capsys):
+    """An unwritable ``--publish`` folder and a chapter's results folder replaced by a file
+    are found before the chapter runs (not after it)."""
+    from mrflib.repro import paper
+
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o"), "--publish",
+                                   "/proc/mrflib-publish"], capsys, "publish: cannot write")
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "o" / POINT_NB.stem).mkdir(parents=True)
+    (tmp_path / "o" / POINT_NB.stem / "results").write_text("x")
+    _one_line_failure(paper.main, [str(POINT_NB), "--out", str(tmp_path / "o")], capsys,
+                      "results' is a file")
+
+
+def test_runner_traceback_only_with_debug(tmp_path):
+    """Without ``--debug`` the process prints one line and no traceback; with it, the
+    traceback."""
+    nb = _broken_notebooks(tmp_path, TINY_NB)["syntax"]
+    base = [sys.executable, "-m", "mrflib", "sweep", str(nb), "-p", "a", "1", "--out",
+            str(tmp_path / "o")]
+    root = Path(__file__).parents[1]
+    plain = subprocess.run(base, capture_output=True, text=True, cwd=root, timeout=120)
+    debug = subprocess.run(base + ["--debug"], capture_output=True, text=True, cwd=root,
+                           timeout=120)
+    assert plain.returncode == 2 and plain.stderr.count("\n") == 1
+    assert "Traceback" not in plain.stderr and "syntax.ipynb" in plain.stderr
+    assert debug.returncode != 0 and "Traceback" in debug.stderr

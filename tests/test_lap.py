@@ -329,12 +329,10 @@ def test_fit_ising_refuses_zero_samples():
 
 def test_split_modules_are_reexported():
     from mrflib import lap_gaussian, neighbourhoods, potentials
-    from mrflib.repro import peers
 
     assert lap.fit_gaussian is lap_gaussian.fit_gaussian
     assert lap.one_neighbourhood is neighbourhoods.one_neighbourhood
     assert lap.normalized_potentials is potentials.normalized_potentials
-    assert lap.junction_tree_moments is peers.junction_tree_moments
 
 
 def test_one_neighbourhood_of_general_cliques_is_the_clique_union():

@@ -166,7 +166,7 @@ _MEMORY_SCRIPT = textwrap.dedent("""
 
 
 def test_learners_memory_linear_on_large_lattice():
-    """Issue 14 class 5: 102,400 spins (a dense n x n matrix would take 84 GB)."""
+    """Memory linear in the lattice: 102,400 spins (a dense n x n matrix would take 84 GB)."""
     out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, "mple", "rm", "mpf"],
                          capture_output=True, text=True, check=True, timeout=600)
     n, E, peak, rss = (int(v) for v in out.stdout.split())

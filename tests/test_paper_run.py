@@ -1,4 +1,4 @@
-"""Resumable paper-scale runs: per-trial seeds, stored trials, chunks merged (issue 16).
+"""Resumable paper-scale runs: per-trial seeds, stored trials, chunks merged.
 
 The claim under test: a chapter run as chunks (sweep points) and merged gives the numbers of
 one uninterrupted run with the same seed, and a run stopped half-way resumes to the same.

@@ -63,8 +63,22 @@ def test_nothing_points_outside_the_repository():
     inside the repository (the design notes and papers the project started from are not)."""
     files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "Makefile",
              *(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.ipynb"),
-             *(ROOT / "mrflib").glob("*.py"), *(ROOT / "tools").glob("*.py")]
+             *(ROOT / "mrflib").rglob("*.py"), *(ROOT / "tools").glob("*.py")]
     outside = re.compile(r"\.\./shared|shared/(?:DESIGN|papers)|DESIGN\.md|(?<![\w.])\.\./\.\.")
     hits = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
             for m in outside.finditer(f.read_text())]
+    assert not hits, hits
+
+
+def test_no_issue_numbers():
+    """Code, tests, benchmarks, book and notebooks say the reason for a choice themselves: a
+    reader has never seen the project's issue tracker, so a tracker number tells them
+    nothing."""
+    files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md",
+             *(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.ipynb"),
+             *(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.py"),
+             *(ROOT / "mrflib").rglob("*.py"), *(ROOT / "tools").glob("*.py")]
+    number = re.compile(r"\b(?:issues?|PRs?|pull requests?)\s*#?\d+", re.IGNORECASE)
+    hits = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
+            for m in number.finditer(f.read_text())]
     assert not hits, hits

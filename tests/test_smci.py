@@ -419,7 +419,7 @@ def extreme_model(J, graph="grid", seed=0):
 @pytest.mark.parametrize("graph", ["grid", "complete"])
 @pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])
 def test_estimators_finite_and_exact_at_large_couplings(J, graph):
-    """Class 1 of issue 14: 1-SMCI, s2-SMCI and 2-SMCI stay finite and equal the brute-force
+    """Extreme couplings: 1-SMCI, s2-SMCI and 2-SMCI stay finite and equal the brute-force
     conditional expectations (eq. 13) for |J| in {5, 20, 40, 1e3}; uniform random sample
     points reach the configurations where tanh(J) rounding to 1 used to divide by zero."""
     bm = extreme_model(J, graph)

@@ -58,9 +58,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._cli import Parser, check_folder, connect, fail
 from .._files import atomic_write, holder, lock, release, try_lock
 from . import experiments, sweep, trials
-from .trials import _check_folder
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
            "check_published", "read_provenance", "main"]
@@ -236,8 +236,9 @@ def check_run(notebook: str | Path, out: str | Path, *, n_chunks: int, workers: 
     if not isinstance(out, (str, Path)) or not str(out):
         raise ValueError(f"out must be a folder path, got {out!r}")
     base = Path(out).resolve() / path.stem
-    for folder in (base, base / "chunks", base / "trials", base / "results"):
-        _check_folder(folder, "out")
+    for folder in (base, base / "chunks", base / "trials", base / "results",
+                   base / "merge-partial"):
+        check_folder(folder, "out")
     return path, base
 
 
@@ -411,11 +412,8 @@ def check_publish(dest: str | Path) -> Path:
     readable ``provenance.json`` if it has one. Returns it as a Path."""
     if not isinstance(dest, (str, Path)) or not str(dest):
         raise ValueError(f"publish must be a folder path, got {dest!r}")
-    dest = Path(dest)
-    _check_folder(dest, "publish")
-    exists = next(level for level in (dest, *dest.resolve().parents) if level.exists())
-    if not os.access(exists, os.W_OK | os.X_OK):
-        raise ValueError(f"publish: {str(exists)!r} is not writable")
+    dest = check_folder(dest, "publish")
+    check_folder(dest / "figures", "publish")
     read_provenance(dest)
     return dest
 
@@ -495,18 +493,23 @@ def _mins(seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m mrflib paper ...``; returns the number of failed chapters."""
-    ap = argparse.ArgumentParser(prog="python -m mrflib paper",
-                                 description="Run chapters at the paper profile in chunks.")
+    """Command line: ``python -m mrflib paper ...``; returns the number of failed chapters.
+
+    Every chapter's arguments, the folders, the publishing folder and the scheduler are
+    checked before anything runs; a failure is one line on stderr naming the file or the
+    option, exit status 2 (the traceback with ``--debug``).
+    """
+    ap = Parser(prog="python -m mrflib paper",
+                description="Run chapters at the paper profile in chunks.")
     ap.add_argument("notebooks", nargs="+", type=Path)
     ap.add_argument("--chunks", type=int, default=1, help="chunks per chapter (sweep points)")
-    ap.add_argument("--out", type=Path, default=Path("_build/paper"))
+    ap.add_argument("--out", default="_build/paper")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", default=PROFILE, choices=experiments.PROFILES,
                     help="the notebook profile (paper; quick to try the machinery)")
-    ap.add_argument("--publish", type=Path, default=None,
+    ap.add_argument("--publish", default=None,
                     help="copy numbers, figures and provenance here (book/results/paper)")
     args = ap.parse_args(argv)
     command = "python -m mrflib paper " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -519,15 +522,24 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--publish takes only paper-profile runs, not --profile "
                                  f"{args.profile}")
             check_publish(args.publish)
-    except ValueError as err:
-        ap.error(str(err))
+        client = None if args.scheduler is None else connect(args.scheduler)
+    except Exception as err:  # noqa: BLE001 - one line (the traceback with --debug)
+        fail(ap, err, args.debug)
+    try:
+        return _run_chapters(args, client, command)
+    except Exception as err:  # noqa: BLE001
+        fail(ap, err, args.debug)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run_chapters(args: argparse.Namespace, client: Any, command: str) -> int:
+    """Run (and publish) each chapter of the checked command line; the number that failed."""
     failed = 0
     for nb in args.notebooks:
-        try:
-            rec = run_chapter(nb, args.out, n_chunks=args.chunks, workers=args.workers,
-                              scheduler=args.scheduler, seed=args.seed, profile=args.profile)
-        except (ValueError, OSError, sweep.SweepBusy) as err:
-            ap.error(str(err))
+        rec = run_chapter(nb, args.out, n_chunks=args.chunks, workers=args.workers,
+                          scheduler=client, seed=args.seed, profile=args.profile)
         status = "ok" if rec["ok"] else "FAILED"
         print(f"{rec['chapter']}: {status}; chunks {_mins(rec['chunk_wall_s'])} "
               f"(sum {_mins(rec['chunk_sum_s'])}), merge {_mins(rec['merge_s'])}, "

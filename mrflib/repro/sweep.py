@@ -64,8 +64,10 @@ from typing import Any
 
 import pandas as pd
 
+from .._cli import Parser, check_folder, connect, fail
 from .._executor import Executor
 from .._files import atomic_write, holder, release, sha256, try_lock
+from .._optional import optional_import
 from .._validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
@@ -121,6 +123,7 @@ def execute(
     Returns a dict ``{"ok", "seconds", "error"}``; ``error`` is the tail of papermill's
     report when the notebook failed.
     """
+    optional_import("papermill", "running a notebook (python -m mrflib sweep, paper)", "book")
     cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
            "-k", "python3", "--no-progress-bar",
            "--cwd", str(cwd or Path(notebook).resolve().parent)]
@@ -227,18 +230,51 @@ def points(notebook: str | Path, grid: dict[str, Sequence[Any]]) -> list[Point]:
             for combo in itertools.product(*(clean[k] for k in keys))]
 
 
+def read_notebook(notebook: str | Path) -> dict[str, Any]:
+    """The notebook's JSON: an object with a list ``cells`` of objects whose ``source`` is
+    text (a string or a list of strings); else a ``ValueError`` naming the file."""
+    path = check_path(notebook, "notebook", exists=True)
+    try:
+        nb = json.loads(path.read_bytes())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"notebook {str(path)!r} is not readable notebook JSON ({err})"
+                         ) from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("metadata", {}), dict)
+            and isinstance(c.get("source", ""), (str, list)) for c in cells):
+        raise ValueError(f"notebook {str(path)!r} is not a notebook: expected a JSON object "
+                         f"with a list of cells, got {type(nb).__name__}")
+    return nb
+
+
+def _cell_source(cell: dict[str, Any]) -> str:
+    src = cell.get("source", "")
+    return "".join(map(str, src)) if isinstance(src, list) else src
+
+
 def notebook_parameters(notebook: str | Path) -> list[str]:
-    """Names assigned in the notebook's cell tagged ``parameters`` (its sweepable names)."""
-    nb = json.loads(check_path(notebook, "notebook", exists=True).read_text())
-    cells = [c for c in nb.get("cells", [])
-             if "parameters" in c.get("metadata", {}).get("tags", [])]
+    """Names assigned in the notebook's cell tagged ``parameters`` (its sweepable names).
+
+    The cell must compile (after IPython's ``%`` and ``!`` lines are set aside): a syntax
+    error is a ``ValueError`` naming the notebook and the line, before any run starts.
+    """
+    nb = read_notebook(notebook)
+    cells = [c for c in nb["cells"]
+             if "parameters" in (c.get("metadata", {}).get("tags") or [])]
     if not cells:
         raise ValueError(f"notebook {notebook} has no cell tagged 'parameters', so it takes "
                          "no parameters")
     names: list[str] = []
     for cell in cells:
-        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        src = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        src = "\n".join(ln for ln in _cell_source(cell).splitlines()
+                        if not ln.lstrip().startswith(("%", "!")))
+        try:
+            compile(src, f"{notebook} (parameters cell)", "exec")
+        except (SyntaxError, ValueError) as err:
+            where = f" at line {err.lineno}" if getattr(err, "lineno", None) else ""
+            raise ValueError(f"notebook {notebook}: its parameters cell does not compile"
+                             f"{where}: {getattr(err, 'msg', err)}") from None
         for node in ast.parse(src).body:
             targets = (node.targets if isinstance(node, ast.Assign)
                        else [node.target] if isinstance(node, ast.AnnAssign) else [])
@@ -566,14 +602,34 @@ def sweep(
     SweepBusy
         Another sweep holds ``out``.
     ValueError
-        Bad arguments: unknown or repeated parameters, no notebook, ``workers < 1``.
+        Bad arguments, all checked before anything runs: unknown or repeated parameters, no
+        notebook, a notebook that is not notebook JSON or whose parameters cell does not
+        compile, ``workers < 1``, an ``out`` that is empty, a file or not writable, a
+        scheduler address where no scheduler answers.
     """
-    from tqdm import tqdm
-
     notebook = str(Path(notebook).resolve())
     env_parameters = dict(env_parameters or {})
     pts = _check_arguments(notebook, grid, workers, tuple(env_parameters))
-    out = Path(out).resolve()
+    out = check_folder(out, "out").resolve()
+    check_folder(out / "runs", "out")
+    if (out / "results.csv").is_dir():
+        raise ValueError(f"out: {str(out / 'results.csv')!r} is a folder where the sweep "
+                         "writes its table; move it away")
+    client = connect(scheduler) if isinstance(scheduler, str) else None
+    try:
+        return _sweep_checked(notebook, pts, out, workers, client or scheduler, progress,
+                              timeout, skip_tags, env_parameters)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _sweep_checked(notebook: str, pts: list[Point], out: Path, workers: int, scheduler: Any,
+                   progress: bool, timeout: float | None, skip_tags: Sequence[str],
+                   env_parameters: dict[str, str]) -> pd.DataFrame:
+    """:func:`sweep` once its arguments are checked and the scheduler answered."""
+    from tqdm import tqdm
+
     (out / "runs").mkdir(parents=True, exist_ok=True)
     fd = _lock_out(out)
     try:
@@ -653,14 +709,16 @@ def _grid_from_args(ap: argparse.ArgumentParser, specs: list[list[str]]) -> dict
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m mrflib sweep ...``; returns the number of failed points.
 
-    Usage errors and a folder held by another sweep exit with status 2 and a message.
+    Usage errors, bad arguments, a folder held by another sweep and any other failure exit
+    with status 2 and one line on stderr naming the file or the option (the traceback with
+    ``--debug``).
     """
-    ap = argparse.ArgumentParser(prog="python -m mrflib sweep",
-                                 description="Run a notebook over a parameter grid.")
+    ap = Parser(prog="python -m mrflib sweep",
+                description="Run a notebook over a parameter grid.")
     ap.add_argument("notebook")
     ap.add_argument("-p", "--param", nargs="+", action="append", metavar=("NAME", "VALUE"),
                     required=True, help="a parameter and its values; give each name once")
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--out", required=True)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per point")
@@ -671,14 +729,12 @@ def main(argv: list[str] | None = None) -> int:
         df = sweep(args.notebook, grid, args.out, workers=args.workers,
                    scheduler=args.scheduler, progress=not args.no_progress,
                    timeout=args.timeout)
-    except ValueError as err:
-        ap.error(str(err))
-    except SweepBusy as err:
-        ap.exit(2, f"{ap.prog}: error: {err}\n")
+    except Exception as err:  # noqa: BLE001 - one line (the traceback with --debug)
+        fail(ap, err, args.debug)
     bad = df.loc[df["status"] != "ok", "run"].unique()
     n_points = df["run"].nunique()
     print(f"{n_points - len(bad)} of {n_points} points succeeded; table: "
-          f"{args.out / 'results.csv'}")
+          f"{Path(args.out) / 'results.csv'}")
     for name in bad:
         err = df.loc[df["run"] == name, "error"].iloc[0]
         print(f"  FAILED {name}: {err}", file=sys.stderr)

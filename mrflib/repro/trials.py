@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cli import check_folder
 from .._files import atomic_write, sha256
 from .._validation import check_path, check_positive
 from . import experiments
@@ -383,13 +384,8 @@ class Trials:
 
 def _check_folder(folder: Path, what: str = "cache") -> None:
     """Refuse ``folder`` (to be written) if it, or the nearest existing folder above it, is
-    a file; ``what`` names the argument in the message."""
-    for level in (folder, *folder.parents):
-        if level.exists():
-            if not level.is_dir():
-                raise ValueError(f"{what}: {str(level)!r} is a file, but {str(folder)!r} must "
-                                 f"be a folder; move the file away")
-            return
+    a file or not writable; ``what`` names the argument in the message."""
+    check_folder(folder, what)
 
 
 def _load(path: Path, key: str, t: int) -> Any:
