@@ -472,10 +472,11 @@ PEER_COMPARISONS = (
      "job": "exact inference on discrete factor graphs, against pyGMs on the same graphs",
      "select": {"baseline": "pygms"}},
     {"title": "Pseudo-likelihood learning against scikit-learn",
-     "job": "maximum pseudo-likelihood (MPLE), which is one logistic regression per node: "
-            "mrflib's MPLE against scikit-learn's LogisticRegression fitted node by node "
+     "job": "maximum pseudo-likelihood (MPLE), which is one logistic regression per node "
+            "(multinomial for Potts variables): mrflib's MPLE, on Ising models and on "
+            "factor graphs, against scikit-learn's LogisticRegression fitted node by node "
             "(unregularised) on the same samples",
-     "select": {"baseline": "scikit-learn|sklearn", "method": "^mple$"}},
+     "select": {"baseline": "scikit-learn|sklearn", "method": r"^mple\b"}},
     {"title": "Gibbs sampling against a numpy sampler",
      "job": "single-spin Gibbs sweeps of an Ising model: mrflib's numba kernels against a "
             "vectorised numpy checkerboard sampler, CPU time per spin update",
