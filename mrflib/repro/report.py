@@ -497,8 +497,12 @@ def _select(df: pd.DataFrame, select: dict[str, str]) -> pd.DataFrame:
 def _speedups(rows: pd.DataFrame) -> str:
     """``faster in k of n cases (median m×, range a–b×)`` of rows with ratios."""
     v = rows["_r"].to_numpy(float)
+
+    def x(r: float) -> str:
+        return f"{r:,.0f}×" if r >= 100 else f"{r:.3g}×"
+
     return (f"faster in {int((v > 1).sum())} of {len(v)} cases (speed-up median "
-            f"{np.median(v):.3g}×, range {v.min():.3g}–{v.max():.3g}×)")
+            f"{x(np.median(v))}, range {x(v.min())[:-1]}–{x(v.max())})")
 
 
 def performance_summary(df: pd.DataFrame) -> str:
@@ -511,7 +515,7 @@ def performance_summary(df: pd.DataFrame) -> str:
     lines = []
     for peer in PEER_COMPARISONS:
         rows = _select(df, peer["select"]) if not df.empty else pd.DataFrame()
-        lines.append(f"**{peer['title']}.** The job: {peer['job']}.")
+        lines += [f"**{peer['title']}.** The job: {peer['job']}.", ""]
         if rows.empty:
             lines += ["_Not measured yet: its benchmark rows appear here once they are in "
                       "`bench/results/`._", ""]
