@@ -611,6 +611,18 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
     return theta0, free
 
 
+def _check_factor_graph_call(n, rng, bias, solver, reference) -> None:
+    """A FactorGraph structure takes none of the Boltzmann-machine options."""
+    given = [name for name, value, default in (("n", n, None), ("rng", rng, None),
+                                                 ("bias", bias, True), ("solver", solver, None),
+                                                 ("reference", reference, None))
+             if value is not default and value != default]
+    if given:
+        raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
+                         "structure takes max_steps, tol, init, record and, for 'lap', "
+                         "gauge, l2, n_jobs, scheduler")
+
+
 @blas_single_threaded
 def fit(
     data: Any,
@@ -636,10 +648,14 @@ def fit(
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    edges : Graph or array (E, 2)
+    edges : Graph, array (E, 2) or FactorGraph
         The graph of the learning machine: a :class:`mrflib.graphs.Graph` or its edge
         array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
-        calls.)
+        calls.) A :class:`mrflib.factor_graph.FactorGraph` (its scopes and cardinalities
+        define the family, each factor a free table) learns a general discrete MRF from
+        integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
+        :func:`mrflib.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
+        normalized potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
@@ -687,6 +703,14 @@ def fit(
     -------
     Fit
     """
+    from mrflib.factor_graph import FactorGraph
+
+    if isinstance(edges, FactorGraph):
+        _check_factor_graph_call(n, rng, bias, solver, reference)
+        from mrflib import factor_learning
+
+        return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
+                                   init=init, record=record, **options)
     t0 = time.perf_counter()
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
