@@ -26,6 +26,9 @@ _SUBMODULES = (
     "model",
     "factor_graph",
     "exact",
+    "elimination",
+    "elimination_order",
+    "factor_enumeration",
     "sampling",
     "smci",
     "learning",
@@ -37,6 +40,7 @@ _SUBMODULES = (
     "lap",
     "bounds",
     "datasets",
+    "io",
 )
 
 # The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the

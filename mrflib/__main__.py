@@ -1,4 +1,4 @@
-"""Command line: ``python -m mrflib sweep ...`` and ``python -m mrflib paper ...``."""
+"""Command line: ``python -m mrflib sweep ...``, ``paper ...`` and ``solve ...``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ def main(argv: list[str] | None = None) -> int:
               "[--workers N] [--scheduler ADDR] [--timeout S]\n\nsubcommands:\n"
               "  sweep   run a notebook over a parameter grid (python -m mrflib sweep --help)\n"
               "  paper   run chapters at the paper profile in resumable chunks "
-              "(python -m mrflib paper --help)")
+              "(python -m mrflib paper --help)\n"
+              "  solve   answer a UAI model file exactly: PR, MAR or MPE "
+              "(python -m mrflib solve --help)")
         return 0
     if argv[0] == "sweep":
         from .repro.sweep import main as sweep_main
@@ -23,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
         from .repro.paper import main as paper_main
 
         return paper_main(argv[1:])
+    if argv[0] == "solve":
+        from .solve import main as solve_main
+
+        return solve_main(argv[1:])
     print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)
     return 2
 

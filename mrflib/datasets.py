@@ -23,7 +23,10 @@ datasets are therefore draws of our own, not the paper's.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -36,9 +39,12 @@ from ._validation import (
     check_real,
     require_memory,
 )
+from .factor_graph import FactorGraph
 
 __all__ = [
     "EXPERT_NETWORKS",
+    "UAI_PROBLEMS",
+    "UAIProblem",
     "NAMES",
     "Dataset",
     "ExpertNetwork",
@@ -55,6 +61,7 @@ __all__ = [
     "load",
     "sample_table",
     "to_binary",
+    "uai_problem",
 ]
 
 #: The six datasets of section 3.4 and their sizes.
@@ -348,6 +355,23 @@ class ExpertNetwork:
     def n_edges(self) -> int:
         return int(sum(len(p) for p in self.parents))
 
+    def to_factor_graph(self) -> FactorGraph:
+        """The network as a :class:`~mrflib.factor_graph.FactorGraph` on the same variables.
+
+        One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
+        table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
+        :attr:`cpds` read in C order. Its log-weights are the joint log-probabilities
+        (``log Z = 0``).
+        """
+        scopes, tables = [], []
+        for i, par in enumerate(self.parents):
+            scope = (*par[::-1], i)
+            with np.errstate(divide="ignore"):
+                tables.append(np.log(self.cpds[i]).reshape([self.cardinalities[v]
+                                                            for v in scope]))
+            scopes.append(scope)
+        return FactorGraph(self.cardinalities, scopes, tables)
+
     def _configuration(self, x: np.ndarray, i: int) -> np.ndarray:
         conf = np.zeros(x.shape[0], dtype=np.int64)
         stride = 1
@@ -545,3 +569,66 @@ def expert_network(name: str) -> ExpertNetwork:
         states.append(tuple(str(s) for s in cpd.state_names[v]))
     return ExpertNetwork(name, tuple(order), tuple(cards), tuple(parents), tuple(cpds),
                          tuple(states))
+
+
+#: The public UAI 2014 partition-function problems shipped in ``mrflib/data/uai/``.
+UAI_PROBLEMS = ("Grids_12", "ObjectDetection_11", "Promedus_24", "CSP_12")
+
+
+@dataclass(frozen=True)
+class UAIProblem:
+    """One of the shipped UAI 2014 competition problems (:data:`UAI_PROBLEMS`) and its
+    exact answers, as the competition published them.
+
+    Attributes
+    ----------
+    name : str
+    path, evidence_path : pathlib.Path
+        The model (``NAME.uai``) and evidence (``NAME.uai.evid``) files.
+    evidence : Mapping
+        ``{variable: value}`` from the evidence file (read-only).
+    model : FactorGraph
+        The model with the evidence applied (:meth:`FactorGraph.condition`): the problem
+        the answers are about.
+    log10_partition : float
+        ``log10 Z`` of ``model`` from ``NAME.uai.PR`` (6 significant digits).
+    marginals : tuple of ndarray
+        Each variable's marginal given the evidence, from ``NAME.uai.MAR`` (6 significant
+        digits; an observed variable is a point mass).
+    """
+
+    name: str
+    path: Path
+    evidence_path: Path
+    evidence: Mapping[int, int]
+    model: FactorGraph
+    log10_partition: float
+    marginals: tuple[np.ndarray, ...] = field(repr=False)
+
+
+@functools.cache
+def uai_problem(name: str) -> UAIProblem:
+    """The shipped UAI problem ``name`` (one of :data:`UAI_PROBLEMS`), read once per process.
+
+    The four are public problems of the UAI 2014 inference competition (partition-function
+    track), with the competition's exact answers: a 10x10 Ising grid (``Grids_12``),
+    multi-state variables with many zero weights (``ObjectDetection_11``), a diagnosis
+    network with evidence (``Promedus_24``) and mixed cardinalities with three-variable
+    factors (``CSP_12``). Reading them needs no network access.
+    """
+    from importlib.resources import files
+
+    from . import io
+
+    if name not in UAI_PROBLEMS:
+        raise ValueError(f"name must be one of {UAI_PROBLEMS}, got {name!r}")
+    path = Path(str(files("mrflib") / "data" / "uai" / f"{name}.uai"))
+    evid = path.with_name(path.name + ".evid")
+    model = io.read_uai(path)
+    evidence = io.read_evidence(evid, model)
+    marginals = io.read_answer(path.with_name(path.name + ".MAR")).value
+    for m in marginals:
+        m.flags.writeable = False
+    return UAIProblem(name, path, evid, MappingProxyType(evidence), model.condition(evidence),
+                      io.read_answer(path.with_name(path.name + ".PR")).value,
+                      tuple(marginals))

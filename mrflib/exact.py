@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 
-from . import junction_tree
+from . import elimination, factor_enumeration, junction_tree
 from ._threads import blas_single_threaded
 from ._validation import (
     as_rng,
@@ -41,6 +41,7 @@ from ._validation import (
     check_spins,
     require_memory,
 )
+from .factor_graph import FactorGraph, _check_states
 from .model import BoltzmannMachine
 
 __all__ = [
@@ -61,6 +62,9 @@ __all__ = [
     "kl_data_model",
     "kl_model",
     "sample",
+    "marginals",
+    "factor_marginals",
+    "map_assignment",
     "plan",
     "METHODS",
     "AUTO_ENUMERATE_MAX_N",
@@ -72,7 +76,8 @@ MAX_STATE_BYTES_FACTOR = 24
 #: Engines of ``method=``; ``"auto"`` enumerates up to ``AUTO_ENUMERATE_MAX_N`` spins.
 METHODS = ("auto", "enumerate", "junction-tree")
 AUTO_ENUMERATE_MAX_N = 20
-plan = junction_tree.plan
+#: ``"auto"`` enumerates a factor graph with at most this many joint states.
+AUTO_ENUMERATE_MAX_STATES = 2**20
 
 
 def _engine(method: Any, n: int) -> str:
@@ -82,6 +87,40 @@ def _engine(method: Any, n: int) -> str:
     if method == "auto":
         return "enumerate" if n <= AUTO_ENUMERATE_MAX_N else "junction-tree"
     return method
+
+
+def _factor_engine(method: Any, model: FactorGraph) -> Any:
+    """The module (:mod:`factor_enumeration` or :mod:`elimination`) for ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        small = float(np.prod(model.cardinalities.astype(np.float64)))
+        method = "enumerate" if small <= AUTO_ENUMERATE_MAX_STATES else "junction-tree"
+    return factor_enumeration if method == "enumerate" else elimination
+
+
+def _factor_graph(model: Any) -> FactorGraph:
+    """``model`` as a :class:`FactorGraph` (a Boltzmann machine is converted)."""
+    if isinstance(model, BoltzmannMachine):
+        return FactorGraph.from_boltzmann(model)
+    if not isinstance(model, FactorGraph):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
+    return model
+
+
+def plan(model: Any, n: int | None = None) -> Any:
+    """What the junction-tree engine will do: its order, treewidth and table sizes.
+
+    A :class:`FactorGraph` gives an :class:`~mrflib.elimination.EliminationPlan` (the plan
+    of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
+    ``treewidth``, ``max_table_bytes`` and ``total_bytes``); a
+    :class:`BoltzmannMachine` or an edge list on ``n`` nodes the cached
+    :class:`~mrflib.junction_tree.JunctionTree` of the Ising fast path.
+    """
+    if isinstance(model, FactorGraph):
+        return elimination.plan(model)
+    return junction_tree.plan(model, n)
 
 
 def _check_samples(data: Any, n: int | None = None) -> np.ndarray:
@@ -190,13 +229,27 @@ def log_weights(bm: BoltzmannMachine) -> np.ndarray:
     return _log_weights(bm.bias, bm.edges, bm.coupling).ravel()
 
 
-def log_partition(bm: BoltzmannMachine, *, method: str = "auto") -> float:
-    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)``.
+def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
+    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
+    :class:`FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
 
-    ``method="enumerate"`` sums all ``2^n`` states (log-sum-exp); ``"junction-tree"``
-    eliminates the spins on the junction tree of :func:`plan` (one upward pass);
-    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
+    ``method="enumerate"`` sums all states (log-sum-exp); ``"junction-tree"``
+    eliminates the variables on the junction tree of :func:`plan` (one upward pass);
+    ``"auto"`` enumerates for ``n <= 20`` spins (a factor graph: at most ``2^20`` joint
+    states) and uses the junction tree beyond.
+
+    Warns
+    -----
+    RuntimeWarning
+        When ``Z = 0`` (a factor graph whose evidence has probability zero): returns
+        ``-inf``.
     """
+    if isinstance(bm, FactorGraph):
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
+                          "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
+        return logz
     bm = check_model(bm)
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
@@ -266,12 +319,23 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     return counts / len(s)
 
 
-def log_likelihood(bm: BoltzmannMachine, data: Any, *, method: str = "auto") -> float:
+def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
+                   ) -> float:
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
 
     ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
-    ``n <= 20`` under ``"auto"``, the junction tree beyond).
+    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a :class:`FactorGraph`,
+    ``data`` holds integer states ``(N, n)``; a sample of zero weight gives ``-inf``.
     """
+    if isinstance(bm, FactorGraph):
+        x = _check_states(data, bm.cardinalities, "data")
+        if len(x) == 0:
+            raise ValueError("data must contain at least one sample (got 0 rows)")
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            raise ValueError("model has Z = 0 (every state has zero weight): its "
+                             "likelihood is undefined")
+        return float(np.mean(bm.log_weight(x)) - logz)
     bm = check_model(bm)
     s = _check_samples(data, bm.n)
     return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
@@ -318,15 +382,23 @@ def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     return max(0.0, float(np.sum(np.exp(lp) * (lp - lq))))
 
 
-def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "auto"
-           ) -> np.ndarray:
-    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)``.
+def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
+           method: str = "auto") -> np.ndarray:
+    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)`` (spins), or ``int64``
+    states of a :class:`FactorGraph`.
 
     ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
     per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
     on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
     ``n <= 20``, else the junction tree. The same seed gives the same samples.
+
+    A :class:`FactorGraph` is sampled by inverse CDF over its enumerated states
+    (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction tree of
+    :mod:`mrflib.elimination` (dropped barren tables sampled forward last).
     """
+    if isinstance(bm, FactorGraph):
+        n_samples = check_positive(n_samples, "n_samples", integer=True)
+        return _factor_engine(method, bm).sample(bm, n_samples, as_rng(rng))
     bm = check_model(bm)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
@@ -338,6 +410,36 @@ def sample(bm: BoltzmannMachine, n_samples: int, rng: Any, *, method: str = "aut
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
     return index_to_states(idx, bm.n)
+
+
+def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+              ) -> list[np.ndarray]:
+    """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
+
+    An observed variable is a point mass at its value; a Boltzmann machine's state 0 is
+    spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
+    ``method`` as in :func:`log_partition`.
+    """
+    model = _factor_graph(model)
+    return _factor_engine(method, model).marginals(model)
+
+
+def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                     ) -> list[np.ndarray]:
+    """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
+    ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
+    maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).factor_marginals(model)
+
+
+def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                   ) -> tuple[np.ndarray, float]:
+    """A most probable state ``int64 (n,)`` (max-product on the junction tree, or the
+    enumerated maximum) and its log-weight ``Σ_k θ_k(x_{S_k})``. Raises ``ValueError``
+    when every state has zero weight."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).map_assignment(model)
 
 
 def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,

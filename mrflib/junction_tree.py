@@ -48,6 +48,7 @@ from ._validation import (
     format_bytes,
     require_memory,
 )
+from .elimination_order import connect_neighbours
 from .model import BoltzmannMachine
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
@@ -75,11 +76,7 @@ def _eliminate(nbrs: list[set], order: list[int], limit: int) -> tuple[list, int
         if len(nb) + 1 > limit:
             return None, len(nb) + 1
         out.append(nb)
-        for u in nb:
-            a = adj[u]
-            a.discard(v)
-            a |= nb
-            a.discard(u)
+        connect_neighbours(adj, v)
     return out, max((len(s) + 1 for s in out), default=1)
 
 
@@ -109,11 +106,7 @@ def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[i
         done.add(v)
         order.append(v)
         touched = set(nb)
-        for u in nb:
-            a = adj[u]
-            a.discard(v)
-            a |= nb
-            a.discard(u)
+        connect_neighbours(adj, v)
         if score == "fill":
             for u in nb:
                 touched |= adj[u]

@@ -36,8 +36,11 @@ from mrflib import (
     BoltzmannMachine,
     bounds,
     datasets,
+    elimination,
     exact,
     experiments,
+    factor_enumeration,
+    factor_graph,
     fsll,
     graphs,
     junction_tree,
@@ -59,6 +62,8 @@ EDGES = graphs.square_grid(2, 3)
 N = 6
 BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0)
 DATA = exact.sample(BM, 40, rng=1)
+FG = mrflib.FactorGraph.from_boltzmann(BM)
+MODEL_BAD = [None, 3, "model", BM]
 #: A spin constant in every sample and two identical spins: the MLE does not exist.
 DEGENERATE = DATA.copy()
 DEGENERATE[:, 0] = 1
@@ -364,8 +369,23 @@ CASES += [
      dict(data=SPINS_BAD, edges=EDGES_BAD, n=[0, -1, 1.5, N + 1])),
     ("exact.kl_data_model", exact.kl_data_model, dict(data=DATA, bm=BM),
      dict(data=SPINS_BAD, bm=[None, 3, "bm"])),
-    ("exact.plan", exact.plan, dict(bm_or_edges=EDGES, n=N),
+    ("exact.plan", exact.plan, dict(model=EDGES, n=N),
+     dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("junction_tree.plan", junction_tree.plan, dict(bm_or_edges=EDGES, n=N),
      dict(bm_or_edges=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("factor_graph.all_states", factor_graph.all_states, dict(cardinalities=[2, 3]),
+     dict(cardinalities=[[0], [], [1.5], None, "ab", [True], [-1], [[2, 2]]])),
+    *[(f"{mod.__name__.split('.')[-1]}.{f}", getattr(mod, f), dict(model=FG),
+       dict(model=MODEL_BAD))
+      for mod in (elimination, factor_enumeration)
+      for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
+    ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
+    ("factor_enumeration.joint_log_table", factor_enumeration.joint_log_table,
+     dict(model=FG), dict(model=MODEL_BAD)),
+    *[(f"{mod.__name__.split('.')[-1]}.sample", mod.sample,
+       dict(model=FG, n_samples=3, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
+      for mod in (elimination, factor_enumeration)],
     ("junction_tree.sample", junction_tree.sample, dict(bm=BM, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
     ("junction_tree.condition", junction_tree.condition, dict(bm=BM, nodes=[0], values=[1]),
@@ -625,8 +645,46 @@ CASES += [
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
           profile=["", None, "QUICK", 3, "paper"], folder=[None, 3, TMP / "missing"])),
 ]
+from mrflib import FactorGraph, io, solve  # noqa: E402
+
+UAI_DIR = Path(mrflib.__file__).parent / "data" / "uai"
+SMALL_FG = FactorGraph([2, 3], [(0, 1)], [np.log([[1.0, 2, 3], [4, 5, 6]])])
+CASES += [
+    ("io.read_uai", io.read_uai, dict(path=UAI_DIR / "Grids_12.uai"),
+     dict(path=[None, 3, b"m.uai", TMP / "missing.uai", TMP],
+          evidence=[3, [1], {0: 5}, {-1: 0}, {0: 1.5}, TMP / "missing.evid", TMP])),
+    ("io.read_evidence", io.read_evidence, dict(path=UAI_DIR / "Promedus_24.uai.evid"),
+     dict(path=[None, 3, TMP / "missing.evid", TMP], model=[3, "x", BM])),
+    ("io.read_answer", io.read_answer, dict(path=UAI_DIR / "Grids_12.uai.MAR"),
+     dict(path=[None, 3, TMP / "missing.MAR", TMP])),
+    ("io.format_answer", io.format_answer, dict(task="MAR", value=[[0.5, 0.5]]),
+     dict(task=[None, "pr", 3, "MAP"], value=[None, "x", [[-1.0]], [[np.nan]], 3, [None]])),
+    ("io.write_answer", io.write_answer, dict(path=TMP / "a.PR", task="PR", value=-1.5),
+     dict(path=[None, 3], task=[None, "MAR "],
+          value=[None, "x", math.nan, math.inf, [1.0]])),
+    ("io.write_uai", io.write_uai, dict(model=SMALL_FG, path=TMP / "m.uai"),
+     dict(model=[None, BM, "x"], path=[None, 3])),
+    ("io.write_evidence", io.write_evidence,
+     dict(path=TMP / "e.evid", evidence={0: 1}, model=SMALL_FG),
+     dict(path=[None, 3], evidence=[None, {0: 9}, {-1: 0}, {0: 1.5}, [(0, 1)], {"a": 0}],
+          model=[3, BM, "x"])),
+    ("io.from_pgmpy", io.from_pgmpy, dict(model=CANCER_PGM),
+     dict(model=[None, 3, BM, SMALL_FG],
+          variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
+    ("io.to_pgmpy", io.to_pgmpy, dict(model=SMALL_FG),
+     dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
+    ("solve.solve", solve.solve, dict(model=SMALL_FG, task="PR"),
+     dict(model=[None, BM, 3], task=[None, "pr", 3])),
+    ("datasets.uai_problem", datasets.uai_problem, dict(name="CSP_12"),
+     dict(name=["nope", "", None, 3, "csp_12"])),
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
+                                 "validated models): tests/test_elimination.py"
+       for f in ("interaction_graph", "greedy_order", "order_cliques", "best_order",
+                 "connect_neighbours",
+                 "components")},
     "sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
     "sweep.compute_point": "runs a notebook through papermill: tests/test_sweep.py",
     "sweep.sweep": "runs notebooks: damaged files, two sweeps, killed parent in "
@@ -638,6 +696,9 @@ EXEMPT = {
     "report.performance_markdown": "draws the performance page's figures: tests/test_report.py",
     "report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "datasets.digits": "takes no arguments: tests/test_datasets.py",
+    "solve.main": "the command line of solve.solve (exit codes, one-line errors): "
+                  "tests/test_io.py",
+    "solve.build_parser": "takes no arguments: tests/test_io.py",
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "
@@ -672,7 +733,7 @@ PARTNERS = {"cardinalities": ("p", "data", "target"), "target": ("cardinalities"
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
             "a": ("b",), "b": ("a",), "train": ("data", "edges", "test", "y_train", "pseudo"),
-            "net": ("model",), "model": ("net",), "obj": ("params",)}
+            "net": ("model",), "model": ("net", "bm_or_edges", "edges"), "obj": ("params",)}
 
 
 def _bad_param(case):

@@ -1,0 +1,290 @@
+"""The factor-graph junction-tree engine against brute-force enumeration."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mrflib import BoltzmannMachine, FactorGraph, elimination, exact, graphs
+from mrflib import elimination_order as eo
+from mrflib import factor_enumeration as fe
+
+TOL = 1e-10
+
+
+def random_model(rng, n=7, n_factors=8, zeros=0.2, max_card=5, max_scope=4):
+    card = rng.integers(1, max_card + 1, n)
+    scopes, tables = [], []
+    for _ in range(n_factors):
+        k = int(rng.integers(1, max_scope + 1))
+        s = tuple(rng.choice(n, size=min(k, n), replace=False).tolist())
+        t = rng.normal(scale=1.5, size=tuple(card[v] for v in s))
+        t[rng.random(t.shape) < zeros] = -np.inf
+        scopes.append(s)
+        tables.append(t)
+    model = FactorGraph(card, scopes, tables)
+    if rng.random() < 0.5:
+        chosen = rng.choice(n, size=2, replace=False).tolist()
+        model = model.condition({v: int(rng.integers(card[v])) for v in chosen})
+    return model
+
+
+def random_bayes_net(rng, n=8, evidence=2):
+    """A random Bayesian network (parents among earlier variables), CPTs as factors."""
+    card = rng.integers(2, 4, n)
+    scopes, tables = [], []
+    for v in range(n):
+        parents = sorted(rng.choice(v, size=min(v, int(rng.integers(0, 3))),
+                                    replace=False).tolist()) if v else []
+        p = rng.dirichlet(np.ones(card[v]), size=[card[u] for u in parents])
+        p[rng.random(p.shape) < 0.1] = 0.0
+        p /= p.sum(axis=-1, keepdims=True).clip(min=1e-300)
+        p[np.all(p == 0, axis=-1)] = 1.0 / card[v]
+        with np.errstate(divide="ignore"):
+            tables.append(np.log(p))
+        scopes.append((*parents, v))
+    model = FactorGraph(card, scopes, tables)
+    chosen = rng.choice(n, size=evidence, replace=False).tolist()
+    return model.condition({v: int(rng.integers(card[v])) for v in chosen})
+
+
+def assert_same(model):
+    """Every task of the junction tree equals enumeration (or both refuse Z = 0)."""
+    ref = fe.log_partition(model)
+    logz = elimination.log_partition(model)
+    if ref == -np.inf:
+        assert logz == -np.inf
+        with pytest.raises(ValueError, match="Z = 0"):
+            elimination.marginals(model)
+        return
+    assert abs(logz - ref) < TOL
+    for a, b in zip(fe.marginals(model), elimination.marginals(model)):
+        np.testing.assert_allclose(b, a, atol=TOL, rtol=0)
+    fa, fb = fe.factor_marginals(model), elimination.factor_marginals(model)
+    assert len(fa) == len(fb) == model.n_factors
+    for a, b, t in zip(fa, fb, model.log_tables):
+        assert b.shape == t.shape
+        np.testing.assert_allclose(b, a, atol=TOL, rtol=0)
+    x_ref, lw_ref = fe.map_assignment(model)
+    x, lw = elimination.map_assignment(model)
+    assert abs(lw - lw_ref) < TOL
+    assert abs(model.log_weight(x) - lw) < TOL
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=150, deadline=None)
+def test_random_factor_graphs_equal_enumeration(seed):
+    assert_same(random_model(np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_bayes_nets_equal_enumeration(seed):
+    model = random_bayes_net(np.random.default_rng(seed))
+    assert_same(model)
+    jt = elimination.plan(model, barren=True)
+    if model.n - 1 not in jt.observed:  # the last variable is a leaf: its CPT is barren
+        assert jt.n_pruned >= 1 and model.n - 1 not in jt.order
+
+
+def test_bayes_net_without_evidence_is_trivial():
+    model = random_bayes_net(np.random.default_rng(1), n=12, evidence=0)
+    jt = elimination.plan(model, barren=True)
+    assert jt.order == [] and jt.n_pruned + len(jt.observed) == 12  # a CPT of one 0 is
+    assert exact.log_partition(model, method="junction-tree") == pytest.approx(0.0, abs=1e-12)
+    for a, b in zip(fe.marginals(model), exact.marginals(model, method="junction-tree")):
+        np.testing.assert_allclose(b, a, atol=TOL)
+
+
+def test_log_likelihood_equals_enumeration():
+    rng = np.random.default_rng(3)
+    model = random_model(rng, zeros=0.0)
+    data = fe.sample(model, 50, 0)
+    ref = np.mean(model.log_weight(data)) - fe.log_partition(model)
+    for method in ("enumerate", "junction-tree", "auto"):
+        assert abs(exact.log_likelihood(model, data, method=method) - ref) < TOL
+
+
+def test_exact_samples_match_enumeration_chi_square():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    model = random_bayes_net(np.random.default_rng(5), n=6, evidence=1)
+    lw = fe.joint_log_table(model)
+    p = np.exp(lw - fe.log_partition(model)).ravel()
+    M = 40_000
+    x = exact.sample(model, M, 7, method="junction-tree")
+    assert x.dtype == np.int64 and x.shape == (M, model.n)
+    assert np.all(np.isfinite(model.log_weight(x)))
+    idx = np.ravel_multi_index(x.T, lw.shape)
+    counts = np.bincount(idx, minlength=p.size)
+    keep = p * M >= 5
+    assert counts[~keep].sum() <= max(30, 5 * p[~keep].sum() * M)
+    expected = p[keep] * M
+    observed = counts[keep]
+    stat = ((observed - expected) ** 2 / expected).sum()
+    assert scipy_stats.chi2.sf(stat, keep.sum() - 1) > 1e-4
+    np.testing.assert_array_equal(x, exact.sample(model, M, 7, method="junction-tree"))
+
+
+def test_boltzmann_machine_through_factor_graph_equals_fast_path():
+    bm = BoltzmannMachine.random(graphs.square_grid(5, 5), 25, rng=2)
+    fg = FactorGraph.from_boltzmann(bm)
+    assert abs(elimination.log_partition(fg) - exact.log_partition(bm)) < TOL
+    mean, pair = exact.moments(bm, method="junction-tree")
+    marg = elimination.marginals(fg)
+    np.testing.assert_allclose([m[1] - m[0] for m in marg], mean, atol=TOL)
+    fm = elimination.factor_marginals(fg)[bm.n:]
+    np.testing.assert_allclose([f[0, 0] + f[1, 1] - f[0, 1] - f[1, 0] for f in fm], pair,
+                               atol=TOL)
+
+
+def test_extreme_log_partition():
+    for sign in (1.0, -1.0):
+        n = 40
+        target = sign * 2000 * math.log(10)
+        scopes = [(i,) for i in range(n)] + [(i, i + 1) for i in range(n - 1)]
+        tables = [np.full(3, target / n - math.log(3))] * n
+        tables += [np.zeros((3, 3))] * (n - 1)
+        model = FactorGraph(np.full(n, 3), scopes, tables)
+        logz = exact.log_partition(model, method="junction-tree")
+        assert abs(logz - target) < 1e-9 * abs(target)
+        for m in exact.marginals(model, method="junction-tree"):
+            np.testing.assert_allclose(m, 1 / 3, atol=1e-12)
+
+
+def test_zero_evidence_warns_and_refuses():
+    with np.errstate(divide="ignore"):
+        t = np.log(np.array([[0.5, 0.5], [1.0, 0.0]]))
+        model = FactorGraph([2, 2], [(0,), (0, 1)], [np.log([0.0, 1.0]), t]).condition({1: 1})
+    for method in ("enumerate", "junction-tree"):
+        with pytest.warns(RuntimeWarning, match="Z = 0"):
+            assert exact.log_partition(model, method=method) == -np.inf
+        for f in (exact.marginals, exact.factor_marginals, exact.map_assignment):
+            with pytest.raises(ValueError, match="Z = 0"):
+                f(model, method=method)
+        with pytest.raises(ValueError, match="Z = 0"):
+            exact.sample(model, 3, 0, method=method)
+
+
+def test_huge_treewidth_is_refused_before_allocation():
+    edges = graphs.square_grid(60, 60)
+    model = FactorGraph(np.full(3600, 10), [tuple(e) for e in edges.tolist()],
+                        [np.zeros((10, 10))] * len(edges))
+    with pytest.raises(ValueError, match=r"treewidth \d+ or more.*GiB|treewidth"):
+        exact.log_partition(model, method="junction-tree")
+
+
+def test_lattice_gets_width_of_its_side():
+    edges = graphs.square_grid(20, 20)
+    adj = eo.interaction_graph(400, edges.tolist())
+    found = eo.best_order(adj, [math.log(2)] * 400, range(400))
+    assert found.width == 20
+
+
+def test_disconnected_components_and_free_variables():
+    rng = np.random.default_rng(9)
+    scopes = [(0, 1), (2, 3), (3, 4)]
+    tables = [rng.normal(size=(2, 3)), rng.normal(size=(2, 2)), rng.normal(size=(2, 4))]
+    model = FactorGraph([2, 3, 2, 2, 4, 5], scopes, tables)  # variable 5: no factor
+    assert_same(model)
+    assert elimination.marginals(model)[5] == pytest.approx(np.full(5, 0.2))
+
+
+def test_plan_reports_sizes():
+    model = random_model(np.random.default_rng(4))
+    p = exact.plan(model)
+    assert sorted(p.order) == sorted(set(v for s in p.red.scopes for v in s))
+    assert p.max_table_bytes <= p.total_bytes
+    assert "treewidth" in repr(p)
+
+
+def test_boundary_validation():
+    model = random_model(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="method"):
+        exact.log_partition(model, method="magic")
+    with pytest.raises(ValueError, match="n_samples"):
+        exact.sample(model, 0, 0)
+    with pytest.raises(ValueError, match="rng"):
+        exact.sample(model, 3, None)
+    with pytest.raises(ValueError, match="data"):
+        exact.log_likelihood(model, np.zeros((2, model.n + 1), dtype=int))
+    with pytest.raises(TypeError, match="model"):
+        exact.marginals("model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact.marginals(BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0))
+
+
+# ----------------------------------------------------------------------------- pgmpy
+def expert_factor_graph(name):
+    """A bundled expert Bayesian network as a factor graph (one CPT per variable)."""
+    from mrflib import datasets
+
+    net = datasets.expert_network(name)
+    card = list(net.cardinalities)
+    scopes, tables = [], []
+    for v, (parents, cpd) in enumerate(zip(net.parents, net.cpds)):
+        scope = (*reversed(parents), v)  # the first parent is the fastest digit of a row
+        with np.errstate(divide="ignore"):
+            tables.append(np.log(cpd).reshape([card[u] for u in scope]))
+        scopes.append(scope)
+    return net, FactorGraph(card, scopes, tables)
+
+
+@pytest.mark.parametrize("name, evidence", [("asia", {0: 1, 5: 0}), ("alarm", {3: 1, 20: 0,
+                                                                              30: 2})])
+def test_bayes_net_evidence_equals_pgmpy_variable_elimination(name, evidence):
+    from pgmpy.inference import VariableElimination
+
+    from mrflib import datasets
+
+    net, model = expert_factor_graph(name)
+    evidence = {v: min(x, net.cardinalities[v] - 1) for v, x in evidence.items()}
+    ve = VariableElimination(datasets.pgmpy_model(name))
+    names = net.variables
+    cond = model.condition(evidence)
+    # P(evidence) = Z of the conditioned network
+    joint = ve.query([names[v] for v in evidence], joint=True, show_progress=False)
+    p_e = joint.get_value(**{names[v]: net.states[v][x] for v, x in evidence.items()})
+    assert abs(exact.log_partition(cond, method="junction-tree") - math.log(p_e)) < 1e-10
+    ours = exact.marginals(cond, method="junction-tree")
+    pg_ev = {names[v]: net.states[v][x] for v, x in evidence.items()}
+    for v in range(len(names)):
+        if v in evidence:
+            continue
+        q = ve.query([names[v]], evidence=pg_ev, show_progress=False)
+        ref = [q.get_value(**{names[v]: s}) for s in net.states[v]]
+        np.testing.assert_allclose(ours[v], ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_markov_network_equals_pgmpy_variable_elimination(seed):
+    from pgmpy.factors.discrete import DiscreteFactor
+    from pgmpy.inference import VariableElimination
+    from pgmpy.models import DiscreteMarkovNetwork
+
+    model = random_model(np.random.default_rng(100 + seed), n=8, n_factors=9, zeros=0.1)
+    model = FactorGraph(np.maximum(model.cardinalities, 2), *_lift(model))
+    net = DiscreteMarkovNetwork()
+    net.add_nodes_from(range(model.n))
+    for s in model.scopes:
+        net.add_edges_from([(a, b) for i, a in enumerate(s) for b in s[i + 1:]])
+    for s, t in zip(model.scopes, model.log_tables):
+        net.add_factors(DiscreteFactor(list(s), list(t.shape), np.exp(t)))
+    ve = VariableElimination(net)
+    ours = exact.marginals(model, method="junction-tree")
+    for v in range(model.n):
+        q = ve.query([v], show_progress=False)
+        np.testing.assert_allclose(ours[v], q.values / q.values.sum(), atol=1e-10)
+
+
+def _lift(model):
+    """Scopes and tables of ``model`` on cardinalities of at least 2 (pgmpy needs them)."""
+    card = np.maximum(model.cardinalities, 2)
+    tables = []
+    for s, t in zip(model.scopes, model.log_tables):
+        full = np.full([int(card[v]) for v in s], -np.inf)
+        full[tuple(slice(0, c) for c in t.shape)] = t
+        tables.append(full)
+    return model.scopes, tables

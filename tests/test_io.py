@@ -1,0 +1,497 @@
+"""The UAI format (models, evidence, answers), the ``solve`` command line and conversions."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mrflib import FactorGraph, datasets, io
+from mrflib.factor_graph import all_states
+from mrflib.solve import main as solve_main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "mrflib" / "data" / "uai"
+
+
+def random_model(rng: np.random.Generator, n: int = 6, factors: int = 8) -> FactorGraph:
+    """Cardinalities 1..3, scopes of 0..3 variables, weights over 600 decades, 20 % zeros."""
+    card = rng.integers(1, 4, n)
+    scopes, tables = [], []
+    for _ in range(factors):
+        scope = tuple(rng.choice(n, rng.integers(0, 4), replace=False).tolist())
+        shape = tuple(card[v] for v in scope)
+        p = np.array(rng.random(shape) * 10.0 ** rng.integers(-300, 300)).reshape(shape)
+        p[rng.random(p.shape) < 0.2] = 0.0
+        with np.errstate(divide="ignore"):
+            tables.append(np.log(p))
+        scopes.append(scope)
+    return FactorGraph(card, scopes, tables)
+
+
+def write(tmp_path: Path, text: str, name: str = "m.uai") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------------- round trips
+@pytest.mark.parametrize("suffix", [".uai", ".uai.gz"])
+def test_write_read_round_trip_is_bit_identical(tmp_path, suffix):
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        model = random_model(rng)
+        path = tmp_path / f"m{trial}{suffix}"
+        io.write_uai(model, path)
+        back = io.read_uai(path)
+        assert back == model, trial
+        assert any(np.isneginf(t).any() for t in back.log_tables)
+        io.write_uai(back, tmp_path / f"again{suffix}")  # and the file is a fixed point
+        assert (tmp_path / f"again{suffix}").read_bytes() == path.read_bytes()
+    if suffix.endswith(".gz"):
+        assert path.read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_round_trip_covers_cardinality_one_and_empty_scopes(tmp_path):
+    with np.errstate(divide="ignore"):
+        table = np.log([[0.5], [0.0], [3.0]])
+    model = FactorGraph([1, 3, 1], [(), (1, 0), (2,), ()],
+                        [np.log(2.5), table, [0.0], np.log(1e-300)])
+    io.write_uai(model, tmp_path / "m.uai")
+    assert io.read_uai(tmp_path / "m.uai") == model
+
+
+def test_arbitrary_log_tables_come_back_within_an_ulp_of_exp(tmp_path):
+    rng = np.random.default_rng(1)
+    model = FactorGraph([4, 5], [(0, 1)], [rng.normal(size=(4, 5)) * 3])
+    io.write_uai(model, tmp_path / "m.uai")
+    back = io.read_uai(tmp_path / "m.uai").log_tables[0]
+    np.testing.assert_allclose(back, model.log_tables[0], rtol=0, atol=4e-16 * 10)
+
+
+def test_the_shared_problems_round_trip(tmp_path):
+    for name in datasets.UAI_PROBLEMS:
+        model = io.read_uai(DATA / f"{name}.uai")
+        io.write_uai(model, tmp_path / "m.uai.gz")
+        assert io.read_uai(tmp_path / "m.uai.gz") == model
+
+
+def test_unwritable_weights_are_refused(tmp_path):
+    for table, what in (([0.0, 800.0], "overflows"), ([0.0, -800.0], "underflows")):
+        with pytest.raises(ValueError, match=rf"log_tables\[0\].*{what}"):
+            io.write_uai(FactorGraph([2], [(0,)], [table]), tmp_path / "m.uai")
+    assert not (tmp_path / "m.uai").exists()
+    with pytest.raises(ValueError, match="model must be a FactorGraph"):
+        io.write_uai("model", tmp_path / "m.uai")
+
+
+def test_a_file_of_100k_entries_reads_fast(tmp_path):
+    import time
+
+    rng = np.random.default_rng(2)
+    n = 200
+    scopes = [(i, (i + 1) % n) for i in range(n)] * 5
+    model = FactorGraph([10] * n, scopes, [np.log(rng.random((10, 10))) for _ in scopes])
+    io.write_uai(model, tmp_path / "big.uai")
+    start = time.perf_counter()
+    back = io.read_uai(tmp_path / "big.uai")
+    assert time.perf_counter() - start < 1.0
+    assert back == model
+
+
+# ---------------------------------------------------------------------- reading
+def test_conventions_last_variable_fastest_logs_and_zero(tmp_path):
+    path = write(tmp_path, "MARKOV\n3\n2 3 2\n2\n2 1 0\n1 2\n\n6\n1 2\n3 4\n5 0\n2\n0.5 7\n")
+    model = io.read_uai(path)
+    assert model.scopes == ((1, 0), (2,))
+    with np.errstate(divide="ignore"):
+        expected = np.log(np.array([[1.0, 2], [3, 4], [5, 0]]))  # axes (x_1, x_0)
+    np.testing.assert_array_equal(model.log_tables[0], expected)
+    assert model.log_tables[0][2, 1] == -np.inf
+    assert model.log_tables[1].tolist() == [math.log(0.5), math.log(7)]
+    with pytest.raises(ValueError):
+        model.log_tables[0][0, 0] = 1.0  # read-only
+
+
+def test_bayes_files_are_read_like_markov_ones(tmp_path):
+    text = "2\n2 2\n2\n1 0\n2 0 1\n2\n0.3 0.7\n4\n0.9 0.1\n0.2 0.8\n"
+    bayes = io.read_uai(write(tmp_path, "BAYES\n" + text, "b.uai"))
+    markov = io.read_uai(write(tmp_path, "MARKOV\n" + text, "m.uai"))
+    assert bayes == markov
+    x = all_states(bayes.cardinalities)
+    assert np.exp(bayes.log_weight(x)).sum() == pytest.approx(1.0)
+
+
+def test_gzip_is_recognised_by_its_bytes_whatever_the_name(tmp_path):
+    text = "MARKOV 1 2 1 1 0 2 1 3"
+    (tmp_path / "plain.uai").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "named.uai.gz").write_bytes(gzip.compress(text.encode()))
+    want = FactorGraph([2], [(0,)], [np.log([1.0, 3.0])])
+    assert io.read_uai(tmp_path / "plain.uai") == want
+    assert io.read_uai(str(tmp_path / "named.uai.gz")) == want
+
+
+def test_reader_agrees_with_pgmpy_on_mixed_cardinalities(tmp_path):
+    """pgmpy's own UAI reader, an independent parser, gives the same weights on a file with
+    cardinalities 2, 3 and 4, a three-variable factor and scopes out of variable order."""
+    pytest.importorskip("pgmpy")
+    from pgmpy.readwrite import UAIReader
+
+    rng = np.random.default_rng(3)
+    card = [2, 3, 4, 2]
+    scopes = [(2, 0, 3), (1,), (3, 1), (0, 2)]
+    model = FactorGraph(card, scopes, [np.log(rng.random([card[v] for v in s]) + 0.1)
+                                       for s in scopes])
+    io.write_uai(model, tmp_path / "m.uai")
+    peer = UAIReader(str(tmp_path / "m.uai")).get_model()
+    other = io.from_pgmpy(peer, variables=[f"var_{i}" for i in range(model.n)])
+    x = all_states(model.cardinalities)
+    np.testing.assert_allclose(other.log_weight(x), model.log_weight(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, n, max_card, max_scope, zeros, observed", [
+    ("Grids_12", 100, 2, 2, 0, 0),
+    ("ObjectDetection_11", 60, 11, 2, 3525, 0),
+    ("Promedus_24", 200, 2, 3, 297, 4),
+    ("CSP_12", 67, 4, 3, 0, 0),
+])
+def test_the_shared_problems_read(name, n, max_card, max_scope, zeros, observed):
+    model = io.read_uai(DATA / f"{name}.uai")
+    assert model.n == n
+    assert int(model.cardinalities.max()) == max_card
+    assert max(len(s) for s in model.scopes) == max_scope
+    assert sum(int(np.isneginf(t).sum()) for t in model.log_tables) == zeros
+    evidence = io.read_evidence(DATA / f"{name}.uai.evid", model)
+    assert len(evidence) == observed
+    problem = datasets.uai_problem(name)
+    assert problem.model == io.read_uai(DATA / f"{name}.uai", evidence=DATA / f"{name}.uai.evid")
+    assert problem.model == model.condition(evidence)
+    assert len(problem.marginals) == n
+    if name == "CSP_12":
+        assert set(model.cardinalities.tolist()) == {2, 4}
+
+
+def test_uai_problem_is_read_only_and_names_the_choices():
+    p = datasets.uai_problem("Promedus_24")
+    assert dict(p.evidence) == {63: 1, 25: 1, 66: 1, 44: 1}
+    assert p.log10_partition == -5.86181
+    with pytest.raises(TypeError):
+        p.evidence[0] = 1
+    with pytest.raises(ValueError):
+        p.marginals[0][0] = 0.5
+    with pytest.raises(ValueError, match="Grids_12"):
+        datasets.uai_problem("Grids_13")
+
+
+# ---------------------------------------------------------------------- malformed files
+MODEL = "MARKOV\n2\n2 3\n2\n1 0\n2 0 1\n2\n1 2\n6\n1 2 3\n4 5 6\n"
+# (description, text, what the message must say besides the file name)
+MALFORMED = [
+    ("empty file", "", r"end of file.*expected the network type MARKOV or BAYES"),
+    ("unknown network type", "BAYESIAN\n2\n", r"line 1, token 'BAYESIAN'.*MARKOV or BAYES"),
+    ("truncated in the header", "MARKOV\n2\n2", r"end of file.*cardinalities of 2 variables"),
+    ("truncated in a table", MODEL[:-6], r"end of file.*factor 1's 6 entries.*declared on "
+                                         r"line 9.*truncated"),
+    ("truncated in the scopes", "MARKOV\n2\n2 3\n2\n1 0\n2 0", r"end of file.*factor 1's"),
+    ("wrong entry count", MODEL.replace("\n6\n", "\n5\n"), r"line 9, token '5'.*factor 1's "
+                                                           r"entry count 6"),
+    ("too few factors declared", MODEL.replace("\n2\n1 0", "\n1\n1 0", 1),
+     r"line 7, token '2'.*end of the file after factor 0's table"),
+    ("not a number in the header", MODEL.replace("2 3", "2 three"),
+     r"line 3, token 'three'.*cardinality of variable 1"),
+    ("not a number in a table", MODEL.replace("4 5 6", "4 five 6"),
+     r"factor 1's table, entry 4 \(line 11, token 'five'\)"),
+    ("a negative entry", MODEL.replace("4 5 6", "4 -5 6"),
+     r"factor 1's table, entry 4 \(line 11, token '-5'\).*>= 0"),
+    ("a NaN entry", MODEL.replace("1 2 3", "1 nan 3"),
+     r"factor 1's table, entry 1 \(line 10, token 'nan'\).*finite"),
+    ("an inf entry", MODEL.replace("\n1 2\n", "\ninf 2\n"),
+     r"factor 0's table, entry 0 \(line 8, token 'inf'\).*finite"),
+    ("a variable out of range", MODEL.replace("2 0 1", "2 0 2"),
+     r"line 6, token '2'.*variable 1 of factor 1's scope \(an integer 0..1\)"),
+    ("a negative variable", MODEL.replace("2 0 1", "2 0 -1"),
+     r"line 6, token '-1'.*variable 1 of factor 1's scope"),
+    ("a duplicate variable in a scope", MODEL.replace("2 0 1", "2 1 1"),
+     r"line 6, token '1'.*not already in the scope"),
+    ("a cardinality of 0", MODEL.replace("2 3", "2 0"),
+     r"line 3, token '0'.*cardinality of variable 1 \(an integer >= 1\)"),
+    ("no variables", "MARKOV 0 0", r"line 1, token '0'.*number of variables"),
+    ("a scope larger than n", "MARKOV 1 2 1 3 0 0 0", r"token '3'.*size of factor 0's scope"),
+    ("trailing garbage", MODEL + "7\n", r"line 12, token '7'.*end of the file after factor 1"),
+    ("a fractional count", MODEL.replace("\n6\n", "\n6.0\n"), r"token '6.0'.*entry count"),
+    ("a table too large to hold", "MARKOV 2 2097152 2097152 1 2 0 1 4398046511104 1",
+     r"token '4398046511104'.*at most"),
+    ("a table too large for memory", "MARKOV 2 524288 524288 1 2 0 1 274877906944 1 2",
+     r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
+]
+
+
+@pytest.mark.parametrize("what, text, message", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_files_are_refused_naming_file_and_place(tmp_path, what, text, message):
+    path = write(tmp_path, text, "bad model.uai")
+    with pytest.raises(ValueError, match=message) as err:
+        io.read_uai(path)
+    assert str(err.value).startswith(f"{path}: "), err.value
+
+
+def test_huge_declared_tables_are_refused_before_allocating(tmp_path):
+    path = write(tmp_path, MALFORMED[-1][1])
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="of memory"):
+            io.read_uai(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1e6
+
+
+def test_binary_and_broken_gzip_files_are_refused(tmp_path):
+    (tmp_path / "bin.uai").write_bytes(b"MARKOV \xff\xfe")
+    with pytest.raises(ValueError, match=r"bin.uai: byte 7 is not text"):
+        io.read_uai(tmp_path / "bin.uai")
+    (tmp_path / "cut.uai.gz").write_bytes(gzip.compress(MODEL.encode())[:-10])
+    with pytest.raises(ValueError, match=r"cut.uai.gz: not a readable gzip file"):
+        io.read_uai(tmp_path / "cut.uai.gz")
+
+
+# ---------------------------------------------------------------------- evidence
+@pytest.mark.parametrize("text, want", [
+    ("", {}), ("0", {}), ("0\n", {}), ("2 1 2 0 1", {1: 2, 0: 1}),
+    ("1\n2 1 2 0 1\n", {1: 2, 0: 1}),  # the older form: one sample
+    ("1 0", {}), ("1 1 0", {1: 0}),
+])
+def test_evidence_forms(tmp_path, text, want):
+    assert io.read_evidence(write(tmp_path, text, "e.evid")) == want
+
+
+def test_evidence_round_trip_and_application(tmp_path):
+    model = io.read_uai(write(tmp_path, MODEL))
+    io.write_evidence(tmp_path / "e.evid", {1: 2, 0: 1}, model)
+    assert (tmp_path / "e.evid").read_text() == "2 0 1 1 2\n"
+    assert io.read_evidence(tmp_path / "e.evid", model) == {0: 1, 1: 2}
+    conditioned = io.read_uai(tmp_path / "m.uai", evidence=tmp_path / "e.evid")
+    assert conditioned == model.condition({0: 1, 1: 2})
+    assert io.read_uai(tmp_path / "m.uai", evidence={1: 0}) == model.condition({1: 0})
+    io.write_evidence(tmp_path / "none.evid", {})
+    assert io.read_evidence(tmp_path / "none.evid") == {}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2 1 2 0", r"line 1, token '2'.*UAI 2014 form.*older one.*4 tokens"),
+    ("2 1 2", r"end of file.*2 pairs"),
+    ("2 1 2 1 0", r"line 1, token '1'.*observed variable 1.*not observed before"),
+    ("1 2 0", r"line 1, token '2'.*observed variable 0 \(an integer 0..1"),
+    ("1 1 3", r"line 1, token '3'.*value of variable 1 \(an integer 0..2\)"),
+    ("1 1 x", r"token 'x'.*value of variable 1"),
+    ("2 1 1 0 0 1 1 0 1 1", r"line 1, token '2'.*several samples are not supported"),
+    ("1 1 0 7 7", r"token '7'.*end of the file after the 1 observed"),
+])
+def test_malformed_evidence_is_refused(tmp_path, text, message):
+    model = io.read_uai(write(tmp_path, MODEL))
+    path = write(tmp_path, text, "e.evid")
+    with pytest.raises(ValueError, match=message) as err:
+        io.read_evidence(path, model)
+    assert str(err.value).startswith(f"{path}: ")
+    with pytest.raises(ValueError, match=message):
+        io.read_uai(tmp_path / "m.uai", evidence=path)
+
+
+def test_write_evidence_checks_its_input(tmp_path):
+    model = io.read_uai(write(tmp_path, MODEL))
+    with pytest.raises(ValueError, match="outside 0..2"):
+        io.write_evidence(tmp_path / "e.evid", {1: 3}, model)
+    with pytest.raises(ValueError, match="integer variables >= 0"):
+        io.write_evidence(tmp_path / "e.evid", {-1: 0})
+    with pytest.raises(ValueError, match="mapping"):
+        io.write_evidence(tmp_path / "e.evid", [(1, 0)])
+
+
+# ---------------------------------------------------------------------- answers
+def test_the_sample_answer_files_are_read_exactly():
+    pr = io.read_answer(DATA / "Grids_12.uai.PR")
+    assert pr == ("PR", 303.086)
+    mar = io.read_answer(DATA / "Promedus_24.uai.MAR")
+    assert mar.task == "MAR" and len(mar.value) == 200
+    assert mar.value[0].tolist() == [0.994159, 0.00584149]
+    assert mar.value[1].tolist() == [0.999926, 7.37983e-05]
+    ob = io.read_answer(DATA / "ObjectDetection_11.uai.MAR").value
+    assert [len(p) for p in ob] == io.read_uai(DATA / "ObjectDetection_11.uai"
+                                               ).cardinalities.tolist()
+    for name in datasets.UAI_PROBLEMS:
+        for p in io.read_answer(DATA / f"{name}.uai.MAR").value:
+            assert p.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_answers_round_trip(tmp_path, suffix):
+    path = tmp_path / f"a{suffix}"
+    values = {"PR": -123.45678901234567, "MAR": [np.array([0.25, 0.75]), np.array([1.0]),
+                                                 np.array([0.1, 0.2, 0.7])],
+              "MPE": np.array([0, 3, 1])}
+    for task, value in values.items():
+        io.write_answer(path, task, value)
+        back = io.read_answer(path)
+        assert back.task == task
+        if task == "MAR":
+            assert all(np.array_equal(a, b) for a, b in zip(back.value, value))
+        else:
+            assert np.array_equal(back.value, value)
+    io.write_answer(path, "PR", -math.inf)  # Z = 0: impossible evidence
+    assert io.read_answer(path).value == -math.inf
+    io.write_answer(tmp_path / "m", "MPE", [1, 0])
+    assert (tmp_path / "m").read_text() == "MPE\n2 1 0\n"
+    io.write_answer(tmp_path / "m", "MAR", [[0.5, 0.5], [1.0]])
+    assert (tmp_path / "m").read_text() == "MAR\n2 2 0.5 0.5 1 1.0\n"
+
+
+@pytest.mark.parametrize("task, value, message", [
+    ("XX", 1.0, "task must be one of"), ("PR", math.nan, "log10 Z"),
+    ("PR", math.inf, "log10 Z"), ("MPE", [0, -1], "integers >= 0"),
+    ("MPE", [0.5], "integers"), ("MAR", [[0.5, np.nan]], r"value\[0\]"),
+    ("MAR", [[]], r"value\[0\]"), ("MAR", np.ones((2, 2)), "sequence"),
+])
+def test_bad_answers_are_refused(tmp_path, task, value, message):
+    with pytest.raises(ValueError, match=message):
+        io.write_answer(tmp_path / "a", task, value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", r"end of file.*task PR, MAR or MPE"), ("BEL\n1.0", r"token 'BEL'"),
+    ("PR\n", r"end of file.*log10 Z"), ("PR\nnan", r"token 'nan'.*log10 Z"),
+    ("PR\n1.0 2.0", r"token '2.0'.*end of the file after the PR answer"),
+    ("MAR\n2 2 0.5 0.5 2 0.5", r"end of file.*probabilities of variable 1"),
+    ("MAR\n1 2 0.5 -0.5", r"line 2, token '-0.5'.*probability of variable 0"),
+    ("MAR\n1 0 0.5", r"token '0'.*cardinality of variable 0"),
+    ("MPE\n3 0 1", r"end of file.*states of 3 variables"),
+    ("MPE\n2 0 1.5", r"token '1.5'.*state of variable 1"),
+])
+def test_malformed_answers_are_refused(tmp_path, text, message):
+    path = write(tmp_path, text, "a.MAR")
+    with pytest.raises(ValueError, match=message) as err:
+        io.read_answer(path)
+    assert str(err.value).startswith(f"{path}: ")
+
+
+# ---------------------------------------------------------------------- conversions
+def test_alarm_as_a_factor_graph_has_the_joint_log_probabilities():
+    net = datasets.expert_network("alarm")
+    fg = net.to_factor_graph()
+    assert fg.n == net.n == 37 and fg.cardinalities.tolist() == list(net.cardinalities)
+    rng = np.random.default_rng(4)
+    x = np.vstack([net.sample(500, rng).astype(np.int64),  # likely states and any states
+                   rng.integers(0, net.cardinalities, (500, net.n))])
+    with np.errstate(divide="ignore"):
+        ref = sum(np.log(net.cpds[i][net._configuration(x, i), x[:, i]]) for i in range(net.n))
+    assert np.isneginf(ref).any() and np.isfinite(ref).any()
+    np.testing.assert_array_equal(fg.log_weight(x), ref)
+
+
+def test_asia_as_a_factor_graph_gives_the_joint_table():
+    net = datasets.expert_network("asia")
+    fg = net.to_factor_graph()
+    x = all_states(fg.cardinalities)  # variable 0 fastest: the joint's flat order
+    np.testing.assert_allclose(np.exp(fg.log_weight(x)), net.joint(), rtol=1e-12, atol=1e-300)
+
+
+def test_from_pgmpy_bayesian_network_matches_the_expert_network():
+    pytest.importorskip("pgmpy")
+    net = datasets.expert_network("child")
+    fg = io.from_pgmpy(datasets.pgmpy_model("child"), variables=net.variables)
+    x = np.random.default_rng(5).integers(0, net.cardinalities, (300, net.n))
+    np.testing.assert_allclose(fg.log_weight(x), net.to_factor_graph().log_weight(x),
+                               rtol=1e-12)
+
+
+def test_to_pgmpy_and_back_keeps_the_weights_and_the_partition_function():
+    pytest.importorskip("pgmpy")
+    rng = np.random.default_rng(6)
+    model = FactorGraph([2, 3, 2, 1], [(), (1, 0), (2,), (0, 1)],
+                        [0.7, np.log(rng.random((3, 2))), [-np.inf, np.log(2.0)],
+                         rng.normal(size=(2, 3))])  # variable 3 is in no factor
+    net = io.to_pgmpy(model)
+    assert net.check_model()
+    x = all_states(model.cardinalities)
+    lw = model.log_weight(x)
+    assert math.log(net.get_partition_function()) == pytest.approx(np.logaddexp.reduce(lw),
+                                                                   rel=1e-12)
+    back = io.from_pgmpy(net, variables=range(model.n))
+    np.testing.assert_allclose(back.log_weight(x), lw, rtol=1e-12)
+    with pytest.raises(ValueError, match="distinct node names"):
+        io.to_pgmpy(model, names=["a", "a", "b", "c"])
+    with pytest.raises(ValueError, match="DiscreteBayesianNetwork"):
+        io.from_pgmpy(model)
+
+
+def test_pgmpy_missing_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pgmpy.models", None)
+    with pytest.raises(ImportError, match=r"pip install 'mrflib\[book\]'"):
+        io.to_pgmpy(FactorGraph([2], [(0,)], [[0.0, 0.0]]))
+
+
+# ---------------------------------------------------------------------- command line
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mrflib", "solve", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_refuses_a_malformed_file_in_one_line(tmp_path):
+    path = write(tmp_path, MODEL.replace("4 5 6", "4 -5 6"))
+    res = run_cli(str(path), "--task", "PR", "-q")
+    assert res.returncode == 1
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert str(path) in res.stderr and "factor 1's table, entry 4" in res.stderr
+    assert res.stdout == ""
+    loud = run_cli(str(path), "--task", "PR")  # progress lines, then the reason, last
+    assert loud.returncode == 1 and loud.stderr.splitlines()[-1].startswith("mrflib solve: error")
+    assert "Traceback" in run_cli(str(path), "--task", "PR", "--debug").stderr
+
+
+def test_cli_usage_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit) as err:
+        solve_main([str(tmp_path / "m.uai"), "--task", "XYZ"])
+    assert err.value.code == 2
+    assert solve_main([str(tmp_path / "missing.uai"), "--task", "PR", "-q"]) == 1
+    assert "missing.uai' does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", datasets.UAI_PROBLEMS)
+def test_cli_answers_the_shared_problems(tmp_path, name):
+    problem = datasets.uai_problem(name)
+    for task in ("PR", "MAR"):
+        out = tmp_path / f"{name}.{task}"
+        res = run_cli(str(problem.path), "--evid", str(problem.evidence_path), "--task", task,
+                      "--out", str(out))
+        assert res.returncode == 0, res.stderr
+        assert "treewidth" in res.stderr and res.stdout == ""
+        answer = io.read_answer(out)
+        if task == "PR":
+            assert abs(answer.value - problem.log10_partition) <= 5e-6 * abs(
+                problem.log10_partition)
+        else:
+            for got, want in zip(answer.value, problem.marginals):
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_cli_mpe_and_stdout_on_a_small_model_against_enumeration(tmp_path, capsys):
+    model = random_model(np.random.default_rng(7), n=5, factors=6)
+    io.write_uai(model, tmp_path / "m.uai")
+    io.write_evidence(tmp_path / "m.evid", {2: 0})
+    conditioned = model.condition({2: 0})
+    lw = conditioned.log_weight(all_states(model.cardinalities))
+    assert solve_main([str(tmp_path / "m.uai"), "--evid", str(tmp_path / "m.evid"),
+                       "--task", "PR", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("PR\n")
+    assert float(text.split()[1]) == pytest.approx(np.logaddexp.reduce(lw) / math.log(10),
+                                                   rel=1e-12)
+    assert solve_main([str(tmp_path / "m.uai"), "--evid", str(tmp_path / "m.evid"),
+                       "--task", "MPE", "--out", str(tmp_path / "m.MPE"), "-q"]) == 0
+    states = io.read_answer(tmp_path / "m.MPE").value
+    assert states[2] == 0 and conditioned.log_weight(states) == pytest.approx(lw.max())
