@@ -1,7 +1,8 @@
 # Two commands on a fresh machine with Python 3.11+ and pip:
 #   make book   -> virtual environment, every notebook executed, HTML book in _build/html
 #   make test   -> the whole test suite (unit, notebooks with profile=quick, book in Chromium)
-# Also: make bench (benchmarks -> bench/results), make lint, make clean.
+# Also: make bench (benchmarks -> bench/results), make lint (ruff, and lint-imports for the
+# layers in pyproject.toml), make clean.
 
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -40,6 +41,7 @@ book: env mathjax
 
 test: env mathjax browser
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 bench: env
@@ -47,6 +49,7 @@ bench: env
 
 lint: env
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf _build

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._fields import neighbour_fields
+from ._splitmix import _LOW32, _TWO32, _splitmix64, _threshold
 from ._threads import parallel_ok
 
 __all__ = ["MIN_NODES", "applies", "layout", "run"]
@@ -31,11 +32,6 @@ __all__ = ["MIN_NODES", "applies", "layout", "run"]
 MIN_NODES = 1024
 #: Largest degree for which the sampler tabulates the conditional over neighbour spins.
 MAX_TABLE_DEGREE = 12
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_TWO32 = 4294967296.0
 #: Largest threshold tables (with their parameter copies) kept with a graph between calls
 #: (a 100x100 grid needs 1.5 MB; 64 MiB covers square grids of up to about 440,000 spins).
 KEEP_TABLE_BYTES = 1 << 26
@@ -43,26 +39,6 @@ KEEP_TABLE_BYTES = 1 << 26
 #: entries per update of the node in the call: an entry (one exponential) costs about a
 #: fifth of an untabulated update (measured on a 100x100 grid: 19 ns against 100 ns).
 _TABLE_PAYS = 4.0
-
-
-@njit(cache=True, inline="always")
-def _splitmix64(z):  # pragma: no cover - numba
-    """``(new state, 64 random bits)`` of SplitMix64 (Steele, Lea & Flood 2014)."""
-    z = z + _GAMMA
-    r = (z ^ (z >> np.uint64(30))) * _MIX1
-    r = (r ^ (r >> np.uint64(27))) * _MIX2
-    return z, r ^ (r >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def _threshold(h):  # pragma: no cover - numba
-    """``round(2^32 P(x = +1 | h))``: a 32-bit random integer below it draws ``+1``."""
-    if h >= 0.0:
-        p = 1.0 / (1.0 + math.exp(-2.0 * h))
-    else:
-        e = math.exp(2.0 * h)
-        p = e / (1.0 + e)
-    return np.int64(math.floor(p * _TWO32 + 0.5))
 
 
 @njit(cache=True, inline="always")
@@ -288,15 +264,13 @@ def run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=None):
     are kept with the graph for the last parameters seen. Chains run in parallel when
     the work pays for a parallel region.
     """
-    from ._grid_gibbs import grid_shape
-
     order, ptr, nbr, eids, _ = layout(bm)
     M, n = x.shape
     state = rng.integers(0, 2**64, size=M, dtype=np.uint64)
     deg = np.diff(ptr)
     use = (deg <= MAX_TABLE_DEGREE) & (2.0**deg <= _TABLE_PAYS * n_sweeps * M)
     parallel = M > 1 and parallel_ok(float(n_sweeps) * M * (n + nbr.size))
-    shape = grid_shape(bm.graph)
+    shape = bm.graph.grid_shape()
     if kernel is None and shape is not None:
         out = _grid_run(bm, x, shape, use, state, record_at, n_slots, parallel)
         if out is not None:

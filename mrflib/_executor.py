@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from typing import Any
 
+from ._optional import optional_import
+
 __all__ = ["Executor", "TaskFailed"]
 
 
@@ -65,11 +67,7 @@ def _check_workers(workers: Any) -> int:
 
 
 def _client_class():
-    try:
-        from distributed import Client
-    except ImportError as err:  # pragma: no cover - dask is a dependency
-        raise ImportError("scheduler needs dask.distributed (pip install distributed)") from err
-    return Client
+    return optional_import("distributed", "scheduler (a Dask cluster)", "dask").Client
 
 
 class Executor:

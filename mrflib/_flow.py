@@ -31,14 +31,12 @@ while ``log K`` is convex, with a bounded gradient, and L-BFGS reaches the optim
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from mrflib._local import LocalObjective
-from mrflib._validation import check_model, check_spins
 
-__all__ = ["BoundedFlow", "log_flow", "mpf_log_flow", "check_flow_finite"]
+__all__ = ["BoundedFlow", "log_flow", "check_flow_finite"]
 
 #: ``log(T / n)``: :class:`BoundedFlow` is ``K`` up to ``T = n e^LOG_T_PER_NODE``.
 LOG_T_PER_NODE = 20.0
@@ -82,31 +80,3 @@ class BoundedFlow:
         t = math.exp(self.log_t)
         return -t * (1.0 + log_k - self.log_t), -t * lb, -t * lj
 
-
-def mpf_log_flow(bm: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
-    """Logarithm of the MPF flow and its gradient, finite for every finite model.
-
-    ``K = (1/N) sum_mu sum_i exp((E(x^mu) - E(x^{mu,-i})) / 2)`` with single-spin-flip
-    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(bm, data, "mpf")`` is
-    ``-K``), evaluated as a shifted log-sum-exp: ``log K = c + log sum w exp(-u - c)``,
-    ``c`` the largest exponent. Where ``K`` itself overflows float64 (a term with
-    ``-x_i h_i > 709.78``) this stays exact.
-
-    Parameters
-    ----------
-    bm : BoltzmannMachine
-    data : array (N, n) of -1/+1, N >= 1
-
-    Returns
-    -------
-    log_k : float
-        ``log K``.
-    grad_bias, grad_coupling : ndarray (n,), (E,)
-        ``d log K / db`` and ``d log K / dJ`` (the gradient of ``K`` divided by ``K``).
-    """
-    bm = check_model(bm)
-    x = check_spins(data, bm.n, "data")
-    if x.shape[0] == 0:
-        raise ValueError("data must contain at least one configuration")
-    local = LocalObjective(x, bm.graph, "mpf")
-    return log_flow(local, np.asarray(bm.params, dtype=np.float64))

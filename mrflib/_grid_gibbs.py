@@ -24,32 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._checkerboard import _GAMMA, _MIX1, _MIX2, _threshold
+from ._splitmix import _GAMMA, _MIX1, _MIX2, _threshold
 
-__all__ = ["grid_shape", "grid_tables", "run_grid"]
-
-
-def _shape(graph) -> tuple[int, int] | None:
-    """``(rows, cols)`` when ``graph`` is ``graphs.square_grid(rows, cols)`` (node
-    ``r * cols + c``), else ``None``; paths count as ``(n, 1)``."""
-    from .graphs import square_grid
-
-    edges, n = graph.edges, graph.n
-    if len(edges) == 0:
-        return None
-    cols = int((edges[:, 1] - edges[:, 0]).max())
-    if cols < 1 or n % cols:
-        return None
-    rows = n // cols
-    expected = square_grid(rows, cols)
-    if expected.shape != edges.shape or not np.array_equal(expected, edges):
-        return None
-    return rows, cols
-
-
-def grid_shape(graph) -> tuple[int, int] | None:
-    """:func:`_shape`, kept with the graph (:meth:`mrflib.graphs.Graph.memo`)."""
-    return graph.memo("square-grid-shape", _shape)
+__all__ = ["grid_tables", "run_grid"]
 
 
 def row_starts(rows: int, cols: int) -> np.ndarray:
@@ -166,7 +143,7 @@ def _grid_serial(xs, cols, starts, thr, state, record, out):  # pragma: no cover
 def run_grid(x, graph, thr, state, record_at, n_slots, parallel):
     """Advance chains ``x`` (int8 ±1, node order) on the square grid ``graph`` in place;
     see :func:`mrflib._checkerboard.run` for the arguments and the returned records."""
-    rows, cols = grid_shape(graph)
+    rows, cols = graph.grid_shape()
     starts = graph.memo("square-grid-row-starts", lambda g: row_starts(rows, cols))
     out = np.empty((n_slots,) + x.shape, dtype=np.int8)
     kernel = _grid_parallel if parallel else _grid_serial

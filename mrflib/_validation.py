@@ -21,7 +21,6 @@ __all__ = [
     "check_edges",
     "check_indices",
     "check_instance",
-    "check_model",
     "check_nodes",
     "check_path",
     "check_positive",
@@ -49,13 +48,6 @@ def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     raise ValueError(
         f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
     )
-
-
-def check_model(bm: Any, name: str = "bm") -> Any:
-    """Return ``bm`` if it is a :class:`~mrflib.model.BoltzmannMachine`, else ``TypeError``."""
-    from .model import BoltzmannMachine
-
-    return check_instance(bm, BoltzmannMachine, name)
 
 
 def check_instance(value: Any, cls: type, name: str) -> Any:

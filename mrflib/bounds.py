@@ -34,15 +34,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy.special import xlogy
 
 from . import exact as _exact
 from ._bounds_kernels import mean_field_sweeps
-from ._validation import as_rng, check_array, check_model, check_positive, require_memory
-from .model import BoltzmannMachine
+from ._validation import as_rng, check_array, check_positive, require_memory
+from .model import BoltzmannMachine, check_model
 from .partition_graphs import (
     MAX_GRAPH_ORDER,
     PartitionGraph,
@@ -55,9 +55,6 @@ from .partition_graphs import (
     partition_graph_cache_path,
     partition_graphs,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = [
     "coefficients",
@@ -79,7 +76,6 @@ __all__ = [
     "log_partition_lower_bounds",
     "pair_correlation_estimates",
     "sk_model",
-    "sk_errors",
 ]
 
 #: Largest ``N`` the "enumerate" method accepts (2^N states are visited in blocks).
@@ -708,9 +704,3 @@ def sk_model(
     theta = gen.normal(0.0, theta_sd, N) if theta_sd > 0 else np.zeros(N)
     return BoltzmannMachine(theta, E, gen.normal(0.0, sigma_w / math.sqrt(N), len(E)))
 
-
-def sk_errors(*args: Any, **kwargs: Any) -> pd.DataFrame:
-    """Moved to :func:`mrflib.repro.bounds_trials.sk_errors` (this alias stays)."""
-    from .repro.bounds_trials import sk_errors as _sk_errors
-
-    return _sk_errors(*args, **kwargs)

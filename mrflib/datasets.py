@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import optional_import
 from ._validation import (
     as_rng,
     check_array,
@@ -310,8 +311,7 @@ def digits(levels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     :func:`mrflib.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
     optical digits, 8x8 downsampled); nothing is downloaded.
     """
-    from sklearn.datasets import load_digits
-
+    load_digits = optional_import("sklearn.datasets", "datasets.digits()", "datasets").load_digits
     if levels is not None:
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not (
                 2 <= levels <= 17):
@@ -533,6 +533,7 @@ def pgmpy_network_file(name: str) -> Any:
 
     if name not in EXPERT_NETWORKS:
         raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    optional_import("pgmpy", f"datasets.expert_network({name!r})", "datasets")
     path = files("pgmpy") / "utils" / "example_models" / f"{name}.bif.gz"
     if not path.is_file():
         raise ValueError(f"pgmpy does not bundle {name}.bif.gz (looked in {path})")
@@ -544,12 +545,13 @@ def pgmpy_model(name: str) -> Any:
     import gzip
     import logging
 
+    path = pgmpy_network_file(name)
+    readwrite = optional_import("pgmpy.readwrite", f"datasets.expert_network({name!r})",
+                                "datasets")
     logging.getLogger("pgmpy").setLevel(logging.ERROR)
-    from pgmpy.readwrite import BIFReader
-
-    with gzip.open(pgmpy_network_file(name)) as f:
+    with gzip.open(path) as f:
         text = f.read().decode("utf-8")
-    return BIFReader(string=text).get_model()
+    return readwrite.BIFReader(string=text).get_model()
 
 
 @functools.cache

@@ -36,13 +36,12 @@ from ._validation import (
     check_array,
     check_edges,
     check_indices,
-    check_model,
     check_positive,
     check_spins,
     require_memory,
 )
 from .factor_graph import FactorGraph, _check_states
-from .model import BoltzmannMachine
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "states",

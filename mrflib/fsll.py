@@ -760,14 +760,3 @@ class _Search:
         self.moves.append((kind, yp, new))
         return new - old
 
-
-_MOVED = {"PAPER_TABLE1", "MODELS", "learn_and_score"}
-
-
-def __getattr__(name: str) -> Any:
-    """Old names of the experiment helpers, now in :mod:`mrflib.repro.fsll_trials`."""
-    if name in _MOVED:
-        from .repro import fsll_trials
-
-        return getattr(fsll_trials, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -283,6 +283,21 @@ def _read_only(*arrays: np.ndarray) -> None:
         a.flags.writeable = False
 
 
+def _grid_shape(graph: Graph) -> tuple[int, int] | None:
+    """:meth:`Graph.grid_shape`, computed."""
+    edges, n = graph.edges, graph.n
+    if len(edges) == 0:
+        return None
+    cols = int((edges[:, 1] - edges[:, 0]).max())
+    if cols < 1 or n % cols:
+        return None
+    rows = n // cols
+    expected = square_grid(rows, cols)
+    if expected.shape != edges.shape or not np.array_equal(expected, edges):
+        return None
+    return rows, cols
+
+
 class Graph:
     """An undirected simple graph on nodes ``0..n-1``: validated once, immutable, cached.
 
@@ -400,6 +415,12 @@ class Graph:
         if key not in store:
             store[key] = compute(self)
         return store[key]
+
+    def grid_shape(self) -> tuple[int, int] | None:
+        """``(rows, cols)`` when this graph is :func:`square_grid` ``(rows, cols)`` (node
+        ``r * cols + c``), else ``None``; paths count as ``(n, 1)``. Kept with the graph
+        (the samplers ask at every call)."""
+        return self.memo("square-grid-shape", _grid_shape)
 
     def neighbours(self) -> list[np.ndarray]:
         """List of sorted neighbour arrays, one per node (views of the CSR arrays)."""

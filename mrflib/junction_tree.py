@@ -40,16 +40,9 @@ import scipy.sparse.linalg
 
 from . import _jt_kernels as _k
 from . import graphs
-from ._validation import (
-    as_rng,
-    check_edges,
-    check_model,
-    check_positive,
-    format_bytes,
-    require_memory,
-)
+from ._validation import as_rng, check_edges, check_positive, format_bytes, require_memory
 from .elimination_order import connect_neighbours
-from .model import BoltzmannMachine
+from .model import BoltzmannMachine, check_model
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
            "MAX_WIDTH"]

@@ -17,9 +17,10 @@ The pieces (each in its own module, all re-exported here):
 - :mod:`mrflib.lap_gaussian`, :func:`fit_gaussian`: LAP for Gaussian MRFs (section 6,
   eq. 13-14), together with the maximum-likelihood estimate under the same sparsity pattern
   (:func:`fit_gaussian_mle`, the baseline of Figure 8) and the data generators of
-  Figure 7;
-- :func:`junction_tree_moments` (in :mod:`mrflib.repro.peers`): exact moments by pgmpy's
-  junction-tree belief propagation, the exact-inference baseline of Figure 5.
+  Figure 7.
+
+The exact-inference baseline of Figure 5 (pgmpy's junction tree) is a peer the book
+compares with, not part of LAP: :func:`mrflib.repro.peers.junction_tree_moments`.
 
 Why the batched Ising fit is the auxiliary-MRF maximum likelihood
 -------------------------------------------------------------------
@@ -74,7 +75,6 @@ from .potentials import (
     ising_normalized_potentials,
     normalized_potentials,
 )
-from .repro.peers import junction_tree_moments
 
 __all__ = [
     "one_neighbourhood",
@@ -92,7 +92,6 @@ __all__ = [
     "laplacian_precision",
     "random_sparse_precision",
     "sample_gaussian",
-    "junction_tree_moments",
 ]
 
 _RIDGE = 1e-10  # Levenberg damping of the Newton system (not part of the objective)

@@ -70,18 +70,11 @@ import numpy as np
 
 from mrflib import _flow, _local
 from mrflib import _learning_kernels as _k
-from mrflib._flow import mpf_log_flow
 from mrflib._optimizers import _gradient_ascent, _lbfgs
 from mrflib._threads import blas_single_threaded
-from mrflib._validation import (
-    as_rng,
-    check_array,
-    check_model,
-    check_positive,
-    check_spins,
-    require_memory,
-)
+from mrflib._validation import as_rng, check_array, check_positive, check_spins, require_memory
 from mrflib.graphs import as_graph
+from mrflib.model import check_model
 
 __all__ = [
     "METHODS",
@@ -360,6 +353,35 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
         _flow.check_flow_finite(prob.local(method), bm.params, float(np.sum(gb) + np.sum(gj)),
                                 "gradient")
     return gb, gj
+
+
+def mpf_log_flow(bm: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
+    """Logarithm of the MPF flow and its gradient, finite for every finite model.
+
+    ``K = (1/N) sum_mu sum_i exp((E(x^mu) - E(x^{mu,-i})) / 2)`` with single-spin-flip
+    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(bm, data, "mpf")`` is
+    ``-K``), evaluated as a shifted log-sum-exp: ``log K = c + log sum w exp(-u - c)``,
+    ``c`` the largest exponent. Where ``K`` itself overflows float64 (a term with
+    ``-x_i h_i > 709.78``) this stays exact.
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    data : array (N, n) of -1/+1, N >= 1
+
+    Returns
+    -------
+    log_k : float
+        ``log K``.
+    grad_bias, grad_coupling : ndarray (n,), (E,)
+        ``d log K / db`` and ``d log K / dJ`` (the gradient of ``K`` divided by ``K``).
+    """
+    bm = check_model(bm)
+    x = check_spins(data, bm.n, "data")
+    if x.shape[0] == 0:
+        raise ValueError("data must contain at least one configuration")
+    local = _local.LocalObjective(x, bm.graph, "mpf")
+    return _flow.log_flow(local, np.asarray(bm.params, dtype=np.float64))
 
 
 def _require_chains(prob: _Problem, n_chains: int, what: str) -> None:
@@ -797,11 +819,3 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
     return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
 
-
-def __getattr__(name: str) -> Any:
-    """``mae_trial`` moved to :mod:`mrflib.repro.learning_trials` (old name kept)."""
-    if name == "mae_trial":
-        from mrflib.repro import learning_trials
-
-        return learning_trials.mae_trial
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,12 +20,13 @@ from ._validation import (
     as_rng,
     check_array,
     check_edges,
+    check_instance,
     check_positive,
     check_spins,
     require_memory,
 )
 
-__all__ = ["BoltzmannMachine"]
+__all__ = ["BoltzmannMachine", "check_model"]
 
 
 class BoltzmannMachine:
@@ -211,3 +212,8 @@ class BoltzmannMachine:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def check_model(bm: Any, name: str = "bm") -> BoltzmannMachine:
+    """Return ``bm`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``."""
+    return check_instance(bm, BoltzmannMachine, name)

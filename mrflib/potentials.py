@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, check_model, check_positive, require_memory
+from ._validation import check_array, check_positive, require_memory
 from .factor_graph import FactorGraph
-from .model import BoltzmannMachine
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "normalize",

@@ -15,7 +15,7 @@ calls on one model do not rebuild them. Seeded outputs: unchanged (bit for bit) 
 other graph; on those large bipartite graphs they changed with issue 17, and the same seed
 gives the same bits with the new code.
 
-:func:`exact` draws i.i.d. samples by enumeration for small ``n``.
+I.i.d. samples by enumeration, for small ``n``, are :func:`mrflib.exact.sample`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ import numpy as np
 from numba import njit, prange
 
 from . import _checkerboard
-from . import exact as _exact
 from ._fields import neighbour_fields
 from ._threads import blas_single_threaded, parallel_ok
-from ._validation import as_rng, check_model, check_positive, check_spins, require_memory
-from .model import BoltzmannMachine
+from ._validation import as_rng, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine, check_model
 
-__all__ = ["gibbs", "sweep", "exact", "sweep_order", "UNIFORM_BLOCK"]
+__all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 
 #: Uniforms drawn per block (bounds the buffer at 32 MiB of float64).
 UNIFORM_BLOCK = 1 << 22
@@ -239,7 +238,3 @@ def gibbs(
     out = _run(bm, x, n_sweeps, record, per_chain, rng)
     return out.reshape(per_chain * n_chains, bm.n)[:n_samples]
 
-
-def exact(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
-    """I.i.d. samples by enumeration (small ``n`` only); see :func:`mrflib.exact.sample`."""
-    return _exact.sample(bm, n_samples, rng)

@@ -36,15 +36,8 @@ import numpy as np
 
 from . import _smci_kernels as K
 from . import exact
-from ._validation import (
-    check_array,
-    check_model,
-    check_nodes,
-    check_positive,
-    check_spins,
-    require_memory,
-)
-from .model import BoltzmannMachine
+from ._validation import check_array, check_nodes, check_positive, check_spins, require_memory
+from .model import BoltzmannMachine, check_model
 
 __all__ = [
     "METHODS",
@@ -559,11 +552,3 @@ def ais_moments(
     xf = x.astype(np.float64)
     return w @ xf, w @ (xf[:, bm.edges[:, 0]] * xf[:, bm.edges[:, 1]])
 
-
-def __getattr__(name: str) -> Any:
-    """``covariance_mae_trial`` moved to :mod:`mrflib.repro.smci_trials` (old name kept)."""
-    if name == "covariance_mae_trial":
-        from .repro import smci_trials
-
-        return smci_trials.covariance_mae_trial
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

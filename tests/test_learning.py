@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
+from mrflib.repro import learning_trials
 
 # ----------------------------------------------------------------------------- references
 
@@ -474,13 +475,13 @@ def test_smci_pcd_bad_input(problem):
 
 def test_mae_trial_reproducible(problem):
     edges, gen, _ = problem
-    rows, curves = learning.mae_trial(gen, edges, 300, ("mple", "1-smci"), rng=0, curves=True,
-                                      max_steps=40, tol=0.0)
+    rows, curves = learning_trials.mae_trial(gen, edges, 300, ("mple", "1-smci"), rng=0,
+                                             curves=True, max_steps=40, tol=0.0)
     assert [r["method"] for r in rows] == ["mple", "1-smci"]
     assert all(r["N"] == 300 and r["steps"] == 40 for r in rows)
     assert curves["mple"].shape == (41,)
-    again, _ = learning.mae_trial(gen, edges, 300, ("mple", "1-smci"), rng=0, max_steps=40,
-                                  tol=0.0)
+    again, _ = learning_trials.mae_trial(gen, edges, 300, ("mple", "1-smci"), rng=0,
+                                         max_steps=40, tol=0.0)
     assert [r["mae"] for r in rows] == [r["mae"] for r in again]
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrflib import BoltzmannMachine, graphs, learning, smci
-from mrflib.repro import Chapter, experiments, lap_trials, learning_trials, smci_trials
+from mrflib import bounds, fsll, lap, learning, sampling, smci
+from mrflib.repro import Chapter, experiments, lap_trials
 
 
 def test_chapter_fills_in_chapter_paper_profile():
@@ -25,24 +25,13 @@ def test_chapter_fills_in_chapter_paper_profile():
         ch.record("Figure 1", "q", 1, 1, "good")
 
 
-def test_old_names_resolve_to_the_harness():
-    assert learning.mae_trial is learning_trials.mae_trial
-    assert smci.covariance_mae_trial is smci_trials.covariance_mae_trial
-    assert "mae_trial" not in learning.__all__
-    assert "covariance_mae_trial" not in smci.__all__
-    with pytest.raises(AttributeError):
-        learning.no_such_name  # noqa: B018
-
-
-def test_trials_same_bits_through_either_name():
-    e = graphs.square_grid(2, 3)
-    bm = BoltzmannMachine.random(e, 6, rng=3)
-    a = smci_trials.covariance_mae_trial(bm, [20], burn_in=3, rng=1)
-    b = smci.covariance_mae_trial(bm, [20], burn_in=3, rng=1)
-    assert a == b
-    r1, _ = learning_trials.mae_trial(bm, e, 100, ("mple",), rng=0, max_steps=20)
-    r2, _ = learning.mae_trial(bm, e, 100, ("mple",), rng=0, max_steps=20)
-    assert [r["mae"] for r in r1] == [r["mae"] for r in r2]
+@pytest.mark.parametrize("module, name", [
+    (learning, "mae_trial"), (smci, "covariance_mae_trial"), (fsll, "learn_and_score"),
+    (fsll, "PAPER_TABLE1"), (bounds, "sk_errors"), (sampling, "exact"),
+    (lap, "junction_tree_moments")])
+def test_algorithm_modules_hold_no_harness_names(module, name):
+    """Trials, paper tables and peers are reached through mrflib.repro only."""
+    assert not hasattr(module, name)
 
 
 def test_figure8_gaussian_small_run():

@@ -73,10 +73,6 @@ def test_strong_field_pins_spins():
     assert np.all(sampling.gibbs(bm, 50, burn_in=1, rng=0) == 1)
 
 
-def test_exact_alias(grid_bm):
-    assert np.array_equal(sampling.exact(grid_bm, 10, 1), exact.sample(grid_bm, 10, 1))
-
-
 @pytest.mark.parametrize(
     "kwargs, match",
     [
@@ -192,7 +188,7 @@ def test_grid_kernel_matches_general_kernel(rows, cols):
     from mrflib import _grid_gibbs as gg
 
     bm = _grid_model(rows, cols)
-    assert gg.grid_shape(bm.graph) == (rows, cols)
+    assert bm.graph.grid_shape() == (rows, cols)
     n = rows * cols
     x0 = (2 * np.random.default_rng(1).integers(0, 2, size=(3, n)) - 1).astype(np.int8)
     record = np.full(25, -1, dtype=np.int64)
@@ -268,10 +264,9 @@ def _relabelled_grid():
 def test_grid_kernel_only_for_square_grids(edges):
     """Other bipartite graphs keep the general kernel (same bits either way)."""
     from mrflib import _checkerboard as cb
-    from mrflib import _grid_gibbs as gg
 
     bm = BoltzmannMachine.random(edges, int(edges.max()) + 1, rng=0)
-    assert cb.applies(bm) and gg.grid_shape(bm.graph) is None
+    assert cb.applies(bm) and bm.graph.grid_shape() is None
 
 
 def test_large_threshold_tables_are_not_kept(monkeypatch):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, smci
+from mrflib.repro import smci_trials
 
 TOL = 1e-12
 
@@ -333,14 +334,14 @@ def test_ais_moments_converge_and_are_deterministic():
 
 def test_covariance_mae_trial():
     bm = MODELS[0]
-    rows = smci.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
+    rows = smci_trials.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
     assert [(r["M"], r["method"]) for r in rows] == [
         (M, m) for M in (5, 50) for m in (*smci.METHODS, "ais")]
     assert all(np.isfinite(r["mae"]) and r["mae"] >= 0 for r in rows)
-    again = smci.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
+    again = smci_trials.covariance_mae_trial(bm, [5, 50], burn_in=5, rng=0, ais_beta_step=0.5)
     assert rows == again
     with pytest.raises(ValueError, match="method"):
-        smci.covariance_mae_trial(bm, [5], ["mle"], burn_in=5, rng=0)
+        smci_trials.covariance_mae_trial(bm, [5], ["mle"], burn_in=5, rng=0)
 
 
 def test_s2_structure_kernel_matches_python_reference():

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from mrflib import _validation as v
+from mrflib.model import check_model
 
 
 def test_as_rng_accepts_seed_and_generator():
@@ -75,7 +76,7 @@ def test_require_memory_states_size():
 
 def test_check_model_is_a_type_error():
     with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
-        v.check_model({"bias": 0}, "model")
+        check_model({"bias": 0}, "model")
 
 
 def test_check_array_refuses_complex():

@@ -326,7 +326,8 @@ def moment_error_curve(
     import pandas as pd
 
     from .. import exact, sampling
-    from .._validation import as_rng, check_counts, check_model, check_positive, require_memory
+    from .._validation import as_rng, check_counts, check_positive, require_memory
+    from ..model import check_model
 
     bm = check_model(bm)
     if sampler not in ("gibbs", "exact"):

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, fsll, graphs, learning, log_linear
+from mrflib._optional import optional_import
 from mrflib._validation import as_rng, check_array, check_instance, check_positive
 
 __all__ = ["MODELS", "kl", "network_trial", "pgmpy_peer"]
@@ -157,8 +158,8 @@ def pgmpy_peer(net: Any, model: Any) -> dict[str, float]:
     _check_peer(net, model)
     import logging
 
+    inference = optional_import("pgmpy.inference", "the expert-network peer check", "book")
     logging.getLogger("pgmpy").setLevel(logging.ERROR)
-    from pgmpy.inference import VariableElimination
 
     t0 = time.perf_counter()
     p = net.joint().reshape(tuple(net.cardinalities[::-1]))
@@ -166,7 +167,7 @@ def pgmpy_peer(net: Any, model: Any) -> dict[str, float]:
             for i in range(net.n)]
     t_ours = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ve = VariableElimination(model)
+    ve = inference.VariableElimination(model)
     theirs = []
     for i, v in enumerate(net.variables):
         f = ve.query([v], show_progress=False)

@@ -28,16 +28,17 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, graphs, lap, learning
+from mrflib._optional import optional_import
 from mrflib._validation import (
     as_rng,
     check_array,
-    check_model,
     check_positive,
     check_real,
     check_spins,
     require_memory,
 )
 from mrflib.factor_graph import _check_states
+from mrflib.model import check_model
 
 __all__ = [
     "LEARNERS",
@@ -383,9 +384,9 @@ def generative_accuracy(train: np.ndarray, y_train: np.ndarray, test: np.ndarray
 def sklearn_accuracies(train: Any, y_train: Any, test: Any, y_test: Any) -> dict[str, float]:
     """Test accuracy of scikit-learn's ``BernoulliNB`` and ``LogisticRegression`` on the
     same binary pixels (``x > 0``)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import BernoulliNB
-
+    what = "the field test's scikit-learn baselines"
+    LogisticRegression = optional_import("sklearn.linear_model", what, "book").LogisticRegression
+    BernoulliNB = optional_import("sklearn.naive_bayes", what, "book").BernoulliNB
     train = check_array(train, "train", ndim=2)
     test = check_array(test, "test", shape=(None, train.shape[1]))
     for name, x in (("train", train), ("test", test)):
@@ -414,9 +415,10 @@ def nodewise_logistic(train: Any, edges: Any, *, C: float = 1e6) -> tuple[Any, f
     penalty (large: nearly unpenalized). MPLE maximizes the sum of the same node-wise
     log-likelihoods with the two estimates tied. Returns ``(BoltzmannMachine, seconds)``.
     """
-    from sklearn.linear_model import LogisticRegression
-
     from mrflib import BoltzmannMachine
+
+    LogisticRegression = optional_import("sklearn.linear_model", "the logistic-regression "
+                                         "pseudo-likelihood fit", "book").LogisticRegression
 
     x = check_spins(train, None, "train")
     C = check_positive(C, "C")

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import exact, graphs, lap, learning
+from .._optional import optional_import
 from .._validation import as_rng, check_counts, check_positive
 from ..model import BoltzmannMachine
 
@@ -56,7 +57,8 @@ def relative_error(Kh: Any, K: Any) -> float:
 def _glasso_best(X: np.ndarray, K: np.ndarray, tally: dict[str, int]) -> float:
     """Smallest error of scikit-learn's graphical lasso over :data:`GLASSO_ALPHAS` (an
     oracle choice of the penalty); failed runs are counted in ``tally``."""
-    from sklearn.covariance import graphical_lasso
+    graphical_lasso = optional_import("sklearn.covariance", "the graphical-lasso baseline",
+                                      "book").graphical_lasso
 
     N = X.shape[0]
     S = X.T @ X / N

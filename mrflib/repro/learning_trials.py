@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from .. import exact
-from .._validation import as_rng, check_model, check_positive
+from .._validation import as_rng, check_positive
 from ..learning import METHODS, fit, mae
-from ..model import BoltzmannMachine
+from ..model import BoltzmannMachine, check_model
 
 __all__ = ["mae_trial", "figure_trial"]
 

@@ -1,7 +1,7 @@
 """Peer implementations the book compares mrflib with (not part of the algorithms).
 
 :func:`junction_tree_moments` is the exact-inference baseline of the LAP chapter's
-Figure 5, computed with pgmpy. ``mrflib.lap.junction_tree_moments`` remains as an alias.
+Figure 5, computed with pgmpy.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_model
-from ..model import BoltzmannMachine
+from .._optional import optional_import
+from ..model import BoltzmannMachine, check_model
 
 __all__ = ["junction_tree_moments"]
 
@@ -27,10 +27,11 @@ def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]
     bm = check_model(bm)
     import logging
 
+    what = "junction_tree_moments (the pgmpy peer)"
+    DiscreteFactor = optional_import("pgmpy.factors.discrete", what, "book").DiscreteFactor
+    BeliefPropagation = optional_import("pgmpy.inference", what, "book").BeliefPropagation
+    DiscreteMarkovNetwork = optional_import("pgmpy.models", what, "book").DiscreteMarkovNetwork
     logging.getLogger("pgmpy").setLevel(logging.ERROR)
-    from pgmpy.factors.discrete import DiscreteFactor
-    from pgmpy.inference import BeliefPropagation
-    from pgmpy.models import DiscreteMarkovNetwork
 
     n = bm.n
     names = list(range(n))  # ints hash to themselves: pgmpy's triangulation (ties broken by

@@ -3,7 +3,8 @@
 The notebooks record paper-versus-ours numbers with :func:`mrflib.repro.experiments.record`
 (one CSV per chapter); ``make bench`` writes one CSV per benchmark module into
 ``bench/results``. :func:`write_pages` turns both into MyST fragments that
-``book/scorecard.md`` and ``book/performance.md`` include; :func:`chapter_scorecard`
+``book/scorecard.md`` and ``book/performance.md`` include (and the layer table of
+``book/architecture.md``); :func:`chapter_scorecard`
 shows one chapter's rows at the end of its notebook.
 """
 
@@ -17,6 +18,7 @@ import pandas as pd
 
 from .._validation import check_instance, check_path
 from .experiments import FIELDS, PROFILES, _check_chapter, records
+from .layers import layers_markdown
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
 
@@ -451,7 +453,9 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
 
 def write_pages(results: Path, bench_results: Path, book_dir: Path,
                 paper_results: Path | None = None) -> None:
-    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``.
+    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``,
+    and ``_layers_table.md`` (:func:`mrflib.repro.layers.layers_markdown`, the Architecture
+    page's layers as ``pyproject.toml``'s import-linter contract states them).
 
     ``paper_results`` is the folder of committed paper-profile rows (``book/results/paper``);
     the scorecard shows them beside the build's own, and ``_paper_runs.md`` (its provenance
@@ -471,3 +475,4 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     if machine.exists():
         text = "Machine: " + machine.read_text().strip() + "\n\n" + text
     (book_dir / "_performance_tables.md").write_text(text)
+    (book_dir / "_layers_table.md").write_text(layers_markdown())

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from .. import exact, graphs, learning, sampling, smci
-from .._validation import as_rng, check_model, check_positive
-from ..model import BoltzmannMachine
+from .._validation import as_rng, check_positive
+from ..model import BoltzmannMachine, check_model
 from ..smci import covariances
 
 __all__ = ["covariance_mae_trial", "figure5_trial", "figure7_trial"]

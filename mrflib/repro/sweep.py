@@ -66,6 +66,7 @@ import pandas as pd
 
 from .._executor import Executor
 from .._files import atomic_write, holder, release, sha256, try_lock
+from .._optional import optional_import
 from .._validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
@@ -118,6 +119,7 @@ def execute(
     Returns a dict ``{"ok", "seconds", "error"}``; ``error`` is the tail of papermill's
     report when the notebook failed.
     """
+    optional_import("papermill", "running a notebook (python -m mrflib sweep, paper)", "book")
     cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
            "-k", "python3", "--no-progress-bar",
            "--cwd", str(cwd or Path(notebook).resolve().parent)]

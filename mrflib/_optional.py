@@ -1,0 +1,51 @@
+"""Optional dependencies: import one, or say which extra of mrflib installs it.
+
+The core of mrflib needs numpy, scipy and numba only; a few parts use packages that
+``pip install mrflib`` does not bring (scikit-learn's digits, pgmpy's expert networks, a
+Dask cluster, papermill for sweeps). Those parts import them through
+:func:`optional_import`, so that a missing package is an ``ImportError`` that says what
+needs it and the one command that installs it, not a bare ``No module named ...``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["DISTRIBUTIONS", "optional_import"]
+
+#: The pip distribution of each optional top-level module.
+DISTRIBUTIONS = {
+    "sklearn": "scikit-learn",
+    "pgmpy": "pgmpy",
+    "distributed": "dask[distributed]",
+    "papermill": "papermill",
+}
+
+
+def optional_import(name: str, purpose: str, extra: str) -> ModuleType:
+    """``importlib.import_module(name)`` for an optional dependency.
+
+    Parameters
+    ----------
+    name : str
+        The module, e.g. ``"sklearn.datasets"``.
+    purpose : str
+        What needs it, e.g. ``"datasets.digits()"``; starts the error message.
+    extra : str
+        The extra of mrflib that installs it (``pyproject.toml``), e.g. ``"datasets"``.
+
+    Raises
+    ------
+    ImportError
+        When the package cannot be imported: ``"<purpose> needs <distribution>, which is
+        not installed: pip install "mrflib[<extra>]""``, chained to the original error.
+    """
+    top = name.partition(".")[0]
+    try:
+        importlib.import_module(top)  # first, so a cached submodule cannot hide its absence
+        return importlib.import_module(name)
+    except ImportError as err:
+        dist = DISTRIBUTIONS.get(top, top)
+        raise ImportError(f"{purpose} needs {dist}, which is not installed (or does not "
+                          f'import): pip install "mrflib[{extra}]"') from err
