@@ -637,7 +637,7 @@ CASES += [
           test=[None, DATA[:, :3], np.full((3, N), np.inf), DATA[:0]],
           y_test=[LABELS, None, np.full(10, np.nan)])),
 ]
-from mrflib.repro import trials  # noqa: E402
+from mrflib.repro import timing, trials  # noqa: E402
 
 CASES += [
     ("repro.trials.trial_rng", trials.trial_rng, dict(seed=0, name="loop", t=3),
@@ -647,6 +647,14 @@ CASES += [
      dict(obj=[object(), {"a": object()}, math.nan, None, BM, graphs.as_graph(EDGES, N)])),
     ("repro.trials.stored_trials", trials.stored_trials, dict(store=TMP, chapter="smci"),
      dict(store=[None, 3], chapter=["../x", "", None, 3, "a/b"])),
+    ("repro.trials.run_settings", trials.run_settings, dict(environ={}),
+     dict(environ=[{trials.CHUNK_ENV: "x"}, {trials.N_CHUNKS_ENV: "1.5"},
+                   {trials.CHUNK_ENV: "2", trials.N_CHUNKS_ENV: "two"}])),
+    ("repro.timing.compare", timing.compare, dict(a=1.0, b=2.0),
+     dict(a=[0.0, -1.0, math.nan, math.inf, None, "1"], b=[0.0, math.nan, [], None],
+          margin=[-0.1, math.nan, None, "x"])),
+    ("repro.timing.median_seconds", timing.median_seconds, dict(fn=lambda: None),
+     dict(fn=[None, 3, "f"], repeats=[0, -1, 1.5, None, True])),
     ("repro.report.paper_figure", report.paper_figure,
      dict(chapter="smci", name="smci-figure5", profile="quick", folder=TMP),
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
@@ -707,6 +715,10 @@ EXEMPT = {
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
+    "repro.report.performance_summary": "the Performance page's headline from benchmark "
+                                        "rows: tests/test_report.py",
+    "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
+                                     "the fsll chapter at profile quick",
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "
