@@ -62,9 +62,7 @@ def potts_structure(kind: str, side: int, q: int = 4) -> FactorGraph:
     (the learners read only scopes and cardinalities).
     """
     edges = ft.lattice(kind, side)
-    q = check_positive(q, "q", integer=True)
-    if q < 2:
-        raise ValueError(f"q must be at least 2, got {q}")
+    q = _check_q(q)
     n = side * side
     scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
     tables = [np.zeros(q)] * n + [np.zeros((q, q))] * len(edges)
@@ -111,9 +109,9 @@ def independent_log_likelihoods(train: Any, test: Any, q: int,
     images, so ``log P(x) = Σ_i log((count_i(x_i) + alpha) / (N + q alpha))``. For spins,
     pass ``(x + 1) // 2`` and ``q = 2``.
     """
-    q = check_positive(q, "q", integer=True)
-    train = _check_states(train, np.full(np.shape(train)[-1], q), "train")
-    test = _check_states(test, np.full(train.shape[1], q), "test")
+    q = _check_q(q)
+    train = _check_images(train, "train", q)
+    test = _check_images(test, "test", q, train.shape[1])
     alpha = check_positive(alpha, "alpha")
     n = train.shape[1]
     counts = np.zeros((n, q))
@@ -132,6 +130,7 @@ def fit_learner(train: Any, structure: FactorGraph, learner: str,
     """
     if learner not in LEARNERS:
         raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    _check_structure(structure)
     method = learner
     if learner == "lap-zero-sum":
         method, options = "lap", {"gauge": "zero-sum", **options}
@@ -144,8 +143,7 @@ def fit_learner(train: Any, structure: FactorGraph, learner: str,
 def image_log_likelihoods(model: FactorGraph, x: Any) -> np.ndarray:
     """Exact ``log P(x^(m))`` of every row of ``x``: ``log Z`` once, on the junction tree
     (:func:`mrflib.exact.log_partition`); the mean is :func:`mrflib.exact.log_likelihood`."""
-    if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+    _check_structure(model, "model")
     x = _check_states(x, model.cardinalities, "x")
     return model.log_weight(x) - exact.log_partition(model)
 
@@ -161,11 +159,16 @@ def gain_frame(per_image: dict[str, Any], baseline: Any, rng: Any, n_boot: int =
     paired-bootstrap interval (``gain_low``, ``gain_high``), and the columns of ``rows``
     (one dict per model with a ``learner`` key, e.g. ``seconds``).
     """
+    baseline = _check_values(baseline, "baseline")
+    images = _check_per_image(per_image, len(baseline))
+    if rows is not None and (not isinstance(rows, list) or not all(
+            isinstance(r, dict) and "learner" in r for r in rows)):
+        raise ValueError(f"rows must be a list of dicts with a 'learner' key, got {rows!r}")
+    n_boot = check_positive(n_boot, "n_boot", integer=True)
     extra = {r["learner"]: r for r in (rows or [])}
-    names = [*per_image, "independent"]
+    names = [*images, "independent"]
     table = [dict(extra.get(k, {}), learner=k) for k in names]
-    images = {**{k: np.asarray(v, float) for k, v in per_image.items()},
-              "independent": np.asarray(baseline, float)}
+    images["independent"] = baseline
     frame = ft.score_frame(table, images, rng, n_boot, reference="independent")
     return frame.rename(columns={"gap": "gain", "gap_low": "gain_low",
                                  "gap_high": "gain_high"})
@@ -199,9 +202,12 @@ def independent_accuracy(train: Any, y_train: Any, test: Any, y_test: Any, q: in
                          alpha: float = 1.0) -> float:
     """Accuracy of the independent-pixel classifier (categorical naive Bayes with additive
     smoothing ``alpha``), by the same code path as :func:`class_conditional_accuracy`."""
-    q = check_positive(q, "q", integer=True)
-    structure = FactorGraph(np.full(np.shape(train)[-1], q), [], [])
-    train, test, y_train, y_test = _check_split(train, y_train, test, y_test, structure)
+    q = _check_q(q)
+    train = _check_images(train, "train", q)
+    test = _check_images(test, "test", q, train.shape[1])
+    y_train = ft._check_labels(y_train, train.shape[0], "y_train")
+    y_test = ft._check_labels(y_test, test.shape[0], "y_test")
+    alpha = check_positive(alpha, "alpha")
 
     def fit_class(xc: np.ndarray) -> tuple[Any, float]:
         return (lambda z: independent_log_likelihoods(xc, z, q, alpha)), 0.0
@@ -209,11 +215,60 @@ def independent_accuracy(train: Any, y_train: Any, test: Any, y_test: Any, q: in
     return ft.generative_accuracy(train, y_train, test, y_test, fit_class)[0]
 
 
+def _check_q(q: Any) -> int:
+    q = check_positive(q, "q", integer=True)
+    if q < 2:
+        raise ValueError(f"q must be at least 2, got {q}")
+    return q
+
+
+def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
+    if not isinstance(structure, FactorGraph):
+        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
+    return structure
+
+
+def _check_images(x: Any, name: str, q: int, n: int | None = None) -> np.ndarray:
+    """A 2-d array of states ``0..q-1`` with ``n`` columns (any if None), at least one row."""
+    if np.ndim(x) != 2 or (n is not None and np.shape(x)[1] != n) or np.shape(x)[0] == 0:
+        want = "columns" if n is None else f"{n} columns"
+        raise ValueError(f"{name} must be a non-empty 2-d array of states with {want}, got "
+                         f"shape {np.shape(x)}")
+    try:
+        return _check_states(x, np.full(np.shape(x)[1], q), name)
+    except ValueError as ex:
+        raise ValueError(f"{ex} (q = {q} states)") from None
+
+
+def _check_values(v: Any, name: str, size: int | None = None) -> np.ndarray:
+    """A non-empty 1-d array of finite reals (``size`` of them if given)."""
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-d array of finite numbers, got {v!r}") from None
+    if arr.ndim != 1 or arr.size == 0 or (size is not None and arr.size != size) or not np.all(
+            np.isfinite(arr)):
+        want = "" if size is None else f" {size}"
+        raise ValueError(f"{name} must be a 1-d array of{want} finite numbers (one per test "
+                         f"image), got shape {arr.shape}")
+    return arr
+
+
+def _check_per_image(per_image: Any, size: int) -> dict[str, np.ndarray]:
+    """``{model name: log-likelihood of every test image}``, names other than
+    ``"independent"``."""
+    if not isinstance(per_image, dict) or not per_image or "independent" in per_image or not all(
+            isinstance(k, str) for k in per_image):
+        raise ValueError("per_image must be a non-empty dict of model names (not "
+                         f"'independent') to arrays, got {per_image!r}")
+    return {k: _check_values(v, f"per_image[{k!r}] (as long as baseline)", size)
+            for k, v in per_image.items()}
+
+
 def _check_split(train: Any, y_train: Any, test: Any, y_test: Any,
                  structure: FactorGraph) -> tuple[np.ndarray, ...]:
     """Images of ``structure``'s states (at least one each) and one label per image."""
-    if not isinstance(structure, FactorGraph):
-        raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
+    _check_structure(structure)
     train = _check_states(train, structure.cardinalities, "train")
     test = _check_states(test, structure.cardinalities, "test")
     for name, x in (("train", train), ("test", test)):
