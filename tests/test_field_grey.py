@@ -196,3 +196,29 @@ def test_grey_trials(tiny):
                                          learners=["mple", "lap-zero-sum"], options={},
                                          levels=3)
     assert c["learner"] == "lap-zero-sum" and c["graph"] == "king" and 0 < c["accuracy"] <= 1
+
+
+def test_lap_claims():
+    import pandas as pd
+
+    def frame(g_lap, t_lap, g_zs=None):
+        rows = [dict(learner="mle", gain=4.0, seconds=10.0),
+                dict(learner="mple", gain=3.0, seconds=1.0),
+                dict(learner="lap", gain=g_lap, seconds=t_lap)]
+        if g_zs is not None:
+            rows.append(dict(learner="lap-zero-sum", gain=g_zs, seconds=2.0))
+        return pd.DataFrame(rows)
+
+    got = fg.lap_claims(frame(3.8, 2.0))
+    assert [(c["claim"], c["verdict"]) for c in got] == [
+        ("accuracy", "reproduced"), ("versus PL", "reproduced")]
+    got = fg.lap_claims(frame(2.0, 2.0, g_zs=-1.0))
+    assert [(c["learner"], c["claim"], c["verdict"]) for c in got] == [
+        ("lap", "accuracy", "reproduced in kind"), ("lap", "versus PL", "not reproduced"),
+        ("lap-zero-sum", "accuracy", "not reproduced"),
+        ("lap-zero-sum", "versus PL", "not reproduced")]
+    assert fg.lap_claims(frame(3.9, 20.0))[0]["verdict"] == "not reproduced"  # slower
+    with pytest.raises(ValueError, match="frame"):
+        fg.lap_claims(frame(1, 1)[lambda f: f.learner != "mple"])
+    with pytest.raises(ValueError, match="frame"):
+        fg.lap_claims(None)

@@ -45,6 +45,7 @@ __all__ = [
     "gain_frame",
     "class_conditional_accuracy",
     "independent_accuracy",
+    "lap_claims",
 ]
 
 #: The factor-graph learners of :func:`mrflib.learning.fit`, in the chapter's order:
@@ -303,3 +304,40 @@ def scores(results: list[dict[str, Any]], baseline: Any, rng: Any,
         f.insert(0, "graph", kind)
         frames.append(f)
     return pd.concat(frames, ignore_index=True)
+
+
+def lap_claims(frame: Any, close: float = 0.9) -> list[dict[str, Any]]:
+    """The LAP paper's claims for general discrete MRFs, judged on one lattice's gain table.
+
+    ``frame``: :func:`gain_frame` rows (``learner``, ``gain``, ``seconds``) with ``"mle"``,
+    ``"mple"`` and at least one LAP learner. For each LAP learner present:
+
+    * *no loss of accuracy at a fraction of ML's cost* (section 4, the square-lattice
+      example; section 7): "reproduced" when its gain over independent pixels is at least
+      ``close`` times ML's and it took less time than ML, "reproduced in kind" when it is
+      faster and its gain is positive but below that, else "not reproduced";
+    * *LAP should supersede pseudo-likelihood* (section 7): "reproduced" when its held-out
+      log-likelihood is at least MPLE's, else "not reproduced".
+
+    Returns dicts with ``learner``, ``claim`` ("accuracy" or "versus PL"), ``verdict`` and
+    the numbers (``gain``, ``gain_ml``, ``gain_pl``, ``seconds``, ``seconds_ml``).
+    """
+    if not all(hasattr(frame, c) for c in ("learner", "gain", "seconds")):
+        raise ValueError("frame must be a gain_frame table (columns learner, gain, seconds)")
+    f = frame.set_index("learner")
+    missing = {"mle", "mple"} - set(f.index)
+    laps = [k for k in ("lap", "lap-zero-sum") if k in f.index]
+    if missing or not laps:
+        raise ValueError(f"frame must hold mle, mple and a LAP learner, got {list(f.index)}")
+    g_ml, g_pl, t_ml = float(f.gain["mle"]), float(f.gain["mple"]), float(f.seconds["mle"])
+    out = []
+    for k in laps:
+        g, t = float(f.gain[k]), float(f.seconds[k])
+        faster = t < t_ml
+        acc = ("reproduced" if faster and g >= close * g_ml else
+               "reproduced in kind" if faster and g > 0 else "not reproduced")
+        nums = dict(learner=k, gain=g, gain_ml=g_ml, gain_pl=g_pl, seconds=t, seconds_ml=t_ml)
+        out.append(dict(claim="accuracy", verdict=acc, **nums))
+        out.append(dict(claim="versus PL", **nums,
+                        verdict="reproduced" if g >= g_pl else "not reproduced"))
+    return out
