@@ -779,6 +779,8 @@ EXEMPT = {
                      "functions above): the chapter notebooks at profile quick"
        for f in ("field_trials.scores", "lap_trials.figure8_merge",
                  "field_test.score_frame", "field_grey.scores")},
+    "repro.field_grey.plot_gains": "draws a scores table: the field_test chapter at profile "
+                                   "quick",
     "repro.field_grey.lap_claims": "judges a gain_frame table (a bad frame is refused): "
                                    "tests/test_field_grey.py",
     "repro.field_test.generative_accuracy": "the classifier loop behind the validated "

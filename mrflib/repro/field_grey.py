@@ -46,6 +46,7 @@ __all__ = [
     "class_conditional_accuracy",
     "independent_accuracy",
     "lap_claims",
+    "plot_gains",
 ]
 
 #: The factor-graph learners of :func:`mrflib.learning.fit`, in the chapter's order:
@@ -341,3 +342,34 @@ def lap_claims(frame: Any, close: float = 0.9) -> list[dict[str, Any]]:
         out.append(dict(claim="versus PL", **nums,
                         verdict="reproduced" if g >= g_pl else "not reproduced"))
     return out
+
+
+def plot_gains(table: Any) -> Any:
+    """Gain over independent pixels (nats per image, paired-bootstrap interval) and fit time
+    of each learner, one row of panels per lattice, one marker per pixel space. ``table``:
+    :func:`scores` frames with a ``pixels`` column (e.g. "4 grey levels", "binary")."""
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(table.graph))
+    spaces = list(dict.fromkeys(table.pixels))
+    fig, axes = plt.subplots(len(kinds), 2, figsize=(10, 2.8 * len(kinds)), squeeze=False,
+                             gridspec_kw={"width_ratios": [2, 1]})
+    for row, kind in zip(axes, kinds):
+        sub = table[(table.graph == kind) & (table.learner != "independent")]
+        names = list(dict.fromkeys(sub.learner))
+        for j, space in enumerate(spaces):
+            f = sub[sub.pixels == space].set_index("learner").reindex(names)
+            y = np.arange(len(names)) + 0.2 * (j - (len(spaces) - 1) / 2)
+            err = np.vstack([f.gain - f.gain_low, f.gain_high - f.gain])
+            row[0].errorbar(f.gain, y, xerr=err, fmt="o", capsize=3, label=space)
+            row[1].barh(y, f.seconds, height=0.2, label=space)
+        row[0].axvline(0, color="grey", lw=0.8)
+        row[0].set(yticks=np.arange(len(names)), yticklabels=names, title=f"{kind} lattice",
+                   xlabel="held-out gain over independent pixels (nats per image)")
+        row[1].set(yticks=np.arange(len(names)), yticklabels=[], xscale="log",
+                   xlabel="fit time (s)")
+        for ax in row:
+            ax.invert_yaxis()
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
