@@ -222,3 +222,16 @@ def test_lap_claims():
         fg.lap_claims(frame(1, 1)[lambda f: f.learner != "mple"])
     with pytest.raises(ValueError, match="frame"):
         fg.lap_claims(None)
+
+
+def test_lap_on_model_data():
+    from mrflib import factor_models
+
+    model = factor_models.potts_lattice(2, 2, 3, coupling=0.8, rng=0)
+    f = fg.lap_on_model_data(model, 4000, 0).set_index("learner")
+    assert list(f.index) == ["true model", "mle", "lap", "lap-zero-sum"]
+    assert f.gap["true model"] == 0 and np.all(np.abs(f.gap) < 0.05)  # consistent learners
+    g = fg.lap_on_model_data(model, 4000, 0)
+    assert g.ll.tolist() == f.ll.tolist()  # seeded
+    with pytest.raises(ValueError, match="model"):
+        fg.lap_on_model_data(None, 10, 0)
