@@ -45,6 +45,7 @@ __all__ = [
     "gain_frame",
     "class_conditional_accuracy",
     "independent_accuracy",
+    "scores",
     "lap_claims",
     "lap_on_model_data",
     "plot_gains",
