@@ -118,12 +118,17 @@ def check_array(
 
     ``shape`` may contain ``None`` for a free dimension.
     """
-    if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        raise ValueError(f"{name} must contain real numbers, got complex values")
     try:
+        if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            raise ValueError(f"{name} must contain real numbers, got complex values")
         arr = np.asarray(a, dtype=dtype)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}") from None
+    except (TypeError, ValueError) as err:
+        if str(err).startswith(name):
+            raise
+        # a ragged nesting, a non-number: numpy's own message would not name the argument
+        raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}"
+                         + (" of uneven nesting (a ragged list)" if "inhomogeneous" in str(err)
+                            else "")) from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:
@@ -150,6 +155,12 @@ def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> n
             raise ValueError(what)
     elif not (kind in "iu" or (allow_bool and kind == "b")):
         raise ValueError(f"{what}, got dtype {arr.dtype}")
+    # range-checked in the input's own dtype: a uint64 >= 2^63 or a float 1e300 would wrap
+    if kind in "uf" and arr.size:
+        top = np.uint64(2**63 - 1) if kind == "u" else 2.0**63  # float: 2^63 is past the end
+        out = (arr > top) if kind == "u" else ((arr >= top) | (arr < -top))
+        if out.any():
+            raise ValueError(f"{what}, got {arr[out].flat[0]} (beyond the int64 range)")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 

@@ -685,6 +685,41 @@ CASES += [
     ("datasets.uai_problem", datasets.uai_problem, dict(name="CSP_12"),
      dict(name=["nope", "", None, 3, "csp_12"])),
 ]
+#: The factor-graph audit: the constructor, evidence, states and the exact engine on a
+#: FactorGraph (values numpy would wrap in an int64 cast, ragged tables, sets and generators).
+BEYOND_INT64 = [np.array([2**64 - 1], np.uint64), [1e300], [-1e300]]
+SMALL_STATES = np.array([[0, 1], [1, 2]])
+CASES += [
+    ("factor_graph.FactorGraph", FactorGraph,
+     dict(cardinalities=[2, 3], scopes=[(0, 1)], log_tables=[np.zeros((2, 3))]),
+     dict(cardinalities=CARDS_BAD + BEYOND_INT64 + [[True, True], [], "23", [2 + 0j, 3]],
+          scopes=[[{0, 1}], [(v for v in (0, 1))], ((0, 1) for _ in range(1)), [(0, 0)],
+                  [(0, 2)], [(-1, 1)], [(0.0, 1)], [(True, 1)], ["01"], None,
+                  [(np.uint64(2**64 - 1), 1)]],
+          log_tables=[[[[1, 2], [3]]], [np.full((2, 3), np.nan)], [np.full((2, 3), np.inf)],
+                      [np.zeros((3, 2))], [None], [np.zeros((2, 3)) * 1j], np.zeros((1, 2, 3)),
+                      [], (t for t in [np.zeros((2, 3))]),
+                      [np.array([["a"] * 3] * 2, dtype=object)]])),
+    ("FactorGraph.condition", SMALL_FG.condition, dict(evidence={np.int64(1): np.uint8(2)}),
+     dict(evidence=[{0: 2}, {2: 0}, {-1: 0}, {True: 0}, {0: True}, {0: 1.0}, {0.0: 1},
+                    {"0": 1}, [(0, 1)], None, {np.uint64(2**64 - 1): 0},
+                    {0: np.uint64(2**63)}])),
+    ("FactorGraph.log_weight", SMALL_FG.log_weight, dict(states=SMALL_STATES),
+     dict(states=[[[2, 0]], [[-1, 0]], [[0, 1, 2]], [[0.5, 1]], [[True, False]], None,
+                  np.zeros((1, 1, 2), int), [[np.nan, 0]], [["0", "1"]],
+                  np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]], [[-1e300, 0]]])),
+    ("exact.log_likelihood[FactorGraph]", exact.log_likelihood,
+     dict(bm=SMALL_FG, data=SMALL_STATES),
+     dict(data=[[[2, 0]], [[-1, 0]], [[0, 1, 2]], [[0.5, 1]], np.zeros((0, 2), int), None,
+                [[True, False]], np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]]],
+          method=["", None, "AUTO", 3])),
+    ("exact.sample[FactorGraph]", exact.sample, dict(bm=SMALL_FG, n_samples=3, rng=0),
+     dict(n_samples=COUNT_BAD, rng=RNG_BAD, method=["", None, "junction tree"])),
+    *[(f"exact.{f}[FactorGraph]", getattr(exact, f), {first: SMALL_FG},
+       dict(method=["", None, "AUTO", 3]))
+      for f, first in (("log_partition", "bm"), ("marginals", "model"),
+                       ("factor_marginals", "model"), ("map_assignment", "model"))],
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -1024,3 +1059,21 @@ def test_every_learner_on_extreme_data_and_init(method, solver, data_name):
         if fit is not None:
             assert fit.n_steps <= 20 and isinstance(fit.stop_reason, str) and fit.stop_reason
             assert fit.grad_max is None or np.all(np.isfinite(fit.grad_max))
+
+
+@pytest.mark.parametrize("value", [np.uint64(2**64 - 1), np.uint64(2**63), 1e300, -1e300,
+                                   2.0**63])
+def test_values_beyond_int64_are_named_not_wrapped(value):
+    """A uint64 past 2^63 or a float past int64 is refused with its own value, not the
+    number an int64 cast would wrap it to (cardinalities, states, data)."""
+    with pytest.raises(ValueError, match="beyond the int64 range") as err:
+        SMALL_FG.log_weight(np.array([[value, 0]]))
+    assert "states" in str(err.value) and "-9223372036854775808" not in str(err.value)
+    with pytest.raises(ValueError, match="cardinalities.*beyond the int64 range"):
+        FactorGraph(np.array([value]), [], [])
+    assert v.integer_values(np.array([2**63 - 1], np.uint64), "x")[0] == 2**63 - 1
+
+
+def test_ragged_table_is_named():
+    with pytest.raises(ValueError, match=r"log_tables\[0\] must be an array of numbers.*ragged"):
+        FactorGraph([2, 2], [(0, 1)], [[[1.0, 2.0], [3.0]]])
