@@ -7,6 +7,7 @@ was expected, so that bad input fails at the boundary, never deep in a kernel.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "check_real",
     "check_spins",
     "format_bytes",
+    "format_count",
     "integer_values",
     "memory_requests",
     "require_memory",
@@ -345,8 +347,18 @@ def available_memory() -> int:
     return min(found) if found else 8 * 2**30
 
 
+def format_count(count: int) -> str:
+    """An integer as text, ``'about 10^400'`` beyond 15 digits (counts of joint states)."""
+    count = int(count)
+    digits = len(str(abs(count)))
+    return str(count) if digits <= 15 else f"about {'-' if count < 0 else ''}10^{digits - 1}"
+
+
 def format_bytes(nbytes: float) -> str:
-    """Human-readable byte count, e.g. ``'8.0 GiB'``."""
+    """Human-readable byte count, e.g. ``'8.0 GiB'``; an ``int`` of any size (a count of
+    joint states can pass float64's range: ``'about 10^400 B'``)."""
+    if isinstance(nbytes, (int, np.integer)) and abs(int(nbytes)) >= 2**80:
+        return f"{format_count(nbytes)} B"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if abs(nbytes) < 1024 or unit == "EiB":
             return f"{nbytes:.1f} {unit}"
@@ -373,9 +385,10 @@ def require_memory(nbytes: float, what: str, limit: float | None = None) -> None
     """Refuse, before allocating, work that needs more memory than is available.
 
     Raises ``ValueError`` stating how much ``what`` would need and how much there is.
+    ``nbytes`` may be an ``int`` beyond float64's range (compared exactly).
     """
     for log in _REQUEST_LOGS:
-        log.append((what, float(nbytes)))
+        log.append((what, float(nbytes) if nbytes < 2**1023 else math.inf))
     have = available_memory() if limit is None else limit
     if nbytes > have:
         raise ValueError(

@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, format_bytes, integer_values, require_memory
+from ._validation import (
+    check_array,
+    format_bytes,
+    format_count,
+    integer_values,
+    require_memory,
+)
 from .model import BoltzmannMachine
 
 __all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES"]
@@ -71,8 +77,9 @@ def _check_table(table: Any, k: int, shape: tuple[int, ...]) -> np.ndarray:
     where = f"log_tables[{k}]"
     entries = math.prod(shape)
     if entries > MAX_TABLE_ENTRIES:
-        raise ValueError(f"{where} would have {entries} entries (shape {shape}): more than "
-                         f"{MAX_TABLE_ENTRIES} ({format_bytes(8.0 * entries)})")
+        axes = str(shape) if len(shape) <= 8 else f"{len(shape)} axes"
+        raise ValueError(f"{where} would have {format_count(entries)} entries ({axes}): more "
+                         f"than {MAX_TABLE_ENTRIES} ({format_bytes(8 * entries)})")
     arr = check_array(table, where, dtype=np.float64, finite=False)
     if arr.shape != shape:
         raise ValueError(f"{where} must have shape {shape} (the cardinalities of its scope, "
@@ -115,7 +122,8 @@ def all_states(cardinalities: Any) -> np.ndarray:
     """
     card = _check_cardinalities(cardinalities)
     total = math.prod(card.tolist())
-    require_memory(8.0 * total * (len(card) + 2), f"the table of all {total} joint states")
+    require_memory(8 * total * (len(card) + 2),
+                   f"the table of all {format_count(total)} joint states")
     idx = np.arange(total, dtype=np.int64)
     out = np.empty((total, len(card)), dtype=np.int64)
     for i, c in enumerate(card.tolist()):

@@ -1077,3 +1077,17 @@ def test_values_beyond_int64_are_named_not_wrapped(value):
 def test_ragged_table_is_named():
     with pytest.raises(ValueError, match=r"log_tables\[0\] must be an array of numbers.*ragged"):
         FactorGraph([2, 2], [(0, 1)], [[[1.0, 2.0], [3.0]]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda: FactorGraph([10] * 400, [tuple(range(400))], [np.zeros(1)]),
+    lambda: factor_graph.all_states([10] * 400),
+    lambda: exact.log_partition(FactorGraph([10] * 400, [], []), method="enumerate"),
+    lambda: factor_enumeration.sample(FactorGraph([10] * 400, [], []), 2, 0),
+], ids=["table", "all_states", "enumerate", "enumerate-sample"])
+def test_state_counts_past_float64_are_refused_in_words(call):
+    """10^400 joint states: refused by size (no OverflowError converting the count to a
+    float), the count and bytes written as powers of ten."""
+    with pytest.raises(ValueError, match=r"about 10\^40\d") as err:
+        call()
+    assert len(str(err.value)) < 400, err.value
