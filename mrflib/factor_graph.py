@@ -257,6 +257,9 @@ class FactorGraph:
         samples agree with the evidence.
         """
         ev = _check_evidence(evidence, self.cardinalities)
+        states = sum(int(self.cardinalities[v]) for v in ev)
+        require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
+                       f"({states} states in all)")
         scopes, tables = [], []
         for s, t in zip(self.scopes, self.log_tables):
             keep = tuple(v for v in s if v not in ev)

@@ -348,3 +348,22 @@ def test_logsumexp_kernel_equals_numpy(shape):
         np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
         fin = np.isfinite(ref)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-14, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: exact.marginals(m, method="junction-tree"),
+    lambda m: m.condition({0: 5}),
+], ids=["marginals", "condition"])
+def test_outputs_of_a_huge_variable_are_refused_before_allocating(call):
+    """A variable of 10^12 states in no factor has log Z = log 10^12, but its marginal (and
+    an evidence indicator) would take 8 TB: refused by size before allocating."""
+    model = FactorGraph([10**12], [], [])
+    assert exact.log_partition(model) == pytest.approx(12 * math.log(10))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"would need 7\.3 TiB of memory"):
+            call(model)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
