@@ -331,7 +331,13 @@ def _write_text(path: PathLike, text: str) -> None:
     data = text.encode("ascii")
     if os.fspath(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
-    atomic_write(Path(path), data)
+    try:
+        atomic_write(Path(path), data)
+    except ValueError as err:
+        raise ValueError(f"path {err}") from None
+    except OSError as err:  # no such folder, no permission, a full disk
+        raise ValueError(f"path {os.fspath(path)!r} cannot be written: "
+                         f"{err.strerror or err}") from None
 
 
 def write_uai(model: FactorGraph, path: PathLike) -> None:

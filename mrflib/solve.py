@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from ._validation import format_bytes
@@ -91,9 +93,24 @@ def _describe_plan(plan: Any) -> str:
     return ", ".join(parts) or "planned"
 
 
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that cannot be written before any work is done."""
+    if out == "-":
+        return
+    path = Path(out)
+    if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
+                         "a file to write, or '-' for standard output")
+    folder = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
+                         "writable folder")
+
+
 def _run(args: argparse.Namespace) -> None:
     from . import exact, io
 
+    _check_out(args.out)
     say = _Progress(args.quiet)
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -495,3 +496,31 @@ def test_cli_mpe_and_stdout_on_a_small_model_against_enumeration(tmp_path, capsy
                        "--task", "MPE", "--out", str(tmp_path / "m.MPE"), "-q"]) == 0
     states = io.read_answer(tmp_path / "m.MPE").value
     assert states[2] == 0 and conditioned.log_weight(states) == pytest.approx(lw.max())
+
+
+def test_cli_refuses_an_unwritable_out_before_solving(tmp_path, capsys):
+    """--out a directory, a device or a named pipe, '' or under a file: one line naming
+    --out, status 1, nothing replaced (an atomic rename over /dev/full would replace the
+    device itself)."""
+    model = write(tmp_path, MODEL)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out in (str(tmp_path), str(fifo), "", str(model / "x"), "/dev/null"):
+        assert solve_main([str(model), "--task", "PR", "--out", out, "-q"]) == 1, out
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("mrflib solve: error: --out"), err
+    assert fifo.is_fifo() and model.read_text() == MODEL
+
+
+@pytest.mark.parametrize("target", ["dir", "fifo"])
+def test_writers_refuse_special_files_naming_the_path(tmp_path, target):
+    path = tmp_path / "x"
+    path.mkdir() if target == "dir" else os.mkfifo(path)
+    for call in (lambda: io.write_answer(path, "PR", -1.0),
+                 lambda: io.write_uai(io.read_uai(write(tmp_path, MODEL)), path),
+                 lambda: io.write_evidence(path, {0: 1})):
+        with pytest.raises(ValueError, match=r"path '.*x' is (a directory|not a regular file)"):
+            call()
+    assert path.is_dir() if target == "dir" else path.is_fifo()
+    with pytest.raises(ValueError, match="path '/proc/no-such/x' cannot be written"):
+        io.write_answer("/proc/no-such/x", "PR", -1.0)
