@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -127,11 +128,18 @@ def _run(args: argparse.Namespace) -> None:
         say(f"wrote {args.out}")
 
 
+def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
+    print(f"mrflib solve: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``python -m mrflib solve ...``; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        _run(args)
+        with warnings.catch_warnings():
+            if not args.debug:  # a warning (e.g. Z = 0 given the evidence) in one line too
+                warnings.showwarning = _one_line_warning
+            _run(args)
     except (ValueError, OSError, MemoryError, ImportError) as err:
         if args.debug:
             raise

@@ -524,3 +524,18 @@ def test_writers_refuse_special_files_naming_the_path(tmp_path, target):
     assert path.is_dir() if target == "dir" else path.is_fifo()
     with pytest.raises(ValueError, match="path '/proc/no-such/x' cannot be written"):
         io.write_answer("/proc/no-such/x", "PR", -1.0)
+
+
+def test_cli_zero_probability_evidence(tmp_path, capsys):
+    """Evidence of probability zero: PR answers log10 Z = -inf with a one-line warning;
+    MAR and MPE are refused in one line, status 1."""
+    model = write(tmp_path, "MARKOV 2 2 2 1 2 0 1 4 1 0 0 0")
+    evid = write(tmp_path, "1 1 1", "e.evid")
+    assert solve_main([str(model), "--evid", str(evid), "--task", "PR", "-q"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "PR\n-inf\n"
+    assert captured.err.count("\n") == 1 and captured.err.startswith("mrflib solve: warning:")
+    for task in ("MAR", "MPE"):
+        assert solve_main([str(model), "--evid", str(evid), "--task", task, "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Z = 0" in err
