@@ -20,6 +20,12 @@ model given the evidence; ``MAR`` then the number of variables and, for each, it
 cardinality and its marginal probabilities; ``MPE`` then the number of variables and the
 most probable state of each.
 
+The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
+refused where a number or keyword is expected (naming its line). Tokens are separated by
+any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
+are decimal numbers (``1e-3``, not ``1_000`` or hexadecimal); a positive entry too small for
+float64 is refused rather than read as a zero weight.
+
 Every reader takes a plain or gzip-compressed file (recognised by its first bytes, whatever
 its name) and refuses a malformed one with a ``ValueError`` naming the file, the place in it
 (line and token, or which factor's table and entry) and what was expected; sizes are checked
@@ -93,7 +99,7 @@ def _read_text(path: PathLike, what: str = "path") -> str:
     require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
                    f"{name}: the tokens of its {len(data)} bytes")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark some editors write is skipped
     except UnicodeDecodeError as err:
         raise ValueError(f"{name}: byte {err.start} is not text (UTF-8 or ASCII expected)"
                          ) from None
@@ -224,12 +230,32 @@ def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
     ok = np.isfinite(vals) & (vals >= 0)  # the count tokens in between are >= 0 anyway
     if not ok.all():
         raise _entry_error(tok, starts, first + int(np.flatnonzero(~ok)[0]))
+    _check_entry_text(tok, starts, first, vals)
     with np.errstate(divide="ignore"):
         logs = np.log(vals)
     logs.flags.writeable = False  # the tables are read-only views of this one array
     return tuple(logs[s - first:s - first + math.prod(card[v] for v in scope)]
                  .reshape(tuple(card[v] for v in scope))
                  for s, scope in zip(starts, scopes))
+
+
+def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
+    """Refuse what numpy reads but the format does not mean: ``1_000`` (Python's digit
+    separators) and a positive weight below float64's range (``1e-400``), which would
+    silently become a zero weight, a hard constraint."""
+    if "_" in tok.text:
+        bad = next((i for i in range(first, len(tok.tokens)) if "_" in tok.tokens[i]), None)
+        if bad is not None:
+            raise _entry_error(tok, starts, bad)
+    zeros = np.flatnonzero(vals == 0)
+    tiny = {t for t in {tok.tokens[first + i] for i in zeros.tolist()}
+            if any(c in "123456789" for c in t.lower().split("e")[0])}
+    if tiny:
+        bad = first + next(i for i in zeros.tolist() if tok.tokens[first + i] in tiny)
+        k = bisect.bisect_right(starts, bad) - 1
+        raise ValueError(f"{tok.name}: factor {k}'s table, entry {bad - starts[k]} "
+                         f"({tok.place(bad)}): a positive weight below float64's range "
+                         "(about 4.9e-324) would be read as a zero weight; rescale the table")
 
 
 def _is_float(token: str) -> bool:

@@ -228,6 +228,15 @@ MALFORMED = [
     ("a fractional count", MODEL.replace("\n6\n", "\n6.0\n"), r"token '6.0'.*entry count"),
     ("a table too large to hold", "MARKOV 2 2097152 2097152 1 2 0 1 4398046511104 1",
      r"token '4398046511104'.*at most"),
+    ("a comment line (the format has none)", "c a comment\n" + MODEL,
+     r"line 1, token 'c'.*MARKOV or BAYES"),
+    ("a hash comment after the header", MODEL.replace("2\n2 3", "2 # two\n2 3"),
+     r"line 2, token '#'.*cardinality of variable 0"),
+    ("digit separators in an entry", MODEL.replace("4 5 6", "4 5_0 6"),
+     r"factor 1's table, entry 4 \(line 11, token '5_0'\)"),
+    ("a weight below float64's range", MODEL.replace("4 5 6", "4 1e-400 6"),
+     r"factor 1's table, entry 4 \(line 11, token '1e-400'\).*below float64's range"),
+    ("a hexadecimal entry", MODEL.replace("4 5 6", "4 0x5 6"), r"token '0x5'"),
     ("a table too large for memory", "MARKOV 2 524288 524288 1 2 0 1 274877906944 1 2",
      r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
 ]
@@ -239,6 +248,20 @@ def test_malformed_files_are_refused_naming_file_and_place(tmp_path, what, text,
     with pytest.raises(ValueError, match=message) as err:
         io.read_uai(path)
     assert str(err.value).startswith(f"{path}: "), err.value
+
+
+@pytest.mark.parametrize("text", [MODEL.replace("\n", "\r\n"), "\ufeff" + MODEL,
+                                  MODEL.replace("4 5 6", "4 5e0 6.000"),
+                                  MODEL.replace("1 2 3", "0 0.0e5 -0")])
+def test_harmless_variants_read_the_same(tmp_path, text):
+    """CRLF line ends, a byte-order mark, other spellings of the same numbers and zeros."""
+    want = io.read_uai(write(tmp_path, MODEL, "plain.uai"))
+    got = io.read_uai(write(tmp_path, text))
+    if "0.0e5" in text:
+        assert all(np.isneginf(got.log_tables[1][0])) and got.log_tables[0].tolist() == \
+            want.log_tables[0].tolist()
+    else:
+        assert got == want
 
 
 def test_huge_declared_tables_are_refused_before_allocating(tmp_path):
