@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import io as io_module
 import math
 import os
 import re
@@ -90,10 +91,7 @@ def _read_text(path: PathLike, what: str = "path") -> str:
     except OSError as err:  # a folder, no permission, an I/O error
         raise ValueError(f"{what} {name!r} cannot be read: {err.strerror or err}") from None
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise ValueError(f"{name}: not a readable gzip file ({err})") from None
+        data = _gunzip(data, name)
     # Splitting makes one str object per token: refuse before that if it cannot fit.
     blanks = sum(data.count(c) for c in (b" ", b"\n", b"\t", b"\r"))
     require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
@@ -103,6 +101,24 @@ def _read_text(path: PathLike, what: str = "path") -> str:
     except UnicodeDecodeError as err:
         raise ValueError(f"{name}: byte {err.start} is not text (UTF-8 or ASCII expected)"
                          ) from None
+
+
+def _gunzip(data: bytes, name: str, chunk: int = 2**24) -> bytes:
+    """Decompress in chunks, refusing (through :func:`require_memory`) as soon as the text
+    read so far, with its tokens, could not fit: a small file that inflates to gigabytes
+    (a gzip bomb) is refused before it is held in memory."""
+    have = available_memory()
+    parts, total = [], 0
+    try:
+        with gzip.GzipFile(fileobj=io_module.BytesIO(data)) as fh:
+            while part := fh.read(chunk):
+                parts.append(part)
+                total += len(part)
+                require_memory(4.0 * total, f"{name}: its text, more than {total} bytes once "
+                               "decompressed, with its tokens", limit=have)
+    except (OSError, EOFError, zlib.error) as err:
+        raise ValueError(f"{name}: not a readable gzip file ({err})") from None
+    return b"".join(parts)
 
 
 class _Tokens:

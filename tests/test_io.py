@@ -562,3 +562,20 @@ def test_cli_zero_probability_evidence(tmp_path, capsys):
         assert solve_main([str(model), "--evid", str(evid), "--task", task, "-q"]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Z = 0" in err
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    """200 MB of blanks in a 200 kB gzip file, with 100 MiB available: refused after at
+    most a few 16 MiB chunks, naming the file and the bytes."""
+    path = tmp_path / "bomb.uai"
+    path.write_bytes(gzip.compress(b" " * (2 * 10**8)))
+    monkeypatch.setattr(io, "available_memory", lambda: 100 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"bomb.uai: its text, more than \d+ bytes once "
+                                             r"decompressed.*of memory"):
+            io.read_uai(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * 2**20
