@@ -38,6 +38,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
+from . import _elimination_kernels as _ek
 from . import _jt_kernels as _k
 from . import graphs
 from ._validation import as_rng, check_edges, check_positive, format_bytes, require_memory
@@ -52,6 +53,8 @@ MAX_WIDTH = 62
 _MIN_FILL_MAX_NODES = 400
 _SPECTRAL_MAX_NODES = 20_000
 _GREEDY_MAX_NODES = 20_000
+#: Graphs up to this many nodes are ordered by the compiled kernels on a dense adjacency.
+_DENSE_MAX_NODES = 2048
 
 
 # --------------------------------------------------------------------------- orders
@@ -141,8 +144,46 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
     return [int(v) for v in perm if v in keep]
 
 
-def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: int,
-                      limit: list):
+def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
+    """The graph's adjacency matrix (``uint8``) for the compiled orders, up to
+    ``_DENSE_MAX_NODES`` nodes; ``None`` beyond (the set-based code runs there)."""
+    if n > _DENSE_MAX_NODES:
+        return None
+    adj = np.zeros((n, n), dtype=np.uint8)
+    for v, nb in enumerate(nbrs):
+        adj[v, list(nb)] = 1
+    return adj
+
+
+def _greedy_order(nbrs: list[set], dense: np.ndarray | None, nodes: list[int], score: str,
+                  limit: int) -> list[int] | None:
+    """:func:`_greedy`, compiled on the dense adjacency when there is one (same order)."""
+    if dense is None:
+        return _greedy(nbrs, nodes, score, limit)
+    free = np.zeros(len(dense), dtype=np.bool_)
+    free[nodes] = True
+    order = np.empty(len(nodes), dtype=np.int64)
+    m = _ek.greedy_dense(dense.copy(), free, score == "fill", limit, order)
+    return None if m < 0 else order.tolist()
+
+
+def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], limit: int
+                  ) -> tuple[list[int] | None, int]:
+    """Neighbours of each node when eliminated in ``order`` and the largest clique, or
+    ``(None, size)`` at the first clique beyond ``limit`` (as :func:`_eliminate`)."""
+    if dense is None:
+        cliques, size = _eliminate(nbrs, order, limit)
+        return (None if cliques is None else [len(c) for c in cliques]), size
+    sizes = np.zeros(len(order), dtype=np.int64)
+    done = _ek.clique_sizes_dense(dense.copy(), np.asarray(order, dtype=np.int64), limit,
+                                  sizes)
+    if done < len(order):
+        return None, int(sizes[done]) + 1
+    return sizes.tolist(), int(sizes.max(initial=0)) + 1
+
+
+def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarray,
+                      nodes: list[int], n: int, limit: list):
     """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``."""
     yield "natural", sorted(nodes)
     rcm = _rcm(edges, nodes, n)
@@ -150,23 +191,23 @@ def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: i
     yield "cuthill-mckee", rcm[::-1]
     yield "spectral", _spectral(edges, nodes, n)
     if len(nodes) <= _GREEDY_MAX_NODES:
-        yield "min-degree", _greedy(nbrs, nodes, "degree", limit[0])
+        yield "min-degree", _greedy_order(nbrs, dense, nodes, "degree", limit[0])
     if len(nodes) <= _MIN_FILL_MAX_NODES:
-        yield "min-fill", _greedy(nbrs, nodes, "fill", limit[0])
+        yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
 
 
-def _component_order(nbrs, edges, nodes, n, limit) -> tuple[list, str, int]:
+def _component_order(nbrs, dense, edges, nodes, n, limit) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
     bound = [limit]
-    for name, order in _candidate_orders(nbrs, edges, nodes, n, bound):
+    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound):
         if order is None:
             continue
-        cliques, size = _eliminate(nbrs, order, bound[0])
-        if cliques is None:
+        sizes, size = _clique_sizes(nbrs, dense, order, bound[0])
+        if sizes is None:
             lower = min(lower, size)
             continue
-        cost = (size, sum(2.0 ** len(s) for s in cliques))
+        cost = (size, sum(2.0 ** s for s in sizes))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
             bound[0] = size
@@ -193,9 +234,10 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
                                 shape=(n, n))
     ncomp, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
     full, names, width = [], set(), 0
+    dense = _dense(nbrs, n)
     for c in range(ncomp):
         nodes = np.flatnonzero(labels == c).tolist()
-        best, name, size = _component_order(nbrs, edges, nodes, n, MAX_WIDTH + 1)
+        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1)
         if best is None:
             _refuse_width(size - 1, exact=False)
         full += best

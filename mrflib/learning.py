@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ from mrflib import _learning_kernels as _k
 from mrflib._optimizers import _gradient_ascent, _lbfgs
 from mrflib._threads import blas_single_threaded
 from mrflib._validation import as_rng, check_array, check_positive, check_spins, require_memory
+from mrflib.fit_result import Fit
 from mrflib.graphs import as_graph
 from mrflib.model import check_model
 
@@ -128,68 +129,6 @@ STOCHASTIC_METHODS = tuple(m.name for m in _TABLE.values() if m.stochastic)
 
 
 # --------------------------------------------------------------------------- results
-@dataclass
-class Fit:
-    """The result of :func:`fit`.
-
-    Attributes
-    ----------
-    model : BoltzmannMachine
-        The learned machine.
-    method, solver : str
-        What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
-    n_steps : int
-        Parameter updates made (gradient steps, or L-BFGS iterations).
-    converged : bool
-        Whether the stopping tolerance was met before ``max_steps``.
-    seconds : float
-        Wall time of the fit (validation included, history table excluded).
-    params : ndarray, shape (steps + 1, n + E) or None
-        Parameters ``(bias, coupling)`` at every step, from the initial ones on.
-    grad_max : ndarray, shape (steps + 1,) or None
-        ``max |Delta|`` of the ascent direction at every recorded step.
-    mae : ndarray or None
-        Mean absolute error of the couplings to the reference model at every step
-        (the quantity of Figure 3), when a reference was given.
-    options : dict
-        The options the fit ran with.
-    chains : ndarray or None
-        The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
-    stop_reason : str
-        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, or
-        for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
-        not exist for the data.
-    """
-
-    model: Any
-    method: str
-    solver: str
-    n_steps: int
-    converged: bool
-    seconds: float
-    params: np.ndarray | None = None
-    grad_max: np.ndarray | None = None
-    mae: np.ndarray | None = None
-    options: dict = field(default_factory=dict)
-    chains: np.ndarray | None = None
-    stop_reason: str = ""
-
-    @property
-    def history(self):
-        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference)."""
-        import pandas as pd
-
-        if self.params is None:
-            return pd.DataFrame(columns=["step", "grad_max", "mae"])
-        steps = np.arange(self.params.shape[0])
-        cols = {"step": steps}
-        if self.grad_max is not None:
-            cols["grad_max"] = self.grad_max
-        if self.mae is not None:
-            cols["mae"] = self.mae
-        return pd.DataFrame(cols)
-
-
 def mae(a: Any, b: Any) -> float:
     """Mean absolute error between the couplings of two machines (or two arrays).
 
@@ -633,6 +572,18 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
     return theta0, free
 
 
+def _check_factor_graph_call(n, rng, bias, solver, reference) -> None:
+    """A FactorGraph structure takes none of the Boltzmann-machine options."""
+    given = [name for name, value, default in (("n", n, None), ("rng", rng, None),
+                                                 ("bias", bias, True), ("solver", solver, None),
+                                                 ("reference", reference, None))
+             if value is not default and value != default]
+    if given:
+        raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
+                         "structure takes max_steps, tol, init, record and, for 'lap', "
+                         "gauge, l2, n_jobs, scheduler")
+
+
 @blas_single_threaded
 def fit(
     data: Any,
@@ -658,10 +609,14 @@ def fit(
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    edges : Graph or array (E, 2)
+    edges : Graph, array (E, 2) or FactorGraph
         The graph of the learning machine: a :class:`mrflib.graphs.Graph` or its edge
         array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
-        calls.)
+        calls.) A :class:`mrflib.factor_graph.FactorGraph` (its scopes and cardinalities
+        define the family, each factor a free table) learns a general discrete MRF from
+        integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
+        :func:`mrflib.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
+        normalized potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
@@ -709,6 +664,14 @@ def fit(
     -------
     Fit
     """
+    from mrflib.factor_graph import FactorGraph
+
+    if isinstance(edges, FactorGraph):
+        _check_factor_graph_call(n, rng, bias, solver, reference)
+        from mrflib import factor_learning
+
+        return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
+                                   init=init, record=record, **options)
     t0 = time.perf_counter()
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(

@@ -1,21 +1,28 @@
 """Normalized potentials of a discrete distribution (Mizrahi et al., Definition 5, Theorem 6).
 
-Möbius inversion from a distribution to its canonical potentials and back, and the closed
-form for a Boltzmann machine. Re-exported by :mod:`mrflib.lap`.
+Möbius inversion from a distribution to its canonical potentials and back, the closed
+form for a Boltzmann machine, and the same for a :class:`~mrflib.factor_graph.FactorGraph`
+factor by factor (:func:`factor_graph_potentials`, :func:`normalize`), which is how the
+factor-graph learners identify their parameters. Re-exported by :mod:`mrflib.lap`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from ._validation import check_array, check_positive, require_memory
+from .factor_graph import FactorGraph
 from .model import BoltzmannMachine, check_model
 
 __all__ = [
+    "normalize",
+    "factor_graph_potentials",
+    "clique_owners",
     "normalized_potentials",
     "distribution_from_potentials",
     "ising_normalized_potentials",
@@ -159,3 +166,154 @@ def ising_normalized_potentials(bm: BoltzmannMachine) -> dict[tuple[int, ...], f
     for (i, j), J in zip(bm.edges, bm.coupling):
         out[(int(i), int(j))] = float(4 * J)
     return out
+
+
+# ------------------------------------------------------------------ factor graphs
+GAUGES = ("reference", "zero-sum")
+
+
+def clique_term(table: np.ndarray, in_clique: Any, gauge: str = "reference") -> np.ndarray:
+    """The part of a log-table that is a function of exactly the axes ``in_clique``.
+
+    ``gauge="reference"`` gives the normalized potential of Definition 5 (state 0 the
+    reference): ``V_B = Σ_{D ⊆ B} (-1)^{|B \\ D|} t(x^D)``, with the axes outside ``B``
+    at state 0; it vanishes where some ``x_i = 0``, ``i ∈ B``. ``gauge="zero-sum"``
+    gives the same inversion with the state-0 slice replaced by the average over the
+    axis (the ANOVA decomposition): for two states and ``t = b x + J x y`` in spins
+    ``x, y = ±1`` its terms are ``b x`` and ``J x y``, the ±1 parameters. Either way
+    ``t = Σ_B term_B`` over all subsets ``B`` of the axes, and each term is unique.
+
+    Returns
+    -------
+    ndarray over the axes of ``B`` (in table order), full cardinalities.
+    """
+    mask = [bool(b) for b in in_clique]
+    out = np.asarray(table, dtype=np.float64)
+    for ax, inside in enumerate(mask):
+        ref = (out[(slice(None),) * ax + (slice(0, 1),)] if gauge == "reference"
+               else out.mean(axis=ax, keepdims=True))
+        out = out - ref if inside else ref
+    return out.reshape([c for c, inside in zip(out.shape, mask) if inside])
+
+
+def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
+    """Each clique (non-empty subset of a scope, sorted) and the factor storing it.
+
+    A clique's normalized potential is stored in the table of the smallest factor whose
+    scope holds it (ties: the first such factor): a unary factor holds its variable's
+    potential, a pairwise factor the potential of its pair, and a pairwise model without
+    unary factors keeps each variable's potential in its first pairwise factor.
+    """
+    if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
+        raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
+    scopes = [_check_scope(s, k) for k, s in enumerate(scopes)]
+    owners: dict[tuple[int, ...], int] = {}
+    order = sorted(range(len(scopes)), key=lambda k: (len(scopes[k]), k))
+    for k in order:
+        s = scopes[k]
+        for r in range(1, len(s) + 1):
+            for B in combinations(sorted(s), r):
+                owners.setdefault(B, k)
+    return owners
+
+
+def _check_scope(scope: Any, k: int) -> tuple[int, ...]:
+    """``scopes[k]``: distinct non-negative integer variables, at most 24 of them."""
+    where = f"scopes[{k}]"
+    if isinstance(scope, (str, bytes)) or not isinstance(scope, (Sequence, np.ndarray)):
+        raise ValueError(f"{where} must be a tuple of variable indices, got {scope!r}")
+    out = []
+    for v in scope:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{where} must contain non-negative integer variables, got {v!r}")
+        out.append(int(v))
+    if len(set(out)) != len(out) or len(out) > 24:
+        raise ValueError(f"{where} must hold at most 24 distinct variables, got {scope!r}")
+    return tuple(out)
+
+
+def _subsets(scope: tuple[int, ...]):
+    """``(B sorted, mask over the scope's axes, axis permutation to sorted order)``."""
+    for r in range(1, len(scope) + 1):
+        for pos in combinations(range(len(scope)), r):
+            order = sorted(pos, key=lambda a: scope[a])
+            B = tuple(scope[a] for a in order)
+            mask = [a in pos for a in range(len(scope))]
+            yield B, mask, [pos.index(a) for a in order]
+
+
+def _check_factor_model(model: Any, name: str = "model") -> FactorGraph:
+    if not isinstance(model, FactorGraph):
+        raise ValueError(f"{name} must be a FactorGraph, got {type(model).__name__}")
+    if any(np.isneginf(t).any() for t in model.log_tables):
+        raise ValueError(f"{name} has zero weights (-inf entries): normalized potentials "
+                         "exist only for positive distributions (Theorem 6)")
+    if any(len(s) > 24 for s in model.scopes):
+        raise ValueError(f"{name} has a factor over more than 24 variables; its 2^|scope| "
+                         "cliques are too many to list")
+    return model
+
+
+def factor_graph_potentials(
+    model: FactorGraph, *, gauge: str = "reference"
+) -> dict[tuple[int, ...], np.ndarray]:
+    """Normalized potentials ``V_B`` of a factor graph's distribution (Definition 5).
+
+    ``log P(x) = const + Σ_B V_B(x_B)`` over the cliques ``B`` (non-empty subsets of
+    the scopes); by Theorem 6 the ``V_B`` do not depend on how the model spreads them
+    over its factors. Computed factor by factor with :func:`clique_term`.
+
+    Returns
+    -------
+    dict
+        ``B (sorted tuple) -> array`` over ``B``'s variables in sorted order, full
+        cardinalities (entries with some ``x_i = 0`` are 0 in the reference gauge).
+    """
+    model = _check_factor_model(model)
+    if gauge not in GAUGES:
+        raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
+    out: dict[tuple[int, ...], np.ndarray] = {}
+    for s, t in zip(model.scopes, model.log_tables):
+        for B, mask, perm in _subsets(s):
+            V = np.transpose(clique_term(t, mask, gauge), perm)
+            out[B] = out[B] + V if B in out else V
+    return out
+
+
+def tables_from_potentials(
+    cardinalities: np.ndarray, scopes: tuple, potentials: dict[tuple[int, ...], np.ndarray]
+) -> FactorGraph:
+    """The factor graph holding each ``potentials[B]`` in the table of its owner
+    (:func:`clique_owners`), broadcast over the owner's other axes."""
+    owners = clique_owners(scopes)
+    tables = [np.zeros(tuple(int(cardinalities[v]) for v in s)) for s in scopes]
+    for B, V in potentials.items():
+        k = owners[B]
+        s = scopes[k]
+        axes = [s.index(v) for v in B]
+        order = np.argsort(axes)
+        shape = [1] * len(s)
+        for a in axes:
+            shape[a] = int(cardinalities[s[a]])
+        tables[k] += np.transpose(V, order).reshape(shape)
+    for t in tables:
+        t.flags.writeable = False
+    return FactorGraph._from_checked(cardinalities, tuple(scopes), tuple(tables))
+
+
+def normalize(model: FactorGraph) -> FactorGraph:
+    """The same distribution with normalized potentials (Definition 5, state 0 the
+    reference), each stored in the table of its owner (:func:`clique_owners`).
+
+    Two models over the same scopes and cardinalities give the same distribution iff
+    their normalized tables are equal (Theorem 6; the constant goes into ``Z``), so
+    fits can be compared entry by entry. A factor that owns only its whole scope gets
+    a table that is 0 wherever one of its variables is at state 0 (Definition 5
+    exactly); a factor owning smaller cliques too (say a pairwise factor holding a
+    variable's potential in a model without unary factors) holds their sum. Every
+    learner of :func:`mrflib.learning.fit` on a factor graph returns such tables.
+    Zero weights (``-inf``) are refused: the normalized potential needs ``P > 0``.
+    """
+    model = _check_factor_model(model)
+    return tables_from_potentials(model.cardinalities, model.scopes,
+                                  factor_graph_potentials(model))

@@ -40,11 +40,14 @@ from mrflib import (
     exact,
     factor_enumeration,
     factor_graph,
+    factor_learning,
+    factor_models,
     fsll,
     graphs,
     junction_tree,
     lap,
     learning,
+    potentials,
     sampling,
     smci,
 )
@@ -70,6 +73,12 @@ BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0
 DATA = exact.sample(BM, 40, rng=1)
 FG = mrflib.FactorGraph.from_boltzmann(BM)
 MODEL_BAD = [None, 3, "model", BM]
+STATES = ((DATA + 1) // 2).astype(np.int64)  # the spins of DATA as FG's states 0/1
+STATES_BAD = [
+    np.full((3, N), np.nan), np.ones((3, N), dtype=complex), 2 * np.ones((3, N), dtype=int),
+    -np.ones((3, N), dtype=int), np.ones((3, N + 1), dtype=int), np.ones((2, 3, N), dtype=int),
+    np.ones((0, N), dtype=int), np.array([["a"] * N]), np.full((3, N), 0.5), None,
+]
 #: A spin constant in every sample and two identical spins: the MLE does not exist.
 DEGENERATE = DATA.copy()
 DEGENERATE[:, 0] = 1
@@ -385,6 +394,34 @@ CASES += [
       for mod in (elimination, factor_enumeration)
       for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
     ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
+    ("factor_learning.fit", factor_learning.fit,
+     dict(data=STATES, structure=FG, method="mple"),
+     dict(data=STATES_BAD, structure=MODEL_BAD, method=["cd", None, 3], tol=FLOAT_BAD,
+          max_steps=COUNT_BAD[:-1], init=[3, "init", BM])),
+    *[(f"factor_learning.{fn.__name__}", fn, dict(model=FG, data=STATES),
+       dict(model=MODEL_BAD, data=STATES_BAD))
+      for fn in (factor_learning.pseudo_log_likelihood,
+                 factor_learning.pseudo_log_likelihood_numpy)],
+    ("factor_learning.data_factor_marginals", factor_learning.data_factor_marginals,
+     dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
+    ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], coupling=FLOAT_BAD,
+          field_scale=FLOAT_BAD + [-1.0], rng=RNG_BAD)),
+    ("factor_models.triangle_lattice", factor_models.triangle_lattice,
+     dict(rows=2, cols=3, q=2),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], scale=FLOAT_BAD + [-1.0],
+          field_scale=FLOAT_BAD, rng=RNG_BAD)),
+    ("factor_models.triangle_cliques", factor_models.triangle_cliques, dict(rows=2, cols=3),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD)),
+    *[(f"factor_models.{fn.__name__}", fn, dict(model=FG, n_samples=3, sweeps=2, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, sweeps=[-1, 1.5, None, "2", math.nan],
+            rng=RNG_BAD, init=STATES_BAD))
+      for fn in (factor_models.gibbs, factor_models.gibbs_numpy)],
+    ("potentials.normalize", potentials.normalize, dict(model=FG), dict(model=MODEL_BAD)),
+    ("potentials.factor_graph_potentials", potentials.factor_graph_potentials,
+     dict(model=FG), dict(model=MODEL_BAD, gauge=["mean", None, 3])),
+    ("potentials.clique_owners", potentials.clique_owners, dict(scopes=FG.scopes),
+     dict(scopes=[None, 3, "ab", [[0, 0]], [[-1]], [[0.5]], [[True]], [list(range(30))]])),
     ("factor_enumeration.joint_log_table", factor_enumeration.joint_log_table,
      dict(model=FG), dict(model=MODEL_BAD)),
     *[(f"{mod.__name__.split('.')[-1]}.sample", mod.sample,
@@ -546,6 +583,17 @@ CASES += [
      dict(g_big=4, g_small=3, sizes=[20], trials=1, rng=0),
      dict(g_big=[0, -1, 1.5, None], g_small=[0, -1, 1.5, None],
           sizes=[[], None, [0], [1.5], [-3]], trials=[0, -1, 1.5, None])),
+    ("repro.lap_trials.beyond_ising_model", lap_trials.beyond_ising_model,
+     dict(kind="triangles", side=2, rng=0),
+     dict(kind=["x", None, 3], side=COUNT_BAD, rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_trial", lap_trials.beyond_ising_trial,
+     dict(t=0, rng=0, kind="triangles", side=2, sizes=[50]),
+     dict(kind=["x", None], side=[0, -1, 1.5, None], sizes=[[], None, [0], [1.5], [-3]],
+          rng=RNG_BAD)),
+    ("repro.lap_trials.beyond_ising_timing", lap_trials.beyond_ising_timing,
+     dict(kind="triangles", sides=[2], N=20, rng=0),
+     dict(kind=["x", None], sides=[[], None, [0], [1.5]], N=[0, -1, 1.5, None, "3"],
+          rng=RNG_BAD)),
 ]
 from mrflib.repro import field_networks  # noqa: E402
 

@@ -1,0 +1,631 @@
+"""Learning discrete factor graphs: exact ML, pseudo-likelihood and LAP for any cliques.
+
+:func:`mrflib.learning.fit` comes here when its structure is a
+:class:`~mrflib.factor_graph.FactorGraph`: the scopes and cardinalities define the family
+(every factor a free table), the tables are ignored unless given as ``init``.
+
+Parameters. A family of free tables is over-parameterized (a table over ``(i, j)`` can
+trade a function of ``x_i`` with the table over ``(i,)``); the identifiable parameters
+are the normalized potentials of Definition 5 of Mizrahi, de Freitas & Tenorio (state 0
+the reference; unique by Theorem 6): for every clique ``B`` (a non-empty subset of a
+scope) the entries ``V_B(x_B)`` with every ``x_i ≠ 0``. ``θ`` is their concatenation,
+each clique stored in its owner's table (:func:`mrflib.potentials.clique_owners`), and
+every learner returns :func:`mrflib.potentials.normalize`'d tables, so two fits compare
+entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
+
+``"mle"``
+    Exact maximum likelihood: ``ℓ(θ) = Σ_k <p̂_k, t_k> - log Z``, gradient
+    ``A^T (p̂ - p_θ)`` (data minus model factor marginals, eq. (5)), L-BFGS; ``log Z``
+    and the model marginals from the exact engine (:func:`mrflib.exact.factor_marginals`).
+``"mple"``
+    Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
+    once into their distinct local patterns (variable, its state, its Markov blanket)
+    with counts, so an evaluation costs the same whatever N (numba kernel); L-BFGS.
+``"lap"``
+    LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
+    the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
+    function ``g(x_{A\\Q})``), fitted by exact ML, then the normalized potentials of the
+    cliques ``Q`` owns are pulled out. As in :mod:`mrflib.lap`, the auxiliary ML of the
+    potentials meeting ``Q`` is the conditional ML of ``x_Q`` given ``x_{A\\Q}`` (the
+    free ``g`` fits the marginal of ``x_{A\\Q}``), a convex problem over the distinct
+    data patterns of ``x_A``, solved by damped Newton. With ``gauge="zero-sum"`` the
+    potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
+    is the ±1 parameterization of :func:`mrflib.lap.fit_ising` (the two gauges give the
+    same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
+    its finite-sample estimate depends on the gauge; both are consistent).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from . import _factor_learning_kernels as _k
+from ._executor import Executor
+from ._validation import check_positive, require_memory
+from .factor_graph import FactorGraph, _check_states, all_states
+from .fit_result import Fit
+from .potentials import (
+    GAUGES,
+    clique_owners,
+    clique_term,
+    factor_graph_potentials,
+    normalize,
+    tables_from_potentials,
+)
+
+__all__ = [
+    "METHODS",
+    "fit",
+    "pseudo_log_likelihood",
+    "pseudo_log_likelihood_numpy",
+    "data_factor_marginals",
+]
+
+METHODS = ("mle", "mple", "lap")
+_RIDGE = 1e-10
+_ENUMERATE = 2**14  # joint states the MLE's inference enumerates (junction tree beyond)
+
+
+# ----------------------------------------------------------------------------- layout
+class _Layout:
+    """The normalized parameterization of a structure: ``θ`` and the map ``t = A θ``."""
+
+    def __init__(self, structure: FactorGraph) -> None:
+        self.structure = structure
+        self.card = structure.cardinalities
+        self.scopes = structure.scopes
+        self.shapes = [t.shape for t in structure.log_tables]
+        sizes = [t.size for t in structure.log_tables]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        owners = clique_owners(self.scopes)
+        self.terms = sorted(owners, key=lambda B: (owners[B], len(B), B))
+        self.owner = [owners[B] for B in self.terms]
+        free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
+        self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
+        self.A = self._matrix()
+
+    @property
+    def n_params(self) -> int:
+        return int(self.term_offsets[-1])
+
+    def _matrix(self) -> sp.csr_matrix:
+        rows, cols = [], []
+        for t, (B, k) in enumerate(zip(self.terms, self.owner)):
+            s = self.scopes[k]
+            grid = np.indices(self.shapes[k]).reshape(len(s), -1)
+            xB = grid[[s.index(v) for v in B]]
+            ok = np.all(xB > 0, axis=0)
+            shape = [int(self.card[v]) - 1 for v in B]
+            rows.append(self.offsets[k] + np.flatnonzero(ok))
+            cols.append(self.term_offsets[t] + np.ravel_multi_index(xB[:, ok] - 1, shape))
+        T, P = int(self.offsets[-1]), self.n_params
+        r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(T, P))
+
+    def tables(self, theta: np.ndarray) -> np.ndarray:
+        return self.A @ theta
+
+    def model(self, theta: np.ndarray) -> FactorGraph:
+        flat = self.tables(theta)
+        tables = []
+        for k, shape in enumerate(self.shapes):
+            t = flat[self.offsets[k]:self.offsets[k + 1]].reshape(shape).copy()
+            t.flags.writeable = False
+            tables.append(t)
+        return FactorGraph._from_checked(self.card, self.scopes, tuple(tables))
+
+    def theta(self, model: FactorGraph) -> np.ndarray:
+        """``θ`` of a model over the same scopes (its normalized potentials)."""
+        V = factor_graph_potentials(model)
+        return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
+                              or [np.zeros(0)])
+
+    def flat_indices(self, x: np.ndarray) -> np.ndarray:
+        """``(N, K)`` positions of each row's entry of each factor in the flat tables."""
+        out = np.empty((x.shape[0], len(self.scopes)), dtype=np.int64)
+        for k, s in enumerate(self.scopes):
+            local = np.ravel_multi_index(tuple(x[:, v] for v in s), self.shapes[k]) if s \
+                else np.zeros(x.shape[0], dtype=np.int64)
+            out[:, k] = self.offsets[k] + local
+        return out
+
+
+def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
+    if not isinstance(structure, FactorGraph):
+        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
+    return structure
+
+
+def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
+    x = _check_states(data, structure.cardinalities, "data")
+    if np.ndim(data) != 2:
+        raise ValueError(f"data must have shape (N, {structure.n}), got {np.shape(data)}")
+    if x.shape[0] == 0:
+        raise ValueError("data must contain at least one sample (got 0 rows)")
+    return x
+
+
+def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]:
+    """Empirical marginal of each factor's scope: ``p̂_k(x_{S_k})``, shaped like its table."""
+    structure = _check_structure(structure)
+    x = _check_data(data, structure)
+    lay = _Layout(structure)
+    d = _data_marginals(lay, x)
+    return [d[lay.offsets[k]:lay.offsets[k + 1]].reshape(lay.shapes[k])
+            for k in range(len(lay.shapes))]
+
+
+def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
+    idx = lay.flat_indices(x)
+    return np.bincount(idx.ravel(), minlength=int(lay.offsets[-1])) / x.shape[0]
+
+
+# ------------------------------------------------------------------------ inference
+def _inference(lay: _Layout):
+    """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
+    (:func:`mrflib.exact.factor_marginals`): enumeration up to ``2^14`` joint states, the
+    junction tree beyond (on a 3x3 lattice of 4-state variables it is 13x faster than
+    enumerating the 262,144 states)."""
+    from . import exact
+
+    total = math.prod(int(c) for c in lay.card)
+    method = "enumerate" if total <= _ENUMERATE else "junction-tree"
+
+    def infer(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        tables = tuple(flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(s)
+                       for k, s in enumerate(lay.shapes))
+        model = FactorGraph._from_checked(lay.card, lay.scopes, tables)
+        marg = exact.factor_marginals(model, method=method)
+        return float(exact.log_partition(model, method=method)), np.concatenate(
+            [np.ravel(m) for m in marg] or [np.zeros(0)])
+
+    return infer
+
+
+# ----------------------------------------------------------------------------- results
+def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, options):
+    model = normalize(lay.model(theta))
+    return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
+               bool(converged), time.perf_counter() - t0, params, gmax, None, options,
+               stop_reason=reason)
+
+
+def _lbfgs(objective, theta0, max_steps, tol, record):
+    """Minimize a convex ``objective -> (f, grad)`` by L-BFGS-B to ``max |grad| < tol``."""
+    from .exact import _polish
+
+    trace = [theta0.copy()] if record else None
+
+    def callback(xk):
+        if record:
+            trace.append(xk.copy())
+
+    res = scipy.optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                                  callback=callback,
+                                  options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
+                                           "maxcor": 30, "maxfun": 4 * max_steps + 100})
+    _polish(res, objective, tol)
+    gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
+    converged = gmax < tol
+    reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged
+              else f"L-BFGS stopped ({res.message}) at max |gradient| {gmax:.3g}")
+    params = np.array(trace) if record else None
+    return res.x, int(res.nit), converged, reason, params
+
+
+def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+    d = _data_marginals(lay, x)
+    infer = _inference(lay)
+    A, At = lay.A, lay.A.T.tocsr()
+
+    def negll(theta):
+        flat = A @ theta
+        logz, m = infer(flat)
+        return logz - d @ flat, At @ (m - d)
+
+    theta, steps, conv, reason, params = _lbfgs(negll, theta0, max_steps, tol, record)
+    if not conv and np.any(d == 0):
+        reason += ("; some factor state never occurs in the data, so the MLE may not "
+                   "exist (its potential goes to -inf)")
+    return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
+                   {"max_steps": max_steps, "tol": tol})
+
+
+# --------------------------------------------------------------------- pseudo-likelihood
+class _Patterns:
+    """The distinct local patterns ``(i, x_i, x_blanket(i))`` of the data, with counts.
+
+    One pass per variable: each row's pattern gets a mixed-radix code over ``x_i`` and
+    its Markov blanket, counted by ``bincount`` (or sorted when the code space is large);
+    a pattern is then stored as, for each factor holding ``i``, the flat position of its
+    entry at ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
+    """
+
+    def __init__(self, lay: _Layout, x: np.ndarray) -> None:
+        card = lay.card
+        N = x.shape[0]
+        vf = lay.structure.variable_factors()
+        var, xs, w, bases, strides, fptr = [], [], [], [], [], []
+        cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
+                   for i in range(lay.structure.n)]
+        counted = _count_small(x, cols_of, card)
+        for i in range(lay.structure.n):
+            ks = vf[i]
+            cols = cols_of[i]
+            digits, counts = counted[i] if i in counted else \
+                _distinct_patterns(x, cols, card[cols])
+            P = len(counts)
+            where = {v: c for c, v in enumerate(cols)}
+            base = np.empty((P, len(ks)), dtype=np.int64)
+            st = np.empty(len(ks), dtype=np.int64)
+            for f, k in enumerate(ks):
+                s = lay.scopes[k]
+                sv = [_stride(lay.shapes[k], a) for a in range(len(s))]
+                st[f] = sv[s.index(i)]
+                base[:, f] = lay.offsets[k] + sum(
+                    digits[:, where[v]] * sv[a] for a, v in enumerate(s) if v != i)
+            var.append(np.full(P, i, dtype=np.int64))
+            xs.append(digits[:, 0])
+            w.append(counts.astype(np.float64))
+            bases.append(base.ravel())
+            strides.append(np.tile(st, P))
+            fptr.append(np.full(P, len(ks), dtype=np.int64))
+        self.var = np.concatenate(var)
+        self.x = np.ascontiguousarray(np.concatenate(xs))
+        self.w = np.concatenate(w) / N
+        self.base = np.concatenate(bases)
+        self.stride = np.concatenate(strides)
+        self.fptr = np.concatenate([[0], np.cumsum(np.concatenate(fptr))]).astype(np.int64)
+        self.card = np.ascontiguousarray(card, dtype=np.int64)
+
+    def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
+        return _k.pl_objective(flat, self.var, self.x, self.w, self.fptr, self.base,
+                               self.stride, self.card, want_grad)
+
+
+def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
+    """Distinct patterns (digits, counts) of every variable whose code space is at most
+    ``4 N``, counted in one numba pass over the rows."""
+    N = x.shape[0]
+    small = [i for i, cols in enumerate(cols_of)
+             if np.sum(np.log2(card[cols].astype(np.float64))) < 62
+             and math.prod(int(c) for c in card[cols]) <= 4 * N]
+    if not small:
+        return {}
+    radices = [np.concatenate([[1], np.cumprod(card[cols_of[i]][:-1])]).astype(np.int64)
+               for i in small]
+    spaces = [math.prod(int(c) for c in card[cols_of[i]]) for i in small]
+    cptr = np.concatenate([[0], np.cumsum([len(cols_of[i]) for i in small])]).astype(np.int64)
+    off = np.concatenate([[0], np.cumsum(spaces)]).astype(np.int64)
+    counts = _k.pattern_counts(x, cptr, np.concatenate([cols_of[i] for i in small]),
+                               np.concatenate(radices), off)
+    out = {}
+    for t, i in enumerate(small):
+        c = counts[off[t]:off[t + 1]]
+        codes = np.flatnonzero(c)
+        cc = card[cols_of[i]]
+        out[i] = ((codes[:, None] // radices[t][None, :]) % cc[None, :], c[codes])
+    return out
+
+
+def _distinct_patterns(x: np.ndarray, cols: list, card: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``x[:, cols]`` (sorted, as digits ``(P, len(cols))``) and their
+    counts: by a mixed-radix code (``bincount`` when the code space is at most ``4 N``,
+    else a 1-d sort), or by rows when the code does not fit in int64."""
+    N = x.shape[0]
+    if np.sum(np.log2(card.astype(np.float64))) >= 62:
+        uniq, counts = np.unique(x[:, cols], axis=0, return_counts=True)
+        return uniq, counts
+    radix = np.concatenate([[1], np.cumprod(card[:-1])]).astype(np.int64)
+    code = x[:, cols] @ radix
+    space = int(np.prod(card))
+    if space <= 4 * N:
+        counts = np.bincount(code, minlength=space)
+        codes = np.flatnonzero(counts)
+        counts = counts[codes]
+    else:
+        codes, counts = np.unique(code, return_counts=True)
+    digits = (codes[:, None] // radix[None, :]) % card[None, :]
+    return digits, counts
+
+
+def _stride(shape: tuple, axis: int) -> int:
+    return int(math.prod(shape[axis + 1:]))
+
+
+def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
+    """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct local patterns
+    (numba kernel; :func:`pseudo_log_likelihood_numpy` is its per-sample reference)."""
+    model = _check_structure(model, "model")
+    x = _check_data(data, model)
+    lay = _Layout(model)
+    flat = np.concatenate([np.ravel(t) for t in model.log_tables])
+    return float(_Patterns(lay, x)(flat, False)[0])
+
+
+def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
+    """Plain per-sample reference of :func:`pseudo_log_likelihood`: for every sample and
+    variable, the log-weights of all values of ``x_i`` with the rest held."""
+    model = _check_structure(model, "model")
+    x = _check_data(data, model)
+    total = 0.0
+    for i in range(model.n):
+        lw = []
+        for v in range(int(model.cardinalities[i])):
+            y = x.copy()
+            y[:, i] = v
+            lw.append(model.log_weight(y))
+        lw = np.stack(lw, axis=1)
+        mx = lw.max(axis=1, keepdims=True)
+        lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
+        total += np.sum(lw[np.arange(len(x)), x[:, i]] - lse)
+    return float(total / len(x))
+
+
+def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+    pats = _Patterns(lay, x)
+    A, At = lay.A, lay.A.T.tocsr()
+
+    def negpl(theta):
+        value, g = pats(A @ theta)
+        return -value, -(At @ g)
+
+    theta, steps, conv, reason, params = _lbfgs(negpl, theta0, max_steps, tol, record)
+    return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
+                   {"max_steps": max_steps, "tol": tol})
+
+
+# ---------------------------------------------------------------------------------- LAP
+def _lap_setup(x, card, scopes, k):
+    """The auxiliary problem of factor ``k``: the 1-neighbourhood ``A_Q`` (Definition 7),
+    the potentials meeting ``Q`` (with the touching factor hosting each) and, for each
+    distinct data pattern of ``x_A`` and each state of ``x_Q``, the parameter index of
+    every potential's entry (``D``, a dummy, where the entry is a reference zero)."""
+    Q = scopes[k]
+    qset = set(Q)
+    touching = [c for c, s in enumerate(scopes) if qset & set(s)]
+    A = sorted(set().union(*(scopes[c] for c in touching)))
+    pos = {v: a for a, v in enumerate(A)}
+    host: dict[tuple[int, ...], int] = {}
+    for c in touching:
+        for B in clique_owners([scopes[c]]):
+            if qset & set(B):
+                host.setdefault(B, c)
+    terms = sorted(host, key=lambda B: (len(B), B))
+    free = [math.prod(int(card[v]) - 1 for v in B) for B in terms]
+    off = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
+    D = int(off[-1])
+    uniq, counts = np.unique(x[:, A], axis=0, return_counts=True)
+    SQ = all_states(card[list(Q)])
+    P, S = len(uniq), len(SQ)
+    require_memory(8.0 * P * S * (len(A) + 2 * len(terms) + 4),
+                   f"the auxiliary problem of factor {k} ({P} data patterns of its "
+                   f"{len(A)}-variable 1-neighbourhood, {S} states of its scope)")
+    X = np.repeat(uniq[:, None, :], S, axis=1)
+    qpos = [pos[v] for v in Q]
+    X[:, :, qpos] = SQ[None, :, :]
+    idx = np.empty((P, S, len(terms)), dtype=np.int64)
+    for t, B in enumerate(terms):
+        xB = X[:, :, [pos[v] for v in B]]
+        ok = np.all(xB > 0, axis=2)
+        flat = np.ravel_multi_index(np.moveaxis(np.maximum(xB - 1, 0), 2, 0),
+                                    [int(card[v]) - 1 for v in B])
+        idx[:, :, t] = np.where(ok, off[t] + flat, D)
+    obs = np.all(X[:, :, qpos] == uniq[:, None, qpos], axis=2).argmax(axis=1)
+    return dict(terms=terms, host=host, off=off, D=D, idx=idx, obs=obs,
+                w=counts / counts.sum(), touching=touching)
+
+
+def _lap_newton(prob, l2, tol, max_iter):
+    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
+    ``x_{A\\Q}`` (convex); returns ``(θ, iterations, converged)``."""
+    idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
+    P, S, m = idx.shape
+    require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
+                   f"the Newton system of an auxiliary fit ({P} patterns, {S} states, "
+                   f"{D} parameters)")
+    F = np.zeros((P * S, D + 1))
+    F[np.repeat(np.arange(P * S), m), idx.ravel()] = 1.0
+    F = np.ascontiguousarray(F[:, :D])
+    F3 = F.reshape(P, S, D)
+    target = w @ F3[np.arange(P), obs]
+    eye = np.eye(D)
+
+    def evaluate(theta):
+        sc = (F @ theta).reshape(P, S)
+        mx = sc.max(axis=1, keepdims=True)
+        lse = mx[:, 0] + np.log(np.exp(sc - mx).sum(axis=1))
+        pr = np.exp(sc - lse[:, None])
+        ll = w @ (sc[np.arange(P), obs] - lse) - 0.5 * l2 * theta @ theta
+        r = (w[:, None] * pr).ravel()
+        g = target - F.T @ r - l2 * theta
+        M = np.einsum("ps,psd->pd", pr, F3)
+        H = (M.T * w) @ M - (F.T * r) @ F - l2 * eye
+        return ll, g, H
+
+    theta = np.zeros(D)
+    ll, g, H = evaluate(theta)
+    for it in range(max_iter):
+        delta = np.linalg.solve(-H + _RIDGE * eye, g)
+        dec = float(g @ delta)
+        if dec < 2.0 * tol:
+            return theta + delta, it, True
+        step = 1.0
+        for _ in range(40):
+            new = theta + step * delta
+            ll_new, g_new, H_new = evaluate(new)
+            if ll_new >= ll + 1e-4 * step * dec:
+                break
+            step *= 0.5
+        if ll_new < ll:  # no ascent possible at machine precision
+            return theta, it + 1, dec < 1e-8
+        theta, ll, g, H = new, ll_new, g_new, H_new
+    return theta, max_iter, False
+
+
+def _lap_factor(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
+    """LAP for factor ``k``: fit its auxiliary MRF, pull out the potentials it owns."""
+    prob = _lap_setup(x, card, scopes, k)
+    theta, it, ok = _lap_newton(prob, l2, tol, max_iter)
+    tables = {c: np.zeros(tuple(int(card[v]) for v in scopes[c])) for c in prob["touching"]}
+    for t, B in enumerate(prob["terms"]):
+        c = prob["host"][B]
+        s = scopes[c]
+        V = np.zeros(tuple(int(card[v]) for v in B))
+        V[(slice(1, None),) * len(B)] = theta[prob["off"][t]:prob["off"][t + 1]].reshape(
+            [int(card[v]) - 1 for v in B])
+        axes = [s.index(v) for v in B]
+        shape = [1] * len(s)
+        for a in axes:
+            shape[a] = int(card[s[a]])
+        tables[c] += np.transpose(V, np.argsort(axes)).reshape(shape)
+    out = {}
+    for B in owned:
+        V = 0.0
+        for c, t in tables.items():
+            s = scopes[c]
+            if set(B) <= set(s):
+                mask = [v in B for v in s]
+                kept = [v for v in s if v in B]
+                V = V + np.transpose(clique_term(t, mask, gauge),
+                                     [kept.index(v) for v in B])
+        out[B] = V
+    return out, it, ok
+
+
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+    return [(k, *_lap_factor(x, card, scopes, k, owned, gauge, l2, tol, max_iter))
+            for k, owned in jobs]
+
+
+def _fit_lap(lay, x, max_steps, tol, options, t0) -> Any:
+    gauge = options.get("gauge", "reference")
+    if gauge not in GAUGES:
+        raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
+    l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
+    n_jobs = options.get("n_jobs")
+    n_jobs = 1 if n_jobs is None else check_positive(n_jobs, "n_jobs", integer=True)
+    scheduler = options.get("scheduler")
+    owners = clique_owners(lay.scopes)
+    owned: dict[int, list] = {}
+    for B, k in owners.items():
+        owned.setdefault(k, []).append(B)
+    jobs = sorted(owned.items())
+    shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
+    if (n_jobs == 1 and scheduler is None) or len(jobs) < 2:
+        results = _lap_chunk(*shared, jobs)
+    else:
+        with Executor(min(n_jobs, os.cpu_count() or 1) if scheduler is None else n_jobs,
+                      scheduler) as ex:
+            parts = max(1, min(len(jobs), 2 * ex.slots))
+            chunks = [jobs[r::parts] for r in range(parts)]
+            names = [f"LAP factors {c[0][0]}, ... ({len(c)} factors)" for c in chunks]
+            results = [r for part in ex.map(_lap_chunk, [(c,) for c in chunks],
+                                            shared=shared, names=names) for r in part]
+    potentials, iters, conv = {}, [], []
+    for _, V, it, ok in results:
+        potentials.update(V)
+        iters.append(it)
+        conv.append(ok)
+    model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
+    bad = len(conv) - int(np.sum(conv))
+    if bad:
+        warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
+                      f"{max_steps} Newton steps (data that separate a clique have no "
+                      "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
+    reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
+              else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
+    theta = lay.theta(model)
+    return Fit(model, "lap", "lap", int(max(iters, default=0)), not bad,
+               time.perf_counter() - t0, theta[None, :], None, None,
+               {"gauge": gauge, "l2": l2, "n_jobs": n_jobs, "max_steps": max_steps,
+                "tol": tol}, stop_reason=reason)
+
+
+# ---------------------------------------------------------------------------------- fit
+_OPTIONS = {"mle": frozenset(), "mple": frozenset(),
+            "lap": frozenset({"gauge", "l2", "n_jobs", "scheduler"})}
+
+
+def fit(
+    data: Any,
+    structure: FactorGraph,
+    method: str,
+    *,
+    max_steps: int | None = None,
+    tol: float | None = None,
+    init: FactorGraph | None = None,
+    record: bool = True,
+    **options: Any,
+) -> Any:
+    """Learn the free tables of ``structure`` from integer data (see the module docstring).
+
+    Parameters
+    ----------
+    data : int array (N, n)
+        States ``0..cardinality-1`` of every variable.
+    structure : FactorGraph
+        Its cardinalities and scopes define the family; its tables are ignored.
+    method : {"mle", "mple", "lap"}
+    max_steps : int, optional
+        L-BFGS iterations (default 10000); for LAP, Newton steps per auxiliary fit
+        (default 100).
+    tol : float, optional
+        Stop when ``max |gradient|`` of the averaged objective is below ``tol`` (default
+        1e-8); for LAP, when half the squared Newton decrement is (default 1e-12).
+    init : FactorGraph, optional
+        Initial tables (same scopes and cardinalities; MLE and MPLE). Default: all zeros.
+    record : bool
+        Keep the parameters ``θ`` (normalized potentials) of every iteration.
+    **options
+        LAP only: ``gauge`` ("reference", Definition 5, default; or "zero-sum"), ``l2``
+        (ridge on each auxiliary fit), ``n_jobs`` (local processes, default 1),
+        ``scheduler`` (a Dask cluster).
+
+    Returns
+    -------
+    mrflib.learning.Fit
+        ``model`` a :class:`FactorGraph` with normalized tables
+        (:func:`mrflib.potentials.normalize`); ``params`` the ``θ`` history.
+    """
+    t0 = time.perf_counter()
+    structure = _check_structure(structure)
+    if method not in METHODS:
+        raise ValueError(f"method for a FactorGraph structure must be one of {METHODS}, "
+                         f"got {method!r}")
+    unknown = set(options) - _OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
+                         "FactorGraph")
+    x = _check_data(data, structure)
+    lay = _Layout(structure)
+    if method == "lap":
+        if init is not None:
+            raise ValueError("method 'lap' has no initial parameters; init must be None")
+        max_steps = check_positive(100 if max_steps is None else max_steps, "max_steps",
+                                   integer=True)
+        tol = check_positive(1e-12 if tol is None else tol, "tol")
+        return _fit_lap(lay, x, max_steps, tol, options, t0)
+    max_steps = check_positive(10_000 if max_steps is None else max_steps, "max_steps",
+                               integer=True)
+    tol = check_positive(1e-8 if tol is None else tol, "tol")
+    theta0 = np.zeros(lay.n_params)
+    if init is not None:
+        init = _check_structure(init, "init")
+        if (not np.array_equal(init.cardinalities, structure.cardinalities)
+                or init.scopes != structure.scopes):
+            raise ValueError("init must be a FactorGraph with the structure's cardinalities "
+                             "and scopes")
+        theta0 = lay.theta(init)
+    run = _fit_mle if method == "mle" else _fit_mple
+    return run(lay, x, theta0, max_steps, tol, bool(record), t0)

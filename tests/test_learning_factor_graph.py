@@ -1,0 +1,347 @@
+"""Learning factor graphs: exact ML, pseudo-likelihood and LAP for any cliques.
+
+Each estimator is checked against its own objective written plainly here and optimized
+by scipy over the free tables, LAP against the literal auxiliary MRF, the Ising case
+against the ±1 learners, and consistency as N grows.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+from mrflib import (
+    BoltzmannMachine,
+    FactorGraph,
+    exact,
+    factor_learning,
+    factor_models,
+    graphs,
+    learning,
+    potentials,
+)
+from mrflib.factor_graph import all_states
+
+
+# ------------------------------------------------------------------ brute-force helpers
+def _probabilities(model):
+    X = all_states(model.cardinalities)
+    lw = model.log_weight(X)
+    p = np.exp(lw - lw.max())
+    return X, p / p.sum()
+
+
+def _sample(model, N, seed):
+    X, p = _probabilities(model)
+    return X[np.random.default_rng(seed).choice(len(X), N, p=p)]
+
+
+def _factor_marginals(model):
+    X, p = _probabilities(model)
+    out = []
+    for s, t in zip(model.scopes, model.log_tables):
+        m = np.zeros(t.shape)
+        np.add.at(m, tuple(X[:, v] for v in s), p)
+        out.append(m)
+    return out
+
+
+def _with_tables(structure, theta):
+    """The structure with every table entry free: ``theta`` is all tables, flattened."""
+    tables, at = [], 0
+    for t in structure.log_tables:
+        tables.append(theta[at:at + t.size].reshape(t.shape))
+        at += t.size
+    return FactorGraph(structure.cardinalities, structure.scopes, tables)
+
+
+def _plain_optimum(structure, objective):
+    """Minimize ``objective(model)`` over all table entries (over-parameterized: the
+    normalized potentials are still unique) by scipy with numerical gradients."""
+    size = sum(t.size for t in structure.log_tables)
+    res = scipy.optimize.minimize(lambda th: objective(_with_tables(structure, th)),
+                                  np.zeros(size), method="BFGS", options={"gtol": 1e-9})
+    return potentials.normalize(_with_tables(structure, res.x))
+
+
+def _plain_negll(data):
+    def f(model):
+        X = all_states(model.cardinalities)
+        lw = model.log_weight(X)
+        return np.logaddexp.reduce(lw) - model.log_weight(data).mean()
+    return f
+
+
+def _plain_negpl(data):
+    def f(model):
+        total = 0.0
+        for i in range(model.n):
+            lw = []
+            for v in range(int(model.cardinalities[i])):
+                y = data.copy()
+                y[:, i] = v
+                lw.append(model.log_weight(y))
+            lw = np.array(lw)  # (values of x_i, N)
+            total += np.sum(lw[data[:, i], np.arange(len(data))]
+                            - np.logaddexp.reduce(lw, axis=0))
+        return -total / len(data)
+    return f
+
+
+def _max_diff(a, b):
+    return max(float(np.max(np.abs(s - t))) for s, t in zip(a.log_tables, b.log_tables))
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A 3-state chain with a triangle: unary, pairwise and three-variable factors."""
+    rng = np.random.default_rng(4)
+    card = [3, 2, 3, 2]
+    scopes = [(0,), (0, 1), (1, 2, 3), (2, 3)]
+    tables = [rng.normal(0, 0.5, tuple(card[v] for v in s)) for s in scopes]
+    model = FactorGraph(card, scopes, tables)
+    return model, _sample(model, 400, 1)
+
+
+# --------------------------------------------------------------------- normalization
+def test_normalize_keeps_the_distribution_and_follows_definition_5():
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
+    fg = FactorGraph.from_boltzmann(bm)
+    nf = potentials.normalize(fg)
+    X = all_states(fg.cardinalities)
+    assert np.ptp(nf.log_weight(X) - fg.log_weight(X)) < 1e-12
+    for t in nf.log_tables:  # every factor owns only its whole scope here
+        for ax in range(t.ndim):
+            assert np.all(np.take(t, 0, axis=ax) == 0)
+    closed = potentials.ising_normalized_potentials(bm)
+    V = potentials.factor_graph_potentials(fg)
+    for B, value in closed.items():
+        assert V[B][(1,) * len(B)] == pytest.approx(value, abs=1e-12)
+    assert potentials.normalize(nf) == nf
+
+
+def test_normalize_is_gauge_invariant(small):
+    model, _ = small
+    h = np.array([0.3, -0.7])
+    t = [np.array(x) for x in model.log_tables]
+    t[1] = t[1] + h[None, :]       # move a function of x_1 from (1,2,3) to (0,1)
+    t[2] = t[2] - h[:, None, None]
+    t[3] = t[3] + 5.0              # and a constant
+    other = FactorGraph(model.cardinalities, model.scopes, t)
+    assert _max_diff(potentials.normalize(model), potentials.normalize(other)) < 1e-12
+
+
+def test_normalize_refuses_zero_weights():
+    fg = FactorGraph([2], [(0,)], [[0.0, -np.inf]])
+    with pytest.raises(ValueError, match="positive"):
+        potentials.normalize(fg)
+
+
+# ---------------------------------------------------------------- objectives, kernels
+def test_pseudo_likelihood_kernel_matches_the_numpy_reference(small):
+    model, data = small
+    assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
+        factor_learning.pseudo_log_likelihood_numpy(model, data), abs=1e-12)
+    assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
+        -_plain_negpl(data)(model), abs=1e-12)
+
+
+def test_exact_log_likelihood_matches_enumeration(small):
+    model, data = small
+    assert exact.log_likelihood(model, data) == pytest.approx(
+        -_plain_negll(data)(model), abs=1e-12)
+
+
+# ------------------------------------------------------------------------ estimators
+def test_mle_is_the_likelihood_optimum_and_matches_every_factor_marginal(small):
+    model, data = small
+    fit = learning.fit(data, model, "mle", tol=1e-10)
+    assert isinstance(fit.model, FactorGraph) and fit.model.scopes == model.scopes
+    assert fit.model == potentials.normalize(fit.model)
+    for got, want in zip(_factor_marginals(fit.model),
+                         factor_learning.data_factor_marginals(model, data)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    plain = _plain_optimum(model, _plain_negll(data))
+    assert _max_diff(fit.model, plain) < 1e-4
+
+
+def test_mple_is_the_pseudo_likelihood_optimum(small):
+    model, data = small
+    fit = learning.fit(data[:150], model, "mple", tol=1e-10)
+    assert fit.converged
+    plain = _plain_optimum(model, _plain_negpl(data[:150]))
+    assert _max_diff(fit.model, plain) < 1e-4
+
+
+def test_mle_has_the_highest_training_likelihood(small):
+    model, data = small
+    ll = {m: exact.log_likelihood(learning.fit(data, model, m).model, data)
+          for m in factor_learning.METHODS}
+    assert ll["mle"] >= max(ll.values()) - 1e-12
+    assert ll["mle"] >= exact.log_likelihood(model, data)
+
+
+def _literal_lap(structure, data, k):
+    """Section 4's three steps, plainly: the 1-neighbourhood A_Q, the auxiliary MRF on it
+    (every factor meeting Q a free table, plus a free table g over A \\ Q) fitted by exact
+    ML over all states of x_A, and the normalized potentials of the cliques k owns."""
+    Q = set(structure.scopes[k])
+    touching = [c for c, s in enumerate(structure.scopes) if Q & set(s)]
+    A = sorted(set().union(*(structure.scopes[c] for c in touching)))
+    rest = [v for v in A if v not in Q]
+    pos = {v: a for a, v in enumerate(A)}
+    card = structure.cardinalities[A]
+    scopes = [tuple(pos[v] for v in structure.scopes[c]) for c in touching]
+    scopes.append(tuple(pos[v] for v in rest))
+    aux = FactorGraph(card, scopes, [np.zeros(tuple(card[list(s)])) for s in scopes])
+    size = sum(t.size for t in aux.log_tables)
+    X = all_states(card)
+    p_emp = np.zeros(len(X))
+    code = {tuple(r): i for i, r in enumerate(X)}
+    for r in data[:, A]:
+        p_emp[code[tuple(r)]] += 1 / len(data)
+
+    def negll(th):
+        lw = _with_tables(aux, th).log_weight(X)
+        return np.logaddexp.reduce(lw) - p_emp @ lw
+
+    res = scipy.optimize.minimize(negll, np.zeros(size), method="BFGS",
+                                  options={"gtol": 1e-10})
+    V = potentials.factor_graph_potentials(_with_tables(aux, res.x))
+    owners = potentials.clique_owners(structure.scopes)
+    return {B: V[tuple(pos[v] for v in B)] for B, owner in owners.items() if owner == k}
+
+
+def test_lap_equals_the_literal_auxiliary_mrf_fit(small):
+    model, data = small
+    fit = learning.fit(data, model, "lap")
+    assert fit.converged
+    got = potentials.factor_graph_potentials(fit.model)
+    owners = potentials.clique_owners(model.scopes)
+    for k in sorted(set(owners.values())):
+        for B, V in _literal_lap(model, data, k).items():
+            np.testing.assert_allclose(got[B], V, atol=2e-5)
+
+
+def test_lap_in_parallel_is_bit_identical(small):
+    model, data = small
+    a = learning.fit(data, model, "lap").model
+    b = learning.fit(data, model, "lap", n_jobs=2).model
+    assert a == b
+
+
+# ---------------------------------------------------------------------- Ising bridge
+@pytest.fixture(scope="module")
+def ising():
+    edges = graphs.square_grid(3, 3)
+    bm = BoltzmannMachine.random(edges, 9, bias_scale=0.3, coupling_scale=0.4, rng=2)
+    x = exact.sample(bm, 3000, 5)
+    return edges, bm, x, ((x + 1) // 2).astype(np.int64)
+
+
+@pytest.mark.parametrize("method, spin_kw, fg_kw", [
+    ("mle", {}, {"tol": 1e-11}),
+    ("mple", {"solver": "lbfgs", "tol": 1e-11}, {"tol": 1e-11}),
+    ("lap", {}, {"gauge": "zero-sum"}),
+])
+def test_ising_data_give_the_estimates_of_the_spin_learners(ising, method, spin_kw, fg_kw):
+    edges, bm, x, x01 = ising
+    spin = learning.fit(x, edges, method, **spin_kw).model
+    fg = learning.fit(x01, FactorGraph.from_boltzmann(bm), method, **fg_kw).model
+    assert _max_diff(potentials.normalize(FactorGraph.from_boltzmann(spin)), fg) < 1e-8
+
+
+def test_lap_gauges_differ_at_finite_n_but_both_are_lap(ising):
+    """Reference-state LAP takes a bias's whole normalized potential from Q = {i}; the
+    ±1 (zero-sum) LAP takes part of it from the edges' fits: different, both consistent."""
+    edges, bm, x, x01 = ising
+    st = FactorGraph.from_boltzmann(bm)
+    ref = learning.fit(x01, st, "lap").model
+    zs = learning.fit(x01, st, "lap", gauge="zero-sum").model
+    truth = potentials.normalize(st)
+    assert 1e-6 < _max_diff(ref, zs) < 0.2
+    assert _max_diff(ref, truth) < 0.3 and _max_diff(zs, truth) < 0.3
+
+
+# ------------------------------------------------------------------- consistency in N
+def _errors(truth, sizes, seed):
+    errs = {m: [] for m in factor_learning.METHODS}
+    target = potentials.normalize(truth)
+    for N in sizes:
+        data = _sample(truth, N, seed)
+        for m in errs:
+            fit = learning.fit(data, truth, m, l2=1e-6) if m == "lap" else \
+                learning.fit(data, truth, m)
+            errs[m].append(np.mean(np.concatenate(
+                [np.abs(a - b).ravel() for a, b in zip(fit.model.log_tables,
+                                                       target.log_tables)])))
+    return errs
+
+
+@pytest.mark.parametrize("truth", [
+    factor_models.potts_lattice(3, 3, 3, coupling=0.4, rng=3),
+    factor_models.triangle_lattice(3, 3, 2, scale=0.6, rng=3),
+], ids=["potts-3x3-q3", "triangles-3x3"])
+def test_estimation_error_shrinks_as_n_grows(truth):
+    errs = _errors(truth, (500, 5_000, 50_000), seed=11)
+    for m, e in errs.items():
+        assert e[2] < e[1] < e[0], (m, e)
+        assert e[2] < 0.5 * e[0], (m, e)
+
+
+# ------------------------------------------------------------------- generators, input
+def test_generators_shapes():
+    p = factor_models.potts_lattice(3, 4, 4, rng=0)
+    assert p.n == 12 and p.n_factors == 12 + len(graphs.square_grid(3, 4))
+    assert all(t.shape == (4,) * len(s) for s, t in zip(p.scopes, p.log_tables))
+    t = factor_models.triangle_lattice(3, 3, 3, rng=0)
+    assert t.n_factors == 9 + 8 and t.log_tables[-1].shape == (3, 3, 3)
+    assert factor_models.potts_lattice(3, 4, 4, rng=0) == p
+
+
+def test_gibbs_matches_the_exact_factor_marginals():
+    model = factor_models.potts_lattice(2, 2, 3, coupling=0.5, rng=1)
+    x = factor_models.gibbs(model, 20_000, sweeps=30, rng=2)
+    assert np.array_equal(x, factor_models.gibbs(model, 20_000, sweeps=30, rng=2))
+    ref = factor_models.gibbs_numpy(model, 20_000, sweeps=30, rng=2)
+    assert np.mean(x != ref) < 1e-4  # the same draws (exp may differ in the last bit)
+    got = factor_learning.data_factor_marginals(model, x)
+    for g, w in zip(got, _factor_marginals(model)):
+        np.testing.assert_allclose(g, w, atol=0.02)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros((5, 3), dtype=np.int64), r"data must have shape \(N, 4\)"),
+    (np.full((5, 4), 0.5), "data must contain integer"),
+    (np.full((5, 4), 2), r"data\[0, 1\] = 2 is outside"),
+    (np.zeros(4, dtype=np.int64), "data must have shape"),
+    (np.zeros((0, 4), dtype=np.int64), "at least one sample"),
+])
+def test_bad_data_is_refused(small, bad, match):
+    model, _ = small
+    with pytest.raises(ValueError, match=match):
+        learning.fit(bad, model, "mple")
+
+
+def test_bad_options_are_refused(small):
+    model, data = small
+    with pytest.raises(ValueError, match="method"):
+        learning.fit(data, model, "cd")
+    with pytest.raises(ValueError, match="Boltzmann machines only"):
+        learning.fit(data, model, "mle", bias=False)
+    with pytest.raises(ValueError, match="unknown options"):
+        learning.fit(data, model, "mle", gauge="zero-sum")
+    with pytest.raises(ValueError, match="gauge"):
+        learning.fit(data, model, "lap", gauge="mean")
+    with pytest.raises(ValueError, match="init"):
+        learning.fit(data, model, "mple", init=FactorGraph([2], [(0,)], [[0.0, 0.0]]))
+
+
+def test_init_at_the_optimum_stops_at_once(small):
+    model, data = small
+    first = learning.fit(data, model, "mple", tol=1e-9)
+    again = learning.fit(data, model, "mple", tol=1e-6, init=first.model)
+    assert again.n_steps <= 1 and _max_diff(first.model, again.model) < 1e-6
+    assert first.history.shape[0] == first.params.shape[0]
+    assert math.isfinite(first.seconds)
