@@ -1139,3 +1139,30 @@ def test_state_counts_past_float64_are_refused_in_words(call):
     with pytest.raises(ValueError, match=r"about 10\^40\d") as err:
         call()
     assert len(str(err.value)) < 400, err.value
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: factor_models.potts_lattice(2, 2, 3, coupling=1e308), "coupling"),
+    (lambda: factor_models.potts_lattice(2, 2, 3, field_scale=1e308), "field_scale"),
+    (lambda: factor_models.triangle_lattice(2, 2, 2, scale=1e308), "scale"),
+], ids=["potts-coupling", "potts-field", "triangle-scale"])
+def test_model_generators_refuse_scales_that_overflow(call, name):
+    """1e308 overflowed rng.uniform itself (a bare OverflowError); now refused by name."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("gibbs", ["gibbs", "gibbs_numpy"])
+def test_gibbs_never_returns_states_of_zero_weight(gibbs):
+    """A model with Z = 0 has no distribution: the chains cannot end in its support, and
+    are refused instead of returned as samples; hard constraints with support are fine."""
+    sampler = getattr(factor_models, gibbs)
+    dead = FactorGraph([2, 2], [(0, 1)], [np.full((2, 2), -np.inf)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="model: 3 of 3 Gibbs chains ended in a state of "
+                                             "zero weight"):
+            sampler(dead, 3, sweeps=2, rng=0)
+    hard = FactorGraph([2, 2], [(0, 1)], [np.array([[0.0, -np.inf], [-np.inf, 0.0]])])
+    x = sampler(hard, 50, sweeps=3, rng=0)
+    assert np.all(x[:, 0] == x[:, 1])
