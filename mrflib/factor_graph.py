@@ -338,5 +338,7 @@ def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
         if not 0 <= x < cardinalities[v]:
             raise ValueError(f"evidence sets variable {v} to {x}, outside "
                              f"0..{cardinalities[v] - 1}")
+        if v in out:  # a mapping whose keys are distinct objects but the same integer
+            raise ValueError(f"evidence names variable {v} twice")
         out[v] = x
     return out

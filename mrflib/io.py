@@ -17,7 +17,8 @@ several evidence samples are refused.
 
 Answer files, UAI 2014 form, one per task (:data:`TASKS`): ``PR`` then ``log10 Z`` of the
 model given the evidence; ``MAR`` then the number of variables and, for each, its
-cardinality and its marginal probabilities; ``MPE`` then the number of variables and the
+cardinality and its marginal probabilities (each summing to 1 within
+:data:`MAR_SUM_TOLERANCE`); ``MPE`` then the number of variables and the
 most probable state of each.
 
 The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
@@ -55,6 +56,7 @@ from ._validation import available_memory, check_path, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = [
+    "MAR_SUM_TOLERANCE",
     "TASKS",
     "Answer",
     "format_answer",
@@ -70,6 +72,9 @@ __all__ = [
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")
+#: A marginal of a ``MAR`` answer must sum to 1 within this (the competition's reference
+#: answers print six digits and sum to 1 within about 1.5e-6).
+MAR_SUM_TOLERANCE = 1e-3
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
@@ -464,6 +469,8 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
                        and a >= 0 for a in (v, x)):
                 raise ValueError("evidence must map integer variables >= 0 to integer values "
                                  f">= 0, got {v!r}: {x!r}")
+            if int(v) in ev:
+                raise ValueError(f"evidence names variable {int(v)} twice")
             ev[int(v)] = int(x)
     pairs = " ".join(f"{v} {x}" for v, x in sorted(ev.items()))
     _write_text(path, f"{len(ev)} {pairs}".rstrip() + "\n")
@@ -514,6 +521,9 @@ def format_answer(task: str, value: Any) -> str:
         if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any():
             raise ValueError(f"value[{i}] must be a non-empty 1-d array of probabilities "
                              f"(finite, >= 0), got {p!r}")
+        if abs(p.sum() - 1.0) > MAR_SUM_TOLERANCE:
+            raise ValueError(f"value[{i}] must be a distribution (summing to 1 within "
+                             f"{MAR_SUM_TOLERANCE:g}), got a sum of {float(p.sum())!r}")
         parts.append(" ".join(map(repr, (len(p), *p.tolist()))))
     return "MAR\n" + " ".join(parts) + "\n"
 
@@ -566,8 +576,13 @@ def read_answer(path: PathLike) -> Answer:
         for i in range(n):
             c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
             tok.need(c, f"the {c} probabilities of variable {i}")
+            start = tok.pos
             value.append(np.array([_number(tok, f"a probability of variable {i} "
                                                 "(a finite number >= 0)") for _ in range(c)]))
+            if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
+                raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
+                                f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
+                                f"{float(value[-1].sum())!r})")
     tok.end(f"the {task} answer")
     return Answer(task, value)
 

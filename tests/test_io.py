@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -579,3 +580,43 @@ def test_a_gzip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
     finally:
         tracemalloc.stop()
     assert peak < 80 * 2**20
+
+
+@pytest.mark.parametrize("text, message", [
+    ("MAR 1 2 0.5 0.7", r"line 1, token '0.5'.*2 probabilities of variable 0 to sum to 1"),
+    ("MAR 2 1 1.0 2 0 0", r"token '0'.*probabilities of variable 1 to sum to 1.*sum to 0"),
+])
+def test_marginals_that_are_not_distributions_are_refused(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        io.read_answer(write(tmp_path, text, "a.MAR"))
+    with pytest.raises(ValueError, match=r"value\[\d\] must be a distribution"):
+        io.format_answer("MAR", [[0.5, 0.7]] if "0.7" in text else [[1.0], [0.0, 0.0]])
+
+
+class PairMapping(Mapping):
+    """A mapping whose keys are distinct objects that are the same integer."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __getitem__(self, key):
+        return dict(self.pairs)[key]
+
+    def __iter__(self):
+        return iter(k for k, _ in self.pairs)
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def items(self):
+        return list(self.pairs)
+
+
+def test_evidence_naming_a_variable_twice_is_refused(tmp_path):
+    model = io.read_uai(write(tmp_path, MODEL))
+    twice = PairMapping([(0, 1), (np.int64(0), 0)])
+    with pytest.raises(ValueError, match="evidence names variable 0 twice"):
+        model.condition(twice)
+    for m in (model, None):
+        with pytest.raises(ValueError, match="evidence names variable 0 twice"):
+            io.write_evidence(tmp_path / "e.evid", twice, m)
