@@ -620,3 +620,36 @@ def test_evidence_naming_a_variable_twice_is_refused(tmp_path):
     for m in (model, None):
         with pytest.raises(ValueError, match="evidence names variable 0 twice"):
             io.write_evidence(tmp_path / "e.evid", twice, m)
+
+
+def _lattice_text(side: int, q: int) -> str:
+    from mrflib import graphs
+
+    edges = graphs.square_grid(side, side).tolist()
+    table = " ".join(["1"] * (q * q))
+    return "\n".join(["MARKOV", str(side * side), " ".join([str(q)] * side * side),
+                      str(len(edges)), *(f"2 {i} {j}" for i, j in edges),
+                      *(f"{q * q} {table}" for _ in edges)])
+
+
+@pytest.mark.parametrize("kind", ["binary", "latin-1", "cut gzip", "folder", "too large",
+                                  "empty"])
+def test_cli_refuses_hostile_models_in_one_line(tmp_path, capsys, kind):
+    path = tmp_path / "m.uai"
+    if kind == "binary":
+        path.write_bytes(bytes(range(256)) * 4)
+    elif kind == "latin-1":
+        path.write_bytes("MARKOV 1 2 0 é".encode("latin-1"))
+    elif kind == "cut gzip":
+        path.write_bytes(gzip.compress(MODEL.encode())[:-12])
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "too large":  # a 30 x 30 lattice of 10 states: treewidth 30
+        path.write_text(_lattice_text(30, 10))
+    else:
+        path.write_text("")
+    for task in ("PR", "MAR", "MPE"):
+        assert solve_main([str(path), "--task", task, "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("mrflib solve: error:"), err
+        assert "Traceback" not in err and (str(path) in err or "treewidth" in err), err
