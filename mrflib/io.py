@@ -64,6 +64,7 @@ __all__ = [
     "read_answer",
     "read_evidence",
     "read_uai",
+    "require_answer_memory",
     "to_pgmpy",
     "write_answer",
     "write_evidence",
@@ -492,6 +493,18 @@ def _check_task(task: Any) -> str:
     return task
 
 
+#: Bytes an answer's number costs while its text is built (the ``repr`` string, its list
+#: slot and its share of the joined text), for the memory check of ``MAR`` answers.
+_ANSWER_ENTRY_BYTES = 160
+
+
+def require_answer_memory(n_numbers: int) -> None:
+    """Refuse, before anything is formatted, a ``MAR`` answer of ``n_numbers``
+    probabilities whose text would not fit in memory (a variable of 10^9 states)."""
+    require_memory(_ANSWER_ENTRY_BYTES * n_numbers,
+                   f"the text of a MAR answer of {n_numbers} probabilities")
+
+
 def format_answer(task: str, value: Any) -> str:
     """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
     task = _check_task(task)
@@ -512,6 +525,7 @@ def format_answer(task: str, value: Any) -> str:
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
+    require_answer_memory(sum(np.size(p) for p in value))
     parts = [str(len(value))]
     for i, p in enumerate(value):
         try:

@@ -653,3 +653,23 @@ def test_cli_refuses_hostile_models_in_one_line(tmp_path, capsys, kind):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("mrflib solve: error:"), err
         assert "Traceback" not in err and (str(path) in err or "treewidth" in err), err
+
+
+def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
+    """A variable of 10^9 states in no factor: log Z is easy, but its MAR answer would be
+    ~10^11 bytes of text; refused before the marginals are computed, and the estimate
+    covers the measured peak of formatting a million probabilities."""
+    path = write(tmp_path, "MARKOV 1 1000000000 0")
+    assert solve_main([str(path), "--task", "PR", "-q"]) == 0
+    capsys.readouterr()
+    assert solve_main([str(path), "--task", "MAR", "-q"]) == 1
+    assert "the text of a MAR answer of 1000000000 probabilities would need" in \
+        capsys.readouterr().err
+    p = np.random.default_rng(0).dirichlet(np.ones(10**6))
+    tracemalloc.start()
+    try:
+        io.format_answer("MAR", [p])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= io._ANSWER_ENTRY_BYTES * p.size
