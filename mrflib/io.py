@@ -64,7 +64,6 @@ __all__ = [
     "read_answer",
     "read_evidence",
     "read_uai",
-    "require_answer_memory",
     "to_pgmpy",
     "write_answer",
     "write_evidence",
@@ -498,7 +497,7 @@ def _check_task(task: Any) -> str:
 _ANSWER_ENTRY_BYTES = 160
 
 
-def require_answer_memory(n_numbers: int) -> None:
+def _require_answer_memory(n_numbers: int) -> None:
     """Refuse, before anything is formatted, a ``MAR`` answer of ``n_numbers``
     probabilities whose text would not fit in memory (a variable of 10^9 states)."""
     require_memory(_ANSWER_ENTRY_BYTES * n_numbers,
@@ -525,7 +524,7 @@ def format_answer(task: str, value: Any) -> str:
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
-    require_answer_memory(sum(np.size(p) for p in value))
+    _require_answer_memory(sum(np.size(p) for p in value))
     parts = [str(len(value))]
     for i, p in enumerate(value):
         try:

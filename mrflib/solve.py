@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> None:
     say(f"read: {model.n} variables, {model.n_factors} factors, "
         f"{format_bytes(model.table_bytes())} of tables; planning...")
     if args.task == "MAR":  # the answer's text, before the marginals are computed
-        io.require_answer_memory(int(model.cardinalities.sum()))
+        io._require_answer_memory(int(model.cardinalities.sum()))
     say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
     value = solve(model, args.task)
     say(f"solved {args.task}" + (f": log10 Z = {value!r}" if args.task == "PR" else ""))
