@@ -303,7 +303,7 @@ def _point_mass(card: int, value: int) -> np.ndarray:
 
 def marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass)."""
-    card = model.cardinalities
+    card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
     jt, beliefs = _calibrated(model)
