@@ -34,8 +34,17 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically and durably (temp file, fsync, os.replace)."""
+    """Write ``data`` to ``path`` atomically and durably (temp file, fsync, os.replace).
+
+    Only a regular file (or a new name) is replaced: a directory, a device such as
+    ``/dev/full`` or a named pipe at ``path`` is refused (``ValueError``), since renaming
+    over it would replace the special file itself (as root, even in ``/dev``).
+    """
     path = Path(path)
+    if os.fspath(path) in ("", ".") or (path.exists() and not path.is_file()):
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise ValueError(f"{os.fspath(path)!r} is {kind}: only a regular file is replaced "
+                         "by an atomic write")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

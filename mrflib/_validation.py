@@ -7,6 +7,7 @@ was expected, so that bad input fails at the boundary, never deep in a kernel.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "check_real",
     "check_spins",
     "format_bytes",
+    "format_count",
     "integer_values",
     "is_choice",
     "memory_requests",
@@ -134,13 +136,17 @@ def check_array(
     if type(a) is np.ndarray and a.dtype == dtype:  # the common case, already converted
         arr = a
     else:
-        if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            raise ValueError(f"{name} must contain real numbers, got complex values")
         try:
+            if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
+                raise ValueError(f"{name} must contain real numbers, got complex values")
             arr = np.asarray(a, dtype=dtype)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError) as err:
+            if str(err).startswith(name):
+                raise
+            # a ragged nesting, a non-number: numpy's own message would not name the argument
             raise ValueError(f"{name} must be an array of numbers, got {type(a).__name__}"
-                             ) from None
+                             + (" of uneven nesting (a ragged list)"
+                                if "inhomogeneous" in str(err) else "")) from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None:
@@ -185,6 +191,12 @@ def integer_values(arr: np.ndarray, what: str, *, allow_bool: bool = False) -> n
             raise ValueError(what)
     elif not (kind in "iu" or (allow_bool and kind == "b")):
         raise ValueError(f"{what}, got dtype {arr.dtype}")
+    # range-checked in the input's own dtype: a uint64 >= 2^63 or a float 1e300 would wrap
+    if kind in "uf" and arr.size:
+        top = np.uint64(2**63 - 1) if kind == "u" else 2.0**63  # float: 2^63 is past the end
+        out = (arr > top) if kind == "u" else ((arr >= top) | (arr < -top))
+        if out.any():
+            raise ValueError(f"{what}, got {arr[out].flat[0]} (beyond the int64 range)")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -369,8 +381,18 @@ def available_memory() -> int:
     return min(found) if found else 8 * 2**30
 
 
+def format_count(count: int) -> str:
+    """An integer as text, ``'about 10^400'`` beyond 15 digits (counts of joint states)."""
+    count = int(count)
+    digits = len(str(abs(count)))
+    return str(count) if digits <= 15 else f"about {'-' if count < 0 else ''}10^{digits - 1}"
+
+
 def format_bytes(nbytes: float) -> str:
-    """Human-readable byte count, e.g. ``'8.0 GiB'``."""
+    """Human-readable byte count, e.g. ``'8.0 GiB'``; an ``int`` of any size (a count of
+    joint states can pass float64's range: ``'about 10^400 B'``)."""
+    if isinstance(nbytes, (int, np.integer)) and abs(int(nbytes)) >= 2**80:
+        return f"{format_count(nbytes)} B"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if abs(nbytes) < 1024 or unit == "EiB":
             return f"{nbytes:.1f} {unit}"
@@ -397,9 +419,10 @@ def require_memory(nbytes: float, what: str, limit: float | None = None) -> None
     """Refuse, before allocating, work that needs more memory than is available.
 
     Raises ``ValueError`` stating how much ``what`` would need and how much there is.
+    ``nbytes`` may be an ``int`` beyond float64's range (compared exactly).
     """
     for log in _REQUEST_LOGS:
-        log.append((what, float(nbytes)))
+        log.append((what, float(nbytes) if nbytes < 2**1023 else math.inf))
     have = available_memory() if limit is None else limit
     if nbytes > have:
         raise ValueError(

@@ -303,8 +303,10 @@ def _point_mass(card: int, value: int) -> np.ndarray:
 
 def marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass)."""
+    card = check_instance(model, FactorGraph, "model").cardinalities
+    require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
+                   f"({sum(card.tolist())} states in all)")
     jt, beliefs = _calibrated(model)
-    card = model.cardinalities
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)

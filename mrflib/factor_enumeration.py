@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from ._factor_ops import expand, logsumexp
-from ._validation import as_rng, check_instance, check_positive, require_memory
+from ._validation import (
+    as_rng,
+    check_instance,
+    check_positive,
+    format_count,
+    require_memory,
+)
 from .factor_graph import FactorGraph
 
 __all__ = ["joint_log_table", "log_partition", "marginals", "factor_marginals",
@@ -28,7 +34,7 @@ def joint_log_table(model: FactorGraph) -> np.ndarray:
         raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     shape = tuple(int(c) for c in model.cardinalities)
     total = math.prod(shape)
-    require_memory(24.0 * total, f"enumeration of the {total} states of {model!r}")
+    require_memory(24 * total, f"enumeration of the {format_count(total)} states of {model!r}")
     out = np.zeros(shape)
     target = range(model.n)
     for s, t in zip(model.scopes, model.log_tables):

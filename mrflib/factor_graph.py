@@ -23,14 +23,39 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, format_bytes, integer_values, require_memory
+from ._validation import (
+    check_array,
+    format_bytes,
+    format_count,
+    integer_values,
+    require_memory,
+)
 from .model import BoltzmannMachine
 
-__all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES"]
+__all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
 #: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
 #: are refused by size before anything is allocated.
 MAX_TABLE_ENTRIES = 2**40
+#: The largest ``|log-weight|`` of the factors may add up to at most this: then every
+#: state's log-weight, ``log Z`` and their differences are finite float64 numbers (1e308
+#: in two factors would sum to ``inf`` and give ``log Z = inf``, marginals NaN).
+MAX_LOG_WEIGHT = 1e300
+
+
+def _check_magnitude(tables: Sequence[np.ndarray], name: str = "log_tables") -> None:
+    """Refuse tables whose largest finite ``|log-weight|`` add up past :data:`MAX_LOG_WEIGHT`."""
+    total = 0.0
+    for t in tables:
+        if t.size:
+            fin = np.isfinite(t)
+            top = np.max(np.abs(t), where=fin, initial=0.0)
+            total += float(top)
+    if not total <= MAX_LOG_WEIGHT:
+        shown = f"{total:.3g}" if math.isfinite(total) else "more than 1.8e308"
+        raise ValueError(f"{name}: the largest |log-weight| of the factors add up to "
+                         f"{shown}, beyond {MAX_LOG_WEIGHT:g}: the model's log-weights and "
+                         "log Z would overflow float64 (subtract a constant from each table)")
 
 
 def _check_cardinalities(cardinalities: Any) -> np.ndarray:
@@ -71,8 +96,9 @@ def _check_table(table: Any, k: int, shape: tuple[int, ...]) -> np.ndarray:
     where = f"log_tables[{k}]"
     entries = math.prod(shape)
     if entries > MAX_TABLE_ENTRIES:
-        raise ValueError(f"{where} would have {entries} entries (shape {shape}): more than "
-                         f"{MAX_TABLE_ENTRIES} ({format_bytes(8.0 * entries)})")
+        axes = str(shape) if len(shape) <= 8 else f"{len(shape)} axes"
+        raise ValueError(f"{where} would have {format_count(entries)} entries ({axes}): more "
+                         f"than {MAX_TABLE_ENTRIES} ({format_bytes(8 * entries)})")
     arr = check_array(table, where, dtype=np.float64, finite=False)
     if arr.shape != shape:
         raise ValueError(f"{where} must have shape {shape} (the cardinalities of its scope, "
@@ -115,7 +141,8 @@ def all_states(cardinalities: Any) -> np.ndarray:
     """
     card = _check_cardinalities(cardinalities)
     total = math.prod(card.tolist())
-    require_memory(8.0 * total * (len(card) + 2), f"the table of all {total} joint states")
+    require_memory(8 * total * (len(card) + 2),
+                   f"the table of all {format_count(total)} joint states")
     idx = np.arange(total, dtype=np.int64)
     out = np.empty((total, len(card)), dtype=np.int64)
     for i, c in enumerate(card.tolist()):
@@ -138,7 +165,8 @@ class FactorGraph:
     log_tables : sequence of array_like
         ``log_tables[k]`` has shape ``tuple(cardinalities[v] for v in scopes[k])``, axes in
         the scope's order; natural-log weights, ``-inf`` allowed (a zero weight), NaN and
-        ``+inf`` refused.
+        ``+inf`` refused, and the tables' largest ``|log-weight|`` may add up to at most
+        :data:`MAX_LOG_WEIGHT` (so that ``log Z`` is a finite float64).
 
     Notes
     -----
@@ -163,6 +191,7 @@ class FactorGraph:
         sc = tuple(_check_scope(s, k, n) for k, s in enumerate(scopes))
         tables = tuple(_check_table(t, k, tuple(int(card[v]) for v in s))
                        for k, (s, t) in enumerate(zip(sc, log_tables)))
+        _check_magnitude(tables)
         self._set(card, sc, tables)
 
     def _set(self, card: np.ndarray, scopes: tuple, tables: tuple) -> None:
@@ -228,6 +257,9 @@ class FactorGraph:
         samples agree with the evidence.
         """
         ev = _check_evidence(evidence, self.cardinalities)
+        states = sum(int(self.cardinalities[v]) for v in ev)
+        require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
+                       f"({states} states in all)")
         scopes, tables = [], []
         for s, t in zip(self.scopes, self.log_tables):
             keep = tuple(v for v in s if v not in ev)
@@ -263,6 +295,7 @@ class FactorGraph:
         tables += [J * sign for J in bm.coupling.tolist()]
         for t in tables:
             t.flags.writeable = False
+        _check_magnitude(tables, "bm (its biases and couplings)")
         card = np.full(bm.n, 2, dtype=np.int64)
         card.flags.writeable = False
         return cls._from_checked(card, tuple(scopes), tuple(tables))
@@ -305,5 +338,7 @@ def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
         if not 0 <= x < cardinalities[v]:
             raise ValueError(f"evidence sets variable {v} to {x}, outside "
                              f"0..{cardinalities[v] - 1}")
+        if v in out:  # a mapping whose keys are distinct objects but the same integer
+            raise ValueError(f"evidence names variable {v} twice")
         out[v] = x
     return out

@@ -416,6 +416,9 @@ def _lap_setup(x, card, scopes, k):
     X[:, :, qpos] = SQ[None, :, :]
     idx = np.empty((P, S, len(terms)), dtype=np.int64)
     for t, B in enumerate(terms):
+        if not free[t]:  # a variable of one state: the potential is its reference zero
+            idx[:, :, t] = D
+            continue
         xB = X[:, :, [pos[v] for v in B]]
         ok = np.all(xB > 0, axis=2)
         flat = np.ravel_multi_index(np.moveaxis(np.maximum(xB - 1, 0), 2, 0),

@@ -16,9 +16,17 @@ import numpy as np
 from . import _factor_models_kernels as _k
 from . import graphs
 from ._validation import as_rng, check_positive, check_real, require_memory
-from .factor_graph import FactorGraph, _check_states
+from .factor_graph import MAX_LOG_WEIGHT, FactorGraph, _check_states
 
 __all__ = ["potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs", "gibbs_numpy"]
+
+
+def _check_scales(total: float, names: str) -> None:
+    """Refuse scales whose tables' log-weights could add up past ``MAX_LOG_WEIGHT`` (1e308
+    would overflow ``rng.uniform`` itself) before anything is drawn."""
+    if not total <= MAX_LOG_WEIGHT:
+        raise ValueError(f"{names}: the log-weights they allow add up to {total:.3g} over the "
+                         f"lattice, beyond {MAX_LOG_WEIGHT:g} (log Z would overflow float64)")
 
 
 def potts_lattice(
@@ -42,6 +50,7 @@ def potts_lattice(
     rng = as_rng(rng)
     n = rows * cols
     edges = graphs.square_grid(rows, cols)
+    _check_scales(n * field_scale + len(edges) * 2.0 * abs(coupling), "coupling and field_scale")
     require_memory(8.0 * (n * q + len(edges) * q * q), f"the tables of a Potts lattice of "
                    f"rows x cols = {rows} x {cols} variables with q = {q} states")
     fields = rng.uniform(-field_scale, field_scale, (n, q))
@@ -90,6 +99,7 @@ def triangle_lattice(
     rng = as_rng(rng)
     tri = triangle_cliques(rows, cols)
     n = rows * cols
+    _check_scales(n * field_scale + len(tri) * scale, "scale and field_scale")
     require_memory(8.0 * (n * q + len(tri) * q**3), f"the tables of a triangle lattice of "
                    f"rows x cols = {rows} x {cols} variables with q = {q} states")
     scopes = [(i,) for i in range(n)] + tri
@@ -133,6 +143,20 @@ def _start(model, n_samples, sweeps, rng, init):
     return x, sweeps, rng
 
 
+def _in_support(model: FactorGraph, x: np.ndarray) -> np.ndarray:
+    """``x``, if every chain ended in a state of positive weight; else a ``ValueError``
+    (a conditional with every state at zero weight: ``Z = 0``, or an impossible ``init``
+    the chain cannot leave), never zero-weight states returned as samples."""
+    with np.errstate(invalid="ignore"):
+        stuck = np.flatnonzero(model.log_weight(x) == -np.inf) if len(x) else []
+    if len(stuck):
+        raise ValueError(f"model: {len(stuck)} of {len(x)} Gibbs chains ended in a state of "
+                         f"zero weight (chain {int(stuck[0])}: {x[stuck[0]].tolist()}); every "
+                         "state they reached had a conditional without a state of positive "
+                         "weight (Z = 0, or an init the chains cannot leave)")
+    return x
+
+
 def gibbs(
     model: FactorGraph, n_samples: int, *, sweeps: int = 100, rng: Any = 0,
     init: Any = None,
@@ -152,7 +176,7 @@ def gibbs(
     for _ in range(sweeps):
         u = rng.random((model.n, n_samples))
         _k.gibbs_sweep(x, u, plan[0], *plan[1:], card)
-    return x
+    return _in_support(model, x)
 
 
 def gibbs_numpy(
@@ -177,4 +201,4 @@ def gibbs_numpy(
                                  + stride * np.arange(c)[None, :]]
             cdf = np.cumsum(np.exp(score - score.max(axis=1, keepdims=True)), axis=1)
             x[:, i] = np.minimum((cdf < (u[i] * cdf[:, -1])[:, None]).sum(axis=1), c - 1)
-    return x
+    return _in_support(model, x)

@@ -17,8 +17,15 @@ several evidence samples are refused.
 
 Answer files, UAI 2014 form, one per task (:data:`TASKS`): ``PR`` then ``log10 Z`` of the
 model given the evidence; ``MAR`` then the number of variables and, for each, its
-cardinality and its marginal probabilities; ``MPE`` then the number of variables and the
+cardinality and its marginal probabilities (each summing to 1 within
+:data:`MAR_SUM_TOLERANCE`); ``MPE`` then the number of variables and the
 most probable state of each.
+
+The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
+refused where a number or keyword is expected (naming its line). Tokens are separated by
+any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
+are decimal numbers (``1e-3``, not ``1_000`` or hexadecimal); a positive entry too small for
+float64 is refused rather than read as a zero weight.
 
 Every reader takes a plain or gzip-compressed file (recognised by its first bytes, whatever
 its name) and refuses a malformed one with a ``ValueError`` naming the file, the place in it
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import io as io_module
 import math
 import os
 import re
@@ -49,6 +57,7 @@ from ._validation import available_memory, check_path, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = [
+    "MAR_SUM_TOLERANCE",
     "TASKS",
     "Answer",
     "format_answer",
@@ -64,6 +73,9 @@ __all__ = [
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")
+#: A marginal of a ``MAR`` answer must sum to 1 within this (the competition's reference
+#: answers print six digits and sum to 1 within about 1.5e-6).
+MAR_SUM_TOLERANCE = 1e-3
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
@@ -85,19 +97,34 @@ def _read_text(path: PathLike, what: str = "path") -> str:
     except OSError as err:  # a folder, no permission, an I/O error
         raise ValueError(f"{what} {name!r} cannot be read: {err.strerror or err}") from None
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise ValueError(f"{name}: not a readable gzip file ({err})") from None
+        data = _gunzip(data, name)
     # Splitting makes one str object per token: refuse before that if it cannot fit.
     blanks = sum(data.count(c) for c in (b" ", b"\n", b"\t", b"\r"))
     require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
                    f"{name}: the tokens of its {len(data)} bytes")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark some editors write is skipped
     except UnicodeDecodeError as err:
         raise ValueError(f"{name}: byte {err.start} is not text (UTF-8 or ASCII expected)"
                          ) from None
+
+
+def _gunzip(data: bytes, name: str, chunk: int = 2**24) -> bytes:
+    """Decompress in chunks, refusing (through :func:`require_memory`) as soon as the text
+    read so far, with its tokens, could not fit: a small file that inflates to gigabytes
+    (a gzip bomb) is refused before it is held in memory."""
+    have = available_memory()
+    parts, total = [], 0
+    try:
+        with gzip.GzipFile(fileobj=io_module.BytesIO(data)) as fh:
+            while part := fh.read(chunk):
+                parts.append(part)
+                total += len(part)
+                require_memory(4.0 * total, f"{name}: its text, more than {total} bytes once "
+                               "decompressed, with its tokens", limit=have)
+    except (OSError, EOFError, zlib.error) as err:
+        raise ValueError(f"{name}: not a readable gzip file ({err})") from None
+    return b"".join(parts)
 
 
 class _Tokens:
@@ -225,12 +252,32 @@ def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
     ok = np.isfinite(vals) & (vals >= 0)  # the count tokens in between are >= 0 anyway
     if not ok.all():
         raise _entry_error(tok, starts, first + int(np.flatnonzero(~ok)[0]))
+    _check_entry_text(tok, starts, first, vals)
     with np.errstate(divide="ignore"):
         logs = np.log(vals)
     logs.flags.writeable = False  # the tables are read-only views of this one array
     return tuple(logs[s - first:s - first + math.prod(card[v] for v in scope)]
                  .reshape(tuple(card[v] for v in scope))
                  for s, scope in zip(starts, scopes))
+
+
+def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
+    """Refuse what numpy reads but the format does not mean: ``1_000`` (Python's digit
+    separators) and a positive weight below float64's range (``1e-400``), which would
+    silently become a zero weight, a hard constraint."""
+    if "_" in tok.text:
+        bad = next((i for i in range(first, len(tok.tokens)) if "_" in tok.tokens[i]), None)
+        if bad is not None:
+            raise _entry_error(tok, starts, bad)
+    zeros = np.flatnonzero(vals == 0)
+    tiny = {t for t in {tok.tokens[first + i] for i in zeros.tolist()}
+            if any(c in "123456789" for c in t.lower().split("e")[0])}
+    if tiny:
+        bad = first + next(i for i in zeros.tolist() if tok.tokens[first + i] in tiny)
+        k = bisect.bisect_right(starts, bad) - 1
+        raise ValueError(f"{tok.name}: factor {k}'s table, entry {bad - starts[k]} "
+                         f"({tok.place(bad)}): a positive weight below float64's range "
+                         "(about 4.9e-324) would be read as a zero weight; rescale the table")
 
 
 def _is_float(token: str) -> bool:
@@ -332,7 +379,13 @@ def _write_text(path: PathLike, text: str) -> None:
     data = text.encode("ascii")
     if os.fspath(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
-    atomic_write(Path(path), data)
+    try:
+        atomic_write(Path(path), data)
+    except ValueError as err:
+        raise ValueError(f"path {err}") from None
+    except OSError as err:  # no such folder, no permission, a full disk
+        raise ValueError(f"path {os.fspath(path)!r} cannot be written: "
+                         f"{err.strerror or err}") from None
 
 
 def write_uai(model: FactorGraph, path: PathLike) -> None:
@@ -417,6 +470,8 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
                        and a >= 0 for a in (v, x)):
                 raise ValueError("evidence must map integer variables >= 0 to integer values "
                                  f">= 0, got {v!r}: {x!r}")
+            if int(v) in ev:
+                raise ValueError(f"evidence names variable {int(v)} twice")
             ev[int(v)] = int(x)
     pairs = " ".join(f"{v} {x}" for v, x in sorted(ev.items()))
     _write_text(path, f"{len(ev)} {pairs}".rstrip() + "\n")
@@ -436,6 +491,18 @@ def _check_task(task: Any) -> str:
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return task
+
+
+#: Bytes an answer's number costs while its text is built (the ``repr`` string, its list
+#: slot and its share of the joined text), for the memory check of ``MAR`` answers.
+_ANSWER_ENTRY_BYTES = 160
+
+
+def _require_answer_memory(n_numbers: int) -> None:
+    """Refuse, before anything is formatted, a ``MAR`` answer of ``n_numbers``
+    probabilities whose text would not fit in memory (a variable of 10^9 states)."""
+    require_memory(_ANSWER_ENTRY_BYTES * n_numbers,
+                   f"the text of a MAR answer of {n_numbers} probabilities")
 
 
 def format_answer(task: str, value: Any) -> str:
@@ -458,6 +525,7 @@ def format_answer(task: str, value: Any) -> str:
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
+    _require_answer_memory(sum(np.size(p) for p in value))
     parts = [str(len(value))]
     for i, p in enumerate(value):
         try:
@@ -467,6 +535,9 @@ def format_answer(task: str, value: Any) -> str:
         if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any():
             raise ValueError(f"value[{i}] must be a non-empty 1-d array of probabilities "
                              f"(finite, >= 0), got {p!r}")
+        if abs(p.sum() - 1.0) > MAR_SUM_TOLERANCE:
+            raise ValueError(f"value[{i}] must be a distribution (summing to 1 within "
+                             f"{MAR_SUM_TOLERANCE:g}), got a sum of {float(p.sum())!r}")
         parts.append(" ".join(map(repr, (len(p), *p.tolist()))))
     return "MAR\n" + " ".join(parts) + "\n"
 
@@ -519,8 +590,13 @@ def read_answer(path: PathLike) -> Answer:
         for i in range(n):
             c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
             tok.need(c, f"the {c} probabilities of variable {i}")
+            start = tok.pos
             value.append(np.array([_number(tok, f"a probability of variable {i} "
                                                 "(a finite number >= 0)") for _ in range(c)]))
+            if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
+                raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
+                                f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
+                                f"{float(value[-1].sum())!r})")
     tok.end(f"the {task} answer")
     return Answer(task, value)
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
+import warnings
+from pathlib import Path
 from typing import Any
 
 from ._validation import format_bytes
@@ -91,14 +94,31 @@ def _describe_plan(plan: Any) -> str:
     return ", ".join(parts) or "planned"
 
 
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that cannot be written before any work is done."""
+    if out == "-":
+        return
+    path = Path(out)
+    if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
+                         "a file to write, or '-' for standard output")
+    folder = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
+                         "writable folder")
+
+
 def _run(args: argparse.Namespace) -> None:
     from . import exact, io
 
+    _check_out(args.out)
     say = _Progress(args.quiet)
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     say(f"read: {model.n} variables, {model.n_factors} factors, "
         f"{format_bytes(model.table_bytes())} of tables; planning...")
+    if args.task == "MAR":  # the answer's text, before the marginals are computed
+        io._require_answer_memory(int(model.cardinalities.sum()))
     say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
     value = solve(model, args.task)
     say(f"solved {args.task}" + (f": log10 Z = {value!r}" if args.task == "PR" else ""))
@@ -110,11 +130,18 @@ def _run(args: argparse.Namespace) -> None:
         say(f"wrote {args.out}")
 
 
+def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
+    print(f"mrflib solve: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``python -m mrflib solve ...``; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        _run(args)
+        with warnings.catch_warnings():
+            if not args.debug:  # a warning (e.g. Z = 0 given the evidence) in one line too
+                warnings.showwarning = _one_line_warning
+            _run(args)
     except (ValueError, OSError, MemoryError, ImportError) as err:
         if args.debug:
             raise

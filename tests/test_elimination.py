@@ -166,6 +166,33 @@ def test_extreme_log_partition():
             np.testing.assert_allclose(m, 1 / 3, atol=1e-12)
 
 
+@pytest.mark.parametrize("tables", [
+    [np.array([1e308, 1e308]), np.array([1e308, 1e308])],  # the sum overflows to +inf
+    [np.array([-1e308, -1e308]), np.array([-1e308, -1e308])],  # to -inf: a false Z = 0
+    [np.array([1e300, 0.0]), np.array([-np.inf, 2e300])],
+])
+def test_log_weights_whose_sums_overflow_are_refused(tables):
+    """Log-weights of 1e308 would give log Z = +inf, NaN marginals or a false Z = 0: the
+    model is refused at construction, naming log_tables and the bound."""
+    with pytest.raises(ValueError, match=r"log_tables: the largest \|log-weight\|.*1e\+300"):
+        FactorGraph([2], [(0,), (0,)], tables)
+    huge = BoltzmannMachine(np.array([1e308, 1e308]), np.array([[0, 1]]), np.array([1e308]))
+    with pytest.raises(ValueError, match=r"bm \(its biases and couplings\)"):
+        exact.marginals(huge)
+
+
+def test_the_largest_allowed_log_weights_give_finite_answers():
+    model = FactorGraph([2, 3], [(0,), (0, 1)], [np.array([5e299, 0.0]),
+                                                 np.array([[4e299, 0, 1], [-np.inf, 0, 0]])])
+    for method in ("enumerate", "junction-tree"):
+        assert exact.log_partition(model, method=method) == pytest.approx(9e299, rel=1e-15)
+        for m in exact.marginals(model, method=method) + exact.factor_marginals(
+                model, method=method):
+            assert np.all(np.isfinite(m)) and abs(m.sum() - 1) < 1e-12
+        x, best = exact.map_assignment(model, method=method)
+        assert x.tolist() == [0, 0] and best == pytest.approx(9e299, rel=1e-15)
+
+
 def test_zero_evidence_warns_and_refuses():
     with np.errstate(divide="ignore"):
         t = np.log(np.array([[0.5, 0.5], [1.0, 0.0]]))
@@ -333,3 +360,22 @@ def test_logsumexp_kernel_equals_numpy(shape):
         np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
         fin = np.isfinite(ref)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-14, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: exact.marginals(m, method="junction-tree"),
+    lambda m: m.condition({0: 5}),
+], ids=["marginals", "condition"])
+def test_outputs_of_a_huge_variable_are_refused_before_allocating(call):
+    """A variable of 10^12 states in no factor has log Z = log 10^12, but its marginal (and
+    an evidence indicator) would take 8 TB: refused by size before allocating."""
+    model = FactorGraph([10**12], [], [])
+    assert exact.log_partition(model) == pytest.approx(12 * math.log(10))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"would need 7\.3 TiB of memory"):
+            call(model)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20

@@ -792,6 +792,39 @@ CASES += [
     ("datasets.uai_problem", datasets.uai_problem, dict(name="CSP_12"),
      dict(name=["nope", "", None, 3, "csp_12"])),
 ]
+BEYOND_INT64 = [np.array([2**64 - 1], np.uint64), [1e300], [-1e300]]
+SMALL_STATES = np.array([[0, 1], [1, 2]])
+CASES += [
+    ("factor_graph.FactorGraph", FactorGraph,
+     dict(cardinalities=[2, 3], scopes=[(0, 1)], log_tables=[np.zeros((2, 3))]),
+     dict(cardinalities=CARDS_BAD + BEYOND_INT64 + [[True, True], [], "23", [2 + 0j, 3]],
+          scopes=[[{0, 1}], [(v for v in (0, 1))], ((0, 1) for _ in range(1)), [(0, 0)],
+                  [(0, 2)], [(-1, 1)], [(0.0, 1)], [(True, 1)], ["01"], None,
+                  [(np.uint64(2**64 - 1), 1)]],
+          log_tables=[[[[1, 2], [3]]], [np.full((2, 3), np.nan)], [np.full((2, 3), np.inf)],
+                      [np.zeros((3, 2))], [None], [np.zeros((2, 3)) * 1j], np.zeros((1, 2, 3)),
+                      [], (t for t in [np.zeros((2, 3))]),
+                      [np.array([["a"] * 3] * 2, dtype=object)]])),
+    ("FactorGraph.condition", SMALL_FG.condition, dict(evidence={np.int64(1): np.uint8(2)}),
+     dict(evidence=[{0: 2}, {2: 0}, {-1: 0}, {True: 0}, {0: True}, {0: 1.0}, {0.0: 1},
+                    {"0": 1}, [(0, 1)], None, {np.uint64(2**64 - 1): 0},
+                    {0: np.uint64(2**63)}])),
+    ("FactorGraph.log_weight", SMALL_FG.log_weight, dict(states=SMALL_STATES),
+     dict(states=[[[2, 0]], [[-1, 0]], [[0, 1, 2]], [[0.5, 1]], [[True, False]], None,
+                  np.zeros((1, 1, 2), int), [[np.nan, 0]], [["0", "1"]],
+                  np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]], [[-1e300, 0]]])),
+    ("exact.log_likelihood[FactorGraph]", exact.log_likelihood,
+     dict(bm=SMALL_FG, data=SMALL_STATES),
+     dict(data=[[[2, 0]], [[-1, 0]], [[0, 1, 2]], [[0.5, 1]], np.zeros((0, 2), int), None,
+                [[True, False]], np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]]],
+          method=["", None, "AUTO", 3])),
+    ("exact.sample[FactorGraph]", exact.sample, dict(bm=SMALL_FG, n_samples=3, rng=0),
+     dict(n_samples=COUNT_BAD, rng=RNG_BAD, method=["", None, "junction tree"])),
+    *[(f"exact.{f}[FactorGraph]", getattr(exact, f), {first: SMALL_FG},
+       dict(method=["", None, "AUTO", 3]))
+      for f, first in (("log_partition", "bm"), ("marginals", "model"),
+                       ("factor_marginals", "model"), ("map_assignment", "model"))],
+]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
@@ -1415,3 +1448,62 @@ def test_runner_traceback_only_with_debug(tmp_path):
     assert plain.returncode == 2 and plain.stderr.count("\n") == 1
     assert "Traceback" not in plain.stderr and "syntax.ipynb" in plain.stderr
     assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+@pytest.mark.parametrize("value", [np.uint64(2**64 - 1), np.uint64(2**63), 1e300, -1e300,
+                                   2.0**63])
+def test_values_beyond_int64_are_named_not_wrapped(value):
+    """A uint64 past 2^63 or a float past int64 is refused with its own value, not the
+    number an int64 cast would wrap it to (cardinalities, states, data)."""
+    with pytest.raises(ValueError, match="beyond the int64 range") as err:
+        SMALL_FG.log_weight(np.array([[value, 0]]))
+    assert "states" in str(err.value) and "-9223372036854775808" not in str(err.value)
+    with pytest.raises(ValueError, match="cardinalities.*beyond the int64 range"):
+        FactorGraph(np.array([value]), [], [])
+    assert v.integer_values(np.array([2**63 - 1], np.uint64), "x")[0] == 2**63 - 1
+
+
+def test_ragged_table_is_named():
+    with pytest.raises(ValueError, match=r"log_tables\[0\] must be an array of numbers.*ragged"):
+        FactorGraph([2, 2], [(0, 1)], [[[1.0, 2.0], [3.0]]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda: FactorGraph([10] * 400, [tuple(range(400))], [np.zeros(1)]),
+    lambda: factor_graph.all_states([10] * 400),
+    lambda: exact.log_partition(FactorGraph([10] * 400, [], []), method="enumerate"),
+    lambda: factor_enumeration.sample(FactorGraph([10] * 400, [], []), 2, 0),
+], ids=["table", "all_states", "enumerate", "enumerate-sample"])
+def test_state_counts_past_float64_are_refused_in_words(call):
+    """10^400 joint states: refused by size (no OverflowError converting the count to a
+    float), the count and bytes written as powers of ten."""
+    with pytest.raises(ValueError, match=r"about 10\^40\d") as err:
+        call()
+    assert len(str(err.value)) < 400, err.value
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: factor_models.potts_lattice(2, 2, 3, coupling=1e308), "coupling"),
+    (lambda: factor_models.potts_lattice(2, 2, 3, field_scale=1e308), "field_scale"),
+    (lambda: factor_models.triangle_lattice(2, 2, 2, scale=1e308), "scale"),
+], ids=["potts-coupling", "potts-field", "triangle-scale"])
+def test_model_generators_refuse_scales_that_overflow(call, name):
+    """1e308 overflowed rng.uniform itself (a bare OverflowError); now refused by name."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("gibbs", ["gibbs", "gibbs_numpy"])
+def test_gibbs_never_returns_states_of_zero_weight(gibbs):
+    """A model with Z = 0 has no distribution: the chains cannot end in its support, and
+    are refused instead of returned as samples; hard constraints with support are fine."""
+    sampler = getattr(factor_models, gibbs)
+    dead = FactorGraph([2, 2], [(0, 1)], [np.full((2, 2), -np.inf)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="model: 3 of 3 Gibbs chains ended in a state of "
+                                             "zero weight"):
+            sampler(dead, 3, sweeps=2, rng=0)
+    hard = FactorGraph([2, 2], [(0, 1)], [np.array([[0.0, -np.inf], [-np.inf, 0.0]])])
+    x = sampler(hard, 50, sweeps=3, rng=0)
+    assert np.all(x[:, 0] == x[:, 1])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -227,6 +229,15 @@ MALFORMED = [
     ("a fractional count", MODEL.replace("\n6\n", "\n6.0\n"), r"token '6.0'.*entry count"),
     ("a table too large to hold", "MARKOV 2 2097152 2097152 1 2 0 1 4398046511104 1",
      r"token '4398046511104'.*at most"),
+    ("a comment line (the format has none)", "c a comment\n" + MODEL,
+     r"line 1, token 'c'.*MARKOV or BAYES"),
+    ("a hash comment after the header", MODEL.replace("2\n2 3", "2 # two\n2 3"),
+     r"line 2, token '#'.*cardinality of variable 0"),
+    ("digit separators in an entry", MODEL.replace("4 5 6", "4 5_0 6"),
+     r"factor 1's table, entry 4 \(line 11, token '5_0'\)"),
+    ("a weight below float64's range", MODEL.replace("4 5 6", "4 1e-400 6"),
+     r"factor 1's table, entry 4 \(line 11, token '1e-400'\).*below float64's range"),
+    ("a hexadecimal entry", MODEL.replace("4 5 6", "4 0x5 6"), r"token '0x5'"),
     ("a table too large for memory", "MARKOV 2 524288 524288 1 2 0 1 274877906944 1 2",
      r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
 ]
@@ -238,6 +249,20 @@ def test_malformed_files_are_refused_naming_file_and_place(tmp_path, what, text,
     with pytest.raises(ValueError, match=message) as err:
         io.read_uai(path)
     assert str(err.value).startswith(f"{path}: "), err.value
+
+
+@pytest.mark.parametrize("text", [MODEL.replace("\n", "\r\n"), "\ufeff" + MODEL,
+                                  MODEL.replace("4 5 6", "4 5e0 6.000"),
+                                  MODEL.replace("1 2 3", "0 0.0e5 -0")])
+def test_harmless_variants_read_the_same(tmp_path, text):
+    """CRLF line ends, a byte-order mark, other spellings of the same numbers and zeros."""
+    want = io.read_uai(write(tmp_path, MODEL, "plain.uai"))
+    got = io.read_uai(write(tmp_path, text))
+    if "0.0e5" in text:
+        assert all(np.isneginf(got.log_tables[1][0])) and got.log_tables[0].tolist() == \
+            want.log_tables[0].tolist()
+    else:
+        assert got == want
 
 
 def test_huge_declared_tables_are_refused_before_allocating(tmp_path):
@@ -495,3 +520,156 @@ def test_cli_mpe_and_stdout_on_a_small_model_against_enumeration(tmp_path, capsy
                        "--task", "MPE", "--out", str(tmp_path / "m.MPE"), "-q"]) == 0
     states = io.read_answer(tmp_path / "m.MPE").value
     assert states[2] == 0 and conditioned.log_weight(states) == pytest.approx(lw.max())
+
+
+def test_cli_refuses_an_unwritable_out_before_solving(tmp_path, capsys):
+    """--out a directory, a device or a named pipe, '' or under a file: one line naming
+    --out, status 1, nothing replaced (an atomic rename over /dev/full would replace the
+    device itself)."""
+    model = write(tmp_path, MODEL)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out in (str(tmp_path), str(fifo), "", str(model / "x"), "/dev/null"):
+        assert solve_main([str(model), "--task", "PR", "--out", out, "-q"]) == 1, out
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("mrflib solve: error: --out"), err
+    assert fifo.is_fifo() and model.read_text() == MODEL
+
+
+@pytest.mark.parametrize("target", ["dir", "fifo"])
+def test_writers_refuse_special_files_naming_the_path(tmp_path, target):
+    path = tmp_path / "x"
+    path.mkdir() if target == "dir" else os.mkfifo(path)
+    for call in (lambda: io.write_answer(path, "PR", -1.0),
+                 lambda: io.write_uai(io.read_uai(write(tmp_path, MODEL)), path),
+                 lambda: io.write_evidence(path, {0: 1})):
+        with pytest.raises(ValueError, match=r"path '.*x' is (a directory|not a regular file)"):
+            call()
+    assert path.is_dir() if target == "dir" else path.is_fifo()
+    with pytest.raises(ValueError, match="path '/proc/no-such/x' cannot be written"):
+        io.write_answer("/proc/no-such/x", "PR", -1.0)
+
+
+def test_cli_zero_probability_evidence(tmp_path, capsys):
+    """Evidence of probability zero: PR answers log10 Z = -inf with a one-line warning;
+    MAR and MPE are refused in one line, status 1."""
+    model = write(tmp_path, "MARKOV 2 2 2 1 2 0 1 4 1 0 0 0")
+    evid = write(tmp_path, "1 1 1", "e.evid")
+    assert solve_main([str(model), "--evid", str(evid), "--task", "PR", "-q"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "PR\n-inf\n"
+    assert captured.err.count("\n") == 1 and captured.err.startswith("mrflib solve: warning:")
+    for task in ("MAR", "MPE"):
+        assert solve_main([str(model), "--evid", str(evid), "--task", task, "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Z = 0" in err
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    """200 MB of blanks in a 200 kB gzip file, with 100 MiB available: refused after at
+    most a few 16 MiB chunks, naming the file and the bytes."""
+    path = tmp_path / "bomb.uai"
+    path.write_bytes(gzip.compress(b" " * (2 * 10**8)))
+    monkeypatch.setattr(io, "available_memory", lambda: 100 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"bomb.uai: its text, more than \d+ bytes once "
+                                             r"decompressed.*of memory"):
+            io.read_uai(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * 2**20
+
+
+@pytest.mark.parametrize("text, message", [
+    ("MAR 1 2 0.5 0.7", r"line 1, token '0.5'.*2 probabilities of variable 0 to sum to 1"),
+    ("MAR 2 1 1.0 2 0 0", r"token '0'.*probabilities of variable 1 to sum to 1.*sum to 0"),
+])
+def test_marginals_that_are_not_distributions_are_refused(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        io.read_answer(write(tmp_path, text, "a.MAR"))
+    with pytest.raises(ValueError, match=r"value\[\d\] must be a distribution"):
+        io.format_answer("MAR", [[0.5, 0.7]] if "0.7" in text else [[1.0], [0.0, 0.0]])
+
+
+class PairMapping(Mapping):
+    """A mapping whose keys are distinct objects that are the same integer."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __getitem__(self, key):
+        return dict(self.pairs)[key]
+
+    def __iter__(self):
+        return iter(k for k, _ in self.pairs)
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def items(self):
+        return list(self.pairs)
+
+
+def test_evidence_naming_a_variable_twice_is_refused(tmp_path):
+    model = io.read_uai(write(tmp_path, MODEL))
+    twice = PairMapping([(0, 1), (np.int64(0), 0)])
+    with pytest.raises(ValueError, match="evidence names variable 0 twice"):
+        model.condition(twice)
+    for m in (model, None):
+        with pytest.raises(ValueError, match="evidence names variable 0 twice"):
+            io.write_evidence(tmp_path / "e.evid", twice, m)
+
+
+def _lattice_text(side: int, q: int) -> str:
+    from mrflib import graphs
+
+    edges = graphs.square_grid(side, side).tolist()
+    table = " ".join(["1"] * (q * q))
+    return "\n".join(["MARKOV", str(side * side), " ".join([str(q)] * side * side),
+                      str(len(edges)), *(f"2 {i} {j}" for i, j in edges),
+                      *(f"{q * q} {table}" for _ in edges)])
+
+
+@pytest.mark.parametrize("kind", ["binary", "latin-1", "cut gzip", "folder", "too large",
+                                  "empty"])
+def test_cli_refuses_hostile_models_in_one_line(tmp_path, capsys, kind):
+    path = tmp_path / "m.uai"
+    if kind == "binary":
+        path.write_bytes(bytes(range(256)) * 4)
+    elif kind == "latin-1":
+        path.write_bytes("MARKOV 1 2 0 é".encode("latin-1"))
+    elif kind == "cut gzip":
+        path.write_bytes(gzip.compress(MODEL.encode())[:-12])
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "too large":  # a 30 x 30 lattice of 10 states: treewidth 30
+        path.write_text(_lattice_text(30, 10))
+    else:
+        path.write_text("")
+    for task in ("PR", "MAR", "MPE"):
+        assert solve_main([str(path), "--task", task, "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("mrflib solve: error:"), err
+        assert "Traceback" not in err and (str(path) in err or "treewidth" in err), err
+
+
+def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
+    """A variable of 10^9 states in no factor: log Z is easy, but its MAR answer would be
+    ~10^11 bytes of text; refused before the marginals are computed, and the estimate
+    covers the measured peak of formatting a million probabilities."""
+    path = write(tmp_path, "MARKOV 1 1000000000 0")
+    assert solve_main([str(path), "--task", "PR", "-q"]) == 0
+    capsys.readouterr()
+    assert solve_main([str(path), "--task", "MAR", "-q"]) == 1
+    assert "the text of a MAR answer of 1000000000 probabilities would need" in \
+        capsys.readouterr().err
+    p = np.random.default_rng(0).dirichlet(np.ones(10**6))
+    tracemalloc.start()
+    try:
+        io.format_answer("MAR", [p])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= io._ANSWER_ENTRY_BYTES * p.size

@@ -345,3 +345,16 @@ def test_init_at_the_optimum_stops_at_once(small):
     assert again.n_steps <= 1 and _max_diff(first.model, again.model) < 1e-6
     assert first.history.shape[0] == first.params.shape[0]
     assert math.isfinite(first.seconds)
+
+
+def test_a_variable_of_one_state_is_learned_by_every_method():
+    """A cardinality-1 variable has no free potential: LAP raised numpy's 'cannot unravel
+    if shape has zero entries'; all three methods now agree."""
+    rng = np.random.default_rng(0)
+    x = np.c_[np.zeros(40, int), rng.integers(0, 3, 40), rng.integers(0, 2, 40)]
+    s = FactorGraph([1, 3, 2], [(0, 1), (1, 2), (0,)],
+                    [np.zeros((1, 3)), np.zeros((3, 2)), np.zeros(1)])
+    fits = [learning.fit(x, s, m).model for m in ("mle", "mple", "lap")]
+    for other in fits[1:]:
+        for a, b in zip(fits[0].log_tables, other.log_tables):
+            np.testing.assert_allclose(a, b, atol=1e-6)
