@@ -172,3 +172,34 @@ def clique_sizes_dense(adj, order, limit, sizes):  # pragma: no cover - compiled
                 if i != j:
                     adj[nb[i], nb[j]] = 1
     return order.shape[0]
+
+
+@njit(cache=True)
+def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): row ``t`` of
+    ``scope`` gets ``order[t]`` then its neighbours when it goes, sorted by elimination
+    position ``pos``; ``sizes[t]`` is that clique's size. ``scope`` needs a column per node
+    of the largest clique (the order's width plus one)."""
+    n = adj.shape[0]
+    for t in range(order.shape[0]):
+        v = order[t]
+        scope[t, 0] = v
+        k = 0
+        for u in range(n):
+            if adj[v, u]:
+                # insertion by elimination position
+                j = k
+                while j > 0 and pos[scope[t, j]] > pos[u]:
+                    scope[t, j + 1] = scope[t, j]
+                    j -= 1
+                scope[t, j + 1] = u
+                k += 1
+        sizes[t] = k + 1
+        for i in range(1, k + 1):
+            a = scope[t, i]
+            adj[a, v] = 0
+            adj[v, a] = 0
+        for i in range(1, k + 1):
+            for j in range(1, k + 1):
+                if i != j:
+                    adj[scope[t, i], scope[t, j]] = 1
