@@ -203,3 +203,31 @@ def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
             for j in range(1, k + 1):
                 if i != j:
                     adj[scope[t, i], scope[t, j]] = 1
+
+
+@njit(cache=True)
+def component_labels(adj, labels):  # pragma: no cover - compiled
+    """Connected components of the dense adjacency ``adj``: ``labels[v]`` is the component
+    of ``v``, numbered in the order of their smallest nodes (as scipy's
+    ``connected_components``); returns their number."""
+    n = adj.shape[0]
+    stack = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        labels[v] = -1
+    c = 0
+    for s in range(n):
+        if labels[s] >= 0:
+            continue
+        labels[s] = c
+        stack[0] = s
+        top = 1
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            for u in range(n):
+                if adj[v, u] and labels[u] < 0:
+                    labels[u] = c
+                    stack[top] = u
+                    top += 1
+        c += 1
+    return c

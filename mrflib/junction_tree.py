@@ -162,31 +162,35 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
     return [int(v) for v in perm if v in keep]
 
 
-def _csr(edges: np.ndarray, n: int, dense: np.ndarray | None) -> scipy.sparse.csr_matrix:
-    """The symmetric adjacency ``A + A^T`` in canonical CSR form (sorted, int32 indices),
-    from the dense adjacency when there is one (no sparse arithmetic)."""
+def _components(edges: np.ndarray, n: int, dense: np.ndarray | None
+                ) -> tuple[int, np.ndarray]:
+    """Number of connected components and each node's label (numbered by smallest node),
+    compiled on the dense adjacency when there is one."""
     if dense is None:
         A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                    shape=(n, n)).tocsr()
-        return A + A.T
-    indptr = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(dense.sum(axis=1, dtype=np.int32), out=indptr[1:])
-    indices = np.nonzero(dense)[1].astype(np.int32)
-    return scipy.sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, n))
+                                    shape=(n, n))
+        return scipy.sparse.csgraph.connected_components(A, directed=False)
+    labels = np.empty(n, dtype=np.int32)
+    return int(_ek.component_labels(dense, labels)), labels
 
 
-def _rcm_all(csr: scipy.sparse.csr_matrix) -> np.ndarray:
+def _rcm_all(edges: np.ndarray, n: int, dense: np.ndarray | None) -> np.ndarray:
     """Reverse Cuthill-McKee of the whole graph (as :func:`_rcm`, whose per-component
-    orders are this one's subsequences); the compiled routine is called directly when
-    scipy exposes it, skipping its wrapper's checks."""
+    orders are this one's subsequences). With a dense adjacency, scipy's compiled routine
+    is called directly on its canonical CSR arrays (what its wrapper passes it)."""
     module = getattr(scipy.sparse.csgraph, "_reordering", None)
     fast = getattr(module, "_reverse_cuthill_mckee", None)
-    if fast is not None and csr.indices.dtype == np.int32 and csr.indptr.dtype == np.int32:
+    if dense is not None and fast is not None:
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(dense.sum(axis=1, dtype=np.int32), out=indptr[1:])
+        indices = np.nonzero(dense)[1].astype(np.int32)
         try:
-            return np.asarray(fast(csr.indices, csr.indptr, csr.shape[0]))
+            return np.asarray(fast(indices, indptr, n))
         except TypeError:  # pragma: no cover - another signature in another scipy
             pass
-    return scipy.sparse.csgraph.reverse_cuthill_mckee(csr, symmetric_mode=True)
+    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                shape=(n, n)).tocsr()
+    return scipy.sparse.csgraph.reverse_cuthill_mckee(A + A.T, symmetric_mode=True)
 
 
 def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
@@ -253,6 +257,14 @@ def _candidate_orders(nbrs: list[set] | None, dense: np.ndarray | None, edges: n
         yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
 
 
+def _table_total(sizes: list[int], size: int) -> float:
+    """``sum(2.0 ** s for s in sizes)``, in numpy where every partial sum is exact (the
+    same float), in Python's own left-to-right sum beyond."""
+    if len(sizes) * 2.0 ** size < 2.0**53:
+        return float(np.ldexp(1.0, np.asarray(sizes, dtype=np.int64)).sum())
+    return sum(2.0 ** s for s in sizes)
+
+
 def _component_order(nbrs, dense, edges, nodes, n, limit, rcm) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
@@ -264,7 +276,7 @@ def _component_order(nbrs, dense, edges, nodes, n, limit, rcm) -> tuple[list, st
         if sizes is None:
             lower = min(lower, size)
             continue
-        cost = (size, sum(2.0 ** s for s in sizes))
+        cost = (size, _table_total(sizes, size))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
             bound[0] = size
@@ -294,9 +306,8 @@ def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray 
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
         _, size = _clique_sizes(nbrs, dense, order, MAX_WIDTH + 1)
         return order, "given", size - 1
-    csr = _csr(edges, n, dense)
-    ncomp, labels = scipy.sparse.csgraph.connected_components(csr, directed=False)
-    rcm = _rcm_all(csr)
+    ncomp, labels = _components(edges, n, dense)
+    rcm = _rcm_all(edges, n, dense)
     full, names, width = [], set(), 0
     for c in range(ncomp):
         nodes = np.flatnonzero(labels == c).tolist()
