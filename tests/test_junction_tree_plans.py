@@ -65,3 +65,15 @@ def test_table_total_is_the_python_sum():
     for sizes in ([0, 1, 5, 3], [40] * 9000, [52, 52, 1], [60, 61, 62, 3]):
         size = max(sizes) + 1
         assert _table_total(sizes, size) == sum(2.0 ** s for s in sizes)
+
+
+@pytest.mark.parametrize("name", ["square 7x7", "king 5x5", "chimera 2x2x4", "cubic 3",
+                                  "random 40 p=0.08 seed 1", "disjoint path + K5 + isolated",
+                                  "disjoint random", "complete 8", "square 1x6"])
+def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
+    """Graphs beyond the dense adjacency's size limit take the set-based route: same plan."""
+    from mrflib import junction_tree as jt
+
+    monkeypatch.setattr(jt, "_DENSE_MAX_NODES", 0)
+    edges, n = _GRAPHS[name]
+    assert plan_record(JunctionTree(edges, n)) == _PINNED[name], name
