@@ -296,18 +296,33 @@ def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dat
 
 
 # --------------------------------------------------------------------------- real data
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """scikit-learn's handwritten digits as spins: ``(x int8 (1797, 64), labels int64)``.
+def digits(levels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's handwritten digits: ``(x (1797, 64), labels int64)``.
 
-    ``x[m, r * 8 + c] = +1`` where pixel ``(r, c)`` of image ``m`` (grey level ``0..16``) is
-    ``>= 8``, else ``-1``: row-major nodes, the numbering of :func:`mrflib.graphs.square_grid`
-    and :func:`mrflib.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
+    ``levels=None`` (default): spins, ``x int8``, ``x[m, r * 8 + c] = +1`` where pixel
+    ``(r, c)`` of image ``m`` (grey level ``0..16``) is ``>= 8``, else ``-1``.
+
+    ``levels=q`` (``2..17``): grey levels quantized into ``q`` states ``0..q-1``
+    (``x int8``), state ``min(floor(q * pixel / 16), q - 1)``: the intensity range
+    ``[0, 16]`` cut into ``q`` bins of width ``16 / q``, the top value 16 joining the last
+    bin. For ``q = 4`` the bins are ``[0, 4), [4, 8), [8, 12), [12, 16]``; ``q = 2`` is the
+    default threshold at 8 with states ``0, 1`` in place of ``-1, +1``.
+
+    Nodes are row-major, the numbering of :func:`mrflib.graphs.square_grid` and
+    :func:`mrflib.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
     optical digits, 8x8 downsampled); nothing is downloaded.
     """
     load_digits = optional_import("sklearn.datasets", "datasets.digits()", "datasets").load_digits
+    if levels is not None:
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not (
+                2 <= levels <= 17):
+            raise ValueError(f"levels must be None or an integer in 2..17, got {levels!r}")
     d = load_digits()
-    x = np.where(np.asarray(d.data) >= 8, 1, -1).astype(np.int8)
-    return x, np.asarray(d.target, dtype=np.int64)
+    labels = np.asarray(d.target, dtype=np.int64)
+    if levels is None:
+        return np.where(np.asarray(d.data) >= 8, 1, -1).astype(np.int8), labels
+    pixels = np.asarray(d.data).astype(np.int64)
+    return np.minimum(levels * pixels // 16, levels - 1).astype(np.int8), labels
 
 
 #: pgmpy's discrete networks used by the book (all bundled inside the pgmpy wheel).

@@ -210,8 +210,27 @@ _INSPECT_JS = """() => {
   const unresolved = Array.from(article.querySelectorAll('.xref'))
       .filter(e => !e.closest('a')).map(e => e.textContent.trim());
   const links = Array.from(article.querySelectorAll('a[href]')).map(a => a.href);
-  return {text: prose.textContent, images, unresolved, links};
+  // tables wider than the text column, unless a container of their own scrolls them
+  const right = article.getBoundingClientRect().right;
+  const wide = [];
+  for (const t of article.querySelectorAll('table')) {
+    const r = t.getBoundingClientRect();
+    if (!t.offsetParent || r.right <= right + 1) continue;  // hidden (a closed dropdown) or fits
+    let box = t.parentElement, scrolls = false;
+    while (box && box !== article.parentElement && !scrolls) {
+      const ox = getComputedStyle(box).overflowX;
+      scrolls = (ox === 'auto' || ox === 'scroll')
+                && box.getBoundingClientRect().right <= right + 1;
+      box = box.parentElement;
+    }
+    if (!scrolls) wide.push({width: Math.round(r.width), column: Math.round(right - r.left),
+                             head: (t.querySelector('tr')?.textContent || '').trim().slice(0, 60)});
+  }
+  return {text: prose.textContent, images, unresolved, links, wide};
 }"""
+# TeX left outside typeset math: a backslash command or a dollar sign in the text a reader
+# sees (code, typeset math and MathJax's own markup removed), i.e. math the parser missed.
+_RAW_TEX = re.compile(r"\\[A-Za-z]+|\$")
 # MyST syntax that only survives into the HTML when it was not parsed: fences, roles,
 # directive names, options.
 _RAW_MYST = re.compile(r"```|:::|\{[A-Za-z][\w:-]*\}`|\{(?:prf|cite|doc|ref|numref|eq)[:}]"
@@ -224,6 +243,13 @@ def _page_problems(f: str, found: dict) -> list[str]:
     for m in _RAW_MYST.finditer(found["text"]):
         snippet = " ".join(found["text"][max(0, m.start() - 40):m.end() + 40].split())
         problems.append(f"{f}: raw MyST {m.group(0)!r} in '... {snippet} ...'")
+    for m in list(_RAW_TEX.finditer(found["text"]))[:3]:
+        snippet = " ".join(found["text"][max(0, m.start() - 40):m.end() + 40].split())
+        problems.append(f"{f}: raw TeX {m.group(0)!r} outside typeset math in '... {snippet} "
+                        f"...'")
+    for t in found["wide"]:
+        problems.append(f"{f}: a table {t['width']} px wide in a text column of {t['column']} "
+                        f"px, without a scrolling container ('{t['head']}')")
     if found["unresolved"]:
         problems.append(f"{f}: unresolved references {found['unresolved'][:5]}")
     for img in found["images"]:
@@ -237,6 +263,24 @@ def _page_problems(f: str, found: dict) -> list[str]:
             problems.append(f"{f}: the code of the cell drawing {name} is not folded "
                             "(tag it hide-input)")
     return problems
+
+
+def _inspect(page, f: str) -> tuple[dict, list[str]]:
+    """What the loaded ``page`` (the book's page ``f``) shows a reader, once MathJax has
+    typeset it, and what is wrong with it."""
+    problems = []
+    if page.evaluate("document.querySelectorAll('.math').length > 0"):
+        page.wait_for_function(
+            "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
+        page.evaluate("MathJax.startup.promise")
+        typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
+        raw = page.evaluate(
+            "Array.from(document.querySelectorAll('.math')).filter("
+            "e => !e.querySelector('mjx-container')).length")
+        if typeset == 0 or raw:
+            problems.append(f"{f}: math not typeset ({typeset} typeset, {raw} raw)")
+    found = page.evaluate(_INSPECT_JS)
+    return found, problems + _page_problems(f, found)
 
 
 def _image_outputs(nb: Path) -> int:
@@ -304,19 +348,8 @@ def test_pages_in_headless_chromium(served_book, quick_book):
                 ".map(i => i.src)")
             if broken:
                 problems.append(f"{f}: images not loaded {broken}")
-            has_math = page.evaluate("document.querySelectorAll('.math').length > 0")
-            if has_math:
-                page.wait_for_function(
-                    "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
-                page.evaluate("MathJax.startup.promise")
-                typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
-                raw = page.evaluate(
-                    "Array.from(document.querySelectorAll('.math')).filter("
-                    "e => !e.querySelector('mjx-container')).length")
-                if typeset == 0 or raw:
-                    problems.append(f"{f}: math not typeset ({typeset} typeset, {raw} raw)")
-            found = page.evaluate(_INSPECT_JS)
-            problems += _page_problems(f, found)
+            found, page_problems = _inspect(page, f)
+            problems += page_problems
             executed = quick_book["html"].parent / "src" / f"{f}.ipynb"
             if executed.exists() and _image_outputs(executed) != len(found["images"]):
                 problems.append(f"{f}: {_image_outputs(executed)} images in the executed "
@@ -327,3 +360,100 @@ def test_pages_in_headless_chromium(served_book, quick_book):
     assert not failed, f"requests failed: {sorted(set(failed))[:10]}"
     problems += [f"broken link {u}" for u in _broken_links(links, served_book, quick_book["html"])]
     assert not problems, "\n".join(problems)
+
+
+# The LAP chapter's Definition 5 as an earlier build rendered it: its display formula sat
+# in a paragraph ("... Then $$V...,$$ where ..."), so the dollar signs paired up wrongly and
+# the reader saw "$x^{\mathcal B} agrees with x on \mathcal B and is 0$".
+_OLD_DEFINITION_5 = r"""<p>Then
+$<span class="math notranslate nohighlight">\(V_{\mathcal C}(x) = \sum_{\mathcal B \subseteq
+\mathcal C} (-1)^{|\mathcal C - \mathcal B|} \log f(x^{\mathcal B}),\)</span><span class="math
+notranslate nohighlight">\(
+where \)</span>x^{\mathcal B}<span class="math notranslate nohighlight">\( agrees with
+\)</span>x<span class="math notranslate nohighlight">\( on \)</span>\mathcal B<span
+class="math notranslate nohighlight">\( and is \)</span>0$ elsewhere.</p>"""
+_FIXED_DEFINITION_5 = r"""<p>Then</p>
+<div class="math notranslate nohighlight">\[V_{\mathcal C}(x) = \sum_{\mathcal B \subseteq
+\mathcal C} (-1)^{|\mathcal C - \mathcal B|} \log f(x^{\mathcal B}),\]</div>
+<p>where <span class="math notranslate nohighlight">\(x^{\mathcal B}\)</span> agrees with
+<span class="math notranslate nohighlight">\(x\)</span>; in code: <code>\mathcal B</code>.</p>"""
+_WIDE = "<table><tr>" + "<td>a_long_unbreakable_cell_value</td>" * 12 + "</tr></table>"
+_PAGE = ('<html><body><main><article class="bd-article" style="width: 600px">{}</article>'
+         '</main></body></html>')
+
+
+@pytest.mark.slow
+def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
+    """The browser checks fail on the old LAP Definition 5 and on a table running past the
+    text column, and pass on the fixed definition and on a wide table that scrolls in its
+    own container."""
+    assert CHROMIUM, "Debian's chromium is not installed: run `make browser` (make test does)"
+    from playwright.sync_api import sync_playwright
+
+    pages = {"old": _OLD_DEFINITION_5 + _WIDE, "fixed": _FIXED_DEFINITION_5
+             + f'<div style="overflow-x: auto">{_WIDE}</div>'}
+    found = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page()
+        for name, body in pages.items():
+            page.set_content(_PAGE.format(body))
+            page.evaluate("document.querySelectorAll('.math').forEach(e => "  # as if typeset
+                          "e.appendChild(document.createElement('mjx-container')));"
+                          "window.MathJax = {startup: {promise: Promise.resolve()}}")
+            found[name] = _inspect(page, name)[1]
+        browser.close()
+    assert not found["fixed"], found["fixed"]
+    old = "\n".join(found["old"])
+    assert "old: raw TeX '$' outside typeset math in '... Then $" in old
+    assert "raw TeX '\\\\mathcal'" in old and "x^{\\mathcal B}" in old
+    assert "without a scrolling container" in old
+
+
+# ----------------------------------------------------------------------------- reading
+# Code a reader sees that serves the harness rather than the argument: recording scorecard
+# rows, trial maps, profile tables and the chapter's scorecard/trials objects.
+_BOOKKEEPING = re.compile(r"\brecord\(|\.map\(|\.trials\(|\bsettings\(|\bPROFILES?\b"
+                          r"|\bChapter\(|\bchunk\b|\bn_chunks\b|\btrial_cache\b")
+_FOLDED = {"hide-input", "remove-input", "remove-cell", "hide-cell"}
+
+
+def _visible_code(nb: Path) -> list[tuple[str, bool]]:
+    """``(line, is bookkeeping)`` for every non-blank, non-comment code line a reader sees
+    unfolded (cells not tagged hide-input, remove-input, remove-cell or hide-cell). A
+    statement that calls the harness counts as bookkeeping with all its lines."""
+    import ast
+
+    lines = []
+    for cell in json.loads(nb.read_text())["cells"]:
+        if cell["cell_type"] != "code" or _FOLDED & set(cell["metadata"].get("tags", [])):
+            continue
+        src = "".join(cell["source"])
+        code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln
+                         for ln in src.splitlines())
+        marked = set()
+        for node in ast.parse(code).body:
+            if _BOOKKEEPING.search(ast.unparse(node)):  # the code, not its comments
+                marked.update(range(node.lineno, node.end_lineno + 1))
+        lines += [(ln, k in marked) for k, ln in enumerate(src.splitlines(), 1)
+                  if ln.strip() and not ln.lstrip().startswith("#")]
+    return lines
+
+
+def bookkeeping_share() -> dict[str, tuple[int, int]]:
+    """Per chapter: (bookkeeping lines, visible code lines)."""
+    out = {}
+    for nb in NOTEBOOKS:
+        lines = _visible_code(nb)
+        out[nb.stem] = (sum(b for _, b in lines), len(lines))
+    return out
+
+
+def test_bookkeeping_is_at_most_5_percent_of_the_visible_code():
+    """The code a reader sees unfolded is the argument (library calls, derivations, asserted
+    claims, figures); recording, trial maps and profile tables are folded, removed or one
+    library call: at most 5% of the visible code lines over all chapters."""
+    share = bookkeeping_share()
+    kept, total = map(sum, zip(*share.values()))
+    detail = ", ".join(f"{k} {b}/{n}" for k, (b, n) in share.items())
+    assert kept <= 0.05 * total, f"bookkeeping {kept} of {total} visible lines ({detail})"

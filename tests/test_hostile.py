@@ -689,7 +689,54 @@ CASES += [
           test=[None, DATA[:, :3], np.full((3, N), np.inf), DATA[:0]],
           y_test=[LABELS, None, np.full(10, np.nan)])),
 ]
-from mrflib.repro import trials  # noqa: E402
+from mrflib.repro import field_grey  # noqa: E402
+
+GREY = np.random.default_rng(0).integers(0, 3, (30, 4))
+GREY_LABELS = np.arange(30) % 2
+GREY_FG = field_grey.potts_structure("square", 2, q=3)
+GREY_BAD = [None, "x", GREY + 3, -GREY - 1, GREY[:, :3], GREY[:0], GREY + 0.5,
+            np.full((3, 4), np.nan), GREY.astype(bool)]
+CASES += [
+    ("datasets.digits", datasets.digits, dict(levels=4),
+     dict(levels=[0, 1, 18, 2.5, True, "4", math.nan, -4])),
+    ("repro.field_grey.potts_structure", field_grey.potts_structure,
+     dict(kind="king", side=2, q=3),
+     dict(kind=["hex", None, 3], side=[0, -1, 1.5, None, math.nan], q=[0, 1, 1.5, None, "4"])),
+    ("repro.field_grey.pseudo_images", field_grey.pseudo_images, dict(side=3, q=4),
+     dict(side=[0, -1, 1.5, None, math.nan], q=[0, 1, 2, 6, 9, 1.5, None, "4"])),
+    ("repro.field_grey.independent_log_likelihoods", field_grey.independent_log_likelihoods,
+     dict(train=GREY, test=GREY[:5], q=3),
+     dict(train=GREY_BAD, test=GREY_BAD, q=[0, -1, 2, 1.5, None],
+          alpha=[0, -1.0, math.nan, math.inf, None, "x"])),
+    ("repro.field_grey.fit_learner", field_grey.fit_learner,
+     dict(train=GREY, structure=GREY_FG, learner="mple"),
+     dict(train=GREY_BAD, structure=[None, BM, "x"], learner=["nope", None, 3, "MPLE"])),
+    ("repro.field_grey.image_log_likelihoods", field_grey.image_log_likelihoods,
+     dict(model=GREY_FG, x=GREY), dict(model=[None, BM, "x"], x=GREY_BAD)),
+    ("repro.field_grey.gain_frame", field_grey.gain_frame,
+     dict(per_image={"mle": np.zeros(5)}, baseline=np.ones(5), rng=0, n_boot=20),
+     dict(per_image=[None, "x", {}, {"mle": np.zeros(4)}, {"mle": [math.nan] * 5},
+                     {"independent": np.zeros(5)}, {"mle": "abcde"}],
+          baseline=[None, np.zeros(4), np.full(5, math.inf), "x"], rng=RNG_BAD,
+          n_boot=[0, -1, 1.5, None], rows=["x", [3], [{"seconds": 1}]])),
+    ("repro.field_grey.lap_on_model_data", field_grey.lap_on_model_data,
+     dict(model=GREY_FG, n_samples=20, rng=0, learners=("mple",)),
+     dict(model=[None, BM, "x"], n_samples=[0, -1, 1.5, None], rng=RNG_BAD,
+          learners=[["nope"], [None]])),
+    ("repro.field_grey.class_conditional_accuracy", field_grey.class_conditional_accuracy,
+     dict(train=GREY, y_train=GREY_LABELS, test=GREY[:5], y_test=GREY_LABELS[:5],
+          structure=GREY_FG, learner="mple"),
+     dict(train=GREY_BAD, y_train=[None, GREY_LABELS[:5], np.full(30, np.nan)],
+          test=GREY_BAD, y_test=[None, GREY_LABELS, np.full(5, np.inf)],
+          structure=[None, BM, "x"], learner=["nope", None, 3],
+          pseudo=["x", GREY + 3, GREY[:, :3]])),
+    ("repro.field_grey.independent_accuracy", field_grey.independent_accuracy,
+     dict(train=GREY, y_train=GREY_LABELS, test=GREY[:5], y_test=GREY_LABELS[:5], q=3),
+     dict(train=GREY_BAD, y_train=[None, GREY_LABELS[:5], np.full(30, np.nan)],
+          test=GREY_BAD, y_test=[None, GREY_LABELS, np.full(5, np.inf)],
+          q=[0, 1, 2, 1.5, None], alpha=[0, -1.0, math.nan, None])),
+]
+from mrflib.repro import timing, trials  # noqa: E402
 
 CASES += [
     ("repro.trials.trial_rng", trials.trial_rng, dict(seed=0, name="loop", t=3),
@@ -699,6 +746,14 @@ CASES += [
      dict(obj=[object(), {"a": object()}, math.nan, None, BM, graphs.as_graph(EDGES, N)])),
     ("repro.trials.stored_trials", trials.stored_trials, dict(store=TMP, chapter="smci"),
      dict(store=[None, 3], chapter=["../x", "", None, 3, "a/b"])),
+    ("repro.trials.run_settings", trials.run_settings, dict(environ={}),
+     dict(environ=[{trials.CHUNK_ENV: "x"}, {trials.N_CHUNKS_ENV: "1.5"},
+                   {trials.CHUNK_ENV: "2", trials.N_CHUNKS_ENV: "two"}])),
+    ("repro.timing.compare", timing.compare, dict(a=1.0, b=2.0),
+     dict(a=[0.0, -1.0, math.nan, math.inf, None, "1"], b=[0.0, math.nan, [], None],
+          margin=[-0.1, math.nan, None, "x"])),
+    ("repro.timing.median_seconds", timing.median_seconds, dict(fn=lambda: None),
+     dict(fn=[None, 3, "f"], repeats=[0, -1, 1.5, None, True])),
     ("repro.report.paper_figure", report.paper_figure,
      dict(chapter="smci", name="smci-figure5", profile="quick", folder=TMP),
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
@@ -750,8 +805,11 @@ EXEMPT = {
     "repro.report.performance_markdown": "draws the performance page's figures: "
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
-    "datasets.digits": "takes no arguments: tests/test_datasets.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
+    "repro.report.performance_summary": "the Performance page's headline from benchmark "
+                                        "rows: tests/test_report.py",
+    "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
+                                     "the fsll chapter at profile quick",
     **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
                                  "validated models): tests/test_elimination.py"
        for f in ("interaction_graph", "greedy_order", "order_cliques", "best_order",
@@ -770,12 +828,20 @@ EXEMPT = {
                  "bounds_trials.sk_group_trial", "exact_trials.moment_error_trial",
                  "field_trials.score_trial", "field_trials.kfold_trial",
                  "field_trials.classify_trial", "field_trials.network_trial",
+                 "field_trials.grey_score_trial", "field_trials.grey_classify_trial",
                  "fsll_trials.table1_trial", "fsll_trials.theorem3_trial",
                  "lap_trials.accuracy_trial", "lap_trials.figure8_trial")},
     **{f"repro.{f}": "combines the stored trials of a chapter loop (built by the trial "
                      "functions above): the chapter notebooks at profile quick"
        for f in ("field_trials.scores", "lap_trials.figure8_merge",
-                 "field_test.score_frame")},
+                 "field_test.score_frame", "field_grey.scores")},
+    "repro.field_grey.plot_gains": "draws a scores table: the field_test chapter at profile "
+                                   "quick",
+    "repro.field_grey.lap_claims": "judges a gain_frame table (a bad frame is refused): "
+                                   "tests/test_field_grey.py",
+    "repro.field_test.generative_accuracy": "the classifier loop behind the validated "
+                                            "class_conditional_accuracy of field_test and "
+                                            "field_grey (rows above)",
     "repro.field_trials.expert_network": "loads a network through datasets.expert_network, "
                                          "which validates it: tests/test_field.py",
     **{f"repro.paper.{f}": "runs or publishes chapter notebooks in chunks (papermill, run "

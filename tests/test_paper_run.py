@@ -45,9 +45,15 @@ def test_trial_rng_depends_on_seed_loop_and_index_only():
 def test_chunks_partition_the_trials(n, k, tmp_path):
     shares = [Trials("c", 0, chunk=c, n_chunks=k, cache=tmp_path).indices(n) for c in range(k)]
     assert sorted(set().union(*shares)) == list(range(n))
-    assert all(shares)  # every chunk has at least one trial of every loop
-    if n >= k:
-        assert sum(map(len, shares)) == n  # and then no trial twice
+    assert sum(map(len, shares)) == n  # no trial twice
+    assert [bool(s) for s in shares] == [c < n for c in range(k)]  # past the end: nothing
+
+
+def test_a_chunk_past_a_loops_end_computes_nothing(tmp_path):
+    late = Trials("c", 7, chunk=5, n_chunks=8, cache=tmp_path)
+    assert late.indices(5) == [] and late.map("loop", draw, 5) == []
+    assert late.computed == 0 and not stored_trials(tmp_path, "c")
+    assert late.map("loop", draw, 6) == [draw(5, trial_rng(7, "loop", 5))]
 
 
 def test_chunks_merged_equal_one_run(tmp_path):
@@ -292,16 +298,19 @@ def test_a_second_paper_run_on_the_same_folder_is_refused(tmp_path):
 
 
 def _without_chunk_parameters(folder: Path, keep_parameters: bool) -> Path:
-    """smci_error_point whose Trials ignore the chunk parameters (and, unless
-    keep_parameters, whose parameters cell lacks them)."""
+    """smci_error_point whose Trials ignore the chunk (given one of their own) or, unless
+    keep_parameters, whose parameters cell lacks the seed (set in the next cell)."""
     nb = json.loads(POINT.read_text())
     for cell in nb["cells"]:
-        src = "".join(cell["source"])
-        if "parameters" in cell["metadata"].get("tags", []) and not keep_parameters:
-            src = "\n".join(ln for ln in src.splitlines()
-                            if not ln.startswith(("chunk", "n_chunks", "trial_cache")))
-        cell["source"] = src.replace("scorecard.trials(seed, chunk, n_chunks, trial_cache)",
-                                     "scorecard.trials(seed)")
+        cell["source"] = "".join(cell["source"]).replace(
+            "scorecard.trials(seed)", "scorecard.trials(seed, chunk=0, n_chunks=1)")
+    if not keep_parameters:
+        k, cell = next((k, c) for k, c in enumerate(nb["cells"])
+                       if "parameters" in c["metadata"].get("tags", []))
+        cell["source"] = "\n".join(ln for ln in cell["source"].splitlines()
+                                   if not ln.startswith("seed"))
+        nb["cells"].insert(k + 1, {"cell_type": "code", "source": "seed = 0", "metadata": {},
+                                   "outputs": [], "execution_count": None})
     path = folder / ("ignores.ipynb" if keep_parameters else "nochunk.ipynb")
     path.write_text(json.dumps(nb))
     return path
@@ -327,7 +336,7 @@ def test_bad_folders_and_notebooks_are_refused(tmp_path):
     (tmp_path / "o" / "smci_error_point" / "trials").write_text("x")
     with pytest.raises(ValueError, match="trials' is a file"):
         paper.run_chapter(POINT, tmp_path / "o", profile="quick")
-    with pytest.raises(ValueError, match="does not define chunk, n_chunks, trial_cache"):
+    with pytest.raises(ValueError, match="does not define seed"):
         paper.run_chapter(_without_chunk_parameters(tmp_path, False), tmp_path / "o",
                           profile="quick")
     with pytest.raises(ValueError, match="existing .ipynb"):
@@ -337,8 +346,8 @@ def test_bad_folders_and_notebooks_are_refused(tmp_path):
 def test_a_notebook_that_ignores_its_chunk_parameters_fails_before_the_merge(tmp_path):
     nb = _without_chunk_parameters(tmp_path, True)
     rec = paper.run_chapter(nb, tmp_path / "out", n_chunks=2, profile="quick", progress=False)
-    assert not rec["ok"] and "ignores its chunk parameters" in rec["error"]
-    assert rec["recorded"] == 2 and rec["files"] == 0
+    assert not rec["ok"] and "ignores its chunk" in rec["error"]
+    assert rec["files"] == 0 and "stored no trial" in rec["error"]  # its records are merge-only
     assert not Path(rec["results"]).exists()
 
 
@@ -466,7 +475,8 @@ def test_scorecard_shows_paper_values_and_flags_changed_verdicts():
         in text
     lines = [ln for ln in text.splitlines() if ln.startswith("| ")]
     assert len({ln.count("|") for ln in lines}) == 1  # every row has every column
-    assert "0.95" in lines[1] and "⚠️" in lines[2] and "not run at paper scale" in lines[3]
+    assert "0.95" in lines[1] and "differs</span> verdict" in lines[2]
+    assert "not run at paper scale" in lines[3]
     with pytest.raises(ValueError, match="paper must have the recorded columns"):
         report.scorecard_markdown(build, at_paper.drop(columns="verdict"))
     with pytest.raises(TypeError, match="paper"):
@@ -563,7 +573,16 @@ def test_chunk_wall_time_is_the_union_of_the_chunks_run_times(tmp_path):
 
 
 CHAPTERS = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
-            if set(paper.CHUNK_PARAMETERS) <= set(sweep.notebook_parameters(nb))]
+            if ".trials(seed)" in nb.read_text()]
+
+
+def test_no_chapter_declares_the_runners_chunk_parameters():
+    """The chunk and the trial store reach a chapter through the environment (the paper
+    runner sets them), so no parameters cell shows them."""
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        declared = set(sweep.notebook_parameters(nb))
+        assert not declared & {"chunk", "n_chunks", "trial_cache"}, nb.name
+        assert "trial_cache" not in nb.read_text(), nb.name
 
 
 def test_every_recording_chapter_runs_in_chunks():
@@ -573,11 +592,17 @@ def test_every_recording_chapter_runs_in_chunks():
 @pytest.mark.parametrize("nb_path", CHAPTERS, ids=lambda p: p.stem)
 def test_a_chapter_runs_in_its_first_and_a_late_chunk(nb_path, tmp_path):
     """The chunks a paper run gives a chapter include one that holds only the first trial of
-    each loop and, with more chunks than a loop has trials, ones numbered past them (which
-    compute trial ``chunk % n`` again, Trials.indices): both must run (merge-only cells left
-    out, as the paper runner does), not fail on a partial table."""
-    grid = {**paper._chunk_grid(50, 0, "quick"), "chunk": [0, 49]}
+    each loop and, with more chunks than a loop has trials, ones numbered past them, which
+    compute nothing (Trials.indices is empty): both must run (merge-only cells left out, as
+    the paper runner does), not fail on a partial or an empty table, and the late one must
+    truly be empty (store no trial)."""
+    last = paper.MAX_CHUNKS - 1
+    grid = {**paper._chunk_grid(paper.MAX_CHUNKS, 0, "quick"), "chunk": [0, last]}
     table = sweep.sweep(nb_path, grid, tmp_path, workers=2, progress=False,
-                        skip_tags=(paper.MERGE_ONLY,))
+                        skip_tags=(paper.MERGE_ONLY,), env_parameters=paper.CHUNK_ENV)
     bad = table[table["status"] != "ok"]
     assert bad.empty, bad[["run", "error"]].drop_duplicates().to_string()
+    first, late = ([f for f in sweep.check_point(tmp_path, p)[2] if "/trials/" in f]
+                   for p in sweep.points(nb_path, grid))
+    assert first, f"chunk 0 of {nb_path.stem} stored no trial"
+    assert not late, f"chunk {last} stored trials {late[:3]}: it is not empty"

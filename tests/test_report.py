@@ -76,3 +76,51 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
             "kept), 9e+07 (big, new model)") in md
     assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
     assert (tmp_path / "fig" / "foundation-gibbs.png").exists()
+
+
+def _bench(rows):
+    base = dict(benchmark="b", case="c", method="mrflib", seconds=1.0, baseline="", ratio="",
+                rate="", rate_unit="", note="", module="m")
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_performance_summary_leads_with_peers_doing_the_same_job():
+    """Each headline compares mrflib with a peer doing the same job: learners other than
+    MPLE are not set against scikit-learn, and a peer without rows says so."""
+    df = _bench([
+        dict(case="3x3", baseline="pgmpy BeliefPropagation", ratio=5.0),
+        dict(case="4x4", baseline="pgmpy BeliefPropagation", ratio=20.0),
+        dict(case="4x4", method="mrflib, plan reused", baseline="pgmpy BeliefPropagation",
+             ratio=600.0),
+        dict(case="4x4", method="mple", baseline="scikit-learn LogisticRegression", ratio=0.5),
+        dict(case="4x4", method="cd", baseline="scikit-learn LogisticRegression", ratio=0.01),
+        dict(benchmark="sampling.gibbs", case="grid", method="ours",
+             baseline="numpy checkerboard", ratio=15.0)])
+    md = report.performance_summary(df)
+    exact, pygms, mple, gibbs = ("\n".join(p) for p in zip(*[iter(md.split("\n\n"))] * 2))
+    assert "Verdict: mrflib is faster**: faster in 2 of 2 cases (speed-up median 12.5×, " \
+           "range 5–20×); cases: 3x3; 4x4." in exact
+    assert "plan built once and reused" in exact and "range 600–600×" in exact
+    assert "pyGMs" in pygms and "Not measured yet" in pygms
+    assert "mrflib is slower**: faster in 0 of 1 cases" in mple  # cd left out
+    assert "mrflib is faster" in gibbs
+    with_pygms = pd.concat([df, _bench([dict(baseline="pyGMs", ratio=3.0, case="chain"),
+                                        dict(baseline="pyGMs", ratio=0.5, case="grid")])])
+    assert "mrflib is mixed**: faster in 1 of 2 cases" in report.performance_summary(with_pygms)
+    assert "Not measured yet" in report.performance_summary(pd.DataFrame()).split("\n\n")[1]
+
+
+def test_a_bound_against_enumeration_says_where_the_cost_curves_cross(tmp_path):
+    """Two methods over sizes (a polynomial and an exponential cost): the verdict names the
+    size where the curves cross, not a speed ratio at the smallest size."""
+    rows = [dict(benchmark="scaling", case=f"N={n}", method="bound", seconds=0.01 * n)
+            for n in (10, 20, 40)]
+    rows += [dict(benchmark="scaling", case=f"N={n}", method="enumerate",
+                  seconds=1e-6 * 2.0 ** n) for n in (10, 14, 18)]
+    rows.append(dict(benchmark="one", case="N=10", method="bound", seconds=0.1,
+                     baseline="enumerate", ratio=0.01))
+    md = report.performance_markdown(_bench(rows), tmp_path, "_perf")
+    assert "100× the time of enumerate" in md and "the speed of" not in md
+    found = float(md.split("cross at N ≈ ")[1].split(":")[0])
+    assert 14 < found < 18  # bound 0.14 s < enumeration 0.016 s at 14, > 0.26 s at 18
+    assert "bound costs more than enumerate below it" in md

@@ -61,12 +61,13 @@ class Chapter:
         experiments.record(self.chapter, self.paper if paper is None else paper, item,
                            quantity, paper_value, ours, verdict, note, profile=self.profile)
 
-    def trials(self, seed: int, chunk: int = 0, n_chunks: int = 1,
+    def trials(self, seed: int, chunk: int | None = None, n_chunks: int | None = None,
                cache: str | Path | None = None) -> Trials:
         """The chapter's trial loops (:class:`~mrflib.repro.trials.Trials`) for ``seed``.
 
-        Pass the notebook's ``chunk``, ``n_chunks`` and ``trial_cache`` parameters; progress
-        lines are printed in the ``paper`` profile.
+        A chapter passes only its ``seed``: the chunk and the store of a paper run come from
+        the environment the paper runner sets (:func:`~mrflib.repro.trials.run_settings`).
+        Progress lines are printed in the ``paper`` profile.
         """
         run = Trials(self.chapter, seed, chunk=chunk, n_chunks=n_chunks, cache=cache,
                      progress=self.profile == "paper")

@@ -37,6 +37,7 @@ from mrflib._validation import (
     check_spins,
     require_memory,
 )
+from mrflib.factor_graph import _check_states
 from mrflib.model import check_model
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "score_frame",
     "verdicts",
     "class_conditional_accuracy",
+    "generative_accuracy",
     "sklearn_accuracies",
     "nodewise_logistic",
     "coupling_agreement",
@@ -90,13 +92,19 @@ def lattice(kind: str, side: int) -> np.ndarray:
     raise ValueError(f"kind must be 'square' or 'king', got {kind!r}")
 
 
-def crop(x: Any, side: int, offset: int | None = None, width: int = 8) -> np.ndarray:
+def crop(x: Any, side: int, offset: int | None = None, width: int = 8,
+         levels: int | None = None) -> np.ndarray:
     """The ``side x side`` window of ``width x width`` images starting at ``(offset, offset)``.
 
     Default: the centred window. Node ``r * side + c`` of the result is pixel
-    ``(offset + r, offset + c)``. ``side = width`` returns the images unchanged.
+    ``(offset + r, offset + c)``. ``side = width`` returns the images unchanged. ``x`` holds
+    spins (``levels=None``) or integer states ``0..levels-1``.
     """
-    x = check_spins(x, width * width, "x")
+    if levels is None:
+        x = check_spins(x, width * width, "x")
+    else:
+        levels = check_positive(levels, "levels", integer=True)
+        x = _check_states(x, np.full(width * width, levels), "x")
     side = check_positive(side, "side", integer=True)
     if side > width:
         raise ValueError(f"side must be at most {width}, got {side}")
@@ -277,18 +285,20 @@ def score_learners(train: Any, test: Any, edges: Any, learners: Any = LEARNERS, 
 
 
 def score_frame(rows: list[dict[str, Any]], per_image: dict[str, Any], rng: Any,
-                n_boot: int = 2000) -> Any:
+                n_boot: int = 2000, reference: str | None = None) -> Any:
     """The score table of :func:`score_learners` from its fits.
 
     ``rows``: one dict per learner (``learner``, ``seconds``, ...); ``per_image[learner]``:
     its exact log-likelihood of every test image. Adds ``ll`` with its bootstrap interval
-    and ``gap`` to the best learner with its paired-bootstrap interval.
+    and ``gap`` to the best learner (or to ``reference``, a key of ``per_image``) with its
+    paired-bootstrap interval.
     """
     import pandas as pd
 
     rng = as_rng(rng)
     frame = pd.DataFrame(rows)
-    best = max(per_image, key=lambda k: per_image[k].mean())
+    best = (max(per_image, key=lambda k: per_image[k].mean()) if reference is None
+            else reference)
     n_test = len(per_image[best])
     boot = rng.integers(0, n_test, size=(n_boot, n_test))
     for k, name in enumerate(frame.learner):
@@ -341,16 +351,33 @@ def class_conditional_accuracy(train: Any, y_train: Any, test: Any, y_test: Any,
         pseudo = check_spins(pseudo, train.shape[1], "pseudo")
     if learner not in LEARNERS:
         raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+
+    def fit_class(xc: np.ndarray) -> tuple[Any, float]:
+        if pseudo is not None:
+            xc = np.vstack([xc, pseudo])
+        bm, s, _ = fit_learner(xc, edges, learner, rng=rng, **options)
+        return (lambda z: image_log_likelihoods(bm, z)), s
+
+    return generative_accuracy(train, y_train, test, y_test, fit_class)
+
+
+def generative_accuracy(train: np.ndarray, y_train: np.ndarray, test: np.ndarray,
+                        y_test: np.ndarray, fit_class: Any) -> tuple[float, float]:
+    """Accuracy of a generative classifier: one model per class of ``y_train``.
+
+    ``fit_class(images)`` fits the model of one class (its training images, classes in
+    sorted order) and returns ``(log_prob, seconds)``, ``log_prob(test)`` the exact
+    ``log P_c`` of every test image. A test image goes to ``argmax_c log P_c(x) +
+    log prior_c`` (prior: the class frequencies of ``y_train``). Returns ``(accuracy,
+    seconds of fitting)``. Inputs are taken as validated by the caller.
+    """
     classes = np.unique(y_train)
     scores = np.empty((len(test), classes.size))
     seconds = 0.0
     for k, c in enumerate(classes):
-        xc = train[y_train == c]
-        if pseudo is not None:
-            xc = np.vstack([xc, pseudo])
-        bm, s, _ = fit_learner(xc, edges, learner, rng=rng, **options)
+        log_prob, s = fit_class(train[y_train == c])
         seconds += s
-        scores[:, k] = image_log_likelihoods(bm, test) + np.log(np.mean(y_train == c))
+        scores[:, k] = log_prob(test) + np.log(np.mean(y_train == c))
     return float(np.mean(classes[scores.argmax(axis=1)] == y_test)), seconds
 
 

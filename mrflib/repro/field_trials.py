@@ -20,11 +20,12 @@ import numpy as np
 
 from .. import datasets
 from .._validation import as_rng, check_positive
+from . import field_grey as fg
 from . import field_networks as fn
 from . import field_test as ft
 
-__all__ = ["score_trial", "scores", "kfold_trial", "classify_trial", "expert_network",
-           "network_trial"]
+__all__ = ["score_trial", "scores", "kfold_trial", "classify_trial", "grey_score_trial",
+           "grey_classify_trial", "expert_network", "network_trial"]
 
 
 def _pick(t: int, *axes: Sequence[Any]) -> tuple[Any, ...]:
@@ -129,6 +130,45 @@ def classify_trial(t: int, rng: Any, *, train: Any, y_train: Any, test: Any, y_t
     a, s = ft.class_conditional_accuracy(train, y_train, test, y_test, ft.lattice(kind, side),
                                          learner, pseudo=pseudo, rng=as_rng(rng),
                                          **options.get(learner, {}))
+    return dict(graph=kind, learner=learner, accuracy=a, seconds=s)
+
+
+def grey_score_trial(t: int, rng: Any, *, train: Any, test: Any, kinds: Sequence[str],
+                     side: int, learners: Sequence[str], options: dict[str, dict],
+                     levels: int) -> dict[str, Any]:
+    """Trial ``t`` of the grey-level comparison: one factor-graph learner on one lattice.
+
+    Trial ``t`` is lattice ``kinds[t // len(learners)]`` and learner
+    ``learners[t % len(learners)]`` (:data:`mrflib.repro.field_grey.LEARNERS`), fitted on
+    ``train`` (states ``0..levels-1``) in the family
+    :func:`~mrflib.repro.field_grey.potts_structure` with ``options[learner]``. The fits
+    are deterministic; ``rng`` is unused (the signature of the other trials).
+
+    Returns
+    -------
+    dict
+        ``graph``, ``learner``, ``model``, ``per_image`` (exact held-out log-likelihood of
+        every test image), ``seconds``, ``n_steps``, ``converged``.
+    """
+    kind, learner = _pick(t, kinds, learners)
+    model, seconds, info = fg.fit_learner(train, fg.potts_structure(kind, side, levels),
+                                          learner, **options.get(learner, {}))
+    return dict(graph=kind, learner=learner, model=model,
+                per_image=fg.image_log_likelihoods(model, test), seconds=seconds, **info)
+
+
+def grey_classify_trial(t: int, rng: Any, *, train: Any, y_train: Any, test: Any,
+                        y_test: Any, pseudo: Any, kinds: Sequence[str], side: int,
+                        learners: Sequence[str], options: dict[str, dict],
+                        levels: int) -> dict[str, Any]:
+    """Trial ``t`` of the grey-level classifier: one factor graph per class, one learner on
+    one lattice (the learner fastest);
+    :func:`~mrflib.repro.field_grey.class_conditional_accuracy`. Returns ``{"graph",
+    "learner", "accuracy", "seconds"}``."""
+    kind, learner = _pick(t, kinds, learners)
+    a, s = fg.class_conditional_accuracy(train, y_train, test, y_test,
+                                         fg.potts_structure(kind, side, levels), learner,
+                                         pseudo=pseudo, **options.get(learner, {}))
     return dict(graph=kind, learner=learner, accuracy=a, seconds=s)
 
 

@@ -18,7 +18,8 @@ from .. import datasets, exact, fsll, graphs, learning
 from .._validation import check_instance, check_positive
 from ..datasets import Dataset
 
-__all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score", "table1_trial", "theorem3_trial"]
+__all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score", "fit_seconds", "table1_trial",
+           "theorem3_trial"]
 
 #: Table 1 of the paper: ``{dataset: {model: (KL(p_d||p_theta), KL(p*||p_theta), #basis,
 #: CPU seconds)}}`` (Java 8 on an Intel Core i7-6700K, median of three trials).
@@ -89,6 +90,15 @@ def learn_and_score(
     return dict(kl_data=exact.kl_data_model(spins, bm),
                 kl_true=exact.kl_divergence(dataset.p_star, q),
                 n_basis=n + len(edges), seconds=seconds, fit=bm)
+
+
+def fit_seconds(dataset: Any, model: str, repeats: int = 3) -> float:
+    """The median wall time (s) of ``repeats`` fits of ``model`` to ``dataset`` in this
+    process (:func:`learn_and_score`'s ``seconds``: the learning alone), for speed claims
+    that the machine's load must not decide (:mod:`mrflib.repro.timing`)."""
+    repeats = check_positive(repeats, "repeats", integer=True)
+    return float(np.median([learn_and_score(dataset, model)["seconds"]
+                            for _ in range(repeats)]))
 
 
 def _split(t: int, n_outer: int, n_inner: int, name: str) -> tuple[int, int]:

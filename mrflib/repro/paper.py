@@ -5,18 +5,22 @@
 
 For each notebook:
 
-1. **Chunks.** :func:`mrflib.repro.sweep.sweep` runs the notebook with ``profile="paper"`` and
-   ``n_chunks=K``, ``chunk=0..K-1`` as K points in ``DIR/<chapter>/chunks`` (locally, ``W`` at
-   a time, or on a Dask cluster). Each chunk computes its share of every trial loop
-   (:class:`mrflib.repro.trials.Trials`) and sends the trials back as files the sweep stores
-   with checksums. A stopped sweep resumes where it stopped; a failed chunk is retried.
-   Cells tagged ``merge-only`` (:data:`MERGE_ONLY`: timings, whose numbers a chunk would
-   throw away) are left out of the chunks' runs.
+1. **Chunks.** :func:`mrflib.repro.sweep.sweep` runs the notebook with ``profile="paper"``
+   as K points ``chunk=0..K-1`` of ``n_chunks=K`` in ``DIR/<chapter>/chunks`` (locally,
+   ``W`` at a time, or on a Dask cluster). The chunk reaches the notebook's trials as
+   environment variables set where the notebook runs (:data:`CHUNK_ENV`), not as
+   parameters a chapter would have to declare. Each chunk computes its share of every
+   trial loop (:class:`mrflib.repro.trials.Trials`) and sends the trials back as files the
+   sweep stores with checksums. A stopped sweep resumes where it stopped; a failed chunk is
+   retried. Cells tagged ``merge-only`` (:data:`MERGE_ONLY`: work only the merge needs:
+   summaries, figures, records and timings of the trials, which a chunk holds only a part
+   of) are left out of the chunks' runs.
 2. **Collect.** The trial files of every verified point are copied into the trial store
    ``DIR/<chapter>/trials``.
-3. **Merge.** The notebook runs once more with ``n_chunks=1`` and ``trial_cache`` set to the
-   store: it reads every stored trial (computing, and storing, any that no chunk delivered),
-   draws the figures and records the numbers into ``DIR/<chapter>/results/<chapter>.csv``.
+3. **Merge.** The notebook runs once more, whole, with the store in the environment
+   (:data:`~mrflib.repro.trials.TRIAL_CACHE_ENV`): it reads every stored trial (computing,
+   and storing, any that no chunk delivered), draws the figures and records the numbers
+   into ``DIR/<chapter>/results/<chapter>.csv``.
    Each trial's generator depends only on the seed, the loop and the trial index, so the
    result is the one an uninterrupted run with the same seed gives. Stopped, it resumes.
 
@@ -27,17 +31,17 @@ date, machine, command and wall times to ``FOLDER/provenance.json`` and ``PROVEN
 
 Safety
     Everything is checked before anything runs: the notebook's parameters cell must define
-    ``profile``, ``seed``, ``chunk``, ``n_chunks`` and ``trial_cache``; ``--chunks`` is at
-    most :data:`MAX_CHUNKS`; no folder the run writes may be a file; a ``--publish`` folder
-    must be writable, only paper-profile runs are published, and its ``provenance.json``
-    must be readable (:func:`read_provenance`). One ``paper`` command at a time per chapter
-    folder (``DIR/<chapter>/.paper.lock``, refused at once like a second sweep). A chunk
-    sweep that stores no trial, or whose chunks record numbers, means the notebook ignores
-    its chunk parameters: the chapter fails before the merge. The merge runs in
-    ``DIR/<chapter>/merge-partial`` and its notebook and numbers replace the previous ones
-    only when it succeeds (numbers last), so a killed merge leaves no file that looks
-    finished. Trial files are checked by :mod:`mrflib.repro.trials` (see its security note:
-    the store is unpickled and must be as trusted as the code).
+    ``profile`` and ``seed``; ``--chunks`` is at most :data:`MAX_CHUNKS`; no folder the run
+    writes may be a file; a ``--publish`` folder must be writable, only paper-profile runs
+    are published, and its ``provenance.json`` must be readable (:func:`read_provenance`).
+    One ``paper`` command at a time per chapter folder (``DIR/<chapter>/.paper.lock``,
+    refused at once like a second sweep). A chunk sweep that stores no trial, or whose
+    chunks record numbers, means the notebook ignores its chunk: the chapter fails before
+    the merge. The merge runs in ``DIR/<chapter>/merge-partial`` and its notebook and
+    numbers replace the previous ones only when it succeeds (numbers last), so a killed
+    merge leaves no file that looks finished. Trial files are checked by
+    :mod:`mrflib.repro.trials` (see its security note: the store is unpickled and must be as
+    trusted as the code).
 """
 
 from __future__ import annotations
@@ -56,23 +60,28 @@ from typing import Any
 
 from .._cli import Parser, check_folder, connect, fail
 from .._files import atomic_write, holder, lock, release, try_lock
-from . import experiments, sweep
+from . import experiments, sweep, trials
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
            "check_published", "read_provenance", "main"]
 
 PROFILE = "paper"
 #: The most chunks a chapter is split into. Each chunk is one notebook run (seconds of
-#: start-up) that computes at least one trial of every loop, so chunks beyond a loop's
-#: trial count only repeat trials (the paper profiles' loops have at most a few thousand),
-#: and a million chunks would be a million notebook runs; more is refused, not attempted.
+#: start-up); chunks beyond a loop's trial count compute nothing of it (the paper profiles'
+#: loops have at most a few thousand trials), and a million chunks would be a million
+#: notebook runs of start-up alone; more is refused, not attempted.
 MAX_CHUNKS = 1000
 #: The cell tag of work only the merging run needs (timings, which chunks running side by
 #: side would measure under each other's load and then throw away): chunks leave such cells
 #: out. A cell a later cell needs must not carry it unless that cell carries it too.
 MERGE_ONLY = "merge-only"
-#: The notebook parameters a chapter needs to run in chunks and be merged.
-CHUNK_PARAMETERS = ("profile", "seed", "chunk", "n_chunks", "trial_cache")
+#: The notebook parameters a chapter needs to run in chunks and be merged. The chunk itself
+#: is not a parameter: it reaches the chapter's trials as environment variables
+#: (:data:`CHUNK_ENV`), so that no chapter shows the runner's plumbing.
+CHUNK_PARAMETERS = ("profile", "seed")
+#: Chunk grid parameters -> the environment variables :class:`~mrflib.repro.trials.Trials`
+#: reads (:func:`~mrflib.repro.trials.run_settings`).
+CHUNK_ENV = {"chunk": trials.CHUNK_ENV, "n_chunks": trials.N_CHUNKS_ENV}
 _REPO = Path(__file__).resolve().parents[2]
 
 
@@ -158,7 +167,7 @@ def _run_locked(notebook: Path, base: Path, n_chunks: int, workers: int, schedul
             base / "chunks", rec["commit"] if finished < len(pts) else None)
         table = sweep.sweep(notebook, _chunk_grid(n_chunks, seed, profile), base / "chunks",
                             workers=workers, scheduler=scheduler, progress=progress,
-                            skip_tags=(MERGE_ONLY,))
+                            skip_tags=(MERGE_ONLY,), env_parameters=CHUNK_ENV)
         rec["chunk_wall_s"], rec["chunk_sum_s"] = _chunk_seconds(base / "chunks", pts)
         rec["chunks_failed"] = int((table.groupby("run")["status"].first() != "ok").sum())
         rec.update(collect(base / "chunks", pts, store))
@@ -166,9 +175,9 @@ def _run_locked(notebook: Path, base: Path, n_chunks: int, workers: int, schedul
             what = ("recorded numbers" if rec["recorded"] else "stored no trial")
             return {**rec, "ok": False, "error": (
                 f"the chunks of {notebook.name} {what}: the notebook ignores its chunk "
-                f"parameters or has no trial loop (pass seed, chunk, n_chunks and "
-                f"trial_cache to Chapter.trials and run its loops with Trials.map), so "
-                f"chunks would repeat the whole run; run it with --chunks 1")}
+                f"(it gives Trials a chunk of its own) or has no trial loop (run its loops "
+                f"with Chapter.trials(seed).map), so chunks would repeat the whole run; run "
+                f"it with --chunks 1")}
     rec.update(_merge(notebook, base, profile, seed))
     return rec
 
@@ -184,9 +193,9 @@ def _merge(notebook: Path, base: Path, profile: str, seed: int) -> dict[str, Any
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir()
     since, t0 = time.time(), time.perf_counter()
-    run = sweep.execute(notebook, scratch / merged.name,
-                        {"profile": profile, "seed": seed, "trial_cache": str(store)},
-                        results_dir=scratch / "results", cwd=notebook.parent)
+    run = sweep.execute(notebook, scratch / merged.name, {"profile": profile, "seed": seed},
+                        results_dir=scratch / "results", cwd=notebook.parent,
+                        env={trials.TRIAL_CACHE_ENV: str(store)})
     done = {"merge_s": time.perf_counter() - t0, "merge_computed": _count(store, since),
             "ok": run["ok"], "error": run["error"]}
     numbers = scratch / "results" / f"{chapter}.csv"
@@ -214,15 +223,15 @@ def check_run(notebook: str | Path, out: str | Path, *, n_chunks: int, workers: 
             raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
     if n_chunks > MAX_CHUNKS:
         raise ValueError(f"n_chunks (--chunks) must be at most {MAX_CHUNKS}, got {n_chunks}: "
-                         f"each chunk is one notebook run and computes at least one trial of "
-                         f"every loop, so more chunks than a loop has trials only repeat work")
+                         f"each chunk is one notebook run, and chunks past a loop's trial "
+                         f"count have nothing of it to compute")
     if profile not in experiments.PROFILES:
         raise ValueError(f"profile must be one of {experiments.PROFILES}, got {profile!r}")
     lacking = [k for k in CHUNK_PARAMETERS if k not in sweep.notebook_parameters(path)]
     if lacking:
         raise ValueError(f"notebook {path.name} cannot run in chunks: its parameters cell does "
-                         f"not define {', '.join(lacking)} (a chapter passes seed, chunk, "
-                         f"n_chunks and trial_cache to Chapter.trials; see "
+                         f"not define {', '.join(lacking)} (a chapter declares profile and "
+                         f"seed and runs its loops with Chapter.trials(seed).map; see "
                          f"notebooks/smci_error_point.ipynb)")
     if not isinstance(out, (str, Path)) or not str(out):
         raise ValueError(f"out must be a folder path, got {out!r}")

@@ -10,6 +10,7 @@ shows one chapter's rows at the end of its notebook.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
 __all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecard",
-           "paper_figure", "performance_markdown", "write_pages"]
+           "paper_figure", "performance_summary", "performance_markdown", "write_pages",
+           "PEER_COMPARISONS"]
 
 #: The committed paper-profile results (numbers, figures, provenance) of the book.
 PAPER_RESULTS = Path(__file__).resolve().parents[2] / "book" / "results" / "paper"
@@ -62,7 +64,15 @@ def load_bench(bench_results: Path) -> pd.DataFrame:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """``text`` for a Markdown table cell: one line, ``|`` escaped, and ``<``, ``>``, ``&``
+    as entities (a quantity such as ``<dH>`` would otherwise be read as an HTML tag)."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _badge(verdict: str) -> str:
+    """A verdict as a styled word (``span.verdict``; the words alone read without the CSS)."""
+    kind = "-".join(str(verdict).split()) or "none"
+    return f'<span class="verdict verdict-{kind}">{_VERDICT_MARK.get(verdict, verdict)}</span>'
 
 
 _KEY = ["chapter", "item", "quantity"]
@@ -78,8 +88,8 @@ def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], lis
         if p is None:
             cells.append("not run at paper scale")
         elif p["verdict"] != r["verdict"]:
-            cells.append(f"{_cell(p['ours'])} ⚠️ verdict at paper scale: "
-                         f"{_VERDICT_MARK.get(p['verdict'], p['verdict'])}")
+            cells.append(f"{_cell(p['ours'])} <span class=\"verdict verdict-differs\">"
+                         f"differs</span> verdict at paper scale: {_badge(p['verdict'])}")
             differ.append(f"{r['chapter']}: {r['item']}, {r['quantity']}")
         else:
             cells.append(_cell(p["ours"]))
@@ -95,7 +105,7 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         The recorded rows of the build being read (:func:`load_records`).
     paper : DataFrame, optional
         The committed paper-profile rows (``book/results/paper``). When given, a column shows
-        each item's paper-profile value beside this build's, flagging (⚠️) every item whose
+        each item's paper-profile value beside this build's, flagging ("differs") every item whose
         verdict differs between the two, and the summary lists those items.
     """
     check_instance(df, pd.DataFrame, "df")
@@ -108,32 +118,38 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         if lacking:
             raise ValueError(f"{name} must have the recorded columns {FIELDS}; lacks {lacking}")
     counts = df["verdict"].value_counts()
-    lines = ["Summary: " + ", ".join(f"{_VERDICT_MARK.get(v, v)}: {counts[v]}"
+    lines = ["Summary: " + ", ".join(f"{_badge(v)}: {counts[v]}"
                                      for v in counts.index), ""]
-    header = "| paper | item | quantity | paper | ours | verdict |"
+    header = "| item | quantity | paper | ours | verdict |"
     cells: list[str] = []
     if paper is not None:
         cells, differ = _paper_column(df, paper)
         covered = sum(c != "not run at paper scale" for c in cells)
         keys = set(map(tuple, df[_KEY].to_numpy().tolist()))
         only = [f"{r['chapter']}: {r['item']}, {r['quantity']} ({r['ours']}, "
-                f"{_VERDICT_MARK.get(r['verdict'], r['verdict'])})"
+                f"{_badge(r['verdict'])})"
                 for r in paper.to_dict("records") if tuple(r[k] for k in _KEY) not in keys]
-        lines[-1:] = [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
+        lines += [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
                       f"{len(df)} items measured; verdict differs from this build's for "
                       f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
         if only:
             lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
         header += " ours, paper profile |"
-    lines += [header + " chapter | note |",
-              "|---" * (header.count("|") + 1) + "|"]
-    for k, r in enumerate(df.itertuples(index=False)):
-        row = [_cell(_PAPER_TITLES.get(r.paper, r.paper)), _cell(r.item), _cell(r.quantity),
-               _cell(r.paper_value), _cell(r.ours), _VERDICT_MARK.get(r.verdict, r.verdict)]
-        if paper is not None:
-            row.append(cells[k])
-        row += [f"{{doc}}`{r.chapter} <../notebooks/{r.chapter}>`", _cell(r.note)]
-        lines.append("| " + " | ".join(row) + " |")
+    header += " note |"
+    rows = df.reset_index(drop=True).assign(paper_cell=cells or [""] * len(df))
+    for key, g in rows.groupby("paper", sort=False):
+        chapters = list(dict.fromkeys(g["chapter"]))
+        links = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`" for c in chapters)
+        lines += ["", f"**{_cell(_PAPER_TITLES.get(key, key))}** (chapter "
+                      f"{links})", "", header, "|---" * (header.count("|") - 1) + "|"]
+        for r in g.itertuples(index=False):
+            item = _cell(r.item) + (f" ({{doc}}`{r.chapter} <../notebooks/{r.chapter}>`)"
+                                    if len(chapters) > 1 else "")
+            row = [item, _cell(r.quantity), _cell(r.paper_value), _cell(r.ours),
+                   _badge(r.verdict)]
+            if paper is not None:
+                row.append(r.paper_cell)
+            lines.append("| " + " | ".join([*row, _cell(r.note)]) + " |")
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
@@ -316,7 +332,8 @@ def _verdict(b: pd.DataFrame, curves) -> str:
     for base, r in b.assign(_r=ratio).dropna(subset=["_r"]).groupby("baseline", sort=False):
         v = r["_r"].to_numpy(float)
         if len(v) == 1:
-            parts.append(f"{v[0]:.3g}× the speed of {base}")
+            parts.append(f"{v[0]:.3g}× faster than {base}" if v[0] >= 1 else
+                         f"{1 / v[0]:.3g}× the time of {base}")
             continue
         parts.append(f"against {base}: faster in {int((v > 1).sum())} of {len(v)} cases, "
                      f"median {np.median(v):.3g}× (range {v.min():.2g}–{v.max():.3g}×)")
@@ -325,12 +342,36 @@ def _verdict(b: pd.DataFrame, curves) -> str:
         unit = _unit(b)
         parts.append(f"time grows as {unit}^p with p from {min(slopes):.2f} to "
                      f"{max(slopes):.2f}")
+        parts += _crossings(curves, unit)
     parts += _target_verdicts(b)
     rate = _num(b.get("rate"))
     if not parts and rate is not None and rate.notna().any():
         i = rate.idxmax()
         parts.append(f"up to {rate[i]:.3g} {b.loc[i, 'rate_unit']}")
     return ("**Verdict:** " + "; ".join(parts) + ".") if parts else ""
+
+
+def _crossings(curves, unit: str) -> list[str]:
+    """Where the two cost curves of a benchmark of two methods cross (a method dearer on
+    small problems and cheaper on large ones), by linear interpolation of log time against
+    size over the sizes both measure; nothing for any other number of curves."""
+    if len(curves) != 2:
+        return []
+    (la, xa, ya, _), (lb, xb, yb, _) = curves
+    grid = np.union1d(xa, xb)
+    grid = grid[(grid >= max(xa.min(), xb.min())) & (grid <= min(xa.max(), xb.max()))]
+    if len(grid) < 2:
+        return []
+    gap = np.interp(grid, xa, np.log(ya)) - np.interp(grid, xb, np.log(yb))
+    flips = np.flatnonzero(np.sign(gap[:-1]) * np.sign(gap[1:]) < 0)
+    if not len(flips):
+        return [f"{lb if gap[0] > 0 else la} is the cheaper over all {unit} from "
+                f"{grid[0]:g} to {grid[-1]:g}"]
+    i = flips[0]
+    at = grid[i] + (grid[i + 1] - grid[i]) * gap[i] / (gap[i] - gap[i + 1])
+    dear, cheap = (la, lb) if gap[i] > 0 else (lb, la)
+    return [f"the cost curves cross at {unit} ≈ {at:.3g}: {dear} costs more than {cheap} "
+            f"below it and less above it"]
 
 
 def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
@@ -416,6 +457,81 @@ def _table(b: pd.DataFrame) -> list[str]:
     return lines
 
 
+#: The Performance page's headline comparisons: mrflib against a peer doing the same job.
+#: Each selects benchmark rows by regular expressions (case-insensitive) on their columns;
+#: a peer whose rows are not in ``bench/results`` yet is listed as not measured.
+PEER_COMPARISONS = (
+    {"title": "Exact inference against pgmpy",
+     "job": "all edge marginals of a lattice Ising model, exactly: mrflib's junction tree "
+            "against pgmpy's BeliefPropagation on the same model, each building its plan "
+            "(triangulation, cliques) inside the timed call",
+     "select": {"baseline": "pgmpy", "method": "^mrflib$"},
+     "also": ({"baseline": "pgmpy", "method": "plan reused"},
+              "with the plan built once and reused, as the learners do")},
+    {"title": "Factor-graph inference against pyGMs",
+     "job": "exact inference on discrete factor graphs, against pyGMs on the same graphs",
+     "select": {"baseline": "pygms"}},
+    {"title": "Pseudo-likelihood learning against scikit-learn",
+     "job": "maximum pseudo-likelihood (MPLE), which is one logistic regression per node "
+            "(multinomial for Potts variables): mrflib's MPLE, on Ising models and on "
+            "factor graphs, against scikit-learn's LogisticRegression fitted node by node "
+            "(unregularised) on the same samples",
+     "select": {"baseline": "scikit-learn|sklearn", "method": r"^mple\b"}},
+    {"title": "Gibbs sampling against a numpy sampler",
+     "job": "single-spin Gibbs sweeps of an Ising model: mrflib's numba kernels against a "
+            "vectorised numpy checkerboard sampler, CPU time per spin update",
+     "select": {"benchmark": "gibbs", "baseline": "numpy"}},
+)
+
+
+def _select(df: pd.DataFrame, select: dict[str, str]) -> pd.DataFrame:
+    """The rows of ``df`` whose columns match every regular expression of ``select``."""
+    keep = pd.Series(True, index=df.index)
+    for column, pattern in select.items():
+        values = df[column].astype(str) if column in df else pd.Series("", index=df.index)
+        keep &= values.str.contains(pattern, case=False, regex=True)
+    return df[keep].assign(_r=_num(df[keep]["ratio"]) if len(df) else None).dropna(
+        subset=["_r"])
+
+
+def _speedups(rows: pd.DataFrame) -> str:
+    """``faster in k of n cases (median m×, range a–b×)`` of rows with ratios."""
+    v = rows["_r"].to_numpy(float)
+
+    def x(r: float) -> str:
+        return f"{r:,.0f}×" if r >= 100 else f"{r:.3g}×"
+
+    return (f"faster in {int((v > 1).sum())} of {len(v)} cases (speed-up median "
+            f"{x(np.median(v))}, range {x(v.min())[:-1]}–{x(v.max())})")
+
+
+def performance_summary(df: pd.DataFrame) -> str:
+    """The Performance page's headline: each :data:`PEER_COMPARISONS` entry with its verdict.
+
+    A verdict is *faster* when mrflib wins every case measured, *slower* when it loses every
+    one, else *mixed*; the speed-ups (peer time / ours, measured in the same run) follow,
+    with the cases named in the tables below.
+    """
+    lines = []
+    for peer in PEER_COMPARISONS:
+        rows = _select(df, peer["select"]) if not df.empty else pd.DataFrame()
+        lines += [f"**{peer['title']}.** The job: {peer['job']}.", ""]
+        if rows.empty:
+            lines += ["_Not measured yet: its benchmark rows appear here once they are in "
+                      "`bench/results/`._", ""]
+            continue
+        v = rows["_r"].to_numpy(float)
+        word = "faster" if (v > 1).all() else "slower" if (v < 1).all() else "mixed"
+        cases = "; ".join(dict.fromkeys(rows["case"].astype(str)))
+        text = (f"**Verdict: mrflib is {word}**: {_speedups(rows)}; cases: {cases}.")
+        if "also" in peer:
+            more = _select(df, peer["also"][0])
+            if not more.empty:
+                text += f" {peer['also'][1].capitalize()}: {_speedups(more)}."
+        lines += [text, ""]
+    return "\n".join(lines) + "\n"
+
+
 def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     """The ``make bench`` results, one section per bench module, generic over modules.
 
@@ -431,12 +547,12 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     figdir.mkdir(parents=True, exist_ok=True)
     parts = []
     for module, g in df.groupby("module", sort=True):
-        parts.append(f"## {module}\n")
+        parts.append(f"### {module}\n")
         for bench, b in g.groupby("benchmark", sort=False):
             b = b.reset_index(drop=True)
             curves = _scaling(b)
             name = f"{_slug(module)}-{_slug(bench)}.png"
-            parts.append(f"### {bench}\n")
+            parts.append(f"#### {bench}\n")
             if _figure(b, curves, figdir / name, f"{module}: {bench}"):
                 caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
                            "same run, and time against problem size where measured.")
@@ -471,7 +587,9 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
         (book_dir / "_paper_runs.md").write_text(
             provenance_markdown(read_provenance(paper_results), title=False))
     machine = Path(bench_results) / "machine.txt"
-    text = performance_markdown(load_bench(bench_results), book_dir / "_perf", "_perf")
+    bench = load_bench(bench_results)
+    (book_dir / "_performance_summary.md").write_text(performance_summary(bench))
+    text = performance_markdown(bench, book_dir / "_perf", "_perf")
     if machine.exists():
         text = "Machine: " + machine.read_text().strip() + "\n\n" + text
     (book_dir / "_performance_tables.md").write_text(text)

@@ -15,10 +15,11 @@ PAPER_TITLES = {
     "lap-mizrahi-defreitas-tenorio": "Mizrahi et al. 2013 (LAP)",
     "higher-order-bounds-leisink-kappen": "Leisink & Kappen 2002 (bounds)",
 }
-#: How each verdict is shown.
+#: How each verdict is shown: plain words (no emoji, which a browser without an emoji font
+#: shows as empty boxes); the book styles them as badges (``book/_css/mrflib.css``).
 VERDICT_MARK = {
-    "reproduced": "✅ reproduced",
-    "reproduced in kind": "🟡 reproduced in kind",
-    "not reproduced": "❌ not reproduced",
-    "new": "➕ new (not in the paper)",
+    "reproduced": "reproduced",
+    "reproduced in kind": "reproduced in kind",
+    "not reproduced": "not reproduced",
+    "new": "new (not in the paper)",
 }

@@ -109,13 +109,16 @@ def execute(
     results_dir: str | Path | None = None,
     cwd: str | Path | None = None,
     timeout: float | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Execute a notebook with papermill in a subprocess (kernel ``python3``).
 
     The subprocess gets ``MRFLIB_RESULTS_DIR=results_dir`` so the numbers the notebook
-    records land there; running in its own process keeps concurrent runs (threads of a
-    Dask worker, say) from sharing that setting. The subprocess dies with the thread that
-    started it (and its kernel with it), so killing the caller leaves no orphan.
+    records land there, and the variables of ``env`` (settings of the run a notebook does
+    not declare as parameters, such as a paper run's chunk); running in its own process
+    keeps concurrent runs (threads of a Dask worker, say) from sharing that setting. The
+    subprocess dies with the thread that started it (and its kernel with it), so killing the
+    caller leaves no orphan.
 
     Returns a dict ``{"ok", "seconds", "error"}``; ``error`` is the tail of papermill's
     report when the notebook failed.
@@ -126,12 +129,13 @@ def execute(
            "--cwd", str(cwd or Path(notebook).resolve().parent)]
     for key, value in (parameters or {}).items():
         cmd += ["-p", str(key), str(value)]
-    env = dict(os.environ)
+    run_env = {**os.environ, **{str(k): str(v) for k, v in (env or {}).items()}}
     if results_dir is not None:
-        env["MRFLIB_RESULTS_DIR"] = str(results_dir)
+        run_env["MRFLIB_RESULTS_DIR"] = str(results_dir)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env,
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"ok": False, "seconds": time.perf_counter() - t0,
                 "error": f"timed out after {timeout} s"}
@@ -285,21 +289,28 @@ def notebook_parameters(notebook: str | Path) -> list[str]:
 
 
 def compute_point(source: bytes, filename: str, params: dict[str, Any], *,
-                  cwd: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+                  cwd: str | None = None, timeout: float | None = None,
+                  env_parameters: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one point where this function is called; return everything as bytes.
 
     This is the only code that runs on a worker. It touches nothing but its own temporary
     folder (and ``cwd``, the kernel's working folder, which defaults to that temporary
     folder): the notebook arrives as ``source`` bytes and the executed notebook and the
     recorded files go back in the returned dict ``{"ok", "seconds", "error", "notebook":
-    bytes, "files": {relative path: bytes}}``.
+    bytes, "files": {relative path: bytes}}``. The parameters named in ``env_parameters``
+    (parameter -> environment variable) reach the notebook as environment variables, not
+    as papermill parameters.
     """
+    hidden = env_parameters or {}
+    env = {var: str(params[name]) for name, var in hidden.items() if name in params}
+    params = {k: v for k, v in params.items() if k not in hidden}
     with tempfile.TemporaryDirectory(prefix="mrflib-point-") as tmp:
         work = Path(tmp)
         src, done, results = work / Path(filename).name, work / "executed.ipynb", work / "out"
         src.write_bytes(source)
         results.mkdir()
-        rec = execute(src, done, params, results_dir=results, cwd=cwd or work, timeout=timeout)
+        rec = execute(src, done, params, results_dir=results, cwd=cwd or work, timeout=timeout,
+                      env=env)
         files = {f.relative_to(results).as_posix(): f.read_bytes()
                  for f in sorted(results.rglob("*")) if f.is_file()
                  and not any(part.startswith(".") for part in f.relative_to(results).parts)}
@@ -513,7 +524,7 @@ def _run(todo: list[Point], job: dict[str, Any], workers: int, scheduler: Any
     folder on Dask."""
     cwd = str(Path(todo[0].notebook).parent) if scheduler is None else None
     fn = functools.partial(compute_point, job["source"], job["filename"], cwd=cwd,
-                           timeout=job["timeout"])
+                           timeout=job["timeout"], env_parameters=job["env_parameters"])
     with Executor(workers, scheduler, threads=True) as ex:
         for i, result in ex.imap(fn, [(p.as_dict(),) for p in todo],
                                  names=[p.name for p in todo]):
@@ -529,15 +540,15 @@ def _lock_out(out: Path) -> int:
     return fd
 
 
-def _check_arguments(notebook: str, grid: dict[str, Sequence[Any]], workers: int
-                     ) -> list[Point]:
+def _check_arguments(notebook: str, grid: dict[str, Sequence[Any]], workers: int,
+                     hidden: Sequence[str] = ()) -> list[Point]:
     if not Path(notebook).is_file():
         raise ValueError(f"notebook must be an existing .ipynb file, got {notebook!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     pts = points(notebook, grid)
     known = notebook_parameters(notebook)
-    unknown = [k for k in grid if k not in known]
+    unknown = [k for k in grid if k not in known and k not in hidden]
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for "
                          f"{Path(notebook).name}; its parameters cell defines: "
@@ -557,6 +568,7 @@ def sweep(
     progress: bool = True,
     timeout: float | None = None,
     skip_tags: Sequence[str] = (),
+    env_parameters: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """Run the sweep (resuming), write ``results.csv`` (and ``figure.png``); return the table.
 
@@ -580,6 +592,10 @@ def sweep(
     skip_tags : sequence of str, optional
         Cells carrying any of these tags are left out of every point's run
         (:func:`drop_tagged_cells`); the paper runner skips ``merge-only`` cells in chunks.
+    env_parameters : dict, optional
+        Grid parameters passed to the notebook as environment variables (parameter ->
+        variable name) instead of papermill parameters, so the notebook need not declare
+        them; they still name the points. The paper runner passes a chunk this way.
 
     Raises
     ------
@@ -592,7 +608,8 @@ def sweep(
         scheduler address where no scheduler answers.
     """
     notebook = str(Path(notebook).resolve())
-    pts = _check_arguments(notebook, grid, workers)
+    env_parameters = dict(env_parameters or {})
+    pts = _check_arguments(notebook, grid, workers, tuple(env_parameters))
     out = check_folder(out, "out").resolve()
     check_folder(out / "runs", "out")
     if (out / "results.csv").is_dir():
@@ -601,15 +618,15 @@ def sweep(
     client = connect(scheduler) if isinstance(scheduler, str) else None
     try:
         return _sweep_checked(notebook, pts, out, workers, client or scheduler, progress,
-                              timeout, skip_tags)
+                              timeout, skip_tags, env_parameters)
     finally:
         if client is not None:
             client.close()
 
 
 def _sweep_checked(notebook: str, pts: list[Point], out: Path, workers: int, scheduler: Any,
-                   progress: bool, timeout: float | None, skip_tags: Sequence[str]
-                   ) -> pd.DataFrame:
+                   progress: bool, timeout: float | None, skip_tags: Sequence[str],
+                   env_parameters: dict[str, str]) -> pd.DataFrame:
     """:func:`sweep` once its arguments are checked and the scheduler answered."""
     from tqdm import tqdm
 
@@ -625,7 +642,8 @@ def _sweep_checked(notebook: str, pts: list[Point], out: Path, workers: int, sch
             if state != "done":
                 todo.append(p)
         source = drop_tagged_cells(Path(notebook).read_bytes(), skip_tags)
-        job = {"source": source, "filename": Path(notebook).name, "timeout": timeout}
+        job = {"source": source, "filename": Path(notebook).name, "timeout": timeout,
+               "env_parameters": env_parameters}
         bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point",
                    disable=not progress, desc=Path(notebook).stem)
         if todo:

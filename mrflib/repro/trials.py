@@ -9,10 +9,18 @@ identical to one run with the same seed.
 
 Chunks
     With ``n_chunks > 1`` the notebook is a *chunk*: every ``map`` computes only the trials
-    ``t`` with ``t % n_chunks == chunk`` (a chunk with no trial of a short loop computes
-    trial ``chunk % n``, so that every loop it reaches has data), stores each one and returns
-    only those. The chapter's :class:`~mrflib.repro.Chapter` records nothing in a chunk: its
-    numbers would describe a part of the trials.
+    ``t`` with ``t % n_chunks == chunk``, stores each one and returns only those; a chunk
+    numbered past a short loop's last trial computes nothing of it (an empty list: chunk
+    cells must cope with an empty loop). The chapter's :class:`~mrflib.repro.Chapter`
+    records nothing in a chunk: its numbers would describe a part of the trials.
+Run settings
+    A chapter never names its chunk: ``python -m mrflib paper`` sets the environment
+    variables :data:`CHUNK_ENV` and :data:`N_CHUNKS_ENV` (this chunk and the number of
+    chunks) for a chunk's run, and :data:`TRIAL_CACHE_ENV` (the store) for the merging run,
+    in the process that runs the notebook (on a Dask worker too: they travel with the
+    point, not through a filesystem), and :class:`Trials` reads them when it is not given
+    ``chunk``, ``n_chunks`` or ``cache`` (:func:`run_settings`). Unset, a notebook runs
+    whole, without a store.
 Store
     Each computed trial is one file ``<store>/<chapter>/<name>/<key>/<t>.pkl``, written
     atomically (:func:`mrflib._files.atomic_write`). ``key`` is a digest of the trial
@@ -47,6 +55,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 import pickle
 import sys
 import time
@@ -62,7 +71,15 @@ from .._files import atomic_write, sha256
 from .._validation import check_path, check_positive
 from . import experiments
 
-__all__ = ["Trials", "digest", "stored_trials", "trial_rng"]
+__all__ = ["Trials", "digest", "stored_trials", "trial_rng", "run_settings", "CHUNK_ENV",
+           "N_CHUNKS_ENV", "TRIAL_CACHE_ENV"]
+
+#: The chunk (0-based) a run computes, set by the paper runner (never by a chapter).
+CHUNK_ENV = "MRFLIB_CHUNK"
+#: The number of chunks the trials are split into.
+N_CHUNKS_ENV = "MRFLIB_N_CHUNKS"
+#: The folder of stored trials the merging run reads (and a resumed run continues).
+TRIAL_CACHE_ENV = "MRFLIB_TRIAL_CACHE"
 
 _FORMAT = "mrflib-trial/1"  # part of every store key: never change it (see Trials.key)
 _MAGIC = b"mrflib-trial/2\n"  # the first line of a stored trial file
@@ -125,6 +142,29 @@ def _decode_first_format(data: bytes, key: str, t: int) -> Any:
     if fields != (_FORMAT, key, t):
         raise _Unusable(f"stored as {fields!r}, expected {(_FORMAT, key, t)!r}")
     return stored["result"]
+
+
+def run_settings(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """``{"chunk", "n_chunks", "cache"}`` of this run, from the environment (``os.environ``
+    or ``environ``): :data:`CHUNK_ENV`, :data:`N_CHUNKS_ENV` and :data:`TRIAL_CACHE_ENV`;
+    ``chunk = 0, n_chunks = 1, cache = None`` where unset.
+
+    Raises
+    ------
+    ValueError
+        A chunk or chunk count that is not an integer, naming the variable and its value.
+    """
+    env = os.environ if environ is None else environ
+    out: dict[str, Any] = {"chunk": 0, "n_chunks": 1, "cache": env.get(TRIAL_CACHE_ENV) or None}
+    for key, var in (("chunk", CHUNK_ENV), ("n_chunks", N_CHUNKS_ENV)):
+        text = env.get(var, "").strip()
+        if text:
+            try:
+                out[key] = int(text)
+            except ValueError:
+                raise ValueError(f"environment variable {var} must be an integer (set by "
+                                 f"python -m mrflib paper), got {text!r}") from None
+    return out
 
 
 def trial_rng(seed: int, name: str, t: int) -> np.random.Generator:
@@ -205,20 +245,28 @@ class Trials:
         The notebook's file stem (names the store's folder).
     seed : int
         The notebook's seed; trial ``t`` of loop ``name`` uses :func:`trial_rng`.
-    chunk, n_chunks : int
-        This run computes the trials ``t % n_chunks == chunk`` (``n_chunks = 1``: all).
+    chunk, n_chunks : int, optional
+        This run computes the trials ``t % n_chunks == chunk`` (``n_chunks = 1``: all). Not
+        given: from the environment (:func:`run_settings`; unset: the whole run).
     cache : str or Path, optional
-        The store of computed trials. Required for a chunk unless ``MRFLIB_RESULTS_DIR`` is
-        set (the sweep sets it); with ``n_chunks = 1`` it makes the run resumable and reads
-        what chunks computed (the merge).
+        The store of computed trials (``""``: none). Required for a chunk unless
+        ``MRFLIB_RESULTS_DIR`` is set (the sweep sets it); with ``n_chunks = 1`` it makes the
+        run resumable and reads what chunks computed (the merge). Not given: from the
+        environment (:data:`TRIAL_CACHE_ENV`; unset: none).
     progress : bool
         Print one line to stderr at most every 30 s while a loop runs (trials done, elapsed,
         time left).
     """
 
-    def __init__(self, chapter: str, seed: int, *, chunk: int = 0, n_chunks: int = 1,
-                 cache: str | Path | None = None, progress: bool = False) -> None:
+    def __init__(self, chapter: str, seed: int, *, chunk: int | None = None,
+                 n_chunks: int | None = None, cache: str | Path | None = None,
+                 progress: bool = False) -> None:
         experiments._check_chapter(chapter)
+        if chunk is None and n_chunks is None:
+            settings = run_settings()
+            chunk, n_chunks = settings["chunk"], settings["n_chunks"]
+            cache = settings["cache"] if cache is None else cache
+        chunk, n_chunks = (0 if chunk is None else chunk), (1 if n_chunks is None else n_chunks)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         n_chunks = check_positive(n_chunks, "n_chunks", integer=True)
@@ -257,10 +305,7 @@ class Trials:
 
     def indices(self, n: int) -> list[int]:
         """The trial indices of a loop of ``n`` trials this run computes or reads."""
-        if not self.partial:
-            return list(range(n))
-        mine = list(range(self.chunk, n, self.n_chunks))
-        return mine or [self.chunk % n]
+        return list(range(self.chunk, n, self.n_chunks))
 
     def rng(self, name: str, t: int) -> np.random.Generator:
         """The generator of trial ``t`` of loop ``name`` (:func:`trial_rng`)."""
@@ -290,7 +335,8 @@ class Trials:
         Returns
         -------
         list
-            The results of trials ``0..n-1``; in a chunk, of :meth:`indices` ``(n)`` only.
+            The results of trials ``0..n-1``; in a chunk, of :meth:`indices` ``(n)`` only
+            (empty in a chunk numbered past the loop's last trial).
         """
         if not isinstance(name, str) or not experiments._CHAPTER.fullmatch(name):
             raise ValueError(f"name must be a plain name (letters, digits, '_', '-', '.'), "

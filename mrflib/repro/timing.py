@@ -1,0 +1,62 @@
+"""Timing claims decided by a measurement that the machine's load does not flip.
+
+A chapter that checks a paper's claim about speed ("FL learns faster than BM-DI", "MPF is
+the fastest") times the methods it compares **in one process, one after the other**, takes
+the **median of repeats** of each, and calls a difference only beyond a **margin**: a pair
+of medians within ``margin`` of each other is a tie, which neither confirms nor refutes a
+claim that one is faster. A timing shared with other load then shifts both methods alike,
+and a verdict changes only when a method's speed really changes by more than the margin.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_positive
+
+__all__ = ["MARGIN", "median_seconds", "compare"]
+
+#: Default margin: medians within 25% of each other are a tie.
+MARGIN = 0.25
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int = 3) -> float:
+    """The median wall time of ``repeats`` calls of ``fn()`` in this process (seconds)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    repeats = check_positive(repeats, "repeats", integer=True)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def compare(a: float | Sequence[float], b: float | Sequence[float],
+            margin: float = MARGIN) -> str:
+    """``"faster"`` if ``a`` takes less than ``b / (1 + margin)``, ``"slower"`` if more than
+    ``b * (1 + margin)``, else ``"tie"``; sequences are reduced to their medians.
+
+    Raises
+    ------
+    ValueError
+        A time that is not positive and finite, or a negative margin.
+    """
+    margin = check_positive(margin, "margin", allow_zero=True)
+    values = []
+    for name, x in (("a", a), ("b", b)):
+        v = float(np.median(np.asarray(x, dtype=float)))
+        if not np.isfinite(v) or v <= 0:
+            raise ValueError(f"{name} must be positive, finite seconds, got {x!r}")
+        values.append(v)
+    ta, tb = values
+    if ta * (1 + margin) < tb:
+        return "faster"
+    if ta > tb * (1 + margin):
+        return "slower"
+    return "tie"
