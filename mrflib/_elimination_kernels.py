@@ -172,3 +172,62 @@ def clique_sizes_dense(adj, order, limit, sizes):  # pragma: no cover - compiled
                 if i != j:
                     adj[nb[i], nb[j]] = 1
     return order.shape[0]
+
+
+@njit(cache=True)
+def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): row ``t`` of
+    ``scope`` gets ``order[t]`` then its neighbours when it goes, sorted by elimination
+    position ``pos``; ``sizes[t]`` is that clique's size. ``scope`` needs a column per node
+    of the largest clique (the order's width plus one)."""
+    n = adj.shape[0]
+    for t in range(order.shape[0]):
+        v = order[t]
+        scope[t, 0] = v
+        k = 0
+        for u in range(n):
+            if adj[v, u]:
+                # insertion by elimination position
+                j = k
+                while j > 0 and pos[scope[t, j]] > pos[u]:
+                    scope[t, j + 1] = scope[t, j]
+                    j -= 1
+                scope[t, j + 1] = u
+                k += 1
+        sizes[t] = k + 1
+        for i in range(1, k + 1):
+            a = scope[t, i]
+            adj[a, v] = 0
+            adj[v, a] = 0
+        for i in range(1, k + 1):
+            for j in range(1, k + 1):
+                if i != j:
+                    adj[scope[t, i], scope[t, j]] = 1
+
+
+@njit(cache=True)
+def component_labels(adj, labels):  # pragma: no cover - compiled
+    """Connected components of the dense adjacency ``adj``: ``labels[v]`` is the component
+    of ``v``, numbered in the order of their smallest nodes (as scipy's
+    ``connected_components``); returns their number."""
+    n = adj.shape[0]
+    stack = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        labels[v] = -1
+    c = 0
+    for s in range(n):
+        if labels[s] >= 0:
+            continue
+        labels[s] = c
+        stack[0] = s
+        top = 1
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            for u in range(n):
+                if adj[v, u] and labels[u] < 0:
+                    labels[u] = c
+                    stack[top] = u
+                    top += 1
+        c += 1
+    return c

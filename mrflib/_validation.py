@@ -415,14 +415,23 @@ def memory_requests() -> Iterator[list[tuple[str, float]]]:
         _REQUEST_LOGS.remove(log)
 
 
+#: Requests up to this many bytes are not checked against the system: reading its limits
+#: (``/proc``, cgroup files) costs more than planning a small model, and a process left with
+#: less than this cannot go on anyway.
+UNCHECKED_BYTES = 2**20
+
+
 def require_memory(nbytes: float, what: str, limit: float | None = None) -> None:
     """Refuse, before allocating, work that needs more memory than is available.
 
     Raises ``ValueError`` stating how much ``what`` would need and how much there is.
-    ``nbytes`` may be an ``int`` beyond float64's range (compared exactly).
+    ``nbytes`` may be an ``int`` beyond float64's range (compared exactly). Without
+    ``limit``, requests of at most :data:`UNCHECKED_BYTES` always pass.
     """
     for log in _REQUEST_LOGS:
         log.append((what, float(nbytes) if nbytes < 2**1023 else math.inf))
+    if limit is None and nbytes <= UNCHECKED_BYTES:
+        return
     have = available_memory() if limit is None else limit
     if nbytes > have:
         raise ValueError(

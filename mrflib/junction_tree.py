@@ -130,7 +130,7 @@ def _spectral(edges: np.ndarray, nodes: list[int], n: int,
         return None
     idx = np.asarray(nodes)
     if dense is not None and len(idx) <= 200:
-        sub = dense[np.ix_(idx, idx)].astype(np.float64)
+        sub = (dense if len(idx) == n else dense[np.ix_(idx, idx)]).astype(np.float64)
         L = np.diag(sub.sum(axis=1)) - sub
         f = np.round(scipy.linalg.eigh(L, subset_by_index=[0, 1])[1][:, 1], 9)
         return idx[np.lexsort((idx, f))].tolist()
@@ -162,6 +162,37 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
     return [int(v) for v in perm if v in keep]
 
 
+def _components(edges: np.ndarray, n: int, dense: np.ndarray | None
+                ) -> tuple[int, np.ndarray]:
+    """Number of connected components and each node's label (numbered by smallest node),
+    compiled on the dense adjacency when there is one."""
+    if dense is None:
+        A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                    shape=(n, n))
+        return scipy.sparse.csgraph.connected_components(A, directed=False)
+    labels = np.empty(n, dtype=np.int32)
+    return int(_ek.component_labels(dense, labels)), labels
+
+
+def _rcm_all(edges: np.ndarray, n: int, dense: np.ndarray | None) -> np.ndarray:
+    """Reverse Cuthill-McKee of the whole graph (as :func:`_rcm`, whose per-component
+    orders are this one's subsequences). With a dense adjacency, scipy's compiled routine
+    is called directly on its canonical CSR arrays (what its wrapper passes it)."""
+    module = getattr(scipy.sparse.csgraph, "_reordering", None)
+    fast = getattr(module, "_reverse_cuthill_mckee", None)
+    if dense is not None and fast is not None:
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(dense.sum(axis=1, dtype=np.int32), out=indptr[1:])
+        indices = np.nonzero(dense)[1].astype(np.int32)
+        try:
+            return np.asarray(fast(indices, indptr, n))
+        except TypeError:  # pragma: no cover - another signature in another scipy
+            pass
+    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
+                                shape=(n, n)).tocsr()
+    return scipy.sparse.csgraph.reverse_cuthill_mckee(A + A.T, symmetric_mode=True)
+
+
 def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
     """The graph's adjacency matrix (``uint8``) for the compiled orders, up to
     ``_DENSE_MAX_NODES`` nodes; ``None`` beyond (the set-based code runs there)."""
@@ -170,6 +201,16 @@ def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
     adj = np.zeros((n, n), dtype=np.uint8)
     for v, nb in enumerate(nbrs):
         adj[v, list(nb)] = 1
+    return adj
+
+
+def _dense_of_edges(edges: np.ndarray, n: int) -> np.ndarray | None:
+    """:func:`_dense` straight from the (checked, duplicate-free) edge list."""
+    if n > _DENSE_MAX_NODES:
+        return None
+    adj = np.zeros((n, n), dtype=np.uint8)
+    adj[edges[:, 0], edges[:, 1]] = 1
+    adj[edges[:, 1], edges[:, 0]] = 1
     return adj
 
 
@@ -200,11 +241,13 @@ def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], l
     return sizes.tolist(), int(sizes.max(initial=0)) + 1
 
 
-def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarray,
-                      nodes: list[int], n: int, limit: list):
-    """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``."""
+def _candidate_orders(nbrs: list[set] | None, dense: np.ndarray | None, edges: np.ndarray,
+                      nodes: list[int], n: int, limit: list, rcm: list[int]):
+    """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``.
+
+    ``rcm`` is the component's reverse Cuthill-McKee order; ``nbrs`` (the neighbour sets)
+    is only read when there is no ``dense`` adjacency."""
     yield "natural", sorted(nodes)
-    rcm = _rcm(edges, nodes, n)
     yield "reverse-cuthill-mckee", rcm
     yield "cuthill-mckee", rcm[::-1]
     yield "spectral", _spectral(edges, nodes, n, dense)
@@ -214,18 +257,26 @@ def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarr
         yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
 
 
-def _component_order(nbrs, dense, edges, nodes, n, limit) -> tuple[list, str, int]:
+def _table_total(sizes: list[int], size: int) -> float:
+    """``sum(2.0 ** s for s in sizes)``, in numpy where every partial sum is exact (the
+    same float), in Python's own left-to-right sum beyond."""
+    if len(sizes) * 2.0 ** size < 2.0**53:
+        return float(np.ldexp(1.0, np.asarray(sizes, dtype=np.int64)).sum())
+    return sum(2.0 ** s for s in sizes)
+
+
+def _component_order(nbrs, dense, edges, nodes, n, limit, rcm) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
     bound = [limit]
-    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound):
+    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound, rcm):
         if order is None:
             continue
         sizes, size = _clique_sizes(nbrs, dense, order, bound[0])
         if sizes is None:
             lower = min(lower, size)
             continue
-        cost = (size, sum(2.0 ** s for s in sizes))
+        cost = (size, _table_total(sizes, size))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
             bound[0] = size
@@ -241,21 +292,28 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
     largest clique (then the smallest total table size).
     """
     edges = check_edges(edges, n)
-    nbrs = _neighbour_sets(edges, n)
+    return _elimination_order(edges, n, order, _dense_of_edges(edges, n))
+
+
+def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray | None
+                       ) -> tuple[list[int], str, int]:
+    """:func:`elimination_order` of checked ``edges`` and their dense adjacency (or
+    ``None`` beyond ``_DENSE_MAX_NODES``)."""
+    nbrs = _neighbour_sets(edges, n) if dense is None else None
     if order is not None:
         order = check_indices(order, n, "order").tolist()
         if sorted(order) != list(range(n)):
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
-        _, size = _eliminate(nbrs, order, MAX_WIDTH + 1)
+        _, size = _clique_sizes(nbrs, dense, order, MAX_WIDTH + 1)
         return order, "given", size - 1
-    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                shape=(n, n))
-    ncomp, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
+    ncomp, labels = _components(edges, n, dense)
+    rcm = _rcm_all(edges, n, dense)
     full, names, width = [], set(), 0
-    dense = _dense(nbrs, n)
     for c in range(ncomp):
         nodes = np.flatnonzero(labels == c).tolist()
-        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1)
+        mine = (rcm if ncomp == 1 else rcm[labels[rcm] == c]).tolist()
+        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1,
+                                            mine)
         if best is None:
             _refuse_width(size - 1, exact=False)
         full += best
@@ -271,6 +329,21 @@ def _refuse_width(width: int, exact: bool = True) -> None:
         f"the junction tree has {what} {width}: its largest clique table would need "
         f"{format_bytes(need)} of memory (limit: treewidth {MAX_WIDTH})"
     )
+
+
+def _scopes(edges: np.ndarray, n: int, order: np.ndarray, pos: np.ndarray, width: int,
+            dense: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Clique sizes and the concatenated cliques ``(order[t], N_t sorted by position)`` of
+    eliminating ``order`` (compiled on the ``dense`` adjacency, which it changes)."""
+    if dense is not None:
+        scope = np.empty((n, width + 1), dtype=np.int64)
+        sizes = np.empty(n, dtype=np.int64)
+        _ek.scopes_dense(dense, order, pos, scope, sizes)
+        return sizes, scope[np.arange(width + 1) < sizes[:, None]]
+    cliques, _ = _eliminate(_neighbour_sets(edges, n), order.tolist(), MAX_WIDTH + 1)
+    scopes = [np.concatenate([[v], sorted(nb, key=pos.__getitem__)]).astype(np.int64)
+              for v, nb in zip(order.tolist(), cliques)]
+    return np.array([len(c) for c in scopes], dtype=np.int64), np.concatenate(scopes)
 
 
 # --------------------------------------------------------------------------- plan
@@ -300,17 +373,15 @@ class JunctionTree:
     def __init__(self, edges: Any, n: int, order: Any = None) -> None:
         n = int(check_positive(n, "n", integer=True))
         edges = check_edges(edges, n)
-        order, self.heuristic, width = elimination_order(edges, n, order)
+        dense = _dense_of_edges(edges, n)
+        order, self.heuristic, width = _elimination_order(edges, n, order, dense)
         if width > MAX_WIDTH:
             _refuse_width(width)
         self.n, self.edges, self.treewidth = n, edges, int(width)
         self.order = np.asarray(order, dtype=np.int64)
         pos = np.empty(n, dtype=np.int64)
         pos[self.order] = np.arange(n)
-        cliques, _ = _eliminate(_neighbour_sets(edges, n), order, MAX_WIDTH + 1)
-        self._scopes = [np.concatenate([[v], sorted(nb, key=pos.__getitem__)]).astype(np.int64)
-                        for v, nb in zip(order, cliques)]
-        sizes = np.array([len(s) for s in self._scopes], dtype=np.int64)
+        sizes, self.scope_nodes = _scopes(edges, n, self.order, pos, int(width), dense)
         self.msg_entries = int(np.sum(2.0 ** (sizes - 1)))
         self.table_entries = 2 * self.msg_entries  # work of one pass, in table entries
         self.max_clique = int(sizes.max())
@@ -329,17 +400,17 @@ class JunctionTree:
         return 8.0 * ((2 if sampling else 1) * self.msg_entries + tables + maps)
 
     def _build(self, pos: np.ndarray, sizes: np.ndarray) -> None:
-        n, scopes = self.n, self._scopes
-        self.scope_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.scope_nodes = np.concatenate(scopes).astype(np.int64)
-        self.parent = np.array([pos[s[1]] if len(s) > 1 else -1 for s in scopes], np.int64)
+        n = self.n
+        self.scope_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.scope_ptr[1:])
+        # a clique's message goes to its first-eliminated other spin (its parent)
+        second = self.scope_nodes[np.minimum(self.scope_ptr[:-1] + 1, self.scope_ptr[-1] - 1)]
+        self.parent = np.where(sizes > 1, pos[second], -1).astype(np.int64)
         self.msg_off = np.concatenate([[0], np.cumsum(2 ** (sizes - 1))[:-1]]).astype(np.int64)
-        kids = [[] for _ in range(n)]
-        for t in range(n):
-            if self.parent[t] >= 0:
-                kids[self.parent[t]].append(t)
-        self.child_ptr = np.concatenate([[0], np.cumsum([len(c) for c in kids])]).astype(np.int64)
-        self.children = np.array([c for cs in kids for c in cs], dtype=np.int64)
+        has = self.parent >= 0  # children of each parent, in elimination order
+        self.children = np.flatnonzero(has)[np.argsort(self.parent[has], kind="stable")]
+        self.child_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.parent[has], minlength=n), out=self.child_ptr[1:])
         psize = sizes[self.parent[self.children]] if len(self.children) else sizes[:0]
         lens = 2 ** (psize // 2) + 2 ** (psize - psize // 2)
         self.child_map = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
@@ -371,7 +442,7 @@ class JunctionTree:
 
     @property
     def cliques(self) -> list[np.ndarray]:
-        return [s.copy() for s in self._scopes]
+        return np.split(self.scope_nodes.copy(), self.scope_ptr[1:-1])
 
     def __repr__(self) -> str:
         return (f"JunctionTree(n={self.n}, treewidth={self.treewidth}, "

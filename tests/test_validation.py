@@ -74,6 +74,22 @@ def test_require_memory_states_size():
     v.require_memory(10, "tiny", limit=100)
 
 
+def test_small_requests_skip_the_system_lookup(monkeypatch):
+    """Up to ``UNCHECKED_BYTES`` the system's limits are not read (planning a small model
+    would pay more for them than for its work); an explicit ``limit`` is still applied."""
+    def nothing_left():
+        return 0
+
+    monkeypatch.setattr(v, "available_memory", nothing_left)
+    with v.memory_requests() as log:
+        v.require_memory(v.UNCHECKED_BYTES, "small table")
+    assert log == [("small table", float(v.UNCHECKED_BYTES))]
+    with pytest.raises(ValueError, match="large table would need"):
+        v.require_memory(v.UNCHECKED_BYTES + 1, "large table")
+    with pytest.raises(ValueError, match="small table would need"):
+        v.require_memory(10, "small table", limit=5)
+
+
 def test_check_model_is_a_type_error():
     with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
         check_model({"bias": 0}, "model")
