@@ -1058,11 +1058,9 @@ TRACED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("call", TRACED_CASES, ids=["square_grid", "cubic", "complete",
-                                                    "random_graph", "chimera", "model.random",
-                                                    "sample_table"])
-def test_memory_estimate_covers_traced_peak(call):
-    """Huge sizes, for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
+def _traced_peak_and_estimate(call):
+    """``(peak, estimate)``: the peak tracemalloc sees while ``call()`` runs and the largest
+    memory request the call made (``require_memory``)."""
     tracemalloc.start()
     try:
         with v.memory_requests() as log:
@@ -1070,7 +1068,15 @@ def test_memory_estimate_covers_traced_peak(call):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    estimate = max(b for _, b in log)
+    return peak, max(b for _, b in log)
+
+
+@pytest.mark.parametrize("call", TRACED_CASES, ids=["square_grid", "cubic", "complete",
+                                                    "random_graph", "chimera", "model.random",
+                                                    "sample_table"])
+def test_memory_estimate_covers_traced_peak(call):
+    """Huge sizes, for the pure-numpy builders: the estimate covers the peak tracemalloc sees."""
+    peak, estimate = _traced_peak_and_estimate(call)
     assert peak <= 1.05 * estimate + 2**20, (peak, estimate)
 
 
@@ -1335,14 +1341,7 @@ def test_memory_estimate_within_five_percent(call, warm):
     allocations) within 5%: ``peak <= 1.05 * estimate`` (kl_model reserved 24 bytes per
     state and peaked at 40; estimator_variances peaked at 3.4 times its request)."""
     warm()
-    tracemalloc.start()
-    try:
-        with v.memory_requests() as log:
-            call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    estimate = max(b for _, b in log)
+    peak, estimate = _traced_peak_and_estimate(call)
     assert peak <= 1.05 * estimate, (peak, estimate)
 
 
