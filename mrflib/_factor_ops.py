@@ -9,7 +9,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["expand", "logsumexp", "draw_categorical", "normalize_log"]
+from . import _elimination_kernels as _kernels
+
+__all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
+           "KERNEL_MIN_SIZE"]
+
+#: Tables with at least this many entries are reduced by the numba kernel.
+KERNEL_MIN_SIZE = 4096
 
 
 def expand(table: np.ndarray, scope: Sequence[int], target: Sequence[int]) -> np.ndarray:
@@ -25,7 +31,7 @@ def expand(table: np.ndarray, scope: Sequence[int], target: Sequence[int]) -> np
     return t.reshape(shape)
 
 
-def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+def logsumexp_numpy(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     """``log Σ exp(a)`` over ``axis``; ``-inf`` where every term is ``-inf`` (no NaN)."""
     if isinstance(axis, tuple) and not axis:
         return a
@@ -34,6 +40,30 @@ def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - m), axis=axis))
     return out + np.squeeze(m, axis=axis)
+
+
+def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """``log Σ exp(a)`` over ``axis`` (an int or a tuple of ints); ``-inf`` where every
+    term is ``-inf``. Tables of at least :data:`KERNEL_MIN_SIZE` entries go to the numba
+    kernel (two streaming passes, no temporary of the table's size), smaller ones to
+    :func:`logsumexp_numpy`."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if not axes:
+        return a
+    if a.size < KERNEL_MIN_SIZE:
+        return logsumexp_numpy(a, axes)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    axes = {int(d) % a.ndim for d in axes}
+    kept = [d for d in range(a.ndim) if d not in axes]
+    out_shape = tuple(a.shape[d] for d in kept)
+    ostride = np.zeros(a.ndim, dtype=np.int64)
+    step = 1
+    for d in reversed(kept):
+        ostride[d] = step
+        step *= a.shape[d]
+    out = np.empty(step)
+    _kernels.logsumexp_reduce(a.ravel(), np.asarray(a.shape, dtype=np.int64), ostride, out)
+    return out.reshape(out_shape)
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:

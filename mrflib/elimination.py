@@ -28,6 +28,7 @@ Everything is in log space (log-sum-exp with a shift), so ``log Z = ±4600`` and
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -191,21 +192,21 @@ class EliminationPlan:
             if p >= 0:
                 self.children[p].append(t)
         self.assigned: list[list[int]] = [[] for _ in range(T)]
-        self.home = []
         for k, s in enumerate(self.red.scopes):
             t = min(pos[v] for v in s)
             self.assigned[t].append(k)
-            self.home.append(t)
         card = self.red.card
         self.shapes = [tuple(int(card[v]) for v in c) for c in self.cliques]
         sizes = [math.prod(s) for s in self.shapes]
         self.treewidth = max((len(c) for c in self.cliques), default=0) - 1
         self.max_table_bytes = 8 * max(sizes, default=1)
         self.total_bytes = 8 * sum(sizes)
+        self.message_bytes = 8 * sum(z // s[0] for z, s in zip(sizes, self.shapes))
 
     def memory_bytes(self) -> float:
-        """Peak bytes of a calibration: clique tables, beliefs and two temporaries."""
-        return 2.0 * self.total_bytes + 2.0 * self.max_table_bytes
+        """Peak bytes of a calibration: the upward and downward messages, one clique table
+        and its temporaries."""
+        return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
 
     def _what(self) -> str:
         return (f"the junction tree of treewidth {self.treewidth} (largest clique table "
@@ -219,48 +220,58 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
-    def upward(self, maximize: bool = False) -> tuple[float, list, list]:
-        """Clique tables ``ψ_t`` and messages ``m_t``; returns ``(value, ψ, m)`` with
-        ``value`` = ``log Z`` (or the largest log-weight when ``maximize``)."""
+    def clique_table(self, t: int, msgs: list) -> np.ndarray:
+        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
+        clique, red = self.cliques[t], self.red
+        acc = np.zeros(self.shapes[t])
+        for k in self.assigned[t]:
+            acc += expand(red.tables[k], red.scopes[k], clique)
+        for c in self.children[t]:
+            acc += expand(msgs[c], self.cliques[c][1:], clique)
+        return acc
+
+    def upward(self, maximize: bool = False) -> tuple[float, list]:
+        """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
+        value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
+        from the messages when needed, so only the messages are kept."""
         red = self.red
-        psi, msgs = [], []
+        msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
-        for t, clique in enumerate(self.cliques):
-            acc = np.zeros(self.shapes[t])
-            for k in self.assigned[t]:
-                acc += expand(red.tables[k], red.scopes[k], clique)
-            for c in self.children[t]:
-                acc += expand(msgs[c], self.cliques[c][1:], clique)
-            psi.append(acc)
+        for t in range(len(self.cliques)):
+            acc = self.clique_table(t, msgs)
             msgs.append(acc.max(axis=0) if maximize else logsumexp(acc, 0))
             if self.parent[t] < 0:
                 value += float(msgs[t])
-        return value, psi, msgs
+        return value, msgs
 
-    def downward(self, psi: list, msgs: list) -> list:
-        """Normalized log clique marginals (Hugin pass from the roots down)."""
-        beliefs: list = [None] * len(psi)
-        for t in range(len(psi) - 1, -1, -1):
-            p = self.parent[t]
-            if p < 0:
-                beliefs[t] = psi[t] - float(msgs[t])
-                continue
-            sep = set(self.cliques[t][1:])
-            drop = tuple(a for a, v in enumerate(self.cliques[p]) if v not in sep)
-            m = logsumexp(beliefs[p], drop)
-            with np.errstate(invalid="ignore"):
-                down = np.where(np.isneginf(msgs[t]), -np.inf, m - msgs[t])
-            beliefs[t] = psi[t] + down[None]
-        return beliefs
+    def beliefs(self, msgs: list) -> Iterator[tuple[int, np.ndarray]]:
+        """``(t, log P(x_{C_t}))`` for every clique, from the roots down (Hugin pass).
+
+        Each clique's belief is made, used for its children's downward messages, yielded
+        and dropped, so the pass holds the messages and one clique table at a time.
+        """
+        down: list = [None] * len(msgs)
+        for t in range(len(msgs) - 1, -1, -1):
+            b = self.clique_table(t, msgs)
+            b += -float(msgs[t]) if self.parent[t] < 0 else down[t][None]
+            for c in self.children[t]:
+                sep = set(self.cliques[c][1:])
+                m = logsumexp(b, tuple(a for a, v in enumerate(self.cliques[t]) if v not in sep))
+                with np.errstate(invalid="ignore"):
+                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - msgs[c])
+            down[t] = None
+            yield t, b
 
 
 def _refuse(found: eo.Order, size: int) -> None:
+    """Refuse a component no candidate order fits (before anything is allocated)."""
     table = 8.0 * math.exp(found.log_max_table)
-    raise ValueError(
-        f"the factor graph is too wide for exact inference: the best elimination order found "
-        f"for a component of {size} variables reaches treewidth {found.width} or more, a "
-        f"clique table of at least {format_bytes(table)} (about {format_bytes(2 * table)} "
-        f"with its temporaries), but only {format_bytes(available_memory())} is available")
+    what = (f"exact inference on a component of {size} variables (the best elimination order "
+            f"found reaches treewidth {found.width} or more: a clique table of at least "
+            f"{format_bytes(table)}, twice that with its temporaries)")
+    require_memory(2.0 * table, what)
+    raise ValueError(f"{what} does not fit: its tables may use at most "
+                     f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- tasks
@@ -275,13 +286,13 @@ def log_partition(model: FactorGraph) -> float:
     return plan(model, barren=True).upward()[0]
 
 
-def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list]:
+def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, Iterator]:
     jt = plan(model)
-    logz, psi, msgs = jt.upward()
+    logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
-    return jt, jt.downward(psi, msgs)
+    return jt, jt.beliefs(msgs)
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
@@ -297,9 +308,8 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
-    for t, v in enumerate(jt.order):
-        b = beliefs[t]
-        out[v] = np.exp(logsumexp(b, tuple(range(1, b.ndim))))
+    for t, b in beliefs:
+        out[jt.order[t]] = np.exp(logsumexp(b, tuple(range(1, b.ndim))))
     return out
 
 
@@ -312,15 +322,17 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
         full = np.zeros(t.shape)
         full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
         out.append(full)
-    for k, s in enumerate(red.scopes):
-        t = jt.home[k]
+    for t, b in beliefs:
         clique = jt.cliques[t]
-        keep = set(s)
-        m = logsumexp(beliefs[t], tuple(a for a, v in enumerate(clique) if v not in keep))
-        kept = [v for v in clique if v in keep]
-        m = np.transpose(m, [kept.index(v) for v in s])
-        orig = model.scopes[red.origin[k]]
-        out[red.origin[k]][tuple(obs[v] if v in obs else slice(None) for v in orig)] = np.exp(m)
+        for k in jt.assigned[t]:
+            s = red.scopes[k]
+            keep = set(s)
+            m = logsumexp(b, tuple(a for a, v in enumerate(clique) if v not in keep))
+            kept = [v for v in clique if v in keep]
+            m = np.transpose(m, [kept.index(v) for v in s])
+            orig = model.scopes[red.origin[k]]
+            where = tuple(obs[v] if v in obs else slice(None) for v in orig)
+            out[red.origin[k]][where] = np.exp(m)
     return out
 
 
@@ -328,7 +340,7 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
     """A most probable state (max-product on the same tree, then back-tracking) and its
     log-weight ``Σ_k θ_k(x_{S_k})``."""
     jt = plan(model)
-    best, psi, _ = jt.upward(maximize=True)
+    best, msgs = jt.upward(maximize=True)
     if best == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it has no most probable state")
@@ -337,7 +349,7 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
         x[v] = val
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        row = psi[t][(slice(None), *(x[u] for u in clique[1:]))]
+        row = jt.clique_table(t, msgs)[(slice(None), *(x[u] for u in clique[1:]))]
         x[clique[0]] = int(np.argmax(row))
     return x, float(best)
 
@@ -356,19 +368,19 @@ def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
     require_memory(jt.memory_bytes() + 24.0 * n_samples * model.n,
                    f"n_samples = {n_samples} samples of {model.n} variables with "
                    f"{jt._what()}")
-    logz, psi, _ = jt.upward()
+    logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it cannot be sampled")
     out = np.empty((n_samples, model.n), dtype=np.int64)
-    block = max(1, min(n_samples, 2**20 // model.n))
+    block = max(1, min(n_samples, 2**22 // model.n))  # clique tables are rebuilt per block
     for start in range(0, n_samples, block):
         u = rng.random((min(block, n_samples - start), model.n))
-        out[start:start + len(u)] = _backward_sample(jt, psi, u)
+        out[start:start + len(u)] = _backward_sample(jt, msgs, u)
     return out
 
 
-def _backward_sample(jt: EliminationPlan, psi: list, u: np.ndarray) -> np.ndarray:
+def _backward_sample(jt: EliminationPlan, msgs: list, u: np.ndarray) -> np.ndarray:
     red = jt.red
     x = np.zeros(u.shape, dtype=np.int64)
     for v, val in jt.observed.items():
@@ -377,7 +389,7 @@ def _backward_sample(jt: EliminationPlan, psi: list, u: np.ndarray) -> np.ndarra
         x[:, v] = np.minimum((u[:, v] * red.card[v]).astype(np.int64), red.card[v] - 1)
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        logits = psi[t][(slice(None), *(x[:, w] for w in clique[1:]))]
+        logits = jt.clique_table(t, msgs)[(slice(None), *(x[:, w] for w in clique[1:]))]
         logits = np.broadcast_to(logits.T if logits.ndim > 1 else logits, (len(x), len(logits)))
         x[:, clique[0]] = draw_categorical(logits, u[:, clique[0]])
     for scope, table, child in reversed(red.pruned):

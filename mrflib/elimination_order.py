@@ -38,6 +38,9 @@ __all__ = ["CRITERIA", "Order", "connect_neighbours", "interaction_graph", "gree
 CRITERIA = ("min-fill", "weighted-min-fill", "min-weight", "min-degree")
 #: Components larger than this skip the fill-based criteria (their keys cost ``O(degree^2)``).
 FILL_MAX_NODES = 5_000
+#: A fill-based search stops (no order) after this many neighbour-set operations, so dense
+#: or wide graphs, which do not fit anyway, are planned in well under a second.
+FILL_MAX_WORK = 3_000_000
 #: Components larger than this skip the quadratic-free criteria too (sweeps only).
 GREEDY_MAX_NODES = 50_000
 
@@ -92,22 +95,19 @@ def connect_neighbours(adj: Any, v: int) -> None:
         a.discard(u)
 
 
-def _key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[float]) -> float:
+def _key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[float],
+         card: Sequence[float]) -> float:
     nb = adj[v]
     if criterion == "min-degree":
         return float(len(nb))
     if criterion == "min-weight":
         return logc[v] + sum(logc[u] for u in nb)
-    if criterion == "min-fill":
-        return float(sum(len(nb - adj[u]) - 1 for u in nb) // 2)
-    # weighted-min-fill: Σ over missing pairs (a, b) of |X_a| |X_b|
-    total = 0.0
-    for u in nb:
-        miss = nb - adj[u]
-        miss.discard(u)
-        cu = math.exp(logc[u])
-        total += cu * sum(math.exp(logc[w]) for w in miss)
-    return total / 2
+    if criterion == "min-fill":  # pairs of neighbours not yet adjacent
+        return float(sum(len(nb) - 1 - len(nb & adj[u]) for u in nb) // 2)
+    # weighted-min-fill: Σ over those pairs (a, b) of |X_a| |X_b|
+    total = sum(card[u] for u in nb)
+    return sum(card[u] * (total - card[u] - sum(card[w] for w in nb & adj[u]))
+               for u in nb) / 2
 
 
 def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
@@ -115,13 +115,16 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
     """A greedy elimination order of ``nodes`` by ``criterion`` (see :data:`CRITERIA`).
 
     ``logc[v]`` is ``log |X_v|``. Ties go to the smallest variable index. Returns ``None``
-    as soon as a clique's ``log`` table size exceeds ``limit``.
+    as soon as a clique's ``log`` table size exceeds ``limit``, or, for the fill criteria,
+    once updating their keys has cost more than :data:`FILL_MAX_WORK` set operations.
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     keep = set(nodes)
     adj = {v: adj[v] & keep for v in nodes}
-    key = {v: _key(criterion, v, adj, logc) for v in nodes}
+    card = [math.exp(c) for c in logc]
+    key = {v: _key(criterion, v, adj, logc, card) for v in nodes}
+    work = 0
     heap = [(k, v) for v, k in key.items()]
     heapq.heapify(heap)
     done: set[int] = set()
@@ -142,8 +145,12 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
             for u in nb:
                 touched |= adj[u]
             touched -= done
+        if fill:  # a fill key costs O(degree^2): bound the whole search
+            work += sum(len(adj[u]) ** 2 for u in touched)
+            if work > FILL_MAX_WORK:
+                return None
         for u in touched:
-            ku = _key(criterion, u, adj, logc)
+            ku = _key(criterion, u, adj, logc, card)
             if ku != key[u]:
                 key[u] = ku
                 heapq.heappush(heap, (ku, u))

@@ -19,10 +19,19 @@ elimination on a junction tree, in time and memory exponential in the treewidth 
 ``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
 ``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
 :func:`plan` shows the elimination order and treewidth the engine chose.
+
+The same functions take a discrete :class:`~mrflib.factor_graph.FactorGraph` (any number of
+states, factors over any variables): :mod:`mrflib.factor_enumeration` enumerates it (the
+reference; ``"auto"`` up to ``2^20`` joint states) and :mod:`mrflib.elimination` runs
+variable elimination on a junction tree after clamping evidence and dropping barren
+conditional probability tables. :func:`marginals`, :func:`factor_marginals` and
+:func:`map_assignment` are defined for both model types (a Boltzmann machine through
+:meth:`FactorGraph.from_boltzmann`, state 0 = spin -1).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -94,8 +103,8 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "auto":
-        small = float(np.prod(model.cardinalities.astype(np.float64)))
-        method = "enumerate" if small <= AUTO_ENUMERATE_MAX_STATES else "junction-tree"
+        small = math.prod(model.cardinalities.tolist()) <= AUTO_ENUMERATE_MAX_STATES
+        method = "enumerate" if small else "junction-tree"
     return factor_enumeration if method == "enumerate" else elimination
 
 

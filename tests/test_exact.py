@@ -194,3 +194,41 @@ def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
         fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
     assert not res.success and "does not exist" in res.message
     assert np.all(np.isfinite(fit.params))
+
+
+# ----------------------------------------------------------------------------- factor graphs
+def test_factor_graph_of_a_boltzmann_machine_gives_its_log_z_and_moments():
+    """Through FactorGraph.from_boltzmann, both engines give the Ising fast path's answers."""
+    from mrflib import FactorGraph
+
+    for bm in (BoltzmannMachine.random(graphs.square_grid(3, 4), 12, rng=3),
+               BoltzmannMachine.random(graphs.square_grid(5, 5), 25, rng=4)):
+        fg = FactorGraph.from_boltzmann(bm)
+        mean, pair = exact.moments(bm)
+        methods = ("enumerate", "junction-tree") if bm.n <= 20 else ("junction-tree",)
+        for method in methods:
+            assert abs(exact.log_partition(fg, method=method) - exact.log_partition(bm)) < 1e-10
+            marg = exact.marginals(fg, method=method)
+            np.testing.assert_allclose([p[1] - p[0] for p in marg], mean, atol=1e-10)
+            fm = exact.factor_marginals(fg, method=method)[bm.n:]
+            np.testing.assert_allclose([f[0, 0] + f[1, 1] - f[0, 1] - f[1, 0] for f in fm],
+                                       pair, atol=1e-10)
+        assert np.array_equal(exact.marginals(bm)[0], exact.marginals(fg)[0])
+
+
+def test_factor_graph_auto_method_enumerates_small_state_spaces():
+    from mrflib import FactorGraph
+
+    rng = np.random.default_rng(0)
+    fg = FactorGraph([3, 4, 2], [(0, 1), (1, 2)], [rng.normal(size=(3, 4)),
+                                                    rng.normal(size=(4, 2))])
+    x, lw = exact.map_assignment(fg)
+    assert x.dtype == np.int64 and abs(fg.log_weight(x) - lw) < 1e-12
+    s = exact.sample(fg, 5, 0)
+    assert s.shape == (5, 3) and s.dtype == np.int64
+    np.testing.assert_array_equal(s, exact.sample(fg, 5, 0, method="enumerate"))
+    p = exact.plan(fg)
+    assert p.treewidth == 1 and p.max_table_bytes == 8 * 12
+    data = exact.sample(fg, 20, 1)
+    assert abs(exact.log_likelihood(fg, data)
+               - exact.log_likelihood(fg, data, method="junction-tree")) < 1e-12
