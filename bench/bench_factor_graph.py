@@ -10,8 +10,9 @@ marginal). Each call includes its planning: our elimination order and junction t
 built inside :func:`mrflib.exact.log_partition` / :func:`mrflib.exact.marginals`; pyGMs'
 conditioning, min-fill order (``pygms.eliminationOrder``) and ``pygms.wmb.JTree`` inside
 its call; pgmpy's ``VariableElimination`` query (one per variable for MAR) inside its call.
-Times are the best of a few repeats. ``ratio`` is pyGMs' time over ours (the
-``baseline``); the ``pgmpy`` rows have pgmpy's time over ours. ``note`` has the largest
+Times are the best of a few repeats. Each of our rows has ``ratio`` = the baseline's time
+over ours (one row against pyGMs, one against pgmpy); the peers' own rows (``method`` = the
+peer, no ratio) give their times, for the per-problem time figure. ``note`` has the largest
 difference between the answers (``log Z``, or marginal probabilities), and says when a peer
 was skipped: pyGMs when its junction tree (from its own min-fill order) has so many table
 entries that it would take over a minute; either peer when it runs longer than a minute or
@@ -90,9 +91,9 @@ def problems(quick: bool) -> list[tuple[str, object, dict]]:
         p = datasets.uai_problem(name)
         out.append((f"UAI {name}", io.read_uai(p.path), dict(p.evidence)))
     for J in ((6,) if quick else (8, 10, 12)):
-        out.append((f"Potts q=3 {J}x{J}", fgp.potts_lattice(J, J, 3, J), {}))
+        out.append((f"Potts, 3 states, {J}x{J}", fgp.potts_lattice(J, J, 3, J), {}))
     for n in ((40,) if quick else (60, 120)):
-        out.append((f"band n={n}, 3-4 var factors", fgp.band_network(n, n, n, band=10), {}))
+        out.append((f"band, {n} variables, 3-4 per factor", fgp.band_network(n, n, n, band=10), {}))
     model, ev = fgp.expert_with_evidence("alarm", 6, 0)
     out.append(("alarm, 6 observed", model, ev))
     return out
@@ -123,12 +124,25 @@ def _diff(task, a, b) -> str:
     return f"max |diff| {d:.1e}" + (f" ({bad} of its marginals NaN)" if bad else "")
 
 
+def _peer(name, task, t, fn, repeats, value, skip=None) -> tuple[dict, dict]:
+    """Our row against peer ``name`` and the peer's own row (its time, no ratio)."""
+    tp, vp = (np.nan, None) if skip else _limited(fn, repeats)
+    if vp is not None and task == "PR" and not np.isfinite(vp):
+        skip = "its log Z overflows a float (it works in linear space)"
+    if skip or vp is None:
+        note = f"{name} skipped: {skip or 'over a minute (or over 6 GiB)'}"
+        return dict(ratio=None, note=note), dict(seconds=np.nan, note=note)
+    note = f"{name} {tp:.3g} s; {_diff(task, value, vp)}"
+    return dict(ratio=tp / t, note=note), dict(seconds=tp, note=note)
+
+
 def _rows(case, model, evidence, quick) -> list[dict]:
     cond = model.condition(evidence) if evidence else model
     repeats = 1 if quick else 3
     fs = peers.pygms_factors(model)
     entries = _pygms_entries(model, evidence)
-    pygms_ok = entries * PYGMS_SECONDS_PER_ENTRY < PEER_BUDGET and entries * 8 * 4 < 4 * 2**30
+    too_big = (f"its junction tree has {entries:.2g} table entries (over a minute)"
+               if entries * PYGMS_SECONDS_PER_ENTRY > PEER_BUDGET else None)
     calls = {
         "PR": (lambda: exact.log_partition(cond),
                lambda: peers.pygms_log_partition(fs, evidence),
@@ -140,26 +154,15 @@ def _rows(case, model, evidence, quick) -> list[dict]:
     rows = []
     for task, (ours, pyg, pgm) in calls.items():
         t, value = _best(ours, repeats)
-        row = dict(benchmark=task, case=case, method="mrflib", seconds=t,
-                   baseline="pyGMs JTree", size=model.n, size_unit="variables",
-                   rate=model.n / t, rate_unit="variables/s")
-        if pygms_ok:
-            tp, vp = _limited(pyg, repeats)
-            row.update(ratio=tp / t, note=f"pyGMs {tp:.3g} s, {_diff(task, value, vp)}"
-                       if vp is not None else "pyGMs stopped after a minute")
-        else:
-            row.update(ratio=None, note=f"pyGMs skipped: its tree has {entries:.2g} table "
-                                        "entries (over a minute or too much memory)")
-        tg, vg = _limited(pgm, 1)
-        if vg is None or (task == "PR" and not np.isfinite(vg)):
-            why = ("overflows a float (linear space)" if vg is not None
-                   else "over a minute (or out of memory)")
-            prow = dict(ratio=None, note=f"pgmpy skipped: {why}")
-        else:
-            prow = dict(ratio=tg / t, note=f"pgmpy {tg:.3g} s, {_diff(task, value, vg)}")
-        rows.append(row)
-        rows.append(dict(row, method="mrflib vs pgmpy", baseline="pgmpy VariableElimination",
-                         **prow))
+        base = dict(benchmark=task, case=case, method="mrflib", seconds=t,
+                    rate=model.n / t, rate_unit="variables/s")
+        for name, peer, fn, reps, skip in (
+                ("pyGMs", "pyGMs JTree", pyg, repeats, too_big),
+                ("pgmpy", "pgmpy VariableElimination", pgm, 1, None)):
+            ours_row, peer_row = _peer(name, task, t, fn, reps, value, skip)
+            rows.append(dict(base, baseline=peer, **ours_row))
+            rows.append(dict(base, method=peer, baseline="", ratio=None, rate=None,
+                             rate_unit="", **peer_row))
     return rows
 
 
