@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import time
 import warnings
 
 import numpy as np
@@ -32,6 +31,7 @@ from mrflib import datasets, exact, io
 from mrflib import elimination_order as eo
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
+from mrflib.repro.factor_graph_experiments import timed as _best
 
 #: Seconds a peer may be expected to take before it is skipped.
 PEER_BUDGET = 60.0
@@ -39,15 +39,6 @@ PEER_BUDGET = 60.0
 PEER_MEMORY = 6 * 2**30
 #: pyGMs' seconds per clique-table entry (measured here on the UAI problems, generous).
 PYGMS_SECONDS_PER_ENTRY = 1e-7
-
-
-def _best(fn, repeats):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _child(conn, fn, repeats):  # pragma: no cover - runs in a child process
