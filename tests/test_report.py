@@ -93,3 +93,9 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     text = report.performance_markdown(df, tmp_path, "_perf")
     assert "time per problem" in text and (tmp_path / "m-pr.png").exists()
     assert report._per_case(df[df["method"] == "mrflib"]).empty
+    # read back from CSV (empty cells stay strings): the skipped peer's time is left blank
+    folder = tmp_path / "results"
+    folder.mkdir()
+    df.drop(columns="module").to_csv(folder / "m.csv", index=False)
+    text = report.performance_markdown(report.load_bench(folder), tmp_path, "_perf")
+    assert "| B | peer |  |" in text

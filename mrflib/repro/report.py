@@ -436,9 +436,11 @@ def _table(b: pd.DataFrame) -> list[str]:
     for r, t in zip(b.itertuples(index=False), _target(b)):
         rate = pd.to_numeric(r.rate, errors="coerce")
         ratio = pd.to_numeric(r.ratio, errors="coerce")
+        seconds = pd.to_numeric(r.seconds, errors="coerce")  # none: a skipped peer
         note = _cell(r.note) + ("" if pd.isna(t) else f"; target {t:.3g}")
         lines.append("| " + " | ".join([
-            _cell(r.case), _cell(r.method), f"{float(r.seconds):.4g}", _cell(r.baseline),
+            _cell(r.case), _cell(r.method), "" if pd.isna(seconds) else f"{seconds:.4g}",
+            _cell(r.baseline),
             "" if pd.isna(ratio) else f"{ratio:.3g}×",
             "" if pd.isna(rate) else f"{rate:.3g} {_cell(r.rate_unit)}", note.lstrip("; "),
         ]) + " |")
