@@ -38,6 +38,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
+from . import _elimination_kernels as _ek
 from . import _jt_kernels as _k
 from . import graphs
 from ._validation import (
@@ -59,6 +60,8 @@ MAX_WIDTH = 62
 _MIN_FILL_MAX_NODES = 400
 _SPECTRAL_MAX_NODES = 20_000
 _GREEDY_MAX_NODES = 20_000
+#: Graphs up to this many nodes are ordered by the compiled kernels on a dense adjacency.
+_DENSE_MAX_NODES = 2048
 
 
 # --------------------------------------------------------------------------- orders
@@ -115,11 +118,20 @@ def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[i
     return order
 
 
-def _spectral(edges: np.ndarray, nodes: list[int], n: int) -> list[int] | None:
-    """Sweep along the Fiedler vector (long axis of a lattice); small components only."""
+def _spectral(edges: np.ndarray, nodes: list[int], n: int,
+              dense: np.ndarray | None = None) -> list[int] | None:
+    """Sweep along the Fiedler vector (long axis of a lattice); small components only.
+
+    Up to 200 nodes the Laplacian is dense (from ``dense``, the adjacency matrix, when
+    given: the same matrix as the sparse route, built without it)."""
     if len(nodes) < 3 or len(nodes) > _SPECTRAL_MAX_NODES:
         return None
     idx = np.asarray(nodes)
+    if dense is not None and len(idx) <= 200:
+        sub = dense[np.ix_(idx, idx)].astype(np.float64)
+        L = np.diag(sub.sum(axis=1)) - sub
+        f = np.round(scipy.linalg.eigh(L, subset_by_index=[0, 1])[1][:, 1], 9)
+        return idx[np.lexsort((idx, f))].tolist()
     local = -np.ones(n, dtype=np.int64)
     local[idx] = np.arange(len(idx))
     e = edges[(local[edges[:, 0]] >= 0)]
@@ -148,32 +160,70 @@ def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
     return [int(v) for v in perm if v in keep]
 
 
-def _candidate_orders(nbrs: list[set], edges: np.ndarray, nodes: list[int], n: int,
-                      limit: list):
+def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
+    """The graph's adjacency matrix (``uint8``) for the compiled orders, up to
+    ``_DENSE_MAX_NODES`` nodes; ``None`` beyond (the set-based code runs there)."""
+    if n > _DENSE_MAX_NODES:
+        return None
+    adj = np.zeros((n, n), dtype=np.uint8)
+    for v, nb in enumerate(nbrs):
+        adj[v, list(nb)] = 1
+    return adj
+
+
+def _greedy_order(nbrs: list[set], dense: np.ndarray | None, nodes: list[int], score: str,
+                  limit: int) -> list[int] | None:
+    """:func:`_greedy`, compiled on the dense adjacency when there is one (same order)."""
+    if dense is None:
+        return _greedy(nbrs, nodes, score, limit)
+    free = np.zeros(len(dense), dtype=np.bool_)
+    free[nodes] = True
+    order = np.empty(len(nodes), dtype=np.int64)
+    m = _ek.greedy_dense(dense.copy(), free, score == "fill", limit, order)
+    return None if m < 0 else order.tolist()
+
+
+def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], limit: int
+                  ) -> tuple[list[int] | None, int]:
+    """Neighbours of each node when eliminated in ``order`` and the largest clique, or
+    ``(None, size)`` at the first clique beyond ``limit`` (as :func:`_eliminate`)."""
+    if dense is None:
+        cliques, size = _eliminate(nbrs, order, limit)
+        return (None if cliques is None else [len(c) for c in cliques]), size
+    sizes = np.zeros(len(order), dtype=np.int64)
+    done = _ek.clique_sizes_dense(dense.copy(), np.asarray(order, dtype=np.int64), limit,
+                                  sizes)
+    if done < len(order):
+        return None, int(sizes[done]) + 1
+    return sizes.tolist(), int(sizes.max(initial=0)) + 1
+
+
+def _candidate_orders(nbrs: list[set], dense: np.ndarray | None, edges: np.ndarray,
+                      nodes: list[int], n: int, limit: list):
     """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``."""
     yield "natural", sorted(nodes)
     rcm = _rcm(edges, nodes, n)
     yield "reverse-cuthill-mckee", rcm
     yield "cuthill-mckee", rcm[::-1]
-    yield "spectral", _spectral(edges, nodes, n)
+    yield "spectral", _spectral(edges, nodes, n, dense)
     if len(nodes) <= _GREEDY_MAX_NODES:
-        yield "min-degree", _greedy(nbrs, nodes, "degree", limit[0])
+        yield "min-degree", _greedy_order(nbrs, dense, nodes, "degree", limit[0])
     if len(nodes) <= _MIN_FILL_MAX_NODES:
-        yield "min-fill", _greedy(nbrs, nodes, "fill", limit[0])
+        yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
 
 
-def _component_order(nbrs, edges, nodes, n, limit) -> tuple[list, str, int]:
+def _component_order(nbrs, dense, edges, nodes, n, limit) -> tuple[list, str, int]:
     """The best candidate order of one connected component (smallest largest clique)."""
     best, best_name, best_cost, lower = None, "", None, limit + 1
     bound = [limit]
-    for name, order in _candidate_orders(nbrs, edges, nodes, n, bound):
+    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound):
         if order is None:
             continue
-        cliques, size = _eliminate(nbrs, order, bound[0])
-        if cliques is None:
+        sizes, size = _clique_sizes(nbrs, dense, order, bound[0])
+        if sizes is None:
             lower = min(lower, size)
             continue
-        cost = (size, sum(2.0 ** len(s) for s in cliques))
+        cost = (size, sum(2.0 ** s for s in sizes))
         if best_cost is None or cost < best_cost:
             best, best_name, best_cost = order, name, cost
             bound[0] = size
@@ -200,9 +250,10 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
                                 shape=(n, n))
     ncomp, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
     full, names, width = [], set(), 0
+    dense = _dense(nbrs, n)
     for c in range(ncomp):
         nodes = np.flatnonzero(labels == c).tolist()
-        best, name, size = _component_order(nbrs, edges, nodes, n, MAX_WIDTH + 1)
+        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1)
         if best is None:
             _refuse_width(size - 1, exact=False)
         full += best
@@ -304,6 +355,17 @@ class JunctionTree:
                           self.edges[rows, 1 - first][eorder], self.edge_q)
         self.edge_ptr = np.searchsorted(step[eorder], np.arange(n + 1)).astype(np.int64)
         self.tree = tuple(getattr(self, name) for name in _k.TREE)  # the kernels' record
+
+    @property
+    def max_table_bytes(self) -> int:
+        """Bytes of the largest clique table (float64), as in
+        :class:`~mrflib.elimination.EliminationPlan`."""
+        return 8 * 2 ** self.max_clique
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all clique tables (float64): ``8 * table_entries``."""
+        return 8 * self.table_entries
 
     @property
     def cliques(self) -> list[np.ndarray]:

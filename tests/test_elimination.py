@@ -108,9 +108,21 @@ def test_log_likelihood_equals_enumeration():
         assert abs(exact.log_likelihood(model, data, method=method) - ref) < TOL
 
 
-def test_exact_samples_match_enumeration_chi_square():
+def _free_and_barren_model():
+    """A Bayesian network with evidence, plus a variable without factors and one of a
+    single state: barren CPTs, free and fixed variables all reach the sampler."""
+    net = random_bayes_net(np.random.default_rng(5), n=6, evidence=1)
+    card = [*net.cardinalities.tolist(), 3, 1]
+    return FactorGraph(card, [*net.scopes, (7,)], [*net.log_tables, np.zeros(1)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: random_bayes_net(np.random.default_rng(5), n=6, evidence=1),
+    lambda: random_model(np.random.default_rng(18), n=6, n_factors=6, zeros=0.3),
+    _free_and_barren_model])
+def test_exact_samples_match_enumeration_chi_square(make):
     scipy_stats = pytest.importorskip("scipy.stats")
-    model = random_bayes_net(np.random.default_rng(5), n=6, evidence=1)
+    model = make()
     lw = fe.joint_log_table(model)
     p = np.exp(lw - fe.log_partition(model)).ravel()
     M = 40_000

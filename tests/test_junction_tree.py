@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+import mrflib
 from mrflib import BoltzmannMachine, exact, graphs
 from mrflib import _jt_kernels as _k
 from mrflib import junction_tree as jt
@@ -158,3 +159,47 @@ def test_plan_exposes_order_and_is_cached():
     assert given.heuristic == "given" and given.treewidth == 6
     with pytest.raises(ValueError, match="order must be a permutation"):
         jt.JunctionTree(bm.edges, 24, order=np.zeros(24, int))
+
+
+def _order_graphs():
+    yield "grid 7x7", graphs.square_grid(7, 7), 49
+    yield "grid 5x12", graphs.square_grid(5, 12), 60
+    yield "king 6x6", graphs.king_grid(6, 6), 36
+    yield "cubic 3", graphs.cubic(3), 27
+    yield "chimera 2x2", graphs.chimera(2, 2), 32
+    for seed, p in ((0, 0.05), (1, 0.1), (2, 0.3)):
+        yield f"random p={p}", graphs.random_graph(40, p, rng=seed), 40
+    two = np.concatenate([graphs.square_grid(3, 3), graphs.square_grid(2, 4) + 9])
+    yield "two components", two, 19
+
+
+@pytest.mark.parametrize("name, edges, n", list(_order_graphs()))
+def test_compiled_orders_equal_the_set_based_ones(name, edges, n, monkeypatch):
+    """The compiled greedy orders and clique sizes are those of the set-based code, so the
+    plan (and every seeded result) does not depend on which ran."""
+    nbrs = jt._neighbour_sets(edges, n)
+    dense = jt._dense(nbrs, n)
+    nodes = list(range(n))
+    for score in ("degree", "fill"):
+        for limit in (jt.MAX_WIDTH + 1, 4):
+            ref = jt._greedy(nbrs, nodes, score, limit)
+            assert jt._greedy_order(nbrs, dense, nodes, score, limit) == ref
+    for order in (nodes, jt._greedy(nbrs, nodes, "fill", 99), nodes[::-1]):
+        for limit in (jt.MAX_WIDTH + 1, 4):
+            cliques, size = jt._eliminate(nbrs, order, limit)
+            sizes, size2 = jt._clique_sizes(nbrs, dense, order, limit)
+            assert size2 == size
+            assert sizes == (None if cliques is None else [len(c) for c in cliques])
+    assert jt._spectral(edges, nodes, n, dense) == jt._spectral(edges, nodes, n)
+    compiled = jt.elimination_order(edges, n)
+    monkeypatch.setattr(jt, "_DENSE_MAX_NODES", -1)
+    assert compiled == jt.elimination_order(edges, n)
+
+
+def test_plan_reports_table_bytes_like_the_factor_graph_plan():
+    bm = BoltzmannMachine.random(graphs.square_grid(4, 6), 24, rng=0)
+    p = exact.plan(bm)
+    q = exact.plan(mrflib.FactorGraph.from_boltzmann(bm))
+    assert p.treewidth == q.treewidth == 4
+    assert p.max_table_bytes == 8 * 2 ** 5 == q.max_table_bytes
+    assert p.total_bytes == 8 * p.table_entries
