@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from mrflib import datasets, exact, io
+from mrflib import datasets, exact, factor_models, io
 from mrflib import elimination_order as eo
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
@@ -82,7 +82,8 @@ def problems(quick: bool) -> list[tuple[str, object, dict]]:
         p = datasets.uai_problem(name)
         out.append((f"UAI {name}", io.read_uai(p.path), dict(p.evidence)))
     for J in ((6,) if quick else (8, 10, 12)):
-        out.append((f"Potts, 3 states, {J}x{J}", fgp.potts_lattice(J, J, 3, J), {}))
+        potts = factor_models.potts_lattice(J, J, 3, rng=J, couplings="mixed")
+        out.append((f"Potts, 3 states, {J}x{J}", potts, {}))
     for n in ((40,) if quick else (60, 120)):
         out.append((f"band, {n} variables, 3-4 per factor", fgp.band_network(n, n, n, band=10), {}))
     model, ev = fgp.expert_with_evidence("alarm", 6, 0)
@@ -159,7 +160,7 @@ def _rows(case, model, evidence, quick) -> list[dict]:
 
 def run(quick: bool = False) -> list[dict]:
     warnings.filterwarnings("ignore", category=FutureWarning)
-    small = fgp.potts_lattice(3, 3, 3, 0)
+    small = factor_models.potts_lattice(3, 3, 3, rng=0, couplings="mixed")
     exact.marginals(small)  # warm-up: numba cache load and imports excluded
     peers.pygms_marginals(peers.pygms_factors(small), small.n)
     peers.pgmpy_marginals(small)

@@ -15,10 +15,11 @@ import numpy as np
 
 from . import _factor_models_kernels as _k
 from . import graphs
-from ._validation import as_rng, check_positive, check_real, require_memory
+from ._validation import as_rng, check_positive, check_real, is_choice, require_memory
 from .factor_graph import MAX_LOG_WEIGHT, FactorGraph, _check_states
 
-__all__ = ["potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs", "gibbs_numpy"]
+__all__ = ["COUPLINGS", "potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs",
+           "gibbs_numpy"]
 
 
 def _check_scales(total: float, names: str) -> None:
@@ -29,17 +30,25 @@ def _check_scales(total: float, names: str) -> None:
                          f"lattice, beyond {MAX_LOG_WEIGHT:g} (log Z would overflow float64)")
 
 
+#: How :func:`potts_lattice` draws its couplings ``J_ij``.
+COUPLINGS = ("ferromagnetic", "mixed")
+
+
 def potts_lattice(
     rows: int, cols: int, q: int, *, coupling: float = 0.5, field_scale: float = 0.2,
-    rng: Any = 0,
+    rng: Any = 0, couplings: str = "ferromagnetic",
 ) -> FactorGraph:
     """A ``q``-state Potts model on the ``rows x cols`` square lattice, with random fields.
 
     ``log P(x) = Σ_i h_i(x_i) + Σ_(ij) J_ij [x_i = x_j] - log Z``: one unary factor per
     variable (``h_i`` uniform on ``[-field_scale, field_scale]``, in node order), then one
     pairwise factor per edge of :func:`mrflib.graphs.square_grid` (edge order) with
-    ``J_ij`` uniform on ``[0, 2 coupling]`` (ferromagnetic, mean ``coupling``).
+    ``J_ij`` uniform on ``[0, 2 coupling]`` (``couplings="ferromagnetic"``, mean
+    ``coupling``) or on ``[-coupling, coupling]`` (``"mixed"``: frustrated, as a benchmark
+    of exact inference wants).
     """
+    if not is_choice(couplings, COUPLINGS):
+        raise ValueError(f"couplings must be one of {COUPLINGS}, got {couplings!r}")
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
     q = check_positive(q, "q", integer=True)
@@ -54,7 +63,8 @@ def potts_lattice(
     require_memory(8.0 * (n * q + len(edges) * q * q), f"the tables of a Potts lattice of "
                    f"rows x cols = {rows} x {cols} variables with q = {q} states")
     fields = rng.uniform(-field_scale, field_scale, (n, q))
-    J = rng.uniform(0.0, 2.0 * coupling, len(edges))
+    low = 0.0 if couplings == "ferromagnetic" else -coupling
+    J = rng.uniform(low, low + 2.0 * coupling, len(edges))
     scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
     tables = list(fields) + [Jk * np.eye(q) for Jk in J]
     return FactorGraph(np.full(n, q, dtype=np.int64), scopes, tables)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrflib import exact
+from mrflib import exact, factor_models
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
 
@@ -14,7 +14,11 @@ pytest.importorskip("pygms")
 pytest.importorskip("pgmpy")
 
 
-@pytest.mark.parametrize("make", [lambda: fgp.potts_lattice(2, 3, 3, 0),
+def _mixed_potts(rows, cols, q, rng):
+    return factor_models.potts_lattice(rows, cols, q, rng=rng, couplings="mixed")
+
+
+@pytest.mark.parametrize("make", [lambda: _mixed_potts(2, 3, 3, 0),
                                   lambda: fgp.band_network(8, 6, 1, band=5)])
 def test_peers_equal_enumeration(make):
     model = make()
@@ -34,7 +38,7 @@ def test_peers_equal_enumeration(make):
 def test_generators_are_seeded_and_validated():
     a, b = fgp.band_network(12, 10, 3), fgp.band_network(12, 10, 3)
     assert a == b and all(3 <= len(s) <= 4 for s in a.scopes[12:])
-    assert fgp.potts_lattice(3, 3, 4, 0).cardinalities.tolist() == [4] * 9
+    assert _mixed_potts(3, 3, 4, 0).cardinalities.tolist() == [4] * 9
     with pytest.raises(ValueError, match="band"):
         fgp.band_network(5, 3, 0, band=8)
     model, ev = fgp.expert_with_evidence("asia", 2, 0)

@@ -62,6 +62,7 @@ from mrflib.repro import (
     smci_trials,
     sweep,
 )
+from mrflib.repro import factor_graph_problems as fgp
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -406,7 +407,14 @@ CASES += [
      dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
     ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3),
      dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], coupling=FLOAT_BAD,
-          field_scale=FLOAT_BAD + [-1.0], rng=RNG_BAD)),
+          field_scale=FLOAT_BAD + [-1.0], rng=RNG_BAD,
+          couplings=["", None, "Mixed", 3, ["mixed"]])),
+    ("repro.factor_graph_problems.band_network", fgp.band_network,
+     dict(n=8, n_factors=6, rng=0, band=5),
+     dict(n=COUNT_BAD, n_factors=COUNT_BAD, rng=RNG_BAD, band=COUNT_BAD + [2, 9])),
+    ("repro.factor_graph_problems.expert_with_evidence", fgp.expert_with_evidence,
+     dict(name="asia", n_evidence=2, rng=0),
+     dict(name=["nope", None, ["asia"]], n_evidence=[-1, 9, 1.5, None, True], rng=RNG_BAD)),
     ("factor_models.triangle_lattice", factor_models.triangle_lattice,
      dict(rows=2, cols=3, q=2),
      dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], scale=FLOAT_BAD + [-1.0],
@@ -851,6 +859,14 @@ EXEMPT = {
     "solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
     "solve.build_parser": "takes no arguments: tests/test_io.py",
+    **{f"repro.factor_graph_experiments.{f}": "a step of the chapter on exact inference for "
+                                              "factor graphs (its arguments go to validated "
+                                              "library calls): run by that chapter"
+       for f in ("timed", "uai_table", "order_memory", "expert_queries", "sample_chi_square")},
+    **{f"repro.peers.{f}": "a peer (pyGMs, pgmpy) on a validated FactorGraph: "
+                           "tests/test_factor_graph_peers.py"
+       for f in ("pygms_factors", "pygms_log_partition", "pygms_marginals",
+                 "pgmpy_elimination", "pgmpy_log_partition", "pgmpy_marginals")},
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .. import datasets, elimination, exact, io
+from .. import datasets, elimination, exact, factor_models, io
 from .. import elimination_order as eo
 from .._validation import as_rng
 from ..factor_graph import FactorGraph
@@ -87,7 +87,8 @@ def order_memory(sizes: Sequence[int], states: Sequence[int] = (2, 3),
     lattices with ``q`` states (``states``; ``q = 2`` is the Ising lattice, more a Potts
     lattice) and on band networks of mixed cardinalities (``band_sizes`` variables)."""
     rows = []
-    models = [(f"lattice q={q}", J * J, fgp.potts_lattice(J, J, q, 0))
+    models = [(f"lattice q={q}", J * J,
+               factor_models.potts_lattice(J, J, q, rng=0, couplings="mixed"))
               for q in states for J in sizes]
     models += [("band network", n, fgp.band_network(n, n, 0, band=10)) for n in band_sizes]
     for family, size, model in models:

@@ -1,9 +1,9 @@
 """Generated factor graphs for the exact-inference benchmark and chapter.
 
-Three families beside the shipped UAI problems (:func:`mrflib.datasets.uai_problem`):
-``q``-state Potts lattices (treewidth the lattice's width), random networks of three- and
-four-variable factors on a band (treewidth bounded by the band) and an expert Bayesian
-network with evidence. Every draw takes an ``rng``.
+Beside the shipped UAI problems (:func:`mrflib.datasets.uai_problem`) and the ``q``-state
+Potts lattices of :func:`mrflib.factor_models.potts_lattice` (``couplings="mixed"``):
+random networks of three- and four-variable factors on a band (treewidth bounded by the
+band) and an expert Bayesian network with evidence. Every draw takes an ``rng``.
 """
 
 from __future__ import annotations
@@ -12,29 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import graphs
-from .._validation import as_rng, check_positive
+from .._validation import as_rng, check_positive, require_memory
 from ..datasets import expert_network
 from ..factor_graph import FactorGraph
 
-__all__ = ["potts_lattice", "band_network", "expert_with_evidence"]
-
-
-def potts_lattice(rows: int, cols: int, q: int, rng: Any, *, coupling: float = 0.5,
-                  field: float = 0.2) -> FactorGraph:
-    """A ``q``-state Potts model on a ``rows x cols`` lattice: unary log-tables
-    ``U[-field, field]^q`` and pairwise ``J_ij [x_i = x_j]`` with ``J_ij ~ U[-coupling,
-    coupling]``."""
-    rows = int(check_positive(rows, "rows", integer=True))
-    cols = int(check_positive(cols, "cols", integer=True))
-    q = int(check_positive(q, "q", integer=True))
-    rng = as_rng(rng)
-    n = rows * cols
-    edges = graphs.square_grid(rows, cols)
-    scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
-    tables = [rng.uniform(-field, field, q) for _ in range(n)]
-    tables += [J * np.eye(q) for J in rng.uniform(-coupling, coupling, len(edges))]
-    return FactorGraph(np.full(n, q), scopes, tables)
+__all__ = ["band_network", "expert_with_evidence"]
 
 
 def band_network(n: int, n_factors: int, rng: Any, *, band: int = 8, states: tuple = (2, 3),
@@ -47,10 +29,15 @@ def band_network(n: int, n_factors: int, rng: Any, *, band: int = 8, states: tup
     band = int(check_positive(band, "band", integer=True))
     if band < 4 or band > n:
         raise ValueError(f"band must be between 4 and n = {n}, got {band}")
+    n_factors = check_positive(n_factors, "n_factors", integer=True, allow_zero=True)
+    largest = float(max(states)) if len(states) else 1.0
+    require_memory(8.0 * (n * largest + n_factors * (largest**4 + 16)),
+                   f"the tables of a band network of n = {n} variables and n_factors = "
+                   f"{n_factors} factors")
     rng = as_rng(rng)
     card = rng.choice(np.asarray(states), n)
     scopes = [(i,) for i in range(n)]
-    for _ in range(int(n_factors)):
+    for _ in range(n_factors):
         start = int(rng.integers(0, n - band + 1))
         k = int(rng.integers(3, 5))
         scopes.append(tuple(int(v) for v in start + rng.choice(band, k, replace=False)))
@@ -63,7 +50,11 @@ def expert_with_evidence(name: str, n_evidence: int, rng: Any
     """An expert network's factor graph and evidence on ``n_evidence`` variables, their
     values drawn by ancestral sampling (so the evidence is possible)."""
     net = expert_network(name)
+    n_evidence = check_positive(n_evidence, "n_evidence", integer=True, allow_zero=True)
+    if n_evidence > net.n:
+        raise ValueError(f"n_evidence must be at most the {net.n} variables of {name!r}, "
+                         f"got {n_evidence}")
     rng = as_rng(rng)
     x = net.sample(1, rng)[0]
-    which = np.sort(rng.choice(net.n, int(n_evidence), replace=False))
+    which = np.sort(rng.choice(net.n, n_evidence, replace=False))
     return net.to_factor_graph(), {int(v): int(x[v]) for v in which}
