@@ -27,6 +27,8 @@ def test_environment_yml_matches_pyproject():
         want |= CONDA_NAMES.get(_name(r), {_name(r)})
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     have = {_name(d) for d in env["dependencies"] if isinstance(d, str)} - {"python", "pip"}
+    pip_only = [d for d in env["dependencies"] if isinstance(d, dict)]  # the pip: section
+    have |= {_name(r) for d in pip_only for r in d.get("pip", []) if not r.startswith("-")}
     assert have == want, f"only in environment.yml: {have - want}; only in pyproject: {want - have}"
 
 

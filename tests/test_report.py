@@ -124,3 +124,20 @@ def test_a_bound_against_enumeration_says_where_the_cost_curves_cross(tmp_path):
     found = float(md.split("cross at N ≈ ")[1].split(":")[0])
     assert 14 < found < 18  # bound 0.14 s < enumeration 0.016 s at 14, > 0.26 s at 18
     assert "bound costs more than enumerate below it" in md
+
+
+def test_performance_draws_each_methods_time_per_case(tmp_path):
+    """A benchmark timing ours and peers (their own rows, no ratio) on the same problems
+    gets a per-problem time panel; skipped peers (no time) leave a gap, not an error."""
+    rows = []
+    for case, ours, peer in (("A", 0.1, 1.0), ("B", 0.2, float("nan"))):
+        rows += [dict(module="m", benchmark="PR", case=case, method="mrflib", seconds=ours,
+                      baseline="peer", ratio=peer / ours, rate=None, rate_unit="", note=""),
+                 dict(module="m", benchmark="PR", case=case, method="peer", seconds=peer,
+                      baseline="", ratio=None, rate=None, rate_unit="", note="")]
+    df = pd.DataFrame(rows)
+    table = report._per_case(df)
+    assert list(table.columns) == ["mrflib", "peer"] and table.loc["A", "peer"] == 1.0
+    text = report.performance_markdown(df, tmp_path, "_perf")
+    assert "time per problem" in text and (tmp_path / "m-pr.png").exists()
+    assert report._per_case(df[df["method"] == "mrflib"]).empty

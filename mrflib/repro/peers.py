@@ -13,7 +13,8 @@ import numpy as np
 from .._optional import optional_import
 from ..model import BoltzmannMachine, check_model
 
-__all__ = ["junction_tree_moments"]
+__all__ = ["junction_tree_moments", "pygms_factors", "pygms_log_partition", "pygms_marginals",
+           "pgmpy_elimination", "pgmpy_log_partition", "pgmpy_marginals"]
 
 
 def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]:
@@ -68,3 +69,110 @@ def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]
         vals = f.values if f.variables == [a, b] else f.values.T
         pair[e] = float(np.sum(vals * np.outer(spin, spin)))
     return mean, pair
+
+
+# ----------------------------------------------------------------- factor-graph peers
+def _quiet_pgmpy() -> None:
+    import logging
+    import warnings
+
+    logging.getLogger("pgmpy").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def pygms_factors(model: Any) -> list:
+    """The factors of a :class:`~mrflib.factor_graph.FactorGraph` as pyGMs log-factors
+    (``pygms.Factor`` over ``pygms.Var(i, |X_i|)``, tables ``θ_k``); a conversion, kept
+    out of the timed calls as reading a file is."""
+    import pygms as gm
+
+    X = [gm.Var(i, int(c)) for i, c in enumerate(model.cardinalities.tolist())]
+    return [gm.Factor([X[v] for v in s], np.asarray(t, dtype=np.float64))
+            for s, t in zip(model.scopes, model.log_tables) if s]
+
+
+def _pygms_tree(factors: list, evidence: dict) -> tuple[Any, Any]:
+    import pygms as gm
+    from pygms.wmb import JTree
+
+    gmodel = gm.GraphModel(factors, isLog=True)  # copies: conditioning leaves ours intact
+    if evidence:
+        gmodel.condition(dict(evidence))
+    order, _ = gm.eliminationOrder(gmodel, "minfill")
+    return gmodel, JTree(gmodel, order)
+
+
+def pygms_log_partition(factors: list, evidence: dict | None = None) -> float:
+    """``log Z`` (natural log) of the model with ``evidence`` by pyGMs: its conditioning,
+    a min-fill elimination order, its junction tree (``pygms.wmb.JTree``) and one forward
+    pass, all in the call."""
+    _, jt = _pygms_tree(factors, evidence or {})
+    return float(jt.msgForward())
+
+
+def pygms_marginals(factors: list, n: int, evidence: dict | None = None) -> list[np.ndarray]:
+    """Every variable's marginal by pyGMs' junction tree (forward and backward passes);
+    an observed variable gets a point mass."""
+    import pygms as gm
+
+    evidence = dict(evidence or {})
+    gmodel, jt = _pygms_tree(factors, evidence)
+    jt.msgForward()
+    keys = {i: gm.VarSet([gmodel.X[i]]) for i in range(n) if i not in evidence}
+    beliefs = jt.beliefs(list(keys.values()))
+    out = []
+    for i in range(n):
+        if i in evidence:
+            m = np.zeros(gmodel.X[i].states)
+            m[evidence[i]] = 1.0
+        else:
+            m = np.asarray(beliefs[keys[i]].table, dtype=np.float64)
+        out.append(m)
+    return out
+
+
+def pgmpy_elimination(model: Any) -> Any:
+    """pgmpy's ``VariableElimination`` on :func:`mrflib.io.to_pgmpy` of ``model``."""
+    _quiet_pgmpy()
+    from pgmpy.inference import VariableElimination
+
+    from ..io import to_pgmpy
+
+    return VariableElimination(to_pgmpy(model))
+
+
+def pgmpy_log_partition(model: Any, evidence: dict | None = None) -> float:
+    """``log Z`` of ``model`` with ``evidence`` by pgmpy's ``VariableElimination`` (its
+    greedy tensor contraction, in linear space: ``inf`` when ``Z`` overflows a float)."""
+    ve = pgmpy_elimination(model)
+    evidence = dict(evidence or {})
+    free = next(v for v in range(model.n) if v not in evidence)
+    f = ve.query([free], evidence=evidence or None, show_progress=False)
+    with np.errstate(divide="ignore"):
+        return float(np.log(np.sum(f.values)))
+
+
+def pgmpy_marginals(model: Any, evidence: dict | None = None, budget: float = np.inf
+                    ) -> list[np.ndarray] | None:
+    """Every variable's marginal by pgmpy's ``VariableElimination``, one query per
+    unobserved variable (``None`` when the first query says the rest would take longer
+    than ``budget`` seconds)."""
+    import time
+
+    ve = pgmpy_elimination(model)
+    evidence = dict(evidence or {})
+    out: list = []
+    t0, first = time.perf_counter(), True
+    for i, c in enumerate(model.cardinalities.tolist()):
+        if i in evidence:
+            m = np.zeros(c)
+            m[evidence[i]] = 1.0
+        else:
+            f = ve.query([i], evidence=evidence or None, show_progress=False)
+            m = np.asarray(f.values, dtype=np.float64)
+            m = m / m.sum()
+            if first and (time.perf_counter() - t0) * (model.n - len(evidence)) > budget:
+                return None
+            first = False
+        out.append(m)
+    return out

@@ -383,7 +383,9 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
 
     bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
     targets = _targets(b)
-    panels = int(len(bars) > 0) + int(bool(curves)) + int(len(targets) > 0)
+    per_case = pd.DataFrame() if curves else _per_case(b)
+    panels = (int(len(bars) > 0) + int(bool(curves)) + int(len(targets) > 0)
+              + int(len(per_case) > 0))
     if not panels:
         return False
     height = max(2.6, 0.28 * len(bars) + 1.2) if len(bars) else 3.2
@@ -414,11 +416,40 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
         ax.legend(fontsize=6)
     if len(targets):
         _target_panel(axes.pop(0), targets)
+    if len(per_case):
+        _per_case_panel(axes.pop(0), per_case)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def _per_case(b: pd.DataFrame) -> pd.DataFrame:
+    """Seconds per case (rows) and method (columns), for benchmarks that time several
+    methods (ours and peers' own rows) on the same cases and have no size curve; empty
+    otherwise."""
+    t = b.assign(seconds=_num(b["seconds"])).dropna(subset=["seconds"])
+    if t["method"].nunique() < 2 or t["case"].nunique() < 2:
+        return pd.DataFrame()
+    table = t.pivot_table(index="case", columns="method", values="seconds", aggfunc="min",
+                          sort=False)
+    return table if (table.notna().sum(axis=1) >= 2).any() else pd.DataFrame()
+
+
+def _per_case_panel(ax, table: pd.DataFrame) -> None:
+    """Grouped bars: each method's time on each case (log scale)."""
+    k = len(table.columns)
+    width = 0.8 / k
+    for j, method in enumerate(table.columns):
+        ax.barh(np.arange(len(table)) + (j - (k - 1) / 2) * width,
+                table[method].to_numpy(float), height=width, color=f"C{j}",
+                label=str(method)[:40])
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (log; missing bar: skipped)")
+    ax.legend(fontsize=7, loc="best")
 
 
 def _target_panel(ax, targets: pd.DataFrame) -> None:
@@ -556,6 +587,8 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
             if _figure(b, curves, figdir / name, f"{module}: {bench}"):
                 caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
                            "same run, and time against problem size where measured.")
+                if not curves and len(_per_case(b)):
+                    caption += " Each method's time per problem (log scale)."
                 if len(_targets(b)):
                     caption += " Throughput against the target (dashed line) where one is set."
                 parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
