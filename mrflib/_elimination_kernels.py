@@ -231,3 +231,238 @@ def component_labels(adj, labels):  # pragma: no cover - compiled
                     top += 1
         c += 1
     return c
+
+
+# --------------------------------------------------------------------------- cliques
+@njit(cache=True)
+def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
+    """Step the odometer ``coord`` over the axes ``first ..`` (last fastest), moving every
+    input's offset ``off[k]`` by its stride."""
+    d = shape.shape[0] - 1
+    K = off.shape[0]
+    while d >= first:
+        coord[d] += 1
+        for k in range(K):
+            off[k] += strides[k, d]
+        if coord[d] < shape[d]:
+            return
+        for k in range(K):
+            off[k] -= strides[k, d] * shape[d]
+        coord[d] = 0
+        d -= 1
+
+
+@njit(cache=True)
+def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - compiled
+    """The clique table (C order, axes ``shape``): ``out[x] = Σ_k values[offsets[k] +
+    Σ_d x_d strides[k, d]]``, the sum of the inputs laid out in ``values`` (a stride of
+    ``0`` on an axis the input does not hold)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    inner = shape[nd - 1]
+    total = out.shape[0]
+    i = 0
+    while i < total:
+        for j in range(inner):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + j * strides[k, nd - 1]]
+            out[i + j] = s
+        i += inner
+        if nd > 1:
+            _advance(coord, off, strides, shape[:nd - 1], 0)
+    return out
+
+
+@njit(cache=True)
+def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma: no cover
+    """Sum (log-sum-exp) or maximize axis 0 out of the clique table of
+    :func:`clique_build` without making it: for each cell ``o`` of the other axes (C order)
+    the ``shape[0]`` entries are summed from the inputs, then reduced with a shift by their
+    maximum (``-inf`` when all are ``-inf``)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    card = shape[0]
+    buf = np.empty(card)
+    for o in range(out.shape[0]):
+        mx = -np.inf
+        for x in range(card):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + x * strides[k, 0]]
+            buf[x] = s
+            if s > mx:
+                mx = s
+        if maximize or not mx > -np.inf:
+            out[o] = mx
+        else:
+            acc = 0.0
+            for x in range(card):
+                acc += math.exp(buf[x] - mx)
+            out[o] = mx + math.log(acc)
+        if nd > 1:
+            _advance(coord, off, strides, shape, 1)
+    return out
+
+
+@njit(cache=True)
+def _product_row(values, off, strides, x, inner, tmp):  # pragma: no cover - compiled
+    """``tmp[j] = Π_k values[off[k] + x strides[k, 0] + j strides[k, -1]]``."""
+    K = off.shape[0]
+    L = strides.shape[1] - 1
+    base = off[0] + x * strides[0, 0]
+    s = strides[0, L]
+    for j in range(inner):
+        tmp[j] = values[base + j * s]
+    for k in range(1, K):
+        base = off[k] + x * strides[k, 0]
+        s = strides[k, L]
+        if s == 0:
+            c = values[base]
+            for j in range(inner):
+                tmp[j] *= c
+        elif s == 1:
+            for j in range(inner):
+                tmp[j] *= values[base + j]
+        else:
+            for j in range(inner):
+                tmp[j] *= values[base + j * s]
+
+
+@njit(cache=True)
+def clique_eliminate_linear(values, offsets, strides, shape, out):  # pragma: no cover
+    """:func:`clique_eliminate`'s sum in linear space: ``out[o] = Σ_{x_0} Π_k values[..]``
+    for inputs already exponentiated (and scaled so that no product underflows). Rows of
+    the last axis are done at once (inputs read in memory order)."""
+    nd = shape.shape[0]
+    off = offsets.copy()
+    card = shape[0]
+    inner = shape[nd - 1] if nd > 1 else 1
+    coord = np.zeros(nd, dtype=np.int64)
+    tmp = np.empty(inner)
+    o = 0
+    while o < out.shape[0]:
+        for j in range(inner):
+            out[o + j] = 0.0
+        for x in range(card):
+            _product_row(values, off, strides, x, inner, tmp)
+            for j in range(inner):
+                out[o + j] += tmp[j]
+        o += inner
+        if nd > 2:
+            _advance(coord, off, strides, shape[:nd - 1], 1)
+    return out
+
+
+# --------------------------------------------------------------------------- greedy keys
+@njit(cache=True)
+def _row(adj, u, buf):  # pragma: no cover - compiled
+    """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
+    k = 0
+    for w in range(adj.shape[0]):
+        if adj[u, w]:
+            buf[k] = w
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
+    """The key of ``u`` by criterion ``crit`` (0 min-fill, 1 weighted-min-fill,
+    2 min-weight, 3 min-degree), summed in increasing neighbour order as
+    :func:`mrflib.elimination_order.greedy_key` does."""
+    k = _row(adj, u, buf)
+    if crit == 3:
+        return float(k)
+    if crit == 2:
+        s = 0.0
+        for i in range(k):
+            s += logc[buf[i]]
+        return logc[u] + s
+    if crit == 0:
+        missing = 0
+        for i in range(k):
+            for j in range(k):
+                if i != j and not adj[buf[i], buf[j]]:
+                    missing += 1
+        return float(missing // 2)
+    total = 0.0
+    for i in range(k):
+        total += card[buf[i]]
+    out = 0.0
+    for i in range(k):
+        a = buf[i]
+        inside = 0.0
+        for j in range(k):
+            if adj[a, buf[j]]:
+                inside += card[buf[j]]
+        out += card[a] * (total - card[a] - inside)
+    return out / 2
+
+
+@njit(cache=True)
+def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no cover
+    """Greedy elimination of every node of the dense adjacency ``adj`` (changed in place:
+    pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's
+    key is recomputed only when its neighbourhood changed (the eliminated node's
+    neighbours, and theirs for the fill criteria). Writes ``order``; returns ``0``, ``-1``
+    once a clique's log size exceeds ``limit``, ``-2`` once the fill keys cost more than
+    ``max_work`` pair checks."""
+    n = adj.shape[0]
+    key = np.empty(n)
+    done = np.zeros(n, dtype=np.bool_)
+    mark = np.zeros(n, dtype=np.bool_)
+    nb = np.empty(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    fill = crit <= 1
+    work = 0
+    for v in range(n):
+        key[v] = _greedy_key(adj, v, crit, logc, card, buf)
+    for step in range(n):
+        v = -1
+        for u in range(n):
+            if not done[u] and (v < 0 or key[u] < key[v]):
+                v = u
+        k = _row(adj, v, nb)
+        size = 0.0
+        for i in range(k):
+            size += logc[nb[i]]
+        if logc[v] + size > limit + 1e-9:
+            return -1
+        done[v] = True
+        order[step] = v
+        for i in range(k):
+            adj[nb[i], v] = False
+            adj[v, nb[i]] = False
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    adj[nb[i], nb[j]] = True
+        t = 0
+        for i in range(k):
+            a = nb[i]
+            if not mark[a]:
+                mark[a] = True
+                touched[t] = a
+                t += 1
+            if fill:
+                for b in range(n):
+                    if adj[a, b] and not mark[b] and not done[b]:
+                        mark[b] = True
+                        touched[t] = b
+                        t += 1
+        for i in range(t):
+            u = touched[i]
+            mark[u] = False
+            if fill:
+                d = _row(adj, u, buf)
+                work += d * d
+            key[u] = _greedy_key(adj, u, crit, logc, card, buf)
+        if work > max_work:
+            return -2
+    return 0

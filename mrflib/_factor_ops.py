@@ -12,10 +12,16 @@ import numpy as np
 from . import _elimination_kernels as _kernels
 
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
-           "KERNEL_MIN_SIZE"]
+           "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
+           "clique_eliminate_numpy"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
+#: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
+#: smallest finite log entry) add up to at most this: every product of exponentials,
+#: each input shifted by its maximum, is then at least ``e^-700``, a normal float
+#: (the smallest is about ``e^-708``), so nothing underflows.
+LINEAR_SPAN = 700.0
 
 
 def expand(table: np.ndarray, scope: Sequence[int], target: Sequence[int]) -> np.ndarray:
@@ -64,6 +70,90 @@ def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     out = np.empty(step)
     _kernels.logsumexp_reduce(a.ravel(), np.asarray(a.shape, dtype=np.int64), ostride, out)
     return out.reshape(out_shape)
+
+
+def _inputs(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+            clique: Sequence[int], shape: Sequence[int]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels' layout of ``tables`` (axes = ``scopes``, each a subset of ``clique``):
+    their entries end to end, where each starts, and each one's stride along every axis of
+    the clique (``0`` on an axis it does not hold)."""
+    pos = {v: d for d, v in enumerate(clique)}
+    flat = [np.ascontiguousarray(t, dtype=np.float64).ravel() for t in tables]
+    strides = np.zeros((len(flat), len(clique)), dtype=np.int64)
+    offsets = np.zeros(len(flat), dtype=np.int64)
+    start = 0
+    for k, (t, s) in enumerate(zip(tables, scopes)):
+        offsets[k] = start
+        step = 1
+        for v, m in zip(reversed(s), reversed(np.shape(t))):
+            strides[k, pos[v]] = step
+            step *= m
+        start += flat[k].size
+    values = np.concatenate(flat) if flat else np.zeros(1)
+    return values, offsets, strides, np.asarray(shape, dtype=np.int64)
+
+
+def clique_sum_numpy(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """``Σ_k tables[k]`` over the axes ``clique`` (numpy broadcasting; the reference of
+    :func:`clique_sum`)."""
+    acc = np.zeros(tuple(shape))
+    for t, s in zip(tables, scopes):
+        acc += expand(t, s, clique)
+    return acc
+
+
+def clique_sum(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+               clique: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """``Σ_k tables[k]`` over the axes ``clique`` (shape ``shape``), written in one pass
+    by the numba kernel (no per-input pass over the table)."""
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    out = np.empty(int(np.prod(shp)))
+    _kernels.clique_build(values, offsets, strides, shp, out)
+    return out.reshape(tuple(shape))
+
+
+def clique_eliminate_numpy(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                           clique: Sequence[int], shape: Sequence[int],
+                           maximize: bool = False) -> np.ndarray:
+    """The reference of :func:`clique_eliminate`: build the table, then reduce axis 0."""
+    acc = clique_sum_numpy(tables, scopes, clique, shape)
+    return acc.max(axis=0) if maximize else logsumexp_numpy(acc, 0)
+
+
+def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int],
+                     maximize: bool = False) -> np.ndarray:
+    """``log Σ_{x_0} exp Σ_k tables[k]`` (or ``max_{x_0}``) over the first variable of
+    ``clique``, a table over the others: the clique table is never made (the numba kernel
+    sums each cell's ``shape[0]`` entries and reduces them at once)."""
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    out = np.empty(int(np.prod(shp[1:])))
+    if not maximize and tables:
+        top = _linear_shifts(values, offsets)
+        if top is not None:
+            seg = np.diff(np.append(offsets, values.size))
+            with np.errstate(invalid="ignore"):
+                lin = np.exp(values - np.repeat(top, seg))
+            _kernels.clique_eliminate_linear(lin, offsets, strides, shp, out)
+            with np.errstate(divide="ignore"):
+                return (np.log(out) + float(top.sum())).reshape(tuple(shape[1:]))
+    _kernels.clique_eliminate(values, offsets, strides, shp, bool(maximize), out)
+    return out.reshape(tuple(shape[1:]))
+
+
+def _linear_shifts(values: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
+    """Each input's largest log entry, when the inputs can be multiplied in linear space
+    without underflow (their spans add up to at most :data:`LINEAR_SPAN`, all finite
+    somewhere); ``None`` otherwise."""
+    finite = np.where(np.isfinite(values), values, np.nan)
+    with np.errstate(invalid="ignore"):
+        hi = np.fmax.reduceat(finite, offsets)
+        lo = np.fmin.reduceat(finite, offsets)
+    if not np.all(np.isfinite(hi)) or float(np.sum(hi - lo)) > LINEAR_SPAN:
+        return None
+    return hi
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:

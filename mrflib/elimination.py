@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import elimination_order as eo
-from ._factor_ops import draw_categorical, expand, logsumexp
+from ._factor_ops import clique_eliminate, clique_sum, draw_categorical, logsumexp
 from ._validation import (
     as_rng,
     available_memory,
@@ -220,15 +220,24 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
-    def clique_table(self, t: int, msgs: list) -> np.ndarray:
-        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
-        clique, red = self.cliques[t], self.red
-        acc = np.zeros(self.shapes[t])
-        for k in self.assigned[t]:
-            acc += expand(red.tables[k], red.scopes[k], clique)
-        for c in self.children[t]:
-            acc += expand(msgs[c], self.cliques[c][1:], clique)
-        return acc
+    def _inputs(self, t: int, msgs: list) -> tuple[list, list]:
+        """The tables adding up to ``ψ_t`` and their scopes: the factors assigned to step
+        ``t`` and its children's messages."""
+        red = self.red
+        tables = [red.tables[k] for k in self.assigned[t]]
+        tables += [msgs[c] for c in self.children[t]]
+        scopes = [red.scopes[k] for k in self.assigned[t]]
+        scopes += [self.cliques[c][1:] for c in self.children[t]]
+        return tables, scopes
+
+    def clique_table(self, t: int, msgs: list, extra: tuple = ()) -> np.ndarray:
+        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages (plus
+        the ``(table, scope)`` pairs ``extra``)."""
+        tables, scopes = self._inputs(t, msgs)
+        for table, scope in extra:
+            tables.append(table)
+            scopes.append(scope)
+        return clique_sum(tables, scopes, self.cliques[t], self.shapes[t])
 
     def upward(self, maximize: bool = False) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
@@ -238,8 +247,9 @@ class EliminationPlan:
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
         for t in range(len(self.cliques)):
-            acc = self.clique_table(t, msgs)
-            msgs.append(acc.max(axis=0) if maximize else logsumexp(acc, 0))
+            tables, scopes = self._inputs(t, msgs)
+            msgs.append(clique_eliminate(tables, scopes, self.cliques[t], self.shapes[t],
+                                         maximize))
             if self.parent[t] < 0:
                 value += float(msgs[t])
         return value, msgs
@@ -252,8 +262,11 @@ class EliminationPlan:
         """
         down: list = [None] * len(msgs)
         for t in range(len(msgs) - 1, -1, -1):
-            b = self.clique_table(t, msgs)
-            b += -float(msgs[t]) if self.parent[t] < 0 else down[t][None]
+            if self.parent[t] < 0:
+                b = self.clique_table(t, msgs)
+                b -= float(msgs[t])
+            else:
+                b = self.clique_table(t, msgs, ((down[t], self.cliques[t][1:]),))
             for c in self.children[t]:
                 sep = set(self.cliques[c][1:])
                 m = logsumexp(b, tuple(a for a, v in enumerate(self.cliques[t]) if v not in sep))
