@@ -466,3 +466,38 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
         if work > max_work:
             return -2
     return 0
+
+
+@njit(cache=True)
+def clique_marginals_linear(values, n_in, offsets, strides, shape, out):  # pragma: no cover
+    """Sums of the clique table ``Π_{k < n_in} values[..]`` (linear space, inputs laid out
+    as for :func:`clique_build`) onto several tables at once, without making it: rows
+    ``k >= n_in`` of ``offsets``/``strides`` place clique entries in the outputs (``out``
+    end to end, stride ``0`` on an axis summed out), and each entry is added to all."""
+    nd = shape.shape[0]
+    total_in = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    inner = shape[nd - 1]
+    tmp = np.empty(inner)
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    i = 0
+    while i < total:
+        _product_row(values, off[:n_in], strides[:n_in], 0, inner, tmp)
+        for r in range(n_in, total_in):
+            base = off[r]
+            s = strides[r, nd - 1]
+            if s == 0:
+                acc = 0.0
+                for j in range(inner):
+                    acc += tmp[j]
+                out[base] += acc
+            else:
+                for j in range(inner):
+                    out[base + j * s] += tmp[j]
+        i += inner
+        if nd > 1:
+            _advance(coord, off, strides, shape[:nd - 1], 0)
+    return out

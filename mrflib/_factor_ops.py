@@ -5,6 +5,7 @@ Tables are numpy arrays whose axes are variables (a scope); ``-inf`` is a zero w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ from . import _elimination_kernels as _kernels
 
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
-           "clique_eliminate_numpy"]
+           "clique_eliminate_numpy", "clique_marginals"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
@@ -141,6 +142,48 @@ def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
                 return (np.log(out) + float(top.sum())).reshape(tuple(shape[1:]))
     _kernels.clique_eliminate(values, offsets, strides, shp, bool(maximize), out)
     return out.reshape(tuple(shape[1:]))
+
+
+def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int],
+                     targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """``log Σ exp Σ_k tables[k]`` onto each scope of ``targets`` (subsets of ``clique``,
+    axes in the target's order). Multiplied in linear space in one pass without making the
+    clique table when no product can underflow (see :data:`LINEAR_SPAN`); otherwise the
+    table is made in log space and reduced once per target."""
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    top = _linear_shifts(values, offsets) if tables else None
+    if top is None:
+        acc = clique_sum(tables, scopes, clique, shape)
+        return [_reduce_to(acc, clique, s) for s in targets]
+    seg = np.diff(np.append(offsets, values.size))
+    lin = np.exp(values - np.repeat(top, seg))
+    pos = {v: d for d, v in enumerate(clique)}
+    ostrides = np.zeros((len(targets), len(clique)), dtype=np.int64)
+    ooffsets = np.zeros(len(targets), dtype=np.int64)
+    start = 0
+    for r, s in enumerate(targets):
+        ooffsets[r] = start
+        step = 1
+        for v in reversed(s):
+            ostrides[r, pos[v]] = step
+            step *= int(shape[pos[v]])
+        start += step
+    out = np.zeros(start)
+    _kernels.clique_marginals_linear(lin, len(tables), np.concatenate([offsets, ooffsets]),
+                                     np.concatenate([strides, ostrides]), shp, out)
+    with np.errstate(divide="ignore"):
+        logs = np.log(out) + float(top.sum())
+    return [logs[o:o + math.prod(int(shape[pos[v]]) for v in s)].reshape(
+        tuple(int(shape[pos[v]]) for v in s)) for o, s in zip(ooffsets.tolist(), targets)]
+
+
+def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order."""
+    keep = set(target)
+    m = logsumexp(table, tuple(a for a, v in enumerate(clique) if v not in keep))
+    kept = [v for v in clique if v in keep]
+    return np.transpose(m, [kept.index(v) for v in target])
 
 
 def _linear_shifts(values: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:

@@ -28,13 +28,19 @@ Everything is in log space (log-sum-exp with a shift), so ``log Z = ±4600`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from . import elimination_order as eo
-from ._factor_ops import clique_eliminate, clique_sum, draw_categorical, logsumexp
+from ._factor_ops import (
+    clique_eliminate,
+    clique_marginals,
+    clique_sum,
+    draw_categorical,
+    logsumexp,
+)
 from ._validation import (
     as_rng,
     available_memory,
@@ -254,26 +260,31 @@ class EliminationPlan:
                 value += float(msgs[t])
         return value, msgs
 
-    def beliefs(self, msgs: list) -> Iterator[tuple[int, np.ndarray]]:
-        """``(t, log P(x_{C_t}))`` for every clique, from the roots down (Hugin pass).
+    def beliefs(self, msgs: list, targets: Callable[[int], list]
+                ) -> Iterator[tuple[int, list[np.ndarray]]]:
+        """``(t, [log P(x_s) for s in targets(t)])`` for every clique, from the roots down
+        (Hugin pass); each ``s`` is a subset of clique ``t``, axes in its order.
 
-        Each clique's belief is made, used for its children's downward messages, yielded
-        and dropped, so the pass holds the messages and one clique table at a time.
+        A clique's belief gives its children's downward messages and the marginals asked
+        for in one pass (:func:`~mrflib._factor_ops.clique_marginals`), so the pass holds
+        the messages and at most one clique table at a time.
         """
         down: list = [None] * len(msgs)
         for t in range(len(msgs) - 1, -1, -1):
-            if self.parent[t] < 0:
-                b = self.clique_table(t, msgs)
-                b -= float(msgs[t])
-            else:
-                b = self.clique_table(t, msgs, ((down[t], self.cliques[t][1:]),))
-            for c in self.children[t]:
-                sep = set(self.cliques[c][1:])
-                m = logsumexp(b, tuple(a for a, v in enumerate(self.cliques[t]) if v not in sep))
+            tables, scopes = self._inputs(t, msgs)
+            if self.parent[t] >= 0:
+                tables.append(down[t])
+                scopes.append(self.cliques[t][1:])
+            seps = [self.cliques[c][1:] for c in self.children[t]]
+            wanted = list(targets(t))
+            out = clique_marginals(tables, scopes, self.cliques[t], self.shapes[t],
+                                   seps + wanted)
+            shift = float(msgs[t]) if self.parent[t] < 0 else 0.0
+            for c, m in zip(self.children[t], out):
                 with np.errstate(invalid="ignore"):
-                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - msgs[c])
+                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - shift - msgs[c])
             down[t] = None
-            yield t, b
+            yield t, [m - shift for m in out[len(seps):]]
 
 
 def _refuse(found: eo.Order, size: int) -> None:
@@ -299,13 +310,13 @@ def log_partition(model: FactorGraph) -> float:
     return plan(model, barren=True).upward()[0]
 
 
-def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, Iterator]:
+def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list]:
     jt = plan(model)
     logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
-    return jt, jt.beliefs(msgs)
+    return jt, msgs
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
@@ -319,32 +330,27 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
-    jt, beliefs = _calibrated(model)
+    jt, msgs = _calibrated(model)
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
-    for t, b in beliefs:
-        out[jt.order[t]] = np.exp(logsumexp(b, tuple(range(1, b.ndim))))
+    for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
+        out[jt.order[t]] = np.exp(b)
     return out
 
 
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
-    jt, beliefs = _calibrated(model)
+    jt, msgs = _calibrated(model)
     red, obs = jt.red, jt.observed
     out = []
     for s, t in zip(model.scopes, model.log_tables):
         full = np.zeros(t.shape)
         full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
         out.append(full)
-    for t, b in beliefs:
-        clique = jt.cliques[t]
-        for k in jt.assigned[t]:
-            s = red.scopes[k]
-            keep = set(s)
-            m = logsumexp(b, tuple(a for a, v in enumerate(clique) if v not in keep))
-            kept = [v for v in clique if v in keep]
-            m = np.transpose(m, [kept.index(v) for v in s])
+    wanted = lambda t: [red.scopes[k] for k in jt.assigned[t]]  # noqa: E731
+    for t, ms in jt.beliefs(msgs, wanted):
+        for k, m in zip(jt.assigned[t], ms):
             orig = model.scopes[red.origin[k]]
             where = tuple(obs[v] if v in obs else slice(None) for v in orig)
             out[red.origin[k]][where] = np.exp(m)
