@@ -309,55 +309,6 @@ def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma:
     return out
 
 
-@njit(cache=True)
-def _product_row(values, off, strides, x, inner, tmp):  # pragma: no cover - compiled
-    """``tmp[j] = Π_k values[off[k] + x strides[k, 0] + j strides[k, -1]]``."""
-    K = off.shape[0]
-    L = strides.shape[1] - 1
-    base = off[0] + x * strides[0, 0]
-    s = strides[0, L]
-    for j in range(inner):
-        tmp[j] = values[base + j * s]
-    for k in range(1, K):
-        base = off[k] + x * strides[k, 0]
-        s = strides[k, L]
-        if s == 0:
-            c = values[base]
-            for j in range(inner):
-                tmp[j] *= c
-        elif s == 1:
-            for j in range(inner):
-                tmp[j] *= values[base + j]
-        else:
-            for j in range(inner):
-                tmp[j] *= values[base + j * s]
-
-
-@njit(cache=True)
-def clique_eliminate_linear(values, offsets, strides, shape, out):  # pragma: no cover
-    """:func:`clique_eliminate`'s sum in linear space: ``out[o] = Σ_{x_0} Π_k values[..]``
-    for inputs already exponentiated (and scaled so that no product underflows). Rows of
-    the last axis are done at once (inputs read in memory order)."""
-    nd = shape.shape[0]
-    off = offsets.copy()
-    card = shape[0]
-    inner = shape[nd - 1] if nd > 1 else 1
-    coord = np.zeros(nd, dtype=np.int64)
-    tmp = np.empty(inner)
-    o = 0
-    while o < out.shape[0]:
-        for j in range(inner):
-            out[o + j] = 0.0
-        for x in range(card):
-            _product_row(values, off, strides, x, inner, tmp)
-            for j in range(inner):
-                out[o + j] += tmp[j]
-        o += inner
-        if nd > 2:
-            _advance(coord, off, strides, shape[:nd - 1], 1)
-    return out
-
-
 # --------------------------------------------------------------------------- greedy keys
 @njit(cache=True)
 def _row(adj, u, buf):  # pragma: no cover - compiled
@@ -469,35 +420,54 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
 
 
 @njit(cache=True)
-def clique_marginals_linear(values, n_in, offsets, strides, shape, out):  # pragma: no cover
-    """Sums of the clique table ``Π_{k < n_in} values[..]`` (linear space, inputs laid out
-    as for :func:`clique_build`) onto several tables at once, without making it: rows
-    ``k >= n_in`` of ``offsets``/``strides`` place clique entries in the outputs (``out``
-    end to end, stride ``0`` on an axis summed out), and each entry is added to all."""
+def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, ostrides,
+                       out):  # pragma: no cover - compiled
+    """Sums of the clique table ``Π_k values[offsets[k] + Σ_d x_d strides[k, d]]`` (linear
+    space) onto the outputs ``out[ooffsets[r] + Σ_d x_d ostrides[r, d]]`` (stride ``0`` on
+    a summed axis), walking the clique in C order without making it.
+
+    The inputs are sorted by *level*, their last axis of nonzero stride (``level_start[d]
+    .. level_start[d + 1]`` are at level ``d``): the product of the levels up to ``d`` is
+    kept and recomputed only when axis ``d`` moves, so an entry costs one multiplication
+    per input on the last axis, plus one addition per output.
+    """
     nd = shape.shape[0]
-    total_in = offsets.shape[0]
+    K = offsets.shape[0]
+    R = ooffsets.shape[0]
+    L = nd - 1
     off = offsets.copy()
+    ooff = ooffsets.copy()
     coord = np.zeros(nd, dtype=np.int64)
-    inner = shape[nd - 1]
-    tmp = np.empty(inner)
-    total = 1
-    for d in range(nd):
-        total *= shape[d]
-    i = 0
-    while i < total:
-        _product_row(values, off[:n_in], strides[:n_in], 0, inner, tmp)
-        for r in range(n_in, total_in):
-            base = off[r]
-            s = strides[r, nd - 1]
-            if s == 0:
-                acc = 0.0
-                for j in range(inner):
-                    acc += tmp[j]
-                out[base] += acc
-            else:
-                for j in range(inner):
-                    out[base + j * s] += tmp[j]
-        i += inner
-        if nd > 1:
-            _advance(coord, off, strides, shape[:nd - 1], 0)
-    return out
+    pp = np.ones(nd + 1)
+    d0 = 0
+    while True:
+        for d in range(d0, L):
+            p = pp[d]
+            for k in range(level_start[d], level_start[d + 1]):
+                p *= values[off[k]]
+            pp[d + 1] = p
+        base = pp[L]
+        for j in range(shape[L]):
+            p = base
+            for k in range(level_start[L], level_start[L + 1]):
+                p *= values[off[k] + j * strides[k, L]]
+            for r in range(R):
+                out[ooff[r] + j * ostrides[r, L]] += p
+        d = L - 1
+        while d >= 0:
+            coord[d] += 1
+            for k in range(K):
+                off[k] += strides[k, d]
+            for r in range(R):
+                ooff[r] += ostrides[r, d]
+            if coord[d] < shape[d]:
+                break
+            for k in range(K):
+                off[k] -= strides[k, d] * shape[d]
+            for r in range(R):
+                ooff[r] -= ostrides[r, d] * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return out
+        d0 = d

@@ -137,7 +137,11 @@ def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
             seg = np.diff(np.append(offsets, values.size))
             with np.errstate(invalid="ignore"):
                 lin = np.exp(values - np.repeat(top, seg))
-            _kernels.clique_eliminate_linear(lin, offsets, strides, shp, out)
+            ostride = np.zeros((1, len(shp)), dtype=np.int64)
+            for d in range(len(shp) - 1, 0, -1):
+                ostride[0, d] = 1 if d == len(shp) - 1 else ostride[0, d + 1] * shp[d + 1]
+            out = _product_sums(lin, offsets, strides, shp, np.zeros(1, dtype=np.int64),
+                                ostride, out.size)
             with np.errstate(divide="ignore"):
                 return (np.log(out) + float(top.sum())).reshape(tuple(shape[1:]))
     _kernels.clique_eliminate(values, offsets, strides, shp, bool(maximize), out)
@@ -169,13 +173,37 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
             ostrides[r, pos[v]] = step
             step *= int(shape[pos[v]])
         start += step
-    out = np.zeros(start)
-    _kernels.clique_marginals_linear(lin, len(tables), np.concatenate([offsets, ooffsets]),
-                                     np.concatenate([strides, ostrides]), shp, out)
+    out = _product_sums(lin, offsets, strides, shp, ooffsets, ostrides, start)
     with np.errstate(divide="ignore"):
         logs = np.log(out) + float(top.sum())
     return [logs[o:o + math.prod(int(shape[pos[v]]) for v in s)].reshape(
         tuple(int(shape[pos[v]]) for v in s)) for o, s in zip(ooffsets.tolist(), targets)]
+
+
+def _product_sums(values: np.ndarray, offsets: np.ndarray, strides: np.ndarray,
+                  shape: np.ndarray, ooffsets: np.ndarray, ostrides: np.ndarray,
+                  size: int) -> np.ndarray:
+    """Run :func:`~mrflib._elimination_kernels.clique_product_sum` (``size`` output
+    entries) with the clique's axes reordered so that the last is the one fewest inputs
+    vary along (after it, the first axis, which most inputs hold), and the inputs sorted
+    by level."""
+    nd = len(shape)
+    if nd > 1:
+        busy = np.count_nonzero(strides[:, 1:], axis=0)
+        inner = 1 + int(np.flatnonzero(busy == busy.min())[-1])
+        perm = [d for d in range(1, nd) if d != inner] + [0, inner]
+    else:
+        perm = [0]
+    strides, ostrides, shape = strides[:, perm], ostrides[:, perm], shape[perm]
+    moving = strides != 0
+    level = np.where(moving.any(axis=1), nd - 1 - np.argmax(moving[:, ::-1], axis=1), 0)
+    by = np.argsort(level, kind="stable")
+    starts = np.searchsorted(level[by], np.arange(nd + 1)).astype(np.int64)
+    out = np.zeros(size)
+    _kernels.clique_product_sum(values, offsets[by], np.ascontiguousarray(strides[by]),
+                                starts, np.ascontiguousarray(shape), ooffsets,
+                                np.ascontiguousarray(ostrides), out)
+    return out
 
 
 def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
