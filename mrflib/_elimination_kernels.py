@@ -471,3 +471,84 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
         if d < 0:
             return out
         d0 = d
+
+
+@njit(cache=True)
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` with the clique's axes reordered so that the innermost
+    is the one (not the first) fewest inputs vary along, ties to the last, and the first
+    axis, which most inputs hold, just outside it; the inputs sorted by level."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    perm = np.arange(nd)
+    if nd > 1:
+        inner = nd - 1
+        best = K + 1
+        for d in range(nd - 1, 0, -1):
+            busy = 0
+            for k in range(K):
+                busy += strides[k, d] != 0
+            if busy < best:
+                best = busy
+                inner = d
+        j = 0
+        for d in range(1, nd):
+            if d != inner:
+                perm[j] = d
+                j += 1
+        perm[nd - 2] = 0
+        perm[nd - 1] = inner
+    level = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        for d in range(nd):
+            if strides[k, perm[d]] != 0:
+                level[k] = d
+    by = np.argsort(level, kind="mergesort")
+    st = np.empty((K, nd), dtype=np.int64)
+    off = np.empty(K, dtype=np.int64)
+    starts = np.zeros(nd + 1, dtype=np.int64)
+    for i in range(K):
+        k = by[i]
+        off[i] = offsets[k]
+        for d in range(nd):
+            st[i, d] = strides[k, perm[d]]
+        starts[level[k] + 1] += 1
+    for d in range(nd):
+        starts[d + 1] += starts[d]
+    R = ooffsets.shape[0]
+    ost = np.empty((R, nd), dtype=np.int64)
+    shp = np.empty(nd, dtype=np.int64)
+    for d in range(nd):
+        shp[d] = shape[perm[d]]
+        for r in range(R):
+            ost[r, d] = ostrides[r, perm[d]]
+    return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
+
+
+@njit(cache=True)
+def linear_inputs(values, offsets, span, lin, top):  # pragma: no cover - compiled
+    """Each input's largest finite log entry ``top[k]`` and ``lin = exp(values - top)``;
+    returns ``False`` (``lin`` unset) when an input has no finite entry or the spans
+    (largest minus smallest finite entry) add up to more than ``span``."""
+    K = offsets.shape[0]
+    total = 0.0
+    for k in range(K):
+        end = offsets[k + 1] if k + 1 < K else values.shape[0]
+        hi = -np.inf
+        lo = np.inf
+        for i in range(offsets[k], end):
+            x = values[i]
+            if np.isfinite(x):
+                hi = max(hi, x)
+                lo = min(lo, x)
+        if not np.isfinite(hi):
+            return False
+        top[k] = hi
+        total += hi - lo
+    if total > span:
+        return False
+    for k in range(K):
+        end = offsets[k + 1] if k + 1 < K else values.shape[0]
+        for i in range(offsets[k], end):
+            lin[i] = math.exp(values[i] - top[k])
+    return True

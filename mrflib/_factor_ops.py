@@ -127,16 +127,15 @@ def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
                      clique: Sequence[int], shape: Sequence[int],
                      maximize: bool = False) -> np.ndarray:
     """``log Σ_{x_0} exp Σ_k tables[k]`` (or ``max_{x_0}``) over the first variable of
-    ``clique``, a table over the others: the clique table is never made (the numba kernel
-    sums each cell's ``shape[0]`` entries and reduces them at once)."""
+    ``clique``, a table over the others, without making the clique table: in linear space
+    by :func:`~mrflib._elimination_kernels.product_sums` when no product can underflow
+    (see :data:`LINEAR_SPAN`), else in log space (each cell's ``shape[0]`` entries summed
+    from the inputs and reduced at once)."""
     values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
     out = np.empty(int(np.prod(shp[1:])))
     if not maximize and tables:
-        top = _linear_shifts(values, offsets)
-        if top is not None:
-            seg = np.diff(np.append(offsets, values.size))
-            with np.errstate(invalid="ignore"):
-                lin = np.exp(values - np.repeat(top, seg))
+        lin, top = _linear(values, offsets)
+        if lin is not None:
             ostride = np.zeros((1, len(shp)), dtype=np.int64)
             for d in range(len(shp) - 1, 0, -1):
                 ostride[0, d] = 1 if d == len(shp) - 1 else ostride[0, d + 1] * shp[d + 1]
@@ -156,12 +155,10 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
     clique table when no product can underflow (see :data:`LINEAR_SPAN`); otherwise the
     table is made in log space and reduced once per target."""
     values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
-    top = _linear_shifts(values, offsets) if tables else None
-    if top is None:
+    lin, top = _linear(values, offsets) if tables else (None, None)
+    if lin is None:
         acc = clique_sum(tables, scopes, clique, shape)
         return [_reduce_to(acc, clique, s) for s in targets]
-    seg = np.diff(np.append(offsets, values.size))
-    lin = np.exp(values - np.repeat(top, seg))
     pos = {v: d for d, v in enumerate(clique)}
     ostrides = np.zeros((len(targets), len(clique)), dtype=np.int64)
     ooffsets = np.zeros(len(targets), dtype=np.int64)
@@ -183,26 +180,9 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
 def _product_sums(values: np.ndarray, offsets: np.ndarray, strides: np.ndarray,
                   shape: np.ndarray, ooffsets: np.ndarray, ostrides: np.ndarray,
                   size: int) -> np.ndarray:
-    """Run :func:`~mrflib._elimination_kernels.clique_product_sum` (``size`` output
-    entries) with the clique's axes reordered so that the last is the one fewest inputs
-    vary along (after it, the first axis, which most inputs hold), and the inputs sorted
-    by level."""
-    nd = len(shape)
-    if nd > 1:
-        busy = np.count_nonzero(strides[:, 1:], axis=0)
-        inner = 1 + int(np.flatnonzero(busy == busy.min())[-1])
-        perm = [d for d in range(1, nd) if d != inner] + [0, inner]
-    else:
-        perm = [0]
-    strides, ostrides, shape = strides[:, perm], ostrides[:, perm], shape[perm]
-    moving = strides != 0
-    level = np.where(moving.any(axis=1), nd - 1 - np.argmax(moving[:, ::-1], axis=1), 0)
-    by = np.argsort(level, kind="stable")
-    starts = np.searchsorted(level[by], np.arange(nd + 1)).astype(np.int64)
+    """``size`` output entries of :func:`~mrflib._elimination_kernels.product_sums`."""
     out = np.zeros(size)
-    _kernels.clique_product_sum(values, offsets[by], np.ascontiguousarray(strides[by]),
-                                starts, np.ascontiguousarray(shape), ooffsets,
-                                np.ascontiguousarray(ostrides), out)
+    _kernels.product_sums(values, offsets, strides, shape, ooffsets, ostrides, out)
     return out
 
 
@@ -214,17 +194,16 @@ def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) 
     return np.transpose(m, [kept.index(v) for v in target])
 
 
-def _linear_shifts(values: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
-    """Each input's largest log entry, when the inputs can be multiplied in linear space
-    without underflow (their spans add up to at most :data:`LINEAR_SPAN`, all finite
-    somewhere); ``None`` otherwise."""
-    finite = np.where(np.isfinite(values), values, np.nan)
-    with np.errstate(invalid="ignore"):
-        hi = np.fmax.reduceat(finite, offsets)
-        lo = np.fmin.reduceat(finite, offsets)
-    if not np.all(np.isfinite(hi)) or float(np.sum(hi - lo)) > LINEAR_SPAN:
-        return None
-    return hi
+def _linear(values: np.ndarray, offsets: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """``(exp(values - top), top)`` with ``top`` each input's largest log entry, when the
+    inputs can be multiplied in linear space without underflow (their spans add up to at
+    most :data:`LINEAR_SPAN`, each finite somewhere); ``(None, None)`` otherwise."""
+    lin = np.empty_like(values)
+    top = np.empty(len(offsets))
+    if _kernels.linear_inputs(values, offsets, LINEAR_SPAN, lin, top):
+        return lin, top
+    return None, None
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:
