@@ -236,14 +236,25 @@ class EliminationPlan:
         scopes += [self.cliques[c][1:] for c in self.children[t]]
         return tables, scopes
 
-    def clique_table(self, t: int, msgs: list, extra: tuple = ()) -> np.ndarray:
-        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages (plus
-        the ``(table, scope)`` pairs ``extra``)."""
+    def clique_table(self, t: int, msgs: list) -> np.ndarray:
+        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
         tables, scopes = self._inputs(t, msgs)
-        for table, scope in extra:
-            tables.append(table)
-            scopes.append(scope)
         return clique_sum(tables, scopes, self.cliques[t], self.shapes[t])
+
+    def clique_rows(self, t: int, msgs: list, x: np.ndarray) -> np.ndarray:
+        """``ψ_t(·, x_{N_t})`` for each row of the states ``x (M, n)``: the ``(M, |X_v|)``
+        rows of the clique table at the other variables' values, summed from the inputs
+        without making the table (``clique_table(t, msgs)[:, x_{N_t}]``)."""
+        v = self.cliques[t][0]
+        out = np.zeros((len(x), self.shapes[t][0]))
+        for table, scope in zip(*self._inputs(t, msgs)):
+            if v in scope:
+                a = scope.index(v)
+                moved = np.moveaxis(table, a, -1)
+                out += moved[tuple(x[:, w] for w in scope if w != v)]
+            else:
+                out += table[tuple(x[:, w] for w in scope)][:, None]
+        return out
 
     def upward(self, maximize: bool = False) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
@@ -370,8 +381,7 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
         x[v] = val
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        row = jt.clique_table(t, msgs)[(slice(None), *(x[u] for u in clique[1:]))]
-        x[clique[0]] = int(np.argmax(row))
+        x[clique[0]] = int(np.argmax(jt.clique_rows(t, msgs, x[None])[0]))
     return x, float(best)
 
 
@@ -410,9 +420,7 @@ def _backward_sample(jt: EliminationPlan, msgs: list, u: np.ndarray) -> np.ndarr
         x[:, v] = np.minimum((u[:, v] * red.card[v]).astype(np.int64), red.card[v] - 1)
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        logits = jt.clique_table(t, msgs)[(slice(None), *(x[:, w] for w in clique[1:]))]
-        logits = np.broadcast_to(logits.T if logits.ndim > 1 else logits, (len(x), len(logits)))
-        x[:, clique[0]] = draw_categorical(logits, u[:, clique[0]])
+        x[:, clique[0]] = draw_categorical(jt.clique_rows(t, msgs, x), u[:, clique[0]])
     for scope, table, child in reversed(red.pruned):
         a = scope.index(child)
         moved = np.moveaxis(table, a, -1)

@@ -408,6 +408,21 @@ def test_clique_kernels_equal_numpy(seed, spread):
                                    rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_clique_rows_equal_slices_of_the_clique_table(seed):
+    """Back-tracking and sampling read rows ``ψ_t(·, x_{N_t})`` summed from the inputs;
+    they equal the rows of the full clique table."""
+    rng = np.random.default_rng(seed)
+    model = random_model(rng) if seed % 2 else random_bayes_net(rng)
+    jt = elimination.plan(model)
+    _, msgs = jt.upward()
+    x = np.stack([rng.integers(0, c, size=5) for c in model.cardinalities.tolist()], axis=1)
+    for t, clique in enumerate(jt.cliques):
+        table = jt.clique_table(t, msgs)
+        ref = np.stack([table[(slice(None), *(row[w] for w in clique[1:]))] for row in x])
+        np.testing.assert_array_equal(jt.clique_rows(t, msgs, x), ref)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_dense_greedy_orders_equal_the_set_based_reference(seed):
     """The numba greedy kernel gives the set-based heap's orders (every criterion, ties to
