@@ -82,6 +82,27 @@ def _fill_key(adj, u, buf):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compiled
+    """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
+    neighbours, and with ``fill`` their own live neighbours, into ``touched`` (marked in
+    ``mark``); returns how many."""
+    t = 0
+    for i in range(k):
+        a = nb[i]
+        if not mark[a]:
+            mark[a] = True
+            touched[t] = a
+            t += 1
+        if fill:
+            for b in range(adj.shape[0]):
+                if adj[a, b] and not mark[b] and not done[b]:
+                    mark[b] = True
+                    touched[t] = b
+                    t += 1
+    return t
+
+
+@njit(cache=True)
 def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
     """Greedy elimination of the nodes ``free`` on the dense adjacency ``adj`` (changed in
     place: pass a copy): repeatedly the node of smallest key (its degree, or with ``fill``
@@ -126,19 +147,7 @@ def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
                 if i != j and adj[nb[i], nb[j]] == 0:
                     adj[nb[i], nb[j]] = 1
                     deg[nb[i]] += 1
-        t = 0
-        for i in range(k):
-            a = nb[i]
-            if not mark[a]:
-                mark[a] = True
-                touched[t] = a
-                t += 1
-            if fill:
-                for b in range(n):
-                    if adj[a, b] and not mark[b] and not done[b]:
-                        mark[b] = True
-                        touched[t] = b
-                        t += 1
+        t = _touched(adj, nb, k, fill, done, mark, touched)
         for i in range(t):
             u = touched[i]
             mark[u] = False
@@ -394,19 +403,7 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
             for j in range(k):
                 if i != j:
                     adj[nb[i], nb[j]] = True
-        t = 0
-        for i in range(k):
-            a = nb[i]
-            if not mark[a]:
-                mark[a] = True
-                touched[t] = a
-                t += 1
-            if fill:
-                for b in range(n):
-                    if adj[a, b] and not mark[b] and not done[b]:
-                        mark[b] = True
-                        touched[t] = b
-                        t += 1
+        t = _touched(adj, nb, k, fill, done, mark, touched)
         for i in range(t):
             u = touched[i]
             mark[u] = False

@@ -21,8 +21,12 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
    gives every clique its marginal; forward filtering then backward sampling of
    ``P(x_{v_t} | x_{N_t}) ∝ exp ψ_t`` in reverse order gives exact samples.
 
-Everything is in log space (log-sum-exp with a shift), so ``log Z = ±4600`` and tables full of
-``-inf`` are exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+Tables and messages are in log space. A clique is never made for a message or a marginal:
+numba kernels (:mod:`mrflib._factor_ops`) sum its entries from the inputs onto the outputs in
+one pass, in linear space after shifting each input by its maximum when no product of the
+shifted exponentials can underflow (their spans add up to at most 700 nats), otherwise by a
+log-sum-exp with a shift. So ``log Z = ±4600`` and tables full of ``-inf`` are exact; a model
+with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 """
 
 from __future__ import annotations
