@@ -436,6 +436,7 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
     ooff = ooffsets.copy()
     coord = np.zeros(nd, dtype=np.int64)
     pp = np.ones(nd + 1)
+    tmp = np.empty(shape[L])
     d0 = 0
     while True:
         for d in range(d0, L):
@@ -444,12 +445,29 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
                 p *= values[off[k]]
             pp[d + 1] = p
         base = pp[L]
-        for j in range(shape[L]):
-            p = base
-            for k in range(level_start[L], level_start[L + 1]):
-                p *= values[off[k] + j * strides[k, L]]
+        k0 = level_start[L]
+        if level_start[L + 1] - k0 == 1 and R <= 2:  # the common cases, loops of their own
+            b, s, o, so = off[k0], strides[k0, L], ooff[0], ostrides[0, L]
+            if R == 1:
+                for j in range(shape[L]):
+                    out[o + j * so] += base * values[b + j * s]
+            else:
+                o2, so2 = ooff[1], ostrides[1, L]
+                for j in range(shape[L]):
+                    p = base * values[b + j * s]
+                    out[o + j * so] += p
+                    out[o2 + j * so2] += p
+        else:  # the row's products, then each output: simple loops
+            for j in range(shape[L]):
+                tmp[j] = base
+            for k in range(k0, level_start[L + 1]):
+                b, s = off[k], strides[k, L]
+                for j in range(shape[L]):
+                    tmp[j] *= values[b + j * s]
             for r in range(R):
-                out[ooff[r] + j * ostrides[r, L]] += p
+                o, so = ooff[r], ostrides[r, L]
+                for j in range(shape[L]):
+                    out[o + j * so] += tmp[j]
         d = L - 1
         while d >= 0:
             coord[d] += 1
