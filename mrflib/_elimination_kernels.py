@@ -82,6 +82,27 @@ def _fill_key(adj, u, buf):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compiled
+    """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
+    neighbours, and with ``fill`` their own live neighbours, into ``touched`` (marked in
+    ``mark``); returns how many."""
+    t = 0
+    for i in range(k):
+        a = nb[i]
+        if not mark[a]:
+            mark[a] = True
+            touched[t] = a
+            t += 1
+        if fill:
+            for b in range(adj.shape[0]):
+                if adj[a, b] and not mark[b] and not done[b]:
+                    mark[b] = True
+                    touched[t] = b
+                    t += 1
+    return t
+
+
+@njit(cache=True)
 def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
     """Greedy elimination of the nodes ``free`` on the dense adjacency ``adj`` (changed in
     place: pass a copy): repeatedly the node of smallest key (its degree, or with ``fill``
@@ -126,19 +147,7 @@ def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
                 if i != j and adj[nb[i], nb[j]] == 0:
                     adj[nb[i], nb[j]] = 1
                     deg[nb[i]] += 1
-        t = 0
-        for i in range(k):
-            a = nb[i]
-            if not mark[a]:
-                mark[a] = True
-                touched[t] = a
-                t += 1
-            if fill:
-                for b in range(n):
-                    if adj[a, b] and not mark[b] and not done[b]:
-                        mark[b] = True
-                        touched[t] = b
-                        t += 1
+        t = _touched(adj, nb, k, fill, done, mark, touched)
         for i in range(t):
             u = touched[i]
             mark[u] = False
@@ -231,3 +240,330 @@ def component_labels(adj, labels):  # pragma: no cover - compiled
                     top += 1
         c += 1
     return c
+
+
+# --------------------------------------------------------------------------- cliques
+@njit(cache=True)
+def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
+    """Step the odometer ``coord`` over the axes ``first ..`` (last fastest), moving every
+    input's offset ``off[k]`` by its stride."""
+    d = shape.shape[0] - 1
+    K = off.shape[0]
+    while d >= first:
+        coord[d] += 1
+        for k in range(K):
+            off[k] += strides[k, d]
+        if coord[d] < shape[d]:
+            return
+        for k in range(K):
+            off[k] -= strides[k, d] * shape[d]
+        coord[d] = 0
+        d -= 1
+
+
+@njit(cache=True)
+def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - compiled
+    """The clique table (C order, axes ``shape``): ``out[x] = Σ_k values[offsets[k] +
+    Σ_d x_d strides[k, d]]``, the sum of the inputs laid out in ``values`` (a stride of
+    ``0`` on an axis the input does not hold)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    inner = shape[nd - 1]
+    total = out.shape[0]
+    i = 0
+    while i < total:
+        for j in range(inner):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + j * strides[k, nd - 1]]
+            out[i + j] = s
+        i += inner
+        if nd > 1:
+            _advance(coord, off, strides, shape[:nd - 1], 0)
+    return out
+
+
+@njit(cache=True)
+def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma: no cover
+    """Sum (log-sum-exp) or maximize axis 0 out of the clique table of
+    :func:`clique_build` without making it: for each cell ``o`` of the other axes (C order)
+    the ``shape[0]`` entries are summed from the inputs, then reduced with a shift by their
+    maximum (``-inf`` when all are ``-inf``)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    card = shape[0]
+    buf = np.empty(card)
+    for o in range(out.shape[0]):
+        mx = -np.inf
+        for x in range(card):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + x * strides[k, 0]]
+            buf[x] = s
+            if s > mx:
+                mx = s
+        if maximize or not mx > -np.inf:
+            out[o] = mx
+        else:
+            acc = 0.0
+            for x in range(card):
+                acc += math.exp(buf[x] - mx)
+            out[o] = mx + math.log(acc)
+        if nd > 1:
+            _advance(coord, off, strides, shape, 1)
+    return out
+
+
+# --------------------------------------------------------------------------- greedy keys
+@njit(cache=True)
+def _row(adj, u, buf):  # pragma: no cover - compiled
+    """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
+    k = 0
+    for w in range(adj.shape[0]):
+        if adj[u, w]:
+            buf[k] = w
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
+    """The key of ``u`` by criterion ``crit`` (0 min-fill, 1 weighted-min-fill,
+    2 min-weight, 3 min-degree), summed in increasing neighbour order as
+    :func:`mrflib.elimination_order.greedy_key` does."""
+    k = _row(adj, u, buf)
+    if crit == 3:
+        return float(k)
+    if crit == 2:
+        s = 0.0
+        for i in range(k):
+            s += logc[buf[i]]
+        return logc[u] + s
+    if crit == 0:
+        missing = 0
+        for i in range(k):
+            for j in range(k):
+                if i != j and not adj[buf[i], buf[j]]:
+                    missing += 1
+        return float(missing // 2)
+    total = 0.0
+    for i in range(k):
+        total += card[buf[i]]
+    out = 0.0
+    for i in range(k):
+        a = buf[i]
+        inside = 0.0
+        for j in range(k):
+            if adj[a, buf[j]]:
+                inside += card[buf[j]]
+        out += card[a] * (total - card[a] - inside)
+    return out / 2
+
+
+@njit(cache=True)
+def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no cover
+    """Greedy elimination of every node of the dense adjacency ``adj`` (changed in place:
+    pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's
+    key is recomputed only when its neighbourhood changed (the eliminated node's
+    neighbours, and theirs for the fill criteria). Writes ``order``; returns ``0``, ``-1``
+    once a clique's log size exceeds ``limit``, ``-2`` once the fill keys cost more than
+    ``max_work`` pair checks."""
+    n = adj.shape[0]
+    key = np.empty(n)
+    done = np.zeros(n, dtype=np.bool_)
+    mark = np.zeros(n, dtype=np.bool_)
+    nb = np.empty(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    fill = crit <= 1
+    work = 0
+    for v in range(n):
+        key[v] = _greedy_key(adj, v, crit, logc, card, buf)
+    for step in range(n):
+        v = -1
+        for u in range(n):
+            if not done[u] and (v < 0 or key[u] < key[v]):
+                v = u
+        k = _row(adj, v, nb)
+        size = 0.0
+        for i in range(k):
+            size += logc[nb[i]]
+        if logc[v] + size > limit + 1e-9:
+            return -1
+        done[v] = True
+        order[step] = v
+        for i in range(k):
+            adj[nb[i], v] = False
+            adj[v, nb[i]] = False
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    adj[nb[i], nb[j]] = True
+        t = _touched(adj, nb, k, fill, done, mark, touched)
+        for i in range(t):
+            u = touched[i]
+            mark[u] = False
+            if fill:
+                d = _row(adj, u, buf)
+                work += d * d
+            key[u] = _greedy_key(adj, u, crit, logc, card, buf)
+        if work > max_work:
+            return -2
+    return 0
+
+
+@njit(cache=True)
+def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, ostrides,
+                       out):  # pragma: no cover - compiled
+    """Sums of the clique table ``Π_k values[offsets[k] + Σ_d x_d strides[k, d]]`` (linear
+    space) onto the outputs ``out[ooffsets[r] + Σ_d x_d ostrides[r, d]]`` (stride ``0`` on
+    a summed axis), walking the clique in C order without making it.
+
+    The inputs are sorted by *level*, their last axis of nonzero stride (``level_start[d]
+    .. level_start[d + 1]`` are at level ``d``): the product of the levels up to ``d`` is
+    kept and recomputed only when axis ``d`` moves, so an entry costs one multiplication
+    per input on the last axis, plus one addition per output.
+    """
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    R = ooffsets.shape[0]
+    L = nd - 1
+    off = offsets.copy()
+    ooff = ooffsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    pp = np.ones(nd + 1)
+    tmp = np.empty(shape[L])
+    d0 = 0
+    while True:
+        for d in range(d0, L):
+            p = pp[d]
+            for k in range(level_start[d], level_start[d + 1]):
+                p *= values[off[k]]
+            pp[d + 1] = p
+        base = pp[L]
+        k0 = level_start[L]
+        if level_start[L + 1] - k0 == 1 and R <= 2:  # the common cases, loops of their own
+            b, s, o, so = off[k0], strides[k0, L], ooff[0], ostrides[0, L]
+            if R == 1:
+                for j in range(shape[L]):
+                    out[o + j * so] += base * values[b + j * s]
+            else:
+                o2, so2 = ooff[1], ostrides[1, L]
+                for j in range(shape[L]):
+                    p = base * values[b + j * s]
+                    out[o + j * so] += p
+                    out[o2 + j * so2] += p
+        else:  # the row's products, then each output: simple loops
+            for j in range(shape[L]):
+                tmp[j] = base
+            for k in range(k0, level_start[L + 1]):
+                b, s = off[k], strides[k, L]
+                for j in range(shape[L]):
+                    tmp[j] *= values[b + j * s]
+            for r in range(R):
+                o, so = ooff[r], ostrides[r, L]
+                for j in range(shape[L]):
+                    out[o + j * so] += tmp[j]
+        d = L - 1
+        while d >= 0:
+            coord[d] += 1
+            for k in range(K):
+                off[k] += strides[k, d]
+            for r in range(R):
+                ooff[r] += ostrides[r, d]
+            if coord[d] < shape[d]:
+                break
+            for k in range(K):
+                off[k] -= strides[k, d] * shape[d]
+            for r in range(R):
+                ooff[r] -= ostrides[r, d] * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return out
+        d0 = d
+
+
+@njit(cache=True)
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` with the clique's axes reordered so that the innermost
+    is the one (not the first) fewest inputs vary along, ties to the last, and the first
+    axis, which most inputs hold, just outside it; the inputs sorted by level."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    perm = np.arange(nd)
+    if nd > 1:
+        inner = nd - 1
+        best = K + 1
+        for d in range(nd - 1, 0, -1):
+            busy = 0
+            for k in range(K):
+                busy += strides[k, d] != 0
+            if busy < best:
+                best = busy
+                inner = d
+        j = 0
+        for d in range(1, nd):
+            if d != inner:
+                perm[j] = d
+                j += 1
+        perm[nd - 2] = 0
+        perm[nd - 1] = inner
+    level = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        for d in range(nd):
+            if strides[k, perm[d]] != 0:
+                level[k] = d
+    by = np.argsort(level, kind="mergesort")
+    st = np.empty((K, nd), dtype=np.int64)
+    off = np.empty(K, dtype=np.int64)
+    starts = np.zeros(nd + 1, dtype=np.int64)
+    for i in range(K):
+        k = by[i]
+        off[i] = offsets[k]
+        for d in range(nd):
+            st[i, d] = strides[k, perm[d]]
+        starts[level[k] + 1] += 1
+    for d in range(nd):
+        starts[d + 1] += starts[d]
+    R = ooffsets.shape[0]
+    ost = np.empty((R, nd), dtype=np.int64)
+    shp = np.empty(nd, dtype=np.int64)
+    for d in range(nd):
+        shp[d] = shape[perm[d]]
+        for r in range(R):
+            ost[r, d] = ostrides[r, perm[d]]
+    return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
+
+
+@njit(cache=True)
+def linear_inputs(values, offsets, span, lin, top):  # pragma: no cover - compiled
+    """Each input's largest finite log entry ``top[k]`` and ``lin = exp(values - top)``;
+    returns ``False`` (``lin`` unset) when an input has no finite entry or the spans
+    (largest minus smallest finite entry) add up to more than ``span``."""
+    K = offsets.shape[0]
+    total = 0.0
+    for k in range(K):
+        end = offsets[k + 1] if k + 1 < K else values.shape[0]
+        hi = -np.inf
+        lo = np.inf
+        for i in range(offsets[k], end):
+            x = values[i]
+            if np.isfinite(x):
+                hi = max(hi, x)
+                lo = min(lo, x)
+        if not np.isfinite(hi):
+            return False
+        top[k] = hi
+        total += hi - lo
+    if total > span:
+        return False
+    for k in range(K):
+        end = offsets[k + 1] if k + 1 < K else values.shape[0]
+        for i in range(offsets[k], end):
+            lin[i] = math.exp(values[i] - top[k])
+    return True

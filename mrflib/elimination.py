@@ -21,20 +21,30 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
    gives every clique its marginal; forward filtering then backward sampling of
    ``P(x_{v_t} | x_{N_t}) ∝ exp ψ_t`` in reverse order gives exact samples.
 
-Everything is in log space (log-sum-exp with a shift), so ``log Z = ±4600`` and tables full of
-``-inf`` are exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+Tables and messages are in log space. A clique is never made for a message or a marginal:
+numba kernels (:mod:`mrflib._factor_ops`) sum its entries from the inputs onto the outputs in
+one pass, in linear space after shifting each input by its maximum when no product of the
+shifted exponentials can underflow (their spans add up to at most 700 nats), otherwise by a
+log-sum-exp with a shift. So ``log Z = ±4600`` and tables full of ``-inf`` are exact; a model
+with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from . import elimination_order as eo
-from ._factor_ops import draw_categorical, expand, logsumexp
+from ._factor_ops import (
+    clique_eliminate,
+    clique_marginals,
+    clique_sum,
+    draw_categorical,
+    logsumexp,
+)
 from ._validation import (
     as_rng,
     available_memory,
@@ -220,15 +230,35 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
+    def _inputs(self, t: int, msgs: list) -> tuple[list, list]:
+        """The tables adding up to ``ψ_t`` and their scopes: the factors assigned to step
+        ``t`` and its children's messages."""
+        red = self.red
+        tables = [red.tables[k] for k in self.assigned[t]]
+        tables += [msgs[c] for c in self.children[t]]
+        scopes = [red.scopes[k] for k in self.assigned[t]]
+        scopes += [self.cliques[c][1:] for c in self.children[t]]
+        return tables, scopes
+
     def clique_table(self, t: int, msgs: list) -> np.ndarray:
         """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
-        clique, red = self.cliques[t], self.red
-        acc = np.zeros(self.shapes[t])
-        for k in self.assigned[t]:
-            acc += expand(red.tables[k], red.scopes[k], clique)
-        for c in self.children[t]:
-            acc += expand(msgs[c], self.cliques[c][1:], clique)
-        return acc
+        tables, scopes = self._inputs(t, msgs)
+        return clique_sum(tables, scopes, self.cliques[t], self.shapes[t])
+
+    def clique_rows(self, t: int, msgs: list, x: np.ndarray) -> np.ndarray:
+        """``ψ_t(·, x_{N_t})`` for each row of the states ``x (M, n)``: the ``(M, |X_v|)``
+        rows of the clique table at the other variables' values, summed from the inputs
+        without making the table (``clique_table(t, msgs)[:, x_{N_t}]``)."""
+        v = self.cliques[t][0]
+        out = np.zeros((len(x), self.shapes[t][0]))
+        for table, scope in zip(*self._inputs(t, msgs)):
+            if v in scope:
+                a = scope.index(v)
+                moved = np.moveaxis(table, a, -1)
+                out += moved[tuple(x[:, w] for w in scope if w != v)]
+            else:
+                out += table[tuple(x[:, w] for w in scope)][:, None]
+        return out
 
     def upward(self, maximize: bool = False) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
@@ -238,29 +268,38 @@ class EliminationPlan:
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
         for t in range(len(self.cliques)):
-            acc = self.clique_table(t, msgs)
-            msgs.append(acc.max(axis=0) if maximize else logsumexp(acc, 0))
+            tables, scopes = self._inputs(t, msgs)
+            msgs.append(clique_eliminate(tables, scopes, self.cliques[t], self.shapes[t],
+                                         maximize))
             if self.parent[t] < 0:
                 value += float(msgs[t])
         return value, msgs
 
-    def beliefs(self, msgs: list) -> Iterator[tuple[int, np.ndarray]]:
-        """``(t, log P(x_{C_t}))`` for every clique, from the roots down (Hugin pass).
+    def beliefs(self, msgs: list, targets: Callable[[int], list]
+                ) -> Iterator[tuple[int, list[np.ndarray]]]:
+        """``(t, [log P(x_s) for s in targets(t)])`` for every clique, from the roots down
+        (Hugin pass); each ``s`` is a subset of clique ``t``, axes in its order.
 
-        Each clique's belief is made, used for its children's downward messages, yielded
-        and dropped, so the pass holds the messages and one clique table at a time.
+        A clique's belief gives its children's downward messages and the marginals asked
+        for in one pass (:func:`~mrflib._factor_ops.clique_marginals`), so the pass holds
+        the messages and at most one clique table at a time.
         """
         down: list = [None] * len(msgs)
         for t in range(len(msgs) - 1, -1, -1):
-            b = self.clique_table(t, msgs)
-            b += -float(msgs[t]) if self.parent[t] < 0 else down[t][None]
-            for c in self.children[t]:
-                sep = set(self.cliques[c][1:])
-                m = logsumexp(b, tuple(a for a, v in enumerate(self.cliques[t]) if v not in sep))
+            tables, scopes = self._inputs(t, msgs)
+            if self.parent[t] >= 0:
+                tables.append(down[t])
+                scopes.append(self.cliques[t][1:])
+            seps = [self.cliques[c][1:] for c in self.children[t]]
+            wanted = list(targets(t))
+            out = clique_marginals(tables, scopes, self.cliques[t], self.shapes[t],
+                                   seps + wanted)
+            shift = float(msgs[t]) if self.parent[t] < 0 else 0.0
+            for c, m in zip(self.children[t], out):
                 with np.errstate(invalid="ignore"):
-                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - msgs[c])
+                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - shift - msgs[c])
             down[t] = None
-            yield t, b
+            yield t, [m - shift for m in out[len(seps):]]
 
 
 def _refuse(found: eo.Order, size: int) -> None:
@@ -286,13 +325,13 @@ def log_partition(model: FactorGraph) -> float:
     return plan(model, barren=True).upward()[0]
 
 
-def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, Iterator]:
+def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list]:
     jt = plan(model)
     logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
-    return jt, jt.beliefs(msgs)
+    return jt, msgs
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
@@ -306,32 +345,27 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
-    jt, beliefs = _calibrated(model)
+    jt, msgs = _calibrated(model)
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
-    for t, b in beliefs:
-        out[jt.order[t]] = np.exp(logsumexp(b, tuple(range(1, b.ndim))))
+    for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
+        out[jt.order[t]] = np.exp(b)
     return out
 
 
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
-    jt, beliefs = _calibrated(model)
+    jt, msgs = _calibrated(model)
     red, obs = jt.red, jt.observed
     out = []
     for s, t in zip(model.scopes, model.log_tables):
         full = np.zeros(t.shape)
         full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
         out.append(full)
-    for t, b in beliefs:
-        clique = jt.cliques[t]
-        for k in jt.assigned[t]:
-            s = red.scopes[k]
-            keep = set(s)
-            m = logsumexp(b, tuple(a for a, v in enumerate(clique) if v not in keep))
-            kept = [v for v in clique if v in keep]
-            m = np.transpose(m, [kept.index(v) for v in s])
+    wanted = lambda t: [red.scopes[k] for k in jt.assigned[t]]  # noqa: E731
+    for t, ms in jt.beliefs(msgs, wanted):
+        for k, m in zip(jt.assigned[t], ms):
             orig = model.scopes[red.origin[k]]
             where = tuple(obs[v] if v in obs else slice(None) for v in orig)
             out[red.origin[k]][where] = np.exp(m)
@@ -351,8 +385,7 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
         x[v] = val
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        row = jt.clique_table(t, msgs)[(slice(None), *(x[u] for u in clique[1:]))]
-        x[clique[0]] = int(np.argmax(row))
+        x[clique[0]] = int(np.argmax(jt.clique_rows(t, msgs, x[None])[0]))
     return x, float(best)
 
 
@@ -391,9 +424,7 @@ def _backward_sample(jt: EliminationPlan, msgs: list, u: np.ndarray) -> np.ndarr
         x[:, v] = np.minimum((u[:, v] * red.card[v]).astype(np.int64), red.card[v] - 1)
     for t in range(len(jt.order) - 1, -1, -1):
         clique = jt.cliques[t]
-        logits = jt.clique_table(t, msgs)[(slice(None), *(x[:, w] for w in clique[1:]))]
-        logits = np.broadcast_to(logits.T if logits.ndim > 1 else logits, (len(x), len(logits)))
-        x[:, clique[0]] = draw_categorical(logits, u[:, clique[0]])
+        x[:, clique[0]] = draw_categorical(jt.clique_rows(t, msgs, x), u[:, clique[0]])
     for scope, table, child in reversed(red.pruned):
         a = scope.index(child)
         moved = np.moveaxis(table, a, -1)

@@ -362,6 +362,100 @@ def test_logsumexp_kernel_equals_numpy(shape):
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-14, atol=1e-12)
 
 
+def _clique_inputs(rng, clique, card, n_inputs, spread, zeros):
+    """Random log tables over subsets of ``clique`` (scopes in random order)."""
+    tables, scopes = [], []
+    for _ in range(n_inputs):
+        size = int(rng.integers(1, len(clique) + 1))
+        scope = tuple(int(v) for v in rng.permutation(clique)[:size])
+        t = rng.normal(size=[card[v] for v in scope]) * spread
+        t[rng.random(t.shape) < zeros] = -np.inf
+        tables.append(t)
+        scopes.append(scope)
+    return tables, scopes
+
+
+@pytest.mark.parametrize("spread", [1.0, 400.0])  # linear-space, then log-space kernels
+@pytest.mark.parametrize("seed", range(12))
+def test_clique_kernels_equal_numpy(seed, spread):
+    """The fused clique kernels (messages without the clique table, several marginals in
+    one pass) equal building the table by numpy broadcasting and reducing it."""
+    from mrflib import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    nd = 1 + seed % 5
+    clique = [int(v) for v in rng.permutation(9)[:nd]]
+    card = {v: int(rng.integers(1, 5)) for v in clique}
+    shape = [card[v] for v in clique]
+    tables, scopes = _clique_inputs(rng, clique, card, 1 + seed % 4, spread, 0.2 * (seed % 2))
+    full = fo.clique_sum_numpy(tables, scopes, clique, shape)
+    np.testing.assert_allclose(fo.clique_sum(tables, scopes, clique, shape), full,
+                               rtol=1e-14)
+    for maximize in (False, True):
+        ref = fo.clique_eliminate_numpy(tables, scopes, clique, shape, maximize)
+        got = fo.clique_eliminate(tables, scopes, clique, shape, maximize)
+        np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
+        np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)],
+                                   rtol=1e-12, atol=1e-12)
+    targets = [tuple(int(v) for v in rng.permutation(clique)[:k]) for k in range(nd + 1)]
+    for s, got in zip(targets, fo.clique_marginals(tables, scopes, clique, shape, targets)):
+        axes = tuple(d for d, v in enumerate(clique) if v not in s)
+        kept = [v for v in clique if v in s]
+        ref = np.transpose(fo.logsumexp_numpy(full, axes), [kept.index(v) for v in s])
+        assert got.shape == ref.shape
+        np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
+        np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)],
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_clique_rows_equal_slices_of_the_clique_table(seed):
+    """Back-tracking and sampling read rows ``ψ_t(·, x_{N_t})`` summed from the inputs;
+    they equal the rows of the full clique table."""
+    rng = np.random.default_rng(seed)
+    model = random_model(rng) if seed % 2 else random_bayes_net(rng)
+    jt = elimination.plan(model)
+    _, msgs = jt.upward()
+    x = np.stack([rng.integers(0, c, size=5) for c in model.cardinalities.tolist()], axis=1)
+    for t, clique in enumerate(jt.cliques):
+        table = jt.clique_table(t, msgs)
+        ref = np.stack([table[(slice(None), *(row[w] for w in clique[1:]))] for row in x])
+        np.testing.assert_array_equal(jt.clique_rows(t, msgs, x), ref)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dense_greedy_orders_equal_the_set_based_reference(seed):
+    """The numba greedy kernel gives the set-based heap's orders (every criterion, ties to
+    the smallest index, the same stops at ``limit``) on random graphs and cardinalities."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 70))
+    scopes = [tuple(int(v) for v in rng.choice(n, size=min(n, int(rng.integers(1, 4))),
+                                               replace=False))
+              for _ in range(int(n * rng.uniform(0.3, 1.5)) + 1)]
+    adj = eo.interaction_graph(n, scopes)
+    card = rng.integers(1, 6, size=n) if seed % 2 else np.full(n, 2)
+    logc = np.log(card.astype(float)).tolist()
+    nodes = sorted(rng.choice(n, size=max(1, n // 2), replace=False).tolist()) \
+        if seed % 3 == 0 else list(range(n))
+    for criterion in eo.CRITERIA:
+        for limit in (math.inf, float(rng.uniform(1.0, 8.0))):
+            assert eo.greedy_order(adj, logc, nodes, criterion, limit) == \
+                eo.greedy_order_sets(adj, logc, nodes, criterion, limit)
+
+
+def test_lattice_orders_are_planned_in_milliseconds():
+    """The greedy criteria on a 30x30 lattice (900 variables) take well under a second."""
+    import time
+
+    edges = graphs.square_grid(30, 30)
+    adj = eo.interaction_graph(900, [tuple(e) for e in edges])
+    logc = [math.log(2)] * 900
+    start = time.perf_counter()
+    for criterion in eo.CRITERIA:
+        assert eo.greedy_order(adj, logc, range(900), criterion) is not None
+    assert time.perf_counter() - start < 2.0
+
+
 @pytest.mark.parametrize("call", [
     lambda m: exact.marginals(m, method="junction-tree"),
     lambda m: m.condition({0: 5}),
