@@ -853,9 +853,8 @@ EXEMPT = {
                                      "the fsll chapter at profile quick",
     **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
                                  "validated models): tests/test_elimination.py"
-       for f in ("interaction_graph", "greedy_order", "order_cliques", "best_order",
-                 "connect_neighbours",
-                 "components")},
+       for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
+                 "order_cliques", "best_order", "connect_neighbours", "components")},
     "solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
     "solve.build_parser": "takes no arguments: tests/test_io.py",
