@@ -687,10 +687,7 @@ def fit(
     n = prob.n
     P = n + prob.E
 
-    ref_coupling = None
-    if reference is not None:
-        ref = getattr(reference, "coupling", reference)
-        ref_coupling = check_array(ref, "reference", ndim=1, shape=(prob.E,))
+    ref_coupling = _reference_coupling(reference, prob.E)
 
     if solver == "exact":
         return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
@@ -710,9 +707,27 @@ def fit(
             tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
             desc=f"fit {method}",
         )
+    state = getattr(direction, "state", None) if solver == "gradient" else None
+    return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
+                          options, state, t0)
+
+
+def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
+    """The couplings ``(E,)`` of ``reference`` (a machine or an array) the per-step MAE is
+    measured against, or ``None``."""
+    if reference is None:
+        return None
+    ref = getattr(reference, "coupling", reference)
+    return check_array(ref, "reference", ndim=1, shape=(n_edges,))
+
+
+def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_steps: int,
+                   tol: float, learning_rate: float, bias: bool, options: dict,
+                   state: dict | None, t0: float) -> Fit:
+    """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
+    reason it stopped."""
     theta, steps, converged, params, gmax, errs = out
     model = prob.model(theta)
-    state = getattr(direction, "state", None) if solver == "gradient" else None
     opts = {k: v for k, v in options.items() if k != "samples"}
     reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
               f"max_steps = {max_steps} reached"
