@@ -47,6 +47,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+from . import _factor_lap_kernels as _flk
 from . import _factor_learning_kernels as _k
 from ._executor import Executor
 from ._validation import check_positive, require_memory
@@ -386,16 +387,14 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
 
 
 # ---------------------------------------------------------------------------------- LAP
-def _lap_setup(x, card, scopes, k):
-    """The auxiliary problem of factor ``k``: the 1-neighbourhood ``A_Q`` (Definition 7),
-    the potentials meeting ``Q`` (with the touching factor hosting each) and, for each
-    distinct data pattern of ``x_A`` and each state of ``x_Q``, the parameter index of
-    every potential's entry (``D``, a dummy, where the entry is a reference zero)."""
+def _lap_structure(card, scopes, k, touching):
+    """The auxiliary model of factor ``k`` without the data: its scope ``Q``, the
+    1-neighbourhood ``A_Q`` (Definition 7) of the ``touching`` factors (those meeting
+    ``Q``), the potentials meeting ``Q`` (``terms``, each with the touching factor hosting
+    it), their offsets in ``θ`` and the parameter count ``D``."""
     Q = scopes[k]
     qset = set(Q)
-    touching = [c for c, s in enumerate(scopes) if qset & set(s)]
     A = sorted(set().union(*(scopes[c] for c in touching)))
-    pos = {v: a for a, v in enumerate(A)}
     host: dict[tuple[int, ...], int] = {}
     for c in touching:
         for B in clique_owners([scopes[c]]):
@@ -404,7 +403,19 @@ def _lap_setup(x, card, scopes, k):
     terms = sorted(host, key=lambda B: (len(B), B))
     free = [math.prod(int(card[v]) - 1 for v in B) for B in terms]
     off = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
-    D = int(off[-1])
+    return dict(Q=Q, A=A, terms=terms, host=host, off=off, free=free, D=int(off[-1]),
+                touching=touching)
+
+
+def _lap_setup_numpy(x, card, scopes, k):
+    """The auxiliary problem of factor ``k`` (reference): its structure and, for each
+    distinct data pattern of ``x_A`` and each state of ``x_Q``, the parameter index of
+    every potential's entry (``D``, a dummy, where the entry is a reference zero)."""
+    Q = scopes[k]
+    qset = set(Q)
+    st = _lap_structure(card, scopes, k, [c for c, s in enumerate(scopes) if qset & set(s)])
+    A, terms, free, off, D = st["A"], st["terms"], st["free"], st["off"], st["D"]
+    pos = {v: a for a, v in enumerate(A)}
     uniq, counts = np.unique(x[:, A], axis=0, return_counts=True)
     SQ = all_states(card[list(Q)])
     P, S = len(uniq), len(SQ)
@@ -425,13 +436,12 @@ def _lap_setup(x, card, scopes, k):
                                     [int(card[v]) - 1 for v in B])
         idx[:, :, t] = np.where(ok, off[t] + flat, D)
     obs = np.all(X[:, :, qpos] == uniq[:, None, qpos], axis=2).argmax(axis=1)
-    return dict(terms=terms, host=host, off=off, D=D, idx=idx, obs=obs,
-                w=counts / counts.sum(), touching=touching)
+    return dict(st, idx=idx, obs=obs, w=counts / counts.sum())
 
 
-def _lap_newton(prob, l2, tol, max_iter):
+def _lap_newton_numpy(prob, l2, tol, max_iter):
     """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
-    ``x_{A\\Q}`` (convex); returns ``(θ, iterations, converged)``."""
+    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
     idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
     P, S, m = idx.shape
     require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
@@ -476,16 +486,15 @@ def _lap_newton(prob, l2, tol, max_iter):
     return theta, max_iter, False
 
 
-def _lap_factor(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
-    """LAP for factor ``k``: fit its auxiliary MRF, pull out the potentials it owns."""
-    prob = _lap_setup(x, card, scopes, k)
-    theta, it, ok = _lap_newton(prob, l2, tol, max_iter)
-    tables = {c: np.zeros(tuple(int(card[v]) for v in scopes[c])) for c in prob["touching"]}
-    for t, B in enumerate(prob["terms"]):
-        c = prob["host"][B]
+def _lap_potentials(card, scopes, st, theta, owned, gauge):
+    """The normalized potentials of the cliques ``owned`` from the fitted auxiliary
+    parameters ``θ`` of a structure ``st`` (:func:`_lap_structure`), in ``gauge``."""
+    tables = {c: np.zeros(tuple(int(card[v]) for v in scopes[c])) for c in st["touching"]}
+    for t, B in enumerate(st["terms"]):
+        c = st["host"][B]
         s = scopes[c]
         V = np.zeros(tuple(int(card[v]) for v in B))
-        V[(slice(1, None),) * len(B)] = theta[prob["off"][t]:prob["off"][t + 1]].reshape(
+        V[(slice(1, None),) * len(B)] = theta[st["off"][t]:st["off"][t + 1]].reshape(
             [int(card[v]) - 1 for v in B])
         axes = [s.index(v) for v in B]
         shape = [1] * len(s)
@@ -503,15 +512,105 @@ def _lap_factor(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
                 V = V + np.transpose(clique_term(t, mask, gauge),
                                      [kept.index(v) for v in B])
         out[B] = V
-    return out, it, ok
+    return out
 
 
-def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
-    return [(k, *_lap_factor(x, card, scopes, k, owned, gauge, l2, tol, max_iter))
+def _lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
+    """LAP for factor ``k`` in plain numpy (the reference of the numba path): fit its
+    auxiliary MRF, pull out the potentials it owns; ``(potentials, iterations, ok)``."""
+    prob = _lap_setup_numpy(x, card, scopes, k)
+    theta, it, ok = _lap_newton_numpy(prob, l2, tol, max_iter)
+    return _lap_potentials(card, scopes, prob, theta, owned, gauge), it, ok
+
+
+def _lap_chunk_numpy(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+    return [(k, *_lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter))
             for k, owned in jobs]
 
 
-def _fit_lap(lay, x, max_steps, tol, options, t0) -> Any:
+def _lap_pack(card, structs):
+    """The kernels' flat description of the auxiliary models ``structs`` (local order
+    ``Q`` then ``A_Q \\ Q``; see :mod:`._factor_lap_kernels`)."""
+    l_vars, l_len, q_len, t_len, b_pos, b_len, t_off, d = [], [], [], [], [], [], [], []
+    for st in structs:
+        qset = set(st["Q"])
+        L = list(st["Q"]) + [v for v in st["A"] if v not in qset]
+        pos = {v: a for a, v in enumerate(L)}
+        l_vars += L
+        l_len.append(len(L))
+        q_len.append(len(st["Q"]))
+        t_len.append(len(st["terms"]))
+        for t, B in enumerate(st["terms"]):
+            b_pos += [pos[v] for v in B]
+            b_len.append(len(B))
+            t_off.append(int(st["off"][t]) if st["free"][t] else -1)
+        d.append(st["D"])
+
+    def ptr(sizes):
+        return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
+
+    arr = np.asarray
+    return (ptr(l_len), arr(l_vars, np.int64), arr(q_len, np.int64), ptr(t_len),
+            ptr(b_len), arr(b_pos, np.int64), arr(t_off, np.int64), ptr(d))
+
+
+def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
+    """The auxiliary fits of factors ``ks`` in one numba call, after refusing the worst
+    one's memory: ``(θ per factor, iterations, converged)``."""
+    card = np.ascontiguousarray(card, dtype=np.int64)
+    N = x.shape[0]
+    require_memory(24.0 * N, f"counting the data patterns ({N} rows) of a factor's "
+                   "1-neighbourhood")
+    x_t = np.ascontiguousarray(x.T, dtype=np.int64)
+    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = _lap_pack(card, structs)
+    P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
+    need = [8.0 * (3 * N + P[i] * (math.prod(int(card[v]) for v in st["Q"])
+                                   * (len(st["terms"]) + 2) + 1) + 5 * (st["D"] + 1) ** 2)
+            for i, st in enumerate(structs)]
+    worst = int(np.argmax(need))
+    st = structs[worst]
+    require_memory(need[worst], f"the auxiliary problem of factor {ks[worst]} ({P[worst]} "
+                   f"data patterns of the {len(st['A']) - len(st['Q'])} variables around "
+                   f"its scope, {math.prod(int(card[v]) for v in st['Q'])} states of its "
+                   f"scope, {st['D']} parameters)")
+    theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
+                                          b_pos, t_off, d_ptr, float(l2), float(tol),
+                                          int(max_iter), _RIDGE)
+    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(len(ks))], iters, conv
+
+
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
+    the numba kernel, batched (a 1-neighbourhood whose joint states do not fit a 62-bit
+    code goes through the numpy reference); ``[(k, potentials, iterations, ok)]``."""
+    vf: dict[int, list[int]] = {}
+    for c, s in enumerate(scopes):
+        for v in s:
+            vf.setdefault(v, []).append(c)
+    structs = {k: _lap_structure(card, scopes, k, sorted({c for v in scopes[k] for c in vf[v]}))
+               for k, _ in jobs}
+    fits = [k for k, _ in jobs
+            if np.sum(np.log2(card[structs[k]["A"]].astype(np.float64))) < 62]
+    out = {}
+    if fits:
+        thetas, iters, conv = _lap_fit_structures(x, card, fits, [structs[k] for k in fits],
+                                                  l2, tol, max_iter)
+        out = {k: (thetas[i], int(iters[i]), bool(conv[i])) for i, k in enumerate(fits)}
+    results = []
+    for k, owned in jobs:
+        if k in out:
+            theta, it, ok = out[k]
+            results.append((k, _lap_potentials(card, scopes, structs[k], theta, owned, gauge),
+                            it, ok))
+        else:
+            results.append((k, *_lap_factor_numpy(x, card, scopes, k, owned, gauge, l2,
+                                                    tol, max_iter)))
+    return results
+
+
+def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
+    """LAP over every factor owning a clique; ``chunk`` fits a list of factors
+    (:func:`_lap_chunk`, or :func:`_lap_chunk_numpy`, the reference)."""
     gauge = options.get("gauge", "reference")
     if gauge not in GAUGES:
         raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
@@ -526,14 +625,14 @@ def _fit_lap(lay, x, max_steps, tol, options, t0) -> Any:
     jobs = sorted(owned.items())
     shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
     if (n_jobs == 1 and scheduler is None) or len(jobs) < 2:
-        results = _lap_chunk(*shared, jobs)
+        results = chunk(*shared, jobs)
     else:
         with Executor(min(n_jobs, os.cpu_count() or 1) if scheduler is None else n_jobs,
                       scheduler) as ex:
             parts = max(1, min(len(jobs), 2 * ex.slots))
             chunks = [jobs[r::parts] for r in range(parts)]
             names = [f"LAP factors {c[0][0]}, ... ({len(c)} factors)" for c in chunks]
-            results = [r for part in ex.map(_lap_chunk, [(c,) for c in chunks],
+            results = [r for part in ex.map(chunk, [(c,) for c in chunks],
                                             shared=shared, names=names) for r in part]
     potentials, iters, conv = {}, [], []
     for _, V, it, ok in results:

@@ -1,0 +1,299 @@
+"""Numba kernels of the factor-graph LAP (:func:`mrflib.learning.fit` with ``"lap"``).
+
+For a factor ``Q`` with 1-neighbourhood ``A_Q`` (Definition 7 of Mizrahi, de Freitas &
+Tenorio), the auxiliary ML of the potentials meeting ``Q`` is the conditional ML of
+``x_Q`` given the rest ``R = A_Q \\ Q`` (see :mod:`mrflib.factor_learning`). Its
+sufficient statistics are, for each distinct data pattern ``u`` of ``x_R``, the counts
+``n_us`` of the states ``s`` of ``x_Q`` seen with it; the conditional log-likelihood is
+
+    ``ℓ(θ) = (1/N) Σ_u Σ_s n_us (F_us·θ - log Σ_s' exp F_us'·θ) - (l2/2) |θ|²``
+
+with ``F_us`` the 0/1 indicator of the normalized-potential entries (Definition 5) that
+``(x_R = u, x_Q = s)`` selects, one per potential meeting ``Q`` (``idx[u, s, t]``; the
+dummy index ``D`` where the entry is a reference zero). The log-partition of the small
+model over ``x_Q`` is enumerated, and damped Newton maximizes ``ℓ`` (concave).
+
+A factor is described by its variables in local order ``Q + R`` (``l_vars``, the first
+``q_len`` of them its scope) and its potentials: the local positions of each clique's
+variables in the clique's order (``b_pos``) and the clique's offset in ``θ`` (``t_off``,
+-1 for a clique with a one-state variable: no free entry). A joint state of the local
+variables is coded mixed-radix with the first variable the fastest digit, so the code is
+``s + S u``: ``s`` the index of ``x_Q`` in :func:`mrflib.factor_graph.all_states` order
+and ``u`` the code of ``x_R``. The kernels are ``nogil`` and deterministic (every sum
+sequential); the plain numpy reference is ``_lap_factor_numpy`` in
+:mod:`mrflib.factor_learning`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _codes(x_t, vars_, card):  # pragma: no cover - numba
+    """Mixed-radix code of every data row over ``vars_`` (first variable fastest)."""
+    N = x_t.shape[1]
+    codes = np.zeros(N, np.int64)
+    rad = 1
+    for v in vars_:
+        col = x_t[v]
+        for r in range(N):
+            codes[r] += col[r] * rad
+        rad *= card[v]
+    return codes, rad
+
+
+@njit(cache=True, nogil=True)
+def _histogram_or_sorted(x_t, vars_, card):  # pragma: no cover - numba
+    """``(counts over the code space, True)`` when it is at most ``4 N`` codes, else
+    ``(the sorted codes, False)``."""
+    codes, space = _codes(x_t, vars_, card)
+    N = codes.shape[0]
+    if space <= 4 * N:
+        hist = np.zeros(space, np.int64)
+        for r in range(N):
+            hist[codes[r]] += 1
+        return hist, True
+    return np.sort(codes), False
+
+
+@njit(cache=True, nogil=True)
+def _n_patterns(data, dense, S):  # pragma: no cover - numba
+    """Distinct codes ``// S`` (patterns of ``x_R``) in a histogram or sorted codes."""
+    P = 0
+    last = -1
+    for c in range(data.shape[0]):
+        if dense:
+            if data[c] == 0:
+                continue
+            u = c // S
+        else:
+            u = data[c] // S
+        if u != last:
+            P += 1
+            last = u
+    return P
+
+
+@njit(cache=True, nogil=True)
+def count_patterns(x_t, card, l_ptr, l_vars, q_len):  # pragma: no cover - numba
+    """Number of distinct data patterns of ``x_R`` of every factor ``(K,)``."""
+    K = l_ptr.shape[0] - 1
+    out = np.zeros(K, np.int64)
+    for k in range(K):
+        vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
+        S = 1
+        for a in range(q_len[k]):
+            S *= card[vars_[a]]
+        data, dense = _histogram_or_sorted(x_t, vars_, card)
+        out[k] = _n_patterns(data, dense, S)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _statistics(x_t, vars_, card, S):  # pragma: no cover - numba
+    """The distinct patterns ``u`` of ``x_R`` (increasing codes) and the weights
+    ``n_us / N`` ``(P, S)``."""
+    N = x_t.shape[1]
+    data, dense = _histogram_or_sorted(x_t, vars_, card)
+    P = _n_patterns(data, dense, S)
+    ext = np.empty(P, np.int64)
+    w = np.zeros((P, S))
+    p = -1
+    last = -1
+    for c in range(data.shape[0]):
+        if dense:
+            if data[c] == 0:
+                continue
+            code, n = c, data[c]
+        else:
+            code, n = data[c], 1
+        u = code // S
+        if u != last:
+            p += 1
+            ext[p] = u
+            last = u
+        w[p, code - u * S] += n
+    return ext, w / N
+
+
+@njit(cache=True, nogil=True)
+def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off, D):  # pragma: no cover
+    """``idx (P, S, m)``: the parameter index each potential's entry takes at
+    ``(x_R = u, x_Q = s)``, ``D`` at a reference zero (some variable in state 0)."""
+    P = ext.shape[0]
+    nl = vars_.shape[0]
+    m = t_hi - t_lo
+    idx = np.empty((P, S, m), np.int64)
+    row = np.zeros(nl, np.int64)
+    for p in range(P):
+        e = ext[p]
+        for j in range(nq, nl):
+            row[j] = e % card[vars_[j]]
+            e //= card[vars_[j]]
+        for s in range(S):
+            e = s
+            for j in range(nq):
+                row[j] = e % card[vars_[j]]
+                e //= card[vars_[j]]
+            for t in range(m):
+                off = t_off[t_lo + t]
+                flat = 0
+                for b in range(b_ptr[t_lo + t], b_ptr[t_lo + t + 1]):
+                    d = row[b_pos[b]]
+                    if d == 0:
+                        off = -1
+                        break
+                    flat = flat * (card[vars_[b_pos[b]]] - 1) + d - 1
+                idx[p, s, t] = D if off < 0 else off + flat
+    return idx
+
+
+@njit(cache=True, nogil=True)
+def _scores(th, idx, p, sc):  # pragma: no cover - numba
+    """``sc[s] = F_ps·θ``; returns ``log Σ_s exp sc[s]`` (shifted by the max)."""
+    S, m = idx.shape[1], idx.shape[2]
+    mx = -np.inf
+    for s in range(S):
+        v = 0.0
+        for t in range(m):
+            v += th[idx[p, s, t]]
+        sc[s] = v
+        if v > mx:
+            mx = v
+    z = 0.0
+    for s in range(S):
+        z += np.exp(sc[s] - mx)
+    return mx + np.log(z)
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(th, idx, w, W, target, l2, want_hessian):  # pragma: no cover - numba
+    """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D + 1``, ``th[D] = 0``); the Hessian only when
+    asked (else an empty array). Per pattern ``u``: ``∇ = Σ_s n_us F_us - W_u E_u[F]`` and
+    ``∇² = -W_u Cov_u(F)``, with ``E_u`` over ``x_Q``."""
+    P, S, m = idx.shape
+    D1 = th.shape[0]
+    D = D1 - 1
+    sc = np.empty(S)
+    pr = np.empty(S)
+    mean = np.zeros(D1)
+    H = np.zeros((D1, D1)) if want_hessian else np.zeros((0, 0))
+    M = np.zeros(D1)
+    mark = np.full(D1, -1, np.int64)
+    touched = np.empty(S * m, np.int64)
+    ll = 0.0
+    for p in range(P):
+        lse = _scores(th, idx, p, sc)
+        for s in range(S):
+            pr[s] = np.exp(sc[s] - lse)
+            ll += w[p, s] * (sc[s] - lse)
+        nt = 0
+        for s in range(S):
+            r = W[p] * pr[s]
+            for t in range(m):
+                a = idx[p, s, t]
+                mean[a] += r
+                if want_hessian:
+                    M[a] += pr[s]
+                    if mark[a] != p:
+                        mark[a] = p
+                        touched[nt] = a
+                        nt += 1
+            if want_hessian:
+                for t1 in range(m):
+                    a = idx[p, s, t1]
+                    for t2 in range(m):
+                        H[a, idx[p, s, t2]] -= r
+        if want_hessian:
+            for i in range(nt):
+                a = touched[i]
+                f = W[p] * M[a]
+                for j in range(nt):
+                    H[a, touched[j]] += f * M[touched[j]]
+            for i in range(nt):
+                M[touched[i]] = 0.0
+    g = np.empty(D)
+    sq = 0.0
+    for a in range(D):
+        g[a] = target[a] - mean[a] - l2 * th[a]
+        sq += th[a] * th[a]
+    ll -= 0.5 * l2 * sq
+    if want_hessian:
+        Hd = np.ascontiguousarray(H[:D, :D])
+        for a in range(D):
+            Hd[a, a] -= l2
+        return ll, g, Hd
+    return ll, g, H
+
+
+@njit(cache=True, nogil=True)
+def _newton(idx, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
+    """Damped Newton on ``ℓ`` from ``θ = 0``: ``(θ, iterations, converged)``; stops when
+    half the squared Newton decrement is below ``tol`` (the step is then taken)."""
+    P, S, m = idx.shape
+    W = np.zeros(P)
+    target = np.zeros(D + 1)
+    for p in range(P):
+        for s in range(S):
+            W[p] += w[p, s]
+            if w[p, s] != 0.0:
+                for t in range(m):
+                    target[idx[p, s, t]] += w[p, s]
+    th = np.zeros(D + 1)
+    if D == 0:
+        return th[:0].copy(), 0, True
+    ll, g, H = _evaluate(th, idx, w, W, target, l2, True)
+    new = np.zeros(D + 1)
+    for it in range(max_iter):
+        A = -H
+        for a in range(D):
+            A[a, a] += ridge
+        delta = np.linalg.solve(A, g)
+        dec = 0.0
+        for a in range(D):
+            dec += g[a] * delta[a]
+        if dec < 2.0 * tol:
+            return th[:D] + delta, it, True
+        step = 1.0
+        ll_new = -np.inf
+        g_new = g
+        for _ in range(40):
+            for a in range(D):
+                new[a] = th[a] + step * delta[a]
+            ll_new, g_new, _H = _evaluate(new, idx, w, W, target, l2, False)
+            if ll_new >= ll + 1e-4 * step * dec:
+                break
+            step *= 0.5
+        if ll_new < ll:  # no ascent possible at machine precision
+            return th[:D].copy(), it + 1, dec < 1e-8
+        th[:] = new
+        ll, g = ll_new, g_new
+        H = _evaluate(th, idx, w, W, target, l2, True)[2]
+    return th[:D].copy(), max_iter, False
+
+
+@njit(cache=True, nogil=True)
+def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr,
+                l2, tol, max_iter, ridge):  # pragma: no cover - numba
+    """The LAP auxiliary fits of ``K`` factors, one after the other: the statistics of
+    each from the data ``x_t (n, N)``, then damped Newton. Returns ``(θ (d_ptr[-1],),
+    iterations (K,), converged (K,))``, factor ``k``'s ``θ`` at ``d_ptr[k]:d_ptr[k+1]``
+    (its potentials in order, each clique's free entries C-ordered)."""
+    K = l_ptr.shape[0] - 1
+    theta = np.zeros(d_ptr[K])
+    iters = np.zeros(K, np.int64)
+    conv = np.zeros(K, np.bool_)
+    for k in range(K):
+        vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
+        S = 1
+        for a in range(q_len[k]):
+            S *= card[vars_[a]]
+        D = d_ptr[k + 1] - d_ptr[k]
+        ext, w = _statistics(x_t, vars_, card, S)
+        idx = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k], t_ptr[k + 1],
+                       t_off, D)
+        th, iters[k], conv[k] = _newton(idx, w, D, l2, tol, max_iter, ridge)
+        theta[d_ptr[k]:d_ptr[k + 1]] = th
+    return theta, iters, conv
