@@ -201,16 +201,18 @@ def _evaluate(th, idx, w, W, target, l2, want_hessian):  # pragma: no cover - nu
                         mark[a] = p
                         touched[nt] = a
                         nt += 1
-            if want_hessian:
+            if want_hessian:  # one triangle: H[a, b] + H[b, a] is the entry
                 for t1 in range(m):
                     a = idx[p, s, t1]
-                    for t2 in range(m):
+                    H[a, a] -= r
+                    for t2 in range(t1 + 1, m):
                         H[a, idx[p, s, t2]] -= r
         if want_hessian:
             for i in range(nt):
                 a = touched[i]
                 f = W[p] * M[a]
-                for j in range(nt):
+                H[a, a] += f * M[a]
+                for j in range(i + 1, nt):
                     H[a, touched[j]] += f * M[touched[j]]
             for i in range(nt):
                 M[touched[i]] = 0.0
@@ -221,9 +223,11 @@ def _evaluate(th, idx, w, W, target, l2, want_hessian):  # pragma: no cover - nu
         sq += th[a] * th[a]
     ll -= 0.5 * l2 * sq
     if want_hessian:
-        Hd = np.ascontiguousarray(H[:D, :D])
+        Hd = np.empty((D, D))
         for a in range(D):
-            Hd[a, a] -= l2
+            Hd[a, a] = H[a, a] - l2
+            for b in range(a + 1, D):
+                Hd[a, b] = Hd[b, a] = H[a, b] + H[b, a]
         return ll, g, Hd
     return ll, g, H
 

@@ -570,8 +570,8 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
     worst = int(np.argmax(need))
     st = structs[worst]
     require_memory(need[worst], f"the auxiliary problem of factor {ks[worst]} ({P[worst]} "
-                   f"data patterns of the {len(st['A']) - len(st['Q'])} variables around "
-                   f"its scope, {math.prod(int(card[v]) for v in st['Q'])} states of its "
+                   f"data patterns of the {len(st['A']) - len(st['Q'])} other variables of "
+                   f"its 1-neighbourhood, {math.prod(int(card[v]) for v in st['Q'])} states of its "
                    f"scope, {st['D']} parameters)")
     theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
                                           b_pos, t_off, d_ptr, float(l2), float(tol),

@@ -231,6 +231,69 @@ def test_lap_in_parallel_is_bit_identical(small):
     assert a == b
 
 
+def _lap_both_paths(model, data, **options):
+    """Every factor's LAP output ``(k, potentials, iterations, ok)`` from the numba kernel
+    and from the numpy reference."""
+    x = np.asarray(data, dtype=np.int64)
+    owned = {}
+    for B, k in potentials.clique_owners(model.scopes).items():
+        owned.setdefault(k, []).append(B)
+    args = (x, model.cardinalities, model.scopes, options.get("gauge", "reference"),
+            options.get("l2", 0.0), 1e-12, 100, sorted(owned.items()))
+    return factor_learning._lap_chunk(*args), factor_learning._lap_chunk_numpy(*args)
+
+
+@pytest.mark.parametrize("gauge", potentials.GAUGES)
+@pytest.mark.parametrize("which", ["small", "potts-3x3-q3", "triangles-3x3-q3", "ridge"])
+def test_lap_kernel_matches_the_numpy_reference(small, which, gauge):
+    """The batched numba fits (patterns of the rest of A_Q counted once, enumeration over
+    x_Q, sparse Hessian) give the numpy reference's potentials and Newton steps."""
+    options = {"gauge": gauge}
+    if which in ("small", "ridge"):
+        model, data = small
+        options["l2"] = 0.1 if which == "ridge" else 0.0
+    else:
+        model = (factor_models.potts_lattice(3, 3, 3, coupling=0.4, rng=3)
+                 if which.startswith("potts") else
+                 factor_models.triangle_lattice(3, 3, 3, scale=0.6, rng=3))
+        data = _sample(model, 700, 5)
+    got, want = _lap_both_paths(model, data, **options)
+    assert [(k, it, ok) for k, _, it, ok in got] == [(k, it, ok) for k, _, it, ok in want]
+    for (_, a, _, _), (_, b, _, _) in zip(got, want):
+        assert a.keys() == b.keys()
+        for B in a:
+            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=1e-10)
+
+
+def test_lap_neighbourhood_beyond_a_62_bit_code_takes_the_numpy_path():
+    """A binary centre with 31 four-state leaves: its 1-neighbourhood has 2^63 joint
+    states (no int64 code), so those factors go through the reference; a separate pair
+    in the same chunk goes through the kernel; both as the reference alone."""
+    rng = np.random.default_rng(1)
+    card = [2] + [4] * 31 + [3, 3]
+    scopes = [(0,)] + [(0, i) for i in range(1, 32)] + [(32, 33)]
+    model = FactorGraph(card, scopes, [np.zeros(tuple(card[v] for v in s)) for s in scopes])
+    data = np.column_stack([rng.integers(0, c, 20) for c in card])
+    got, want = _lap_both_paths(model, data, l2=0.5)
+    for (ka, a, ia, oa), (kb, b, ib, ob) in zip(got, want):
+        assert (ka, ia, oa) == (kb, ib, ob)
+        for B in a:
+            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=1e-10)
+
+
+def test_lap_refuses_an_auxiliary_model_too_large_before_allocating():
+    """A factor over four 24-state variables next to a 4000-state one seen in 4000 states:
+    331,776 states of the scope to enumerate for each of 4000 data patterns around it;
+    refused with the size, by the kernel path and by the reference."""
+    card = [24] * 4 + [4000]
+    scopes = [(0, 1, 2, 3), (3, 4)]
+    model = FactorGraph(card, scopes, [np.zeros(tuple(card[v] for v in s)) for s in scopes])
+    data = np.column_stack([np.arange(4000) % 24] * 4 + [np.arange(4000)])
+    for run in (lambda: learning.fit(data, model, "lap"), lambda: _lap_both_paths(model, data)):
+        with pytest.raises(ValueError, match=r"auxiliary problem of factor 0 .*would need"):
+            run()
+
+
 # ---------------------------------------------------------------------- Ising bridge
 @pytest.fixture(scope="module")
 def ising():
