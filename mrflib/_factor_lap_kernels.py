@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+_BLOCK = 32  # patterns whose outer products are added to the Hessian together
+
 
 @njit(cache=True, nogil=True)
 def _codes(x_t, vars_, card):  # pragma: no cover - numba
@@ -119,13 +121,15 @@ def _statistics(x_t, vars_, card, S):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off, D):  # pragma: no cover
-    """``idx (P, S, m)``: the parameter index each potential's entry takes at
-    ``(x_R = u, x_Q = s)``, ``D`` at a reference zero (some variable in state 0)."""
+def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off):  # pragma: no cover
+    """``(idx (P, S, m), nnz (P, S))``: at ``(x_R = u, x_Q = s)``, the parameter indices
+    of the potentials' entries that are not a reference zero (no variable in state 0),
+    ``idx[u, s, :nnz[u, s]]``, increasing (the potentials are in offset order)."""
     P = ext.shape[0]
     nl = vars_.shape[0]
     m = t_hi - t_lo
-    idx = np.empty((P, S, m), np.int64)
+    idx = np.zeros((P, S, m), np.int64)
+    nnz = np.zeros((P, S), np.int64)
     row = np.zeros(nl, np.int64)
     for p in range(P):
         e = ext[p]
@@ -137,27 +141,32 @@ def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off, D):  # pr
             for j in range(nq):
                 row[j] = e % card[vars_[j]]
                 e //= card[vars_[j]]
-            for t in range(m):
-                off = t_off[t_lo + t]
+            n = 0
+            for t in range(t_lo, t_hi):
+                if t_off[t] < 0:
+                    continue
                 flat = 0
-                for b in range(b_ptr[t_lo + t], b_ptr[t_lo + t + 1]):
+                for b in range(b_ptr[t], b_ptr[t + 1]):
                     d = row[b_pos[b]]
                     if d == 0:
-                        off = -1
+                        flat = -1
                         break
                     flat = flat * (card[vars_[b_pos[b]]] - 1) + d - 1
-                idx[p, s, t] = D if off < 0 else off + flat
-    return idx
+                if flat >= 0:
+                    idx[p, s, n] = t_off[t] + flat
+                    n += 1
+            nnz[p, s] = n
+    return idx, nnz
 
 
 @njit(cache=True, nogil=True)
-def _scores(th, idx, p, sc):  # pragma: no cover - numba
+def _scores(th, idx, nnz, p, sc):  # pragma: no cover - numba
     """``sc[s] = F_ps·θ``; returns ``log Σ_s exp sc[s]`` (shifted by the max)."""
-    S, m = idx.shape[1], idx.shape[2]
+    S = idx.shape[1]
     mx = -np.inf
     for s in range(S):
         v = 0.0
-        for t in range(m):
+        for t in range(nnz[p, s]):
             v += th[idx[p, s, t]]
         sc[s] = v
         if v > mx:
@@ -169,87 +178,87 @@ def _scores(th, idx, p, sc):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _evaluate(th, idx, w, W, target, l2, want_hessian):  # pragma: no cover - numba
-    """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D + 1``, ``th[D] = 0``); the Hessian only when
-    asked (else an empty array). Per pattern ``u``: ``∇ = Σ_s n_us F_us - W_u E_u[F]`` and
-    ``∇² = -W_u Cov_u(F)``, with ``E_u`` over ``x_Q``."""
+def _add_outer_products(H, M, WM, B):  # pragma: no cover - numba
+    """``H += Σ_{q < B} WM[q] M[q] M[q]^T`` in the upper triangle, then zero ``M[:B]``;
+    for a row ``a`` of ``H`` the patterns are added in order."""
+    D = H.shape[0]
+    for a in range(D):
+        for q in range(B):
+            f = WM[q] * M[q, a]
+            if f == 0.0:
+                continue
+            for b in range(a, D):
+                H[a, b] += f * M[q, b]
+    M[:B] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(th, idx, nnz, w, W, target, l2, want_hessian):  # pragma: no cover - numba
+    """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D``); the Hessian only when asked (else an
+    empty array). Per pattern ``u``: ``∇ = Σ_s n_us F_us / N - W_u E_u[F]`` and
+    ``∇² = -W_u Cov_u(F) = W_u (E_u[F] E_u[F]^T - E_u[F F^T])``, ``E_u`` over ``x_Q``.
+    The Hessian is summed in its upper triangle (the indices of an entry are increasing)."""
     P, S, m = idx.shape
-    D1 = th.shape[0]
-    D = D1 - 1
+    D = th.shape[0]
     sc = np.empty(S)
     pr = np.empty(S)
-    mean = np.zeros(D1)
-    H = np.zeros((D1, D1)) if want_hessian else np.zeros((0, 0))
-    M = np.zeros(D1)
-    mark = np.full(D1, -1, np.int64)
-    touched = np.empty(S * m, np.int64)
+    mean = np.zeros(D)
+    H = np.zeros((D, D)) if want_hessian else np.zeros((0, 0))
+    M = np.zeros((_BLOCK, D))  # E_u[F] of a block of patterns (H read once per block)
+    WM = np.zeros(_BLOCK)
     ll = 0.0
     for p in range(P):
-        lse = _scores(th, idx, p, sc)
+        lse = _scores(th, idx, nnz, p, sc)
         for s in range(S):
             pr[s] = np.exp(sc[s] - lse)
             ll += w[p, s] * (sc[s] - lse)
-        nt = 0
         for s in range(S):
             r = W[p] * pr[s]
-            for t in range(m):
-                a = idx[p, s, t]
-                mean[a] += r
-                if want_hessian:
-                    M[a] += pr[s]
-                    if mark[a] != p:
-                        mark[a] = p
-                        touched[nt] = a
-                        nt += 1
-            if want_hessian:  # one triangle: H[a, b] + H[b, a] is the entry
-                for t1 in range(m):
-                    a = idx[p, s, t1]
-                    H[a, a] -= r
-                    for t2 in range(t1 + 1, m):
-                        H[a, idx[p, s, t2]] -= r
-        if want_hessian:
-            for i in range(nt):
-                a = touched[i]
-                f = W[p] * M[a]
-                H[a, a] += f * M[a]
-                for j in range(i + 1, nt):
-                    H[a, touched[j]] += f * M[touched[j]]
-            for i in range(nt):
-                M[touched[i]] = 0.0
+            for t in range(nnz[p, s]):
+                mean[idx[p, s, t]] += r
+        if not want_hessian:
+            continue
+        q = p % _BLOCK
+        WM[q] = W[p]
+        for s in range(S):
+            r = W[p] * pr[s]
+            for t1 in range(nnz[p, s]):
+                a = idx[p, s, t1]
+                M[q, a] += pr[s]
+                for t2 in range(t1, nnz[p, s]):
+                    H[a, idx[p, s, t2]] -= r
+        if q == _BLOCK - 1 or p == P - 1:
+            _add_outer_products(H, M, WM, q + 1)
     g = np.empty(D)
     sq = 0.0
     for a in range(D):
         g[a] = target[a] - mean[a] - l2 * th[a]
         sq += th[a] * th[a]
     ll -= 0.5 * l2 * sq
-    if want_hessian:
-        Hd = np.empty((D, D))
-        for a in range(D):
-            Hd[a, a] = H[a, a] - l2
-            for b in range(a + 1, D):
-                Hd[a, b] = Hd[b, a] = H[a, b] + H[b, a]
-        return ll, g, Hd
+    for a in range(H.shape[0]):
+        H[a, a] -= l2
+        for b in range(a + 1, D):
+            H[b, a] = H[a, b]
     return ll, g, H
 
 
 @njit(cache=True, nogil=True)
-def _newton(idx, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
+def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
     """Damped Newton on ``ℓ`` from ``θ = 0``: ``(θ, iterations, converged)``; stops when
     half the squared Newton decrement is below ``tol`` (the step is then taken)."""
     P, S, m = idx.shape
     W = np.zeros(P)
-    target = np.zeros(D + 1)
+    target = np.zeros(D)
     for p in range(P):
         for s in range(S):
             W[p] += w[p, s]
-            if w[p, s] != 0.0:
-                for t in range(m):
-                    target[idx[p, s, t]] += w[p, s]
-    th = np.zeros(D + 1)
+            for t in range(nnz[p, s]):
+                target[idx[p, s, t]] += w[p, s]
+    th = np.zeros(D)
     if D == 0:
-        return th[:0].copy(), 0, True
-    ll, g, H = _evaluate(th, idx, w, W, target, l2, True)
-    new = np.zeros(D + 1)
+        return th, 0, True
+    ll, g, H = _evaluate(th, idx, nnz, w, W, target, l2, True)
+    new = np.zeros(D)
     for it in range(max_iter):
         A = -H
         for a in range(D):
@@ -259,23 +268,23 @@ def _newton(idx, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
         for a in range(D):
             dec += g[a] * delta[a]
         if dec < 2.0 * tol:
-            return th[:D] + delta, it, True
+            return th + delta, it, True
         step = 1.0
         ll_new = -np.inf
         g_new = g
         for _ in range(40):
             for a in range(D):
                 new[a] = th[a] + step * delta[a]
-            ll_new, g_new, _H = _evaluate(new, idx, w, W, target, l2, False)
+            ll_new, g_new, _H = _evaluate(new, idx, nnz, w, W, target, l2, False)
             if ll_new >= ll + 1e-4 * step * dec:
                 break
             step *= 0.5
         if ll_new < ll:  # no ascent possible at machine precision
-            return th[:D].copy(), it + 1, dec < 1e-8
+            return th, it + 1, dec < 1e-8
         th[:] = new
         ll, g = ll_new, g_new
-        H = _evaluate(th, idx, w, W, target, l2, True)[2]
-    return th[:D].copy(), max_iter, False
+        H = _evaluate(th, idx, nnz, w, W, target, l2, True)[2]
+    return th, max_iter, False
 
 
 @njit(cache=True, nogil=True)
@@ -296,8 +305,8 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
             S *= card[vars_[a]]
         D = d_ptr[k + 1] - d_ptr[k]
         ext, w = _statistics(x_t, vars_, card, S)
-        idx = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k], t_ptr[k + 1],
-                       t_off, D)
-        th, iters[k], conv[k] = _newton(idx, w, D, l2, tol, max_iter, ridge)
+        idx, nnz = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k],
+                            t_ptr[k + 1], t_off)
+        th, iters[k], conv[k] = _newton(idx, nnz, w, D, l2, tol, max_iter, ridge)
         theta[d_ptr[k]:d_ptr[k + 1]] = th
     return theta, iters, conv
