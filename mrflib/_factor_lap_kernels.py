@@ -160,8 +160,9 @@ def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off):  # pragm
 
 
 @njit(cache=True, nogil=True)
-def _scores(th, idx, nnz, p, sc):  # pragma: no cover - numba
-    """``sc[s] = F_ps·θ``; returns ``log Σ_s exp sc[s]`` (shifted by the max)."""
+def _scores(th, idx, nnz, p, sc, pr):  # pragma: no cover - numba
+    """``sc[s] = F_ps·θ`` and ``pr[s] = P(x_Q = s | x_R = p)``; returns the log-partition
+    ``log Σ_s exp sc[s]`` (shifted by the max: finite for every finite ``θ``)."""
     S = idx.shape[1]
     mx = -np.inf
     for s in range(S):
@@ -173,7 +174,10 @@ def _scores(th, idx, nnz, p, sc):  # pragma: no cover - numba
             mx = v
     z = 0.0
     for s in range(S):
-        z += np.exp(sc[s] - mx)
+        pr[s] = np.exp(sc[s] - mx)
+        z += pr[s]
+    for s in range(S):
+        pr[s] /= z
     return mx + np.log(z)
 
 
@@ -193,9 +197,9 @@ def _add_outer_products(H, M, WM, B):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _evaluate(th, idx, nnz, w, W, target, l2, want_hessian):  # pragma: no cover - numba
-    """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D``); the Hessian only when asked (else an
-    empty array). Per pattern ``u``: ``∇ = Σ_s n_us F_us / N - W_u E_u[F]`` and
+def _evaluate(th, idx, nnz, w, W, target, l2):  # pragma: no cover - numba
+    """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D``). Per pattern ``u``:
+    ``∇ = Σ_s n_us F_us / N - W_u E_u[F]`` and
     ``∇² = -W_u Cov_u(F) = W_u (E_u[F] E_u[F]^T - E_u[F F^T])``, ``E_u`` over ``x_Q``.
     The Hessian is summed in its upper triangle (the indices of an entry are increasing)."""
     P, S, m = idx.shape
@@ -203,27 +207,21 @@ def _evaluate(th, idx, nnz, w, W, target, l2, want_hessian):  # pragma: no cover
     sc = np.empty(S)
     pr = np.empty(S)
     mean = np.zeros(D)
-    H = np.zeros((D, D)) if want_hessian else np.zeros((0, 0))
+    H = np.zeros((D, D))
     M = np.zeros((_BLOCK, D))  # E_u[F] of a block of patterns (H read once per block)
     WM = np.zeros(_BLOCK)
     ll = 0.0
     for p in range(P):
-        lse = _scores(th, idx, nnz, p, sc)
+        lse = _scores(th, idx, nnz, p, sc, pr)
         for s in range(S):
-            pr[s] = np.exp(sc[s] - lse)
             ll += w[p, s] * (sc[s] - lse)
-        for s in range(S):
-            r = W[p] * pr[s]
-            for t in range(nnz[p, s]):
-                mean[idx[p, s, t]] += r
-        if not want_hessian:
-            continue
         q = p % _BLOCK
         WM[q] = W[p]
         for s in range(S):
             r = W[p] * pr[s]
             for t1 in range(nnz[p, s]):
                 a = idx[p, s, t1]
+                mean[a] += r
                 M[q, a] += pr[s]
                 for t2 in range(t1, nnz[p, s]):
                     H[a, idx[p, s, t2]] -= r
@@ -235,7 +233,7 @@ def _evaluate(th, idx, nnz, w, W, target, l2, want_hessian):  # pragma: no cover
         g[a] = target[a] - mean[a] - l2 * th[a]
         sq += th[a] * th[a]
     ll -= 0.5 * l2 * sq
-    for a in range(H.shape[0]):
+    for a in range(D):
         H[a, a] -= l2
         for b in range(a + 1, D):
             H[b, a] = H[a, b]
@@ -257,7 +255,7 @@ def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - num
     th = np.zeros(D)
     if D == 0:
         return th, 0, True
-    ll, g, H = _evaluate(th, idx, nnz, w, W, target, l2, True)
+    ll, g, H = _evaluate(th, idx, nnz, w, W, target, l2)
     new = np.zeros(D)
     for it in range(max_iter):
         A = -H
@@ -270,20 +268,18 @@ def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - num
         if dec < 2.0 * tol:
             return th + delta, it, True
         step = 1.0
-        ll_new = -np.inf
-        g_new = g
-        for _ in range(40):
+        ll_new, g_new, H_new = ll, g, H
+        for _ in range(40):  # the full step is almost always taken: its Hessian at once
             for a in range(D):
                 new[a] = th[a] + step * delta[a]
-            ll_new, g_new, _H = _evaluate(new, idx, nnz, w, W, target, l2, False)
+            ll_new, g_new, H_new = _evaluate(new, idx, nnz, w, W, target, l2)
             if ll_new >= ll + 1e-4 * step * dec:
                 break
             step *= 0.5
         if ll_new < ll:  # no ascent possible at machine precision
             return th, it + 1, dec < 1e-8
         th[:] = new
-        ll, g = ll_new, g_new
-        H = _evaluate(th, idx, nnz, w, W, target, l2, True)[2]
+        ll, g, H = ll_new, g_new, H_new
     return th, max_iter, False
 
 
