@@ -654,6 +654,14 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
                 "tol": tol}, stop_reason=reason)
 
 
+def _lap_reference(data: Any, structure: FactorGraph, **options: Any) -> Any:
+    """``learning.fit(data, structure, "lap", **options)`` on the plain numpy path (every
+    auxiliary fit by :func:`_lap_factor_numpy`): the reference of tests and benchmarks."""
+    t0 = time.perf_counter()
+    x = _check_data(data, _check_structure(structure))
+    return _fit_lap(_Layout(structure), x, 100, 1e-12, options, t0, chunk=_lap_chunk_numpy)
+
+
 # ---------------------------------------------------------------------------------- fit
 _OPTIONS = {"mle": frozenset(), "mple": frozenset(),
             "lap": frozenset({"gauge", "l2", "n_jobs", "scheduler"})}
