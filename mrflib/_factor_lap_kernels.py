@@ -9,9 +9,10 @@ sufficient statistics are, for each distinct data pattern ``u`` of ``x_R``, the 
     ``ℓ(θ) = (1/N) Σ_u Σ_s n_us (F_us·θ - log Σ_s' exp F_us'·θ) - (l2/2) |θ|²``
 
 with ``F_us`` the 0/1 indicator of the normalized-potential entries (Definition 5) that
-``(x_R = u, x_Q = s)`` selects, one per potential meeting ``Q`` (``idx[u, s, t]``; the
-dummy index ``D`` where the entry is a reference zero). The log-partition of the small
-model over ``x_Q`` is enumerated, and damped Newton maximizes ``ℓ`` (concave).
+``(x_R = u, x_Q = s)`` selects, at most one per potential meeting ``Q`` (none where the
+entry is a reference zero, some variable in state 0): ``idx[u, s, :nnz[u, s]]``. The
+log-partition of the small model over ``x_Q`` is enumerated, and damped Newton maximizes
+``ℓ`` (concave), its Hessian ``-Σ_u W_u Cov_u(F)`` summed sparsely.
 
 A factor is described by its variables in local order ``Q + R`` (``l_vars``, the first
 ``q_len`` of them its scope) and its potentials: the local positions of each clique's

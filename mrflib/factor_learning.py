@@ -28,7 +28,11 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     cliques ``Q`` owns are pulled out. As in :mod:`mrflib.lap`, the auxiliary ML of the
     potentials meeting ``Q`` is the conditional ML of ``x_Q`` given ``x_{A\\Q}`` (the
     free ``g`` fits the marginal of ``x_{A\\Q}``), a convex problem over the distinct
-    data patterns of ``x_A``, solved by damped Newton. With ``gauge="zero-sum"`` the
+    data patterns of ``x_A``, solved by damped Newton. The fits run in numba
+    (:mod:`._factor_lap_kernels`), the factors of a chunk in one call: each factor's
+    distinct patterns of ``x_{A\\Q}`` counted once with the counts of the states of
+    ``x_Q`` seen with them, the small model over ``x_Q`` enumerated, a sparse Hessian
+    (``_lap_factor_numpy`` is the plain numpy reference). With ``gauge="zero-sum"`` the
     potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
     is the ±1 parameterization of :func:`mrflib.lap.fit_ising` (the two gauges give the
     same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
