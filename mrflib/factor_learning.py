@@ -563,20 +563,21 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
     one's memory: ``(θ per factor, iterations, converged)``."""
     card = np.ascontiguousarray(card, dtype=np.int64)
     N = x.shape[0]
-    require_memory(24.0 * N, f"counting the data patterns ({N} rows) of a factor's "
-                   "1-neighbourhood")
+    require_memory(8.0 * N * (x.shape[1] + 5), f"the data by variable ({N} rows) and the "
+                   "counts of a factor's 1-neighbourhood patterns")
     x_t = np.ascontiguousarray(x.T, dtype=np.int64)
     l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = _lap_pack(card, structs)
     P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
-    need = [8.0 * (3 * N + P[i] * (math.prod(int(card[v]) for v in st["Q"])
-                                   * (len(st["terms"]) + 2) + 1) + 5 * (st["D"] + 1) ** 2)
-            for i, st in enumerate(structs)]
-    worst = int(np.argmax(need))
-    st = structs[worst]
-    require_memory(need[worst], f"the auxiliary problem of factor {ks[worst]} ({P[worst]} "
-                   f"data patterns of the {len(st['A']) - len(st['Q'])} other variables of "
-                   f"its 1-neighbourhood, {math.prod(int(card[v]) for v in st['Q'])} states of its "
-                   f"scope, {st['D']} parameters)")
+    # codes and their histogram; weights, indices and counts per (pattern, state of x_Q);
+    # the Hessian, the next one and the solve's copies
+    S = [math.prod(int(card[v]) for v in st["Q"]) for st in structs]
+    need = [8.0 * (5 * N + P[i] * (S[i] * (len(st["terms"]) + 3) + 2)
+                   + 6 * (st["D"] + 6) ** 2) for i, st in enumerate(structs)]
+    i = int(np.argmax(need))
+    st = structs[i]
+    require_memory(need[i], f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
+                   f"of the {len(st['A']) - len(st['Q'])} other variables of its "
+                   f"1-neighbourhood, {S[i]} states of its scope, {st['D']} parameters)")
     theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
                                           b_pos, t_off, d_ptr, float(l2), float(tol),
                                           int(max_iter), _RIDGE)
