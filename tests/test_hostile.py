@@ -605,7 +605,7 @@ CASES += [
     ("repro.lap_trials.beyond_ising_timing", lap_trials.beyond_ising_timing,
      dict(kind="triangles", sides=[2], N=20, rng=0),
      dict(kind=["x", None], sides=[[], None, [0], [1.5]], N=[0, -1, 1.5, None, "3"],
-          rng=RNG_BAD)),
+          rng=RNG_BAD, repeats=[0, -1, 1.5, None])),
 ]
 from mrflib.repro import field_networks  # noqa: E402
 
