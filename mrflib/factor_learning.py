@@ -98,15 +98,14 @@ class _Layout:
         return int(self.term_offsets[-1])
 
     def _matrix(self) -> sp.csr_matrix:
-        rows, cols = [], []
+        rows, cols, entries = [], [], {}
         for t, (B, k) in enumerate(zip(self.terms, self.owner)):
-            s = self.scopes[k]
-            grid = np.indices(self.shapes[k]).reshape(len(s), -1)
-            xB = grid[[s.index(v) for v in B]]
-            ok = np.all(xB > 0, axis=0)
-            shape = [int(self.card[v]) - 1 for v in B]
-            rows.append(self.offsets[k] + np.flatnonzero(ok))
-            cols.append(self.term_offsets[t] + np.ravel_multi_index(xB[:, ok] - 1, shape))
+            key = (self.shapes[k], tuple(self.scopes[k].index(v) for v in B))
+            if key not in entries:  # terms of the same shape and axes share their entries
+                entries[key] = _term_entries(*key)
+            r, c = entries[key]
+            rows.append(self.offsets[k] + r)
+            cols.append(self.term_offsets[t] + c)
         T, P = int(self.offsets[-1]), self.n_params
         r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
@@ -138,6 +137,17 @@ class _Layout:
                 else np.zeros(x.shape[0], dtype=np.int64)
             out[:, k] = self.offsets[k] + local
         return out
+
+
+def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of a table of ``shape`` where the clique's ``axes`` are all non-zero
+    (flat positions) and the position of each one's ``x_B - 1`` in the clique's block of
+    ``θ`` (the potential broadcast over the table's other axes)."""
+    grid = np.indices(shape).reshape(len(shape), -1)
+    xB = grid[list(axes)]
+    ok = np.all(xB > 0, axis=0)
+    return np.flatnonzero(ok), np.ravel_multi_index(xB[:, ok] - 1,
+                                                    [shape[a] - 1 for a in axes])
 
 
 def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
