@@ -92,6 +92,10 @@ class _Layout:
         free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
         self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
         self.A = self._matrix()
+        # Every table entry holds at most one entry of θ (each factor owns only its whole
+        # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
+        # are exact zeros, so Definition 5's differences give back θ exactly).
+        self.one_term_per_entry = bool(np.all(np.diff(self.A.indptr) <= 1))
 
     @property
     def n_params(self) -> int:
@@ -204,7 +208,7 @@ def _inference(lay: _Layout):
 
 # ----------------------------------------------------------------------------- results
 def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, options):
-    model = normalize(lay.model(theta))
+    model = lay.model(theta) if lay.one_term_per_entry else normalize(lay.model(theta))
     return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
                bool(converged), time.perf_counter() - t0, params, gmax, None, options,
                stop_reason=reason)
@@ -271,20 +275,22 @@ class _Contexts:
         cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
                    for i in range(lay.structure.n)]
         counted = _count_small(x, cols_of, card)
+        strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
         for i in range(lay.structure.n):
             ks, cols = vf[i], cols_of[i]
             blanket, counts = counted[i] if i in counted else \
                 _distinct_contexts(x, cols, card[cols])
             C = len(counts)
             where = {v: c for c, v in enumerate(cols[1:])}
-            base = np.empty((C, len(ks)), dtype=np.int64)
+            coef = np.zeros((len(where), len(ks)), dtype=np.int64)
             st = np.empty(len(ks), dtype=np.int64)
-            for f, k in enumerate(ks):
-                s = lay.scopes[k]
-                sv = [_stride(lay.shapes[k], a) for a in range(len(s))]
-                st[f] = sv[s.index(i)]
-                base[:, f] = lay.offsets[k] + sum(
-                    blanket[:, where[v]] * sv[a] for a, v in enumerate(s) if v != i)
+            for f, k in enumerate(ks):  # entry of factor k: offset + Σ_v x_v stride_v
+                for v, sv in zip(lay.scopes[k], strides_of[k]):
+                    if v == i:
+                        st[f] = sv
+                    else:
+                        coef[where[v], f] = sv
+            base = lay.offsets[ks] + blanket @ coef
             w.append(counts.ravel())
             bases.append(base.ravel())
             strides.append(np.tile(st, C))
