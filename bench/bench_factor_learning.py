@@ -2,16 +2,16 @@
 
 3-state Potts lattices (``factor_models.potts_lattice``: unary and pairwise free tables),
 data from 20 Gibbs sweeps (mean coupling 0.4, well below the q = 3 transition at 1.005:
-the chains mix in a few sweeps). ``learning.fit(data, structure, "mple")`` (distinct
-local patterns counted once, numba kernel, L-BFGS to max |gradient| < 1e-6) against the
-standard Potts pseudo-likelihood baseline: one unpenalized multinomial
-``LogisticRegression`` per variable (L-BFGS, tol 1e-6) on the one-hot states of its
-neighbours (state 0 dropped), BLAS on one thread. The node-wise regressions do not tie
-an edge's two estimates, so their summed conditional log-likelihood is at least the joint
-pseudo-likelihood's maximum; the check: that gap is non-negative and below (untied
-parameters) / N per sample (its chi-square scale), and the pair
-potentials agree (mrflib's normalized ``V_ij`` against the mean of the two regressions'
-estimates) within 0.1. Target: at least 10x at N = 20,000.
+the chains mix in a few sweeps). ``learning.fit(data, structure, "mple")`` (the data's
+distinct contexts, a variable and a state of its Markov blanket, counted once; numba
+kernel; L-BFGS to max |gradient| < 1e-6) against the standard Potts pseudo-likelihood
+baseline: one unpenalized multinomial ``LogisticRegression`` per variable (L-BFGS, tol
+1e-6) on the one-hot states of its neighbours (state 0 dropped), BLAS on one thread. The
+node-wise regressions do not tie an edge's two estimates, so their summed conditional
+log-likelihood is at least the joint pseudo-likelihood's maximum; the check: that gap is
+non-negative and below (untied parameters) / N per sample (its chi-square scale), and the
+pair potentials agree (mrflib's normalized ``V_ij`` against the mean of the two regressions'
+estimates) within 0.1. Target: at least 10x at every size.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Numba kernel of the factor-graph pseudo-likelihood (:mod:`mrflib.factor_learning`).
 
-The data enter through their distinct local patterns ``(i, x_i, x_blanket)`` with counts;
-a pattern is stored as the flat position, in the concatenated log-tables, of each factor
-holding ``i`` at ``x_i = 0`` (``base``) and the stride of ``x_i`` in that table, so the
-factor's entry at ``x_i = v`` is ``base + v * stride``. The plain numpy reference is
+The data enter through their distinct contexts ``(i, x_blanket(i))``, each with the counts
+of the states of ``x_i`` seen with it; a context is stored as the flat position, in the
+concatenated log-tables, of each factor holding ``i`` at ``x_i = 0`` (``base``) and the
+stride of ``x_i`` in that table, so the factor's entry at ``x_i = v`` is
+``base + v * stride``. The plain numpy reference is
 :func:`mrflib.factor_learning.pseudo_log_likelihood_numpy`.
 """
 
@@ -14,20 +15,28 @@ from numba import njit
 
 
 @njit(cache=True)
-def pl_objective(tables, pat_var, pat_x, pat_w, fptr, base, stride, card,
-                 want_grad):  # pragma: no cover - numba
-    """``(Σ_p w_p log P(x_i = x_p | blanket_p), d/d tables)`` over the patterns ``p``.
+def pl_objective(tables, wptr, w, fptr, base, stride, want_grad):  # pragma: no cover - numba
+    """``(Σ_c Σ_v w_cv log P(x_i = v | blanket_c), d/d tables)`` over the contexts ``c``.
 
-    Deterministic: patterns are visited in order and every sum is sequential.
+    Context ``c`` (a variable ``i`` and one state of its Markov blanket) holds the
+    weights ``w[wptr[c]:wptr[c+1]]`` of the states ``v`` of ``x_i`` seen with it and
+    its factors ``fptr[c]:fptr[c+1]``; the conditional's scores, their log-sum-exp and
+    its softmax are computed once per context (one ``exp`` per state), whatever the
+    number of states seen with it. Deterministic: contexts are visited in order and
+    every sum is sequential.
     """
     grad = np.zeros(tables.shape[0])
     value = 0.0
-    score = np.empty(int(card.max()))
-    for p in range(pat_var.shape[0]):
-        c = card[pat_var[p]]
-        lo, hi = fptr[p], fptr[p + 1]
+    qmax = 1
+    for c in range(wptr.shape[0] - 1):
+        qmax = max(qmax, wptr[c + 1] - wptr[c])
+    score = np.empty(qmax)
+    ex = np.empty(qmax)
+    for c in range(wptr.shape[0] - 1):
+        w0, q = wptr[c], wptr[c + 1] - wptr[c]
+        lo, hi = fptr[c], fptr[c + 1]
         mx = -np.inf
-        for v in range(c):
+        for v in range(q):
             s = 0.0
             for f in range(lo, hi):
                 s += tables[base[f] + v * stride[f]]
@@ -35,19 +44,20 @@ def pl_objective(tables, pat_var, pat_x, pat_w, fptr, base, stride, card,
             if s > mx:
                 mx = s
         tot = 0.0
-        for v in range(c):
-            tot += np.exp(score[v] - mx)
-        lse = mx + np.log(tot)
-        w = pat_w[p]
-        xp = pat_x[p]
-        value += w * (score[xp] - lse)
+        seen = 0.0
+        for v in range(q):
+            ex[v] = np.exp(score[v] - mx)
+            tot += ex[v]
+            if w[w0 + v] > 0.0:  # an unseen state adds nothing, even at score -inf
+                value += w[w0 + v] * score[v]
+                seen += w[w0 + v]
+        value -= seen * (mx + np.log(tot))
         if want_grad:
-            for v in range(c):
-                pv = np.exp(score[v] - lse)
+            scale = seen / tot
+            for v in range(q):
+                g = w[w0 + v] - scale * ex[v]
                 for f in range(lo, hi):
-                    grad[base[f] + v * stride[f]] -= w * pv
-            for f in range(lo, hi):
-                grad[base[f] + xp * stride[f]] += w
+                    grad[base[f] + v * stride[f]] += g
     return value, grad
 
 

@@ -19,8 +19,9 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     and the model marginals from the exact engine (:func:`mrflib.exact.factor_marginals`).
 ``"mple"``
     Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
-    once into their distinct local patterns (variable, its state, its Markov blanket)
-    with counts, so an evaluation costs the same whatever N (numba kernel); L-BFGS.
+    once into their distinct contexts (a variable and a state of its Markov blanket)
+    with the counts of the variable's states, so an evaluation costs the same whatever
+    N and each conditional is computed once per context (numba kernel); L-BFGS.
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
@@ -96,21 +97,24 @@ class _Layout:
         free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
         self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
         self.A = self._matrix()
+        # Every table entry holds at most one entry of θ (each factor owns only its whole
+        # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
+        # are exact zeros, so Definition 5's differences give back θ exactly).
+        self.one_term_per_entry = bool(np.all(np.diff(self.A.indptr) <= 1))
 
     @property
     def n_params(self) -> int:
         return int(self.term_offsets[-1])
 
     def _matrix(self) -> sp.csr_matrix:
-        rows, cols = [], []
+        rows, cols, entries = [], [], {}
         for t, (B, k) in enumerate(zip(self.terms, self.owner)):
-            s = self.scopes[k]
-            grid = np.indices(self.shapes[k]).reshape(len(s), -1)
-            xB = grid[[s.index(v) for v in B]]
-            ok = np.all(xB > 0, axis=0)
-            shape = [int(self.card[v]) - 1 for v in B]
-            rows.append(self.offsets[k] + np.flatnonzero(ok))
-            cols.append(self.term_offsets[t] + np.ravel_multi_index(xB[:, ok] - 1, shape))
+            key = (self.shapes[k], tuple(self.scopes[k].index(v) for v in B))
+            if key not in entries:  # terms of the same shape and axes share their entries
+                entries[key] = _term_entries(*key)
+            r, c = entries[key]
+            rows.append(self.offsets[k] + r)
+            cols.append(self.term_offsets[t] + c)
         T, P = int(self.offsets[-1]), self.n_params
         r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
@@ -142,6 +146,17 @@ class _Layout:
                 else np.zeros(x.shape[0], dtype=np.int64)
             out[:, k] = self.offsets[k] + local
         return out
+
+
+def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of a table of ``shape`` where the clique's ``axes`` are all non-zero
+    (flat positions) and the position of each one's ``x_B - 1`` in the clique's block of
+    ``θ`` (the potential broadcast over the table's other axes)."""
+    grid = np.indices(shape).reshape(len(shape), -1)
+    xB = grid[list(axes)]
+    ok = np.all(xB > 0, axis=0)
+    return np.flatnonzero(ok), np.ravel_multi_index(xB[:, ok] - 1,
+                                                    [shape[a] - 1 for a in axes])
 
 
 def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
@@ -198,7 +213,7 @@ def _inference(lay: _Layout):
 
 # ----------------------------------------------------------------------------- results
 def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, options):
-    model = normalize(lay.model(theta))
+    model = lay.model(theta) if lay.one_term_per_entry else normalize(lay.model(theta))
     return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
                bool(converged), time.perf_counter() - t0, params, gmax, None, options,
                stop_reason=reason)
@@ -246,60 +261,65 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
 
 
 # --------------------------------------------------------------------- pseudo-likelihood
-class _Patterns:
-    """The distinct local patterns ``(i, x_i, x_blanket(i))`` of the data, with counts.
+class _Contexts:
+    """The distinct contexts ``(i, x_blanket(i))`` of the data (a variable and a state of
+    its Markov blanket), each with the counts of the states of ``x_i`` seen with it.
 
-    One pass per variable: each row's pattern gets a mixed-radix code over ``x_i`` and
-    its Markov blanket, counted by ``bincount`` (or sorted when the code space is large);
-    a pattern is then stored as, for each factor holding ``i``, the flat position of its
-    entry at ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
+    One pass per variable: each row's local pattern ``(x_i, x_blanket)`` gets a
+    mixed-radix code with ``x_i`` its lowest digit, counted by ``bincount`` (or the
+    blanket codes sorted when the code space is large); the patterns sharing a blanket
+    state form one context, whose conditional the kernel evaluates once. A context is
+    stored as, for each factor holding ``i``, the flat position of its entry at
+    ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
     """
 
     def __init__(self, lay: _Layout, x: np.ndarray) -> None:
         card = lay.card
-        N = x.shape[0]
         vf = lay.structure.variable_factors()
-        var, xs, w, bases, strides, fptr = [], [], [], [], [], []
+        w, bases, strides, nstates, nfactors = [], [], [], [], []
         cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
                    for i in range(lay.structure.n)]
         counted = _count_small(x, cols_of, card)
+        strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
         for i in range(lay.structure.n):
-            ks = vf[i]
-            cols = cols_of[i]
-            digits, counts = counted[i] if i in counted else \
-                _distinct_patterns(x, cols, card[cols])
-            P = len(counts)
-            where = {v: c for c, v in enumerate(cols)}
-            base = np.empty((P, len(ks)), dtype=np.int64)
+            ks, cols = vf[i], cols_of[i]
+            blanket, counts = counted[i] if i in counted else \
+                _distinct_contexts(x, cols, card[cols])
+            C = len(counts)
+            where = {v: c for c, v in enumerate(cols[1:])}
+            coef = np.zeros((len(where), len(ks)), dtype=np.int64)
             st = np.empty(len(ks), dtype=np.int64)
-            for f, k in enumerate(ks):
-                s = lay.scopes[k]
-                sv = [_stride(lay.shapes[k], a) for a in range(len(s))]
-                st[f] = sv[s.index(i)]
-                base[:, f] = lay.offsets[k] + sum(
-                    digits[:, where[v]] * sv[a] for a, v in enumerate(s) if v != i)
-            var.append(np.full(P, i, dtype=np.int64))
-            xs.append(digits[:, 0])
-            w.append(counts.astype(np.float64))
+            for f, k in enumerate(ks):  # entry of factor k: offset + Σ_v x_v stride_v
+                for v, sv in zip(lay.scopes[k], strides_of[k]):
+                    if v == i:
+                        st[f] = sv
+                    else:
+                        coef[where[v], f] = sv
+            base = lay.offsets[ks] + blanket @ coef
+            w.append(counts.ravel())
             bases.append(base.ravel())
-            strides.append(np.tile(st, P))
-            fptr.append(np.full(P, len(ks), dtype=np.int64))
-        self.var = np.concatenate(var)
-        self.x = np.ascontiguousarray(np.concatenate(xs))
-        self.w = np.concatenate(w) / N
+            strides.append(np.tile(st, C))
+            nstates.append(np.full(C, card[i], dtype=np.int64))
+            nfactors.append(np.full(C, len(ks), dtype=np.int64))
+        self.w = np.concatenate(w) / x.shape[0]
+        self.wptr = _pointers(nstates)
+        self.fptr = _pointers(nfactors)
         self.base = np.concatenate(bases)
         self.stride = np.concatenate(strides)
-        self.fptr = np.concatenate([[0], np.cumsum(np.concatenate(fptr))]).astype(np.int64)
-        self.card = np.ascontiguousarray(card, dtype=np.int64)
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
-        return _k.pl_objective(flat, self.var, self.x, self.w, self.fptr, self.base,
-                               self.stride, self.card, want_grad)
+        return _k.pl_objective(flat, self.wptr, self.w, self.fptr, self.base, self.stride,
+                               want_grad)
+
+
+def _pointers(sizes: list) -> np.ndarray:
+    """Start of every block of the concatenated ``sizes`` arrays, and the end."""
+    return np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
 
 
 def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
-    """Distinct patterns (digits, counts) of every variable whose code space is at most
-    ``4 N``, counted in one numba pass over the rows."""
+    """Contexts (blanket digits ``(C, len(cols) - 1)``, state counts ``(C, card_i)``) of
+    every variable whose code space is at most ``4 N``, counted in one numba pass."""
     N = x.shape[0]
     small = [i for i, cols in enumerate(cols_of)
              if np.sum(np.log2(card[cols].astype(np.float64))) < 62
@@ -315,33 +335,29 @@ def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
                                np.concatenate(radices), off)
     out = {}
     for t, i in enumerate(small):
-        c = counts[off[t]:off[t + 1]]
-        codes = np.flatnonzero(c)
-        cc = card[cols_of[i]]
-        out[i] = ((codes[:, None] // radices[t][None, :]) % cc[None, :], c[codes])
+        q = int(card[i])
+        c = counts[off[t]:off[t + 1]].reshape(-1, q)  # code = x_i + q * blanket code
+        rows = np.flatnonzero(c.any(axis=1))
+        radix = radices[t][1:] // q
+        out[i] = ((rows[:, None] // radix[None, :]) % card[cols_of[i][1:]][None, :], c[rows])
     return out
 
 
-def _distinct_patterns(x: np.ndarray, cols: list, card: np.ndarray
+def _distinct_contexts(x: np.ndarray, cols: list, card: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``x[:, cols]`` (sorted, as digits ``(P, len(cols))``) and their
-    counts: by a mixed-radix code (``bincount`` when the code space is at most ``4 N``,
-    else a 1-d sort), or by rows when the code does not fit in int64."""
-    N = x.shape[0]
-    if np.sum(np.log2(card.astype(np.float64))) >= 62:
-        uniq, counts = np.unique(x[:, cols], axis=0, return_counts=True)
-        return uniq, counts
-    radix = np.concatenate([[1], np.cumprod(card[:-1])]).astype(np.int64)
-    code = x[:, cols] @ radix
-    space = int(np.prod(card))
-    if space <= 4 * N:
-        counts = np.bincount(code, minlength=space)
-        codes = np.flatnonzero(counts)
-        counts = counts[codes]
+    """Distinct blanket states ``x[:, cols[1:]]`` (sorted, as digits ``(C, len(cols) - 1)``)
+    and the counts ``(C, card[0])`` of the states of ``x[:, cols[0]]`` seen with each: by
+    a mixed-radix code of the blanket (a 1-d sort), or by rows when the code does not fit
+    in int64."""
+    q, cb = int(card[0]), card[1:]
+    if np.sum(np.log2(cb.astype(np.float64))) >= 62:
+        blanket, inv = np.unique(x[:, cols[1:]], axis=0, return_inverse=True)
     else:
-        codes, counts = np.unique(code, return_counts=True)
-    digits = (codes[:, None] // radix[None, :]) % card[None, :]
-    return digits, counts
+        radix = np.concatenate([[1], np.cumprod(cb)]).astype(np.int64)[:len(cb)]
+        codes, inv = np.unique(x[:, cols[1:]] @ radix, return_inverse=True)
+        blanket = (codes[:, None] // radix[None, :]) % cb[None, :]
+    counts = np.bincount(np.ravel(inv) * q + x[:, cols[0]], minlength=len(blanket) * q)
+    return blanket, counts.reshape(len(blanket), q)
 
 
 def _stride(shape: tuple, axis: int) -> int:
@@ -349,13 +365,13 @@ def _stride(shape: tuple, axis: int) -> int:
 
 
 def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
-    """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct local patterns
+    """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct contexts
     (numba kernel; :func:`pseudo_log_likelihood_numpy` is its per-sample reference)."""
     model = _check_structure(model, "model")
     x = _check_data(data, model)
     lay = _Layout(model)
     flat = np.concatenate([np.ravel(t) for t in model.log_tables])
-    return float(_Patterns(lay, x)(flat, False)[0])
+    return float(_Contexts(lay, x)(flat, False)[0])
 
 
 def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
@@ -378,11 +394,11 @@ def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
 
 
 def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
-    pats = _Patterns(lay, x)
+    ctx = _Contexts(lay, x)
     A, At = lay.A, lay.A.T.tocsr()
 
     def negpl(theta):
-        value, g = pats(A @ theta)
+        value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
     theta, steps, conv, reason, params = _lbfgs(negpl, theta0, max_steps, tol, record)

@@ -147,6 +147,37 @@ def test_pseudo_likelihood_kernel_matches_the_numpy_reference(small):
         -_plain_negpl(data)(model), abs=1e-12)
 
 
+def test_pseudo_likelihood_kernel_on_every_counting_path(small):
+    """Few rows (blanket codes sorted, not counted in a table) and a blanket of 63
+    binary variables (its code overflows int64: rows sorted) give the reference too."""
+    model, data = small
+    assert factor_learning.pseudo_log_likelihood(model, data[:3]) == pytest.approx(
+        factor_learning.pseudo_log_likelihood_numpy(model, data[:3]), abs=1e-12)
+    rng = np.random.default_rng(3)
+    star = FactorGraph([2] * 64, [(0, j) for j in range(1, 64)],
+                       [rng.normal(0, 0.3, (2, 2)) for _ in range(63)])
+    x = rng.integers(0, 2, (7, 64))
+    assert factor_learning.pseudo_log_likelihood(star, x) == pytest.approx(
+        factor_learning.pseudo_log_likelihood_numpy(star, x), abs=1e-12)
+
+
+def test_fitted_tables_are_normalized_bit_for_bit():
+    """Where each factor owns only its whole scope (a Potts lattice), A θ is returned
+    without normalize: it must be exactly what normalize gives."""
+    rng = np.random.default_rng(1)
+    for model in (factor_models.potts_lattice(3, 3, 3, coupling=0.4, rng=0),
+                  FactorGraph.from_boltzmann(BoltzmannMachine.random(
+                      graphs.square_grid(2, 3), 6, rng=0))):
+        lay = factor_learning._Layout(model)
+        assert lay.one_term_per_entry
+        for scale in (1e-3, 1.0, 1e3):
+            fitted = lay.model(rng.normal(0, scale, lay.n_params))
+            for a, b in zip(fitted.log_tables, potentials.normalize(fitted).log_tables):
+                assert a.tobytes() == b.tobytes()
+        fit = learning.fit(factor_models.gibbs(model, 300, sweeps=5, rng=2), model, "mple")
+        assert fit.model == potentials.normalize(fit.model)
+
+
 def test_exact_log_likelihood_matches_enumeration(small):
     model, data = small
     assert exact.log_likelihood(model, data) == pytest.approx(
