@@ -39,11 +39,16 @@ import numpy as np
 
 from . import elimination_order as eo
 from ._factor_ops import (
+    Scaled,
+    as_log,
     clique_eliminate,
-    clique_marginals,
     clique_sum,
+    divide,
     draw_categorical,
+    eliminate,
     logsumexp,
+    marginals_onto,
+    scaled,
 )
 from ._validation import (
     as_rng,
@@ -171,6 +176,7 @@ class EliminationPlan:
         self.red = _Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
+        self._scaled: list[Scaled | None] | None = None
         self._order(model)
         self._tree()
         require_memory(self.memory_bytes(), self._what())
@@ -230,12 +236,19 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
-    def _inputs(self, t: int, msgs: list) -> tuple[list, list]:
-        """The tables adding up to ``ψ_t`` and their scopes: the factors assigned to step
-        ``t`` and its children's messages."""
+    def _inputs(self, t: int, msgs: list, linear: bool = False) -> tuple[list, list]:
+        """The tables multiplying to ``ψ_t`` and their scopes: the factors assigned to step
+        ``t`` (log tables, or with ``linear`` their :class:`~mrflib._factor_ops.Scaled`
+        forms where they have one) and its children's messages."""
         red = self.red
-        tables = [red.tables[k] for k in self.assigned[t]]
-        tables += [msgs[c] for c in self.children[t]]
+        if linear:
+            if self._scaled is None:  # shared by the upward and downward passes
+                self._scaled = [scaled(x) for x in red.tables]
+            tables = [self._scaled[k] if self._scaled[k] is not None else red.tables[k]
+                      for k in self.assigned[t]]
+        else:
+            tables = [red.tables[k] for k in self.assigned[t]]
+        tables += [msgs[c] if linear else as_log(msgs[c]) for c in self.children[t]]
         scopes = [red.scopes[k] for k in self.assigned[t]]
         scopes += [self.cliques[c][1:] for c in self.children[t]]
         return tables, scopes
@@ -268,11 +281,14 @@ class EliminationPlan:
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
         for t in range(len(self.cliques)):
-            tables, scopes = self._inputs(t, msgs)
-            msgs.append(clique_eliminate(tables, scopes, self.cliques[t], self.shapes[t],
-                                         maximize))
+            tables, scopes = self._inputs(t, msgs, not maximize)
+            if maximize:
+                msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
+                                             self.shapes[t], True))
+            else:
+                msgs.append(eliminate(tables, scopes, self.cliques[t], self.shapes[t]))
             if self.parent[t] < 0:
-                value += float(msgs[t])
+                value += float(as_log(msgs[t]))
         return value, msgs
 
     def beliefs(self, msgs: list, targets: Callable[[int], list]
@@ -286,20 +302,19 @@ class EliminationPlan:
         """
         down: list = [None] * len(msgs)
         for t in range(len(msgs) - 1, -1, -1):
-            tables, scopes = self._inputs(t, msgs)
+            tables, scopes = self._inputs(t, msgs, True)
             if self.parent[t] >= 0:
                 tables.append(down[t])
                 scopes.append(self.cliques[t][1:])
             seps = [self.cliques[c][1:] for c in self.children[t]]
             wanted = list(targets(t))
-            out = clique_marginals(tables, scopes, self.cliques[t], self.shapes[t],
-                                   seps + wanted)
-            shift = float(msgs[t]) if self.parent[t] < 0 else 0.0
+            out = marginals_onto(tables, scopes, self.cliques[t], self.shapes[t],
+                                 seps + wanted)
+            shift = float(as_log(msgs[t])) if self.parent[t] < 0 else 0.0
             for c, m in zip(self.children[t], out):
-                with np.errstate(invalid="ignore"):
-                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - shift - msgs[c])
+                down[c] = divide(m, msgs[c], shift)
             down[t] = None
-            yield t, [m - shift for m in out[len(seps):]]
+            yield t, [as_log(m) - shift for m in out[len(seps):]]
 
 
 def _refuse(found: eo.Order, size: int) -> None:
@@ -407,6 +422,7 @@ def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it cannot be sampled")
+    msgs = [as_log(m) for m in msgs]  # the rows are read in log space
     out = np.empty((n_samples, model.n), dtype=np.int64)
     block = max(1, min(n_samples, 2**22 // model.n))  # clique tables are rebuilt per block
     for start in range(0, n_samples, block):
