@@ -492,12 +492,12 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
 
 
 @njit(cache=True)
-def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
-    """:func:`clique_product_sum` with the clique's axes reordered so that the innermost
-    is the one (not the first) fewest inputs vary along, ties to the last, and the first
-    axis, which most inputs hold, just outside it; the inputs sorted by level."""
+def sparse_inner_order(strides, shape):  # pragma: no cover - compiled
+    """An order of the clique's axes for :func:`product_sums`: the innermost is the one
+    (not the first) fewest inputs vary along, ties to the last, and the first axis, which
+    most inputs hold, just outside it."""
     nd = shape.shape[0]
-    K = offsets.shape[0]
+    K = strides.shape[0]
     perm = np.arange(nd)
     if nd > 1:
         inner = nd - 1
@@ -516,30 +516,74 @@ def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # p
                 j += 1
         perm[nd - 2] = 0
         perm[nd - 1] = inner
+    return perm
+
+
+@njit(cache=True)
+def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
+    """The clique's axes in the order ``perm`` with runs merged (:func:`merge_axes`), the
+    inputs sorted by level: ``(order of inputs, their strides, level starts, shape,
+    output strides)`` for :func:`clique_product_sum`."""
+    nd0 = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    sp = np.empty(nd0, dtype=np.int64)
+    stp = np.empty((K, nd0), dtype=np.int64)
+    ostp = np.empty((R, nd0), dtype=np.int64)
+    for d in range(nd0):
+        sp[d] = shape[perm[d]]
+        for k in range(K):
+            stp[k, d] = strides[k, perm[d]]
+        for r in range(R):
+            ostp[r, d] = ostrides[r, perm[d]]
+    shp, st0, ost = merge_axes(sp, stp, ostp)
+    nd = shp.shape[0]
     level = np.zeros(K, dtype=np.int64)
     for k in range(K):
         for d in range(nd):
-            if strides[k, perm[d]] != 0:
+            if st0[k, d] != 0:
                 level[k] = d
     by = np.argsort(level, kind="mergesort")
     st = np.empty((K, nd), dtype=np.int64)
-    off = np.empty(K, dtype=np.int64)
     starts = np.zeros(nd + 1, dtype=np.int64)
     for i in range(K):
-        k = by[i]
-        off[i] = offsets[k]
         for d in range(nd):
-            st[i, d] = strides[k, perm[d]]
-        starts[level[k] + 1] += 1
+            st[i, d] = st0[by[i], d]
+        starts[level[by[i]] + 1] += 1
     for d in range(nd):
         starts[d + 1] += starts[d]
-    R = ooffsets.shape[0]
-    ost = np.empty((R, nd), dtype=np.int64)
-    shp = np.empty(nd, dtype=np.int64)
+    return by, st, starts, shp, ost
+
+
+@njit(cache=True)
+def _walk_cost(starts, shp, R):  # pragma: no cover - compiled
+    """A cost estimate of :func:`clique_product_sum` on a layout: per entry, a product per
+    input of the last level and a sum per output; per row (and per step of an outer
+    axis), an odometer step per input and output."""
+    nd = shp.shape[0]
+    size = 1.0
     for d in range(nd):
-        shp[d] = shape[perm[d]]
-        for r in range(R):
-            ost[r, d] = ostrides[r, perm[d]]
+        size *= shp[d]
+    rows = size / shp[nd - 1]
+    K = starts[nd]
+    return size * (starts[nd] - starts[nd - 1] + R) + 4.0 * rows * (K + R + 2)
+
+
+@njit(cache=True)
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` in the cheaper (by :func:`_walk_cost`) of two axis
+    orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged
+    (:func:`merge_axes`); the inputs sorted by level."""
+    R = ooffsets.shape[0]
+    by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides,
+                                            blocked_order(strides, shape, 4096))
+    by2, st2, starts2, shp2, ost2 = _walk_layout(strides, shape, ostrides,
+                                                 sparse_inner_order(strides, shape))
+    if _walk_cost(starts2, shp2, R) < _walk_cost(starts, shp, R):
+        by, st, starts, shp, ost = by2, st2, starts2, shp2, ost2
+    off = np.empty(offsets.shape[0], dtype=np.int64)
+    for i in range(off.shape[0]):
+        off[i] = offsets[by[i]]
     return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
 
 
@@ -554,7 +598,7 @@ def _covers(strides, k):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def blocked_order(strides, shape, block):  # pragma: no cover - compiled
-    """An order of the clique's axes for :func:`product_sums_merged`. The *largest* input
+    """An order of the clique's axes for :func:`product_sums`. The *largest* input
     (of those not over every axis but the first) gives three groups of the other axes,
     each in clique order: those it does not hold, outermost; those it holds with a smaller
     input (not over every axis but the first); and its *own*, innermost, which every input
@@ -609,77 +653,6 @@ def blocked_order(strides, shape, block):  # pragma: no cover - compiled
     return perm
 
 
-@njit(cache=True)
-def product_sums_merged(values, offsets, strides, shape, ooffsets, ostrides,
-                        out):  # pragma: no cover - compiled
-    """:func:`clique_product_sum` walking the clique in the order of
-    :func:`blocked_order` with the runs of axes every input and output walks as one merged
-    (:func:`merge_axes`), so rows are long; the inputs sorted by level."""
-    perm = blocked_order(strides, shape, 4096)
-    nd0 = shape.shape[0]
-    K = offsets.shape[0]
-    R = ooffsets.shape[0]
-    sp = np.empty(nd0, dtype=np.int64)
-    stp = np.empty((K, nd0), dtype=np.int64)
-    ostp = np.empty((R, nd0), dtype=np.int64)
-    for d in range(nd0):
-        sp[d] = shape[perm[d]]
-        for k in range(K):
-            stp[k, d] = strides[k, perm[d]]
-        for r in range(R):
-            ostp[r, d] = ostrides[r, perm[d]]
-    shp, st0, ost = merge_axes(sp, stp, ostp)
-    nd = shp.shape[0]
-    level = np.zeros(K, dtype=np.int64)
-    for k in range(K):
-        for d in range(nd):
-            if st0[k, d] != 0:
-                level[k] = d
-    by = np.argsort(level, kind="mergesort")
-    st = np.empty((K, nd), dtype=np.int64)
-    off = np.empty(K, dtype=np.int64)
-    starts = np.zeros(nd + 1, dtype=np.int64)
-    for i in range(K):
-        k = by[i]
-        off[i] = offsets[k]
-        for d in range(nd):
-            st[i, d] = st0[k, d]
-        starts[level[k] + 1] += 1
-    for d in range(nd):
-        starts[d + 1] += starts[d]
-    return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
-
-
-@njit(cache=True)
-def linear_inputs(values, offsets, span, lin, top):  # pragma: no cover - compiled
-    """Each input's largest finite log entry ``top[k]`` and ``lin = exp(values - top)``;
-    returns ``False`` (``lin`` unset) when an input has no finite entry or the spans
-    (largest minus smallest finite entry) add up to more than ``span``."""
-    K = offsets.shape[0]
-    total = 0.0
-    for k in range(K):
-        end = offsets[k + 1] if k + 1 < K else values.shape[0]
-        hi = -np.inf
-        lo = np.inf
-        for i in range(offsets[k], end):
-            x = values[i]
-            if np.isfinite(x):
-                hi = max(hi, x)
-                lo = min(lo, x)
-        if not np.isfinite(hi):
-            return False
-        top[k] = hi
-        total += hi - lo
-    if total > span:
-        return False
-    for k in range(K):
-        end = offsets[k + 1] if k + 1 < K else values.shape[0]
-        for i in range(offsets[k], end):
-            lin[i] = math.exp(values[i] - top[k])
-    return True
-
-
-# --------------------------------------------------------------------------- scaled tables
 @njit(cache=True)
 def merge_axes(shape, strides, ostrides):  # pragma: no cover - compiled
     """The clique's axes with every run of neighbours that each input and output walks as
@@ -747,8 +720,7 @@ def extent(out):  # pragma: no cover - compiled
     lo = np.inf
     for i in range(out.shape[0]):
         x = out[i]
-        if x > hi:
-            hi = x
-        if x > 0.0 and x < lo:
-            lo = x
+        hi = x if x > hi else hi
+        y = x if x > 0.0 else np.inf
+        lo = y if y < lo else lo
     return hi, lo

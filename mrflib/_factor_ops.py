@@ -28,6 +28,7 @@ EINSUM_MIN_SIZE = 2**16
 #: first variable: a downward message) have at least this many joint states, so a BLAS
 #: product over the first variable is at least this wide.
 EINSUM_MIN_WIDTH = 8
+EINSUM_PATH = "auto"
 #: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
 #: smallest finite log entry) add up to at most this: every product of exponentials,
 #: each input shifted by its maximum, is then at least ``e^-700``, a normal float
@@ -242,18 +243,18 @@ def _ostrides(clique: Sequence[int], shape: Sequence[int],
 def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
                  shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list:
     """The sums of the clique's linear products onto each target (see
-    :func:`~mrflib._elimination_kernels.product_sums_merged`), as :func:`_from_sums`."""
+    :func:`~mrflib._elimination_kernels.product_sums`), as :func:`_from_sums`."""
     log_scale = math.fsum(x.log_scale for x in lin)
     pos = {v: d for d, v in enumerate(clique)}
     shapes = [tuple(int(shape[pos[v]]) for v in s) for s in targets]
     size = math.prod(int(c) for c in shape)
     if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
-        return [_from_sums(_contract(lin, scopes, s, size).reshape(-1), log_scale, sh)
+        return [_from_sums(_contract(lin, scopes, clique, shape, s).reshape(-1), log_scale, sh)
                 for s, sh in zip(targets, shapes)]
     values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
     ooffsets, ostrides, total = _ostrides(clique, shape, targets)
     out = np.zeros(total)
-    _kernels.product_sums_merged(values, offsets, strides, shp, ooffsets, ostrides, out)
+    _kernels.product_sums(values, offsets, strides, shp, ooffsets, ostrides, out)
     return [_from_sums(out[o:o + math.prod(sh)], log_scale, sh)
             for o, sh in zip(ooffsets.tolist(), shapes)]
 
@@ -271,14 +272,20 @@ def _gemm_width(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequ
     return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in big)
 
 
-def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], target: Sequence[int],
-              size: int) -> np.ndarray:
+def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+              shape: Sequence[int], target: Sequence[int]) -> np.ndarray:
     """``Σ Π_k lin[k]`` onto ``target`` by ``opt_einsum`` (its path, intermediates of at
-    most ``size`` entries: the clique table's), a new C-contiguous array."""
+    most the clique table's entries; a variable no input holds counts its states), a new
+    C-contiguous array."""
     args: list = []
     for x, s in zip(lin, scopes):
         args += [x.values, list(s)]
-    out = opt_einsum.contract(*args, list(target), optimize="auto", memory_limit=size)
+    held = {v for s in scopes for v in s}
+    for v, c in zip(clique, shape):
+        if v not in held:
+            args += [np.ones(int(c)), [v]]
+    size = math.prod(int(c) for c in shape)
+    out = opt_einsum.contract(*args, list(target), optimize=EINSUM_PATH, memory_limit=size)
     return np.array(out, dtype=np.float64, order="C")
 
 
