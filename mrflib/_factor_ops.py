@@ -249,8 +249,8 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
     shapes = [tuple(int(shape[pos[v]]) for v in s) for s in targets]
     size = math.prod(int(c) for c in shape)
     if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
-        return [_from_sums(_contract(lin, scopes, clique, shape, s).reshape(-1), log_scale, sh)
-                for s, sh in zip(targets, shapes)]
+        sums = _contract_all(lin, scopes, clique, shape, targets)
+        return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
     values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
     ooffsets, ostrides, total = _ostrides(clique, shape, targets)
     out = np.zeros(total)
@@ -270,6 +270,29 @@ def _gemm_width(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequ
         return 1
     big = set(scopes[max(sizes)[1]])
     return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in big)
+
+
+def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                  shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """The sums onto each target by :func:`_contract`, largest first; a target inside one
+    already summed is summed from it (a variable's marginal from a separator's), each a
+    new array."""
+    done: dict[tuple, np.ndarray] = {}
+    for s in sorted({tuple(t) for t in targets}, key=len, reverse=True):
+        sup = next((u for u in done if set(s) <= set(u)), None)
+        if sup is None:
+            done[s] = _contract(lin, scopes, clique, shape, s)
+            continue
+        kept = [v for v in sup if v in s]
+        part = done[sup].sum(axis=tuple(i for i, v in enumerate(sup) if v not in s))
+        done[s] = np.ascontiguousarray(np.transpose(part, [kept.index(v) for v in s]),
+                                       dtype=np.float64)
+    out, used = [], set()
+    for t in targets:
+        x = done[tuple(t)]
+        out.append(x.copy() if id(x) in used else x)
+        used.add(id(x))
+    return out
 
 
 def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
