@@ -6,6 +6,13 @@ no temporary as large as the table: numpy's ``log(sum(exp(a - max)))`` allocates
 input is walked in memory order; an odometer over the leading axes tracks the output cell,
 the last axis is an inner loop with its own output stride. The plain numpy twin is
 :func:`mrflib._factor_ops.logsumexp_numpy`; the tests compare both.
+
+``product_sums`` sums a clique's linear-space products onto several outputs without making
+the clique: it walks the clique in one of two axis orders (the cheaper by a cost estimate),
+with runs of axes that every input and output walks contiguously merged into one, so rows
+are long; ``blocked_order`` keeps each output block in cache while axis 0 is summed and
+the largest input is read once, in runs. The tests compare both orders with numpy
+broadcasting.
 """
 
 from __future__ import annotations

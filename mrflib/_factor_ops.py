@@ -1,6 +1,14 @@
-"""Log-space table operations shared by the exact factor-graph engines.
+"""Table operations shared by the exact factor-graph engines.
 
-Tables are numpy arrays whose axes are variables (a scope); ``-inf`` is a zero weight.
+Tables are numpy arrays whose axes are variables (a scope). A *log table* has ``-inf`` for
+a zero weight; a :class:`Scaled` table is the same weights in linear space, ``exp(log_scale)
+* values`` with ``values`` at most one and, where positive, at least ``exp(-span)``.
+Messages stay :class:`Scaled` from step to step when no product of a clique's inputs can
+underflow (their spans add up to at most :data:`LINEAR_SPAN`), so they are neither
+exponentiated nor logged again; otherwise the clique is summed in log space. A linear
+clique is walked by the numba kernel (:func:`~mrflib._elimination_kernels.product_sums`),
+or, when it is large and has a matrix-product structure, contracted by ``opt_einsum``
+(pairwise products, BLAS ``tensordot`` where it applies).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ KERNEL_MIN_SIZE = 4096
 #: Linear-space cliques of at least this many entries are contracted by ``opt_einsum``
 #: (pairwise products and BLAS ``tensordot``) rather than walked by the numba kernel.
 EINSUM_MIN_SIZE = 2**16
-#: ... and whose variables outside the largest input (not counting one over all but the
+#: ... and whose variables outside its largest input (not counting one over all but the
 #: first variable: a downward message) have at least this many joint states, so a BLAS
 #: product over the first variable is at least this wide.
 EINSUM_MIN_WIDTH = 8

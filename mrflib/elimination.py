@@ -21,12 +21,14 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
    gives every clique its marginal; forward filtering then backward sampling of
    ``P(x_{v_t} | x_{N_t}) ∝ exp ψ_t`` in reverse order gives exact samples.
 
-Tables and messages are in log space. A clique is never made for a message or a marginal:
-numba kernels (:mod:`mrflib._factor_ops`) sum its entries from the inputs onto the outputs in
-one pass, in linear space after shifting each input by its maximum when no product of the
-shifted exponentials can underflow (their spans add up to at most 700 nats), otherwise by a
-log-sum-exp with a shift. So ``log Z = ±4600`` and tables full of ``-inf`` are exact; a model
-with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+Tables are in log space. A clique is never made for a message or a marginal: its entries
+are summed from the inputs onto the outputs (:mod:`mrflib._factor_ops`), in linear space
+when no product of the inputs, each scaled to largest entry one, can underflow (their
+spans add up to at most 700 nats), otherwise by a log-sum-exp with a shift. Messages stay in
+linear space with a log scale (:class:`~mrflib._factor_ops.Scaled`) from step to step while
+they can: a numba kernel walks a clique in one pass, ``opt_einsum`` contracts a large one
+with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf`` are
+exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 """
 
 from __future__ import annotations
@@ -221,7 +223,8 @@ class EliminationPlan:
 
     def memory_bytes(self) -> float:
         """Peak bytes of a calibration: the upward and downward messages, one clique table
-        and its temporaries."""
+        and its temporaries (``opt_einsum``'s intermediates are at most a clique table
+        each, a pairwise product holding up to three)."""
         return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
 
     def _what(self) -> str:
@@ -276,7 +279,10 @@ class EliminationPlan:
     def upward(self, maximize: bool = False) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
         value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
-        from the messages when needed, so only the messages are kept."""
+        from the messages when needed, so only the messages are kept. Sum-product messages
+        are :class:`~mrflib._factor_ops.Scaled` where they fit, else log tables
+        (:func:`~mrflib._factor_ops.as_log` gives the log table of either); max-product
+        messages are log tables."""
         red = self.red
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
