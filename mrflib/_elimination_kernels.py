@@ -6,6 +6,13 @@ no temporary as large as the table: numpy's ``log(sum(exp(a - max)))`` allocates
 input is walked in memory order; an odometer over the leading axes tracks the output cell,
 the last axis is an inner loop with its own output stride. The plain numpy twin is
 :func:`mrflib._factor_ops.logsumexp_numpy`; the tests compare both.
+
+``product_sums`` sums a clique's linear-space products onto several outputs without making
+the clique: it walks the clique in one of two axis orders (the cheaper by a cost estimate),
+with runs of axes that every input and output walks contiguously merged into one, so rows
+are long; ``blocked_order`` keeps each output block in cache while axis 0 is summed and
+the largest input is read once, in runs. The tests compare both orders with numpy
+broadcasting.
 """
 
 from __future__ import annotations
@@ -448,7 +455,10 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
         k0 = level_start[L]
         if level_start[L + 1] - k0 == 1 and R <= 2:  # the common cases, loops of their own
             b, s, o, so = off[k0], strides[k0, L], ooff[0], ostrides[0, L]
-            if R == 1:
+            if R == 1 and s == 1 and so == 1:  # contiguous rows: vectorized
+                for j in range(shape[L]):
+                    out[o + j] += base * values[b + j]
+            elif R == 1:
                 for j in range(shape[L]):
                     out[o + j * so] += base * values[b + j * s]
             else:
@@ -489,12 +499,12 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
 
 
 @njit(cache=True)
-def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
-    """:func:`clique_product_sum` with the clique's axes reordered so that the innermost
-    is the one (not the first) fewest inputs vary along, ties to the last, and the first
-    axis, which most inputs hold, just outside it; the inputs sorted by level."""
+def sparse_inner_order(strides, shape):  # pragma: no cover - compiled
+    """An order of the clique's axes for :func:`product_sums`: the innermost is the one
+    (not the first) fewest inputs vary along, ties to the last, and the first axis, which
+    most inputs hold, just outside it."""
     nd = shape.shape[0]
-    K = offsets.shape[0]
+    K = strides.shape[0]
     perm = np.arange(nd)
     if nd > 1:
         inner = nd - 1
@@ -513,57 +523,211 @@ def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # p
                 j += 1
         perm[nd - 2] = 0
         perm[nd - 1] = inner
+    return perm
+
+
+@njit(cache=True)
+def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
+    """The clique's axes in the order ``perm`` with runs merged (:func:`merge_axes`), the
+    inputs sorted by level: ``(order of inputs, their strides, level starts, shape,
+    output strides)`` for :func:`clique_product_sum`."""
+    nd0 = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    sp = np.empty(nd0, dtype=np.int64)
+    stp = np.empty((K, nd0), dtype=np.int64)
+    ostp = np.empty((R, nd0), dtype=np.int64)
+    for d in range(nd0):
+        sp[d] = shape[perm[d]]
+        for k in range(K):
+            stp[k, d] = strides[k, perm[d]]
+        for r in range(R):
+            ostp[r, d] = ostrides[r, perm[d]]
+    shp, st0, ost = merge_axes(sp, stp, ostp)
+    nd = shp.shape[0]
     level = np.zeros(K, dtype=np.int64)
     for k in range(K):
         for d in range(nd):
-            if strides[k, perm[d]] != 0:
+            if st0[k, d] != 0:
                 level[k] = d
     by = np.argsort(level, kind="mergesort")
     st = np.empty((K, nd), dtype=np.int64)
-    off = np.empty(K, dtype=np.int64)
     starts = np.zeros(nd + 1, dtype=np.int64)
     for i in range(K):
-        k = by[i]
-        off[i] = offsets[k]
         for d in range(nd):
-            st[i, d] = strides[k, perm[d]]
-        starts[level[k] + 1] += 1
+            st[i, d] = st0[by[i], d]
+        starts[level[by[i]] + 1] += 1
     for d in range(nd):
         starts[d + 1] += starts[d]
-    R = ooffsets.shape[0]
-    ost = np.empty((R, nd), dtype=np.int64)
-    shp = np.empty(nd, dtype=np.int64)
+    return by, st, starts, shp, ost
+
+
+@njit(cache=True)
+def _walk_cost(starts, shp, R):  # pragma: no cover - compiled
+    """A cost estimate of :func:`clique_product_sum` on a layout: per entry, a product per
+    input of the last level and a sum per output; per row (and per step of an outer
+    axis), an odometer step per input and output."""
+    nd = shp.shape[0]
+    size = 1.0
     for d in range(nd):
-        shp[d] = shape[perm[d]]
-        for r in range(R):
-            ost[r, d] = ostrides[r, perm[d]]
+        size *= shp[d]
+    rows = size / shp[nd - 1]
+    K = starts[nd]
+    return size * (starts[nd] - starts[nd - 1] + R) + 4.0 * rows * (K + R + 2)
+
+
+@njit(cache=True)
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` in the cheaper (by :func:`_walk_cost`) of two axis
+    orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged
+    (:func:`merge_axes`); the inputs sorted by level."""
+    R = ooffsets.shape[0]
+    by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides,
+                                            blocked_order(strides, shape, 4096))
+    by2, st2, starts2, shp2, ost2 = _walk_layout(strides, shape, ostrides,
+                                                 sparse_inner_order(strides, shape))
+    if _walk_cost(starts2, shp2, R) < _walk_cost(starts, shp, R):
+        by, st, starts, shp, ost = by2, st2, starts2, shp2, ost2
+    off = np.empty(offsets.shape[0], dtype=np.int64)
+    for i in range(off.shape[0]):
+        off[i] = offsets[by[i]]
     return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
 
 
 @njit(cache=True)
-def linear_inputs(values, offsets, span, lin, top):  # pragma: no cover - compiled
-    """Each input's largest finite log entry ``top[k]`` and ``lin = exp(values - top)``;
-    returns ``False`` (``lin`` unset) when an input has no finite entry or the spans
-    (largest minus smallest finite entry) add up to more than ``span``."""
-    K = offsets.shape[0]
-    total = 0.0
-    for k in range(K):
-        end = offsets[k + 1] if k + 1 < K else values.shape[0]
-        hi = -np.inf
-        lo = np.inf
-        for i in range(offsets[k], end):
-            x = values[i]
-            if np.isfinite(x):
-                hi = max(hi, x)
-                lo = min(lo, x)
-        if not np.isfinite(hi):
+def _covers(strides, k):  # pragma: no cover - compiled
+    """Whether input ``k`` holds every axis but (perhaps) the first: a downward message."""
+    for d in range(1, strides.shape[1]):
+        if strides[k, d] == 0:
             return False
-        top[k] = hi
-        total += hi - lo
-    if total > span:
-        return False
-    for k in range(K):
-        end = offsets[k + 1] if k + 1 < K else values.shape[0]
-        for i in range(offsets[k], end):
-            lin[i] = math.exp(values[i] - top[k])
     return True
+
+
+@njit(cache=True)
+def blocked_order(strides, shape, block):  # pragma: no cover - compiled
+    """An order of the clique's axes for :func:`product_sums`. The *largest* input
+    (of those not over every axis but the first) gives three groups of the other axes,
+    each in clique order: those it does not hold, outermost; those it holds with a smaller
+    input (not over every axis but the first); and its *own*, innermost, which every input
+    and output then walks in long runs. Axis 0 goes in just before the trailing own axes
+    whose entries, times ``shape[0]``, fit in ``block``, so each output block is summed
+    over axis 0 in cache while the largest input is read once."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    big = -1
+    most = -1.0
+    for k in range(K):
+        size = 1.0
+        for d in range(nd):
+            if strides[k, d] != 0:
+                size *= shape[d]
+        if size > most and not _covers(strides, k):
+            most = size
+            big = k
+    group = np.zeros(nd, dtype=np.int64)  # 0: not held by big, 1: shared, 2: own
+    for d in range(1, nd):
+        if big >= 0 and strides[big, d] != 0:
+            group[d] = 2
+            for k in range(K):
+                if k != big and strides[k, d] != 0 and not _covers(strides, k):
+                    group[d] = 1
+    perm = np.empty(nd, dtype=np.int64)
+    m = 0
+    for g in range(2):
+        for d in range(1, nd):
+            if group[d] == g:
+                perm[m] = d
+                m += 1
+    own = np.empty(nd, dtype=np.int64)
+    h = 0
+    for d in range(1, nd):
+        if group[d] == 2:
+            own[h] = d
+            h += 1
+    q = h
+    inner = shape[0]
+    while q > 0 and inner * shape[own[q - 1]] <= block:
+        q -= 1
+        inner *= shape[own[q]]
+    for i in range(q):
+        perm[m] = own[i]
+        m += 1
+    perm[m] = 0
+    m += 1
+    for i in range(q, h):
+        perm[m] = own[i]
+        m += 1
+    return perm
+
+
+@njit(cache=True)
+def merge_axes(shape, strides, ostrides):  # pragma: no cover - compiled
+    """The clique's axes with every run of neighbours that each input and output walks as
+    one axis merged: axes ``d`` and ``d + 1`` merge when every row of ``strides`` and
+    ``ostrides`` has both zero, or ``stride[d] = stride[d + 1] * shape[d + 1]`` with
+    ``stride[d + 1] != 0``. Returns ``(shape, strides, ostrides)`` of the merged axes
+    (same C-order walk, longer rows)."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    shp = shape.copy()
+    st = strides.copy()
+    ost = ostrides.copy()
+    m = 1
+    for d in range(1, nd):
+        ok = True
+        for k in range(K):
+            a, b = st[k, m - 1], strides[k, d]
+            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+                ok = False
+        for r in range(R):
+            a, b = ost[r, m - 1], ostrides[r, d]
+            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+                ok = False
+        if ok:
+            shp[m - 1] *= shape[d]
+            for k in range(K):
+                st[k, m - 1] = strides[k, d]
+            for r in range(R):
+                ost[r, m - 1] = ostrides[r, d]
+        else:
+            shp[m] = shape[d]
+            for k in range(K):
+                st[k, m] = strides[k, d]
+            for r in range(R):
+                ost[r, m] = ostrides[r, d]
+            m += 1
+    return shp[:m].copy(), st[:, :m].copy(), ost[:, :m].copy()
+
+
+@njit(cache=True)
+def linear_table(values, lin):  # pragma: no cover - compiled
+    """``lin = exp(values - hi)`` with ``hi`` the largest finite entry; returns ``(hi,
+    span)``, ``span = hi - lo`` with ``lo`` the smallest finite entry, or ``(-inf, inf)``
+    (``lin`` unset) when no entry is finite."""
+    hi = -np.inf
+    lo = np.inf
+    for i in range(values.shape[0]):
+        x = values[i]
+        if np.isfinite(x):
+            hi = max(hi, x)
+            lo = min(lo, x)
+    if not np.isfinite(hi):
+        return -np.inf, np.inf
+    for i in range(values.shape[0]):
+        lin[i] = math.exp(values[i] - hi)
+    return hi, hi - lo
+
+
+@njit(cache=True)
+def extent(out):  # pragma: no cover - compiled
+    """The largest entry of the nonnegative ``out`` and its smallest positive one (``(0,
+    inf)`` when all are zero)."""
+    hi = 0.0
+    lo = np.inf
+    for i in range(out.shape[0]):
+        x = out[i]
+        hi = x if x > hi else hi
+        y = x if x > 0.0 else np.inf
+        lo = y if y < lo else lo
+    return hi, lo

@@ -1,23 +1,42 @@
-"""Log-space table operations shared by the exact factor-graph engines.
+"""Table operations shared by the exact factor-graph engines.
 
-Tables are numpy arrays whose axes are variables (a scope); ``-inf`` is a zero weight.
+Tables are numpy arrays whose axes are variables (a scope). A *log table* has ``-inf`` for
+a zero weight; a :class:`Scaled` table is the same weights in linear space, ``exp(log_scale)
+* values`` with ``values`` at most one and, where positive, at least ``exp(-span)``.
+Messages stay :class:`Scaled` from step to step when no product of a clique's inputs can
+underflow (their spans add up to at most :data:`LINEAR_SPAN`), so they are neither
+exponentiated nor logged again; otherwise the clique is summed in log space. A linear
+clique is walked by the numba kernel (:func:`~mrflib._elimination_kernels.product_sums`),
+or, when it is large and has a matrix-product structure, contracted by ``opt_einsum``
+(pairwise products, BLAS ``tensordot`` where it applies).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+import opt_einsum
 
 from . import _elimination_kernels as _kernels
 
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
-           "clique_eliminate_numpy", "clique_marginals"]
+           "clique_eliminate_numpy", "clique_marginals", "Scaled", "scaled", "as_log",
+           "eliminate", "marginals_onto", "divide"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
+#: Linear-space cliques of at least this many entries are contracted by ``opt_einsum``
+#: (pairwise products and BLAS ``tensordot``) rather than walked by the numba kernel.
+EINSUM_MIN_SIZE = 2**16
+#: ... and whose variables outside its largest input (not counting one over all but the
+#: first variable: a downward message) have at least this many joint states, so a BLAS
+#: product over the first variable is at least this wide.
+EINSUM_MIN_WIDTH = 8
+EINSUM_PATH = "auto"
 #: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
 #: smallest finite log entry) add up to at most this: every product of exponentials,
 #: each input shifted by its maximum, is then at least ``e^-700``, a normal float
@@ -128,21 +147,13 @@ def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
                      maximize: bool = False) -> np.ndarray:
     """``log Σ_{x_0} exp Σ_k tables[k]`` (or ``max_{x_0}``) over the first variable of
     ``clique``, a table over the others, without making the clique table: in linear space
-    by :func:`~mrflib._elimination_kernels.product_sums` when no product can underflow
-    (see :data:`LINEAR_SPAN`), else in log space (each cell's ``shape[0]`` entries summed
-    from the inputs and reduced at once)."""
+    (:func:`eliminate`) when no product can underflow (see :data:`LINEAR_SPAN`), else in
+    log space (each cell's ``shape[0]`` entries summed from the inputs and reduced at
+    once)."""
+    if not maximize and tables:
+        return as_log(eliminate(tables, scopes, clique, shape))
     values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
     out = np.empty(int(np.prod(shp[1:])))
-    if not maximize and tables:
-        lin, top = _linear(values, offsets)
-        if lin is not None:
-            ostride = np.zeros((1, len(shp)), dtype=np.int64)
-            for d in range(len(shp) - 1, 0, -1):
-                ostride[0, d] = 1 if d == len(shp) - 1 else ostride[0, d + 1] * shp[d + 1]
-            out = _product_sums(lin, offsets, strides, shp, np.zeros(1, dtype=np.int64),
-                                ostride, out.size)
-            with np.errstate(divide="ignore"):
-                return (np.log(out) + float(top.sum())).reshape(tuple(shape[1:]))
     _kernels.clique_eliminate(values, offsets, strides, shp, bool(maximize), out)
     return out.reshape(tuple(shape[1:]))
 
@@ -151,14 +162,78 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
                      clique: Sequence[int], shape: Sequence[int],
                      targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
     """``log Σ exp Σ_k tables[k]`` onto each scope of ``targets`` (subsets of ``clique``,
-    axes in the target's order). Multiplied in linear space in one pass without making the
-    clique table when no product can underflow (see :data:`LINEAR_SPAN`); otherwise the
-    table is made in log space and reduced once per target."""
-    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
-    lin, top = _linear(values, offsets) if tables else (None, None)
-    if lin is None:
-        acc = clique_sum(tables, scopes, clique, shape)
-        return [_reduce_to(acc, clique, s) for s in targets]
+    axes in the target's order): :func:`marginals_onto` in log space."""
+    return [as_log(m) for m in marginals_onto(tables, scopes, clique, shape, targets)]
+
+
+def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order."""
+    keep = set(target)
+    m = logsumexp(table, tuple(a for a, v in enumerate(clique) if v not in keep))
+    kept = [v for v in clique if v in keep]
+    return np.transpose(m, [kept.index(v) for v in target])
+
+
+# --------------------------------------------------------------------------- scaled tables
+class Scaled(NamedTuple):
+    """A nonnegative table ``exp(log_scale) * values`` kept in linear space: ``values``
+    has largest entry one and smallest positive entry ``exp(-span)``, ``span <=``
+    :data:`LINEAR_SPAN` (zeros are zero weights)."""
+
+    values: np.ndarray
+    log_scale: float
+    span: float
+
+
+def scaled(table: np.ndarray) -> Scaled | None:
+    """The :class:`Scaled` form of the log table ``table``, or ``None`` when no entry is
+    finite or its span exceeds :data:`LINEAR_SPAN`."""
+    table = np.asarray(table, dtype=np.float64)
+    lin = np.empty(table.shape)
+    hi, span = _kernels.linear_table(table.ravel(), lin.reshape(-1))
+    return Scaled(lin, float(hi), float(span)) if span <= LINEAR_SPAN else None
+
+
+def as_log(x: Scaled | np.ndarray) -> np.ndarray:
+    """The log table of ``x`` (a log table is returned as is)."""
+    if not isinstance(x, Scaled):
+        return x
+    with np.errstate(divide="ignore"):
+        return np.log(x.values) + x.log_scale
+
+
+def _from_sums(out: np.ndarray, log_scale: float, shape: tuple) -> Scaled | np.ndarray:
+    """``exp(log_scale) * out`` (``out`` nonnegative sums of products, each at least
+    ``exp(-LINEAR_SPAN)`` or zero) as a :class:`Scaled` table, or as a log table when its
+    span exceeds :data:`LINEAR_SPAN` or every entry is zero."""
+    hi, lo = _kernels.extent(out)
+    if hi > 0.0 and math.log(hi) - math.log(lo) <= LINEAR_SPAN:
+        out *= 1.0 / hi
+        return Scaled(out.reshape(shape), log_scale + math.log(hi),
+                      math.log(hi) - math.log(lo))
+    with np.errstate(divide="ignore"):
+        return (np.log(out) + log_scale).reshape(shape)
+
+
+def _all_scaled(inputs: Sequence[Scaled | np.ndarray]) -> list[Scaled] | None:
+    """Every input as a :class:`Scaled` table (log tables converted) when their spans add
+    up to at most :data:`LINEAR_SPAN`, so no product of them underflows; else ``None``."""
+    out, total = [], 0.0
+    for x in inputs:
+        x = x if isinstance(x, Scaled) else scaled(x)
+        if x is None:
+            return None
+        total += x.span
+        if total > LINEAR_SPAN:
+            return None
+        out.append(x)
+    return out if out else None
+
+
+def _ostrides(clique: Sequence[int], shape: Sequence[int],
+              targets: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where each target's entries start in one output vector, their strides along the
+    clique's axes (``0`` on a summed axis) and the vector's length."""
     pos = {v: d for d, v in enumerate(clique)}
     ostrides = np.zeros((len(targets), len(clique)), dtype=np.int64)
     ooffsets = np.zeros(len(targets), dtype=np.int64)
@@ -170,40 +245,121 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
             ostrides[r, pos[v]] = step
             step *= int(shape[pos[v]])
         start += step
-    out = _product_sums(lin, offsets, strides, shp, ooffsets, ostrides, start)
-    with np.errstate(divide="ignore"):
-        logs = np.log(out) + float(top.sum())
-    return [logs[o:o + math.prod(int(shape[pos[v]]) for v in s)].reshape(
-        tuple(int(shape[pos[v]]) for v in s)) for o, s in zip(ooffsets.tolist(), targets)]
+    return ooffsets, ostrides, start
 
 
-def _product_sums(values: np.ndarray, offsets: np.ndarray, strides: np.ndarray,
-                  shape: np.ndarray, ooffsets: np.ndarray, ostrides: np.ndarray,
-                  size: int) -> np.ndarray:
-    """``size`` output entries of :func:`~mrflib._elimination_kernels.product_sums`."""
-    out = np.zeros(size)
-    _kernels.product_sums(values, offsets, strides, shape, ooffsets, ostrides, out)
+def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                 shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list:
+    """The sums of the clique's linear products onto each target (see
+    :func:`~mrflib._elimination_kernels.product_sums`), as :func:`_from_sums`."""
+    log_scale = math.fsum(x.log_scale for x in lin)
+    pos = {v: d for d, v in enumerate(clique)}
+    shapes = [tuple(int(shape[pos[v]]) for v in s) for s in targets]
+    size = math.prod(int(c) for c in shape)
+    if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
+        sums = _contract_all(lin, scopes, clique, shape, targets)
+        return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
+    values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
+    ooffsets, ostrides, total = _ostrides(clique, shape, targets)
+    out = np.zeros(total)
+    _kernels.product_sums(values, offsets, strides, shp, ooffsets, ostrides, out)
+    return [_from_sums(out[o:o + math.prod(sh)], log_scale, sh)
+            for o, sh in zip(ooffsets.tolist(), shapes)]
+
+
+def _gemm_width(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                shape: Sequence[int]) -> int:
+    """The joint states of the clique's variables (but the first) outside its largest
+    input, that input chosen among those not over all of ``clique[1:]``."""
+    rest = set(clique[1:])
+    sizes = [(x.values.size, k) for k, (x, s) in enumerate(zip(lin, scopes))
+             if not rest <= set(s)]
+    if not sizes:
+        return 1
+    big = set(scopes[max(sizes)[1]])
+    return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in big)
+
+
+def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                  shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """The sums onto each target by :func:`_contract`, largest first; a target inside one
+    already summed is summed from it (a variable's marginal from a separator's), each a
+    new array."""
+    done: dict[tuple, np.ndarray] = {}
+    for s in sorted({tuple(t) for t in targets}, key=len, reverse=True):
+        sup = next((u for u in done if set(s) <= set(u)), None)
+        if sup is None:
+            done[s] = _contract(lin, scopes, clique, shape, s)
+            continue
+        kept = [v for v in sup if v in s]
+        part = done[sup].sum(axis=tuple(i for i, v in enumerate(sup) if v not in s))
+        done[s] = np.ascontiguousarray(np.transpose(part, [kept.index(v) for v in s]),
+                                       dtype=np.float64)
+    out, used = [], set()
+    for t in targets:
+        x = done[tuple(t)]
+        out.append(x.copy() if id(x) in used else x)
+        used.add(id(x))
     return out
 
 
-def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
-    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order."""
-    keep = set(target)
-    m = logsumexp(table, tuple(a for a, v in enumerate(clique) if v not in keep))
-    kept = [v for v in clique if v in keep]
-    return np.transpose(m, [kept.index(v) for v in target])
+def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+              shape: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``Σ Π_k lin[k]`` onto ``target`` by ``opt_einsum`` (its path, intermediates of at
+    most the clique table's entries; a variable no input holds counts its states), a new
+    C-contiguous array."""
+    args: list = []
+    for x, s in zip(lin, scopes):
+        args += [x.values, list(s)]
+    held = {v for s in scopes for v in s}
+    for v, c in zip(clique, shape):
+        if v not in held:
+            args += [np.ones(int(c)), [v]]
+    size = math.prod(int(c) for c in shape)
+    out = opt_einsum.contract(*args, list(target), optimize=EINSUM_PATH, memory_limit=size)
+    return np.array(out, dtype=np.float64, order="C")
 
 
-def _linear(values: np.ndarray, offsets: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
-    """``(exp(values - top), top)`` with ``top`` each input's largest log entry, when the
-    inputs can be multiplied in linear space without underflow (their spans add up to at
-    most :data:`LINEAR_SPAN`, each finite somewhere); ``(None, None)`` otherwise."""
-    lin = np.empty_like(values)
-    top = np.empty(len(offsets))
-    if _kernels.linear_inputs(values, offsets, LINEAR_SPAN, lin, top):
-        return lin, top
-    return None, None
+def eliminate(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],
+              clique: Sequence[int], shape: Sequence[int]) -> Scaled | np.ndarray:
+    """``Σ_{x_0} Π_k inputs[k]`` over the first variable of ``clique``: in linear space
+    (a :class:`Scaled` table, or a log table when its span is too wide) when no product
+    can underflow (see :func:`_all_scaled`), else by the log-space kernel (a log table)."""
+    lin = _all_scaled(inputs)
+    if lin is not None:
+        return _linear_sums(lin, scopes, clique, shape, [tuple(clique[1:])])[0]
+    tables = [as_log(x) for x in inputs]
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    out = np.empty(int(np.prod(shp[1:])))
+    _kernels.clique_eliminate(values, offsets, strides, shp, False, out)
+    return out.reshape(tuple(shape[1:]))
+
+
+def marginals_onto(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],
+                   clique: Sequence[int], shape: Sequence[int],
+                   targets: Sequence[Sequence[int]]) -> list[Scaled | np.ndarray]:
+    """``Σ Π_k inputs[k]`` onto each scope of ``targets`` (subsets of ``clique``, axes in
+    the target's order), in one pass in linear space when no product can underflow, else
+    from the clique table made in log space (log tables)."""
+    lin = _all_scaled(inputs)
+    if lin is not None:
+        return _linear_sums(lin, scopes, clique, shape, targets)
+    acc = clique_sum([as_log(x) for x in inputs], scopes, clique, shape)
+    return [_reduce_to(acc, clique, s) for s in targets]
+
+
+def divide(a: Scaled | np.ndarray, b: Scaled | np.ndarray, shift: float = 0.0
+           ) -> Scaled | np.ndarray:
+    """``a / b · exp(-shift)``, zero where ``b`` is zero (a Hugin update: there ``a`` is
+    zero too). Two :class:`Scaled` tables divide in linear space: ``a <= 1`` and ``b >=
+    exp(-LINEAR_SPAN)`` where positive, so the quotient neither overflows nor underflows."""
+    if isinstance(a, Scaled) and isinstance(b, Scaled):
+        q = np.zeros(a.values.shape)
+        np.divide(a.values, b.values, out=q, where=b.values > 0.0)
+        return _from_sums(q.reshape(-1), a.log_scale - b.log_scale - shift, a.values.shape)
+    la, lb = as_log(a), as_log(b)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isneginf(lb), -np.inf, la - shift - lb)
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:

@@ -21,12 +21,14 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
    gives every clique its marginal; forward filtering then backward sampling of
    ``P(x_{v_t} | x_{N_t}) ∝ exp ψ_t`` in reverse order gives exact samples.
 
-Tables and messages are in log space. A clique is never made for a message or a marginal:
-numba kernels (:mod:`mrflib._factor_ops`) sum its entries from the inputs onto the outputs in
-one pass, in linear space after shifting each input by its maximum when no product of the
-shifted exponentials can underflow (their spans add up to at most 700 nats), otherwise by a
-log-sum-exp with a shift. So ``log Z = ±4600`` and tables full of ``-inf`` are exact; a model
-with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+Tables are in log space. A clique is never made for a message or a marginal: its entries
+are summed from the inputs onto the outputs (:mod:`mrflib._factor_ops`), in linear space
+when no product of the inputs, each scaled to largest entry one, can underflow (their
+spans add up to at most 700 nats), otherwise by a log-sum-exp with a shift. Messages stay in
+linear space with a log scale (:class:`~mrflib._factor_ops.Scaled`) from step to step while
+they can: a numba kernel walks a clique in one pass, ``opt_einsum`` contracts a large one
+with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf`` are
+exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 """
 
 from __future__ import annotations
@@ -39,11 +41,16 @@ import numpy as np
 
 from . import elimination_order as eo
 from ._factor_ops import (
+    Scaled,
+    as_log,
     clique_eliminate,
-    clique_marginals,
     clique_sum,
+    divide,
     draw_categorical,
+    eliminate,
     logsumexp,
+    marginals_onto,
+    scaled,
 )
 from ._validation import (
     as_rng,
@@ -171,6 +178,7 @@ class EliminationPlan:
         self.red = _Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
+        self._scaled: list[Scaled | None] | None = None
         self._order(model)
         self._tree()
         require_memory(self.memory_bytes(), self._what())
@@ -215,7 +223,8 @@ class EliminationPlan:
 
     def memory_bytes(self) -> float:
         """Peak bytes of a calibration: the upward and downward messages, one clique table
-        and its temporaries."""
+        and its temporaries (``opt_einsum``'s intermediates are at most a clique table
+        each, a pairwise product holding up to three)."""
         return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
 
     def _what(self) -> str:
@@ -230,12 +239,19 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
-    def _inputs(self, t: int, msgs: list) -> tuple[list, list]:
-        """The tables adding up to ``ψ_t`` and their scopes: the factors assigned to step
-        ``t`` and its children's messages."""
+    def _inputs(self, t: int, msgs: list, linear: bool = False) -> tuple[list, list]:
+        """The tables multiplying to ``ψ_t`` and their scopes: the factors assigned to step
+        ``t`` (log tables, or with ``linear`` their :class:`~mrflib._factor_ops.Scaled`
+        forms where they have one) and its children's messages."""
         red = self.red
-        tables = [red.tables[k] for k in self.assigned[t]]
-        tables += [msgs[c] for c in self.children[t]]
+        if linear:
+            if self._scaled is None:  # shared by the upward and downward passes
+                self._scaled = [scaled(x) for x in red.tables]
+            tables = [self._scaled[k] if self._scaled[k] is not None else red.tables[k]
+                      for k in self.assigned[t]]
+        else:
+            tables = [red.tables[k] for k in self.assigned[t]]
+        tables += [msgs[c] if linear else as_log(msgs[c]) for c in self.children[t]]
         scopes = [red.scopes[k] for k in self.assigned[t]]
         scopes += [self.cliques[c][1:] for c in self.children[t]]
         return tables, scopes
@@ -263,16 +279,22 @@ class EliminationPlan:
     def upward(self, maximize: bool = False) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
         value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
-        from the messages when needed, so only the messages are kept."""
+        from the messages when needed, so only the messages are kept. Sum-product messages
+        are :class:`~mrflib._factor_ops.Scaled` where they fit, else log tables
+        (:func:`~mrflib._factor_ops.as_log` gives the log table of either); max-product
+        messages are log tables."""
         red = self.red
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
         for t in range(len(self.cliques)):
-            tables, scopes = self._inputs(t, msgs)
-            msgs.append(clique_eliminate(tables, scopes, self.cliques[t], self.shapes[t],
-                                         maximize))
+            tables, scopes = self._inputs(t, msgs, not maximize)
+            if maximize:
+                msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
+                                             self.shapes[t], True))
+            else:
+                msgs.append(eliminate(tables, scopes, self.cliques[t], self.shapes[t]))
             if self.parent[t] < 0:
-                value += float(msgs[t])
+                value += float(as_log(msgs[t]))
         return value, msgs
 
     def beliefs(self, msgs: list, targets: Callable[[int], list]
@@ -286,20 +308,19 @@ class EliminationPlan:
         """
         down: list = [None] * len(msgs)
         for t in range(len(msgs) - 1, -1, -1):
-            tables, scopes = self._inputs(t, msgs)
+            tables, scopes = self._inputs(t, msgs, True)
             if self.parent[t] >= 0:
                 tables.append(down[t])
                 scopes.append(self.cliques[t][1:])
             seps = [self.cliques[c][1:] for c in self.children[t]]
             wanted = list(targets(t))
-            out = clique_marginals(tables, scopes, self.cliques[t], self.shapes[t],
-                                   seps + wanted)
-            shift = float(msgs[t]) if self.parent[t] < 0 else 0.0
+            out = marginals_onto(tables, scopes, self.cliques[t], self.shapes[t],
+                                 seps + wanted)
+            shift = float(as_log(msgs[t])) if self.parent[t] < 0 else 0.0
             for c, m in zip(self.children[t], out):
-                with np.errstate(invalid="ignore"):
-                    down[c] = np.where(np.isneginf(msgs[c]), -np.inf, m - shift - msgs[c])
+                down[c] = divide(m, msgs[c], shift)
             down[t] = None
-            yield t, [m - shift for m in out[len(seps):]]
+            yield t, [as_log(m) - shift for m in out[len(seps):]]
 
 
 def _refuse(found: eo.Order, size: int) -> None:
@@ -407,6 +428,7 @@ def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it cannot be sampled")
+    msgs = [as_log(m) for m in msgs]  # the rows are read in log space
     out = np.empty((n_samples, model.n), dtype=np.int64)
     block = max(1, min(n_samples, 2**22 // model.n))  # clique tables are rebuilt per block
     for start in range(0, n_samples, block):

@@ -81,6 +81,18 @@ def test_random_factor_graphs_equal_enumeration(seed):
     assert_same(random_model(np.random.default_rng(seed)))
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_einsum_contraction_of_every_clique_equals_enumeration(seed, monkeypatch):
+    """With every linear-space clique contracted by opt_einsum (not only the large ones
+    with a BLAS product), every task still equals enumeration."""
+    from mrflib import _factor_ops as fo
+
+    monkeypatch.setattr(fo, "EINSUM_MIN_SIZE", 1)
+    monkeypatch.setattr(fo, "EINSUM_MIN_WIDTH", 1)
+    rng = np.random.default_rng(seed)
+    assert_same(random_model(rng) if seed % 2 else random_bayes_net(rng))
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_random_bayes_nets_equal_enumeration(seed):
     model = random_bayes_net(np.random.default_rng(seed))
@@ -375,13 +387,18 @@ def _clique_inputs(rng, clique, card, n_inputs, spread, zeros):
     return tables, scopes
 
 
+@pytest.mark.parametrize("contract", ["kernel", "einsum"])
 @pytest.mark.parametrize("spread", [1.0, 400.0])  # linear-space, then log-space kernels
 @pytest.mark.parametrize("seed", range(12))
-def test_clique_kernels_equal_numpy(seed, spread):
+def test_clique_kernels_equal_numpy(seed, spread, contract, monkeypatch):
     """The fused clique kernels (messages without the clique table, several marginals in
-    one pass) equal building the table by numpy broadcasting and reducing it."""
+    one pass), or opt_einsum's contraction of every clique, equal building the table by
+    numpy broadcasting and reducing it."""
     from mrflib import _factor_ops as fo
 
+    if contract == "einsum":
+        monkeypatch.setattr(fo, "EINSUM_MIN_SIZE", 1)
+        monkeypatch.setattr(fo, "EINSUM_MIN_WIDTH", 1)
     rng = np.random.default_rng(seed)
     nd = 1 + seed % 5
     clique = [int(v) for v in rng.permutation(9)[:nd]]
@@ -406,6 +423,101 @@ def test_clique_kernels_equal_numpy(seed, spread):
         np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)],
                                    rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_both_clique_walks_equal_numpy(seed):
+    """Each axis order of the linear-space kernel (blocked, sparse innermost), runs of axes
+    merged, sums the clique's products onto every target as numpy does."""
+    from mrflib import _elimination_kernels as ek
+    from mrflib import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    nd = 1 + seed % 7
+    clique = [int(v) for v in rng.permutation(12)[:nd]]
+    card = {v: int(rng.integers(1, 6)) for v in clique}
+    shape = [card[v] for v in clique]
+    tables, scopes = _clique_inputs(rng, clique, card, 1 + seed % 5, 1.0, 0.2 * (seed % 2))
+    if seed % 3 == 0:  # a message over the whole clique but its first variable
+        tables.append(rng.normal(size=shape[1:]))
+        scopes.append(tuple(clique[1:]))
+    lin = [np.exp(t) for t in tables]
+    full = np.exp(fo.clique_sum_numpy(tables, scopes, clique, shape))
+    targets = [tuple(clique[1:]), tuple(clique[:1])] + [
+        tuple(int(v) for v in rng.permutation(clique)[:k]) for k in range(nd + 1)]
+    values, offsets, strides, shp = fo._inputs(lin, scopes, clique, shape)
+    ooffsets, ostrides, size = fo._ostrides(clique, shape, targets)
+    for perm in (ek.blocked_order(strides, shp, 4096), ek.sparse_inner_order(strides, shp),
+                 ek.blocked_order(strides, shp, 1)):
+        assert sorted(perm.tolist()) == list(range(nd))
+        by, st, starts, s2, ost = ek._walk_layout(strides, shp, ostrides, perm)
+        out = np.zeros(size)
+        ek.clique_product_sum(values, offsets[by], st, starts, s2, ooffsets, ost, out)
+        for o, s in zip(ooffsets.tolist(), targets):
+            axes = tuple(d for d, v in enumerate(clique) if v not in s)
+            kept = [v for v in clique if v in s]
+            ref = np.transpose(full.sum(axis=axes), [kept.index(v) for v in s])
+            np.testing.assert_allclose(out[o:o + ref.size].reshape(ref.shape), ref,
+                                       rtol=1e-12)
+
+
+def test_merged_axes_walk_the_same_entries():
+    """Axes every input and output walks as one merge; any other pair stays apart."""
+    from mrflib import _elimination_kernels as ek
+
+    shape = np.array([2, 3, 4, 5], dtype=np.int64)
+    strides = np.array([[60, 20, 5, 1], [0, 4, 1, 0]], dtype=np.int64)
+    ostrides = np.array([[0, 20, 5, 1]], dtype=np.int64)
+    shp, st, ost = ek.merge_axes(shape, strides, ostrides)
+    assert shp.tolist() == [2, 12, 5]
+    assert st.tolist() == [[60, 5, 1], [0, 1, 0]] and ost.tolist() == [[0, 5, 1]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scaled_tables_round_trip_and_divide(seed):
+    """A log table's linear form (largest entry one, the span of its finite entries) gives
+    the table back; a Hugin quotient of two, or of a linear and a log table, is the log
+    difference (zero where the divisor is zero); a span over the limit stays in log space."""
+    from mrflib import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(3, 4)) * 50
+    b = rng.normal(size=(3, 4)) * 50
+    a[0, 0] = b[0, 0] = -np.inf
+    b[1, 1] = -np.inf
+    sa, sb = fo.scaled(a), fo.scaled(b)
+    assert sa.values.max() == 1.0 and sa.log_scale == a.max()
+    fin = np.isfinite(a)
+    assert sa.span == pytest.approx(a[fin].max() - a[fin].min())
+    np.testing.assert_allclose(fo.as_log(sa)[fin], a[fin], rtol=1e-13, atol=1e-12)
+    assert np.isneginf(fo.as_log(sa)[0, 0])
+    with np.errstate(invalid="ignore"):
+        ref = np.where(np.isneginf(b), -np.inf, a - 2.5 - b)
+    for x, y in ((sa, sb), (sa, b), (a, sb)):
+        got = fo.as_log(fo.divide(x, y, 2.5))
+        np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
+        ok = np.isfinite(ref)
+        np.testing.assert_allclose(got[ok], ref[ok], rtol=1e-12, atol=1e-10)
+    assert fo.scaled(np.array([0.0, -800.0])) is None
+    assert fo.scaled(np.array([-np.inf, -np.inf])) is None
+
+
+def test_messages_wider_than_the_linear_span_mix_with_linear_ones():
+    """A message whose span exceeds the linear limit stays a log table; a clique with it
+    and linear inputs is summed in log space, and equals the reference."""
+    from mrflib import _factor_ops as fo
+
+    rng = np.random.default_rng(3)
+    wide = rng.normal(size=(3, 4)) * 400
+    narrow = rng.normal(size=(3,))
+    tables, scopes, clique, shape = [wide, narrow], [(0, 1), (0,)], [0, 1], [3, 4]
+    assert fo.scaled(wide) is None
+    got = fo.as_log(fo.eliminate([wide, fo.scaled(narrow)], scopes, clique, shape))
+    np.testing.assert_allclose(got, fo.clique_eliminate_numpy(tables, scopes, clique, shape),
+                               rtol=1e-12)
+    out = fo.eliminate([fo.scaled(rng.normal(size=(3, 4)) * 200),
+                        fo.scaled(rng.normal(size=(3,)) * 200)], scopes, clique, shape)
+    assert isinstance(out, (fo.Scaled, np.ndarray))
 
 
 @pytest.mark.parametrize("seed", range(4))
