@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -36,6 +37,14 @@ def machine() -> str:
     from mrflib.repro.experiments import machine as this_machine
 
     return f"{this_machine()}; measured {time.strftime('%Y-%m-%d')}"
+
+
+def table(rows: list[dict], extra: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows as the CSV has them: :data:`COLUMNS`, the :data:`OPTIONAL` ones present and
+    the module's ``extra`` ones, in that order (other keys are dropped)."""
+    df = pd.DataFrame(rows)
+    extra = [c for c in extra if c not in COLUMNS + OPTIONAL]
+    return df.reindex(columns=COLUMNS + [c for c in OPTIONAL if c in df.columns] + extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,9 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   FAILED: {exc!r}", file=sys.stderr)
             failed += 1
             continue
-        df = pd.DataFrame(rows)
-        extra = [c for c in getattr(mod, "EXTRA_COLUMNS", ()) if c not in COLUMNS + OPTIONAL]
-        df = df.reindex(columns=COLUMNS + [c for c in OPTIONAL if c in df.columns] + extra)
+        df = table(rows, getattr(mod, "EXTRA_COLUMNS", ()))
         atomic_write(args.out / f"{topic}.csv", df.to_csv(index=False).encode())
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(df.to_string(index=False))

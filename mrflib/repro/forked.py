@@ -23,6 +23,9 @@ from .factor_graph_experiments import timed
 
 __all__ = ["Outcome", "run_limited"]
 
+#: Most timed calls :func:`run_limited` makes (its time limit grows with them).
+MAX_REPEATS = 1000
+
 
 class Outcome(NamedTuple):
     """What :func:`run_limited` got: ``seconds`` (best of the timed calls; NaN without a
@@ -65,7 +68,7 @@ def run_limited(fn: Callable[[], Any], *, seconds: float, repeats: int = 1,
         Wall-clock limit of one call; the child is killed after ``seconds * (repeats +
         warmup)``.
     repeats : int
-        Timed calls (the best time is reported).
+        Timed calls, at most :data:`MAX_REPEATS` (the best time is reported).
     warmup : bool
         Call ``fn`` once, untimed, first (the child's first writes to the parent's pages
         copy them, which would otherwise be timed).
@@ -76,6 +79,8 @@ def run_limited(fn: Callable[[], Any], *, seconds: float, repeats: int = 1,
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     seconds = check_positive(seconds, "seconds")
     repeats = check_positive(repeats, "repeats", integer=True)
+    if repeats > MAX_REPEATS:
+        raise ValueError(f"repeats must be at most {MAX_REPEATS}, got {repeats}")
     if memory is not None:
         memory = int(check_positive(memory, "memory"))
     ctx = multiprocessing.get_context("fork")
