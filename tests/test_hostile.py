@@ -839,6 +839,11 @@ CASES += [
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    "repro.uai_track.problem_outcomes": "summarizes the UAI 2014 benchmark's CSV rows; a "
+                                        "non-frame and missing columns in "
+                                        "tests/test_bench_uai_2014.py",
+    "repro.uai_track.family_summary": "summarizes the UAI 2014 benchmark's CSV rows: "
+                                      "tests/test_bench_uai_2014.py",
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.compute_point": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.sweep": "runs notebooks: damaged files, two sweeps, killed parent in "
