@@ -144,3 +144,15 @@ def test_run_limited_reports_values_limits_and_errors():
     assert run_limited(_raise, seconds=30).status == "error: ValueError: bad input"
     big = run_limited(lambda: np.ones(2**28), seconds=30, memory=2**26)
     assert big.status == "out of memory"
+
+
+def test_enumerated_marginals_solve_each_component_on_its_own():
+    small = datasets.uai_problem("Grids_12").model
+    pairs = [(0, 1), (1, 2), (3, 4)]
+    rng = np.random.default_rng(0)
+    model = FactorGraph([2, 3, 2, 2, 4, 2], pairs, [rng.normal(size=(a, b)) for a, b in
+                                                   [(2, 3), (3, 2), (2, 4)]])
+    got = bu.enumerated_marginals(model.condition({1: 2}))
+    want = exact.marginals(model.condition({1: 2}), method="enumerate")
+    assert all(np.allclose(a, b, atol=1e-12) for a, b in zip(got, want))
+    assert bu.enumerated_marginals(small) is None  # one component of 2^100 states

@@ -18,7 +18,8 @@ __all__ = ["COLUMNS", "problem_outcomes", "family_summary"]
 
 #: Columns of the benchmark's CSV that the summaries read.
 COLUMNS = ("benchmark", "case", "family", "status", "seconds", "treewidth", "log10_max_table",
-           "published_max_diff", "pygms_max_diff", "limit_seconds", "note")
+           "published_max_diff", "pygms_max_diff", "enumeration_max_diff", "limit_seconds",
+           "note")
 #: Statuses that are neither an answer nor a refusal nor the time limit: failures.
 FAILED = ("out of memory", "error", "died")
 
@@ -45,8 +46,9 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     ``PR only``; else the ``PR`` status: ``refused``, ``time limit``, or ``failed``),
     ``treewidth`` and ``log10 largest table`` (the ``MAR`` plan's, else the ``PR`` one's;
     a refusal's are its lower bounds), ``PR s``, ``MAR s``, ``published max diff``
-    (marginals), ``pyGMs log Z diff``, ``pyGMs marginal diff`` and the ``reason`` (the
-    note of the first task not answered)."""
+    (marginals), ``pyGMs log Z diff``, ``pyGMs marginal diff``, ``enumeration diff`` (ours
+    against enumerating each connected component, where the benchmark checked), ``limit s``
+    and the ``reason`` (the note of the first task not answered, else the ``MAR`` note)."""
     df = _check(df)
     by = {t: df[df["benchmark"] == t].set_index("case") for t in ("PR", "MAR")}
     rows = []
@@ -67,8 +69,9 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
             "published max diff": get(mar, "published_max_diff"),
             "pyGMs log Z diff": get(pr, "pygms_max_diff"),
             "pyGMs marginal diff": get(mar, "pygms_max_diff"),
+            "enumeration diff": get(mar, "enumeration_max_diff"),
             "limit s": get(pr, "limit_seconds"),
-            "reason": "" if first is None else str(first["note"]),
+            "reason": str((first if first is not None else mar)["note"]),
         })
     return pd.DataFrame(rows)
 
