@@ -14,7 +14,8 @@ Run: ``MRFLIB_UAI_2014=/path/to/MAR_prob python -m bench uai_2014`` (the solutio
 read from ``MAR_sol`` beside that folder, or from the folder itself); without
 ``MRFLIB_UAI_2014`` the module is skipped (``make bench`` goes on with the others).
 ``MRFLIB_UAI_2014_SECONDS`` sets the wall-clock limit per task (default
-:data:`SECONDS`); ``--quick`` runs the first problem of each family.
+:data:`SECONDS`), ``MRFLIB_UAI_2014_GIB`` the memory budget in GiB (default
+:data:`MEMORY`); ``--quick`` runs the first problem of each family.
 
 For each problem and task (``PR``: ``log Z`` with the evidence; ``MAR``: every
 variable's marginal), in a forked child (:func:`mrflib.repro.forked.run_limited`) capped
@@ -59,13 +60,15 @@ from mrflib.repro.forked import run_limited
 ENV = "MRFLIB_UAI_2014"
 #: Wall-clock seconds per task and problem (``MRFLIB_UAI_2014_SECONDS`` overrides).
 SECONDS = 90.0
-#: Bytes a task may allocate (the engine refuses, by name, what would not fit under it).
+#: Bytes a task may allocate (the engine refuses, by name, what would not fit under it;
+#: ``MRFLIB_UAI_2014_GIB`` overrides, in GiB).
 MEMORY = 8 * 2**30
 #: Seconds pyGMs may be expected to take (PR and MAR together) before it is skipped; it is
 #: stopped at twice that.
 PYGMS_BUDGET = 10.0
 #: The published marginals have 6 significant digits: a larger difference from ours has
-#: pyGMs' marginals computed to arbitrate.
+#: pyGMs' marginals, and the enumeration of each connected component where every one is
+#: small enough, computed to tell which is right.
 PUBLISHED_TOLERANCE = 1e-5
 #: Joint states of the largest connected component :func:`enumerated_marginals` takes.
 ENUMERATION_STATES = 2**20
@@ -255,7 +258,7 @@ def _pygms(problem: Problem, tasks: list[str]) -> dict:
 def _task_row(problem: Problem, task: str, seconds: float) -> dict:
     """The row of ``task`` on ``problem``, its answer in ``row["value"]``."""
     got = run_limited(lambda: answer(problem, task), seconds=seconds, warmup=False,
-                      memory=MEMORY)
+                      memory=memory_budget())
     row = dict(benchmark=task, case=problem.name, method="mrflib", family=problem.family,
                baseline="published MAR" if task == "MAR" and problem.solution else "",
                rate_unit="variables/s", limit_seconds=seconds)
@@ -267,6 +270,12 @@ def _task_row(problem: Problem, task: str, seconds: float) -> dict:
     if row["status"] == "answered":
         row["rate"] = row["variables"] / row["seconds"]
     return row
+
+
+def memory_budget() -> int:
+    """Bytes a task may allocate: ``MRFLIB_UAI_2014_GIB`` GiB, else :data:`MEMORY`."""
+    gib = os.environ.get(f"{ENV}_GIB", "").strip()
+    return int(float(gib) * 2**30) if gib else MEMORY
 
 
 def _compare_pygms(rows: dict[str, dict], problem: Problem) -> None:
