@@ -141,11 +141,14 @@ _UNITS = {u: 1024.0**k for k, u in enumerate(("B", "KiB", "MiB", "GiB", "TiB", "
 
 def refusal(reason: str) -> tuple[int | None, float | None]:
     """``(treewidth, log10 of the largest clique table's entries)`` that a refusal names
-    (``"... treewidth 31 or more: a clique table of at least 16.0 GiB ..."``), ``None``
-    for what it does not name."""
+    (``"... treewidth 31 or more: a clique table of at least 16.0 GiB ..."`` when no order
+    fits, ``"the junction tree of treewidth 6 (largest clique table 2.0 GiB, ..."`` when the
+    tree is built but needs more memory than there is), ``None`` for what it does not
+    name."""
     m = re.search(r"treewidth (\d+)", reason)
     width = int(m.group(1)) if m else None
-    m = re.search(r"clique table of at least ([0-9.e+]+) (E?[KMGTP]?i?B)\b", reason)
+    m = re.search(r"(?:clique table of at least|largest clique table) ([0-9.e+]+) "
+                  r"(E?[KMGTP]?i?B)\b", reason)
     entries = None
     if m and m.group(2) in _UNITS:
         entries = math.log10(float(m.group(1)) * _UNITS[m.group(2)] / 8.0)

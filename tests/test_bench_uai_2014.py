@@ -88,6 +88,10 @@ def test_a_refusal_is_recorded_with_its_treewidth_and_size(folder):
     assert bu.refusal("no numbers here") == (None, None)
     assert bu.refusal("treewidth 26 or more: a clique table of at least 5.0 GiB, twice") == \
         (26, pytest.approx(math.log10(5 * 2**30 / 8)))
+    assert bu.refusal("the junction tree of treewidth 6 (largest clique table 2.0 GiB, all "
+                      "tables 9.0 GiB) would need 9.1 GiB") == (6, pytest.approx(math.log10(2**28)))
+    assert bu.refusal("treewidth 241 or more: a clique table of at least 4.9e+55 EiB,") == \
+        (241, pytest.approx(math.log10(4.9e55 * 2**60 / 8)))
 
 
 def test_max_difference_skips_a_peers_nan_marginals():

@@ -45,10 +45,12 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     """One row per problem: ``problem``, ``family``, ``outcome`` (``answered``: both tasks;
     ``PR only``; else the ``PR`` status: ``refused``, ``time limit``, or ``failed``),
     ``treewidth`` and ``log10 largest table`` (the ``MAR`` plan's, else the ``PR`` one's;
-    a refusal's are its lower bounds), ``PR s``, ``MAR s``, ``published max diff``
-    (marginals), ``pyGMs log Z diff``, ``pyGMs marginal diff``, ``enumeration diff`` (ours
-    against enumerating each connected component, where the benchmark checked), ``limit s``
-    and the ``reason`` (the note of the first task not answered, else the ``MAR`` note)."""
+    for a refused problem the larger of the two tasks' bounds: a refusal names the width
+    and table of the best order found, or a lower bound when the search gave up), ``PR s``,
+    ``MAR s``, ``published max diff`` (marginals), ``pyGMs log Z diff``,
+    ``pyGMs marginal diff``, ``enumeration diff`` (ours against enumerating each connected
+    component, where the benchmark checked), ``limit s`` and the ``reason`` (the note of
+    the first task not answered, else the ``MAR`` note)."""
     df = _check(df)
     by = {t: df[df["benchmark"] == t].set_index("case") for t in ("PR", "MAR")}
     rows = []
@@ -56,6 +58,8 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
         pr, mar = (by[t].loc[case] if case in by[t].index else None for t in ("PR", "MAR"))
         st = [str(r["status"]) if r is not None else "missing" for r in (pr, mar)]
         main = mar if mar is not None and not pd.isna(mar["treewidth"]) else pr
+        if st[0] != "answered" and mar is not None and pr is not None:  # refused: the
+            main = max((pr, mar), key=lambda r: np.nan_to_num(r["treewidth"], nan=-1))  # bound
         first = next((r for r, s in zip((pr, mar), st) if s != "answered"), None)
 
         def get(r, col):
