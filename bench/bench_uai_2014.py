@@ -61,8 +61,8 @@ ENV = "MRFLIB_UAI_2014"
 #: Wall-clock seconds per task and problem (``MRFLIB_UAI_2014_SECONDS`` overrides).
 SECONDS = 90.0
 #: Bytes a task may allocate (the engine refuses, by name, what would not fit under it;
-#: ``MRFLIB_UAI_2014_GIB`` overrides, in GiB).
-MEMORY = 8 * 2**30
+#: ``MRFLIB_UAI_2014_GIB`` overrides, in GiB): two thirds of this machine's 24 GiB.
+MEMORY = 16 * 2**30
 #: Seconds pyGMs may be expected to take (PR and MAR together) before it is skipped; it is
 #: stopped at twice that.
 PYGMS_BUDGET = 10.0
