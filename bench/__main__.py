@@ -2,9 +2,12 @@
 
 Every ``bench/bench_<topic>.py`` defines ``run(quick: bool) -> list[dict]`` with the keys
 ``benchmark, case, method, seconds, baseline, ratio, rate, rate_unit, note`` (and optionally
-``size, size_unit, group, target``); ``ratio`` is the baseline's time over ours, measured
-in the same run. Results go to ``bench/results/<topic>.csv`` and
-``bench/results/machine.txt``; the book's performance page is built from them.
+``size, size_unit, group, target``, and the columns the module lists in ``EXTRA_COLUMNS``);
+``ratio`` is the baseline's time over ours, measured in the same run. Results go to
+``bench/results/<topic>.csv`` (written atomically) and ``bench/results/machine.txt``; the
+book's performance page is built from them. A module that cannot run here raises
+:class:`bench.Skipped`: its message is printed, its results are left as they are, and the
+run goes on.
 """
 
 from __future__ import annotations
@@ -13,9 +16,13 @@ import argparse
 import importlib
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+
+from bench import Skipped
+from mrflib._files import atomic_write
 
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["benchmark", "case", "method", "seconds", "baseline", "ratio", "rate", "rate_unit",
@@ -30,6 +37,14 @@ def machine() -> str:
     from mrflib.repro.experiments import machine as this_machine
 
     return f"{this_machine()}; measured {time.strftime('%Y-%m-%d')}"
+
+
+def table(rows: list[dict], extra: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows as the CSV has them: :data:`COLUMNS`, the :data:`OPTIONAL` ones present and
+    the module's ``extra`` ones, in that order (other keys are dropped)."""
+    df = pd.DataFrame(rows)
+    extra = [c for c in extra if c not in COLUMNS + OPTIONAL]
+    return df.reindex(columns=COLUMNS + [c for c in OPTIONAL if c in df.columns] + extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             mod = importlib.import_module(f"bench.bench_{topic}")
             rows = mod.run(quick=args.quick)
+        except Skipped as exc:
+            print(f"   skipped: {exc}", flush=True)
+            continue
         except Exception as exc:  # report and go on with the other topics
             print(f"   FAILED: {exc!r}", file=sys.stderr)
             failed += 1
             continue
-        df = pd.DataFrame(rows)
-        df = df.reindex(columns=COLUMNS + [c for c in OPTIONAL if c in df.columns])
-        df.to_csv(args.out / f"{topic}.csv", index=False)
+        df = table(rows, getattr(mod, "EXTRA_COLUMNS", ()))
+        atomic_write(args.out / f"{topic}.csv", df.to_csv(index=False).encode())
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(df.to_string(index=False))
         print(f"   ({time.perf_counter() - t0:.1f} s)", flush=True)

@@ -21,8 +21,6 @@ allocates more than 6 GiB (each peer call runs in a forked child that is then st
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import warnings
 
 import numpy as np
@@ -32,6 +30,7 @@ from mrflib import elimination_order as eo
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
 from mrflib.repro.factor_graph_experiments import timed as _best
+from mrflib.repro.forked import run_limited
 
 #: Seconds a peer may be expected to take before it is skipped.
 PEER_BUDGET = 60.0
@@ -39,40 +38,6 @@ PEER_BUDGET = 60.0
 PEER_MEMORY = 6 * 2**30
 #: pyGMs' seconds per clique-table entry (measured here on the UAI problems, generous).
 PYGMS_SECONDS_PER_ENTRY = 1e-7
-
-
-def _child(conn, fn, repeats):  # pragma: no cover - runs in a child process
-    import resource
-
-    with open("/proc/self/statm") as f:  # address space now, in pages, plus the budget
-        now = int(f.read().split()[0]) * resource.getpagesize()
-    limit = now + PEER_MEMORY
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    try:
-        fn()  # warm-up: the child's first touches of the parent's pages are copied (fork)
-        conn.send(_best(fn, repeats))
-    except MemoryError:
-        conn.send((np.nan, None))
-    conn.close()
-
-
-def _limited(fn, repeats, seconds=PEER_BUDGET):
-    """``_best(fn, repeats)`` in a forked child, ``(nan, None)`` if it takes longer than
-    ``seconds`` (the child is then killed) or dies (e.g. out of memory)."""
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, repeats))
-    gc.freeze()  # the child's collector then leaves the parent's objects (and pages) alone
-    proc.start()
-    gc.unfreeze()
-    send.close()
-    try:
-        out = recv.recv() if recv.poll(seconds * (repeats + 1)) else (np.nan, None)
-    except EOFError:  # the child died
-        out = (np.nan, None)
-    proc.kill()
-    proc.join()
-    return out
 
 
 def problems(quick: bool) -> list[tuple[str, object, dict]]:
@@ -118,7 +83,8 @@ def _diff(task, a, b) -> str:
 
 def _peer(name, task, t, fn, repeats, value, skip=None) -> tuple[dict, dict]:
     """Our row against peer ``name`` and the peer's own row (its time, no ratio)."""
-    tp, vp = (np.nan, None) if skip else _limited(fn, repeats)
+    tp, vp = ((np.nan, None) if skip else
+              run_limited(fn, seconds=PEER_BUDGET, repeats=repeats, memory=PEER_MEMORY)[:2])
     if vp is not None and task == "PR" and not np.isfinite(vp):
         skip = "its log Z overflows a float (it works in linear space)"
     if skip or vp is None:

@@ -389,13 +389,16 @@ def format_count(count: int) -> str:
 
 
 def format_bytes(nbytes: float) -> str:
-    """Human-readable byte count, e.g. ``'8.0 GiB'``; an ``int`` of any size (a count of
-    joint states can pass float64's range: ``'about 10^400 B'``)."""
+    """Human-readable byte count, e.g. ``'8.0 GiB'``; a float past 1024 EiB as
+    ``'4.9e+55 EiB'``; an ``int`` of any size (a count of joint states can pass float64's
+    range: ``'about 10^400 B'``)."""
     if isinstance(nbytes, (int, np.integer)) and abs(int(nbytes)) >= 2**80:
         return f"{format_count(nbytes)} B"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if abs(nbytes) < 1024 or unit == "EiB":
+        if abs(nbytes) < 1024:
             return f"{nbytes:.1f} {unit}"
+        if unit == "EiB":  # beyond 1024 EiB: three digits, not a 50-digit number
+            return f"{nbytes:.3g} {unit}"
         nbytes /= 1024
     return f"{nbytes:.1f} EiB"  # pragma: no cover
 

@@ -29,7 +29,10 @@ def test_peers_equal_enumeration(make):
     fs = peers.pygms_factors(model)
     assert peers.pygms_log_partition(fs, evidence) == pytest.approx(lz, abs=1e-10)
     assert peers.pgmpy_log_partition(model, evidence) == pytest.approx(lz, abs=1e-10)
+    order = exact.plan(cond).order  # a given order (ours): the same answers
+    assert peers.pygms_log_partition(fs, evidence, order) == pytest.approx(lz, abs=1e-10)
     for theirs in (peers.pygms_marginals(fs, model.n, evidence),
+                   peers.pygms_marginals(fs, model.n, evidence, order[::-1]),
                    peers.pgmpy_marginals(model, evidence)):
         for a, b in zip(mar, theirs):
             np.testing.assert_allclose(a, b, atol=1e-10)

@@ -55,6 +55,7 @@ from mrflib import _validation as v
 from mrflib.repro import (
     bounds_trials,
     experiments,
+    forked,
     fsll_trials,
     layers,
     learning_trials,
@@ -447,6 +448,9 @@ CASES += [
      dict(chapter=["../x", 3, "", "a/b"])),
     ("repro.experiments.results_dir", experiments.results_dir, {}, {}),
     ("repro.experiments.machine", experiments.machine, {}, {}),
+    ("repro.forked.run_limited", forked.run_limited, dict(fn=lambda: 1.0, seconds=30),
+     dict(fn=[None, 3], seconds=[0, -1, math.nan, math.inf, None, 1j],
+          repeats=[0, -1, 1.5, True, "3", None, 2**70], memory=[0, -1, math.nan, math.inf, 1j])),
     ("repro.experiments.best_time", experiments.best_time, dict(fn=lambda: None, repeat=1),
      dict(fn=[None, 3], repeat=COUNT_BAD)),
     ("repro.experiments.moment_error_curve", experiments.moment_error_curve,
@@ -835,6 +839,11 @@ CASES += [
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    "repro.uai_track.problem_outcomes": "summarizes the UAI 2014 benchmark's CSV rows; a "
+                                        "non-frame and missing columns in "
+                                        "tests/test_bench_uai_2014.py",
+    "repro.uai_track.family_summary": "summarizes the UAI 2014 benchmark's CSV rows: "
+                                      "tests/test_bench_uai_2014.py",
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.compute_point": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.sweep": "runs notebooks: damaged files, two sweeps, killed parent in "

@@ -164,3 +164,10 @@ def test_rlimit_as_is_respected_in_a_subprocess():
 def test_check_nodes_does_not_wrap_unsigned():
     with pytest.raises(ValueError, match=r"0\.\.4, got \[9223372036854775808\]"):
         v.check_nodes(np.array([2**63], dtype=np.uint64), 5)
+
+
+def test_format_bytes_keeps_huge_floats_short():
+    assert v.format_bytes(8 * 2**30) == "8.0 GiB"
+    assert v.format_bytes(128.0 * 2**60) == "128.0 EiB"
+    assert v.format_bytes(8.0 * 2.0**242) == "4.9e+55 EiB"  # a clique of 242 binary variables
+    assert v.format_bytes(2**400) == "about 10^120 B"

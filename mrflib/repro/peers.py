@@ -6,6 +6,7 @@ Figure 5, computed with pgmpy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -91,32 +92,42 @@ def pygms_factors(model: Any) -> list:
             for s, t in zip(model.scopes, model.log_tables) if s]
 
 
-def _pygms_tree(factors: list, evidence: dict) -> tuple[Any, Any]:
+def _pygms_tree(factors: list, evidence: dict, order: Sequence[int] | None = None
+                ) -> tuple[Any, Any]:
     import pygms as gm
     from pygms.wmb import JTree
 
     gmodel = gm.GraphModel(factors, isLog=True)  # copies: conditioning leaves ours intact
     if evidence:
         gmodel.condition(dict(evidence))
-    order, _ = gm.eliminationOrder(gmodel, "minfill")
+    if order is None:
+        order, _ = gm.eliminationOrder(gmodel, "minfill")
+    else:  # the given order first, then every variable it leaves out
+        given = [int(v) for v in order]
+        seen = set(given)
+        order = given + [v for v in range(len(gmodel.X)) if v not in seen]
     return gmodel, JTree(gmodel, order)
 
 
-def pygms_log_partition(factors: list, evidence: dict | None = None) -> float:
+def pygms_log_partition(factors: list, evidence: dict | None = None,
+                        order: Sequence[int] | None = None) -> float:
     """``log Z`` (natural log) of the model with ``evidence`` by pyGMs: its conditioning,
-    a min-fill elimination order, its junction tree (``pygms.wmb.JTree``) and one forward
-    pass, all in the call."""
-    _, jt = _pygms_tree(factors, evidence or {})
+    a min-fill elimination order (or ``order``, then the variables it leaves out: the
+    order changes the cost, not the answer), its junction tree (``pygms.wmb.JTree``) and
+    one forward pass, all in the call."""
+    _, jt = _pygms_tree(factors, evidence or {}, order)
     return float(jt.msgForward())
 
 
-def pygms_marginals(factors: list, n: int, evidence: dict | None = None) -> list[np.ndarray]:
-    """Every variable's marginal by pyGMs' junction tree (forward and backward passes);
-    an observed variable gets a point mass."""
+def pygms_marginals(factors: list, n: int, evidence: dict | None = None,
+                    order: Sequence[int] | None = None) -> list[np.ndarray]:
+    """Every variable's marginal by pyGMs' junction tree (forward and backward passes; its
+    min-fill order, or ``order`` as in :func:`pygms_log_partition`); an observed variable
+    gets a point mass."""
     import pygms as gm
 
     evidence = dict(evidence or {})
-    gmodel, jt = _pygms_tree(factors, evidence)
+    gmodel, jt = _pygms_tree(factors, evidence, order)
     jt.msgForward()
     keys = {i: gm.VarSet([gmodel.X[i]]) for i in range(n) if i not in evidence}
     beliefs = jt.beliefs(list(keys.values()))
