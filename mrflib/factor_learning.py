@@ -140,6 +140,8 @@ class _Layout:
 
     def flat_indices(self, x: np.ndarray) -> np.ndarray:
         """``(N, K)`` positions of each row's entry of each factor in the flat tables."""
+        require_memory(16.0 * x.shape[0] * len(self.scopes),
+                       f"the table entries of {x.shape[0]} rows in {len(self.scopes)} factors")
         out = np.empty((x.shape[0], len(self.scopes)), dtype=np.int64)
         for k, s in enumerate(self.scopes):
             local = np.ravel_multi_index(tuple(x[:, v] for v in s), self.shapes[k]) if s \
