@@ -759,6 +759,10 @@ def fit(
                 or init.scopes != structure.scopes):
             raise ValueError("init must be a FactorGraph with the structure's cardinalities "
                              "and scopes")
+        bad = [k for k, t in enumerate(init.log_tables) if not np.all(np.isfinite(t))]
+        if bad:
+            raise ValueError(f"init must have finite log-tables (a zero weight has no "
+                             f"normalized potentials, Theorem 6), got -inf in factor {bad[0]}")
         theta0 = lay.theta(init)
     run = _fit_mle if method == "mle" else _fit_mple
     return run(lay, x, theta0, max_steps, tol, bool(record), t0)

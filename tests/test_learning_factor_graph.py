@@ -432,6 +432,18 @@ def test_bad_options_are_refused(small):
         learning.fit(data, model, "mple", init=FactorGraph([2], [(0,)], [[0.0, 0.0]]))
 
 
+def test_init_with_a_zero_weight_is_refused_by_name(small):
+    """An ``init`` table with a -inf entry has no normalized potentials: the error names
+    ``init`` (it named only "model")."""
+    model, data = small
+    tables = [t.copy() for t in model.log_tables]
+    tables[1][0, 0] = -np.inf
+    init = FactorGraph(model.cardinalities, model.scopes, tables)
+    for method in ("mle", "mple"):
+        with pytest.raises(ValueError, match="init must have finite log-tables"):
+            learning.fit(data, model, method, init=init)
+
+
 def test_init_at_the_optimum_stops_at_once(small):
     model, data = small
     first = learning.fit(data, model, "mple", tol=1e-9)
