@@ -430,6 +430,8 @@ def test_bad_options_are_refused(small):
         learning.fit(data, model, "lap", gauge="mean")
     with pytest.raises(ValueError, match="init"):
         learning.fit(data, model, "mple", init=FactorGraph([2], [(0,)], [[0.0, 0.0]]))
+    with pytest.raises(ValueError, match="scheduler 'nonsense'"):
+        learning.fit(data, model, "lap", scheduler="nonsense")
 
 
 def test_init_with_a_zero_weight_is_refused_by_name(small):
