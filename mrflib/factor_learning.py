@@ -733,7 +733,7 @@ def fit(
     """
     t0 = time.perf_counter()
     structure = _check_structure(structure)
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method for a FactorGraph structure must be one of {METHODS}, "
                          f"got {method!r}")
     unknown = set(options) - _OPTIONS[method]

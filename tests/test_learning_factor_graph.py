@@ -420,8 +420,9 @@ def test_bad_data_is_refused(small, bad, match):
 
 def test_bad_options_are_refused(small):
     model, data = small
-    with pytest.raises(ValueError, match="method"):
-        learning.fit(data, model, "cd")
+    for method in ("cd", np.array(["lap"]), ["mle"]):  # an array raised 'unhashable type'
+        with pytest.raises(ValueError, match="method"):
+            learning.fit(data, model, method)
     with pytest.raises(ValueError, match="Boltzmann machines only"):
         learning.fit(data, model, "mle", bias=False)
     with pytest.raises(ValueError, match="unknown options"):
