@@ -389,9 +389,11 @@ def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
             y[:, i] = v
             lw.append(model.log_weight(y))
         lw = np.stack(lw, axis=1)
-        mx = lw.max(axis=1, keepdims=True)
-        lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
-        total += np.sum(lw[np.arange(len(x)), x[:, i]] - lse)
+        mx = np.maximum(lw.max(axis=1, keepdims=True), -np.finfo(float).max)
+        with np.errstate(divide="ignore", invalid="ignore"):  # rows of all zero weights
+            lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
+            obs = lw[np.arange(len(x)), x[:, i]]
+            total += np.sum(np.where(lse == -np.inf, -np.inf, obs - lse))
     return float(total / len(x))
 
 

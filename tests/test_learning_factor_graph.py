@@ -161,6 +161,20 @@ def test_pseudo_likelihood_kernel_on_every_counting_path(small):
         factor_learning.pseudo_log_likelihood_numpy(star, x), abs=1e-12)
 
 
+def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
+    """A row whose every value of some ``x_i`` has zero weight (a -inf table row) has
+    conditional 0/0: both paths gave NaN; its log-probability is -inf."""
+    t = np.zeros((3, 2))
+    t[0, :] = -np.inf
+    model = FactorGraph([3, 2], [(0, 1), (1,)], [t, np.zeros(2)])
+    data = np.array([[0, 0], [1, 1]])
+    assert factor_learning.pseudo_log_likelihood(model, data) == -np.inf
+    assert factor_learning.pseudo_log_likelihood_numpy(model, data) == -np.inf
+    ok = data[1:]
+    assert factor_learning.pseudo_log_likelihood(model, ok) == pytest.approx(
+        factor_learning.pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
+
+
 def test_fitted_tables_are_normalized_bit_for_bit():
     """Where each factor owns only its whole scope (a Potts lattice), A θ is returned
     without normalize: it must be exactly what normalize gives."""
