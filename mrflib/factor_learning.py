@@ -281,6 +281,7 @@ class _Contexts:
         w, bases, strides, nstates, nfactors = [], [], [], [], []
         cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
                    for i in range(lay.structure.n)]
+        _require_context_memory(x.shape[0], cols_of, [len(ks) for ks in vf], card)
         counted = _count_small(x, cols_of, card)
         strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
         for i in range(lay.structure.n):
@@ -312,6 +313,20 @@ class _Contexts:
     def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
         return _k.pl_objective(flat, self.wptr, self.w, self.fptr, self.base, self.stride,
                                want_grad)
+
+
+def _require_context_memory(N: int, cols_of: list, n_factors: list, card: np.ndarray
+                            ) -> None:
+    """Refuse before counting when the contexts could not fit: variable ``i`` has at most
+    ``min(N, blanket states)`` contexts, each with its state counts, its factors' bases
+    and strides, and the histogram of the counting pass (at most ``4 N`` codes)."""
+    total = 0.0
+    for cols, nf in zip(cols_of, n_factors):
+        blanket = math.prod(float(c) for c in card[cols[1:]])
+        q = int(card[cols[0]])
+        total += min(N, blanket) * (4 * q + 4 * nf + 4) + min(4 * N, blanket * q)
+    require_memory(8.0 * total, f"the pseudo-likelihood contexts of {len(cols_of)} "
+                   f"variables over {N} rows")
 
 
 def _pointers(sizes: list) -> np.ndarray:

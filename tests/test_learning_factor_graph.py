@@ -175,6 +175,28 @@ def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
         factor_learning.pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
 
 
+def test_pseudo_likelihood_contexts_are_checked_before_counting():
+    """Wide blankets make almost every row its own context for every variable (memory
+    ``N * sum of factor memberships``, unchecked before): the request is made first and
+    covers the measured peak."""
+    import tracemalloc
+
+    from mrflib._validation import memory_requests
+
+    rng = np.random.default_rng(0)
+    n, N = 12, 20000
+    scopes = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    model = FactorGraph([6] * n, scopes, [np.zeros((6, 6))] * len(scopes))
+    data = rng.integers(0, 6, (N, n))
+    with memory_requests() as log:
+        tracemalloc.start()
+        factor_learning.pseudo_log_likelihood(model, data)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    asked = [b for what, b in log if "pseudo-likelihood contexts" in what]
+    assert asked and peak <= asked[0], (peak, asked)
+
+
 def test_fitted_tables_are_normalized_bit_for_bit():
     """Where each factor owns only its whole scope (a Potts lattice), A θ is returned
     without normalize: it must be exactly what normalize gives."""
