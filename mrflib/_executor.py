@@ -98,7 +98,13 @@ class Executor:
 
     def __enter__(self) -> Executor:
         if isinstance(self.scheduler, str):
-            self.client = _client_class()(self.scheduler)
+            client_class = _client_class()  # not installed: ImportError naming the extra
+            try:
+                self.client = client_class(self.scheduler)
+            except Exception as err:  # noqa: BLE001 - a bad or silent address alike
+                why = " ".join(str(err).split()) or type(err).__name__
+                raise ValueError(f"scheduler {self.scheduler!r}: no Dask scheduler answers "
+                                 f"there ({why})") from None
             self._own = True
         elif self.scheduler is not None:
             self.client = self.scheduler

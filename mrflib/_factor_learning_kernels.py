@@ -43,6 +43,11 @@ def pl_objective(tables, wptr, w, fptr, base, stride, want_grad):  # pragma: no 
             score[v] = s
             if s > mx:
                 mx = s
+        if mx == -np.inf:  # every state has zero weight: a zero-probability context
+            for v in range(q):
+                if w[w0 + v] > 0.0:
+                    value = -np.inf
+            continue
         tot = 0.0
         seen = 0.0
         for v in range(q):

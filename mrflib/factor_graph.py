@@ -124,6 +124,10 @@ def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") 
                          f"got {np.shape(states)}")
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must contain integer states, got dtype {arr.dtype}")
+    # the int64 copy and the checks' temporaries (a float input: its rounded copy and
+    # masks): refused before allocating, also for a broadcast view of a huge N
+    require_memory(24.0 * arr.size, f"{name} ({format_count(arr.shape[0])} rows of {n} "
+                   "states) as int64 with its checks")
     arr = integer_values(arr, f"{name} must contain integer states")
     bad = (arr < 0) | (arr >= cardinalities[None, :])
     if bad.any():

@@ -140,6 +140,8 @@ class _Layout:
 
     def flat_indices(self, x: np.ndarray) -> np.ndarray:
         """``(N, K)`` positions of each row's entry of each factor in the flat tables."""
+        require_memory(16.0 * x.shape[0] * len(self.scopes),
+                       f"the table entries of {x.shape[0]} rows in {len(self.scopes)} factors")
         out = np.empty((x.shape[0], len(self.scopes)), dtype=np.int64)
         for k, s in enumerate(self.scopes):
             local = np.ravel_multi_index(tuple(x[:, v] for v in s), self.shapes[k]) if s \
@@ -279,6 +281,7 @@ class _Contexts:
         w, bases, strides, nstates, nfactors = [], [], [], [], []
         cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
                    for i in range(lay.structure.n)]
+        _require_context_memory(x.shape[0], cols_of, [len(ks) for ks in vf], card)
         counted = _count_small(x, cols_of, card)
         strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
         for i in range(lay.structure.n):
@@ -310,6 +313,20 @@ class _Contexts:
     def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
         return _k.pl_objective(flat, self.wptr, self.w, self.fptr, self.base, self.stride,
                                want_grad)
+
+
+def _require_context_memory(N: int, cols_of: list, n_factors: list, card: np.ndarray
+                            ) -> None:
+    """Refuse before counting when the contexts could not fit: variable ``i`` has at most
+    ``min(N, blanket states)`` contexts, each with its state counts, its factors' bases
+    and strides, and the histogram of the counting pass (at most ``4 N`` codes)."""
+    total = 0.0
+    for cols, nf in zip(cols_of, n_factors):
+        blanket = math.prod(float(c) for c in card[cols[1:]])
+        q = int(card[cols[0]])
+        total += min(N, blanket) * (4 * q + 4 * nf + 4) + min(4 * N, blanket * q)
+    require_memory(8.0 * total, f"the pseudo-likelihood contexts of {len(cols_of)} "
+                   f"variables over {N} rows")
 
 
 def _pointers(sizes: list) -> np.ndarray:
@@ -387,9 +404,11 @@ def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
             y[:, i] = v
             lw.append(model.log_weight(y))
         lw = np.stack(lw, axis=1)
-        mx = lw.max(axis=1, keepdims=True)
-        lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
-        total += np.sum(lw[np.arange(len(x)), x[:, i]] - lse)
+        mx = np.maximum(lw.max(axis=1, keepdims=True), -np.finfo(float).max)
+        with np.errstate(divide="ignore", invalid="ignore"):  # rows of all zero weights
+            lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
+            obs = lw[np.arange(len(x)), x[:, i]]
+            total += np.sum(np.where(lse == -np.inf, -np.inf, obs - lse))
     return float(total / len(x))
 
 
@@ -731,7 +750,7 @@ def fit(
     """
     t0 = time.perf_counter()
     structure = _check_structure(structure)
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method for a FactorGraph structure must be one of {METHODS}, "
                          f"got {method!r}")
     unknown = set(options) - _OPTIONS[method]
@@ -757,6 +776,10 @@ def fit(
                 or init.scopes != structure.scopes):
             raise ValueError("init must be a FactorGraph with the structure's cardinalities "
                              "and scopes")
+        bad = [k for k, t in enumerate(init.log_tables) if not np.all(np.isfinite(t))]
+        if bad:
+            raise ValueError(f"init must have finite log-tables (a zero weight has no "
+                             f"normalized potentials, Theorem 6), got -inf in factor {bad[0]}")
         theta0 = lay.theta(init)
     run = _fit_mle if method == "mle" else _fit_mple
     return run(lay, x, theta0, max_steps, tol, bool(record), t0)

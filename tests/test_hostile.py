@@ -86,6 +86,8 @@ DEGENERATE = DATA.copy()
 DEGENERATE[:, 0] = 1
 DEGENERATE[:, 2] = DEGENERATE[:, 1]
 HUGE = 10**12
+#: 10^12 samples of FG's states as a broadcast view (no memory until copied).
+HUGE_STATES = np.broadcast_to(STATES[:1], (HUGE, N))
 
 #: Failures in files other work streams own: ``"test kind:function" -> reason``.
 KNOWN: dict[str, str] = {}
@@ -977,6 +979,13 @@ OVERSIZE = [
     ("learning.fit", lambda: learning.fit(DATA, EDGES, "pcd", rng=0, max_steps=2,
                                           n_chains=HUGE), "n_chains"),
     ("fsll.fit", lambda: fsll.fit(np.zeros((2, 40), int), [2] * 40), "cardinalities"),
+    *[(f"factor_learning.fit-{m}", lambda m=m: factor_learning.fit(HUGE_STATES, FG, m), "data")
+      for m in factor_learning.METHODS],
+    ("factor_learning.pseudo_log_likelihood",
+     lambda: factor_learning.pseudo_log_likelihood(FG, HUGE_STATES), "data"),
+    ("factor_learning.data_factor_marginals",
+     lambda: factor_learning.data_factor_marginals(FG, HUGE_STATES), "data"),
+    ("exact.log_likelihood-factor-graph", lambda: exact.log_likelihood(FG, HUGE_STATES), "data"),
     ("lap.sample_gaussian", lambda: lap.sample_gaussian(np.eye(3), HUGE, rng=0), "n_samples"),
 ]
 

@@ -161,6 +161,42 @@ def test_pseudo_likelihood_kernel_on_every_counting_path(small):
         factor_learning.pseudo_log_likelihood_numpy(star, x), abs=1e-12)
 
 
+def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
+    """A row whose every value of some ``x_i`` has zero weight (a -inf table row) has
+    conditional 0/0: both paths gave NaN; its log-probability is -inf."""
+    t = np.zeros((3, 2))
+    t[0, :] = -np.inf
+    model = FactorGraph([3, 2], [(0, 1), (1,)], [t, np.zeros(2)])
+    data = np.array([[0, 0], [1, 1]])
+    assert factor_learning.pseudo_log_likelihood(model, data) == -np.inf
+    assert factor_learning.pseudo_log_likelihood_numpy(model, data) == -np.inf
+    ok = data[1:]
+    assert factor_learning.pseudo_log_likelihood(model, ok) == pytest.approx(
+        factor_learning.pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
+
+
+def test_pseudo_likelihood_contexts_are_checked_before_counting():
+    """Wide blankets make almost every row its own context for every variable (memory
+    ``N * sum of factor memberships``, unchecked before): the request is made first and
+    covers the measured peak."""
+    import tracemalloc
+
+    from mrflib._validation import memory_requests
+
+    rng = np.random.default_rng(0)
+    n, N = 12, 20000
+    scopes = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    model = FactorGraph([6] * n, scopes, [np.zeros((6, 6))] * len(scopes))
+    data = rng.integers(0, 6, (N, n))
+    with memory_requests() as log:
+        tracemalloc.start()
+        factor_learning.pseudo_log_likelihood(model, data)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    asked = [b for what, b in log if "pseudo-likelihood contexts" in what]
+    assert asked and peak <= asked[0], (peak, asked)
+
+
 def test_fitted_tables_are_normalized_bit_for_bit():
     """Where each factor owns only its whole scope (a Potts lattice), A θ is returned
     without normalize: it must be exactly what normalize gives."""
@@ -420,8 +456,9 @@ def test_bad_data_is_refused(small, bad, match):
 
 def test_bad_options_are_refused(small):
     model, data = small
-    with pytest.raises(ValueError, match="method"):
-        learning.fit(data, model, "cd")
+    for method in ("cd", np.array(["lap"]), ["mle"]):  # an array raised 'unhashable type'
+        with pytest.raises(ValueError, match="method"):
+            learning.fit(data, model, method)
     with pytest.raises(ValueError, match="Boltzmann machines only"):
         learning.fit(data, model, "mle", bias=False)
     with pytest.raises(ValueError, match="unknown options"):
@@ -430,6 +467,20 @@ def test_bad_options_are_refused(small):
         learning.fit(data, model, "lap", gauge="mean")
     with pytest.raises(ValueError, match="init"):
         learning.fit(data, model, "mple", init=FactorGraph([2], [(0,)], [[0.0, 0.0]]))
+    with pytest.raises(ValueError, match="scheduler 'nonsense'"):
+        learning.fit(data, model, "lap", scheduler="nonsense")
+
+
+def test_init_with_a_zero_weight_is_refused_by_name(small):
+    """An ``init`` table with a -inf entry has no normalized potentials: the error names
+    ``init`` (it named only "model")."""
+    model, data = small
+    tables = [t.copy() for t in model.log_tables]
+    tables[1][0, 0] = -np.inf
+    init = FactorGraph(model.cardinalities, model.scopes, tables)
+    for method in ("mle", "mple"):
+        with pytest.raises(ValueError, match="init must have finite log-tables"):
+            learning.fit(data, model, method, init=init)
 
 
 def test_init_at_the_optimum_stops_at_once(small):
