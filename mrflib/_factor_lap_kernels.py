@@ -80,15 +80,22 @@ def _n_patterns(data, dense, S):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _n_states(vars_, card, q):  # pragma: no cover - numba
+    """Joint states of the first ``q`` variables of ``vars_`` (the factor's scope)."""
+    S = 1
+    for a in range(q):
+        S *= card[vars_[a]]
+    return S
+
+
+@njit(cache=True, nogil=True)
 def count_patterns(x_t, card, l_ptr, l_vars, q_len):  # pragma: no cover - numba
     """Number of distinct data patterns of ``x_R`` of every factor ``(K,)``."""
     K = l_ptr.shape[0] - 1
     out = np.zeros(K, np.int64)
     for k in range(K):
         vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
-        S = 1
-        for a in range(q_len[k]):
-            S *= card[vars_[a]]
+        S = _n_states(vars_, card, q_len[k])
         data, dense = _histogram_or_sorted(x_t, vars_, card)
         out[k] = _n_patterns(data, dense, S)
     return out
@@ -297,9 +304,7 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
     conv = np.zeros(K, np.bool_)
     for k in range(K):
         vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
-        S = 1
-        for a in range(q_len[k]):
-            S *= card[vars_[a]]
+        S = _n_states(vars_, card, q_len[k])
         D = d_ptr[k + 1] - d_ptr[k]
         ext, w = _statistics(x_t, vars_, card, S)
         idx, nnz = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k],
