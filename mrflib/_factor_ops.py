@@ -152,9 +152,16 @@ def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
     once)."""
     if not maximize and tables:
         return as_log(eliminate(tables, scopes, clique, shape))
+    return _log_eliminate(tables, scopes, clique, shape, bool(maximize))
+
+
+def _log_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                   clique: Sequence[int], shape: Sequence[int], maximize: bool) -> np.ndarray:
+    """The log-space kernel of :func:`clique_eliminate` (each cell's ``shape[0]`` entries
+    summed from the log tables and reduced at once, with a shift by their maximum)."""
     values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
     out = np.empty(int(np.prod(shp[1:])))
-    _kernels.clique_eliminate(values, offsets, strides, shp, bool(maximize), out)
+    _kernels.clique_eliminate(values, offsets, strides, shp, maximize, out)
     return out.reshape(tuple(shape[1:]))
 
 
@@ -328,11 +335,7 @@ def eliminate(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[i
     lin = _all_scaled(inputs)
     if lin is not None:
         return _linear_sums(lin, scopes, clique, shape, [tuple(clique[1:])])[0]
-    tables = [as_log(x) for x in inputs]
-    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
-    out = np.empty(int(np.prod(shp[1:])))
-    _kernels.clique_eliminate(values, offsets, strides, shp, False, out)
-    return out.reshape(tuple(shape[1:]))
+    return _log_eliminate([as_log(x) for x in inputs], scopes, clique, shape, False)
 
 
 def marginals_onto(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],

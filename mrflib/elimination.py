@@ -303,7 +303,7 @@ class EliminationPlan:
         (Hugin pass); each ``s`` is a subset of clique ``t``, axes in its order.
 
         A clique's belief gives its children's downward messages and the marginals asked
-        for in one pass (:func:`~mrflib._factor_ops.clique_marginals`), so the pass holds
+        for in one pass (:func:`~mrflib._factor_ops.marginals_onto`), so the pass holds
         the messages and at most one clique table at a time.
         """
         down: list = [None] * len(msgs)
