@@ -97,6 +97,12 @@ runpy.run_module("papermill", run_name="__main__", alter_sys=True)
 """
 
 
+# How long a kernel may take to start. papermill's default (60 s) is too short on a loaded
+# two-core machine where two kernels start at once beside a test suite: a start that took
+# longer failed a whole run although nothing was wrong with the notebook.
+KERNEL_START_SECONDS = 600
+
+
 class SweepBusy(RuntimeError):
     """Another sweep holds the output folder's lock."""
 
@@ -125,7 +131,7 @@ def execute(
     """
     optional_import("papermill", "running a notebook (python -m mrflib sweep, paper)", "book")
     cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
-           "-k", "python3", "--no-progress-bar",
+           "-k", "python3", "--no-progress-bar", "--start-timeout", str(KERNEL_START_SECONDS),
            "--cwd", str(cwd or Path(notebook).resolve().parent)]
     for key, value in (parameters or {}).items():
         cmd += ["-p", str(key), str(value)]
