@@ -64,7 +64,7 @@ def hidden_dask_worker(hidden: Path) -> Iterator:
              cluster.scheduler_address], start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            client.wait_for_workers(1, timeout=60)
+            client.wait_for_workers(1, timeout=300)  # slow on a loaded machine
             assert client.submit(os.listdir, str(hidden), pure=False).result() == []
             yield client
         finally:

@@ -1021,17 +1021,18 @@ HANGS = [
     "call", [pytest.param(c, marks=[pytest.mark.xfail(strict=False, run=False, reason=r)]
                           if r else []) for c, r in HANGS])
 def test_huge_loop_counts_do_not_hang(call):
-    """Huge sizes: a loop count of 10^12 or more is refused (or finishes) within 60 s; run in a
-    subprocess so that a numba loop that never returns cannot stall the test session.
+    """Huge sizes: a loop count of 10^12 or more is refused (or finishes) within 300 s (a
+    refusal takes seconds; the margin is for a loaded machine); run in a subprocess so that
+    a numba loop that never returns cannot stall the test session.
     (Known hangs are listed with ``run=False``: they would cost the whole timeout.)"""
     code = ("from mrflib import BoltzmannMachine, bounds, exact, graphs, learning, sampling\n"
             "bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)\n"
             f"try:\n    {call}\nexcept ValueError as ex:\n    print('refused', ex)\n")
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=60)
+                             timeout=300)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{call} ran for more than 60 s")
+        pytest.fail(f"{call} ran for more than 300 s")
     assert out.returncode == 0, out.stderr
 
 
