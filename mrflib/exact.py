@@ -520,8 +520,14 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
 
 
 def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
-                      bias: bool) -> list[str]:
-    """Why the MLE does not exist: statistics on the boundary of the marginal polytope."""
+                      bias: bool, n_samples: int) -> list[str]:
+    """Why the MLE does not exist: statistics on the boundary of the marginal polytope.
+
+    Every finite ``θ`` gives each edge's four joint states positive probability, so with
+    biases the MLE exists only if the data show all four states of every edge (their
+    frequencies ``(1 + a m_i + b m_j + ab c_ij) / 4``, multiples of ``1/N``); without
+    biases only the product ``s_i s_j`` is a statistic, so only a pair always equal or
+    always opposite is degenerate."""
     found = []
     if bias:
         const = np.flatnonzero(np.abs(mean_d) == 1.0)
@@ -532,6 +538,15 @@ def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
         if hit.size:
             pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
             found.append(f"spin pair(s) {pairs} always {word}")
+    if bias and len(edges):
+        mi, mj = mean_d[edges[:, 0]], mean_d[edges[:, 1]]
+        corners = np.stack([1 + a * mi + b * mj + a * b * pair_d
+                            for a in (1, -1) for b in (1, -1)], axis=1) / 4
+        explained = ((np.abs(pair_d) == 1.0) | (np.abs(mi) == 1.0) | (np.abs(mj) == 1.0))
+        hit = np.flatnonzero(np.any(corners < 0.5 / n_samples, axis=1) & ~explained)
+        if hit.size:
+            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
+            found.append(f"spin pair(s) {pairs} never seen in one of their four joint states")
     return found
 
 
@@ -617,9 +632,10 @@ def fit_mle(
     -----
     RuntimeWarning
         When the MLE does not exist (a spin constant in every sample, two coupled spins
-        always equal or always opposite): the likelihood grows without bound as the
-        parameters diverge, so the fit stops at ``max_iter`` or on a line-search failure
-        and is reported as not converged.
+        always equal or always opposite, or, with biases, an edge whose four joint states
+        do not all occur in the data): the likelihood approaches its supremum only as
+        parameters diverge, so whatever stops the fit (``max_iter``, a line-search failure,
+        a gradient below ``tol``) it is reported as not converged.
     """
     s = _check_samples(data, n)
     n = s.shape[1]
@@ -633,7 +649,7 @@ def fit_mle(
         jt = junction_tree.plan(edges, n)
     mean_d, pair_d = sufficient_statistics(s, edges)
     target = np.concatenate([mean_d, pair_d]) if bias else pair_d
-    degenerate = _mle_degeneracies(mean_d, pair_d, edges, bias)
+    degenerate = _mle_degeneracies(mean_d, pair_d, edges, bias, s.shape[0])
     if degenerate:
         warnings.warn("the maximum-likelihood estimate does not exist for this data ("
                       + "; ".join(degenerate) + "): parameters diverge and the fit is "

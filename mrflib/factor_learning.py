@@ -254,12 +254,30 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
         logz, m = infer(flat)
         return logz - d @ flat, At @ (m - d)
 
+    missing = _unseen_factor_state(lay, d)
+    if missing:
+        warnings.warn(f"the maximum-likelihood estimate does not exist for this data "
+                      f"({missing}): parameters diverge and the fit is reported as not "
+                      "converged", RuntimeWarning, stacklevel=4)
     theta, steps, conv, reason, params = _lbfgs(negll, theta0, max_steps, tol, record)
-    if not conv and np.any(d == 0):
-        reason += ("; some factor state never occurs in the data, so the MLE may not "
-                   "exist (its potential goes to -inf)")
+    if missing:
+        conv, reason = False, f"the MLE does not exist: {missing} ({reason})"
     return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol})
+
+
+def _unseen_factor_state(lay: _Layout, d: np.ndarray) -> str:
+    """The first factor state the data never show (``""`` if none). Every finite ``θ``
+    gives every state of every factor positive probability, while the MLE must match the
+    data's factor marginals (eq. (5)): with a zero among them it does not exist (the
+    likelihood approaches its supremum as a potential goes to ``-inf``)."""
+    zero = np.flatnonzero(d == 0)
+    if not zero.size:
+        return ""
+    k = int(np.searchsorted(lay.offsets, zero[0], side="right")) - 1
+    state = np.unravel_index(int(zero[0] - lay.offsets[k]), lay.shapes[k])
+    return (f"{zero.size} factor state(s) never occur, the first: factor {k} over "
+            f"{tuple(lay.scopes[k])} in state {tuple(int(v) for v in state)}")
 
 
 # --------------------------------------------------------------------- pseudo-likelihood

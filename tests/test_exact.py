@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from conftest import brute_force
@@ -194,6 +196,23 @@ def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
         fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
     assert not res.success and "does not exist" in res.message
     assert np.all(np.isfinite(fit.params))
+
+
+def test_fit_mle_warns_when_an_edge_misses_one_joint_state(grid_bm):
+    """Neither spin constant, the pair neither always equal nor always opposite, but the
+    state (+1, +1) of edge (0, 1) never seen: with biases the MLE does not exist (that
+    state's probability is positive under every finite θ); without biases it does."""
+    data = exact.sample(grid_bm, 300, 6).copy()
+    both = (data[:, 0] == 1) & (data[:, 1] == 1)
+    data[both, 1] = -1
+    assert len({tuple(r) for r in data[:, :2]}) == 3
+    with pytest.warns(RuntimeWarning, match=r"\(0, 1\)\] never seen in one of their four"):
+        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
+    assert not res.success and not res.mle_exists and np.all(np.isfinite(fit.params))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, res = exact.fit_mle(data, grid_bm.edges, bias=False, return_result=True)
+    assert res.mle_exists
 
 
 # ----------------------------------------------------------------------------- factor graphs

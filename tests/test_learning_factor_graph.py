@@ -233,6 +233,22 @@ def test_mle_is_the_likelihood_optimum_and_matches_every_factor_marginal(small):
     assert _max_diff(fit.model, plain) < 1e-4
 
 
+def test_mle_on_data_missing_a_factor_state_is_not_converged(small):
+    """A factor state the data never show: the MLE does not exist (its potential goes to
+    -inf as the likelihood approaches its supremum), whatever the gradient at the stop."""
+    model, data = small
+    data = data.copy()
+    k = next(k for k, s in enumerate(model.scopes) if len(s) == 2)
+    i, j = model.scopes[k]
+    hit = (data[:, i] == 1) & (data[:, j] == 1)
+    data[hit, j] = 0
+    with pytest.warns(RuntimeWarning, match=rf"does not exist.*factor {k} over \({i}, {j}\) "
+                      r"in state \(1, 1\)"):
+        fit = learning.fit(data, model, "mle")
+    assert not fit.converged and fit.stop_reason.startswith("the MLE does not exist")
+    assert all(np.all(np.isfinite(t)) for t in fit.model.log_tables)
+
+
 def test_mple_is_the_pseudo_likelihood_optimum(small):
     model, data = small
     fit = learning.fit(data[:150], model, "mple", tol=1e-10)
