@@ -122,6 +122,30 @@ def test_compute_point_returns_bytes_and_sees_no_output_folder(tmp_path):
     assert isinstance(json.loads(res["notebook"])["cells"], list)
 
 
+@pytest.mark.parametrize("stderr,runs,ok", [
+    ("RuntimeError: Kernel didn't respond in 120 seconds", 2, True),  # second start works
+    ("RuntimeError: Kernel died before replying to kernel_info", 3, False),  # never starts
+    ("ValueError: a cell failed", 1, False),  # a notebook's own error is not retried
+])
+def test_a_kernel_that_does_not_start_is_started_again(stderr, runs, ok, monkeypatch,
+                                                       tmp_path):
+    """Kernels started together sometimes never answer (before any cell runs): such a run
+    is started again, up to KERNEL_START_ATTEMPTS times; a failing cell is not retried."""
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        fails = len(calls) < runs or not ok
+        return subprocess.CompletedProcess(cmd, 1 if fails else 0, "", stderr if fails else "")
+
+    monkeypatch.setattr(sweep.subprocess, "run", fake_run)
+    rec = sweep.execute(TINY, tmp_path / "out.ipynb")
+    assert len(calls) == runs and rec["ok"] is ok
+    assert ("--start-timeout" in calls[0]) and str(sweep.KERNEL_START_SECONDS) in calls[0]
+    if not ok and runs > 1:
+        assert rec["error"].startswith(f"the kernel did not start in {runs} attempt(s)")
+
+
 def test_failing_point_is_reported_not_fatal(tmp_path, capsys):
     code = sweep.main([str(TINY), "-p", "a", "1", "3", "-p", "b", "2", "--out", str(tmp_path),
                        "--workers", "2", "--no-progress"])

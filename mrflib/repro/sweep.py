@@ -97,10 +97,14 @@ runpy.run_module("papermill", run_name="__main__", alter_sys=True)
 """
 
 
-# How long a kernel may take to start. papermill's default (60 s) is too short on a loaded
-# two-core machine where two kernels start at once beside a test suite: a start that took
-# longer failed a whole run although nothing was wrong with the notebook.
-KERNEL_START_SECONDS = 600
+# Kernels that do not start. Started in parallel, a kernel sometimes never answers (a race
+# on its ports, a known problem of Jupyter kernels launched together) or answers late on a
+# loaded two-core machine; papermill then fails the run before any cell has executed, so the
+# run is started again, up to KERNEL_START_ATTEMPTS times, each start given
+# KERNEL_START_SECONDS (papermill's default is 60 s).
+KERNEL_START_SECONDS = 120
+KERNEL_START_ATTEMPTS = 3
+_KERNEL_START_FAILURES = ("Kernel didn't respond in", "Kernel died before replying to kernel_info")
 
 
 class SweepBusy(RuntimeError):
@@ -126,8 +130,9 @@ def execute(
     subprocess dies with the thread that started it (and its kernel with it), so killing the
     caller leaves no orphan.
 
-    Returns a dict ``{"ok", "seconds", "error"}``; ``error`` is the tail of papermill's
-    report when the notebook failed.
+    A run whose kernel did not start (no cell executed) is started again, up to
+    ``KERNEL_START_ATTEMPTS`` times. Returns a dict ``{"ok", "seconds", "error"}``;
+    ``error`` is the tail of papermill's report when the notebook failed.
     """
     optional_import("papermill", "running a notebook (python -m mrflib sweep, paper)", "book")
     cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
@@ -139,15 +144,21 @@ def execute(
     if results_dir is not None:
         run_env["MRFLIB_RESULTS_DIR"] = str(results_dir)
     t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "seconds": time.perf_counter() - t0,
-                "error": f"timed out after {timeout} s"}
-    seconds = time.perf_counter() - t0
-    error = "" if proc.returncode == 0 else _papermill_error(proc.stderr or proc.stdout)
-    return {"ok": proc.returncode == 0, "seconds": seconds, "error": error}
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        left = None if timeout is None else timeout - (time.perf_counter() - t0)
+        try:
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env,
+                                  timeout=left)
+        except subprocess.TimeoutExpired:
+            return {"ok": False, "seconds": time.perf_counter() - t0,
+                    "error": f"timed out after {timeout} s"}
+        error = "" if proc.returncode == 0 else _papermill_error(proc.stderr or proc.stdout)
+        if not any(f in error for f in _KERNEL_START_FAILURES):
+            break
+        error = f"the kernel did not start in {attempt} attempt(s): {error}"
+    return {"ok": proc.returncode == 0, "seconds": time.perf_counter() - t0, "error": error}
 
 
 def _papermill_error(text: str) -> str:
