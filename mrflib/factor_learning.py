@@ -254,30 +254,60 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
         logz, m = infer(flat)
         return logz - d @ flat, At @ (m - d)
 
-    missing = _unseen_factor_state(lay, d)
-    if missing:
-        warnings.warn(f"the maximum-likelihood estimate does not exist for this data "
-                      f"({missing}): parameters diverge and the fit is reported as not "
-                      "converged", RuntimeWarning, stacklevel=4)
+    missing = _warn_undefined(lay, d, "mle")
     theta, steps, conv, reason, params = _lbfgs(negll, theta0, max_steps, tol, record)
-    if missing:
-        conv, reason = False, f"the MLE does not exist: {missing} ({reason})"
+    conv, reason = _not_converged_if(missing, "mle", conv, reason)
     return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol})
 
 
-def _unseen_factor_state(lay: _Layout, d: np.ndarray) -> str:
-    """The first factor state the data never show (``""`` if none). Every finite ``θ``
-    gives every state of every factor positive probability, while the MLE must match the
-    data's factor marginals (eq. (5)): with a zero among them it does not exist (the
-    likelihood approaches its supremum as a potential goes to ``-inf``)."""
-    zero = np.flatnonzero(d == 0)
-    if not zero.size:
+def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) -> str:
+    """A factor state the data never show that leaves the estimate undefined (``""`` if
+    none), named with how many there are.
+
+    Every finite ``θ`` gives every state of every factor positive probability. The MLE
+    must match the data's factor marginals ``d`` (eq. (5)), so a zero among them means it
+    does not exist (the likelihood approaches its supremum as that state's potential
+    goes to ``-inf``). With ``in_context`` (pseudo-likelihood), only a zero state
+    ``x*_S`` some sample meets on all but one variable ``i`` of ``S`` counts: lowering
+    its potential then raises that sample's ``P(x_i | x_{-i})`` (``x*_i`` leaves the
+    normaliser, the observed ``x_i`` differs from it) and lowers no term, so no finite
+    ``θ`` maximizes the pseudo-likelihood; a zero state no sample meets that way does not
+    enter the objective at all."""
+    bad = []
+    for k, shape in enumerate(lay.shapes):
+        c = d[lay.offsets[k]:lay.offsets[k + 1]].reshape(shape)
+        zero = c == 0
+        if in_context and zero.any():
+            met = np.zeros(shape, dtype=bool)
+            for a in range(len(shape)):
+                met |= c.sum(axis=a, keepdims=True) > 0
+            zero &= met
+        bad += [(k, tuple(int(v) for v in st)) for st in np.argwhere(zero)]
+    if not bad:
         return ""
-    k = int(np.searchsorted(lay.offsets, zero[0], side="right")) - 1
-    state = np.unravel_index(int(zero[0] - lay.offsets[k]), lay.shapes[k])
-    return (f"{zero.size} factor state(s) never occur, the first: factor {k} over "
-            f"{tuple(lay.scopes[k])} in state {tuple(int(v) for v in state)}")
+    k, state = bad[0]
+    where = " in a context the data meet" if in_context else ""
+    return (f"{len(bad)} factor state(s) never occur{where}, the first: factor {k} over "
+            f"{tuple(lay.scopes[k])} in state {state}")
+
+
+def _warn_undefined(lay: _Layout, d: np.ndarray, method: str) -> str:
+    """:func:`_unseen_factor_state` for ``method`` ("mle" or "mple"), with a warning."""
+    missing = _unseen_factor_state(lay, d, in_context=method == "mple")
+    if missing:
+        warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
+                      "parameters diverge and the fit is reported as not converged",
+                      RuntimeWarning, stacklevel=5)
+    return missing
+
+
+def _not_converged_if(missing: str, method: str, conv: bool, reason: str
+                      ) -> tuple[bool, str]:
+    """``(converged, stop_reason)``, saying so when the estimate does not exist."""
+    if missing:
+        return False, f"the {method.upper()} does not exist: {missing} ({reason})"
+    return conv, reason
 
 
 # --------------------------------------------------------------------- pseudo-likelihood
@@ -438,7 +468,9 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
+    missing = _warn_undefined(lay, _data_marginals(lay, x), "mple")
     theta, steps, conv, reason, params = _lbfgs(negpl, theta0, max_steps, tol, record)
+    conv, reason = _not_converged_if(missing, "mple", conv, reason)
     return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol})
 

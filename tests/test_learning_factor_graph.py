@@ -233,9 +233,11 @@ def test_mle_is_the_likelihood_optimum_and_matches_every_factor_marginal(small):
     assert _max_diff(fit.model, plain) < 1e-4
 
 
-def test_mle_on_data_missing_a_factor_state_is_not_converged(small):
-    """A factor state the data never show: the MLE does not exist (its potential goes to
-    -inf as the likelihood approaches its supremum), whatever the gradient at the stop."""
+@pytest.mark.parametrize("method", ["mle", "mple"])
+def test_data_missing_a_factor_state_give_no_estimate(small, method):
+    """A factor state the data never show (and, for pseudo-likelihood, one a sample meets
+    on all but one variable): the estimate does not exist (that state's potential goes to
+    -inf as the objective approaches its supremum), whatever the gradient at the stop."""
     model, data = small
     data = data.copy()
     k = next(k for k, s in enumerate(model.scopes) if len(s) == 2)
@@ -244,9 +246,20 @@ def test_mle_on_data_missing_a_factor_state_is_not_converged(small):
     data[hit, j] = 0
     with pytest.warns(RuntimeWarning, match=rf"does not exist.*factor {k} over \({i}, {j}\) "
                       r"in state \(1, 1\)"):
-        fit = learning.fit(data, model, "mle")
-    assert not fit.converged and fit.stop_reason.startswith("the MLE does not exist")
+        fit = learning.fit(data, model, method)
+    assert not fit.converged
+    assert fit.stop_reason.startswith(f"the {method.upper()} does not exist")
     assert all(np.all(np.isfinite(t)) for t in fit.model.log_tables)
+
+
+def test_pseudo_likelihood_counts_only_zero_states_a_sample_meets():
+    """Data only in state (0, 0, 0) of a binary three-variable factor: all 7 other states
+    are missing for ML, but only the 3 one change away enter the pseudo-likelihood."""
+    s = FactorGraph([2, 2, 2], [(0, 1, 2)], [np.zeros((2, 2, 2))])
+    lay = factor_learning._Layout(s)
+    d = factor_learning._data_marginals(lay, np.zeros((5, 3), int))
+    assert factor_learning._unseen_factor_state(lay, d).startswith("7 factor state(s)")
+    assert factor_learning._unseen_factor_state(lay, d, True).startswith("3 factor state(s)")
 
 
 def test_mple_is_the_pseudo_likelihood_optimum(small):
