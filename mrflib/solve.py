@@ -102,7 +102,8 @@ def _check_out(out: str) -> None:
     if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
         raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
                          "a file to write, or '-' for standard output")
-    folder = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    # the nearest existing folder above the file (an existing answer file is replaced)
+    folder = next(p for p in path.absolute().parents if p.exists())
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
                          "writable folder")

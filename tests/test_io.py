@@ -536,6 +536,20 @@ def test_cli_refuses_an_unwritable_out_before_solving(tmp_path, capsys):
     assert fifo.is_fifo() and model.read_text() == MODEL
 
 
+def test_cli_replaces_an_existing_answer_file(tmp_path, capsys, monkeypatch):
+    """A second run with the same --out (absolute or relative) replaces the answer: the
+    existing file was once taken for the folder to write in and refused."""
+    model = write(tmp_path, MODEL)
+    out = tmp_path / "a.PR"
+    out.write_text("PR\n0.0\n")
+    assert solve_main([str(model), "--task", "PR", "--out", str(out), "-q"]) == 0
+    first = out.read_text()
+    assert first != "PR\n0.0\n" and io.read_answer(out).task == "PR"
+    monkeypatch.chdir(tmp_path)
+    assert solve_main([str(model), "--task", "PR", "--out", "a.PR", "-q"]) == 0
+    assert out.read_text() == first and capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("target", ["dir", "fifo"])
 def test_writers_refuse_special_files_naming_the_path(tmp_path, target):
     path = tmp_path / "x"
