@@ -81,6 +81,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
 #: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
 _TOKEN_BYTES = 64
+#: The largest integer a file may hold (its numbers are stored as int64).
+_INT64_MAX = 2**63 - 1
 
 PathLike = str | os.PathLike
 
@@ -163,11 +165,14 @@ class _Tokens:
         return self.tokens[self.pos - 1]
 
     def integer(self, expected: str, minimum: int = 0) -> int:
-        """The next token as an integer ``>= minimum`` (digits only)."""
+        """The next token as an integer ``>= minimum`` (digits only) that fits in int64
+        (cardinalities, variables and states are stored as int64)."""
         i = self.pos
         tok = self.word(expected)
         if not (tok.isascii() and tok.isdigit()) or int(tok) < minimum:
             raise self.error(i, expected)
+        if int(tok) > _INT64_MAX:
+            raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
         return int(tok)
 
     def need(self, count: int, expected: str, declared: int | None = None) -> None:

@@ -240,6 +240,8 @@ MALFORMED = [
     ("a hexadecimal entry", MODEL.replace("4 5 6", "4 0x5 6"), r"token '0x5'"),
     ("a table too large for memory", "MARKOV 2 524288 524288 1 2 0 1 274877906944 1 2",
      r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
+    ("a cardinality beyond int64", MODEL.replace("2 3", "2 " + "9" * 30),
+     r"line 3, token '9+'.*cardinality of variable 1.*at most 9223372036854775807"),
 ]
 
 
@@ -317,6 +319,7 @@ def test_evidence_round_trip_and_application(tmp_path):
     ("1 1 x", r"token 'x'.*value of variable 1"),
     ("2 1 1 0 0 1 1 0 1 1", r"line 1, token '2'.*several samples are not supported"),
     ("1 1 0 7 7", r"token '7'.*end of the file after the 1 observed"),
+    ("1 " + "9" * 20 + " 0", r"token '9+'.*observed variable 0.*at most"),
 ])
 def test_malformed_evidence_is_refused(tmp_path, text, message):
     model = io.read_uai(write(tmp_path, MODEL))
@@ -396,6 +399,7 @@ def test_bad_answers_are_refused(tmp_path, task, value, message):
     ("MAR\n1 0 0.5", r"token '0'.*cardinality of variable 0"),
     ("MPE\n3 0 1", r"end of file.*states of 3 variables"),
     ("MPE\n2 0 1.5", r"token '1.5'.*state of variable 1"),
+    ("MPE\n1 " + "9" * 20, r"token '9+'.*state of variable 0.*at most"),
 ])
 def test_malformed_answers_are_refused(tmp_path, text, message):
     path = write(tmp_path, text, "a.MAR")
