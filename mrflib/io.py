@@ -514,8 +514,8 @@ def format_answer(task: str, value: Any) -> str:
     """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
     task = _check_task(task)
     if task == "PR":
-        try:
-            v = float(value)
+        try:  # a number, not its text (float("1.5") would pass) nor a bool
+            v = math.nan if isinstance(value, (str, bytes, bool, np.bool_)) else float(value)
         except (TypeError, ValueError):
             v = math.nan
         if math.isnan(v) or v == math.inf:
@@ -523,9 +523,9 @@ def format_answer(task: str, value: Any) -> str:
         return f"PR\n{v!r}\n"
     if task == "MPE":
         x = np.asarray(value)
-        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any():
-            raise ValueError("value must be the MPE states, a 1-d array of integers >= 0, got "
-                             f"{value!r}")
+        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > _INT64_MAX).any():
+            raise ValueError("value must be the MPE states, a 1-d array of integers >= 0 "
+                             f"(int64, as read back), got {value!r}")
         return f"MPE\n{' '.join(map(str, (len(x), *x.tolist())))}\n"
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "

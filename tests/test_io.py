@@ -384,6 +384,8 @@ def test_answers_round_trip(tmp_path, suffix):
     ("PR", math.inf, "log10 Z"), ("MPE", [0, -1], "integers >= 0"),
     ("MPE", [0.5], "integers"), ("MAR", [[0.5, np.nan]], r"value\[0\]"),
     ("MAR", [[]], r"value\[0\]"), ("MAR", np.ones((2, 2)), "sequence"),
+    ("PR", "1.5", "log10 Z"), ("PR", True, "log10 Z"),
+    ("MPE", np.array([2**64 - 1], np.uint64), "int64"),
 ])
 def test_bad_answers_are_refused(tmp_path, task, value, message):
     with pytest.raises(ValueError, match=message):
