@@ -83,6 +83,7 @@ _TOKEN = re.compile(r"\S+")
 _TOKEN_BYTES = 64
 #: The largest integer a file may hold (its numbers are stored as int64).
 _INT64_MAX = 2**63 - 1
+_EPS = float(np.finfo(np.float64).eps)
 
 PathLike = str | os.PathLike
 
@@ -369,6 +370,16 @@ def _weights(table: np.ndarray, k: int) -> np.ndarray:
             hit = np.log(c) == target[miss]
             w[miss[hit]] = c[hit]
             miss = miss[~hit]
+        # a subnormal weight has too few digits: exp(-745) is read back as exp(-744.44)
+        off = np.abs(np.log(w[miss]) - target[miss]) > 8 * _EPS * np.maximum(
+            1.0, np.abs(target[miss]))
+    if off.any():
+        bad = float(target[miss[off][0]])
+        raise ValueError(f"model.log_tables[{k}] holds the log-weight {bad!r}, whose exp is "
+                         f"a subnormal float read back as the log-weight "
+                         f"{float(np.log(w[miss[off][0]]))!r}: the table cannot be written "
+                         "as UAI weights without changing the model (add a constant to it "
+                         "first)")
     return w.reshape(np.shape(table))
 
 
@@ -400,8 +411,9 @@ def write_uai(model: FactorGraph, path: PathLike) -> None:
     as the same float), each the float whose ``log`` is the stored entry when one exists
     within two units in the last place: for every model read from a file (whose tables are
     logs of floats) :func:`read_uai` gives back a model with bit-identical tables. A table
-    whose weights overflow, or underflow to 0 from a finite log-weight, is refused
-    (``ValueError``): the format holds weights, not logs.
+    whose weights overflow, or underflow to 0 (or to a subnormal too coarse to give the
+    log-weight back, ``exp(-745)``) from a finite log-weight, is refused (``ValueError``):
+    the format holds weights, not logs.
     """
     if not isinstance(model, FactorGraph):
         raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")

@@ -84,8 +84,17 @@ def test_the_shared_problems_round_trip(tmp_path):
         assert io.read_uai(tmp_path / "m.uai.gz") == model
 
 
+def test_deep_subnormal_weights_round_trip_when_they_come_from_a_file(tmp_path):
+    """A weight of 5e-324 in a file reads back bit for bit; a log-weight whose exp is a
+    subnormal with too few digits to give it back is refused (test below)."""
+    model = io.read_uai(write(tmp_path, "MARKOV 1 2 1 1 0 2 5e-324 1e-310"))
+    io.write_uai(model, tmp_path / "back.uai")
+    assert io.read_uai(tmp_path / "back.uai") == model
+
+
 def test_unwritable_weights_are_refused(tmp_path):
-    for table, what in (([0.0, 800.0], "overflows"), ([0.0, -800.0], "underflows")):
+    for table, what in (([0.0, 800.0], "overflows"), ([0.0, -800.0], "underflows"),
+                        ([-744.0, -745.0], "subnormal float read back as")):
         with pytest.raises(ValueError, match=rf"log_tables\[0\].*{what}"):
             io.write_uai(FactorGraph([2], [(0,)], [table]), tmp_path / "m.uai")
     assert not (tmp_path / "m.uai").exists()
