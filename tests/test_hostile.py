@@ -987,6 +987,9 @@ OVERSIZE = [
      lambda: factor_learning.data_factor_marginals(FG, HUGE_STATES), "data"),
     ("exact.log_likelihood-factor-graph", lambda: exact.log_likelihood(FG, HUGE_STATES), "data"),
     ("lap.sample_gaussian", lambda: lap.sample_gaussian(np.eye(3), HUGE, rng=0), "n_samples"),
+    *[(f"factor_graph.{cid}-broadcast-cardinalities", lambda f=f: f(np.broadcast_to(2, HUGE)),
+       "cardinalities") for cid, f in (("FactorGraph", lambda c: FactorGraph(c, [], [])),
+                                       ("all_states", factor_graph.all_states))],
 ]
 
 
