@@ -53,7 +53,7 @@ import numpy as np
 
 from ._files import atomic_write
 from ._optional import optional_import
-from ._validation import available_memory, check_path, require_memory
+from ._validation import available_memory, check_path, format_count, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = [
@@ -154,7 +154,9 @@ class _Tokens:
     def place(self, i: int) -> str:
         if i >= len(self.tokens):
             return f"end of file (after line {self.line(i)})"
-        return f"line {self.line(i)}, token {self.tokens[i]!r}"
+        tok = self.tokens[i]  # a token of 5000 digits is shown by its start
+        shown = repr(tok) if len(tok) <= 40 else f"{tok[:30]!r}... ({len(tok)} characters)"
+        return f"line {self.line(i)}, token {shown}"
 
     def error(self, i: int, expected: str) -> ValueError:
         return ValueError(f"{self.name}: {self.place(i)}: expected {expected}")
@@ -170,10 +172,13 @@ class _Tokens:
         (cardinalities, variables and states are stored as int64)."""
         i = self.pos
         tok = self.word(expected)
-        if not (tok.isascii() and tok.isdigit()) or int(tok) < minimum:
+        if not (tok.isascii() and tok.isdigit()):
             raise self.error(i, expected)
-        if int(tok) > _INT64_MAX:
+        # by length first: int() refuses a token of more than 4300 digits
+        if len(tok.lstrip("0")) > len(str(_INT64_MAX)) or int(tok) > _INT64_MAX:
             raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
+        if int(tok) < minimum:
+            raise self.error(i, expected)
         return int(tok)
 
     def need(self, count: int, expected: str, declared: int | None = None) -> None:
@@ -198,14 +203,16 @@ def _read_scopes(tok: _Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
         if size > n:
             raise tok.error(tok.pos - 1, f"the size of factor {k}'s scope (an integer 0..{n})")
         scope: list[int] = []
+        seen: set[int] = set()  # a list's `in` made a scope of 10^5 variables take minutes
         for j in range(size):
             what = f"variable {j} of factor {k}'s scope (an integer 0..{n - 1}"
             v = tok.integer(what + ")")
             if v >= n:
                 raise tok.error(tok.pos - 1, what + ")")
-            if v in scope:
+            if v in seen:
                 raise tok.error(tok.pos - 1, what + ", not already in the scope)")
             scope.append(v)
+            seen.add(v)
         scopes.append(tuple(scope))
     return scopes
 
@@ -218,7 +225,8 @@ def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) 
     for k, scope in enumerate(scopes):
         shape = tuple(card[v] for v in scope)
         expected = math.prod(shape)
-        what = f"factor {k}'s entry count {expected} (the product of its scope's cardinalities)"
+        what = (f"factor {k}'s entry count {format_count(expected)} (the product of its "
+                "scope's cardinalities)")
         i = tok.pos
         count = tok.integer(what)
         if count != expected:

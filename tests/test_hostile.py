@@ -1518,6 +1518,19 @@ def test_state_counts_past_float64_are_refused_in_words(call):
     assert len(str(err.value)) < 400, err.value
 
 
+@pytest.mark.parametrize("call", [
+    lambda: FactorGraph([2] * 15000, [tuple(range(15000))], [np.zeros(1)]),
+    lambda: factor_graph.all_states([2] * 15000),
+    lambda: exact.marginals(FactorGraph([2] * 15000, [], []), method="enumerate"),
+], ids=["table", "all_states", "enumerate"])
+def test_state_counts_past_4300_digits_are_refused_in_words(call):
+    """2^15000 joint states (4516 digits): format_count printed the count with str(), which
+    Python refuses past 4300 digits (a ValueError naming nothing); now by its bit length."""
+    with pytest.raises(ValueError, match=r"about 10\^4515") as err:
+        call()
+    assert len(str(err.value)) < 400, err.value
+
+
 @pytest.mark.parametrize("call, name", [
     (lambda: factor_models.potts_lattice(2, 2, 3, coupling=1e308), "coupling"),
     (lambda: factor_models.potts_lattice(2, 2, 3, field_scale=1e308), "field_scale"),

@@ -251,6 +251,10 @@ MALFORMED = [
      r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
     ("a cardinality beyond int64", MODEL.replace("2 3", "2 " + "9" * 30),
      r"line 3, token '9+'.*cardinality of variable 1.*at most 9223372036854775807"),
+    ("a cardinality of 5000 digits", MODEL.replace("2 3", "2 " + "9" * 5000),
+     r"line 3, token '9{30}'\.\.\. \(5000 characters\).*cardinality of variable 1.*at most"),
+    ("a table past 4300 digits", "MARKOV 15000 " + "2 " * 15000 + "1 15000 "
+     + " ".join(map(str, range(15000))) + " 1 1", r"entry count about 10\^4515"),
 ]
 
 
@@ -277,7 +281,7 @@ def test_harmless_variants_read_the_same(tmp_path, text):
 
 
 def test_huge_declared_tables_are_refused_before_allocating(tmp_path):
-    path = write(tmp_path, MALFORMED[-1][1])
+    path = write(tmp_path, {m[0]: m[1] for m in MALFORMED}["a table too large for memory"])
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="of memory"):
