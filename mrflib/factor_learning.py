@@ -235,7 +235,9 @@ def _lbfgs(objective, theta0, max_steps, tol, record):
                                   callback=callback,
                                   options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
                                            "maxcor": 30, "maxfun": 4 * max_steps + 100})
-    _polish(res, objective, tol)
+    # the quasi-Newton polish counts in n_steps: at most what max_steps leaves (it added
+    # up to 50 steps, so max_steps=1 ran 51 evaluations of log Z)
+    _polish(res, objective, tol, steps=min(50, max(0, max_steps - int(res.nit))))
     gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
     converged = gmax < tol
     reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged

@@ -6,6 +6,7 @@ against the ±1 learners, and consistency as N grows.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -519,3 +520,17 @@ def test_a_variable_of_one_state_is_learned_by_every_method():
     for other in fits[1:]:
         for a, b in zip(fits[0].log_tables, other.log_tables):
             np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["mle", "mple"])
+def test_max_steps_bounds_the_steps_taken(method):
+    """The quasi-Newton polish after L-BFGS added up to 50 steps beyond ``max_steps``
+    (``max_steps=1`` ran 51 on a chain whose MLE does not exist); it now has only what
+    ``max_steps`` leaves."""
+    structure = FactorGraph([2, 2, 2], [(0, 1), (1, 2)], [np.zeros((2, 2))] * 2)
+    data = np.array([[0, 0, 0], [1, 1, 1], [0, 0, 1]])  # the MLE does not exist
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k in (1, 3):
+            fit = learning.fit(data, structure, method, max_steps=k)
+            assert fit.n_steps <= k and not fit.converged
