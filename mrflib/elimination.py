@@ -348,15 +348,18 @@ def log_partition(model: FactorGraph) -> float:
 
 
 def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list, float]:
-    """The plan, its upward messages and the largest ``|log Z|`` of a component (the
-    scale of the log-weights its beliefs were shifted by, for :func:`renormalize`)."""
+    """The plan, its upward messages and the magnitude of the log values the beliefs went
+    through (the largest ``|log Z|`` of a component, or the sum of the tables' largest
+    ``|log-weight|``, which bounds every message), for :func:`renormalize`."""
     jt = plan(model)
     logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
     roots = [abs(float(as_log(m))) for t, m in enumerate(msgs) if jt.parent[t] < 0]
-    return jt, msgs, max(roots, default=0.0)
+    tables = sum(float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+                 for t in jt.red.tables)
+    return jt, msgs, max(roots + [tables])
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
