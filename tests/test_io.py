@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, datasets, io
+from mrflib._validation import memory_requests
 from mrflib.factor_graph import all_states
 from mrflib.solve import main as solve_main
 
@@ -706,3 +707,15 @@ def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
     finally:
         tracemalloc.stop()
     assert peak <= io._ANSWER_ENTRY_BYTES * p.size
+
+
+@pytest.mark.parametrize("blank", ["\f", "\v", "\x1c", "\u2003", "\u3000"])
+def test_the_token_memory_bound_counts_every_whitespace(tmp_path, blank):
+    """str.split() also splits on form feeds, 0x1c-0x1f and Unicode spaces: a file of
+    ``1<FF>1<FF>...`` was sized as one token, so its million tokens were made unchecked."""
+    path = tmp_path / "m.uai"
+    path.write_text(blank.join(["1"] * 10**5), encoding="utf-8")
+    with memory_requests() as log, pytest.raises(ValueError):
+        io.read_uai(path)
+    want = [b for what, b in log if "tokens" in what]
+    assert want and want[0] >= 64 * 10**5, log
