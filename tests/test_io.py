@@ -556,6 +556,19 @@ def test_cli_refuses_an_unwritable_out_before_solving(tmp_path, capsys):
     assert fifo.is_fifo() and model.read_text() == MODEL
 
 
+def test_cli_refuses_an_out_that_is_its_model_or_evidence(tmp_path, capsys):
+    """--out naming the model (or the evidence) replaced it with the answer."""
+    model = write(tmp_path, MODEL)
+    evid = write(tmp_path, "1 0 1", "e.evid")
+    (tmp_path / "link.uai").symlink_to(model)
+    for out in (str(model), str(evid), str(tmp_path / "link.uai")):
+        argv = [str(model), "--evid", str(evid), "--task", "PR", "--out", out, "-q"]
+        assert solve_main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is the input file" in err, err
+    assert model.read_text() == MODEL and evid.read_text() == "1 0 1"
+
+
 def test_cli_replaces_an_existing_answer_file(tmp_path, capsys, monkeypatch):
     """A second run with the same --out (absolute or relative) replaces the answer: the
     existing file was once taken for the folder to write in and refused."""
