@@ -496,9 +496,9 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
         ev = {}
         for v, x in evidence.items():
             if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-                       and a >= 0 for a in (v, x)):
+                       and 0 <= a <= _INT64_MAX for a in (v, x)):
                 raise ValueError("evidence must map integer variables >= 0 to integer values "
-                                 f">= 0, got {v!r}: {x!r}")
+                                 f">= 0 (int64, as read back), got {v!r}: {x!r}")
             if int(v) in ev:
                 raise ValueError(f"evidence names variable {int(v)} twice")
             ev[int(v)] = int(x)

@@ -353,6 +353,10 @@ def test_write_evidence_checks_its_input(tmp_path):
         io.write_evidence(tmp_path / "e.evid", {-1: 0})
     with pytest.raises(ValueError, match="mapping"):
         io.write_evidence(tmp_path / "e.evid", [(1, 0)])
+    for beyond in ({0: np.uint64(2**64 - 1)}, {2**70: 0}):  # read_evidence refuses them
+        with pytest.raises(ValueError, match="int64"):
+            io.write_evidence(tmp_path / "e.evid", beyond)
+    assert not (tmp_path / "e.evid").exists()
 
 
 # ---------------------------------------------------------------------- answers
