@@ -93,10 +93,18 @@ PathLike = str | os.PathLike
 
 
 # ---------------------------------------------------------------------- tokens
+def _file_path(path: Any, what: str, exists: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` naming a file: ``""`` is refused (``Path("")``
+    is the current folder, so it was reported as "'.' cannot be read")."""
+    if isinstance(path, str) and not path:
+        raise ValueError(f"{what} must name a file, got an empty string")
+    return check_path(path, what, exists=exists)
+
+
 def _read_text(path: PathLike, what: str = "path") -> str:
     """The file's text, gunzipped when it starts with gzip's magic bytes (``what``: the
     argument that named the file)."""
-    path = check_path(path, what, exists=True)
+    path = _file_path(path, what, exists=True)
     name = os.fspath(path)
     try:
         with open(path, "rb") as fh:
@@ -138,7 +146,7 @@ class _Tokens:
     """A file's whitespace-separated tokens with a cursor; errors name the file and line."""
 
     def __init__(self, path: PathLike, what: str = "path") -> None:
-        self.name = os.fspath(check_path(path, what))
+        self.name = os.fspath(_file_path(path, what))
         self.text = _read_text(path, what)
         self.tokens = self.text.split()
         self.pos = 0
@@ -403,7 +411,7 @@ def _format_table(table: np.ndarray, k: int) -> str:
 
 
 def _write_text(path: PathLike, text: str) -> None:
-    path = check_path(path, "path")
+    path = _file_path(path, "path")
     data = text.encode("ascii")
     if os.fspath(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes

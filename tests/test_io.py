@@ -736,3 +736,14 @@ def test_the_token_memory_bound_counts_every_whitespace(tmp_path, blank):
         io.read_uai(path)
     want = [b for what, b in log if "tokens" in what]
     assert want and want[0] >= 64 * 10**5, log
+
+
+def test_an_empty_path_is_refused_as_empty(tmp_path):
+    """``Path("")`` is the current folder: an empty path was reported as "'.' cannot be
+    read: Is a directory"."""
+    for call, name in ((lambda: io.read_uai(""), "path"),
+                       (lambda: io.read_uai(write(tmp_path, MODEL), evidence=""), "evidence"),
+                       (lambda: io.read_answer(""), "path"),
+                       (lambda: io.write_answer("", "PR", 0.0), "path")):
+        with pytest.raises(ValueError, match=rf"^{name} must name a file, got an empty string"):
+            call()
