@@ -534,3 +534,19 @@ def test_max_steps_bounds_the_steps_taken(method):
         for k in (1, 3):
             fit = learning.fit(data, structure, method, max_steps=k)
             assert fit.n_steps <= k and not fit.converged
+
+
+def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
+    """The map from normalized potentials to tables of one factor over 100^4 states has
+    1.5e9 non-zeros (69 GiB): np.indices and the sparse matrix were built unchecked
+    (MemoryError); the layout is now sized first, its bound covering the real count."""
+    from mrflib import _validation
+
+    structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])
+    data = np.zeros((4, 8), dtype=np.int64)
+    lay = factor_learning._Layout(structure)
+    assert lay.A.nnz <= 5**8 - 3**8  # the bound: Π(2c - 1) - Π c, 18 MB at 48 bytes each
+    monkeypatch.setattr(_validation, "available_memory", lambda: 2**23)
+    for method in factor_learning.METHODS:
+        with pytest.raises(ValueError, match=r"parameters of the structure .* would need"):
+            learning.fit(data, structure, method)
