@@ -23,6 +23,7 @@ import opt_einsum
 from . import _elimination_kernels as _kernels
 
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
+           "renormalize", "RENORMALIZE_LOG_Z",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
            "clique_eliminate_numpy", "clique_marginals", "Scaled", "scaled", "as_log",
            "eliminate", "marginals_onto", "divide"]
@@ -363,6 +364,24 @@ def divide(a: Scaled | np.ndarray, b: Scaled | np.ndarray, shift: float = 0.0
     la, lb = as_log(a), as_log(b)
     with np.errstate(invalid="ignore"):
         return np.where(np.isneginf(lb), -np.inf, la - shift - lb)
+
+
+#: Probabilities ``exp(log w - log Z)`` are exact to about ``|log Z| * eps``: past this
+#: ``|log Z|`` (``2^10 eps``, 2e-13) the rounding of ``log Z`` shows (at ``log Z = 1e12``
+#: marginals summed to 1.00005, at ``1e17`` to 2, ``log 2`` lost in ``log Z``'s last bit),
+#: so :func:`renormalize` divides them by their sum.
+RENORMALIZE_LOG_Z = 2.0**10
+
+
+def renormalize(p: np.ndarray, log_z: float) -> np.ndarray:
+    """``p``, probabilities computed as ``exp(log w - log_z)``, divided in place by their
+    sum when ``|log_z| >`` :data:`RENORMALIZE_LOG_Z` (below, ``p`` is left as is, bit for
+    bit), so that they sum to one whatever the magnitude of the log-weights."""
+    if abs(log_z) > RENORMALIZE_LOG_Z:
+        total = p.sum()
+        if total > 0:
+            p /= total
+    return p
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:

@@ -384,8 +384,13 @@ def available_memory() -> int:
 def format_count(count: int) -> str:
     """An integer as text, ``'about 10^400'`` beyond 15 digits (counts of joint states)."""
     count = int(count)
-    digits = len(str(abs(count)))
-    return str(count) if digits <= 15 else f"about {'-' if count < 0 else ''}10^{digits - 1}"
+    size = abs(count)
+    if size < 10**15:
+        return str(count)
+    # digits without str(): Python refuses to print an int of more than 4300 digits
+    digits = int((size.bit_length() - 1) * math.log10(2)) + 1  # exact or one short
+    digits += size >= 10**digits
+    return f"about {'-' if count < 0 else ''}10^{digits - 1}"
 
 
 def format_bytes(nbytes: float) -> str:

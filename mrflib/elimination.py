@@ -50,6 +50,7 @@ from ._factor_ops import (
     eliminate,
     logsumexp,
     marginals_onto,
+    renormalize,
     scaled,
 )
 from ._validation import (
@@ -346,13 +347,19 @@ def log_partition(model: FactorGraph) -> float:
     return plan(model, barren=True).upward()[0]
 
 
-def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list]:
+def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list, float]:
+    """The plan, its upward messages and the magnitude of the log values the beliefs went
+    through (the largest ``|log Z|`` of a component, or the sum of the tables' largest
+    ``|log-weight|``, which bounds every message), for :func:`renormalize`."""
     jt = plan(model)
     logz, msgs = jt.upward()
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
-    return jt, msgs
+    roots = [abs(float(as_log(m))) for t, m in enumerate(msgs) if jt.parent[t] < 0]
+    tables = sum(float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+                 for t in jt.red.tables)
+    return jt, msgs, max(roots + [tables])
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
@@ -366,18 +373,18 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
-    jt, msgs = _calibrated(model)
+    jt, msgs, scale = _calibrated(model)
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
     for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
-        out[jt.order[t]] = np.exp(b)
+        out[jt.order[t]] = renormalize(np.exp(b), scale)
     return out
 
 
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
-    jt, msgs = _calibrated(model)
+    jt, msgs, scale = _calibrated(model)
     red, obs = jt.red, jt.observed
     out = []
     for s, t in zip(model.scopes, model.log_tables):
@@ -389,7 +396,7 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
         for k, m in zip(jt.assigned[t], ms):
             orig = model.scopes[red.origin[k]]
             where = tuple(obs[v] if v in obs else slice(None) for v in orig)
-            out[red.origin[k]][where] = np.exp(m)
+            out[red.origin[k]][where] = renormalize(np.exp(m), scale)
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._factor_ops import expand, logsumexp
+from ._factor_ops import expand, logsumexp, renormalize
 from ._validation import (
     as_rng,
     check_instance,
@@ -54,7 +54,7 @@ def _probabilities(model: FactorGraph) -> np.ndarray:
     if logz == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight): its distribution "
                          "is undefined")
-    return np.exp(lw - logz)
+    return renormalize(np.exp(lw - logz), float(logz))
 
 
 def marginals(model: FactorGraph) -> list[np.ndarray]:

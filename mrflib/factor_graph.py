@@ -68,6 +68,10 @@ def _check_cardinalities(cardinalities: Any) -> np.ndarray:
         raise ValueError("cardinalities must contain integers >= 1, got booleans")
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"cardinalities must contain integers >= 1, got dtype {arr.dtype}")
+    # the int64 copy and the checks' temporaries, refused before allocating (a broadcast
+    # view of 10^12 variables costs nothing until copied)
+    require_memory(24.0 * arr.size, f"cardinalities ({format_count(arr.size)} variables) as "
+                   "int64 with its checks")
     arr = integer_values(arr, "cardinalities must contain integers >= 1")
     if np.any(arr < 1):
         bad = int(np.flatnonzero(arr < 1)[0])

@@ -85,6 +85,7 @@ class _Layout:
     """The normalized parameterization of a structure: ``θ`` and the map ``t = A θ``."""
 
     def __init__(self, structure: FactorGraph) -> None:
+        _require_layout_memory(structure)
         self.structure = structure
         self.card = structure.cardinalities
         self.scopes = structure.scopes
@@ -148,6 +149,20 @@ class _Layout:
                 else np.zeros(x.shape[0], dtype=np.int64)
             out[:, k] = self.offsets[k] + local
         return out
+
+
+def _require_layout_memory(structure: FactorGraph) -> None:
+    """Refuse before building it a layout that cannot fit: each factor's index grid
+    (``np.indices``, 8 bytes per axis and entry) and the map ``A``, whose non-zeros are at
+    most ``Π_v (2|X_v| - 1) - Π_v |X_v|`` per factor (every non-empty clique ``B`` of the
+    scope fills the entries with ``x_B ≠ 0``), at about 48 bytes each (COO then CSR)."""
+    need, nnz = 0, 0
+    for s, t in zip(structure.scopes, structure.log_tables):
+        cards = [int(structure.cardinalities[v]) for v in s]
+        nnz += math.prod(2 * c - 1 for c in cards) - t.size
+        need = max(need, 8 * len(s) * t.size)
+    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
+                   "map from normalized potentials to tables)")
 
 
 def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +250,9 @@ def _lbfgs(objective, theta0, max_steps, tol, record):
                                   callback=callback,
                                   options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
                                            "maxcor": 30, "maxfun": 4 * max_steps + 100})
-    _polish(res, objective, tol)
+    # the quasi-Newton polish counts in n_steps: at most what max_steps leaves (it added
+    # up to 50 steps, so max_steps=1 ran 51 evaluations of log Z)
+    _polish(res, objective, tol, steps=min(50, max(0, max_steps - int(res.nit))))
     gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
     converged = gmax < tol
     reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged

@@ -53,7 +53,7 @@ import numpy as np
 
 from ._files import atomic_write
 from ._optional import optional_import
-from ._validation import available_memory, check_path, require_memory
+from ._validation import available_memory, check_path, format_count, require_memory
 from .factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = [
@@ -81,15 +81,30 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
 #: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
 _TOKEN_BYTES = 64
+#: Bytes that may end a token for ``str.split``: ASCII whitespace (form feeds and the
+#: separators 0x1c-0x1f too) and the first byte of every other Unicode space in UTF-8
+#: (U+0085, U+00A0, U+1680, U+2000-U+205F, U+3000), so the token count is a bound.
+_SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0xC2, 0xE1, 0xE2, 0xE3]
+#: The largest integer a file may hold (its numbers are stored as int64).
+_INT64_MAX = 2**63 - 1
+_EPS = float(np.finfo(np.float64).eps)
 
 PathLike = str | os.PathLike
 
 
 # ---------------------------------------------------------------------- tokens
+def _file_path(path: Any, what: str, exists: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` naming a file: ``""`` is refused (``Path("")``
+    is the current folder, so it was reported as "'.' cannot be read")."""
+    if isinstance(path, str) and not path:
+        raise ValueError(f"{what} must name a file, got an empty string")
+    return check_path(path, what, exists=exists)
+
+
 def _read_text(path: PathLike, what: str = "path") -> str:
     """The file's text, gunzipped when it starts with gzip's magic bytes (``what``: the
     argument that named the file)."""
-    path = check_path(path, what, exists=True)
+    path = _file_path(path, what, exists=True)
     name = os.fspath(path)
     try:
         with open(path, "rb") as fh:
@@ -99,7 +114,7 @@ def _read_text(path: PathLike, what: str = "path") -> str:
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip(data, name)
     # Splitting makes one str object per token: refuse before that if it cannot fit.
-    blanks = sum(data.count(c) for c in (b" ", b"\n", b"\t", b"\r"))
+    blanks = int(np.bincount(np.frombuffer(data, np.uint8), minlength=256)[_SPLIT_BYTES].sum())
     require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
                    f"{name}: the tokens of its {len(data)} bytes")
     try:
@@ -131,7 +146,7 @@ class _Tokens:
     """A file's whitespace-separated tokens with a cursor; errors name the file and line."""
 
     def __init__(self, path: PathLike, what: str = "path") -> None:
-        self.name = os.fspath(check_path(path, what))
+        self.name = os.fspath(_file_path(path, what))
         self.text = _read_text(path, what)
         self.tokens = self.text.split()
         self.pos = 0
@@ -151,7 +166,9 @@ class _Tokens:
     def place(self, i: int) -> str:
         if i >= len(self.tokens):
             return f"end of file (after line {self.line(i)})"
-        return f"line {self.line(i)}, token {self.tokens[i]!r}"
+        tok = self.tokens[i]  # a token of 5000 digits is shown by its start
+        shown = repr(tok) if len(tok) <= 40 else f"{tok[:30]!r}... ({len(tok)} characters)"
+        return f"line {self.line(i)}, token {shown}"
 
     def error(self, i: int, expected: str) -> ValueError:
         return ValueError(f"{self.name}: {self.place(i)}: expected {expected}")
@@ -163,10 +180,16 @@ class _Tokens:
         return self.tokens[self.pos - 1]
 
     def integer(self, expected: str, minimum: int = 0) -> int:
-        """The next token as an integer ``>= minimum`` (digits only)."""
+        """The next token as an integer ``>= minimum`` (digits only) that fits in int64
+        (cardinalities, variables and states are stored as int64)."""
         i = self.pos
         tok = self.word(expected)
-        if not (tok.isascii() and tok.isdigit()) or int(tok) < minimum:
+        if not (tok.isascii() and tok.isdigit()):
+            raise self.error(i, expected)
+        # by length first: int() refuses a token of more than 4300 digits
+        if len(tok.lstrip("0")) > len(str(_INT64_MAX)) or int(tok) > _INT64_MAX:
+            raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
+        if int(tok) < minimum:
             raise self.error(i, expected)
         return int(tok)
 
@@ -192,14 +215,16 @@ def _read_scopes(tok: _Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
         if size > n:
             raise tok.error(tok.pos - 1, f"the size of factor {k}'s scope (an integer 0..{n})")
         scope: list[int] = []
+        seen: set[int] = set()  # a list's `in` made a scope of 10^5 variables take minutes
         for j in range(size):
             what = f"variable {j} of factor {k}'s scope (an integer 0..{n - 1}"
             v = tok.integer(what + ")")
             if v >= n:
                 raise tok.error(tok.pos - 1, what + ")")
-            if v in scope:
+            if v in seen:
                 raise tok.error(tok.pos - 1, what + ", not already in the scope)")
             scope.append(v)
+            seen.add(v)
         scopes.append(tuple(scope))
     return scopes
 
@@ -212,7 +237,8 @@ def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) 
     for k, scope in enumerate(scopes):
         shape = tuple(card[v] for v in scope)
         expected = math.prod(shape)
-        what = f"factor {k}'s entry count {expected} (the product of its scope's cardinalities)"
+        what = (f"factor {k}'s entry count {format_count(expected)} (the product of its "
+                "scope's cardinalities)")
         i = tok.pos
         count = tok.integer(what)
         if count != expected:
@@ -364,6 +390,16 @@ def _weights(table: np.ndarray, k: int) -> np.ndarray:
             hit = np.log(c) == target[miss]
             w[miss[hit]] = c[hit]
             miss = miss[~hit]
+        # a subnormal weight has too few digits: exp(-745) is read back as exp(-744.44)
+        off = np.abs(np.log(w[miss]) - target[miss]) > 8 * _EPS * np.maximum(
+            1.0, np.abs(target[miss]))
+    if off.any():
+        bad = float(target[miss[off][0]])
+        raise ValueError(f"model.log_tables[{k}] holds the log-weight {bad!r}, whose exp is "
+                         f"a subnormal float read back as the log-weight "
+                         f"{float(np.log(w[miss[off][0]]))!r}: the table cannot be written "
+                         "as UAI weights without changing the model (add a constant to it "
+                         "first)")
     return w.reshape(np.shape(table))
 
 
@@ -375,7 +411,7 @@ def _format_table(table: np.ndarray, k: int) -> str:
 
 
 def _write_text(path: PathLike, text: str) -> None:
-    path = check_path(path, "path")
+    path = _file_path(path, "path")
     data = text.encode("ascii")
     if os.fspath(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
@@ -395,8 +431,9 @@ def write_uai(model: FactorGraph, path: PathLike) -> None:
     as the same float), each the float whose ``log`` is the stored entry when one exists
     within two units in the last place: for every model read from a file (whose tables are
     logs of floats) :func:`read_uai` gives back a model with bit-identical tables. A table
-    whose weights overflow, or underflow to 0 from a finite log-weight, is refused
-    (``ValueError``): the format holds weights, not logs.
+    whose weights overflow, or underflow to 0 (or to a subnormal too coarse to give the
+    log-weight back, ``exp(-745)``) from a finite log-weight, is refused (``ValueError``):
+    the format holds weights, not logs.
     """
     if not isinstance(model, FactorGraph):
         raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
@@ -467,9 +504,9 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
         ev = {}
         for v, x in evidence.items():
             if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-                       and a >= 0 for a in (v, x)):
+                       and 0 <= a <= _INT64_MAX for a in (v, x)):
                 raise ValueError("evidence must map integer variables >= 0 to integer values "
-                                 f">= 0, got {v!r}: {x!r}")
+                                 f">= 0 (int64, as read back), got {v!r}: {x!r}")
             if int(v) in ev:
                 raise ValueError(f"evidence names variable {int(v)} twice")
             ev[int(v)] = int(x)
@@ -509,8 +546,8 @@ def format_answer(task: str, value: Any) -> str:
     """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
     task = _check_task(task)
     if task == "PR":
-        try:
-            v = float(value)
+        try:  # a number, not its text (float("1.5") would pass) nor a bool
+            v = math.nan if isinstance(value, (str, bytes, bool, np.bool_)) else float(value)
         except (TypeError, ValueError):
             v = math.nan
         if math.isnan(v) or v == math.inf:
@@ -518,9 +555,9 @@ def format_answer(task: str, value: Any) -> str:
         return f"PR\n{v!r}\n"
     if task == "MPE":
         x = np.asarray(value)
-        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any():
-            raise ValueError("value must be the MPE states, a 1-d array of integers >= 0, got "
-                             f"{value!r}")
+        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > _INT64_MAX).any():
+            raise ValueError("value must be the MPE states, a 1-d array of integers >= 0 "
+                             f"(int64, as read back), got {value!r}")
         return f"MPE\n{' '.join(map(str, (len(x), *x.tolist())))}\n"
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "

@@ -94,15 +94,21 @@ def _describe_plan(plan: Any) -> str:
     return ", ".join(parts) or "planned"
 
 
-def _check_out(out: str) -> None:
-    """Refuse an ``--out`` that cannot be written before any work is done."""
+def _check_out(out: str, inputs: tuple = ()) -> None:
+    """Refuse an ``--out`` that cannot be written, or that is one of the ``inputs`` (the
+    model or evidence file, which the answer would replace), before any work is done."""
     if out == "-":
         return
     path = Path(out)
+    for given in inputs:
+        if given and path.is_file() and Path(given).exists() and path.samefile(given):
+            raise ValueError(f"--out {out!r} is the input file {given!r}: the answer would "
+                             "replace it; give another file")
     if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
         raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
                          "a file to write, or '-' for standard output")
-    folder = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    # the nearest existing folder above the file (an existing answer file is replaced)
+    folder = next(p for p in path.absolute().parents if p.exists())
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
                          "writable folder")
@@ -111,7 +117,7 @@ def _check_out(out: str) -> None:
 def _run(args: argparse.Namespace) -> None:
     from . import exact, io
 
-    _check_out(args.out)
+    _check_out(args.out, (args.model, args.evid))
     say = _Progress(args.quiet)
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)

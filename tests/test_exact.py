@@ -251,3 +251,50 @@ def test_factor_graph_auto_method_enumerates_small_state_spaces():
     data = exact.sample(fg, 20, 1)
     assert abs(exact.log_likelihood(fg, data)
                - exact.log_likelihood(fg, data, method="junction-tree")) < 1e-12
+
+
+@pytest.mark.parametrize("s", [1e4, 1e6, 1e12, 1e15])
+def test_factor_graph_marginals_sum_to_one_at_huge_log_weights(s):
+    """Log-weights ``[[s, s], [s, s - 1]]`` (exact floats): ``exp(lw - log Z)`` lost
+    ``log Z``'s last bits, so the marginals summed to 1.00005 at ``s = 1e12`` and to 2 at
+    ``1e17``; they are now divided by their sum past ``|log Z| = 2^10`` (the enumeration
+    is then exact: ``lw - max`` is), and ordinary models keep their bits."""
+    from mrflib import FactorGraph
+    from mrflib._factor_ops import RENORMALIZE_LOG_Z
+
+    model = FactorGraph([2, 2], [(0, 1)], [np.array([[s, s], [s, s - 1.0]])])
+    w = np.array([[1.0, 1.0], [1.0, np.exp(-1.0)]]) / (3 + np.exp(-1.0))
+    enum = exact.marginals(model, method="enumerate")
+    assert np.allclose(enum[0], w.sum(axis=1), rtol=1e-14, atol=0)
+    assert np.allclose(exact.factor_marginals(model, method="enumerate")[0], w,
+                       rtol=1e-14, atol=0)
+    for m in (*exact.marginals(model, method="junction-tree"),
+              *exact.factor_marginals(model, method="junction-tree")):
+        assert abs(m.sum() - 1.0) < 1e-14
+    for a, b in zip(exact.marginals(model, method="junction-tree"), enum):
+        # log-space messages at magnitude s are exact to about s * eps only
+        assert np.allclose(a, b, rtol=0, atol=0.1 * s * np.finfo(float).eps + 1e-14)
+    const = FactorGraph([2], [(), (0,)], [np.array(s), np.array([0.0, 1.0])])
+    for method in ("enumerate", "junction-tree"):
+        p = exact.marginals(const, method=method)[0]
+        assert np.allclose(p, [1 / (1 + np.e), np.e / (1 + np.e)], rtol=1e-12, atol=0)
+    small = FactorGraph([2, 2], [(0, 1)], [np.array([[0.5, 0.0], [0.0, 1.0]])])
+    logz = exact.log_partition(small)
+    assert abs(logz) < RENORMALIZE_LOG_Z
+    want = np.exp(small.log_tables[0] - logz)  # the unrenormalized form, bit for bit
+    assert np.array_equal(exact.factor_marginals(small, method="enumerate")[0], want)
+
+
+@pytest.mark.parametrize("s", [1e12, 1e15, 1.25e157])
+def test_junction_tree_marginals_sum_to_one_when_huge_log_weights_cancel(s):
+    """Messages of magnitude ``s`` cancelled by a unary ``-s`` (log Z = log 5): the root's
+    small ``|log Z|`` did not ask for renormalization, and the marginals summed to 1.00006
+    at ``s = 1e12`` and to 5 at ``1.25e157``; the scale is now also the tables' own."""
+    from mrflib import FactorGraph
+
+    t = np.array([[s, s, 0.0], [s, 0.0, -np.inf], [-s, s, s]])
+    model = FactorGraph([3, 3], [(0, 1), (1,)], [t, np.full(3, -s)])
+    assert exact.log_partition(model, method="enumerate") == pytest.approx(np.log(5))
+    for m in (*exact.marginals(model, method="junction-tree"),
+              *exact.factor_marginals(model, method="junction-tree")):
+        assert np.all(np.isfinite(m)) and abs(m.sum() - 1.0) < 1e-14

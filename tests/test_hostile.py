@@ -779,22 +779,23 @@ UAI_DIR = Path(mrflib.__file__).parent / "data" / "uai"
 SMALL_FG = FactorGraph([2, 3], [(0, 1)], [np.log([[1.0, 2, 3], [4, 5, 6]])])
 CASES += [
     ("io.read_uai", io.read_uai, dict(path=UAI_DIR / "Grids_12.uai"),
-     dict(path=[None, 3, b"m.uai", TMP / "missing.uai", TMP],
-          evidence=[3, [1], {0: 5}, {-1: 0}, {0: 1.5}, TMP / "missing.evid", TMP])),
+     dict(path=[None, 3, b"m.uai", TMP / "missing.uai", TMP, ""],
+          evidence=[3, [1], {0: 5}, {-1: 0}, {0: 1.5}, TMP / "missing.evid", TMP, ""])),
     ("io.read_evidence", io.read_evidence, dict(path=UAI_DIR / "Promedus_24.uai.evid"),
-     dict(path=[None, 3, TMP / "missing.evid", TMP], model=[3, "x", BM])),
+     dict(path=[None, 3, TMP / "missing.evid", TMP, ""], model=[3, "x", BM])),
     ("io.read_answer", io.read_answer, dict(path=UAI_DIR / "Grids_12.uai.MAR"),
      dict(path=[None, 3, TMP / "missing.MAR", TMP])),
     ("io.format_answer", io.format_answer, dict(task="MAR", value=[[0.5, 0.5]]),
      dict(task=[None, "pr", 3, "MAP"], value=[None, "x", [[-1.0]], [[np.nan]], 3, [None]])),
     ("io.write_answer", io.write_answer, dict(path=TMP / "a.PR", task="PR", value=-1.5),
-     dict(path=[None, 3], task=[None, "MAR "],
+     dict(path=[None, 3, ""], task=[None, "MAR "],
           value=[None, "x", math.nan, math.inf, [1.0]])),
     ("io.write_uai", io.write_uai, dict(model=SMALL_FG, path=TMP / "m.uai"),
      dict(model=[None, BM, "x"], path=[None, 3])),
     ("io.write_evidence", io.write_evidence,
      dict(path=TMP / "e.evid", evidence={0: 1}, model=SMALL_FG),
-     dict(path=[None, 3], evidence=[None, {0: 9}, {-1: 0}, {0: 1.5}, [(0, 1)], {"a": 0}],
+     dict(path=[None, 3], evidence=[None, {0: 9}, {-1: 0}, {0: 1.5}, [(0, 1)], {"a": 0},
+                                    {0: np.uint64(2**64 - 1)}, {2**70: 0}],
           model=[3, BM, "x"])),
     ("io.from_pgmpy", io.from_pgmpy, dict(model=CANCER_PGM),
      dict(model=[None, 3, BM, SMALL_FG],
@@ -987,6 +988,9 @@ OVERSIZE = [
      lambda: factor_learning.data_factor_marginals(FG, HUGE_STATES), "data"),
     ("exact.log_likelihood-factor-graph", lambda: exact.log_likelihood(FG, HUGE_STATES), "data"),
     ("lap.sample_gaussian", lambda: lap.sample_gaussian(np.eye(3), HUGE, rng=0), "n_samples"),
+    *[(f"factor_graph.{cid}-broadcast-cardinalities", lambda f=f: f(np.broadcast_to(2, HUGE)),
+       "cardinalities") for cid, f in (("FactorGraph", lambda c: FactorGraph(c, [], [])),
+                                       ("all_states", factor_graph.all_states))],
 ]
 
 
@@ -1511,6 +1515,19 @@ def test_state_counts_past_float64_are_refused_in_words(call):
     """10^400 joint states: refused by size (no OverflowError converting the count to a
     float), the count and bytes written as powers of ten."""
     with pytest.raises(ValueError, match=r"about 10\^40\d") as err:
+        call()
+    assert len(str(err.value)) < 400, err.value
+
+
+@pytest.mark.parametrize("call", [
+    lambda: FactorGraph([2] * 15000, [tuple(range(15000))], [np.zeros(1)]),
+    lambda: factor_graph.all_states([2] * 15000),
+    lambda: exact.marginals(FactorGraph([2] * 15000, [], []), method="enumerate"),
+], ids=["table", "all_states", "enumerate"])
+def test_state_counts_past_4300_digits_are_refused_in_words(call):
+    """2^15000 joint states (4516 digits): format_count printed the count with str(), which
+    Python refuses past 4300 digits (a ValueError naming nothing); now by its bit length."""
+    with pytest.raises(ValueError, match=r"about 10\^4515") as err:
         call()
     assert len(str(err.value)) < 400, err.value
 

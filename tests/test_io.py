@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, datasets, io
+from mrflib._validation import memory_requests
 from mrflib.factor_graph import all_states
 from mrflib.solve import main as solve_main
 
@@ -84,8 +85,17 @@ def test_the_shared_problems_round_trip(tmp_path):
         assert io.read_uai(tmp_path / "m.uai.gz") == model
 
 
+def test_deep_subnormal_weights_round_trip_when_they_come_from_a_file(tmp_path):
+    """A weight of 5e-324 in a file reads back bit for bit; a log-weight whose exp is a
+    subnormal with too few digits to give it back is refused (test below)."""
+    model = io.read_uai(write(tmp_path, "MARKOV 1 2 1 1 0 2 5e-324 1e-310"))
+    io.write_uai(model, tmp_path / "back.uai")
+    assert io.read_uai(tmp_path / "back.uai") == model
+
+
 def test_unwritable_weights_are_refused(tmp_path):
-    for table, what in (([0.0, 800.0], "overflows"), ([0.0, -800.0], "underflows")):
+    for table, what in (([0.0, 800.0], "overflows"), ([0.0, -800.0], "underflows"),
+                        ([-744.0, -745.0], "subnormal float read back as")):
         with pytest.raises(ValueError, match=rf"log_tables\[0\].*{what}"):
             io.write_uai(FactorGraph([2], [(0,)], [table]), tmp_path / "m.uai")
     assert not (tmp_path / "m.uai").exists()
@@ -240,6 +250,12 @@ MALFORMED = [
     ("a hexadecimal entry", MODEL.replace("4 5 6", "4 0x5 6"), r"token '0x5'"),
     ("a table too large for memory", "MARKOV 2 524288 524288 1 2 0 1 274877906944 1 2",
      r"factor 0's table \(line 1; 274877906944 entries.*would need .* of memory"),
+    ("a cardinality beyond int64", MODEL.replace("2 3", "2 " + "9" * 30),
+     r"line 3, token '9+'.*cardinality of variable 1.*at most 9223372036854775807"),
+    ("a cardinality of 5000 digits", MODEL.replace("2 3", "2 " + "9" * 5000),
+     r"line 3, token '9{30}'\.\.\. \(5000 characters\).*cardinality of variable 1.*at most"),
+    ("a table past 4300 digits", "MARKOV 15000 " + "2 " * 15000 + "1 15000 "
+     + " ".join(map(str, range(15000))) + " 1 1", r"entry count about 10\^4515"),
 ]
 
 
@@ -266,7 +282,7 @@ def test_harmless_variants_read_the_same(tmp_path, text):
 
 
 def test_huge_declared_tables_are_refused_before_allocating(tmp_path):
-    path = write(tmp_path, MALFORMED[-1][1])
+    path = write(tmp_path, {m[0]: m[1] for m in MALFORMED}["a table too large for memory"])
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="of memory"):
@@ -317,6 +333,7 @@ def test_evidence_round_trip_and_application(tmp_path):
     ("1 1 x", r"token 'x'.*value of variable 1"),
     ("2 1 1 0 0 1 1 0 1 1", r"line 1, token '2'.*several samples are not supported"),
     ("1 1 0 7 7", r"token '7'.*end of the file after the 1 observed"),
+    ("1 " + "9" * 20 + " 0", r"token '9+'.*observed variable 0.*at most"),
 ])
 def test_malformed_evidence_is_refused(tmp_path, text, message):
     model = io.read_uai(write(tmp_path, MODEL))
@@ -336,6 +353,10 @@ def test_write_evidence_checks_its_input(tmp_path):
         io.write_evidence(tmp_path / "e.evid", {-1: 0})
     with pytest.raises(ValueError, match="mapping"):
         io.write_evidence(tmp_path / "e.evid", [(1, 0)])
+    for beyond in ({0: np.uint64(2**64 - 1)}, {2**70: 0}):  # read_evidence refuses them
+        with pytest.raises(ValueError, match="int64"):
+            io.write_evidence(tmp_path / "e.evid", beyond)
+    assert not (tmp_path / "e.evid").exists()
 
 
 # ---------------------------------------------------------------------- answers
@@ -381,6 +402,8 @@ def test_answers_round_trip(tmp_path, suffix):
     ("PR", math.inf, "log10 Z"), ("MPE", [0, -1], "integers >= 0"),
     ("MPE", [0.5], "integers"), ("MAR", [[0.5, np.nan]], r"value\[0\]"),
     ("MAR", [[]], r"value\[0\]"), ("MAR", np.ones((2, 2)), "sequence"),
+    ("PR", "1.5", "log10 Z"), ("PR", True, "log10 Z"),
+    ("MPE", np.array([2**64 - 1], np.uint64), "int64"),
 ])
 def test_bad_answers_are_refused(tmp_path, task, value, message):
     with pytest.raises(ValueError, match=message):
@@ -396,6 +419,7 @@ def test_bad_answers_are_refused(tmp_path, task, value, message):
     ("MAR\n1 0 0.5", r"token '0'.*cardinality of variable 0"),
     ("MPE\n3 0 1", r"end of file.*states of 3 variables"),
     ("MPE\n2 0 1.5", r"token '1.5'.*state of variable 1"),
+    ("MPE\n1 " + "9" * 20, r"token '9+'.*state of variable 0.*at most"),
 ])
 def test_malformed_answers_are_refused(tmp_path, text, message):
     path = write(tmp_path, text, "a.MAR")
@@ -536,6 +560,33 @@ def test_cli_refuses_an_unwritable_out_before_solving(tmp_path, capsys):
     assert fifo.is_fifo() and model.read_text() == MODEL
 
 
+def test_cli_refuses_an_out_that_is_its_model_or_evidence(tmp_path, capsys):
+    """--out naming the model (or the evidence) replaced it with the answer."""
+    model = write(tmp_path, MODEL)
+    evid = write(tmp_path, "1 0 1", "e.evid")
+    (tmp_path / "link.uai").symlink_to(model)
+    for out in (str(model), str(evid), str(tmp_path / "link.uai")):
+        argv = [str(model), "--evid", str(evid), "--task", "PR", "--out", out, "-q"]
+        assert solve_main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is the input file" in err, err
+    assert model.read_text() == MODEL and evid.read_text() == "1 0 1"
+
+
+def test_cli_replaces_an_existing_answer_file(tmp_path, capsys, monkeypatch):
+    """A second run with the same --out (absolute or relative) replaces the answer: the
+    existing file was once taken for the folder to write in and refused."""
+    model = write(tmp_path, MODEL)
+    out = tmp_path / "a.PR"
+    out.write_text("PR\n0.0\n")
+    assert solve_main([str(model), "--task", "PR", "--out", str(out), "-q"]) == 0
+    first = out.read_text()
+    assert first != "PR\n0.0\n" and io.read_answer(out).task == "PR"
+    monkeypatch.chdir(tmp_path)
+    assert solve_main([str(model), "--task", "PR", "--out", "a.PR", "-q"]) == 0
+    assert out.read_text() == first and capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("target", ["dir", "fifo"])
 def test_writers_refuse_special_files_naming_the_path(tmp_path, target):
     path = tmp_path / "x"
@@ -673,3 +724,26 @@ def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
     finally:
         tracemalloc.stop()
     assert peak <= io._ANSWER_ENTRY_BYTES * p.size
+
+
+@pytest.mark.parametrize("blank", ["\f", "\v", "\x1c", "\u2003", "\u3000"])
+def test_the_token_memory_bound_counts_every_whitespace(tmp_path, blank):
+    """str.split() also splits on form feeds, 0x1c-0x1f and Unicode spaces: a file of
+    ``1<FF>1<FF>...`` was sized as one token, so its million tokens were made unchecked."""
+    path = tmp_path / "m.uai"
+    path.write_text(blank.join(["1"] * 10**5), encoding="utf-8")
+    with memory_requests() as log, pytest.raises(ValueError):
+        io.read_uai(path)
+    want = [b for what, b in log if "tokens" in what]
+    assert want and want[0] >= 64 * 10**5, log
+
+
+def test_an_empty_path_is_refused_as_empty(tmp_path):
+    """``Path("")`` is the current folder: an empty path was reported as "'.' cannot be
+    read: Is a directory"."""
+    for call, name in ((lambda: io.read_uai(""), "path"),
+                       (lambda: io.read_uai(write(tmp_path, MODEL), evidence=""), "evidence"),
+                       (lambda: io.read_answer(""), "path"),
+                       (lambda: io.write_answer("", "PR", 0.0), "path")):
+        with pytest.raises(ValueError, match=rf"^{name} must name a file, got an empty string"):
+            call()

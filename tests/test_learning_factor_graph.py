@@ -6,6 +6,7 @@ against the ±1 learners, and consistency as N grows.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -532,3 +533,33 @@ def test_a_variable_of_one_state_is_learned_by_every_method():
     for other in fits[1:]:
         for a, b in zip(fits[0].log_tables, other.log_tables):
             np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["mle", "mple"])
+def test_max_steps_bounds_the_steps_taken(method):
+    """The quasi-Newton polish after L-BFGS added up to 50 steps beyond ``max_steps``
+    (``max_steps=1`` ran 51 on a chain whose MLE does not exist); it now has only what
+    ``max_steps`` leaves."""
+    structure = FactorGraph([2, 2, 2], [(0, 1), (1, 2)], [np.zeros((2, 2))] * 2)
+    data = np.array([[0, 0, 0], [1, 1, 1], [0, 0, 1]])  # the MLE does not exist
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k in (1, 3):
+            fit = learning.fit(data, structure, method, max_steps=k)
+            assert fit.n_steps <= k and not fit.converged
+
+
+def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
+    """The map from normalized potentials to tables of one factor over 100^4 states has
+    1.5e9 non-zeros (69 GiB): np.indices and the sparse matrix were built unchecked
+    (MemoryError); the layout is now sized first, its bound covering the real count."""
+    from mrflib import _validation
+
+    structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])
+    data = np.zeros((4, 8), dtype=np.int64)
+    lay = factor_learning._Layout(structure)
+    assert lay.A.nnz <= 5**8 - 3**8  # the bound: Π(2c - 1) - Π c, 18 MB at 48 bytes each
+    monkeypatch.setattr(_validation, "available_memory", lambda: 2**23)
+    for method in factor_learning.METHODS:
+        with pytest.raises(ValueError, match=r"parameters of the structure .* would need"):
+            learning.fit(data, structure, method)
