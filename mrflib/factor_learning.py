@@ -139,17 +139,6 @@ class _Layout:
         return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
                               or [np.zeros(0)])
 
-    def flat_indices(self, x: np.ndarray) -> np.ndarray:
-        """``(N, K)`` positions of each row's entry of each factor in the flat tables."""
-        require_memory(16.0 * x.shape[0] * len(self.scopes),
-                       f"the table entries of {x.shape[0]} rows in {len(self.scopes)} factors")
-        out = np.empty((x.shape[0], len(self.scopes)), dtype=np.int64)
-        for k, s in enumerate(self.scopes):
-            local = np.ravel_multi_index(tuple(x[:, v] for v in s), self.shapes[k]) if s \
-                else np.zeros(x.shape[0], dtype=np.int64)
-            out[:, k] = self.offsets[k] + local
-        return out
-
 
 def _require_layout_memory(structure: FactorGraph) -> None:
     """Refuse before building it a layout that cannot fit: each factor's index grid
@@ -202,8 +191,15 @@ def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]
 
 
 def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
-    idx = lay.flat_indices(x)
-    return np.bincount(idx.ravel(), minlength=int(lay.offsets[-1])) / x.shape[0]
+    """The data's factor marginals, flat as ``θ``'s tables: one ``bincount`` per factor,
+    so the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
+    counts = np.empty(int(lay.offsets[-1]), dtype=np.int64)
+    for k, s in enumerate(lay.scopes):
+        local = (np.ravel_multi_index(tuple(x[:, v] for v in s), lay.shapes[k]) if s
+                 else np.zeros(x.shape[0], dtype=np.int64))
+        counts[lay.offsets[k]:lay.offsets[k + 1]] = np.bincount(
+            local, minlength=int(lay.offsets[k + 1] - lay.offsets[k]))
+    return counts / x.shape[0]
 
 
 # ------------------------------------------------------------------------ inference
