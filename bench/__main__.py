@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench import Skipped
-from mrflib._files import atomic_write
+from mrflib._support.files import atomic_write
 
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["benchmark", "case", "method", "seconds", "baseline", "ratio", "rate", "rate_unit",

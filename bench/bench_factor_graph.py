@@ -1,13 +1,14 @@
-"""The factor-graph exact engine (:mod:`mrflib.elimination`) against pyGMs and pgmpy.
+"""The factor-graph exact engine (:mod:`mrflib.inference.elimination`) against pyGMs and pgmpy.
 
-Problems: the four shipped UAI 2014 PR problems (:func:`mrflib.datasets.uai_problem`, with
+Problems: the four shipped UAI 2014 PR problems (:func:`mrflib.io.datasets.uai_problem`, with
 their evidence), 3-state Potts lattices (8x8 to 12x12), random networks of three- and
 four-variable factors on a band, and the alarm network with evidence
 (:mod:`mrflib.repro.factor_graph_problems`).
 
 Tasks: ``PR`` (``log Z`` of the model with its evidence) and ``MAR`` (every variable's
 marginal). Each call includes its planning: our elimination order and junction tree are
-built inside :func:`mrflib.exact.log_partition` / :func:`mrflib.exact.marginals`; pyGMs'
+built inside :func:`mrflib.inference.exact.log_partition` /
+:func:`mrflib.inference.exact.marginals`; pyGMs'
 conditioning, min-fill order (``pygms.eliminationOrder``) and ``pygms.wmb.JTree`` inside
 its call; pgmpy's ``VariableElimination`` query (one per variable for MAR) inside its call.
 Times are the best of a few repeats. Each of our rows has ``ratio`` = the baseline's time
@@ -25,8 +26,9 @@ import warnings
 
 import numpy as np
 
-from mrflib import datasets, exact, factor_models, io
-from mrflib import elimination_order as eo
+from mrflib import datasets, exact, io
+from mrflib.inference import elimination_order as eo
+from mrflib.models import lattices as factor_models
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
 from mrflib.repro.factor_graph_experiments import timed as _best

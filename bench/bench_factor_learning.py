@@ -21,7 +21,9 @@ import warnings
 import numpy as np
 
 from bench.bench_learning import _best
-from mrflib import factor_learning, factor_models, graphs, learning, potentials
+from mrflib import graphs, learning
+from mrflib.learning import factor_learning, potentials
+from mrflib.models import lattices as factor_models
 
 Q = 3
 

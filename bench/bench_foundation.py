@@ -40,7 +40,7 @@ def _numpy_chunked_moments(bm: BoltzmannMachine, chunk: int = 1 << 14) -> np.nda
 
 def _grid_couplings(bm, rows, cols):
     """Couplings of a square grid as ``(right, down)`` arrays of shapes ``(rows, cols - 1)``
-    and ``(rows - 1, cols)`` (edge order of :func:`mrflib.graphs.square_grid`)."""
+    and ``(rows - 1, cols)`` (edge order of :func:`mrflib.models.graphs.square_grid`)."""
     e, J = bm.edges, bm.coupling
     right = np.zeros((rows, cols - 1))
     down = np.zeros((rows - 1, cols))
@@ -128,7 +128,7 @@ def _cold_cpu(models, fn, repeat=3):
 
 
 def _gibbs_rows(R, C, chains, sweeps) -> list[dict]:
-    """Spin updates per CPU-second of :func:`mrflib.sampling.sweep` against the numpy
+    """Spin updates per CPU-second of :func:`mrflib.inference.sampling.sweep` against the numpy
     checkerboard baseline, both timed here; on the 100x100 lattice also with a new model
     in every call (threshold tables built inside the call)."""
     nn = R * C

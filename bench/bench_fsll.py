@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from mrflib import datasets, fsll
-from mrflib._validation import available_memory, format_bytes
+from mrflib._support.validation import available_memory, format_bytes
 from mrflib.repro.fsll_trials import PAPER_TABLE1
 
 PAPER = "FL paper (reported)"

@@ -1,4 +1,4 @@
-"""The junction-tree engine (:mod:`mrflib.junction_tree`) on square Ising lattices.
+"""The junction-tree engine (:mod:`mrflib.inference.junction_tree`) on square Ising lattices.
 
 Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0.
 
@@ -18,10 +18,10 @@ Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0
   memory (tracemalloc, numpy buffers included).
 - ``exact samples``: independent samples of the 16 x 16 lattice per second (forward
   filtering, backward sampling), against Gibbs sweeps per second of
-  :func:`mrflib.sampling.gibbs` (one sweep per sample, which gives *correlated* samples).
-- ``exact MLE``: :func:`mrflib.exact.fit_mle` on a 10 x 10 lattice from N = 10^4 exact
+  :func:`mrflib.inference.sampling.gibbs` (one sweep per sample, which gives *correlated* samples).
+- ``exact MLE``: :func:`mrflib.inference.exact.fit_mle` on a 10 x 10 lattice from N = 10^4 exact
   samples (L-BFGS-B with junction-tree gradients), beside the approximate LAP fit
-  (:func:`mrflib.lap.fit_ising`) of the same data (ratio below 1: LAP is faster).
+  (:func:`mrflib.learning.lap.fit_ising`) of the same data (ratio below 1: LAP is faster).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
-from mrflib import junction_tree as jt
-from mrflib._validation import available_memory, format_bytes
+from mrflib._support.validation import available_memory, format_bytes
+from mrflib.inference import junction_tree as jt
 from mrflib.repro import peers
 
 

@@ -4,7 +4,7 @@ Mizrahi, de Freitas & Tenorio).
 For a J x J lattice (random couplings and biases, U[-0.3, 0.3] / U[-0.2, 0.2]) with
 N = 1000 Gibbs samples we time
 
-- ``lap``: the whole LAP fit (:func:`mrflib.lap.fit_ising`, every node and edge clique,
+- ``lap``: the whole LAP fit (:func:`mrflib.learning.lap.fit_ising`, every node and edge clique,
   default local execution -- in-process for small lattices, 2 processes for large);
 - ``junction-tree``: ONE exact gradient evaluation of maximum likelihood, i.e. all
   node and edge marginals by pgmpy's junction-tree belief propagation
@@ -31,15 +31,9 @@ import warnings
 
 import numpy as np
 
-from mrflib import (
-    BoltzmannMachine,
-    factor_learning,
-    factor_models,
-    graphs,
-    lap,
-    learning,
-    sampling,
-)
+from mrflib import BoltzmannMachine, graphs, lap, learning, sampling
+from mrflib.learning import factor_learning
+from mrflib.models import lattices as factor_models
 from mrflib.repro.peers import junction_tree_moments
 
 

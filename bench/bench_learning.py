@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling
+from mrflib.learning import learners
 
 PAPER_SECONDS = {"mple": 0.08, "rm": 0.1, "mpf": 0.04, "1-smci": 0.26}
 METHODS = ("mle", "mple", "rm", "mpf", "1-smci")
@@ -111,7 +112,7 @@ def _versus_sklearn_case(gname, edges, n, N, repeats) -> list[dict]:
     with threadpool_limits(limits=1, user_api="blas"):  # the peer at its fastest
         sklearn_pseudolikelihood(data, edges, n)  # warm-up (imports)
         t_sk, _ = _best(lambda: sklearn_pseudolikelihood(data, edges, n), max(1, repeats // 2))
-    t_comp, _ = _best(lambda: learning._Problem(data, edges, n).local("mple"), repeats)
+    t_comp, _ = _best(lambda: learners._Problem(data, edges, n).local("mple"), repeats)
     rows = []
     for m in ("mple", "rm", "mpf", "1-smci"):
         solver = "gradient" if m == "1-smci" else "lbfgs"

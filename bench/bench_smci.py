@@ -1,7 +1,8 @@
 """``smci.moments`` throughput against plain numpy (the SMCI/GSMCI chapter's estimators).
 
 For each method ("mci", "1-smci", "s2-smci", "2-smci") the numba path of
-:func:`mrflib.smci.moments` is timed against :func:`mrflib.smci.moments_numpy`, a plain
+:func:`mrflib.inference.smci.moments` is timed against :func:`mrflib.inference.smci.moments_numpy`,
+a plain
 numpy implementation of the same formulas (eq. 14-17 and 22-26 of the GSMCI paper,
 vectorized over samples), in the same run. Cases: the 1-SMCI learning workload (4x4 grid,
 N = 2000 data points), the 4x5 grid and a random graph (n = 20, p = 0.2) of Figure 5 with

@@ -20,8 +20,8 @@ read from ``MAR_sol`` beside that folder, or from the folder itself); without
 For each problem and task (``PR``: ``log Z`` with the evidence; ``MAR``: every
 variable's marginal), in a forked child (:func:`mrflib.repro.forked.run_limited`) capped
 at :data:`SECONDS` and :data:`MEMORY`: the reading of the files, the engine's plan
-(:func:`mrflib.elimination.plan`: treewidth, largest clique table, all tables; barren
-CPTs pruned for ``PR`` as :func:`mrflib.exact.log_partition` does) and the answer, timed
+(:func:`mrflib.inference.elimination.plan`: treewidth, largest clique table, all tables; barren
+CPTs pruned for ``PR`` as :func:`mrflib.inference.exact.log_partition` does) and the answer, timed
 with its own planning included (one call each). A refusal is recorded with its one-line
 reason and the treewidth it names; a problem cut by the time limit, out of memory, or
 raising anything but the engine's refusal is recorded as such. ``MAR`` answers are
@@ -54,8 +54,9 @@ import numpy as np
 
 from bench import Skipped
 from bench.bench_factor_graph import PYGMS_SECONDS_PER_ENTRY
-from mrflib import FactorGraph, datasets, elimination, exact, io
-from mrflib import elimination_order as eo
+from mrflib import FactorGraph, datasets, exact, io
+from mrflib.inference import elimination
+from mrflib.inference import elimination_order as eo
 from mrflib.repro import peers
 from mrflib.repro.forked import run_limited
 
@@ -197,7 +198,7 @@ def answer(problem: Problem, task: str) -> dict:
 
 def enumerated_marginals(model: FactorGraph) -> list[np.ndarray] | None:
     """Every variable's marginal by enumerating each connected component of ``model`` on
-    its own (:mod:`mrflib.factor_enumeration`), or ``None`` when a component has more than
+    its own (:mod:`mrflib.inference.enumeration`), or ``None`` when a component has more than
     :data:`ENUMERATION_STATES` joint states: an answer independent of the junction tree."""
     card = model.cardinalities.tolist()
     comps = eo.components(eo.interaction_graph(model.n, model.scopes), range(model.n))

@@ -1,14 +1,23 @@
 """mrflib: learning and inference in Boltzmann machines and Markov random fields.
 
-The reference implementation behind the book: exact enumeration and Gibbs sampling
-(:mod:`mrflib.exact`, :mod:`mrflib.sampling`), spatial Monte Carlo integration
-(:mod:`mrflib.smci`), learning (:mod:`mrflib.learning`), the full-span log-linear model
-(:mod:`mrflib.fsll`), LAP (:mod:`mrflib.lap`) and higher-order bounds on the partition
-function (:mod:`mrflib.bounds`).
+The reference implementation behind the book. The package is laid out by layer, each
+importing only from the layers below it (import-linter checks it):
 
-Submodules are imported on first use, so ``import mrflib`` stays cheap::
+=====================  ================================================================
+``mrflib.repro``       the book's harness: profiles, recording, trials, sweeps, the paper
+                       runner (nothing below knows it)
+``mrflib.io``          the UAI file format, the ``solve`` command, the papers' data sets
+``mrflib.learning``    one :func:`~mrflib.learning.fit` and the learners: ML, the local
+                       objectives, SMCI learning, LAP, FSLL
+``mrflib.inference``   exact engines, sampling, SMCI, approximate inference, bounds on Z
+``mrflib.models``      graphs, the Boltzmann machine, the factor graph, model generators
+``mrflib._support``    input validation, files, threads, optional imports (private)
+=====================  ================================================================
 
-    from mrflib import BoltzmannMachine, graphs, exact, sampling, smci, learning
+The names users call are importable from the top; submodules load on first use, so
+``import mrflib`` stays cheap::
+
+    from mrflib import BoltzmannMachine, FactorGraph, graphs, exact, sampling, smci, learning
 """
 
 from __future__ import annotations
@@ -16,43 +25,40 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .factor_graph import FactorGraph
-from .model import BoltzmannMachine
+from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.factor_graph import FactorGraph
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "graphs",
-    "model",
-    "factor_graph",
-    "exact",
-    "elimination",
-    "elimination_order",
-    "factor_enumeration",
-    "sampling",
-    "smci",
-    "learning",
-    "factor_learning",
-    "factor_models",
-    "potentials",
-    "fsll",
-    "log_linear",
-    "lap",
-    "bounds",
-    "datasets",
-    "io",
-)
+#: Short names of the public modules, and where each lives.
+_PUBLIC = {
+    "graphs": "mrflib.models.graphs",
+    "exact": "mrflib.inference.exact",
+    "sampling": "mrflib.inference.sampling",
+    "smci": "mrflib.inference.smci",
+    "bounds": "mrflib.inference.bounds",
+    "learning": "mrflib.learning",
+    "lap": "mrflib.learning.lap",
+    "fsll": "mrflib.learning.fsll",
+    "io": "mrflib.io",
+    "datasets": "mrflib.io.datasets",
+    "models": "mrflib.models",
+    "inference": "mrflib.inference",
+    # The experiment harness: importable from the top, never loaded by ``import mrflib``.
+    "repro": "mrflib.repro",
+    "experiments": "mrflib.repro.experiments",
+    "report": "mrflib.repro.report",
+    "sweep": "mrflib.repro.sweep",
+}
 
-# The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the
-# top (``from mrflib import experiments, sweep``) without loading it with ``import mrflib``.
-_HARNESS = {"experiments": "repro.experiments", "report": "repro.report", "sweep": "repro.sweep"}
-
-__all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_SUBMODULES]
+__all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_PUBLIC]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _HARNESS:
-        return importlib.import_module(f".{_HARNESS[name]}", __name__)
+    if name in _PUBLIC:
+        return importlib.import_module(_PUBLIC[name])
     raise AttributeError(f"module 'mrflib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -18,15 +18,15 @@ def main(argv: list[str] | None = None) -> int:
               "(python -m mrflib solve --help)")
         return 0
     if argv[0] == "sweep":
-        from .repro.sweep import main as sweep_main
+        from mrflib.repro.sweep import main as sweep_main
 
         return sweep_main(argv[1:])
     if argv[0] == "paper":
-        from .repro.paper import main as paper_main
+        from mrflib.repro.paper import main as paper_main
 
         return paper_main(argv[1:])
     if argv[0] == "solve":
-        from .solve import main as solve_main
+        from mrflib.io.solve import main as solve_main
 
         return solve_main(argv[1:])
     print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)

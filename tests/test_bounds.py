@@ -1,4 +1,4 @@
-"""Tests of mrflib.bounds (Leisink & Kappen, any-order lower bounds on Z)."""
+"""Tests of mrflib.inference.bounds (Leisink & Kappen, any-order lower bounds on Z)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mrflib import BoltzmannMachine, bounds, exact, graphs, partition_graphs
-from mrflib._bounds_kernels import mean_field_sweeps
+from mrflib import BoltzmannMachine, bounds, exact, graphs
+from mrflib.inference import partition_graphs
+from mrflib.inference._bounds_kernels import mean_field_sweeps
 from mrflib.repro import bounds_trials
 
 

@@ -1,4 +1,4 @@
-"""Tests of mrflib.datasets (the six training sets of section 3.4 of the FSLL paper)."""
+"""Tests of mrflib.io.datasets (the six training sets of section 3.4 of the FSLL paper)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_ising5x4_true_distribution():
     logw = 0.5 * np.sum(s[:, edges[:, 0]] * s[:, edges[:, 1]], axis=1)
     ratio = np.log(ds.p_star[idx]) - logw
     np.testing.assert_allclose(ratio, ratio[0], atol=1e-9)  # p* ~ exp(1/2 sum s_i s_j)
-    # same state order as mrflib.exact and fsll
+    # same state order as mrflib.inference.exact and fsll
     np.testing.assert_array_equal(fsll.flat_index(x, (2,) * 20), idx)
     np.testing.assert_array_equal(exact.states(20)[idx], s.astype(np.int8))
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrflib import BoltzmannMachine, FactorGraph, elimination, exact, graphs
-from mrflib import elimination_order as eo
-from mrflib import factor_enumeration as fe
+from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
+from mrflib.inference import elimination
+from mrflib.inference import elimination_order as eo
+from mrflib.inference import enumeration as fe
 
 TOL = 1e-10
 
@@ -85,7 +86,7 @@ def test_random_factor_graphs_equal_enumeration(seed):
 def test_einsum_contraction_of_every_clique_equals_enumeration(seed, monkeypatch):
     """With every linear-space clique contracted by opt_einsum (not only the large ones
     with a BLAS product), every task still equals enumeration."""
-    from mrflib import _factor_ops as fo
+    from mrflib.inference import _factor_ops as fo
 
     monkeypatch.setattr(fo, "EINSUM_MIN_SIZE", 1)
     monkeypatch.setattr(fo, "EINSUM_MIN_WIDTH", 1)
@@ -356,7 +357,7 @@ def _lift(model):
 @pytest.mark.parametrize("shape", [(5000,), (3, 4000), (11, 11, 11, 11), (2,) * 14,
                                    (4, 1, 3, 2000)])
 def test_logsumexp_kernel_equals_numpy(shape):
-    from mrflib._factor_ops import logsumexp, logsumexp_numpy
+    from mrflib.inference._factor_ops import logsumexp, logsumexp_numpy
 
     rng = np.random.default_rng(len(shape))
     a = rng.normal(size=shape) * 300
@@ -394,7 +395,7 @@ def test_clique_kernels_equal_numpy(seed, spread, contract, monkeypatch):
     """The fused clique kernels (messages without the clique table, several marginals in
     one pass), or opt_einsum's contraction of every clique, equal building the table by
     numpy broadcasting and reducing it."""
-    from mrflib import _factor_ops as fo
+    from mrflib.inference import _factor_ops as fo
 
     if contract == "einsum":
         monkeypatch.setattr(fo, "EINSUM_MIN_SIZE", 1)
@@ -429,8 +430,8 @@ def test_clique_kernels_equal_numpy(seed, spread, contract, monkeypatch):
 def test_both_clique_walks_equal_numpy(seed):
     """Each axis order of the linear-space kernel (blocked, sparse innermost), runs of axes
     merged, sums the clique's products onto every target as numpy does."""
-    from mrflib import _elimination_kernels as ek
-    from mrflib import _factor_ops as fo
+    from mrflib.inference import _elimination_kernels as ek
+    from mrflib.inference import _factor_ops as fo
 
     rng = np.random.default_rng(seed)
     nd = 1 + seed % 7
@@ -463,7 +464,7 @@ def test_both_clique_walks_equal_numpy(seed):
 
 def test_merged_axes_walk_the_same_entries():
     """Axes every input and output walks as one merge; any other pair stays apart."""
-    from mrflib import _elimination_kernels as ek
+    from mrflib.inference import _elimination_kernels as ek
 
     shape = np.array([2, 3, 4, 5], dtype=np.int64)
     strides = np.array([[60, 20, 5, 1], [0, 4, 1, 0]], dtype=np.int64)
@@ -478,7 +479,7 @@ def test_scaled_tables_round_trip_and_divide(seed):
     """A log table's linear form (largest entry one, the span of its finite entries) gives
     the table back; a Hugin quotient of two, or of a linear and a log table, is the log
     difference (zero where the divisor is zero); a span over the limit stays in log space."""
-    from mrflib import _factor_ops as fo
+    from mrflib.inference import _factor_ops as fo
 
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(3, 4)) * 50
@@ -505,7 +506,7 @@ def test_scaled_tables_round_trip_and_divide(seed):
 def test_messages_wider_than_the_linear_span_mix_with_linear_ones():
     """A message whose span exceeds the linear limit stays a log table; a clique with it
     and linear inputs is summed in log space, and equals the reference."""
-    from mrflib import _factor_ops as fo
+    from mrflib.inference import _factor_ops as fo
 
     rng = np.random.default_rng(3)
     wide = rng.normal(size=(3, 4)) * 400

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, exact, graphs
-from mrflib._validation import format_bytes
+from mrflib._support.validation import format_bytes
 
 
 @pytest.mark.parametrize("fixture", ["grid_bm", "dense_bm"])
@@ -260,7 +260,7 @@ def test_factor_graph_marginals_sum_to_one_at_huge_log_weights(s):
     ``1e17``; they are now divided by their sum past ``|log Z| = 2^10`` (the enumeration
     is then exact: ``lw - max`` is), and ordinary models keep their bits."""
     from mrflib import FactorGraph
-    from mrflib._factor_ops import RENORMALIZE_LOG_Z
+    from mrflib.inference._factor_ops import RENORMALIZE_LOG_Z
 
     model = FactorGraph([2, 2], [(0, 1)], [np.array([[s, s], [s, s - 1.0]])])
     w = np.array([[1.0, 1.0], [1.0, np.exp(-1.0)]]) / (3 + np.exp(-1.0))

@@ -1,4 +1,4 @@
-"""The shared executor (:mod:`mrflib._executor`): in-process, local pools, Dask."""
+"""The shared executor (:mod:`mrflib._support.executor`): in-process, local pools, Dask."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mrflib._executor import Executor, TaskFailed
+from mrflib._support.executor import Executor, TaskFailed
 
 
 def _scaled_sum(data, scale, k):

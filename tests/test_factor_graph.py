@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
-from mrflib.factor_graph import all_states
+from mrflib.models.factor_graph import all_states
 
 
 def test_from_boltzmann_has_the_same_log_weights_and_log_partition():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrflib import exact, factor_models
+from mrflib import exact
+from mrflib.models import lattices as factor_models
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers
 

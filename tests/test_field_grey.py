@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, datasets, graphs, learning
-from mrflib.factor_graph import all_states
+from mrflib.models.factor_graph import all_states
 from mrflib.repro import field_grey as fg
 from mrflib.repro import field_test as ft
 from mrflib.repro import field_trials
@@ -225,7 +225,7 @@ def test_lap_claims():
 
 
 def test_lap_on_model_data():
-    from mrflib import factor_models
+    from mrflib.models import lattices as factor_models
 
     model = factor_models.potts_lattice(2, 2, 3, coupling=0.8, rng=0)
     f = fg.lap_on_model_data(model, 4000, 0).set_index("learner")

@@ -1,4 +1,4 @@
-"""Tests of mrflib.fsll against brute-force enumeration (Takabatake & Akaho)."""
+"""Tests of mrflib.learning.fsll against brute-force enumeration (Takabatake & Akaho)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrflib import _fsll_kernels as K
 from mrflib import fsll
+from mrflib.learning import _fsll_kernels as K
 
 MIXED = (2, 3, 4, 5, 8)
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mrflib import graphs
-from mrflib._validation import check_edges
+from mrflib._support.validation import check_edges
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_structure_record_for_the_kernels():
     the edge positions) that pickles and that the kernels read by field."""
     import pickle
 
-    from mrflib import _graph_kernels
+    from mrflib.models import _graph_kernels
 
     g = graphs.as_graph(graphs.king_grid(3, 4))
     s = g.structure

@@ -36,22 +36,20 @@ from mrflib import (
     BoltzmannMachine,
     bounds,
     datasets,
-    elimination,
     exact,
-    factor_enumeration,
-    factor_graph,
-    factor_learning,
-    factor_models,
     fsll,
     graphs,
-    junction_tree,
     lap,
     learning,
-    potentials,
     sampling,
     smci,
 )
-from mrflib import _validation as v
+from mrflib._support import validation as v
+from mrflib.inference import elimination, junction_tree
+from mrflib.inference import enumeration as factor_enumeration
+from mrflib.learning import factor_learning, learners, potentials
+from mrflib.models import factor_graph
+from mrflib.models import lattices as factor_models
 from mrflib.repro import (
     bounds_trials,
     experiments,
@@ -591,7 +589,7 @@ CASES += [
      dict(name=["nope", "", None, 3])),
     ("datasets.expert_network", datasets.expert_network, dict(name="asia"),
      dict(name=["nope", "", None, 3, ["asia"], np.array(["asia"]), ("asia",)])),
-    ("factor_graph.all_states", mrflib.factor_graph.all_states, dict(cardinalities=[2, 3]),
+    ("factor_graph.all_states", mrflib.models.factor_graph.all_states, dict(cardinalities=[2, 3]),
      dict(cardinalities=[[], [0], [-1], [2.5], [True], "23", None, [[2]]])),
     ("repro.lap_trials.relative_error", lap_trials.relative_error,
      dict(Kh=np.eye(3), K=2 * np.eye(3)),
@@ -656,7 +654,7 @@ CASES += [
 ]
 from dataclasses import replace  # noqa: E402
 
-from mrflib import log_linear  # noqa: E402
+from mrflib.learning import log_linear  # noqa: E402
 
 P12 = np.random.default_rng(0).dirichlet(np.ones(12))  # a table on cardinalities (3, 2, 2)
 CANCER = datasets.expert_network("cancer")
@@ -773,7 +771,8 @@ CASES += [
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
           profile=["", None, "QUICK", 3, "paper"], folder=[None, 3, TMP / "missing"])),
 ]
-from mrflib import FactorGraph, io, solve  # noqa: E402
+from mrflib import FactorGraph, io  # noqa: E402
+from mrflib.io import solve  # noqa: E402
 
 UAI_DIR = Path(mrflib.__file__).parent / "data" / "uai"
 SMALL_FG = FactorGraph([2, 3], [(0, 1)], [np.log([[1.0, 2, 3], [4, 5, 6]])])
@@ -1044,7 +1043,7 @@ PEAK_SCRIPT = textwrap.dedent("""
     import json, sys
     import numpy as np
     from mrflib import BoltzmannMachine, graphs, exact, sampling, smci
-    from mrflib import _validation as v
+    from mrflib._support import validation as v
     bm = BoltzmannMachine.random(graphs.square_grid(2, 10), 20, rng=0)
     small = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0)
     call, warm = sys.argv[1], sys.argv[2]
@@ -1195,7 +1194,7 @@ def test_learning_from_large_couplings_is_finite(method, J):
             assert finite(fit.model)
 
 
-FIT_CASES = [(m, s) for m in learning.METHODS for s in learning._TABLE[m].solvers]
+FIT_CASES = [(m, s) for m in learning.METHODS for s in learners._TABLE[m].solvers]
 #: The audit's data sets: a spin constant in every sample plus two identical spins
 #: (``DEGENERATE``), two opposite spins, a single sample, and ordinary data.
 ANTI = DATA.copy()

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, datasets, io
-from mrflib._validation import memory_requests
-from mrflib.factor_graph import all_states
-from mrflib.solve import main as solve_main
+from mrflib._support.validation import memory_requests
+from mrflib.io.solve import main as solve_main
+from mrflib.models.factor_graph import all_states
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "mrflib" / "data" / "uai"

@@ -8,7 +8,7 @@ import json
 import pytest
 from _plan_graphs import PLANS, plan_graphs, plan_record
 
-from mrflib.junction_tree import JunctionTree
+from mrflib.inference.junction_tree import JunctionTree
 
 _PINNED = json.loads(PLANS.read_text())
 _GRAPHS = plan_graphs()
@@ -39,7 +39,7 @@ def test_compiled_planning_steps_match_their_references(k):
     import scipy.sparse
     import scipy.sparse.csgraph
 
-    from mrflib import junction_tree as jt
+    from mrflib.inference import junction_tree as jt
 
     edges, n = list(_random_graphs())[k]
     dense = jt._dense_of_edges(edges, n)
@@ -60,7 +60,7 @@ def test_compiled_planning_steps_match_their_references(k):
 
 
 def test_table_total_is_the_python_sum():
-    from mrflib.junction_tree import _table_total
+    from mrflib.inference.junction_tree import _table_total
 
     for sizes in ([0, 1, 5, 3], [40] * 9000, [52, 52, 1], [60, 61, 62, 3]):
         size = max(sizes) + 1
@@ -72,7 +72,7 @@ def test_table_total_is_the_python_sum():
                                   "disjoint random", "complete 8", "square 1x6"])
 def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
     """Graphs beyond the dense adjacency's size limit take the set-based route: same plan."""
-    from mrflib import junction_tree as jt
+    from mrflib.inference import junction_tree as jt
 
     monkeypatch.setattr(jt, "_DENSE_MAX_NODES", 0)
     edges, n = _GRAPHS[name]

@@ -1,4 +1,4 @@
-"""Tests of mrflib.lap (LAP, Mizrahi, de Freitas & Tenorio)."""
+"""Tests of mrflib.learning.lap (LAP, Mizrahi, de Freitas & Tenorio)."""
 
 from __future__ import annotations
 
@@ -328,7 +328,7 @@ def test_fit_ising_refuses_zero_samples():
 
 
 def test_split_modules_are_reexported():
-    from mrflib import lap_gaussian, neighbourhoods, potentials
+    from mrflib.learning import lap_gaussian, neighbourhoods, potentials
 
     assert lap.fit_gaussian is lap_gaussian.fit_gaussian
     assert lap.one_neighbourhood is neighbourhoods.one_neighbourhood
@@ -336,7 +336,7 @@ def test_split_modules_are_reexported():
 
 
 def test_one_neighbourhood_of_general_cliques_is_the_clique_union():
-    from mrflib import neighbourhoods
+    from mrflib.learning import neighbourhoods
 
     rng = np.random.default_rng(1)
     family = [rng.choice(12, size=rng.integers(1, 4), replace=False) for _ in range(8)]

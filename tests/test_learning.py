@@ -1,4 +1,4 @@
-"""Tests of mrflib.learning against independent, brute-force references.
+"""Tests of mrflib.learning.learners against independent, brute-force references.
 
 The references here use only ``BoltzmannMachine.log_weight`` and itertools
 enumeration: objectives are evaluated from their definitions (flipped-spin ratios),
@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
+from mrflib.learning import learners
 from mrflib.repro import learning_trials
 
 # ----------------------------------------------------------------------------- references
@@ -126,7 +127,7 @@ def test_objective_matches_definition(problem, method):
     bm = BoltzmannMachine.random(edges, 9, rng=5)
     ref = ref_objective(bm, data, method)
     assert learning.objective(bm, data, method) == pytest.approx(ref, rel=1e-12)
-    value, gb, gj = learning.local_terms_numpy(bm, data, method)
+    value, gb, gj = learners.local_terms_numpy(bm, data, method)
     assert value == pytest.approx(ref, rel=1e-12)
     # the numba loop and the vectorized numpy path give the same gradient
     nb, nj = learning.objective_gradient(bm, data, method)
@@ -146,7 +147,7 @@ def test_objective_paths_agree(seed, scale):
     data = exact.sample(bm, 30, rng=seed + 1)
     for method in learning.LOCAL_METHODS:
         v1 = learning.objective(bm, data, method)
-        v2, gb, gj = learning.local_terms_numpy(bm, data, method)
+        v2, gb, gj = learners.local_terms_numpy(bm, data, method)
         assert v1 == pytest.approx(v2, rel=1e-10, abs=1e-12)
         nb, nj = learning.objective_gradient(bm, data, method)
         np.testing.assert_allclose(nb, gb, atol=1e-10)
@@ -214,7 +215,7 @@ def test_smci_learner_solves_eq27(problem, bias):
 
 
 def independent_mle(data, edges, n, bias):
-    """Exact ML by scipy BFGS on a brute-force log-likelihood (no mrflib.exact)."""
+    """Exact ML by scipy BFGS on a brute-force log-likelihood (no mrflib.inference.exact)."""
     s = all_states(n).astype(float)
     feats_s = np.concatenate([s, s[:, edges[:, 0]] * s[:, edges[:, 1]]], axis=1)
     x = data.astype(float)
@@ -373,7 +374,7 @@ def test_bad_input(problem):
 
 def test_trusted_model_matches_constructor(problem):
     edges, _, data = problem
-    prob = learning._Problem(data, edges)
+    prob = learners._Problem(data, edges)
     theta = np.random.default_rng(0).normal(size=9 + len(edges))
     fast, ref = prob.trusted_model(theta), prob.model(theta)
     assert fast == ref

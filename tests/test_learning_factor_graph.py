@@ -12,17 +12,10 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from mrflib import (
-    BoltzmannMachine,
-    FactorGraph,
-    exact,
-    factor_learning,
-    factor_models,
-    graphs,
-    learning,
-    potentials,
-)
-from mrflib.factor_graph import all_states
+from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
+from mrflib.learning import factor_learning, potentials
+from mrflib.models import lattices as factor_models
+from mrflib.models.factor_graph import all_states
 
 
 # ------------------------------------------------------------------ brute-force helpers
@@ -182,7 +175,7 @@ def test_pseudo_likelihood_contexts_are_checked_before_counting():
     covers the measured peak."""
     import tracemalloc
 
-    from mrflib._validation import memory_requests
+    from mrflib._support.validation import memory_requests
 
     rng = np.random.default_rng(0)
     n, N = 12, 20000
@@ -553,7 +546,7 @@ def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
     """The map from normalized potentials to tables of one factor over 100^4 states has
     1.5e9 non-zeros (69 GiB): np.indices and the sparse matrix were built unchecked
     (MemoryError); the layout is now sized first, its bound covering the real count."""
-    from mrflib import _validation
+    from mrflib._support import validation as _validation
 
     structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])
     data = np.zeros((4, 8), dtype=np.int64)

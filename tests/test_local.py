@@ -1,7 +1,7 @@
-"""Local objectives from local-pattern counts (mrflib._local) against per-sample numpy.
+"""Local objectives from local-pattern counts (mrflib.learning._local) against per-sample numpy.
 
 The fitting path compresses the data into per-node pattern counts (or distinct rows)
-and evaluates in numba; :func:`mrflib.learning.local_terms_numpy` evaluates the same
+and evaluates in numba; :func:`mrflib.learning.learners.local_terms_numpy` evaluates the same
 objective sample by sample in plain numpy. They must agree to 1e-12.
 """
 
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling, smci
-from mrflib._local import LocalObjective
+from mrflib.learning import learners
+from mrflib.learning._local import LocalObjective
 
 
 def _cases():
@@ -51,7 +52,7 @@ def test_compressed_equals_per_sample(case, method):
     expected_mode = "rows" if case[0] in ("complete9", "grid4-few") else "patterns"
     assert local.mode == expected_mode
     v, gb, gj = local(bm.params)
-    rv, rb, rj = learning.local_terms_numpy(bm, data, method)
+    rv, rb, rj = learners.local_terms_numpy(bm, data, method)
     assert abs(v - rv) <= 1e-12 * max(1.0, abs(rv))
     np.testing.assert_allclose(gb, rb, rtol=0, atol=1e-12)
     np.testing.assert_allclose(gj, rj, rtol=0, atol=1e-12)
@@ -86,7 +87,7 @@ def test_extreme_couplings_finite(J, method):
     bm = BoltzmannMachine(np.zeros(9), edges, J * signs)
     v, gb, gj = _objective(data, edges, method)(bm.params)
     assert np.isfinite(v) and np.all(np.isfinite(gb)) and np.all(np.isfinite(gj))
-    rv, rb, rj = learning.local_terms_numpy(bm, data, method)
+    rv, rb, rj = learners.local_terms_numpy(bm, data, method)
     assert abs(v - rv) <= 1e-12 * max(1.0, abs(rv))
     np.testing.assert_allclose(gj, rj, rtol=1e-12, atol=1e-12)
 
@@ -97,7 +98,7 @@ def test_1smci_direction_from_counts_equals_per_sample():
     edges = graphs.square_grid(4, 4)
     gen, data = _data(edges, 16, 4000, 0.4, seed=3)
     bm = BoltzmannMachine.random(edges, 16, rng=9)
-    assert learning._Problem(data, edges).smci1().available
+    assert learners._Problem(data, edges).smci1().available
     db, dj = learning.ascent_direction(bm, data, "1-smci")
     mean, pair = smci.moments_numpy(bm, data, "1-smci")
     x = data.astype(float)
@@ -124,7 +125,7 @@ def test_1smci_counts_finite_for_extreme_couplings(J):
 def test_1smci_dense_graph_falls_back_to_smci_moments():
     edges = graphs.complete(8)
     _, data = _data(edges, 8, 50, 0.3, seed=6)
-    counts = learning._Problem(data, edges).smci1()
+    counts = learners._Problem(data, edges).smci1()
     assert not counts.available
     bm = BoltzmannMachine.random(edges, 8, rng=2)
     _, dj = learning.ascent_direction(bm, data, "1-smci")
@@ -140,7 +141,7 @@ def test_compressed_fit_reaches_reference_optimum():
     _, data = _data(edges, 30, 3000, 0.4, seed=4)
     for method in learning.LOCAL_METHODS:
         f = learning.fit(data, edges, method, solver="lbfgs", tol=1e-9)
-        _, rb, rj = learning.local_terms_numpy(f.model, data, method)
+        _, rb, rj = learners.local_terms_numpy(f.model, data, method)
         assert max(np.abs(rb).max(), np.abs(rj).max()) < 1e-7
 
 

@@ -1,4 +1,5 @@
-"""Tests of :mod:`mrflib.log_linear`: the ML fit on a fixed set of full-span basis functions
+"""Tests of :mod:`mrflib.learning.log_linear`: the ML fit on a fixed set of full-span basis
+functions
 against exact maximum likelihood and against its own objective's optimum."""
 
 from __future__ import annotations
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from mrflib import exact, fsll, graphs, log_linear
+from mrflib import exact, fsll, graphs
+from mrflib.learning import log_linear
 
 
 def _binary_data(n_samples: int = 400) -> np.ndarray:
@@ -19,7 +21,7 @@ def _binary_data(n_samples: int = 400) -> np.ndarray:
 
 def test_pairwise_family_on_binary_data_is_the_exact_mle_boltzmann_machine():
     """Order <= 2 on binary variables is the complete Boltzmann machine with biases: the fit
-    equals :func:`mrflib.exact.fit_mle` (bit i of the flat index is spin i)."""
+    equals :func:`mrflib.inference.exact.fit_mle` (bit i of the flat index is spin i)."""
     x = _binary_data()
     cards = (2, 2, 2, 2)
     counts = np.bincount(fsll.flat_index(x, cards), minlength=16)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, datasets, graphs, io
-from mrflib._executor import Executor
-from mrflib._optional import DISTRIBUTIONS, optional_import
+from mrflib._support.executor import Executor
+from mrflib._support.optional import DISTRIBUTIONS, optional_import
 from mrflib.repro import field_test, peers, sweep
 
 ROOT = Path(__file__).resolve().parents[1]

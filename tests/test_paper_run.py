@@ -282,7 +282,7 @@ def test_chunks_1_on_a_fresh_folder_and_a_killed_merge_leaves_nothing_finished(p
 
 
 def test_a_second_paper_run_on_the_same_folder_is_refused(tmp_path):
-    from mrflib._files import release, try_lock
+    from mrflib._support.files import release, try_lock
 
     base = tmp_path / "smci_error_point"
     base.mkdir()

@@ -1,4 +1,4 @@
-"""Thread policy (mrflib._threads): BLAS on one thread around mrflib's calls, the user's
+"""Thread policy (mrflib._support.threads): BLAS on one thread around mrflib's calls, the user's
 environment variables win, numba's parallel kernels only for large work."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from mrflib import _threads, exact, graphs, learning
+from mrflib import exact, graphs, learning
+from mrflib._support import threads as _threads
 
 
 def _blas_threads():

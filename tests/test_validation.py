@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from mrflib import _validation as v
-from mrflib.model import check_model
+from mrflib._support import validation as v
+from mrflib.models.boltzmann import check_model
 
 
 def test_as_rng_accepts_seed_and_generator():

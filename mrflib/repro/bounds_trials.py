@@ -1,6 +1,6 @@
 """Experiments of the higher-order bounds chapter (Leisink & Kappen, section 5).
 
-Per-paper trials for the book, kept apart from the algorithms in :mod:`mrflib.bounds`.
+Per-paper trials for the book, kept apart from the algorithms in :mod:`mrflib.inference.bounds`.
 :func:`sk_group_trial` and :func:`random_networks_trial` have the signature
 ``fn(t, rng, **params)`` of :meth:`mrflib.repro.trials.Trials.map`: the chapter's heavy loops
 run through it in resumable chunks at the paper's scale.
@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import bounds, exact, graphs
-from .._validation import as_rng, check_counts, check_positive
-from ..model import BoltzmannMachine
+from mrflib._support.validation import as_rng, check_counts, check_positive
+from mrflib.inference import bounds, exact
+from mrflib.models import graphs
+from mrflib.models.boltzmann import BoltzmannMachine
 
 __all__ = ["random_networks_trial", "sk_errors", "sk_group_trial"]
 
@@ -38,9 +39,9 @@ def sk_errors(
     Returns a tidy :class:`pandas.DataFrame` with one row per (network, solution, order):
     ``network, sigma_w, solution, order, log_z, bound, rel_error`` (``1 − log B_K / log Z``,
     Figure 2) and, with ``correlations``, ``corr, corr_exact, corr_sq_error`` for
-    ``⟨s_0 s_1⟩`` (Figure 3, :func:`mrflib.bounds.pair_correlation_estimates`).
+    ``⟨s_0 s_1⟩`` (Figure 3, :func:`mrflib.inference.bounds.pair_correlation_estimates`).
     ``solution`` (one name or several, evaluated on the same networks) is passed to
-    :func:`mrflib.bounds.mean_field`: ``"zero"`` with ``theta_sd = 0`` gives Figure 4. The
+    :func:`mrflib.inference.bounds.mean_field`: ``"zero"`` with ``theta_sd = 0`` gives Figure 4. The
     moments come from enumeration (``N`` small).
     """
     n_networks = check_positive(n_networks, "n_networks", integer=True)
@@ -103,7 +104,7 @@ def random_networks_trial(
     Trial ``t`` draws the networks ``k`` in ``[t * block, (t + 1) * block)`` (fewer in the
     last block of ``n_networks``): for ``k % 3 == 0`` a random graph ``G(N, 0.5)`` with
     biases ``N(0, 0.5^2)`` and couplings ``N(0, 1)`` (skipped if it has no edge), else an SK
-    model (:func:`mrflib.bounds.sk_model`) with ``sigma_w ~ U[0.1, 3]``; ``N ~ U{3..12}``.
+    model (:func:`mrflib.inference.bounds.sk_model`) with ``sigma_w ~ U[0.1, 3]``; ``N ~ U{3..12}``.
     Each gets the lower bounds of ``orders`` (eq. (5), by enumeration) and exact ``log Z``.
 
     Returns ``networks`` (drawn), ``violations`` (networks with a bound above ``log Z``),

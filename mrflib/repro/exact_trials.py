@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import BoltzmannMachine
+from mrflib.models.boltzmann import BoltzmannMachine
+
 from . import experiments
 
 __all__ = ["moment_error_trial"]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._files import atomic_write, lock
+from mrflib._support.files import atomic_write, lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,7 +285,7 @@ def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:
     """Best wall time (seconds) of ``repeat`` calls of ``fn`` after one warm-up call."""
     import time
 
-    from .._validation import check_positive
+    from mrflib._support.validation import check_positive
 
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -325,9 +325,9 @@ def moment_error_curve(
     """
     import pandas as pd
 
-    from .. import exact, sampling
-    from .._validation import as_rng, check_counts, check_positive, require_memory
-    from ..model import check_model
+    from mrflib._support.validation import as_rng, check_counts, check_positive, require_memory
+    from mrflib.inference import exact, sampling
+    from mrflib.models.boltzmann import check_model
 
     bm = check_model(bm)
     if sampler not in ("gibbs", "exact"):
@@ -352,7 +352,7 @@ def moment_error_curve(
 
 def loglog_slope(x: Any, y: Any) -> float:
     """Least-squares slope of ``log y`` against ``log x``."""
-    from .._validation import check_array
+    from mrflib._support.validation import check_array
 
     x = check_array(x, "x", ndim=1)
     if x.size < 2 or np.any(x <= 0):

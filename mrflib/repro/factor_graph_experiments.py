@@ -1,7 +1,7 @@
 """Experiments of the chapter on exact inference on factor graphs (tables for the notebook).
 
-Each function runs the engine (:mod:`mrflib.exact` on a
-:class:`~mrflib.factor_graph.FactorGraph`) and, where asked, the peers of
+Each function runs the engine (:mod:`mrflib.inference.exact` on a
+:class:`~mrflib.models.factor_graph.FactorGraph`) and, where asked, the peers of
 :mod:`mrflib.repro.peers`, and returns a :class:`pandas.DataFrame` the chapter shows and
 asserts on.
 """
@@ -17,17 +17,21 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .. import datasets, elimination, exact, factor_models, io
-from .. import elimination_order as eo
-from .._validation import as_rng
-from ..factor_graph import FactorGraph
+from mrflib._support.validation import as_rng
+from mrflib.inference import elimination, exact
+from mrflib.inference import elimination_order as eo
+from mrflib.io import datasets
+from mrflib.io import uai as io
+from mrflib.models import lattices as factor_models
+from mrflib.models.factor_graph import FactorGraph
+
 from . import factor_graph_problems as fgp
 from . import peers
 
 __all__ = ["timed", "uai_table", "order_memory", "expert_queries", "sample_chi_square"]
 
 #: The orders compared in :func:`order_memory` (``"engine"``: the best of every candidate,
-#: sweeps included, as :func:`mrflib.exact.plan` chooses).
+#: sweeps included, as :func:`mrflib.inference.exact.plan` chooses).
 HEURISTICS = ("min-degree", "min-fill", "weighted-min-fill", "engine")
 
 

@@ -1,7 +1,7 @@
 """Generated factor graphs for the exact-inference benchmark and chapter.
 
-Beside the shipped UAI problems (:func:`mrflib.datasets.uai_problem`) and the ``q``-state
-Potts lattices of :func:`mrflib.factor_models.potts_lattice` (``couplings="mixed"``):
+Beside the shipped UAI problems (:func:`mrflib.io.datasets.uai_problem`) and the ``q``-state
+Potts lattices of :func:`mrflib.models.lattices.potts_lattice` (``couplings="mixed"``):
 random networks of three- and four-variable factors on a band (treewidth bounded by the
 band) and an expert Bayesian network with evidence. Every draw takes an ``rng``.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_rng, check_positive, require_memory
-from ..datasets import expert_network
-from ..factor_graph import FactorGraph
+from mrflib._support.validation import as_rng, check_positive, require_memory
+from mrflib.io.datasets import expert_network
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["band_network", "expert_with_evidence"]
 

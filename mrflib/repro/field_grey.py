@@ -1,10 +1,10 @@
 """Field test with grey levels: the digits as Potts-type models (general discrete MRFs).
 
-:func:`mrflib.datasets.digits` with ``levels=4`` keeps four grey levels of each pixel
+:func:`mrflib.io.datasets.digits` with ``levels=4`` keeps four grey levels of each pixel
 instead of one threshold. The models are factor graphs on the square or king's-move
 lattice: one free unary table per pixel (``q`` states) and one free ``q x q`` table per
 edge, the family of LAP's Theorem 10 with cliques of two variables (Mizrahi, de Freitas &
-Tenorio, section 4), fitted by :func:`mrflib.learning.fit` with ``"mle"`` (exact maximum
+Tenorio, section 4), fitted by :func:`mrflib.learning.learners.fit` with ``"mle"`` (exact maximum
 likelihood), ``"mple"`` (pseudo-likelihood) or ``"lap"``, and scored by the exact held-out
 log-likelihood per image on the junction tree.
 
@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, learning
-from mrflib._validation import as_rng, check_positive
-from mrflib.factor_graph import FactorGraph, _check_states
+from mrflib._support.validation import as_rng, check_positive
+from mrflib.models.factor_graph import FactorGraph, _check_states
 
 from . import field_test as ft
 
@@ -51,10 +51,10 @@ __all__ = [
     "plot_gains",
 ]
 
-#: The factor-graph learners of :func:`mrflib.learning.fit`, in the chapter's order:
+#: The factor-graph learners of :func:`mrflib.learning.learners.fit`, in the chapter's order:
 #: ``"lap"`` pulls the potentials out in the reference gauge of Definition 5,
 #: ``"lap-zero-sum"`` in the zero-sum gauge (for two states the ±1 parameterization of
-#: :func:`mrflib.lap.fit_ising`, the binary field test's LAP).
+#: :func:`mrflib.learning.lap.fit_ising`, the binary field test's LAP).
 LEARNERS = ("mle", "mple", "lap", "lap-zero-sum")
 
 
@@ -128,7 +128,7 @@ def fit_learner(train: Any, structure: FactorGraph, learner: str,
                 **options: Any) -> tuple[FactorGraph, float, dict[str, Any]]:
     """Fit one factor-graph learner: ``(FactorGraph, seconds, info)``.
 
-    ``learner`` is one of :data:`LEARNERS`, run by :func:`mrflib.learning.fit` with
+    ``learner`` is one of :data:`LEARNERS`, run by :func:`mrflib.learning.learners.fit` with
     ``options`` (``"lap-zero-sum"`` is ``"lap"`` with ``gauge="zero-sum"``); ``info`` has
     ``n_steps`` and ``converged``.
     """
@@ -146,7 +146,8 @@ def fit_learner(train: Any, structure: FactorGraph, learner: str,
 
 def image_log_likelihoods(model: FactorGraph, x: Any) -> np.ndarray:
     """Exact ``log P(x^(m))`` of every row of ``x``: ``log Z`` once, on the junction tree
-    (:func:`mrflib.exact.log_partition`); the mean is :func:`mrflib.exact.log_likelihood`."""
+    (:func:`mrflib.inference.exact.log_partition`); the mean is
+    :func:`mrflib.inference.exact.log_likelihood`."""
     _check_structure(model, "model")
     x = _check_states(x, model.cardinalities, "x")
     return model.log_weight(x) - exact.log_partition(model)
@@ -351,7 +352,7 @@ def lap_on_model_data(model: FactorGraph, n_samples: int, rng: Any,
     """Refit ``model``'s family on its own exact samples: is a learner's gap the data's?
 
     Draws ``n_samples`` training and ``n_samples`` test images from ``model``
-    (:func:`mrflib.exact.sample`), fits each of ``learners`` in ``model``'s family on the
+    (:func:`mrflib.inference.exact.sample`), fits each of ``learners`` in ``model``'s family on the
     training images and scores it on the test images. When the data come from the family
     every consistent learner approaches the true model's score, so a learner far below ML
     on real data but not here is hurt by the misspecification, not by a bug. Returns a frame

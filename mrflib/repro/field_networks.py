@@ -1,12 +1,12 @@
 """Field test, part 2: the full-span log-linear model on expert Bayesian networks.
 
-pgmpy bundles networks built by people (:func:`mrflib.datasets.expert_network`). For each
+pgmpy bundles networks built by people (:func:`mrflib.io.datasets.expert_network`). For each
 network (or the marginal of an ancestral subset of a large one) we know the exact joint
 ``p*``, draw ``N`` samples with its ancestral sampler, fit models, and score each by the exact
 ``KL(p*||p_theta)``:
 
 ``FSLL``
-    :func:`mrflib.fsll.fit` (Algorithm 1 of Takabatake & Akaho, MDL cost eq. 7).
+    :func:`mrflib.learning.fsll.fit` (Algorithm 1 of Takabatake & Akaho, MDL cost eq. 7).
 ``empirical``, ``empirical (KT)``
     the sample frequencies, and the Krichevsky-Trofimov estimate ``(count + 1/2) /
     (N + |X| / 2)`` (the raw frequencies have infinite KL as soon as one state of positive
@@ -14,14 +14,15 @@ network (or the marginal of an ancestral subset of a large one) we know the exac
 ``pairwise ML``
     the maximum-likelihood log-linear model with every basis function of order <= 2 (all
     biases and pairwise interactions of the full-span basis, eq. 3-5;
-    :func:`mrflib.log_linear.fit_log_linear`); on binary variables it is the fully
+    :func:`mrflib.learning.log_linear.fit_log_linear`); on binary variables it is the fully
     connected Boltzmann machine with biases, BM-DI of the FSLL chapter.
 ``best pairwise``
     the same family fitted to ``p*`` itself (the information projection,
     ``argmin_q KL(p*||q)``): the floor no pairwise learner can pass, at any ``N``.
 ``BM-DI``, ``BM-PCD``
     on binary networks, the Boltzmann machines of the FSLL chapter:
-    :func:`mrflib.exact.fit_mle` and :func:`mrflib.learning.fit` ``"pcd"`` on the complete
+    :func:`mrflib.inference.exact.fit_mle` and :func:`mrflib.learning.learners.fit` ``"pcd"`` on
+    the complete
     graph (spins ``s = 2 x - 1``).
 """
 
@@ -32,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from mrflib import exact, fsll, graphs, learning, log_linear
-from mrflib._optional import optional_import
-from mrflib._validation import as_rng, check_array, check_instance, check_positive
+from mrflib import exact, fsll, graphs, learning
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import as_rng, check_array, check_instance, check_positive
+from mrflib.learning import log_linear
 
 __all__ = ["MODELS", "kl", "network_trial", "pgmpy_peer"]
 
@@ -43,7 +45,8 @@ MODELS = ("FSLL", "empirical", "empirical (KT)", "pairwise ML", "best pairwise",
 #: Only these need binary variables.
 BINARY_MODELS = ("BM-DI", "BM-PCD")
 
-#: Moved to :mod:`mrflib.log_linear` (an algorithm, not experiment code); the old names stay.
+#: Moved to :mod:`mrflib.learning.log_linear` (an algorithm, not experiment code); the old names
+#: stay.
 order_mask = log_linear.order_mask
 fit_log_linear = log_linear.fit_log_linear
 
@@ -122,7 +125,7 @@ def network_trial(net: Any, n_samples: int, rng: Any, models: Any = MODELS, *,
 
 
 def _check_peer(net: Any, model: Any) -> None:
-    """``net`` an :class:`~mrflib.datasets.ExpertNetwork` whose joint fits, ``model`` a pgmpy
+    """``net`` an :class:`~mrflib.io.datasets.ExpertNetwork` whose joint fits, ``model`` a pgmpy
     network with its variables and state names (else TypeError/ValueError naming them)."""
     from mrflib import datasets
 
@@ -150,8 +153,8 @@ def pgmpy_peer(net: Any, model: Any) -> dict[str, float]:
 
     Parameters
     ----------
-    net : mrflib.datasets.ExpertNetwork
-        With at most :data:`mrflib.datasets.MAX_JOINT_STATES` states.
+    net : mrflib.io.datasets.ExpertNetwork
+        With at most :data:`mrflib.io.datasets.MAX_JOINT_STATES` states.
     model : pgmpy.models.DiscreteBayesianNetwork
         Holding every variable of ``net`` with the same state names.
     """

@@ -1,7 +1,7 @@
 """Field test on real data: every Boltzmann-machine learner on scikit-learn's digits.
 
 The chapter ``notebooks/field_test.ipynb`` fits fully visible Boltzmann machines to the
-handwritten digits of :func:`mrflib.datasets.digits` on the 8x8 square lattice and on the
+handwritten digits of :func:`mrflib.io.datasets.digits` on the 8x8 square lattice and on the
 king's-move lattice, scores each fit by the exact held-out log-likelihood per image, and
 compares the learners with scikit-learn's baselines. This module holds its experiment code.
 
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from mrflib import exact, graphs, lap, learning
-from mrflib._optional import optional_import
-from mrflib._validation import (
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import (
     as_rng,
     check_array,
     check_positive,
@@ -37,8 +37,8 @@ from mrflib._validation import (
     check_spins,
     require_memory,
 )
-from mrflib.factor_graph import _check_states
-from mrflib.model import check_model
+from mrflib.models.boltzmann import check_model
+from mrflib.models.factor_graph import _check_states
 
 __all__ = [
     "LEARNERS",
@@ -65,7 +65,7 @@ __all__ = [
 #: Every learner of the library, in the chapter's order.
 LEARNERS = ("mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap")
 #: Options each learner runs with unless the caller overrides them (``learning.fit`` keywords;
-#: ``"lap"`` takes :func:`mrflib.lap.fit_ising` keywords). The local objectives are run to
+#: ``"lap"`` takes :func:`mrflib.learning.lap.fit_ising` keywords). The local objectives are run to
 #: their own optimum by L-BFGS; the moment-matching learners get a fixed step budget.
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "mle": {},
@@ -169,7 +169,8 @@ def fit_learner(train: Any, edges: Any, learner: str, rng: Any = 0,
     """Fit one learner: ``(BoltzmannMachine, seconds, info)``.
 
     ``learner`` is one of :data:`LEARNERS`; ``options`` override :data:`DEFAULT_OPTIONS`.
-    ``"lap"`` runs :func:`mrflib.lap.fit_ising`, every other one :func:`mrflib.learning.fit`
+    ``"lap"`` runs :func:`mrflib.learning.lap.fit_ising`, every other one
+    :func:`mrflib.learning.learners.fit`
     (``"mle"`` is exact maximum likelihood). ``info`` has ``n_steps`` and ``converged``.
     """
     if learner not in LEARNERS:
@@ -186,9 +187,9 @@ def fit_learner(train: Any, edges: Any, learner: str, rng: Any = 0,
 def image_log_likelihoods(bm: Any, x: Any) -> np.ndarray:
     """Exact ``log P(x^(m))`` of every row of ``x`` under ``bm``.
 
-    ``log Z`` comes from :func:`mrflib.exact.log_partition` (enumeration up to 20 spins,
+    ``log Z`` comes from :func:`mrflib.inference.exact.log_partition` (enumeration up to 20 spins,
     the junction tree beyond), once per model; the mean of the result is
-    :func:`mrflib.exact.log_likelihood`.
+    :func:`mrflib.inference.exact.log_likelihood`.
     """
     bm = check_model(bm)
     x = check_spins(x, bm.n, "x")

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets
-from .._validation import as_rng, check_positive
+from mrflib._support.validation import as_rng, check_positive
+from mrflib.io import datasets
+
 from . import field_grey as fg
 from . import field_networks as fn
 from . import field_test as ft
@@ -173,7 +174,7 @@ def grey_classify_trial(t: int, rng: Any, *, train: Any, y_train: Any, test: Any
 
 
 def expert_network(name: str, subset_states: int) -> Any:
-    """pgmpy's network ``name`` (:func:`mrflib.datasets.expert_network`), or the marginal of
+    """pgmpy's network ``name`` (:func:`mrflib.io.datasets.expert_network`), or the marginal of
     its largest ancestral subset with at most ``subset_states`` joint states if it has more."""
     subset_states = check_positive(subset_states, "subset_states", integer=True)
     net = datasets.expert_network(name)

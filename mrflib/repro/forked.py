@@ -18,7 +18,8 @@ import resource
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .._validation import check_positive
+from mrflib._support.validation import check_positive
+
 from .factor_graph_experiments import timed
 
 __all__ = ["Outcome", "run_limited"]

@@ -1,7 +1,7 @@
 """Experiments of the FSLL chapter (Takabatake & Akaho, section 3, Table 1).
 
 The paper's Table 1 and the learn-and-score trial of each model, kept apart from the
-algorithm in :mod:`mrflib.fsll`. :func:`table1_trial` and :func:`theorem3_trial` have the
+algorithm in :mod:`mrflib.learning.fsll`. :func:`table1_trial` and :func:`theorem3_trial` have the
 signature ``fn(t, rng, **params)`` of :meth:`mrflib.repro.trials.Trials.map`: the chapter's
 heavy loops run through it in resumable chunks at the paper's scale.
 """
@@ -14,9 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, exact, fsll, graphs, learning
-from .._validation import check_instance, check_positive
-from ..datasets import Dataset
+from mrflib._support.validation import check_instance, check_positive
+from mrflib.inference import exact
+from mrflib.io import datasets
+from mrflib.io.datasets import Dataset
+from mrflib.learning import fsll
+from mrflib.learning import learners as learning
+from mrflib.models import graphs
 
 __all__ = ["PAPER_TABLE1", "MODELS", "learn_and_score", "fit_seconds", "table1_trial",
            "theorem3_trial"]
@@ -50,11 +54,13 @@ def learn_and_score(
     rng: Any = 0,
     eps: float = 1e-4,
 ) -> dict[str, Any]:
-    """Fit one model of section 3 to a :class:`mrflib.datasets.Dataset` and score it.
+    """Fit one model of section 3 to a :class:`mrflib.io.datasets.Dataset` and score it.
 
-    ``model``: ``"FL"`` (:func:`mrflib.fsll.fit`), ``"BM-DI"`` (fully connected Boltzmann
-    machine with biases, exact gradient, quasi-Newton: :func:`mrflib.exact.fit_mle`, L-BFGS-B
-    rather than the paper's BFGS) or ``"BM-PCD"`` (:func:`mrflib.learning.fit` with ``"pcd"``:
+    ``model``: ``"FL"`` (:func:`mrflib.learning.fsll.fit`), ``"BM-DI"`` (fully connected Boltzmann
+    machine with biases, exact gradient, quasi-Newton: :func:`mrflib.inference.exact.fit_mle`,
+    L-BFGS-B
+    rather than the paper's BFGS) or ``"BM-PCD"`` (:func:`mrflib.learning.learners.fit` with
+    ``"pcd"``:
     learning rate ``pcd_rate``, ``pcd_chains`` persistent chains, ``pcd_steps`` updates of one
     Gibbs sweep each, our reading of "chain length 10000"). The Boltzmann machines see the data
     as spins ``s = 2 x - 1``; a fully connected machine with biases is the same exponential
@@ -114,7 +120,7 @@ def table1_trial(
     """Trial ``t`` of Table 1 and Figures 3-4 (section 3.4): one model on one dataset.
 
     The trials cover ``names x models`` (model the faster index). The dataset is
-    :func:`mrflib.datasets.load` ``(name)``, the paper's size with our fixed sample seed;
+    :func:`mrflib.io.datasets.load` ``(name)``, the paper's size with our fixed sample seed;
     :func:`learn_and_score` fits the model (``rng`` drives only BM-PCD's chains). Returns
     ``dataset, model, kl_data, kl_true, n_basis, seconds`` (the fit itself is left out).
     """
@@ -131,8 +137,8 @@ def theorem3_trial(
 
     The trials cover ``sizes x range(n_trials)`` (repetition the faster index, so the
     costly large ``N`` fall in different chunks): trial ``t`` draws ``N = sizes[t //
-    n_trials]`` samples of BN20-37 (:func:`mrflib.datasets.bn20_37`, the network fixed, the
-    samples from ``rng``) and fits :func:`mrflib.fsll.fit` with every stopping threshold in
+    n_trials]`` samples of BN20-37 (:func:`mrflib.io.datasets.bn20_37`, the network fixed, the
+    samples from ``rng``) and fits :func:`mrflib.learning.fsll.fit` with every stopping threshold in
     ``eps`` on them. Returns one row per ``eps``: ``N, eps, trial, n_basis, seconds`` (of
     the fit) and ``kl_true`` (``KL(p*||p_theta)``).
     """

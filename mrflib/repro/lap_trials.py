@@ -1,6 +1,6 @@
 """Experiments of the LAP chapter (Mizrahi, de Freitas & Tenorio, section 6).
 
-Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.lap`. The
+Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.learning.lap`. The
 functions named ``*_trial`` compute one trial of a loop with the generator they are given,
 in the signature :meth:`mrflib.repro.trials.Trials.map` calls (``fn(t, rng, **params)``), so
 that a paper-scale run can split the loop into chunks and merge them.
@@ -17,10 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import exact, factor_models, graphs, lap, learning, potentials
-from .._optional import optional_import
-from .._validation import as_rng, check_counts, check_positive, require_memory
-from ..model import BoltzmannMachine
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import as_rng, check_counts, check_positive, require_memory
+from mrflib.inference import exact
+from mrflib.learning import lap, potentials
+from mrflib.learning import learners as learning
+from mrflib.models import graphs
+from mrflib.models import lattices as factor_models
+from mrflib.models.boltzmann import BoltzmannMachine
 
 __all__ = ["accuracy_trial", "beyond_ising_model", "beyond_ising_timing",
            "beyond_ising_trial", "figure8_gaussian", "figure8_merge", "figure8_trial",
@@ -117,7 +121,7 @@ def figure8_trial(t: int, rng: Any, *, g_big: int, g_small: int,
     """Trial ``t`` of the Gaussian experiment of Figure 8 (section 6): one draw of both grids.
 
     Draws ``max(sizes)`` samples of the ``g_big x g_big`` and the ``g_small x g_small``
-    grid-Laplacian Gaussians (:func:`mrflib.lap.laplacian_precision`) and, for every ``N``
+    grid-Laplacian Gaussians (:func:`mrflib.learning.lap.laplacian_precision`) and, for every ``N``
     in ``sizes``, fits on the first ``N``: LAP on the big grid; on the small grid LAP, ML
     under the sparsity pattern (covariance selection), scikit-learn's graphical lasso (best
     of :data:`GLASSO_ALPHAS`), ML on a chordal completion of the pattern (the junction-tree
@@ -197,9 +201,10 @@ def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list
 
     Draws a generating machine on the ``grid x grid`` square lattice
     (:meth:`BoltzmannMachine.random`: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]) and, for
-    every ``N`` in ``sizes``, ``N`` exact samples (:func:`mrflib.exact.sample`), fitted by
-    LAP (:func:`mrflib.lap.fit_ising`), exact ML (:func:`mrflib.exact.fit_mle`) and MPLE
-    (:func:`mrflib.learning.fit`, L-BFGS). The signature is the one
+    every ``N`` in ``sizes``, ``N`` exact samples (:func:`mrflib.inference.exact.sample`), fitted by
+    LAP (:func:`mrflib.learning.lap.fit_ising`), exact ML (:func:`mrflib.inference.exact.fit_mle`)
+    and MPLE
+    (:func:`mrflib.learning.learners.fit`, L-BFGS). The signature is the one
     :meth:`mrflib.repro.trials.Trials.map` calls.
 
     Returns
@@ -232,9 +237,9 @@ def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list
 def beyond_ising_model(kind: str, side: int, rng: Any) -> Any:
     """A generating model of the section "LAP beyond Ising" on a ``side x side`` lattice.
 
-    ``"potts-q3"``, ``"potts-q4"``: :func:`mrflib.factor_models.potts_lattice` with 3 or 4
+    ``"potts-q3"``, ``"potts-q4"``: :func:`mrflib.models.lattices.potts_lattice` with 3 or 4
     states (mean coupling 0.4, fields U[-0.2, 0.2]); ``"triangles"``: binary
-    :func:`mrflib.factor_models.triangle_lattice` (free three-variable tables U[-0.5, 0.5]).
+    :func:`mrflib.models.lattices.triangle_lattice` (free three-variable tables U[-0.5, 0.5]).
     """
     if kind not in BEYOND_ISING:
         raise ValueError(f"kind must be one of {BEYOND_ISING}, got {kind!r}")

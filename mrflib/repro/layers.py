@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .._validation import check_path
+from mrflib._support.validation import check_path
 
 __all__ = ["PYPROJECT", "package_modules", "read_layers", "layers_markdown"]
 
@@ -23,11 +23,16 @@ PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 _CONTRACT_ID = "layers"
 
 
-def package_modules() -> list[str]:
-    """Names of the modules and subpackages directly inside :mod:`mrflib`, sorted."""
-    import mrflib
+def package_modules(package: str = "") -> list[str]:
+    """Names of the modules and sub-packages directly inside :mod:`mrflib` (or inside its
+    sub-package ``package``, named relative to :mod:`mrflib`: ``"inference.exact"``), sorted."""
+    import importlib
 
-    return sorted(info.name for info in pkgutil.iter_modules(mrflib.__path__))
+    pkg = importlib.import_module("mrflib" + (f".{package}" if package else ""))
+    if not hasattr(pkg, "__path__"):
+        return []
+    prefix = f"{package}." if package else ""
+    return sorted(prefix + info.name for info in pkgutil.iter_modules(pkg.__path__))
 
 
 def _modules(layer: str) -> list[tuple[str, bool]]:
@@ -75,6 +80,10 @@ def layers_markdown(pyproject: Any = PYPROJECT) -> str:
     rows = ["| layer | modules | why it is a layer |", "|---|---|---|"]
     for layer in read_layers(pyproject):
         names = [m for m, optional in layer["modules"] if not optional or m in present]
+        inside = [sub.rpartition(".")[2] for m in names for sub in package_modules(m)
+                  if not sub.rpartition(".")[2].startswith("_")]
         mods = ", ".join(f"`{m}`" for m in names)
+        if inside:
+            mods += ": " + ", ".join(f"`{m}`" for m in inside)
         rows.append(f"| {layer['name']} | {mods} | {layer['why']} |")
     return "\n".join(rows) + "\n"

@@ -1,6 +1,6 @@
 """Experiments of the 1-SMCI learning chapter (Yasuda 2018, sections 4.2 and 5).
 
-Per-paper trials for the book, kept apart from the learners in :mod:`mrflib.learning`.
+Per-paper trials for the book, kept apart from the learners in :mod:`mrflib.learning.learners`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import exact
-from .._validation import as_rng, check_positive
-from ..learning import METHODS, fit, mae
-from ..model import BoltzmannMachine, check_model
+from mrflib._support.validation import as_rng, check_positive
+from mrflib.inference import exact
+from mrflib.learning.learners import METHODS, fit, mae
+from mrflib.models.boltzmann import BoltzmannMachine, check_model
 
 __all__ = ["mae_trial", "figure_trial"]
 
@@ -30,7 +30,7 @@ def mae_trial(
 ) -> tuple[list[dict], dict[str, np.ndarray]]:
     """One trial of the experiments of sections 4.2 and 5 of Yasuda (2018).
 
-    Draws ``n_data`` exact i.i.d. points from ``generator`` (:func:`mrflib.exact.sample`),
+    Draws ``n_data`` exact i.i.d. points from ``generator`` (:func:`mrflib.inference.exact.sample`),
     fits the exact MLE on ``edges`` and every method in ``methods`` (gradient ascent
     from zero), and measures the coupling MAE of each solution to the MLE.
 
@@ -43,7 +43,7 @@ def mae_trial(
     n_data : int
         N.
     methods : tuple of str
-        Methods of :func:`mrflib.learning.fit` compared with the MLE.
+        Methods of :func:`mrflib.learning.learners.fit` compared with the MLE.
     rng : Generator or int
         Draws the data.
     bias : bool
@@ -51,7 +51,8 @@ def mae_trial(
     curves : bool
         Also return the per-step MAE curves (Figure 3).
     **fit_options
-        Passed to :func:`mrflib.learning.fit` (``learning_rate``, ``max_steps``, ``tol``, ...).
+        Passed to :func:`mrflib.learning.learners.fit` (``learning_rate``, ``max_steps``, ``tol``,
+        ...).
 
     Returns
     -------

@@ -58,8 +58,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._cli import Parser, check_folder, connect, fail
-from .._files import atomic_write, holder, lock, release, try_lock
+from mrflib._support.cli import Parser, check_folder, connect, fail
+from mrflib._support.files import atomic_write, holder, lock, release, try_lock
+
 from . import experiments, sweep, trials
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import optional_import
-from ..model import BoltzmannMachine, check_model
+from mrflib._support.optional import optional_import
+from mrflib.models.boltzmann import BoltzmannMachine, check_model
 
 __all__ = ["junction_tree_moments", "pygms_factors", "pygms_log_partition", "pygms_marginals",
            "pgmpy_elimination", "pgmpy_log_partition", "pgmpy_marginals"]
@@ -82,7 +82,7 @@ def _quiet_pgmpy() -> None:
 
 
 def pygms_factors(model: Any) -> list:
-    """The factors of a :class:`~mrflib.factor_graph.FactorGraph` as pyGMs log-factors
+    """The factors of a :class:`~mrflib.models.factor_graph.FactorGraph` as pyGMs log-factors
     (``pygms.Factor`` over ``pygms.Var(i, |X_i|)``, tables ``θ_k``); a conversion, kept
     out of the timed calls as reading a file is."""
     import pygms as gm
@@ -143,11 +143,11 @@ def pygms_marginals(factors: list, n: int, evidence: dict | None = None,
 
 
 def pgmpy_elimination(model: Any) -> Any:
-    """pgmpy's ``VariableElimination`` on :func:`mrflib.io.to_pgmpy` of ``model``."""
+    """pgmpy's ``VariableElimination`` on :func:`mrflib.io.uai.to_pgmpy` of ``model``."""
     _quiet_pgmpy()
     from pgmpy.inference import VariableElimination
 
-    from ..io import to_pgmpy
+    from mrflib.io.uai import to_pgmpy
 
     return VariableElimination(to_pgmpy(model))
 

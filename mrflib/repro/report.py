@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .._validation import check_instance, check_path
+from mrflib._support.validation import check_instance, check_path
+
 from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
 from .scorecard import PAPER_TITLES as _PAPER_TITLES

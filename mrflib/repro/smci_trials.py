@@ -1,6 +1,6 @@
 """Experiments of the SMCI chapters (Yasuda & Uchizawa, GSMCI section 4.2).
 
-Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.smci`.
+Per-paper trials for the book, kept apart from the estimators in :mod:`mrflib.inference.smci`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import exact, graphs, learning, sampling, smci
-from .._validation import as_rng, check_positive
-from ..model import BoltzmannMachine, check_model
-from ..smci import covariances
+from mrflib._support.validation import as_rng, check_positive
+from mrflib.inference import exact, sampling, smci
+from mrflib.inference.smci import covariances
+from mrflib.learning import learners as learning
+from mrflib.models import graphs
+from mrflib.models.boltzmann import BoltzmannMachine, check_model
 
 __all__ = ["covariance_mae_trial", "figure5_trial", "figure7_trial"]
 
@@ -33,7 +35,7 @@ def covariance_mae_trial(
     independent chain per sample, ``burn_in`` sweeps) and returns, for every method, the
     mean absolute error of the edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩``
     against exact enumeration. Rows: ``{"M", "method", "mae"}``. With ``ais_beta_step``,
-    also ``M`` runs of :func:`mrflib.smci.ais_moments` (method ``"ais"``), the paper's AIS
+    also ``M`` runs of :func:`mrflib.inference.smci.ais_moments` (method ``"ais"``), the paper's AIS
     remark.
     """
     bm = check_model(bm, "bm")
@@ -102,7 +104,7 @@ def figure7_trial(
     Draws a generating model on ``gen_edges`` (biases U[-0.2, 0.2], couplings U[-0.3, 0.3]),
     ``n_data`` exact samples of it, the exact maximum-likelihood model on ``model_edges``,
     and then, for every ``(name, method, options)`` of ``curves``, fits ``model_edges`` by
-    :func:`mrflib.learning.fit` for ``steps`` steps at ``learning_rate``. Returns ``{name:
+    :func:`mrflib.learning.learners.fit` for ``steps`` steps at ``learning_rate``. Returns ``{name:
     MAE of the couplings to the MLE after every step}`` (the curves of Figure 7).
     """
     rng = as_rng(rng)

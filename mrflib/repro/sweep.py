@@ -64,11 +64,11 @@ from typing import Any
 
 import pandas as pd
 
-from .._cli import Parser, check_folder, connect, fail
-from .._executor import Executor
-from .._files import atomic_write, holder, release, sha256, try_lock
-from .._optional import optional_import
-from .._validation import check_instance, check_path
+from mrflib._support.cli import Parser, check_folder, connect, fail
+from mrflib._support.executor import Executor
+from mrflib._support.files import atomic_write, holder, release, sha256, try_lock
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import check_instance, check_path
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
            "compute_point", "check_point", "point_files", "sweep", "gather", "main",

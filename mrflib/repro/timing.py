@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive
+from mrflib._support.validation import check_positive
 
 __all__ = ["MARGIN", "median_seconds", "compare"]
 

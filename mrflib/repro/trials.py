@@ -23,7 +23,7 @@ Run settings
     whole, without a store.
 Store
     Each computed trial is one file ``<store>/<chapter>/<name>/<key>/<t>.pkl``, written
-    atomically (:func:`mrflib._files.atomic_write`). ``key`` is a digest of the trial
+    atomically (:func:`mrflib._support.files.atomic_write`). ``key`` is a digest of the trial
     function (module, name and source), the seed and the loop's parameters, so a changed
     parameter or function never reads an old result. The store is ``cache`` if given, else,
     in a chunk, ``$MRFLIB_RESULTS_DIR/trials`` (which the sweep sends back to the client with
@@ -66,9 +66,10 @@ from typing import Any
 
 import numpy as np
 
-from .._cli import check_folder
-from .._files import atomic_write, sha256
-from .._validation import check_path, check_positive
+from mrflib._support.cli import check_folder
+from mrflib._support.files import atomic_write, sha256
+from mrflib._support.validation import check_path, check_positive
+
 from . import experiments
 
 __all__ = ["Trials", "digest", "stored_trials", "trial_rng", "run_settings", "CHUNK_ENV",
@@ -183,8 +184,8 @@ def trial_rng(seed: int, name: str, t: int) -> np.random.Generator:
 
 def _feed(h: Any, obj: Any) -> None:
     """Feed a canonical byte form of ``obj`` to the hash ``h`` (see :func:`digest`)."""
-    from ..graphs import Graph
-    from ..model import BoltzmannMachine
+    from mrflib.models.boltzmann import BoltzmannMachine
+    from mrflib.models.graphs import Graph
 
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, np.generic)):
         h.update(f"{type(obj).__name__}:{obj!r};".encode())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import check_instance
+from mrflib._support.validation import check_instance
 
 __all__ = ["COLUMNS", "problem_outcomes", "family_summary"]
 

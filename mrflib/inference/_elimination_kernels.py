@@ -1,0 +1,733 @@
+"""Numba kernels of the factor-graph elimination engine (:mod:`mrflib.inference.elimination`).
+
+``logsumexp_reduce`` sums the exponentials of a C-contiguous table over any set of its
+axes in two streaming passes (the maximum of each output cell, then the shifted sum), with
+no temporary as large as the table: numpy's ``log(sum(exp(a - max)))`` allocates two. The
+input is walked in memory order; an odometer over the leading axes tracks the output cell,
+the last axis is an inner loop with its own output stride. The plain numpy twin is
+:func:`mrflib.inference._factor_ops.logsumexp_numpy`; the tests compare both.
+
+``product_sums`` sums a clique's linear-space products onto several outputs without making
+the clique: it walks the clique in one of two axis orders (the cheaper by a cost estimate),
+with runs of axes that every input and output walks contiguously merged into one, so rows
+are long; ``blocked_order`` keeps each output block in cache while axis 0 is summed and
+the largest input is read once, in runs. The tests compare both orders with numpy
+broadcasting.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _pass(flat, shape, ostride, mx, out, second):  # pragma: no cover - compiled
+    nd = shape.shape[0]
+    inner = shape[nd - 1]
+    s_in = ostride[nd - 1]
+    coord = np.zeros(nd, dtype=np.int64)
+    off = 0
+    i = 0
+    total = flat.shape[0]
+    while i < total:
+        if second:
+            for j in range(inner):
+                o = off + j * s_in
+                out[o] += math.exp(flat[i + j] - mx[o])
+        else:
+            for j in range(inner):
+                o = off + j * s_in
+                if flat[i + j] > mx[o]:
+                    mx[o] = flat[i + j]
+        i += inner
+        d = nd - 2
+        while d >= 0:
+            coord[d] += 1
+            off += ostride[d]
+            if coord[d] < shape[d]:
+                break
+            off -= ostride[d] * shape[d]
+            coord[d] = 0
+            d -= 1
+
+
+@njit(cache=True)
+def logsumexp_reduce(flat, shape, ostride, out):  # pragma: no cover - compiled
+    """``out[o] = log Σ exp(flat[i])`` over the entries ``i`` whose kept coordinates give
+    cell ``o = Σ_d coord_d ostride_d`` (``ostride_d = 0`` on a reduced axis); ``-inf``
+    where every term is ``-inf``."""
+    mx = np.full(out.shape[0], -np.inf)
+    _pass(flat, shape, ostride, mx, out, False)
+    for o in range(out.shape[0]):
+        if not np.isfinite(mx[o]):
+            mx[o] = 0.0
+        out[o] = 0.0
+    _pass(flat, shape, ostride, mx, out, True)
+    for o in range(out.shape[0]):
+        out[o] = math.log(out[o]) + mx[o] if out[o] > 0.0 else -np.inf
+
+
+# --------------------------------------------------------------------------- orders
+@njit(cache=True)
+def _fill_key(adj, u, buf):  # pragma: no cover - compiled
+    """Pairs of neighbours of ``u`` not yet adjacent (the fill edges of eliminating ``u``)."""
+    n = adj.shape[0]
+    k = 0
+    for w in range(n):
+        if adj[u, w]:
+            buf[k] = w
+            k += 1
+    missing = 0
+    for i in range(k):
+        for j in range(k):
+            if i != j and adj[buf[i], buf[j]] == 0:
+                missing += 1
+    return missing // 2
+
+
+@njit(cache=True)
+def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compiled
+    """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
+    neighbours, and with ``fill`` their own live neighbours, into ``touched`` (marked in
+    ``mark``); returns how many."""
+    t = 0
+    for i in range(k):
+        a = nb[i]
+        if not mark[a]:
+            mark[a] = True
+            touched[t] = a
+            t += 1
+        if fill:
+            for b in range(adj.shape[0]):
+                if adj[a, b] and not mark[b] and not done[b]:
+                    mark[b] = True
+                    touched[t] = b
+                    t += 1
+    return t
+
+
+@njit(cache=True)
+def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
+    """Greedy elimination of the nodes ``free`` on the dense adjacency ``adj`` (changed in
+    place: pass a copy): repeatedly the node of smallest key (its degree, or with ``fill``
+    its number of fill edges), ties to the smallest index. Writes ``order`` and returns its
+    length, or ``-1`` once a clique would exceed ``limit`` nodes."""
+    n = adj.shape[0]
+    deg = np.zeros(n, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    done = np.ones(n, dtype=np.bool_)
+    nb = np.empty(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    mark = np.zeros(n, dtype=np.bool_)
+    m = 0
+    for v in range(n):
+        for u in range(n):
+            deg[v] += adj[v, u]
+        if free[v]:
+            done[v] = False
+            m += 1
+            key[v] = _fill_key(adj, v, buf) if fill else deg[v]
+    for step in range(m):
+        v = -1
+        for u in range(n):
+            if not done[u] and (v < 0 or key[u] < key[v]):
+                v = u
+        k = 0
+        for u in range(n):
+            if adj[v, u]:
+                nb[k] = u
+                k += 1
+        if k + 1 > limit:
+            return -1
+        done[v] = True
+        order[step] = v
+        for i in range(k):
+            adj[nb[i], v] = 0
+            adj[v, nb[i]] = 0
+            deg[nb[i]] -= 1
+        for i in range(k):
+            for j in range(k):
+                if i != j and adj[nb[i], nb[j]] == 0:
+                    adj[nb[i], nb[j]] = 1
+                    deg[nb[i]] += 1
+        t = _touched(adj, nb, k, fill, done, mark, touched)
+        for i in range(t):
+            u = touched[i]
+            mark[u] = False
+            key[u] = _fill_key(adj, u, buf) if fill else deg[u]
+    return m
+
+
+@njit(cache=True)
+def clique_sizes_dense(adj, order, limit, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): ``sizes[t]``
+    is the number of neighbours of ``order[t]`` when it goes. Returns the number of steps
+    done; it stops early at the first clique of more than ``limit`` nodes (its size is
+    then ``sizes`` at the returned index)."""
+    n = adj.shape[0]
+    nb = np.empty(n, dtype=np.int64)
+    for t in range(order.shape[0]):
+        v = order[t]
+        k = 0
+        for u in range(n):
+            if adj[v, u]:
+                nb[k] = u
+                k += 1
+        sizes[t] = k
+        if k + 1 > limit:
+            return t
+        for i in range(k):
+            adj[nb[i], v] = 0
+            adj[v, nb[i]] = 0
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    adj[nb[i], nb[j]] = 1
+    return order.shape[0]
+
+
+@njit(cache=True)
+def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): row ``t`` of
+    ``scope`` gets ``order[t]`` then its neighbours when it goes, sorted by elimination
+    position ``pos``; ``sizes[t]`` is that clique's size. ``scope`` needs a column per node
+    of the largest clique (the order's width plus one)."""
+    n = adj.shape[0]
+    for t in range(order.shape[0]):
+        v = order[t]
+        scope[t, 0] = v
+        k = 0
+        for u in range(n):
+            if adj[v, u]:
+                # insertion by elimination position
+                j = k
+                while j > 0 and pos[scope[t, j]] > pos[u]:
+                    scope[t, j + 1] = scope[t, j]
+                    j -= 1
+                scope[t, j + 1] = u
+                k += 1
+        sizes[t] = k + 1
+        for i in range(1, k + 1):
+            a = scope[t, i]
+            adj[a, v] = 0
+            adj[v, a] = 0
+        for i in range(1, k + 1):
+            for j in range(1, k + 1):
+                if i != j:
+                    adj[scope[t, i], scope[t, j]] = 1
+
+
+@njit(cache=True)
+def component_labels(adj, labels):  # pragma: no cover - compiled
+    """Connected components of the dense adjacency ``adj``: ``labels[v]`` is the component
+    of ``v``, numbered in the order of their smallest nodes (as scipy's
+    ``connected_components``); returns their number."""
+    n = adj.shape[0]
+    stack = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        labels[v] = -1
+    c = 0
+    for s in range(n):
+        if labels[s] >= 0:
+            continue
+        labels[s] = c
+        stack[0] = s
+        top = 1
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            for u in range(n):
+                if adj[v, u] and labels[u] < 0:
+                    labels[u] = c
+                    stack[top] = u
+                    top += 1
+        c += 1
+    return c
+
+
+# --------------------------------------------------------------------------- cliques
+@njit(cache=True)
+def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
+    """Step the odometer ``coord`` over the axes ``first ..`` (last fastest), moving every
+    input's offset ``off[k]`` by its stride."""
+    d = shape.shape[0] - 1
+    K = off.shape[0]
+    while d >= first:
+        coord[d] += 1
+        for k in range(K):
+            off[k] += strides[k, d]
+        if coord[d] < shape[d]:
+            return
+        for k in range(K):
+            off[k] -= strides[k, d] * shape[d]
+        coord[d] = 0
+        d -= 1
+
+
+@njit(cache=True)
+def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - compiled
+    """The clique table (C order, axes ``shape``): ``out[x] = Σ_k values[offsets[k] +
+    Σ_d x_d strides[k, d]]``, the sum of the inputs laid out in ``values`` (a stride of
+    ``0`` on an axis the input does not hold)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    inner = shape[nd - 1]
+    total = out.shape[0]
+    i = 0
+    while i < total:
+        for j in range(inner):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + j * strides[k, nd - 1]]
+            out[i + j] = s
+        i += inner
+        if nd > 1:
+            _advance(coord, off, strides, shape[:nd - 1], 0)
+    return out
+
+
+@njit(cache=True)
+def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma: no cover
+    """Sum (log-sum-exp) or maximize axis 0 out of the clique table of
+    :func:`clique_build` without making it: for each cell ``o`` of the other axes (C order)
+    the ``shape[0]`` entries are summed from the inputs, then reduced with a shift by their
+    maximum (``-inf`` when all are ``-inf``)."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    off = offsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    card = shape[0]
+    buf = np.empty(card)
+    for o in range(out.shape[0]):
+        mx = -np.inf
+        for x in range(card):
+            s = 0.0
+            for k in range(K):
+                s += values[off[k] + x * strides[k, 0]]
+            buf[x] = s
+            if s > mx:
+                mx = s
+        if maximize or not mx > -np.inf:
+            out[o] = mx
+        else:
+            acc = 0.0
+            for x in range(card):
+                acc += math.exp(buf[x] - mx)
+            out[o] = mx + math.log(acc)
+        if nd > 1:
+            _advance(coord, off, strides, shape, 1)
+    return out
+
+
+# --------------------------------------------------------------------------- greedy keys
+@njit(cache=True)
+def _row(adj, u, buf):  # pragma: no cover - compiled
+    """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
+    k = 0
+    for w in range(adj.shape[0]):
+        if adj[u, w]:
+            buf[k] = w
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
+    """The key of ``u`` by criterion ``crit`` (0 min-fill, 1 weighted-min-fill,
+    2 min-weight, 3 min-degree), summed in increasing neighbour order as
+    :func:`mrflib.inference.elimination_order.greedy_key` does."""
+    k = _row(adj, u, buf)
+    if crit == 3:
+        return float(k)
+    if crit == 2:
+        s = 0.0
+        for i in range(k):
+            s += logc[buf[i]]
+        return logc[u] + s
+    if crit == 0:
+        missing = 0
+        for i in range(k):
+            for j in range(k):
+                if i != j and not adj[buf[i], buf[j]]:
+                    missing += 1
+        return float(missing // 2)
+    total = 0.0
+    for i in range(k):
+        total += card[buf[i]]
+    out = 0.0
+    for i in range(k):
+        a = buf[i]
+        inside = 0.0
+        for j in range(k):
+            if adj[a, buf[j]]:
+                inside += card[buf[j]]
+        out += card[a] * (total - card[a] - inside)
+    return out / 2
+
+
+@njit(cache=True)
+def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no cover
+    """Greedy elimination of every node of the dense adjacency ``adj`` (changed in place:
+    pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's
+    key is recomputed only when its neighbourhood changed (the eliminated node's
+    neighbours, and theirs for the fill criteria). Writes ``order``; returns ``0``, ``-1``
+    once a clique's log size exceeds ``limit``, ``-2`` once the fill keys cost more than
+    ``max_work`` pair checks."""
+    n = adj.shape[0]
+    key = np.empty(n)
+    done = np.zeros(n, dtype=np.bool_)
+    mark = np.zeros(n, dtype=np.bool_)
+    nb = np.empty(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    fill = crit <= 1
+    work = 0
+    for v in range(n):
+        key[v] = _greedy_key(adj, v, crit, logc, card, buf)
+    for step in range(n):
+        v = -1
+        for u in range(n):
+            if not done[u] and (v < 0 or key[u] < key[v]):
+                v = u
+        k = _row(adj, v, nb)
+        size = 0.0
+        for i in range(k):
+            size += logc[nb[i]]
+        if logc[v] + size > limit + 1e-9:
+            return -1
+        done[v] = True
+        order[step] = v
+        for i in range(k):
+            adj[nb[i], v] = False
+            adj[v, nb[i]] = False
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    adj[nb[i], nb[j]] = True
+        t = _touched(adj, nb, k, fill, done, mark, touched)
+        for i in range(t):
+            u = touched[i]
+            mark[u] = False
+            if fill:
+                d = _row(adj, u, buf)
+                work += d * d
+            key[u] = _greedy_key(adj, u, crit, logc, card, buf)
+        if work > max_work:
+            return -2
+    return 0
+
+
+@njit(cache=True)
+def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, ostrides,
+                       out):  # pragma: no cover - compiled
+    """Sums of the clique table ``Π_k values[offsets[k] + Σ_d x_d strides[k, d]]`` (linear
+    space) onto the outputs ``out[ooffsets[r] + Σ_d x_d ostrides[r, d]]`` (stride ``0`` on
+    a summed axis), walking the clique in C order without making it.
+
+    The inputs are sorted by *level*, their last axis of nonzero stride (``level_start[d]
+    .. level_start[d + 1]`` are at level ``d``): the product of the levels up to ``d`` is
+    kept and recomputed only when axis ``d`` moves, so an entry costs one multiplication
+    per input on the last axis, plus one addition per output.
+    """
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    R = ooffsets.shape[0]
+    L = nd - 1
+    off = offsets.copy()
+    ooff = ooffsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    pp = np.ones(nd + 1)
+    tmp = np.empty(shape[L])
+    d0 = 0
+    while True:
+        for d in range(d0, L):
+            p = pp[d]
+            for k in range(level_start[d], level_start[d + 1]):
+                p *= values[off[k]]
+            pp[d + 1] = p
+        base = pp[L]
+        k0 = level_start[L]
+        if level_start[L + 1] - k0 == 1 and R <= 2:  # the common cases, loops of their own
+            b, s, o, so = off[k0], strides[k0, L], ooff[0], ostrides[0, L]
+            if R == 1 and s == 1 and so == 1:  # contiguous rows: vectorized
+                for j in range(shape[L]):
+                    out[o + j] += base * values[b + j]
+            elif R == 1:
+                for j in range(shape[L]):
+                    out[o + j * so] += base * values[b + j * s]
+            else:
+                o2, so2 = ooff[1], ostrides[1, L]
+                for j in range(shape[L]):
+                    p = base * values[b + j * s]
+                    out[o + j * so] += p
+                    out[o2 + j * so2] += p
+        else:  # the row's products, then each output: simple loops
+            for j in range(shape[L]):
+                tmp[j] = base
+            for k in range(k0, level_start[L + 1]):
+                b, s = off[k], strides[k, L]
+                for j in range(shape[L]):
+                    tmp[j] *= values[b + j * s]
+            for r in range(R):
+                o, so = ooff[r], ostrides[r, L]
+                for j in range(shape[L]):
+                    out[o + j * so] += tmp[j]
+        d = L - 1
+        while d >= 0:
+            coord[d] += 1
+            for k in range(K):
+                off[k] += strides[k, d]
+            for r in range(R):
+                ooff[r] += ostrides[r, d]
+            if coord[d] < shape[d]:
+                break
+            for k in range(K):
+                off[k] -= strides[k, d] * shape[d]
+            for r in range(R):
+                ooff[r] -= ostrides[r, d] * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return out
+        d0 = d
+
+
+@njit(cache=True)
+def sparse_inner_order(strides, shape):  # pragma: no cover - compiled
+    """An order of the clique's axes for :func:`product_sums`: the innermost is the one
+    (not the first) fewest inputs vary along, ties to the last, and the first axis, which
+    most inputs hold, just outside it."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    perm = np.arange(nd)
+    if nd > 1:
+        inner = nd - 1
+        best = K + 1
+        for d in range(nd - 1, 0, -1):
+            busy = 0
+            for k in range(K):
+                busy += strides[k, d] != 0
+            if busy < best:
+                best = busy
+                inner = d
+        j = 0
+        for d in range(1, nd):
+            if d != inner:
+                perm[j] = d
+                j += 1
+        perm[nd - 2] = 0
+        perm[nd - 1] = inner
+    return perm
+
+
+@njit(cache=True)
+def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
+    """The clique's axes in the order ``perm`` with runs merged (:func:`merge_axes`), the
+    inputs sorted by level: ``(order of inputs, their strides, level starts, shape,
+    output strides)`` for :func:`clique_product_sum`."""
+    nd0 = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    sp = np.empty(nd0, dtype=np.int64)
+    stp = np.empty((K, nd0), dtype=np.int64)
+    ostp = np.empty((R, nd0), dtype=np.int64)
+    for d in range(nd0):
+        sp[d] = shape[perm[d]]
+        for k in range(K):
+            stp[k, d] = strides[k, perm[d]]
+        for r in range(R):
+            ostp[r, d] = ostrides[r, perm[d]]
+    shp, st0, ost = merge_axes(sp, stp, ostp)
+    nd = shp.shape[0]
+    level = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        for d in range(nd):
+            if st0[k, d] != 0:
+                level[k] = d
+    by = np.argsort(level, kind="mergesort")
+    st = np.empty((K, nd), dtype=np.int64)
+    starts = np.zeros(nd + 1, dtype=np.int64)
+    for i in range(K):
+        for d in range(nd):
+            st[i, d] = st0[by[i], d]
+        starts[level[by[i]] + 1] += 1
+    for d in range(nd):
+        starts[d + 1] += starts[d]
+    return by, st, starts, shp, ost
+
+
+@njit(cache=True)
+def _walk_cost(starts, shp, R):  # pragma: no cover - compiled
+    """A cost estimate of :func:`clique_product_sum` on a layout: per entry, a product per
+    input of the last level and a sum per output; per row (and per step of an outer
+    axis), an odometer step per input and output."""
+    nd = shp.shape[0]
+    size = 1.0
+    for d in range(nd):
+        size *= shp[d]
+    rows = size / shp[nd - 1]
+    K = starts[nd]
+    return size * (starts[nd] - starts[nd - 1] + R) + 4.0 * rows * (K + R + 2)
+
+
+@njit(cache=True)
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` in the cheaper (by :func:`_walk_cost`) of two axis
+    orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged
+    (:func:`merge_axes`); the inputs sorted by level."""
+    R = ooffsets.shape[0]
+    by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides,
+                                            blocked_order(strides, shape, 4096))
+    by2, st2, starts2, shp2, ost2 = _walk_layout(strides, shape, ostrides,
+                                                 sparse_inner_order(strides, shape))
+    if _walk_cost(starts2, shp2, R) < _walk_cost(starts, shp, R):
+        by, st, starts, shp, ost = by2, st2, starts2, shp2, ost2
+    off = np.empty(offsets.shape[0], dtype=np.int64)
+    for i in range(off.shape[0]):
+        off[i] = offsets[by[i]]
+    return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
+
+
+@njit(cache=True)
+def _covers(strides, k):  # pragma: no cover - compiled
+    """Whether input ``k`` holds every axis but (perhaps) the first: a downward message."""
+    for d in range(1, strides.shape[1]):
+        if strides[k, d] == 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def blocked_order(strides, shape, block):  # pragma: no cover - compiled
+    """An order of the clique's axes for :func:`product_sums`. The *largest* input
+    (of those not over every axis but the first) gives three groups of the other axes,
+    each in clique order: those it does not hold, outermost; those it holds with a smaller
+    input (not over every axis but the first); and its *own*, innermost, which every input
+    and output then walks in long runs. Axis 0 goes in just before the trailing own axes
+    whose entries, times ``shape[0]``, fit in ``block``, so each output block is summed
+    over axis 0 in cache while the largest input is read once."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    big = -1
+    most = -1.0
+    for k in range(K):
+        size = 1.0
+        for d in range(nd):
+            if strides[k, d] != 0:
+                size *= shape[d]
+        if size > most and not _covers(strides, k):
+            most = size
+            big = k
+    group = np.zeros(nd, dtype=np.int64)  # 0: not held by big, 1: shared, 2: own
+    for d in range(1, nd):
+        if big >= 0 and strides[big, d] != 0:
+            group[d] = 2
+            for k in range(K):
+                if k != big and strides[k, d] != 0 and not _covers(strides, k):
+                    group[d] = 1
+    perm = np.empty(nd, dtype=np.int64)
+    m = 0
+    for g in range(2):
+        for d in range(1, nd):
+            if group[d] == g:
+                perm[m] = d
+                m += 1
+    own = np.empty(nd, dtype=np.int64)
+    h = 0
+    for d in range(1, nd):
+        if group[d] == 2:
+            own[h] = d
+            h += 1
+    q = h
+    inner = shape[0]
+    while q > 0 and inner * shape[own[q - 1]] <= block:
+        q -= 1
+        inner *= shape[own[q]]
+    for i in range(q):
+        perm[m] = own[i]
+        m += 1
+    perm[m] = 0
+    m += 1
+    for i in range(q, h):
+        perm[m] = own[i]
+        m += 1
+    return perm
+
+
+@njit(cache=True)
+def merge_axes(shape, strides, ostrides):  # pragma: no cover - compiled
+    """The clique's axes with every run of neighbours that each input and output walks as
+    one axis merged: axes ``d`` and ``d + 1`` merge when every row of ``strides`` and
+    ``ostrides`` has both zero, or ``stride[d] = stride[d + 1] * shape[d + 1]`` with
+    ``stride[d + 1] != 0``. Returns ``(shape, strides, ostrides)`` of the merged axes
+    (same C-order walk, longer rows)."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    shp = shape.copy()
+    st = strides.copy()
+    ost = ostrides.copy()
+    m = 1
+    for d in range(1, nd):
+        ok = True
+        for k in range(K):
+            a, b = st[k, m - 1], strides[k, d]
+            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+                ok = False
+        for r in range(R):
+            a, b = ost[r, m - 1], ostrides[r, d]
+            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+                ok = False
+        if ok:
+            shp[m - 1] *= shape[d]
+            for k in range(K):
+                st[k, m - 1] = strides[k, d]
+            for r in range(R):
+                ost[r, m - 1] = ostrides[r, d]
+        else:
+            shp[m] = shape[d]
+            for k in range(K):
+                st[k, m] = strides[k, d]
+            for r in range(R):
+                ost[r, m] = ostrides[r, d]
+            m += 1
+    return shp[:m].copy(), st[:, :m].copy(), ost[:, :m].copy()
+
+
+@njit(cache=True)
+def linear_table(values, lin):  # pragma: no cover - compiled
+    """``lin = exp(values - hi)`` with ``hi`` the largest finite entry; returns ``(hi,
+    span)``, ``span = hi - lo`` with ``lo`` the smallest finite entry, or ``(-inf, inf)``
+    (``lin`` unset) when no entry is finite."""
+    hi = -np.inf
+    lo = np.inf
+    for i in range(values.shape[0]):
+        x = values[i]
+        if np.isfinite(x):
+            hi = max(hi, x)
+            lo = min(lo, x)
+    if not np.isfinite(hi):
+        return -np.inf, np.inf
+    for i in range(values.shape[0]):
+        lin[i] = math.exp(values[i] - hi)
+    return hi, hi - lo
+
+
+@njit(cache=True)
+def extent(out):  # pragma: no cover - compiled
+    """The largest entry of the nonnegative ``out`` and its smallest positive one (``(0,
+    inf)`` when all are zero)."""
+    hi = 0.0
+    lo = np.inf
+    for i in range(out.shape[0]):
+        x = out[i]
+        hi = x if x > hi else hi
+        y = x if x > 0.0 else np.inf
+        lo = y if y < lo else lo
+    return hi, lo

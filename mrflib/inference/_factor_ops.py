@@ -1,0 +1,404 @@
+"""Table operations shared by the exact factor-graph engines.
+
+Tables are numpy arrays whose axes are variables (a scope). A *log table* has ``-inf`` for
+a zero weight; a :class:`Scaled` table is the same weights in linear space, ``exp(log_scale)
+* values`` with ``values`` at most one and, where positive, at least ``exp(-span)``.
+Messages stay :class:`Scaled` from step to step when no product of a clique's inputs can
+underflow (their spans add up to at most :data:`LINEAR_SPAN`), so they are neither
+exponentiated nor logged again; otherwise the clique is summed in log space. A linear
+clique is walked by the numba kernel (:func:`~mrflib.inference._elimination_kernels.product_sums`),
+or, when it is large and has a matrix-product structure, contracted by ``opt_einsum``
+(pairwise products, BLAS ``tensordot`` where it applies).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import opt_einsum
+
+from mrflib.inference import _elimination_kernels as _kernels
+
+__all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
+           "renormalize", "RENORMALIZE_LOG_Z",
+           "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
+           "clique_eliminate_numpy", "clique_marginals", "Scaled", "scaled", "as_log",
+           "eliminate", "marginals_onto", "divide"]
+
+#: Tables with at least this many entries are reduced by the numba kernel.
+KERNEL_MIN_SIZE = 4096
+#: Linear-space cliques of at least this many entries are contracted by ``opt_einsum``
+#: (pairwise products and BLAS ``tensordot``) rather than walked by the numba kernel.
+EINSUM_MIN_SIZE = 2**16
+#: ... and whose variables outside its largest input (not counting one over all but the
+#: first variable: a downward message) have at least this many joint states, so a BLAS
+#: product over the first variable is at least this wide.
+EINSUM_MIN_WIDTH = 8
+EINSUM_PATH = "auto"
+#: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
+#: smallest finite log entry) add up to at most this: every product of exponentials,
+#: each input shifted by its maximum, is then at least ``e^-700``, a normal float
+#: (the smallest is about ``e^-708``), so nothing underflows.
+LINEAR_SPAN = 700.0
+
+
+def expand(table: np.ndarray, scope: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """A view of ``table`` (axes = ``scope``) broadcastable over the axes ``target``.
+
+    ``scope`` must be a subset of ``target``; its axes are moved into ``target``'s order and
+    every variable of ``target`` outside ``scope`` becomes an axis of length one.
+    """
+    where = {v: i for i, v in enumerate(scope)}
+    perm = [where[v] for v in target if v in where]
+    t = np.transpose(table, perm) if perm != sorted(perm) else table
+    shape = [table.shape[where[v]] if v in where else 1 for v in target]
+    return t.reshape(shape)
+
+
+def logsumexp_numpy(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """``log Σ exp(a)`` over ``axis``; ``-inf`` where every term is ``-inf`` (no NaN)."""
+    if isinstance(axis, tuple) and not axis:
+        return a
+    m = np.max(a, axis=axis, keepdims=True)
+    m[~np.isfinite(m)] = 0.0
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis))
+    return out + np.squeeze(m, axis=axis)
+
+
+def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """``log Σ exp(a)`` over ``axis`` (an int or a tuple of ints); ``-inf`` where every
+    term is ``-inf``. Tables of at least :data:`KERNEL_MIN_SIZE` entries go to the numba
+    kernel (two streaming passes, no temporary of the table's size), smaller ones to
+    :func:`logsumexp_numpy`."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if not axes:
+        return a
+    if a.size < KERNEL_MIN_SIZE:
+        return logsumexp_numpy(a, axes)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    axes = {int(d) % a.ndim for d in axes}
+    kept = [d for d in range(a.ndim) if d not in axes]
+    out_shape = tuple(a.shape[d] for d in kept)
+    ostride = np.zeros(a.ndim, dtype=np.int64)
+    step = 1
+    for d in reversed(kept):
+        ostride[d] = step
+        step *= a.shape[d]
+    out = np.empty(step)
+    _kernels.logsumexp_reduce(a.ravel(), np.asarray(a.shape, dtype=np.int64), ostride, out)
+    return out.reshape(out_shape)
+
+
+def _inputs(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+            clique: Sequence[int], shape: Sequence[int]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels' layout of ``tables`` (axes = ``scopes``, each a subset of ``clique``):
+    their entries end to end, where each starts, and each one's stride along every axis of
+    the clique (``0`` on an axis it does not hold)."""
+    pos = {v: d for d, v in enumerate(clique)}
+    flat = [np.ascontiguousarray(t, dtype=np.float64).ravel() for t in tables]
+    strides = np.zeros((len(flat), len(clique)), dtype=np.int64)
+    offsets = np.zeros(len(flat), dtype=np.int64)
+    start = 0
+    for k, (t, s) in enumerate(zip(tables, scopes)):
+        offsets[k] = start
+        step = 1
+        for v, m in zip(reversed(s), reversed(np.shape(t))):
+            strides[k, pos[v]] = step
+            step *= m
+        start += flat[k].size
+    values = np.concatenate(flat) if flat else np.zeros(1)
+    return values, offsets, strides, np.asarray(shape, dtype=np.int64)
+
+
+def clique_sum_numpy(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """``Σ_k tables[k]`` over the axes ``clique`` (numpy broadcasting; the reference of
+    :func:`clique_sum`)."""
+    acc = np.zeros(tuple(shape))
+    for t, s in zip(tables, scopes):
+        acc += expand(t, s, clique)
+    return acc
+
+
+def clique_sum(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+               clique: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """``Σ_k tables[k]`` over the axes ``clique`` (shape ``shape``), written in one pass
+    by the numba kernel (no per-input pass over the table)."""
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    out = np.empty(int(np.prod(shp)))
+    _kernels.clique_build(values, offsets, strides, shp, out)
+    return out.reshape(tuple(shape))
+
+
+def clique_eliminate_numpy(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                           clique: Sequence[int], shape: Sequence[int],
+                           maximize: bool = False) -> np.ndarray:
+    """The reference of :func:`clique_eliminate`: build the table, then reduce axis 0."""
+    acc = clique_sum_numpy(tables, scopes, clique, shape)
+    return acc.max(axis=0) if maximize else logsumexp_numpy(acc, 0)
+
+
+def clique_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int],
+                     maximize: bool = False) -> np.ndarray:
+    """``log Σ_{x_0} exp Σ_k tables[k]`` (or ``max_{x_0}``) over the first variable of
+    ``clique``, a table over the others, without making the clique table: in linear space
+    (:func:`eliminate`) when no product can underflow (see :data:`LINEAR_SPAN`), else in
+    log space (each cell's ``shape[0]`` entries summed from the inputs and reduced at
+    once)."""
+    if not maximize and tables:
+        return as_log(eliminate(tables, scopes, clique, shape))
+    return _log_eliminate(tables, scopes, clique, shape, bool(maximize))
+
+
+def _log_eliminate(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                   clique: Sequence[int], shape: Sequence[int], maximize: bool) -> np.ndarray:
+    """The log-space kernel of :func:`clique_eliminate` (each cell's ``shape[0]`` entries
+    summed from the log tables and reduced at once, with a shift by their maximum)."""
+    values, offsets, strides, shp = _inputs(tables, scopes, clique, shape)
+    out = np.empty(int(np.prod(shp[1:])))
+    _kernels.clique_eliminate(values, offsets, strides, shp, maximize, out)
+    return out.reshape(tuple(shape[1:]))
+
+
+def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
+                     clique: Sequence[int], shape: Sequence[int],
+                     targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """``log Σ exp Σ_k tables[k]`` onto each scope of ``targets`` (subsets of ``clique``,
+    axes in the target's order): :func:`marginals_onto` in log space."""
+    return [as_log(m) for m in marginals_onto(tables, scopes, clique, shape, targets)]
+
+
+def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order."""
+    keep = set(target)
+    m = logsumexp(table, tuple(a for a, v in enumerate(clique) if v not in keep))
+    kept = [v for v in clique if v in keep]
+    return np.transpose(m, [kept.index(v) for v in target])
+
+
+# --------------------------------------------------------------------------- scaled tables
+class Scaled(NamedTuple):
+    """A nonnegative table ``exp(log_scale) * values`` kept in linear space: ``values``
+    has largest entry one and smallest positive entry ``exp(-span)``, ``span <=``
+    :data:`LINEAR_SPAN` (zeros are zero weights)."""
+
+    values: np.ndarray
+    log_scale: float
+    span: float
+
+
+def scaled(table: np.ndarray) -> Scaled | None:
+    """The :class:`Scaled` form of the log table ``table``, or ``None`` when no entry is
+    finite or its span exceeds :data:`LINEAR_SPAN`."""
+    table = np.asarray(table, dtype=np.float64)
+    lin = np.empty(table.shape)
+    hi, span = _kernels.linear_table(table.ravel(), lin.reshape(-1))
+    return Scaled(lin, float(hi), float(span)) if span <= LINEAR_SPAN else None
+
+
+def as_log(x: Scaled | np.ndarray) -> np.ndarray:
+    """The log table of ``x`` (a log table is returned as is)."""
+    if not isinstance(x, Scaled):
+        return x
+    with np.errstate(divide="ignore"):
+        return np.log(x.values) + x.log_scale
+
+
+def _from_sums(out: np.ndarray, log_scale: float, shape: tuple) -> Scaled | np.ndarray:
+    """``exp(log_scale) * out`` (``out`` nonnegative sums of products, each at least
+    ``exp(-LINEAR_SPAN)`` or zero) as a :class:`Scaled` table, or as a log table when its
+    span exceeds :data:`LINEAR_SPAN` or every entry is zero."""
+    hi, lo = _kernels.extent(out)
+    if hi > 0.0 and math.log(hi) - math.log(lo) <= LINEAR_SPAN:
+        out *= 1.0 / hi
+        return Scaled(out.reshape(shape), log_scale + math.log(hi),
+                      math.log(hi) - math.log(lo))
+    with np.errstate(divide="ignore"):
+        return (np.log(out) + log_scale).reshape(shape)
+
+
+def _all_scaled(inputs: Sequence[Scaled | np.ndarray]) -> list[Scaled] | None:
+    """Every input as a :class:`Scaled` table (log tables converted) when their spans add
+    up to at most :data:`LINEAR_SPAN`, so no product of them underflows; else ``None``."""
+    out, total = [], 0.0
+    for x in inputs:
+        x = x if isinstance(x, Scaled) else scaled(x)
+        if x is None:
+            return None
+        total += x.span
+        if total > LINEAR_SPAN:
+            return None
+        out.append(x)
+    return out if out else None
+
+
+def _ostrides(clique: Sequence[int], shape: Sequence[int],
+              targets: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where each target's entries start in one output vector, their strides along the
+    clique's axes (``0`` on a summed axis) and the vector's length."""
+    pos = {v: d for d, v in enumerate(clique)}
+    ostrides = np.zeros((len(targets), len(clique)), dtype=np.int64)
+    ooffsets = np.zeros(len(targets), dtype=np.int64)
+    start = 0
+    for r, s in enumerate(targets):
+        ooffsets[r] = start
+        step = 1
+        for v in reversed(s):
+            ostrides[r, pos[v]] = step
+            step *= int(shape[pos[v]])
+        start += step
+    return ooffsets, ostrides, start
+
+
+def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                 shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list:
+    """The sums of the clique's linear products onto each target (see
+    :func:`~mrflib.inference._elimination_kernels.product_sums`), as :func:`_from_sums`."""
+    log_scale = math.fsum(x.log_scale for x in lin)
+    pos = {v: d for d, v in enumerate(clique)}
+    shapes = [tuple(int(shape[pos[v]]) for v in s) for s in targets]
+    size = math.prod(int(c) for c in shape)
+    if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
+        sums = _contract_all(lin, scopes, clique, shape, targets)
+        return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
+    values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
+    ooffsets, ostrides, total = _ostrides(clique, shape, targets)
+    out = np.zeros(total)
+    _kernels.product_sums(values, offsets, strides, shp, ooffsets, ostrides, out)
+    return [_from_sums(out[o:o + math.prod(sh)], log_scale, sh)
+            for o, sh in zip(ooffsets.tolist(), shapes)]
+
+
+def _gemm_width(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                shape: Sequence[int]) -> int:
+    """The joint states of the clique's variables (but the first) outside its largest
+    input, that input chosen among those not over all of ``clique[1:]``."""
+    rest = set(clique[1:])
+    sizes = [(x.values.size, k) for k, (x, s) in enumerate(zip(lin, scopes))
+             if not rest <= set(s)]
+    if not sizes:
+        return 1
+    big = set(scopes[max(sizes)[1]])
+    return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in big)
+
+
+def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+                  shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """The sums onto each target by :func:`_contract`, largest first; a target inside one
+    already summed is summed from it (a variable's marginal from a separator's), each a
+    new array."""
+    done: dict[tuple, np.ndarray] = {}
+    for s in sorted({tuple(t) for t in targets}, key=len, reverse=True):
+        sup = next((u for u in done if set(s) <= set(u)), None)
+        if sup is None:
+            done[s] = _contract(lin, scopes, clique, shape, s)
+            continue
+        kept = [v for v in sup if v in s]
+        part = done[sup].sum(axis=tuple(i for i, v in enumerate(sup) if v not in s))
+        done[s] = np.ascontiguousarray(np.transpose(part, [kept.index(v) for v in s]),
+                                       dtype=np.float64)
+    out, used = [], set()
+    for t in targets:
+        x = done[tuple(t)]
+        out.append(x.copy() if id(x) in used else x)
+        used.add(id(x))
+    return out
+
+
+def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+              shape: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``Σ Π_k lin[k]`` onto ``target`` by ``opt_einsum`` (its path, intermediates of at
+    most the clique table's entries; a variable no input holds counts its states), a new
+    C-contiguous array."""
+    args: list = []
+    for x, s in zip(lin, scopes):
+        args += [x.values, list(s)]
+    held = {v for s in scopes for v in s}
+    for v, c in zip(clique, shape):
+        if v not in held:
+            args += [np.ones(int(c)), [v]]
+    size = math.prod(int(c) for c in shape)
+    out = opt_einsum.contract(*args, list(target), optimize=EINSUM_PATH, memory_limit=size)
+    return np.array(out, dtype=np.float64, order="C")
+
+
+def eliminate(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],
+              clique: Sequence[int], shape: Sequence[int]) -> Scaled | np.ndarray:
+    """``Σ_{x_0} Π_k inputs[k]`` over the first variable of ``clique``: in linear space
+    (a :class:`Scaled` table, or a log table when its span is too wide) when no product
+    can underflow (see :func:`_all_scaled`), else by the log-space kernel (a log table)."""
+    lin = _all_scaled(inputs)
+    if lin is not None:
+        return _linear_sums(lin, scopes, clique, shape, [tuple(clique[1:])])[0]
+    return _log_eliminate([as_log(x) for x in inputs], scopes, clique, shape, False)
+
+
+def marginals_onto(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],
+                   clique: Sequence[int], shape: Sequence[int],
+                   targets: Sequence[Sequence[int]]) -> list[Scaled | np.ndarray]:
+    """``Σ Π_k inputs[k]`` onto each scope of ``targets`` (subsets of ``clique``, axes in
+    the target's order), in one pass in linear space when no product can underflow, else
+    from the clique table made in log space (log tables)."""
+    lin = _all_scaled(inputs)
+    if lin is not None:
+        return _linear_sums(lin, scopes, clique, shape, targets)
+    acc = clique_sum([as_log(x) for x in inputs], scopes, clique, shape)
+    return [_reduce_to(acc, clique, s) for s in targets]
+
+
+def divide(a: Scaled | np.ndarray, b: Scaled | np.ndarray, shift: float = 0.0
+           ) -> Scaled | np.ndarray:
+    """``a / b · exp(-shift)``, zero where ``b`` is zero (a Hugin update: there ``a`` is
+    zero too). Two :class:`Scaled` tables divide in linear space: ``a <= 1`` and ``b >=
+    exp(-LINEAR_SPAN)`` where positive, so the quotient neither overflows nor underflows."""
+    if isinstance(a, Scaled) and isinstance(b, Scaled):
+        q = np.zeros(a.values.shape)
+        np.divide(a.values, b.values, out=q, where=b.values > 0.0)
+        return _from_sums(q.reshape(-1), a.log_scale - b.log_scale - shift, a.values.shape)
+    la, lb = as_log(a), as_log(b)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isneginf(lb), -np.inf, la - shift - lb)
+
+
+#: Probabilities ``exp(log w - log Z)`` are exact to about ``|log Z| * eps``: past this
+#: ``|log Z|`` (``2^10 eps``, 2e-13) the rounding of ``log Z`` shows (at ``log Z = 1e12``
+#: marginals summed to 1.00005, at ``1e17`` to 2, ``log 2`` lost in ``log Z``'s last bit),
+#: so :func:`renormalize` divides them by their sum.
+RENORMALIZE_LOG_Z = 2.0**10
+
+
+def renormalize(p: np.ndarray, log_z: float) -> np.ndarray:
+    """``p``, probabilities computed as ``exp(log w - log_z)``, divided in place by their
+    sum when ``|log_z| >`` :data:`RENORMALIZE_LOG_Z` (below, ``p`` is left as is, bit for
+    bit), so that they sum to one whatever the magnitude of the log-weights."""
+    if abs(log_z) > RENORMALIZE_LOG_Z:
+        total = p.sum()
+        if total > 0:
+            p /= total
+    return p
+
+
+def normalize_log(a: np.ndarray) -> np.ndarray:
+    """``exp(a - logsumexp(a))``: the probabilities of log-weights ``a`` (all axes)."""
+    total = logsumexp(a, tuple(range(a.ndim)))
+    return np.exp(a - total)
+
+
+def draw_categorical(logits: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One draw per row of the unnormalized log-probabilities ``logits (M, K)``.
+
+    ``u (M,)`` are uniforms in ``[0, 1)``; the draw is the first ``j`` whose cumulative
+    weight exceeds ``u`` times the row's total (inverse CDF), so a zero weight is never drawn.
+    """
+    m = np.max(logits, axis=1, keepdims=True)
+    m[~np.isfinite(m)] = 0.0
+    cdf = np.cumsum(np.exp(logits - m), axis=1)
+    target = u * cdf[:, -1]
+    idx = np.sum(cdf <= target[:, None], axis=1)
+    return np.minimum(idx, logits.shape[1] - 1).astype(np.int64)

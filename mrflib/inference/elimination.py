@@ -1,0 +1,464 @@
+"""Exact inference on discrete factor graphs by variable elimination on a junction tree.
+
+For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log tables
+``θ_k = log ψ_k`` of a :class:`~mrflib.models.factor_graph.FactorGraph`) the engine
+
+1. **reduces** the model as exact solvers do: an *observed* variable (one whose unary factor
+   has a single finite entry, as :meth:`~mrflib.models.factor_graph.FactorGraph.condition` makes, or a variable with one
+   state) is clamped and sliced out of every factor; for ``log Z`` and sampling, a factor
+   normalized over a variable that no other factor holds (a conditional probability table
+   of an unobserved leaf: ``log Σ_{x_c} ψ = 0`` for every configuration of the others) sums
+   to one and is dropped, recursively (barren variables); a variable left without factors
+   contributes ``log |X_v|``;
+2. **plans** an elimination order (:mod:`mrflib.inference.elimination_order`) on what is left, one
+   tree per connected component, and refuses before allocating a plan that does not fit;
+3. **eliminates**: step ``t`` sums (or maximizes) ``v_t`` out of the clique table
+   ``ψ_t(x_{C_t}) = Σ_{k → t} θ_k + Σ_{c → t} m_c``, the factors assigned to it (those whose
+   first-eliminated variable is ``v_t``) plus its children's messages, and sends
+   ``m_t(x_{N_t}) = log Σ_{x_{v_t}} exp ψ_t`` to its parent, the step of the first-eliminated
+   variable of ``N_t``. The roots' messages add up to ``log Z`` (sum-product) or the largest
+   log-weight (max-product, then back-tracking gives the MAP state). A downward (Hugin) pass
+   gives every clique its marginal; forward filtering then backward sampling of
+   ``P(x_{v_t} | x_{N_t}) ∝ exp ψ_t`` in reverse order gives exact samples.
+
+Tables are in log space. A clique is never made for a message or a marginal: its entries
+are summed from the inputs onto the outputs (:mod:`mrflib.inference._factor_ops`), in linear space
+when no product of the inputs, each scaled to largest entry one, can underflow (their
+spans add up to at most 700 nats), otherwise by a log-sum-exp with a shift. Messages stay in
+linear space with a log scale (:class:`~mrflib.inference._factor_ops.Scaled`) from step to step
+while
+they can: a numba kernel walks a clique in one pass, ``opt_einsum`` contracts a large one
+with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf`` are
+exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import (
+    as_rng,
+    available_memory,
+    check_instance,
+    check_positive,
+    format_bytes,
+    require_memory,
+)
+from mrflib.inference import elimination_order as eo
+from mrflib.inference._factor_ops import (
+    Scaled,
+    as_log,
+    clique_eliminate,
+    clique_sum,
+    divide,
+    draw_categorical,
+    eliminate,
+    logsumexp,
+    marginals_onto,
+    renormalize,
+    scaled,
+)
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = ["EliminationPlan", "plan", "log_partition", "marginals", "factor_marginals",
+           "map_assignment", "sample", "CPT_TOLERANCE"]
+
+#: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
+#: this for every configuration of its other variables.
+CPT_TOLERANCE = 1e-9
+
+
+# --------------------------------------------------------------------------- reduction
+def _observed(model: FactorGraph) -> dict[int, int]:
+    """Variables fixed by the model: one state, or a unary factor with one finite entry."""
+    obs = {v: 0 for v in np.flatnonzero(model.cardinalities == 1).tolist()}
+    for s, t in zip(model.scopes, model.log_tables):
+        if len(s) == 1 and s[0] not in obs:
+            finite = np.flatnonzero(np.isfinite(t))
+            if len(finite) == 1:
+                obs[s[0]] = int(finite[0])
+    return obs
+
+
+def _slice(scope: tuple, table: np.ndarray, obs: dict[int, int]) -> tuple[tuple, np.ndarray]:
+    keep = tuple(v for v in scope if v not in obs)
+    if len(keep) == len(scope):
+        return scope, table
+    return keep, table[tuple(obs[v] if v in obs else slice(None) for v in scope)]
+
+
+def _is_cpt(table: np.ndarray, axis: int) -> bool:
+    return bool(np.all(np.abs(logsumexp(table, axis)) <= CPT_TOLERANCE))
+
+
+def _barren(scopes: list[tuple], tables: list[np.ndarray], n: int) -> list[tuple[int, int]]:
+    """Factors to drop as barren CPTs, ``(factor, child)`` in the order they are dropped."""
+    holders: list[set[int]] = [set() for _ in range(n)]
+    for k, s in enumerate(scopes):
+        for v in s:
+            holders[v].add(k)
+    dropped, work = [], list(range(len(scopes)))[::-1]
+    alive = [True] * len(scopes)
+    while work:
+        k = work.pop()
+        if not alive[k]:
+            continue
+        s = scopes[k]
+        child = next((c for a, c in enumerate(s)
+                      if len(holders[c]) == 1 and _is_cpt(tables[k], a)), None)
+        if child is None:
+            continue
+        alive[k] = False
+        dropped.append((k, child))
+        for v in s:
+            holders[v].discard(k)
+            if len(holders[v]) == 1:
+                work.append(next(iter(holders[v])))
+    return dropped
+
+
+class _Reduced:
+    """The model after evidence and (optionally) barren pruning."""
+
+    def __init__(self, model: FactorGraph, barren: bool) -> None:
+        self.card = model.cardinalities
+        self.observed = _observed(model)
+        self.const = 0.0
+        scopes, tables, origin = [], [], []
+        for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)):
+            s2, t2 = _slice(s, t, self.observed)
+            if s2:
+                scopes.append(s2)
+                tables.append(np.asarray(t2))
+                origin.append(k)
+            else:
+                self.const += float(t2)
+        self.pruned: list[tuple[tuple, np.ndarray, int]] = []
+        if barren:
+            drop = _barren(scopes, tables, model.n)
+            self.pruned = [(scopes[k], tables[k], c) for k, c in drop]
+            gone = {k for k, _ in drop}
+            keep = [k for k in range(len(scopes)) if k not in gone]
+            scopes, tables, origin = ([x[k] for k in keep] for x in (scopes, tables, origin))
+        self.scopes, self.tables, self.origin = scopes, tables, origin
+        held = {v for s in scopes for v in s}
+        summed = {c for _, _, c in self.pruned}  # children of dropped CPTs: they sum to one
+        self.active = sorted(held)
+        self.free = [v for v in range(model.n)
+                     if v not in held and v not in self.observed and v not in summed]
+        # each free variable multiplies Z by its number of states (a max by one)
+        self.free_log = float(sum(math.log(self.card[v]) for v in self.free))
+
+
+# --------------------------------------------------------------------------- plan
+class EliminationPlan:
+    """The reduced model, its elimination order and junction tree.
+
+    Attributes
+    ----------
+    order : list of int
+        Elimination order of the variables left after reduction.
+    heuristic : str
+        The ordering heuristic(s) that won (one per connected component).
+    treewidth : int
+        Largest clique minus one (``-1`` when nothing is left to eliminate).
+    max_table_bytes, total_bytes : int
+        Bytes of the largest clique table and of all of them (float64).
+    observed : dict
+        The variables clamped by evidence, ``{variable: value}``.
+    n_pruned : int
+        Barren conditional probability tables dropped.
+    """
+
+    def __init__(self, model: FactorGraph, *, barren: bool = False) -> None:
+        check_instance(model, FactorGraph, "model")
+        self.n = model.n
+        self.red = _Reduced(model, barren)
+        self.observed = dict(self.red.observed)
+        self.n_pruned = len(self.red.pruned)
+        self._scaled: list[Scaled | None] | None = None
+        self._order(model)
+        self._tree()
+        require_memory(self.memory_bytes(), self._what())
+
+    # ------------------------------------------------------------------ construction
+    def _order(self, model: FactorGraph) -> None:
+        red = self.red
+        adj = eo.interaction_graph(model.n, red.scopes)
+        logc = np.log(red.card.astype(np.float64)).tolist()
+        limit = math.log(max(available_memory(), 1) / 16.0)
+        order, names = [], []
+        for comp in eo.components(adj, red.active):
+            found = eo.best_order(adj, logc, comp, limit)
+            if found.order is None:
+                _refuse(found, len(comp))
+            order += found.order
+            names.append(found.heuristic)
+        self.order = order
+        self.heuristic = "+".join(sorted(set(names))) or "none"
+        cliques, _, _ = eo.order_cliques(adj, order, logc)
+        self.cliques = [tuple(c) for c in cliques]
+
+    def _tree(self) -> None:
+        pos = {v: t for t, v in enumerate(self.order)}
+        T = len(self.order)
+        self.parent = [pos[c[1]] if len(c) > 1 else -1 for c in self.cliques]
+        self.children: list[list[int]] = [[] for _ in range(T)]
+        for t, p in enumerate(self.parent):
+            if p >= 0:
+                self.children[p].append(t)
+        self.assigned: list[list[int]] = [[] for _ in range(T)]
+        for k, s in enumerate(self.red.scopes):
+            t = min(pos[v] for v in s)
+            self.assigned[t].append(k)
+        card = self.red.card
+        self.shapes = [tuple(int(card[v]) for v in c) for c in self.cliques]
+        sizes = [math.prod(s) for s in self.shapes]
+        self.treewidth = max((len(c) for c in self.cliques), default=0) - 1
+        self.max_table_bytes = 8 * max(sizes, default=1)
+        self.total_bytes = 8 * sum(sizes)
+        self.message_bytes = 8 * sum(z // s[0] for z, s in zip(sizes, self.shapes))
+
+    def memory_bytes(self) -> float:
+        """Peak bytes of a calibration: the upward and downward messages, one clique table
+        and its temporaries (``opt_einsum``'s intermediates are at most a clique table
+        each, a pairwise product holding up to three)."""
+        return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
+
+    def _what(self) -> str:
+        return (f"the junction tree of treewidth {self.treewidth} (largest clique table "
+                f"{format_bytes(self.max_table_bytes)}, all tables "
+                f"{format_bytes(self.total_bytes)})")
+
+    def __repr__(self) -> str:
+        return (f"EliminationPlan(n={self.n}, eliminated={len(self.order)}, "
+                f"observed={len(self.observed)}, pruned={self.n_pruned}, "
+                f"treewidth={self.treewidth}, max_table={format_bytes(self.max_table_bytes)}, "
+                f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
+
+    # ------------------------------------------------------------------ passes
+    def _inputs(self, t: int, msgs: list, linear: bool = False) -> tuple[list, list]:
+        """The tables multiplying to ``ψ_t`` and their scopes: the factors assigned to step
+        ``t`` (log tables, or with ``linear`` their :class:`~mrflib.inference._factor_ops.Scaled`
+        forms where they have one) and its children's messages."""
+        red = self.red
+        if linear:
+            if self._scaled is None:  # shared by the upward and downward passes
+                self._scaled = [scaled(x) for x in red.tables]
+            tables = [self._scaled[k] if self._scaled[k] is not None else red.tables[k]
+                      for k in self.assigned[t]]
+        else:
+            tables = [red.tables[k] for k in self.assigned[t]]
+        tables += [msgs[c] if linear else as_log(msgs[c]) for c in self.children[t]]
+        scopes = [red.scopes[k] for k in self.assigned[t]]
+        scopes += [self.cliques[c][1:] for c in self.children[t]]
+        return tables, scopes
+
+    def clique_table(self, t: int, msgs: list) -> np.ndarray:
+        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
+        tables, scopes = self._inputs(t, msgs)
+        return clique_sum(tables, scopes, self.cliques[t], self.shapes[t])
+
+    def clique_rows(self, t: int, msgs: list, x: np.ndarray) -> np.ndarray:
+        """``ψ_t(·, x_{N_t})`` for each row of the states ``x (M, n)``: the ``(M, |X_v|)``
+        rows of the clique table at the other variables' values, summed from the inputs
+        without making the table (``clique_table(t, msgs)[:, x_{N_t}]``)."""
+        v = self.cliques[t][0]
+        out = np.zeros((len(x), self.shapes[t][0]))
+        for table, scope in zip(*self._inputs(t, msgs)):
+            if v in scope:
+                a = scope.index(v)
+                moved = np.moveaxis(table, a, -1)
+                out += moved[tuple(x[:, w] for w in scope if w != v)]
+            else:
+                out += table[tuple(x[:, w] for w in scope)][:, None]
+        return out
+
+    def upward(self, maximize: bool = False) -> tuple[float, list]:
+        """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
+        value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
+        from the messages when needed, so only the messages are kept. Sum-product messages
+        are :class:`~mrflib.inference._factor_ops.Scaled` where they fit, else log tables
+        (:func:`~mrflib.inference._factor_ops.as_log` gives the log table of either); max-product
+        messages are log tables."""
+        red = self.red
+        msgs: list = []
+        value = red.const + (0.0 if maximize else red.free_log)
+        for t in range(len(self.cliques)):
+            tables, scopes = self._inputs(t, msgs, not maximize)
+            if maximize:
+                msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
+                                             self.shapes[t], True))
+            else:
+                msgs.append(eliminate(tables, scopes, self.cliques[t], self.shapes[t]))
+            if self.parent[t] < 0:
+                value += float(as_log(msgs[t]))
+        return value, msgs
+
+    def beliefs(self, msgs: list, targets: Callable[[int], list]
+                ) -> Iterator[tuple[int, list[np.ndarray]]]:
+        """``(t, [log P(x_s) for s in targets(t)])`` for every clique, from the roots down
+        (Hugin pass); each ``s`` is a subset of clique ``t``, axes in its order.
+
+        A clique's belief gives its children's downward messages and the marginals asked
+        for in one pass (:func:`~mrflib.inference._factor_ops.marginals_onto`), so the pass holds
+        the messages and at most one clique table at a time.
+        """
+        down: list = [None] * len(msgs)
+        for t in range(len(msgs) - 1, -1, -1):
+            tables, scopes = self._inputs(t, msgs, True)
+            if self.parent[t] >= 0:
+                tables.append(down[t])
+                scopes.append(self.cliques[t][1:])
+            seps = [self.cliques[c][1:] for c in self.children[t]]
+            wanted = list(targets(t))
+            out = marginals_onto(tables, scopes, self.cliques[t], self.shapes[t],
+                                 seps + wanted)
+            shift = float(as_log(msgs[t])) if self.parent[t] < 0 else 0.0
+            for c, m in zip(self.children[t], out):
+                down[c] = divide(m, msgs[c], shift)
+            down[t] = None
+            yield t, [as_log(m) - shift for m in out[len(seps):]]
+
+
+def _refuse(found: eo.Order, size: int) -> None:
+    """Refuse a component no candidate order fits (before anything is allocated)."""
+    table = 8.0 * math.exp(found.log_max_table)
+    what = (f"exact inference on a component of {size} variables (the best elimination order "
+            f"found reaches treewidth {found.width} or more: a clique table of at least "
+            f"{format_bytes(table)}, twice that with its temporaries)")
+    require_memory(2.0 * table, what)
+    raise ValueError(f"{what} does not fit: its tables may use at most "
+                     f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------- tasks
+def plan(model: FactorGraph, *, barren: bool = False) -> EliminationPlan:
+    """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
+    :func:`log_partition` and :func:`sample` do)."""
+    return EliminationPlan(model, barren=barren)
+
+
+def log_partition(model: FactorGraph) -> float:
+    """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass."""
+    return plan(model, barren=True).upward()[0]
+
+
+def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list, float]:
+    """The plan, its upward messages and the magnitude of the log values the beliefs went
+    through (the largest ``|log Z|`` of a component, or the sum of the tables' largest
+    ``|log-weight|``, which bounds every message), for :func:`renormalize`."""
+    jt = plan(model)
+    logz, msgs = jt.upward()
+    if logz == -np.inf:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): its marginals are undefined")
+    roots = [abs(float(as_log(m))) for t, m in enumerate(msgs) if jt.parent[t] < 0]
+    tables = sum(float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+                 for t in jt.red.tables)
+    return jt, msgs, max(roots + [tables])
+
+
+def _point_mass(card: int, value: int) -> np.ndarray:
+    out = np.zeros(card)
+    out[value] = 1.0
+    return out
+
+
+def marginals(model: FactorGraph) -> list[np.ndarray]:
+    """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass)."""
+    card = check_instance(model, FactorGraph, "model").cardinalities
+    require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
+                   f"({sum(card.tolist())} states in all)")
+    jt, msgs, scale = _calibrated(model)
+    out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
+    for v, x in jt.observed.items():
+        out[v] = _point_mass(int(card[v]), x)
+    for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
+        out[jt.order[t]] = renormalize(np.exp(b), scale)
+    return out
+
+
+def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
+    """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
+    jt, msgs, scale = _calibrated(model)
+    red, obs = jt.red, jt.observed
+    out = []
+    for s, t in zip(model.scopes, model.log_tables):
+        full = np.zeros(t.shape)
+        full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
+        out.append(full)
+    wanted = lambda t: [red.scopes[k] for k in jt.assigned[t]]  # noqa: E731
+    for t, ms in jt.beliefs(msgs, wanted):
+        for k, m in zip(jt.assigned[t], ms):
+            orig = model.scopes[red.origin[k]]
+            where = tuple(obs[v] if v in obs else slice(None) for v in orig)
+            out[red.origin[k]][where] = renormalize(np.exp(m), scale)
+    return out
+
+
+def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
+    """A most probable state (max-product on the same tree, then back-tracking) and its
+    log-weight ``Σ_k θ_k(x_{S_k})``."""
+    jt = plan(model)
+    best, msgs = jt.upward(maximize=True)
+    if best == -np.inf:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): it has no most probable state")
+    x = np.zeros(model.n, dtype=np.int64)
+    for v, val in jt.observed.items():
+        x[v] = val
+    for t in range(len(jt.order) - 1, -1, -1):
+        clique = jt.cliques[t]
+        x[clique[0]] = int(np.argmax(jt.clique_rows(t, msgs, x[None])[0]))
+    return x, float(best)
+
+
+def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
+    """Exact i.i.d. samples, ``int64 (n_samples, n)``: forward filtering (the upward pass),
+    backward sampling in reverse elimination order, then the dropped CPTs forward.
+
+    Uniforms come from ``rng`` in blocks of ``(rows, n)`` (column ``i`` decides variable
+    ``i``): the same seed gives the same samples.
+    """
+    check_instance(model, FactorGraph, "model")
+    n_samples = int(check_positive(n_samples, "n_samples", integer=True))
+    rng = as_rng(rng)
+    jt = plan(model, barren=True)
+    require_memory(jt.memory_bytes() + 24.0 * n_samples * model.n,
+                   f"n_samples = {n_samples} samples of {model.n} variables with "
+                   f"{jt._what()}")
+    logz, msgs = jt.upward()
+    if logz == -np.inf:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): it cannot be sampled")
+    msgs = [as_log(m) for m in msgs]  # the rows are read in log space
+    out = np.empty((n_samples, model.n), dtype=np.int64)
+    block = max(1, min(n_samples, 2**22 // model.n))  # clique tables are rebuilt per block
+    for start in range(0, n_samples, block):
+        u = rng.random((min(block, n_samples - start), model.n))
+        out[start:start + len(u)] = _backward_sample(jt, msgs, u)
+    return out
+
+
+def _backward_sample(jt: EliminationPlan, msgs: list, u: np.ndarray) -> np.ndarray:
+    red = jt.red
+    x = np.zeros(u.shape, dtype=np.int64)
+    for v, val in jt.observed.items():
+        x[:, v] = val
+    for v in red.free:
+        x[:, v] = np.minimum((u[:, v] * red.card[v]).astype(np.int64), red.card[v] - 1)
+    for t in range(len(jt.order) - 1, -1, -1):
+        clique = jt.cliques[t]
+        x[:, clique[0]] = draw_categorical(jt.clique_rows(t, msgs, x), u[:, clique[0]])
+    for scope, table, child in reversed(red.pruned):
+        a = scope.index(child)
+        moved = np.moveaxis(table, a, -1)
+        logits = moved[tuple(x[:, w] for w in scope if w != child)]
+        logits = np.broadcast_to(logits, (len(x), table.shape[a]))
+        x[:, child] = draw_categorical(logits, u[:, child])
+    return x

@@ -1,0 +1,700 @@
+"""Exact inference by enumeration of all ``2^n`` spin configurations.
+
+State order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so
+spin 0 is the least significant digit, as in the flat order of ``book/notation.md``.
+
+The kernels split the spins into a low block (``l`` spins) and a high block
+(``h = n - l`` spins) and write every log-weight as
+
+.. math::  \\log w(x) = E_{hi}(x_{hi}) + E_{lo}(x_{lo}) + x_{hi}^T W_{hi,lo} x_{lo},
+
+so all ``2^n`` log-weights come from one ``(2^h, h) (h, l) (l, 2^l)`` BLAS product,
+and all first and second moments from a handful of products of the same size
+(``O(2^n (l + h))`` work instead of ``O(2^n n^2)`` for ``X^T diag(p) X``).
+Everything is done in log space with a log-sum-exp shift. A model whose log-weights
+would pass the float range is enumerated with its parameters scaled by ``2^-k``
+(:func:`mrflib.models.boltzmann.overflow_exponent`), the differences to the largest log-weight
+scaled
+back by ``2^k`` before the exponential: its probabilities, moments and samples stay exact
+and finite, and ``log Z`` is ``+inf`` (with a warning) only when it is beyond the range.
+
+Beyond enumeration, :mod:`mrflib.inference.junction_tree` computes the same quantities by variable
+elimination on a junction tree, in time and memory exponential in the treewidth only.
+``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and ``fit_mle`` take
+``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
+``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
+:func:`plan` shows the elimination order and treewidth the engine chose.
+
+The same functions take a discrete :class:`~mrflib.models.factor_graph.FactorGraph` (any number of
+states, factors over any variables): :mod:`mrflib.inference.enumeration` enumerates it (the
+reference; ``"auto"`` up to ``2^20`` joint states) and :mod:`mrflib.inference.elimination` runs
+variable elimination on a junction tree after clamping evidence and dropping barren
+conditional probability tables. :func:`marginals`, :func:`factor_marginals` and
+:func:`map_assignment` are defined for both model types (a Boltzmann machine through
+:meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`, state 0 = spin -1).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+
+from mrflib._support.threads import blas_single_threaded
+from mrflib._support.validation import (
+    as_rng,
+    check_array,
+    check_edges,
+    check_indices,
+    check_positive,
+    check_spins,
+    is_choice,
+    require_memory,
+)
+from mrflib.inference import elimination, junction_tree
+from mrflib.inference import enumeration as factor_enumeration
+from mrflib.models.boltzmann import (
+    BoltzmannMachine,
+    check_model,
+    overflow_exponent,
+    unscale_log_partition,
+)
+from mrflib.models.factor_graph import FactorGraph, _check_states
+
+__all__ = [
+    "states",
+    "index_to_states",
+    "states_to_index",
+    "log_weights",
+    "log_partition",
+    "probabilities",
+    "moments",
+    "correlation_matrix",
+    "covariance_matrix",
+    "sufficient_statistics",
+    "empirical_distribution",
+    "log_likelihood",
+    "fit_mle",
+    "kl_divergence",
+    "kl_data_model",
+    "kl_model",
+    "sample",
+    "marginals",
+    "factor_marginals",
+    "map_assignment",
+    "plan",
+    "METHODS",
+    "AUTO_ENUMERATE_MAX_N",
+    "MAX_STATE_BYTES_FACTOR",
+]
+
+#: Bytes per state the enumeration holds at its peak (three float64 tables of 2^n).
+MAX_STATE_BYTES_FACTOR = 24
+#: Engines of ``method=``; ``"auto"`` enumerates up to ``AUTO_ENUMERATE_MAX_N`` spins.
+METHODS = ("auto", "enumerate", "junction-tree")
+AUTO_ENUMERATE_MAX_N = 20
+#: ``"auto"`` enumerates a factor graph with at most this many joint states.
+AUTO_ENUMERATE_MAX_STATES = 2**20
+
+
+def _engine(method: Any, n: int) -> str:
+    """``"enumerate"`` or ``"junction-tree"`` for ``method`` on ``n`` spins."""
+    if not is_choice(method, METHODS):
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        return "enumerate" if n <= AUTO_ENUMERATE_MAX_N else "junction-tree"
+    return method
+
+
+def _factor_engine(method: Any, model: FactorGraph) -> Any:
+    """The module (:mod:`factor_enumeration` or :mod:`elimination`) for ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        small = math.prod(model.cardinalities.tolist()) <= AUTO_ENUMERATE_MAX_STATES
+        method = "enumerate" if small else "junction-tree"
+    return factor_enumeration if method == "enumerate" else elimination
+
+
+def _factor_graph(model: Any) -> FactorGraph:
+    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine is converted)."""
+    if isinstance(model, BoltzmannMachine):
+        return FactorGraph.from_boltzmann(model)
+    if not isinstance(model, FactorGraph):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
+    return model
+
+
+def plan(model: Any, n: int | None = None) -> Any:
+    """What the junction-tree engine will do: its order, treewidth and table sizes.
+
+    A :class:`~mrflib.models.factor_graph.FactorGraph` gives an :class:`~mrflib.inference.elimination.EliminationPlan` (the plan
+    of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
+    ``treewidth``, ``max_table_bytes`` and ``total_bytes``); a
+    :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the cached
+    :class:`~mrflib.inference.junction_tree.JunctionTree` of the Ising fast path.
+    """
+    if isinstance(model, FactorGraph):
+        return elimination.plan(model)
+    return junction_tree.plan(model, n)
+
+
+def _check_samples(data: Any, n: int | None = None) -> np.ndarray:
+    s = check_spins(data, n, "data")
+    if len(s) == 0:
+        raise ValueError("data must contain at least one sample (got 0 rows)")
+    return s
+
+
+def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
+    require_memory(MAX_STATE_BYTES_FACTOR * 2.0**n, f"{what} of 2^{n} states")
+
+
+def _check_bits(n: Any) -> int:
+    """The number of spins of a flat-index table: ``0 <= n <= 62`` (indices are int64)."""
+    n = check_positive(n, "n", integer=True, allow_zero=True)
+    if n > 62:
+        raise ValueError(f"n must be at most 62 (flat indices are int64), got {n}")
+    return n
+
+
+def index_to_states(index: Any, n: int) -> np.ndarray:
+    """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
+    n = _check_bits(n)
+    index = check_indices(index, 2**n, "index")
+    bits = (index[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    return (2 * bits - 1).astype(np.int8)
+
+
+def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
+    """Flat state indices (``int64``) of spin configurations ``(M, n)``."""
+    s = check_spins(x, n, "x")
+    if s.shape[1] > 62:
+        raise ValueError(f"x has {s.shape[1]} spins; flat indices need at most 62")
+    bits = (s > 0).astype(np.int64)
+    return bits @ (np.int64(1) << np.arange(s.shape[1], dtype=np.int64))
+
+
+def states(n: int) -> np.ndarray:
+    """All ``2^n`` configurations, ``int8`` of shape ``(2^n, n)``, in flat index order."""
+    n = _check_bits(n)
+    require_memory((18.0 * n + 16) * 2.0**n, f"the table of 2^{n} states (n={n})")
+    return index_to_states(np.arange(2**n, dtype=np.int64), n)
+
+
+def _split(n: int) -> tuple[int, int]:
+    lo = n - n // 2
+    return lo, n - lo
+
+
+def _block_energy(X: np.ndarray, b: np.ndarray, W_upper: np.ndarray) -> np.ndarray:
+    return X @ b + np.einsum("si,ij,sj->s", X, W_upper, X) if X.shape[1] else np.zeros(len(X))
+
+
+def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray
+                 ) -> tuple[np.ndarray, int]:
+    """All log-weights times ``2^-k`` as a ``(2^h, 2^l)`` matrix (row = high block, column
+    = low block), and ``k`` (:func:`mrflib.models.boltzmann.overflow_exponent`; 0 in ordinary
+    range)."""
+    n = bias.shape[0]
+    _check_enumerable(n)
+    k = overflow_exponent(bias, coupling)
+    if k:
+        bias, coupling = np.ldexp(bias, -k), np.ldexp(coupling, -k)
+    lo, hi = _split(n)
+    Xlo = states(lo).astype(np.float64)
+    Xhi = states(hi).astype(np.float64)
+    W = np.zeros((n, n))
+    W[edges[:, 0], edges[:, 1]] = coupling  # upper triangle, i < j
+    e_lo = _block_energy(Xlo, bias[:lo], W[:lo, :lo])
+    e_hi = _block_energy(Xhi, bias[lo:], W[lo:, lo:])
+    lw = (Xhi @ W[:lo, lo:].T) @ Xlo.T  # cross terms x_hi^T W_hi,lo x_lo
+    lw += e_hi[:, None]
+    lw += e_lo[None, :]
+    return lw, k
+
+
+def _log_partition_scaled(lw: np.ndarray, k: int) -> float:
+    """``2^-k log Z`` from log-weights times ``2^-k`` (one temporary of their size)."""
+    shift = lw.max()
+    tmp = lw - shift
+    if k:
+        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
+            tmp *= 2.0**k
+    np.exp(tmp, out=tmp)
+    return float(shift + np.log(tmp.sum()) / 2.0**k)
+
+
+def _logsumexp_inplace_probs(lw: np.ndarray, k: int = 0) -> float:
+    """Turn log-weights times ``2^-k`` into probabilities in place; return log Z."""
+    shift = lw.max()
+    lw -= shift
+    if k:
+        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
+            lw *= 2.0**k
+    np.exp(lw, out=lw)
+    total = lw.sum()
+    lw /= total
+    return unscale_log_partition(float(shift + np.log(total) / 2.0**k), k)
+
+
+def _log_probabilities(bm: BoltzmannMachine) -> np.ndarray:
+    """``log P(x)`` of all ``2^n`` states, flat; ``-inf`` only where ``P(x)`` underflows.
+
+    Holds at most two tables of ``2^n`` floats at a time."""
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    lw = lw.ravel()
+    if not k:
+        lw -= _log_partition_scaled(lw, k)
+        return lw
+    lw -= lw.max()  # then 2^k (lw - max) - log Σ exp(...): log 3 of three tied modes
+    with np.errstate(over="ignore"):  # is below the last bit of the scaled log-weights
+        lw *= 2.0**k
+    lw -= _log_partition_scaled(lw, 0)
+    return lw
+
+
+def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Means and the full ``(n, n)`` second-moment matrix from the probability matrix."""
+    lo, hi = _split(n)
+    Xlo = states(lo).astype(np.float64)
+    Xhi = states(hi).astype(np.float64)
+    p_lo = P.sum(axis=0)
+    p_hi = P.sum(axis=1)
+    mean = np.concatenate([Xlo.T @ p_lo, Xhi.T @ p_hi])
+    C = np.empty((n, n))
+    C[:lo, :lo] = Xlo.T @ (p_lo[:, None] * Xlo)
+    C[lo:, lo:] = Xhi.T @ (p_hi[:, None] * Xhi)
+    cross = (Xhi.T @ P) @ Xlo  # (hi, lo)
+    C[lo:, :lo] = cross
+    C[:lo, lo:] = cross.T
+    np.fill_diagonal(C, 1.0)
+    return mean, C
+
+
+def log_weights(bm: BoltzmannMachine) -> np.ndarray:
+    """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
+
+    Refuses (``ValueError``) an ``n`` whose tables would not fit in memory. A log-weight
+    beyond the float range is ``±inf`` (its probability is still finite: see
+    :func:`probabilities`).
+    """
+    bm = check_model(bm)
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    if not k:
+        return lw.ravel()
+    with np.errstate(over="ignore"):
+        return np.ldexp(lw.ravel(), k)
+
+
+def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
+    """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
+    :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
+
+    ``method="enumerate"`` sums all states (log-sum-exp); ``"junction-tree"``
+    eliminates the variables on the junction tree of :func:`plan` (one upward pass);
+    ``"auto"`` enumerates for ``n <= 20`` spins (a factor graph: at most ``2^20`` joint
+    states) and uses the junction tree beyond.
+
+    Warns
+    -----
+    RuntimeWarning
+        When ``Z = 0`` (a factor graph whose evidence has probability zero): returns
+        ``-inf``.
+    """
+    if isinstance(bm, FactorGraph):
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
+                          "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
+        return logz
+    bm = check_model(bm)
+    if _engine(method, bm.n) == "junction-tree":
+        return junction_tree.log_partition(bm)
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
+
+
+def probabilities(bm: BoltzmannMachine) -> np.ndarray:
+    """``P(x)`` for all ``2^n`` states in flat index order."""
+    bm = check_model(bm)
+    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
+        _logsumexp_inplace_probs(lw, k)
+    return lw.ravel()
+
+
+def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
+    P, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # its callers return no log Z
+        logz = _logsumexp_inplace_probs(P, k)
+    mean, C = _moments_matrix(P, bm.n)
+    return logz, mean, C
+
+
+def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``).
+
+    ``method``: ``"enumerate"`` (all ``2^n`` states), ``"junction-tree"`` (upward and
+    downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
+    ``n <= 20``, else the junction tree).
+    """
+    bm = check_model(bm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
+        if _engine(method, bm.n) == "junction-tree":
+            _, mean, pair = junction_tree.moments(bm)
+            return mean, pair
+        _, mean, C = _enumerate_moments(bm)
+    return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
+
+
+def correlation_matrix(bm: BoltzmannMachine) -> np.ndarray:
+    """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
+    _, _, C = _enumerate_moments(check_model(bm))
+    return C
+
+
+def covariance_matrix(bm: BoltzmannMachine) -> np.ndarray:
+    """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
+    _, mean, C = _enumerate_moments(check_model(bm))
+    return C - np.outer(mean, mean)
+
+
+def sufficient_statistics(
+    data: Any, edges: Any, n: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample means ``(1/N) Σ_μ x_i^(μ)`` and ``(1/N) Σ_μ x_i^(μ) x_j^(μ)`` for each edge."""
+    s = _check_samples(data, n)
+    edges = check_edges(edges, s.shape[1])
+    sf = s.astype(np.float64)
+    pair = np.einsum("mi,mi->i", sf[:, edges[:, 0]], sf[:, edges[:, 1]]) / len(s)
+    return sf.mean(axis=0), pair
+
+
+def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
+    """The empirical distribution of ``data`` over all ``2^n`` states, flat index order."""
+    s = _check_samples(data, n)
+    n = s.shape[1]
+    require_memory(8 * 2.0**n, f"an empirical distribution over 2^{n} states")
+    counts = np.bincount(states_to_index(s), minlength=2**n)
+    return counts / len(s)
+
+
+def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
+                   ) -> float:
+    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
+
+    ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
+    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a :class:`~mrflib.models.factor_graph.FactorGraph`,
+    ``data`` holds integer states ``(N, n)``; a sample of zero weight gives ``-inf``.
+    """
+    if isinstance(bm, FactorGraph):
+        x = _check_states(data, bm.cardinalities, "data")
+        if len(x) == 0:
+            raise ValueError("data must contain at least one sample (got 0 rows)")
+        logz = _factor_engine(method, bm).log_partition(bm)
+        if logz == -np.inf:
+            raise ValueError("model has Z = 0 (every state has zero weight): its "
+                             "likelihood is undefined")
+        return float(np.mean(bm.log_weight(x)) - logz)
+    bm = check_model(bm)
+    s = _check_samples(data, bm.n)
+    k = overflow_exponent(bm.bias, bm.coupling)
+    if not k:
+        return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
+    # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
+    scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
+    if _engine(method, bm.n) == "junction-tree":
+        logz, _ = junction_tree.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+    else:
+        logz = _log_partition_scaled(_log_weights(bm.bias, bm.edges, bm.coupling)[0], k)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
+
+
+def _entropy_of_rows(s: np.ndarray) -> float:
+    _, counts = np.unique(s, axis=0, return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def kl_data_model(data: Any, bm: BoltzmannMachine) -> float:
+    """``KL(p_data ‖ P_bm)`` in nats, without forming the ``2^n`` empirical table."""
+    bm = check_model(bm)
+    s = _check_samples(data, bm.n)
+    return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
+
+
+def kl_divergence(p: Any, q: Any) -> float:
+    """``KL(p ‖ q) = Σ p log(p / q)`` in nats for two probability vectors (``0 log 0 = 0``).
+
+    Returns ``inf`` where ``q`` vanishes on the support of ``p``.
+    """
+    p = check_array(p, "p", ndim=1)
+    q = check_array(q, "q", shape=p.shape)
+    for name, a in (("p", p), ("q", q)):
+        if np.any(a < 0) or not np.isclose(a.sum(), 1.0, atol=1e-8):
+            raise ValueError(f"{name} must be a probability vector (non-negative, summing to 1)")
+    support = p > 0
+    if np.any(q[support] == 0):
+        return float("inf")
+    return float(np.sum(p[support] * (np.log(p[support]) - np.log(q[support]))))
+
+
+def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
+    """``KL(P_p ‖ P_q)`` between two Boltzmann machines on the same spins, by enumeration."""
+    p, q = check_model(p, "p"), check_model(q, "q")
+    if p.n != q.n:
+        raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
+    # log P (held) while log Q is built: its log-weights and one temporary; the half-state
+    # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
+    require_memory((MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
+                   f"kl_model over 2^{p.n} states")
+    lp = _log_probabilities(p)
+    lq = _log_probabilities(q)
+    with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0
+        np.subtract(lp, lq, out=lq)  # log(p / q)
+    np.exp(lp, out=lp)
+    lq[lp == 0.0] = 0.0
+    lq *= lp
+    return max(0.0, float(np.sum(lq)))
+
+
+def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
+           method: str = "auto") -> np.ndarray:
+    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)`` (spins), or ``int64``
+    states of a :class:`~mrflib.models.factor_graph.FactorGraph`.
+
+    ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
+    per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
+    on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
+    ``n <= 20``, else the junction tree. The same seed gives the same samples.
+
+    A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its enumerated states
+    (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction tree of
+    :mod:`mrflib.inference.elimination` (dropped barren tables sampled forward last).
+    """
+    if isinstance(bm, FactorGraph):
+        n_samples = check_positive(n_samples, "n_samples", integer=True)
+        return _factor_engine(method, bm).sample(bm, n_samples, as_rng(rng))
+    bm = check_model(bm)
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    require_memory((20.0 * bm.n + 40) * n_samples,
+                   f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
+    rng = as_rng(rng)
+    if _engine(method, bm.n) == "junction-tree":
+        return junction_tree.sample(bm, n_samples, rng)
+    cdf = np.cumsum(probabilities(bm))
+    u = rng.random(n_samples) * cdf[-1]
+    idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
+    return index_to_states(idx, bm.n)
+
+
+def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+              ) -> list[np.ndarray]:
+    """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
+
+    An observed variable is a point mass at its value; a Boltzmann machine's state 0 is
+    spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
+    ``method`` as in :func:`log_partition`.
+    """
+    model = _factor_graph(model)
+    return _factor_engine(method, model).marginals(model)
+
+
+def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                     ) -> list[np.ndarray]:
+    """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
+    ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
+    maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).factor_marginals(model)
+
+
+def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+                   ) -> tuple[np.ndarray, float]:
+    """A most probable state ``int64 (n,)`` (max-product on the junction tree, or the
+    enumerated maximum) and its log-weight ``Σ_k θ_k(x_{S_k})``. Raises ``ValueError``
+    when every state has zero weight."""
+    model = _factor_graph(model)
+    return _factor_engine(method, model).map_assignment(model)
+
+
+def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
+                      bias: bool, n_samples: int) -> list[str]:
+    """Why the MLE does not exist: statistics on the boundary of the marginal polytope.
+
+    Every finite ``θ`` gives each edge's four joint states positive probability, so with
+    biases the MLE exists only if the data show all four states of every edge (their
+    frequencies ``(1 + a m_i + b m_j + ab c_ij) / 4``, multiples of ``1/N``); without
+    biases only the product ``s_i s_j`` is a statistic, so only a pair always equal or
+    always opposite is degenerate."""
+    found = []
+    if bias:
+        const = np.flatnonzero(np.abs(mean_d) == 1.0)
+        if const.size:
+            found.append(f"spin(s) {const[:8].tolist()} constant in every sample")
+    for value, word in ((1.0, "equal"), (-1.0, "opposite")):
+        hit = np.flatnonzero(pair_d == value)
+        if hit.size:
+            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
+            found.append(f"spin pair(s) {pairs} always {word}")
+    if bias and len(edges):
+        mi, mj = mean_d[edges[:, 0]], mean_d[edges[:, 1]]
+        corners = np.stack([1 + a * mi + b * mj + a * b * pair_d
+                            for a in (1, -1) for b in (1, -1)], axis=1) / 4
+        explained = ((np.abs(pair_d) == 1.0) | (np.abs(mi) == 1.0) | (np.abs(mj) == 1.0))
+        hit = np.flatnonzero(np.any(corners < 0.5 / n_samples, axis=1) & ~explained)
+        if hit.size:
+            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
+            found.append(f"spin pair(s) {pairs} never seen in one of their four joint states")
+    return found
+
+
+def _mle_init(init: Any, n: int, edges: np.ndarray, bias: bool) -> np.ndarray:
+    E = len(edges)
+    if init is None:
+        return np.zeros(n + E if bias else E)
+    if isinstance(init, BoltzmannMachine):
+        if init.n != n or not np.array_equal(init.edges, edges):
+            raise ValueError("init must be a BoltzmannMachine on the same spins and edges")
+        theta = init.params
+    else:
+        theta = check_array(init, "init", shape=(n + E,))
+    return theta.copy() if bias else theta[n:].copy()
+
+
+def _polish(res: scipy.optimize.OptimizeResult, negll: Any, tol: float, steps: int = 50
+            ) -> None:
+    """Quasi-Newton steps ``θ <- θ - H g`` (L-BFGS's inverse Hessian) while ``max |g|``
+    falls: they finish a fit whose line search stopped because the objective's change
+    fell below its rounding error (about ``1e-16 |l|``) before ``max |g| < tol``."""
+    g = res.jac
+    for _ in range(steps):
+        if not g.size or np.max(np.abs(g)) < tol:
+            break
+        x = res.x - res.hess_inv.matvec(g)
+        f, g2 = negll(x)
+        if np.max(np.abs(g2)) >= np.max(np.abs(g)):
+            break
+        res.x, res.fun, res.jac, g = x, f, g2, g2
+        res.nit += 1
+        res.nfev += 1
+
+
+@blas_single_threaded
+def fit_mle(
+    data: Any,
+    edges: Any,
+    n: int | None = None,
+    *,
+    bias: bool = True,
+    init: Any = None,
+    tol: float = 1e-9,
+    max_iter: int = 10_000,
+    return_result: bool = False,
+    method: str = "auto",
+) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
+    """Exact maximum-likelihood Boltzmann machine on a given graph.
+
+    Maximizes the exact average log-likelihood
+    ``l(θ) = θ · s_data - log Z(θ)`` (eq. (4)-(5) of Yasuda, SMCI learning), whose
+    gradient is ``s_data - ⟨s⟩_θ`` (eq. (6)-(7)), with scipy's L-BFGS-B on the exact
+    ``log Z`` and moments: enumerated (``method="enumerate"``) or from the junction
+    tree (``"junction-tree"``, its plan built once, then quasi-Newton steps on the
+    gradient alone where the line search can no longer resolve the objective);
+    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
+
+    Parameters
+    ----------
+    data : array_like, int, shape (N, n)
+        Spins in {-1, +1}; at least one sample.
+    edges : array_like, shape (E, 2)
+        The learner's graph.
+    n : int, optional
+        Number of spins (defaults to ``data.shape[1]``).
+    bias : bool
+        Learn biases (``True``) or fix them at zero (the bias-free model of the SMCI
+        learning paper).
+    init : BoltzmannMachine or array (n + E,), optional
+        Starting point (default: all parameters zero).
+    tol : float
+        Stop when the largest gradient component is below ``tol``.
+    max_iter : int
+        Iteration limit.
+    return_result : bool
+        Also return scipy's ``OptimizeResult``, with ``success`` true only when the
+        largest gradient component at the returned point is below ``tol`` and the MLE
+        exists, ``grad_max`` that component, ``mle_exists`` and ``message`` the
+        stopping reason.
+    method : {"auto", "enumerate", "junction-tree"}
+
+    Warns
+    -----
+    RuntimeWarning
+        When the MLE does not exist (a spin constant in every sample, two coupled spins
+        always equal or always opposite, or, with biases, an edge whose four joint states
+        do not all occur in the data): the likelihood approaches its supremum only as
+        parameters diverge, so whatever stops the fit (``max_iter``, a line-search failure,
+        a gradient below ``tol``) it is reported as not converged.
+    """
+    s = _check_samples(data, n)
+    n = s.shape[1]
+    edges = check_edges(edges, n)
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive(max_iter, "max_iter", integer=True)
+    engine = _engine(method, n)
+    if engine == "enumerate":
+        _check_enumerable(n, "exact maximum likelihood")
+    else:
+        jt = junction_tree.plan(edges, n)
+    mean_d, pair_d = sufficient_statistics(s, edges)
+    target = np.concatenate([mean_d, pair_d]) if bias else pair_d
+    degenerate = _mle_degeneracies(mean_d, pair_d, edges, bias, s.shape[0])
+    if degenerate:
+        warnings.warn("the maximum-likelihood estimate does not exist for this data ("
+                      + "; ".join(degenerate) + "): parameters diverge and the fit is "
+                      "reported as not converged", RuntimeWarning, stacklevel=2)
+    x0 = _mle_init(init, n, edges, bias)
+    zeros = np.zeros(n)
+    ei, ej = edges[:, 0], edges[:, 1]
+
+    def negll(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        b = theta[:n] if bias else zeros
+        J = theta[n:] if bias else theta
+        if engine == "junction-tree":
+            logz, mean, pair = jt.calibrate(b, J)
+        else:
+            P, k = _log_weights(b, edges, J)
+            logz = _logsumexp_inplace_probs(P, k)
+            mean, C = _moments_matrix(P, n)
+            pair = C[ei, ej]
+        model = np.concatenate([mean, pair]) if bias else pair
+        return logz - theta @ target, model - target
+
+    res = scipy.optimize.minimize(
+        negll,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": 30},
+    )
+    if engine == "junction-tree":
+        _polish(res, negll, tol)
+    theta = res.x
+    res.grad_max = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
+    res.mle_exists = not degenerate
+    res.success = bool(res.grad_max < tol and not degenerate)
+    if degenerate:
+        res.message = "the MLE does not exist: " + "; ".join(degenerate)
+    elif not res.success:
+        res.message = f"not converged (max |gradient| {res.grad_max:.3g} >= tol): {res.message}"
+    bm = BoltzmannMachine(theta[:n] if bias else zeros, edges, theta[n:] if bias else theta)
+    return (bm, res) if return_result else bm

@@ -1,0 +1,666 @@
+"""Artificial datasets with known true distributions.
+
+The six training sets of section 3.4 of Takabatake & Akaho ({cite}`fsll-takabatake-akaho`):
+``Ising5x4S/L``, ``BN20-37S/L`` and ``BN20-54S/L`` (``S``: 1000 samples, ``L``: 100,000),
+each an i.i.d. draw from a stated true distribution ``p*`` over 20 binary variables. Every
+dataset comes with its ``p*`` as a table over all ``2^20`` states, so ``KL(p*||p_theta)`` is
+computable exactly.
+
+Conventions
+-----------
+Variables take values ``x_i in {0, 1}``; data are ``int8`` arrays of shape ``(N, 20)``. The
+table ``p_star`` is in the flat order of :mod:`mrflib.learning.fsll` (bit ``i`` of the index is
+``x_i``).
+The paper's Ising spins are ``s_i = 2 x_i - 1`` (``s_i = +1`` iff ``x_i = 1``); this is also
+the order of :func:`mrflib.inference.exact.states` (bit ``k`` set iff spin ``k`` is ``+1``), so the
+Boltzmann machine tables of :mod:`mrflib.inference.exact` are directly comparable with ``p_star``.
+
+The paper draws the networks' structure and conditional tables "randomly" without saying
+how; we draw each node's parents uniformly without replacement from the earlier nodes and
+each table entry ``P(x_i = 1 | parents)`` uniformly from ``(0, 1)``, with fixed seeds. Our
+datasets are therefore draws of our own, not the paper's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import (
+    as_rng,
+    check_array,
+    check_nodes,
+    check_positive,
+    check_real,
+    is_choice,
+    require_memory,
+)
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = [
+    "EXPERT_NETWORKS",
+    "UAI_PROBLEMS",
+    "UAIProblem",
+    "NAMES",
+    "Dataset",
+    "ExpertNetwork",
+    "digits",
+    "expert_network",
+    "pgmpy_model",
+    "pgmpy_network_file",
+    "bayesian_network",
+    "bn20_37",
+    "bn20_54",
+    "bn_probabilities",
+    "bn_sample",
+    "ising5x4",
+    "load",
+    "sample_table",
+    "to_binary",
+    "uai_problem",
+]
+
+#: The six datasets of section 3.4 and their sizes.
+NAMES = {
+    "Ising5x4S": 1000,
+    "Ising5x4L": 100_000,
+    "BN20-37S": 1000,
+    "BN20-37L": 100_000,
+    "BN20-54S": 1000,
+    "BN20-54L": 100_000,
+}
+# Fixed seeds: the structure of each network, and one seed per training set.
+STRUCTURE_SEEDS = {"BN20-37": 2037, "BN20-54": 2054}
+SAMPLE_SEEDS = {
+    "Ising5x4S": 101,
+    "Ising5x4L": 102,
+    "BN20-37S": 371,
+    "BN20-37L": 372,
+    "BN20-54S": 541,
+    "BN20-54L": 542,
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A training set with its true distribution.
+
+    Attributes
+    ----------
+    name : str
+    data : ndarray of int8, shape (N, n)
+        Samples ``x`` in ``{0, 1}^n``.
+    p_star : ndarray, shape (2^n,)
+        The true distribution in the flat order (bit ``i`` of the index is ``x_i``).
+    cardinalities : tuple of int
+    structure : dict
+        How ``p_star`` was built (edges and coupling, or parents and tables).
+    """
+
+    name: str
+    data: np.ndarray
+    p_star: np.ndarray
+    cardinalities: tuple[int, ...]
+    structure: dict = field(default_factory=dict)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.data.shape[0])
+
+    def empirical(self) -> np.ndarray:
+        """The empirical distribution ``p_d`` of ``data`` in the flat order."""
+        idx = self.data.astype(np.int64) @ (1 << np.arange(self.data.shape[1], dtype=np.int64))
+        return np.bincount(idx, minlength=self.p_star.size) / self.n_samples
+
+
+def to_binary(index: Any, n: int) -> np.ndarray:
+    """Bits of flat indices: ``(M,)`` -> ``int8 (M, n)`` with column ``i`` = bit ``i``."""
+    from mrflib.inference.exact import index_to_states
+
+    return (index_to_states(index, n) + 1) // 2  # spins -1/+1 -> bits 0/1
+
+
+def sample_table(p: Any, n_samples: int, rng: Any) -> np.ndarray:
+    """``n_samples`` i.i.d. flat indices drawn from the table ``p`` (inverse CDF)."""
+    p = check_array(p, "p", ndim=1)
+    if np.any(p < 0) or p.sum() <= 0:
+        raise ValueError("p must be non-negative with a positive sum")
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    require_memory(32.0 * n_samples, f"sample_table(n_samples={n_samples})")
+    rng = as_rng(rng)
+    cdf = np.cumsum(p)
+    idx = np.searchsorted(cdf, rng.random(n_samples) * cdf[-1], side="right")
+    return np.minimum(idx, p.size - 1).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- Ising5x4
+def ising5x4(n_samples: int, rng: Any, *, coupling: float = 0.5) -> Dataset:
+    """Samples of the 5x4 Ising model of section 3.4, ``p*(x) ~ exp(1/2 sum_<ij> s_i s_j)``.
+
+    ``s_i = 2 x_i - 1``; the grid is :func:`mrflib.models.graphs.square_grid` ``(5, 4)`` (row-major
+    nodes), no field. ``p*`` is :func:`mrflib.inference.exact.probabilities` of the Boltzmann
+    machine
+    with zero bias and coupling ``1/2`` on every edge (same state order).
+    """
+    from mrflib.inference import exact
+    from mrflib.models import graphs
+    from mrflib.models.boltzmann import BoltzmannMachine
+
+    coupling = check_real(coupling, "coupling")
+    edges = graphs.square_grid(5, 4)
+    bm = BoltzmannMachine(np.zeros(20), edges, np.full(len(edges), coupling))
+    return _binary_dataset("Ising5x4", exact.probabilities(bm), n_samples, rng,
+                           {"edges": edges, "coupling": coupling, "model": bm})
+
+
+def _binary_dataset(name: str, p: np.ndarray, n_samples: int, rng: Any,
+                    structure: dict) -> Dataset:
+    """``n_samples`` draws from the table ``p`` over 20 binary variables, as a Dataset."""
+    return Dataset(
+        name=f"{name} (N={n_samples})",
+        data=to_binary(sample_table(p, n_samples, rng), 20),
+        p_star=p,
+        cardinalities=(2,) * 20,
+        structure=structure,
+    )
+
+
+# --------------------------------------------------------------------------- Bayesian nets
+def bayesian_network(
+    n: int, max_parents: int, rng: Any
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A random Bayesian network over binary ``X_0..X_{n-1}`` as in section 3.4.
+
+    Node ``i`` has ``min(i, max_parents)`` distinct parents drawn uniformly from
+    ``X_0..X_{i-1}`` (so ``X_0`` has none, ``X_1`` has ``X_0``, ...), and a conditional table
+    ``q_i[c] = P(x_i = 1 | parents in configuration c)`` with entries uniform on ``(0, 1)``;
+    ``c = sum_j x_{parent_j} 2^j``. ``n = 20`` gives 37 edges for ``max_parents = 2`` and 54
+    for 3.
+    """
+    n = check_positive(n, "n", integer=True)
+    max_parents = check_positive(max_parents, "max_parents", integer=True, allow_zero=True)
+    k_max = min(n - 1, max_parents, 1000)
+    require_memory(n * (8.0 * 2.0**k_max + 8.0 * k_max + 256.0),
+                   f"bayesian_network(n={n}, max_parents={max_parents})")
+    rng = as_rng(rng)
+    parents, tables = [], []
+    for i in range(n):
+        k = min(i, max_parents)
+        par = np.sort(rng.choice(i, size=k, replace=False)) if k else np.zeros(0, np.int64)
+        parents.append(par.astype(np.int64))
+        tables.append(rng.random(2**k))
+    return parents, tables
+
+
+def _check_network(parents: Any, tables: Any) -> tuple[list, list]:
+    """A network as :func:`bayesian_network` returns it: ``parents[i]`` distinct nodes
+    ``< i`` (topological order), ``tables[i]`` ``2^len(parents[i])`` probabilities."""
+    for name, value in (("parents", parents), ("tables", tables)):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{name} must be a list with one array per node, "
+                             f"got {type(value).__name__}")
+    if len(tables) != len(parents):
+        raise ValueError(f"tables must have one entry per node ({len(parents)}), "
+                         f"got {len(tables)}")
+    par = [check_nodes(p, i, "parents") if np.size(p) else np.zeros(0, np.int64)
+           for i, p in enumerate(parents)]
+    tab = [check_array(q, "tables", shape=(2 ** len(p),)) for p, q in zip(par, tables)]
+    if any(np.any((q < 0) | (q > 1)) for q in tab):
+        raise ValueError("tables must hold probabilities in [0, 1]")
+    return par, tab
+
+
+def bn_probabilities(parents: list[np.ndarray], tables: list[np.ndarray]) -> np.ndarray:
+    """``p*(x) = prod_i P(x_i | parents)`` over all ``2^n`` states in the flat order."""
+    parents, tables = _check_network(parents, tables)
+    n = len(parents)
+    require_memory(2 * 8 * 2**n, f"bn_probabilities over 2^{n} states")
+    idx = np.arange(2**n, dtype=np.int64)
+    p = np.ones(2**n)
+    for i, (par, q) in enumerate(zip(parents, tables)):
+        conf = np.zeros(2**n, dtype=np.int64)
+        for j, v in enumerate(par.tolist()):
+            conf |= ((idx >> v) & 1) << j
+        qi = q[conf]
+        p *= np.where((idx >> i) & 1, qi, 1.0 - qi)
+    return p / p.sum()
+
+
+def bn_sample(
+    parents: list[np.ndarray], tables: list[np.ndarray], n_samples: int, rng: Any
+) -> np.ndarray:
+    """Ancestral sampling of a network from :func:`bayesian_network`: ``int8 (N, n)``.
+
+    Needs no ``2^n`` table, so it serves networks too large to enumerate.
+    """
+    parents, tables = _check_network(parents, tables)
+    n_samples = check_positive(n_samples, "n_samples", integer=True)
+    rng = as_rng(rng)
+    n = len(parents)
+    require_memory(n_samples * (n + 32.0), f"bn_sample: n_samples = {n_samples} samples")
+    x = np.zeros((n_samples, n), dtype=np.int8)
+    for i, (par, q) in enumerate(zip(parents, tables)):
+        conf = np.zeros(n_samples, dtype=np.int64)
+        for j, v in enumerate(par.tolist()):
+            conf |= x[:, v].astype(np.int64) << j
+        x[:, i] = rng.random(n_samples) < q[conf]
+    return x
+
+
+def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure_seed: int):
+    structure_seed = as_rng(structure_seed, "structure_seed")
+    parents, tables = bayesian_network(20, max_parents, structure_seed)
+    return _binary_dataset(name, bn_probabilities(parents, tables), n_samples, rng, {
+        "parents": parents,
+        "tables": tables,
+        "n_edges": int(sum(len(v) for v in parents)),
+    })
+
+
+def bn20_37(
+    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]
+) -> Dataset:
+    """Samples of the random Bayesian network BN20-37 (20 nodes, two parents each, 37 edges)."""
+    return _bn_dataset("BN20-37", 2, n_samples, rng, structure_seed)
+
+
+def bn20_54(
+    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]
+) -> Dataset:
+    """Samples of the random Bayesian network BN20-54 (20 nodes, three parents each, 54 edges)."""
+    return _bn_dataset("BN20-54", 3, n_samples, rng, structure_seed)
+
+
+def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dataset:
+    """One of the six datasets of section 3.4 by name, with its fixed seed.
+
+    ``n_samples`` and ``rng`` override the paper's size and our fixed sample seed (the true
+    distribution, i.e. the network, stays the same).
+    """
+    if not is_choice(name, NAMES):
+        raise ValueError(f"name must be one of {list(NAMES)}, got {name!r}")
+    N = NAMES[name] if n_samples is None else n_samples
+    rng = SAMPLE_SEEDS[name] if rng is None else rng
+    family = name[:-1]
+    if family == "Ising5x4":
+        ds = ising5x4(N, rng)
+    elif family == "BN20-37":
+        ds = bn20_37(N, rng)
+    else:
+        ds = bn20_54(N, rng)
+    return Dataset(name, ds.data, ds.p_star, ds.cardinalities, ds.structure)
+
+
+# --------------------------------------------------------------------------- real data
+def digits(levels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's handwritten digits: ``(x (1797, 64), labels int64)``.
+
+    ``levels=None`` (default): spins, ``x int8``, ``x[m, r * 8 + c] = +1`` where pixel
+    ``(r, c)`` of image ``m`` (grey level ``0..16``) is ``>= 8``, else ``-1``.
+
+    ``levels=q`` (``2..17``): grey levels quantized into ``q`` states ``0..q-1``
+    (``x int8``), state ``min(floor(q * pixel / 16), q - 1)``: the intensity range
+    ``[0, 16]`` cut into ``q`` bins of width ``16 / q``, the top value 16 joining the last
+    bin. For ``q = 4`` the bins are ``[0, 4), [4, 8), [8, 12), [12, 16]``; ``q = 2`` is the
+    default threshold at 8 with states ``0, 1`` in place of ``-1, +1``.
+
+    Nodes are row-major, the numbering of :func:`mrflib.models.graphs.square_grid` and
+    :func:`mrflib.models.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
+    optical digits, 8x8 downsampled); nothing is downloaded.
+    """
+    load_digits = optional_import("sklearn.datasets", "datasets.digits()", "datasets").load_digits
+    if levels is not None:
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not (
+                2 <= levels <= 17):
+            raise ValueError(f"levels must be None or an integer in 2..17, got {levels!r}")
+    d = load_digits()
+    labels = np.asarray(d.target, dtype=np.int64)
+    if levels is None:
+        return np.where(np.asarray(d.data) >= 8, 1, -1).astype(np.int8), labels
+    pixels = np.asarray(d.data).astype(np.int64)
+    return np.minimum(levels * pixels // 16, levels - 1).astype(np.int8), labels
+
+
+#: pgmpy's discrete networks used by the book (all bundled inside the pgmpy wheel).
+EXPERT_NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "alarm")
+#: The largest joint table :meth:`ExpertNetwork.joint` builds (states).
+MAX_JOINT_STATES = 2**26
+
+
+@dataclass(frozen=True)
+class ExpertNetwork:
+    """A discrete Bayesian network, variables in a fixed topological order.
+
+    Attributes
+    ----------
+    name : str
+    variables : tuple of str
+        Variable names; variable ``i`` is column ``i`` of samples and digit ``i`` of the
+        flat state index (``x_0`` least significant, the order of :mod:`mrflib.learning.fsll`).
+    cardinalities : tuple of int
+    parents : tuple of tuple of int
+        Indices of each variable's parents (all smaller than the variable's own index).
+    cpds : tuple of ndarray
+        ``cpds[i][c, k] = P(x_i = k | parents in configuration c)`` with
+        ``c = sum_j x_{parents[j]} prod_{l<j} |X_{parents[l]}|`` (first parent least
+        significant); shape ``(prod of parent cardinalities, |X_i|)``.
+    states : tuple of tuple of str
+        The names of each variable's values.
+    """
+
+    name: str
+    variables: tuple[str, ...]
+    cardinalities: tuple[int, ...]
+    parents: tuple[tuple[int, ...], ...]
+    cpds: tuple[np.ndarray, ...]
+    states: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.variables)
+
+    @property
+    def n_states(self) -> int:
+        return int(np.prod(np.array(self.cardinalities, dtype=object)))
+
+    @property
+    def n_edges(self) -> int:
+        return int(sum(len(p) for p in self.parents))
+
+    def to_factor_graph(self) -> FactorGraph:
+        """The network as a :class:`~mrflib.models.factor_graph.FactorGraph` on the same variables.
+
+        One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
+        table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
+        ``cpds`` read in C order. Its log-weights are the joint log-probabilities
+        (``log Z = 0``).
+        """
+        scopes, tables = [], []
+        for i, par in enumerate(self.parents):
+            scope = (*par[::-1], i)
+            with np.errstate(divide="ignore"):
+                tables.append(np.log(self.cpds[i]).reshape([self.cardinalities[v]
+                                                            for v in scope]))
+            scopes.append(scope)
+        return FactorGraph(self.cardinalities, scopes, tables)
+
+    def _configuration(self, x: np.ndarray, i: int) -> np.ndarray:
+        conf = np.zeros(x.shape[0], dtype=np.int64)
+        stride = 1
+        for v in self.parents[i]:
+            conf += x[:, v].astype(np.int64) * stride
+            stride *= self.cardinalities[v]
+        return conf
+
+    def sample(self, n_samples: int, rng: Any) -> np.ndarray:
+        """Exact i.i.d. samples by ancestral sampling: ``int8 (n_samples, n)``.
+
+        One uniform per sample and variable, drawn variable by variable in the network's
+        order; ``x_i`` is the first value whose cumulative conditional probability
+        exceeds it. Needs no joint table.
+        """
+        n_samples = check_positive(n_samples, "n_samples", integer=True)
+        rng = as_rng(rng)
+        # the samples, the rows of cumulative tables, their comparison, uniforms, indices
+        require_memory(n_samples * (self.n + 9.0 * max(self.cardinalities) + 56.0),
+                       f"ExpertNetwork.sample: n_samples = {n_samples} samples of "
+                       f"{self.n} variables")
+        x = np.zeros((n_samples, self.n), dtype=np.int8)
+        for i in range(self.n):
+            rows = np.cumsum(self.cpds[i], axis=1)[self._configuration(x, i)]
+            u = rng.random(n_samples) * rows[:, -1]
+            x[:, i] = np.minimum((u[:, None] >= rows).sum(axis=1), self.cardinalities[i] - 1)
+        return x
+
+    def joint(self, max_states: int = MAX_JOINT_STATES) -> np.ndarray:
+        """The exact joint ``p*(x) = prod_i P(x_i | parents)`` over all states, flat order.
+
+        Refuses (``ValueError``, before allocating) networks with more than ``max_states``
+        states or whose table does not fit in memory; for a large network take the
+        marginal of an ancestral subset (:meth:`ancestral_subset`), whose joint is the
+        product of its own conditional tables.
+        """
+        max_states = check_positive(max_states, "max_states", integer=True)
+        size = self.n_states
+        if size > max_states:
+            raise ValueError(
+                f"network {self.name!r} has {size} states, more than max_states={max_states} "
+                f"(its joint would need {size * 16} bytes); use ancestral_subset()"
+            )
+        require_memory(16.0 * size, f"the joint table of {self.name!r} ({size} states)")
+        p = np.ones(1)
+        for i in range(self.n):
+            # p has axes (x_{i-1}, ..., x_0) in C order, i.e. x_0 least significant.
+            shape = (1,) + tuple(self.cardinalities[:i][::-1])
+            p = (self._cpd_on_axes(i) * p.reshape(shape)).reshape(-1)
+        return p / p.sum()
+
+    def _cpd_on_axes(self, i: int) -> np.ndarray:
+        """``P(x_i | parents)`` broadcast on the axes ``(x_i, x_{i-1}, ..., x_0)``."""
+        cards = self.cardinalities
+        par = self.parents[i]
+        t = self.cpds[i].reshape(tuple(cards[v] for v in par[::-1]) + (cards[i],))
+        # axes (x_i, last parent, ..., first parent): the target axis of x_v is i - v,
+        # increasing along this order, so inserting unit axes puts every parent in place.
+        t = np.moveaxis(t, -1, 0)
+        shape = [1] * (i + 1)
+        shape[0] = cards[i]
+        for v in par:
+            shape[i - v] = cards[v]
+        return t.reshape(shape)
+
+    def ancestral_subset(self, variables: Any) -> ExpertNetwork:
+        """The sub-network on the ancestral closure of ``variables`` (names or indices).
+
+        An ancestrally closed set's marginal is the product of its own conditional tables,
+        so the result's :meth:`joint` is the exact marginal of the full network.
+        """
+        start = [self._index(v) for v in np.atleast_1d(np.asarray(variables, dtype=object))]
+        return self._restrict(sorted(self._closure(start)))
+
+    def largest_ancestral_subset(self, max_states: int) -> ExpertNetwork:
+        """A large, densely connected ancestrally closed subset with at most ``max_states``
+        states.
+
+        Greedy and deterministic: repeatedly add the ancestral closure of the variable whose
+        closure brings the most arcs per nat of added state space (arcs / log of the added
+        states), among those that keep the set within ``max_states`` (ties: the earliest
+        variable); stop when nothing fits. Arcs rather than variables are counted so that a
+        network with many roots (alarm) yields a connected piece, not a set of roots.
+        """
+        max_states = check_positive(max_states, "max_states", integer=True)
+        keep: set[int] = set()
+        size = 1
+        while True:
+            best, best_score = None, -1.0
+            for v in range(self.n):
+                if v in keep:
+                    continue
+                add = self._closure([v]) - keep
+                grow = int(np.prod([self.cardinalities[u] for u in add]))
+                if size * grow > max_states:
+                    continue
+                score = sum(len(self.parents[u]) for u in add) / np.log(grow)
+                if score > best_score:
+                    best, best_score = add, score
+            if best is None:
+                break
+            keep |= best
+            size *= int(np.prod([self.cardinalities[u] for u in best]))
+        if not keep:
+            raise ValueError(f"max_states={max_states} is smaller than every root's cardinality")
+        return self._restrict(sorted(keep))
+
+    def _closure(self, start: list[int]) -> set[int]:
+        keep: set[int] = set()
+        todo = list(start)
+        while todo:
+            v = todo.pop()
+            if v not in keep:
+                keep.add(v)
+                todo.extend(self.parents[v])
+        return keep
+
+    def _index(self, v: Any) -> int:
+        if isinstance(v, str):
+            if v not in self.variables:
+                raise ValueError(f"variables must be names of {self.name!r}, got {v!r}")
+            return self.variables.index(v)
+        if (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                and 0 <= int(v) < self.n):
+            return int(v)
+        raise ValueError(f"variables must be names or indices 0..{self.n - 1}, got {v!r}")
+
+    def _restrict(self, keep: list[int]) -> ExpertNetwork:
+        new = {v: k for k, v in enumerate(keep)}
+        return ExpertNetwork(
+            name=f"{self.name}[{len(keep)}]" if len(keep) < self.n else self.name,
+            variables=tuple(self.variables[v] for v in keep),
+            cardinalities=tuple(self.cardinalities[v] for v in keep),
+            parents=tuple(tuple(new[u] for u in self.parents[v]) for v in keep),
+            cpds=tuple(self.cpds[v] for v in keep),
+            states=tuple(self.states[v] for v in keep) if self.states else (),
+        )
+
+
+def pgmpy_network_file(name: str) -> Any:
+    """The path of a network file bundled in the installed pgmpy wheel.
+
+    pgmpy >= 1.0 deprecates ``pgmpy.utils.get_example_model`` for
+    ``pgmpy.example_models.load_model``, which downloads from the Hugging Face hub; the
+    bundled ``pgmpy/utils/example_models/<name>.bif.gz`` files are read here directly, so
+    nothing needs the network.
+    """
+    from importlib.resources import files
+
+    if not is_choice(name, EXPERT_NETWORKS):
+        raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    optional_import("pgmpy", f"datasets.expert_network({name!r})", "datasets")
+    path = files("pgmpy") / "utils" / "example_models" / f"{name}.bif.gz"
+    if not path.is_file():
+        raise ValueError(f"pgmpy does not bundle {name}.bif.gz (looked in {path})")
+    return path
+
+
+def pgmpy_model(name: str) -> Any:
+    """The bundled network ``name`` as a pgmpy ``DiscreteBayesianNetwork`` (read offline)."""
+    import gzip
+    import logging
+
+    path = pgmpy_network_file(name)
+    readwrite = optional_import("pgmpy.readwrite", f"datasets.expert_network({name!r})",
+                                "datasets")
+    logging.getLogger("pgmpy").setLevel(logging.ERROR)
+    with gzip.open(path) as f:
+        text = f.read().decode("utf-8")
+    return readwrite.BIFReader(string=text).get_model()
+
+
+def expert_network(name: str) -> ExpertNetwork:
+    """One of pgmpy's bundled expert Bayesian networks (:data:`EXPERT_NETWORKS`).
+
+    Parsed once per process (the tables are read-only). Variables are put in networkx's
+    lexicographic topological order of the DAG, so the order is fixed by the network alone;
+    each conditional table comes from the network's ``TabularCPD`` (layout: see
+    :class:`ExpertNetwork`).
+    """
+    if not is_choice(name, EXPERT_NETWORKS):  # before the cache, which hashes name
+        raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
+    return _expert_network(name)
+
+
+@functools.cache
+def _expert_network(name: str) -> ExpertNetwork:
+    import networkx as nx
+
+    model = pgmpy_model(name)
+    order = list(nx.lexicographical_topological_sort(model))
+    pos = {v: i for i, v in enumerate(order)}
+    cards, parents, cpds, states = [], [], [], []
+    for v in order:
+        cpd = model.get_cpds(v)
+        evidence = list(cpd.variables[1:])
+        par = sorted(evidence, key=pos.__getitem__)
+        # values: axes (v, *evidence); move v last and the parents into our order,
+        # then flatten with the first parent least significant (C order of reversed axes).
+        t = np.moveaxis(np.asarray(cpd.values, dtype=np.float64), 0, -1)
+        t = np.transpose(t, [evidence.index(u) for u in par[::-1]] + [len(evidence)])
+        table = t.reshape(-1, t.shape[-1])
+        cards.append(int(t.shape[-1]))
+        parents.append(tuple(pos[u] for u in par))
+        table = table / table.sum(axis=1, keepdims=True)
+        table.setflags(write=False)
+        cpds.append(table)
+        states.append(tuple(str(s) for s in cpd.state_names[v]))
+    return ExpertNetwork(name, tuple(order), tuple(cards), tuple(parents), tuple(cpds),
+                         tuple(states))
+
+
+#: The public UAI 2014 partition-function problems shipped in ``mrflib/data/uai/``.
+UAI_PROBLEMS = ("Grids_12", "ObjectDetection_11", "Promedus_24", "CSP_12")
+
+
+@dataclass(frozen=True)
+class UAIProblem:
+    """One of the shipped UAI 2014 competition problems (:data:`UAI_PROBLEMS`) and its
+    exact answers, as the competition published them.
+
+    Attributes
+    ----------
+    name : str
+    path, evidence_path : pathlib.Path
+        The model (``NAME.uai``) and evidence (``NAME.uai.evid``) files.
+    evidence : Mapping
+        ``{variable: value}`` from the evidence file (read-only).
+    model : FactorGraph
+        The model with the evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`): the problem
+        the answers are about.
+    log10_partition : float
+        ``log10 Z`` of ``model`` from ``NAME.uai.PR`` (6 significant digits).
+    marginals : tuple of ndarray
+        Each variable's marginal given the evidence, from ``NAME.uai.MAR`` (6 significant
+        digits; an observed variable is a point mass).
+    """
+
+    name: str
+    path: Path
+    evidence_path: Path
+    evidence: Mapping[int, int]
+    model: FactorGraph
+    log10_partition: float
+    marginals: tuple[np.ndarray, ...] = field(repr=False)
+
+
+@functools.cache
+def uai_problem(name: str) -> UAIProblem:
+    """The shipped UAI problem ``name`` (one of :data:`UAI_PROBLEMS`), read once per process.
+
+    The four are public problems of the UAI 2014 inference competition (partition-function
+    track), with the competition's exact answers: a 10x10 Ising grid (``Grids_12``),
+    multi-state variables with many zero weights (``ObjectDetection_11``), a diagnosis
+    network with evidence (``Promedus_24``) and mixed cardinalities with three-variable
+    factors (``CSP_12``). Reading them needs no network access.
+    """
+    from importlib.resources import files
+
+    from mrflib.io import uai as io
+
+    if name not in UAI_PROBLEMS:
+        raise ValueError(f"name must be one of {UAI_PROBLEMS}, got {name!r}")
+    path = Path(str(files("mrflib") / "data" / "uai" / f"{name}.uai"))
+    evid = path.with_name(path.name + ".evid")
+    model = io.read_uai(path)
+    evidence = io.read_evidence(evid, model)
+    marginals = io.read_answer(path.with_name(path.name + ".MAR")).value
+    for m in marginals:
+        m.flags.writeable = False
+    return UAIProblem(name, path, evid, MappingProxyType(evidence), model.condition(evidence),
+                      io.read_answer(path.with_name(path.name + ".PR")).value,
+                      tuple(marginals))

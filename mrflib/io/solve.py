@@ -1,0 +1,160 @@
+"""``python -m mrflib solve``: answer a UAI model file exactly, in the competition's format.
+
+::
+
+    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--out FILE]
+
+Reads the model (:func:`mrflib.io.uai.read_uai`, plain or gzip) and its evidence, plans the exact
+computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, table memory),
+solves
+the task with :mod:`mrflib.inference.exact` and writes the answer file
+(:func:`mrflib.io.uai.write_answer`):
+``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
+probable state. Progress goes to stderr; a refused model (too large for memory, ``Z = 0``)
+or a malformed file ends the command with status 1 and one line saying why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from mrflib._support.validation import format_bytes
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = ["build_parser", "main", "solve"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m mrflib solve",
+        description="Answer a UAI model file exactly (junction tree / variable elimination) "
+                    "and write the UAI 2014 answer file: PR = log10 of the partition function "
+                    "given the evidence, MAR = every variable's marginal probabilities, "
+                    "MPE = a most probable state.",
+        epilog="Progress goes to stderr. Exit status 0 on success, 1 when the file is "
+               "malformed or the model is refused (e.g. its tables would not fit in memory), "
+               "with a one-line reason (--debug shows the traceback), 2 for bad arguments.")
+    p.add_argument("model", metavar="MODEL.uai", help="the model (MARKOV or BAYES; gzip is "
+                   "recognised by its first bytes)")
+    p.add_argument("--evid", metavar="FILE", help="a UAI evidence file (count of observed "
+                   "variables, then 'variable value' pairs); default: no evidence")
+    p.add_argument("--task", required=True, choices=("PR", "MAR", "MPE"), help="what to compute")
+    p.add_argument("--out", metavar="FILE", default="-",
+                   help="where to write the answer (atomically; gzip if it ends in .gz); "
+                        "default '-': standard output. Nothing is written beside the model, "
+                        "where the competition's reference answers often sit")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    return p
+
+
+def solve(model: FactorGraph, task: str) -> Any:
+    """The answer of ``task`` for ``model`` (evidence already applied), as
+    :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``, the marginals for
+    ``MAR``, the states for ``MPE``."""
+    from mrflib.inference import exact
+
+    if task not in ("PR", "MAR", "MPE"):
+        raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
+    if not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
+    if task == "PR":
+        return exact.log_partition(model) / math.log(10.0)
+    if task == "MAR":
+        return exact.marginals(model)
+    return exact.map_assignment(model)[0]
+
+
+class _Progress:
+    """Timed progress lines on stderr (``[  1.23 s] what``)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.start = time.perf_counter()
+
+    def __call__(self, what: str) -> None:
+        if not self.quiet:
+            print(f"[{time.perf_counter() - self.start:7.2f} s] {what}", file=sys.stderr,
+                  flush=True)
+
+
+def _describe_plan(plan: Any) -> str:
+    parts = []
+    if getattr(plan, "treewidth", None) is not None:
+        parts.append(f"treewidth {plan.treewidth}")
+    if getattr(plan, "max_table_bytes", None) is not None:
+        parts.append(f"largest table {format_bytes(plan.max_table_bytes)}")
+    if getattr(plan, "total_bytes", None) is not None:
+        parts.append(f"all tables {format_bytes(plan.total_bytes)}")
+    return ", ".join(parts) or "planned"
+
+
+def _check_out(out: str, inputs: tuple = ()) -> None:
+    """Refuse an ``--out`` that cannot be written, or that is one of the ``inputs`` (the
+    model or evidence file, which the answer would replace), before any work is done."""
+    if out == "-":
+        return
+    path = Path(out)
+    for given in inputs:
+        if given and path.is_file() and Path(given).exists() and path.samefile(given):
+            raise ValueError(f"--out {out!r} is the input file {given!r}: the answer would "
+                             "replace it; give another file")
+    if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
+                         "a file to write, or '-' for standard output")
+    # the nearest existing folder above the file (an existing answer file is replaced)
+    folder = next(p for p in path.absolute().parents if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
+                         "writable folder")
+
+
+def _run(args: argparse.Namespace) -> None:
+    from mrflib.inference import exact
+    from mrflib.io import uai as io
+
+    _check_out(args.out, (args.model, args.evid))
+    say = _Progress(args.quiet)
+    say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
+    model = io.read_uai(args.model, evidence=args.evid)
+    say(f"read: {model.n} variables, {model.n_factors} factors, "
+        f"{format_bytes(model.table_bytes())} of tables; planning...")
+    if args.task == "MAR":  # the answer's text, before the marginals are computed
+        io._require_answer_memory(int(model.cardinalities.sum()))
+    say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
+    value = solve(model, args.task)
+    say(f"solved {args.task}" + (f": log10 Z = {value!r}" if args.task == "PR" else ""))
+    if args.out == "-":
+        sys.stdout.write(io.format_answer(args.task, value))
+        sys.stdout.flush()
+    else:
+        io.write_answer(args.out, args.task, value)
+        say(f"wrote {args.out}")
+
+
+def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
+    print(f"mrflib solve: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``python -m mrflib solve ...``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            if not args.debug:  # a warning (e.g. Z = 0 given the evidence) in one line too
+                warnings.showwarning = _one_line_warning
+            _run(args)
+    except (ValueError, OSError, MemoryError, ImportError) as err:
+        if args.debug:
+            raise
+        reason = " ".join(str(err).split()) or type(err).__name__
+        print(f"mrflib solve: error: {reason}", file=sys.stderr)
+        return 1
+    return 0

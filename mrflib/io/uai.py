@@ -1,0 +1,727 @@
+"""The UAI file format: models, evidence and the competition's answer files.
+
+The UAI inference competitions' format describes a :class:`~mrflib.models.factor_graph.FactorGraph`
+as text: a header ``MARKOV`` (or ``BAYES``), the number of variables, their cardinalities, the
+number of factors, each factor's scope (its size, then its variables, numbered from 0), then
+each factor's table (its entry count, then the entries, the **last** variable of the scope
+changing fastest, i.e. C order of the axes in scope order). Entries are weights (or
+conditional probabilities), not logs: :func:`read_uai` stores ``log(entry)`` (``0 -> -inf``)
+and :func:`write_uai` writes ``exp(log_table)``. A ``BAYES`` file is read like a ``MARKOV``
+one (each conditional table is one factor, its child the scope's last variable).
+
+Evidence files (``.evid``, UAI 2014 form): the number of observed variables, then
+``variable value`` pairs; an empty file or ``0`` means none. The older form with a leading
+sample count (``1``, then the same content) is also read: the two differ in the parity of
+their token count (``1 + 2m`` against ``2 + 2m``), so they are never confused. Files with
+several evidence samples are refused.
+
+Answer files, UAI 2014 form, one per task (:data:`TASKS`): ``PR`` then ``log10 Z`` of the
+model given the evidence; ``MAR`` then the number of variables and, for each, its
+cardinality and its marginal probabilities (each summing to 1 within
+:data:`MAR_SUM_TOLERANCE`); ``MPE`` then the number of variables and the
+most probable state of each.
+
+The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
+refused where a number or keyword is expected (naming its line). Tokens are separated by
+any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
+are decimal numbers (``1e-3``, not ``1_000`` or hexadecimal); a positive entry too small for
+float64 is refused rather than read as a zero weight.
+
+Every reader takes a plain or gzip-compressed file (recognised by its first bytes, whatever
+its name) and refuses a malformed one with a ``ValueError`` naming the file, the place in it
+(line and token, or which factor's table and entry) and what was expected; sizes are checked
+against the available memory before a table is converted. Writers write atomically
+(:func:`mrflib._support.files.atomic_write`) and gzip when the name ends in ``.gz``.
+
+:func:`from_pgmpy` and :func:`to_pgmpy` convert to and from pgmpy's discrete models.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import io as io_module
+import math
+import os
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mrflib._support.files import atomic_write
+from mrflib._support.optional import optional_import
+from mrflib._support.validation import available_memory, check_path, format_count, require_memory
+from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
+
+__all__ = [
+    "MAR_SUM_TOLERANCE",
+    "TASKS",
+    "Answer",
+    "format_answer",
+    "from_pgmpy",
+    "read_answer",
+    "read_evidence",
+    "read_uai",
+    "to_pgmpy",
+    "write_answer",
+    "write_evidence",
+    "write_uai",
+]
+
+#: The competition's tasks whose answer files are read and written here.
+TASKS = ("PR", "MAR", "MPE")
+#: A marginal of a ``MAR`` answer must sum to 1 within this (the competition's reference
+#: answers print six digits and sum to 1 within about 1.5e-6).
+MAR_SUM_TOLERANCE = 1e-3
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_TOKEN = re.compile(r"\S+")
+#: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
+_TOKEN_BYTES = 64
+#: Bytes that may end a token for ``str.split``: ASCII whitespace (form feeds and the
+#: separators 0x1c-0x1f too) and the first byte of every other Unicode space in UTF-8
+#: (U+0085, U+00A0, U+1680, U+2000-U+205F, U+3000), so the token count is a bound.
+_SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0xC2, 0xE1, 0xE2, 0xE3]
+#: The largest integer a file may hold (its numbers are stored as int64).
+_INT64_MAX = 2**63 - 1
+_EPS = float(np.finfo(np.float64).eps)
+
+PathLike = str | os.PathLike
+
+
+# ---------------------------------------------------------------------- tokens
+def _file_path(path: Any, what: str, exists: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path` naming a file: ``""`` is refused (``Path("")``
+    is the current folder, so it was reported as "'.' cannot be read")."""
+    if isinstance(path, str) and not path:
+        raise ValueError(f"{what} must name a file, got an empty string")
+    return check_path(path, what, exists=exists)
+
+
+def _read_text(path: PathLike, what: str = "path") -> str:
+    """The file's text, gunzipped when it starts with gzip's magic bytes (``what``: the
+    argument that named the file)."""
+    path = _file_path(path, what, exists=True)
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as err:  # a folder, no permission, an I/O error
+        raise ValueError(f"{what} {name!r} cannot be read: {err.strerror or err}") from None
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(data, name)
+    # Splitting makes one str object per token: refuse before that if it cannot fit.
+    blanks = int(np.bincount(np.frombuffer(data, np.uint8), minlength=256)[_SPLIT_BYTES].sum())
+    require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
+                   f"{name}: the tokens of its {len(data)} bytes")
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark some editors write is skipped
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{name}: byte {err.start} is not text (UTF-8 or ASCII expected)"
+                         ) from None
+
+
+def _gunzip(data: bytes, name: str, chunk: int = 2**24) -> bytes:
+    """Decompress in chunks, refusing (through :func:`require_memory`) as soon as the text
+    read so far, with its tokens, could not fit: a small file that inflates to gigabytes
+    (a gzip bomb) is refused before it is held in memory."""
+    have = available_memory()
+    parts, total = [], 0
+    try:
+        with gzip.GzipFile(fileobj=io_module.BytesIO(data)) as fh:
+            while part := fh.read(chunk):
+                parts.append(part)
+                total += len(part)
+                require_memory(4.0 * total, f"{name}: its text, more than {total} bytes once "
+                               "decompressed, with its tokens", limit=have)
+    except (OSError, EOFError, zlib.error) as err:
+        raise ValueError(f"{name}: not a readable gzip file ({err})") from None
+    return b"".join(parts)
+
+
+class _Tokens:
+    """A file's whitespace-separated tokens with a cursor; errors name the file and line."""
+
+    def __init__(self, path: PathLike, what: str = "path") -> None:
+        self.name = os.fspath(_file_path(path, what))
+        self.text = _read_text(path, what)
+        self.tokens = self.text.split()
+        self.pos = 0
+
+    def remaining(self) -> int:
+        return len(self.tokens) - self.pos
+
+    def line(self, i: int) -> int:
+        """Line number (from 1) of token ``i``, or of the file's last line for the end."""
+        if i >= len(self.tokens):
+            return self.text.rstrip().count("\n") + 1
+        for k, m in enumerate(_TOKEN.finditer(self.text)):
+            if k == i:
+                return self.text.count("\n", 0, m.start()) + 1
+        raise AssertionError("token index past the text")  # pragma: no cover
+
+    def place(self, i: int) -> str:
+        if i >= len(self.tokens):
+            return f"end of file (after line {self.line(i)})"
+        tok = self.tokens[i]  # a token of 5000 digits is shown by its start
+        shown = repr(tok) if len(tok) <= 40 else f"{tok[:30]!r}... ({len(tok)} characters)"
+        return f"line {self.line(i)}, token {shown}"
+
+    def error(self, i: int, expected: str) -> ValueError:
+        return ValueError(f"{self.name}: {self.place(i)}: expected {expected}")
+
+    def word(self, expected: str) -> str:
+        if self.pos >= len(self.tokens):
+            raise self.error(self.pos, expected)
+        self.pos += 1
+        return self.tokens[self.pos - 1]
+
+    def integer(self, expected: str, minimum: int = 0) -> int:
+        """The next token as an integer ``>= minimum`` (digits only) that fits in int64
+        (cardinalities, variables and states are stored as int64)."""
+        i = self.pos
+        tok = self.word(expected)
+        if not (tok.isascii() and tok.isdigit()):
+            raise self.error(i, expected)
+        # by length first: int() refuses a token of more than 4300 digits
+        if len(tok.lstrip("0")) > len(str(_INT64_MAX)) or int(tok) > _INT64_MAX:
+            raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
+        if int(tok) < minimum:
+            raise self.error(i, expected)
+        return int(tok)
+
+    def need(self, count: int, expected: str, declared: int | None = None) -> None:
+        """Refuse a declared count that the rest of the file cannot hold (``declared``: the
+        index of the token that declared it)."""
+        if count > self.remaining():
+            where = "" if declared is None else f", declared on line {self.line(declared)}"
+            raise ValueError(f"{self.name}: {self.place(len(self.tokens))}: expected "
+                             f"{expected}{where}; the file is truncated ({self.remaining()} "
+                             "tokens left)")
+
+    def end(self, after: str) -> None:
+        if self.pos < len(self.tokens):
+            raise self.error(self.pos, f"the end of the file after {after}")
+
+
+# ---------------------------------------------------------------------- models
+def _read_scopes(tok: _Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
+    scopes = []
+    for k in range(n_factors):
+        size = tok.integer(f"the size of factor {k}'s scope (an integer 0..{n})")
+        if size > n:
+            raise tok.error(tok.pos - 1, f"the size of factor {k}'s scope (an integer 0..{n})")
+        scope: list[int] = []
+        seen: set[int] = set()  # a list's `in` made a scope of 10^5 variables take minutes
+        for j in range(size):
+            what = f"variable {j} of factor {k}'s scope (an integer 0..{n - 1}"
+            v = tok.integer(what + ")")
+            if v >= n:
+                raise tok.error(tok.pos - 1, what + ")")
+            if v in seen:
+                raise tok.error(tok.pos - 1, what + ", not already in the scope)")
+            scope.append(v)
+            seen.add(v)
+        scopes.append(tuple(scope))
+    return scopes
+
+
+def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) -> list[int]:
+    """Check every table's declared size, then the memory, and return each table's first
+    token: nothing of the tables is converted yet."""
+    have = available_memory()
+    starts, total = [], 0
+    for k, scope in enumerate(scopes):
+        shape = tuple(card[v] for v in scope)
+        expected = math.prod(shape)
+        what = (f"factor {k}'s entry count {format_count(expected)} (the product of its "
+                "scope's cardinalities)")
+        i = tok.pos
+        count = tok.integer(what)
+        if count != expected:
+            raise tok.error(i, what)
+        if count > MAX_TABLE_ENTRIES:
+            raise tok.error(i, f"a table of at most {MAX_TABLE_ENTRIES} entries for factor {k}")
+        total += count
+        if 16.0 * total > have:  # name the first table that does not fit
+            require_memory(16.0 * total, f"{tok.name}: factor {k}'s table (line {tok.line(i)}; "
+                           f"{total} entries in the tables so far)", limit=have)
+        tok.need(count, f"factor {k}'s {count} entries", declared=i)
+        starts.append(tok.pos)
+        tok.pos += count
+    tok.end(f"factor {len(scopes) - 1}'s table" if scopes else "the scopes")
+    require_memory(16.0 * total, f"{tok.name}: its {len(scopes)} tables ({total} entries)",
+                   limit=have)
+    return starts
+
+
+def _entry_error(tok: _Tokens, starts: list[int], i: int) -> ValueError:
+    k = bisect.bisect_right(starts, i) - 1
+    return ValueError(f"{tok.name}: factor {k}'s table, entry {i - starts[k]} ({tok.place(i)}): "
+                      "expected a finite number >= 0 (a weight)")
+
+
+def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
+                 ) -> tuple[np.ndarray, ...]:
+    starts = _table_starts(tok, card, scopes)
+    if not starts:
+        return ()
+    first = starts[0]
+    try:
+        vals = np.array(tok.tokens[first:], dtype=np.float64)
+    except ValueError:
+        bad = next(i for i in range(first, len(tok.tokens)) if not _is_float(tok.tokens[i]))
+        raise _entry_error(tok, starts, bad) from None
+    ok = np.isfinite(vals) & (vals >= 0)  # the count tokens in between are >= 0 anyway
+    if not ok.all():
+        raise _entry_error(tok, starts, first + int(np.flatnonzero(~ok)[0]))
+    _check_entry_text(tok, starts, first, vals)
+    with np.errstate(divide="ignore"):
+        logs = np.log(vals)
+    logs.flags.writeable = False  # the tables are read-only views of this one array
+    return tuple(logs[s - first:s - first + math.prod(card[v] for v in scope)]
+                 .reshape(tuple(card[v] for v in scope))
+                 for s, scope in zip(starts, scopes))
+
+
+def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
+    """Refuse what numpy reads but the format does not mean: ``1_000`` (Python's digit
+    separators) and a positive weight below float64's range (``1e-400``), which would
+    silently become a zero weight, a hard constraint."""
+    if "_" in tok.text:
+        bad = next((i for i in range(first, len(tok.tokens)) if "_" in tok.tokens[i]), None)
+        if bad is not None:
+            raise _entry_error(tok, starts, bad)
+    zeros = np.flatnonzero(vals == 0)
+    tiny = {t for t in {tok.tokens[first + i] for i in zeros.tolist()}
+            if any(c in "123456789" for c in t.lower().split("e")[0])}
+    if tiny:
+        bad = first + next(i for i in zeros.tolist() if tok.tokens[first + i] in tiny)
+        k = bisect.bisect_right(starts, bad) - 1
+        raise ValueError(f"{tok.name}: factor {k}'s table, entry {bad - starts[k]} "
+                         f"({tok.place(bad)}): a positive weight below float64's range "
+                         "(about 4.9e-324) would be read as a zero weight; rescale the table")
+
+
+def _is_float(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = None
+             ) -> FactorGraph:
+    """Read a UAI model file (``MARKOV`` or ``BAYES``; plain or gzip).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    evidence : str, path-like, mapping or None
+        A UAI evidence file (see :func:`read_evidence`) or ``{variable: value}``; applied
+        with :meth:`~mrflib.models.factor_graph.FactorGraph.condition`.
+
+    Returns
+    -------
+    FactorGraph
+        Factor ``k`` has the file's ``k``-th scope, in the file's variable order, and the
+        natural log of its table (``0 -> -inf``); tables are read-only.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file, naming the file, the place (line and token, or factor ``k``'s
+        table and entry) and what was expected; for tables that would not fit in memory
+        (checked before any is converted); for evidence out of range.
+    """
+    if evidence is not None and not isinstance(evidence, (Mapping, str, os.PathLike)):
+        raise TypeError("evidence must be the path of a UAI evidence file or a mapping "
+                        f"{{variable: value}}, got {type(evidence).__name__}")
+    tok = _Tokens(path)
+    kind = tok.word("the network type MARKOV or BAYES")
+    if kind.upper() not in ("MARKOV", "BAYES"):
+        raise tok.error(0, "the network type MARKOV or BAYES")
+    n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+    tok.need(n, f"the cardinalities of {n} variables")
+    card = [tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
+            for i in range(n)]
+    n_factors = tok.integer("the number of factors (an integer >= 0)")
+    tok.need(n_factors, f"the scopes of {n_factors} factors")
+    scopes = _read_scopes(tok, n, n_factors)
+    tables = _read_tables(tok, card, scopes)
+    cards = np.array(card, dtype=np.int64)
+    cards.flags.writeable = False
+    model = FactorGraph._from_checked(cards, tuple(scopes), tables)
+    if evidence is None:
+        return model
+    if not isinstance(evidence, Mapping):
+        evidence = _parse_evidence(_Tokens(evidence, "evidence"), model)
+    return model.condition(evidence)
+
+
+def _weights(table: np.ndarray, k: int) -> np.ndarray:
+    """``exp(table)``, each entry the float whose ``log`` gives the entry back when one
+    within two units in the last place does (always so for a table read from a file)."""
+    target = np.asarray(table, dtype=np.float64).reshape(-1)
+    with np.errstate(over="ignore", under="ignore"):
+        w = np.exp(target)
+    if np.isinf(w).any():
+        raise ValueError(f"model.log_tables[{k}] holds the log-weight {target.max()!r}, whose "
+                         "exp overflows float64: the table cannot be written as UAI weights "
+                         "(subtract a constant from it first)")
+    if ((w == 0) & np.isfinite(target)).any():
+        raise ValueError(f"model.log_tables[{k}] holds the log-weight "
+                         f"{target[np.isfinite(target)].min()!r}, whose exp underflows to 0: "
+                         "it would be written as a zero weight (add a constant to the table "
+                         "first)")
+    with np.errstate(divide="ignore"):
+        miss = np.flatnonzero(np.log(w) != target)
+        for step in (1, -1, 2, -2):
+            if not miss.size:
+                break
+            c = w[miss]
+            for _ in range(abs(step)):
+                c = np.nextafter(c, np.inf if step > 0 else 0.0)
+            hit = np.log(c) == target[miss]
+            w[miss[hit]] = c[hit]
+            miss = miss[~hit]
+        # a subnormal weight has too few digits: exp(-745) is read back as exp(-744.44)
+        off = np.abs(np.log(w[miss]) - target[miss]) > 8 * _EPS * np.maximum(
+            1.0, np.abs(target[miss]))
+    if off.any():
+        bad = float(target[miss[off][0]])
+        raise ValueError(f"model.log_tables[{k}] holds the log-weight {bad!r}, whose exp is "
+                         f"a subnormal float read back as the log-weight "
+                         f"{float(np.log(w[miss[off][0]]))!r}: the table cannot be written "
+                         "as UAI weights without changing the model (add a constant to it "
+                         "first)")
+    return w.reshape(np.shape(table))
+
+
+def _format_table(table: np.ndarray, k: int) -> str:
+    w = _weights(table, k)
+    rows = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
+    body = "\n".join(" ".join(map(repr, row)) for row in rows.tolist())
+    return f"{w.size}\n{body}"
+
+
+def _write_text(path: PathLike, text: str) -> None:
+    path = _file_path(path, "path")
+    data = text.encode("ascii")
+    if os.fspath(path).endswith(".gz"):
+        data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
+    try:
+        atomic_write(Path(path), data)
+    except ValueError as err:
+        raise ValueError(f"path {err}") from None
+    except OSError as err:  # no such folder, no permission, a full disk
+        raise ValueError(f"path {os.fspath(path)!r} cannot be written: "
+                         f"{err.strerror or err}") from None
+
+
+def write_uai(model: FactorGraph, path: PathLike) -> None:
+    """Write ``model`` as a UAI ``MARKOV`` file (gzip if ``path`` ends in ``.gz``), atomically.
+
+    Entries are ``exp(log_table)`` printed with ``repr`` (the shortest text that reads back
+    as the same float), each the float whose ``log`` is the stored entry when one exists
+    within two units in the last place: for every model read from a file (whose tables are
+    logs of floats) :func:`read_uai` gives back a model with bit-identical tables. A table
+    whose weights overflow, or underflow to 0 (or to a subnormal too coarse to give the
+    log-weight back, ``exp(-745)``) from a finite log-weight, is refused (``ValueError``):
+    the format holds weights, not logs.
+    """
+    if not isinstance(model, FactorGraph):
+        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+    lines = ["MARKOV", str(model.n), " ".join(map(str, model.cardinalities.tolist())),
+             str(model.n_factors)]
+    lines += [" ".join(map(str, (len(s), *s))) for s in model.scopes]
+    lines += [""]
+    for k, t in enumerate(model.log_tables):
+        lines += [_format_table(t, k), ""]
+    _write_text(path, "\n".join(lines))
+
+
+# ---------------------------------------------------------------------- evidence
+def read_evidence(path: PathLike, model: FactorGraph | None = None) -> dict[int, int]:
+    """Read a UAI evidence file: ``{variable: value}`` (empty for an empty file or ``0``).
+
+    The UAI 2014 form is ``m v_1 x_1 ... v_m x_m``; the older one has a leading sample count
+    ``1`` (``1 m v_1 x_1 ...``): an odd token count is the first, an even one the second.
+    Several samples are refused (with an even token count, by name; otherwise as the UAI 2014
+    form they are not). With ``model``, variables and values are checked against
+    its cardinalities (naming the file and place); a variable may be observed once.
+    """
+    if model is not None and not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
+    return _parse_evidence(_Tokens(path), model)
+
+
+def _parse_evidence(tok: _Tokens, model: FactorGraph | None) -> dict[int, int]:
+    if not tok.tokens:
+        return {}
+    if len(tok.tokens) % 2 == 0:  # the older, multi-sample form: 1 sample, then the same
+        if tok.tokens[0] != "1":
+            raise tok.error(0, "the UAI 2014 form (m, then m pairs 'variable value': an odd "
+                            "token count) or the older one with one sample (1, m, then m "
+                            f"pairs); the file has {len(tok.tokens)} tokens (several samples "
+                            "are not supported)")
+        tok.pos = 1
+    m = tok.integer("the number of observed variables")
+    tok.need(2 * m, f"{m} pairs 'variable value'")
+    card = model.cardinalities.tolist() if model is not None else None
+    out: dict[int, int] = {}
+    for j in range(m):
+        what = f"observed variable {j} (an integer" + (f" 0..{len(card) - 1}" if card else "")
+        v = tok.integer(what + ")")
+        if (card is not None and v >= len(card)) or v in out:
+            raise tok.error(tok.pos - 1, what + ", not observed before)")
+        what = f"the value of variable {v} (an integer" + (f" 0..{card[v] - 1}" if card else "")
+        x = tok.integer(what + ")")
+        if card is not None and x >= card[v]:
+            raise tok.error(tok.pos - 1, what + ")")
+        out[v] = x
+    tok.end(f"the {m} observed variables")
+    return out
+
+
+def write_evidence(path: PathLike, evidence: Mapping[int, int],
+                   model: FactorGraph | None = None) -> None:
+    """Write ``{variable: value}`` as a UAI 2014 evidence file (sorted by variable), atomically;
+    with ``model`` the evidence is checked against its cardinalities first."""
+    if not isinstance(evidence, Mapping):
+        raise ValueError(f"evidence must be a mapping {{variable: value}}, got "
+                         f"{type(evidence).__name__}")
+    if model is not None and not isinstance(model, FactorGraph):
+        raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
+    if model is not None:
+        ev = _check_evidence(evidence, model.cardinalities)
+    else:
+        ev = {}
+        for v, x in evidence.items():
+            if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+                       and 0 <= a <= _INT64_MAX for a in (v, x)):
+                raise ValueError("evidence must map integer variables >= 0 to integer values "
+                                 f">= 0 (int64, as read back), got {v!r}: {x!r}")
+            if int(v) in ev:
+                raise ValueError(f"evidence names variable {int(v)} twice")
+            ev[int(v)] = int(x)
+    pairs = " ".join(f"{v} {x}" for v, x in sorted(ev.items()))
+    _write_text(path, f"{len(ev)} {pairs}".rstrip() + "\n")
+
+
+# ---------------------------------------------------------------------- answers
+class Answer(NamedTuple):
+    """An answer file's content: ``task`` (one of :data:`TASKS`) and ``value``: ``log10 Z``
+    (float) for ``PR``, one marginal array per variable for ``MAR``, the states
+    (``int64 (n,)``) for ``MPE``."""
+
+    task: str
+    value: Any
+
+
+def _check_task(task: Any) -> str:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    return task
+
+
+#: Bytes an answer's number costs while its text is built (the ``repr`` string, its list
+#: slot and its share of the joined text), for the memory check of ``MAR`` answers.
+_ANSWER_ENTRY_BYTES = 160
+
+
+def _require_answer_memory(n_numbers: int) -> None:
+    """Refuse, before anything is formatted, a ``MAR`` answer of ``n_numbers``
+    probabilities whose text would not fit in memory (a variable of 10^9 states)."""
+    require_memory(_ANSWER_ENTRY_BYTES * n_numbers,
+                   f"the text of a MAR answer of {n_numbers} probabilities")
+
+
+def format_answer(task: str, value: Any) -> str:
+    """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
+    task = _check_task(task)
+    if task == "PR":
+        try:  # a number, not its text (float("1.5") would pass) nor a bool
+            v = math.nan if isinstance(value, (str, bytes, bool, np.bool_)) else float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if math.isnan(v) or v == math.inf:
+            raise ValueError(f"value must be log10 Z, a float < +inf (not NaN), got {value!r}")
+        return f"PR\n{v!r}\n"
+    if task == "MPE":
+        x = np.asarray(value)
+        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > _INT64_MAX).any():
+            raise ValueError("value must be the MPE states, a 1-d array of integers >= 0 "
+                             f"(int64, as read back), got {value!r}")
+        return f"MPE\n{' '.join(map(str, (len(x), *x.tolist())))}\n"
+    if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError("value must be the marginals, a sequence of one 1-d array per "
+                         f"variable, got {type(value).__name__}")
+    _require_answer_memory(sum(np.size(p) for p in value))
+    parts = [str(len(value))]
+    for i, p in enumerate(value):
+        try:
+            p = np.asarray(p, dtype=np.float64)
+        except (TypeError, ValueError):
+            p = np.full(1, np.nan)
+        if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any():
+            raise ValueError(f"value[{i}] must be a non-empty 1-d array of probabilities "
+                             f"(finite, >= 0), got {p!r}")
+        if abs(p.sum() - 1.0) > MAR_SUM_TOLERANCE:
+            raise ValueError(f"value[{i}] must be a distribution (summing to 1 within "
+                             f"{MAR_SUM_TOLERANCE:g}), got a sum of {float(p.sum())!r}")
+        parts.append(" ".join(map(repr, (len(p), *p.tolist()))))
+    return "MAR\n" + " ".join(parts) + "\n"
+
+
+def write_answer(path: PathLike, task: str, value: Any) -> None:
+    """Write a UAI 2014 answer file, atomically (gzip if ``path`` ends in ``.gz``).
+
+    ``task`` ``"PR"``: ``value`` is ``log10 Z`` (natural ``log Z / ln 10``; ``-inf`` for a
+    model of zero weight); ``"MAR"``: one marginal array per variable, written on one line
+    after the variable count, each preceded by its length; ``"MPE"``: the states. Numbers
+    are printed with ``repr``, so they read back exactly.
+    """
+    _write_text(path, format_answer(task, value))
+
+
+def _number(tok: _Tokens, expected: str, lowest: float = 0.0) -> float:
+    i = tok.pos
+    token = tok.word(expected)
+    try:
+        v = float(token)
+    except ValueError:
+        raise tok.error(i, expected) from None
+    if math.isnan(v) or v == math.inf or v < lowest:
+        raise tok.error(i, expected)
+    return v
+
+
+def read_answer(path: PathLike) -> Answer:
+    """Read a UAI 2014 answer file (``PR``, ``MAR`` or ``MPE``; plain or gzip).
+
+    Returns an :class:`Answer`; malformed files raise ``ValueError`` naming the file, line
+    and token. Only the UAI 2014 form is read (one answer, no sample counts or ``-BEGIN-``
+    markers of earlier competitions).
+    """
+    tok = _Tokens(path)
+    task = tok.word("the task PR, MAR or MPE")
+    if task not in TASKS:
+        raise tok.error(0, "the task PR, MAR or MPE")
+    if task == "PR":
+        value: Any = _number(tok, "log10 Z (a number < inf)", lowest=-math.inf)
+    elif task == "MPE":
+        n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+        tok.need(n, f"the states of {n} variables")
+        value = np.array([tok.integer(f"the state of variable {i} (an integer >= 0)")
+                          for i in range(n)], dtype=np.int64)
+    else:
+        n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+        tok.need(2 * n, f"the marginals of {n} variables")
+        value = []
+        for i in range(n):
+            c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
+            tok.need(c, f"the {c} probabilities of variable {i}")
+            start = tok.pos
+            value.append(np.array([_number(tok, f"a probability of variable {i} "
+                                                "(a finite number >= 0)") for _ in range(c)]))
+            if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
+                raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
+                                f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
+                                f"{float(value[-1].sum())!r})")
+    tok.end(f"the {task} answer")
+    return Answer(task, value)
+
+
+# ---------------------------------------------------------------------- pgmpy
+def _pgmpy() -> Any:
+    """pgmpy's ``models`` and ``factors.discrete`` modules (an optional dependency)."""
+    what = "io.from_pgmpy and io.to_pgmpy"
+    return (optional_import("pgmpy.models", what, "datasets"),
+            optional_import("pgmpy.factors.discrete", what, "datasets"))
+
+
+def _node_names(names: Any, what: str) -> list:
+    """Distinct hashable node names as a list."""
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of node names, got {type(names).__name__}")
+    out = list(names)
+    try:
+        distinct = len(set(out)) == len(out)
+    except TypeError:
+        raise TypeError(f"{what} must be hashable node names, got {out}") from None
+    if not distinct:
+        raise ValueError(f"{what} must be distinct node names, got {out}")
+    return out
+
+
+def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGraph:
+    """A :class:`~mrflib.models.factor_graph.FactorGraph` from a pgmpy ``DiscreteBayesianNetwork`` (one factor per
+    conditional table, scope ``(child, *evidence)``) or ``DiscreteMarkovNetwork`` /
+    ``FactorGraph`` (one factor per ``DiscreteFactor``), factors in pgmpy's order.
+
+    Variable ``i`` is ``variables[i]`` (default: ``list(model.nodes())``); state ``k`` of a
+    variable is pgmpy's ``k``-th state. Every variable must appear in some factor (its
+    cardinality comes from there). Needs pgmpy (``pip install 'mrflib[datasets]'``).
+    """
+    models, _ = _pgmpy()
+    if isinstance(model, models.DiscreteBayesianNetwork):
+        factors = model.get_cpds()
+    elif isinstance(model, (models.DiscreteMarkovNetwork, models.FactorGraph)):
+        factors = model.get_factors()
+    else:
+        raise ValueError("model must be a pgmpy DiscreteBayesianNetwork, DiscreteMarkovNetwork "
+                         f"or FactorGraph, got {type(model).__name__}")
+    names = _node_names(list(model.nodes()) if variables is None else variables, "variables")
+    index = {v: i for i, v in enumerate(names)}
+    card: dict[int, int] = {}
+    scopes, tables = [], []
+    for f in factors:
+        missing = [v for v in f.variables if v not in index]
+        if missing:
+            raise ValueError(f"variables does not name {missing[0]!r}, a variable of a factor")
+        scope = tuple(index[v] for v in f.variables)
+        for v, c in zip(scope, f.cardinality.tolist()):
+            if card.setdefault(v, c) != c:
+                raise ValueError(f"variable {names[v]!r} has {card[v]} states in one factor "
+                                 f"and {c} in another")
+        with np.errstate(divide="ignore"):
+            tables.append(np.log(np.asarray(f.values, dtype=np.float64)))
+        scopes.append(scope)
+    lonely = [names[i] for i in range(len(names)) if i not in card]
+    if lonely:
+        raise ValueError(f"variable {lonely[0]!r} is in no factor, so its cardinality is unknown")
+    return FactorGraph([card[i] for i in range(len(names))], scopes, tables)
+
+
+def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
+    """``model`` as a pgmpy ``DiscreteMarkovNetwork`` with the same joint weights.
+
+    Nodes are ``names`` (default the integers ``0..n-1``: pgmpy's triangulation breaks ties
+    by set order, which for string names follows ``PYTHONHASHSEED``); one ``DiscreteFactor``
+    of weights ``exp(log_table)`` per factor with a scope, constant factors folded into the
+    first, and a factor of ones for each variable in no scope. Needs pgmpy.
+    """
+    models, discrete = _pgmpy()
+    if not isinstance(model, FactorGraph):
+        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+    names = _node_names(range(model.n) if names is None else names, "names")
+    if len(names) != model.n:
+        raise ValueError(f"names must be {model.n} distinct node names, got {names}")
+    card = model.cardinalities.tolist()
+    const = sum(float(t) for s, t in zip(model.scopes, model.log_tables) if not s)
+    parts = [(k, s, t) for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)) if s]
+    covered = {v for _, s, _ in parts for v in s}
+    parts += [(-1, (v,), np.zeros(card[v])) for v in range(model.n) if v not in covered]
+    net = models.DiscreteMarkovNetwork()
+    net.add_nodes_from(names)
+    for j, (k, s, t) in enumerate(parts):
+        net.add_edges_from((names[a], names[b]) for i, a in enumerate(s) for b in s[i + 1:])
+        w = _weights(t + const if j == 0 else t, k)
+        net.add_factors(discrete.DiscreteFactor([names[v] for v in s], [card[v] for v in s], w))
+    return net

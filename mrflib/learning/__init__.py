@@ -1,0 +1,35 @@
+"""Learning: data in, a model out.
+
+:func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model types (it returns a
+:class:`~mrflib.learning.fit_result.Fit`); its methods live in :mod:`~mrflib.learning.learners` (the ±1 learners),
+:mod:`~mrflib.learning.factor_learning` (factor graphs), :mod:`~mrflib.learning.lap`
+(LAP) and beside them :mod:`~mrflib.learning.fsll` (the full-span log-linear model).
+"""
+
+from mrflib.learning.learners import (
+    LOCAL_METHODS,
+    METHODS,
+    Fit,
+    ascent_direction,
+    estimator_variances,
+    fit,
+    mae,
+    mpf_log_flow,
+    mple_rho,
+    objective,
+    objective_gradient,
+)
+
+__all__ = [
+    "METHODS",
+    "LOCAL_METHODS",
+    "Fit",
+    "fit",
+    "objective",
+    "objective_gradient",
+    "mpf_log_flow",
+    "ascent_direction",
+    "estimator_variances",
+    "mple_rho",
+    "mae",
+]

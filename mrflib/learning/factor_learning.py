@@ -1,0 +1,848 @@
+"""Learning discrete factor graphs: exact ML, pseudo-likelihood and LAP for any cliques.
+
+:func:`mrflib.learning.learners.fit` comes here when its structure is a
+:class:`~mrflib.models.factor_graph.FactorGraph`: the scopes and cardinalities define the family
+(every factor a free table), the tables are ignored unless given as ``init``.
+
+Parameters. A family of free tables is over-parameterized (a table over ``(i, j)`` can
+trade a function of ``x_i`` with the table over ``(i,)``); the identifiable parameters
+are the normalized potentials of Definition 5 of Mizrahi, de Freitas & Tenorio (state 0
+the reference; unique by Theorem 6): for every clique ``B`` (a non-empty subset of a
+scope) the entries ``V_B(x_B)`` with every ``x_i ≠ 0``. ``θ`` is their concatenation,
+each clique stored in its owner's table (:func:`mrflib.learning.potentials.clique_owners`), and
+every learner returns :func:`mrflib.learning.potentials.normalize`'d tables, so two fits compare
+entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
+
+``"mle"``
+    Exact maximum likelihood: ``ℓ(θ) = Σ_k <p̂_k, t_k> - log Z``, gradient
+    ``A^T (p̂ - p_θ)`` (data minus model factor marginals, eq. (5)), L-BFGS; ``log Z``
+    and the model marginals from the exact engine (:func:`mrflib.inference.exact.factor_marginals`).
+``"mple"``
+    Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
+    once into their distinct contexts (a variable and a state of its Markov blanket)
+    with the counts of the variable's states, so an evaluation costs the same whatever
+    N and each conditional is computed once per context (numba kernel); L-BFGS.
+``"lap"``
+    LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
+    the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
+    function ``g(x_{A\\Q})``), fitted by exact ML, then the normalized potentials of the
+    cliques ``Q`` owns are pulled out. As in :mod:`mrflib.learning.lap`, the auxiliary ML of the
+    potentials meeting ``Q`` is the conditional ML of ``x_Q`` given ``x_{A\\Q}`` (the
+    free ``g`` fits the marginal of ``x_{A\\Q}``), a convex problem over the distinct
+    data patterns of ``x_A``, solved by damped Newton. The fits run in numba
+    (:mod:`._factor_lap_kernels`), the factors of a chunk in one call: each factor's
+    distinct patterns of ``x_{A\\Q}`` counted once with the counts of the states of
+    ``x_Q`` seen with them, the small model over ``x_Q`` enumerated, a sparse Hessian
+    (``_lap_factor_numpy`` is the plain numpy reference). With ``gauge="zero-sum"`` the
+    potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
+    is the ±1 parameterization of :func:`mrflib.learning.lap.fit_ising` (the two gauges give the
+    same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
+    its finite-sample estimate depends on the gauge; both are consistent).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from mrflib._support.executor import Executor
+from mrflib._support.validation import check_positive, require_memory
+from mrflib.learning import _factor_lap_kernels as _flk
+from mrflib.learning import _factor_learning_kernels as _k
+from mrflib.learning.fit_result import Fit
+from mrflib.learning.potentials import (
+    GAUGES,
+    clique_owners,
+    clique_term,
+    factor_graph_potentials,
+    normalize,
+    tables_from_potentials,
+)
+from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
+
+__all__ = [
+    "METHODS",
+    "fit",
+    "pseudo_log_likelihood",
+    "pseudo_log_likelihood_numpy",
+    "data_factor_marginals",
+]
+
+METHODS = ("mle", "mple", "lap")
+_RIDGE = 1e-10
+_ENUMERATE = 2**14  # joint states the MLE's inference enumerates (junction tree beyond)
+
+
+# ----------------------------------------------------------------------------- layout
+class _Layout:
+    """The normalized parameterization of a structure: ``θ`` and the map ``t = A θ``."""
+
+    def __init__(self, structure: FactorGraph) -> None:
+        _require_layout_memory(structure)
+        self.structure = structure
+        self.card = structure.cardinalities
+        self.scopes = structure.scopes
+        self.shapes = [t.shape for t in structure.log_tables]
+        sizes = [t.size for t in structure.log_tables]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        owners = clique_owners(self.scopes)
+        self.terms = sorted(owners, key=lambda B: (owners[B], len(B), B))
+        self.owner = [owners[B] for B in self.terms]
+        free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
+        self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
+        self.A = self._matrix()
+        # Every table entry holds at most one entry of θ (each factor owns only its whole
+        # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
+        # are exact zeros, so Definition 5's differences give back θ exactly).
+        self.one_term_per_entry = bool(np.all(np.diff(self.A.indptr) <= 1))
+
+    @property
+    def n_params(self) -> int:
+        return int(self.term_offsets[-1])
+
+    def _matrix(self) -> sp.csr_matrix:
+        rows, cols, entries = [], [], {}
+        for t, (B, k) in enumerate(zip(self.terms, self.owner)):
+            key = (self.shapes[k], tuple(self.scopes[k].index(v) for v in B))
+            if key not in entries:  # terms of the same shape and axes share their entries
+                entries[key] = _term_entries(*key)
+            r, c = entries[key]
+            rows.append(self.offsets[k] + r)
+            cols.append(self.term_offsets[t] + c)
+        T, P = int(self.offsets[-1]), self.n_params
+        r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(T, P))
+
+    def tables(self, theta: np.ndarray) -> np.ndarray:
+        return self.A @ theta
+
+    def model(self, theta: np.ndarray) -> FactorGraph:
+        flat = self.tables(theta)
+        tables = []
+        for k, shape in enumerate(self.shapes):
+            t = flat[self.offsets[k]:self.offsets[k + 1]].reshape(shape).copy()
+            t.flags.writeable = False
+            tables.append(t)
+        return FactorGraph._from_checked(self.card, self.scopes, tuple(tables))
+
+    def theta(self, model: FactorGraph) -> np.ndarray:
+        """``θ`` of a model over the same scopes (its normalized potentials)."""
+        V = factor_graph_potentials(model)
+        return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
+                              or [np.zeros(0)])
+
+
+def _require_layout_memory(structure: FactorGraph) -> None:
+    """Refuse before building it a layout that cannot fit: each factor's index grid
+    (``np.indices``, 8 bytes per axis and entry) and the map ``A``, whose non-zeros are at
+    most ``Π_v (2|X_v| - 1) - Π_v |X_v|`` per factor (every non-empty clique ``B`` of the
+    scope fills the entries with ``x_B ≠ 0``), at about 48 bytes each (COO then CSR)."""
+    need, nnz = 0, 0
+    for s, t in zip(structure.scopes, structure.log_tables):
+        cards = [int(structure.cardinalities[v]) for v in s]
+        nnz += math.prod(2 * c - 1 for c in cards) - t.size
+        need = max(need, 8 * len(s) * t.size)
+    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
+                   "map from normalized potentials to tables)")
+
+
+def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of a table of ``shape`` where the clique's ``axes`` are all non-zero
+    (flat positions) and the position of each one's ``x_B - 1`` in the clique's block of
+    ``θ`` (the potential broadcast over the table's other axes)."""
+    grid = np.indices(shape).reshape(len(shape), -1)
+    xB = grid[list(axes)]
+    ok = np.all(xB > 0, axis=0)
+    return np.flatnonzero(ok), np.ravel_multi_index(xB[:, ok] - 1,
+                                                    [shape[a] - 1 for a in axes])
+
+
+def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
+    if not isinstance(structure, FactorGraph):
+        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
+    return structure
+
+
+def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
+    x = _check_states(data, structure.cardinalities, "data")
+    if np.ndim(data) != 2:
+        raise ValueError(f"data must have shape (N, {structure.n}), got {np.shape(data)}")
+    if x.shape[0] == 0:
+        raise ValueError("data must contain at least one sample (got 0 rows)")
+    return x
+
+
+def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]:
+    """Empirical marginal of each factor's scope: ``p̂_k(x_{S_k})``, shaped like its table."""
+    structure = _check_structure(structure)
+    x = _check_data(data, structure)
+    lay = _Layout(structure)
+    d = _data_marginals(lay, x)
+    return [d[lay.offsets[k]:lay.offsets[k + 1]].reshape(lay.shapes[k])
+            for k in range(len(lay.shapes))]
+
+
+def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
+    """The data's factor marginals, flat as ``θ``'s tables: one ``bincount`` per factor,
+    so the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
+    counts = np.empty(int(lay.offsets[-1]), dtype=np.int64)
+    for k, s in enumerate(lay.scopes):
+        local = (np.ravel_multi_index(tuple(x[:, v] for v in s), lay.shapes[k]) if s
+                 else np.zeros(x.shape[0], dtype=np.int64))
+        counts[lay.offsets[k]:lay.offsets[k + 1]] = np.bincount(
+            local, minlength=int(lay.offsets[k + 1] - lay.offsets[k]))
+    return counts / x.shape[0]
+
+
+# ------------------------------------------------------------------------ inference
+def _inference(lay: _Layout):
+    """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
+    (:func:`mrflib.inference.exact.factor_marginals`): enumeration up to ``2^14`` joint states, the
+    junction tree beyond (on a 3x3 lattice of 4-state variables it is 13x faster than
+    enumerating the 262,144 states)."""
+    from mrflib.inference import exact
+
+    total = math.prod(int(c) for c in lay.card)
+    method = "enumerate" if total <= _ENUMERATE else "junction-tree"
+
+    def infer(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        tables = tuple(flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(s)
+                       for k, s in enumerate(lay.shapes))
+        model = FactorGraph._from_checked(lay.card, lay.scopes, tables)
+        marg = exact.factor_marginals(model, method=method)
+        return float(exact.log_partition(model, method=method)), np.concatenate(
+            [np.ravel(m) for m in marg] or [np.zeros(0)])
+
+    return infer
+
+
+# ----------------------------------------------------------------------------- results
+def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, options):
+    model = lay.model(theta) if lay.one_term_per_entry else normalize(lay.model(theta))
+    return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
+               bool(converged), time.perf_counter() - t0, params, gmax, None, options,
+               stop_reason=reason)
+
+
+def _lbfgs(objective, theta0, max_steps, tol, record):
+    """Minimize a convex ``objective -> (f, grad)`` by L-BFGS-B to ``max |grad| < tol``."""
+    from mrflib.inference.exact import _polish
+
+    trace = [theta0.copy()] if record else None
+
+    def callback(xk):
+        if record:
+            trace.append(xk.copy())
+
+    res = scipy.optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                                  callback=callback,
+                                  options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
+                                           "maxcor": 30, "maxfun": 4 * max_steps + 100})
+    # the quasi-Newton polish counts in n_steps: at most what max_steps leaves (it added
+    # up to 50 steps, so max_steps=1 ran 51 evaluations of log Z)
+    _polish(res, objective, tol, steps=min(50, max(0, max_steps - int(res.nit))))
+    gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
+    converged = gmax < tol
+    reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged
+              else f"L-BFGS stopped ({res.message}) at max |gradient| {gmax:.3g}")
+    params = np.array(trace) if record else None
+    return res.x, int(res.nit), converged, reason, params
+
+
+def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+    d = _data_marginals(lay, x)
+    infer = _inference(lay)
+    A, At = lay.A, lay.A.T.tocsr()
+
+    def negll(theta):
+        flat = A @ theta
+        logz, m = infer(flat)
+        return logz - d @ flat, At @ (m - d)
+
+    missing = _warn_undefined(lay, d, "mle")
+    theta, steps, conv, reason, params = _lbfgs(negll, theta0, max_steps, tol, record)
+    conv, reason = _not_converged_if(missing, "mle", conv, reason)
+    return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
+                   {"max_steps": max_steps, "tol": tol})
+
+
+def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) -> str:
+    """A factor state the data never show that leaves the estimate undefined (``""`` if
+    none), named with how many there are.
+
+    Every finite ``θ`` gives every state of every factor positive probability. The MLE
+    must match the data's factor marginals ``d`` (eq. (5)), so a zero among them means it
+    does not exist (the likelihood approaches its supremum as that state's potential
+    goes to ``-inf``). With ``in_context`` (pseudo-likelihood), only a zero state
+    ``x*_S`` some sample meets on all but one variable ``i`` of ``S`` counts: lowering
+    its potential then raises that sample's ``P(x_i | x_{-i})`` (``x*_i`` leaves the
+    normaliser, the observed ``x_i`` differs from it) and lowers no term, so no finite
+    ``θ`` maximizes the pseudo-likelihood; a zero state no sample meets that way does not
+    enter the objective at all."""
+    bad = []
+    for k, shape in enumerate(lay.shapes):
+        c = d[lay.offsets[k]:lay.offsets[k + 1]].reshape(shape)
+        zero = c == 0
+        if in_context and zero.any():
+            met = np.zeros(shape, dtype=bool)
+            for a in range(len(shape)):
+                met |= c.sum(axis=a, keepdims=True) > 0
+            zero &= met
+        bad += [(k, tuple(int(v) for v in st)) for st in np.argwhere(zero)]
+    if not bad:
+        return ""
+    k, state = bad[0]
+    where = " in a context the data meet" if in_context else ""
+    return (f"{len(bad)} factor state(s) never occur{where}, the first: factor {k} over "
+            f"{tuple(lay.scopes[k])} in state {state}")
+
+
+def _warn_undefined(lay: _Layout, d: np.ndarray, method: str) -> str:
+    """:func:`_unseen_factor_state` for ``method`` ("mle" or "mple"), with a warning."""
+    missing = _unseen_factor_state(lay, d, in_context=method == "mple")
+    if missing:
+        warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
+                      "parameters diverge and the fit is reported as not converged",
+                      RuntimeWarning, stacklevel=5)
+    return missing
+
+
+def _not_converged_if(missing: str, method: str, conv: bool, reason: str
+                      ) -> tuple[bool, str]:
+    """``(converged, stop_reason)``, saying so when the estimate does not exist."""
+    if missing:
+        return False, f"the {method.upper()} does not exist: {missing} ({reason})"
+    return conv, reason
+
+
+# --------------------------------------------------------------------- pseudo-likelihood
+class _Contexts:
+    """The distinct contexts ``(i, x_blanket(i))`` of the data (a variable and a state of
+    its Markov blanket), each with the counts of the states of ``x_i`` seen with it.
+
+    One pass per variable: each row's local pattern ``(x_i, x_blanket)`` gets a
+    mixed-radix code with ``x_i`` its lowest digit, counted by ``bincount`` (or the
+    blanket codes sorted when the code space is large); the patterns sharing a blanket
+    state form one context, whose conditional the kernel evaluates once. A context is
+    stored as, for each factor holding ``i``, the flat position of its entry at
+    ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
+    """
+
+    def __init__(self, lay: _Layout, x: np.ndarray) -> None:
+        card = lay.card
+        vf = lay.structure.variable_factors()
+        w, bases, strides, nstates, nfactors = [], [], [], [], []
+        cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
+                   for i in range(lay.structure.n)]
+        _require_context_memory(x.shape[0], cols_of, [len(ks) for ks in vf], card)
+        counted = _count_small(x, cols_of, card)
+        strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
+        for i in range(lay.structure.n):
+            ks, cols = vf[i], cols_of[i]
+            blanket, counts = counted[i] if i in counted else \
+                _distinct_contexts(x, cols, card[cols])
+            C = len(counts)
+            where = {v: c for c, v in enumerate(cols[1:])}
+            coef = np.zeros((len(where), len(ks)), dtype=np.int64)
+            st = np.empty(len(ks), dtype=np.int64)
+            for f, k in enumerate(ks):  # entry of factor k: offset + Σ_v x_v stride_v
+                for v, sv in zip(lay.scopes[k], strides_of[k]):
+                    if v == i:
+                        st[f] = sv
+                    else:
+                        coef[where[v], f] = sv
+            base = lay.offsets[ks] + blanket @ coef
+            w.append(counts.ravel())
+            bases.append(base.ravel())
+            strides.append(np.tile(st, C))
+            nstates.append(np.full(C, card[i], dtype=np.int64))
+            nfactors.append(np.full(C, len(ks), dtype=np.int64))
+        self.w = np.concatenate(w) / x.shape[0]
+        self.wptr = _pointers(nstates)
+        self.fptr = _pointers(nfactors)
+        self.base = np.concatenate(bases)
+        self.stride = np.concatenate(strides)
+
+    def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
+        return _k.pl_objective(flat, self.wptr, self.w, self.fptr, self.base, self.stride,
+                               want_grad)
+
+
+def _require_context_memory(N: int, cols_of: list, n_factors: list, card: np.ndarray
+                            ) -> None:
+    """Refuse before counting when the contexts could not fit: variable ``i`` has at most
+    ``min(N, blanket states)`` contexts, each with its state counts, its factors' bases
+    and strides, and the histogram of the counting pass (at most ``4 N`` codes)."""
+    total = 0.0
+    for cols, nf in zip(cols_of, n_factors):
+        blanket = math.prod(float(c) for c in card[cols[1:]])
+        q = int(card[cols[0]])
+        total += min(N, blanket) * (4 * q + 4 * nf + 4) + min(4 * N, blanket * q)
+    require_memory(8.0 * total, f"the pseudo-likelihood contexts of {len(cols_of)} "
+                   f"variables over {N} rows")
+
+
+def _pointers(sizes: list) -> np.ndarray:
+    """Start of every block of the concatenated ``sizes`` arrays, and the end."""
+    return np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
+
+
+def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
+    """Contexts (blanket digits ``(C, len(cols) - 1)``, state counts ``(C, card_i)``) of
+    every variable whose code space is at most ``4 N``, counted in one numba pass."""
+    N = x.shape[0]
+    small = [i for i, cols in enumerate(cols_of)
+             if np.sum(np.log2(card[cols].astype(np.float64))) < 62
+             and math.prod(int(c) for c in card[cols]) <= 4 * N]
+    if not small:
+        return {}
+    radices = [np.concatenate([[1], np.cumprod(card[cols_of[i]][:-1])]).astype(np.int64)
+               for i in small]
+    spaces = [math.prod(int(c) for c in card[cols_of[i]]) for i in small]
+    cptr = np.concatenate([[0], np.cumsum([len(cols_of[i]) for i in small])]).astype(np.int64)
+    off = np.concatenate([[0], np.cumsum(spaces)]).astype(np.int64)
+    counts = _k.pattern_counts(x, cptr, np.concatenate([cols_of[i] for i in small]),
+                               np.concatenate(radices), off)
+    out = {}
+    for t, i in enumerate(small):
+        q = int(card[i])
+        c = counts[off[t]:off[t + 1]].reshape(-1, q)  # code = x_i + q * blanket code
+        rows = np.flatnonzero(c.any(axis=1))
+        radix = radices[t][1:] // q
+        out[i] = ((rows[:, None] // radix[None, :]) % card[cols_of[i][1:]][None, :], c[rows])
+    return out
+
+
+def _distinct_contexts(x: np.ndarray, cols: list, card: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct blanket states ``x[:, cols[1:]]`` (sorted, as digits ``(C, len(cols) - 1)``)
+    and the counts ``(C, card[0])`` of the states of ``x[:, cols[0]]`` seen with each: by
+    a mixed-radix code of the blanket (a 1-d sort), or by rows when the code does not fit
+    in int64."""
+    q, cb = int(card[0]), card[1:]
+    if np.sum(np.log2(cb.astype(np.float64))) >= 62:
+        blanket, inv = np.unique(x[:, cols[1:]], axis=0, return_inverse=True)
+    else:
+        radix = np.concatenate([[1], np.cumprod(cb)]).astype(np.int64)[:len(cb)]
+        codes, inv = np.unique(x[:, cols[1:]] @ radix, return_inverse=True)
+        blanket = (codes[:, None] // radix[None, :]) % cb[None, :]
+    counts = np.bincount(np.ravel(inv) * q + x[:, cols[0]], minlength=len(blanket) * q)
+    return blanket, counts.reshape(len(blanket), q)
+
+
+def _stride(shape: tuple, axis: int) -> int:
+    return int(math.prod(shape[axis + 1:]))
+
+
+def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
+    """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct contexts
+    (numba kernel; :func:`pseudo_log_likelihood_numpy` is its per-sample reference)."""
+    model = _check_structure(model, "model")
+    x = _check_data(data, model)
+    lay = _Layout(model)
+    flat = np.concatenate([np.ravel(t) for t in model.log_tables])
+    return float(_Contexts(lay, x)(flat, False)[0])
+
+
+def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
+    """Plain per-sample reference of :func:`pseudo_log_likelihood`: for every sample and
+    variable, the log-weights of all values of ``x_i`` with the rest held."""
+    model = _check_structure(model, "model")
+    x = _check_data(data, model)
+    total = 0.0
+    for i in range(model.n):
+        lw = []
+        for v in range(int(model.cardinalities[i])):
+            y = x.copy()
+            y[:, i] = v
+            lw.append(model.log_weight(y))
+        lw = np.stack(lw, axis=1)
+        mx = np.maximum(lw.max(axis=1, keepdims=True), -np.finfo(float).max)
+        with np.errstate(divide="ignore", invalid="ignore"):  # rows of all zero weights
+            lse = mx[:, 0] + np.log(np.exp(lw - mx).sum(axis=1))
+            obs = lw[np.arange(len(x)), x[:, i]]
+            total += np.sum(np.where(lse == -np.inf, -np.inf, obs - lse))
+    return float(total / len(x))
+
+
+def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+    ctx = _Contexts(lay, x)
+    A, At = lay.A, lay.A.T.tocsr()
+
+    def negpl(theta):
+        value, g = ctx(A @ theta)
+        return -value, -(At @ g)
+
+    missing = _warn_undefined(lay, _data_marginals(lay, x), "mple")
+    theta, steps, conv, reason, params = _lbfgs(negpl, theta0, max_steps, tol, record)
+    conv, reason = _not_converged_if(missing, "mple", conv, reason)
+    return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
+                   {"max_steps": max_steps, "tol": tol})
+
+
+# ---------------------------------------------------------------------------------- LAP
+def _lap_structure(card, scopes, k, touching):
+    """The auxiliary model of factor ``k`` without the data: its scope ``Q``, the
+    1-neighbourhood ``A_Q`` (Definition 7) of the ``touching`` factors (those meeting
+    ``Q``), the potentials meeting ``Q`` (``terms``, each with the touching factor hosting
+    it), their offsets in ``θ`` and the parameter count ``D``."""
+    Q = scopes[k]
+    qset = set(Q)
+    A = sorted(set().union(*(scopes[c] for c in touching)))
+    host: dict[tuple[int, ...], int] = {}
+    for c in touching:
+        for B in clique_owners([scopes[c]]):
+            if qset & set(B):
+                host.setdefault(B, c)
+    terms = sorted(host, key=lambda B: (len(B), B))
+    free = [math.prod(int(card[v]) - 1 for v in B) for B in terms]
+    off = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
+    return dict(Q=Q, A=A, terms=terms, host=host, off=off, free=free, D=int(off[-1]),
+                touching=touching)
+
+
+def _lap_setup_numpy(x, card, scopes, k):
+    """The auxiliary problem of factor ``k`` (reference): its structure and, for each
+    distinct data pattern of ``x_A`` and each state of ``x_Q``, the parameter index of
+    every potential's entry (``D``, a dummy, where the entry is a reference zero)."""
+    Q = scopes[k]
+    qset = set(Q)
+    st = _lap_structure(card, scopes, k, [c for c, s in enumerate(scopes) if qset & set(s)])
+    A, terms, free, off, D = st["A"], st["terms"], st["free"], st["off"], st["D"]
+    pos = {v: a for a, v in enumerate(A)}
+    uniq, counts = np.unique(x[:, A], axis=0, return_counts=True)
+    SQ = all_states(card[list(Q)])
+    P, S = len(uniq), len(SQ)
+    require_memory(8.0 * P * S * (len(A) + 2 * len(terms) + 4),
+                   f"the auxiliary problem of factor {k} ({P} data patterns of its "
+                   f"{len(A)}-variable 1-neighbourhood, {S} states of its scope)")
+    X = np.repeat(uniq[:, None, :], S, axis=1)
+    qpos = [pos[v] for v in Q]
+    X[:, :, qpos] = SQ[None, :, :]
+    idx = np.empty((P, S, len(terms)), dtype=np.int64)
+    for t, B in enumerate(terms):
+        if not free[t]:  # a variable of one state: the potential is its reference zero
+            idx[:, :, t] = D
+            continue
+        xB = X[:, :, [pos[v] for v in B]]
+        ok = np.all(xB > 0, axis=2)
+        flat = np.ravel_multi_index(np.moveaxis(np.maximum(xB - 1, 0), 2, 0),
+                                    [int(card[v]) - 1 for v in B])
+        idx[:, :, t] = np.where(ok, off[t] + flat, D)
+    obs = np.all(X[:, :, qpos] == uniq[:, None, qpos], axis=2).argmax(axis=1)
+    return dict(st, idx=idx, obs=obs, w=counts / counts.sum())
+
+
+def _lap_newton_numpy(prob, l2, tol, max_iter):
+    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
+    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
+    idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
+    P, S, m = idx.shape
+    require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
+                   f"the Newton system of an auxiliary fit ({P} patterns, {S} states, "
+                   f"{D} parameters)")
+    F = np.zeros((P * S, D + 1))
+    F[np.repeat(np.arange(P * S), m), idx.ravel()] = 1.0
+    F = np.ascontiguousarray(F[:, :D])
+    F3 = F.reshape(P, S, D)
+    target = w @ F3[np.arange(P), obs]
+    eye = np.eye(D)
+
+    def evaluate(theta):
+        sc = (F @ theta).reshape(P, S)
+        mx = sc.max(axis=1, keepdims=True)
+        lse = mx[:, 0] + np.log(np.exp(sc - mx).sum(axis=1))
+        pr = np.exp(sc - lse[:, None])
+        ll = w @ (sc[np.arange(P), obs] - lse) - 0.5 * l2 * theta @ theta
+        r = (w[:, None] * pr).ravel()
+        g = target - F.T @ r - l2 * theta
+        M = np.einsum("ps,psd->pd", pr, F3)
+        H = (M.T * w) @ M - (F.T * r) @ F - l2 * eye
+        return ll, g, H
+
+    theta = np.zeros(D)
+    ll, g, H = evaluate(theta)
+    for it in range(max_iter):
+        delta = np.linalg.solve(-H + _RIDGE * eye, g)
+        dec = float(g @ delta)
+        if dec < 2.0 * tol:
+            return theta + delta, it, True
+        step = 1.0
+        for _ in range(40):
+            new = theta + step * delta
+            ll_new, g_new, H_new = evaluate(new)
+            if ll_new >= ll + 1e-4 * step * dec:
+                break
+            step *= 0.5
+        if ll_new < ll:  # no ascent possible at machine precision
+            return theta, it + 1, dec < 1e-8
+        theta, ll, g, H = new, ll_new, g_new, H_new
+    return theta, max_iter, False
+
+
+def _lap_potentials(card, scopes, st, theta, owned, gauge):
+    """The normalized potentials of the cliques ``owned`` from the fitted auxiliary
+    parameters ``θ`` of a structure ``st`` (:func:`_lap_structure`), in ``gauge``."""
+    tables = {c: np.zeros(tuple(int(card[v]) for v in scopes[c])) for c in st["touching"]}
+    for t, B in enumerate(st["terms"]):
+        c = st["host"][B]
+        s = scopes[c]
+        V = np.zeros(tuple(int(card[v]) for v in B))
+        V[(slice(1, None),) * len(B)] = theta[st["off"][t]:st["off"][t + 1]].reshape(
+            [int(card[v]) - 1 for v in B])
+        axes = [s.index(v) for v in B]
+        shape = [1] * len(s)
+        for a in axes:
+            shape[a] = int(card[s[a]])
+        tables[c] += np.transpose(V, np.argsort(axes)).reshape(shape)
+    out = {}
+    for B in owned:
+        V = 0.0
+        for c, t in tables.items():
+            s = scopes[c]
+            if set(B) <= set(s):
+                mask = [v in B for v in s]
+                kept = [v for v in s if v in B]
+                V = V + np.transpose(clique_term(t, mask, gauge),
+                                     [kept.index(v) for v in B])
+        out[B] = V
+    return out
+
+
+def _lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
+    """LAP for factor ``k`` in plain numpy (the reference of the numba path): fit its
+    auxiliary MRF, pull out the potentials it owns; ``(potentials, iterations, ok)``."""
+    prob = _lap_setup_numpy(x, card, scopes, k)
+    theta, it, ok = _lap_newton_numpy(prob, l2, tol, max_iter)
+    return _lap_potentials(card, scopes, prob, theta, owned, gauge), it, ok
+
+
+def _lap_chunk_numpy(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+    return [(k, *_lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter))
+            for k, owned in jobs]
+
+
+def _lap_pack(card, structs):
+    """The kernels' flat description of the auxiliary models ``structs`` (local order
+    ``Q`` then ``A_Q \\ Q``; see :mod:`._factor_lap_kernels`)."""
+    l_vars, l_len, q_len, t_len, b_pos, b_len, t_off, d = [], [], [], [], [], [], [], []
+    for st in structs:
+        qset = set(st["Q"])
+        L = list(st["Q"]) + [v for v in st["A"] if v not in qset]
+        pos = {v: a for a, v in enumerate(L)}
+        l_vars += L
+        l_len.append(len(L))
+        q_len.append(len(st["Q"]))
+        t_len.append(len(st["terms"]))
+        for t, B in enumerate(st["terms"]):
+            b_pos += [pos[v] for v in B]
+            b_len.append(len(B))
+            t_off.append(int(st["off"][t]) if st["free"][t] else -1)
+        d.append(st["D"])
+
+    def ptr(sizes):
+        return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
+
+    arr = np.asarray
+    return (ptr(l_len), arr(l_vars, np.int64), arr(q_len, np.int64), ptr(t_len),
+            ptr(b_len), arr(b_pos, np.int64), arr(t_off, np.int64), ptr(d))
+
+
+def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
+    """The auxiliary fits of factors ``ks`` in one numba call, after refusing the worst
+    one's memory: ``(θ per factor, iterations, converged)``."""
+    card = np.ascontiguousarray(card, dtype=np.int64)
+    N = x.shape[0]
+    require_memory(8.0 * N * (x.shape[1] + 5), f"the data by variable ({N} rows) and the "
+                   "counts of a factor's 1-neighbourhood patterns")
+    x_t = np.ascontiguousarray(x.T, dtype=np.int64)
+    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = _lap_pack(card, structs)
+    P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
+    # codes and their histogram; weights, indices and counts per (pattern, state of x_Q);
+    # the Hessian, the next one and the solve's copies
+    S = [math.prod(int(card[v]) for v in st["Q"]) for st in structs]
+    need = [8.0 * (5 * N + P[i] * (S[i] * (len(st["terms"]) + 3) + 2)
+                   + 6 * (st["D"] + 6) ** 2) for i, st in enumerate(structs)]
+    i = int(np.argmax(need))
+    st = structs[i]
+    require_memory(need[i], f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
+                   f"of the {len(st['A']) - len(st['Q'])} other variables of its "
+                   f"1-neighbourhood, {S[i]} states of its scope, {st['D']} parameters)")
+    theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
+                                          b_pos, t_off, d_ptr, float(l2), float(tol),
+                                          int(max_iter), _RIDGE)
+    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(len(ks))], iters, conv
+
+
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
+    the numba kernel, batched (a 1-neighbourhood whose joint states do not fit a 62-bit
+    code goes through the numpy reference); ``[(k, potentials, iterations, ok)]``."""
+    vf: dict[int, list[int]] = {}
+    for c, s in enumerate(scopes):
+        for v in s:
+            vf.setdefault(v, []).append(c)
+    structs = {k: _lap_structure(card, scopes, k, sorted({c for v in scopes[k] for c in vf[v]}))
+               for k, _ in jobs}
+    fits = [k for k, _ in jobs
+            if np.sum(np.log2(card[structs[k]["A"]].astype(np.float64))) < 62]
+    out = {}
+    if fits:
+        thetas, iters, conv = _lap_fit_structures(x, card, fits, [structs[k] for k in fits],
+                                                  l2, tol, max_iter)
+        out = {k: (thetas[i], int(iters[i]), bool(conv[i])) for i, k in enumerate(fits)}
+    results = []
+    for k, owned in jobs:
+        if k in out:
+            theta, it, ok = out[k]
+            results.append((k, _lap_potentials(card, scopes, structs[k], theta, owned, gauge),
+                            it, ok))
+        else:
+            results.append((k, *_lap_factor_numpy(x, card, scopes, k, owned, gauge, l2,
+                                                    tol, max_iter)))
+    return results
+
+
+def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
+    """LAP over every factor owning a clique; ``chunk`` fits a list of factors
+    (:func:`_lap_chunk`, or :func:`_lap_chunk_numpy`, the reference)."""
+    gauge = options.get("gauge", "reference")
+    if gauge not in GAUGES:
+        raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
+    l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
+    n_jobs = options.get("n_jobs")
+    n_jobs = 1 if n_jobs is None else check_positive(n_jobs, "n_jobs", integer=True)
+    scheduler = options.get("scheduler")
+    owners = clique_owners(lay.scopes)
+    owned: dict[int, list] = {}
+    for B, k in owners.items():
+        owned.setdefault(k, []).append(B)
+    jobs = sorted(owned.items())
+    shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
+    if (n_jobs == 1 and scheduler is None) or len(jobs) < 2:
+        results = chunk(*shared, jobs)
+    else:
+        with Executor(min(n_jobs, os.cpu_count() or 1) if scheduler is None else n_jobs,
+                      scheduler) as ex:
+            parts = max(1, min(len(jobs), 2 * ex.slots))
+            chunks = [jobs[r::parts] for r in range(parts)]
+            names = [f"LAP factors {c[0][0]}, ... ({len(c)} factors)" for c in chunks]
+            results = [r for part in ex.map(chunk, [(c,) for c in chunks],
+                                            shared=shared, names=names) for r in part]
+    potentials, iters, conv = {}, [], []
+    for _, V, it, ok in results:
+        potentials.update(V)
+        iters.append(it)
+        conv.append(ok)
+    model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
+    bad = len(conv) - int(np.sum(conv))
+    if bad:
+        warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
+                      f"{max_steps} Newton steps (data that separate a clique have no "
+                      "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
+    reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
+              else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
+    theta = lay.theta(model)
+    return Fit(model, "lap", "lap", int(max(iters, default=0)), not bad,
+               time.perf_counter() - t0, theta[None, :], None, None,
+               {"gauge": gauge, "l2": l2, "n_jobs": n_jobs, "max_steps": max_steps,
+                "tol": tol}, stop_reason=reason)
+
+
+def _lap_reference(data: Any, structure: FactorGraph, **options: Any) -> Any:
+    """``learning.fit(data, structure, "lap", **options)`` on the plain numpy path (every
+    auxiliary fit by :func:`_lap_factor_numpy`): the reference of tests and benchmarks."""
+    t0 = time.perf_counter()
+    x = _check_data(data, _check_structure(structure))
+    return _fit_lap(_Layout(structure), x, 100, 1e-12, options, t0, chunk=_lap_chunk_numpy)
+
+
+# ---------------------------------------------------------------------------------- fit
+_OPTIONS = {"mle": frozenset(), "mple": frozenset(),
+            "lap": frozenset({"gauge", "l2", "n_jobs", "scheduler"})}
+
+
+def fit(
+    data: Any,
+    structure: FactorGraph,
+    method: str,
+    *,
+    max_steps: int | None = None,
+    tol: float | None = None,
+    init: FactorGraph | None = None,
+    record: bool = True,
+    **options: Any,
+) -> Any:
+    """Learn the free tables of ``structure`` from integer data (see the module docstring).
+
+    Parameters
+    ----------
+    data : int array (N, n)
+        States ``0..cardinality-1`` of every variable.
+    structure : FactorGraph
+        Its cardinalities and scopes define the family; its tables are ignored.
+    method : {"mle", "mple", "lap"}
+    max_steps : int, optional
+        L-BFGS iterations (default 10000); for LAP, Newton steps per auxiliary fit
+        (default 100).
+    tol : float, optional
+        Stop when ``max |gradient|`` of the averaged objective is below ``tol`` (default
+        1e-8); for LAP, when half the squared Newton decrement is (default 1e-12).
+    init : FactorGraph, optional
+        Initial tables (same scopes and cardinalities; MLE and MPLE). Default: all zeros.
+    record : bool
+        Keep the parameters ``θ`` (normalized potentials) of every iteration.
+    **options
+        LAP only: ``gauge`` ("reference", Definition 5, default; or "zero-sum"), ``l2``
+        (ridge on each auxiliary fit), ``n_jobs`` (local processes, default 1),
+        ``scheduler`` (a Dask cluster).
+
+    Returns
+    -------
+    mrflib.learning.learners.Fit
+        ``model`` a :class:`~mrflib.models.factor_graph.FactorGraph` with normalized tables
+        (:func:`mrflib.learning.potentials.normalize`); ``params`` the ``θ`` history.
+    """
+    t0 = time.perf_counter()
+    structure = _check_structure(structure)
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method for a FactorGraph structure must be one of {METHODS}, "
+                         f"got {method!r}")
+    unknown = set(options) - _OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
+                         "FactorGraph")
+    x = _check_data(data, structure)
+    lay = _Layout(structure)
+    if method == "lap":
+        if init is not None:
+            raise ValueError("method 'lap' has no initial parameters; init must be None")
+        max_steps = check_positive(100 if max_steps is None else max_steps, "max_steps",
+                                   integer=True)
+        tol = check_positive(1e-12 if tol is None else tol, "tol")
+        return _fit_lap(lay, x, max_steps, tol, options, t0)
+    max_steps = check_positive(10_000 if max_steps is None else max_steps, "max_steps",
+                               integer=True)
+    tol = check_positive(1e-8 if tol is None else tol, "tol")
+    theta0 = np.zeros(lay.n_params)
+    if init is not None:
+        init = _check_structure(init, "init")
+        if (not np.array_equal(init.cardinalities, structure.cardinalities)
+                or init.scopes != structure.scopes):
+            raise ValueError("init must be a FactorGraph with the structure's cardinalities "
+                             "and scopes")
+        bad = [k for k, t in enumerate(init.log_tables) if not np.all(np.isfinite(t))]
+        if bad:
+            raise ValueError(f"init must have finite log-tables (a zero weight has no "
+                             f"normalized potentials, Theorem 6), got -inf in factor {bad[0]}")
+        theta0 = lay.theta(init)
+    run = _fit_mle if method == "mle" else _fit_mple
+    return run(lay, x, theta0, max_steps, tol, bool(record), t0)

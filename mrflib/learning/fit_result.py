@@ -1,0 +1,77 @@
+"""The result of a learner: :class:`Fit`, what :func:`mrflib.learning.learners.fit` returns.
+
+In its own module so that every learner (:mod:`mrflib.learning.learners` for Boltzmann machines,
+:mod:`mrflib.learning.factor_learning` for factor graphs) returns the same type without importing
+the other; ``mrflib.learning.learners.Fit`` is the same class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Fit"]
+
+
+@dataclass
+class Fit:
+    """The result of :func:`~mrflib.learning.learners.fit`.
+
+    Attributes
+    ----------
+    model : BoltzmannMachine
+        The learned machine.
+    method, solver : str
+        What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
+    n_steps : int
+        Parameter updates made (gradient steps, or L-BFGS iterations).
+    converged : bool
+        Whether the stopping tolerance was met before ``max_steps``.
+    seconds : float
+        Wall time of the fit (validation included, history table excluded).
+    params : ndarray, shape (steps + 1, n + E) or None
+        Parameters ``(bias, coupling)`` at every step, from the initial ones on.
+    grad_max : ndarray, shape (steps + 1,) or None
+        ``max |Delta|`` of the ascent direction at every recorded step.
+    mae : ndarray or None
+        Mean absolute error of the couplings to the reference model at every step
+        (the quantity of Figure 3), when a reference was given.
+    options : dict
+        The options the fit ran with.
+    chains : ndarray or None
+        The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
+    stop_reason : str
+        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, or
+        for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
+        not exist for the data.
+    """
+
+    model: Any
+    method: str
+    solver: str
+    n_steps: int
+    converged: bool
+    seconds: float
+    params: np.ndarray | None = None
+    grad_max: np.ndarray | None = None
+    mae: np.ndarray | None = None
+    options: dict = field(default_factory=dict)
+    chains: np.ndarray | None = None
+    stop_reason: str = ""
+
+    @property
+    def history(self):
+        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference)."""
+        import pandas as pd
+
+        if self.params is None:
+            return pd.DataFrame(columns=["step", "grad_max", "mae"])
+        steps = np.arange(self.params.shape[0])
+        cols = {"step": steps}
+        if self.grad_max is not None:
+            cols["grad_max"] = self.grad_max
+        if self.mae is not None:
+            cols["mae"] = self.mae
+        return pd.DataFrame(cols)

@@ -1,0 +1,765 @@
+"""The full-span log-linear (FSLL) model and its fast greedy learner.
+
+Takabatake & Akaho, *Full-Span Log-Linear Model and Fast Learning Algorithm*
+({cite}`fsll-takabatake-akaho`). For discrete variables ``x_i in [0, |X_i|)`` the model is
+
+.. math::
+
+    p_\\theta(x) = Z(\\theta)^{-1} \\exp \\sum_{y \\in X} \\theta_y \\Phi_y(x), \\qquad
+    \\Phi_y(x) = \\prod_i \\phi^i_{y_i}(x_i)                                   \\quad (3)
+
+with the local bases of eq. (4) (Walsh-Hadamard, ``|X_i| = 2^k``) or eq. (5) (otherwise);
+every ``Phi_y`` takes the values ±1. It has ``|X| - 1`` free parameters (``theta_0 = 0``)
+and so spans every positive distribution.
+
+State order
+-----------
+A state ``x`` and a basis index ``y`` are both stored as one flat mixed-radix integer with
+``x_0`` the least significant digit: ``index = x_0 + |X_0| (x_1 + |X_1| (x_2 + ...))``
+(:func:`flat_index`, :func:`unflatten`). For binary variables bit ``i`` of the index is
+``x_i``. Variables are numbered from 0, as in the paper.
+
+What is beyond the paper
+------------------------
+The paper recomputes the dual vector ``theta_bar = <Phi_y>_p`` from ``p_theta`` by a full
+transform after every step (``O(|X| log |X|)``). Because ``exp(delta Phi) = cosh(delta)
+(1 + tanh(delta) Phi)`` for ±1-valued ``Phi``, changing one ``theta_{y'}`` by ``delta`` gives
+
+.. math::
+
+    \\bar\\theta_y \\leftarrow \\frac{\\bar\\theta_y + t\\,\\langle \\Phi_y \\Phi_{y'} \\rangle}
+    {1 + t\\,\\bar\\theta_{y'}}, \\qquad t = \\tanh \\delta,
+
+and for Walsh bases ``Phi_y Phi_{y'} = Phi_{y XOR y'}``, so the new dual vector is an
+``O(|X|)`` XOR-mix of the old one (:func:`dual_update`). For eq. (5) variables the product
+``phi_m phi_a`` is still a short combination (``-(phi_0 + phi_m + phi_a)``), so the update stays
+``O(|X|)`` per variable on which ``y'`` depends. The learner then needs neither ``p_theta``
+nor the ``r`` table during learning: two ``|X|`` tables instead of the paper's four.
+``update="transform"`` runs the paper's scheme (Algorithm 3 on ``p``, then a fresh transform).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import (
+    check_array,
+    check_indices,
+    check_positive,
+    check_real,
+    integer_values,
+    is_choice,
+    require_memory,
+)
+from mrflib.learning import _fsll_kernels as _k
+
+__all__ = [
+    "Model",
+    "append_delta",
+    "append_lower_bound",
+    "basis_function",
+    "basis_matrix",
+    "delta_kl",
+    "dual",
+    "dual_update",
+    "fit",
+    "flat_index",
+    "local_basis",
+    "memory_required",
+    "probabilities",
+    "regularization",
+    "synthesize",
+    "unflatten",
+]
+
+#: Dual targets are clipped to ``[-1 + TAU, 1 - TAU]``: a data moment ``d_y = ±1`` (a basis
+#: function constant on the data) would otherwise ask for ``theta_y = ±inf``.
+TAU = 1e-10
+_UPDATES = ("incremental", "transform")
+_MAX_BASIS_MATRIX = 2**14
+
+
+# --------------------------------------------------------------------------- validation
+def _is_pow2(k: int) -> bool:
+    return k >= 1 and (k & (k - 1)) == 0
+
+
+def _check_cardinalities(cardinalities: Any) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(cardinalities))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(
+            f"cardinalities must be a non-empty 1-d sequence of integers, got {cardinalities!r}"
+        )
+    arr = integer_values(arr, f"cardinalities must be integers, got {cardinalities!r}")
+    if np.any(arr < 2):
+        raise ValueError(f"cardinalities must all be >= 2, got {arr.tolist()}")
+    total = 1
+    for k in arr.tolist():
+        total *= k
+        if total > 2**62:
+            raise ValueError(f"cardinalities {arr.tolist()} give more than 2^62 states")
+    return arr
+
+
+def _require_tables(nbytes: float, what: str, X: int) -> None:
+    """Refuse tables over the ``|X|`` states before allocating them (names ``cardinalities``)."""
+    require_memory(nbytes, f"{what} on the |X| = {X} states of these cardinalities")
+
+
+def _size(cards: np.ndarray) -> int:
+    return int(math.prod(cards.tolist()))
+
+
+def _strides(cards: np.ndarray) -> np.ndarray:
+    return np.concatenate(([1], np.cumprod(cards[:-1]))).astype(np.int64)
+
+
+def _segments(cards: np.ndarray) -> list[tuple[int, int, bool]]:
+    """Runs of variables transformed together: ``(stride, k, walsh)``; consecutive
+    power-of-two cardinalities merge into one Walsh-Hadamard segment."""
+    segs: list[list] = []
+    stride = 1
+    for k in cards.tolist():
+        w = _is_pow2(k)
+        if w and segs and segs[-1][2]:
+            segs[-1][1] *= k
+        else:
+            segs.append([stride, k, w])
+        stride *= k
+    return [(int(s), int(k), bool(w)) for s, k, w in segs]
+
+
+def _segment_arrays(cards: np.ndarray):
+    """The segments as the kernels' record ``(stride, k, walsh)`` of arrays."""
+    segs = _segments(cards)
+    return (
+        np.array([s for s, _, _ in segs], dtype=np.int64),
+        np.array([k for _, k, _ in segs], dtype=np.int64),
+        np.array([w for _, _, w in segs], dtype=np.bool_),
+    )
+
+
+def _check_states(states: Any, cards: np.ndarray, name: str = "data") -> np.ndarray:
+    arr = np.asarray(states)
+    if arr.ndim == 1 and cards.size == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] != cards.size:
+        raise ValueError(
+            f"{name} must have shape (samples, {cards.size}) (one column per variable), "
+            f"got {np.shape(states)}"
+        )
+    arr = integer_values(arr, f"{name} must contain integer states", allow_bool=True)
+    if arr.size and (np.any(arr < 0) or np.any(arr >= cards[None, :])):
+        col = int(np.argmax(np.any((arr < 0) | (arr >= cards[None, :]), axis=0)))
+        raise ValueError(
+            f"{name} column {col} must take values in [0, {int(cards[col])}) "
+            f"(cardinalities {cards.tolist()})"
+        )
+    return arr
+
+
+def _check_table(p: Any, X: int, name: str) -> np.ndarray:
+    return check_array(p, name, shape=(X,))
+
+
+# --------------------------------------------------------------------------- state order
+def flat_index(states: Any, cardinalities: Any) -> np.ndarray:
+    """Flat mixed-radix index of each state, ``x_0`` least significant.
+
+    Parameters
+    ----------
+    states : array_like, shape (M, n)
+        Integer states with ``0 <= x_i < |X_i|``.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``.
+
+    Returns
+    -------
+    ndarray of int64, shape (M,)
+        ``x_0 + |X_0| (x_1 + |X_1| (x_2 + ...))``.
+    """
+    cards = _check_cardinalities(cardinalities)
+    arr = _check_states(states, cards, "states")
+    return arr @ _strides(cards)
+
+
+def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
+    """Inverse of :func:`flat_index`: the digits ``(M, n)`` of flat indices ``(M,)``."""
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    idx = check_indices(index, X, "index")
+    return (idx[:, None] // _strides(cards)[None, :]) % cards[None, :]
+
+
+# --------------------------------------------------------------------------- bases
+def local_basis(k: int) -> np.ndarray:
+    """Local basis functions of one variable with ``k`` values, as the matrix
+    ``B[y, x] = phi_y(x)``.
+
+    Eq. (4): the Sylvester Walsh-Hadamard matrix ``H_k`` if ``k`` is a power of two, so that
+    ``phi_y(x) = (-1)^popcount(x & y)``; eq. (5) otherwise: ``phi_0 = 1`` and
+    ``phi_j(l) = 1`` if ``l = j`` else ``-1`` (``j > 0``).
+    """
+    k = check_positive(k, "k", integer=True)
+    if k < 2:
+        raise ValueError(f"k must be >= 2, got {k}")
+    require_memory(24.0 * k * k, f"local_basis(k={k}): a k x k matrix")
+    if _is_pow2(k):
+        H = np.ones((1, 1))
+        while H.shape[0] < k:
+            H = np.block([[H, H], [H, -H]])
+        return H
+    B = -np.ones((k, k))
+    B[0, :] = 1.0
+    B[np.arange(1, k), np.arange(1, k)] = 1.0
+    return B
+
+
+def basis_matrix(cardinalities: Any) -> np.ndarray:
+    """All global basis functions, ``Phi[y, x] = prod_i phi^i_{y_i}(x_i)`` (eq. 3), for small
+    state spaces (the brute-force reference). Rows and columns use the flat order."""
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    if X > _MAX_BASIS_MATRIX:
+        raise ValueError(
+            f"cardinalities give |X| = {X} states; basis_matrix is a brute-force reference "
+            f"for |X| <= {_MAX_BASIS_MATRIX}"
+        )
+    M = np.ones((1, 1))
+    for k in cards.tolist():  # x_0 least significant: the last factor of the Kronecker product
+        M = np.kron(local_basis(k), M)
+    return M
+
+
+def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
+    """Values ``Phi_y(x)`` for every flat state ``x`` (eq. 3); ``y`` a flat index or digits."""
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    _require_tables(8 * X, "basis_function", X)
+    if np.ndim(y) == 0:
+        yd = unflatten(check_indices(y, X, "y"), cards)[0]
+    else:
+        yd = _check_states(np.asarray(y)[None, :], cards, "y")[0]
+    out = np.ones(1)
+    for k, yi in zip(cards.tolist(), yd.tolist()):
+        out = np.kron(local_basis(k)[yi], out)
+    return out
+
+
+# --------------------------------------------------------------------------- transforms
+def _transform_inplace(a: np.ndarray, cards: np.ndarray, transpose: bool) -> None:
+    for stride, k, walsh in _segments(cards):
+        if walsh:
+            _k.walsh_segment(a, stride, k)  # symmetric: its own transpose
+        else:
+            _k.eq5_segment(a, stride, k, transpose)
+
+
+def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
+    """Dual coordinates ``theta_bar_y = <Phi_y>_p = sum_x p(x) Phi_y(x)`` for every ``y``.
+
+    Eq. (8), computed dimension by dimension by eq. (10)-(12): the local transform along
+    variable ``i`` is the fast Walsh-Hadamard transform for ``|X_i| = 2^k`` (consecutive such
+    variables are done as one transform) and the ``O(|X_i|)`` form of eq. (5) otherwise,
+    ``O(|X| log |X|)`` in all.
+
+    Parameters
+    ----------
+    p : array_like, shape (|X|,)
+        A function on states in the flat order (any real table, e.g. a distribution).
+    cardinalities : sequence of int
+    method : {"fast", "reference"}
+        ``"reference"`` multiplies by :func:`basis_matrix` (small ``|X|`` only).
+    """
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    if method == "reference":
+        return basis_matrix(cards) @ _check_table(p, X, "p")
+    if method != "fast":
+        raise ValueError(f"method must be 'fast' or 'reference', got {method!r}")
+    _require_tables(8 * X, "dual", X)
+    out = np.array(_check_table(p, X, "p"), dtype=np.float64, copy=True)
+    _transform_inplace(out, cards, transpose=False)
+    return out
+
+
+def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
+    """The log-linear function ``l_theta(x) = sum_y theta_y Phi_y(x)`` of eq. (3) for every ``x``
+    (the transposed transform). ``theta`` is a dense ``(|X|,)`` table or a ``{y: value}`` dict."""
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    if isinstance(theta, dict):
+        _require_tables(8 * X, "synthesize", X)
+        dense = np.zeros(X)
+        for y, v in theta.items():
+            dense[check_indices(y, X, "theta (its keys)")[0]] = check_real(v, "theta")
+    else:
+        dense = np.array(_check_table(theta, X, "theta"), dtype=np.float64, copy=True)
+    if method == "reference":
+        return basis_matrix(cards).T @ dense
+    if method != "fast":
+        raise ValueError(f"method must be 'fast' or 'reference', got {method!r}")
+    _transform_inplace(dense, cards, transpose=True)
+    return dense
+
+
+def probabilities(theta: Any, cardinalities: Any) -> np.ndarray:
+    """The model distribution ``p_theta`` of eq. (3) over all flat states."""
+    a = synthesize(theta, cardinalities)
+    _k.softmax_inplace(a)
+    return a
+
+
+# --------------------------------------------------------------------------- costs
+def _cost_weights(cards: np.ndarray) -> np.ndarray:
+    n = cards.size
+    return np.log(n * (cards - 1.0))
+
+
+def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
+    """``r_y(N) = (ln N / 2 + sum_{i: y_i != 0} ln(n (|X_i| - 1))) / N``, eq. (7).
+
+    ``y`` is a flat index or an array of them; the MDL cost of switching ``theta_y`` on.
+    """
+    cards = _check_cardinalities(cardinalities)
+    N = check_positive(n_samples, "n_samples", integer=True)
+    digits = unflatten(check_indices(y, _size(cards), "y"), cards)
+    r = (0.5 * math.log(N) + (digits != 0) @ _cost_weights(cards)) / N
+    return r if np.ndim(y) else r[0]
+
+
+def _duals(v: Any, name: str, closed: bool = False) -> np.ndarray:
+    """Dual coordinates ``<Phi_y>``: finite, in ``(-1, 1)`` (``theta_bar_y`` of a model with
+    finite ``theta``), or in ``[-1, 1]`` up to rounding when ``closed`` (a data moment)."""
+    a = check_array(v, name)
+    if np.any(np.abs(a) > 1 + 1e-9) if closed else np.any(np.abs(a) >= 1):
+        raise ValueError(f"{name} must lie in {'[-1, 1]' if closed else '(-1, 1)'} "
+                         "(a dual coordinate)")
+    return a
+
+
+def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
+    """Eq. (19): ``KL(p_d||p_theta) - KL(p_d||p_theta0)`` for ``theta`` on the line ``A_y``,
+    with ``d = d_bar_y``, ``t0 = theta_bar_y(theta0)`` and ``t1 = theta_bar_y(theta)``."""
+    d, t0, t1 = _duals(d, "d", True), _duals(t0, "t0"), _duals(t1, "t1")
+    up = np.log1p(t0) - np.log1p(t1)
+    down = np.log1p(-t0) - np.log1p(-t1)
+    return 0.5 * ((1 + d) * up + (1 - d) * down)
+
+
+def append_delta(d: Any, t0: Any, r: Any) -> np.ndarray:
+    """Eq. (20): the cost change of appending ``theta_y`` at its optimum ``theta_bar_y = d_y``."""
+    d = _duals(d, "d", True)
+    return delta_kl(d, t0, np.clip(d, -1 + TAU, 1 - TAU)) + check_array(r, "r")
+
+
+def append_lower_bound(d: Any, t0: Any, r: Any) -> np.ndarray:
+    """Eq. (21): ``-(t0 - d)^2 / (1 - t0^2) + r_y <= append_delta``, no logarithm needed."""
+    d, t0, r = _duals(d, "d", True), _duals(t0, "t0"), check_array(r, "r")
+    return r - (t0 - d) ** 2 / (1 - t0**2)
+
+
+def _cost_tables(cards: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """``r_y = hi[y // L] + lo[y % L]`` with ``L`` the product of the first few cardinalities."""
+    w = _cost_weights(cards)
+    X = _size(cards)
+    target = min(X, 4096)
+    m, L = 0, 1
+    while L < target:
+        L *= int(cards[m])
+        m += 1
+
+    def table(ks, ws):
+        t = np.zeros(1)
+        for k, wi in zip(ks, ws):
+            c = np.full(int(k), wi)
+            c[0] = 0.0
+            t = (c[:, None] + t[None, :]).ravel()
+        return t
+
+    lo = table(cards[:m], w[:m]) / N
+    hi = (0.5 * math.log(N) + table(cards[m:], w[m:])) / N
+    return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+
+
+# --------------------------------------------------------------------------- dual update
+def dual_update(
+    theta_bar: np.ndarray,
+    y: int,
+    delta: float,
+    cardinalities: Any,
+    *,
+    out: np.ndarray | None = None,
+    scratch: np.ndarray | None = None,
+) -> np.ndarray:
+    """The dual vector after ``theta_y += delta``, in ``O(|X|)`` (no transform, no ``p``).
+
+    With ``t = tanh(delta)``: ``theta_bar'_z = (theta_bar_z + t <Phi_z Phi_y>) / (1 + t
+    theta_bar_y)``. For Walsh bases ``<Phi_z Phi_y> = theta_bar_{z XOR y}`` (an in-place XOR
+    mix when every cardinality is a power of two); otherwise the product is formed variable by
+    variable (eq. 5: ``phi_m phi_a = -(phi_0 + phi_m + phi_a)``), ``O(|X|)`` per variable on
+    which ``y`` depends.
+
+    Parameters
+    ----------
+    theta_bar : ndarray, shape (|X|,)
+        Current dual vector (``theta_bar[0] = 1``).
+    y : int
+        Flat index of the changed parameter.
+    delta : float
+        The change of ``theta_y``.
+    out : ndarray, optional
+        Where to write; ``out=theta_bar`` updates in place. Default: a new array.
+    scratch : ndarray, optional
+        An ``(|X|,)`` work array for the non-Walsh case (allocated if not given).
+    """
+    cards = _check_cardinalities(cardinalities)
+    X = _size(cards)
+    tb = check_array(theta_bar, "theta_bar", shape=(X,))
+    if np.ndim(y) != 0:
+        raise ValueError(f"y must be one flat index, got shape {np.shape(y)}")
+    y = int(check_indices(y, X, "y")[0])
+    delta = check_real(delta, "delta")
+    if out is None:
+        _require_tables(8 * X, "dual_update", X)
+        out = tb.copy()
+    elif out is not tb:
+        out[:] = tb
+    if y == 0 or delta == 0.0:
+        return out
+    _dual_update_inplace(out, y, math.tanh(delta), cards, scratch)
+    return out
+
+
+def _dual_update_inplace(tb, y, t, cards, scratch, parallel=False):
+    segs = _segments(cards)
+    if len(segs) == 1 and segs[0][2]:
+        _k.xor_mix(tb, y, t, parallel)
+        return
+    if scratch is None:
+        scratch = np.empty_like(tb)
+    scratch[:] = tb
+    for (stride, k, walsh), a in zip(segs, ((y // s) % k for s, k, _ in segs)):
+        if a:
+            _k.mix_segment(scratch, stride, k, int(a), walsh)
+    _k.combine(tb, scratch, t, 1.0 + t * tb[y])
+
+
+# --------------------------------------------------------------------------- learning
+def memory_required(cardinalities: Any, update: str = "incremental") -> int:
+    """Bytes of ``|X|``-sized tables :func:`fit` allocates.
+
+    The paper keeps four tables (``p_theta``, ``theta_bar``, ``d_bar``, ``r``). Our default
+    incremental learner keeps ``theta_bar`` and ``d_bar`` (plus one work table when some
+    cardinality is not a power of two) and computes ``r_y`` from two small tables;
+    ``update="transform"`` (the paper's scheme) also keeps ``p_theta``.
+    """
+    cards = _check_cardinalities(cardinalities)
+    if not is_choice(update, _UPDATES):
+        raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
+    X = _size(cards)
+    segs = _segments(cards)
+    all_walsh = len(segs) == 1 and segs[0][2]
+    tables = 2 + (update == "transform") + (update == "incremental" and not all_walsh)
+    return 8 * X * tables
+
+
+@dataclass
+class Model:
+    """A learned FSLL model (the result of :func:`fit`).
+
+    Attributes
+    ----------
+    cardinalities : tuple of int
+    theta : dict
+        ``{flat index y: theta_y}`` for the used basis functions (``theta_y != 0``).
+    cost : float
+        Final value of eq. (7), ``KL(p_d||p_theta) + r(theta, N)``.
+    kl_data : float
+        Final ``KL(p_d||p_theta)`` (tracked through eq. 19).
+    n_samples : int
+    history : ndarray
+        ``cost`` before the first step and after every step (non-increasing).
+    moves : list of (kind, y, theta_y)
+        Each accepted candidate: ``kind`` in {"append", "adjust", "remove"}.
+    n_exact : int
+        Candidates whose exact eq. (20) was evaluated (the others were skipped by eq. 21).
+    n_candidates : int
+        Append candidates considered, over all steps.
+    update : str
+    converged : bool
+        Whether the search stopped on line 8 of Algorithm 1 (no candidate lowers the cost
+        by ``eps``) rather than at ``max_steps``.
+    stop_reason : str
+        Why the search stopped.
+    seconds : float
+        Wall time of :func:`fit`.
+
+    Notes
+    -----
+    ``model`` (the model itself), ``n_steps``, ``converged``, ``stop_reason``,
+    ``seconds`` and ``history`` are the result fields every learner of the library shares
+    (:class:`mrflib.learning.fit_result.Fit`); here ``history`` is the cost after every step.
+    """
+
+    cardinalities: tuple[int, ...]
+    theta: dict[int, float]
+    cost: float
+    kl_data: float
+    n_samples: int
+    history: np.ndarray
+    moves: list[tuple[str, int, float]] = field(default_factory=list)
+    n_exact: int = 0
+    n_candidates: int = 0
+    update: str = "incremental"
+    converged: bool = True
+    stop_reason: str = ""
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def model(self) -> Model:
+        """The learned model (this object): the result field shared with ``learning.Fit``."""
+        return self
+
+    @property
+    def n_basis(self) -> int:
+        """Number of used basis functions (``theta_y != 0``), '#Basis' of Table 1."""
+        return len(self.theta)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.moves)
+
+    def probabilities(self) -> np.ndarray:
+        """``p_theta`` over all flat states (eq. 3)."""
+        return probabilities(self.theta, self.cardinalities)
+
+    def terms(self) -> list[tuple[tuple[int, ...], float]]:
+        """``(digits of y, theta_y)`` for the used basis functions, sorted by ``y``."""
+        ys = sorted(self.theta)
+        if not ys:
+            return []
+        digits = unflatten(np.array(ys, dtype=np.int64), self.cardinalities)
+        return [(tuple(int(v) for v in d), self.theta[y]) for d, y in zip(digits, ys)]
+
+    def orders(self) -> np.ndarray:
+        """Order (number of variables ``Phi_y`` depends on) of each used basis function."""
+        return np.array([sum(v != 0 for v in d) for d, _ in self.terms()], dtype=np.int64)
+
+
+def fit(
+    data: Any,
+    cardinalities: Any,
+    *,
+    eps: float = 1e-4,
+    update: str = "incremental",
+    max_steps: int = 100_000,
+    use_bound: bool = True,
+    parallel: bool = False,
+) -> Model:
+    """Learn an FSLL model by Algorithm 1 with the MDL cost of eq. (7).
+
+    Each step evaluates every candidate in ``O(1)``: appending ``theta_y`` (eq. 20, skipped
+    when the lower bound of eq. 21 cannot beat the current champion, Algorithm 2), adjusting
+    or removing an active ``theta_y`` (eq. 19 with eq. 16); it stops when the best candidate
+    lowers the cost by less than ``eps``.
+
+    Parameters
+    ----------
+    data : array_like, shape (N, n)
+        Integer samples, ``0 <= x_i < |X_i|``.
+    cardinalities : sequence of int
+        ``|X_i|`` for each variable (all ``>= 2``).
+    eps : float
+        Threshold of line 8 of Algorithm 1 (the paper uses ``1e-4``).
+    update : {"incremental", "transform"}
+        How the dual vector follows a step: ``"incremental"`` (default) mixes it in
+        ``O(|X|)`` (:func:`dual_update`); ``"transform"`` is the paper's scheme, Algorithm 3 on
+        ``p_theta`` followed by a fresh :func:`dual` (``O(|X| log |X|)``).
+    max_steps : int
+        Safety limit on the number of steps.
+    use_bound : bool
+        Skip append candidates by eq. (21) (the result is the same either way).
+    parallel : bool
+        Run the candidate scan and the all-Walsh dual update on numba's threads. The result
+        is identical; it pays on an idle multi-core machine, and costs on a busy one.
+
+    Returns
+    -------
+    Model
+
+    Notes
+    -----
+    The memory of the ``|X|``-sized tables (:func:`memory_required`) is checked before any
+    is allocated. Targets ``d_y = ±1`` are clipped to ``±(1 - TAU)``, a finite stand-in for
+    the infinite ``theta_y`` a zero-probability pattern would need (the paper assumes a
+    positive ``p_d``).
+    """
+    t0 = time.perf_counter()
+    cards = _check_cardinalities(cardinalities)
+    eps = check_positive(eps, "eps", allow_zero=True)
+    max_steps = check_positive(max_steps, "max_steps", integer=True, allow_zero=True)
+    if not is_choice(update, _UPDATES):
+        raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
+    arr = _check_states(data, cards, "data")
+    N = arr.shape[0]
+    if N == 0:
+        raise ValueError("data must contain at least one sample")
+    X = _size(cards)
+    _require_tables(memory_required(cards, update) + 16 * N, f"fsll.fit(update={update!r})", X)
+    dbar, kl = _data_duals(arr, cards)  # line 2
+    del arr
+    lo_cost, hi_cost = _cost_tables(cards, N)  # line 3
+    duals = (_TransformDuals if update == "transform" else _IncrementalDuals)(cards, parallel)
+    search = _Search(dbar, lo_cost, hi_cost, use_bound, parallel, kl)
+    converged, reason = False, f"max_steps = {max_steps} reached"
+    for _ in range(max_steps):
+        tbar = duals.current()  # line 6
+        move, champion = search.best_move(tbar)  # line 7
+        if move is None or -champion < eps:  # line 8
+            converged = True
+            reason = ("converged: no candidate move left" if move is None else
+                      f"converged: best cost decrease {-champion:.3g} < eps {eps:g}")
+            break
+        delta = search.accept(move, champion, tbar)  # lines 10-11
+        duals.step(move[1], delta)
+    return Model(
+        cardinalities=tuple(int(k) for k in cards),
+        theta=search.theta,
+        cost=search.cost,
+        kl_data=search.kl,
+        n_samples=N,
+        history=np.array(search.history),
+        moves=search.moves,
+        n_exact=search.n_exact,
+        n_candidates=search.n_candidates,
+        update=update,
+        converged=converged,
+        stop_reason=reason,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _data_duals(arr: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, float]:
+    """``d_bar = <Phi_y>_{p_d}`` for every ``y`` and ``KL(p_d || uniform)`` (line 2)."""
+    N = arr.shape[0]
+    X = _size(cards)
+    idx = arr @ _strides(cards)
+    counts = np.unique(idx, return_counts=True)[1].astype(np.float64)
+    kl = math.log(X) + float(np.sum(counts / N * np.log(counts / N)))
+    dbar = np.zeros(X)
+    _k.accumulate(dbar, idx, 1.0 / N)
+    del idx
+    _transform_inplace(dbar, cards, transpose=False)
+    dbar[0] = 1.0
+    return dbar, kl
+
+
+class _IncrementalDuals:
+    """``theta_bar`` kept up to date by :func:`dual_update`'s ``O(|X|)`` mix (our scheme)."""
+
+    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
+        X = _size(cards)
+        self.cards, self.parallel = cards, parallel
+        # the dual of the uniform distribution (e_0 for Walsh bases, eq. 5 has means)
+        self.tbar = np.full(X, 1.0 / X)
+        _transform_inplace(self.tbar, cards, transpose=False)
+        self.tbar[0] = 1.0
+        segs = _segments(cards)
+        self.scratch = None if len(segs) == 1 and segs[0][2] else np.empty(X)
+
+    def current(self) -> np.ndarray:
+        return self.tbar
+
+    def step(self, y: int, delta: float) -> None:
+        _dual_update_inplace(self.tbar, y, math.tanh(delta), self.cards, self.scratch,
+                             self.parallel)
+
+
+class _TransformDuals:
+    """The paper's scheme: ``p_theta`` by Algorithm 3, ``theta_bar`` by a fresh transform."""
+
+    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
+        X = _size(cards)
+        self.cards = cards
+        self.p = np.full(X, 1.0 / X)
+        self.tbar = np.empty(X)
+        self.seg = _segment_arrays(cards)
+
+    def current(self) -> np.ndarray:
+        self.tbar[:] = self.p
+        _transform_inplace(self.tbar, self.cards, transpose=False)
+        return self.tbar
+
+    def step(self, y: int, delta: float) -> None:
+        stride, k, _ = self.seg
+        _k.algorithm3(self.p, delta, self.seg, ((y // stride) % k).astype(np.int64))
+
+
+class _Search:
+    """The greedy search of Algorithm 1-2 over append, adjust and remove candidates."""
+
+    def __init__(self, dbar, lo_cost, hi_cost, use_bound, parallel, kl) -> None:
+        self.dbar, self.lo_cost, self.hi_cost = dbar, lo_cost, hi_cost
+        self.use_bound, self.parallel = use_bound, parallel
+        self.theta: dict[int, float] = {}
+        self.kl = self.cost = kl
+        self.history = [kl]
+        self.moves: list[tuple[str, int, float]] = []
+        self.n_exact = self.n_candidates = 0
+
+    def _active_move(self, tbar: np.ndarray) -> tuple[float, tuple | None]:
+        """Best adjust or remove of an active ``theta_y`` (eq. 19 with eq. 16)."""
+        champion, move = 0.0, None
+        if not self.theta:
+            return champion, move
+        L = self.lo_cost.size
+        ys = np.array(sorted(self.theta), dtype=np.int64)
+        vals = np.array([self.theta[int(v)] for v in ys])
+        t0 = tbar[ys]
+        d = self.dbar[ys]
+        r = self.hi_cost[ys // L] + self.lo_cost[ys % L]
+        t_adj = np.clip(d, -1 + TAU, 1 - TAU)
+        d_adj = delta_kl(d, t0, t_adj)
+        t_rem = np.tanh(np.arctanh(t0) - vals)
+        d_rem = delta_kl(d, t0, t_rem) - r
+        for j in range(ys.size):
+            if d_adj[j] < champion:
+                champion, move = d_adj[j], ("adjust", int(ys[j]), t_adj[j])
+            if d_rem[j] < champion:
+                champion, move = d_rem[j], ("remove", int(ys[j]), t_rem[j])
+        return champion, move
+
+    def best_move(self, tbar: np.ndarray) -> tuple[tuple | None, float]:
+        """Line 7 (Algorithm 2): active candidates first, then the append scan (eq. 20-21)."""
+        champion, move = self._active_move(tbar)
+        bd, by, ne = _k.scan_append(self.dbar, tbar, self.lo_cost, self.hi_cost, champion,
+                                    TAU, self.use_bound, self.parallel)
+        self.n_exact += int(ne)
+        self.n_candidates += tbar.size - 1
+        if by >= 0:
+            champion = bd
+            move = ("append", int(by), float(np.clip(self.dbar[by], -1 + TAU, 1 - TAU)))
+        return move, champion
+
+    def accept(self, move: tuple, champion: float, tbar: np.ndarray) -> float:
+        """Lines 10-11: take the move, track KL and cost; returns the change of ``theta_y``."""
+        kind, yp, t1 = move
+        t0y, dy = float(tbar[yp]), float(self.dbar[yp])
+        old = self.theta.get(yp, 0.0)
+        new = 0.0 if kind == "remove" else old + math.atanh(t1) - math.atanh(t0y)
+        self.kl += float(delta_kl(dy, t0y, t1))
+        self.cost += float(champion)
+        if kind == "remove":
+            del self.theta[yp]
+        else:
+            self.theta[yp] = new
+        self.history.append(self.cost)
+        self.moves.append((kind, yp, new))
+        return new - old
+

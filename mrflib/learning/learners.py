@@ -1,0 +1,797 @@
+"""Learning Boltzmann machines from data: exact ML and its approximations.
+
+One entry point, :func:`fit`, and one gradient-ascent driver shared by every method
+(Yasuda 2018, section 5: ``w <- w + eta * Delta``). The methods:
+
+``"mle"``
+    exact maximum likelihood, eq. (2), (5) of Yasuda (2018) -- the reference; by
+    default delegated to :func:`mrflib.inference.exact.fit_mle`, or ``solver="gradient"``
+    for gradient ascent on eq. (5) with exact moments.
+``"mple"``
+    maximum pseudo-likelihood, eq. (7); ascent direction eq. (13) (half of eq. (10)).
+``"rm"``
+    ratio matching for binary data (Hyvarinen 2007):
+    ``J_RM = (1/N) sum_mu sum_i g(P(x)/P(x^{-i}))^2`` with ``g(r) = 1/(1 + r)``.
+``"mpf"``
+    minimum probability flow with single-spin-flip connectivity (Sohl-Dickstein et
+    al. 2011): ``K = (1/N) sum_mu sum_i exp((E(x) - E(x^{-i})) / 2)``.
+``"1-smci"``
+    1-SMCI learning, eq. (23)-(27): the model moments are replaced by the 1-SMCI
+    estimates of :func:`mrflib.inference.smci.moments` with the sample set fixed to the data.
+``"s2-smci"``
+    the same with the s2-SMCI estimates, eq. (22)-(26) of Yasuda & Uchizawa (GSMCI),
+    the sample set fixed to the data (the "(fix)" curves of their Figure 7).
+``"cd"``, ``"pcd"``
+    contrastive divergence (chains restarted at the data) and persistent
+    contrastive divergence (Tieleman 2008), both with sequential Gibbs sweeps of
+    :func:`mrflib.inference.sampling.sweep`.
+``"smci-pcd"``
+    Algorithm 2 of Yasuda & Uchizawa (GSMCI): the sample set starts as the
+    ``extension_rate``-replicated data; every step updates the parameters with the
+    GSMCI gradients eq. (30)-(31) computed on the current sample set (``estimator``
+    "1-smci" or "s2-smci"; "mci" gives plain PCD in the same loop), then advances all
+    ``M = eN`` chains by ``kappa`` Gibbs sweeps under the new parameters.
+``"lap"``
+    the LAP estimator of Mizrahi, de Freitas & Tenorio (section 4.2),
+    :func:`mrflib.learning.lap.fit_ising`: clique by clique, no gradient loop.
+
+The learners are the rows of one table (``_TABLE``: default and allowed solvers, extra
+options, whether the method draws, the scaling of a local gradient); every one returns a
+:class:`Fit` with ``model``, ``converged``, ``n_steps``, ``stop_reason``, ``seconds`` and
+``history``.
+
+Here ``x^{-i}`` is ``x`` with spin ``i`` flipped; ``x`` is in ``{-1, +1}^n`` and
+the model is ``P(x) ~ exp(sum_i b_i x_i + sum_(ij) J_ij x_i x_j)`` (the paper's
+model has no bias: ``bias=False``).
+
+Cost. MPLE, RM, MPF and 1-SMCI depend on the data only through the counts of local
+configurations ``(x_i, x_N(i))`` (and, for 1-SMCI pairs, of each edge's boundary): the
+data are compressed once per fit (:mod:`mrflib.learning._local`) and every step costs the same
+whatever N, in memory linear in nodes + edges (no dense ``n x n`` matrix). ``fit`` runs
+with BLAS on one thread (:mod:`mrflib._support.threads`) unless the user set the BLAS threads.
+
+Scaling of the ascent directions. Eq. (13) halves the coupling gradient of the
+pseudo-likelihood "to fit the magnitude of the gradient to that of the MLE". We
+apply the same rule to every objective: its gradient is rescaled, per parameter
+type, so that at ``theta = 0`` it equals the log-likelihood gradient of eq. (5)
+(``<x_i>_data`` for a bias, ``<x_i x_j>_data`` for a coupling). That is a constant
+diagonal preconditioner, so stationary points do not change: MPLE and MPF use
+factors (1, 1/2) for (bias, coupling), RM uses (2, 1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.threads import blas_single_threaded
+from mrflib._support.validation import (
+    as_rng,
+    check_array,
+    check_positive,
+    check_spins,
+    is_choice,
+    require_memory,
+)
+from mrflib.learning import _flow, _local
+from mrflib.learning import _learners_kernels as _k
+from mrflib.learning._optimizers import _gradient_ascent, _lbfgs
+from mrflib.learning.fit_result import Fit
+from mrflib.models.boltzmann import check_model
+from mrflib.models.graphs import as_graph
+
+__all__ = [
+    "METHODS",
+    "LOCAL_METHODS",
+    "Fit",
+    "fit",
+    "objective",
+    "objective_gradient",
+    "mpf_log_flow",
+    "ascent_direction",
+    "estimator_variances",
+    "mple_rho",
+    "mae",
+]
+
+SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
+
+
+@dataclass(frozen=True)
+class _Method:
+    """One learner of :func:`fit`: the dispatch table's row.
+
+    ``solvers[0]`` is the default solver; ``scale`` the (bias, coupling) factors making a
+    local method's ascent direction equal eq. (5) at ``theta = 0``; ``options`` the extra
+    keyword options :func:`fit` accepts for it.
+    """
+
+    name: str
+    solvers: tuple[str, ...] = ("gradient",)
+    options: frozenset = frozenset()
+    stochastic: bool = False
+    scale: tuple[float, float] | None = None
+
+
+_TABLE = {m.name: m for m in (
+    _Method("mle", ("exact", "gradient")),
+    _Method("mple", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
+    _Method("rm", ("gradient", "lbfgs"), scale=(2.0, 1.0)),
+    _Method("mpf", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
+    _Method("1-smci"),
+    _Method("s2-smci"),
+    _Method("cd", options=frozenset({"k", "n_chains"}), stochastic=True),
+    _Method("pcd", options=frozenset({"k", "n_chains", "extension_rate"}), stochastic=True),
+    _Method("smci-pcd", options=frozenset({"estimator", "extension_rate", "kappa", "samples"}),
+            stochastic=True),
+    _Method("lap", ("lap",), options=frozenset({"cliques", "scheduler", "n_jobs", "l2"})),
+)}
+METHODS = tuple(_TABLE)
+LOCAL_METHODS = _local.LOCAL_METHODS
+STOCHASTIC_METHODS = tuple(m.name for m in _TABLE.values() if m.stochastic)
+
+
+# --------------------------------------------------------------------------- results
+def mae(a: Any, b: Any) -> float:
+    """Mean absolute error between the couplings of two machines (or two arrays).
+
+    This is the error measure of Figures 2 and 3 of Yasuda (2018):
+    ``sum_(ij) |w_ij^MLE - w_ij^approx| / |E|``.
+    """
+    ca = getattr(a, "coupling", a)
+    cb = getattr(b, "coupling", b)
+    ca = check_array(ca, "a", ndim=1)
+    cb = check_array(cb, "b", ndim=1, shape=(ca.shape[0],))
+    return float(np.mean(np.abs(ca - cb))) if ca.size else 0.0
+
+
+# --------------------------------------------------------------------------- helpers
+def _bm(bias, edges, coupling):
+    from mrflib.models.boltzmann import BoltzmannMachine
+
+    return BoltzmannMachine(bias, edges, coupling)
+
+
+class _Problem:
+    """Validated data and graph, with the structures every method needs."""
+
+    def __init__(self, data, edges, n=None):
+        if n is not None:
+            n = check_positive(n, "n", integer=True)
+        arr = np.asarray(data)
+        if n is None:
+            if arr.ndim != 2:
+                raise ValueError(f"data must have shape (N, n), got {arr.shape}")
+            n = arr.shape[1]
+        self.x = check_spins(data, n, "data")
+        if self.x.shape[0] == 0:
+            raise ValueError("data must contain at least one configuration")
+        self.n = n
+        self.graph = as_graph(edges, n)  # validated once; its CSR is cached
+        self.edges = self.graph.edges
+        self.E = self.edges.shape[0]
+        self.ei = np.ascontiguousarray(self.edges[:, 0])
+        self.ej = np.ascontiguousarray(self.edges[:, 1])
+        # exact integer sums, one pass
+        s1, s2 = _k.data_moments(self.x, self.graph.structure)
+        self.data_mean = s1 / self.x.shape[0]
+        self.data_pair = s2 / self.x.shape[0]
+        self._local = {}
+
+    def smci1(self):
+        """1-SMCI moments on these data from pattern counts (compressed once, cached)."""
+        if "1-smci" not in self._local:
+            self._local["1-smci"] = _local.Smci1Moments(self.x, self.graph)
+        return self._local["1-smci"]
+
+    def local(self, method):
+        """The local objective of ``method`` on these data (compressed once, then cached)."""
+        if not is_choice(method, self._local):
+            self._local[method] = _local.LocalObjective(self.x, self.graph, method)
+        return self._local[method]
+
+    def solver_objective(self, method):
+        """What L-BFGS maximises: the local objective, for MPF bounded above ``K = n e^200``
+        (:class:`mrflib.learning._flow.BoundedFlow`: the same optimum, finite for every model)."""
+        local = self.local(method)
+        return _flow.BoundedFlow(local) if method == "mpf" else local
+
+    def split(self, theta):
+        return theta[: self.n], theta[self.n :]
+
+    def model(self, theta):
+        b, j = self.split(theta)
+        return _bm(b.copy(), self.graph, j.copy())
+
+    def trusted_model(self, theta):
+        """The machine at ``theta`` on the problem's :class:`~mrflib.models.graphs.Graph`.
+
+        The gradient loops build one machine per step; the graph was validated once in
+        ``__init__`` and is shared, so the machine is built by the model's unchecked
+        constructor with its CSR weights filled in.
+        """
+        from mrflib.models.boltzmann import BoltzmannMachine
+
+        b, j = self.split(theta)
+        b, j = b.copy(), j.copy()
+        w = j[self.graph.edge_ids]
+        w.flags.writeable = False
+        return BoltzmannMachine._from_checked(b, self.graph, j, weights=w)
+
+
+def _problem_from_bm(bm, data) -> _Problem:
+    bm = check_model(bm)
+    return _Problem(data, bm.edges, bm.n)
+
+
+def local_terms_numpy(
+    bm: Any, data: Any, method: str
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Per-sample plain-numpy evaluation of a local objective and its raw gradient.
+
+    The reference the tests compare the fitting path against: :func:`objective`,
+    :func:`objective_gradient` and :func:`fit` evaluate the same formulas in numba from
+    the data's local-pattern counts (:class:`mrflib.learning._local.LocalObjective`).
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    data : array (N, n) of spins
+    method : {"mple", "rm", "mpf"}
+
+    Returns
+    -------
+    value : float
+        The objective to maximise, averaged over the data: the pseudo-likelihood
+        eq. (7) of Yasuda (2018), ``-J_RM`` or ``-K_MPF``.
+    grad_bias, grad_coupling : ndarray (n,), (E,)
+        Its exact (unscaled) gradient.
+    """
+    if not is_choice(method, LOCAL_METHODS):
+        raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+    prob = _problem_from_bm(bm, data)
+    return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
+                                    np.asarray(bm.coupling, dtype=np.float64), prob.edges,
+                                    method)
+
+
+def _check_method(method):
+    if not is_choice(method, METHODS):
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def objective(bm, data, method: str) -> float:
+    """The objective a method maximises, averaged over the data.
+
+    ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the pseudo-likelihood eq. (7);
+    ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and PCD have no known
+    objective (Yasuda 2018, section 6) and raise ``ValueError``. Where ``K`` exceeds float64
+    (``exp(709.78)``) a ``ValueError`` gives ``log K``, which :func:`mpf_log_flow` returns
+    for every finite model.
+    """
+    bm = check_model(bm)
+    _check_method(method)
+    if method == "mle":
+        from mrflib import exact
+
+        return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
+    if not is_choice(method, LOCAL_METHODS):
+        raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
+    prob = _problem_from_bm(bm, data)
+    value, _, _ = prob.local(method)(bm.params)
+    if method == "mpf":
+        _flow.check_flow_finite(prob.local(method), bm.params, value)
+    return float(value)
+
+
+def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
+    for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
+    if not is_choice(method, LOCAL_METHODS):
+        raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+    prob = _problem_from_bm(bm, data)
+    _, gb, gj = prob.local(method)(bm.params, False)
+    if method == "mpf":
+        _flow.check_flow_finite(prob.local(method), bm.params, float(np.sum(gb) + np.sum(gj)),
+                                "gradient")
+    return gb, gj
+
+
+def mpf_log_flow(bm: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
+    """Logarithm of the MPF flow and its gradient, finite for every finite model.
+
+    ``K = (1/N) sum_mu sum_i exp((E(x^mu) - E(x^{mu,-i})) / 2)`` with single-spin-flip
+    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(bm, data, "mpf")`` is
+    ``-K``), evaluated as a shifted log-sum-exp: ``log K = c + log sum w exp(-u - c)``,
+    ``c`` the largest exponent. Where ``K`` itself overflows float64 (a term with
+    ``-x_i h_i > 709.78``) this stays exact.
+
+    Parameters
+    ----------
+    bm : BoltzmannMachine
+    data : array (N, n) of -1/+1, N >= 1
+
+    Returns
+    -------
+    log_k : float
+        ``log K``.
+    grad_bias, grad_coupling : ndarray (n,), (E,)
+        ``d log K / db`` and ``d log K / dJ`` (the gradient of ``K`` divided by ``K``).
+    """
+    bm = check_model(bm)
+    x = check_spins(data, bm.n, "data")
+    if x.shape[0] == 0:
+        raise ValueError("data must contain at least one configuration")
+    local = _local.LocalObjective(x, bm.graph, "mpf")
+    return _flow.log_flow(local, np.asarray(bm.params, dtype=np.float64))
+
+
+def _require_chains(prob: _Problem, n_chains: int, what: str) -> None:
+    """Refuse, before allocating, a chain set of ``n_chains`` rows (CD, PCD, SMCI-PCD):
+    the int8 chains and their Gibbs copy, the float64 copy and edge products the moments
+    are averaged from, the row index, and the sampler's uniforms."""
+    from mrflib.inference.sampling import _gibbs_bytes
+
+    rows = float(n_chains)
+    need = rows * (8.0 + 10.0 * prob.n + 24.0 * prob.E) + _gibbs_bytes(n_chains, prob.n, 0, 1)
+    require_memory(need, f"{what} ({n_chains} chains of {prob.n} spins)")
+
+
+def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
+    """The ascent direction Delta(theta) of a method, as a function of the parameters."""
+    n = prob.n
+    if method in LOCAL_METHODS:
+        sb, sj = _TABLE[method].scale
+        local = prob.local(method)
+
+        def direction(theta):
+            _, gb, gj = local(theta, False)
+            out = np.empty_like(theta)
+            out[:n] = sb * gb
+            out[n:] = sj * gj
+            return out
+
+        return direction
+
+    target = np.concatenate([prob.data_mean, prob.data_pair])
+    if method == "mle":
+        from mrflib import exact
+
+        def direction(theta):
+            mean, pair = exact.moments(prob.model(theta))
+            return target - np.concatenate([mean, pair])
+
+        return direction
+    if method in ("1-smci", "s2-smci"):
+        from mrflib import smci
+
+        counts = prob.smci1() if method == "1-smci" else None
+        if counts is not None and counts.available:  # from pattern counts, cost flat in N
+            def direction(theta):
+                mean, pair = counts(theta[:n], theta[n:])
+                return target - np.concatenate([mean, pair])
+        else:
+            def direction(theta):
+                mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
+                return target - np.concatenate([mean, pair])
+
+        return direction
+
+    from mrflib import sampling
+
+    N = prob.x.shape[0]
+    if method == "smci-pcd":
+        from mrflib import smci
+
+        estimator = options.get("estimator", "1-smci")
+        if not is_choice(estimator, SMCI_ESTIMATORS):
+            raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
+        kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
+        if options.get("samples") is not None:
+            if "extension_rate" in options:
+                raise ValueError("give either samples or extension_rate, not both")
+            chains = check_spins(options["samples"], prob.n, "samples").copy()
+            if chains.shape[0] == 0:
+                raise ValueError("samples must contain at least one configuration")
+        else:
+            e = check_positive(options.get("extension_rate", 1), "extension_rate", integer=True)
+            _require_chains(prob, e * N, f"extension_rate = {e}")
+            chains = np.tile(prob.x, (e, 1))  # S_0: the e-replicated data
+        state = {"chains": chains, "first": True}
+
+        def direction(theta):
+            bm = prob.trusted_model(theta)
+            if not state["first"]:  # S_t: kappa sweeps of S_{t-1} under theta_t (line 7)
+                state["chains"] = sampling.sweep(bm, state["chains"], kappa, rng)
+            state["first"] = False
+            mean, pair = smci.moments(bm, state["chains"], estimator)
+            return target - np.concatenate([mean, pair])
+
+        direction.state = state
+        return direction
+
+    # CD / PCD
+    k = check_positive(options.get("k", 1), "k", integer=True)
+    if "extension_rate" in options:
+        if "n_chains" in options:
+            raise ValueError("give either n_chains or extension_rate, not both")
+        e = check_positive(options["extension_rate"], "extension_rate", integer=True)
+        n_chains = e * N
+        _require_chains(prob, n_chains, f"extension_rate = {e}")
+        init = np.tile(prob.x, (e, 1))
+    else:
+        default_chains = N if method == "cd" else min(N, 1000)
+        n_chains = check_positive(options.get("n_chains", default_chains), "n_chains",
+                                  integer=True)
+        _require_chains(prob, n_chains, f"n_chains = {n_chains}")
+        init = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()
+    state = {"chains": init}
+
+    def direction(theta):
+        bm = prob.trusted_model(theta)
+        if method == "cd":
+            if n_chains == N:
+                start = prob.x
+            else:
+                start = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)]
+        else:
+            start = state["chains"]
+        chains = sampling.sweep(bm, start, k, rng)
+        if method == "pcd":
+            state["chains"] = chains
+        cf = chains.astype(np.float64)
+        mean = cf.mean(axis=0)
+        pair = np.mean(cf[:, prob.ei] * cf[:, prob.ej], axis=0)
+        return target - np.concatenate([mean, pair])
+
+    if method == "pcd":
+        direction.state = state
+    return direction
+
+
+def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tuple:
+    """The update direction ``Delta = (Delta_b, Delta_J)`` of a method at ``bm``.
+
+    ``"mle"``: eq. (5); ``"mple"``: eq. (13); ``"1-smci"``: eq. (26); ``"rm"``,
+    ``"mpf"``: their objective gradients, scaled as explained in the module
+    docstring; ``"s2-smci"``: eq. (31) of the GSMCI paper on the data;
+    ``"cd"``/``"pcd"``/``"smci-pcd"``: the first stochastic estimate (needs ``rng``).
+    """
+    _check_method(method)
+    if method == "lap":
+        raise ValueError("method 'lap' fits clique by clique and has no ascent direction")
+    prob = _problem_from_bm(bm, data)
+    if method in STOCHASTIC_METHODS:
+        rng = as_rng(rng)
+    fn = _direction_fn(prob, method, rng, options)
+    d = fn(np.asarray(bm.params, dtype=np.float64).copy())
+    return d[: prob.n], d[prob.n :]
+
+
+def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -> Fit:
+    """``solver="exact"``: :func:`mrflib.inference.exact.fit_mle` (L-BFGS-B on the exact
+    likelihood; enumeration up to 20 spins, the junction tree beyond), with its
+    ``max_iter`` = ``max_steps`` and ``tol`` when given, else its own defaults
+    (``10000``, ``1e-9``). ``converged`` is true only if the MLE exists and
+    ``max |gradient| < tol`` at the returned point (``tol`` defaulting to ``1e-6`` as for
+    the other methods); ``stop_reason`` says why it stopped."""
+    from mrflib import exact
+
+    n = prob.n
+    kw = {}
+    if max_steps is not None:
+        kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
+    if tol is not None:
+        kw["tol"] = check_positive(tol, "tol")
+    model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
+                               return_result=True, **kw)
+    theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
+    params = theta[None, :] if record else None
+    errs = None
+    if record and ref_coupling is not None:
+        errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
+    tol = kw.get("tol", 1e-6)
+    converged = bool(res.mle_exists and res.grad_max < tol)
+    reason = f"converged: max |gradient| {res.grad_max:.3g} < tol {tol:g}" if converged \
+        else str(res.message)
+    return Fit(model, "mle", "exact", int(res.nit), converged,
+               time.perf_counter() - t0, params, None, errs,
+               dict(kw, bias=bool(bias)), stop_reason=reason)
+
+
+def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options) -> Fit:
+    """``method="lap"``: :func:`mrflib.learning.lap.fit_ising` on the problem's graph (the same
+    machine); ``n_steps`` is the most Newton iterations a clique took, ``converged``
+    that every clique's Newton iteration converged."""
+    from mrflib import lap
+
+    if not bias:
+        raise ValueError("method 'lap' estimates the biases; bias must be True")
+    if init is not None:
+        raise ValueError("method 'lap' has no initial parameters; init must be None")
+    kw = dict(options)
+    if max_steps is not None:
+        kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
+    if tol is not None:
+        kw["tol"] = check_positive(tol, "tol")
+    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, **kw)
+    theta = model.params
+    errs = None
+    if record and ref_coupling is not None:
+        errs = np.array([np.mean(np.abs(theta[prob.n:] - ref_coupling)) if prob.E else 0.0])
+    iters = np.asarray(info["iterations"])
+    converged = bool(np.all(info["converged"]))
+    bad = int(np.sum(~np.asarray(info["converged"], dtype=bool)))
+    reason = (f"converged: every one of {info['n_cliques']} clique fits" if converged
+              else f"{bad} of {info['n_cliques']} clique fits reached max_iter")
+    return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
+               time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
+               {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
+
+
+def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, progress,
+                  rng):
+    """Validate the options of :func:`fit`; returns ``(solver, learning_rate, max_steps,
+    tol, rng)`` with the defaults filled in."""
+    _check_method(method)
+    spec = _TABLE[method]
+    unknown = set(options) - spec.options
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    if solver is None:
+        solver = spec.solvers[0]
+    if not is_choice(solver, spec.solvers):
+        raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
+                         f"got {solver!r}")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    stochastic = spec.stochastic
+    max_steps = check_positive(
+        (1000 if stochastic else 10000) if max_steps is None else max_steps,
+        "max_steps", integer=True, allow_zero=True,
+    )
+    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
+                         allow_zero=True)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    if stochastic:
+        rng = as_rng(rng)
+    return solver, learning_rate, max_steps, tol, rng
+
+
+def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
+    """Initial parameters (zeros, as in section 5, unless ``init``) and the free mask
+    (biases held at zero when ``bias`` is false)."""
+    if init is None:
+        theta0 = np.zeros(P)
+    else:
+        theta0 = np.asarray(getattr(init, "params", init), dtype=np.float64)
+        theta0 = check_array(theta0, "init", ndim=1, shape=(P,)).copy()
+    free = np.ones(P, dtype=bool)
+    if not bias:
+        free[:n] = False
+        theta0[:n] = 0.0
+    return theta0, free
+
+
+def _check_factor_graph_call(n, rng, bias, solver, reference) -> None:
+    """A FactorGraph structure takes none of the Boltzmann-machine options."""
+    given = [name for name, value, default in (("n", n, None), ("rng", rng, None),
+                                                 ("bias", bias, True), ("solver", solver, None),
+                                                 ("reference", reference, None))
+             if value is not default and value != default]
+    if given:
+        raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
+                         "structure takes max_steps, tol, init, record and, for 'lap', "
+                         "gauge, l2, n_jobs, scheduler")
+
+
+@blas_single_threaded
+def fit(
+    data: Any,
+    edges: Any,
+    method: str,
+    *,
+    n: int | None = None,
+    rng: Any = None,
+    bias: bool = True,
+    solver: str | None = None,
+    learning_rate: float = 0.2,
+    max_steps: int | None = None,
+    tol: float | None = None,
+    init: Any = None,
+    reference: Any = None,
+    record: bool = True,
+    progress: bool | None = None,
+    **options: Any,
+) -> Fit:
+    """Learn a Boltzmann machine on ``edges`` from spin data.
+
+    Parameters
+    ----------
+    data : array (N, n) of -1/+1
+        The data points D of eq. (2) of Yasuda (2018).
+    edges : Graph, array (E, 2) or FactorGraph
+        The graph of the learning machine: a :class:`mrflib.models.graphs.Graph` or its edge
+        array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
+        calls.) A :class:`mrflib.models.factor_graph.FactorGraph` (its scopes and cardinalities
+        define the family, each factor a free table) learns a general discrete MRF from
+        integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
+        :func:`mrflib.learning.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
+        normalized potentials.
+    method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
+        See the module docstring. Every learner returns the same :class:`Fit`.
+    n : int, optional
+        Number of nodes (default: the columns of ``data``).
+    rng : Generator or int
+        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only; the same seed gives the
+        same fit (and the same final chains).
+    bias : bool
+        Learn the biases (default) or fix them at zero, the paper's model eq. (1).
+    solver : {"gradient", "lbfgs", "exact", "lap"}, optional
+        ``"gradient"`` (default except for MLE and LAP): the gradient ascent of section 5,
+        ``w <- w + eta Delta``. ``"lbfgs"``: scipy L-BFGS on the objective (MPLE,
+        RM, MPF). ``"exact"`` (default for MLE): :func:`mrflib.inference.exact.fit_mle`.
+        ``"lap"`` (LAP only): :func:`mrflib.learning.lap.fit_ising`, whose ``max_iter`` and ``tol``
+        are ``max_steps`` and ``tol`` when given (else its own defaults).
+    learning_rate : float
+        ``eta`` (default 0.2, the paper's).
+    max_steps : int, optional
+        Maximum updates (default 10000; 1000 for the stochastic methods).
+    tol : float, optional
+        Stop when ``max |Delta| < tol`` (default 1e-6; 0, i.e. never, for the
+        stochastic methods CD, PCD, SMCI-PCD).
+        For L-BFGS, the tolerance on the max-abs objective gradient.
+    init : BoltzmannMachine or array (n + E,), optional
+        Initial parameters (default zeros, as in section 5).
+    reference : BoltzmannMachine or array (E,), optional
+        The machine whose couplings the per-step MAE is measured against
+        (Figure 3 uses the exact MLE).
+    record : bool
+        Keep the per-step history (parameters, ``max |Delta|``, MAE).
+    progress : bool, optional
+        ``False`` switches the progress bar off; otherwise a tqdm bar appears
+        when a fit runs for more than two seconds.
+    **options
+        CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
+        for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,
+        ``extension_rate`` e (the chains start as the e-replicated data).
+        SMCI-PCD: ``estimator`` ("1-smci" default, "s2-smci", "mci", "2-smci"),
+        ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1) and
+        optionally ``samples``, an explicit initial sample set instead of the
+        replicated data. LAP: ``cliques``, ``scheduler``, ``n_jobs``, ``l2`` of
+        :func:`mrflib.learning.lap.fit_ising`.
+
+    Returns
+    -------
+    Fit
+    """
+    from mrflib.models.factor_graph import FactorGraph
+
+    if isinstance(edges, FactorGraph):
+        _check_factor_graph_call(n, rng, bias, solver, reference)
+        from mrflib.learning import factor_learning
+
+        return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
+                                   init=init, record=record, **options)
+    t0 = time.perf_counter()
+    max_steps_given, tol_given = max_steps, tol
+    solver, learning_rate, max_steps, tol, rng = _fit_settings(
+        method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
+    prob = _Problem(data, edges, n)
+    n = prob.n
+    P = n + prob.E
+
+    ref_coupling = _reference_coupling(reference, prob.E)
+
+    if solver == "exact":
+        return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
+                              record, t0)
+    if solver == "lap":
+        return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling, record,
+                        t0, options)
+
+    theta0, free = _initial_theta(init, bias, n, P)
+    if solver == "lbfgs":
+        out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
+                     ref_coupling=ref_coupling, record=record)
+    else:
+        direction = _direction_fn(prob, method, rng, options)
+        out = _gradient_ascent(
+            direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
+            tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
+            desc=f"fit {method}",
+        )
+    state = getattr(direction, "state", None) if solver == "gradient" else None
+    return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
+                          options, state, t0)
+
+
+def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
+    """The couplings ``(E,)`` of ``reference`` (a machine or an array) the per-step MAE is
+    measured against, or ``None``."""
+    if reference is None:
+        return None
+    ref = getattr(reference, "coupling", reference)
+    return check_array(ref, "reference", ndim=1, shape=(n_edges,))
+
+
+def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_steps: int,
+                   tol: float, learning_rate: float, bias: bool, options: dict,
+                   state: dict | None, t0: float) -> Fit:
+    """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
+    reason it stopped."""
+    theta, steps, converged, params, gmax, errs = out
+    model = prob.model(theta)
+    opts = {k: v for k, v in options.items() if k != "samples"}
+    reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
+              f"max_steps = {max_steps} reached"
+              + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else "")
+              if steps >= max_steps else
+              f"L-BFGS stopped at step {steps} without meeting tol {tol:g} (its line search "
+              "found no decrease, or its evaluation limit was reached)")
+    return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
+               errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
+               None if state is None else state["chains"], reason)
+
+
+# --------------------------------------------------------------------------- Theorem 1
+def mple_rho(bm, x: Any) -> np.ndarray:
+    """Per-configuration MPLE estimate rho^MPLE_ij(x) of <x_i x_j>, eq. (28) of Yasuda (2018).
+
+    ``rho_ij(x) = (x_j M_i(x) + x_i M_j(x)) / 2`` with ``M_i = tanh(h_i)``, eq. (11)-(12)
+    (biases included in the local field). Returns shape ``(M, E)``.
+    """
+    bm = check_model(bm)
+    xs = check_spins(x, bm.n, "x").astype(np.float64)
+    t = np.tanh(bm.local_field(xs))
+    e = np.asarray(bm.edges)
+    return 0.5 * (xs[:, e[:, 1]] * t[:, e[:, 0]] + xs[:, e[:, 0]] * t[:, e[:, 1]])
+
+
+#: Bytes of one block of states in :func:`estimator_variances` (the 2^n states are visited
+#: in blocks, so only the probability table grows with n).
+_ESTIMATOR_BLOCK_BYTES = 32 * 2**20
+
+
+def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
+    """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
+
+    Computed by enumeration of all ``2^n`` states (refused, with the memory it
+    would need, when too large). Theorem 1 of Yasuda (2018) states
+    ``v^MPLE_ij >= v^1SMCI_ij`` for every edge. The 1-SMCI variance is eq. (12) of
+    Yasuda & Uchizawa (GSMCI) with ``T = A = {i, j}``, from
+    :func:`mrflib.inference.smci.asymptotic_variance`.
+
+    Returns
+    -------
+    v_mple, v_smci : ndarray (E,)
+        The variances multiplied by N (i.e. for N = 1).
+    """
+    from mrflib import exact, smci
+
+    bm = check_model(bm)
+    n, E = bm.n, len(bm.edges)
+    # rho^MPLE of a block of states: spins, fields, tanh, products (measured 17 n + 32 E)
+    per_state = 24.0 * n + 40.0 * E + 64.0
+    rows = int(max(1, min(2**n, _ESTIMATOR_BLOCK_BYTES // per_state)))
+    # held: P (8 per state); then one of the block's rho or asymptotic_variance (72 per state)
+    require_memory(8.0 * 2.0**n + max(72.0 * 2.0**n, rows * per_state) + 2**16,
+                   f"estimator_variances over 2^{n} states (n={n})")
+    p = exact.probabilities(bm)
+    _, pair = exact.moments(bm)
+    second = np.zeros(E)
+    for start in range(0, 2**n, rows):
+        stop = min(start + rows, 2**n)
+        rho = mple_rho(bm, exact.index_to_states(np.arange(start, stop), n))
+        second += p[start:stop] @ rho**2
+    v_mple = second - pair**2
+    e = np.asarray(bm.edges)
+    v_smci = np.array([smci.asymptotic_variance(bm, e[k], e[k]) for k in range(e.shape[0])])
+    return np.maximum(v_mple, 0.0), np.asarray(v_smci, dtype=np.float64)
+

@@ -1,0 +1,8 @@
+"""Models: what every algorithm takes, validated once and immutable.
+
+:mod:`~mrflib.models.graphs` (edge arrays, the validated ``Graph``, lattices),
+:mod:`~mrflib.models.boltzmann` (the ±1 pairwise Boltzmann machine),
+:mod:`~mrflib.models.factor_graph` (discrete factor graphs of any cardinalities and arity;
+a Boltzmann machine is their fast special case, see ``FactorGraph.from_boltzmann``) and
+:mod:`~mrflib.models.lattices` (Potts and triangle lattices with known parameters).
+"""

@@ -1,0 +1,259 @@
+"""The pairwise Boltzmann machine with ±1 spins.
+
+.. math::
+
+    P(x) = \\frac{1}{Z} \\exp\\Big(\\sum_i b_i x_i + \\sum_{(i,j) \\in E} J_{ij} x_i x_j\\Big),
+    \\qquad x \\in \\{-1, +1\\}^n,
+
+eq. (3) of Yasuda & Uchizawa (GSMCI) and eq. (1) of Yasuda (SMCI learning), with
+``b_i = w_i`` (bias) and ``J_ij = w_{i,j}`` (interaction).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import (
+    as_rng,
+    check_array,
+    check_bias,
+    check_coupling,
+    check_edges,
+    check_instance,
+    check_positive,
+    check_spins,
+    require_memory,
+)
+from mrflib.models import graphs
+
+__all__ = ["BoltzmannMachine", "check_model", "overflow_exponent", "unscale_log_partition"]
+
+#: Sums of log-weights are kept below ``2^LOG_WEIGHT_MAX_EXPONENT`` (float64 ends at 2^1024).
+LOG_WEIGHT_MAX_EXPONENT = 1000
+
+
+def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
+    """The smallest ``k >= 0`` with ``2^-k (Σ|b_i| + Σ|J_e|) < 2^1000``.
+
+    Every log-weight ``Σ b_i x_i + Σ J_ij x_i x_j``, every partial sum of one and every
+    message of variable elimination is bounded by ``Σ|b_i| + Σ|J_e|`` (plus ``log 2`` per
+    summed spin). The engines work with the parameters times ``2^-k`` (exact: a power of
+    two) and multiply differences of log-weights by ``2^k`` only after the log-sum-exp
+    shift, so a model with parameters near the float maximum gives no ``inf - inf``.
+    ``k = 0`` (no rescaling, bit-identical results) for every model of ordinary range.
+    """
+    with np.errstate(over="ignore"):
+        total = float(np.add.reduce(np.abs(bias))) + float(np.add.reduce(np.abs(coupling)))
+    if total < 2.0**LOG_WEIGHT_MAX_EXPONENT:  # (rounding of the sum: far inside the margin)
+        return 0
+    top = max(float(np.max(np.abs(bias), initial=0.0)),
+              float(np.max(np.abs(coupling), initial=0.0)))
+    terms = len(bias) + len(coupling) + 1
+    bits = math.frexp(top)[1] + int(terms - 1).bit_length()  # the sum < top * terms < 2^bits
+    return max(0, bits - LOG_WEIGHT_MAX_EXPONENT)
+
+
+def unscale_log_partition(scaled: float, k: int) -> float:
+    """``log Z`` from its value scaled by ``2^-k`` (see :func:`overflow_exponent`).
+
+    A ``log Z`` beyond the float range is returned as ``+inf`` with a ``RuntimeWarning``
+    (the moments and samples of such a model are still finite and exact).
+    """
+    with np.errstate(over="ignore"):
+        logz = float(np.ldexp(scaled, k))
+    if np.isinf(logz) and np.isfinite(scaled):
+        warnings.warn(f"log Z = {scaled:.6g} x 2^{k} is beyond the float range "
+                      "(1.8e308); returning inf",
+                      RuntimeWarning, stacklevel=3)
+    return logz
+
+
+class BoltzmannMachine:
+    """A pairwise Boltzmann machine (PBM) on ±1 spins.
+
+    Parameters
+    ----------
+    bias : array_like, shape (n,)
+        Biases ``b_i`` (the papers' ``w_i`` or thresholds ``θ_i``).
+    edges : array_like, shape (E, 2), or Graph
+        Canonical edge array (``i < j``, sorted rows, no duplicates) or a
+        :class:`mrflib.models.graphs.Graph` on ``n = len(bias)`` nodes (used as is).
+    coupling : array_like, shape (E,)
+        Couplings ``J_e`` for each edge row (the papers' ``w_{ij}``).
+
+    Notes
+    -----
+    Instances are treated as immutable: the arrays are copied and made read-only.
+    Use :meth:`with_params` for a model with new parameters on the same graph.
+    ``bm.graph`` is the :class:`mrflib.models.graphs.Graph` (``bm.edges`` its edge array).
+    """
+
+    __slots__ = ("bias", "graph", "coupling", "_weights")
+
+    def __init__(self, bias: Any, edges: Any, coupling: Any) -> None:
+        bias = check_bias(bias).copy()
+        graph = graphs.as_graph(edges, bias.shape[0])
+        coupling = check_coupling(coupling, graph.n_edges).copy()
+        for a in (bias, coupling):
+            a.flags.writeable = False
+        self.bias = bias
+        self.graph = graph
+        self.coupling = coupling
+        self._weights = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def random(
+        cls,
+        edges: Any,
+        n: int,
+        bias_scale: float = 0.2,
+        coupling_scale: float = 0.3,
+        rng: Any = 0,
+    ) -> BoltzmannMachine:
+        """Biases ~ U[-bias_scale, bias_scale], couplings ~ U[-coupling_scale, coupling_scale].
+
+        The defaults are the generating models of the SMCI papers' experiments
+        (GSMCI section 4: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]).
+        """
+        n = check_positive(n, "n", integer=True)
+        require_memory(24.0 * n, f"BoltzmannMachine.random with n={n} nodes")
+        edges = graphs.as_graph(edges, n)
+        bias_scale = check_positive(bias_scale, "bias_scale", allow_zero=True)
+        coupling_scale = check_positive(coupling_scale, "coupling_scale", allow_zero=True)
+        rng = as_rng(rng)
+        bias = rng.uniform(-bias_scale, bias_scale, size=n)
+        coupling = rng.uniform(-coupling_scale, coupling_scale, size=edges.n_edges)
+        return cls(bias, edges, coupling)
+
+    @classmethod
+    def from_01(cls, bias01: Any, edges: Any, coupling01: Any) -> BoltzmannMachine:
+        """The same distribution written for ±1 spins from a {0, 1} parameterization.
+
+        ``P(s) ∝ exp(Σ a_i s_i + Σ c_ij s_i s_j)`` with ``s_i ∈ {0, 1}`` (e.g. the LAP
+        paper's Ising model, eq. (3), and the FSLL paper's eq. (1)) equals this model
+        under ``s_i = (x_i + 1) / 2``: ``J_ij = c_ij / 4`` and
+        ``b_i = a_i / 2 + Σ_j c_ij / 4``.
+        """
+        bias01 = check_array(bias01, "bias01", ndim=1)
+        edges = check_edges(edges, bias01.shape[0])
+        coupling01 = check_array(coupling01, "coupling01", shape=(len(edges),))
+        b = bias01 / 2.0
+        np.add.at(b, edges[:, 0], coupling01 / 4.0)
+        np.add.at(b, edges[:, 1], coupling01 / 4.0)
+        return cls(b, edges, coupling01 / 4.0)
+
+    def to_01(self) -> tuple[np.ndarray, np.ndarray]:
+        """Inverse of :meth:`from_01`: ``(a, c)`` with ``c_ij = 4 J_ij``,
+        ``a_i = 2 b_i - Σ_j 2 J_ij``."""
+        c = 4.0 * self.coupling
+        a = 2.0 * self.bias
+        np.add.at(a, self.edges[:, 0], -2.0 * self.coupling)
+        np.add.at(a, self.edges[:, 1], -2.0 * self.coupling)
+        return a, c
+
+    @classmethod
+    def _from_checked(cls, bias: np.ndarray, graph: graphs.Graph, coupling: np.ndarray,
+                      weights: np.ndarray | None = None) -> BoltzmannMachine:
+        """Internal fast path for hot loops (a learner builds one machine per step).
+
+        The caller guarantees what ``__init__`` would check: float64 ``bias (n,)`` with
+        ``n = graph.n``, float64 ``coupling (E,)``, and, if given, ``weights`` equal to
+        ``coupling[graph.edge_ids]``. The arrays are owned by the new machine and made
+        read-only.
+        """
+        bm = object.__new__(cls)
+        for a in (bias, coupling):
+            a.flags.writeable = False
+        bm.bias, bm.graph, bm.coupling = bias, graph, coupling
+        bm._weights = weights
+        return bm
+
+    def with_params(self, theta: Any) -> BoltzmannMachine:
+        """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
+        theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
+        return BoltzmannMachine(theta[: self.n], self.graph, theta[self.n:])
+
+    def copy(self) -> BoltzmannMachine:
+        return BoltzmannMachine(self.bias, self.graph, self.coupling)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        """Number of spins."""
+        return self.graph.n
+
+    @property
+    def edges(self) -> np.ndarray:
+        """The canonical ``(E, 2)`` edge array (read-only), ``self.graph.edges``."""
+        return self.graph.edges
+
+    @property
+    def params(self) -> np.ndarray:
+        """All parameters as one vector ``concat(bias, coupling)``."""
+        return np.concatenate([self.bias, self.coupling])
+
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR adjacency with weights: ``(indptr, indices, weights)`` (cached).
+
+        The couplings to the neighbours of ``i`` are
+        ``weights[indptr[i]:indptr[i + 1]]``.
+        """
+        indptr, indices, eids = self.graph.csr
+        if self._weights is None:
+            weights = np.ascontiguousarray(self.coupling[eids], dtype=np.float64)
+            weights.flags.writeable = False
+            self._weights = weights
+        return indptr, indices, self._weights
+
+    def coupling_matrix(self) -> np.ndarray:
+        """Dense symmetric ``(n, n)`` coupling matrix with a zero diagonal."""
+        W = np.zeros((self.n, self.n))
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        W[i, j] = self.coupling
+        W[j, i] = self.coupling
+        return W
+
+    # ------------------------------------------------------------------ evaluation
+    def log_weight(self, x: Any) -> np.ndarray | float:
+        """Unnormalized log-probability ``Σ b_i x_i + Σ J_ij x_i x_j``.
+
+        ``x`` of shape ``(n,)`` gives a float, ``(M, n)`` an array ``(M,)``.
+        """
+        single = np.ndim(x) == 1
+        s = check_spins(x, self.n, "x").astype(np.float64)
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        lw = s @ self.bias + (s[:, i] * s[:, j]) @ self.coupling
+        return float(lw[0]) if single else lw
+
+    def local_field(self, x: Any) -> np.ndarray:
+        """Local fields ``h_i = b_i + Σ_j J_ij x_j`` for each configuration, shape ``(M, n)``."""
+        s = check_spins(x, self.n, "x").astype(np.float64)
+        h = np.broadcast_to(self.bias, s.shape).copy()
+        i, j = self.edges[:, 0], self.edges[:, 1]
+        np.add.at(h.T, i, (s[:, j] * self.coupling).T)
+        np.add.at(h.T, j, (s[:, i] * self.coupling).T)
+        return h
+
+    def __repr__(self) -> str:
+        return f"BoltzmannMachine(n={self.n}, edges={len(self.edges)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BoltzmannMachine):
+            return NotImplemented
+        return (
+            np.array_equal(self.bias, other.bias)
+            and np.array_equal(self.edges, other.edges)
+            and np.array_equal(self.coupling, other.coupling)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def check_model(bm: Any, name: str = "bm") -> BoltzmannMachine:
+    """Return ``bm`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``."""
+    return check_instance(bm, BoltzmannMachine, name)

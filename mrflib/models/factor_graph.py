@@ -1,0 +1,353 @@
+"""Discrete factor graphs: any number of states per variable, factors over any variables.
+
+.. math::
+
+    P(x) = \\frac{1}{Z} \\prod_k \\psi_k(x_{S_k})
+         = \\frac{1}{Z} \\exp\\Big(\\sum_k \\theta_k(x_{S_k})\\Big),
+    \\qquad x_i \\in \\{0, \\dots, |X_i| - 1\\},
+
+the general discrete Markov random field of the LAP paper (its eq. (1), with one potential
+per clique ``S_k``) and the model of the UAI file format. ``θ_k = log ψ_k`` is stored as a
+natural-log table; ``-inf`` is a zero weight (a hard constraint, or a zero entry of a
+conditional probability table).
+
+A :class:`FactorGraph` is immutable and validated once, in its constructor; every exact
+routine of :mod:`mrflib.inference.exact` takes one beside a
+:class:`~mrflib.models.boltzmann.BoltzmannMachine`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import (
+    check_array,
+    format_bytes,
+    format_count,
+    integer_values,
+    require_memory,
+)
+from mrflib.models.boltzmann import BoltzmannMachine
+
+__all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
+
+#: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
+#: are refused by size before anything is allocated.
+MAX_TABLE_ENTRIES = 2**40
+#: The largest ``|log-weight|`` of the factors may add up to at most this: then every
+#: state's log-weight, ``log Z`` and their differences are finite float64 numbers (1e308
+#: in two factors would sum to ``inf`` and give ``log Z = inf``, marginals NaN).
+MAX_LOG_WEIGHT = 1e300
+
+
+def _check_magnitude(tables: Sequence[np.ndarray], name: str = "log_tables") -> None:
+    """Refuse tables whose largest finite ``|log-weight|`` add up past :data:`MAX_LOG_WEIGHT`."""
+    total = 0.0
+    for t in tables:
+        if t.size:
+            fin = np.isfinite(t)
+            top = np.max(np.abs(t), where=fin, initial=0.0)
+            total += float(top)
+    if not total <= MAX_LOG_WEIGHT:
+        shown = f"{total:.3g}" if math.isfinite(total) else "more than 1.8e308"
+        raise ValueError(f"{name}: the largest |log-weight| of the factors add up to "
+                         f"{shown}, beyond {MAX_LOG_WEIGHT:g}: the model's log-weights and "
+                         "log Z would overflow float64 (subtract a constant from each table)")
+
+
+def _check_cardinalities(cardinalities: Any) -> np.ndarray:
+    arr = np.asarray(cardinalities)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(
+            "cardinalities must be a non-empty 1-d collection of integers >= 1 (one per "
+            f"variable), got shape {arr.shape}")
+    if arr.dtype.kind == "b":
+        raise ValueError("cardinalities must contain integers >= 1, got booleans")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"cardinalities must contain integers >= 1, got dtype {arr.dtype}")
+    # the int64 copy and the checks' temporaries, refused before allocating (a broadcast
+    # view of 10^12 variables costs nothing until copied)
+    require_memory(24.0 * arr.size, f"cardinalities ({format_count(arr.size)} variables) as "
+                   "int64 with its checks")
+    arr = integer_values(arr, "cardinalities must contain integers >= 1")
+    if np.any(arr < 1):
+        bad = int(np.flatnonzero(arr < 1)[0])
+        raise ValueError(f"cardinalities must be >= 1, got {int(arr[bad])} for variable {bad}")
+    return arr
+
+
+def _check_scope(scope: Any, k: int, n: int) -> tuple[int, ...]:
+    where = f"scopes[{k}]"
+    if isinstance(scope, (str, bytes)) or not isinstance(scope, (Sequence, np.ndarray)):
+        raise ValueError(f"{where} must be a tuple of variable indices, got {scope!r}")
+    out = []
+    for v in scope:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{where} must contain integer variable indices, got {v!r}")
+        if not 0 <= int(v) < n:
+            raise ValueError(f"{where} refers to variable {int(v)}, but n = {n} "
+                             f"(variables are 0..{n - 1})")
+        out.append(int(v))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{where} must not repeat a variable, got {tuple(out)}")
+    return tuple(out)
+
+
+def _check_table(table: Any, k: int, shape: tuple[int, ...]) -> np.ndarray:
+    where = f"log_tables[{k}]"
+    entries = math.prod(shape)
+    if entries > MAX_TABLE_ENTRIES:
+        axes = str(shape) if len(shape) <= 8 else f"{len(shape)} axes"
+        raise ValueError(f"{where} would have {format_count(entries)} entries ({axes}): more "
+                         f"than {MAX_TABLE_ENTRIES} ({format_bytes(8 * entries)})")
+    arr = check_array(table, where, dtype=np.float64, finite=False)
+    if arr.shape != shape:
+        raise ValueError(f"{where} must have shape {shape} (the cardinalities of its scope, "
+                         f"in scope order), got {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{where} must not contain NaN")
+    if np.isposinf(arr).any():
+        raise ValueError(f"{where} must not contain +inf (a weight of +inf has no "
+                         "normalization); use -inf for a zero weight")
+    arr = np.array(arr, dtype=np.float64, order="C")  # an owned copy
+    arr.flags.writeable = False
+    return arr
+
+
+def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") -> np.ndarray:
+    """Integer states ``(N, n)`` within ``0..cardinality-1``; one row ``(n,)`` is ``(1, n)``."""
+    n = len(cardinalities)
+    arr = np.asarray(states)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != n:
+        raise ValueError(f"{name} must have shape (N, {n}) (one column per variable), "
+                         f"got {np.shape(states)}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must contain integer states, got dtype {arr.dtype}")
+    # the int64 copy and the checks' temporaries (a float input: its rounded copy and
+    # masks): refused before allocating, also for a broadcast view of a huge N
+    require_memory(24.0 * arr.size, f"{name} ({format_count(arr.shape[0])} rows of {n} "
+                   "states) as int64 with its checks")
+    arr = integer_values(arr, f"{name} must contain integer states")
+    bad = (arr < 0) | (arr >= cardinalities[None, :])
+    if bad.any():
+        r, c = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name}[{r}, {c}] = {int(arr[r, c])} is outside 0..{cardinalities[c] - 1}"
+                         f" (variable {c} has {cardinalities[c]} states)")
+    return arr
+
+
+def all_states(cardinalities: Any) -> np.ndarray:
+    """Every joint state, ``int64 (prod |X_i|, n)``, variable 0 the fastest-changing digit.
+
+    The flat order of ``book/notation.md``: ``index = x_0 + |X_0| (x_1 + |X_1| (...))``.
+    Refused before allocating when the table would not fit in memory.
+    """
+    card = _check_cardinalities(cardinalities)
+    total = math.prod(card.tolist())
+    require_memory(8 * total * (len(card) + 2),
+                   f"the table of all {format_count(total)} joint states")
+    idx = np.arange(total, dtype=np.int64)
+    out = np.empty((total, len(card)), dtype=np.int64)
+    for i, c in enumerate(card.tolist()):
+        out[:, i] = idx % c
+        idx //= c
+    return out
+
+
+class FactorGraph:
+    """A discrete factor graph (Markov network) with natural-log factor tables.
+
+    Parameters
+    ----------
+    cardinalities : array_like of int, shape (n,)
+        Number of states ``|X_i| >= 1`` of each variable; variable ``i`` takes values
+        ``0..|X_i|-1``.
+    scopes : sequence of tuples of int
+        The variables of each factor, distinct within a factor (an empty scope is a
+        constant factor).
+    log_tables : sequence of array_like
+        ``log_tables[k]`` has shape ``tuple(cardinalities[v] for v in scopes[k])``, axes in
+        the scope's order; natural-log weights, ``-inf`` allowed (a zero weight), NaN and
+        ``+inf`` refused, and the tables' largest ``|log-weight|`` may add up to at most
+        :data:`MAX_LOG_WEIGHT` (so that ``log Z`` is a finite float64).
+
+    Notes
+    -----
+    Instances are immutable: the tables are copied and made read-only, the scopes are
+    tuples. ``P(x) ∝ exp(Σ_k log_tables[k][x_{scopes[k]}])``, the LAP paper's eq. (1).
+    """
+
+    __slots__ = ("cardinalities", "scopes", "log_tables")
+
+    def __init__(self, cardinalities: Any, scopes: Any, log_tables: Any) -> None:
+        card = _check_cardinalities(cardinalities)
+        card.flags.writeable = False
+        n = len(card)
+        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
+            raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
+        if isinstance(log_tables, np.ndarray) or not isinstance(log_tables, Sequence):
+            raise ValueError("log_tables must be a sequence of arrays (one per scope), got "
+                             f"{type(log_tables).__name__}")
+        if len(log_tables) != len(scopes):
+            raise ValueError(f"log_tables must have one table per scope ({len(scopes)}), "
+                             f"got {len(log_tables)}")
+        sc = tuple(_check_scope(s, k, n) for k, s in enumerate(scopes))
+        tables = tuple(_check_table(t, k, tuple(int(card[v]) for v in s))
+                       for k, (s, t) in enumerate(zip(sc, log_tables)))
+        _check_magnitude(tables)
+        self._set(card, sc, tables)
+
+    def _set(self, card: np.ndarray, scopes: tuple, tables: tuple) -> None:
+        object.__setattr__(self, "cardinalities", card)
+        object.__setattr__(self, "scopes", scopes)
+        object.__setattr__(self, "log_tables", tables)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("FactorGraph is immutable; build a new one")
+
+    @classmethod
+    def _from_checked(cls, card: np.ndarray, scopes: tuple, tables: tuple) -> FactorGraph:
+        """Internal: a model from parts the caller has validated (read-only arrays)."""
+        fg = object.__new__(cls)
+        fg._set(card, scopes, tables)
+        return fg
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        """Number of variables."""
+        return len(self.cardinalities)
+
+    @property
+    def n_factors(self) -> int:
+        """Number of factors."""
+        return len(self.scopes)
+
+    def variable_factors(self) -> list[list[int]]:
+        """For each variable, the indices of the factors whose scope holds it."""
+        out: list[list[int]] = [[] for _ in range(self.n)]
+        for k, s in enumerate(self.scopes):
+            for v in s:
+                out[v].append(k)
+        return out
+
+    def table_bytes(self) -> int:
+        """Bytes of all factor tables (float64)."""
+        return sum(8 * t.size for t in self.log_tables)
+
+    # ------------------------------------------------------------------ evaluation
+    def log_weight(self, states: Any) -> np.ndarray | float:
+        """Unnormalized log-weights ``Σ_k θ_k(x_{S_k})`` of integer states.
+
+        ``states`` of shape ``(n,)`` gives a float, ``(N, n)`` an array ``(N,)``; ``-inf``
+        where some factor has zero weight.
+        """
+        single = np.ndim(states) == 1
+        x = _check_states(states, self.cardinalities)
+        lw = np.zeros(len(x))
+        for s, t in zip(self.scopes, self.log_tables):
+            lw += t[tuple(x[:, v] for v in s)] if s else float(t)
+        return float(lw[0]) if single else lw
+
+    def condition(self, evidence: Mapping[Any, Any]) -> FactorGraph:
+        """The model with ``evidence = {variable: value}`` applied.
+
+        Every factor is sliced at the observed values (its scope loses the observed
+        variables), and each observed variable gets a unary indicator factor (``0`` at
+        its value, ``-inf`` elsewhere), so the result has the same variables and
+        cardinalities: its partition function is ``Z`` of the evidence (the UAI ``PR``
+        task), its marginals put a point mass on each observed value, and its MAP state and
+        samples agree with the evidence.
+        """
+        ev = _check_evidence(evidence, self.cardinalities)
+        states = sum(int(self.cardinalities[v]) for v in ev)
+        require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
+                       f"({states} states in all)")
+        scopes, tables = [], []
+        for s, t in zip(self.scopes, self.log_tables):
+            keep = tuple(v for v in s if v not in ev)
+            if len(keep) != len(s):
+                t = t[tuple(ev[v] if v in ev else slice(None) for v in s)]
+                t = np.array(t, dtype=np.float64)
+                t.flags.writeable = False
+            scopes.append(keep)
+            tables.append(t)
+        for v, value in sorted(ev.items()):
+            ind = np.full(int(self.cardinalities[v]), -np.inf)
+            ind[value] = 0.0
+            ind.flags.writeable = False
+            scopes.append((v,))
+            tables.append(ind)
+        return FactorGraph._from_checked(self.cardinalities, tuple(scopes), tuple(tables))
+
+    # ------------------------------------------------------------------ conversions
+    @classmethod
+    def from_boltzmann(cls, bm: BoltzmannMachine) -> FactorGraph:
+        """The ±1 Boltzmann machine as a factor graph: state 0 is spin -1, state 1 is +1.
+
+        One unary factor ``[-b_i, b_i]`` per spin (in node order), then one pairwise factor
+        ``J_ij [[1, -1], [-1, 1]]`` per edge (in edge order); the log-weights, and so
+        ``log Z``, the moments and the samples, are those of ``bm``.
+        """
+        if not isinstance(bm, BoltzmannMachine):
+            raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
+        sign = np.array([[1.0, -1.0], [-1.0, 1.0]])
+        scopes = [(i,) for i in range(bm.n)]
+        tables = [np.array([-b, b]) for b in bm.bias.tolist()]
+        scopes += [(int(i), int(j)) for i, j in bm.edges]
+        tables += [J * sign for J in bm.coupling.tolist()]
+        for t in tables:
+            t.flags.writeable = False
+        _check_magnitude(tables, "bm (its biases and couplings)")
+        card = np.full(bm.n, 2, dtype=np.int64)
+        card.flags.writeable = False
+        return cls._from_checked(card, tuple(scopes), tuple(tables))
+
+    # ------------------------------------------------------------------ protocol
+    def __repr__(self) -> str:
+        width = max((len(s) for s in self.scopes), default=0)
+        return (f"FactorGraph(n={self.n}, factors={self.n_factors}, "
+                f"max_cardinality={int(self.cardinalities.max())}, max_scope={width})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FactorGraph):
+            return NotImplemented
+        return (np.array_equal(self.cardinalities, other.cardinalities)
+                and self.scopes == other.scopes
+                and all(np.array_equal(a, b) for a, b in zip(self.log_tables, other.log_tables)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (FactorGraph, (self.cardinalities, self.scopes, self.log_tables))
+
+
+def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
+    """``{variable: value}`` with integer keys in ``0..n-1`` and values in range."""
+    if not isinstance(evidence, Mapping):
+        raise ValueError("evidence must be a mapping {variable: value}, got "
+                         f"{type(evidence).__name__}")
+    n = len(cardinalities)
+    out: dict[int, int] = {}
+    for v, x in evidence.items():
+        for what, val in (("variable", v), ("value", x)):
+            if isinstance(val, (bool, np.bool_)) or not isinstance(val, (int, np.integer)):
+                raise ValueError(f"evidence must map integer variables to integer values, "
+                                 f"got {what} {val!r}")
+        v, x = int(v), int(x)
+        if not 0 <= v < n:
+            raise ValueError(f"evidence names variable {v}, but n = {n} (variables are "
+                             f"0..{n - 1})")
+        if not 0 <= x < cardinalities[v]:
+            raise ValueError(f"evidence sets variable {v} to {x}, outside "
+                             f"0..{cardinalities[v] - 1}")
+        if v in out:  # a mapping whose keys are distinct objects but the same integer
+            raise ValueError(f"evidence names variable {v} twice")
+        out[v] = x
+    return out

@@ -1,0 +1,575 @@
+"""Graphs: the validated, immutable ``Graph``, edge arrays and neighbourhood regions.
+
+Conventions (``book/notation.md``): nodes are ``0..n-1``; every edge row is
+``(i, j)`` with ``i < j``; rows are sorted lexicographically; no duplicates.
+Square grids number nodes row-major.
+
+The neighbourhood regions follow eq. (5) of Yasuda & Uchizawa, "A generalization
+of spatial Monte Carlo integration" (GSMCI): ``N_0(T) = T``,
+``N_k(T)`` the k-th nearest neighbours of ``T`` and
+``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)``. (The paper numbers nodes from 1; we from 0.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+from numba import njit, types
+from numba.experimental import structref
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+from mrflib._support.validation import (
+    as_rng,
+    check_edges,
+    check_nodes,
+    check_positive,
+    require_memory,
+)
+from mrflib.models._graph_kernels import one_neighbourhoods
+
+__all__ = [
+    "Graph",
+    "Csr",
+    "Structure",
+    "as_graph",
+    "square_grid",
+    "king_grid",
+    "random_graph",
+    "complete",
+    "chimera",
+    "cubic",
+    "from_pairs",
+    "num_nodes",
+    "adjacency",
+    "neighbours",
+    "N_k",
+    "R_k",
+    "boundary",
+    "to_networkx",
+]
+
+
+def _sorted_unique(pairs: np.ndarray) -> np.ndarray:
+    pairs = np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1)
+    if pairs.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.unique(pairs, axis=0)
+    return np.ascontiguousarray(pairs)
+
+
+def from_pairs(pairs: Any) -> np.ndarray:
+    """Normalize any iterable of node pairs into the canonical edge array.
+
+    Each pair is ordered ``i < j``, rows are sorted and duplicates removed;
+    self-loops are refused.
+    """
+    if pairs is None or isinstance(pairs, (str, bytes)):
+        raise ValueError(f"pairs must be a collection of node pairs, got {pairs!r}")
+    arr = np.asarray(list(pairs) if not isinstance(pairs, np.ndarray) else pairs)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+        raise ValueError(f"pairs must be integer node pairs of shape (E, 2), got {arr.shape}")
+    if np.any(arr[:, 0] == arr[:, 1]):
+        raise ValueError("pairs must not contain self-loops (i, i)")
+    if np.any(arr < 0):
+        raise ValueError("pairs must contain non-negative node labels")
+    return _sorted_unique(arr)
+
+
+def square_grid(rows: int, cols: int) -> np.ndarray:
+    """Edges of a ``rows x cols`` square lattice with open boundaries.
+
+    Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major).
+    """
+    rows = check_positive(rows, "rows", integer=True)
+    cols = check_positive(cols, "cols", integer=True)
+    require_memory(160.0 * rows * cols, f"square_grid(rows={rows}, cols={cols})")
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
+    down = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
+    return _sorted_unique(np.concatenate([right, down]))
+
+
+def king_grid(rows: int, cols: int) -> np.ndarray:
+    """Edges of a ``rows x cols`` king's-move lattice: the square lattice plus both diagonals.
+
+    Every inner node has 8 neighbours (the squares a chess king reaches); open boundaries.
+    Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major), as in
+    :func:`square_grid`, whose edges are a subset of these.
+    """
+    rows = check_positive(rows, "rows", integer=True)
+    cols = check_positive(cols, "cols", integer=True)
+    require_memory(400.0 * rows * cols, f"king_grid(rows={rows}, cols={cols})")
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    diag = np.stack([idx[:-1, :-1].ravel(), idx[1:, 1:].ravel()], axis=1)
+    anti = np.stack([idx[:-1, 1:].ravel(), idx[1:, :-1].ravel()], axis=1)
+    return _sorted_unique(np.concatenate([square_grid(rows, cols), diag, anti]))
+
+
+def cubic(L: int) -> np.ndarray:
+    """Edges of an ``L x L x L`` simple cubic lattice with open boundaries.
+
+    Node ``(x * L + y) * L + z`` sits at ``(x, y, z)``.
+    """
+    L = check_positive(L, "L", integer=True)
+    require_memory(240.0 * L**3, f"cubic(L={L})")
+    idx = np.arange(L**3, dtype=np.int64).reshape(L, L, L)
+    parts = [
+        np.stack([idx[:-1].ravel(), idx[1:].ravel()], axis=1),
+        np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1),
+        np.stack([idx[:, :, :-1].ravel(), idx[:, :, 1:].ravel()], axis=1),
+    ]
+    return _sorted_unique(np.concatenate(parts))
+
+
+def complete(n: int) -> np.ndarray:
+    """Edges of the complete graph on ``n`` nodes (the SK / fully connected model)."""
+    n = check_positive(n, "n", integer=True)
+    require_memory(56.0 * n * (n - 1) / 2 + 2.0 * n * n, f"complete(n={n})")
+    i, j = np.triu_indices(n, k=1)
+    return np.ascontiguousarray(np.stack([i, j], axis=1).astype(np.int64))
+
+
+def random_graph(n: int, p: float, rng: Any) -> np.ndarray:
+    """Erdős–Rényi graph: each of the ``n(n-1)/2`` pairs is joined with probability ``p``.
+
+    This is the random-graph setting of the GSMCI paper's experiments (section 4,
+    p = 0.2 and 0.4). The draw uses one uniform per pair in :func:`complete` order,
+    so the same seed gives the same graph.
+    """
+    n = check_positive(n, "n", integer=True)
+    p = check_positive(p, "p", allow_zero=True)
+    if p > 1:
+        raise ValueError(f"p must be a probability in [0, 1], got {p}")
+    rng = as_rng(rng)
+    require_memory(80.0 * n * (n - 1) / 2 + 2.0 * n * n, f"random_graph(n={n})")
+    pairs = complete(n) if n > 1 else np.zeros((0, 2), dtype=np.int64)
+    keep = rng.random(len(pairs)) < p
+    return np.ascontiguousarray(pairs[keep])
+
+
+def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
+    """Edges of the Chimera graph C(m, n, t): an ``m x n`` grid of K_{t,t} unit cells.
+
+    Node ``((i * n + j) * 2 + u) * t + k`` is shore ``u`` (0: vertical, 1: horizontal),
+    position ``k`` of the cell in row ``i``, column ``j`` (the D-Wave numbering).
+    Vertical-shore nodes couple to the same position in the cell below, horizontal-shore
+    nodes to the cell on the right.
+    """
+    m = check_positive(m, "m", integer=True)
+    n = check_positive(n, "n", integer=True)
+    t = check_positive(t, "t", integer=True)
+    require_memory(256.0 * m * n * t * t, f"chimera(m={m}, n={n}, t={t})")
+
+    def node(i, j, u, k):
+        return ((i * n + j) * 2 + u) * t + k
+
+    ii, jj, kk, ll = np.meshgrid(np.arange(m), np.arange(n), np.arange(t), np.arange(t),
+                                 indexing="ij")
+    intra = np.stack([node(ii, jj, 0, kk).ravel(), node(ii, jj, 1, ll).ravel()], axis=1)
+    ii, jj, kk = np.meshgrid(np.arange(m), np.arange(n), np.arange(t), indexing="ij")
+    down = ii < m - 1
+    vert = np.stack([node(ii, jj, 0, kk)[down], node(ii + 1, jj, 0, kk)[down]], axis=1)
+    right = jj < n - 1
+    horiz = np.stack([node(ii, jj, 1, kk)[right], node(ii, jj + 1, 1, kk)[right]], axis=1)
+    return _sorted_unique(np.concatenate([intra, vert, horiz]))
+
+
+def num_nodes(edges: Any, n: int | None = None) -> int:
+    """The number of nodes: ``n`` if given (checked), else ``max label + 1``."""
+    if isinstance(edges, Graph):
+        return as_graph(edges, n).n
+    edges = check_edges(edges, n)
+    if n is not None:
+        return int(check_positive(n, "n", integer=True))
+    if len(edges) == 0:
+        raise ValueError("n must be given when edges is empty")
+    return int(edges.max()) + 1
+
+
+class Csr(NamedTuple):
+    """Compressed sparse row adjacency of a :class:`Graph` (a record numba kernels accept).
+
+    The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]`` (sorted) and
+    ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    edge_ids: np.ndarray
+
+
+@structref.register
+class StructureType(types.StructRef):
+    """The numba type of :class:`Structure` (one type: read-only C-contiguous int64 fields)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+_FIELDS = (("indptr", 1), ("indices", 1), ("edge_ids", 1), ("edges", 2), ("edge_pos", 2))
+_STRUCTURE_TYPE = StructureType([(name, types.Array(types.int64, ndim, "C", readonly=True))
+                                 for name, ndim in _FIELDS])
+
+
+class Structure(structref.StructRefProxy):
+    """The structure of a :class:`Graph` as one record for the numba kernels.
+
+    The kernels take it as one argument ``g`` and read its fields by name
+    (``g.indptr``); parameters (bias, couplings, CSR weights) and data stay separate
+    arguments, only the graph goes here. It is a numba structref: one pointer to pass,
+    so a call costs what passing two arrays costs (a ``NamedTuple`` of five arrays costs
+    about 2 us more per call, which a learner pays at every step); its numba type is
+    fixed, so every kernel compiles once and caches on disk (``cache=True``). In Python
+    the fields are the read-only arrays themselves; it pickles (to process pools and
+    Dask workers) by its arrays. ``n = len(indptr) - 1`` and ``E = len(edges)``.
+
+    Attributes
+    ----------
+    indptr : (n + 1,) int64
+        The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``, sorted.
+    indices : (2E,) int64
+    edge_ids : (2E,) int64
+        ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
+    edges : (E, 2) int64
+        The canonical edge array (``edges[e, 0] < edges[e, 1]``).
+    edge_pos : (E, 2) int64
+        :attr:`Graph.edge_pos`: the position of each end among the other's neighbours.
+    """
+
+    def __new__(cls, indptr, indices, edge_ids, edges, edge_pos):
+        arrays = [_frozen(a, ndim, name) for a, (name, ndim)
+                  in zip((indptr, indices, edge_ids, edges, edge_pos), _FIELDS)]
+        self = _new_structure(*arrays)
+        self.__dict__.update((name, a) for (name, _), a in zip(_FIELDS, arrays))
+        return self
+
+    def __reduce__(self):
+        return Structure, tuple(getattr(self, name) for name, _ in _FIELDS)
+
+    def __repr__(self) -> str:
+        return f"Structure(n={len(self.indptr) - 1}, edges={len(self.edges)})"
+
+
+structref.define_boxing(StructureType, Structure)
+
+
+def _frozen(a: Any, ndim: int, name: str) -> np.ndarray:
+    """``a`` as a read-only C-contiguous int64 array (copied unless it already is one)."""
+    arr = np.asarray(a)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if arr.dtype != np.int64 or not arr.flags.c_contiguous or arr.flags.writeable:
+        arr = np.array(arr, dtype=np.int64, order="C")
+        arr.flags.writeable = False
+    return arr
+
+
+@njit(cache=True)
+def _new_structure(indptr, indices, edge_ids, edges, edge_pos):  # pragma: no cover - numba
+    s = structref.new(_STRUCTURE_TYPE)
+    s.indptr = indptr
+    s.indices = indices
+    s.edge_ids = edge_ids
+    s.edges = edges
+    s.edge_pos = edge_pos
+    return s
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.flags.writeable = False
+
+
+def _grid_shape(graph: Graph) -> tuple[int, int] | None:
+    """:meth:`Graph.grid_shape`, computed."""
+    edges, n = graph.edges, graph.n
+    if len(edges) == 0:
+        return None
+    cols = int((edges[:, 1] - edges[:, 0]).max())
+    if cols < 1 or n % cols:
+        return None
+    rows = n // cols
+    expected = square_grid(rows, cols)
+    if expected.shape != edges.shape or not np.array_equal(expected, edges):
+        return None
+    return rows, cols
+
+
+class Graph:
+    """An undirected simple graph on nodes ``0..n-1``: validated once, immutable, cached.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    edges : array_like, shape (E, 2)
+        Canonical edge array (``i < j``, rows sorted, no duplicates; ``shared`` design
+        conventions).
+
+    Notes
+    -----
+    The edge array is copied and made read-only; the CSR adjacency, the edge positions
+    and the neighbour lists are computed on first use and kept. ``numpy.asarray(g)`` is
+    the edge array, so a ``Graph`` goes wherever an edge array is accepted. Build one
+    with :func:`as_graph` from an edge array or another ``Graph``.
+    """
+
+    __slots__ = ("n", "edges", "__dict__")
+
+    def __init__(self, n: int, edges: Any) -> None:
+        n = int(check_positive(n, "n", integer=True))
+        edges = check_edges(edges, n).copy()
+        _read_only(edges)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "edges", edges)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Graph is immutable")
+
+    def __reduce__(self):
+        # pickled as (n, edges); the cached structures are rebuilt on first use
+        return Graph, (self.n, self.edges)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.edges if dtype is None else self.edges.astype(dtype)
+        return out.copy() if copy and out is self.edges else out
+
+    def __repr__(self) -> str:
+        return f"Graph(n={self.n}, edges={len(self.edges)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return self.n == other.n and np.array_equal(self.edges, other.edges)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def n_edges(self) -> int:
+        """Number of edges ``E``."""
+        return int(self.edges.shape[0])
+
+    def _csr_bytes(self) -> float:
+        """Peak bytes of building :attr:`csr` (0 once built): the row pointers and degree
+        counts (``16 n``) and the sort of both edge directions (measured: under ``100 E``)."""
+        return 0.0 if "csr" in self.__dict__ else 16.0 * (self.n + 1) + 100.0 * len(self.edges)
+
+    @cached_property
+    def csr(self) -> Csr:
+        """The :class:`Csr` adjacency (cached, read-only arrays)."""
+        require_memory(self._csr_bytes(), f"the adjacency of a graph with n={self.n} nodes")
+        n, edges = self.n, self.edges
+        E = len(edges)
+        src = np.concatenate([edges[:, 0], edges[:, 1]])
+        dst = np.concatenate([edges[:, 1], edges[:, 0]])
+        eid = np.concatenate([np.arange(E), np.arange(E)]).astype(np.int64)
+        order = np.lexsort((dst, src))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        out = Csr(indptr, np.ascontiguousarray(dst[order]), np.ascontiguousarray(eid[order]))
+        _read_only(*out)
+        return out
+
+    @property
+    def indptr(self) -> np.ndarray:
+        return self.csr.indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self.csr.indices
+
+    @property
+    def edge_ids(self) -> np.ndarray:
+        return self.csr.edge_ids
+
+    @cached_property
+    def degree(self) -> np.ndarray:
+        """Node degrees, ``(n,)`` int64."""
+        d = np.diff(self.csr.indptr)
+        _read_only(d)
+        return d
+
+    @cached_property
+    def edge_pos(self) -> np.ndarray:
+        """``(E, 2)``: ``[e, 0]`` is the position of ``j`` among the neighbours of ``i`` for
+        ``e = (i, j)``, ``[e, 1]`` that of ``i`` among the neighbours of ``j``."""
+        indptr, _, eids = self.csr
+        pos = np.empty((self.n_edges, 2), dtype=np.int64)
+        local = np.arange(len(eids)) - np.repeat(indptr[:-1], np.diff(indptr))
+        owner = np.repeat(np.arange(self.n), np.diff(indptr))
+        side = (self.edges[eids, 1] == owner).astype(np.int64)
+        pos[eids, side] = local
+        _read_only(pos)
+        return pos
+
+    @cached_property
+    def structure(self) -> Structure:
+        """The :class:`Structure` record the numba kernels take (cached, read-only)."""
+        indptr, indices, edge_ids = self.csr
+        return Structure(indptr, indices, edge_ids, self.edges, self.edge_pos)
+
+    def memo(self, key: str, compute: Any) -> Any:
+        """``compute(self)``, computed on the first call for ``key`` and kept with the graph.
+
+        For structure another module derives from the graph alone (e.g. the sampler's
+        colour-ordered adjacency): it lives as long as the graph, no global cache.
+        """
+        store = self.__dict__.setdefault("_memo", {})
+        if key not in store:
+            store[key] = compute(self)
+        return store[key]
+
+    def grid_shape(self) -> tuple[int, int] | None:
+        """``(rows, cols)`` when this graph is :func:`square_grid` ``(rows, cols)`` (node
+        ``r * cols + c``), else ``None``; paths count as ``(n, 1)``. Kept with the graph
+        (the samplers ask at every call)."""
+        return self.memo("square-grid-shape", _grid_shape)
+
+    def neighbours(self) -> list[np.ndarray]:
+        """List of sorted neighbour arrays, one per node (views of the CSR arrays)."""
+        # a list slot and an array view per node: 8 + 112 bytes (measured 121 per node)
+        require_memory(128.0 * self.n + self._csr_bytes(),
+                       f"the neighbour lists of a graph with n={self.n} nodes")
+        indptr, indices, _ = self.csr
+        return [indices[indptr[i]:indptr[i + 1]] for i in range(self.n)]
+
+    def closed_neighbourhoods(self, q_ptr: np.ndarray, q_nodes: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        """``Q ∪ ∂Q`` for many node sets at once, packed as CSR ``(q_ptr, q_nodes)``.
+
+        The one implementation of the closed 1-neighbourhood (a numba kernel): the LAP
+        1-neighbourhood ``A_Q`` (Definition 7 of Mizrahi et al.) and the regions
+        ``R_k``, ``N_k`` and ``∂A`` below are all built from it. Returns the packed
+        sorted sets ``(a_ptr, a_nodes)``.
+        """
+        return one_neighbourhoods(self.structure, q_ptr, q_nodes)
+
+    def _closure(self, A: np.ndarray) -> np.ndarray:
+        q_ptr = np.array([0, A.size], dtype=np.int64)
+        return self.closed_neighbourhoods(q_ptr, np.ascontiguousarray(A, dtype=np.int64))[1]
+
+    def regions(self, T: Any, k: int, name: str = "T") -> list[np.ndarray]:
+        """``[R_0(T), R_1(T), ..., R_k(T)]`` of eq. (5) of the GSMCI paper, each sorted.
+
+        ``name`` is the argument named in error messages."""
+        T = check_nodes(T, self.n, name)
+        if T.size == 0:
+            raise ValueError(f"{name} must contain at least one node")
+        k = check_positive(k, "k", integer=True, allow_zero=True)
+        out = [T]
+        for _ in range(k):
+            out.append(out[-1] if out[-1].size == self.n else self._closure(out[-1]))
+        return out
+
+    def R_k(self, T: Any, k: int) -> np.ndarray:
+        """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` (GSMCI eq. 5), sorted."""
+        return self.regions(T, k)[-1]
+
+    def N_k(self, T: Any, k: int, name: str = "T") -> np.ndarray:
+        """The k-th nearest-neighbour region ``N_k(T) = R_k(T) \\ R_{k-1}(T)``, sorted."""
+        r = self.regions(T, k, name)
+        return r[0] if k == 0 else np.setdiff1d(r[-1], r[-2], assume_unique=True)
+
+    def boundary(self, A: Any) -> np.ndarray:
+        """The first-nearest-neighbour region ``∂A = N_1(A)`` (GSMCI eq. 8), sorted."""
+        return self.N_k(A, 1, "A")
+
+
+#: The last few graphs built from edge arrays, by content: the same edges give the same
+#: (immutable) Graph, so its cached structures serve every machine built on them.
+_RECENT: OrderedDict = OrderedDict()
+_RECENT_SIZE = 16
+_RECENT_LOCK = threading.Lock()
+
+
+def _content_key(edges: Any, n: Any) -> tuple | None:
+    arr = np.asarray(edges)
+    plain_n = n is None or (isinstance(n, (int, np.integer)) and not isinstance(n, bool))
+    if arr.dtype != np.int64 or arr.ndim != 2 or not plain_n:
+        return None
+    digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).digest()
+    return (None if n is None else int(n), arr.shape, digest)
+
+
+def as_graph(edges_or_graph: Any, n: int | None = None) -> Graph:
+    """The :class:`Graph` of an edge array (validated here, once) or a ``Graph`` itself.
+
+    ``n`` defaults to the largest label + 1 of an edge array; for a ``Graph`` it is
+    checked against ``graph.n`` when given. An edge array equal to one of the last 16
+    converted (with the same ``n``) gives back that same ``Graph``.
+    """
+    if isinstance(edges_or_graph, Graph):
+        if n is not None and int(check_positive(n, "n", integer=True)) != edges_or_graph.n:
+            raise ValueError(f"n = {n} does not match the graph's {edges_or_graph.n} nodes")
+        return edges_or_graph
+    key = _content_key(edges_or_graph, n)
+    with _RECENT_LOCK:
+        if key is not None and key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]
+    graph = Graph(num_nodes(edges_or_graph, n), edges_or_graph)
+    if key is not None:
+        with _RECENT_LOCK:
+            _RECENT[key] = graph
+            while len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
+    return graph
+
+
+def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed sparse row adjacency (the :attr:`Graph.csr` of ``edges``).
+
+    Returns
+    -------
+    indptr : (n + 1,) int64
+    indices : (2E,) int64
+        Neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``, sorted.
+    edge_ids : (2E,) int64
+        The row of ``edges`` that joins ``i`` to each of those neighbours.
+    """
+    return tuple(as_graph(edges, n).csr)
+
+
+def neighbours(edges: Any, n: int | None = None) -> list[np.ndarray]:
+    """List of sorted neighbour arrays, one per node."""
+    return as_graph(edges, n).neighbours()
+
+
+def N_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
+    """The k-th nearest-neighbour region ``N_k(T)`` of eq. (5) (GSMCI paper), sorted.
+
+    ``N_0(T) = T``; ``N_k(T)`` holds the nodes adjacent to ``N_{k-1}(T)`` that are not
+    in ``R_{k-1}(T)``. ``edges`` may be a :class:`Graph` (then ``n`` may be ``None``).
+    """
+    return as_graph(edges, n).N_k(T, k)
+
+
+def R_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
+    """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` of eq. (5) (GSMCI paper), sorted."""
+    return as_graph(edges, n).R_k(T, k)
+
+
+def boundary(edges: Any, n: int | None, A: Any) -> np.ndarray:
+    """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted."""
+    return as_graph(edges, n).boundary(A)
+
+
+def to_networkx(edges: Any, n: int | None = None) -> nx.Graph:
+    """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``."""
+    import networkx as nx
+
+    graph = as_graph(edges, n)
+    require_memory(500.0 * (graph.n + len(graph.edges)), f"to_networkx with n={graph.n} nodes")
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.n))
+    g.add_edges_from(map(tuple, graph.edges.tolist()))
+    return g
