@@ -2,8 +2,7 @@
 
 For each method ("mci", "1-smci", "s2-smci", "2-smci") the numba path of
 :func:`mrflib.inference.smci.moments` is timed against :func:`mrflib.inference.smci.moments_numpy`,
-a plain
-numpy implementation of the same formulas (eq. 14-17 and 22-26 of the GSMCI paper,
+a plain numpy implementation of the same formulas (eq. 14-17 and 22-26 of the GSMCI paper,
 vectorized over samples), in the same run. Cases: the 1-SMCI learning workload (4x4 grid,
 N = 2000 data points), the 4x5 grid and a random graph (n = 20, p = 0.2) of Figure 5 with
 M = 1000, and a 32x32 grid with M = 1000. "2-smci" (exact sums over R_1(T)) has no separate

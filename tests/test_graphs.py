@@ -189,7 +189,7 @@ def test_structure_kernels_load_from_the_disk_cache():
     import sys
 
     graphs.R_k(graphs.square_grid(3, 3), 9, [4], 1)  # compiled (or loaded) and cached here
-    code = ("from mrflib import graphs, _graph_kernels as k; "
+    code = ("from mrflib import graphs; from mrflib.models import _graph_kernels as k; "
             "graphs.R_k(graphs.square_grid(3, 3), 9, [4], 1); "
             "print(sum(k.one_neighbourhoods.stats.cache_hits.values()), "
             "sum(k.one_neighbourhoods.stats.cache_misses.values()))")

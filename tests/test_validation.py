@@ -143,7 +143,8 @@ def test_rlimit_as_is_respected_in_a_subprocess():
 
     code = (
         "import resource\n"
-        "from mrflib import _validation as v, sampling, BoltzmannMachine, graphs\n"
+        "from mrflib import sampling, BoltzmannMachine, graphs\n"
+        "from mrflib._support import validation as v\n"
         "bm = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0)\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
         "with open('/proc/self/statm') as fh:\n"

@@ -4,7 +4,8 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
 ``θ_k = log ψ_k`` of a :class:`~mrflib.models.factor_graph.FactorGraph`) the engine
 
 1. **reduces** the model as exact solvers do: an *observed* variable (one whose unary factor
-   has a single finite entry, as :meth:`~mrflib.models.factor_graph.FactorGraph.condition` makes, or a variable with one
+   has a single finite entry, as :meth:`~mrflib.models.factor_graph.FactorGraph.condition` makes,
+   or a variable with one
    state) is clamped and sliced out of every factor; for ``log Z`` and sampling, a factor
    normalized over a variable that no other factor holds (a conditional probability table
    of an unobserved leaf: ``log Σ_{x_c} ψ = 0`` for every configuration of the others) sums

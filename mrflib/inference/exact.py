@@ -120,7 +120,8 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
 
 
 def _factor_graph(model: Any) -> FactorGraph:
-    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine is converted)."""
+    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine is
+    converted)."""
     if isinstance(model, BoltzmannMachine):
         return FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
@@ -132,7 +133,8 @@ def _factor_graph(model: Any) -> FactorGraph:
 def plan(model: Any, n: int | None = None) -> Any:
     """What the junction-tree engine will do: its order, treewidth and table sizes.
 
-    A :class:`~mrflib.models.factor_graph.FactorGraph` gives an :class:`~mrflib.inference.elimination.EliminationPlan` (the plan
+    A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
+    :class:`~mrflib.inference.elimination.EliminationPlan` (the plan
     of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
     ``treewidth``, ``max_table_bytes`` and ``total_bytes``); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the cached
@@ -392,7 +394,8 @@ def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
 
     ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
-    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a :class:`~mrflib.models.factor_graph.FactorGraph`,
+    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a
+    :class:`~mrflib.models.factor_graph.FactorGraph`,
     ``data`` holds integer states ``(N, n)``; a sample of zero weight gives ``-inf``.
     """
     if isinstance(bm, FactorGraph):
@@ -477,7 +480,8 @@ def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
     on :func:`plan`'s junction tree, one uniform per spin. ``"auto"``: enumeration for
     ``n <= 20``, else the junction tree. The same seed gives the same samples.
 
-    A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its enumerated states
+    A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its
+    enumerated states
     (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction tree of
     :mod:`mrflib.inference.elimination` (dropped barren tables sampled forward last).
     """

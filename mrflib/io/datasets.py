@@ -620,7 +620,8 @@ class UAIProblem:
     evidence : Mapping
         ``{variable: value}`` from the evidence file (read-only).
     model : FactorGraph
-        The model with the evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`): the problem
+        The model with the evidence applied
+        (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`): the problem
         the answers are about.
     log10_partition : float
         ``log10 Z`` of ``model`` from ``NAME.uai.PR`` (6 significant digits).

@@ -6,8 +6,7 @@
 
 Reads the model (:func:`mrflib.io.uai.read_uai`, plain or gzip) and its evidence, plans the exact
 computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, table memory),
-solves
-the task with :mod:`mrflib.inference.exact` and writes the answer file
+solves the task with :mod:`mrflib.inference.exact` and writes the answer file
 (:func:`mrflib.io.uai.write_answer`):
 ``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
 probable state. Progress goes to stderr; a refused model (too large for memory, ``Z = 0``)

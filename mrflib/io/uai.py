@@ -661,7 +661,8 @@ def _node_names(names: Any, what: str) -> list:
 
 
 def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGraph:
-    """A :class:`~mrflib.models.factor_graph.FactorGraph` from a pgmpy ``DiscreteBayesianNetwork`` (one factor per
+    """A :class:`~mrflib.models.factor_graph.FactorGraph` from a pgmpy ``DiscreteBayesianNetwork``
+    (one factor per
     conditional table, scope ``(child, *evidence)``) or ``DiscreteMarkovNetwork`` /
     ``FactorGraph`` (one factor per ``DiscreteFactor``), factors in pgmpy's order.
 

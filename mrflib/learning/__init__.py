@@ -1,7 +1,9 @@
 """Learning: data in, a model out.
 
-:func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model types (it returns a
-:class:`~mrflib.learning.fit_result.Fit`); its methods live in :mod:`~mrflib.learning.learners` (the ±1 learners),
+:func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model types
+(it returns a
+:class:`~mrflib.learning.fit_result.Fit`); its methods live in :mod:`~mrflib.learning.learners`
+(the ±1 learners),
 :mod:`~mrflib.learning.factor_learning` (factor graphs), :mod:`~mrflib.learning.lap`
 (LAP) and beside them :mod:`~mrflib.learning.fsll` (the full-span log-linear model).
 """
