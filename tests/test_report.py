@@ -153,3 +153,33 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     df.drop(columns="module").to_csv(folder / "m.csv", index=False)
     text = report.performance_markdown(report.load_bench(folder), tmp_path, "_perf")
     assert "| B | peer |  |" in text
+
+
+def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
+    from mrflib.repro import scorecard
+
+    row = dict(chapter="ch", paper="p", item="Table 1", quantity="q0", paper_value="1",
+               ours="2", verdict="reproduced in kind", note="same order", profile="quick")
+    cells = [{**row, "quantity": f"q{k}", "ours": str(k)} for k in range(5)]
+    lone = [{**row, "item": "Eq. (4)", "quantity": "bound", "verdict": "not reproduced",
+             "note": "a typo"}, {**row, "item": "Table 2", "note": ""},
+            {**row, "item": "Table 2", "quantity": "r", "note": ""}]
+    df = pd.DataFrame(cells + lone)
+    claim = scorecard.claims(df)
+    assert list(claim["n"]) == [5, 1, 1, 1]  # rows without a note are claims of their own
+    assert claim.loc[0, "quantity"].startswith("5 measurements: q0; q1; q2; …")
+    md = report.scorecard_markdown(df)
+    head, tables = md.split("**p** (chapter", 1)
+    assert "| p | {doc}`ch <../notebooks/ch>` | 4 | 1 | 3 | 0 | 0 |" in head
+    assert "**Not reproduced** (1):" in head and "Why: a typo." in head
+    claim_rows = tables.split(":::{dropdown}")[0]
+    assert claim_rows.count("\n| ") == 5  # header and four claims
+    assert md.count("The 8 measured numbers of p") == 1  # all of them, folded
+    text = scorecard.chapter_conclusion("ch", df)
+    assert "4 claims (8 measured numbers): 1 not reproduced, 3 reproduced in kind." \
+           in text
+    assert "Eq. (4), bound: the paper: 1; ours: 2 (a typo)." in text
+    assert "Table 1, 5 measurements: same order." in text
+    assert scorecard.chapter_conclusion("other", df).startswith("_No scorecard rows")
+    with pytest.raises(ValueError, match="chapter"):
+        scorecard.chapter_conclusion("", df)

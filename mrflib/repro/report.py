@@ -22,6 +22,7 @@ from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
+from .scorecard import claims
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -96,8 +97,65 @@ def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], lis
     return cells, differ
 
 
+def _summary_lines(df: pd.DataFrame, claim: pd.DataFrame) -> list[str]:
+    """The scorecard's opening: claims per paper and verdict, one row per paper."""
+    order = ["not reproduced", "reproduced in kind", "reproduced", "new"]
+    header = "| paper | chapters | claims | " + " | ".join(_badge(v) for v in order) + " |"
+    lines = [header, "|---" * (header.count("|") - 1) + "|"]
+    for key, g in claim.groupby("paper", sort=False):
+        chapters = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`"
+                             for c in dict.fromkeys(g["chapter"]))
+        counts = g["verdict"].value_counts()
+        lines.append(f"| {_cell(_PAPER_TITLES.get(key, key))} | {chapters} | {len(g)} | "
+                     + " | ".join(str(counts.get(v, 0)) for v in order) + " |")
+    lines.append(f"| all | | {len(claim)} | " + " | ".join(
+        str(int((claim["verdict"] == v).sum())) for v in order) + " |")
+    return [*lines, "", f"{len(claim)} claims, measured by {len(df)} recorded numbers (a "
+                        "claim measured on several cases, such as a table's cells, counts "
+                        "once; its numbers are folded under its paper's table).", ""]
+
+
+def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> list[str]:
+    """Every claim not reproduced, with the paper's value, ours and the reason (the note);
+    then the items not reproduced only at the paper profile."""
+    lines = []
+    for r in claim[claim["verdict"] == "not reproduced"].to_dict("records"):
+        lines.append(f"* **{_cell(_PAPER_TITLES.get(r['paper'], r['paper']))}, "
+                     f"{_cell(r['item'])}** ({{doc}}`{r['chapter']} <../notebooks/"
+                     f"{r['chapter']}>`): {_cell(r['quantity'])}. The paper: "
+                     f"{_cell(r['paper_value']) or 'not given'}; ours: {_cell(r['ours'])}."
+                     + (f" Why: {_cell(r['note'])}." if r["note"].strip() else ""))
+    if paper is not None and not paper.empty:
+        mine = claim.set_index(["chapter", "item", "verdict"]).index
+        for r in paper[paper["verdict"] == "not reproduced"].to_dict("records"):
+            if (r["chapter"], r["item"], "not reproduced") in mine:
+                continue
+            lines.append(f"* **{_cell(_PAPER_TITLES.get(r['paper'], r['paper']))}, "
+                         f"{_cell(r['item'])}** ({{doc}}`{r['chapter']} <../notebooks/"
+                         f"{r['chapter']}>`), at the paper profile only: "
+                         f"{_cell(r['quantity'])}. The paper: {_cell(r['paper_value'])}; "
+                         f"ours: {_cell(r['ours'])}."
+                         + (f" Why: {_cell(r['note'])}." if r["note"].strip() else ""))
+    if not lines:
+        return ["Every claim checked was reproduced, in number or in kind, or is new.", ""]
+    return [f"**Not reproduced** ({len(lines)}):", "", *lines, ""]
+
+
+def _claim_paper_cell(cells: list[str]) -> str:
+    """The paper-profile cell of a claim of several measurements."""
+    if len(cells) == 1:
+        return cells[0]
+    measured = [c for c in cells if c != "not run at paper scale"]
+    differs = sum("verdict-differs" in c for c in measured)
+    text = f"{len(measured)} of {len(cells)} measured"
+    return text + (f"; verdict <span class=\"verdict verdict-differs\">differs</span> for "
+                   f"{differs}" if differs else ", same verdict" if measured else "")
+
+
 def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
-    """One MyST table over all chapters, each row linking to its chapter.
+    """The reproduction scorecard: per-paper summary, the claims not reproduced, then one
+    table per paper with one row per claim (:func:`mrflib.repro.scorecard.claims`) and its
+    measured numbers folded beneath.
 
     Parameters
     ----------
@@ -117,9 +175,9 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         lacking = [] if frame is None or frame.empty else sorted(set(FIELDS) - set(frame))
         if lacking:
             raise ValueError(f"{name} must have the recorded columns {FIELDS}; lacks {lacking}")
-    counts = df["verdict"].value_counts()
-    lines = ["Summary: " + ", ".join(f"{_badge(v)}: {counts[v]}"
-                                     for v in counts.index), ""]
+    df = df.reset_index(drop=True)
+    claim = claims(df)
+    lines = _summary_lines(df, claim) + _not_reproduced_lines(claim, paper)
     header = "| item | quantity | paper | ours | verdict |"
     cells: list[str] = []
     if paper is not None:
@@ -136,20 +194,29 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
             lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
         header += " ours, paper profile |"
     header += " note |"
-    rows = df.reset_index(drop=True).assign(paper_cell=cells or [""] * len(df))
-    for key, g in rows.groupby("paper", sort=False):
+    cells = cells or [""] * len(df)
+    rule = "|---" * (header.count("|") - 1) + "|"
+    for key, g in claim.groupby("paper", sort=False):
         chapters = list(dict.fromkeys(g["chapter"]))
         links = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`" for c in chapters)
-        lines += ["", f"**{_cell(_PAPER_TITLES.get(key, key))}** (chapter "
-                      f"{links})", "", header, "|---" * (header.count("|") - 1) + "|"]
-        for r in g.itertuples(index=False):
-            item = _cell(r.item) + (f" ({{doc}}`{r.chapter} <../notebooks/{r.chapter}>`)"
-                                    if len(chapters) > 1 else "")
-            row = [item, _cell(r.quantity), _cell(r.paper_value), _cell(r.ours),
-                   _badge(r.verdict)]
-            if paper is not None:
-                row.append(r.paper_cell)
-            lines.append("| " + " | ".join([*row, _cell(r.note)]) + " |")
+        title = _cell(_PAPER_TITLES.get(key, key))
+        lines += ["", f"**{title}** (chapter {links})", "", header, rule]
+
+        def row(r, paper_cell: str, many: bool = len(chapters) > 1) -> str:
+            item = _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
+                                       f"{r['chapter']}>`)" if many else "")
+            out = [item, _cell(r["quantity"]), _cell(r["paper_value"]), _cell(r["ours"]),
+                   _badge(r["verdict"])]
+            return "| " + " | ".join([*out, *([paper_cell] if paper is not None else []),
+                                      _cell(r["note"])]) + " |"
+
+        for r in g.to_dict("records"):
+            lines.append(row(r, _claim_paper_cell([cells[i] for i in r["rows"]])))
+        if (g["n"] > 1).any():
+            measured = [i for rows in g["rows"] for i in rows]
+            lines += ["", f":::{{dropdown}} The {len(measured)} measured numbers of "
+                          f"{title}", header, rule,
+                      *(row(df.loc[i], cells[i]) for i in measured), ":::"]
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
