@@ -27,7 +27,7 @@ from .scorecard import claims
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecard",
+__all__ = ["load_records", "load_bench", "bench_ratio", "scorecard_markdown", "chapter_scorecard",
            "paper_figure", "performance_summary", "performance_markdown", "write_pages",
            "PEER_COMPARISONS"]
 
@@ -62,6 +62,37 @@ def load_bench(bench_results: Path) -> pd.DataFrame:
     files = sorted(bench_results.glob("*.csv")) if bench_results.exists() else []
     frames = [pd.read_csv(f, keep_default_na=False).assign(module=f.stem) for f in files]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+#: The benchmark results ``make bench`` writes (one CSV per bench module).
+BENCH_RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+
+
+def bench_ratio(module: str, benchmark: str, method: str, baseline: str,
+                bench_results: Path | None = None) -> dict | None:
+    """The speed-up of the last (largest) case of one benchmark, as ``make bench`` recorded it.
+
+    A quantity quoted on several pages (such as the speed-up over pgmpy) is measured once, by
+    the benchmark, and every page reads it from here.
+
+    Returns
+    -------
+    dict or None
+        ``case``, ``ratio`` (baseline time / ours, same run), ``seconds`` and ``note`` of the
+        last row of ``bench/results/<module>.csv`` matching ``benchmark``, ``method`` and
+        ``baseline`` exactly; None when there is none (the benchmark has not been run).
+    """
+    bench = load_bench(BENCH_RESULTS if bench_results is None else bench_results)
+    if bench.empty:
+        return None
+    sel = bench[(bench["module"] == module) & (bench["benchmark"] == benchmark)
+                & (bench["method"] == method) & (bench["baseline"] == baseline)]
+    sel = sel.assign(r=_num(sel["ratio"])).dropna(subset=["r"])
+    if sel.empty:
+        return None
+    last = sel.iloc[-1]
+    return {"case": str(last["case"]), "ratio": float(last["r"]),
+            "seconds": float(last["seconds"]), "note": str(last["note"])}
 
 
 def _cell(text: object) -> str:
