@@ -472,8 +472,16 @@ def _crossings(curves, unit: str) -> list[str]:
             f"below it and less above it"]
 
 
-def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
-    """Speed-up bars (one colour per baseline) and/or log-log time against size."""
+#: The Performance page's figures are drawn this wide (inches, at 100 dpi), about the text
+#: column's width at 1280 px, so that 9 pt text shows at about 9 pt.
+_FIG_WIDTH = 8.0
+
+
+def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
+             ) -> list[tuple[str, str]]:
+    """One figure per view of a benchmark, each ``(file name, caption)``: speed-up bars (one
+    colour per baseline), log-log time against size, throughput against a target, each
+    method's time per case; legends outside the data."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -482,45 +490,55 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
     bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
     targets = _targets(b)
     per_case = pd.DataFrame() if curves else _per_case(b)
-    panels = (int(len(bars) > 0) + int(bool(curves)) + int(len(targets) > 0)
-              + int(len(per_case) > 0))
-    if not panels:
-        return False
-    height = max(2.6, 0.28 * len(bars) + 1.2) if len(bars) else 3.2
-    fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels, height), squeeze=False)
-    axes = list(axes[0])
-    if len(bars):
-        ax = axes.pop(0)
-        colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
-        labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
-        ax.barh(range(len(bars)), bars["_r"].astype(float),
-                color=[colours[x] for x in bars["baseline"]])
-        ax.axvline(1.0, color="k", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yticks(range(len(bars)), labels, fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
-        from matplotlib.patches import Patch
+    out: list[tuple[str, str]] = []
 
-        ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:70])
-                           for base, col in colours.items()], fontsize=7, loc="best")
-    if curves:
-        ax = axes.pop(0)
-        for k, (label, x, y, slope) in enumerate(curves):
-            ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
-                      label=f"{label[:40]} (p = {slope:.2f})")
-        ax.set_xlabel(f"{_unit(b)} (log)")
-        ax.set_ylabel("seconds (log)")
-        ax.legend(fontsize=6)
-    if len(targets):
-        _target_panel(axes.pop(0), targets)
-    if len(per_case):
-        _per_case_panel(axes.pop(0), per_case)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    def save(fig, suffix: str, caption: str) -> None:
+        fig.tight_layout()
+        fig.savefig(figdir / f"{stem}-{suffix}.png", dpi=100)
+        plt.close(fig)
+        out.append((f"{stem}-{suffix}.png", caption))
+
+    with plt.rc_context({"font.size": 9, "legend.fontsize": 9}):
+        if len(bars):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(bars) + 1.4)))
+            colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
+            labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
+            ax.barh(range(len(bars)), bars["_r"].astype(float),
+                    color=[colours[x] for x in bars["baseline"]])
+            ax.axvline(1.0, color="k", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_yticks(range(len(bars)), labels)
+            ax.invert_yaxis()
+            ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
+            from matplotlib.patches import Patch
+
+            ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:50])
+                               for base, col in colours.items()],
+                      loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
+            save(fig, "speedup", f"{title}: speed-up over each baseline, measured in the same "
+                                 "run (log scale; right of the line at 1, ours is faster).")
+        if curves:
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, 4.2))
+            for k, (label, x, y, slope) in enumerate(curves):
+                ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
+                          label=f"{label[:40]} (p = {slope:.2f})")
+            ax.set_xlabel(f"{_unit(b)} (log)")
+            ax.set_ylabel("seconds (log)")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+            save(fig, "scaling", f"{title}: time against {_unit(b)} on log-log axes, each "
+                                 "curve labelled with its fitted exponent p.")
+        if len(targets):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(targets) + 1.4)))
+            _target_panel(ax, targets)
+            save(fig, "throughput", f"{title}: throughput of each case against its target "
+                                    "(dashed line; green: met, red: not met).")
+        if len(per_case):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(per_case) *
+                                                            len(per_case.columns) / 2 + 1.4)))
+            _per_case_panel(ax, per_case)
+            save(fig, "per-case", f"{title}: each method's time per problem (log scale; a "
+                                  "missing bar: skipped).")
+    return out
 
 
 def _per_case(b: pd.DataFrame) -> pd.DataFrame:
@@ -544,10 +562,10 @@ def _per_case_panel(ax, table: pd.DataFrame) -> None:
                 table[method].to_numpy(float), height=width, color=f"C{j}",
                 label=str(method)[:40])
     ax.set_xscale("log")
-    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index], fontsize=7)
+    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index])
     ax.invert_yaxis()
     ax.set_xlabel("seconds (log; missing bar: skipped)")
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
 def _target_panel(ax, targets: pd.DataFrame) -> None:
@@ -565,10 +583,10 @@ def _target_panel(ax, targets: pd.DataFrame) -> None:
     from matplotlib.ticker import NullFormatter
 
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_yticks(range(len(targets)), labels, fontsize=7)
+    ax.set_yticks(range(len(targets)), labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log; green: target met)")
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
 def _table(b: pd.DataFrame) -> list[str]:
@@ -688,15 +706,9 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
         for bench, b in g.groupby("benchmark", sort=False):
             b = b.reset_index(drop=True)
             curves = _scaling(b)
-            name = f"{_slug(module)}-{_slug(bench)}.png"
+            stem = f"{_slug(module)}-{_slug(bench)}"
             parts.append(f"#### {bench}\n")
-            if _figure(b, curves, figdir / name, f"{module}: {bench}"):
-                caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
-                           "same run, and time against problem size where measured.")
-                if not curves and len(_per_case(b)):
-                    caption += " Each method's time per problem (log scale)."
-                if len(_targets(b)):
-                    caption += " Throughput against the target (dashed line) where one is set."
+            for name, caption in _figures(b, curves, figdir, stem, f"{module}: {bench}"):
                 parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
                           f":alt: {caption}", "", caption, ":::", ""]
             verdict = _verdict(b, curves)
