@@ -239,7 +239,10 @@ _INSPECT_JS = """() => {
                  + 'div.cell_output > *, div.output';
   for (const t of article.querySelectorAll(blocks)) {
     const r = t.getBoundingClientRect();
-    if (!t.offsetParent || r.right <= right + 1) continue;  // hidden (a closed dropdown) or fits
+    // content spilling out of its own box (a long unwrapped line in a <pre>) counts too
+    const spills = getComputedStyle(t).overflowX === 'visible' && t.scrollWidth > t.clientWidth + 1;
+    const extent = spills ? r.left + t.scrollWidth : r.right;
+    if (!t.offsetParent || extent <= right + 1) continue;  // hidden (closed dropdown) or fits
     let box = t.parentElement, scrolls = false;
     while (box && box !== article.parentElement && !scrolls) {
       const ox = getComputedStyle(box).overflowX;
@@ -247,7 +250,7 @@ _INSPECT_JS = """() => {
                 && box.getBoundingClientRect().right <= right + 1;
       box = box.parentElement;
     }
-    if (!scrolls) wide.push({tag: t.tagName.toLowerCase(), width: Math.round(r.width),
+    if (!scrolls) wide.push({tag: t.tagName.toLowerCase(), width: Math.round(extent - r.left),
                              column: Math.round(right - r.left),
                              head: (t.querySelector('tr')?.textContent || t.textContent || '')
                                    .trim().slice(0, 60)});
