@@ -45,10 +45,10 @@ def optional_import(name: str, purpose: str, extra: str) -> ModuleType:
     top = name.partition(".")[0]
     try:
         with warnings.catch_warnings():
-            # a package's own deprecation notices at import time (pgmpy's init imports its
-            # deprecated StructureScore) concern its internals, not any call of ours
-            warnings.filterwarnings("ignore", category=FutureWarning, module=top)
-            warnings.filterwarnings("ignore", category=DeprecationWarning, module=top)
+            # what a package says while it is imported concerns its internals or its own
+            # setup, not any call of ours: pgmpy's init imports its deprecated StructureScore
+            # (FutureWarning) and tqdm.auto, which warns in a kernel without ipywidgets
+            warnings.simplefilter("ignore")
             importlib.import_module(top)  # first, so a cached submodule cannot hide its absence
             return importlib.import_module(name)
     except ImportError as err:
