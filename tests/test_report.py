@@ -187,3 +187,17 @@ def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
     assert scorecard.chapter_conclusion("other", df).startswith("_No scorecard rows")
     with pytest.raises(ValueError, match="chapter"):
         scorecard.chapter_conclusion("", df)
+
+
+def test_bench_ratio_reads_the_last_case_of_one_benchmark(tmp_path):
+    rows = [dict(benchmark="edge marginals", case=f"{J}x{J} lattice", method=m, seconds=0.1,
+                 baseline="pgmpy BeliefPropagation", ratio=r, rate="", rate_unit="", note=m)
+            for J in (3, 7) for m, r in (("mrflib", 10.0 * J), ("mrflib, plan reused", 99.0))]
+    _write(tmp_path / "junction_tree.csv", rows)
+    got = report.bench_ratio("junction_tree", "edge marginals", "mrflib",
+                             "pgmpy BeliefPropagation", tmp_path)
+    assert got["case"] == "7x7 lattice" and got["ratio"] == 70.0  # like for like, not 99
+    assert report.bench_ratio("junction_tree", "other", "mrflib", "pgmpy BeliefPropagation",
+                              tmp_path) is None
+    assert report.bench_ratio("junction_tree", "edge marginals", "mrflib", "x",
+                              tmp_path / "none") is None
