@@ -65,6 +65,27 @@ def test_plotting_cells_are_captioned_and_folded():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("nb", TOC_NOTEBOOKS, ids=[p.stem for p in TOC_NOTEBOOKS])
+def test_every_chapter_ends_in_prose(nb):
+    """A chapter closes with a paragraph saying what reproduced, what did not and why (a
+    markdown cell with more than a heading), not with a table or a code cell."""
+    last = json.loads(nb.read_text())["cells"][-1]
+    text = "".join(last["source"])
+    prose = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(("#", "```",
+                                                                                   ":"))]
+    assert last["cell_type"] == "markdown" and sum(len(ln) for ln in prose) > 200, \
+        f"{nb.name} does not end in a prose conclusion"
+
+
+def test_build_refuses_stderr_outputs():
+    out = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning: overflow\n"}
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [out]},
+                    {"cell_type": "code", "metadata": {"tags": ["remove-output"]},
+                     "outputs": [out]},
+                    {"cell_type": "code", "metadata": {}, "outputs": [{**out, "name": "stdout"}]}]}
+    assert build_book.stderr_outputs(nb) == ["cell 0: RuntimeWarning: overflow"]
+
+
 def test_every_notebook_is_in_the_toc():
     assert {p.stem for p in NOTEBOOKS} == {p.stem for p in TOC_NOTEBOOKS}
     for f in build_book.toc_files(ROOT):
@@ -210,23 +231,34 @@ _INSPECT_JS = """() => {
   const unresolved = Array.from(article.querySelectorAll('.xref'))
       .filter(e => !e.closest('a')).map(e => e.textContent.trim());
   const links = Array.from(article.querySelectorAll('a[href]')).map(a => a.href);
-  // tables wider than the text column, unless a container of their own scrolls them
+  // blocks wider than the text column (code, outputs, tables, display math, figures),
+  // unless a container of their own, inside the column, scrolls them
   const right = article.getBoundingClientRect().right;
   const wide = [];
-  for (const t of article.querySelectorAll('table')) {
+  const blocks = 'pre, table, div.math, mjx-container[display="true"], figure, img, '
+                 + 'div.cell_output > *, div.output';
+  for (const t of article.querySelectorAll(blocks)) {
     const r = t.getBoundingClientRect();
-    if (!t.offsetParent || r.right <= right + 1) continue;  // hidden (a closed dropdown) or fits
+    // content spilling out of its own box (a long unwrapped line in a <pre>) counts too
+    const spills = getComputedStyle(t).overflowX === 'visible' && t.scrollWidth > t.clientWidth + 1;
+    const extent = spills ? r.left + t.scrollWidth : r.right;
+    if (!t.offsetParent || extent <= right + 1) continue;  // hidden (closed dropdown) or fits
     let box = t.parentElement, scrolls = false;
     while (box && box !== article.parentElement && !scrolls) {
       const ox = getComputedStyle(box).overflowX;
-      scrolls = (ox === 'auto' || ox === 'scroll')
+      scrolls = (ox === 'auto' || ox === 'scroll' || ox === 'hidden')
                 && box.getBoundingClientRect().right <= right + 1;
       box = box.parentElement;
     }
-    if (!scrolls) wide.push({width: Math.round(r.width), column: Math.round(right - r.left),
-                             head: (t.querySelector('tr')?.textContent || '').trim().slice(0, 60)});
+    if (!scrolls) wide.push({tag: t.tagName.toLowerCase(), width: Math.round(extent - r.left),
+                             column: Math.round(right - r.left),
+                             head: (t.querySelector('tr')?.textContent || t.textContent || '')
+                                   .trim().slice(0, 60)});
   }
-  return {text: prose.textContent, images, unresolved, links, wide};
+  // stderr a reader would see (warnings, tracebacks written to stderr)
+  const stderr = Array.from(article.querySelectorAll('.output.stderr, .stderr'))
+      .filter(e => e.offsetParent).map(e => e.textContent.trim().slice(0, 120));
+  return {text: prose.textContent, images, unresolved, links, wide, stderr};
 }"""
 # TeX left outside typeset math: a backslash command or a dollar sign in the text a reader
 # sees (code, typeset math and MathJax's own markup removed), i.e. math the parser missed.
@@ -248,8 +280,10 @@ def _page_problems(f: str, found: dict) -> list[str]:
         problems.append(f"{f}: raw TeX {m.group(0)!r} outside typeset math in '... {snippet} "
                         f"...'")
     for t in found["wide"]:
-        problems.append(f"{f}: a table {t['width']} px wide in a text column of {t['column']} "
-                        f"px, without a scrolling container ('{t['head']}')")
+        problems.append(f"{f}: a {t['tag']} {t['width']} px wide in a text column of "
+                        f"{t['column']} px, without a scrolling container ('{t['head']}')")
+    for text in found.get("stderr", []):
+        problems.append(f"{f}: a stderr output ('{text}')")
     if found["unresolved"]:
         problems.append(f"{f}: unresolved references {found['unresolved'][:5]}")
     for img in found["images"]:
@@ -378,6 +412,8 @@ _FIXED_DEFINITION_5 = r"""<p>Then</p>
 <p>where <span class="math notranslate nohighlight">\(x^{\mathcal B}\)</span> agrees with
 <span class="math notranslate nohighlight">\(x\)</span>; in code: <code>\mathcal B</code>.</p>"""
 _WIDE = "<table><tr>" + "<td>a_long_unbreakable_cell_value</td>" * 12 + "</tr></table>"
+_WIDE_PRE = "<pre>" + "an_unbreakable_printed_line_" * 40 + "</pre>"
+_STDERR = '<div class="output stderr"><pre>Warning: on stderr</pre></div>'
 _PAGE = ('<html><body><main><article class="bd-article" style="width: 600px">{}</article>'
          '</main></body></html>')
 
@@ -390,8 +426,9 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     assert CHROMIUM, "Debian's chromium is not installed: run `make browser` (make test does)"
     from playwright.sync_api import sync_playwright
 
-    pages = {"old": _OLD_DEFINITION_5 + _WIDE, "fixed": _FIXED_DEFINITION_5
-             + f'<div style="overflow-x: auto">{_WIDE}</div>'}
+    pages = {"old": _OLD_DEFINITION_5 + _WIDE + _WIDE_PRE + _STDERR,
+             "fixed": _FIXED_DEFINITION_5 + f'<div style="overflow-x: auto">{_WIDE}</div>'
+             + f'<div style="overflow-x: auto">{_WIDE_PRE}</div>'}
     found = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -407,7 +444,8 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     old = "\n".join(found["old"])
     assert "old: raw TeX '$' outside typeset math in '... Then $" in old
     assert "raw TeX '\\\\mathcal'" in old and "x^{\\mathcal B}" in old
-    assert "without a scrolling container" in old
+    assert "a table" in old and "without a scrolling container" in old
+    assert "a pre " in old and "a stderr output ('Warning: on stderr')" in old
 
 
 # ----------------------------------------------------------------------------- reading

@@ -75,3 +75,20 @@ def test_chapter_cannot_escape_the_results_folder(tmp_path, monkeypatch, chapter
     with pytest.raises(TypeError, match="chapter must be a str"):
         experiments.record(None, "p", "Figure 1", "q", 1.0, 2.0, "new")
     assert not (tmp_path / "res").exists() and not (tmp_path / "x.csv").exists()
+
+
+def test_exponential_fit_gives_the_rate_and_its_standard_error():
+    import numpy as np
+
+    x = np.arange(3.0, 9.0)
+    alpha, beta, se = experiments.exponential_fit(x, np.exp(0.5 + 0.7 * x))
+    assert alpha == pytest.approx(0.5) and beta == pytest.approx(0.7) and se < 1e-10
+    noisy = np.exp(0.7 * x) * np.array([1.0, 1.3, 0.8, 1.1, 0.9, 1.2])
+    _, beta, se = experiments.exponential_fit(x, noisy)
+    resid = np.log(noisy) - np.polyval(np.polyfit(x, np.log(noisy), 1), x)
+    assert se == pytest.approx(np.sqrt(resid @ resid / 4 / np.sum((x - x.mean()) ** 2)))
+    assert np.isnan(experiments.exponential_fit([1, 2], [1.0, 3.0])[2])  # two points: no error
+    with pytest.raises(ValueError, match="positive"):
+        experiments.exponential_fit([1, 2], [1.0, 0.0])
+    with pytest.raises(ValueError, match="distinct"):
+        experiments.exponential_fit([1, 1], [1.0, 2.0])

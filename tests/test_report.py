@@ -33,8 +33,12 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     assert "time grows as N^p with p from 1.00 to 1.00" in md
     assert "time grows as n^p" in md  # size parsed from "n=16 grid"
     figs = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
-    assert figs == ["junction-tree-fit.png", "newthing-fit.png"]
-    assert ":::{figure} _perf/newthing-fit.png" in md and ":name: performance-newthing-fit" in md
+    assert figs == ["junction-tree-fit-scaling.png", "newthing-fit-scaling.png",
+                    "newthing-fit-speedup.png"]  # one figure per view, each with its caption
+    assert ":::{figure} _perf/newthing-fit-speedup.png" in md
+    assert ":name: performance-newthing-fit-scaling" in md
+    captions = [ln for ln in md.splitlines() if ln.startswith(":alt: ")]
+    assert len(captions) == 3 and len(set(captions)) == 3
 
 
 def test_empty_results(tmp_path):
@@ -75,7 +79,7 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
     assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
             "kept), 9e+07 (big, new model)") in md
     assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
-    assert (tmp_path / "fig" / "foundation-gibbs.png").exists()
+    assert (tmp_path / "fig" / "foundation-gibbs-throughput.png").exists()
 
 
 def _bench(rows):
@@ -145,7 +149,7 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     table = report._per_case(df)
     assert list(table.columns) == ["mrflib", "peer"] and table.loc["A", "peer"] == 1.0
     text = report.performance_markdown(df, tmp_path, "_perf")
-    assert "time per problem" in text and (tmp_path / "m-pr.png").exists()
+    assert "time per problem" in text and (tmp_path / "m-pr-per-case.png").exists()
     assert report._per_case(df[df["method"] == "mrflib"]).empty
     # read back from CSV (empty cells stay strings): the skipped peer's time is left blank
     folder = tmp_path / "results"
@@ -153,3 +157,47 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     df.drop(columns="module").to_csv(folder / "m.csv", index=False)
     text = report.performance_markdown(report.load_bench(folder), tmp_path, "_perf")
     assert "| B | peer |  |" in text
+
+
+def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
+    from mrflib.repro import scorecard
+
+    row = dict(chapter="ch", paper="p", item="Table 1", quantity="q0", paper_value="1",
+               ours="2", verdict="reproduced in kind", note="same order", profile="quick")
+    cells = [{**row, "quantity": f"q{k}", "ours": str(k)} for k in range(5)]
+    lone = [{**row, "item": "Eq. (4)", "quantity": "bound", "verdict": "not reproduced",
+             "note": "a typo"}, {**row, "item": "Table 2", "note": ""},
+            {**row, "item": "Table 2", "quantity": "r", "note": ""}]
+    df = pd.DataFrame(cells + lone)
+    claim = scorecard.claims(df)
+    assert list(claim["n"]) == [5, 1, 1, 1]  # rows without a note are claims of their own
+    assert claim.loc[0, "quantity"].startswith("5 measurements: q0; q1; q2; …")
+    md = report.scorecard_markdown(df)
+    head, tables = md.split("**p** (chapter", 1)
+    assert "| p | {doc}`ch <../notebooks/ch>` | 4 | 1 | 3 | 0 | 0 |" in head
+    assert "**Not reproduced** (1):" in head and "Why: a typo." in head
+    claim_rows = tables.split(":::{dropdown}")[0]
+    assert claim_rows.count("\n| ") == 5  # header and four claims
+    assert md.count("The 8 measured numbers of p") == 1  # all of them, folded
+    text = scorecard.chapter_conclusion("ch", df)
+    assert "4 claims (8 measured numbers): 1 not reproduced, 3 reproduced in kind." \
+           in text
+    assert "Eq. (4), bound: the paper: 1; ours: 2 (a typo)." in text
+    assert "Table 1, 5 measurements: same order." in text
+    assert scorecard.chapter_conclusion("other", df).startswith("_No scorecard rows")
+    with pytest.raises(ValueError, match="chapter"):
+        scorecard.chapter_conclusion("", df)
+
+
+def test_bench_ratio_reads_the_last_case_of_one_benchmark(tmp_path):
+    rows = [dict(benchmark="edge marginals", case=f"{J}x{J} lattice", method=m, seconds=0.1,
+                 baseline="pgmpy BeliefPropagation", ratio=r, rate="", rate_unit="", note=m)
+            for J in (3, 7) for m, r in (("mrflib", 10.0 * J), ("mrflib, plan reused", 99.0))]
+    _write(tmp_path / "junction_tree.csv", rows)
+    got = report.bench_ratio("junction_tree", "edge marginals", "mrflib",
+                             "pgmpy BeliefPropagation", tmp_path)
+    assert got["case"] == "7x7 lattice" and got["ratio"] == 70.0  # like for like, not 99
+    assert report.bench_ratio("junction_tree", "other", "mrflib", "pgmpy BeliefPropagation",
+                              tmp_path) is None
+    assert report.bench_ratio("junction_tree", "edge marginals", "mrflib", "x",
+                              tmp_path / "none") is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import re
 import shutil
 import subprocess
@@ -203,8 +204,34 @@ def present(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+_HIDDEN = {"remove-output", "remove-cell", "remove_output", "remove_cell"}
+
+
+def stderr_outputs(nb: dict) -> list[str]:
+    """The stderr streams a reader would see in one executed notebook (``nb`` as JSON):
+    ``"cell <k>: <first line>"`` each. The book shows none: a warning that is expected is
+    silenced or handled where it arises, and an unexpected one is a bug to fix."""
+    found = []
+    for k, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code" or _HIDDEN & set(_tags(cell)):
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = "".join(out.get("text", "")).strip()
+                found.append(f"cell {k}: {text.splitlines()[0][:200] if text else ''}")
+    return found
+
+
 def stage(src: Path, executed: dict[str, Path], root: Path = ROOT) -> None:
-    """Copy configuration, pages, executed notebooks and MathJax into ``src``."""
+    """Copy configuration, pages, executed notebooks and MathJax into ``src``; a notebook
+    with a stderr output (:func:`stderr_outputs`) stops the build."""
+    noisy = {stem: stderr_outputs(json.loads(Path(path).read_text()))
+             for stem, path in executed.items()}
+    noisy = {stem: lines for stem, lines in noisy.items() if lines}
+    if noisy:
+        raise SystemExit("stderr output in the book (silence or handle the warning where it "
+                         "arises):\n" + "\n".join(f"{stem}: {line}" for stem, lines in
+                                                    noisy.items() for line in lines))
     src.mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(root / name, src / name)

@@ -10,6 +10,7 @@ needs it and the one command that installs it, not a bare ``No module named ...`
 from __future__ import annotations
 
 import importlib
+import warnings
 from types import ModuleType
 
 __all__ = ["DISTRIBUTIONS", "optional_import"]
@@ -43,8 +44,13 @@ def optional_import(name: str, purpose: str, extra: str) -> ModuleType:
     """
     top = name.partition(".")[0]
     try:
-        importlib.import_module(top)  # first, so a cached submodule cannot hide its absence
-        return importlib.import_module(name)
+        with warnings.catch_warnings():
+            # what a package says while it is imported concerns its internals or its own
+            # setup, not any call of ours: pgmpy's init imports its deprecated StructureScore
+            # (FutureWarning) and tqdm.auto, which warns in a kernel without ipywidgets
+            warnings.simplefilter("ignore")
+            importlib.import_module(top)  # first, so a cached submodule cannot hide its absence
+            return importlib.import_module(name)
     except ImportError as err:
         dist = DISTRIBUTIONS.get(top, top)
         raise ImportError(f"{purpose} needs {dist}, which is not installed (or does not "

@@ -8,6 +8,8 @@ data's local-pattern counts.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from mrflib._support.validation import require_memory
@@ -36,8 +38,10 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
     converged = False
     step = 0
-    bar = tqdm(total=max_steps, desc=desc, delay=2.0, leave=False,
-               disable=progress is False, mininterval=0.5)
+    # None: a bar only on a terminal; a notebook's or a log's stderr would keep every redraw
+    shown = progress if progress is not None else sys.stderr.isatty()
+    bar = tqdm(total=max_steps, desc=desc, delay=2.0, leave=False, disable=not shown,
+               mininterval=0.5)
     try:
         while True:
             d = direction(theta)

@@ -655,8 +655,9 @@ def fit(
     record : bool
         Keep the per-step history (parameters, ``max |Delta|``, MAE).
     progress : bool, optional
-        ``False`` switches the progress bar off; otherwise a tqdm bar appears
-        when a fit runs for more than two seconds.
+        ``True`` shows a tqdm bar when a fit runs for more than two seconds, ``False`` never;
+        the default ``None`` shows it only on a terminal (stderr a TTY), so that a notebook
+        run by papermill or a log file gets no bar.
     **options
         CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
         for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,

@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from .._optional import optional_import
 from . import experiments
+from .scorecard import chapter_conclusion
 from .trials import Trials
 
 __all__ = ["Chapter"]
@@ -78,6 +80,19 @@ class Chapter:
     def partial(self) -> bool:
         """True if this notebook runs as one chunk of a chunked run (it records nothing)."""
         return any(run.partial for run in self._runs)
+
+    def conclusion(self) -> str:
+        """The chapter's closing paragraph from its records
+        (:func:`mrflib.repro.scorecard.chapter_conclusion`)."""
+        return chapter_conclusion(self.chapter)
+
+    def glue_conclusion(self, name: str = "conclusion") -> None:
+        """Glue :meth:`conclusion` as Markdown under ``name`` for the chapter's closing cell
+        (`` ```{glue:md} conclusion`` with ``:format: myst``), shown nowhere else."""
+        glue = optional_import("myst_nb", "a chapter's generated conclusion", "book").glue
+        from IPython.display import Markdown
+
+        glue(name, Markdown(self.conclusion()), display=False)
 
     def records(self) -> pd.DataFrame:
         """This chapter's rows recorded in this process."""

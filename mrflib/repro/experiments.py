@@ -50,6 +50,7 @@ __all__ = [
     "results_dir",
     "ResultsDirError",
     "best_time",
+    "exponential_fit",
     "machine",
     "moment_error_curve",
     "loglog_slope",
@@ -363,3 +364,27 @@ def loglog_slope(x: Any, y: Any) -> float:
     if np.ptp(x) == 0:
         raise ValueError("x must hold at least two distinct values")
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def exponential_fit(x: Any, y: Any) -> tuple[float, float, float]:
+    """Least-squares fit of ``log y = alpha + beta x``: ``(alpha, beta, se)``.
+
+    ``se`` is the standard error of ``beta`` from the residuals (``nan`` with fewer than
+    three points, where the residuals say nothing). An extrapolation ``d`` steps past the
+    last ``x`` is uncertain by the factor ``exp(2 * se * d)`` between one standard error
+    below and above, which says how far it can go before it means nothing.
+    """
+    from .._validation import check_array
+
+    x = check_array(x, "x", ndim=1)
+    y = check_array(y, "y", ndim=1, shape=x.shape)
+    if x.size < 2 or np.ptp(x) == 0:
+        raise ValueError("x must hold at least two distinct values")
+    if np.any(y <= 0):
+        raise ValueError("y must hold positive values")
+    beta, alpha = np.polyfit(x, np.log(y), 1)
+    se = float("nan")
+    if x.size > 2:
+        resid = np.log(y) - (alpha + beta * x)
+        se = float(np.sqrt(resid @ resid / (x.size - 2) / np.sum((x - x.mean()) ** 2)))
+    return float(alpha), float(beta), se

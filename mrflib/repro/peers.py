@@ -145,7 +145,8 @@ def pygms_marginals(factors: list, n: int, evidence: dict | None = None,
 def pgmpy_elimination(model: Any) -> Any:
     """pgmpy's ``VariableElimination`` on :func:`mrflib.io.uai.to_pgmpy` of ``model``."""
     _quiet_pgmpy()
-    from pgmpy.inference import VariableElimination
+    VariableElimination = optional_import("pgmpy.inference", "pgmpy_elimination",
+                                          "book").VariableElimination
 
     from mrflib.io.uai import to_pgmpy
 

@@ -23,11 +23,12 @@ from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
+from .scorecard import claims
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["load_records", "load_bench", "scorecard_markdown", "chapter_scorecard",
+__all__ = ["load_records", "load_bench", "bench_ratio", "scorecard_markdown", "chapter_scorecard",
            "paper_figure", "performance_summary", "performance_markdown", "write_pages",
            "PEER_COMPARISONS"]
 
@@ -64,6 +65,37 @@ def load_bench(bench_results: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+#: The benchmark results ``make bench`` writes (one CSV per bench module).
+BENCH_RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+
+
+def bench_ratio(module: str, benchmark: str, method: str, baseline: str,
+                bench_results: Path | None = None) -> dict | None:
+    """The speed-up of the last (largest) case of one benchmark, as ``make bench`` recorded it.
+
+    A quantity quoted on several pages (such as the speed-up over pgmpy) is measured once, by
+    the benchmark, and every page reads it from here.
+
+    Returns
+    -------
+    dict or None
+        ``case``, ``ratio`` (baseline time / ours, same run), ``seconds`` and ``note`` of the
+        last row of ``bench/results/<module>.csv`` matching ``benchmark``, ``method`` and
+        ``baseline`` exactly; None when there is none (the benchmark has not been run).
+    """
+    bench = load_bench(BENCH_RESULTS if bench_results is None else bench_results)
+    if bench.empty:
+        return None
+    sel = bench[(bench["module"] == module) & (bench["benchmark"] == benchmark)
+                & (bench["method"] == method) & (bench["baseline"] == baseline)]
+    sel = sel.assign(r=_num(sel["ratio"])).dropna(subset=["r"])
+    if sel.empty:
+        return None
+    last = sel.iloc[-1]
+    return {"case": str(last["case"]), "ratio": float(last["r"]),
+            "seconds": float(last["seconds"]), "note": str(last["note"])}
+
+
 def _cell(text: object) -> str:
     """``text`` for a Markdown table cell: one line, ``|`` escaped, and ``<``, ``>``, ``&``
     as entities (a quantity such as ``<dH>`` would otherwise be read as an HTML tag)."""
@@ -97,8 +129,65 @@ def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], lis
     return cells, differ
 
 
+def _summary_lines(df: pd.DataFrame, claim: pd.DataFrame) -> list[str]:
+    """The scorecard's opening: claims per paper and verdict, one row per paper."""
+    order = ["not reproduced", "reproduced in kind", "reproduced", "new"]
+    header = "| paper | chapters | claims | " + " | ".join(_badge(v) for v in order) + " |"
+    lines = [header, "|---" * (header.count("|") - 1) + "|"]
+    for key, g in claim.groupby("paper", sort=False):
+        chapters = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`"
+                             for c in dict.fromkeys(g["chapter"]))
+        counts = g["verdict"].value_counts()
+        lines.append(f"| {_cell(_PAPER_TITLES.get(key, key))} | {chapters} | {len(g)} | "
+                     + " | ".join(str(counts.get(v, 0)) for v in order) + " |")
+    lines.append(f"| all | | {len(claim)} | " + " | ".join(
+        str(int((claim["verdict"] == v).sum())) for v in order) + " |")
+    return [*lines, "", f"{len(claim)} claims, measured by {len(df)} recorded numbers (a "
+                        "claim measured on several cases, such as a table's cells, counts "
+                        "once; its numbers are folded under its paper's table).", ""]
+
+
+def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> list[str]:
+    """Every claim not reproduced, with the paper's value, ours and the reason (the note);
+    then the items not reproduced only at the paper profile."""
+    lines = []
+    for r in claim[claim["verdict"] == "not reproduced"].to_dict("records"):
+        lines.append(f"* **{_cell(_PAPER_TITLES.get(r['paper'], r['paper']))}, "
+                     f"{_cell(r['item'])}** ({{doc}}`{r['chapter']} <../notebooks/"
+                     f"{r['chapter']}>`): {_cell(r['quantity'])}. The paper: "
+                     f"{_cell(r['paper_value']) or 'not given'}; ours: {_cell(r['ours'])}."
+                     + (f" Why: {_cell(r['note'])}." if r["note"].strip() else ""))
+    if paper is not None and not paper.empty:
+        mine = claim.set_index(["chapter", "item", "verdict"]).index
+        for r in paper[paper["verdict"] == "not reproduced"].to_dict("records"):
+            if (r["chapter"], r["item"], "not reproduced") in mine:
+                continue
+            lines.append(f"* **{_cell(_PAPER_TITLES.get(r['paper'], r['paper']))}, "
+                         f"{_cell(r['item'])}** ({{doc}}`{r['chapter']} <../notebooks/"
+                         f"{r['chapter']}>`), at the paper profile only: "
+                         f"{_cell(r['quantity'])}. The paper: {_cell(r['paper_value'])}; "
+                         f"ours: {_cell(r['ours'])}."
+                         + (f" Why: {_cell(r['note'])}." if r["note"].strip() else ""))
+    if not lines:
+        return ["Every claim checked was reproduced, in number or in kind, or is new.", ""]
+    return [f"**Not reproduced** ({len(lines)}):", "", *lines, ""]
+
+
+def _claim_paper_cell(cells: list[str]) -> str:
+    """The paper-profile cell of a claim of several measurements."""
+    if len(cells) == 1:
+        return cells[0]
+    measured = [c for c in cells if c != "not run at paper scale"]
+    differs = sum("verdict-differs" in c for c in measured)
+    text = f"{len(measured)} of {len(cells)} measured"
+    return text + (f"; verdict <span class=\"verdict verdict-differs\">differs</span> for "
+                   f"{differs}" if differs else ", same verdict" if measured else "")
+
+
 def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
-    """One MyST table over all chapters, each row linking to its chapter.
+    """The reproduction scorecard: per-paper summary, the claims not reproduced, then one
+    table per paper with one row per claim (:func:`mrflib.repro.scorecard.claims`) and its
+    measured numbers folded beneath.
 
     Parameters
     ----------
@@ -118,9 +207,9 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         lacking = [] if frame is None or frame.empty else sorted(set(FIELDS) - set(frame))
         if lacking:
             raise ValueError(f"{name} must have the recorded columns {FIELDS}; lacks {lacking}")
-    counts = df["verdict"].value_counts()
-    lines = ["Summary: " + ", ".join(f"{_badge(v)}: {counts[v]}"
-                                     for v in counts.index), ""]
+    df = df.reset_index(drop=True)
+    claim = claims(df)
+    lines = _summary_lines(df, claim) + _not_reproduced_lines(claim, paper)
     header = "| item | quantity | paper | ours | verdict |"
     cells: list[str] = []
     if paper is not None:
@@ -137,20 +226,29 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
             lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
         header += " ours, paper profile |"
     header += " note |"
-    rows = df.reset_index(drop=True).assign(paper_cell=cells or [""] * len(df))
-    for key, g in rows.groupby("paper", sort=False):
+    cells = cells or [""] * len(df)
+    rule = "|---" * (header.count("|") - 1) + "|"
+    for key, g in claim.groupby("paper", sort=False):
         chapters = list(dict.fromkeys(g["chapter"]))
         links = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`" for c in chapters)
-        lines += ["", f"**{_cell(_PAPER_TITLES.get(key, key))}** (chapter "
-                      f"{links})", "", header, "|---" * (header.count("|") - 1) + "|"]
-        for r in g.itertuples(index=False):
-            item = _cell(r.item) + (f" ({{doc}}`{r.chapter} <../notebooks/{r.chapter}>`)"
-                                    if len(chapters) > 1 else "")
-            row = [item, _cell(r.quantity), _cell(r.paper_value), _cell(r.ours),
-                   _badge(r.verdict)]
-            if paper is not None:
-                row.append(r.paper_cell)
-            lines.append("| " + " | ".join([*row, _cell(r.note)]) + " |")
+        title = _cell(_PAPER_TITLES.get(key, key))
+        lines += ["", f"**{title}** (chapter {links})", "", header, rule]
+
+        def row(r, paper_cell: str, many: bool = len(chapters) > 1) -> str:
+            item = _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
+                                       f"{r['chapter']}>`)" if many else "")
+            out = [item, _cell(r["quantity"]), _cell(r["paper_value"]), _cell(r["ours"]),
+                   _badge(r["verdict"])]
+            return "| " + " | ".join([*out, *([paper_cell] if paper is not None else []),
+                                      _cell(r["note"])]) + " |"
+
+        for r in g.to_dict("records"):
+            lines.append(row(r, _claim_paper_cell([cells[i] for i in r["rows"]])))
+        if (g["n"] > 1).any():
+            measured = [i for rows in g["rows"] for i in rows]
+            lines += ["", f":::{{dropdown}} The {len(measured)} measured numbers of "
+                          f"{title}", header, rule,
+                      *(row(df.loc[i], cells[i]) for i in measured), ":::"]
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
@@ -375,8 +473,16 @@ def _crossings(curves, unit: str) -> list[str]:
             f"below it and less above it"]
 
 
-def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
-    """Speed-up bars (one colour per baseline) and/or log-log time against size."""
+#: The Performance page's figures are drawn this wide (inches, at 100 dpi), about the text
+#: column's width at 1280 px, so that 9 pt text shows at about 9 pt.
+_FIG_WIDTH = 8.0
+
+
+def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
+             ) -> list[tuple[str, str]]:
+    """One figure per view of a benchmark, each ``(file name, caption)``: speed-up bars (one
+    colour per baseline), log-log time against size, throughput against a target, each
+    method's time per case; legends outside the data."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -385,45 +491,55 @@ def _figure(b: pd.DataFrame, curves, path: Path, title: str) -> bool:
     bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
     targets = _targets(b)
     per_case = pd.DataFrame() if curves else _per_case(b)
-    panels = (int(len(bars) > 0) + int(bool(curves)) + int(len(targets) > 0)
-              + int(len(per_case) > 0))
-    if not panels:
-        return False
-    height = max(2.6, 0.28 * len(bars) + 1.2) if len(bars) else 3.2
-    fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels, height), squeeze=False)
-    axes = list(axes[0])
-    if len(bars):
-        ax = axes.pop(0)
-        colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
-        labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
-        ax.barh(range(len(bars)), bars["_r"].astype(float),
-                color=[colours[x] for x in bars["baseline"]])
-        ax.axvline(1.0, color="k", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yticks(range(len(bars)), labels, fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
-        from matplotlib.patches import Patch
+    out: list[tuple[str, str]] = []
 
-        ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:70])
-                           for base, col in colours.items()], fontsize=7, loc="best")
-    if curves:
-        ax = axes.pop(0)
-        for k, (label, x, y, slope) in enumerate(curves):
-            ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
-                      label=f"{label[:40]} (p = {slope:.2f})")
-        ax.set_xlabel(f"{_unit(b)} (log)")
-        ax.set_ylabel("seconds (log)")
-        ax.legend(fontsize=6)
-    if len(targets):
-        _target_panel(axes.pop(0), targets)
-    if len(per_case):
-        _per_case_panel(axes.pop(0), per_case)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    def save(fig, suffix: str, caption: str) -> None:
+        fig.tight_layout()
+        fig.savefig(figdir / f"{stem}-{suffix}.png", dpi=100)
+        plt.close(fig)
+        out.append((f"{stem}-{suffix}.png", caption))
+
+    with plt.rc_context({"font.size": 9, "legend.fontsize": 9}):
+        if len(bars):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(bars) + 1.4)))
+            colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
+            labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
+            ax.barh(range(len(bars)), bars["_r"].astype(float),
+                    color=[colours[x] for x in bars["baseline"]])
+            ax.axvline(1.0, color="k", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_yticks(range(len(bars)), labels)
+            ax.invert_yaxis()
+            ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
+            from matplotlib.patches import Patch
+
+            ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:50])
+                               for base, col in colours.items()],
+                      loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
+            save(fig, "speedup", f"{title}: speed-up over each baseline, measured in the same "
+                                 "run (log scale; right of the line at 1, ours is faster).")
+        if curves:
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, 4.2))
+            for k, (label, x, y, slope) in enumerate(curves):
+                ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
+                          label=f"{label[:40]} (p = {slope:.2f})")
+            ax.set_xlabel(f"{_unit(b)} (log)")
+            ax.set_ylabel("seconds (log)")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+            save(fig, "scaling", f"{title}: time against {_unit(b)} on log-log axes, each "
+                                 "curve labelled with its fitted exponent p.")
+        if len(targets):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(targets) + 1.4)))
+            _target_panel(ax, targets)
+            save(fig, "throughput", f"{title}: throughput of each case against its target "
+                                    "(dashed line; green: met, red: not met).")
+        if len(per_case):
+            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(per_case) *
+                                                            len(per_case.columns) / 2 + 1.4)))
+            _per_case_panel(ax, per_case)
+            save(fig, "per-case", f"{title}: each method's time per problem (log scale; a "
+                                  "missing bar: skipped).")
+    return out
 
 
 def _per_case(b: pd.DataFrame) -> pd.DataFrame:
@@ -447,10 +563,10 @@ def _per_case_panel(ax, table: pd.DataFrame) -> None:
                 table[method].to_numpy(float), height=width, color=f"C{j}",
                 label=str(method)[:40])
     ax.set_xscale("log")
-    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index], fontsize=7)
+    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index])
     ax.invert_yaxis()
     ax.set_xlabel("seconds (log; missing bar: skipped)")
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
 def _target_panel(ax, targets: pd.DataFrame) -> None:
@@ -468,10 +584,10 @@ def _target_panel(ax, targets: pd.DataFrame) -> None:
     from matplotlib.ticker import NullFormatter
 
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_yticks(range(len(targets)), labels, fontsize=7)
+    ax.set_yticks(range(len(targets)), labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log; green: target met)")
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
 def _table(b: pd.DataFrame) -> list[str]:
@@ -591,15 +707,9 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
         for bench, b in g.groupby("benchmark", sort=False):
             b = b.reset_index(drop=True)
             curves = _scaling(b)
-            name = f"{_slug(module)}-{_slug(bench)}.png"
+            stem = f"{_slug(module)}-{_slug(bench)}"
             parts.append(f"#### {bench}\n")
-            if _figure(b, curves, figdir / name, f"{module}: {bench}"):
-                caption = (f"{module}: {bench}. Speed-up over each baseline measured in the "
-                           "same run, and time against problem size where measured.")
-                if not curves and len(_per_case(b)):
-                    caption += " Each method's time per problem (log scale)."
-                if len(_targets(b)):
-                    caption += " Throughput against the target (dashed line) where one is set."
+            for name, caption in _figures(b, curves, figdir, stem, f"{module}: {bench}"):
                 parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
                           f":alt: {caption}", "", caption, ":::", ""]
             verdict = _verdict(b, curves)
