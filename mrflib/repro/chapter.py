@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._optional import optional_import
+from mrflib._support.optional import optional_import
+
 from . import experiments
 from .scorecard import chapter_conclusion
 from .trials import Trials

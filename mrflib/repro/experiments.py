@@ -374,7 +374,7 @@ def exponential_fit(x: Any, y: Any) -> tuple[float, float, float]:
     last ``x`` is uncertain by the factor ``exp(2 * se * d)`` between one standard error
     below and above, which says how far it can go before it means nothing.
     """
-    from .._validation import check_array
+    from mrflib._support.validation import check_array
 
     x = check_array(x, "x", ndim=1)
     y = check_array(y, "y", ndim=1, shape=x.shape)
