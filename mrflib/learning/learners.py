@@ -77,10 +77,10 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
+from mrflib.learning import _flow, _local
+from mrflib.learning import _learners_kernels as _k
 from mrflib.learning._optimizers import _gradient_ascent, _lbfgs
 from mrflib.learning.fit_result import Fit
-from mrflib.learning.learners import _flow, _local
-from mrflib.learning.learners import _learners_kernels as _k
 from mrflib.models.boltzmann import check_model
 from mrflib.models.graphs import as_graph
 
@@ -676,7 +676,7 @@ def fit(
 
     if isinstance(edges, FactorGraph):
         _check_factor_graph_call(n, rng, bias, solver, reference)
-        from mrflib.learning.learners import factor_learning
+        from mrflib.learning import factor_learning
 
         return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, **options)
