@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from bench.bench_learning import _best
-from mrflib import factor_learning, factor_models, graphs, learning, potentials
+from mrflib import factor_gibbs, factor_learning, factor_models, graphs, learning, potentials
 
 Q = 3
 
@@ -75,7 +75,7 @@ def _case(side, N, repeats):
     from threadpoolctl import threadpool_limits
 
     truth = factor_models.potts_lattice(side, side, Q, coupling=0.4, rng=side)
-    data = factor_models.gibbs(truth, N, sweeps=20, rng=side + 1)
+    data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=side + 1)
     edges = graphs.square_grid(side, side)
     nbrs = graphs.neighbours(edges, side * side)
 

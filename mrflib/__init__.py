@@ -34,6 +34,8 @@ _SUBMODULES = (
     "learning",
     "factor_learning",
     "factor_models",
+    "factor_gibbs",
+    "smci_factor_graph",
     "potentials",
     "fsll",
     "log_linear",

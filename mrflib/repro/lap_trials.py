@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import exact, factor_models, graphs, lap, learning, potentials
+from .. import exact, factor_gibbs, factor_models, graphs, lap, learning, potentials
 from .._optional import optional_import
 from .._validation import as_rng, check_counts, check_positive, require_memory
 from ..model import BoltzmannMachine
@@ -315,7 +315,7 @@ def beyond_ising_timing(kind: str, sides: Sequence[int], N: int, rng: Any, *,
     rows = []
     for side in sides:
         truth = beyond_ising_model(kind, side, rng)
-        data = factor_models.gibbs(truth, N, sweeps=20, rng=rng)
+        data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=rng)
         methods = ("lap", "mple") + (("mle",) if side <= mle_max_side else ())
         runs = [_fit_all(data, truth, methods) for _ in range(repeats)]
         for m in methods:
