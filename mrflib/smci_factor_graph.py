@@ -233,6 +233,8 @@ def _rho(model: FactorGraph, x: np.ndarray, target: tuple, order: int,
          vf: list) -> np.ndarray:
     """``ρ_T(A; s^(l))`` of eq. (13) for each row, ``(M,) + X_T``: the estimator's terms."""
     card = model.cardinalities
+    if not target:  # a constant factor's (empty) scope: probability one
+        return np.ones(len(x))
     if order == 0:  # plain Monte Carlo: the indicator of the sampled x_T
         shape = tuple(int(card[v]) for v in target)
         out = np.zeros((len(x), math.prod(shape)))
@@ -287,6 +289,12 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     x = _check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
+    with np.errstate(invalid="ignore"):
+        zero = np.flatnonzero(model.log_weight(x) == -np.inf)
+    if len(zero):
+        raise ValueError(f"samples[{int(zero[0])}] has zero weight under the model "
+                         f"({len(zero)} of {len(x)} rows): SMCI conditions on states of "
+                         "positive weight")
     batch, counts = _batches(len(x), n_chains)
     B = len(counts)
     want = _targets(model, targets)
