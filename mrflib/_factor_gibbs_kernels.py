@@ -150,3 +150,66 @@ def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fva
             for v in range(c):
                 out[b, state_ptr[i] + v] += score[v] / tot
     return out, -1
+
+
+@njit(cache=True)
+def factor_conditional_sums(x, batch, n_batches, tables, fptr, fvars, fstride, offsets,
+                            card, targets, nptr, nfac, nstride, out_ptr,
+                            max_states):  # pragma: no cover - numba
+    """Σ over the rows of each batch of ``P(x_S | x_rest)`` for the scope ``S`` of each
+    factor ``targets[j]`` (1-SMCI of the factor scopes), ``(n_batches, out_ptr[-1])``, the
+    states of ``S`` at ``out_ptr[j]:out_ptr[j+1]`` in C order (the table's flat order).
+
+    ``nfac[nptr[j]:nptr[j+1]]`` are the factors meeting ``S`` and ``nstride[p, a]`` the
+    stride in neighbour ``p``'s table of the ``a``-th variable of ``S`` (0 if it does not
+    hold it). Returns the sums and the first row whose conditional of some scope has no
+    state of positive weight (else ``-1``).
+    """
+    M = x.shape[0]
+    out = np.zeros((n_batches, out_ptr[targets.shape[0]]))
+    score = np.empty(max_states)
+    digit = np.empty(fptr.shape[0], dtype=np.int64)
+    base = np.empty(nfac.shape[0], dtype=np.int64)
+    for r in range(M):
+        b = batch[r]
+        for j in range(targets.shape[0]):
+            k = targets[j]
+            lo, hi = fptr[k], fptr[k + 1]
+            size = out_ptr[j + 1] - out_ptr[j]
+            for p in range(nptr[j], nptr[j + 1]):  # each neighbour at x, S's part removed
+                c = nfac[p]
+                idx = offsets[c]
+                for a in range(fptr[c], fptr[c + 1]):
+                    idx += x[r, fvars[a]] * fstride[a]
+                for a in range(hi - lo):
+                    idx -= x[r, fvars[lo + a]] * nstride[p, a]
+                base[p] = idx
+            for a in range(hi - lo):
+                digit[a] = 0
+            mx = -np.inf
+            for s in range(size):  # the states of S in C order (last variable fastest)
+                tot = 0.0
+                for p in range(nptr[j], nptr[j + 1]):
+                    idx = base[p]
+                    for a in range(hi - lo):
+                        idx += digit[a] * nstride[p, a]
+                    tot += tables[idx]
+                score[s] = tot
+                if tot > mx:
+                    mx = tot
+                a = hi - lo - 1
+                while a >= 0:
+                    digit[a] += 1
+                    if digit[a] < card[fvars[lo + a]]:
+                        break
+                    digit[a] = 0
+                    a -= 1
+            if mx == -np.inf:
+                return out, r
+            z = 0.0
+            for s in range(size):
+                score[s] = np.exp(score[s] - mx)
+                z += score[s]
+            for s in range(size):
+                out[b, out_ptr[j] + s] += score[s] / z
+    return out, -1

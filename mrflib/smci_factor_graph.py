@@ -52,6 +52,8 @@ __all__ = ["Estimate", "estimate", "marginals", "factor_marginals", "asymptotic_
 
 #: Sum regions with more joint states are summed by the exact engine per boundary.
 MAX_DENSE_STATES = 2**16
+#: 1-SMCI of the factor scopes takes the numba kernel when no table has more states.
+MAX_KERNEL_STATES = 2**12
 #: Largest order accepted (the region grows with the order: the whole model, eventually).
 MAX_ORDER = 8
 #: Entries of one dense block of region tables (rows x region states).
@@ -300,6 +302,8 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     want = _targets(model, targets)
     if order == 1 and targets == "variables":
         return _variables_order_one(model, x, batch, counts)
+    if order == 1 and max(t.size for t in model.log_tables) <= MAX_KERNEL_STATES:
+        return _factors_order_one(model, x, batch, counts)
     vf = model.variable_factors()
     values, errors = [], []
     for target in want:
@@ -328,6 +332,48 @@ def _variables_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
     m, s = factor_gibbs.batch_standard_errors(sums, counts)
     return Estimate([m[ptr[i]:ptr[i + 1]] for i in range(model.n)],
                     [s[ptr[i]:ptr[i + 1]] for i in range(model.n)])
+
+
+def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
+                       counts: np.ndarray) -> Estimate:
+    """1-SMCI of every factor's scope at once: ``P(x_S | s_rest)`` over the states of
+    ``S``, summed per batch by the numba kernel (scopes of at most
+    :data:`MAX_KERNEL_STATES` states)."""
+    vf = model.variable_factors()
+    targets = [k for k, s in enumerate(model.scopes) if s]
+    tables, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
+    width = max(len(s) for s in model.scopes)
+    neighbours = [sorted({c for v in model.scopes[k] for c in vf[v]}) for k in targets]
+    nptr = np.concatenate([[0], np.cumsum([len(f) for f in neighbours])]).astype(np.int64)
+    nfac = np.array([c for f in neighbours for c in f], dtype=np.int64)
+    nstride = np.zeros((len(nfac), max(width, 1)), dtype=np.int64)
+    p = 0
+    for k, f in zip(targets, neighbours):
+        for c in f:
+            strides = {v: int(np.prod(model.log_tables[c].shape[a + 1:]))
+                       for a, v in enumerate(model.scopes[c])}
+            nstride[p, :len(model.scopes[k])] = [strides.get(v, 0) for v in model.scopes[k]]
+            p += 1
+    sizes = [model.log_tables[k].size for k in targets]
+    out_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    require_memory(8.0 * len(counts) * out_ptr[-1], f"the 1-SMCI sums of {len(targets)} "
+                   "factor scopes")
+    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    sums, bad = _k.factor_conditional_sums(
+        np.ascontiguousarray(x), batch.astype(np.int64), len(counts), tables, fptr, fvars,
+        fstride, offsets, card, np.array(targets, dtype=np.int64), nptr, nfac, nstride,
+        out_ptr, max(sizes, default=1))
+    if bad >= 0:
+        raise ValueError(f"samples[{bad}] has zero weight under the model (a factor scope's "
+                         "conditional has no state of positive weight given the rest)")
+    m, s = factor_gibbs.batch_standard_errors(sums, counts)
+    values = [np.ones(()) for _ in model.scopes]
+    errors = [np.zeros(()) for _ in model.scopes]
+    for j, k in enumerate(targets):
+        shape = model.log_tables[k].shape
+        values[k] = m[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
+        errors[k] = s[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
+    return Estimate(values, errors)
 
 
 def marginals(model: FactorGraph, samples: Any, *, order: int = 1,

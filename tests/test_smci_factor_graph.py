@@ -25,7 +25,7 @@ MODELS = _models()
 @pytest.mark.parametrize("model", MODELS)
 def test_region_paths_agree(model):
     """The batched einsum, the dense log table and the exact engine per boundary give the
-    same conditionals, and the 1-SMCI kernel the same sums as the generic path."""
+    same conditionals, and the 1-SMCI kernels the same sums as the generic path."""
     x = exact.sample(model, 12, rng=0)
     vf = model.variable_factors()
     for order in (1, 2):
@@ -41,7 +41,10 @@ def test_region_paths_agree(model):
                 sf._exact_rho(model, x[:4], region, boundary, factors, len(target)),
                 dense[:4], atol=1e-12)
     generic = [sf._rho(model, x, (i,), 1, vf).mean(axis=0) for i in range(model.n)]
-    for a, b in zip(generic, sf.marginals(model, x, order=1)):
+    for a, b in zip(generic, sf.marginals(model, x, order=1)):  # the variables' kernel
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    generic = [sf._rho(model, x, s, 1, vf).mean(axis=0) for s in model.scopes]
+    for a, b in zip(generic, sf.factor_marginals(model, x, order=1)):  # the scopes' kernel
         np.testing.assert_allclose(a, b, atol=1e-12)
 
 
