@@ -22,7 +22,6 @@ limit if asked. Exact i.i.d. samples of models that fit are :func:`mrflib.exact.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,9 +33,8 @@ from . import elimination
 from ._validation import as_rng, check_positive, require_memory
 from .factor_graph import FactorGraph, _check_states
 
-__all__ = ["gibbs", "gibbs_numpy", "pack", "batch_ids", "batch_standard_errors",
-           "estimate_marginals", "gibbs_marginals", "EXACT_START_BYTES", "REPAIR_SWEEPS",
-           "N_BATCHES"]
+__all__ = ["gibbs", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
+           "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES"]
 
 #: A zero-weight start is replaced by an exact sample when the junction tree's tables take
 #: at most this many bytes; beyond, by min-conflicts repair sweeps.
@@ -343,8 +341,9 @@ def gibbs_marginals(
                   evidence=evidence, rng=rng)
         chains = len(x) if n_chains is None else n_chains
     else:
+        limit = check_positive(time_limit, "time_limit")
         x, chains = _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng,
-                           float(time_limit), start)
+                           limit, start)
     means, ses = estimate_marginals(x, model.cardinalities, n_chains=chains)
     return {"marginals": means, "standard_errors": ses, "n_samples": len(x),
             "seconds": time.perf_counter() - start}
@@ -352,10 +351,7 @@ def gibbs_marginals(
 
 def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, start):
     """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds."""
-    if not (math.isfinite(limit) and limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {limit}")
-    n_samples = check_positive(n_samples, "n_samples", integer=True)
-    chains = n_samples if n_chains is None else min(n_chains, n_samples)
+    n_samples, _, _, chains, _ = _check_counts(n_samples, burn_in, thin, n_chains)
     rng = as_rng(rng)
     per_round = chains * max(1, min(64, -(-n_samples // chains) // 8))
     got = [gibbs(model, per_round, burn_in=burn_in, thin=thin, n_chains=chains,

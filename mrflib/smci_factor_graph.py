@@ -48,7 +48,7 @@ from ._validation import as_rng, check_positive, require_memory
 from .factor_graph import FactorGraph, _check_states, all_states
 
 __all__ = ["Estimate", "estimate", "marginals", "factor_marginals", "asymptotic_variance",
-           "sum_region", "smci_marginals", "MAX_DENSE_STATES", "MAX_ORDER"]
+           "smci_marginals", "MAX_DENSE_STATES", "MAX_KERNEL_STATES", "MAX_ORDER"]
 
 #: Sum regions with more joint states are summed by the exact engine per boundary.
 MAX_DENSE_STATES = 2**16
@@ -438,8 +438,9 @@ def smci_marginals(
                                evidence=evidence, rng=rng)
         chains = len(x) if n_chains is None else n_chains
     else:
+        limit = check_positive(time_limit, "time_limit")
         x, chains = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains, evidence,
-                                        rng, 0.5 * float(time_limit), start)
+                                        rng, 0.5 * limit, start)
     cond = model.condition(evidence) if evidence else model
     est = estimate(cond, x, order=order, n_chains=chains)
     return {"marginals": est.values, "standard_errors": est.standard_errors,

@@ -51,6 +51,7 @@ from mrflib import (
     potentials,
     sampling,
     smci,
+    smci_factor_graph,
 )
 from mrflib import _validation as v
 from mrflib.repro import (
@@ -429,6 +430,25 @@ CASES += [
        dict(model=MODEL_BAD, n_samples=COUNT_BAD, burn_in=[-1, 1.5, None, "2", math.nan],
             thin=COUNT_BAD, rng=RNG_BAD, init=STATES_BAD))
       for fn in (factor_gibbs.gibbs, factor_gibbs.gibbs_numpy)],
+    ("factor_gibbs.gibbs_marginals", factor_gibbs.gibbs_marginals,
+     dict(model=FG, n_samples=3, burn_in=1, rng=0),
+     dict(model=MODEL_BAD, n_samples=COUNT_BAD, burn_in=[-1, 1.5, None], n_chains=COUNT_BAD,
+          rng=RNG_BAD, time_limit=FLOAT_BAD + [-1.0, 0.0], evidence=[3, {0: 5}, {9: 0}])),
+    ("factor_gibbs.estimate_marginals", factor_gibbs.estimate_marginals,
+     dict(samples=STATES, cardinalities=FG.cardinalities),
+     dict(samples=STATES_BAD, n_chains=COUNT_BAD)),
+    *[(f"smci_factor_graph.{fn.__name__}", fn, dict(model=FG, samples=STATES),
+       dict(model=MODEL_BAD, samples=STATES_BAD, order=[-1, 1.5, None, 99],
+            n_chains=COUNT_BAD))
+      for fn in (smci_factor_graph.estimate, smci_factor_graph.marginals,
+                 smci_factor_graph.factor_marginals)],
+    ("smci_factor_graph.asymptotic_variance", smci_factor_graph.asymptotic_variance,
+     dict(model=FG), dict(model=MODEL_BAD, order=[-1, 1.5, None, 99],
+                          targets=["edges", None, 3])),
+    ("smci_factor_graph.smci_marginals", smci_factor_graph.smci_marginals,
+     dict(model=FG, n_samples=3, burn_in=1, rng=0),
+     dict(model=MODEL_BAD, order=[-1, 1.5, None, 99], n_samples=COUNT_BAD,
+          burn_in=[-1, 1.5, None], rng=RNG_BAD, time_limit=FLOAT_BAD + [-1.0])),
     ("potentials.normalize", potentials.normalize, dict(model=FG), dict(model=MODEL_BAD)),
     ("potentials.factor_graph_potentials", potentials.factor_graph_potentials,
      dict(model=FG), dict(model=MODEL_BAD, gauge=["mean", None, 3])),
