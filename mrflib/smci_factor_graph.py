@@ -33,6 +33,7 @@ boundary); a region of more than :data:`MAX_DENSE_STATES` states by the exact en
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -171,8 +172,21 @@ def _einsum_plan(model: FactorGraph, region: tuple, factors: list, n_target: int
         shapes.append((int(card[region[a]]),))
     expr = ",".join(terms) + "->" + batch + "".join(map(opt_einsum.get_symbol,
                                                         range(n_target)))
+    path, largest = _path(expr, tuple(shapes))
+    return expr, path, largest
+
+
+@functools.lru_cache(maxsize=4096)
+def _path(expr: str, shapes: tuple) -> tuple[tuple, int]:
+    """The contraction order of ``expr`` and its largest intermediate (targets of the same
+    shape of neighbourhood, as on a lattice, share one search)."""
     path, info = opt_einsum.contract_path(expr, *shapes, shapes=True)
-    return expr, path, int(info.largest_intermediate)
+    return tuple(tuple(step) for step in path), int(info.largest_intermediate)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(expr: str, shapes: tuple, path: tuple) -> Any:
+    return opt_einsum.contract_expression(expr, *shapes, optimize=list(path))
 
 
 def _einsum_rho(model: FactorGraph, x: np.ndarray, region: tuple, factors: list,
@@ -192,8 +206,8 @@ def _einsum_rho(model: FactorGraph, x: np.ndarray, region: tuple, factors: list,
             top = flat.max(axis=1)
             top[top == -np.inf] = 0.0
             ops.append(np.exp(part - top.reshape((-1,) + (1,) * (part.ndim - 1))))
-        ops = [np.broadcast_to(o, (len(rows),) + o.shape[1:]) for o in ops]
-        p = opt_einsum.contract(expr, *ops, *ones, optimize=path)
+        ops = [np.broadcast_to(o, (len(rows),) + o.shape[1:]) for o in ops] + ones
+        p = _expression(expr, tuple(o.shape for o in ops), path)(*ops)
         total = p.reshape(len(rows), -1).sum(axis=1)
         if np.any(total == 0):
             raise _zero_row(start + int(np.flatnonzero(total == 0)[0]), region)
