@@ -22,6 +22,7 @@ import numpy as np
 
 from bench.bench_learning import _best
 from mrflib import graphs, learning
+from mrflib.inference import factor_gibbs
 from mrflib.learning import factor_learning, potentials
 from mrflib.models import lattices as factor_models
 
@@ -77,7 +78,7 @@ def _case(side, N, repeats):
     from threadpoolctl import threadpool_limits
 
     truth = factor_models.potts_lattice(side, side, Q, coupling=0.4, rng=side)
-    data = factor_models.gibbs(truth, N, sweeps=20, rng=side + 1)
+    data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=side + 1)
     edges = graphs.square_grid(side, side)
     nbrs = graphs.neighbours(edges, side * side)
 

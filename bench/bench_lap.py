@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, graphs, lap, learning, sampling
+from mrflib.inference import factor_gibbs
 from mrflib.learning import factor_learning
 from mrflib.models import lattices as factor_models
 from mrflib.repro.peers import junction_tree_moments
@@ -58,7 +59,7 @@ def _factor_lap_row(case, truth, N, repeats):
     """One factor-graph LAP row: numba path against the numpy reference, same data."""
     from threadpoolctl import threadpool_limits
 
-    data = factor_models.gibbs(truth, N, sweeps=20, rng=1)
+    data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=1)
     learning.fit(data[:50], truth, "lap", l2=1e-6)  # warm-up: numba compilation excluded
     fit = learning.fit(data, truth, "lap")
     t = _best(lambda: learning.fit(data, truth, "lap"), repeats)

@@ -45,7 +45,7 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference import elimination, junction_tree
+from mrflib.inference import elimination, factor_gibbs, junction_tree, smci_factor_graph
 from mrflib.inference import enumeration as factor_enumeration
 from mrflib.learning import factor_learning, learners, potentials
 from mrflib.models import factor_graph
@@ -422,10 +422,29 @@ CASES += [
           field_scale=FLOAT_BAD, rng=RNG_BAD)),
     ("factor_models.triangle_cliques", factor_models.triangle_cliques, dict(rows=2, cols=3),
      dict(rows=COUNT_BAD, cols=COUNT_BAD)),
-    *[(f"factor_models.{fn.__name__}", fn, dict(model=FG, n_samples=3, sweeps=2, rng=0),
-       dict(model=MODEL_BAD, n_samples=COUNT_BAD, sweeps=[-1, 1.5, None, "2", math.nan],
-            rng=RNG_BAD, init=STATES_BAD))
-      for fn in (factor_models.gibbs, factor_models.gibbs_numpy)],
+    *[(f"factor_gibbs.{fn.__name__}", fn, dict(model=FG, n_samples=3, burn_in=2, rng=0),
+       dict(model=MODEL_BAD, n_samples=COUNT_BAD, burn_in=[-1, 1.5, None, "2", math.nan],
+            thin=COUNT_BAD, rng=RNG_BAD, init=STATES_BAD))
+      for fn in (factor_gibbs.gibbs, factor_gibbs.gibbs_numpy)],
+    ("factor_gibbs.gibbs_marginals", factor_gibbs.gibbs_marginals,
+     dict(model=FG, n_samples=3, burn_in=1, rng=0),
+     dict(model=MODEL_BAD, n_samples=COUNT_BAD, burn_in=[-1, 1.5, None], n_chains=COUNT_BAD,
+          rng=RNG_BAD, time_limit=FLOAT_BAD + [-1.0, 0.0], evidence=[3, {0: 5}, {9: 0}])),
+    ("factor_gibbs.estimate_marginals", factor_gibbs.estimate_marginals,
+     dict(samples=STATES, cardinalities=FG.cardinalities),
+     dict(samples=STATES_BAD, n_chains=COUNT_BAD)),
+    *[(f"smci_factor_graph.{fn.__name__}", fn, dict(model=FG, samples=STATES),
+       dict(model=MODEL_BAD, samples=STATES_BAD, order=[-1, 1.5, None, 99],
+            n_chains=COUNT_BAD))
+      for fn in (smci_factor_graph.estimate, smci_factor_graph.marginals,
+                 smci_factor_graph.factor_marginals)],
+    ("smci_factor_graph.asymptotic_variance", smci_factor_graph.asymptotic_variance,
+     dict(model=FG), dict(model=MODEL_BAD, order=[-1, 1.5, None, 99],
+                          targets=["edges", None, 3])),
+    ("smci_factor_graph.smci_marginals", smci_factor_graph.smci_marginals,
+     dict(model=FG, n_samples=3, burn_in=1, rng=0),
+     dict(model=MODEL_BAD, order=[-1, 1.5, None, 99], n_samples=COUNT_BAD,
+          burn_in=[-1, 1.5, None], rng=RNG_BAD, time_limit=FLOAT_BAD + [-1.0])),
     ("potentials.normalize", potentials.normalize, dict(model=FG), dict(model=MODEL_BAD)),
     ("potentials.factor_graph_potentials", potentials.factor_graph_potentials,
      dict(model=FG), dict(model=MODEL_BAD, gauge=["mean", None, 3])),
@@ -1546,13 +1565,12 @@ def test_model_generators_refuse_scales_that_overflow(call, name):
 def test_gibbs_never_returns_states_of_zero_weight(gibbs):
     """A model with Z = 0 has no distribution: the chains cannot end in its support, and
     are refused instead of returned as samples; hard constraints with support are fine."""
-    sampler = getattr(factor_models, gibbs)
+    sampler = getattr(factor_gibbs, gibbs)
     dead = FactorGraph([2, 2], [(0, 1)], [np.full((2, 2), -np.inf)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="model: 3 of 3 Gibbs chains ended in a state of "
-                                             "zero weight"):
-            sampler(dead, 3, sweeps=2, rng=0)
+        with pytest.raises(ValueError, match="model has Z = 0"):
+            sampler(dead, 3, burn_in=2, rng=0)
     hard = FactorGraph([2, 2], [(0, 1)], [np.array([[0.0, -np.inf], [-np.inf, 0.0]])])
-    x = sampler(hard, 50, sweeps=3, rng=0)
+    x = sampler(hard, 50, burn_in=3, rng=0)
     assert np.all(x[:, 0] == x[:, 1])

@@ -13,6 +13,7 @@ import pytest
 import scipy.optimize
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
+from mrflib.inference import factor_gibbs
 from mrflib.learning import factor_learning, potentials
 from mrflib.models import lattices as factor_models
 from mrflib.models.factor_graph import all_states
@@ -204,7 +205,7 @@ def test_fitted_tables_are_normalized_bit_for_bit():
             fitted = lay.model(rng.normal(0, scale, lay.n_params))
             for a, b in zip(fitted.log_tables, potentials.normalize(fitted).log_tables):
                 assert a.tobytes() == b.tobytes()
-        fit = learning.fit(factor_models.gibbs(model, 300, sweeps=5, rng=2), model, "mple")
+        fit = learning.fit(factor_gibbs.gibbs(model, 300, burn_in=5, rng=2), model, "mple")
         assert fit.model == potentials.normalize(fit.model)
 
 
@@ -455,9 +456,9 @@ def test_generators_shapes():
 
 def test_gibbs_matches_the_exact_factor_marginals():
     model = factor_models.potts_lattice(2, 2, 3, coupling=0.5, rng=1)
-    x = factor_models.gibbs(model, 20_000, sweeps=30, rng=2)
-    assert np.array_equal(x, factor_models.gibbs(model, 20_000, sweeps=30, rng=2))
-    ref = factor_models.gibbs_numpy(model, 20_000, sweeps=30, rng=2)
+    x = factor_gibbs.gibbs(model, 20_000, burn_in=30, rng=2)
+    assert np.array_equal(x, factor_gibbs.gibbs(model, 20_000, burn_in=30, rng=2))
+    ref = factor_gibbs.gibbs_numpy(model, 20_000, burn_in=30, rng=2)
     assert np.mean(x != ref) < 1e-4  # the same draws (exp may differ in the last bit)
     got = factor_learning.data_factor_marginals(model, x)
     for g, w in zip(got, _factor_marginals(model)):

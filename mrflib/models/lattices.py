@@ -1,10 +1,11 @@
-"""Test models on factor graphs: Potts lattices, lattices of triangle cliques, and a sampler.
+"""Test models on factor graphs: Potts lattices and lattices of triangle cliques.
 
 The generators build :class:`~mrflib.models.factor_graph.FactorGraph` models whose cliques go
 beyond the ±1 pairwise Ising model (``q``-state variables, factors over three variables),
 the models LAP's Theorem 10 covers (individually parameterized cliques of any size); the
-learners, the book and the benchmarks draw their data from them. :func:`gibbs` samples any
-positive factor graph (exact samples of small models come from :mod:`mrflib.inference.exact`).
+learners, the book and the benchmarks draw their data from them (exact samples of small
+models from :mod:`mrflib.inference.exact`, Gibbs samples of any from
+:mod:`mrflib.inference.factor_gibbs`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_positive, check_real, is_choice, require_memory
-from mrflib.models import _lattices_kernels as _k
 from mrflib.models import graphs
-from mrflib.models.factor_graph import MAX_LOG_WEIGHT, FactorGraph, _check_states
+from mrflib.models.factor_graph import MAX_LOG_WEIGHT, FactorGraph
 
-__all__ = ["COUPLINGS", "potts_lattice", "triangle_lattice", "triangle_cliques", "gibbs",
-           "gibbs_numpy"]
+__all__ = ["COUPLINGS", "potts_lattice", "triangle_lattice", "triangle_cliques"]
 
 
 def _check_scales(total: float, names: str) -> None:
@@ -116,99 +115,3 @@ def triangle_lattice(
     tables = list(rng.uniform(-field_scale, field_scale, (n, q)))
     tables += list(rng.uniform(-scale, scale, (len(tri), q, q, q)))
     return FactorGraph(np.full(n, q, dtype=np.int64), scopes, tables)
-
-
-def _plan(model: FactorGraph) -> tuple:
-    """Packed scopes, strides and incidence of a model, for :func:`_k.gibbs_sweep`."""
-    strides = [[int(np.prod(t.shape[a + 1:])) for a in range(t.ndim)] for t in model.log_tables]
-    sizes = [t.size for t in model.log_tables]
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    fptr = np.concatenate([[0], np.cumsum([len(s) for s in model.scopes])]).astype(np.int64)
-    fvars = np.array([v for s in model.scopes for v in s], dtype=np.int64)
-    fstride = np.array([d for st in strides for d in st], dtype=np.int64)
-    vf = model.variable_factors()
-    vptr = np.concatenate([[0], np.cumsum([len(f) for f in vf])]).astype(np.int64)
-    vfac = np.array([k for f in vf for k in f], dtype=np.int64)
-    vstride = np.array([strides[k][model.scopes[k].index(i)] for i, f in enumerate(vf)
-                        for k in f], dtype=np.int64)
-    tables = np.concatenate([np.ravel(t) for t in model.log_tables])
-    return tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
-
-
-def _start(model, n_samples, sweeps, rng, init):
-    if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
-    n_samples = check_positive(n_samples, "n_samples", integer=True)
-    sweeps = check_positive(sweeps, "sweeps", integer=True, allow_zero=True)
-    rng = as_rng(rng)
-    card = model.cardinalities
-    require_memory(8.0 * (float(n_samples) + float(card.max())) * (2 * model.n + 4),
-                   f"n_samples = {n_samples} Gibbs chains of {model.n} variables")
-    if init is None:
-        x = np.floor(rng.random((n_samples, model.n)) * card).astype(np.int64)
-    else:
-        x = _check_states(init, card, "init").copy()
-        if x.shape[0] != n_samples:
-            raise ValueError(f"init must have {n_samples} rows, got {x.shape[0]}")
-    return x, sweeps, rng
-
-
-def _in_support(model: FactorGraph, x: np.ndarray) -> np.ndarray:
-    """``x``, if every chain ended in a state of positive weight; else a ``ValueError``
-    (a conditional with every state at zero weight: ``Z = 0``, or an impossible ``init``
-    the chain cannot leave), never zero-weight states returned as samples."""
-    with np.errstate(invalid="ignore"):
-        stuck = np.flatnonzero(model.log_weight(x) == -np.inf) if len(x) else []
-    if len(stuck):
-        raise ValueError(f"model: {len(stuck)} of {len(x)} Gibbs chains ended in a state of "
-                         f"zero weight (chain {int(stuck[0])}: {x[stuck[0]].tolist()}); every "
-                         "state they reached had a conditional without a state of positive "
-                         "weight (Z = 0, or an init the chains cannot leave)")
-    return x
-
-
-def gibbs(
-    model: FactorGraph, n_samples: int, *, sweeps: int = 100, rng: Any = 0,
-    init: Any = None,
-) -> np.ndarray:
-    """``n_samples`` independent Gibbs chains of a factor graph, ``sweeps`` sweeps each.
-
-    Each chain starts at a uniform random state (or ``init``) and updates the variables
-    in order ``0..n-1``, each from its conditional ``P(x_i | x_rest) ∝
-    exp(Σ_{k ∋ i} θ_k(x_{S_k}))`` (numba kernel; :func:`gibbs_numpy` is its reference).
-    Returns the final states, ``int64 (n_samples, n)``: approximately independent draws of
-    ``P`` when ``sweeps`` exceeds the mixing time. Zero weights (``-inf``) are allowed
-    as long as every conditional keeps a state of positive weight.
-    """
-    x, sweeps, rng = _start(model, n_samples, sweeps, rng, init)
-    plan = _plan(model)
-    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
-    for _ in range(sweeps):
-        u = rng.random((model.n, n_samples))
-        _k.gibbs_sweep(x, u, plan[0], *plan[1:], card)
-    return _in_support(model, x)
-
-
-def gibbs_numpy(
-    model: FactorGraph, n_samples: int, *, sweeps: int = 100, rng: Any = 0,
-    init: Any = None,
-) -> np.ndarray:
-    """Plain numpy reference of :func:`gibbs` (the same draws; vectorized over chains)."""
-    x, sweeps, rng = _start(model, n_samples, sweeps, rng, init)
-    card = model.cardinalities
-    vf = model.variable_factors()
-    flat = [np.ravel(t) for t in model.log_tables]
-    for _ in range(sweeps):
-        u = rng.random((model.n, n_samples))
-        for i in range(model.n):
-            c = int(card[i])
-            score = np.zeros((n_samples, c))
-            for k in vf[i]:
-                t = model.log_tables[k]
-                stride = int(np.prod(t.shape[model.scopes[k].index(i) + 1:]))
-                idx = np.ravel_multi_index(tuple(x[:, v] for v in model.scopes[k]), t.shape)
-                score += flat[k][(idx - x[:, i] * stride)[:, None]
-                                 + stride * np.arange(c)[None, :]]
-            cdf = np.cumsum(np.exp(score - score.max(axis=1, keepdims=True)), axis=1)
-            x[:, i] = np.minimum((cdf < (u[i] * cdf[:, -1])[:, None]).sum(axis=1), c - 1)
-    return _in_support(model, x)

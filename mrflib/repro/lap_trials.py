@@ -19,7 +19,7 @@ import pandas as pd
 
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import as_rng, check_counts, check_positive, require_memory
-from mrflib.inference import exact
+from mrflib.inference import exact, factor_gibbs
 from mrflib.learning import lap, potentials
 from mrflib.learning import learners as learning
 from mrflib.models import graphs
@@ -320,7 +320,7 @@ def beyond_ising_timing(kind: str, sides: Sequence[int], N: int, rng: Any, *,
     rows = []
     for side in sides:
         truth = beyond_ising_model(kind, side, rng)
-        data = factor_models.gibbs(truth, N, sweeps=20, rng=rng)
+        data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=rng)
         methods = ("lap", "mple") + (("mle",) if side <= mle_max_side else ())
         runs = [_fit_all(data, truth, methods) for _ in range(repeats)]
         for m in methods:

@@ -1,0 +1,215 @@
+"""Numba kernels of the factor-graph Gibbs sampler (:mod:`mrflib.inference.factor_gibbs`).
+
+The sweep's plain numpy reference is :func:`mrflib.inference.factor_gibbs.gibbs_numpy` (the same
+uniforms, the same order of operations). A model is packed as flat arrays (see
+:func:`mrflib.inference.factor_gibbs.pack`): ``vfac[vptr[i]:vptr[i+1]]`` are the factors holding
+variable ``i`` and ``vstride`` the stride of ``x_i`` in each; ``fvars[fptr[k]:fptr[k+1]]``
+is factor ``k``'s scope, ``fstride`` its strides and ``offsets[k]`` its place in the flat
+``tables``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars, fstride,
+                       offsets, card):  # pragma: no cover - numba
+    """``score[v] = Σ_{k ∋ i} θ_k(x_{S_k})`` with ``x_i = v``, for chain ``r``: the log of the
+    conditional ``P(x_i = v | x_rest)`` up to a constant."""
+    c = card[i]
+    for v in range(c):
+        score[v] = 0.0
+    for f in range(vptr[i], vptr[i + 1]):
+        k = vfac[f]
+        base = offsets[k]
+        for a in range(fptr[k], fptr[k + 1]):
+            base += x[r, fvars[a]] * fstride[a]
+        base -= x[r, i] * vstride[f]
+        for v in range(c):
+            score[v] += tables[base + v * vstride[f]]
+
+
+@njit(cache=True)
+def gibbs_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets, card,
+                free):  # pragma: no cover - numba
+    """One sequential sweep of the variables ``free`` (in that order) of every chain, in
+    place; ``u (n, chains)`` the uniforms (row ``i`` decides variable ``i``).
+
+    The draw is the first state whose cumulative weight exceeds ``u`` times the total, so a
+    state of zero weight is never drawn.
+    """
+    chains = x.shape[0]
+    score = np.empty(int(card.max()))
+    for r in range(chains):
+        for j in range(free.shape[0]):
+            i = free[j]
+            c = card[i]
+            conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars,
+                               fstride, offsets, card)
+            mx = score[0]
+            for v in range(1, c):
+                if score[v] > mx:
+                    mx = score[v]
+            tot = 0.0
+            for v in range(c):
+                tot += np.exp(score[v] - mx)
+                score[v] = tot
+            target = u[i, r] * tot
+            pick = 0
+            while pick < c - 1 and score[pick] <= target:
+                pick += 1
+            x[r, i] = pick
+
+
+@njit(cache=True)
+def repair_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets, card,
+                 free, bad):  # pragma: no cover - numba
+    """One min-conflicts sweep of every chain, in place: each variable of ``free`` takes,
+    among its states that leave the fewest of its factors at zero weight, one drawn in
+    proportion to the finite log-weights (``u`` as in :func:`gibbs_sweep`). ``bad[r]``
+    becomes the number of factors at zero weight in chain ``r`` after the sweep."""
+    chains = x.shape[0]
+    cmax = int(card.max())
+    score = np.empty(cmax)
+    zeros = np.empty(cmax, dtype=np.int64)
+    for r in range(chains):
+        for j in range(free.shape[0]):
+            i = free[j]
+            c = card[i]
+            for v in range(c):
+                score[v] = 0.0
+                zeros[v] = 0
+            for f in range(vptr[i], vptr[i + 1]):
+                k = vfac[f]
+                base = offsets[k]
+                for a in range(fptr[k], fptr[k + 1]):
+                    base += x[r, fvars[a]] * fstride[a]
+                base -= x[r, i] * vstride[f]
+                for v in range(c):
+                    t = tables[base + v * vstride[f]]
+                    if t == -np.inf:
+                        zeros[v] += 1
+                    else:
+                        score[v] += t
+            least = zeros[0]
+            for v in range(1, c):
+                least = min(least, zeros[v])
+            mx = -np.inf
+            for v in range(c):
+                if zeros[v] == least and score[v] > mx:
+                    mx = score[v]
+            tot = 0.0
+            for v in range(c):
+                if zeros[v] == least:
+                    tot += np.exp(score[v] - mx)
+                score[v] = tot
+            target = u[i, r] * tot
+            pick = 0
+            while pick < c - 1 and (zeros[pick] != least or score[pick] <= target):
+                pick += 1
+            x[r, i] = pick
+        n_bad = 0
+        for k in range(offsets.shape[0]):
+            base = offsets[k]
+            for a in range(fptr[k], fptr[k + 1]):
+                base += x[r, fvars[a]] * fstride[a]
+            if tables[base] == -np.inf:
+                n_bad += 1
+        bad[r] = n_bad
+
+
+@njit(cache=True)
+def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fvars, fstride,
+                     offsets, card, state_ptr):  # pragma: no cover - numba
+    """Σ over the rows of each batch of ``P(x_i = v | x_rest)`` (the 1-SMCI terms of every
+    variable, the GSMCI paper's eq. (7) with ``k = 1``), ``(n_batches, Σ_i |X_i|)``, variable
+    ``i``'s states at ``state_ptr[i]:state_ptr[i+1]``. A row whose conditional of some
+    variable has no state of positive weight returns that row's index (else ``-1``)."""
+    M, n = x.shape
+    out = np.zeros((n_batches, state_ptr[n]))
+    score = np.empty(int(card.max()))
+    for r in range(M):
+        b = batch[r]
+        for i in range(n):
+            c = card[i]
+            conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars,
+                               fstride, offsets, card)
+            mx = score[0]
+            for v in range(1, c):
+                if score[v] > mx:
+                    mx = score[v]
+            if mx == -np.inf:
+                return out, r
+            tot = 0.0
+            for v in range(c):
+                score[v] = np.exp(score[v] - mx)
+                tot += score[v]
+            for v in range(c):
+                out[b, state_ptr[i] + v] += score[v] / tot
+    return out, -1
+
+
+@njit(cache=True)
+def factor_conditional_sums(x, batch, n_batches, tables, fptr, fvars, fstride, offsets,
+                            card, targets, nptr, nfac, nstride, out_ptr,
+                            max_states):  # pragma: no cover - numba
+    """Σ over the rows of each batch of ``P(x_S | x_rest)`` for the scope ``S`` of each
+    factor ``targets[j]`` (1-SMCI of the factor scopes), ``(n_batches, out_ptr[-1])``, the
+    states of ``S`` at ``out_ptr[j]:out_ptr[j+1]`` in C order (the table's flat order).
+
+    ``nfac[nptr[j]:nptr[j+1]]`` are the factors meeting ``S`` and ``nstride[p, a]`` the
+    stride in neighbour ``p``'s table of the ``a``-th variable of ``S`` (0 if it does not
+    hold it). Returns the sums and the first row whose conditional of some scope has no
+    state of positive weight (else ``-1``).
+    """
+    M = x.shape[0]
+    out = np.zeros((n_batches, out_ptr[targets.shape[0]]))
+    score = np.empty(max_states)
+    digit = np.empty(fptr.shape[0], dtype=np.int64)
+    base = np.empty(nfac.shape[0], dtype=np.int64)
+    for r in range(M):
+        b = batch[r]
+        for j in range(targets.shape[0]):
+            k = targets[j]
+            lo, hi = fptr[k], fptr[k + 1]
+            size = out_ptr[j + 1] - out_ptr[j]
+            for p in range(nptr[j], nptr[j + 1]):  # each neighbour at x, S's part removed
+                c = nfac[p]
+                idx = offsets[c]
+                for a in range(fptr[c], fptr[c + 1]):
+                    idx += x[r, fvars[a]] * fstride[a]
+                for a in range(hi - lo):
+                    idx -= x[r, fvars[lo + a]] * nstride[p, a]
+                base[p] = idx
+            for a in range(hi - lo):
+                digit[a] = 0
+            mx = -np.inf
+            for s in range(size):  # the states of S in C order (last variable fastest)
+                tot = 0.0
+                for p in range(nptr[j], nptr[j + 1]):
+                    idx = base[p]
+                    for a in range(hi - lo):
+                        idx += digit[a] * nstride[p, a]
+                    tot += tables[idx]
+                score[s] = tot
+                if tot > mx:
+                    mx = tot
+                a = hi - lo - 1
+                while a >= 0:
+                    digit[a] += 1
+                    if digit[a] < card[fvars[lo + a]]:
+                        break
+                    digit[a] = 0
+                    a -= 1
+            if mx == -np.inf:
+                return out, r
+            z = 0.0
+            for s in range(size):
+                score[s] = np.exp(score[s] - mx)
+                z += score[s]
+            for s in range(size):
+                out[b, out_ptr[j] + s] += score[s] / z
+    return out, -1

@@ -1,0 +1,29 @@
+"""Small random factor graphs for the sampling and SMCI tests: cardinalities 1-5, scopes
+of 1-4 variables, zero weights, and optionally evidence, with a planted state of positive
+weight (so that ``Z > 0``) agreeing with the evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mrflib import FactorGraph
+
+
+def random_factor_graph(rng, n=6, n_factors=8, zeros=0.25, max_card=5, max_scope=4,
+                        scale=1.0, evidence=0):
+    card = rng.integers(1, max_card + 1, n)
+    planted = np.array([rng.integers(c) for c in card])
+    scopes, tables = [(i,) for i in range(n)], [rng.normal(scale=scale, size=c) for c in card]
+    for _ in range(n_factors):
+        k = int(rng.integers(1, max_scope + 1))
+        s = tuple(rng.choice(n, size=min(k, n), replace=False).tolist())
+        t = rng.normal(scale=scale, size=tuple(card[v] for v in s))
+        t[rng.random(t.shape) < zeros] = -np.inf
+        t[tuple(planted[v] for v in s)] = rng.normal(scale=scale)
+        scopes.append(s)
+        tables.append(t)
+    model = FactorGraph(card, scopes, tables)
+    if evidence:
+        chosen = rng.choice(n, size=evidence, replace=False).tolist()
+        model = model.condition({v: int(planted[v]) for v in chosen})
+    return model

@@ -1,0 +1,146 @@
+"""SMCI on factor graphs against enumeration: every path, unbiasedness, consistency, and
+the GSMCI paper's Theorem 2 (the variance falls with the sum region, plain MC's highest)."""
+
+import numpy as np
+import pytest
+from _random_factor_graphs import random_factor_graph
+
+from mrflib import exact
+from mrflib.inference import factor_gibbs
+from mrflib.inference import smci_factor_graph as sf
+from mrflib.models import lattices as factor_models
+
+ORDERS = (0, 1, 2, 3)
+
+
+def _models():
+    """Random small factor graphs (cardinalities 1-5, scopes 1-4, zeros, evidence) and a
+    Potts lattice."""
+    out = [random_factor_graph(np.random.default_rng(s), n=6, n_factors=5, scale=0.8,
+                               evidence=s % 2) for s in range(4)]
+    return out + [factor_models.potts_lattice(2, 3, 3, coupling=0.6, rng=1)]
+
+
+MODELS = _models()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_region_paths_agree(model):
+    """The batched einsum, the dense log table and the exact engine per boundary give the
+    same conditionals, and the 1-SMCI kernels the same sums as the generic path."""
+    x = exact.sample(model, 12, rng=0)
+    vf = model.variable_factors()
+    for order in (1, 2):
+        for target in [(i,) for i in range(model.n)] + [s for s in model.scopes if s]:
+            region, boundary, factors = sf.sum_region(model, target, order, vf)
+            dense = sf._dense_rho(model, x, region, factors, len(target))
+            plan = sf._einsum_plan(model, region, factors, len(target))
+            if plan is not None:
+                np.testing.assert_allclose(
+                    sf._einsum_rho(model, x, region, factors, len(target), plan), dense,
+                    atol=1e-12)
+            np.testing.assert_allclose(  # the slowest path: a few rows
+                sf._exact_rho(model, x[:4], region, boundary, factors, len(target)),
+                dense[:4], atol=1e-12)
+    generic = [sf._rho(model, x, (i,), 1, vf).mean(axis=0) for i in range(model.n)]
+    for a, b in zip(generic, sf.marginals(model, x, order=1)):  # the variables' kernel
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    generic = [sf._rho(model, x, s, 1, vf).mean(axis=0) for s in model.scopes]
+    for a, b in zip(generic, sf.factor_marginals(model, x, order=1)):  # the scopes' kernel
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_sum_regions_follow_the_paper():
+    """Figure 3 (a) of the GSMCI paper on a 5x5 grid (nodes 1..25 there, 0..24 here)."""
+    model = factor_models.potts_lattice(5, 5, 2, rng=0)
+    region, boundary, _ = sf.sum_region(model, (12,), 1)
+    assert region == (12,) and boundary == (7, 11, 13, 17)
+    region, boundary, _ = sf.sum_region(model, (12,), 2)
+    assert region == (12, 7, 11, 13, 17)
+    assert boundary == (2, 6, 8, 10, 14, 16, 18, 22)
+    assert sf.sum_region(model, (11, 12), 1)[1] == (6, 7, 10, 13, 16, 17)  # Figure 3 (b)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_theorem_2_variance_ordering(model):
+    """The exact per-sample variances (eq. (12)) fall with the order, for every probability
+    of every variable and factor scope, plain Monte Carlo (order 0) the largest."""
+    for targets in ("variables", "factors"):
+        var = [sf.asymptotic_variance(model, order=k, targets=targets) for k in ORDERS]
+        for lo, hi in zip(var[1:], var[:-1]):
+            for a, b in zip(lo, hi):
+                assert np.all(a <= b + 1e-12)
+        p = exact.marginals(model) if targets == "variables" else exact.factor_marginals(model)
+        for a, q in zip(var[0], p):
+            np.testing.assert_allclose(a, q * (1 - q), atol=1e-12)
+
+
+@pytest.mark.parametrize("model", MODELS[::2])
+def test_unbiased_on_exact_samples_with_the_predicted_variance(model):
+    """Over many independent sets of M exact samples the mean estimate is the exact factor
+    marginal and the spread is eq. (12)'s variance over M. (The estimate of a set is the
+    mean of its rows' terms ρ, eq. (13): they are computed once for all sets.)"""
+    M, R = 20, 200
+    x = exact.sample(model, M * R, rng=7)
+    vf = model.variable_factors()
+    truth = exact.factor_marginals(model)
+    for k in (0, 1, 2):
+        var = sf.asymptotic_variance(model, order=k, targets="factors")
+        for target, p, v in zip(model.scopes, truth, var):
+            rho = sf._rho(model, x, target, k, vf).reshape((R, M) + p.shape)
+            sets = rho.mean(axis=1)
+            assert np.all(np.abs(sets.mean(axis=0) - p) <= 5 * np.sqrt(v / M / R) + 1e-12)
+            if v.sum() > 1e-3:
+                assert 0.6 < sets.var(axis=0).sum() / (v.sum() / M) < 1.6
+    first = sf.factor_marginals(model, x[:M], order=2)
+    for target, e in zip(model.scopes, first):
+        np.testing.assert_allclose(e, sf._rho(model, x[:M], target, 2, vf).mean(axis=0))
+
+
+def test_consistent_error_falls_as_one_over_root_n():
+    model = MODELS[4]
+    truth = exact.marginals(model)
+    for k in (1, 2):
+        err = {}
+        for M in (100, 6400):
+            e = [np.mean([np.abs(a - b).sum() for a, b in
+                          zip(sf.marginals(model, exact.sample(model, M, rng=r), order=k),
+                              truth)]) for r in range(6)]
+            err[M] = np.mean(e)
+        assert 4 < err[100] / err[6400] < 16  # sqrt(64) = 8
+
+
+def test_standard_errors_and_gibbs_samples_with_evidence():
+    model = factor_models.potts_lattice(3, 3, 3, coupling=0.6, rng=4)
+    ev = {2: 1}
+    res = sf.smci_marginals(model, order=2, n_samples=4000, burn_in=10, n_chains=100,
+                            evidence=ev, rng=3)
+    truth = exact.marginals(model.condition(ev))
+    assert res["n_samples"] == 4000
+    np.testing.assert_array_equal(res["marginals"][2], [0.0, 1.0, 0.0])
+    for p, m, s in zip(truth, res["marginals"], res["standard_errors"]):
+        assert np.all(np.abs(p - m) <= 5 * s + 1e-9)
+    x = factor_gibbs.gibbs(model, 400, burn_in=10, n_chains=40, rng=0)
+    est = sf.estimate(model, x, order=1, targets="factors", n_chains=40)
+    assert [e.shape for e in est.values] == [t.shape for t in model.log_tables]
+    assert all(np.all(s >= 0) for s in est.standard_errors)
+
+
+def test_bad_input_is_refused():
+    model = MODELS[4]
+    x = exact.sample(model, 5, rng=0)
+    with pytest.raises(ValueError, match="order"):
+        sf.marginals(model, x, order=-1)
+    with pytest.raises(ValueError, match="targets"):
+        sf.estimate(model, x, targets="edges")
+    with pytest.raises(ValueError, match="samples"):
+        sf.marginals(model, x[:, :3])
+    with pytest.raises(ValueError, match="model"):
+        sf.marginals(None, x)
+    hard = factor_models.potts_lattice(2, 2, 2, rng=0).condition({0: 1})
+    bad = np.zeros((3, 4), dtype=np.int64)  # x_0 = 0 contradicts the evidence
+    for order in (1, 2):
+        with pytest.raises(ValueError, match=r"samples\[0\] has zero weight"):
+            sf.factor_marginals(hard, bad, order=order)
+    with pytest.raises(ValueError, match=r"samples\[0\] has zero weight"):
+        sf.marginals(hard, bad, order=1)
