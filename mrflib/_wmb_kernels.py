@@ -6,6 +6,8 @@
 * :func:`conditional_entropy` is ``H(x_0 | x_rest)`` of the normalized belief
   ``b ∝ exp(a)``, the gradient of the bound with respect to the mini-bucket's weight
   (``0 log 0 = 0``).
+* :func:`log_marginal0` is the normalized log marginal of the first axis (a belief on the
+  bucket's variable).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["power_lse", "power_lse_numpy", "conditional_entropy", "conditional_entropy_numpy"]
+__all__ = ["power_lse", "power_lse_numpy", "conditional_entropy", "conditional_entropy_numpy",
+           "log_marginal0", "log_marginal0_numpy"]
 
 
 @njit(cache=True)
@@ -102,3 +105,45 @@ def conditional_entropy_numpy(a: np.ndarray) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(p / col), 0.0)
     return float(-terms.sum() / p.sum())
+
+
+@njit(cache=True)
+def _log_marginal0(a, out):  # pragma: no cover - numba
+    m_rows, n_cols = a.shape
+    top = -np.inf
+    for i in range(m_rows):
+        for j in range(n_cols):
+            if a[i, j] > top:
+                top = a[i, j]
+    if top == -np.inf:
+        out[:] = -np.inf
+        return
+    total = 0.0
+    for i in range(m_rows):
+        s = 0.0
+        for j in range(n_cols):
+            s += math.exp(a[i, j] - top)
+        out[i] = s
+        total += s
+    for i in range(m_rows):
+        out[i] = math.log(out[i] / total) if out[i] > 0.0 else -np.inf
+
+
+def log_marginal0(a: np.ndarray) -> np.ndarray:
+    """The normalized log marginal of axis 0 of the log table ``a`` (all ``-inf`` when
+    every entry is)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    out = np.empty(a.shape[0])
+    _log_marginal0(a.reshape(a.shape[0], -1), out)
+    return out
+
+
+def log_marginal0_numpy(a: np.ndarray) -> np.ndarray:
+    """The numpy reference of :func:`log_marginal0`."""
+    a = a.reshape(a.shape[0], -1)
+    top = np.max(a)
+    if top == -np.inf:
+        return np.full(a.shape[0], -np.inf)
+    s = np.exp(a - top).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return np.log(s / s.sum())

@@ -632,9 +632,9 @@ def read_answer(path: PathLike) -> Answer:
 
     Returns an :class:`Answer`; malformed files raise ``ValueError`` naming the file, line
     and token. A file of several answers, each after a ``-BEGIN-`` line (an anytime
-    solver's, :func:`write_answers`), gives the last complete one: a last answer cut short
-    (a solver killed while writing: its line has no final newline, or it does not parse)
-    is skipped for the one before it. Sample counts of earlier competitions are not read.
+    solver's, :func:`write_answers`), gives the last complete one: a last line without its
+    newline (a solver killed while writing it) is left out, and a last answer that then
+    does not parse is skipped for the one before it. Sample counts of earlier competitions are not read.
     """
     tok = _Tokens(path)
     task = tok.word("the task PR, MAR or MPE")
@@ -649,11 +649,15 @@ def read_answer(path: PathLike) -> Answer:
 
 def _last_block(tok: _Tokens, task: str) -> Any:
     """The value of the last complete ``-BEGIN-`` block (every earlier one must parse)."""
-    starts = [i for i, t in enumerate(tok.tokens) if t == BEGIN]
+    tokens = tok.tokens
+    if not tok.text.endswith("\n"):  # the last line is cut short: its tokens do not count
+        partial = len(tok.text[tok.text.rfind("\n") + 1:].split())
+        tokens = tokens[:len(tokens) - partial]
+    starts = [i for i, t in enumerate(tokens) if t == BEGIN]
     value, found = None, False
     for b, start in enumerate(starts):
         last = b == len(starts) - 1
-        stop = starts[b + 1] if not last else len(tok.tokens)
+        stop = starts[b + 1] if not last else len(tokens)
         view = _Tokens.__new__(_Tokens)
         view.name, view.text, view.pos = tok.name, tok.text, start + 1
         view.tokens = tok.tokens[:stop]
@@ -664,8 +668,6 @@ def _last_block(tok: _Tokens, task: str) -> Any:
             if last and found:  # cut short while being written
                 break
             raise
-        if last and found and not tok.text.endswith("\n"):
-            break
         value, found = v, True
     return value
 

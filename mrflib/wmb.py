@@ -42,13 +42,13 @@ import numpy as np
 
 from . import _wmb_kernels as _kernels
 from . import elimination_order as eo
-from ._factor_ops import _reduce_to, clique_sum, expand, logsumexp
+from ._factor_ops import _reduce_to, clique_sum, expand
 from ._validation import check_positive, format_bytes, require_memory
 from .elimination import _Reduced
 from .factor_graph import FactorGraph
 from .model import BoltzmannMachine
 
-__all__ = ["WMBResult", "weighted_mini_bucket", "DEFAULT_MEMORY"]
+__all__ = ["WMBResult", "weighted_mini_bucket", "elimination_order", "DEFAULT_MEMORY"]
 
 #: The default budget of one mini-bucket table, in bytes (``2^21`` float64 entries).
 DEFAULT_MEMORY = 2**24
@@ -145,12 +145,39 @@ def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars
 
 
 def _order(red: _Reduced, n: int) -> list[int]:
+    """A greedy min-fill order of each connected component (min-degree where the fill
+    search gives up on a dense one): one heuristic, not the exact engine's best of several,
+    since a mini-bucket tree is not limited by the order's width."""
     adj = eo.interaction_graph(n, red.scopes)
     logc = np.log(red.card.astype(np.float64)).tolist()
     order: list[int] = []
     for comp in eo.components(adj, red.active):
-        order += eo.best_order(adj, logc, comp).order
+        found = eo.greedy_order(adj, logc, comp, "min-fill")
+        order += found if found is not None else eo.greedy_order(adj, logc, comp,
+                                                                 "min-degree")
     return order
+
+
+def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
+    """The order :func:`weighted_mini_bucket` uses (of the variables left once evidence is
+    clamped), with the log entries of its largest clique table and the entries of all of
+    them (the cost of exact elimination in that order)."""
+    model = _as_factor_graph(model)
+    red = _Reduced(model, barren=False)
+    order = _order(red, model.n)
+    adj = eo.interaction_graph(model.n, red.scopes)
+    logc = np.log(red.card.astype(np.float64)).tolist()
+    _, biggest, total = eo.order_cliques(adj, order, logc)
+    return order, biggest, total
+
+
+def _as_factor_graph(model: Any) -> FactorGraph:
+    if isinstance(model, BoltzmannMachine):
+        return FactorGraph.from_boltzmann(model)
+    if not isinstance(model, FactorGraph):
+        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
+                         f"{type(model).__name__}")
+    return model
 
 
 def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced) -> None:
@@ -173,18 +200,11 @@ def _belief(node: _Node, nodes: list[_Node], backward: bool) -> np.ndarray:
     return b
 
 
-def _log_marginal0(bel: np.ndarray) -> np.ndarray:
-    """Normalized log marginal of axis 0 of the log table ``bel``."""
-    m = logsumexp(bel, tuple(range(1, bel.ndim))) if bel.ndim > 1 else bel
-    top = logsumexp(m, 0)
-    return m - top if np.isfinite(top) else m
-
-
 def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float) -> None:
     """Reparameterize a bucket's mini-buckets toward equal beliefs on ``x_v`` (their
     weighted geometric mean) and move their weights by the entropy gradient."""
     bels = [_belief(nodes[i], nodes, True) / nodes[i].weight for i in ids]
-    logm = [_log_marginal0(b) for b in bels]
+    logm = [_kernels.log_marginal0(b) for b in bels]
     w = np.array([nodes[i].weight for i in ids])
     finite = np.logical_and.reduce([np.isfinite(m) for m in logm])
     avg = sum(wr * np.where(finite, m, 0.0) for wr, m in zip(w, logm)) / w.sum()
@@ -232,7 +252,7 @@ def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
             big = _belief(node, nodes, True)
             top = float(np.max(big))
             b = (big - top) / node.weight
-            acc = acc + np.exp(_log_marginal0(b))
+            acc = acc + np.exp(_kernels.log_marginal0(b))
             for c in node.children:
                 child = nodes[c]
                 proj = _reduce_to(b, node.clique, child.clique[1:])
@@ -253,9 +273,11 @@ def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any) -> 
         check_positive(memory, "memory")
 
 
-def _structure(red: _Reduced, n: int, ibound: int | None, memory: float
+def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
+               order: list[int] | None = None
                ) -> tuple[list[int], list[_Node], list[list[int]], list[list[int]]]:
-    order = _order(red, n)
+    if order is None:
+        order = _order(red, n)
     max_vars = math.inf if ibound is None else ibound
     nodes, buckets, factors = _partition(order, red.scopes, red.card, max_vars, memory / 8)
     sizes = [math.prod(int(red.card[v]) for v in nd.clique) for nd in nodes]
@@ -284,7 +306,8 @@ def _final_marginals(model: FactorGraph, red: _Reduced, marg: dict[int, np.ndarr
 
 def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
                          max_iter: int = 20, time_limit: float | None = None,
-                         memory: float | None = None, tol: float = 1e-6) -> WMBResult:
+                         memory: float | None = None, tol: float = 1e-6,
+                         order: Any = None) -> WMBResult:
     """Weighted mini-bucket elimination: an upper bound on ``log Z`` and marginals.
 
     Parameters
@@ -301,6 +324,8 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
         Bytes of the largest mini-bucket table (default :data:`DEFAULT_MEMORY`).
     tol : float
         Stop when a pass changes the bound by less than ``tol (1 + |bound|)``.
+    order : sequence of int, optional
+        The elimination order (:func:`elimination_order`, computed once for several runs).
 
     Returns
     -------
@@ -314,13 +339,15 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
     """
     start = time.perf_counter()
     _check_options(ibound, max_iter, time_limit, memory)
-    if isinstance(model, BoltzmannMachine):
-        model = FactorGraph.from_boltzmann(model)
-    if not isinstance(model, FactorGraph):
-        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
-                         f"{type(model).__name__}")
+    model = _as_factor_graph(model)
     red = _Reduced(model, barren=False)
-    order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY)
+    if order is not None:
+        order = [int(v) for v in order]
+        if sorted(order) != red.active:
+            raise ValueError("order must list each variable left once evidence is clamped "
+                             "exactly once (as elimination_order gives)")
+    order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
+                                          order)
     single = all(len(ids) == 1 for ids in buckets)
     const = red.const + red.free_log
     best, prev, marg, it = math.inf, math.inf, {}, 0

@@ -1,0 +1,225 @@
+"""Anytime answers of ``python -m mrflib solve --time-limit SECONDS``.
+
+The UAI competitions let a solver write improving answers one after another, each after a
+``-BEGIN-`` line, the last one counting. :func:`solve_anytime`
+
+1. orders the variables once (:func:`mrflib.wmb.elimination_order`) and estimates the
+   exact computation's time from that order's clique tables (:data:`EXACT_NS_PER_ENTRY`
+   per entry); an estimate under :data:`QUICK_EXACT_SECONDS` is solved at once and is the
+   only answer;
+2. otherwise starts the exact computation (its own plan, refused when it does not fit in
+   memory) in a forked child unless the estimate is hopeless, and meanwhile writes
+   approximate answers: one pass of weighted mini-bucket
+   (:func:`mrflib.wmb.weighted_mini_bucket`) with a table budget of :data:`FIRST_MEMORY`
+   bytes first, then full runs with budgets :data:`GROWTH` times larger while the next
+   run is expected to end in time
+   (or a method of ``mrflib.approx`` named by ``--method``, where that module exists);
+3. writes the exact answer last when the child finishes before the limit, and stops it
+   otherwise.
+
+Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
+moment leaves the answers written so far, complete. Each answer's method goes to stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import multiprocessing
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import io
+from .factor_graph import FactorGraph
+from .wmb import elimination_order, weighted_mini_bucket
+
+__all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer"]
+
+#: Estimated seconds of the exact engine per entry of all its clique tables (MAR, this
+#: machine: 3 to 70 ns on the UAI 2014 problems it answers; the larger end is used).
+EXACT_NS_PER_ENTRY = 60.0
+#: An exact plan estimated under this many seconds is solved directly.
+QUICK_EXACT_SECONDS = 1.0
+#: The child is not started when the exact estimate exceeds the time left this many times.
+HOPELESS_FACTOR = 20.0
+#: The first weighted mini-bucket run's largest table, in bytes; each next one is
+#: :data:`GROWTH` times larger.
+FIRST_MEMORY = 2**12
+GROWTH = 16
+#: The next run is started when this many times the last one's seconds are left (a pass
+#: of a small budget costs mostly its per-mini-bucket overhead, not its tables; a run that
+#: overruns only delays an answer, the previous one is already written).
+NEXT_COST = 4.0
+#: Seconds kept back at the end for writing the last answer (plus this share of the limit).
+MARGIN_SECONDS = 0.3
+MARGIN_SHARE = 0.05
+
+
+class AnswerFile:
+    """The answers written so far: each :meth:`add` rewrites ``out`` atomically with every
+    answer after a ``-BEGIN-`` line (on standard output, ``"-"``, the new block is
+    appended and flushed)."""
+
+    def __init__(self, out: str, task: str) -> None:
+        self.out, self.task = out, task
+        self.values: list = []
+
+    def add(self, value: Any) -> None:
+        import sys
+
+        text = io.format_answers(self.task, [value])  # checked before anything is written
+        self.values.append(value)
+        if self.out == "-":
+            body = text[len(self.task) + 1:]
+            sys.stdout.write((f"{self.task}\n" if len(self.values) == 1 else "") + body)
+            sys.stdout.flush()
+        else:
+            io.write_answers(self.out, self.task, self.values)
+
+
+class Approximate(NamedTuple):
+    """An approximate answer: its ``value``, how it was found, the i-bound (WMB)."""
+
+    value: Any
+    how: str
+    ibound: int | None
+
+
+def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
+                       memory: float | None = None, time_limit: float | None = None,
+                       max_iter: int = 20, order: Any = None) -> Approximate:
+    """An approximate answer of ``task`` (:class:`Approximate`).
+
+    ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
+    beliefs; ``MPE``: each variable's most probable state under its belief). Another
+    ``method`` is passed to ``mrflib.approx.marginals`` (``MAR`` only), where that module
+    is installed.
+    """
+    if method == "wmb":
+        res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
+                                   max_iter=max_iter, order=order)
+        how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} pass{'es' if res.iterations > 1 else ''}, "
+               f"log Z <= {res.log_upper:.6g})")
+        if task == "PR":
+            value: Any = res.log_upper / math.log(10.0)
+        elif task == "MAR":
+            value = res.marginals
+        else:
+            value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
+        return Approximate(value, how, res.ibound)
+    if task != "MAR" or importlib.util.find_spec("mrflib.approx") is None:
+        raise ValueError(f"method {method!r} is not available for {task} (only 'wmb')")
+    approx = importlib.import_module("mrflib.approx")
+    res = approx.marginals(model, method=method, time_limit=time_limit)
+    return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
+
+
+def _exact_child(solve: Any, model: FactorGraph, task: str, conn: Any
+                 ) -> None:  # pragma: no cover - runs in the forked child
+    try:
+        conn.send(("ok", solve(model, task)))
+    except Exception as err:  # reported by the parent, which keeps its approximate answers
+        conn.send(("error", " ".join(str(err).split()) or type(err).__name__))
+    finally:
+        conn.close()
+
+
+class _Exact:
+    """The exact computation in a forked child (``None`` when not started)."""
+
+    def __init__(self, solve: Any, model: FactorGraph, task: str) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child_conn = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_exact_child, args=(solve, model, task, child_conn),
+                                daemon=True)
+        self.proc.start()
+        child_conn.close()
+
+    def result(self, wait: float = 0.0) -> tuple[str, Any] | None:
+        """``("ok", value)``, ``("error", reason)``, or ``None`` when not done."""
+        try:
+            if self.conn.poll(max(wait, 0.0)):
+                return self.conn.recv()
+        except (EOFError, OSError):
+            return ("error", "the exact computation's process ended without an answer")
+        return None
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
+    """The mini-bucket elimination order and the estimated seconds of exact elimination
+    in that order (the exact engine, which tries several orders, does no worse)."""
+    order, biggest, total = elimination_order(model)
+    est = EXACT_NS_PER_ENTRY * 1e-9 * total
+    say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
+        f"exact inference estimated at {est:.3g} s")
+    return order, est
+
+
+def solve_anytime(args: Any, say: Any, solve: Any) -> None:
+    """Write answers of ``args.task`` for ``args.model`` into ``args.out`` within
+    ``args.time_limit`` seconds of ``say.start`` (see the module's docstring); ``solve``
+    (:func:`mrflib.solve.solve`) gives the exact answer of a model and task."""
+    limit = float(args.time_limit)
+    deadline = say.start + limit - MARGIN_SECONDS - MARGIN_SHARE * limit
+    say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
+    model = io.read_uai(args.model, evidence=args.evid)
+    if args.task == "MAR":
+        io._require_answer_memory(int(model.cardinalities.sum()))
+    answers = AnswerFile(args.out, args.task)
+    order, est = _plan(model, say)
+    left = deadline - time.perf_counter()
+    if est <= min(QUICK_EXACT_SECONDS, left):
+        answers.add(solve(model, args.task))
+        say(f"answer 1: exact; wrote {args.out}")
+        return
+    child = (_Exact(solve, model, args.task)
+             if est <= HOPELESS_FACTOR * max(left, 0.0) else None)
+    try:
+        _approximate(model, args, answers, say, deadline, child, order)
+        if child is not None:
+            got = child.result(deadline - time.perf_counter())
+            if got is not None and got[0] == "ok":
+                answers.add(got[1])
+                say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+            elif got is not None:
+                say(f"exact inference failed: {got[1]}")
+            else:
+                say("exact inference did not finish in time; stopped")
+    finally:
+        if child is not None:
+            child.stop()
+
+
+def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
+                 deadline: float, child: _Exact | None, order: list[int]) -> None:
+    """Approximate answers of growing budgets until the next would not end in time or the
+    exact child has answered (then its answer is left for the caller)."""
+    memory, last_ibound = float(FIRST_MEMORY), -1
+    while True:
+        left = deadline - time.perf_counter()
+        if answers.values and left <= 0:
+            return
+        t0 = time.perf_counter()
+        got = approximate_answer(model, args.task, method=args.method, memory=memory,
+                                 time_limit=max(left / 2, 1e-6), order=order,
+                                 max_iter=1 if not answers.values else 20)
+        took = time.perf_counter() - t0
+        answers.add(got.value)
+        say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+        if got.ibound is None or got.ibound == last_ibound:
+            return  # one run of another method, or a budget that no longer helps
+        if child is not None and child.proc.exitcode is not None:
+            return
+        last_ibound = got.ibound
+        if took * NEXT_COST > deadline - time.perf_counter():
+            return
+        memory *= GROWTH
