@@ -101,7 +101,8 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     if method == "wmb":
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
                                    max_iter=max_iter, order=order)
-        how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} pass{'es' if res.iterations > 1 else ''}, "
+        passes = "pass" if res.iterations == 1 else "passes"
+        how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
                f"log Z <= {res.log_upper:.6g})")
         if task == "PR":
             value: Any = res.log_upper / math.log(10.0)

@@ -634,7 +634,8 @@ def read_answer(path: PathLike) -> Answer:
     and token. A file of several answers, each after a ``-BEGIN-`` line (an anytime
     solver's, :func:`write_answers`), gives the last complete one: a last line without its
     newline (a solver killed while writing it) is left out, and a last answer that then
-    does not parse is skipped for the one before it. Sample counts of earlier competitions are not read.
+    does not parse is skipped for the one before it. Sample counts of earlier competitions
+    are not read.
     """
     tok = _Tokens(path)
     task = tok.word("the task PR, MAR or MPE")
