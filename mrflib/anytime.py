@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import math
 import multiprocessing
+import os
 import time
 from typing import Any, NamedTuple
 
@@ -90,7 +91,8 @@ class Approximate(NamedTuple):
 
 def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
                        memory: float | None = None, time_limit: float | None = None,
-                       max_iter: int = 20, order: Any = None) -> Approximate:
+                       max_iter: int = 20, order: Any = None,
+                       deadline: float | None = None) -> Approximate:
     """An approximate answer of ``task`` (:class:`Approximate`).
 
     ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
@@ -100,7 +102,7 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     """
     if method == "wmb":
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
-                                   max_iter=max_iter, order=order)
+                                   max_iter=max_iter, order=order, deadline=deadline)
         passes = "pass" if res.iterations == 1 else "passes"
         how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
                f"log Z <= {res.log_upper:.6g})")
@@ -165,12 +167,27 @@ def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
     return order, est
 
 
+def process_age() -> float:
+    """Seconds since this process started (its start-up and imports included; ``0.0``
+    where ``/proc`` does not say)."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            up = float(fh.read().split()[0])
+        return max(0.0, up - started / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     """Write answers of ``args.task`` for ``args.model`` into ``args.out`` within
-    ``args.time_limit`` seconds of ``say.start`` (see the module's docstring); ``solve``
+    ``args.time_limit`` seconds of the process's start (see the module's docstring); ``solve``
     (:func:`mrflib.solve.solve`) gives the exact answer of a model and task."""
     limit = float(args.time_limit)
-    deadline = say.start + limit - MARGIN_SECONDS - MARGIN_SHARE * limit
+    deadline = (time.perf_counter() - process_age() + limit - MARGIN_SECONDS
+                - MARGIN_SHARE * limit)
+    say(f"started {process_age():.2f} s ago; answering within {limit:g} s of the start")
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     if args.task == "MAR":
@@ -210,9 +227,15 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
         if answers.values and left <= 0:
             return
         t0 = time.perf_counter()
-        got = approximate_answer(model, args.task, method=args.method, memory=memory,
-                                 time_limit=max(left / 2, 1e-6), order=order,
-                                 max_iter=1 if not answers.values else 20)
+        first = not answers.values
+        try:
+            got = approximate_answer(model, args.task, method=args.method, memory=memory,
+                                     time_limit=max(left / 2, 1e-6), order=order,
+                                     max_iter=1 if first else 20,
+                                     deadline=None if first else max(left, 1e-6))
+        except TimeoutError:
+            say("the next weighted mini-bucket run did not end in time; stopped")
+            return
         took = time.perf_counter() - t0
         answers.add(got.value)
         say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")

@@ -225,11 +225,21 @@ def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float)
             nodes[i].weight = wr
 
 
+class _Late(Exception):
+    """A pass stopped at the hard deadline (its results are not used)."""
+
+
+def _check(stop_at: float) -> None:
+    if time.perf_counter() > stop_at:
+        raise _Late
+
+
 def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
-             step_w: float) -> float:
+             step_w: float, stop_at: float = math.inf) -> float:
     """One forward pass (matching each bucket first); returns the bound's message sum."""
     bound = 0.0
     for ids in buckets:
+        _check(stop_at)
         if len(ids) > 1 and (step_theta or step_w):
             _match(ids, nodes, step_theta, step_w)
         for i in ids:
@@ -241,11 +251,12 @@ def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
 
 
 def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
-              marg: dict[int, np.ndarray]) -> None:
+              marg: dict[int, np.ndarray], stop_at: float = math.inf) -> None:
     """The backward pass: each child gets ``w_c log Σ_{parent \\ child} b_p - λ_c``, so its
     belief agrees with its parent's on their shared variables; ``marg[v]`` becomes the
     mean of bucket ``v``'s mini-bucket beliefs on ``x_v``."""
     for t in range(len(buckets) - 1, -1, -1):
+        _check(stop_at)
         acc = 0.0
         for i in buckets[t]:
             node = nodes[i]
@@ -307,7 +318,7 @@ def _final_marginals(model: FactorGraph, red: _Reduced, marg: dict[int, np.ndarr
 def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
                          max_iter: int = 20, time_limit: float | None = None,
                          memory: float | None = None, tol: float = 1e-6,
-                         order: Any = None) -> WMBResult:
+                         order: Any = None, deadline: float | None = None) -> WMBResult:
     """Weighted mini-bucket elimination: an upper bound on ``log Z`` and marginals.
 
     Parameters
@@ -326,6 +337,9 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
         Stop when a pass changes the bound by less than ``tol (1 + |bound|)``.
     order : sequence of int, optional
         The elimination order (:func:`elimination_order`, computed once for several runs).
+    deadline : float, optional
+        Seconds (from the call) after which a running pass is abandoned: the result is that
+        of the passes completed before it (``TimeoutError`` when none was).
 
     Returns
     -------
@@ -336,9 +350,13 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
     ------
     ValueError
         When the bound is ``-inf``: the model has ``Z = 0``.
+    TimeoutError
+        When ``deadline`` passes before the first pass ends.
     """
     start = time.perf_counter()
     _check_options(ibound, max_iter, time_limit, memory)
+    if deadline is not None:
+        check_positive(deadline, "deadline")
     model = _as_factor_graph(model)
     red = _Reduced(model, barren=False)
     if order is not None:
@@ -351,14 +369,22 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
     single = all(len(ids) == 1 for ids in buckets)
     const = red.const + red.free_log
     best, prev, marg, it = math.inf, math.inf, {}, 0
+    stop_at = math.inf if deadline is None else start + deadline
     while it < max_iter:
-        bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS)
+        try:
+            bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
+            if not bound > -math.inf:
+                raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
+                                 "impossible evidence): the upper bound on log Z is -inf")
+            new: dict[int, np.ndarray] = {}
+            _backward(nodes, buckets, order, new, stop_at)
+        except _Late:
+            if it == 0:
+                raise TimeoutError(f"no pass of weighted mini-bucket ended within the "
+                                   f"deadline of {deadline:g} s") from None
+            break
         it += 1
-        if not bound > -math.inf:
-            raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
-                             "evidence): the upper bound on log Z is -inf")
-        best = min(best, bound)
-        _backward(nodes, buckets, order, marg)
+        best, marg = min(best, bound), new
         late = time_limit is not None and time.perf_counter() - start > time_limit
         if single or late or abs(prev - bound) <= tol * (1.0 + abs(bound)):
             break
