@@ -3,6 +3,8 @@
 The UAI competitions let a solver write improving answers one after another, each after a
 ``-BEGIN-`` line, the last one counting. :func:`solve_anytime`
 
+0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
+   holds an answer from the start;
 1. orders the variables once (:func:`mrflib.wmb.elimination_order`) and estimates the
    exact computation's time from that order's clique tables (:data:`EXACT_NS_PER_ENTRY`
    per entry); an estimate under :data:`QUICK_EXACT_SECONDS` is solved at once and is the
@@ -28,16 +30,20 @@ import importlib.util
 import math
 import multiprocessing
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import io
+from .elimination import _observed
 from .factor_graph import FactorGraph
 from .wmb import elimination_order, weighted_mini_bucket
 
-__all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer"]
+__all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
+           "trivial_answer", "process_age"]
 
 #: Estimated seconds of the exact engine per entry of all its clique tables (MAR, this
 #: machine: 3 to 70 ns on the UAI 2014 problems it answers; the larger end is used).
@@ -69,8 +75,6 @@ class AnswerFile:
         self.values: list = []
 
     def add(self, value: Any) -> None:
-        import sys
-
         text = io.format_answers(self.task, [value])  # checked before anything is written
         self.values.append(value)
         if self.out == "-":
@@ -157,6 +161,30 @@ class _Exact:
         self.conn.close()
 
 
+def trivial_answer(model: FactorGraph, task: str) -> Any:
+    """An answer computed without inference, written first so that the file always holds
+    one: ``MAR`` uniform marginals (a point mass on each observed value), ``MPE`` the
+    observed values and state 0 elsewhere, ``PR`` the upper bound ``Σ_k max θ_k`` (each
+    variable no factor holds adds ``log |X_v|``)."""
+    observed = _observed(model)
+    card = model.cardinalities.tolist()
+    if task == "MAR":
+        out = []
+        for v, c in enumerate(card):
+            p = np.full(c, 1.0 / c)
+            if v in observed:
+                p = np.zeros(c)
+                p[observed[v]] = 1.0
+            out.append(p)
+        return out
+    if task == "MPE":
+        return np.array([observed.get(v, 0) for v in range(model.n)], dtype=np.int64)
+    held = {v for s in model.scopes for v in s}
+    top = sum(float(np.max(t)) for t in model.log_tables)
+    top += sum(math.log(c) for v, c in enumerate(card) if v not in held)
+    return top / math.log(10.0)
+
+
 def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
     """The mini-bucket elimination order and the estimated seconds of exact elimination
     in that order (the exact engine, which tries several orders, does no worse)."""
@@ -180,24 +208,35 @@ def process_age() -> float:
         return 0.0
 
 
+def _fresh_command() -> bool:
+    """Whether this process is ``python -m mrflib`` (not a caller of ``solve.main``)."""
+    main = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return main.name == "__main__.py" and main.parent.name == "mrflib"
+
+
 def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     """Write answers of ``args.task`` for ``args.model`` into ``args.out`` within
-    ``args.time_limit`` seconds of the process's start (see the module's docstring); ``solve``
+    ``args.time_limit`` seconds of the process's start (of the call when ``solve.main`` is
+    called from Python; see the module's docstring); ``solve``
     (:func:`mrflib.solve.solve`) gives the exact answer of a model and task."""
     limit = float(args.time_limit)
-    deadline = (time.perf_counter() - process_age() + limit - MARGIN_SECONDS
-                - MARGIN_SHARE * limit)
-    say(f"started {process_age():.2f} s ago; answering within {limit:g} s of the start")
+    startup = 0.0
+    if _fresh_command():  # the interpreter's start and imports count
+        startup = max(0.0, process_age() - (time.perf_counter() - say.start))
+    deadline = say.start - startup + limit - MARGIN_SECONDS - MARGIN_SHARE * limit
+    say(f"start-up took {startup:.2f} s; answering within {limit:g} s of the start")
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     if args.task == "MAR":
         io._require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task)
+    answers.add(trivial_answer(model, args.task))
+    say(f"answer 1: trivial (no inference); wrote {args.out}")
     order, est = _plan(model, say)
     left = deadline - time.perf_counter()
     if est <= min(QUICK_EXACT_SECONDS, left):
         answers.add(solve(model, args.task))
-        say(f"answer 1: exact; wrote {args.out}")
+        say(f"answer {len(answers.values)}: exact; wrote {args.out}")
         return
     child = (_Exact(solve, model, args.task)
              if est <= HOPELESS_FACTOR * max(left, 0.0) else None)
@@ -224,15 +263,14 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     memory, last_ibound = float(FIRST_MEMORY), -1
     while True:
         left = deadline - time.perf_counter()
-        if answers.values and left <= 0:
+        if left <= 0:
             return
         t0 = time.perf_counter()
-        first = not answers.values
+        first = memory == FIRST_MEMORY
         try:
             got = approximate_answer(model, args.task, method=args.method, memory=memory,
                                      time_limit=max(left / 2, 1e-6), order=order,
-                                     max_iter=1 if first else 20,
-                                     deadline=None if first else max(left, 1e-6))
+                                     max_iter=1 if first else 20, deadline=max(left, 1e-6))
         except TimeoutError:
             say("the next weighted mini-bucket run did not end in time; stopped")
             return

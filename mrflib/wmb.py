@@ -180,9 +180,20 @@ def _as_factor_graph(model: Any) -> FactorGraph:
     return model
 
 
-def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced) -> None:
+class _Late(Exception):
+    """A pass stopped at the hard deadline (its results are not used)."""
+
+
+def _check(stop_at: float) -> None:
+    if time.perf_counter() > stop_at:
+        raise _Late
+
+
+def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced,
+            stop_at: float = math.inf) -> None:
     """Each node's ``theta``: the sum of its factors over its clique."""
     for node, fs in zip(nodes, factors):
+        _check(stop_at)
         shape = tuple(int(red.card[v]) for v in node.clique)
         node.theta = clique_sum([red.tables[k] for k in fs], [red.scopes[k] for k in fs],
                                 node.clique, shape)
@@ -223,15 +234,6 @@ def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float)
         new /= new.sum()
         for wr, i in zip(new.tolist(), ids):
             nodes[i].weight = wr
-
-
-class _Late(Exception):
-    """A pass stopped at the hard deadline (its results are not used)."""
-
-
-def _check(stop_at: float) -> None:
-    if time.perf_counter() > stop_at:
-        raise _Late
 
 
 def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
@@ -285,7 +287,7 @@ def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any) -> 
 
 
 def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
-               order: list[int] | None = None
+               order: list[int] | None = None, stop_at: float = math.inf
                ) -> tuple[list[int], list[_Node], list[list[int]], list[list[int]]]:
     if order is None:
         order = _order(red, n)
@@ -295,7 +297,7 @@ def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
     total = 8.0 * (2 * sum(sizes) + 4 * max(sizes, default=0))
     require_memory(total, f"the weighted mini-bucket tables (largest "
                    f"{format_bytes(8 * max(sizes, default=0))}, all {format_bytes(total)})")
-    _attach(nodes, factors, red)
+    _attach(nodes, factors, red, stop_at)
     return order, nodes, buckets, factors
 
 
@@ -364,12 +366,16 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
         if sorted(order) != red.active:
             raise ValueError("order must list each variable left once evidence is clamped "
                              "exactly once (as elimination_order gives)")
-    order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
-                                          order)
+    stop_at = math.inf if deadline is None else start + deadline
+    try:
+        order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
+                                              order, stop_at)
+    except _Late:
+        raise TimeoutError(f"weighted mini-bucket's tables were not built within the "
+                           f"deadline of {deadline:g} s") from None
     single = all(len(ids) == 1 for ids in buckets)
     const = red.const + red.free_log
     best, prev, marg, it = math.inf, math.inf, {}, 0
-    stop_at = math.inf if deadline is None else start + deadline
     while it < max_iter:
         try:
             bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)

@@ -8,7 +8,7 @@ import pytest
 from mrflib import BoltzmannMachine, FactorGraph, graphs
 from mrflib import _wmb_kernels as kernels
 from mrflib import factor_enumeration as fe
-from mrflib.wmb import WMBResult, weighted_mini_bucket
+from mrflib.wmb import WMBResult, elimination_order, weighted_mini_bucket
 
 
 def random_model(rng):
@@ -127,3 +127,21 @@ def test_kernels_against_numpy():
                                    rtol=1e-12, atol=1e-12)
         assert kernels.conditional_entropy(a) == pytest.approx(
             kernels.conditional_entropy_numpy(a), rel=1e-12, abs=1e-12)
+
+
+def test_deadline_abandons_a_pass():
+    with pytest.raises(TimeoutError):
+        weighted_mini_bucket(MODELS[0], ibound=1, deadline=1e-12)
+    res = weighted_mini_bucket(MODELS[0], ibound=1, deadline=600.0)
+    assert res.iterations >= 1
+
+
+def test_elimination_order_is_reusable():
+    model = MODELS[7]
+    order, log_max, total = elimination_order(model)
+    assert total >= 1 and log_max >= 0
+    a = weighted_mini_bucket(model, ibound=2, order=order)
+    b = weighted_mini_bucket(model, ibound=2)
+    assert a.log_upper == b.log_upper
+    with pytest.raises(ValueError, match="order"):
+        weighted_mini_bucket(model, ibound=2, order=order[:-1] if order else [0, 0])
