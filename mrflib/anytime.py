@@ -11,10 +11,9 @@ The UAI competitions let a solver write improving answers one after another, eac
    only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child unless the estimate is hopeless, and meanwhile writes
-   approximate answers: one pass of weighted mini-bucket
-   (:func:`mrflib.wmb.weighted_mini_bucket`) with a table budget of :data:`FIRST_MEMORY`
-   bytes first, then full runs with budgets :data:`GROWTH` times larger while the next
-   run is expected to end in time
+   approximate answers: weighted mini-bucket (:func:`mrflib.wmb.wmb_passes`, an answer after
+   each pass) with a table budget of :data:`FIRST_MEMORY` bytes first, then budgets
+   :data:`GROWTH` times larger while the next run is expected to end in time
    (or a method of ``mrflib.approx`` named by ``--method``, where that module exists);
 3. writes the exact answer last when the child finishes before the limit, and stops it
    otherwise.
@@ -40,7 +39,7 @@ import numpy as np
 from . import io
 from .elimination import _observed
 from .factor_graph import FactorGraph
-from .wmb import elimination_order, weighted_mini_bucket
+from .wmb import WMBResult, elimination_order, weighted_mini_bucket, wmb_passes
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
            "trivial_answer", "process_age"]
@@ -56,9 +55,9 @@ HOPELESS_FACTOR = 20.0
 #: :data:`GROWTH` times larger.
 FIRST_MEMORY = 2**12
 GROWTH = 16
-#: The next run is started when this many times the last one's seconds are left (a pass
-#: of a small budget costs mostly its per-mini-bucket overhead, not its tables; a run that
-#: overruns only delays an answer, the previous one is already written).
+#: The next run is started when this many times the last one's seconds per pass are left
+#: (a pass of a small budget costs mostly its per-mini-bucket overhead, not its tables; a
+#: run cut by the deadline keeps the answers of its complete passes).
 NEXT_COST = 4.0
 #: Seconds kept back at the end for writing the last answer (plus this share of the limit).
 MARGIN_SECONDS = 0.3
@@ -107,21 +106,26 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     if method == "wmb":
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
                                    max_iter=max_iter, order=order, deadline=deadline)
-        passes = "pass" if res.iterations == 1 else "passes"
-        how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
-               f"log Z <= {res.log_upper:.6g})")
-        if task == "PR":
-            value: Any = res.log_upper / math.log(10.0)
-        elif task == "MAR":
-            value = res.marginals
-        else:
-            value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
-        return Approximate(value, how, res.ibound)
+        return _from_wmb(res, task)
     if task != "MAR" or importlib.util.find_spec("mrflib.approx") is None:
         raise ValueError(f"method {method!r} is not available for {task} (only 'wmb')")
     approx = importlib.import_module("mrflib.approx")
     res = approx.marginals(model, method=method, time_limit=time_limit)
     return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
+
+
+def _from_wmb(res: WMBResult, task: str) -> Approximate:
+    """The answer of ``task`` from a weighted mini-bucket result."""
+    passes = "pass" if res.iterations == 1 else "passes"
+    how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
+           f"log Z <= {res.log_upper:.6g})")
+    if task == "PR":
+        value: Any = res.log_upper / math.log(10.0)
+    elif task == "MAR":
+        value = res.marginals
+    else:
+        value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
+    return Approximate(value, how, res.ibound)
 
 
 def _exact_child(solve: Any, model: FactorGraph, task: str, conn: Any
@@ -266,22 +270,30 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
         if left <= 0:
             return
         t0 = time.perf_counter()
-        first = memory == FIRST_MEMORY
         try:
-            got = approximate_answer(model, args.task, method=args.method, memory=memory,
-                                     time_limit=max(left / 2, 1e-6), order=order,
-                                     max_iter=1 if first else 20, deadline=max(left, 1e-6))
+            passes = 1
+            if args.method == "wmb":
+                for res in wmb_passes(model, memory=memory, time_limit=max(left / 2, 1e-6),
+                                      order=order, deadline=max(left, 1e-6)):
+                    got, passes = _from_wmb(res, args.task), res.iterations
+                    answers.add(got.value)
+                    say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+                    if child is not None and child.proc.exitcode is not None:
+                        return
+            else:
+                got = approximate_answer(model, args.task, method=args.method,
+                                         time_limit=max(left, 1e-6))
+                answers.add(got.value)
+                say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
         except TimeoutError:
             say("the next weighted mini-bucket run did not end in time; stopped")
             return
         took = time.perf_counter() - t0
-        answers.add(got.value)
-        say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
         if got.ibound is None or got.ibound == last_ibound:
             return  # one run of another method, or a budget that no longer helps
         if child is not None and child.proc.exitcode is not None:
             return
         last_ibound = got.ibound
-        if took * NEXT_COST > deadline - time.perf_counter():
+        if took / passes * NEXT_COST > deadline - time.perf_counter():
             return
         memory *= GROWTH

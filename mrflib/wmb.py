@@ -33,8 +33,10 @@ mini-bucket of the bucket without changing the product.
 
 from __future__ import annotations
 
+import collections
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +50,8 @@ from .elimination import _Reduced
 from .factor_graph import FactorGraph
 from .model import BoltzmannMachine
 
-__all__ = ["WMBResult", "weighted_mini_bucket", "elimination_order", "DEFAULT_MEMORY"]
+__all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "elimination_order",
+           "DEFAULT_MEMORY"]
 
 #: The default budget of one mini-bucket table, in bytes (``2^21`` float64 entries).
 DEFAULT_MEMORY = 2**24
@@ -219,14 +222,13 @@ def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float)
     w = np.array([nodes[i].weight for i in ids])
     finite = np.logical_and.reduce([np.isfinite(m) for m in logm])
     avg = sum(wr * np.where(finite, m, 0.0) for wr, m in zip(w, logm)) / w.sum()
-    shape = (-1,) + (1,) * 0
     for j, i in enumerate(ids):
         node = nodes[i]
         delta = np.where(finite, avg - np.where(finite, logm[j], 0.0), 0.0)
-        extra = (1,) * (node.theta.ndim - 1)
-        node.theta += (step_theta * node.weight * delta).reshape(shape + extra)
-        node.theta[~finite] = -np.inf
-        bels[j] += (step_theta * delta).reshape(shape + extra)
+        shape = (-1,) + (1,) * (node.theta.ndim - 1)  # along x_v, the first axis
+        node.theta += (step_theta * node.weight * delta).reshape(shape)
+        node.theta[~finite] = -np.inf  # zero mass at x_v in the model: zero everywhere
+        bels[j] += (step_theta * delta).reshape(shape)
         bels[j][~finite] = -np.inf
     if step_w:
         H = np.array([_kernels.conditional_entropy(b) for b in bels])
@@ -355,6 +357,17 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
     TimeoutError
         When ``deadline`` passes before the first pass ends.
     """
+    passes = wmb_passes(model, ibound=ibound, max_iter=max_iter, time_limit=time_limit,
+                        memory=memory, tol=tol, order=order, deadline=deadline)
+    return collections.deque(passes, maxlen=1)[0]  # the last pass's result
+
+
+def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
+               max_iter: int = 20, time_limit: float | None = None,
+               memory: float | None = None, tol: float = 1e-6, order: Any = None,
+               deadline: float | None = None) -> Iterator[WMBResult]:
+    """:func:`weighted_mini_bucket` one pass at a time: a :class:`WMBResult` after each
+    forward-backward pass (an anytime caller writes each; the options are the same)."""
     start = time.perf_counter()
     _check_options(ibound, max_iter, time_limit, memory)
     if deadline is not None:
@@ -375,26 +388,26 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
                            f"deadline of {deadline:g} s") from None
     single = all(len(ids) == 1 for ids in buckets)
     const = red.const + red.free_log
-    best, prev, marg, it = math.inf, math.inf, {}, 0
+    width = max((len(nd.clique) for nd in nodes), default=0)
+    best, prev, it = math.inf, math.inf, 0
     while it < max_iter:
         try:
             bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
             if not bound > -math.inf:
                 raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
                                  "impossible evidence): the upper bound on log Z is -inf")
-            new: dict[int, np.ndarray] = {}
-            _backward(nodes, buckets, order, new, stop_at)
+            marg: dict[int, np.ndarray] = {}
+            _backward(nodes, buckets, order, marg, stop_at)
         except _Late:
             if it == 0:
                 raise TimeoutError(f"no pass of weighted mini-bucket ended within the "
                                    f"deadline of {deadline:g} s") from None
-            break
+            return
         it += 1
-        best, marg = min(best, bound), new
+        best = min(best, bound)
+        yield WMBResult(best, _final_marginals(model, red, marg), width,
+                        time.perf_counter() - start, it)
         late = time_limit is not None and time.perf_counter() - start > time_limit
         if single or late or abs(prev - bound) <= tol * (1.0 + abs(bound)):
-            break
+            return
         prev = bound
-    width = max((len(nd.clique) for nd in nodes), default=0)
-    return WMBResult(best, _final_marginals(model, red, marg), width,
-                     time.perf_counter() - start, it)
