@@ -2,7 +2,8 @@
 
 ::
 
-    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--out FILE]
+    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--time-limit SECONDS]
+                           [--out FILE]
 
 Reads the model (:func:`mrflib.io.uai.read_uai`, plain or gzip) and its evidence, plans the exact
 computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, table memory),
@@ -11,6 +12,16 @@ solves the task with :mod:`mrflib.inference.exact` and writes the answer file
 ``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
 probable state. Progress goes to stderr; a refused model (too large for memory, ``Z = 0``)
 or a malformed file ends the command with status 1 and one line saying why.
+
+With ``--time-limit`` the command answers every model within the limit (an anytime solver,
+as in the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise
+a first approximate answer is written fast (weighted mini-bucket, :mod:`mrflib.inference.wmb`, with
+a
+small i-bound), then better ones (larger i-bounds) while the exact computation runs in a
+forked child; the exact answer, when the child finishes in time, is written last. Each
+answer is appended after a ``-BEGIN-`` line (:func:`mrflib.io.uai.write_answers`: the whole file
+is replaced atomically, so it always holds complete answers; the last one counts), and
+stderr names the method of each.
 """
 
 from __future__ import annotations
@@ -49,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write the answer (atomically; gzip if it ends in .gz); "
                         "default '-': standard output. Nothing is written beside the model, "
                         "where the competition's reference answers often sit")
+    p.add_argument("--time-limit", metavar="SECONDS", type=float, default=None,
+                   help="answer within this many seconds (from the start): exact where it "
+                        "fits, otherwise improving approximate answers, each after a "
+                        "-BEGIN- line (the last counts); default: exact only")
+    p.add_argument("--method", default="wmb",
+                   help="with --time-limit, the approximate method: 'wmb' (weighted "
+                        "mini-bucket) or a method of mrflib.inference.approx where it is installed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return p
@@ -121,6 +139,13 @@ def _run(args: argparse.Namespace) -> None:
 
     _check_out(args.out, (args.model, args.evid))
     say = _Progress(args.quiet)
+    if args.time_limit is not None:
+        if not args.time_limit > 0 or not math.isfinite(args.time_limit):
+            raise ValueError(f"--time-limit must be a positive number of seconds, got "
+                             f"{args.time_limit}")
+        from mrflib.io.anytime import solve_anytime
+        solve_anytime(args, say, solve)
+        return
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     say(f"read: {model.n} variables, {model.n_factors} factors, "

@@ -61,6 +61,9 @@ __all__ = [
     "TASKS",
     "Answer",
     "format_answer",
+    "format_answers",
+    "write_answers",
+    "BEGIN",
     "from_pgmpy",
     "read_answer",
     "read_evidence",
@@ -73,6 +76,8 @@ __all__ = [
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")
+#: The line before each answer of a file of several (an anytime solver's).
+BEGIN = "-BEGIN-"
 #: A marginal of a ``MAR`` answer must sum to 1 within this (the competition's reference
 #: answers print six digits and sum to 1 within about 1.5e-6).
 MAR_SUM_TOLERANCE = 1e-3
@@ -545,6 +550,26 @@ def _require_answer_memory(n_numbers: int) -> None:
 def format_answer(task: str, value: Any) -> str:
     """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
     task = _check_task(task)
+    return f"{task}\n{_answer_body(task, value)}"
+
+
+def format_answers(task: str, values: Sequence[Any]) -> str:
+    """The text of an answer file holding several answers, each after a ``-BEGIN-`` line
+    (an anytime solver's improving answers; :func:`read_answer` takes the last)."""
+    task = _check_task(task)
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise ValueError("values must be a non-empty sequence of answers")
+    return task + "\n" + "".join(f"{BEGIN}\n{_answer_body(task, v)}" for v in values)
+
+
+def write_answers(path: PathLike, task: str, values: Sequence[Any]) -> None:
+    """Write :func:`format_answers` atomically (the whole file replaced, so a reader never
+    sees a half-written answer, even after a crash)."""
+    _write_text(path, format_answers(task, values))
+
+
+def _answer_body(task: str, value: Any) -> str:
+    """One answer's line (after the task line), ending with a newline."""
     if task == "PR":
         try:  # a number, not its text (float("1.5") would pass) nor a bool
             v = math.nan if isinstance(value, (str, bytes, bool, np.bool_)) else float(value)
@@ -552,13 +577,13 @@ def format_answer(task: str, value: Any) -> str:
             v = math.nan
         if math.isnan(v) or v == math.inf:
             raise ValueError(f"value must be log10 Z, a float < +inf (not NaN), got {value!r}")
-        return f"PR\n{v!r}\n"
+        return f"{v!r}\n"
     if task == "MPE":
         x = np.asarray(value)
         if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > _INT64_MAX).any():
             raise ValueError("value must be the MPE states, a 1-d array of integers >= 0 "
                              f"(int64, as read back), got {value!r}")
-        return f"MPE\n{' '.join(map(str, (len(x), *x.tolist())))}\n"
+        return f"{' '.join(map(str, (len(x), *x.tolist())))}\n"
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
@@ -576,7 +601,7 @@ def format_answer(task: str, value: Any) -> str:
             raise ValueError(f"value[{i}] must be a distribution (summing to 1 within "
                              f"{MAR_SUM_TOLERANCE:g}), got a sum of {float(p.sum())!r}")
         parts.append(" ".join(map(repr, (len(p), *p.tolist()))))
-    return "MAR\n" + " ".join(parts) + "\n"
+    return " ".join(parts) + "\n"
 
 
 def write_answer(path: PathLike, task: str, value: Any) -> None:
@@ -606,36 +631,71 @@ def read_answer(path: PathLike) -> Answer:
     """Read a UAI 2014 answer file (``PR``, ``MAR`` or ``MPE``; plain or gzip).
 
     Returns an :class:`Answer`; malformed files raise ``ValueError`` naming the file, line
-    and token. Only the UAI 2014 form is read (one answer, no sample counts or ``-BEGIN-``
-    markers of earlier competitions).
+    and token. A file of several answers, each after a ``-BEGIN-`` line (an anytime
+    solver's, :func:`write_answers`), gives the last complete one: a last line without its
+    newline (a solver killed while writing it) is left out, and a last answer that then
+    does not parse is skipped for the one before it. Sample counts of earlier competitions
+    are not read.
     """
     tok = _Tokens(path)
     task = tok.word("the task PR, MAR or MPE")
     if task not in TASKS:
         raise tok.error(0, "the task PR, MAR or MPE")
-    if task == "PR":
-        value: Any = _number(tok, "log10 Z (a number < inf)", lowest=-math.inf)
-    elif task == "MPE":
-        n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
-        tok.need(n, f"the states of {n} variables")
-        value = np.array([tok.integer(f"the state of variable {i} (an integer >= 0)")
-                          for i in range(n)], dtype=np.int64)
-    else:
-        n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
-        tok.need(2 * n, f"the marginals of {n} variables")
-        value = []
-        for i in range(n):
-            c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
-            tok.need(c, f"the {c} probabilities of variable {i}")
-            start = tok.pos
-            value.append(np.array([_number(tok, f"a probability of variable {i} "
-                                                "(a finite number >= 0)") for _ in range(c)]))
-            if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
-                raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
-                                f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
-                                f"{float(value[-1].sum())!r})")
+    if tok.remaining() and tok.tokens[tok.pos] == BEGIN:
+        return Answer(task, _last_block(tok, task))
+    value = _read_body(tok, task)
     tok.end(f"the {task} answer")
     return Answer(task, value)
+
+
+def _last_block(tok: _Tokens, task: str) -> Any:
+    """The value of the last complete ``-BEGIN-`` block (every earlier one must parse)."""
+    tokens = tok.tokens
+    if not tok.text.endswith("\n"):  # the last line is cut short: its tokens do not count
+        partial = len(tok.text[tok.text.rfind("\n") + 1:].split())
+        tokens = tokens[:len(tokens) - partial]
+    starts = [i for i, t in enumerate(tokens) if t == BEGIN]
+    value, found = None, False
+    for b, start in enumerate(starts):
+        last = b == len(starts) - 1
+        stop = starts[b + 1] if not last else len(tokens)
+        view = _Tokens.__new__(_Tokens)
+        view.name, view.text, view.pos = tok.name, tok.text, start + 1
+        view.tokens = tok.tokens[:stop]
+        try:
+            v = _read_body(view, task)
+            view.end(f"the {task} answer after {BEGIN}")
+        except ValueError:
+            if last and found:  # cut short while being written
+                break
+            raise
+        value, found = v, True
+    return value
+
+
+def _read_body(tok: _Tokens, task: str) -> Any:
+    """One answer's value after the task line."""
+    if task == "PR":
+        return _number(tok, "log10 Z (a number < inf)", lowest=-math.inf)
+    if task == "MPE":
+        n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+        tok.need(n, f"the states of {n} variables")
+        return np.array([tok.integer(f"the state of variable {i} (an integer >= 0)")
+                         for i in range(n)], dtype=np.int64)
+    n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+    tok.need(2 * n, f"the marginals of {n} variables")
+    value = []
+    for i in range(n):
+        c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
+        tok.need(c, f"the {c} probabilities of variable {i}")
+        start = tok.pos
+        value.append(np.array([_number(tok, f"a probability of variable {i} "
+                                            "(a finite number >= 0)") for _ in range(c)]))
+        if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
+            raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
+                            f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
+                            f"{float(value[-1].sum())!r})")
+    return value
 
 
 # ---------------------------------------------------------------------- pgmpy

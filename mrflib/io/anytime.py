@@ -1,0 +1,300 @@
+"""Anytime answers of ``python -m mrflib solve --time-limit SECONDS``.
+
+The UAI competitions let a solver write improving answers one after another, each after a
+``-BEGIN-`` line, the last one counting. :func:`solve_anytime`
+
+0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
+   holds an answer from the start;
+1. orders the variables once (:func:`mrflib.inference.wmb.elimination_order`) and estimates the
+   exact computation's time from that order's clique tables (:data:`EXACT_NS_PER_ENTRY`
+   per entry); an estimate under :data:`QUICK_EXACT_SECONDS` is solved at once and is the
+   only answer;
+2. otherwise starts the exact computation (its own plan, refused when it does not fit in
+   memory) in a forked child unless the estimate is hopeless, and meanwhile writes
+   approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.wmb_passes`, an answer
+   after
+   each pass) with a table budget of :data:`FIRST_MEMORY` bytes first, then budgets
+   :data:`GROWTH` times larger while the next run is expected to end in time
+   (or a method of ``mrflib.inference.approx`` named by ``--method``, where that module exists);
+3. writes the exact answer last when the child finishes before the limit, and stops it
+   otherwise.
+
+Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
+moment leaves the answers written so far, complete. Each answer's method goes to stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mrflib.inference.elimination import _observed
+from mrflib.inference.wmb import WMBResult, elimination_order, weighted_mini_bucket, wmb_passes
+from mrflib.io import uai as io
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
+           "trivial_answer", "process_age"]
+
+#: Estimated seconds of the exact engine per entry of all its clique tables (MAR, this
+#: machine: 3 to 70 ns on the UAI 2014 problems it answers; the larger end is used).
+EXACT_NS_PER_ENTRY = 60.0
+#: An exact plan estimated under this many seconds is solved directly.
+QUICK_EXACT_SECONDS = 1.0
+#: The child is not started when the exact estimate exceeds the time left this many times.
+HOPELESS_FACTOR = 20.0
+#: The first weighted mini-bucket run's largest table, in bytes; each next one is
+#: :data:`GROWTH` times larger.
+FIRST_MEMORY = 2**12
+GROWTH = 16
+#: The next run is started when this many times the last one's seconds per pass are left
+#: (a pass of a small budget costs mostly its per-mini-bucket overhead, not its tables; a
+#: run cut by the deadline keeps the answers of its complete passes).
+NEXT_COST = 4.0
+#: Seconds kept back at the end for writing the last answer (plus this share of the limit).
+MARGIN_SECONDS = 0.3
+MARGIN_SHARE = 0.05
+
+
+class AnswerFile:
+    """The answers written so far: each :meth:`add` rewrites ``out`` atomically with every
+    answer after a ``-BEGIN-`` line (on standard output, ``"-"``, the new block is
+    appended and flushed)."""
+
+    def __init__(self, out: str, task: str) -> None:
+        self.out, self.task = out, task
+        self.values: list = []
+
+    def add(self, value: Any) -> None:
+        text = io.format_answers(self.task, [value])  # checked before anything is written
+        self.values.append(value)
+        if self.out == "-":
+            body = text[len(self.task) + 1:]
+            sys.stdout.write((f"{self.task}\n" if len(self.values) == 1 else "") + body)
+            sys.stdout.flush()
+        else:
+            io.write_answers(self.out, self.task, self.values)
+
+
+class Approximate(NamedTuple):
+    """An approximate answer: its ``value``, how it was found, the i-bound (WMB)."""
+
+    value: Any
+    how: str
+    ibound: int | None
+
+
+def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
+                       memory: float | None = None, time_limit: float | None = None,
+                       max_iter: int = 20, order: Any = None,
+                       deadline: float | None = None) -> Approximate:
+    """An approximate answer of ``task`` (:class:`Approximate`).
+
+    ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
+    beliefs; ``MPE``: each variable's most probable state under its belief). Another
+    ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
+    is installed.
+    """
+    if method == "wmb":
+        res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
+                                   max_iter=max_iter, order=order, deadline=deadline)
+        return _from_wmb(res, task)
+    if task != "MAR" or importlib.util.find_spec("mrflib.inference.approx") is None:
+        raise ValueError(f"method {method!r} is not available for {task} (only 'wmb')")
+    approx = importlib.import_module("mrflib.inference.approx")
+    res = approx.marginals(model, method=method, time_limit=time_limit)
+    return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
+
+
+def _from_wmb(res: WMBResult, task: str) -> Approximate:
+    """The answer of ``task`` from a weighted mini-bucket result."""
+    passes = "pass" if res.iterations == 1 else "passes"
+    how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
+           f"log Z <= {res.log_upper:.6g})")
+    if task == "PR":
+        value: Any = res.log_upper / math.log(10.0)
+    elif task == "MAR":
+        value = res.marginals
+    else:
+        value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
+    return Approximate(value, how, res.ibound)
+
+
+def _exact_child(solve: Any, model: FactorGraph, task: str, conn: Any
+                 ) -> None:  # pragma: no cover - runs in the forked child
+    try:
+        conn.send(("ok", solve(model, task)))
+    except Exception as err:  # reported by the parent, which keeps its approximate answers
+        conn.send(("error", " ".join(str(err).split()) or type(err).__name__))
+    finally:
+        conn.close()
+
+
+class _Exact:
+    """The exact computation in a forked child (``None`` when not started)."""
+
+    def __init__(self, solve: Any, model: FactorGraph, task: str) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child_conn = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_exact_child, args=(solve, model, task, child_conn),
+                                daemon=True)
+        self.proc.start()
+        child_conn.close()
+
+    def result(self, wait: float = 0.0) -> tuple[str, Any] | None:
+        """``("ok", value)``, ``("error", reason)``, or ``None`` when not done."""
+        try:
+            if self.conn.poll(max(wait, 0.0)):
+                return self.conn.recv()
+        except (EOFError, OSError):
+            return ("error", "the exact computation's process ended without an answer")
+        return None
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+def trivial_answer(model: FactorGraph, task: str) -> Any:
+    """An answer computed without inference, written first so that the file always holds
+    one: ``MAR`` uniform marginals (a point mass on each observed value), ``MPE`` the
+    observed values and state 0 elsewhere, ``PR`` the upper bound ``Σ_k max θ_k`` (each
+    variable no factor holds adds ``log |X_v|``)."""
+    observed = _observed(model)
+    card = model.cardinalities.tolist()
+    if task == "MAR":
+        out = []
+        for v, c in enumerate(card):
+            p = np.full(c, 1.0 / c)
+            if v in observed:
+                p = np.zeros(c)
+                p[observed[v]] = 1.0
+            out.append(p)
+        return out
+    if task == "MPE":
+        return np.array([observed.get(v, 0) for v in range(model.n)], dtype=np.int64)
+    held = {v for s in model.scopes for v in s}
+    top = sum(float(np.max(t)) for t in model.log_tables)
+    top += sum(math.log(c) for v, c in enumerate(card) if v not in held)
+    return top / math.log(10.0)
+
+
+def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
+    """The mini-bucket elimination order and the estimated seconds of exact elimination
+    in that order (the exact engine, which tries several orders, does no worse)."""
+    order, biggest, total = elimination_order(model)
+    est = EXACT_NS_PER_ENTRY * 1e-9 * total
+    say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
+        f"exact inference estimated at {est:.3g} s")
+    return order, est
+
+
+def process_age() -> float:
+    """Seconds since this process started (its start-up and imports included; ``0.0``
+    where ``/proc`` does not say)."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            up = float(fh.read().split()[0])
+        return max(0.0, up - started / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _fresh_command() -> bool:
+    """Whether this process is ``python -m mrflib`` (not a caller of ``solve.main``)."""
+    main = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return main.name == "__main__.py" and main.parent.name == "mrflib"
+
+
+def solve_anytime(args: Any, say: Any, solve: Any) -> None:
+    """Write answers of ``args.task`` for ``args.model`` into ``args.out`` within
+    ``args.time_limit`` seconds of the process's start (of the call when ``solve.main`` is
+    called from Python; see the module's docstring); ``solve``
+    (:func:`mrflib.io.solve.solve`) gives the exact answer of a model and task."""
+    limit = float(args.time_limit)
+    startup = 0.0
+    if _fresh_command():  # the interpreter's start and imports count
+        startup = max(0.0, process_age() - (time.perf_counter() - say.start))
+    deadline = say.start - startup + limit - MARGIN_SECONDS - MARGIN_SHARE * limit
+    say(f"start-up took {startup:.2f} s; answering within {limit:g} s of the start")
+    say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
+    model = io.read_uai(args.model, evidence=args.evid)
+    if args.task == "MAR":
+        io._require_answer_memory(int(model.cardinalities.sum()))
+    answers = AnswerFile(args.out, args.task)
+    answers.add(trivial_answer(model, args.task))
+    say(f"answer 1: trivial (no inference); wrote {args.out}")
+    order, est = _plan(model, say)
+    left = deadline - time.perf_counter()
+    if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
+        answers.add(solve(model, args.task))
+        say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+        return
+    child = (_Exact(solve, model, args.task)
+             if est <= HOPELESS_FACTOR * max(left, 0.0) else None)
+    try:
+        _approximate(model, args, answers, say, deadline, child, order)
+        if child is not None:
+            got = child.result(deadline - time.perf_counter())
+            if got is not None and got[0] == "ok":
+                answers.add(got[1])
+                say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+            elif got is not None:
+                say(f"exact inference failed: {got[1]}")
+            else:
+                say("exact inference did not finish in time; stopped")
+    finally:
+        if child is not None:
+            child.stop()
+
+
+def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
+                 deadline: float, child: _Exact | None, order: list[int]) -> None:
+    """Approximate answers of growing budgets until the next would not end in time or the
+    exact child has answered (then its answer is left for the caller)."""
+    memory, last_ibound = float(FIRST_MEMORY), -1
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return
+        t0 = time.perf_counter()
+        try:
+            passes = 1
+            if args.method == "wmb":
+                for res in wmb_passes(model, memory=memory, time_limit=max(left / 2, 1e-6),
+                                      order=order, deadline=max(left, 1e-6)):
+                    got, passes = _from_wmb(res, args.task), res.iterations
+                    answers.add(got.value)
+                    say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+                    if child is not None and child.proc.exitcode is not None:
+                        return
+            else:
+                got = approximate_answer(model, args.task, method=args.method,
+                                         time_limit=max(left, 1e-6))
+                answers.add(got.value)
+                say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+        except TimeoutError:
+            say("the next weighted mini-bucket run did not end in time; stopped")
+            return
+        took = time.perf_counter() - t0
+        if got.ibound is None or got.ibound == last_ibound:
+            return  # one run of another method, or a budget that no longer helps
+        if child is not None and child.proc.exitcode is not None:
+            return
+        last_ibound = got.ibound
+        if took / passes * NEXT_COST > deadline - time.perf_counter():
+            return
+        memory *= GROWTH

@@ -1,0 +1,158 @@
+"""``solve --time-limit``: answer files of several answers, and the anytime solver."""
+
+from __future__ import annotations
+
+import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mrflib import FactorGraph, io
+from mrflib.inference import enumeration as fe
+from mrflib.io import anytime
+from mrflib.io.solve import main as solve_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ANSWERS = {
+    "PR": [-12.375, -12.25],
+    "MPE": [np.array([0, 1, 2]), np.array([1, 12, 0])],
+    "MAR": [[np.array([0.25, 0.75]), np.array([1.0])], [np.array([0.5, 0.5]), np.array([1.0])]],
+}
+
+
+def same(a, b) -> bool:
+    if isinstance(a, list):
+        return all(np.array_equal(x, y) for x, y in zip(a, b))
+    return bool(np.all(np.asarray(a) == np.asarray(b)))
+
+
+@pytest.mark.parametrize("task", sorted(ANSWERS))
+def test_read_answer_takes_the_last_block(tmp_path, task):
+    first, second = ANSWERS[task]
+    path = tmp_path / "a"
+    io.write_answers(path, task, [first, second])
+    text = path.read_text()
+    assert text.startswith(f"{task}\n{io.BEGIN}\n") and text.count(io.BEGIN) == 2
+    assert same(io.read_answer(path).value, second)
+    io.write_answers(path, task, [first])
+    assert same(io.read_answer(path).value, first)
+
+
+@pytest.mark.parametrize("task", sorted(ANSWERS))
+def test_an_answer_cut_short_is_never_read_as_good(tmp_path, task):
+    """A file killed while its second answer was being appended: at every cut, the reader
+    gives the first answer or the complete second one, nothing else."""
+    first, second = ANSWERS[task]
+    full = io.format_answers(task, [first, second])
+    keep = len(io.format_answers(task, [first]))
+    path = tmp_path / "a"
+    for cut in range(keep, len(full) + 1):
+        path.write_text(full[:cut])
+        got = io.read_answer(path).value
+        want = second if cut == len(full) else first
+        assert same(got, want), (cut, full[:cut])
+
+
+def test_a_malformed_earlier_block_is_refused(tmp_path):
+    path = tmp_path / "a"
+    path.write_text(f"PR\n{io.BEGIN}\nxyz\n{io.BEGIN}\n-1.5\n")
+    with pytest.raises(ValueError, match="log10 Z"):
+        io.read_answer(path)
+
+
+def grid_model(rows=4, cols=4, card=3, seed=0) -> FactorGraph:
+    rng = np.random.default_rng(seed)
+    n = rows * cols
+    scopes = [(v,) for v in range(n)]
+    scopes += [(r * cols + c, r * cols + c + 1) for r in range(rows) for c in range(cols - 1)]
+    scopes += [(r * cols + c, (r + 1) * cols + c) for r in range(rows - 1) for c in range(cols)]
+    tables = [rng.normal(size=(card,) * len(s)) for s in scopes]
+    tables[0][1] = -np.inf
+    return FactorGraph(np.full(n, card), scopes, tables)
+
+
+@pytest.mark.parametrize("task", ["PR", "MAR", "MPE"])
+def test_time_limit_exact_when_cheap(tmp_path, task):
+    model = grid_model(3, 3, 2)
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.out"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", task, "--time-limit", "5",
+                       "--out", str(out), "-q"]) == 0
+    got = io.read_answer(out).value
+    if task == "PR":
+        assert got == pytest.approx(fe.log_partition(model) / math.log(10), rel=1e-9)
+    elif task == "MAR":
+        for p, q in zip(got, fe.marginals(model)):
+            np.testing.assert_allclose(p, q, atol=1e-9)
+    else:
+        assert model.log_weight(got) == pytest.approx(fe.map_assignment(model)[1])
+
+
+@pytest.mark.parametrize("task", ["PR", "MAR", "MPE"])
+def test_time_limit_approximate_answers_are_valid(tmp_path, monkeypatch, capsys, task):
+    """With exact inference ruled out, a tiny limit still gives a valid answer (the trivial
+    one), a larger one mini-bucket answers, each named on stderr; a PR answer is an upper
+    bound."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    model = grid_model()
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.out"
+    for limit, method in (("0.01", "trivial"), ("120", "weighted mini-bucket")):
+        assert solve_main([str(tmp_path / "m.uai"), "--task", task, "--time-limit", limit,
+                           "--out", str(out)]) == 0
+        assert method in capsys.readouterr().err
+        check_answer(model, task, io.read_answer(out).value)
+
+
+def check_answer(model, task, got):
+    if task == "PR":
+        assert got >= fe.log_partition(model) / math.log(10) - 1e-9
+    elif task == "MAR":
+        assert [len(p) for p in got] == model.cardinalities.tolist()
+    else:
+        assert got.shape == (model.n,) and np.all(got < model.cardinalities)
+
+
+def test_time_limit_several_answers_exact_last(tmp_path, monkeypatch):
+    """Exact inference in the child while mini-bucket answers are written: the exact
+    answer, when it arrives in time, is the last."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    model = grid_model(4, 4, 2)
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.MAR"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", "MAR", "--time-limit", "60",
+                       "--out", str(out), "-q"]) == 0
+    assert out.read_text().count(io.BEGIN) >= 2
+    for p, q in zip(io.read_answer(out).value, fe.marginals(model)):
+        np.testing.assert_allclose(p, q, atol=1e-9)
+
+
+def test_a_kill_between_answers_leaves_a_valid_answer(tmp_path):
+    """SIGKILL once the first answer is there: the file still reads as a valid answer."""
+    model = grid_model(12, 12, 3)
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.MAR"
+    proc = subprocess.Popen([sys.executable, "-m", "mrflib", "solve", str(tmp_path / "m.uai"),
+                             "--task", "MAR", "--time-limit", "600", "--out", str(out), "-q"],
+                            cwd=ROOT)
+    try:
+        for _ in range(1200):
+            if out.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    got = io.read_answer(out).value
+    assert [len(p) for p in got] == model.cardinalities.tolist()
+
+
+def test_bad_time_limit():
+    assert solve_main(["x.uai", "--task", "PR", "--time-limit", "-1", "-q"]) == 1
