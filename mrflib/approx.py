@@ -59,15 +59,6 @@ EXACT_ENTRIES_PER_SECOND = 5e6
 
 
 # --------------------------------------------------------------------------- checks
-def _as_factor_graph(model: Any) -> FactorGraph:
-    if isinstance(model, BoltzmannMachine):
-        return FactorGraph.from_boltzmann(model)
-    if not isinstance(model, FactorGraph):
-        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
-                         f"{type(model).__name__}")
-    return model
-
-
 def _check_time_limit(time_limit: Any) -> float | None:
     if time_limit is None:
         return None
@@ -271,7 +262,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     -------
     ApproxResult
     """
-    fg = _as_factor_graph(model)
+    fg = exact._factor_graph(model)
     time_limit = _check_time_limit(time_limit)
     fn = _runner(method, options)
     start = time.perf_counter()
@@ -299,7 +290,7 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     when :mod:`mrflib.wmb` is not available). A model with ``Z = 0`` gives
     ``(-inf, -inf)`` when a bound proves it.
     """
-    fg = _as_factor_graph(model)
+    fg = exact._factor_graph(model)
     clock = _Clock(_check_time_limit(time_limit))
     fits, _ = _exact_fits(fg, clock)
     if fits:

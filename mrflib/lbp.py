@@ -44,9 +44,11 @@ import numpy as np
 from . import _lbp_kernels as _k
 from ._factor_ops import expand, logsumexp_numpy
 from ._packed import Packed, pack
-from ._validation import check_instance, check_positive, check_real, format_count, require_memory
+from ._validation import check_positive, check_real, format_count, require_memory
 from .elimination import _Reduced
+from .exact import _factor_graph
 from .factor_graph import FactorGraph
+from .model import BoltzmannMachine
 
 __all__ = ["BPResult", "loopy_bp", "loopy_bp_numpy"]
 
@@ -84,8 +86,8 @@ class Prepared:
     """A model reduced for message passing: evidence sliced out (an observed variable
     keeps one state), constant factors summed into ``const``, and its flat arrays."""
 
-    def __init__(self, model: FactorGraph) -> None:
-        check_instance(model, FactorGraph, "model")
+    def __init__(self, model: FactorGraph | BoltzmannMachine) -> None:
+        model = _factor_graph(model)
         red = _Reduced(model, barren=False)
         if red.const == -np.inf:
             raise ValueError("model has Z = 0 (a factor without variables, or one sliced "
@@ -163,15 +165,17 @@ def _iterate(prep: Prepared, r: np.ndarray, sweep: Any, beliefs: Any, max_iter: 
     return b, bool(change <= tol), it, change
 
 
-def loopy_bp(model: FactorGraph, *, damping: float = 0.0, max_iter: int = 1000,
+def loopy_bp(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.0, max_iter: int = 1000,
              tol: float = 1e-9, time_limit: float | None = None,
              factor_beliefs: bool = False) -> BPResult:
     """Loopy belief propagation on ``model``: beliefs, the Bethe ``log Z``, convergence.
 
     Parameters
     ----------
-    model : FactorGraph
-        Any discrete factor graph; zeros (``-inf``) and evidence are exact.
+    model : FactorGraph or BoltzmannMachine
+        Any discrete factor graph (a Boltzmann machine is converted by
+        :meth:`~mrflib.factor_graph.FactorGraph.from_boltzmann`: state 0 is spin -1);
+        zeros (``-inf``) and evidence are exact.
     damping : float in [0, 1)
         Each new factor-to-variable message is ``new^(1-damping) old^damping``.
     max_iter : int
@@ -316,8 +320,8 @@ def _factor_beliefs(prep: Prepared, q: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def loopy_bp_numpy(model: FactorGraph, *, damping: float = 0.0, max_iter: int = 1000,
-                   tol: float = 1e-9, time_limit: float | None = None,
+def loopy_bp_numpy(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.0,
+                   max_iter: int = 1000, tol: float = 1e-9, time_limit: float | None = None,
                    factor_beliefs: bool = False) -> BPResult:
     """Plain numpy reference of :func:`loopy_bp`: the same schedule, messages and stopping
     rule, one factor's messages at a time by broadcasting (slow; for tests)."""

@@ -38,6 +38,7 @@ from ._packed import Packed
 from ._validation import check_positive, require_memory
 from .factor_graph import FactorGraph
 from .lbp import Prepared, deadline
+from .model import BoltzmannMachine
 
 __all__ = ["MeanFieldResult", "mean_field", "mean_field_numpy", "FEASIBLE_MAP_BYTES"]
 
@@ -183,8 +184,8 @@ def _check_init(prep: Prepared, init: Any) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _solve(model: FactorGraph, max_iter: Any, tol: Any, time_limit: Any, init: Any,
-           numpy: bool) -> MeanFieldResult:
+def _solve(model: FactorGraph | BoltzmannMachine, max_iter: Any, tol: Any, time_limit: Any,
+           init: Any, numpy: bool) -> MeanFieldResult:
     max_iter = check_positive(max_iter, "max_iter", integer=True)
     tol = check_positive(tol, "tol", allow_zero=True)
     stop = deadline(time_limit)
@@ -208,15 +209,16 @@ def _solve(model: FactorGraph, max_iter: Any, tol: Any, time_limit: Any, init: A
     return MeanFieldResult(prep.marginals(q), float(value), converged, total, name)
 
 
-def mean_field(model: FactorGraph, *, max_iter: int = 1000, tol: float = 1e-9,
+def mean_field(model: FactorGraph | BoltzmannMachine, *, max_iter: int = 1000, tol: float = 1e-9,
                time_limit: float | None = None, init: list | None = None
                ) -> MeanFieldResult:
     """Naive mean field: the product distribution of largest bound found, and the bound.
 
     Parameters
     ----------
-    model : FactorGraph
-        Any discrete factor graph; zeros and evidence are exact (see the module notes).
+    model : FactorGraph or BoltzmannMachine
+        Any discrete factor graph (a Boltzmann machine is converted: state 0 is spin -1);
+        zeros and evidence are exact (see the module notes).
     max_iter : int
         Largest number of sweeps per start.
     tol : float
@@ -288,8 +290,8 @@ def _bound_numpy(prep: Prepared, q: np.ndarray) -> float:
     return total - float(np.sum(pos * np.log(pos)))
 
 
-def mean_field_numpy(model: FactorGraph, *, max_iter: int = 1000, tol: float = 1e-9,
-                     time_limit: float | None = None, init: list | None = None
+def mean_field_numpy(model: FactorGraph | BoltzmannMachine, *, max_iter: int = 1000,
+                     tol: float = 1e-9, time_limit: float | None = None, init: list | None = None
                      ) -> MeanFieldResult:
     """Plain numpy reference of :func:`mean_field` (the same starts, sweeps and bound)."""
     return _solve(model, max_iter, tol, time_limit, init, True)
