@@ -877,6 +877,7 @@ EXEMPT = {
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
+    "approx.available": "takes no arguments: tests/test_approx.py",
     "repro.report.performance_summary": "the Performance page's headline from benchmark "
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "

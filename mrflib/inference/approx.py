@@ -1,0 +1,292 @@
+"""Approximate inference on any discrete model: one front for every method, and ``"auto"``.
+
+::
+
+    approx.marginals(model, method="auto", *, time_limit=None, rng=None, **options)
+    approx.log_partition(model, method="lbp", ...)
+    approx.log_partition_bounds(model, *, time_limit=None)  # lower <= log Z <= upper
+
+``model`` is a :class:`~mrflib.models.factor_graph.FactorGraph` (evidence applied with
+:meth:`~mrflib.models.factor_graph.FactorGraph.condition`) or a
+:class:`~mrflib.models.boltzmann.BoltzmannMachine` (converted by
+:meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`: state 0 is spin -1, state 1 is
+spin +1). Every method returns an :class:`~mrflib.inference.approx_result.ApproxResult`.
+
+Methods (:data:`METHODS`; a new one is one entry ``name: runner``, a runner being
+``runner(model, *, time_limit, rng, **options) -> ApproxResult`` whose keyword-only
+parameters are the options it takes):
+
+* ``"exact"``: the junction-tree engine (:mod:`mrflib.inference.exact`);
+* ``"lbp"``: loopy belief propagation and the Bethe ``log Z`` (:mod:`mrflib.inference.lbp`);
+* ``"mean-field"``: naive mean field and its lower bound (:mod:`mrflib.inference.mean_field`);
+* ``"wmb"``: weighted mini-bucket, an upper bound on ``log Z`` and its beliefs
+  (:mod:`mrflib.inference.wmb`);
+* ``"gibbs"``, ``"smci"``: Gibbs sampling and spatial Monte Carlo integration on factor
+  graphs (:mod:`mrflib.inference.factor_gibbs`, :mod:`mrflib.inference.smci_factor_graph`),
+  with a standard error for every probability;
+* ``"auto"``: exact inference where its plan fits in memory and its estimated time in
+  ``time_limit``; otherwise loopy BP, then damped loopy BP if it did not converge, then
+  weighted mini-bucket's beliefs if that did not converge either and time remains.
+  ``result.method`` names the method whose marginals are returned and
+  ``result.details["tried"]`` every step, with its time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import as_rng, check_real
+from mrflib.inference import (
+    bounds,
+    elimination,
+    exact,
+    factor_gibbs,
+    smci_factor_graph,
+    wmb,
+)
+from mrflib.inference.approx_result import ApproxResult
+from mrflib.inference.lbp import loopy_bp
+from mrflib.inference.mean_field import mean_field
+from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
+           "log_partition", "log_partition_bounds"]
+
+#: Clique-table entries the exact engine gets through per second (marginals and log Z,
+#: upward and downward passes), a conservative figure for ``"auto"``'s time estimate.
+EXACT_ENTRIES_PER_SECOND = 5e6
+
+
+# --------------------------------------------------------------------------- checks
+def _check_time_limit(time_limit: Any) -> float | None:
+    if time_limit is None:
+        return None
+    value = check_real(time_limit, "time_limit")
+    if value < 0:
+        raise ValueError(f"time_limit must be None or a non-negative number of seconds, "
+                         f"got {value}")
+    return value
+
+
+class _Clock:
+    """The time left of a limit (``None``: no limit)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        self.start, self.limit = time.perf_counter(), time_limit
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def left(self, share: float = 1.0) -> float | None:
+        if self.limit is None:
+            return None
+        return max(0.0, (self.limit - self.elapsed()) * share)
+
+    def over(self) -> bool:
+        return self.limit is not None and self.elapsed() >= self.limit
+
+
+# --------------------------------------------------------------------------- runners
+def _exact(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxResult:
+    """The exact marginals and ``log Z`` (no time limit applies: the engine is not
+    interruptible; ``"auto"`` calls it only when its estimate fits)."""
+    margs = exact.marginals(model)
+    return ApproxResult(margs, "exact", 0.0, True, exact.log_partition(model))
+
+
+def _lbp(model: FactorGraph, *, time_limit: float | None, rng: Any, damping: float = 0.0,
+         max_iter: int = 1000, tol: float = 1e-9) -> ApproxResult:
+    r = loopy_bp(model, damping=damping, max_iter=max_iter, tol=tol, time_limit=time_limit)
+    return ApproxResult(r.marginals, "lbp", 0.0, r.converged, r.log_partition,
+                        iterations=r.iterations,
+                        details={"damping": damping, "max_change": r.max_change})
+
+
+def _mean_field(model: FactorGraph, *, time_limit: float | None, rng: Any,
+                max_iter: int = 1000, tol: float = 1e-9, init: list | None = None
+                ) -> ApproxResult:
+    r = mean_field(model, max_iter=max_iter, tol=tol, time_limit=time_limit, init=init)
+    return ApproxResult(r.marginals, "mean-field", 0.0, r.converged, r.lower_bound,
+                        iterations=r.iterations, details={"start": r.start})
+
+
+def _wmb(model: FactorGraph, *, time_limit: float | None, rng: Any,
+         ibound: int | None = None, max_iter: int = 20) -> ApproxResult:
+    r = wmb.weighted_mini_bucket(model, ibound=ibound, max_iter=max_iter,
+                                                time_limit=time_limit)
+    return ApproxResult(r.marginals, "wmb", 0.0, True, r.log_upper, iterations=r.iterations,
+                        details={"ibound": r.ibound})
+
+
+def _gibbs(model: FactorGraph, *, time_limit: float | None, rng: Any,
+           n_samples: int = 10000, burn_in: int = 100, n_chains: int | None = None,
+           thin: int = 1) -> ApproxResult:
+    r = factor_gibbs.gibbs_marginals(
+        model, n_samples=n_samples, burn_in=burn_in, n_chains=n_chains, thin=thin,
+        time_limit=time_limit, rng=as_rng(rng))
+    return ApproxResult(r["marginals"], "gibbs", 0.0, r["n_samples"] >= n_samples,
+                        n_samples=r["n_samples"], standard_errors=r["standard_errors"])
+
+
+def _smci(model: FactorGraph, *, time_limit: float | None, rng: Any,
+          n_samples: int = 1000, burn_in: int = 100, order: int = 1) -> ApproxResult:
+    r = smci_factor_graph.smci_marginals(
+        model, n_samples=n_samples, burn_in=burn_in, order=order, time_limit=time_limit,
+        rng=as_rng(rng))
+    return ApproxResult(r["marginals"], "smci", 0.0, r["n_samples"] >= n_samples,
+                        n_samples=r["n_samples"], standard_errors=r["standard_errors"])
+
+
+def _exact_fits(model: FactorGraph, clock: _Clock) -> tuple[bool, str]:
+    """Whether the exact engine's plan fits in memory and its estimated time in what is
+    left of the limit, and why."""
+    try:
+        plan = elimination.plan(model)
+    except (ValueError, MemoryError) as err:
+        return False, f"exact refused: {' '.join(str(err).split())}"
+    seconds = plan.total_bytes / 8.0 / EXACT_ENTRIES_PER_SECOND
+    left = clock.left()
+    what = (f"exact plan: treewidth {plan.treewidth}, {plan.total_bytes / 8.0:.3g} table "
+            f"entries, about {seconds:.3g} s")
+    if left is not None and seconds > left:
+        return False, what + f", more than the {left:.3g} s left"
+    return True, what
+
+
+def _auto(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxResult:
+    clock = _Clock(time_limit)
+    fits, why = _exact_fits(model, clock)
+    tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
+
+    def run(method: str, share: float, **options: Any) -> ApproxResult:
+        t0 = time.perf_counter()
+        res = METHODS[method](model, time_limit=clock.left(share), rng=rng, **options)
+        tried.append({"step": method, **options, "seconds": time.perf_counter() - t0,
+                      "converged": res.converged})
+        return res
+
+    if fits:
+        res = run("exact", 1.0)
+    else:
+        res = run("lbp", 0.4)
+        if not res.converged and not clock.over():
+            damped = run("lbp", 0.5, damping=0.5)
+            res = damped if damped.converged or not res.converged else res
+        if not res.converged and not clock.over():
+            res = run("wmb", 1.0)
+    return replace(res, details={**res.details, "tried": tried})
+
+
+#: Method name -> runner (see the module notes); ``"auto"`` chooses among the others.
+METHODS: dict[str, Callable[..., ApproxResult]] = {
+    "auto": _auto,
+    "exact": _exact,
+    "lbp": _lbp,
+    "mean-field": _mean_field,
+    "wmb": _wmb,
+    "gibbs": _gibbs,
+    "smci": _smci,
+}
+
+
+def available() -> list[str]:
+    """The names of the methods, ``"auto"`` first."""
+    return list(METHODS)
+
+
+def _runner(method: Any, options: dict) -> Callable[..., ApproxResult]:
+    """The runner of ``method``, after checking the method and the options it takes."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {available()}, got {method!r}")
+    fn = METHODS[method]
+    takes = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind == p.KEYWORD_ONLY and p.name not in ("time_limit", "rng")]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise ValueError(f"method {method!r} does not take the option(s) {unknown}; it takes "
+                         f"{takes or 'no options'}")
+    return fn
+
+
+# --------------------------------------------------------------------------- front
+def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
+              time_limit: float | None = None, rng: Any = None, **options: Any
+              ) -> ApproxResult:
+    """The marginals of every variable by ``method`` (see the module notes).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    method : str
+        One of :data:`METHODS`' names (:func:`available`).
+    time_limit : float or None
+        Seconds the call may take (a method stops after the step that passes it).
+    rng : numpy.random.Generator or int or None
+        The seed of the sampling methods (they refuse ``None``).
+    **options
+        The method's own options (``damping``, ``max_iter``, ``tol`` for ``"lbp"``;
+        ``n_samples`` for sampling; ...); one it does not take is a ``ValueError``.
+
+    Returns
+    -------
+    ApproxResult
+    """
+    fg = exact._factor_graph(model)
+    time_limit = _check_time_limit(time_limit)
+    fn = _runner(method, options)
+    start = time.perf_counter()
+    res = fn(fg, time_limit=time_limit, rng=rng, **options)
+    return replace(res, seconds=time.perf_counter() - start)
+
+
+def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
+                  time_limit: float | None = None, rng: Any = None, **options: Any) -> float:
+    """``log Z`` as ``method`` estimates or bounds it: exact, the Bethe approximation
+    (``"lbp"``), the mean-field lower bound, weighted mini-bucket's upper bound."""
+    res = marginals(model, method, time_limit=time_limit, rng=rng, **options)
+    if res.log_partition is None:
+        raise ValueError(f"method {res.method!r} gives no estimate of log Z; use one of "
+                         "'exact', 'lbp', 'mean-field', 'wmb'")
+    return float(res.log_partition)
+
+
+def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
+                         time_limit: float | None = None) -> tuple[float, float]:
+    """``(lower, upper)`` with ``lower <= log Z <= upper``.
+
+    Exact where ``"auto"`` would solve the model exactly (then ``lower == upper``);
+    otherwise the mean-field lower bound and weighted mini-bucket's upper bound. For a
+    :class:`~mrflib.models.boltzmann.BoltzmannMachine` the lower end is also the third-order
+    bound of Leisink and Kappen (:func:`mrflib.inference.bounds.log_partition_lower_bound`,
+    their bound (5) around the mean-field solution), whichever is higher. A model with
+    ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it.
+    """
+    fg = exact._factor_graph(model)
+    clock = _Clock(_check_time_limit(time_limit))
+    fits, _ = _exact_fits(fg, clock)
+    if fits:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # Z = 0: -inf is the answer
+            z = exact.log_partition(fg)
+        return z, z
+    try:
+        lower = mean_field(fg, time_limit=clock.left(0.5)).lower_bound
+    except ValueError:  # the model's constant factors prove Z = 0
+        return -math.inf, -math.inf
+    if isinstance(model, BoltzmannMachine):
+        lower = max(lower, bounds.log_partition_lower_bound(model, 3))
+    try:
+        upper = _wmb(fg, time_limit=clock.left(), rng=None).log_partition
+    except ValueError:  # the bound is -inf: Z = 0
+        upper = -math.inf
+    return float(lower), float(min(upper, np.inf))
