@@ -37,6 +37,7 @@ _PUBLIC = {
     "sampling": "mrflib.inference.sampling",
     "smci": "mrflib.inference.smci",
     "bounds": "mrflib.inference.bounds",
+    "approx": "mrflib.inference.approx",
     "learning": "mrflib.learning",
     "lap": "mrflib.learning.lap",
     "fsll": "mrflib.learning.fsll",
