@@ -175,6 +175,7 @@ def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
     md = report.scorecard_markdown(df)
     head, tables = md.split("**p** (chapter", 1)
     assert "| p | {doc}`ch <../notebooks/ch>` | 4 | 1 | 3 | 0 | 0 |" in head
+    assert "| paper | chapters | claims | not reproduced | in kind | reproduced | new |" in head
     assert "**Not reproduced** (1):" in head and "Why: a typo." in head
     claim_rows = tables.split(":::{dropdown}")[0]
     assert claim_rows.count("\n| ") == 5  # header and four claims

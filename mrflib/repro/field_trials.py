@@ -13,6 +13,7 @@ full-span log-linear model of Takabatake & Akaho (section 5).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -165,12 +166,21 @@ def grey_classify_trial(t: int, rng: Any, *, train: Any, y_train: Any, test: Any
     """Trial ``t`` of the grey-level classifier: one factor graph per class, one learner on
     one lattice (the learner fastest);
     :func:`~mrflib.repro.field_grey.class_conditional_accuracy`. Returns ``{"graph",
-    "learner", "accuracy", "seconds"}``."""
+    "learner", "accuracy", "seconds", "warnings"}`` (the messages of the fits' RuntimeWarnings,
+    such as an auxiliary LAP fit that did not converge)."""
     kind, learner = _pick(t, kinds, learners)
-    a, s = fg.class_conditional_accuracy(train, y_train, test, y_test,
-                                         fg.potts_structure(kind, side, levels), learner,
-                                         pseudo=pseudo, **options.get(learner, {}))
-    return dict(graph=kind, learner=learner, accuracy=a, seconds=s)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        a, s = fg.class_conditional_accuracy(train, y_train, test, y_test,
+                                             fg.potts_structure(kind, side, levels), learner,
+                                             pseudo=pseudo, **options.get(learner, {}))
+    # one class's hundred-odd images can separate a clique, so an auxiliary LAP fit may not
+    # converge: expected here, so it is reported with the result instead of on stderr
+    notes = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    for w in caught:
+        if not issubclass(w.category, RuntimeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return dict(graph=kind, learner=learner, accuracy=a, seconds=s, warnings=notes)
 
 
 def expert_network(name: str, subset_states: int) -> Any:

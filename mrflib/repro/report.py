@@ -132,7 +132,8 @@ def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], lis
 def _summary_lines(df: pd.DataFrame, claim: pd.DataFrame) -> list[str]:
     """The scorecard's opening: claims per paper and verdict, one row per paper."""
     order = ["not reproduced", "reproduced in kind", "reproduced", "new"]
-    header = "| paper | chapters | claims | " + " | ".join(_badge(v) for v in order) + " |"
+    short = {"reproduced in kind": "in kind"}  # narrow columns: the table fits the column
+    header = "| paper | chapters | claims | " + " | ".join(short.get(v, v) for v in order) + " |"
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     for key, g in claim.groupby("paper", sort=False):
         chapters = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`"
