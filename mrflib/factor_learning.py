@@ -49,12 +49,12 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 
 from . import _factor_lap_kernels as _flk
 from . import _factor_learning_kernels as _k
 from ._executor import Executor
+from ._optimizers import lbfgs
 from ._validation import check_positive, require_memory
 from .factor_graph import FactorGraph, _check_states, all_states
 from .fit_result import Fit
@@ -233,28 +233,14 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
 
 
 def _lbfgs(objective, theta0, max_steps, tol, record):
-    """Minimize a convex ``objective -> (f, grad)`` by L-BFGS-B to ``max |grad| < tol``."""
-    from .exact import _polish
-
+    """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs`, then up to 50
+    quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves)."""
     trace = [theta0.copy()] if record else None
-
-    def callback(xk):
-        if record:
-            trace.append(xk.copy())
-
-    res = scipy.optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                                  callback=callback,
-                                  options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
-                                           "maxcor": 30, "maxfun": 4 * max_steps + 100})
-    # the quasi-Newton polish counts in n_steps: at most what max_steps leaves (it added
-    # up to 50 steps, so max_steps=1 ran 51 evaluations of log Z)
-    _polish(res, objective, tol, steps=min(50, max(0, max_steps - int(res.nit))))
-    gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
-    converged = gmax < tol
-    reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged
-              else f"L-BFGS stopped ({res.message}) at max |gradient| {gmax:.3g}")
+    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol, memory=30,
+                max_evals=4 * max_steps + 100, trace=trace,
+                polish=50)
     params = np.array(trace) if record else None
-    return res.x, int(res.nit), converged, reason, params
+    return res.x, int(res.nit), res.converged, res.stop_reason, params
 
 
 def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:

@@ -46,11 +46,11 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from . import _lap_kernels as _k
 from . import exact, graphs
 from ._executor import Executor
+from ._optimizers import lbfgs
 from ._validation import check_positive, check_spins, is_choice
 from .lap_gaussian import (
     fit_gaussian,
@@ -167,9 +167,7 @@ def fit_auxiliary(
         prob = w / z
         return mx + math.log(z) - theta @ target, prob @ M - target
 
-    res = scipy.optimize.minimize(negll, np.zeros(M.shape[1]), jac=True, method="L-BFGS-B",
-                                  options={"maxiter": 20_000, "gtol": gtol, "ftol": 0.0,
-                                           "maxcor": 50})
+    res = lbfgs(negll, np.zeros(M.shape[1]), max_iter=20_000, tol=gtol, memory=50)
     theta = res.x
     k = len(q)
     coupling = {(int(edges[e, 0]), int(edges[e, 1])): float(theta[k + t])
