@@ -162,7 +162,7 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
     if g <= tol:
         return g, True, f"converged: max |gradient| {g:.3g} <= tol {tol:g}"
     floor = resolution(res.fun)
-    message = str(getattr(res, "message", "")).strip() or "no message"
+    message = str(getattr(res, "message", "")).strip().rstrip(":").strip() or "no message"
     limit = int(res.status) == 1  # scipy's status for its iteration or evaluation limit
     if not limit and g <= floor:
         return g, True, (

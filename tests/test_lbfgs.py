@@ -1,0 +1,39 @@
+"""The one L-BFGS helper and its one convergence rule (``mrflib._optimizers.lbfgs``)."""
+
+import pathlib
+import re
+
+import numpy as np
+
+from mrflib import factor_models, learning
+from mrflib._optimizers import lbfgs, resolution
+
+
+def test_the_library_calls_scipy_minimize_once():
+    root = pathlib.Path(learning.__file__).parent
+    calls = [(p.name, m.group(0)) for p in root.rglob("*.py")
+             for m in re.finditer(r"\bminimize\(", p.read_text())]
+    assert len(calls) == 1 and calls[0][0] == "_optimizers.py", calls
+
+
+def test_a_stall_at_float64_resolution_is_converged_and_says_so():
+    """A pseudo-likelihood summed over 64 variables is known to about 1e-14; no line
+    search resolves a gradient below about 1e-7 there, so a tol of 1e-12 cannot be met:
+    the fit stops at a gradient within that resolution and reports it as converged."""
+    model = factor_models.potts_lattice(8, 8, 3, rng=0)
+    x = factor_models.gibbs(model, 300, sweeps=20, rng=1)
+    fit = learning.fit(x, model, "mple", tol=1e-12)
+    assert fit.converged
+    assert fit.stop_reason.startswith("converged at float64 resolution"), fit.stop_reason
+    short = learning.fit(x, model, "mple", max_steps=5)
+    assert not short.converged and short.stop_reason.startswith("not converged: the limit")
+
+
+def test_verdict_on_a_quadratic_and_the_resolution():
+    a = np.linspace(-1.0, 1.0, 7)
+    res = lbfgs(lambda z: (0.5 * np.sum((z - a) ** 2), z - a), np.zeros(7), max_iter=50,
+                tol=1e-8)
+    assert res.converged and res.grad_max <= 1e-8 and res.stop_reason.startswith("converged")
+    assert np.allclose(res.x, a)
+    assert resolution(0.5) == resolution(-1.0) == np.sqrt(np.finfo(float).eps)
+    assert np.isclose(resolution(1600.0), np.sqrt(np.finfo(float).eps * 1600))
