@@ -292,7 +292,13 @@ def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) 
 
 
 def _warn_undefined(lay: _Layout, d: np.ndarray, method: str) -> str:
-    """:func:`_unseen_factor_state` for ``method`` ("mle" or "mple"), with a warning."""
+    """:func:`_unseen_factor_state` for ``method`` ("mle", "mple" or "lap"), with a warning.
+
+    LAP's condition is the MLE's: the auxiliary model of the factor owning a scope's
+    clique holds that scope's whole table (every clique of it meets ``Q``), conditioned
+    on variables outside the scope, so its ML must give an unseen state of the scope
+    conditional probability zero in every sample: no finite ``θ`` does. With every
+    factor state seen, no auxiliary moment sits on the boundary."""
     missing = _unseen_factor_state(lay, d, in_context=method == "mple")
     if missing:
         warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
@@ -730,14 +736,17 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
         conv.append(ok)
     model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
     bad = len(conv) - int(np.sum(conv))
-    if bad:
+    # a ridge (l2 > 0) gives every auxiliary fit a finite optimum
+    missing = _warn_undefined(lay, _data_marginals(lay, x), "lap") if l2 == 0 else ""
+    if bad and not missing:
         warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
                       f"{max_steps} Newton steps (data that separate a clique have no "
                       "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
     reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
               else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
+    converged, reason = _not_converged_if(missing, "lap", not bad, reason)
     theta = lay.theta(model)
-    return Fit(model, "lap", "lap", int(max(iters, default=0)), not bad,
+    return Fit(model, "lap", "lap", int(max(iters, default=0)), converged,
                time.perf_counter() - t0, theta[None, :], None, None,
                {"gauge": gauge, "l2": l2, "n_jobs": n_jobs, "max_steps": max_steps,
                 "tol": tol}, stop_reason=reason)

@@ -527,10 +527,12 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     if record and ref_coupling is not None:
         errs = np.array([np.mean(np.abs(theta[prob.n:] - ref_coupling)) if prob.E else 0.0])
     iters = np.asarray(info["iterations"])
-    converged = bool(np.all(info["converged"]))
+    converged = bool(np.all(info["converged"])) and not info["missing"]
     bad = int(np.sum(~np.asarray(info["converged"], dtype=bool)))
     reason = (f"converged: every one of {info['n_cliques']} clique fits" if converged
               else f"{bad} of {info['n_cliques']} clique fits reached max_iter")
+    if info["missing"]:
+        reason = f"the LAP estimate does not exist: {'; '.join(info['missing'])} ({reason})"
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
