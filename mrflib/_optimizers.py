@@ -43,8 +43,11 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
     converged = False
     step = 0
-    bar = tqdm(total=max_steps, desc=desc, delay=2.0, leave=False,
-               disable=progress is False, mininterval=0.5)
+    # no total: a fit stops at its tolerance, usually long before max_steps, so a bar
+    # sized to max_steps would promise a wait that never comes; it shows the steps, their
+    # rate and the gradient against the tolerance instead
+    bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=progress is False,
+               mininterval=0.5, unit="step")
     try:
         while True:
             d = direction(theta)
@@ -68,6 +71,8 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
                 break
             theta += learning_rate * d
             step += 1
+            if step % 64 == 0 and not bar.disable:
+                bar.set_postfix_str(f"max|grad| {g:.2e} (tol {tol:g})", refresh=False)
             bar.update(1)
     finally:
         bar.close()

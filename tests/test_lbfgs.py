@@ -37,3 +37,39 @@ def test_verdict_on_a_quadratic_and_the_resolution():
     assert np.allclose(res.x, a)
     assert resolution(0.5) == resolution(-1.0) == np.sqrt(np.finfo(float).eps)
     assert np.isclose(resolution(1600.0), np.sqrt(np.finfo(float).eps * 1600))
+
+
+def _small_fit(**kw):
+    from mrflib import BoltzmannMachine, exact, graphs
+
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
+    return learning.fit(exact.sample(bm, 300, 1), bm.edges, "mple", **kw)
+
+
+def test_fit_repr_is_a_short_summary():
+    fit = _small_fit(solver="gradient", max_steps=3000)
+    text = repr(fit)
+    assert "\n" not in text and len(text) < 400, text
+    assert text.startswith("Fit(BoltzmannMachine, method='mple'")
+    assert f"params {fit.params.shape}" in text and "converged=" in text
+
+
+def test_progress_bar_promises_no_total(monkeypatch):
+    """A fit stops at its tolerance, usually long before max_steps: the bar has no total
+    (no estimate of a wait for all max_steps) and shows the gradient against tol."""
+    import tqdm
+
+    seen = {}
+    real = tqdm.tqdm
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        bar = real(*args, **kwargs)
+        seen["bar"] = bar
+        return bar
+
+    monkeypatch.setattr(tqdm, "tqdm", spy)
+    fit = _small_fit(solver="gradient", max_steps=10_000, progress=True)
+    assert fit.converged and fit.n_steps < 10_000
+    assert seen["total"] is None
+    assert "tol" in seen["bar"].postfix
