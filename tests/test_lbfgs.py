@@ -73,3 +73,21 @@ def test_progress_bar_promises_no_total(monkeypatch):
     assert fit.converged and fit.n_steps < 10_000
     assert seen["total"] is None
     assert "tol" in seen["bar"].postfix
+
+
+def test_warm_up_is_a_subcommand(capsys):
+    from mrflib.__main__ import main
+
+    assert main(["warm-up", "--help"]) == 0
+    assert "numba's cache" in capsys.readouterr().out
+    assert main(["warm-up", "now"]) == 2
+    assert "warm-up takes no arguments" in capsys.readouterr().err
+    assert main(["--help"]) == 0 and "warm-up" in capsys.readouterr().out
+
+
+def test_bench_first_call_reads_the_readme_example():
+    from bench import bench_first_call
+
+    code = bench_first_call.readme_example()
+    compile(code, "README.md", "exec")
+    assert "learning.fit" in code
