@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.optimize
 
 from . import elimination, factor_enumeration, junction_tree
 from ._optimizers import lbfgs
@@ -57,6 +56,9 @@ from ._validation import (
 )
 from .factor_graph import FactorGraph, _check_states
 from .model import BoltzmannMachine, check_model, overflow_exponent, unscale_log_partition
+
+if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
+    import scipy.optimize
 
 __all__ = [
     "states",
