@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[book,test]"
+	$(PY) -m mrflib warm-up
 	touch $(STAMP)
 
 # MathJax 3 from the npm registry, served by the book itself (no CDN at read time).

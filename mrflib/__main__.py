@@ -15,7 +15,8 @@ def main(argv: list[str] | None = None) -> int:
               "  paper   run chapters at the paper profile in resumable chunks "
               "(python -m mrflib paper --help)\n"
               "  solve   answer a UAI model file exactly: PR, MAR or MPE "
-              "(python -m mrflib solve --help)")
+              "(python -m mrflib solve --help)\n"
+              "  warm-up compile the common numba kernels into numba's cache once")
         return 0
     if argv[0] == "sweep":
         from mrflib.repro.sweep import main as sweep_main
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         from mrflib.io.solve import main as solve_main
 
         return solve_main(argv[1:])
+    if argv[0] == "warm-up":
+        from mrflib.repro.warm_up import main as warm_up_main
+
+        return warm_up_main(argv[1:])
     print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)
     return 2
 

@@ -346,3 +346,31 @@ def test_one_neighbourhood_of_general_cliques_is_the_clique_union():
             if set(c.tolist()) & set(Q):
                 want |= set(c.tolist())
         assert neighbourhoods.one_neighbourhood(family, Q).tolist() == sorted(want)
+
+
+@pytest.mark.parametrize("case", ["one sample", "two samples", "constant spin",
+                                  "unseen joint state"])
+def test_lap_without_an_estimate_is_not_converged(case):
+    """Where the MLE does not exist, some auxiliary ML is at infinity: LAP is reported
+    as not converged, with the reason, as MLE is."""
+    from mrflib import learning
+
+    edges = graphs.square_grid(3, 3)
+    bm = BoltzmannMachine.random(edges, 9, bias_scale=0.3, coupling_scale=0.4, rng=2)
+    x = exact.sample(bm, 400, 5)
+    if case == "one sample":
+        x = x[:1]
+    elif case == "two samples":
+        x = x[:2]
+    elif case == "constant spin":
+        x = x.copy()
+        x[:, 4] = 1
+    else:
+        x = x.copy()
+        x[(x[:, 0] == 1) & (x[:, 1] == 1), 1] = -1  # edge (0, 1) never in (+1, +1)
+    with pytest.warns(RuntimeWarning, match="does not exist"):
+        fit = learning.fit(x, edges, "lap")
+    assert not fit.converged and fit.stop_reason.startswith("the LAP estimate does not exist")
+    with pytest.warns(RuntimeWarning, match="does not exist"):
+        mle = learning.fit(x, edges, "mle", max_steps=50)
+    assert not mle.converged

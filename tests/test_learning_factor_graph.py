@@ -557,3 +557,27 @@ def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
     for method in factor_learning.METHODS:
         with pytest.raises(ValueError, match=r"parameters of the structure .* would need"):
             learning.fit(data, structure, method)
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+def test_lap_without_an_estimate_is_not_converged(small, rows):
+    """With one or two samples some factor state is never seen: MLE, MPLE and LAP all
+    have no estimate, and LAP says so instead of reporting its auxiliary fits as
+    converged."""
+    model, data = small
+    for method in ("mple", "lap"):
+        with pytest.warns(RuntimeWarning, match="does not exist"):
+            fit = learning.fit(data[:rows], model, method)
+        assert not fit.converged and "does not exist" in fit.stop_reason
+
+
+def test_lap_with_an_unseen_state_or_a_constant_column_is_not_converged(small):
+    model, data = small
+    constant = data.copy()
+    constant[:, 1] = 0
+    unseen = data.copy()
+    unseen[unseen[:, 0] == 2, 0] = 1  # state 2 of variable 0 never occurs
+    for x in (constant, unseen):
+        with pytest.warns(RuntimeWarning, match="does not exist"):
+            fit = learning.fit(x, model, "lap")
+        assert not fit.converged and fit.stop_reason.startswith("the LAP does not exist")

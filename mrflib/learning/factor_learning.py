@@ -49,10 +49,10 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 
 from mrflib._support.executor import Executor
+from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _factor_learning_kernels as _k
@@ -233,28 +233,14 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
 
 
 def _lbfgs(objective, theta0, max_steps, tol, record):
-    """Minimize a convex ``objective -> (f, grad)`` by L-BFGS-B to ``max |grad| < tol``."""
-    from mrflib.inference.exact import _polish
-
+    """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs`, then up to 50
+    quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves)."""
     trace = [theta0.copy()] if record else None
-
-    def callback(xk):
-        if record:
-            trace.append(xk.copy())
-
-    res = scipy.optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                                  callback=callback,
-                                  options={"maxiter": max_steps, "gtol": tol, "ftol": 0.0,
-                                           "maxcor": 30, "maxfun": 4 * max_steps + 100})
-    # the quasi-Newton polish counts in n_steps: at most what max_steps leaves (it added
-    # up to 50 steps, so max_steps=1 ran 51 evaluations of log Z)
-    _polish(res, objective, tol, steps=min(50, max(0, max_steps - int(res.nit))))
-    gmax = float(np.max(np.abs(res.jac))) if res.jac.size else 0.0
-    converged = gmax < tol
-    reason = (f"converged: max |gradient| {gmax:.3g} < tol {tol:g}" if converged
-              else f"L-BFGS stopped ({res.message}) at max |gradient| {gmax:.3g}")
+    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol, memory=30,
+                max_evals=4 * max_steps + 100, trace=trace,
+                polish=50)
     params = np.array(trace) if record else None
-    return res.x, int(res.nit), converged, reason, params
+    return res.x, int(res.nit), res.converged, res.stop_reason, params
 
 
 def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
@@ -306,7 +292,13 @@ def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) 
 
 
 def _warn_undefined(lay: _Layout, d: np.ndarray, method: str) -> str:
-    """:func:`_unseen_factor_state` for ``method`` ("mle" or "mple"), with a warning."""
+    """:func:`_unseen_factor_state` for ``method`` ("mle", "mple" or "lap"), with a warning.
+
+    LAP's condition is the MLE's: the auxiliary model of the factor owning a scope's
+    clique holds that scope's whole table (every clique of it meets ``Q``), conditioned
+    on variables outside the scope, so its ML must give an unseen state of the scope
+    conditional probability zero in every sample: no finite ``θ`` does. With every
+    factor state seen, no auxiliary moment sits on the boundary."""
     missing = _unseen_factor_state(lay, d, in_context=method == "mple")
     if missing:
         warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
@@ -744,14 +736,17 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
         conv.append(ok)
     model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
     bad = len(conv) - int(np.sum(conv))
-    if bad:
+    # a ridge (l2 > 0) gives every auxiliary fit a finite optimum
+    missing = _warn_undefined(lay, _data_marginals(lay, x), "lap") if l2 == 0 else ""
+    if bad and not missing:
         warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
                       f"{max_steps} Newton steps (data that separate a clique have no "
                       "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
     reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
               else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
+    converged, reason = _not_converged_if(missing, "lap", not bad, reason)
     theta = lay.theta(model)
-    return Fit(model, "lap", "lap", int(max(iters, default=0)), not bad,
+    return Fit(model, "lap", "lap", int(max(iters, default=0)), converged,
                time.perf_counter() - t0, theta[None, :], None, None,
                {"gauge": gauge, "l2": l2, "n_jobs": n_jobs, "max_steps": max_steps,
                 "tol": tol}, stop_reason=reason)

@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["Fit"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Fit:
     """The result of :func:`~mrflib.learning.learners.fit`.
 
@@ -60,6 +60,18 @@ class Fit:
     options: dict = field(default_factory=dict)
     chains: np.ndarray | None = None
     stop_reason: str = ""
+
+    def __repr__(self) -> str:
+        """One line: what ran, how it ended and what it kept (never the history itself)."""
+        kept = [f"{name} {getattr(self, name).shape}" for name in ("params", "grad_max", "mae",
+                                                                   "chains")
+                if getattr(self, name) is not None]
+        reason = self.stop_reason if len(self.stop_reason) <= 80 \
+            else self.stop_reason[:77] + "..."
+        return (f"Fit({type(self.model).__name__}, method={self.method!r}, "
+                f"solver={self.solver!r}, n_steps={self.n_steps}, converged={self.converged},"
+                f" seconds={self.seconds:.3g}, stop_reason={reason!r}"
+                + (f", kept: {', '.join(kept)}" if kept else "") + ")")
 
     @property
     def history(self):

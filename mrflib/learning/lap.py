@@ -46,9 +46,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from mrflib._support.executor import Executor
+from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import check_positive, check_spins, is_choice
 from mrflib.inference import exact
 from mrflib.learning import _lap_kernels as _k
@@ -168,9 +168,7 @@ def fit_auxiliary(
         prob = w / z
         return mx + math.log(z) - theta @ target, prob @ M - target
 
-    res = scipy.optimize.minimize(negll, np.zeros(M.shape[1]), jac=True, method="L-BFGS-B",
-                                  options={"maxiter": 20_000, "gtol": gtol, "ftol": 0.0,
-                                           "maxcor": 50})
+    res = lbfgs(negll, np.zeros(M.shape[1]), max_iter=20_000, tol=gtol, memory=50)
     theta = res.x
     k = len(q)
     coupling = {(int(edges[e, 0]), int(edges[e, 1])): float(theta[k + t])
@@ -365,8 +363,13 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
         if np.any(cw == 0):  # pragma: no cover - every edge is in a maximal clique
             raise RuntimeError("an edge is in no maximal clique")
         coupling = np.bincount(eid[ok], weights=inner[ok], minlength=E) / cw
+    missing = _missing_estimate(s, edges) if l2 == 0 else []  # a ridge always has one
     bad = int(np.sum(~conv))
-    if bad:
+    if missing:
+        warnings.warn("LAP: the estimate does not exist for this data (" + "; ".join(missing)
+                      + "): some auxiliary fit has no finite ML; the fit is reported as not "
+                      "converged (consider l2 > 0 or more data)", RuntimeWarning, stacklevel=3)
+    elif bad:
         warnings.warn(f"LAP: {bad} of {len(conv)} clique fits did not converge in "
                       f"{max_iter} Newton steps (separable data has no finite ML; "
                       "consider l2 > 0 or more data)", RuntimeWarning, stacklevel=3)
@@ -376,6 +379,21 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
                       "consider l2 > 0 or more data", RuntimeWarning, stacklevel=3)
     bm = BoltzmannMachine(bias, edges, coupling)
     return bm, {"iterations": n_iter, "converged": conv, "n_cliques": len(sizes),
-                "cliques": cliques}
+                "cliques": cliques, "missing": missing}
+
+
+def _missing_estimate(s: np.ndarray, edges: np.ndarray) -> list[str]:
+    """Why LAP's estimate does not exist for spins ``s`` (``[]`` when nothing says so):
+    the maximum-likelihood checks with biases (:func:`mrflib.inference.exact._mle_degeneracies`).
+
+    Each is the end of some auxiliary fit. A spin ``i`` constant in the data: the fit of
+    any ``Q`` holding ``i`` must match ``<s_i> = ±1`` with ``E[P(s_i | x_{A\\Q})]``, which
+    no finite ``θ`` reaches. An edge ``(i, j)`` never seen in a joint state ``(a, b)``:
+    the fit of a ``Q`` holding ``i`` has the edge's whole table ``(s_i, s_i s_j)`` given
+    ``s_j`` (and ``s_j``'s too when ``j`` is in ``Q``), so it must give ``(a, b)``
+    conditional probability zero in the samples where ``s_j = b``, again at infinity.
+    A multi-spin separation beyond these shows as a Newton fit that does not converge."""
+    mean, pair = exact.sufficient_statistics(s, edges)
+    return exact._mle_degeneracies(mean, pair, edges, True, s.shape[0])
 
 

@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.optimizers import _gradient_ascent, _lbfgs, lbfgs_verdict
 from mrflib._support.threads import blas_single_threaded
 from mrflib._support.validation import (
     as_rng,
@@ -79,7 +80,6 @@ from mrflib._support.validation import (
 )
 from mrflib.learning import _flow, _local
 from mrflib.learning import _learners_kernels as _k
-from mrflib.learning._optimizers import _gradient_ascent, _lbfgs
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import check_model
 from mrflib.models.graphs import as_graph
@@ -494,10 +494,13 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
     errs = None
     if record and ref_coupling is not None:
         errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
+    # judged at the caller's tol (1e-6 by default, as for the other methods) by the rule
+    # of every L-BFGS fit; the fit itself ran at exact.fit_mle's tol
     tol = kw.get("tol", 1e-6)
-    converged = bool(res.mle_exists and res.grad_max < tol)
-    reason = f"converged: max |gradient| {res.grad_max:.3g} < tol {tol:g}" if converged \
-        else str(res.message)
+    _, converged, reason = lbfgs_verdict(res, tol, kw.get("max_iter", 10_000))
+    converged = bool(res.mle_exists and converged)
+    if not res.mle_exists:
+        reason = str(res.message)
     return Fit(model, "mle", "exact", int(res.nit), converged,
                time.perf_counter() - t0, params, None, errs,
                dict(kw, bias=bool(bias)), stop_reason=reason)
@@ -524,10 +527,12 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     if record and ref_coupling is not None:
         errs = np.array([np.mean(np.abs(theta[prob.n:] - ref_coupling)) if prob.E else 0.0])
     iters = np.asarray(info["iterations"])
-    converged = bool(np.all(info["converged"]))
+    converged = bool(np.all(info["converged"])) and not info["missing"]
     bad = int(np.sum(~np.asarray(info["converged"], dtype=bool)))
     reason = (f"converged: every one of {info['n_cliques']} clique fits" if converged
               else f"{bad} of {info['n_cliques']} clique fits reached max_iter")
+    if info["missing"]:
+        reason = f"the LAP estimate does not exist: {'; '.join(info['missing'])} ({reason})"
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
@@ -703,11 +708,12 @@ def fit(
                      ref_coupling=ref_coupling, record=record)
     else:
         direction = _direction_fn(prob, method, rng, options)
-        out = _gradient_ascent(
+        theta, steps, converged, *history = _gradient_ascent(
             direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
             tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
             desc=f"fit {method}",
         )
+        out = (theta, steps, converged, None, *history)
     state = getattr(direction, "state", None) if solver == "gradient" else None
     return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
                           options, state, t0)
@@ -727,15 +733,13 @@ def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_ste
                    state: dict | None, t0: float) -> Fit:
     """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
     reason it stopped."""
-    theta, steps, converged, params, gmax, errs = out
+    theta, steps, converged, reason, params, gmax, errs = out
     model = prob.model(theta)
     opts = {k: v for k, v in options.items() if k != "samples"}
-    reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
-              f"max_steps = {max_steps} reached"
-              + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else "")
-              if steps >= max_steps else
-              f"L-BFGS stopped at step {steps} without meeting tol {tol:g} (its line search "
-              "found no decrease, or its evaluation limit was reached)")
+    if reason is None:  # gradient ascent (L-BFGS's verdict comes with it)
+        reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
+                  f"max_steps = {max_steps} reached"
+                  + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else ""))
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
                None if state is None else state["chains"], reason)

@@ -25,10 +25,10 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 from scipy.special import logsumexp
 
 from mrflib import fsll
+from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import (
     check_array,
     check_counts,
@@ -137,8 +137,10 @@ def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int 
     p : ndarray, shape (|X|,)
         The fitted distribution ``p_theta``.
     info : dict
-        ``n_iter``, ``converged`` (the gradient test was met), ``theta`` (the dense
-        ``(|X|,)`` parameter table, zero outside ``mask``).
+        ``n_iter``, ``converged`` (the rule of every L-BFGS fit,
+        :func:`mrflib._support.optimizers.lbfgs_verdict`: the gradient test was met, or the line
+        search stalled within the objective's float64 resolution), ``stop_reason``,
+        ``theta`` (the dense ``(|X|,)`` parameter table, zero outside ``mask``).
 
     References
     ----------
@@ -154,8 +156,9 @@ def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int 
     d = fsll.dual(target, cards)[mask]
     theta = np.zeros(X)
     if not d.size:  # no free parameter: the uniform distribution
-        return fsll.probabilities(theta, cards), {"n_iter": 0, "converged": True,
-                                                  "theta": theta}
+        return fsll.probabilities(theta, cards), {
+            "n_iter": 0, "converged": True, "stop_reason": "converged: no free parameter",
+            "theta": theta}
 
     def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
         theta[mask] = z
@@ -164,9 +167,8 @@ def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int 
         p = np.exp(log_w - log_z)
         return log_z - float(z @ d), fsll.dual(p, cards)[mask] - d
 
-    res = scipy.optimize.minimize(fun, np.zeros(int(mask.sum())), jac=True, method="L-BFGS-B",
-                                  options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0})
+    res = lbfgs(fun, np.zeros(int(mask.sum())), max_iter=max_iter, tol=tol)
     theta[mask] = res.x
-    converged = bool(np.max(np.abs(res.jac)) <= tol)
-    return fsll.probabilities(theta, cards), {"n_iter": int(res.nit), "converged": converged,
-                                              "theta": theta}
+    return fsll.probabilities(theta, cards), {"n_iter": int(res.nit),
+                                              "converged": res.converged,
+                                              "stop_reason": res.stop_reason, "theta": theta}

@@ -1,0 +1,222 @@
+"""The optimizers every learner drives (private).
+
+``_gradient_ascent`` is the update of section 5 of Yasuda (2018),
+``theta <- theta + eta * Delta(theta)``, shared by every method. :func:`lbfgs` is the one
+place the library calls scipy's L-BFGS-B, with one convergence rule (:func:`lbfgs_verdict`)
+for every fit that uses it: exact ML of either model family, the pseudo-likelihood,
+ratio-matching and MPF learners, the full-span log-linear fit and LAP's reference clique
+fit. ``_lbfgs`` is L-BFGS on the (convex) objective of a local method (MPLE, RM, MPF),
+evaluated from the data's local-pattern counts.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import require_memory
+
+
+class DivergenceError(FloatingPointError, ValueError):
+    """Gradient ascent diverged: a ``FloatingPointError`` (as before) and a ``ValueError``
+    naming the arguments to change (``learning_rate``, ``init``, ``solver``)."""
+
+
+def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
+                     n, record, progress, desc):
+    """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``.
+
+    Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
+    """
+    from tqdm import tqdm
+
+    theta = theta0.copy()
+    if record:
+        require_memory(8.0 * (max_steps + 1) * (theta.size + 2),
+                       f"the history of max_steps = {max_steps} steps of {theta.size} "
+                       "parameters (record=False keeps none)")
+    params = np.empty((max_steps + 1, theta.size)) if record else None
+    gmax = np.empty(max_steps + 1) if record else None
+    errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
+    converged = False
+    step = 0
+    # None: a bar only on a terminal (a notebook's or a log's stderr would keep every
+    # redraw); no total: a fit stops at its tolerance, usually long before max_steps, so a
+    # bar sized to max_steps would promise a wait that never comes; it shows the steps,
+    # their rate and the gradient against the tolerance instead
+    shown = progress if progress is not None else sys.stderr.isatty()
+    bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=not shown,
+               mininterval=0.5, unit="step")
+    try:
+        while True:
+            d = direction(theta)
+            d[~free] = 0.0
+            g = float(np.max(np.abs(d))) if d.size else 0.0
+            if not np.isfinite(g):
+                raise DivergenceError(
+                    f"{desc}: the ascent direction became non-finite at step {step}; lower "
+                    "learning_rate, start from a smaller init, or use solver='lbfgs' (MPLE, "
+                    "RM, MPF)"
+                )
+            if record:
+                params[step] = theta
+                gmax[step] = g
+                if errs is not None:
+                    errs[step] = np.mean(np.abs(theta[n:] - ref_coupling)) if theta.size > n else 0
+            if g < tol:
+                converged = True
+                break
+            if step == max_steps:
+                break
+            theta += learning_rate * d
+            step += 1
+            if step % 64 == 0 and not bar.disable:
+                bar.set_postfix_str(f"max|grad| {g:.2e} (tol {tol:g})", refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
+    if record:
+        params = params[: step + 1]
+        gmax = gmax[: step + 1]
+        if errs is not None:
+            errs = errs[: step + 1]
+    return theta, step, converged, params, gmax, errs
+
+
+#: float64's unit roundoff, the relative error of an evaluated objective's last bits.
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: int = 10,
+          max_evals: int = 15_000, trace: list | None = None, polish: int = 0) -> Any:
+    """Minimize ``fun(x) -> (f, gradient)`` by scipy's L-BFGS-B, then judge the result.
+
+    scipy runs with ``gtol = tol`` (its test is ``max |gradient| <= tol``), ``ftol = 0``
+    (no stop on a small relative decrease), ``maxcor = memory`` and ``maxfun =
+    max_evals`` (scipy's own defaults are 10 and 15,000). ``trace``, a list, receives a
+    copy of every iterate. ``polish`` allows up to that many quasi-Newton steps
+    (:func:`_polish`) after scipy stops short of ``tol``, within the iterations
+    ``max_iter`` leaves.
+
+    Returns scipy's ``OptimizeResult`` with three more fields from :func:`lbfgs_verdict`:
+    ``grad_max``, ``converged`` and ``stop_reason``.
+    """
+    from scipy.optimize import minimize
+
+    callback = None
+    if trace is not None:
+        def callback(xk):
+            trace.append(np.array(xk, copy=True))
+
+    res = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=callback,
+                   options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": memory,
+                            "maxfun": max_evals})
+    if polish:
+        _polish(res, fun, tol, min(polish, max(0, max_iter - int(res.nit))))
+    res.grad_max, res.converged, res.stop_reason = lbfgs_verdict(res, tol, max_iter)
+    return res
+
+
+def _polish(res: Any, fun: Callable, tol: float, steps: int) -> None:
+    """Quasi-Newton steps ``x <- x - H g`` (L-BFGS's inverse Hessian) while ``max |g|``
+    falls: they finish a fit whose line search stopped because the objective's change
+    fell below its rounding error (about ``1e-16 |f|``) before ``max |g| <= tol``. Each
+    step counts as an iteration (``res.nit``)."""
+    g = res.jac
+    for _ in range(steps):
+        if not g.size or np.max(np.abs(g)) < tol:
+            break
+        x = res.x - res.hess_inv.matvec(g)
+        f, g2 = fun(x)
+        if np.max(np.abs(g2)) >= np.max(np.abs(g)):
+            break
+        res.x, res.fun, res.jac, g = x, f, g2, g2
+        res.nit += 1
+        res.nfev += 1
+
+
+def resolution(f: float) -> float:
+    """The smallest ``max |gradient|`` a line search can resolve on an objective of value
+    ``f``: ``sqrt(eps max(1, |f|))``.
+
+    An objective evaluated in float64 is known to about ``eps |f|``; a step along a
+    gradient ``g`` of a function of curvature ``h`` lowers it by at most ``g^2 / (2 h)``,
+    so once ``g^2 / (2 h) < eps |f|`` no line search can tell a better point from a worse
+    one. The learners' objectives are averages over the data (log-likelihoods, pseudo-,
+    ratio-matching and MPF objectives) whose curvature in each parameter is a variance of
+    a bounded statistic, of order one, so the gradient they can reach is about
+    ``sqrt(eps |f|)``: 1.5e-8 for ``|f| = 1``, 6e-7 for a pseudo-likelihood summed over
+    the 1,600 variables of a 40 x 40 lattice.
+    """
+    return math.sqrt(_EPS * max(1.0, abs(float(f))))
+
+
+def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str]:
+    """``(grad_max, converged, stop_reason)`` of an L-BFGS result: the one rule.
+
+    Converged when ``max |gradient| <= tol`` at the returned point; or when L-BFGS
+    stopped by itself (its line search found no decrease, not an iteration or
+    evaluation limit) with ``max |gradient|`` within the objective's floating-point
+    :func:`resolution`: a ``tol`` below what float64 resolves on this objective cannot
+    be met by any line search, and the point is as good as float64 allows. Otherwise not
+    converged, saying whether a limit was reached or the search stalled above that
+    resolution.
+    """
+    g = float(np.max(np.abs(res.jac))) if np.size(res.jac) else 0.0
+    if g <= tol:
+        return g, True, f"converged: max |gradient| {g:.3g} <= tol {tol:g}"
+    floor = resolution(res.fun)
+    message = str(getattr(res, "message", "")).strip().rstrip(":").strip() or "no message"
+    limit = int(res.status) == 1  # scipy's status for its iteration or evaluation limit
+    if not limit and g <= floor:
+        return g, True, (
+            f"converged at float64 resolution: max |gradient| {g:.3g} is within the "
+            f"{floor:.2g} a line search can resolve on an objective of {float(res.fun):.4g} "
+            f"(tol {tol:g} is finer than that; L-BFGS: {message})")
+    if limit:
+        return g, False, (f"not converged: the limit of {max_iter} iterations or its "
+                          f"evaluations was reached at max |gradient| {g:.3g} > tol {tol:g}")
+    return g, False, (f"not converged: L-BFGS stopped ({message}) at max |gradient| {g:.3g},"
+                      f" above tol {tol:g} and the objective's resolution {floor:.2g}")
+
+
+def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
+    """Quasi-Newton path: :func:`lbfgs` on the (convex) objective of a local method;
+    ``(theta, n_steps, converged, stop_reason, params, grad_max, mae)``."""
+    n = prob.n
+    idx = np.flatnonzero(free)
+
+    def full(z):
+        theta = theta0.copy()
+        theta[idx] = z
+        return theta
+
+    local = prob.solver_objective(method)
+
+    def fun(z):
+        value, gb, gj = local(full(z), True)
+        grad = np.concatenate([gb, gj])[idx]
+        return -value, -grad
+
+    trail = [theta0[idx].copy()]
+    if max_steps:
+        res = lbfgs(fun, theta0[idx], max_iter=max_steps, tol=tol, memory=20, trace=trail)
+        x, nit, converged, reason = res.x, int(res.nit), res.converged, res.stop_reason
+    else:  # scipy's L-BFGS-B makes one iteration even with maxiter=0
+        x, nit = theta0[idx].copy(), 0
+        gmax0 = np.max(np.abs(fun(x)[1])) if idx.size else 0.0
+        converged = bool(gmax0 <= tol)
+        reason = (f"converged: max |gradient| {gmax0:.3g} <= tol {tol:g}" if converged
+                  else "not converged: max_steps = 0")
+    theta = full(x)
+    params = gmax = errs = None
+    if record:
+        params = np.array([full(z) for z in trail])
+        gmax = np.array([np.max(np.abs(fun(z)[1])) if len(z) else 0.0 for z in trail])
+        if ref_coupling is not None:
+            errs = np.mean(np.abs(params[:, n:] - ref_coupling), axis=1)
+    return theta, nit, converged, reason, params, gmax, errs
