@@ -41,6 +41,7 @@ _SUBMODULES = (
     "bounds",
     "datasets",
     "io",
+    "precision",
 )
 
 # The experiment harness lives in :mod:`mrflib.repro`; these names stay importable from the
