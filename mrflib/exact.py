@@ -49,7 +49,6 @@ import numpy as np
 import scipy.optimize
 
 from . import elimination, factor_enumeration, junction_tree
-from .precision import magnitude, warn_if_imprecise
 from ._threads import blas_single_threaded
 from ._validation import (
     as_rng,
@@ -63,6 +62,7 @@ from ._validation import (
 )
 from .factor_graph import FactorGraph, _check_states
 from .model import BoltzmannMachine, check_model, overflow_exponent, unscale_log_partition
+from .precision import magnitude, warn_if_imprecise
 
 __all__ = [
     "states",

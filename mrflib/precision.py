@@ -60,5 +60,5 @@ def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) ->
         warnings.warn(f"{what}: the largest |log-weight| of its factors add up to {shown}, "
                       f"beyond {PRECISE_LOG_WEIGHT:.3g} (2^32): float64 rounds its "
                       f"log-weights by up to about {lost:.2g}, so the exact answer may be "
-                      "wrong", 
+                      "wrong",
                       PrecisionWarning, stacklevel=stacklevel)
