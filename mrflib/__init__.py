@@ -14,10 +14,16 @@ Submodules are imported on first use, so ``import mrflib`` stays cheap::
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
-from .factor_graph import FactorGraph
-from .model import BoltzmannMachine
+from ._numba_cache import ensure_cache_dir as _ensure_cache_dir
+
+# before any kernel module imports numba: its cache must have a writable folder
+_ensure_cache_dir(os.path.dirname(os.path.abspath(__file__)))
+
+from .factor_graph import FactorGraph  # noqa: E402
+from .model import BoltzmannMachine  # noqa: E402
 
 __version__ = "0.1.0"
 
