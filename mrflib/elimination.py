@@ -33,6 +33,7 @@ exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -53,6 +54,7 @@ from ._factor_ops import (
     renormalize,
     scaled,
 )
+from ._progress import ticker
 from ._validation import (
     as_rng,
     available_memory,
@@ -240,6 +242,12 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
+    def _ticker(self, what: str) -> tuple[Callable[[float], None], list[int]]:
+        """A progress ticker of a pass (:mod:`mrflib._progress`) and the clique table
+        entries before each step (work is in proportion to them)."""
+        done = [0, *itertools.accumulate(math.prod(s) for s in self.shapes)]
+        return ticker(what, done[-1]), done
+
     def _inputs(self, t: int, msgs: list, linear: bool = False) -> tuple[list, list]:
         """The tables multiplying to ``ψ_t`` and their scopes: the factors assigned to step
         ``t`` (log tables, or with ``linear`` their :class:`~mrflib._factor_ops.Scaled`
@@ -287,7 +295,9 @@ class EliminationPlan:
         red = self.red
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
+        tick, done = self._ticker("max-product pass" if maximize else "upward pass")
         for t in range(len(self.cliques)):
+            tick(done[t])
             tables, scopes = self._inputs(t, msgs, not maximize)
             if maximize:
                 msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
@@ -308,7 +318,9 @@ class EliminationPlan:
         the messages and at most one clique table at a time.
         """
         down: list = [None] * len(msgs)
+        tick, done = self._ticker("downward pass")
         for t in range(len(msgs) - 1, -1, -1):
+            tick(done[-1] - done[t + 1])
             tables, scopes = self._inputs(t, msgs, True)
             if self.parent[t] >= 0:
                 tables.append(down[t])
