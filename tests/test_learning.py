@@ -534,7 +534,8 @@ def test_fit_refuses_numbers_given_as_text(method, kwargs, name):
     """``tol="1e-3"`` ran (float() read the text); every numeric option of fit, and of the
     factor-graph learners, is now a ValueError naming it (or an unknown option)."""
     data = np.random.default_rng(0).choice([-1, 1], size=(30, 3)).astype(np.int8)
-    with pytest.raises(ValueError, match=rf"{name} must be (a real number|an integer)|unknown options"):
+    refused = rf"{name} must be (a real number|an integer)|unknown options"
+    with pytest.raises(ValueError, match=refused):
         learning.fit(data, np.array([[0, 1], [1, 2]]), method, max_steps=2, progress=False,
                      **kwargs, **{name: "0.5"})
     if name == "tol" and method in ("mle", "mple", "lap"):
