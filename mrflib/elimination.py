@@ -31,9 +31,9 @@ with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf
 exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 
 Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most :data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``);
-beyond it :mod:`mrflib.exact` warns (:class:`~mrflib.precision.PrecisionWarning`) before
-calling this engine.
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it :mod:`mrflib.exact` warns
+(:class:`~mrflib.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations

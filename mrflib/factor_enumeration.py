@@ -6,9 +6,9 @@ marginals, the MAP state and samples are read off it. It is the reference the ju
 engine (:mod:`mrflib.elimination`) is tested against, and the fastest way on small models.
 
 Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most :data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``);
-beyond it :mod:`mrflib.exact` warns (:class:`~mrflib.precision.PrecisionWarning`) before
-calling this engine.
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it :mod:`mrflib.exact` warns
+(:class:`~mrflib.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ itself, reverse Cuthill-McKee, a spectral (Fiedler) sweep), scored by the larges
 clique table: a ``rows x cols`` lattice gets width ``min(rows, cols)``.
 
 Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most :data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``);
-beyond it :mod:`mrflib.exact` warns (:class:`~mrflib.precision.PrecisionWarning`) before
-calling this engine.
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it :mod:`mrflib.exact` warns
+(:class:`~mrflib.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations

@@ -55,10 +55,11 @@ def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) ->
     """Warn (:class:`PrecisionWarning`) when ``total`` (:func:`magnitude`) passes
     :data:`PRECISE_LOG_WEIGHT`; ``stacklevel`` points the warning at the user's call."""
     if total > PRECISE_LOG_WEIGHT:
-        shown = f"{total:.3g}" if math.isfinite(total) else "inf"
-        lost = total * np.finfo(np.float64).eps
+        if math.isfinite(total):
+            shown, lost = f"{total:.3g}", f"about {total * np.finfo(np.float64).eps:.2g}"
+        else:  # a Boltzmann machine past the float range (enumerated scaled by 2^-k)
+            shown, lost = "more than 1.8e308", "more than 1e292"
         warnings.warn(f"{what}: the largest |log-weight| of its factors add up to {shown}, "
                       f"beyond {PRECISE_LOG_WEIGHT:.3g} (2^32): float64 rounds its "
-                      f"log-weights by up to about {lost:.2g}, so the exact answer may be "
-                      "wrong",
+                      f"log-weights by up to {lost}, so the exact answer may be wrong",
                       PrecisionWarning, stacklevel=stacklevel)
