@@ -23,10 +23,16 @@ The names users call are importable from the top; submodules load on first use, 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
-from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph
+from mrflib._support.numba_cache import ensure_cache_dir as _ensure_cache_dir
+
+# before any kernel module imports numba: its cache must have a writable folder
+_ensure_cache_dir(os.path.dirname(os.path.abspath(__file__)))
+
+from mrflib.models.boltzmann import BoltzmannMachine  # noqa: E402
+from mrflib.models.factor_graph import FactorGraph  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -43,6 +49,7 @@ _PUBLIC = {
     "fsll": "mrflib.learning.fsll",
     "io": "mrflib.io",
     "datasets": "mrflib.io.datasets",
+    "precision": "mrflib.models.precision",
     "models": "mrflib.models",
     "inference": "mrflib.inference",
     # The experiment harness: importable from the top, never loaded by ``import mrflib``.

@@ -1,41 +1,86 @@
-"""Command line: ``python -m mrflib sweep ...``, ``paper ...`` and ``solve ...``."""
+"""Command line: ``python -m mrflib sweep ...``, ``paper ...``, ``solve ...`` and ``warm-up``.
+
+Every failure is one line on stderr and a non-zero exit: a missing or unknown subcommand
+(status 2), an interrupt (Ctrl-C: status 130, also when it lands inside a numba kernel,
+which numba reports as a ``SystemError`` caused by the ``KeyboardInterrupt``), and what each
+subcommand reports itself. ``--help`` lists the subcommands, ``--version`` prints the version.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+
+#: subcommand -> (module:function, what it does)
+SUBCOMMANDS = {
+    "sweep": ("mrflib.repro.sweep:main", "run a notebook over a parameter grid"),
+    "paper": ("mrflib.repro.paper:main", "run chapters at the paper profile in resumable "
+                                         "chunks"),
+    "solve": ("mrflib.io.solve:main", "answer a UAI model file: PR, MAR or MPE, exactly or, "
+                                      "with --time-limit, the best answer found in time"),
+    "warm-up": ("mrflib.repro.warm_up:main", "compile the common numba kernels into numba's "
+                                             "cache once"),
+}
+PROG = "python -m mrflib"
+
+
+def _say(line: str) -> None:
+    if sys.stderr is not None:  # stderr closed (2>&-): nothing to say it on
+        print(line, file=sys.stderr)
+
+
+def _usage() -> str:
+    names = ",".join(SUBCOMMANDS)
+    lines = [f"usage: {PROG} {{{names}}} ... | --help | --version", "", "subcommands:"]
+    lines += [f"  {name:<7}  {what} ({PROG} {name} --help)"
+              for name, (_, what) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def _interrupted(err: BaseException) -> bool:
+    """True when ``err`` is, or was caused by, a ``KeyboardInterrupt`` (numba wraps one
+    raised while a kernel runs in ``SystemError: CPUDispatcher(...) returned a result with
+    an exception set``)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def _dispatch(argv: list[str]) -> int:
+    if not argv:
+        _say(f"{PROG}: error: a subcommand is required, one of {', '.join(SUBCOMMANDS)} "
+             f"(see {PROG} --help)")
+        return 2
+    if argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    if argv[0] == "--version":
+        from mrflib import __version__
+
+        print(f"mrflib {__version__}")
+        return 0
+    if argv[0] not in SUBCOMMANDS:
+        _say(f"{PROG}: error: unknown subcommand {argv[0]!r}, expected one of "
+             f"{', '.join(SUBCOMMANDS)} (see {PROG} --help)")
+        return 2
+    module, function = SUBCOMMANDS[argv[0]][0].split(":")
+    return getattr(importlib.import_module(module), function)(argv[1:])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Dispatch ``python -m mrflib <subcommand>``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m mrflib sweep NOTEBOOK -p NAME V1 V2 ... [-p ...] --out DIR "
-              "[--workers N] [--scheduler ADDR] [--timeout S]\n\nsubcommands:\n"
-              "  sweep   run a notebook over a parameter grid (python -m mrflib sweep --help)\n"
-              "  paper   run chapters at the paper profile in resumable chunks "
-              "(python -m mrflib paper --help)\n"
-              "  solve   answer a UAI model file exactly: PR, MAR or MPE "
-              "(python -m mrflib solve --help)\n"
-              "  warm-up compile the common numba kernels into numba's cache once")
-        return 0
-    if argv[0] == "sweep":
-        from mrflib.repro.sweep import main as sweep_main
-
-        return sweep_main(argv[1:])
-    if argv[0] == "paper":
-        from mrflib.repro.paper import main as paper_main
-
-        return paper_main(argv[1:])
-    if argv[0] == "solve":
-        from mrflib.io.solve import main as solve_main
-
-        return solve_main(argv[1:])
-    if argv[0] == "warm-up":
-        from mrflib.repro.warm_up import main as warm_up_main
-
-        return warm_up_main(argv[1:])
-    print(f"unknown subcommand {argv[0]!r}; try: python -m mrflib --help", file=sys.stderr)
-    return 2
+    try:
+        return _dispatch(argv)
+    except (KeyboardInterrupt, SystemError) as err:
+        if not _interrupted(err):
+            raise
+        _say(f"{PROG}: interrupted")
+        return 130
 
 
 if __name__ == "__main__":

@@ -298,3 +298,43 @@ def test_junction_tree_marginals_sum_to_one_when_huge_log_weights_cancel(s):
     for m in (*exact.marginals(model, method="junction-tree"),
               *exact.factor_marginals(model, method="junction-tree")):
         assert np.all(np.isfinite(m)) and abs(m.sum() - 1.0) < 1e-14
+
+
+def test_log_weights_beyond_the_precision_limit_warn():
+    """A unary ``[0, 1e16]`` (P(x1 = 1) came out 0.47 or 0.50 for 0.78) and a ±1 chain
+    with J = 1e16, b = 0.5 (means 0 for 0.995) lost their answers to float64 rounding without
+    a word; beyond ``PRECISE_LOG_WEIGHT`` every exact function now warns, and within it a
+    model is answered without a warning."""
+    from mrflib import FactorGraph
+    from mrflib.models.precision import PRECISE_LOG_WEIGHT, PrecisionWarning
+
+    def unary(top):
+        return FactorGraph([2, 2, 2], [(0,), (0, 1), (1, 2)],
+                           [np.array([0.0, top]), np.array([[0.0, 0.0], [0.0, 1.0]]),
+                            np.array([[0.0, 0.0], [0.0, 0.5]])])
+
+    def chain(J):
+        edges = np.array([[i, i + 1] for i in range(5)])
+        return BoltzmannMachine(np.full(6, 0.5), edges, np.full(5, J))
+
+    calls = [lambda m, e: exact.marginals(m, method=e),
+             lambda m, e: exact.factor_marginals(m, method=e),
+             lambda m, e: exact.map_assignment(m, method=e),
+             lambda m, e: exact.log_partition(m, method=e),
+             lambda m, e: exact.sample(m, 3, 0, method=e)]
+    for engine in ("enumerate", "junction-tree"):
+        for call in calls:
+            for model in (unary(1e16), chain(1e16), unary(1e15)):
+                with pytest.warns(PrecisionWarning, match=r"add up to [15]e\+1[56].*2\^32"):
+                    call(model, engine)
+        with pytest.warns(PrecisionWarning, match="BoltzmannMachine"):
+            exact.moments(chain(1e16), method=engine)
+        with pytest.warns(PrecisionWarning):
+            exact.log_likelihood(chain(1e16), np.ones((2, 6)), method=engine)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # at the limit: no warning, and the right answer
+            p = exact.marginals(unary(PRECISE_LOG_WEIGHT - 1.5), method=engine)[1][1]
+            want = (np.e + np.exp(1.5)) / (2 + np.e + np.exp(1.5))
+            assert abs(p - want) < 1e-6
+            mean, _ = exact.moments(chain(PRECISE_LOG_WEIGHT / 6), method=engine)
+            assert np.allclose(mean, np.tanh(3.0), atol=1e-6)

@@ -256,6 +256,18 @@ MALFORMED = [
      r"line 3, token '9{30}'\.\.\. \(5000 characters\).*cardinality of variable 1.*at most"),
     ("a table past 4300 digits", "MARKOV 15000 " + "2 " * 15000 + "1 15000 "
      + " ".join(map(str, range(15000))) + " 1 1", r"entry count about 10\^4515"),
+    ("Arabic-Indic digits in an entry", MODEL.replace("4 5 6", "4 \u0661 6"),
+     r"entry 4 \(line 11, token '\u0661'\): expected a decimal number in ASCII digits"),
+    ("full-width digits in an entry", MODEL.replace("4 5 6", "4 \uff15 6"),
+     r"entry 4 \(line 11, token '\uff15'\): expected a decimal number in ASCII digits"),
+    ("a zero-padded count of 5000 digits beyond int64", MODEL.replace("2 3", "2 " + "0" * 5000
+                                                                      + "9" * 20),
+     r"line 3, token '0{30}'\.\.\. \(5020 characters\).*cardinality of variable 1.*at most"),
+    ("one variable too many in the header", MODEL.replace("MARKOV\n2\n", "MARKOV\n3\n"),
+     r"line 6, token '2'.*the header declares 3 variables on line 2 and 1 factors on line 5; "
+     r"if a count is wrong"),
+    ("one variable too few in the header", MODEL.replace("MARKOV\n2\n", "MARKOV\n1\n"),
+     r"the header declares 1 variables on line 2 and 3 factors on line 3"),
 ]
 
 
@@ -269,7 +281,9 @@ def test_malformed_files_are_refused_naming_file_and_place(tmp_path, what, text,
 
 @pytest.mark.parametrize("text", [MODEL.replace("\n", "\r\n"), "\ufeff" + MODEL,
                                   MODEL.replace("4 5 6", "4 5e0 6.000"),
-                                  MODEL.replace("1 2 3", "0 0.0e5 -0")])
+                                  MODEL.replace("1 2 3", "0 0.0e5 -0"),
+                                  MODEL.replace("2 3", "2 " + "0" * 5000 + "3"),
+                                  MODEL.replace("\n6\n", "\n" + "0" * 4400 + "6\n")])
 def test_harmless_variants_read_the_same(tmp_path, text):
     """CRLF line ends, a byte-order mark, other spellings of the same numbers and zeros."""
     want = io.read_uai(write(tmp_path, MODEL, "plain.uai"))
@@ -420,6 +434,10 @@ def test_bad_answers_are_refused(tmp_path, task, value, message):
     ("MPE\n3 0 1", r"end of file.*states of 3 variables"),
     ("MPE\n2 0 1.5", r"token '1.5'.*state of variable 1"),
     ("MPE\n1 " + "9" * 20, r"token '9+'.*state of variable 0.*at most"),
+    ("PR\n\u0661", r"token '\u0661'.*log10 Z.*decimal number in ASCII digits"),
+    ("PR\n1_0", r"token '1_0'.*log10 Z.*decimal number in ASCII digits"),
+    ("MAR\n1 2 0.5 \uff10.5", r"token '\uff10.5'.*probability of variable 0.*ASCII"),
+    ("MPE\n1 " + "0" * 5000 + "1" + "9" * 19, r"state of variable 0.*at most"),
 ])
 def test_malformed_answers_are_refused(tmp_path, text, message):
     path = write(tmp_path, text, "a.MAR")

@@ -523,3 +523,25 @@ def test_every_learner_returns_one_result_type(problem, method):
     assert f.converged == f.stop_reason.startswith("converged")
     assert f.n_steps >= 0 and f.seconds > 0 and "step" in f.history.columns
     assert f.model.edges.tolist() == edges.tolist()
+
+
+@pytest.mark.parametrize("method, kwargs", [
+    ("mle", {}), ("mple", {}), ("mple", {"solver": "lbfgs"}), ("rm", {}), ("mpf", {}),
+    ("cd", {"rng": 0}), ("pcd", {"rng": 0}), ("smci-pcd", {"rng": 0}), ("1-smci", {}),
+    ("lap", {}),
+])
+@pytest.mark.parametrize("name", ["tol", "learning_rate", "k", "extension_rate", "l2"])
+def test_fit_refuses_numbers_given_as_text(method, kwargs, name):
+    """``tol="1e-3"`` ran (float() read the text); every numeric option of fit, and of the
+    factor-graph learners, is now a ValueError naming it (or an unknown option)."""
+    data = np.random.default_rng(0).choice([-1, 1], size=(30, 3)).astype(np.int8)
+    refused = rf"{name} must be (a real number|an integer)|unknown options"
+    with pytest.raises(ValueError, match=refused):
+        learning.fit(data, np.array([[0, 1], [1, 2]]), method, max_steps=2, progress=False,
+                     **kwargs, **{name: "0.5"})
+    if name == "tol" and method in ("mle", "mple", "lap"):
+        from mrflib import FactorGraph
+
+        fg = FactorGraph([2, 2, 2], [(0, 1), (1, 2)], [np.zeros((2, 2))] * 2)
+        with pytest.raises(ValueError, match="tol must be a real number"):
+            learning.fit((data > 0).astype(int), fg, method, tol="1e-3")

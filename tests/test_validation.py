@@ -66,6 +66,11 @@ def test_check_positive():
         v.check_positive(-0.1, "eta")
     with pytest.raises(ValueError, match="k must be an integer"):
         v.check_positive(1.5, "k", integer=True)
+    for text in ("1e-3", b"1e-3", np.str_("0.5")):  # float() reads them: numbers only
+        with pytest.raises(ValueError, match="tol must be a real number, got the text"):
+            v.check_positive(text, "tol")
+        with pytest.raises(ValueError, match="x must be a real number"):
+            v.check_real(text, "x")
 
 
 def test_require_memory_states_size():

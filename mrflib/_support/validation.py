@@ -76,7 +76,10 @@ def check_path(value: Any, name: str, *, exists: bool = False) -> Any:
 
 
 def check_real(value: Any, name: str) -> float:
-    """A finite real scalar as ``float``; complex, NaN, inf and non-numbers are refused."""
+    """A finite real scalar as ``float``; complex, NaN, inf and non-numbers are refused,
+    text too (``float("1e-3")`` would read it: an option is a number, not its spelling)."""
+    if isinstance(value, (str, bytes, bytearray, np.str_, np.bytes_)):
+        raise ValueError(f"{name} must be a real number, got the text {value!r}")
     try:
         value = float(value)
     except (TypeError, ValueError):

@@ -31,16 +31,24 @@ while
 they can: a numba kernel walks a clique in one pass, ``opt_einsum`` contracts a large one
 with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf`` are
 exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
+
+Precision: log-weights are added in float64, each to within about ``2^-21`` while the
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
+:mod:`mrflib.inference.exact` warns
+(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from mrflib._support.progress import ticker
 from mrflib._support.validation import (
     as_rng,
     available_memory,
@@ -242,6 +250,12 @@ class EliminationPlan:
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
 
     # ------------------------------------------------------------------ passes
+    def _ticker(self, what: str) -> tuple[Callable[[float], None], list[int]]:
+        """A progress ticker of a pass (:mod:`mrflib._support.progress`) and the clique table
+        entries before each step (work is in proportion to them)."""
+        done = [0, *itertools.accumulate(math.prod(s) for s in self.shapes)]
+        return ticker(what, done[-1]), done
+
     def _inputs(self, t: int, msgs: list, linear: bool = False) -> tuple[list, list]:
         """The tables multiplying to ``ψ_t`` and their scopes: the factors assigned to step
         ``t`` (log tables, or with ``linear`` their :class:`~mrflib.inference._factor_ops.Scaled`
@@ -289,7 +303,9 @@ class EliminationPlan:
         red = self.red
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
+        tick, done = self._ticker("max-product pass" if maximize else "upward pass")
         for t in range(len(self.cliques)):
+            tick(done[t])
             tables, scopes = self._inputs(t, msgs, not maximize)
             if maximize:
                 msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
@@ -310,7 +326,9 @@ class EliminationPlan:
         the messages and at most one clique table at a time.
         """
         down: list = [None] * len(msgs)
+        tick, done = self._ticker("downward pass")
         for t in range(len(msgs) - 1, -1, -1):
+            tick(done[-1] - done[t + 1])
             tables, scopes = self._inputs(t, msgs, True)
             if self.parent[t] >= 0:
                 tables.append(down[t])

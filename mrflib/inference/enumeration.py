@@ -4,6 +4,12 @@ The joint log-weight table ``Σ_k θ_k(x_{S_k})`` over all ``Π_i |X_i|`` states
 variable ``i``) is built by broadcasting every factor, then ``log Z``, marginals, factor
 marginals, the MAP state and samples are read off it. It is the reference the junction-tree
 engine (:mod:`mrflib.inference.elimination`) is tested against, and the fastest way on small models.
+
+Precision: log-weights are added in float64, each to within about ``2^-21`` while the
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
+:mod:`mrflib.inference.exact` warns
+(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations

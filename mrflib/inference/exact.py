@@ -18,6 +18,12 @@ scaled
 back by ``2^k`` before the exponential: its probabilities, moments and samples stay exact
 and finite, and ``log Z`` is ``+inf`` (with a warning) only when it is beyond the range.
 
+Precision limit: float64 sums of log-weights are exact to about their magnitude times
+``2^-52``, so every function here warns with a :class:`~mrflib.models.precision.PrecisionWarning`
+when the largest ``|log-weight|`` of the factors (of a Boltzmann machine, ``Σ|b_i| +
+Σ|J_ij|``) add up past :data:`~mrflib.models.precision.PRECISE_LOG_WEIGHT` ``= 2^32``: the answer
+may then be wrong, and within the limit it is exact (see :mod:`mrflib.models.precision`).
+
 Beyond enumeration, :mod:`mrflib.inference.junction_tree` computes the same quantities by variable
 elimination on a junction tree, in time and memory exponential in the treewidth only.
 ``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and ``fit_mle`` take
@@ -66,6 +72,7 @@ from mrflib.models.factor_graph import FactorGraph, _check_states
 
 if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
     import scipy.optimize
+from mrflib.models.precision import magnitude, warn_if_imprecise
 
 __all__ = [
     "states",
@@ -130,6 +137,18 @@ def _factor_graph(model: Any) -> FactorGraph:
     if not isinstance(model, FactorGraph):
         raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
                         f"{type(model).__name__}")
+    return model
+
+
+def _precise(model: Any) -> Any:
+    """``model``, after a :class:`~mrflib.models.precision.PrecisionWarning` when its log-weights
+    are too large for float64 to give the exact answer (:mod:`mrflib.models.precision`)."""
+    if isinstance(model, FactorGraph):
+        total = magnitude(model.log_tables)
+    else:
+        with np.errstate(over="ignore"):  # past the float range: inf, and a warning
+            total = float(np.abs(model.bias).sum() + np.abs(model.coupling).sum())
+    warn_if_imprecise(total, f"{type(model).__name__}(n={model.n})", stacklevel=4)
     return model
 
 
@@ -312,12 +331,12 @@ def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -
         ``-inf``.
     """
     if isinstance(bm, FactorGraph):
-        logz = _factor_engine(method, bm).log_partition(bm)
+        logz = _factor_engine(method, _precise(bm)).log_partition(bm)
         if logz == -np.inf:
             warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
                           "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
         return logz
-    bm = check_model(bm)
+    bm = _precise(check_model(bm))
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
@@ -326,7 +345,7 @@ def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -
 
 def probabilities(bm: BoltzmannMachine) -> np.ndarray:
     """``P(x)`` for all ``2^n`` states in flat index order."""
-    bm = check_model(bm)
+    bm = _precise(check_model(bm))
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
@@ -350,7 +369,7 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
     downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
     ``n <= 20``, else the junction tree).
     """
-    bm = check_model(bm)
+    bm = _precise(check_model(bm))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
@@ -362,13 +381,13 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
 
 def correlation_matrix(bm: BoltzmannMachine) -> np.ndarray:
     """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
-    _, _, C = _enumerate_moments(check_model(bm))
+    _, _, C = _enumerate_moments(_precise(check_model(bm)))
     return C
 
 
 def covariance_matrix(bm: BoltzmannMachine) -> np.ndarray:
     """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
-    _, mean, C = _enumerate_moments(check_model(bm))
+    _, mean, C = _enumerate_moments(_precise(check_model(bm)))
     return C - np.outer(mean, mean)
 
 
@@ -405,12 +424,12 @@ def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str
         x = _check_states(data, bm.cardinalities, "data")
         if len(x) == 0:
             raise ValueError("data must contain at least one sample (got 0 rows)")
-        logz = _factor_engine(method, bm).log_partition(bm)
+        logz = _factor_engine(method, _precise(bm)).log_partition(bm)
         if logz == -np.inf:
             raise ValueError("model has Z = 0 (every state has zero weight): its "
                              "likelihood is undefined")
         return float(np.mean(bm.log_weight(x)) - logz)
-    bm = check_model(bm)
+    bm = _precise(check_model(bm))
     s = _check_samples(data, bm.n)
     k = overflow_exponent(bm.bias, bm.coupling)
     if not k:
@@ -490,8 +509,8 @@ def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
     """
     if isinstance(bm, FactorGraph):
         n_samples = check_positive(n_samples, "n_samples", integer=True)
-        return _factor_engine(method, bm).sample(bm, n_samples, as_rng(rng))
-    bm = check_model(bm)
+        return _factor_engine(method, _precise(bm)).sample(bm, n_samples, as_rng(rng))
+    bm = _precise(check_model(bm))
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
@@ -512,7 +531,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
     spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
     ``method`` as in :func:`log_partition`.
     """
-    model = _factor_graph(model)
+    model = _precise(_factor_graph(model))
     return _factor_engine(method, model).marginals(model)
 
 
@@ -521,7 +540,7 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
     """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
     ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
     maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
-    model = _factor_graph(model)
+    model = _precise(_factor_graph(model))
     return _factor_engine(method, model).factor_marginals(model)
 
 
@@ -530,7 +549,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
     """A most probable state ``int64 (n,)`` (max-product on the junction tree, or the
     enumerated maximum) and its log-weight ``Σ_k θ_k(x_{S_k})``. Raises ``ValueError``
     when every state has zero weight."""
-    model = _factor_graph(model)
+    model = _precise(_factor_graph(model))
     return _factor_engine(method, model).map_assignment(model)
 
 

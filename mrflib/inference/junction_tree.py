@@ -24,6 +24,12 @@ spins. The sum of the roots' messages is ``log Z``. Everything is in log space
 The order is the best of several heuristics (min-degree, min-fill, the node order
 itself, reverse Cuthill-McKee, a spectral (Fiedler) sweep), scored by the largest
 clique table: a ``rows x cols`` lattice gets width ``min(rows, cols)``.
+
+Precision: log-weights are added in float64, each to within about ``2^-21`` while the
+factors' largest ``|log-weight|`` add up to at most
+:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
+:mod:`mrflib.inference.exact` warns
+(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
 """
 
 from __future__ import annotations

@@ -10,8 +10,14 @@ computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, 
 solves the task with :mod:`mrflib.inference.exact` and writes the answer file
 (:func:`mrflib.io.uai.write_answer`):
 ``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
-probable state. Progress goes to stderr; a refused model (too large for memory, ``Z = 0``)
-or a malformed file ends the command with status 1 and one line saying why.
+probable state. Progress goes to stderr, with a line every few seconds while a long solve
+runs; a refused model (too large for memory; ``Z = 0`` for ``MAR`` and ``MPE``, whose
+answers are then undefined) or a malformed file ends the command with status 1 and one line
+saying why. ``PR`` of a model with ``Z = 0`` is the answer ``-inf`` (``log10 0``), given
+with a one-line warning and status 0; so is an answer beyond the precision limit
+(:mod:`mrflib.models.precision`). A usage error is one line and status 2. ``--out`` must be in an
+existing folder; standard output closed (``>&-``) without ``--out`` is refused before any
+work (status 1), and an interrupt (Ctrl-C) ends it with status 130 and one line.
 
 With ``--time-limit`` the command answers every model within the limit (an anytime solver,
 as in the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise
@@ -35,14 +41,19 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mrflib._support import progress as _progress
+from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["build_parser", "main", "solve"]
 
+#: Seconds between progress lines while a solve runs (without ``-q``).
+_PROGRESS_SECONDS = 5.0
+
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="python -m mrflib solve",
         description="Answer a UAI model file exactly (junction tree / variable elimination) "
                     "and write the UAI 2014 answer file: PR = log10 of the partition function "
@@ -50,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "MPE = a most probable state.",
         epilog="Progress goes to stderr. Exit status 0 on success, 1 when the file is "
                "malformed or the model is refused (e.g. its tables would not fit in memory), "
-               "with a one-line reason (--debug shows the traceback), 2 for bad arguments.")
+               "with a one-line reason (--debug shows the traceback), 2 for bad arguments, "
+               "130 when interrupted. PR of a model with Z = 0 is -inf, with a warning.")
     p.add_argument("model", metavar="MODEL.uai", help="the model (MARKOV or BAYES; gzip is "
                    "recognised by its first bytes)")
     p.add_argument("--evid", metavar="FILE", help="a UAI evidence file (count of observed "
@@ -68,7 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --time-limit, the approximate method: 'wmb' (weighted "
                         "mini-bucket) or a method of mrflib.inference.approx where it is installed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return p
 
 
@@ -97,7 +108,7 @@ class _Progress:
         self.start = time.perf_counter()
 
     def __call__(self, what: str) -> None:
-        if not self.quiet:
+        if not self.quiet and sys.stderr is not None:  # 2>&-: say nothing
             print(f"[{time.perf_counter() - self.start:7.2f} s] {what}", file=sys.stderr,
                   flush=True)
 
@@ -117,6 +128,8 @@ def _check_out(out: str, inputs: tuple = ()) -> None:
     """Refuse an ``--out`` that cannot be written, or that is one of the ``inputs`` (the
     model or evidence file, which the answer would replace), before any work is done."""
     if out == "-":
+        if sys.stdout is None:
+            raise ValueError("standard output is closed: give --out FILE for the answer")
         return
     path = Path(out)
     for given in inputs:
@@ -126,9 +139,11 @@ def _check_out(out: str, inputs: tuple = ()) -> None:
     if out == "" or path.is_dir() or (path.exists() and not path.is_file()):
         raise ValueError(f"--out {out!r} is not a file name (a directory or a device?); give "
                          "a file to write, or '-' for standard output")
-    # the nearest existing folder above the file (an existing answer file is replaced)
-    folder = next(p for p in path.absolute().parents if p.exists())
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
+    folder = path.absolute().parent  # an existing answer file is replaced; no folder made
+    if not folder.is_dir():
+        raise ValueError(f"--out {out!r}: the folder {str(folder)!r} does not exist; "
+                         "create it first")
+    if not os.access(folder, os.W_OK):
         raise ValueError(f"--out {out!r} cannot be written: {str(folder)!r} is not a "
                          "writable folder")
 
@@ -153,7 +168,8 @@ def _run(args: argparse.Namespace) -> None:
     if args.task == "MAR":  # the answer's text, before the marginals are computed
         io._require_answer_memory(int(model.cardinalities.sum()))
     say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
-    value = solve(model, args.task)
+    with _progress.reporting(say, every=_PROGRESS_SECONDS):
+        value = solve(model, args.task)
     say(f"solved {args.task}" + (f": log10 Z = {value!r}" if args.task == "PR" else ""))
     if args.out == "-":
         sys.stdout.write(io.format_answer(args.task, value))
@@ -163,8 +179,13 @@ def _run(args: argparse.Namespace) -> None:
         say(f"wrote {args.out}")
 
 
+def _say(line: str) -> None:
+    if sys.stderr is not None:  # 2>&-: the exit status alone tells
+        print(line, file=sys.stderr)
+
+
 def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
-    print(f"mrflib solve: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    _say(f"mrflib solve: warning: {' '.join(str(message).split())}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,13 +193,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings():
-            if not args.debug:  # a warning (e.g. Z = 0 given the evidence) in one line too
+            # a warning (Z = 0, the precision limit) is part of the answer: shown whatever
+            # the filters of the environment, in one line
+            warnings.simplefilter("default")
+            if not args.debug:
                 warnings.showwarning = _one_line_warning
             _run(args)
+    except BrokenPipeError:  # the reader of stdout went away (| head): nothing to flush
+        if sys.stdout is not None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _say("mrflib solve: error: standard output was closed before the answer was written")
+        return 1
     except (ValueError, OSError, MemoryError, ImportError) as err:
         if args.debug:
             raise
         reason = " ".join(str(err).split()) or type(err).__name__
-        print(f"mrflib solve: error: {reason}", file=sys.stderr)
+        _say(f"mrflib solve: error: {reason}")
         return 1
     return 0

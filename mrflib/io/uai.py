@@ -24,8 +24,11 @@ most probable state of each.
 The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
 refused where a number or keyword is expected (naming its line). Tokens are separated by
 any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
-are decimal numbers (``1e-3``, not ``1_000`` or hexadecimal); a positive entry too small for
-float64 is refused rather than read as a zero weight.
+(and the numbers of answer files) are decimal numbers in ASCII digits (``1e-3``, not
+``1_000``, hexadecimal or other scripts' digits such as ``١``); a positive entry too small
+for float64 is refused rather than read as a zero weight. An error after the header adds
+the variable and factor counts it declares, and their lines: a wrong count there misplaces
+every later token.
 
 Every reader takes a plain or gzip-compressed file (recognised by its first bytes, whatever
 its name) and refuses a malformed one with a ``ValueError`` naming the file, the place in it
@@ -93,6 +96,11 @@ _SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0xC2, 0xE1, 0xE2, 0xE3]
 #: The largest integer a file may hold (its numbers are stored as int64).
 _INT64_MAX = 2**63 - 1
 _EPS = float(np.finfo(np.float64).eps)
+#: A number as the format writes it: ASCII decimal digits, an optional point and exponent
+#: (``inf`` and ``nan`` pass, to be refused by value with the range they are out of).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                      r"|[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+_DECIMAL_WHAT = "a decimal number in ASCII digits (such as 0.25 or 1e-3)"
 
 PathLike = str | os.PathLike
 
@@ -155,6 +163,7 @@ class _Tokens:
         self.text = _read_text(path, what)
         self.tokens = self.text.split()
         self.pos = 0
+        self.hint = ""  # what every later error adds (the header's counts, once read)
 
     def remaining(self) -> int:
         return len(self.tokens) - self.pos
@@ -176,7 +185,7 @@ class _Tokens:
         return f"line {self.line(i)}, token {shown}"
 
     def error(self, i: int, expected: str) -> ValueError:
-        return ValueError(f"{self.name}: {self.place(i)}: expected {expected}")
+        return ValueError(f"{self.name}: {self.place(i)}: expected {expected}{self.hint}")
 
     def word(self, expected: str) -> str:
         if self.pos >= len(self.tokens):
@@ -191,12 +200,13 @@ class _Tokens:
         tok = self.word(expected)
         if not (tok.isascii() and tok.isdigit()):
             raise self.error(i, expected)
-        # by length first: int() refuses a token of more than 4300 digits
-        if len(tok.lstrip("0")) > len(str(_INT64_MAX)) or int(tok) > _INT64_MAX:
+        # by length first, without the leading zeros: int() refuses more than 4300 digits
+        digits = tok.lstrip("0") or "0"
+        if len(digits) > len(str(_INT64_MAX)) or int(digits) > _INT64_MAX:
             raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
-        if int(tok) < minimum:
+        if int(digits) < minimum:
             raise self.error(i, expected)
-        return int(tok)
+        return int(digits)
 
     def need(self, count: int, expected: str, declared: int | None = None) -> None:
         """Refuse a declared count that the rest of the file cannot hold (``declared``: the
@@ -205,7 +215,7 @@ class _Tokens:
             where = "" if declared is None else f", declared on line {self.line(declared)}"
             raise ValueError(f"{self.name}: {self.place(len(self.tokens))}: expected "
                              f"{expected}{where}; the file is truncated ({self.remaining()} "
-                             "tokens left)")
+                             f"tokens left){self.hint}")
 
     def end(self, after: str) -> None:
         if self.pos < len(self.tokens):
@@ -263,10 +273,11 @@ def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) 
     return starts
 
 
-def _entry_error(tok: _Tokens, starts: list[int], i: int) -> ValueError:
+def _entry_error(tok: _Tokens, starts: list[int], i: int,
+                 expected: str = "a finite number >= 0 (a weight)") -> ValueError:
     k = bisect.bisect_right(starts, i) - 1
     return ValueError(f"{tok.name}: factor {k}'s table, entry {i - starts[k]} ({tok.place(i)}): "
-                      "expected a finite number >= 0 (a weight)")
+                      f"expected {expected}{tok.hint}")
 
 
 def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
@@ -294,12 +305,14 @@ def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
 
 def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
     """Refuse what numpy reads but the format does not mean: ``1_000`` (Python's digit
-    separators) and a positive weight below float64's range (``1e-400``), which would
-    silently become a zero weight, a hard constraint."""
-    if "_" in tok.text:
-        bad = next((i for i in range(first, len(tok.tokens)) if "_" in tok.tokens[i]), None)
+    separators), digits of other scripts (``١``, ``１``) and a positive weight below
+    float64's range (``1e-400``), which would silently become a zero weight, a hard
+    constraint."""
+    if "_" in tok.text or not tok.text.isascii():  # else every token numpy read is decimal
+        bad = next((i for i in range(first, len(tok.tokens))
+                    if not _DECIMAL.fullmatch(tok.tokens[i])), None)
         if bad is not None:
-            raise _entry_error(tok, starts, bad)
+            raise _entry_error(tok, starts, bad, _DECIMAL_WHAT)
     zeros = np.flatnonzero(vals == 0)
     tiny = {t for t in {tok.tokens[first + i] for i in zeros.tolist()}
             if any(c in "123456789" for c in t.lower().split("e")[0])}
@@ -352,10 +365,17 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     if kind.upper() not in ("MARKOV", "BAYES"):
         raise tok.error(0, "the network type MARKOV or BAYES")
     n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
+    # a wrong count in the header misplaces every later token: each error says so
+    tok.hint = (f" (the header declares {n} variables on line {tok.line(1)}; if that count "
+                "is wrong, every later token is out of place)")
     tok.need(n, f"the cardinalities of {n} variables")
     card = [tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
             for i in range(n)]
+    at = tok.pos
     n_factors = tok.integer("the number of factors (an integer >= 0)")
+    tok.hint = (f" (the header declares {n} variables on line {tok.line(1)} and {n_factors} "
+                f"factors on line {tok.line(at)}; if a count is wrong, every later token is "
+                "out of place)")
     tok.need(n_factors, f"the scopes of {n_factors} factors")
     scopes = _read_scopes(tok, n, n_factors)
     tables = _read_tables(tok, card, scopes)
@@ -618,10 +638,9 @@ def write_answer(path: PathLike, task: str, value: Any) -> None:
 def _number(tok: _Tokens, expected: str, lowest: float = 0.0) -> float:
     i = tok.pos
     token = tok.word(expected)
-    try:
-        v = float(token)
-    except ValueError:
-        raise tok.error(i, expected) from None
+    if not _DECIMAL.fullmatch(token):  # float() also reads '1_0', '١' and '１'
+        raise tok.error(i, f"{expected}, as {_DECIMAL_WHAT}")
+    v = float(token)
     if math.isnan(v) or v == math.inf or v < lowest:
         raise tok.error(i, expected)
     return v

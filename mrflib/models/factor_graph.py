@@ -11,6 +11,11 @@ per clique ``S_k``) and the model of the UAI file format. ``θ_k = log ψ_k`` is
 natural-log table; ``-inf`` is a zero weight (a hard constraint, or a zero entry of a
 conditional probability table).
 
+Log-weights are float64: exact inference answers exactly while the tables' largest
+``|log-weight|`` add up to at most :data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``),
+warns (:class:`~mrflib.models.precision.PrecisionWarning`) beyond it, and refuses a model beyond
+:data:`MAX_LOG_WEIGHT`.
+
 A :class:`FactorGraph` is immutable and validated once, in its constructor; every exact
 routine of :mod:`mrflib.inference.exact` takes one beside a
 :class:`~mrflib.models.boltzmann.BoltzmannMachine`.
@@ -32,6 +37,7 @@ from mrflib._support.validation import (
     require_memory,
 )
 from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.precision import magnitude
 
 __all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
@@ -46,12 +52,7 @@ MAX_LOG_WEIGHT = 1e300
 
 def _check_magnitude(tables: Sequence[np.ndarray], name: str = "log_tables") -> None:
     """Refuse tables whose largest finite ``|log-weight|`` add up past :data:`MAX_LOG_WEIGHT`."""
-    total = 0.0
-    for t in tables:
-        if t.size:
-            fin = np.isfinite(t)
-            top = np.max(np.abs(t), where=fin, initial=0.0)
-            total += float(top)
+    total = magnitude(tables)
     if not total <= MAX_LOG_WEIGHT:
         shown = f"{total:.3g}" if math.isfinite(total) else "more than 1.8e308"
         raise ValueError(f"{name}: the largest |log-weight| of the factors add up to "

@@ -1,0 +1,67 @@
+"""The precision limit of exact inference in float64: how large log-weights may be.
+
+Every exact engine (:mod:`mrflib.inference.exact`'s enumeration,
+:mod:`mrflib.inference.junction_tree`,
+:mod:`mrflib.inference.elimination`, :mod:`mrflib.inference.enumeration`) adds the factors'
+log-weights
+``θ_k(x_{S_k})`` (a Boltzmann machine's ``b_i x_i`` and ``J_ij x_i x_j``) in float64. A sum
+whose terms reach ``M`` in magnitude is rounded to a multiple of about ``M ε``
+(``ε = 2^-52``), so the differences of order one that decide the answer are lost once ``M ε``
+is not small: a unary factor ``[0, 1e16]`` beside factors of weight one makes every state
+with ``x_0 = 1`` equally likely (``1e16 + 1 == 1e16``), and the marginals come out 0.5 where
+they are not.
+
+The limit, decided here once for every engine: the largest finite ``|log-weight|`` of the
+factors, added up (:func:`magnitude`, the bound on any partial sum of a state's
+log-weight), may reach :data:`PRECISE_LOG_WEIGHT` ``= 2^32`` (about ``4.3e9``); each rounding
+then moves a log-weight by at most ``2^-21`` (about ``5e-7``), so a probability by a
+relative ``5e-7`` per factor at worst. Beyond it the engines still answer (a model whose
+large weights only separate states far apart is answered exactly, e.g. the ``±7e307``
+Boltzmann machines whose modes are certain), but every call warns with a
+:class:`PrecisionWarning` naming the magnitude: the answer may be wrong in any digit. Past
+:data:`mrflib.models.factor_graph.MAX_LOG_WEIGHT` (``1e300``) a model is refused outright.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = ["PRECISE_LOG_WEIGHT", "PrecisionWarning"]
+
+#: Exact inference is precise (each log-weight to about ``2^-21``) while the largest
+#: ``|log-weight|`` of the factors add up to at most this.
+PRECISE_LOG_WEIGHT = 2.0**32
+
+
+class PrecisionWarning(UserWarning):
+    """Log-weights too large for float64 to separate the differences that decide the
+    answer: the exact engines' result may be wrong (see :mod:`mrflib.models.precision`)."""
+
+
+def magnitude(tables: Iterable[np.ndarray]) -> float:
+    """``Σ_k max |θ_k|`` over the finite entries of each table (``-inf`` is a zero weight,
+    not a magnitude): a bound on ``|Σ|`` of any partial sum of a state's log-weight."""
+    total = 0.0
+    for t in tables:
+        t = np.asarray(t)
+        if t.size:
+            total += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+    return total
+
+
+def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) -> None:
+    """Warn (:class:`PrecisionWarning`) when ``total`` (:func:`magnitude`) passes
+    :data:`PRECISE_LOG_WEIGHT`; ``stacklevel`` points the warning at the user's call."""
+    if total > PRECISE_LOG_WEIGHT:
+        if math.isfinite(total):
+            shown, lost = f"{total:.3g}", f"about {total * np.finfo(np.float64).eps:.2g}"
+        else:  # a Boltzmann machine past the float range (enumerated scaled by 2^-k)
+            shown, lost = "more than 1.8e308", "more than 1e292"
+        warnings.warn(f"{what}: the largest |log-weight| of its factors add up to {shown}, "
+                      f"beyond {PRECISE_LOG_WEIGHT:.3g} (2^32): float64 rounds its "
+                      f"log-weights by up to {lost}, so the exact answer may be wrong",
+                      PrecisionWarning, stacklevel=stacklevel)
