@@ -2,35 +2,11 @@
 
 The format's readers and writers live in :mod:`~mrflib.io.uai` and are importable from
 here (``from mrflib import io; io.read_uai(path)``); :mod:`~mrflib.io.solve` is
-``python -m mrflib solve`` and :mod:`~mrflib.io.datasets` the data sets.
+``python -m mrflib solve`` (with :mod:`~mrflib.io.anytime`, its anytime answers under a time
+limit) and :mod:`~mrflib.io.datasets` the data sets.
 """
 
-from mrflib.io.uai import (
-    MAR_SUM_TOLERANCE,
-    TASKS,
-    Answer,
-    format_answer,
-    from_pgmpy,
-    read_answer,
-    read_evidence,
-    read_uai,
-    to_pgmpy,
-    write_answer,
-    write_evidence,
-    write_uai,
-)
+from mrflib.io import uai as _uai
+from mrflib.io.uai import *  # noqa: F403 (the format's public names, listed in uai.__all__)
 
-__all__ = [
-    "MAR_SUM_TOLERANCE",
-    "TASKS",
-    "Answer",
-    "format_answer",
-    "from_pgmpy",
-    "read_answer",
-    "read_evidence",
-    "read_uai",
-    "to_pgmpy",
-    "write_answer",
-    "write_evidence",
-    "write_uai",
-]
+__all__ = list(_uai.__all__)
