@@ -16,6 +16,7 @@ import pytest
 
 from mrflib import FactorGraph, datasets, io
 from mrflib._support.validation import memory_requests
+from mrflib.io import uai as _uai  # noqa: F401 (io.uai: the module monkeypatched below)
 from mrflib.io.solve import main as solve_main
 from mrflib.models.factor_graph import all_states
 
@@ -639,7 +640,7 @@ def test_a_gzip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
     most a few 16 MiB chunks, naming the file and the bytes."""
     path = tmp_path / "bomb.uai"
     path.write_bytes(gzip.compress(b" " * (2 * 10**8)))
-    monkeypatch.setattr(io, "available_memory", lambda: 100 * 2**20)
+    monkeypatch.setattr(io.uai, "available_memory", lambda: 100 * 2**20)
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match=r"bomb.uai: its text, more than \d+ bytes once "
@@ -741,7 +742,7 @@ def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak <= io._ANSWER_ENTRY_BYTES * p.size
+    assert peak <= io.uai._ANSWER_ENTRY_BYTES * p.size
 
 
 @pytest.mark.parametrize("blank", ["\f", "\v", "\x1c", "\u2003", "\u3000"])

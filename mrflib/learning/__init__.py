@@ -11,6 +11,7 @@
 from mrflib.learning.learners import (
     LOCAL_METHODS,
     METHODS,
+    STOCHASTIC_METHODS,
     Fit,
     ascent_direction,
     estimator_variances,
@@ -25,6 +26,7 @@ from mrflib.learning.learners import (
 __all__ = [
     "METHODS",
     "LOCAL_METHODS",
+    "STOCHASTIC_METHODS",
     "Fit",
     "fit",
     "objective",

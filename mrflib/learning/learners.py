@@ -87,6 +87,7 @@ from mrflib.models.graphs import as_graph
 __all__ = [
     "METHODS",
     "LOCAL_METHODS",
+    "STOCHASTIC_METHODS",
     "Fit",
     "fit",
     "objective",
