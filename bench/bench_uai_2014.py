@@ -55,7 +55,7 @@ import numpy as np
 from bench import Skipped
 from bench.bench_factor_graph import PYGMS_SECONDS_PER_ENTRY
 from mrflib import FactorGraph, datasets, exact, io
-from mrflib.inference import elimination
+from mrflib.inference import elimination, sliced
 from mrflib.inference import elimination_order as eo
 from mrflib.repro import peers
 from mrflib.repro.forked import run_limited
@@ -162,7 +162,7 @@ def refusal(reason: str) -> tuple[int | None, float | None]:
     return width, entries
 
 
-def answer(problem: Problem, task: str) -> dict:
+def answer(problem: Problem, task: str, seconds: float = SECONDS) -> dict:
     """Read, plan and answer ``task`` on ``problem`` in this process: a dict of the
     :data:`EXTRA_COLUMNS` it knows, ``seconds`` (the answer, planning included), ``value``
     (``log Z``, or the marginals) and ``note``; a refusal gives ``status`` ``"refused"``
@@ -173,18 +173,20 @@ def answer(problem: Problem, task: str) -> dict:
                                max_states=int(model.cardinalities.max()),
                                factors=len(model.scopes), note=note, value=None)
     t0 = time.perf_counter()
-    try:
-        plan = elimination.plan(cond, barren=task == "PR")
-    except ValueError as exc:
-        reason = _one_line(exc)
-        width, entries = refusal(reason)
-        return dict(out, status="refused", treewidth=width, log10_max_table=entries,
-                    note="; ".join(filter(None, [reason, note])))
+    plan = elimination.plan(cond, barren=task == "PR", check=False, upward_only=task == "PR")
     out.update(plan_seconds=time.perf_counter() - t0, treewidth=plan.treewidth,
                max_table_bytes=plan.max_table_bytes, total_bytes=plan.total_bytes,
                log10_max_table=math.log10(plan.max_table_bytes / 8))
     t0 = time.perf_counter()
-    value = exact.log_partition(cond) if task == "PR" else exact.marginals(cond)
+    try:  # beyond memory: reduced domains, then slices within the time limit
+        value = (sliced.log_partition(cond, max_seconds=seconds) if task == "PR"
+                 else sliced.marginals(cond, max_seconds=seconds))
+    except ValueError as exc:
+        reason = _one_line(exc)
+        width, entries = refusal(reason)
+        return dict(out, status="refused", treewidth=width or plan.treewidth,
+                    log10_max_table=entries or out["log10_max_table"],
+                    note="; ".join(filter(None, [reason, note])))
     out.update(status="answered", seconds=time.perf_counter() - t0, value=value)
     if task == "PR":
         out["log_z"] = value
@@ -269,7 +271,7 @@ def _pygms(problem: Problem, tasks: list[str]) -> dict:
 
 def _task_row(problem: Problem, task: str, seconds: float) -> dict:
     """The row of ``task`` on ``problem``, its answer in ``row["value"]``."""
-    got = run_limited(lambda: answer(problem, task), seconds=seconds, warmup=False,
+    got = run_limited(lambda: answer(problem, task, seconds), seconds=seconds, warmup=False,
                       memory=memory_budget())
     row = dict(benchmark=task, case=problem.name, method="mrflib", family=problem.family,
                baseline="published MAR" if task == "MAR" and problem.solution else "",

@@ -50,6 +50,7 @@ import numpy as np
 
 from mrflib._support.progress import ticker
 from mrflib._support.validation import (
+    UNCHECKED_BYTES,
     as_rng,
     available_memory,
     check_instance,
@@ -73,8 +74,13 @@ from mrflib.inference._factor_ops import (
 )
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["EliminationPlan", "plan", "log_partition", "marginals", "factor_marginals",
+__all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "marginals",
+           "marginals_and_log_partition", "factor_marginals", "clique_tree",
            "map_assignment", "sample", "CPT_TOLERANCE"]
+
+#: Log entries of the largest clique table a plan that does not fit is still searched for
+#: (2^48, two PiB), so that it reports its treewidth and sizes.
+REPORT_LOG_ENTRIES = 48 * math.log(2.0)
 
 #: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
 #: this for every configuration of its other variables.
@@ -183,71 +189,113 @@ class EliminationPlan:
         Barren conditional probability tables dropped.
     """
 
-    def __init__(self, model: FactorGraph, *, barren: bool = False) -> None:
+    def __init__(self, model: FactorGraph, *, barren: bool = False, check: bool = True,
+                 upward_only: bool = False, order: list[int] | None = None) -> None:
         check_instance(model, FactorGraph, "model")
         self.n = model.n
         self.red = _Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
+        self.upward_only = upward_only
         self._scaled: list[Scaled | None] | None = None
-        self._order(model)
+        if order is not None and set(self.red.active) <= set(order):
+            active = set(self.red.active)
+            self._given_order(model, [v for v in order if v in active])
+        else:
+            self._order(model, check)
+        if self.order is None:
+            self.fits = False
+            return
         self._tree()
-        require_memory(self.memory_bytes(), self._what())
+        need = self.memory_bytes()
+        self.fits = bool(need <= UNCHECKED_BYTES or need <= available_memory())
+        if check:
+            require_memory(self.memory_bytes(), self._what())
 
     # ------------------------------------------------------------------ construction
-    def _order(self, model: FactorGraph) -> None:
+    def _order(self, model: FactorGraph, check: bool) -> None:
+        """The best candidate order of each component; one no candidate fits is refused
+        (``check``), or searched again up to :data:`REPORT_LOG_ENTRIES` so that the plan
+        says how far it is from fitting (``order`` ``None`` beyond that)."""
         red = self.red
         adj = eo.interaction_graph(model.n, red.scopes)
         logc = np.log(red.card.astype(np.float64)).tolist()
         limit = math.log(max(available_memory(), 1) / 16.0)
-        order, names = [], []
+        order: list[int] | None = []
+        names: list[str] = []
         for comp in eo.components(adj, red.active):
             found = eo.best_order(adj, logc, comp, limit)
+            if found.order is None and not check:
+                found = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES))
             if found.order is None:
-                _refuse(found, len(comp))
+                if check:
+                    _refuse(found, len(comp))
+                self._unplanned(found)
+                return
             order += found.order
             names.append(found.heuristic)
-        self.order = order
-        self.heuristic = "+".join(sorted(set(names))) or "none"
+        self._set_order(adj, logc, order, "+".join(sorted(set(names))) or "none")
+
+    def _given_order(self, model: FactorGraph, order: list[int]) -> None:
+        adj = eo.interaction_graph(model.n, self.red.scopes)
+        logc = np.log(self.red.card.astype(np.float64)).tolist()
+        self._set_order(adj, logc, list(order), "given")
+
+    def _set_order(self, adj: list[set[int]], logc: list[float], order: list[int],
+                   heuristic: str) -> None:
+        self.order, self.heuristic = order, heuristic
         cliques, _, _ = eo.order_cliques(adj, order, logc)
         self.cliques = [tuple(c) for c in cliques]
 
+    def _unplanned(self, found: eo.Order) -> None:
+        """No order found: the plan reports the smallest clique a candidate stopped at."""
+        self.order, self.heuristic, self.cliques = None, "none", []
+        self.treewidth = found.width
+        self.max_table_bytes = 8.0 * math.exp(found.log_max_table)
+        self.total_bytes = self.message_bytes = math.inf
+
     def _tree(self) -> None:
         pos = {v: t for t, v in enumerate(self.order)}
-        T = len(self.order)
-        self.parent = [pos[c[1]] if len(c) > 1 else -1 for c in self.cliques]
-        self.children: list[list[int]] = [[] for _ in range(T)]
-        for t, p in enumerate(self.parent):
-            if p >= 0:
-                self.children[p].append(t)
-        self.assigned: list[list[int]] = [[] for _ in range(T)]
+        self.parent, self.children, self.shapes = clique_tree(self.cliques, self.red.card)
+        self.assigned: list[list[int]] = [[] for _ in self.order]
         for k, s in enumerate(self.red.scopes):
             t = min(pos[v] for v in s)
             self.assigned[t].append(k)
-        card = self.red.card
-        self.shapes = [tuple(int(card[v]) for v in c) for c in self.cliques]
         sizes = [math.prod(s) for s in self.shapes]
         self.treewidth = max((len(c) for c in self.cliques), default=0) - 1
         self.max_table_bytes = 8 * max(sizes, default=1)
         self.total_bytes = 8 * sum(sizes)
         self.message_bytes = 8 * sum(z // s[0] for z, s in zip(sizes, self.shapes))
 
-    def memory_bytes(self) -> float:
+    def memory_bytes(self, upward_only: bool | None = None) -> float:
         """Peak bytes of a calibration: the upward and downward messages, one clique table
         and its temporaries (``opt_einsum``'s intermediates are at most a clique table
-        each, a pairwise product holding up to three)."""
+        each, a pairwise product holding up to three). With ``upward_only`` (default: the
+        plan's own, set for ``log Z``) one upward pass that frees each message once its
+        parent has used it: the largest, over the steps, of the messages alive then and
+        the step's clique table with its temporaries."""
+        if self.order is None:
+            return math.inf
+        if upward_only if upward_only is not None else self.upward_only:
+            return upward_peak_bytes(self.shapes, self.children)
         return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
 
     def _what(self) -> str:
+        if self.order is None:
+            return (f"exact inference (the best elimination order found reaches treewidth "
+                    f"{self.treewidth} or more: a clique table of at least "
+                    f"{format_bytes(self.max_table_bytes)})")
         return (f"the junction tree of treewidth {self.treewidth} (largest clique table "
                 f"{format_bytes(self.max_table_bytes)}, all tables "
                 f"{format_bytes(self.total_bytes)})")
 
     def __repr__(self) -> str:
-        return (f"EliminationPlan(n={self.n}, eliminated={len(self.order)}, "
+        eliminated = "?" if self.order is None else len(self.order)
+        return (f"EliminationPlan(n={self.n}, eliminated={eliminated}, "
                 f"observed={len(self.observed)}, pruned={self.n_pruned}, "
                 f"treewidth={self.treewidth}, max_table={format_bytes(self.max_table_bytes)}, "
-                f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r})")
+                f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r}, "
+                f"fits={self.fits})")
 
     # ------------------------------------------------------------------ passes
     def _ticker(self, what: str) -> tuple[Callable[[float], None], list[int]]:
@@ -293,10 +341,11 @@ class EliminationPlan:
                 out += table[tuple(x[:, w] for w in scope)][:, None]
         return out
 
-    def upward(self, maximize: bool = False) -> tuple[float, list]:
+    def upward(self, maximize: bool = False, keep: bool = True) -> tuple[float, list]:
         """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
         value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
-        from the messages when needed, so only the messages are kept. Sum-product messages
+        from the messages when needed, so only the messages are kept; without ``keep``
+        each message is freed (``None``) once its parent has used it. Sum-product messages
         are :class:`~mrflib.inference._factor_ops.Scaled` where they fit, else log tables
         (:func:`~mrflib.inference._factor_ops.as_log` gives the log table of either); max-product
         messages are log tables."""
@@ -307,11 +356,15 @@ class EliminationPlan:
         for t in range(len(self.cliques)):
             tick(done[t])
             tables, scopes = self._inputs(t, msgs, not maximize)
+            if not keep:  # ``tables`` holds them until this step's message is made
+                for c in self.children[t]:
+                    msgs[c] = None
             if maximize:
                 msgs.append(clique_eliminate(tables, scopes, self.cliques[t],
                                              self.shapes[t], True))
             else:
                 msgs.append(eliminate(tables, scopes, self.cliques[t], self.shapes[t]))
+            del tables, scopes
             if self.parent[t] < 0:
                 value += float(as_log(msgs[t]))
         return value, msgs
@@ -344,6 +397,20 @@ class EliminationPlan:
             yield t, [as_log(m) - shift for m in out[len(seps):]]
 
 
+def upward_peak_bytes(shapes: list[tuple], children: list[list[int]]) -> float:
+    """Peak bytes of one upward pass that frees each message once its parent has used it:
+    the largest, over the steps ``t``, of the messages alive at ``t`` (made, parent not yet
+    done, ``t``'s own included) plus four clique tables of ``t`` (the table and its
+    temporaries, as in :meth:`EliminationPlan.memory_bytes`)."""
+    alive, peak = 0.0, 0.0
+    for t, shape in enumerate(shapes):
+        size = 8.0 * math.prod(shape)
+        alive += size / shape[0]
+        peak = max(peak, alive + 4.0 * size)
+        alive -= sum(8.0 * math.prod(shapes[c]) / shapes[c][0] for c in children[t])
+    return peak
+
+
 def _refuse(found: eo.Order, size: int) -> None:
     """Refuse a component no candidate order fits (before anything is allocated)."""
     table = 8.0 * math.exp(found.log_max_table)
@@ -356,30 +423,55 @@ def _refuse(found: eo.Order, size: int) -> None:
 
 
 # --------------------------------------------------------------------------- tasks
-def plan(model: FactorGraph, *, barren: bool = False) -> EliminationPlan:
+def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
+         upward_only: bool = False) -> EliminationPlan:
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
-    :func:`log_partition` and :func:`sample` do)."""
-    return EliminationPlan(model, barren=barren)
+    :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
+    pass, as :func:`log_partition` needs).
+
+    With ``check`` a plan that does not fit in the available memory is refused
+    (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its
+    treewidth and table sizes (lower bounds, and ``order`` ``None``, when no order with a
+    clique table below :data:`REPORT_LOG_ENTRIES` entries was found).
+    """
+    return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only)
 
 
-def log_partition(model: FactorGraph) -> float:
-    """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass."""
-    return plan(model, barren=True).upward()[0]
+def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list[list[int]],
+                                                                list[tuple]]:
+    """The parent of each step (``-1`` for a root), its children and its clique's shape."""
+    pos = {c[0]: t for t, c in enumerate(cliques)}
+    parent = [pos[c[1]] if len(c) > 1 else -1 for c in cliques]
+    children: list[list[int]] = [[] for _ in cliques]
+    for t, p in enumerate(parent):
+        if p >= 0:
+            children[p].append(t)
+    return parent, children, [tuple(int(card[v]) for v in c) for c in cliques]
 
 
-def _calibrated(model: FactorGraph) -> tuple[EliminationPlan, list, float]:
-    """The plan, its upward messages and the magnitude of the log values the beliefs went
-    through (the largest ``|log Z|`` of a component, or the sum of the tables' largest
-    ``|log-weight|``, which bounds every message), for :func:`renormalize`."""
-    jt = plan(model)
+def log_partition(model: FactorGraph, jt: EliminationPlan | None = None) -> float:
+    """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass that
+    frees each message once it is used (``jt``: a plan of ``model`` made so)."""
+    if jt is None:
+        jt = plan(model, barren=True, upward_only=True)
+    return jt.upward(keep=False)[0]
+
+
+def _calibrated(model: FactorGraph, jt: EliminationPlan | None = None,
+                zero_ok: bool = False) -> tuple[EliminationPlan, list, float, float]:
+    """The plan, its upward messages, ``log Z`` and the magnitude of the log values the
+    beliefs went through (the largest ``|log Z|`` of a component, or the sum of the tables'
+    largest ``|log-weight|``, which bounds every message), for :func:`renormalize`.
+    ``Z = 0`` is refused unless ``zero_ok``."""
+    jt = plan(model) if jt is None else jt
     logz, msgs = jt.upward()
-    if logz == -np.inf:
+    if logz == -np.inf and not zero_ok:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
     roots = [abs(float(as_log(m))) for t, m in enumerate(msgs) if jt.parent[t] < 0]
     tables = sum(float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
                  for t in jt.red.tables)
-    return jt, msgs, max(roots + [tables])
+    return jt, msgs, logz, max(roots + [tables])
 
 
 def _point_mass(card: int, value: int) -> np.ndarray:
@@ -388,23 +480,33 @@ def _point_mass(card: int, value: int) -> np.ndarray:
     return out
 
 
-def marginals(model: FactorGraph) -> list[np.ndarray]:
-    """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass)."""
+def marginals(model: FactorGraph, jt: EliminationPlan | None = None) -> list[np.ndarray]:
+    """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass);
+    ``jt``: a plan of ``model`` to use."""
+    return marginals_and_log_partition(model, jt)[0]
+
+
+def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None = None,
+                                zero_ok: bool = False) -> tuple[list[np.ndarray] | None, float]:
+    """:func:`marginals` and ``log Z`` from the same calibration; with ``zero_ok`` a model
+    with ``Z = 0`` gives ``(None, -inf)`` instead of a ``ValueError``."""
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
-    jt, msgs, scale = _calibrated(model)
+    jt, msgs, logz, scale = _calibrated(model, jt, zero_ok)
+    if logz == -np.inf:
+        return None, logz
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
     for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
         out[jt.order[t]] = renormalize(np.exp(b), scale)
-    return out
+    return out, logz
 
 
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
-    jt, msgs, scale = _calibrated(model)
+    jt, msgs, _, scale = _calibrated(model)
     red, obs = jt.red, jt.observed
     out = []
     for s, t in zip(model.scopes, model.log_tables):
@@ -420,11 +522,15 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     return out
 
 
-def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
+def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
+                   zero_ok: bool = False) -> tuple[np.ndarray | None, float]:
     """A most probable state (max-product on the same tree, then back-tracking) and its
-    log-weight ``Σ_k θ_k(x_{S_k})``."""
-    jt = plan(model)
+    log-weight ``Σ_k θ_k(x_{S_k})`` (``jt``: a plan of ``model`` to use; with ``zero_ok``
+    a model whose every state has zero weight gives ``(None, -inf)``)."""
+    jt = plan(model) if jt is None else jt
     best, msgs = jt.upward(maximize=True)
+    if best == -np.inf and zero_ok:
+        return None, best
     if best == -np.inf:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it has no most probable state")

@@ -60,7 +60,7 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.inference import elimination, junction_tree
+from mrflib.inference import elimination, junction_tree, sliced
 from mrflib.inference import enumeration as factor_enumeration
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
@@ -120,13 +120,14 @@ def _engine(method: Any, n: int) -> str:
 
 
 def _factor_engine(method: Any, model: FactorGraph) -> Any:
-    """The module (:mod:`factor_enumeration` or :mod:`elimination`) for ``method``."""
+    """The module (:mod:`factor_enumeration`, or :mod:`sliced`: :mod:`elimination`, with
+    reduced domains or slices where its plan does not fit) for ``method``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "auto":
         small = math.prod(model.cardinalities.tolist()) <= AUTO_ENUMERATE_MAX_STATES
         method = "enumerate" if small else "junction-tree"
-    return factor_enumeration if method == "enumerate" else elimination
+    return factor_enumeration if method == "enumerate" else sliced
 
 
 def _factor_graph(model: Any) -> FactorGraph:
@@ -158,12 +159,13 @@ def plan(model: Any, n: int | None = None) -> Any:
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
     :class:`~mrflib.inference.elimination.EliminationPlan` (the plan
     of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
-    ``treewidth``, ``max_table_bytes`` and ``total_bytes``); a
-    :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the cached
+    ``treewidth``, ``max_table_bytes``, ``total_bytes`` and ``fits``: a model too large
+    for the available memory gives its plan with ``fits`` false rather than an error); a
+    :class:`BoltzmannMachine` or an edge list on ``n`` nodes the cached
     :class:`~mrflib.inference.junction_tree.JunctionTree` of the Ising fast path.
     """
     if isinstance(model, FactorGraph):
-        return elimination.plan(model)
+        return elimination.plan(model, check=False)
     return junction_tree.plan(model, n)
 
 

@@ -83,21 +83,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def solve(model: FactorGraph, task: str) -> Any:
+def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
     """The answer of ``task`` for ``model`` (evidence already applied), as
     :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``, the marginals for
-    ``MAR``, the states for ``MPE``."""
-    from mrflib.inference import exact
+    ``MAR``, the states for ``MPE``. A model whose junction tree does not fit in memory is
+    solved with reduced domains or in slices (:mod:`mrflib.inference.sliced`), ``progress`` (a
+    callable taking a line of text) hearing of each slice."""
+    from mrflib.inference import sliced
 
     if task not in ("PR", "MAR", "MPE"):
         raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
     if not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     if task == "PR":
-        return exact.log_partition(model) / math.log(10.0)
+        return sliced.log_partition(model, progress=progress) / math.log(10.0)
     if task == "MAR":
-        return exact.marginals(model)
-    return exact.map_assignment(model)[0]
+        return sliced.marginals(model, progress=progress)
+    return sliced.map_assignment(model, progress=progress)[0]
 
 
 class _Progress:
@@ -121,6 +123,8 @@ def _describe_plan(plan: Any) -> str:
         parts.append(f"largest table {format_bytes(plan.max_table_bytes)}")
     if getattr(plan, "total_bytes", None) is not None:
         parts.append(f"all tables {format_bytes(plan.total_bytes)}")
+    if getattr(plan, "fits", True) is False:
+        parts.append("does not fit in memory as one tree")
     return ", ".join(parts) or "planned"
 
 
@@ -169,7 +173,7 @@ def _run(args: argparse.Namespace) -> None:
         io._require_answer_memory(int(model.cardinalities.sum()))
     say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
     with _progress.reporting(say, every=_PROGRESS_SECONDS):
-        value = solve(model, args.task)
+        value = solve(model, args.task, say)
     say(f"solved {args.task}" + (f": log10 Z = {value!r}" if args.task == "PR" else ""))
     if args.out == "-":
         sys.stdout.write(io.format_answer(args.task, value))

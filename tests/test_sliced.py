@@ -1,0 +1,190 @@
+"""Exact inference beyond one junction tree's memory: PR's upward-only memory, plans that
+do not fit, domain reduction by the tables' zeros, and slicing, against enumeration."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mrflib import FactorGraph, exact, graphs
+from mrflib.inference import elimination, sliced
+from mrflib.inference import enumeration as fe
+from mrflib.inference.domains import reduce_domains
+
+TOL = 1e-9
+
+
+def random_model(seed, n=9, n_factors=14, zeros=0.3):
+    rng = np.random.default_rng(seed)
+    card = rng.integers(2, 4, n)
+    scopes, tables = [], []
+    for _ in range(n_factors):
+        s = tuple(rng.choice(n, size=3, replace=False).tolist())
+        t = rng.normal(size=tuple(card[v] for v in s))
+        t[rng.random(t.shape) < zeros] = -np.inf
+        scopes.append(s)
+        tables.append(t)
+    model = FactorGraph(card, scopes, tables)
+    return model.condition({0: 0}) if seed % 2 else model
+
+
+def deterministic_chain(n=6):
+    """x_{i+1} = x_i or x_i + 1 (mod 4), x_0 in {0, 1}: many states can never occur."""
+    scopes, tables = [(0,)], [np.array([math.log(0.5)] * 2 + [-np.inf] * 2)]
+    for i in range(n - 1):
+        t = np.full((4, 4), -np.inf)
+        for a in range(4):
+            t[a, a] = math.log(0.7)
+            if a < 3:
+                t[a, a + 1] = math.log(0.3)
+        scopes.append((i, i + 1))
+        tables.append(t)
+    return FactorGraph(np.full(n, 4), scopes, tables)
+
+
+def assert_answers(model, **kw):
+    logz = fe.log_partition(model)
+    assert sliced.log_partition(model, **kw) == pytest.approx(logz, abs=TOL)
+    if logz == -np.inf:
+        return
+    for got, want in zip(sliced.marginals(model, **kw), fe.marginals(model)):
+        np.testing.assert_allclose(got, want, atol=TOL)
+    x, best = sliced.map_assignment(model, **kw)
+    assert best == pytest.approx(fe.map_assignment(model)[1], abs=TOL)
+    assert model.log_weight(x) == pytest.approx(best, abs=TOL)
+
+
+# --------------------------------------------------------------------------- PR's memory
+def test_upward_pass_that_frees_messages_gives_the_same_log_partition():
+    model = random_model(3)
+    jt = elimination.plan(model, barren=True)
+    assert jt.upward(keep=False)[0] == jt.upward()[0]
+    assert jt.memory_bytes(upward_only=True) <= jt.memory_bytes(upward_only=False)
+
+
+def test_upward_peak_counts_the_messages_alive():
+    # a chain: each message is used by the next step, so one or two are alive at a time
+    shapes = [(2, 2)] * 4 + [(2,)]
+    children = [[], [0], [1], [2], [3]]
+    assert elimination.upward_peak_bytes(shapes, children) == 8 * (2 + 2 + 4 * 4)
+
+
+def test_log_partition_of_a_grid_plans_for_one_upward_pass():
+    edges = graphs.square_grid(24, 24)
+    model = FactorGraph(np.full(576, 2), [tuple(e) for e in edges.tolist()],
+                        [np.zeros((2, 2))] * len(edges))
+    p = elimination.plan(model, barren=True, check=False, upward_only=True)
+    calibrate = elimination.plan(model, check=False)
+    assert p.treewidth == calibrate.treewidth == 24
+    # all tables: about 22 GiB; one upward pass: about 5 largest tables (256 MiB each)
+    assert calibrate.total_bytes > 20 * 2**30
+    assert p.memory_bytes() < 6 * p.max_table_bytes
+
+
+# --------------------------------------------------------------------------- plans
+def test_plan_that_does_not_fit_is_returned_with_its_sizes():
+    edges = graphs.square_grid(18, 18)
+    model = FactorGraph(np.full(324, 4), [tuple(e) for e in edges.tolist()],
+                        [np.zeros((4, 4))] * len(edges))
+    p = exact.plan(model)
+    assert not p.fits and p.order is not None and p.treewidth >= 18
+    assert p.max_table_bytes >= 8 * 4.0**18 and "fits=False" in repr(p)
+    with pytest.raises(ValueError, match="would need"):
+        elimination.plan(model)
+
+
+def test_plan_beyond_the_search_limit_reports_a_lower_bound():
+    edges = graphs.square_grid(30, 30)
+    model = FactorGraph(np.full(900, 10), [tuple(e) for e in edges.tolist()],
+                        [np.zeros((10, 10))] * len(edges))
+    p = exact.plan(model)
+    assert not p.fits and p.order is None and p.treewidth > 0
+    assert p.max_table_bytes > 2.0**48
+    with pytest.raises(ValueError, match=r"treewidth \d+ or more"):
+        sliced.log_partition(model)
+
+
+# --------------------------------------------------------------------------- domains
+def test_domains_remove_the_states_that_cannot_occur():
+    model = deterministic_chain()
+    dom = reduce_domains(model)
+    assert [k.tolist() for k in dom.kept] == [[0, 1], [0, 1, 2], [0, 1, 2, 3],
+                                              [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3]]
+    assert dom.removed == 3
+    assert fe.log_partition(dom.model) == pytest.approx(fe.log_partition(model), abs=TOL)
+    full = fe.marginals(model)
+    for v, p in enumerate(fe.marginals(dom.model)):
+        np.testing.assert_allclose(dom.expand(v, p), full[v], atol=TOL)
+
+
+def test_domains_propagate_evidence_through_deterministic_tables():
+    model = deterministic_chain().condition({5: 0})  # then every x_i = 0
+    dom = reduce_domains(model)
+    assert all(k.tolist() == [0] for k in dom.kept)
+    assert fe.log_partition(dom.model) == pytest.approx(fe.log_partition(model), abs=TOL)
+
+
+def test_empty_domain_means_zero_partition_function():
+    model = deterministic_chain().condition({0: 3})
+    assert reduce_domains(model).empty
+    assert sliced.log_partition(model) == -np.inf
+    with pytest.raises(ValueError, match="Z = 0"):
+        sliced.marginals(model)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_domain_reduced_answers_equal_enumeration(seed):
+    model = random_model(seed, zeros=0.6)
+    dom = reduce_domains(model)
+    if dom.empty:
+        assert fe.log_partition(model) == -np.inf
+        return
+    assert fe.log_partition(dom.model) == pytest.approx(fe.log_partition(model), abs=TOL)
+    full = fe.factor_marginals(model)
+    for k, p in enumerate(fe.factor_marginals(dom.model)):
+        np.testing.assert_allclose(dom.expand_table(model.scopes[k], p), full[k], atol=TOL)
+
+
+# --------------------------------------------------------------------------- slicing
+@pytest.mark.parametrize("seed", range(4))
+def test_sliced_answers_equal_enumeration(seed):
+    lines = []
+    assert_answers(random_model(seed), memory=1000, progress=lines.append)
+    if fe.log_partition(random_model(seed)) > -np.inf:
+        assert any("slice" in s for s in lines)
+
+
+def test_slicing_reports_each_slice_and_the_estimate():
+    lines = []
+    sliced.log_partition(random_model(4), memory=300, progress=lines.append)
+    assert "does not fit" in lines[0] and "sliced over" in lines[1]
+    count = int(lines[1].split("(")[2].split(" slices")[0])
+    assert sum(s.startswith("slice ") for s in lines) == count
+
+
+def test_deterministic_model_in_slices_equals_enumeration():
+    assert_answers(deterministic_chain(7), memory=200)
+
+
+def test_sliced_work_beyond_the_time_limit_is_refused_with_its_estimate():
+    with pytest.raises(ValueError, match=r"would take about \d+ s, beyond the limit of"):
+        sliced.log_partition(random_model(4), memory=300, max_seconds=1e-12)
+
+
+def test_models_that_fit_give_the_engines_own_answers():
+    model = random_model(6)
+    assert sliced.log_partition(model) == elimination.log_partition(model)
+    for a, b in zip(sliced.marginals(model), elimination.marginals(model)):
+        np.testing.assert_array_equal(a, b)
+    assert exact.log_partition(model, method="junction-tree") == \
+        elimination.log_partition(model)
+
+
+def test_bad_arguments_are_refused():
+    model = random_model(1)
+    with pytest.raises(ValueError, match="task"):
+        sliced.solve(model, "MAP")
+    with pytest.raises(ValueError, match="max_seconds"):
+        sliced.solve(model, "PR", max_seconds=0)
+    with pytest.raises(ValueError, match="memory"):
+        sliced.solve(model, "PR", memory=-1)
