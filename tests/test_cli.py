@@ -52,8 +52,8 @@ def test_no_subcommand_is_one_line_and_status_2(capsys):
 def test_help_lists_every_subcommand_and_version_is_printed(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("usage: python -m mrflib {sweep,paper,solve}")
-    for name in ("sweep", "paper", "solve"):
+    assert out.splitlines()[0].startswith("usage: python -m mrflib {sweep,paper,solve,warm-up}")
+    for name in ("sweep", "paper", "solve", "warm-up"):
         assert f"\n  {name} " in out
     assert cli.main(["--version"]) == 0
     assert capsys.readouterr().out == f"mrflib {mrflib.__version__}\n"
