@@ -161,7 +161,7 @@ def plan(model: Any, n: int | None = None) -> Any:
     of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
     ``treewidth``, ``max_table_bytes``, ``total_bytes`` and ``fits``: a model too large
     for the available memory gives its plan with ``fits`` false rather than an error); a
-    :class:`BoltzmannMachine` or an edge list on ``n`` nodes the cached
+    :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the cached
     :class:`~mrflib.inference.junction_tree.JunctionTree` of the Ising fast path.
     """
     if isinstance(model, FactorGraph):

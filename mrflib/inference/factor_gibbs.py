@@ -13,10 +13,11 @@ outside it. The uniform random start (or ``init``) of each chain that has zero w
 replaced by an exact sample of the model where its junction tree fits
 (:func:`mrflib.inference.elimination.sample`; it proves ``Z = 0`` otherwise), else repaired by
 min-conflicts sweeps (:func:`mrflib.inference._factor_gibbs_kernels.repair_sweep`). Evidence clamps
-the observed variables (:meth:`FactorGraph.condition`); they are never updated.
+the observed variables (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`); they are never
+updated.
 
 :func:`estimate_marginals` turns samples into marginals with standard errors by batch
-means over chains (:func:`batch_ids`); :func:`gibbs_marginals` does both, within a time
+means over chains (``batch_ids``); :func:`gibbs_marginals` does both, within a time
 limit if asked. Exact i.i.d. samples of models that fit are :func:`mrflib.inference.exact.sample`.
 """
 

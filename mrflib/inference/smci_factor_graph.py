@@ -22,7 +22,7 @@ states and factors of any arity (the ±1 closed forms of the paper's eq. (14)-(1
 The estimate is unbiased on exact samples, and Theorem 2 orders the asymptotic variances
 (eq. (12)): ``v_T ≥ v(R_0) ≥ v(R_1) ≥ ...`` (plain MC first); :func:`asymptotic_variance`
 computes them by enumeration on small models. Standard errors of an estimate are batch
-means (:func:`mrflib.inference.factor_gibbs.batch_ids`; i.i.d. rows by default).
+means (``factor_gibbs.batch_ids``; i.i.d. rows by default).
 
 The conditional of the sum region is summed per sample: all variables' 1-SMCI terms by one
 numba kernel (:func:`mrflib.inference._factor_gibbs_kernels.conditional_sums`); any other region as
@@ -291,7 +291,8 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     Parameters
     ----------
     model : FactorGraph
-        With evidence applied (:meth:`FactorGraph.condition`) if the samples hold it.
+        With evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`) if the
+        samples hold it.
     samples : array_like of int, shape (M, n)
         States of positive weight (exact samples, or :func:`mrflib.inference.factor_gibbs.gibbs`).
     order : int
@@ -439,8 +440,9 @@ def smci_marginals(
     n_chains: int | None = None, evidence: Mapping | None = None,
     time_limit: float | None = None, rng: Any,
 ) -> dict:
-    """Marginals of a factor graph by k-SMCI on Gibbs samples (:func:`mrflib.inference.factor_gibbs.
-    gibbs`, ``n_chains`` chains), with batch-means standard errors.
+    """Marginals of a factor graph by k-SMCI on Gibbs samples
+    (:func:`mrflib.inference.factor_gibbs.gibbs`, ``n_chains`` chains), with batch-means
+    standard errors.
 
     With ``time_limit`` the sampling takes about half of it (rounds of
     :func:`mrflib.inference.factor_gibbs.gibbs_marginals`' kind), the sums the rest.

@@ -328,7 +328,7 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
     Parameters
     ----------
     model : FactorGraph or BoltzmannMachine
-        The model, evidence applied (:meth:`FactorGraph.condition`).
+        The model, evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`).
     ibound : int, optional
         The most variables in one mini-bucket. ``None``: limited by ``memory`` only.
     max_iter : int

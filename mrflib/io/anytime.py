@@ -66,7 +66,7 @@ MARGIN_SHARE = 0.05
 
 
 class AnswerFile:
-    """The answers written so far: each :meth:`add` rewrites ``out`` atomically with every
+    """The answers written so far: each ``add`` rewrites ``out`` atomically with every
     answer after a ``-BEGIN-`` line (on standard output, ``"-"``, the new block is
     appended and flushed)."""
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["PRECISE_LOG_WEIGHT", "PrecisionWarning"]
+__all__ = ["PRECISE_LOG_WEIGHT", "PrecisionWarning", "magnitude", "warn_if_imprecise"]
 
 #: Exact inference is precise (each log-weight to about ``2^-21``) while the largest
 #: ``|log-weight|`` of the factors add up to at most this.
