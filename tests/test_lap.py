@@ -21,7 +21,7 @@ def _mae(a: BoltzmannMachine, b: BoltzmannMachine) -> float:
 def grid3():
     e = graphs.square_grid(3, 3)
     bm = BoltzmannMachine.random(e, 9, rng=1)
-    data = exact.sample(bm, 20_000, 0)
+    data = exact.sample(bm, 20_000, rng=0)
     return e, bm, data
 
 
