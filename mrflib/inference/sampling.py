@@ -11,10 +11,9 @@ Bipartite graphs of at least 1024 spins (large lattices) are swept in checkerboa
 with integer thresholds instead (:mod:`mrflib.inference._checkerboard`); square grids among them
 take a kernel specialised to the grid (:mod:`mrflib.inference._grid_gibbs`, same bits), and the
 threshold tables are kept with the graph for the last parameters seen, so that repeated
-calls on one model do not rebuild them. Seeded outputs: unchanged (bit for bit) on every
-other graph; on those large bipartite graphs they changed when the checkerboard path came
-in (it draws its own SplitMix64 integers, not the uniforms of the index-order sampler), and
-the same seed has given the same bits since.
+calls on one model do not rebuild them. That path draws its own SplitMix64 integers, not
+the uniforms of the index-order sampler, so its seeded bits differ from the index-order
+sampler's; each path gives the same bits for the same seed.
 
 I.i.d. samples by enumeration, for small ``n``, are :func:`mrflib.inference.exact.sample`.
 """
@@ -32,6 +31,7 @@ from mrflib._support.validation import as_rng, check_positive, check_spins, requ
 from mrflib.inference import _checkerboard
 from mrflib.inference._fields import neighbour_fields
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 
@@ -150,7 +150,7 @@ def sweep_order(bm: BoltzmannMachine) -> np.ndarray:
 
 
 @blas_single_threaded
-def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndarray:
+def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> np.ndarray:
     """Advance each chain (row of ``states``) by ``n_sweeps`` Gibbs sweeps.
 
     This is the chain update of persistent contrastive divergence (Tieleman 2008)
@@ -178,8 +178,21 @@ def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
 
 
 @blas_single_threaded
+def _factor_gibbs(model: FactorGraph, n_samples: int, burn_in: int, n_chains: Any,
+                  init: Any, rng: Any) -> np.ndarray:
+    """:func:`gibbs` of a factor graph: one chain per sample, each recorded once after
+    ``max(burn_in, 1)`` sweeps (the variables in order ``0..n-1``)."""
+    from mrflib.models import lattices
+
+    if n_chains is not None and n_chains != n_samples:
+        raise ValueError("n_chains must be n_samples (one chain per sample) for a "
+                         f"FactorGraph, got {n_chains}")
+    burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
+    return lattices.gibbs(model, n_samples, sweeps=max(burn_in, 1), rng=rng, init=init)
+
+
 def gibbs(
-    bm: BoltzmannMachine,
+    model: BoltzmannMachine | FactorGraph,
     n_samples: int,
     *,
     burn_in: int,
@@ -195,9 +208,13 @@ def gibbs(
     every ``thin`` sweeps until ``n_samples`` are collected. Rows are ordered by
     recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
 
+    A :class:`~mrflib.models.factor_graph.FactorGraph` runs one chain per sample (``thin``
+    is then unused) and returns ``int64`` states, as every sampler answers in its model's
+    own domain.
+
     Parameters
     ----------
-    bm : BoltzmannMachine
+    model : BoltzmannMachine or FactorGraph
     n_samples : int
     burn_in : int
         Sweeps discarded before the first sample (keyword-only: choose it).
@@ -211,9 +228,11 @@ def gibbs(
 
     Returns
     -------
-    ndarray of int8, shape (n_samples, n)
+    ndarray of int8 (int64 for a FactorGraph), shape (n_samples, n)
     """
-    bm = check_model(bm)
+    if isinstance(model, FactorGraph):
+        return _factor_gibbs(model, n_samples, burn_in, n_chains, init, rng)
+    bm = check_model(model, "model")
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
     thin = check_positive(thin, "thin", integer=True)
