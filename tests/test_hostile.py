@@ -841,6 +841,20 @@ CASES += [
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    "models.boltzmann.to_spins": "converts states to spins; bad states in "
+                                 "tests/test_one_library.py",
+    "models.boltzmann.to_states": "converts spins to states; bad spins in "
+                                  "tests/test_one_library.py",
+    "models.factor_graph.flat_strides": "the codec of checked arrays; its validating callers "
+                                        "(exact.states_to_index, fsll.flat_index) are here",
+    "models.factor_graph.flat_index": "the codec of checked arrays; its validating callers "
+                                      "(exact.states_to_index, fsll.flat_index) are here",
+    "models.factor_graph.flat_states": "the codec of checked arrays; its validating callers "
+                                       "(exact.index_to_states, fsll.unflatten) are here",
+    "inference.enumeration.joint_probabilities": "joint_log_table's table normalized; "
+                                                 "exact.probabilities of a factor graph",
+    "repro.timing.best_seconds": "the benchmarks' timer, as median_seconds: "
+                                 "tests/test_timing.py",
     "repro.uai_track.problem_outcomes": "summarizes the UAI 2014 benchmark's CSV rows; a "
                                         "non-frame and missing columns in "
                                         "tests/test_bench_uai_2014.py",
