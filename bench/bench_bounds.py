@@ -35,7 +35,7 @@ def run(quick: bool = False) -> list[dict]:
     rng = np.random.default_rng(0)
 
     def model(N):
-        bm = bounds.sk_model(N, 1.0, rng)
+        bm = bounds.sk_model(N, 1.0, rng=rng)
         return bm, bounds.mean_field(bm)
 
     # --- N = 14, both methods in the same run

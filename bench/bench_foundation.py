@@ -148,7 +148,7 @@ def _gibbs_rows(R, C, chains, sweeps) -> list[dict]:
     if nn < 1024:
         return [_gibbs_row(case, "mrflib (index order, tables)", t_g, t_c, updates, base)]
     models = [BoltzmannMachine.random(bm.graph, nn, rng=seed) for seed in (1, 2, 3)]
-    t_cold = _cold_cpu(models, lambda m: sampling.sweep(m, x0, sweeps, 0))
+    t_cold = _cold_cpu(models, lambda m: sampling.sweep(m, x0, sweeps, rng=0))
     return [
         _gibbs_row(case, "mrflib (square-grid checkerboard, tables kept)", t_g, t_c, updates,
                    f"{base}; repeated calls on one model", target=GIBBS_TARGET),

@@ -89,8 +89,8 @@ def run(quick: bool = False, big_log2: int | None = None) -> list[dict]:
                              f"wall time; {path} xor-mix, which is {sec_t / sec:.1f}x faster"))
     if not quick:
         k = largest_log2() if big_log2 is None else big_log2
-        parents, tables = datasets.bayesian_network(k, 1, k)
-        x = datasets.bn_sample(parents, tables, 1000, 0)
+        parents, tables = datasets.bayesian_network(k, 1, rng=k)
+        x = datasets.bn_sample(parents, tables, 1000, rng=0)
         need = fsll.memory_required((2,) * k)
         sec, cpu, m = _best(lambda: fsll.fit(x, (2,) * k), 1)
         rows.append(_row(

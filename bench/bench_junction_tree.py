@@ -36,15 +36,7 @@ from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 from mrflib._support.validation import available_memory, format_bytes
 from mrflib.inference import junction_tree as jt
 from mrflib.repro import peers
-
-
-def _best(fn, repeats):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from mrflib.repro.timing import best_seconds
 
 
 def lattice(rows: int, cols: int | None = None, seed: int = 0) -> BoltzmannMachine:
@@ -99,7 +91,7 @@ def _marginals(sizes) -> tuple[list[dict], float, tuple[int, float]]:
 
 def _sixteen(growth: float, pg_last: tuple[int, float]) -> dict:
     bm = lattice(16)
-    t, (lz, m, p) = _best(lambda: _fresh_moments(bm), 3)
+    t, (lz, m, p) = best_seconds(lambda: _fresh_moments(bm), 3)
     J0, t0 = pg_last
     extra = t0 * growth ** (16 - J0)
     return dict(benchmark="16x16", case="16x16 lattice: log Z and all moments",
@@ -138,10 +130,10 @@ def _widest(quick: bool) -> dict:
 def _samples(quick: bool) -> dict:
     J, M = (8, 2000) if quick else (16, 20_000)
     bm = lattice(J)
-    exact.sample(bm, 10, 0)
+    exact.sample(bm, 10, rng=0)
     sampling.gibbs(bm, 10, burn_in=0, rng=0)
-    t, _ = _best(lambda: exact.sample(bm, M, 1), 2)
-    tg, _ = _best(lambda: sampling.gibbs(bm, M, burn_in=0, thin=1, rng=1), 2)
+    t, _ = best_seconds(lambda: exact.sample(bm, M, rng=1), 2)
+    tg, _ = best_seconds(lambda: sampling.gibbs(bm, M, burn_in=0, thin=1, rng=1), 2)
     return dict(benchmark="exact samples", case=f"{J}x{J} lattice, {M} samples",
                 method="mrflib exact", seconds=t, baseline="gibbs (1 sweep per sample)",
                 ratio=tg / t, rate=M / t, rate_unit="samples/s",
@@ -151,10 +143,10 @@ def _samples(quick: bool) -> dict:
 def _mle(quick: bool) -> dict:
     J, N = (5, 2000) if quick else (10, 10_000)
     bm = lattice(J)
-    data = exact.sample(bm, N, 2)
+    data = exact.sample(bm, N, rng=2)
     lap.fit_ising(data, bm.edges)  # warm-up: numba cache load excluded
-    t, (_, res) = _best(lambda: exact.fit_mle(data, bm.edges, return_result=True), 1)
-    t_lap, _ = _best(lambda: lap.fit_ising(data, bm.edges), 3)
+    t, (_, res) = best_seconds(lambda: exact.fit_mle(data, bm.edges, return_result=True), 1)
+    t_lap, _ = best_seconds(lambda: lap.fit_ising(data, bm.edges), 3)
     return dict(benchmark="exact MLE", case=f"{J}x{J} lattice, N = {N}", method="mrflib",
                 seconds=t, baseline="LAP fit (approximate)", ratio=t_lap / t,
                 rate=res.nfev / t, rate_unit="gradients/s",

@@ -36,15 +36,7 @@ from mrflib.inference import factor_gibbs
 from mrflib.learning import factor_learning
 from mrflib.models import lattices as factor_models
 from mrflib.repro.peers import junction_tree_moments
-
-
-def _best(fn, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from mrflib.repro.timing import best_seconds
 
 
 def lattice(J: int, N: int = 1000, seed: int = 0):
@@ -62,7 +54,7 @@ def _factor_lap_row(case, truth, N, repeats):
     data = factor_gibbs.gibbs(truth, N, burn_in=20, rng=1)
     learning.fit(data[:50], truth, "lap", l2=1e-6)  # warm-up: numba compilation excluded
     fit = learning.fit(data, truth, "lap")
-    t = _best(lambda: learning.fit(data, truth, "lap"), repeats)
+    t = best_seconds(lambda: learning.fit(data, truth, "lap"), repeats)[0]
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
         ref = factor_learning._lap_reference(data, truth)
@@ -103,12 +95,12 @@ def run(quick: bool = False) -> list[dict]:
     jt = {}
     for J in jt_sizes:
         _, bm, _ = lattice(J, 10)
-        jt[J] = _best(lambda bm=bm: junction_tree_moments(bm), 1 if J >= 6 else 3)
+        jt[J] = best_seconds(lambda bm=bm: junction_tree_moments(bm), 1 if J >= 6 else 3)[0]
     rows = []
     for J in lap_sizes:
         edges, bm, data = lattice(J, N)
         repeats = 1 if J >= 50 else 3
-        t = _best(lambda d=data, e=edges: lap.fit_ising(d, e), repeats)
+        t = best_seconds(lambda d=data, e=edges: lap.fit_ising(d, e)[0], repeats)
         n_cliques = J * J + len(edges)
         row = dict(benchmark="lap", case=f"{J}x{J} Ising lattice, N = {N}", method="lap",
                    seconds=t, rate=n_cliques / t, rate_unit="cliques/s")

@@ -19,39 +19,30 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling
 from mrflib.learning import learners
+from mrflib.repro.timing import best_seconds
 
 PAPER_SECONDS = {"mple": 0.08, "rm": 0.1, "mpf": 0.04, "1-smci": 0.26}
 METHODS = ("mle", "mple", "rm", "mpf", "1-smci")
-
-
-def _best(fn, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _table1(repeats: int) -> list[dict]:
     edges = graphs.square_grid(4, 4)
     rng = np.random.default_rng(0)
     gen = BoltzmannMachine(np.zeros(16), edges, rng.uniform(-0.3, 0.3, len(edges)))
-    data = exact.sample(gen, 2000, rng)
+    data = exact.sample(gen, 2000, rng=rng)
     seconds, steps = {}, {}
     for m in METHODS:
         def one(m=m):
             return learning.fit(data, edges, m, bias=False, record=False, progress=False)
 
         one()  # warm-up: numba compilation and caches excluded
-        seconds[m], f = _best(one, repeats)
+        seconds[m], f = best_seconds(one, repeats)
         steps[m] = f.n_steps
     rows = []
     case = "Table 1: 4x4 grid, N = 2000, eta = 0.2, tol 1e-6"
@@ -82,7 +73,7 @@ def _graphs():
 def _data(edges, n, N, seed):
     gen = BoltzmannMachine.random(edges, n, bias_scale=0.2, coupling_scale=0.3, rng=seed)
     if n <= 16:
-        return exact.sample(gen, N, seed + 1)
+        return exact.sample(gen, N, rng=seed + 1)
     return sampling.gibbs(gen, N, burn_in=200, n_chains=min(N, 500), thin=5, rng=seed + 1)
 
 
@@ -111,8 +102,9 @@ def _versus_sklearn_case(gname, edges, n, N, repeats) -> list[dict]:
     data = _data(edges, n, N, seed=3)
     with threadpool_limits(limits=1, user_api="blas"):  # the peer at its fastest
         sklearn_pseudolikelihood(data, edges, n)  # warm-up (imports)
-        t_sk, _ = _best(lambda: sklearn_pseudolikelihood(data, edges, n), max(1, repeats // 2))
-    t_comp, _ = _best(lambda: learners._Problem(data, edges, n).local("mple"), repeats)
+        t_sk, _ = best_seconds(lambda: sklearn_pseudolikelihood(data, edges, n),
+                               max(1, repeats // 2))
+    t_comp, _ = best_seconds(lambda: learners._Problem(data, edges, n).local("mple"), repeats)
     rows = []
     for m in ("mple", "rm", "mpf", "1-smci"):
         solver = "gradient" if m == "1-smci" else "lbfgs"
@@ -122,7 +114,7 @@ def _versus_sklearn_case(gname, edges, n, N, repeats) -> list[dict]:
                                 progress=False)
 
         one()
-        t, f = _best(one, repeats)
+        t, f = best_seconds(one, repeats)
         rows.append(dict(
             benchmark="learners vs scikit-learn", case=f"{gname}, N = {N}",
             method=m, seconds=t, baseline="scikit-learn LogisticRegression per node",
@@ -157,7 +149,7 @@ def _threads(repeats: int) -> list[dict]:
     rows = []
     for name, (fn, kw) in calls.items():
         t_default, t_one = _interleaved(lambda fn=fn, kw=kw: fn(data, edges, **kw), repeats)
-        t_raw, _ = _best(lambda fn=fn, kw=kw: fn.__wrapped__(data, edges, **kw), 1)
+        t_raw, _ = best_seconds(lambda fn=fn, kw=kw: fn.__wrapped__(data, edges, **kw), 1)
         rows.append(dict(benchmark="thread pools", case="4x4 lattice, N = 20,000",
                          method=name, seconds=t_default, baseline="one BLAS thread",
                          ratio=t_one / t_default, rate=None, rate_unit="",
@@ -177,9 +169,9 @@ def _interleaved(call, repeats):
         for k in (0, 1):
             if k:
                 with threadpool_limits(limits=1, user_api="blas"):
-                    t, _ = _best(call, 1)
+                    t, _ = best_seconds(call, 1)
             else:
-                t, _ = _best(call, 1)
+                t, _ = best_seconds(call, 1)
             best[k] = min(best[k], t)
     return best[0], best[1]
 

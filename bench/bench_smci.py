@@ -1,7 +1,7 @@
 """``smci.moments`` throughput against plain numpy (the SMCI/GSMCI chapter's estimators).
 
 For each method ("mci", "1-smci", "s2-smci", "2-smci") the numba path of
-:func:`mrflib.inference.smci.moments` is timed against :func:`mrflib.inference.smci.moments_numpy`,
+:func:`mrflib.inference.smci.moments` is timed against :func:`mrflib.inference.smci._moments_numpy`,
 a plain numpy implementation of the same formulas (eq. 14-17 and 22-26 of the GSMCI paper,
 vectorized over samples), in the same run. Cases: the 1-SMCI learning workload (4x4 grid,
 N = 2000 data points), the 4x5 grid and a random graph (n = 20, p = 0.2) of Figure 5 with
@@ -61,8 +61,8 @@ def run(quick: bool = False) -> list[dict]:
                 base_name = "numpy enumeration of R_1(T)"
                 base = best_time(_numpy_region_moments, bm, s, repeat=1 if quick else 2)
             else:
-                base_name = "smci.moments_numpy"
-                base = best_time(smci.moments_numpy, bm, s, method, repeat=repeat)
+                base_name = "smci._moments_numpy"
+                base = best_time(smci._moments_numpy, bm, s, method, repeat=repeat)
             rows.append({
                 "benchmark": "smci.moments", "case": case, "method": method,
                 "seconds": ours, "baseline": base_name, "ratio": base / ours,

@@ -51,14 +51,14 @@ def plan_graphs() -> dict[str, tuple[np.ndarray, int]]:
     for n, p in ((10, 0.2), (10, 0.5), (20, 0.1), (20, 0.3), (30, 0.15), (40, 0.08),
                  (60, 0.05), (100, 0.03), (150, 0.02), (16, 0.7)):
         for seed in range(3):
-            g[f"random {n} p={p} seed {seed}"] = graphs.random_graph(n, p, seed), n
+            g[f"random {n} p={p} seed {seed}"] = graphs.random_graph(n, p, rng=seed), n
     g["disjoint grids 3x3 + 4x4"] = _disjoint((graphs.square_grid(3, 3), 9),
                                               (graphs.square_grid(4, 4), 16))
     g["disjoint path + K5 + isolated"] = _disjoint((_path(6), 6), (graphs.complete(5), 5),
                                                    (np.empty((0, 2)), 3))
     g["isolated nodes"] = np.empty((0, 2), dtype=np.int64), 7
-    g["disjoint random"] = _disjoint((graphs.random_graph(25, 0.1, 7), 25),
-                                     (graphs.random_graph(25, 0.2, 8), 25))
+    g["disjoint random"] = _disjoint((graphs.random_graph(25, 0.1, rng=7), 25),
+                                     (graphs.random_graph(25, 0.2, rng=8), 25))
     return g
 
 

@@ -194,7 +194,7 @@ def brute_force_dh_moments(bm, m, order):
 
 def test_enumerate_matches_brute_force_for_any_m():
     rng = np.random.default_rng(0)
-    bm = sk_model(7, 0.8, rng)
+    bm = sk_model(7, 0.8, rng=rng)
     m = rng.uniform(-0.9, 0.9, 7)  # not a mean-field solution
     np.testing.assert_allclose(bounds.delta_h_moments(bm, m, 7, "enumerate"),
                                brute_force_dh_moments(bm, m, 7), rtol=1e-10, atol=1e-13)
@@ -208,7 +208,7 @@ def assert_moments_close(a, b, rtol=1e-10):
 @pytest.mark.parametrize("N", range(6, 13))
 def test_graphs_equal_enumerate_sk(N):
     # every order up to 9 at once: the moments 0..9 of one call
-    bm = sk_model(N, 0.3 + 0.1 * N, 100 + N)
+    bm = sk_model(N, 0.3 + 0.1 * N, rng=100 + N)
     m = bounds.mean_field(bm)
     a = bounds.delta_h_moments(bm, m, 9, "graphs")
     b = bounds.delta_h_moments(bm, m, 9, "enumerate")
@@ -221,7 +221,7 @@ def test_graphs_equal_enumerate_sparse_and_zero_field():
     m = bounds.mean_field(bm)
     assert_moments_close(bounds.delta_h_moments(bm, m, 8, "graphs"),
                          bounds.delta_h_moments(bm, m, 8, "enumerate"))
-    bm0 = BoltzmannMachine(np.zeros(8), graphs.complete(8), sk_model(8, 1.5, 4).coupling)
+    bm0 = BoltzmannMachine(np.zeros(8), graphs.complete(8), sk_model(8, 1.5, rng=4).coupling)
     z = bounds.mean_field(bm0, solution="zero")
     assert_moments_close(bounds.delta_h_moments(bm0, z, 9, "graphs"),
                          bounds.delta_h_moments(bm0, z, 9, "enumerate"))
@@ -234,12 +234,12 @@ def test_bound_below_log_z_and_monotone_on_random_networks():
     for trial in range(120):
         N = int(rng.integers(3, 11))
         if trial % 3 == 0:
-            E = graphs.random_graph(N, 0.5, rng)
+            E = graphs.random_graph(N, 0.5, rng=rng)
             if len(E) == 0:
                 continue
             bm = BoltzmannMachine(rng.normal(0, 0.5, N), E, rng.normal(0, 1.0, len(E)))
         else:
-            bm = sk_model(N, rng.uniform(0.1, 2.5), rng)
+            bm = sk_model(N, rng.uniform(0.1, 2.5), rng=rng)
         logz = exact.log_partition(bm)
         lb = bounds.log_partition_lower_bounds(bm, orders, method="enumerate")
         assert np.all(lb <= logz + 1e-10), (trial, lb, logz)
@@ -248,7 +248,7 @@ def test_bound_below_log_z_and_monotone_on_random_networks():
 
 
 def test_log_partition_lower_bound_graph_method_and_any_m():
-    bm = sk_model(10, 1.0, 7)
+    bm = sk_model(10, 1.0, rng=7)
     logz = exact.log_partition(bm)
     g = bounds.log_partition_lower_bound(bm, 9, method="graphs")
     e = bounds.log_partition_lower_bound(bm, 9, method="enumerate")
@@ -260,7 +260,7 @@ def test_log_partition_lower_bound_graph_method_and_any_m():
 
 
 def test_pair_correlation_estimates():
-    bm = sk_model(8, 0.4, 3)
+    bm = sk_model(8, 0.4, rng=3)
     exact_corr = exact.moments(bm)[1][0]
     est = bounds.pair_correlation_estimates(bm, [1, 9], edge=0, method="enumerate")
     m = bounds.mean_field(bm)
@@ -270,7 +270,7 @@ def test_pair_correlation_estimates():
 
 # ----------------------------------------------------------------- mean field
 def test_mean_field_fixed_point_and_kernel_reference():
-    bm = sk_model(12, 1.5, 9)
+    bm = sk_model(12, 1.5, rng=9)
     m = bounds.mean_field(bm)
     assert bounds.mean_field_residual(bm, m) < 1e-12
     # kernel vs plain loop
@@ -294,12 +294,12 @@ def test_zero_solution():
     bm0 = BoltzmannMachine(np.zeros(6), graphs.complete(6), np.full(15, 0.1))
     assert np.all(bounds.mean_field(bm0, solution="zero") == 0)
     with pytest.raises(ValueError, match="threshold"):
-        bounds.mean_field(sk_model(6, 1.0, 0), solution="zero")
+        bounds.mean_field(sk_model(6, 1.0, rng=0), solution="zero")
 
 
 # ----------------------------------------------------------------- validation
 def test_bad_input():
-    bm = sk_model(6, 1.0, 0)
+    bm = sk_model(6, 1.0, rng=0)
     with pytest.raises(ValueError, match="K must be even"):
         bounds.coefficients(3, [0, 0])
     with pytest.raises(ValueError, match="mu must have"):
@@ -355,7 +355,7 @@ def _damage(path, how):
 def test_damaged_partition_graph_cache_is_regenerated(tmp_path, monkeypatch, how):
     monkeypatch.setenv("MRFLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
-    bm = sk_model(9, 1.0, 3)
+    bm = sk_model(9, 1.0, rng=3)
     m = bounds.mean_field(bm)
     good = bounds.delta_h_moments(bm, m, 6, "graphs")
     path = bounds.partition_graph_cache_path()
@@ -379,7 +379,7 @@ def test_damaged_partition_graph_cache_is_regenerated(tmp_path, monkeypatch, how
 def test_high_order_bound_is_finite_and_below_log_z(sigma_w):
     # order 161: <dH^n> and the coefficients leave the float range (the plain float path
     # overflowed before); the multiple-precision path gives a finite valid bound
-    bm = sk_model(8, sigma_w, 5)
+    bm = sk_model(8, sigma_w, rng=5)
     logz = exact.log_partition(bm)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -402,7 +402,7 @@ def test_sk_errors_table():
     again = bounds_trials.sk_errors(8, 1.0, 2, [1, 3], 0, solution=("best", "zero"), theta_sd=0.0)
     assert df.equals(again)  # same seed, same numbers
     with pytest.raises(ValueError, match="N must"):
-        bounds.sk_model(0, 1.0, 0)
+        bounds.sk_model(0, 1.0, rng=0)
 
 
 def test_coefficients_and_moment_bound_at_high_order():

@@ -17,17 +17,17 @@ def bn37():
 
 def test_bayesian_network_structure():
     for max_parents, n_edges in ((2, 37), (3, 54)):
-        parents, tables = datasets.bayesian_network(20, max_parents, 0)
+        parents, tables = datasets.bayesian_network(20, max_parents, rng=0)
         assert sum(len(p) for p in parents) == n_edges
         for i, (par, q) in enumerate(zip(parents, tables)):
             assert len(par) == min(i, max_parents)
             assert np.all(par < i) and len(set(par.tolist())) == len(par)
             assert q.shape == (2 ** len(par),) and np.all((q > 0) & (q < 1))
-    assert [len(p) for p in datasets.bayesian_network(20, 3, 0)[0][:4]] == [0, 1, 2, 3]
+    assert [len(p) for p in datasets.bayesian_network(20, 3, rng=0)[0][:4]] == [0, 1, 2, 3]
 
 
 def test_bn_probabilities_brute_force():
-    parents, tables = datasets.bayesian_network(5, 2, 3)
+    parents, tables = datasets.bayesian_network(5, 2, rng=3)
     p = datasets.bn_probabilities(parents, tables)
     for x in itertools.product((0, 1), repeat=5):
         ref = 1.0
@@ -56,7 +56,7 @@ def test_load_sizes_determinism_and_shared_truth(bn37):
 
 def test_samples_follow_p_star():
     p = np.array([0.1, 0.2, 0.3, 0.4])
-    idx = datasets.sample_table(p, 200_000, 0)
+    idx = datasets.sample_table(p, 200_000, rng=0)
     freq = np.bincount(idx, minlength=4) / idx.size
     np.testing.assert_allclose(freq, p, atol=5e-3)
     ds = datasets.load("BN20-54S", n_samples=20_000)
@@ -83,9 +83,9 @@ def test_ising5x4_true_distribution():
 
 
 def test_bn_sample_matches_table():
-    parents, tables = datasets.bayesian_network(4, 2, 1)
+    parents, tables = datasets.bayesian_network(4, 2, rng=1)
     p = datasets.bn_probabilities(parents, tables)
-    x = datasets.bn_sample(parents, tables, 200_000, 0)
+    x = datasets.bn_sample(parents, tables, 200_000, rng=0)
     idx = fsll.flat_index(x, (2,) * 4)
     np.testing.assert_allclose(np.bincount(idx, minlength=16) / idx.size, p, atol=5e-3)
 
@@ -141,7 +141,7 @@ def test_expert_sampler_matches_joint_chi_square(asia):
 
     p = asia.joint()
     N = 200_000
-    x = asia.sample(N, 7)
+    x = asia.sample(N, rng=7)
     assert x.dtype == np.int8 and x.shape == (N, 8)
     counts = np.bincount(fsll.flat_index(x, asia.cardinalities), minlength=p.size)
     # pool the states with small expectation into one cell
@@ -149,7 +149,7 @@ def test_expert_sampler_matches_joint_chi_square(asia):
     obs = np.append(counts[big], counts[~big].sum())
     exp = np.append(p[big] * N, p[~big].sum() * N)
     assert stats.chisquare(obs, exp).pvalue > 1e-3
-    assert np.array_equal(asia.sample(50, 3), asia.sample(50, 3))
+    assert np.array_equal(asia.sample(50, rng=3), asia.sample(50, rng=3))
 
 
 def test_ancestral_subset_marginal_equals_pgmpy_variable_elimination():

@@ -115,7 +115,7 @@ def test_bayes_net_without_evidence_is_trivial():
 def test_log_likelihood_equals_enumeration():
     rng = np.random.default_rng(3)
     model = random_model(rng, zeros=0.0)
-    data = fe.sample(model, 50, 0)
+    data = fe.sample(model, 50, rng=0)
     ref = np.mean(model.log_weight(data)) - fe.log_partition(model)
     for method in ("enumerate", "junction-tree", "auto"):
         assert abs(exact.log_likelihood(model, data, method=method) - ref) < TOL
@@ -139,7 +139,7 @@ def test_exact_samples_match_enumeration_chi_square(make):
     lw = fe.joint_log_table(model)
     p = np.exp(lw - fe.log_partition(model)).ravel()
     M = 40_000
-    x = exact.sample(model, M, 7, method="junction-tree")
+    x = exact.sample(model, M, rng=7, method="junction-tree")
     assert x.dtype == np.int64 and x.shape == (M, model.n)
     assert np.all(np.isfinite(model.log_weight(x)))
     idx = np.ravel_multi_index(x.T, lw.shape)
@@ -150,7 +150,7 @@ def test_exact_samples_match_enumeration_chi_square(make):
     observed = counts[keep]
     stat = ((observed - expected) ** 2 / expected).sum()
     assert scipy_stats.chi2.sf(stat, keep.sum() - 1) > 1e-4
-    np.testing.assert_array_equal(x, exact.sample(model, M, 7, method="junction-tree"))
+    np.testing.assert_array_equal(x, exact.sample(model, M, rng=7, method="junction-tree"))
 
 
 def test_boltzmann_machine_through_factor_graph_equals_fast_path():
@@ -217,7 +217,7 @@ def test_zero_evidence_warns_and_refuses():
             with pytest.raises(ValueError, match="Z = 0"):
                 f(model, method=method)
         with pytest.raises(ValueError, match="Z = 0"):
-            exact.sample(model, 3, 0, method=method)
+            exact.sample(model, 3, rng=0, method=method)
 
 
 def test_huge_treewidth_is_refused_before_allocation():
@@ -267,9 +267,9 @@ def test_boundary_validation():
     with pytest.raises(ValueError, match="method"):
         exact.log_partition(model, method="magic")
     with pytest.raises(ValueError, match="n_samples"):
-        exact.sample(model, 0, 0)
+        exact.sample(model, 0, rng=0)
     with pytest.raises(ValueError, match="rng"):
-        exact.sample(model, 3, None)
+        exact.sample(model, 3, rng=None)
     with pytest.raises(ValueError, match="data"):
         exact.log_likelihood(model, np.zeros((2, model.n + 1), dtype=int))
     with pytest.raises(TypeError, match="model"):

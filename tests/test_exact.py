@@ -27,7 +27,7 @@ def test_against_brute_force(fixture, request):
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 9), seed=st.integers(0, 10**6), scale=st.floats(0.0, 3.0))
 def test_property_random_models(n, seed, scale):
-    e = graphs.random_graph(n, 0.5, seed) if n > 1 else np.zeros((0, 2), np.int64)
+    e = graphs.random_graph(n, 0.5, rng=seed) if n > 1 else np.zeros((0, 2), np.int64)
     bm = BoltzmannMachine.random(e, n, bias_scale=scale, coupling_scale=scale, rng=seed)
     X, p, logz, mean, C = brute_force(bm)
     assert exact.log_partition(bm) == pytest.approx(logz, rel=1e-12, abs=1e-12)
@@ -49,7 +49,7 @@ def test_state_index_roundtrip():
 
 
 def test_sufficient_statistics_and_empirical(grid_bm):
-    data = exact.sample(grid_bm, 500, 0)
+    data = exact.sample(grid_bm, 500, rng=0)
     m, pair = exact.sufficient_statistics(data, grid_bm.edges)
     assert np.allclose(m, data.mean(0))
     e = grid_bm.edges
@@ -60,10 +60,10 @@ def test_sufficient_statistics_and_empirical(grid_bm):
 
 
 def test_kl_divergences(grid_bm):
-    data = exact.sample(grid_bm, 2000, 1)
+    data = exact.sample(grid_bm, 2000, rng=1)
     p_d = exact.empirical_distribution(data)
     p_m = exact.probabilities(grid_bm)
-    assert exact.kl_data_model(data, grid_bm) == pytest.approx(exact.kl_divergence(p_d, p_m),
+    assert exact.kl_data_model(grid_bm, data) == pytest.approx(exact.kl_divergence(p_d, p_m),
                                                                abs=1e-10)
     other = grid_bm.with_params(grid_bm.params * 0.5)
     assert exact.kl_model(grid_bm, other) == pytest.approx(
@@ -75,8 +75,8 @@ def test_kl_divergences(grid_bm):
 
 
 def test_exact_sampling_is_reproducible_and_correct(grid_bm):
-    a = exact.sample(grid_bm, 20000, 5)
-    assert np.array_equal(a, exact.sample(grid_bm, 20000, 5))
+    a = exact.sample(grid_bm, 20000, rng=5)
+    assert np.array_equal(a, exact.sample(grid_bm, 20000, rng=5))
     m, _ = exact.moments(grid_bm)
     assert np.abs(a.mean(0) - m).max() < 4 / np.sqrt(20000) * 2
 
@@ -84,7 +84,7 @@ def test_exact_sampling_is_reproducible_and_correct(grid_bm):
 def test_fit_mle_matches_independent_scipy(grid_bm):
     import scipy.optimize
 
-    data = exact.sample(grid_bm, 3000, 2)
+    data = exact.sample(grid_bm, 3000, rng=2)
     fit = exact.fit_mle(data, grid_bm.edges)
     # first-order optimality: model moments equal data moments
     m_d, p_d = exact.sufficient_statistics(data, grid_bm.edges)
@@ -105,7 +105,7 @@ def test_fit_mle_matches_independent_scipy(grid_bm):
 
 
 def test_fit_mle_without_bias(grid_bm):
-    data = exact.sample(grid_bm, 2000, 3)
+    data = exact.sample(grid_bm, 2000, rng=3)
     fit = exact.fit_mle(data, grid_bm.edges, bias=False)
     assert np.all(fit.bias == 0)
     _, p_d = exact.sufficient_statistics(data, grid_bm.edges)
@@ -122,7 +122,7 @@ def test_refuses_too_large_before_allocating():
 
 
 def test_bad_input(grid_bm):
-    with pytest.raises(TypeError, match="bm must be a BoltzmannMachine"):
+    with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
         exact.moments("model")
     with pytest.raises(ValueError, match="data must contain only spins"):
         exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)
@@ -134,9 +134,9 @@ def test_auto_enumerates_up_to_20_spins_bit_identically(grid_bm):
     assert exact.log_partition(grid_bm) == exact.log_partition(grid_bm, method="enumerate")
     for u, v in zip(exact.moments(grid_bm), exact.moments(grid_bm, method="enumerate")):
         assert np.array_equal(u, v)
-    assert np.array_equal(exact.sample(grid_bm, 100, 3),
-                          exact.sample(grid_bm, 100, 3, method="enumerate"))
-    data = exact.sample(grid_bm, 500, 1)
+    assert np.array_equal(exact.sample(grid_bm, 100, rng=3),
+                          exact.sample(grid_bm, 100, rng=3, method="enumerate"))
+    data = exact.sample(grid_bm, 500, rng=1)
     assert np.array_equal(exact.fit_mle(data, grid_bm.edges).params,
                           exact.fit_mle(data, grid_bm.edges, method="enumerate").params)
     with pytest.raises(ValueError, match="method must be one of"):
@@ -151,7 +151,7 @@ def test_auto_uses_the_junction_tree_beyond_20_spins():
 
 
 def test_fit_mle_junction_tree_equals_enumeration(grid_bm):
-    data = exact.sample(grid_bm, 2000, 4)
+    data = exact.sample(grid_bm, 2000, rng=4)
     a = exact.fit_mle(data, grid_bm.edges, method="enumerate")
     b = exact.fit_mle(data, grid_bm.edges, method="junction-tree")
     assert np.abs(a.params - b.params).max() < 1e-6
@@ -159,7 +159,7 @@ def test_fit_mle_junction_tree_equals_enumeration(grid_bm):
 
 def test_fit_mle_beyond_enumeration_matches_moments():
     bm = BoltzmannMachine.random(graphs.square_grid(6, 6), 36, rng=3)
-    data = exact.sample(bm, 4000, 5)
+    data = exact.sample(bm, 4000, rng=5)
     fit, res = exact.fit_mle(data, bm.edges, return_result=True)
     m_d, p_d = exact.sufficient_statistics(data, bm.edges)
     m_f, p_f = exact.moments(fit)
@@ -169,7 +169,7 @@ def test_fit_mle_beyond_enumeration_matches_moments():
 
 @pytest.mark.parametrize("f", [
     lambda d, bm: exact.fit_mle(d, bm.edges, n=9),
-    lambda d, bm: exact.kl_data_model(d, bm),
+    lambda d, bm: exact.kl_data_model(bm, d),
     lambda d, bm: exact.log_likelihood(bm, d),
     lambda d, bm: exact.empirical_distribution(d, 9),
     lambda d, bm: exact.sufficient_statistics(d, bm.edges, 9),
@@ -185,7 +185,7 @@ def test_zero_samples_are_refused(f, grid_bm):
     ("opposite", r"\(0, 3\)\] always opposite"),
 ])
 def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
-    data = exact.sample(grid_bm, 300, 6).copy()
+    data = exact.sample(grid_bm, 300, rng=6).copy()
     if case == "constant":
         data[:, 2] = 1
     elif case == "equal":
@@ -202,7 +202,7 @@ def test_fit_mle_warns_when_an_edge_misses_one_joint_state(grid_bm):
     """Neither spin constant, the pair neither always equal nor always opposite, but the
     state (+1, +1) of edge (0, 1) never seen: with biases the MLE does not exist (that
     state's probability is positive under every finite θ); without biases it does."""
-    data = exact.sample(grid_bm, 300, 6).copy()
+    data = exact.sample(grid_bm, 300, rng=6).copy()
     both = (data[:, 0] == 1) & (data[:, 1] == 1)
     data[both, 1] = -1
     assert len({tuple(r) for r in data[:, :2]}) == 3
@@ -243,22 +243,22 @@ def test_factor_graph_auto_method_enumerates_small_state_spaces():
                                                     rng.normal(size=(4, 2))])
     x, lw = exact.map_assignment(fg)
     assert x.dtype == np.int64 and abs(fg.log_weight(x) - lw) < 1e-12
-    s = exact.sample(fg, 5, 0)
+    s = exact.sample(fg, 5, rng=0)
     assert s.shape == (5, 3) and s.dtype == np.int64
-    np.testing.assert_array_equal(s, exact.sample(fg, 5, 0, method="enumerate"))
+    np.testing.assert_array_equal(s, exact.sample(fg, 5, rng=0, method="enumerate"))
     p = exact.plan(fg)
     assert p.treewidth == 1 and p.max_table_bytes == 8 * 12
-    data = exact.sample(fg, 20, 1)
+    data = exact.sample(fg, 20, rng=1)
     assert abs(exact.log_likelihood(fg, data)
                - exact.log_likelihood(fg, data, method="junction-tree")) < 1e-12
 
 
 @pytest.mark.parametrize("s", [1e4, 1e6, 1e12, 1e15])
 def test_factor_graph_marginals_sum_to_one_at_huge_log_weights(s):
-    """Log-weights ``[[s, s], [s, s - 1]]`` (exact floats): ``exp(lw - log Z)`` lost
-    ``log Z``'s last bits, so the marginals summed to 1.00005 at ``s = 1e12`` and to 2 at
-    ``1e17``; they are now divided by their sum past ``|log Z| = 2^10`` (the enumeration
-    is then exact: ``lw - max`` is), and ordinary models keep their bits."""
+    """Log-weights ``[[s, s], [s, s - 1]]`` (exact floats): ``exp(lw - log Z)`` loses
+    ``log Z``'s last bits (marginals summing to 1.00005 at ``s = 1e12``, to 2 at ``1e17``),
+    so past ``|log Z| = 2^10`` they are divided by their sum (the enumeration is then
+    exact: ``lw - max`` is), and ordinary models keep their bits."""
     from mrflib import FactorGraph
     from mrflib.inference._factor_ops import RENORMALIZE_LOG_Z
 
@@ -288,8 +288,8 @@ def test_factor_graph_marginals_sum_to_one_at_huge_log_weights(s):
 @pytest.mark.parametrize("s", [1e12, 1e15, 1.25e157])
 def test_junction_tree_marginals_sum_to_one_when_huge_log_weights_cancel(s):
     """Messages of magnitude ``s`` cancelled by a unary ``-s`` (log Z = log 5): the root's
-    small ``|log Z|`` did not ask for renormalization, and the marginals summed to 1.00006
-    at ``s = 1e12`` and to 5 at ``1.25e157``; the scale is now also the tables' own."""
+    small ``|log Z|`` does not ask for renormalization (the marginals would sum to 1.00006
+    at ``s = 1e12`` and to 5 at ``1.25e157``), so the scale is also the tables' own."""
     from mrflib import FactorGraph
 
     t = np.array([[s, s, 0.0], [s, 0.0, -np.inf], [-s, s, s]])
@@ -321,7 +321,7 @@ def test_log_weights_beyond_the_precision_limit_warn():
              lambda m, e: exact.factor_marginals(m, method=e),
              lambda m, e: exact.map_assignment(m, method=e),
              lambda m, e: exact.log_partition(m, method=e),
-             lambda m, e: exact.sample(m, 3, 0, method=e)]
+             lambda m, e: exact.sample(m, 3, rng=0, method=e)]
     for engine in ("enumerate", "junction-tree"):
         for call in calls:
             for model in (unary(1e16), chain(1e16), unary(1e15)):

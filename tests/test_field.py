@@ -78,7 +78,7 @@ def test_image_log_likelihoods_match_enumeration_and_bootstrap():
 
     e = graphs.king_grid(3, 3)
     bm = BoltzmannMachine.random(e, 9, rng=3)
-    x = exact.sample(bm, 50, 1)
+    x = exact.sample(bm, 50, rng=1)
     lp = np.log(exact.probabilities(bm))[exact.states_to_index(x)]
     np.testing.assert_allclose(ft.image_log_likelihoods(bm, x), lp, atol=1e-10)
     m, lo, hi = ft.bootstrap_mean(lp, 0, n_boot=500)
@@ -90,7 +90,7 @@ def test_nodewise_logistic_close_to_mple_and_verdicts():
     from mrflib.repro import field_test as ft
 
     e = graphs.square_grid(3, 3)
-    x = exact.sample(BoltzmannMachine.random(e, 9, rng=5), 3000, 2)
+    x = exact.sample(BoltzmannMachine.random(e, 9, rng=5), 3000, rng=2)
     lr, _ = ft.nodewise_logistic(x, e)
     mple, _, _ = ft.fit_learner(x, e, "mple")
     agree = ft.coupling_agreement(lr, mple)

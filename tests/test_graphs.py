@@ -36,13 +36,13 @@ def test_cubic_and_chimera_degrees():
 
 
 def test_random_graph_reproducible_and_density():
-    a = graphs.random_graph(40, 0.3, 7)
-    b = graphs.random_graph(40, 0.3, 7)
+    a = graphs.random_graph(40, 0.3, rng=7)
+    b = graphs.random_graph(40, 0.3, rng=7)
     assert np.array_equal(a, b)
     assert abs(len(a) / (40 * 39 / 2) - 0.3) < 0.05
-    assert len(graphs.random_graph(10, 0.0, 1)) == 0
+    assert len(graphs.random_graph(10, 0.0, rng=1)) == 0
     with pytest.raises(ValueError, match="p must be"):
-        graphs.random_graph(10, 1.5, 1)
+        graphs.random_graph(10, 1.5, rng=1)
 
 
 def test_neighbourhood_regions_figure3():
@@ -56,7 +56,7 @@ def test_neighbourhood_regions_figure3():
 
 
 def test_regions_match_networkx_distances():
-    e = graphs.random_graph(15, 0.25, 3)
+    e = graphs.random_graph(15, 0.25, rng=3)
     g = graphs.to_networkx(e, 15)
     dist = nx.single_source_shortest_path_length(g, 4)
     for k in range(4):
@@ -105,7 +105,7 @@ def test_graph_validated_once_immutable_cached():
 def test_graph_regions_match_breadth_first_search():
     import networkx as nx
 
-    e = graphs.random_graph(30, 0.08, 3)
+    e = graphs.random_graph(30, 0.08, rng=3)
     g = graphs.Graph(30, e)
     dist = nx.single_source_shortest_path_length(graphs.to_networkx(g), 7)
     for k in range(4):

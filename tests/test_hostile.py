@@ -234,22 +234,22 @@ CASES = [
     ("model.random", BoltzmannMachine.random, dict(edges=EDGES, n=N, rng=0),
      dict(n=COUNT_BAD, bias_scale=FLOAT_BAD + [-1.0], coupling_scale=FLOAT_BAD + [-1.0],
           rng=RNG_BAD, edges=EDGES_BAD)),
-    ("exact.log_likelihood", exact.log_likelihood, dict(bm=BM, data=DATA),
+    ("exact.log_likelihood", exact.log_likelihood, dict(model=BM, data=DATA),
      dict(data=SPINS_BAD)),
-    ("exact.sample", exact.sample, dict(bm=BM, n_samples=3, rng=0),
+    ("exact.sample", exact.sample, dict(model=BM, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
     ("exact.empirical_distribution", exact.empirical_distribution, dict(data=DATA),
      dict(data=SPINS_BAD)),
     ("exact.fit_mle", exact.fit_mle, dict(data=DATA, edges=EDGES),
      dict(data=SPINS_BAD, edges=EDGES_BAD)),
-    ("sampling.gibbs", sampling.gibbs, dict(bm=BM, n_samples=4, burn_in=2, rng=0),
+    ("sampling.gibbs", sampling.gibbs, dict(model=BM, n_samples=4, burn_in=2, rng=0),
      dict(n_samples=COUNT_BAD, burn_in=[-1, 1.5, None, math.nan, "2"],
           thin=COUNT_BAD, n_chains=COUNT_BAD, rng=RNG_BAD, init=SPINS_BAD)),
     ("sampling.sweep", sampling.sweep, dict(bm=BM, states=DATA[:3], n_sweeps=1, rng=0),
      dict(states=SPINS_BAD, n_sweeps=[-1, 1.5, None, math.nan], rng=RNG_BAD)),
-    ("smci.moments", smci.moments, dict(bm=BM, samples=DATA, method="1-smci"),
+    ("smci.moments", smci.moments, dict(model=BM, samples=DATA, method="1-smci"),
      dict(samples=SPINS_BAD, method=["", "k-smci", None, 3, "MCI"])),
-    ("smci.moments_numpy", smci.moments_numpy, dict(bm=BM, samples=DATA, method="s2-smci"),
+    ("smci._moments_numpy", smci._moments_numpy, dict(bm=BM, samples=DATA, method="s2-smci"),
      dict(samples=SPINS_BAD, method=["", None, 3])),
     ("smci.gsmci", smci.gsmci, dict(bm=BM, samples=DATA, target=[0, 1], region=[0, 1, 2]),
      dict(samples=SPINS_BAD, target=NODES_BAD + [[]], region=NODES_BAD + [[3], None])),
@@ -267,8 +267,8 @@ CASES = [
     ("learning.mpf_log_flow", learning.mpf_log_flow, dict(bm=BM, data=DATA),
      dict(data=SPINS_BAD + [DEGENERATE, DATA[:1]],
           bm=[None, 3, BoltzmannMachine(np.full(N, -1e3), EDGES, np.full(len(EDGES), 1e5))])),
-    ("learning.fit", learning.fit, dict(data=DATA, edges=EDGES, method="mple", max_steps=3),
-     dict(data=SPINS_BAD, edges=EDGES_BAD, method=["", None, "MPLE", 3],
+    ("learning.fit", learning.fit, dict(data=DATA, structure=EDGES, method="mple", max_steps=3),
+     dict(data=SPINS_BAD, structure=EDGES_BAD, method=["", None, "MPLE", 3],
           learning_rate=FLOAT_BAD + [-0.1, 0.0], max_steps=[-1, 1.5, None, math.nan],
           tol=FLOAT_BAD + [-1.0])),
     ("fsll.dual", fsll.dual, dict(p=np.full(4, 0.25), cardinalities=[2, 2]),
@@ -384,8 +384,8 @@ CASES += [
     ("exact.states", exact.states, dict(n=3), dict(n=[-1, 1.5, None, math.nan, 80, 2**70])),
     ("exact.sufficient_statistics", exact.sufficient_statistics, dict(data=DATA, edges=EDGES),
      dict(data=SPINS_BAD, edges=EDGES_BAD, n=[0, -1, 1.5, N + 1])),
-    ("exact.kl_data_model", exact.kl_data_model, dict(data=DATA, bm=BM),
-     dict(data=SPINS_BAD, bm=[None, 3, "bm"])),
+    ("exact.kl_data_model", exact.kl_data_model, dict(model=BM, data=DATA),
+     dict(data=SPINS_BAD, model=[None, 3, "model"])),
     ("exact.plan", exact.plan, dict(model=EDGES, n=N),
      dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
     ("junction_tree.plan", junction_tree.plan, dict(bm_or_edges=EDGES, n=N),
@@ -404,7 +404,7 @@ CASES += [
     *[(f"factor_learning.{fn.__name__}", fn, dict(model=FG, data=STATES),
        dict(model=MODEL_BAD, data=STATES_BAD))
       for fn in (factor_learning.pseudo_log_likelihood,
-                 factor_learning.pseudo_log_likelihood_numpy)],
+                 factor_learning._pseudo_log_likelihood_numpy)],
     ("factor_learning.data_factor_marginals", factor_learning.data_factor_marginals,
      dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
     ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3),
@@ -848,19 +848,33 @@ CASES += [
                   np.zeros((1, 1, 2), int), [[np.nan, 0]], [["0", "1"]],
                   np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]], [[-1e300, 0]]])),
     ("exact.log_likelihood[FactorGraph]", exact.log_likelihood,
-     dict(bm=SMALL_FG, data=SMALL_STATES),
+     dict(model=SMALL_FG, data=SMALL_STATES),
      dict(data=[[[2, 0]], [[-1, 0]], [[0, 1, 2]], [[0.5, 1]], np.zeros((0, 2), int), None,
                 [[True, False]], np.array([[2**64 - 1, 0]], np.uint64), [[1e300, 0]]],
           method=["", None, "AUTO", 3])),
-    ("exact.sample[FactorGraph]", exact.sample, dict(bm=SMALL_FG, n_samples=3, rng=0),
+    ("exact.sample[FactorGraph]", exact.sample, dict(model=SMALL_FG, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD, method=["", None, "junction tree"])),
     *[(f"exact.{f}[FactorGraph]", getattr(exact, f), {first: SMALL_FG},
        dict(method=["", None, "AUTO", 3]))
-      for f, first in (("log_partition", "bm"), ("marginals", "model"),
+      for f, first in (("log_partition", "model"), ("marginals", "model"),
                        ("factor_marginals", "model"), ("map_assignment", "model"))],
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
 EXEMPT = {
+    "models.boltzmann.to_spins": "converts states to spins; bad states in "
+                                 "tests/test_one_library.py",
+    "models.boltzmann.to_states": "converts spins to states; bad spins in "
+                                  "tests/test_one_library.py",
+    "models.factor_graph.flat_strides": "the codec of checked arrays; its validating callers "
+                                        "(exact.states_to_index, fsll.flat_index) are here",
+    "models.factor_graph.flat_index": "the codec of checked arrays; its validating callers "
+                                      "(exact.states_to_index, fsll.flat_index) are here",
+    "models.factor_graph.flat_states": "the codec of checked arrays; its validating callers "
+                                       "(exact.index_to_states, fsll.unflatten) are here",
+    "inference.enumeration.joint_probabilities": "joint_log_table's table normalized; "
+                                                 "exact.probabilities of a factor graph",
+    "repro.timing.best_seconds": "the benchmarks' timer, as median_seconds: "
+                                 "tests/test_timing.py",
     "repro.uai_track.problem_outcomes": "summarizes the UAI 2014 benchmark's CSV rows; a "
                                         "non-frame and missing columns in "
                                         "tests/test_bench_uai_2014.py",
@@ -940,7 +954,8 @@ PARTNERS = {"cardinalities": ("p", "data", "target"), "target": ("cardinalities"
             "data": ("edges",), "bm_or_edges": ("edges",), "edges_or_graph": ("edges",),
             "n_data": ("n_samples",), "grid": ("parameter",), "side": ("rows", "cols"),
             "a": ("b",), "b": ("a",), "train": ("data", "edges", "test", "y_train", "pseudo"),
-            "net": ("model",), "model": ("net", "bm_or_edges", "edges"), "obj": ("params",)}
+            "net": ("model",), "model": ("net", "bm_or_edges", "edges"), "obj": ("params",),
+            "structure": ("edges", "n")}
 
 
 def _bad_param(case):
@@ -1248,13 +1263,13 @@ INF_B = np.r_[math.inf, BM.bias[1:]]
 PLAN_BAD = [
     ("log_partition-nan-coupling", lambda: PLAN.log_partition(BM.bias, NAN_J), "coupling"),
     ("calibrate-inf-bias", lambda: PLAN.calibrate(INF_B, BM.coupling), "bias"),
-    ("sample-nan-coupling", lambda: PLAN.sample(BM.bias, NAN_J, 3, 0), "coupling"),
+    ("sample-nan-coupling", lambda: PLAN.sample(BM.bias, NAN_J, 3, rng=0), "coupling"),
     ("log_partition-complex", lambda: PLAN.log_partition(BM.bias, BM.coupling + 1j),
      "coupling"),
     ("calibrate-complex-bias", lambda: PLAN.calibrate(BM.bias * (1 + 0j) + 1j, BM.coupling),
      "bias"),
     ("calibrate-short-bias", lambda: PLAN.calibrate(BM.bias[:3], BM.coupling), "bias"),
-    ("sample-long-coupling", lambda: PLAN.sample(BM.bias, np.r_[BM.coupling, 0.0], 3, 0),
+    ("sample-long-coupling", lambda: PLAN.sample(BM.bias, np.r_[BM.coupling, 0.0], 3, rng=0),
      "coupling"),
     ("log_partition-text", lambda: PLAN.log_partition(BM.bias, "coupling"), "coupling"),
 ]
@@ -1531,7 +1546,7 @@ def test_ragged_table_is_named():
     lambda: FactorGraph([10] * 400, [tuple(range(400))], [np.zeros(1)]),
     lambda: factor_graph.all_states([10] * 400),
     lambda: exact.log_partition(FactorGraph([10] * 400, [], []), method="enumerate"),
-    lambda: factor_enumeration.sample(FactorGraph([10] * 400, [], []), 2, 0),
+    lambda: factor_enumeration.sample(FactorGraph([10] * 400, [], []), 2, rng=0),
 ], ids=["table", "all_states", "enumerate", "enumerate-sample"])
 def test_state_counts_past_float64_are_refused_in_words(call):
     """10^400 joint states: refused by size (no OverflowError converting the count to a

@@ -453,7 +453,7 @@ def test_alarm_as_a_factor_graph_has_the_joint_log_probabilities():
     fg = net.to_factor_graph()
     assert fg.n == net.n == 37 and fg.cardinalities.tolist() == list(net.cardinalities)
     rng = np.random.default_rng(4)
-    x = np.vstack([net.sample(500, rng).astype(np.int64),  # likely states and any states
+    x = np.vstack([net.sample(500, rng=rng).astype(np.int64),  # likely states and any states
                    rng.integers(0, net.cardinalities, (500, net.n))])
     with np.errstate(divide="ignore"):
         ref = sum(np.log(net.cpds[i][net._configuration(x, i), x[:, i]]) for i in range(net.n))

@@ -28,28 +28,18 @@ def _random_graphs():
     from mrflib import graphs
 
     for n, p, seed in ((1, 0.5, 0), (12, 0.1, 1), (30, 0.05, 2), (40, 0.1, 3), (60, 0.02, 4)):
-        yield graphs.random_graph(n, p, seed), n
+        yield graphs.random_graph(n, p, rng=seed), n
 
 
 @pytest.mark.parametrize("k", range(5))
-def test_compiled_planning_steps_match_their_references(k):
-    """Components, reverse Cuthill-McKee and the scopes, compiled on the dense adjacency,
-    against scipy and the set-based elimination."""
+def test_compiled_scopes_match_the_set_based_elimination(k):
+    """The scopes, compiled on the dense adjacency, against the set-based elimination."""
     import numpy as np
-    import scipy.sparse
-    import scipy.sparse.csgraph
 
     from mrflib.inference import junction_tree as jt
 
     edges, n = list(_random_graphs())[k]
     dense = jt._dense_of_edges(edges, n)
-    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                shape=(n, n))
-    ncomp, labels = jt._components(edges, n, dense)
-    ref_n, ref_labels = scipy.sparse.csgraph.connected_components(A, directed=False)
-    assert ncomp == ref_n and np.array_equal(labels, ref_labels)
-    assert jt._rcm_all(edges, n, dense).tolist() == jt._rcm(edges, list(range(n)), n)
-    assert jt._rcm_all(edges, n, None).tolist() == jt._rcm(edges, list(range(n)), n)
     order = np.random.default_rng(k).permutation(n)
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
@@ -57,14 +47,6 @@ def test_compiled_planning_steps_match_their_references(k):
     fast = jt._scopes(edges, n, order, pos, width, dense.copy())
     slow = jt._scopes(edges, n, order, pos, width, None)
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
-
-
-def test_table_total_is_the_python_sum():
-    from mrflib.inference.junction_tree import _table_total
-
-    for sizes in ([0, 1, 5, 3], [40] * 9000, [52, 52, 1], [60, 61, 62, 3]):
-        size = max(sizes) + 1
-        assert _table_total(sizes, size) == sum(2.0 ** s for s in sizes)
 
 
 @pytest.mark.parametrize("name", ["square 7x7", "king 5x5", "chimera 2x2x4", "cubic 3",

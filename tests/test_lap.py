@@ -21,7 +21,7 @@ def _mae(a: BoltzmannMachine, b: BoltzmannMachine) -> float:
 def grid3():
     e = graphs.square_grid(3, 3)
     bm = BoltzmannMachine.random(e, 9, rng=1)
-    data = exact.sample(bm, 20_000, 0)
+    data = exact.sample(bm, 20_000, rng=0)
     return e, bm, data
 
 
@@ -357,7 +357,7 @@ def test_lap_without_an_estimate_is_not_converged(case):
 
     edges = graphs.square_grid(3, 3)
     bm = BoltzmannMachine.random(edges, 9, bias_scale=0.3, coupling_scale=0.4, rng=2)
-    x = exact.sample(bm, 400, 5)
+    x = exact.sample(bm, 400, rng=5)
     if case == "one sample":
         x = x[:1]
     elif case == "two samples":

@@ -7,6 +7,7 @@ import numpy as np
 
 from mrflib import learning
 from mrflib._support.optimizers import lbfgs, resolution
+from mrflib.inference import factor_gibbs
 from mrflib.models import lattices as factor_models
 
 
@@ -22,7 +23,7 @@ def test_a_stall_at_float64_resolution_is_converged_and_says_so():
     search resolves a gradient below about 1e-7 there, so a tol of 1e-12 cannot be met:
     the fit stops at a gradient within that resolution and reports it as converged."""
     model = factor_models.potts_lattice(8, 8, 3, rng=0)
-    x = factor_models.gibbs(model, 300, sweeps=20, rng=1)
+    x = factor_gibbs.gibbs(model, 300, burn_in=20, rng=1)
     fit = learning.fit(x, model, "mple", tol=1e-12)
     assert fit.converged
     assert fit.stop_reason.startswith("converged at float64 resolution"), fit.stop_reason
@@ -44,7 +45,7 @@ def _small_fit(**kw):
     from mrflib import BoltzmannMachine, exact, graphs
 
     bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
-    return learning.fit(exact.sample(bm, 300, 1), bm.edges, "mple", **kw)
+    return learning.fit(exact.sample(bm, 300, rng=1), bm.edges, "mple", **kw)
 
 
 def test_fit_repr_is_a_short_summary():

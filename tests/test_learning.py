@@ -127,7 +127,7 @@ def test_objective_matches_definition(problem, method):
     bm = BoltzmannMachine.random(edges, 9, rng=5)
     ref = ref_objective(bm, data, method)
     assert learning.objective(bm, data, method) == pytest.approx(ref, rel=1e-12)
-    value, gb, gj = learners.local_terms_numpy(bm, data, method)
+    value, gb, gj = learners._local_terms_numpy(bm, data, method)
     assert value == pytest.approx(ref, rel=1e-12)
     # the numba loop and the vectorized numpy path give the same gradient
     nb, nj = learning.objective_gradient(bm, data, method)
@@ -147,7 +147,7 @@ def test_objective_paths_agree(seed, scale):
     data = exact.sample(bm, 30, rng=seed + 1)
     for method in learning.LOCAL_METHODS:
         v1 = learning.objective(bm, data, method)
-        v2, gb, gj = learners.local_terms_numpy(bm, data, method)
+        v2, gb, gj = learners._local_terms_numpy(bm, data, method)
         assert v1 == pytest.approx(v2, rel=1e-10, abs=1e-12)
         nb, nj = learning.objective_gradient(bm, data, method)
         np.testing.assert_allclose(nb, gb, atol=1e-10)

@@ -137,7 +137,7 @@ def test_normalize_refuses_zero_weights():
 def test_pseudo_likelihood_kernel_matches_the_numpy_reference(small):
     model, data = small
     assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
-        factor_learning.pseudo_log_likelihood_numpy(model, data), abs=1e-12)
+        factor_learning._pseudo_log_likelihood_numpy(model, data), abs=1e-12)
     assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
         -_plain_negpl(data)(model), abs=1e-12)
 
@@ -147,13 +147,13 @@ def test_pseudo_likelihood_kernel_on_every_counting_path(small):
     binary variables (its code overflows int64: rows sorted) give the reference too."""
     model, data = small
     assert factor_learning.pseudo_log_likelihood(model, data[:3]) == pytest.approx(
-        factor_learning.pseudo_log_likelihood_numpy(model, data[:3]), abs=1e-12)
+        factor_learning._pseudo_log_likelihood_numpy(model, data[:3]), abs=1e-12)
     rng = np.random.default_rng(3)
     star = FactorGraph([2] * 64, [(0, j) for j in range(1, 64)],
                        [rng.normal(0, 0.3, (2, 2)) for _ in range(63)])
     x = rng.integers(0, 2, (7, 64))
     assert factor_learning.pseudo_log_likelihood(star, x) == pytest.approx(
-        factor_learning.pseudo_log_likelihood_numpy(star, x), abs=1e-12)
+        factor_learning._pseudo_log_likelihood_numpy(star, x), abs=1e-12)
 
 
 def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
@@ -164,10 +164,10 @@ def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
     model = FactorGraph([3, 2], [(0, 1), (1,)], [t, np.zeros(2)])
     data = np.array([[0, 0], [1, 1]])
     assert factor_learning.pseudo_log_likelihood(model, data) == -np.inf
-    assert factor_learning.pseudo_log_likelihood_numpy(model, data) == -np.inf
+    assert factor_learning._pseudo_log_likelihood_numpy(model, data) == -np.inf
     ok = data[1:]
     assert factor_learning.pseudo_log_likelihood(model, ok) == pytest.approx(
-        factor_learning.pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
+        factor_learning._pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
 
 
 def test_pseudo_likelihood_contexts_are_checked_before_counting():
@@ -390,7 +390,7 @@ def test_lap_refuses_an_auxiliary_model_too_large_before_allocating():
 def ising():
     edges = graphs.square_grid(3, 3)
     bm = BoltzmannMachine.random(edges, 9, bias_scale=0.3, coupling_scale=0.4, rng=2)
-    x = exact.sample(bm, 3000, 5)
+    x = exact.sample(bm, 3000, rng=5)
     return edges, bm, x, ((x + 1) // 2).astype(np.int64)
 
 
@@ -545,8 +545,8 @@ def test_max_steps_bounds_the_steps_taken(method):
 
 def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
     """The map from normalized potentials to tables of one factor over 100^4 states has
-    1.5e9 non-zeros (69 GiB): np.indices and the sparse matrix were built unchecked
-    (MemoryError); the layout is now sized first, its bound covering the real count."""
+    1.5e9 non-zeros (69 GiB): the layout is sized before np.indices and the sparse matrix
+    are built (else a MemoryError), its bound covering the real count."""
     from mrflib._support import validation as _validation
 
     structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])

@@ -10,7 +10,7 @@ from mrflib import BoltzmannMachine, exact, graphs, learning
 def data_edges():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 3), 9, bias_scale=0.4,
                                  coupling_scale=0.6, rng=1)
-    return exact.sample(bm, 1000, 2), bm.edges
+    return exact.sample(bm, 1000, rng=2), bm.edges
 
 
 def test_default_is_exact_fit_mle_and_converged(data_edges):
@@ -49,7 +49,7 @@ def test_no_mle_is_reported_not_converged(data_edges):
 
 def test_mle_beyond_enumeration_on_a_long_lattice():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 12), 36, rng=4)
-    data = exact.sample(bm, 3000, 5)
+    data = exact.sample(bm, 3000, rng=5)
     fit = learning.fit(data, bm.edges, "mle")
     m_d, p_d = exact.sufficient_statistics(data, bm.edges)
     m, p = exact.moments(fit.model)

@@ -1,7 +1,7 @@
 """Local objectives from local-pattern counts (mrflib.learning._local) against per-sample numpy.
 
 The fitting path compresses the data into per-node pattern counts (or distinct rows)
-and evaluates in numba; :func:`mrflib.learning.learners.local_terms_numpy` evaluates the same
+and evaluates in numba; :func:`mrflib.learning.learners._local_terms_numpy` evaluates the same
 objective sample by sample in plain numpy. They must agree to 1e-12.
 """
 
@@ -52,7 +52,7 @@ def test_compressed_equals_per_sample(case, method):
     expected_mode = "rows" if case[0] in ("complete9", "grid4-few") else "patterns"
     assert local.mode == expected_mode
     v, gb, gj = local(bm.params)
-    rv, rb, rj = learners.local_terms_numpy(bm, data, method)
+    rv, rb, rj = learners._local_terms_numpy(bm, data, method)
     assert abs(v - rv) <= 1e-12 * max(1.0, abs(rv))
     np.testing.assert_allclose(gb, rb, rtol=0, atol=1e-12)
     np.testing.assert_allclose(gj, rj, rtol=0, atol=1e-12)
@@ -87,7 +87,7 @@ def test_extreme_couplings_finite(J, method):
     bm = BoltzmannMachine(np.zeros(9), edges, J * signs)
     v, gb, gj = _objective(data, edges, method)(bm.params)
     assert np.isfinite(v) and np.all(np.isfinite(gb)) and np.all(np.isfinite(gj))
-    rv, rb, rj = learners.local_terms_numpy(bm, data, method)
+    rv, rb, rj = learners._local_terms_numpy(bm, data, method)
     assert abs(v - rv) <= 1e-12 * max(1.0, abs(rv))
     np.testing.assert_allclose(gj, rj, rtol=1e-12, atol=1e-12)
 
@@ -100,7 +100,7 @@ def test_1smci_direction_from_counts_equals_per_sample():
     bm = BoltzmannMachine.random(edges, 16, rng=9)
     assert learners._Problem(data, edges).smci1().available
     db, dj = learning.ascent_direction(bm, data, "1-smci")
-    mean, pair = smci.moments_numpy(bm, data, "1-smci")
+    mean, pair = smci._moments_numpy(bm, data, "1-smci")
     x = data.astype(float)
     np.testing.assert_allclose(db, x.mean(0) - mean, rtol=0, atol=1e-12)
     tgt = np.mean(x[:, edges[:, 0]] * x[:, edges[:, 1]], axis=0)
@@ -117,7 +117,7 @@ def test_1smci_counts_finite_for_extreme_couplings(J):
     db, dj = learning.ascent_direction(bm, data, "1-smci")
     assert np.all(np.isfinite(db)) and np.all(np.isfinite(dj))
     if J <= 5:
-        mean, pair = smci.moments_numpy(bm, data, "1-smci")
+        mean, pair = smci._moments_numpy(bm, data, "1-smci")
         np.testing.assert_allclose(dj, np.mean(data[:, edges[:, 0]] * data[:, edges[:, 1]],
                                                axis=0) - pair, rtol=0, atol=1e-12)
 
@@ -141,7 +141,7 @@ def test_compressed_fit_reaches_reference_optimum():
     _, data = _data(edges, 30, 3000, 0.4, seed=4)
     for method in learning.LOCAL_METHODS:
         f = learning.fit(data, edges, method, solver="lbfgs", tol=1e-9)
-        _, rb, rj = learners.local_terms_numpy(f.model, data, method)
+        _, rb, rj = learners._local_terms_numpy(f.model, data, method)
         assert max(np.abs(rb).max(), np.abs(rj).max()) < 1e-7
 
 

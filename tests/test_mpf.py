@@ -59,7 +59,7 @@ def test_log_flow_is_finite_and_equals_the_stable_reference(kind, scale):
         pb, pj = learning.objective_gradient(bm, data, "mpf")
         np.testing.assert_allclose(gb, pb / value, rtol=1e-11, atol=1e-14)
         np.testing.assert_allclose(gj, pj / value, rtol=1e-11, atol=1e-14)
-        v2, b2, j2 = learners.local_terms_numpy(bm, data, "mpf")  # per sample, plain
+        v2, b2, j2 = learners._local_terms_numpy(bm, data, "mpf")  # per sample, plain
         assert value == pytest.approx(v2, rel=1e-12)  # 1e-12 of the flow's own size:
         np.testing.assert_allclose(pb, b2, rtol=1e-12, atol=1e-12 * -value)
         np.testing.assert_allclose(pj, j2, rtol=1e-12, atol=1e-12 * -value)

@@ -57,10 +57,10 @@ def test_single_long_chain_distribution(grid_bm):
 
 def test_sweep_advances_copy_and_is_reproducible(grid_bm):
     s0 = np.ones((4, 9), dtype=np.int8)
-    s1 = sampling.sweep(grid_bm, s0, 3, 1)
+    s1 = sampling.sweep(grid_bm, s0, 3, rng=1)
     assert np.all(s0 == 1)
-    assert np.array_equal(s1, sampling.sweep(grid_bm, s0, 3, 1))
-    assert np.array_equal(sampling.sweep(grid_bm, s0, 0, 1), s0)
+    assert np.array_equal(s1, sampling.sweep(grid_bm, s0, 3, rng=1))
+    assert np.array_equal(sampling.sweep(grid_bm, s0, 0, rng=1), s0)
 
 
 def test_thinning_layout(grid_bm):
@@ -243,13 +243,13 @@ def test_threshold_tables_are_cached_per_parameters(monkeypatch):
                np.random.default_rng(3), kernel=cb._gibbs_serial)
         return x
 
-    assert np.array_equal(sampling.sweep(bm, x0, 2, 3), general(bm, 2))  # no tables yet
+    assert np.array_equal(sampling.sweep(bm, x0, 2, rng=3), general(bm, 2))  # no tables yet
     assert calls == []
-    assert np.array_equal(sampling.sweep(bm, x0, 100, 3), general(bm, 100))  # builds them
-    assert np.array_equal(sampling.sweep(bm, x0, 2, 3), general(bm, 2))  # reuses them
+    assert np.array_equal(sampling.sweep(bm, x0, 100, rng=3), general(bm, 100))  # builds them
+    assert np.array_equal(sampling.sweep(bm, x0, 2, rng=3), general(bm, 2))  # reuses them
     assert len(calls) == 2
     for sweeps in (2, 100):  # the small call finds bm's tables only: general kernel
-        assert np.array_equal(sampling.sweep(other, x0, sweeps, 3), general(other, sweeps))
+        assert np.array_equal(sampling.sweep(other, x0, sweeps, rng=3), general(other, sweeps))
     assert len(calls) == 3
 
 
@@ -275,10 +275,10 @@ def test_large_threshold_tables_are_not_kept(monkeypatch):
     bm = _grid_model(32, 32, seed=2)
     x0 = np.ones((1, bm.n), dtype=np.int8)
     monkeypatch.setattr(cb, "KEEP_TABLE_BYTES", 1000)
-    a = sampling.sweep(bm, x0, 100, 3)
+    a = sampling.sweep(bm, x0, 100, rng=3)
     assert "grid" not in bm.graph.memo("checkerboard-tables", dict)
     monkeypatch.undo()
-    assert np.array_equal(a, sampling.sweep(bm, x0, 100, 3))
+    assert np.array_equal(a, sampling.sweep(bm, x0, 100, rng=3))
     assert "grid" in bm.graph.memo("checkerboard-tables", dict)
 
 

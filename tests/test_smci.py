@@ -87,7 +87,7 @@ def test_moments_match_numpy_reference(method, M):
     for bm in MODELS:
         s = exact.sample(bm, M, rng=M)
         got = smci.moments(bm, s, method)
-        ref = smci.moments_numpy(bm, s, method)
+        ref = smci._moments_numpy(bm, s, method)
         for a, b in zip(got, ref):
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
 
@@ -97,7 +97,7 @@ def test_numpy_reference_on_a_large_sparse_graph():
     bm = BoltzmannMachine.random(graphs.square_grid(17, 17), 289, rng=3)
     s = (2 * np.random.default_rng(0).integers(0, 2, size=(7, 289)) - 1).astype(np.int8)
     for method in ("1-smci", "s2-smci"):
-        for a, b in zip(smci.moments(bm, s, method), smci.moments_numpy(bm, s, method)):
+        for a, b in zip(smci.moments(bm, s, method), smci._moments_numpy(bm, s, method)):
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
 
 
@@ -137,7 +137,7 @@ def test_table_and_direct_paths_agree():
     for M in (1, 3, 40, 200):
         s = exact.sample(bm, M, rng=M)
         a = smci.moments(bm, s, "1-smci")
-        b = smci.moments_numpy(bm, s, "1-smci")
+        b = smci._moments_numpy(bm, s, "1-smci")
         np.testing.assert_allclose(a[0], b[0], atol=TOL)
         np.testing.assert_allclose(a[1], b[1], atol=TOL)
 
@@ -268,7 +268,7 @@ def test_bad_input_raises():
         smci.moments(bm, np.zeros_like(s), "1-smci")
     with pytest.raises(ValueError, match="samples"):
         smci.moments(bm, s[:0], "mci")
-    with pytest.raises(TypeError, match="bm"):
+    with pytest.raises(TypeError, match="model"):
         smci.moments("not a model", s, "mci")
     with pytest.raises(ValueError, match="region"):
         smci.gsmci(bm, s, [0, 1], [0, 2])
@@ -388,9 +388,9 @@ def test_1smci_count_path_matches_per_sample_kernel():
 
     bm = BoltzmannMachine.random(graphs.square_grid(3, 4), 12, bias_scale=0.4,
                                  coupling_scale=0.6, rng=4)
-    s = exact.sample(bm, 3000, 2)
+    s = exact.sample(bm, 3000, rng=2)
     mean, pair = smci.moments(bm, s, "1-smci")
-    ref_mean, ref_pair = smci.moments_numpy(bm, s, "1-smci")
+    ref_mean, ref_pair = smci._moments_numpy(bm, s, "1-smci")
     np.testing.assert_allclose(mean, ref_mean, atol=1e-12)
     np.testing.assert_allclose(pair, ref_pair, atol=1e-12)
     g, weights, E = bm.graph.structure, bm.adjacency()[2], len(bm.edges)
@@ -402,7 +402,7 @@ def test_1smci_count_path_matches_per_sample_kernel():
     s2[:, 0] *= -1
     assert not np.allclose(smci.moments(bm, s2, "1-smci")[1], pair)
     np.testing.assert_allclose(smci.moments(bm, s2, "1-smci")[1],
-                               smci.moments_numpy(bm, s2, "1-smci")[1], atol=1e-12)
+                               smci._moments_numpy(bm, s2, "1-smci")[1], atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- numerical range
@@ -427,7 +427,7 @@ def test_estimators_finite_and_exact_at_large_couplings(J, graph):
     s = np.concatenate([s, exact.sample(bm, 20, rng=2)])
     for method in ("1-smci", "s2-smci", "2-smci"):
         mean, pair = smci.moments(bm, s, method)
-        ref_mean, ref_pair = smci.moments_numpy(bm, s, method)
+        ref_mean, ref_pair = smci._moments_numpy(bm, s, method)
         assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
         for t, T in enumerate(targets(bm)):
             A = smci.sum_region(bm, T, method)
@@ -447,12 +447,12 @@ def test_tabulated_and_per_sample_paths_agree_at_large_couplings(J):
     for method in ("1-smci", "s2-smci"):
         many = smci.moments(bm, s, method)
         few = [smci.moments(bm, s[k:k + 1], method) for k in range(0, 4000, 400)]
-        ref = smci.moments_numpy(bm, s[::400], method)
+        ref = smci._moments_numpy(bm, s[::400], method)
         assert np.all(np.isfinite(many[0])) and np.all(np.isfinite(many[1]))
         np.testing.assert_allclose(np.mean([f[0] for f in few], 0), ref[0], atol=1e-9)
         np.testing.assert_allclose(np.mean([f[1] for f in few], 0), ref[1], atol=1e-9)
-        np.testing.assert_allclose(many[0], smci.moments_numpy(bm, s, method)[0], atol=1e-9)
-        np.testing.assert_allclose(many[1], smci.moments_numpy(bm, s, method)[1], atol=1e-9)
+        np.testing.assert_allclose(many[0], smci._moments_numpy(bm, s, method)[0], atol=1e-9)
+        np.testing.assert_allclose(many[1], smci._moments_numpy(bm, s, method)[1], atol=1e-9)
 
 
 @pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])

@@ -39,3 +39,13 @@ def test_bad_arguments_of_median_seconds():
         timing.median_seconds(1.0)
     with pytest.raises(ValueError, match="repeats"):
         timing.median_seconds(lambda: None, repeats=0)
+
+
+def test_best_seconds_is_the_shortest_call_and_returns_the_result():
+    calls = []
+    t, out = timing.best_seconds(lambda: calls.append(1) or len(calls), repeats=4)
+    assert t >= 0 and out == 4 and len(calls) == 4
+    with pytest.raises(TypeError, match="fn must be callable"):
+        timing.best_seconds(1.0)
+    with pytest.raises(ValueError, match="repeats"):
+        timing.best_seconds(lambda: None, repeats=0)

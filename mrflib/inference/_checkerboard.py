@@ -12,7 +12,7 @@ whether a threshold was tabulated.
 
 :mod:`mrflib.inference.sampling` uses this path for bipartite graphs of at least
 :data:`MIN_NODES` spins, where it runs at the per-core limit; smaller or non-bipartite
-graphs keep the index-order sampler, bit for bit as before this path existed.
+graphs keep the index-order sampler (its own seeded bits).
 """
 
 from __future__ import annotations

@@ -72,23 +72,6 @@ def logsumexp_reduce(flat, shape, ostride, out):  # pragma: no cover - compiled
 
 # --------------------------------------------------------------------------- orders
 @njit(cache=True)
-def _fill_key(adj, u, buf):  # pragma: no cover - compiled
-    """Pairs of neighbours of ``u`` not yet adjacent (the fill edges of eliminating ``u``)."""
-    n = adj.shape[0]
-    k = 0
-    for w in range(n):
-        if adj[u, w]:
-            buf[k] = w
-            k += 1
-    missing = 0
-    for i in range(k):
-        for j in range(k):
-            if i != j and adj[buf[i], buf[j]] == 0:
-                missing += 1
-    return missing // 2
-
-
-@njit(cache=True)
 def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compiled
     """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
     neighbours, and with ``fill`` their own live neighbours, into ``touched`` (marked in
@@ -107,59 +90,6 @@ def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compi
                     touched[t] = b
                     t += 1
     return t
-
-
-@njit(cache=True)
-def greedy_dense(adj, free, fill, limit, order):  # pragma: no cover - compiled
-    """Greedy elimination of the nodes ``free`` on the dense adjacency ``adj`` (changed in
-    place: pass a copy): repeatedly the node of smallest key (its degree, or with ``fill``
-    its number of fill edges), ties to the smallest index. Writes ``order`` and returns its
-    length, or ``-1`` once a clique would exceed ``limit`` nodes."""
-    n = adj.shape[0]
-    deg = np.zeros(n, dtype=np.int64)
-    key = np.zeros(n, dtype=np.int64)
-    done = np.ones(n, dtype=np.bool_)
-    nb = np.empty(n, dtype=np.int64)
-    buf = np.empty(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
-    mark = np.zeros(n, dtype=np.bool_)
-    m = 0
-    for v in range(n):
-        for u in range(n):
-            deg[v] += adj[v, u]
-        if free[v]:
-            done[v] = False
-            m += 1
-            key[v] = _fill_key(adj, v, buf) if fill else deg[v]
-    for step in range(m):
-        v = -1
-        for u in range(n):
-            if not done[u] and (v < 0 or key[u] < key[v]):
-                v = u
-        k = 0
-        for u in range(n):
-            if adj[v, u]:
-                nb[k] = u
-                k += 1
-        if k + 1 > limit:
-            return -1
-        done[v] = True
-        order[step] = v
-        for i in range(k):
-            adj[nb[i], v] = 0
-            adj[v, nb[i]] = 0
-            deg[nb[i]] -= 1
-        for i in range(k):
-            for j in range(k):
-                if i != j and adj[nb[i], nb[j]] == 0:
-                    adj[nb[i], nb[j]] = 1
-                    deg[nb[i]] += 1
-        t = _touched(adj, nb, k, fill, done, mark, touched)
-        for i in range(t):
-            u = touched[i]
-            mark[u] = False
-            key[u] = _fill_key(adj, u, buf) if fill else deg[u]
-    return m
 
 
 @njit(cache=True)
@@ -219,34 +149,6 @@ def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
             for j in range(1, k + 1):
                 if i != j:
                     adj[scope[t, i], scope[t, j]] = 1
-
-
-@njit(cache=True)
-def component_labels(adj, labels):  # pragma: no cover - compiled
-    """Connected components of the dense adjacency ``adj``: ``labels[v]`` is the component
-    of ``v``, numbered in the order of their smallest nodes (as scipy's
-    ``connected_components``); returns their number."""
-    n = adj.shape[0]
-    stack = np.empty(n, dtype=np.int64)
-    for v in range(n):
-        labels[v] = -1
-    c = 0
-    for s in range(n):
-        if labels[s] >= 0:
-            continue
-        labels[s] = c
-        stack[0] = s
-        top = 1
-        while top > 0:
-            top -= 1
-            v = stack[top]
-            for u in range(n):
-                if adj[v, u] and labels[u] < 0:
-                    labels[u] = c
-                    stack[top] = u
-                    top += 1
-        c += 1
-    return c
 
 
 # --------------------------------------------------------------------------- cliques

@@ -707,7 +707,7 @@ def pair_correlation_estimates(
 
 # ============================================================================ section 5
 def sk_model(
-    N: int, sigma_w: float, rng: Any, *, theta_sd: float = 0.2
+    N: int, sigma_w: float, *, rng: Any, theta_sd: float = 0.2
 ) -> BoltzmannMachine:
     """The SK model of section 5: all pairs, ``θ_i ~ N(0, θ_sd²)``, ``w_ij ~ N(0, σ_w²/N)``."""
     from mrflib.models import graphs

@@ -170,7 +170,7 @@ class _Reduced:
 
 
 # --------------------------------------------------------------------------- plan
-class EliminationPlan:
+class EliminationPlan(eo.Plan):
     """The reduced model, its elimination order and junction tree.
 
     Attributes
@@ -543,7 +543,7 @@ def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
     return x, float(best)
 
 
-def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
+def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact i.i.d. samples, ``int64 (n_samples, n)``: forward filtering (the upward pass),
     backward sampling in reverse elimination order, then the dropped CPTs forward.
 

@@ -35,7 +35,7 @@ import scipy.sparse.csgraph
 
 from mrflib.inference import _elimination_kernels as _kernels
 
-__all__ = ["CRITERIA", "Order", "connect_neighbours", "interaction_graph", "greedy_order",
+__all__ = ["CRITERIA", "Order", "Plan", "connect_neighbours", "interaction_graph", "greedy_order",
            "greedy_order_sets", "greedy_key", "order_cliques", "best_order", "components"]
 
 #: The greedy criteria of :func:`greedy_order`.
@@ -61,6 +61,40 @@ class Order(NamedTuple):
     log_max_table: float  # log of the largest clique table's entries (where it stopped)
     total_entries: float  # entries of all clique tables (inf when stopped)
     width: int  # largest clique minus one (the stopping clique's, when stopped)
+
+
+class Plan:
+    """What a junction-tree engine will do, the one plan type of both model families:
+    :class:`~mrflib.inference.junction_tree.JunctionTree` (the ±1 fast path) and
+    :class:`~mrflib.inference.elimination.EliminationPlan` (factor graphs) share it.
+
+    Attributes
+    ----------
+    n : int
+        Variables of the model.
+    order : sequence of int
+        Elimination order (variable ``order[t]`` is summed out at step ``t``).
+    heuristic : str
+        The ordering heuristic(s) that won (one per connected component, ``+``-joined).
+    treewidth : int
+        Largest clique minus one.
+    cliques : list
+        ``(order[t], N_t)`` for each step.
+    max_table_bytes, total_bytes : int
+        Bytes of the largest clique table and of all of them (float64).
+    """
+
+    n: int
+    order: Any
+    heuristic: str
+    treewidth: int
+    cliques: list
+    max_table_bytes: int
+    total_bytes: int
+
+    def memory_bytes(self) -> float:  # pragma: no cover - every plan defines it
+        """Peak bytes of one calibration."""
+        raise NotImplementedError
 
 
 def interaction_graph(n: int, scopes: Iterable[Sequence[int]]) -> list[set[int]]:
@@ -229,11 +263,14 @@ def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
         rcm = _rcm(adj, nodes)
         yield "reverse-cuthill-mckee", rcm
         yield "cuthill-mckee", rcm[::-1]
+    # with one cardinality the weighted keys are the plain ones scaled (min-weight is
+    # min-degree, weighted-min-fill min-fill): the same orders, and the first one wins ties
+    uniform = len({logc[v] for v in nodes}) <= 1
     if len(nodes) <= GREEDY_MAX_NODES:
-        for criterion in ("min-weight", "min-degree"):
+        for criterion in ("min-weight",) if uniform else ("min-weight", "min-degree"):
             yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0])
     if len(nodes) <= FILL_MAX_NODES:
-        for criterion in ("min-fill", "weighted-min-fill"):
+        for criterion in ("min-fill",) if uniform else ("min-fill", "weighted-min-fill"):
             yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0])
 
 

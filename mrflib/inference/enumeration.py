@@ -29,7 +29,8 @@ from mrflib._support.validation import (
 from mrflib.inference._factor_ops import expand, logsumexp, renormalize
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["joint_log_table", "log_partition", "marginals", "factor_marginals",
+__all__ = ["joint_log_table", "joint_probabilities", "log_partition", "marginals",
+           "factor_marginals",
            "map_assignment", "sample"]
 
 
@@ -54,7 +55,9 @@ def log_partition(model: FactorGraph) -> float:
     return float(logsumexp(lw, tuple(range(lw.ndim))))
 
 
-def _probabilities(model: FactorGraph) -> np.ndarray:
+def joint_probabilities(model: FactorGraph) -> np.ndarray:
+    """``P(x)`` of every state, shaped like :func:`joint_log_table`; ``ValueError`` when
+    ``Z = 0``."""
     lw = joint_log_table(model)
     logz = logsumexp(lw, tuple(range(lw.ndim)))
     if logz == -np.inf:
@@ -65,14 +68,14 @@ def _probabilities(model: FactorGraph) -> np.ndarray:
 
 def marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each."""
-    p = _probabilities(model)
+    p = joint_probabilities(model)
     axes = range(p.ndim)
     return [p.sum(axis=tuple(a for a in axes if a != i)) for i in axes]
 
 
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, shaped like ``model.log_tables[k]``."""
-    p = _probabilities(model)
+    p = joint_probabilities(model)
     out = []
     for s in model.scopes:
         m = p.sum(axis=tuple(a for a in range(p.ndim) if a not in s))
@@ -92,14 +95,14 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
     return x, float(lw.flat[flat])
 
 
-def sample(model: FactorGraph, n_samples: int, rng: Any) -> np.ndarray:
+def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact i.i.d. samples by inverse CDF over the enumerated states (one uniform each)."""
     check_instance(model, FactorGraph, "model")
     n_samples = int(check_positive(n_samples, "n_samples", integer=True))
     rng = as_rng(rng)
     require_memory(8.0 * n_samples * (model.n + 3), f"n_samples = {n_samples} samples of "
                    f"{model.n} variables")
-    cdf = np.cumsum(_probabilities(model).ravel())
+    cdf = np.cumsum(joint_probabilities(model).ravel())
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
     shape = tuple(int(c) for c in model.cardinalities)

@@ -38,6 +38,16 @@ variable elimination on a junction tree after clamping evidence and dropping bar
 conditional probability tables. :func:`marginals`, :func:`factor_marginals` and
 :func:`map_assignment` are defined for both model types (a Boltzmann machine through
 :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`, state 0 = spin -1).
+
+Every function takes the model first, ``(model, data)``, and answers in the model's own
+domain: configurations (samples, the MAP state, ``data``) are what ``model.log_weight``
+accepts, ``int8`` spins ``-1/+1`` of a Boltzmann machine and ``int64`` states
+``0..|X_i|-1`` of a factor graph (:func:`mrflib.models.boltzmann.to_states` and
+:func:`~mrflib.models.boltzmann.to_spins` convert between the two), and flat tables
+(:func:`probabilities`) are in the flat order of ``book/notation.md`` (variable 0 the
+least significant digit) for both. The moments of a factor graph are its mean
+parameters, the expected sufficient statistics of its tables: the variable and factor
+marginals.
 """
 
 from __future__ import annotations
@@ -62,13 +72,15 @@ from mrflib._support.validation import (
 )
 from mrflib.inference import elimination, junction_tree, sliced
 from mrflib.inference import enumeration as factor_enumeration
+from mrflib.inference.elimination_order import Plan
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
     check_model,
     overflow_exponent,
+    to_spins,
     unscale_log_partition,
 )
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models.factor_graph import FactorGraph, _check_states, flat_index, flat_states
 
 if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
     import scipy.optimize
@@ -131,8 +143,8 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
 
 
 def _factor_graph(model: Any) -> FactorGraph:
-    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine is
-    converted)."""
+    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine
+    is converted)."""
     if isinstance(model, BoltzmannMachine):
         return FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
@@ -153,16 +165,18 @@ def _precise(model: Any) -> Any:
     return model
 
 
-def plan(model: Any, n: int | None = None) -> Any:
-    """What the junction-tree engine will do: its order, treewidth and table sizes.
+def plan(model: Any, n: int | None = None) -> Plan:
+    """What the junction-tree engine will do: a
+    :class:`~mrflib.inference.elimination_order.Plan` (its ``order``, ``heuristic``,
+    ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a factor graph's
+    also ``fits``: a model too large for the available memory gives its plan with ``fits``
+    false rather than an error).
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
-    :class:`~mrflib.inference.elimination.EliminationPlan` (the plan
-    of :func:`marginals`: evidence clamped, barren tables kept; its ``order``,
-    ``treewidth``, ``max_table_bytes``, ``total_bytes`` and ``fits``: a model too large
-    for the available memory gives its plan with ``fits`` false rather than an error); a
-    :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the cached
-    :class:`~mrflib.inference.junction_tree.JunctionTree` of the Ising fast path.
+    :class:`~mrflib.inference.elimination.EliminationPlan` (the plan of :func:`marginals`:
+    evidence clamped, barren tables kept); a
+    :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
+    cached :class:`~mrflib.inference.junction_tree.JunctionTree` of the ±1 fast path.
     """
     if isinstance(model, FactorGraph):
         return elimination.plan(model, check=False)
@@ -192,8 +206,7 @@ def index_to_states(index: Any, n: int) -> np.ndarray:
     """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
     n = _check_bits(n)
     index = check_indices(index, 2**n, "index")
-    bits = (index[:, None] >> np.arange(n, dtype=np.int64)) & 1
-    return (2 * bits - 1).astype(np.int8)
+    return (2 * flat_states(index, np.full(n, 2)) - 1).astype(np.int8)
 
 
 def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
@@ -201,8 +214,7 @@ def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
     s = check_spins(x, n, "x")
     if s.shape[1] > 62:
         raise ValueError(f"x has {s.shape[1]} spins; flat indices need at most 62")
-    bits = (s > 0).astype(np.int64)
-    return bits @ (np.int64(1) << np.arange(s.shape[1], dtype=np.int64))
+    return flat_index(s > 0, np.full(s.shape[1], 2))
 
 
 def states(n: int) -> np.ndarray:
@@ -302,14 +314,14 @@ def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return mean, C
 
 
-def log_weights(bm: BoltzmannMachine) -> np.ndarray:
+def log_weights(model: BoltzmannMachine) -> np.ndarray:
     """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
 
     Refuses (``ValueError``) an ``n`` whose tables would not fit in memory. A log-weight
     beyond the float range is ``±inf`` (its probability is still finite: see
     :func:`probabilities`).
     """
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     if not k:
         return lw.ravel()
@@ -317,7 +329,7 @@ def log_weights(bm: BoltzmannMachine) -> np.ndarray:
         return np.ldexp(lw.ravel(), k)
 
 
-def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
+def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
     """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
     :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
 
@@ -332,22 +344,25 @@ def log_partition(bm: BoltzmannMachine | FactorGraph, *, method: str = "auto") -
         When ``Z = 0`` (a factor graph whose evidence has probability zero): returns
         ``-inf``.
     """
-    if isinstance(bm, FactorGraph):
-        logz = _factor_engine(method, _precise(bm)).log_partition(bm)
+    if isinstance(model, FactorGraph):
+        logz = _factor_engine(method, _precise(model)).log_partition(model)
         if logz == -np.inf:
             warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
                           "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
         return logz
-    bm = _precise(check_model(bm))
+    bm = _precise(check_model(model, "model"))
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
 
 
-def probabilities(bm: BoltzmannMachine) -> np.ndarray:
-    """``P(x)`` for all ``2^n`` states in flat index order."""
-    bm = _precise(check_model(bm))
+def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
+    """``P(x)`` for all ``2^n`` states (``Π_i |X_i|`` of a factor graph) in flat index
+    order, variable 0 the least significant digit."""
+    if isinstance(model, FactorGraph):
+        return factor_enumeration.joint_probabilities(_precise(model)).ravel(order="F")
+    bm = _precise(check_model(model, "model"))
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
@@ -364,14 +379,19 @@ def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndar
     return logz, mean, C
 
 
-def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``).
+def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
+            ) -> tuple[Any, Any]:
+    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``)
+    of a Boltzmann machine; of a factor graph its mean parameters, ``(marginals(model),
+    factor_marginals(model))`` (lists of arrays: each variable's and each factor's).
 
     ``method``: ``"enumerate"`` (all ``2^n`` states), ``"junction-tree"`` (upward and
     downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
     ``n <= 20``, else the junction tree).
     """
-    bm = _precise(check_model(bm))
+    if isinstance(model, FactorGraph):
+        return (marginals(model, method=method), factor_marginals(model, method=method))
+    bm = _precise(check_model(model, "model"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
@@ -381,15 +401,15 @@ def moments(bm: BoltzmannMachine, *, method: str = "auto") -> tuple[np.ndarray, 
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
 
 
-def correlation_matrix(bm: BoltzmannMachine) -> np.ndarray:
+def correlation_matrix(model: BoltzmannMachine) -> np.ndarray:
     """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
-    _, _, C = _enumerate_moments(_precise(check_model(bm)))
+    _, _, C = _enumerate_moments(_precise(check_model(model, "model")))
     return C
 
 
-def covariance_matrix(bm: BoltzmannMachine) -> np.ndarray:
+def covariance_matrix(model: BoltzmannMachine) -> np.ndarray:
     """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
-    _, mean, C = _enumerate_moments(_precise(check_model(bm)))
+    _, mean, C = _enumerate_moments(_precise(check_model(model, "model")))
     return C - np.outer(mean, mean)
 
 
@@ -413,25 +433,23 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     return counts / len(s)
 
 
-def log_likelihood(bm: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
+def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
                    ) -> float:
-    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``bm``.
+    """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``model``.
 
     ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
     ``n <= 20`` under ``"auto"``, the junction tree beyond). For a
-    :class:`~mrflib.models.factor_graph.FactorGraph`,
-    ``data`` holds integer states ``(N, n)``; a sample of zero weight gives ``-inf``.
+    :class:`~mrflib.models.factor_graph.FactorGraph`, ``data`` holds integer states
+    ``(N, n)``; a sample of zero weight gives ``-inf``.
     """
-    if isinstance(bm, FactorGraph):
-        x = _check_states(data, bm.cardinalities, "data")
-        if len(x) == 0:
-            raise ValueError("data must contain at least one sample (got 0 rows)")
-        logz = _factor_engine(method, _precise(bm)).log_partition(bm)
+    if isinstance(model, FactorGraph):
+        x = _check_factor_samples(model, data)
+        logz = _factor_engine(method, _precise(model)).log_partition(model)
         if logz == -np.inf:
             raise ValueError("model has Z = 0 (every state has zero weight): its "
                              "likelihood is undefined")
-        return float(np.mean(bm.log_weight(x)) - logz)
-    bm = _precise(check_model(bm))
+        return float(np.mean(model.log_weight(x)) - logz)
+    bm = _precise(check_model(model, "model"))
     s = _check_samples(data, bm.n)
     k = overflow_exponent(bm.bias, bm.coupling)
     if not k:
@@ -452,9 +470,19 @@ def _entropy_of_rows(s: np.ndarray) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def kl_data_model(data: Any, bm: BoltzmannMachine) -> float:
-    """``KL(p_data ‖ P_bm)`` in nats, without forming the ``2^n`` empirical table."""
-    bm = check_model(bm)
+def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
+    x = _check_states(data, model.cardinalities, "data")
+    if len(x) == 0:
+        raise ValueError("data must contain at least one sample (got 0 rows)")
+    return x
+
+
+def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
+    """``KL(p_data ‖ P_model)`` in nats, without forming the empirical table."""
+    if isinstance(model, FactorGraph):
+        x = _check_factor_samples(model, data)
+        return max(0.0, -_entropy_of_rows(x) - log_likelihood(model, x))
+    bm = check_model(model, "model")
     s = _check_samples(data, bm.n)
     return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
 
@@ -475,8 +503,29 @@ def kl_divergence(p: Any, q: Any) -> float:
     return float(np.sum(p[support] * (np.log(p[support]) - np.log(q[support]))))
 
 
-def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
-    """``KL(P_p ‖ P_q)`` between two Boltzmann machines on the same spins, by enumeration."""
+def _kl_factor_graphs(p: FactorGraph, q: FactorGraph) -> float:
+    """``KL(P_p ‖ P_q)`` of two factor graphs on the same variables, by enumeration."""
+    if not np.array_equal(p.cardinalities, q.cardinalities):
+        raise ValueError("q must have the same variables and cardinalities as p")
+    lp = factor_enumeration.joint_log_table(p)
+    lp -= factor_enumeration.log_partition(p)
+    lq = factor_enumeration.joint_log_table(q)
+    lq -= factor_enumeration.log_partition(q)
+    if not (np.isfinite(lp.max()) and np.isfinite(lq.max())):
+        raise ValueError("p and q must have Z > 0 (some state of positive weight)")
+    pp = np.exp(lp)
+    support = pp > 0
+    if np.any(lq[support] == -np.inf):
+        return float("inf")
+    return max(0.0, float(np.sum(pp[support] * (lp[support] - lq[support]))))
+
+
+def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGraph) -> float:
+    """``KL(P_p ‖ P_q)`` between two models on the same variables, by enumeration (a
+    Boltzmann machine against a factor graph: through
+    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`)."""
+    if isinstance(p, FactorGraph) or isinstance(q, FactorGraph):
+        return _kl_factor_graphs(_factor_graph(p), _factor_graph(q))
     p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
@@ -494,10 +543,12 @@ def kl_model(p: BoltzmannMachine, q: BoltzmannMachine) -> float:
     return max(0.0, float(np.sum(lq)))
 
 
-def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
+def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
            method: str = "auto") -> np.ndarray:
-    """Exact i.i.d. samples, ``int8`` of shape ``(n_samples, n)`` (spins), or ``int64``
-    states of a :class:`~mrflib.models.factor_graph.FactorGraph`.
+    """Exact i.i.d. samples ``(n_samples, n)`` in the model's own domain: ``int8`` spins
+    of a Boltzmann machine, ``int64`` states of a
+    :class:`~mrflib.models.factor_graph.FactorGraph` (what ``model.log_weight`` takes;
+    :func:`~mrflib.models.boltzmann.to_states` converts spins).
 
     ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
     per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
@@ -505,20 +556,20 @@ def sample(bm: BoltzmannMachine | FactorGraph, n_samples: int, rng: Any, *,
     ``n <= 20``, else the junction tree. The same seed gives the same samples.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its
-    enumerated states
-    (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction tree of
+    enumerated states (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction
+    tree of
     :mod:`mrflib.inference.elimination` (dropped barren tables sampled forward last).
     """
-    if isinstance(bm, FactorGraph):
+    if isinstance(model, FactorGraph):
         n_samples = check_positive(n_samples, "n_samples", integer=True)
-        return _factor_engine(method, _precise(bm)).sample(bm, n_samples, as_rng(rng))
-    bm = _precise(check_model(bm))
+        return _factor_engine(method, _precise(model)).sample(model, n_samples, rng=as_rng(rng))
+    bm = _precise(check_model(model, "model"))
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
-        return junction_tree.sample(bm, n_samples, rng)
+        return junction_tree.sample(bm, n_samples, rng=rng)
     cdf = np.cumsum(probabilities(bm))
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
@@ -548,9 +599,13 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
 
 def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
                    ) -> tuple[np.ndarray, float]:
-    """A most probable state ``int64 (n,)`` (max-product on the junction tree, or the
-    enumerated maximum) and its log-weight ``Σ_k θ_k(x_{S_k})``. Raises ``ValueError``
-    when every state has zero weight."""
+    """A most probable configuration ``(n,)`` (max-product on the junction tree, or the
+    enumerated maximum) and its log-weight: ``int64`` states and ``Σ_k θ_k(x_{S_k})`` of a
+    factor graph, ``int8`` spins and ``bm.log_weight`` of a Boltzmann machine. Raises
+    ``ValueError`` when every state has zero weight."""
+    if isinstance(model, BoltzmannMachine):
+        x, logw = map_assignment(FactorGraph.from_boltzmann(model), method=method)
+        return to_spins(x), logw
     model = _precise(_factor_graph(model))
     return _factor_engine(method, model).map_assignment(model)
 

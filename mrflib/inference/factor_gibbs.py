@@ -96,7 +96,7 @@ def _exact_starts(model: FactorGraph, count: int, rng: np.random.Generator
     if jt.memory_bytes() > EXACT_START_BYTES:
         return None
     try:
-        return elimination.sample(model, count, rng)
+        return elimination.sample(model, count, rng=rng)
     except ValueError as err:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence or contradictory constraints): it cannot be sampled"

@@ -21,10 +21,11 @@ spins. The sum of the roots' messages is ``log Z``. Everything is in log space
   ``P(x_v = +1 | x_{N_v}) = σ(table_v(+1, x_{N_v}) - table_v(-1, x_{N_v}))`` in reverse
   elimination order.
 
-The order is the best of several heuristics (min-degree, min-fill, the node order
-itself, reverse Cuthill-McKee, a spectral (Fiedler) sweep), scored by the largest
-clique table: a ``rows x cols`` lattice gets width ``min(rows, cols)``.
-
+The order comes from the one order search of the library,
+:func:`mrflib.inference.elimination_order.best_order` (factor graphs use it too), on the
+graph with two states per spin: the best of the node order itself, (reverse)
+Cuthill-McKee, min-degree and min-fill, scored by the largest clique table; a
+``rows x cols`` lattice gets width ``min(rows, cols)``.
 Precision: log-weights are added in float64, each to within about ``2^-21`` while the
 factors' largest ``|log-weight|`` add up to at most
 :data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
@@ -34,15 +35,11 @@ factors' largest ``|log-weight|`` add up to at most
 
 from __future__ import annotations
 
-import heapq
+import math
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse
-import scipy.sparse.csgraph
-import scipy.sparse.linalg
 
 from mrflib._support.validation import (
     as_rng,
@@ -56,7 +53,8 @@ from mrflib._support.validation import (
 )
 from mrflib.inference import _elimination_kernels as _ek
 from mrflib.inference import _junction_tree_kernels as _k
-from mrflib.inference.elimination_order import connect_neighbours
+from mrflib.inference import elimination_order as eo
+from mrflib.inference.elimination_order import Plan, connect_neighbours
 from mrflib.models import graphs
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
@@ -70,11 +68,10 @@ __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condit
 
 #: Widths beyond this are refused without further search (a table of 2^63 entries).
 MAX_WIDTH = 62
-_MIN_FILL_MAX_NODES = 400
-_SPECTRAL_MAX_NODES = 20_000
-_GREEDY_MAX_NODES = 20_000
-#: Graphs up to this many nodes are ordered by the compiled kernels on a dense adjacency.
-_DENSE_MAX_NODES = 2048
+#: Graphs up to this many nodes get their cliques from a compiled kernel on a dense
+#: adjacency, as factor graphs get their orders.
+_DENSE_MAX_NODES = eo.DENSE_MAX_NODES
+_LOG2 = math.log(2.0)
 
 
 # --------------------------------------------------------------------------- orders
@@ -96,125 +93,6 @@ def _eliminate(nbrs: list[set], order: list[int], limit: int) -> tuple[list, int
     return out, max((len(s) + 1 for s in out), default=1)
 
 
-def _greedy(nbrs: list[set], nodes: list[int], score: str, limit: int) -> list[int] | None:
-    """Greedy elimination (min-degree or min-fill) with a lazily updated heap."""
-    adj = [set(s) for s in nbrs]
-
-    def key(v: int) -> int:
-        if score == "degree":
-            return len(adj[v])
-        nb = adj[v]
-        return sum(len(nb - adj[u]) - 1 for u in nb) // 2
-
-    heap = [(key(v), v) for v in nodes]
-    heapq.heapify(heap)
-    done: set = set()
-    order = []
-    while heap:
-        kv, v = heapq.heappop(heap)
-        if v in done or kv != key(v):
-            if v not in done:
-                heapq.heappush(heap, (key(v), v))
-            continue
-        nb = adj[v]
-        if len(nb) + 1 > limit:
-            return None
-        done.add(v)
-        order.append(v)
-        touched = set(nb)
-        connect_neighbours(adj, v)
-        if score == "fill":
-            for u in nb:
-                touched |= adj[u]
-        for u in touched - done:
-            heapq.heappush(heap, (key(u), u))
-    return order
-
-
-def _spectral(edges: np.ndarray, nodes: list[int], n: int,
-              dense: np.ndarray | None = None) -> list[int] | None:
-    """Sweep along the Fiedler vector (long axis of a lattice); small components only.
-
-    Up to 200 nodes the Laplacian is dense (from ``dense``, the adjacency matrix, when
-    given: the same matrix as the sparse route, built without it)."""
-    if len(nodes) < 3 or len(nodes) > _SPECTRAL_MAX_NODES:
-        return None
-    idx = np.asarray(nodes)
-    if dense is not None and len(idx) <= 200:
-        sub = (dense if len(idx) == n else dense[np.ix_(idx, idx)]).astype(np.float64)
-        L = np.diag(sub.sum(axis=1)) - sub
-        f = np.round(scipy.linalg.eigh(L, subset_by_index=[0, 1])[1][:, 1], 9)
-        return idx[np.lexsort((idx, f))].tolist()
-    local = -np.ones(n, dtype=np.int64)
-    local[idx] = np.arange(len(idx))
-    e = edges[(local[edges[:, 0]] >= 0)]
-    m = len(idx)
-    A = scipy.sparse.coo_matrix((np.ones(len(e)), (local[e[:, 0]], local[e[:, 1]])),
-                                shape=(m, m)).tocsr()
-    L = scipy.sparse.csgraph.laplacian((A + A.T).astype(np.float64))
-    if m <= 200:
-        vec = scipy.linalg.eigh(L.toarray(), subset_by_index=[0, 1])[1]
-    else:  # shift-invert: the two eigenvalues nearest a small negative shift
-        try:
-            val, vec = scipy.sparse.linalg.eigsh(L.tocsc(), k=2, sigma=-1e-3, which="LM",
-                                                 v0=np.ones(m))
-        except (RuntimeError, ArithmeticError):  # pragma: no cover - no convergence
-            return None
-        vec = vec[:, np.argsort(val)]
-    f = np.round(vec[:, 1], 9)
-    return idx[np.lexsort((idx, f))].tolist()
-
-
-def _rcm(edges: np.ndarray, nodes: list[int], n: int) -> list[int]:
-    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                shape=(n, n)).tocsr()
-    perm = scipy.sparse.csgraph.reverse_cuthill_mckee(A + A.T, symmetric_mode=True)
-    keep = set(nodes)
-    return [int(v) for v in perm if v in keep]
-
-
-def _components(edges: np.ndarray, n: int, dense: np.ndarray | None
-                ) -> tuple[int, np.ndarray]:
-    """Number of connected components and each node's label (numbered by smallest node),
-    compiled on the dense adjacency when there is one."""
-    if dense is None:
-        A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                    shape=(n, n))
-        return scipy.sparse.csgraph.connected_components(A, directed=False)
-    labels = np.empty(n, dtype=np.int32)
-    return int(_ek.component_labels(dense, labels)), labels
-
-
-def _rcm_all(edges: np.ndarray, n: int, dense: np.ndarray | None) -> np.ndarray:
-    """Reverse Cuthill-McKee of the whole graph (as :func:`_rcm`, whose per-component
-    orders are this one's subsequences). With a dense adjacency, scipy's compiled routine
-    is called directly on its canonical CSR arrays (what its wrapper passes it)."""
-    module = getattr(scipy.sparse.csgraph, "_reordering", None)
-    fast = getattr(module, "_reverse_cuthill_mckee", None)
-    if dense is not None and fast is not None:
-        indptr = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(dense.sum(axis=1, dtype=np.int32), out=indptr[1:])
-        indices = np.nonzero(dense)[1].astype(np.int32)
-        try:
-            return np.asarray(fast(indices, indptr, n))
-        except TypeError:  # pragma: no cover - another signature in another scipy
-            pass
-    A = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                shape=(n, n)).tocsr()
-    return scipy.sparse.csgraph.reverse_cuthill_mckee(A + A.T, symmetric_mode=True)
-
-
-def _dense(nbrs: list[set], n: int) -> np.ndarray | None:
-    """The graph's adjacency matrix (``uint8``) for the compiled orders, up to
-    ``_DENSE_MAX_NODES`` nodes; ``None`` beyond (the set-based code runs there)."""
-    if n > _DENSE_MAX_NODES:
-        return None
-    adj = np.zeros((n, n), dtype=np.uint8)
-    for v, nb in enumerate(nbrs):
-        adj[v, list(nb)] = 1
-    return adj
-
-
 def _dense_of_edges(edges: np.ndarray, n: int) -> np.ndarray | None:
     """:func:`_dense` straight from the (checked, duplicate-free) edge list."""
     if n > _DENSE_MAX_NODES:
@@ -223,18 +101,6 @@ def _dense_of_edges(edges: np.ndarray, n: int) -> np.ndarray | None:
     adj[edges[:, 0], edges[:, 1]] = 1
     adj[edges[:, 1], edges[:, 0]] = 1
     return adj
-
-
-def _greedy_order(nbrs: list[set], dense: np.ndarray | None, nodes: list[int], score: str,
-                  limit: int) -> list[int] | None:
-    """:func:`_greedy`, compiled on the dense adjacency when there is one (same order)."""
-    if dense is None:
-        return _greedy(nbrs, nodes, score, limit)
-    free = np.zeros(len(dense), dtype=np.bool_)
-    free[nodes] = True
-    order = np.empty(len(nodes), dtype=np.int64)
-    m = _ek.greedy_dense(dense.copy(), free, score == "fill", limit, order)
-    return None if m < 0 else order.tolist()
 
 
 def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], limit: int
@@ -252,55 +118,13 @@ def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], l
     return sizes.tolist(), int(sizes.max(initial=0)) + 1
 
 
-def _candidate_orders(nbrs: list[set] | None, dense: np.ndarray | None, edges: np.ndarray,
-                      nodes: list[int], n: int, limit: list, rcm: list[int]):
-    """Sweeps first (cheap), then the greedy heuristics, pruned at ``limit[0]``.
-
-    ``rcm`` is the component's reverse Cuthill-McKee order; ``nbrs`` (the neighbour sets)
-    is only read when there is no ``dense`` adjacency."""
-    yield "natural", sorted(nodes)
-    yield "reverse-cuthill-mckee", rcm
-    yield "cuthill-mckee", rcm[::-1]
-    yield "spectral", _spectral(edges, nodes, n, dense)
-    if len(nodes) <= _GREEDY_MAX_NODES:
-        yield "min-degree", _greedy_order(nbrs, dense, nodes, "degree", limit[0])
-    if len(nodes) <= _MIN_FILL_MAX_NODES:
-        yield "min-fill", _greedy_order(nbrs, dense, nodes, "fill", limit[0])
-
-
-def _table_total(sizes: list[int], size: int) -> float:
-    """``sum(2.0 ** s for s in sizes)``, in numpy where every partial sum is exact (the
-    same float), in Python's own left-to-right sum beyond."""
-    if len(sizes) * 2.0 ** size < 2.0**53:
-        return float(np.ldexp(1.0, np.asarray(sizes, dtype=np.int64)).sum())
-    return sum(2.0 ** s for s in sizes)
-
-
-def _component_order(nbrs, dense, edges, nodes, n, limit, rcm) -> tuple[list, str, int]:
-    """The best candidate order of one connected component (smallest largest clique)."""
-    best, best_name, best_cost, lower = None, "", None, limit + 1
-    bound = [limit]
-    for name, order in _candidate_orders(nbrs, dense, edges, nodes, n, bound, rcm):
-        if order is None:
-            continue
-        sizes, size = _clique_sizes(nbrs, dense, order, bound[0])
-        if sizes is None:
-            lower = min(lower, size)
-            continue
-        cost = (size, _table_total(sizes, size))
-        if best_cost is None or cost < best_cost:
-            best, best_name, best_cost = order, name, cost
-            bound[0] = size
-    return best, best_name, lower if best is None else best_cost[0]
-
-
 def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int], str, int]:
     """The elimination order, the heuristic that found it, and its treewidth.
 
-    Orders each connected component separately (the natural node order, (reverse)
-    Cuthill-McKee, a Fiedler sweep and min-degree for components of at most 20,000 nodes,
-    min-fill for at most 400) and keeps, per component, the order with the smallest
-    largest clique (then the smallest total table size).
+    The search of factor graphs, :func:`mrflib.inference.elimination_order.best_order`,
+    on the graph with two states per spin: per connected component the best of the
+    natural node order, (reverse) Cuthill-McKee and the greedy criteria (min-weight, which
+    is min-degree here, and min-fill), by the largest clique, then the total table size.
     """
     edges = check_edges(edges, n)
     return _elimination_order(edges, n, order, _dense_of_edges(edges, n))
@@ -309,27 +133,23 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
 def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray | None
                        ) -> tuple[list[int], str, int]:
     """:func:`elimination_order` of checked ``edges`` and their dense adjacency (or
-    ``None`` beyond ``_DENSE_MAX_NODES``)."""
-    nbrs = _neighbour_sets(edges, n) if dense is None else None
+    ``None`` beyond ``eo.DENSE_MAX_NODES``)."""
+    nbrs = _neighbour_sets(edges, n)
     if order is not None:
         order = check_indices(order, n, "order").tolist()
         if sorted(order) != list(range(n)):
             raise ValueError(f"order must be a permutation of 0..{n - 1}")
         _, size = _clique_sizes(nbrs, dense, order, MAX_WIDTH + 1)
         return order, "given", size - 1
-    ncomp, labels = _components(edges, n, dense)
-    rcm = _rcm_all(edges, n, dense)
+    logc = [_LOG2] * n
     full, names, width = [], set(), 0
-    for c in range(ncomp):
-        nodes = np.flatnonzero(labels == c).tolist()
-        mine = (rcm if ncomp == 1 else rcm[labels[rcm] == c]).tolist()
-        best, name, size = _component_order(nbrs, dense, edges, nodes, n, MAX_WIDTH + 1,
-                                            mine)
-        if best is None:
-            _refuse_width(size - 1, exact=False)
-        full += best
-        names.add(name)
-        width = max(width, size - 1)
+    for comp in eo.components(nbrs, range(n)):
+        found = eo.best_order(nbrs, logc, comp, (MAX_WIDTH + 1) * _LOG2)
+        if found.order is None:
+            _refuse_width(found.width, exact=False)
+        full += found.order
+        names.add(found.heuristic)
+        width = max(width, found.width)
     return full, "+".join(sorted(names)), width
 
 
@@ -358,7 +178,7 @@ def _scopes(edges: np.ndarray, n: int, order: np.ndarray, pos: np.ndarray, width
 
 
 # --------------------------------------------------------------------------- plan
-class JunctionTree:
+class JunctionTree(Plan):
     """The elimination plan of a graph: order, cliques, junction tree, lookup tables.
 
     The plan depends on the graph only; :meth:`calibrate` and :meth:`sample` take the
@@ -497,7 +317,7 @@ class JunctionTree:
                     np.empty(half), mean, pair, 2.0**k)
         return unscale_log_partition(logz, k), mean, pair
 
-    def sample(self, bias: Any, coupling: Any, n_samples: int, rng: Any) -> np.ndarray:
+    def sample(self, bias: Any, coupling: Any, n_samples: int, *, rng: Any) -> np.ndarray:
         """Exact i.i.d. samples (forward filtering, backward sampling), ``int8 (M, n)``.
 
         Uniforms are drawn from ``rng`` in blocks of ``(rows, n)`` (row ``s``, column
@@ -559,10 +379,10 @@ def moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
     return plan(bm).calibrate(bm.bias, bm.coupling)
 
 
-def sample(bm: BoltzmannMachine, n_samples: int, rng: Any) -> np.ndarray:
+def sample(bm: BoltzmannMachine, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact samples of ``bm`` (junction-tree engine), ``int8 (n_samples, n)``."""
     bm = check_model(bm)
-    return plan(bm).sample(bm.bias, bm.coupling, n_samples, rng)
+    return plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
 
 
 def condition(bm: BoltzmannMachine, nodes: Any, values: Any

@@ -11,10 +11,9 @@ Bipartite graphs of at least 1024 spins (large lattices) are swept in checkerboa
 with integer thresholds instead (:mod:`mrflib.inference._checkerboard`); square grids among them
 take a kernel specialised to the grid (:mod:`mrflib.inference._grid_gibbs`, same bits), and the
 threshold tables are kept with the graph for the last parameters seen, so that repeated
-calls on one model do not rebuild them. Seeded outputs: unchanged (bit for bit) on every
-other graph; on those large bipartite graphs they changed when the checkerboard path came
-in (it draws its own SplitMix64 integers, not the uniforms of the index-order sampler), and
-the same seed has given the same bits since.
+calls on one model do not rebuild them. That path draws its own SplitMix64 integers, not
+the uniforms of the index-order sampler, so its seeded bits differ from the index-order
+sampler's; each path gives the same bits for the same seed.
 
 I.i.d. samples by enumeration, for small ``n``, are :func:`mrflib.inference.exact.sample`.
 """
@@ -32,6 +31,7 @@ from mrflib._support.validation import as_rng, check_positive, check_spins, requ
 from mrflib.inference import _checkerboard
 from mrflib.inference._fields import neighbour_fields
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 
@@ -150,7 +150,7 @@ def sweep_order(bm: BoltzmannMachine) -> np.ndarray:
 
 
 @blas_single_threaded
-def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndarray:
+def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> np.ndarray:
     """Advance each chain (row of ``states``) by ``n_sweeps`` Gibbs sweeps.
 
     This is the chain update of persistent contrastive divergence (Tieleman 2008)
@@ -177,9 +177,8 @@ def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
             + 24.0 * n_sweeps + 160.0 * n + 2.0**24)
 
 
-@blas_single_threaded
 def gibbs(
-    bm: BoltzmannMachine,
+    model: BoltzmannMachine | FactorGraph,
     n_samples: int,
     *,
     burn_in: int,
@@ -195,9 +194,13 @@ def gibbs(
     every ``thin`` sweeps until ``n_samples`` are collected. Rows are ordered by
     recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
 
+    A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by
+    :func:`mrflib.inference.factor_gibbs.gibbs` (the same chains, burn-in and thinning) and
+    gives ``int64`` states, as every sampler answers in its model's own domain.
+
     Parameters
     ----------
-    bm : BoltzmannMachine
+    model : BoltzmannMachine or FactorGraph
     n_samples : int
     burn_in : int
         Sweeps discarded before the first sample (keyword-only: choose it).
@@ -211,9 +214,14 @@ def gibbs(
 
     Returns
     -------
-    ndarray of int8, shape (n_samples, n)
+    ndarray of int8 (int64 for a FactorGraph), shape (n_samples, n)
     """
-    bm = check_model(bm)
+    if isinstance(model, FactorGraph):
+        from mrflib.inference import factor_gibbs
+
+        return factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, thin=thin,
+                                  n_chains=n_chains, init=init, rng=rng)
+    bm = check_model(model, "model")
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
     thin = check_positive(thin, "thin", integer=True)

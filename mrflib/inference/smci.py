@@ -44,7 +44,8 @@ from mrflib._support.validation import (
 )
 from mrflib.inference import _smci_kernels as K
 from mrflib.inference import exact
-from mrflib.models.boltzmann import BoltzmannMachine, check_model
+from mrflib.models.boltzmann import BoltzmannMachine, check_model, to_spins
+from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = [
     "METHODS",
@@ -337,13 +338,70 @@ def _smci1_counts(s, g, node_off, node_size, pair_off, pair_size):
     return counts
 
 
-def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _factor_mci(model: FactorGraph, x: np.ndarray) -> tuple[list, list]:
+    """The sample frequencies of every variable's and every factor's states."""
+    card = model.cardinalities
+    var = [np.bincount(x[:, i], minlength=int(card[i])) / len(x) for i in range(model.n)]
+    fac = []
+    for s in model.scopes:
+        shape = tuple(int(card[v]) for v in s)
+        code = np.ravel_multi_index(tuple(x[:, v] for v in s), shape) if s else np.zeros(
+            len(x), dtype=np.int64)
+        fac.append(np.bincount(code, minlength=math.prod(shape)).reshape(shape) / len(x))
+    return var, fac
+
+
+def _spin_to_factor_moments(model: FactorGraph, bm: BoltzmannMachine, mean: np.ndarray,
+                            pair: np.ndarray) -> tuple[list, list]:
+    """The variable and factor marginals of a binary pairwise factor graph from its
+    spins' moments: ``P(x_i = 1) = (1 + m_i) / 2``, ``P(x_i = a, x_j = b) = (1 + s_a m_i
+    + s_b m_j + s_a s_b ⟨x_i x_j⟩) / 4`` with ``s_0 = -1``, ``s_1 = +1``."""
+    var = [np.array([(1 - m) / 2, (1 + m) / 2]) for m in mean.tolist()]
+    edge = {(int(i), int(j)): e for e, (i, j) in enumerate(bm.edges.tolist())}
+    sign = np.array([-1.0, 1.0])
+    fac = []
+    for s in model.scopes:
+        if len(s) < 2:
+            fac.append(var[s[0]].copy() if s else np.asarray(1.0))
+            continue
+        i, j = s
+        c = pair[edge[(min(i, j), max(i, j))]]
+        fac.append((1 + sign[:, None] * mean[i] + sign[None, :] * mean[j]
+                    + np.outer(sign, sign) * c) / 4)
+    return var, fac
+
+
+def _factor_moments(model: FactorGraph, samples: Any, method: str) -> tuple[list, list]:
+    """:func:`moments` of a factor graph: MCI on any, the SMCI estimators on a binary
+    pairwise one (through its Boltzmann machine)."""
+    x = _check_states(samples, model.cardinalities, "samples")
+    if len(x) == 0:
+        raise ValueError("samples must contain at least one sample point (got 0 rows)")
+    if method == "mci":
+        return _factor_mci(model, x)
+    try:
+        bm = model.to_boltzmann()
+    except ValueError as err:
+        raise ValueError(f"method {method!r} of a FactorGraph needs a binary pairwise one "
+                         f"(method 'mci' takes any): {err}") from None
+    mean, pair = moments(bm, to_spins(x), method)
+    return _spin_to_factor_moments(model, bm, mean, pair)
+
+
+def moments(model: BoltzmannMachine | FactorGraph, samples: Any, method: str
+            ) -> tuple[Any, Any]:
     """Estimates of every ``⟨x_i⟩`` and every edge's ``⟨x_i x_j⟩`` from sample points.
+
+    A :class:`~mrflib.models.factor_graph.FactorGraph` gets the estimates of its mean
+    parameters, ``(variable marginals, factor marginals)`` as
+    :func:`mrflib.inference.exact.moments` returns them: ``"mci"`` (sample frequencies)
+    for any, the SMCI estimators for a binary pairwise one, computed on its
+    :meth:`~mrflib.models.factor_graph.FactorGraph.to_boltzmann` machine.
 
     Parameters
     ----------
-    bm : BoltzmannMachine
-    samples : array_like, (M, n) spins in {-1, +1}
+    model : BoltzmannMachine or FactorGraph
+    samples : array_like, (M, n) spins in {-1, +1} (states of a FactorGraph)
         Sample points; for 1-SMCI learning these are the data (SMCI learning paper, eq. 23).
     method : {"mci", "1-smci", "s2-smci", "2-smci"}
         ``"mci"``: sample averages; ``"1-smci"``: eq. (14)-(17) of the GSMCI paper;
@@ -353,7 +411,7 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
     Returns
     -------
     mean : (n,) float64
-    pair : (E,) float64, in the order of ``bm.edges``
+    pair : (E,) float64, in the order of ``model.edges``
 
     Notes
     -----
@@ -361,8 +419,10 @@ def moments(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray
     work plus the independent-set sizes for s2-SMCI). "2-smci" enumerates ``2^{|R_1(T)|}``
     states per target and distinct boundary configuration.
     """
-    bm = _check_bm(bm)
     method = _check_method(method)
+    if isinstance(model, FactorGraph):
+        return _factor_moments(model, samples, method)
+    bm = check_model(model, "model")
     s = _samples(bm, samples)
     if method == "mci":
         return K.mci_moments(s, bm.graph.structure)
@@ -419,7 +479,8 @@ def _pair_numpy(ga: np.ndarray, gb: np.ndarray, J: Any) -> np.ndarray:
     return np.tanh(J + 0.5 * (_logcosh(ga + gb) - _logcosh(ga - gb)))
 
 
-def moments_numpy(bm: BoltzmannMachine, samples: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _moments_numpy(bm: BoltzmannMachine, samples: Any, method: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Plain-numpy reference of :func:`moments` (same estimators, vectorized over samples).
 
     Used by the tests and as the benchmark baseline. Where the papers write

@@ -127,7 +127,7 @@ def to_binary(index: Any, n: int) -> np.ndarray:
     return (index_to_states(index, n) + 1) // 2  # spins -1/+1 -> bits 0/1
 
 
-def sample_table(p: Any, n_samples: int, rng: Any) -> np.ndarray:
+def sample_table(p: Any, n_samples: int, *, rng: Any) -> np.ndarray:
     """``n_samples`` i.i.d. flat indices drawn from the table ``p`` (inverse CDF)."""
     p = check_array(p, "p", ndim=1)
     if np.any(p < 0) or p.sum() <= 0:
@@ -141,7 +141,7 @@ def sample_table(p: Any, n_samples: int, rng: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- Ising5x4
-def ising5x4(n_samples: int, rng: Any, *, coupling: float = 0.5) -> Dataset:
+def ising5x4(n_samples: int, *, rng: Any, coupling: float = 0.5) -> Dataset:
     """Samples of the 5x4 Ising model of section 3.4, ``p*(x) ~ exp(1/2 sum_<ij> s_i s_j)``.
 
     ``s_i = 2 x_i - 1``; the grid is :func:`mrflib.models.graphs.square_grid` ``(5, 4)`` (row-major
@@ -165,7 +165,7 @@ def _binary_dataset(name: str, p: np.ndarray, n_samples: int, rng: Any,
     """``n_samples`` draws from the table ``p`` over 20 binary variables, as a Dataset."""
     return Dataset(
         name=f"{name} (N={n_samples})",
-        data=to_binary(sample_table(p, n_samples, rng), 20),
+        data=to_binary(sample_table(p, n_samples, rng=rng), 20),
         p_star=p,
         cardinalities=(2,) * 20,
         structure=structure,
@@ -174,7 +174,7 @@ def _binary_dataset(name: str, p: np.ndarray, n_samples: int, rng: Any,
 
 # --------------------------------------------------------------------------- Bayesian nets
 def bayesian_network(
-    n: int, max_parents: int, rng: Any
+    n: int, max_parents: int, *, rng: Any
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """A random Bayesian network over binary ``X_0..X_{n-1}`` as in section 3.4.
 
@@ -234,7 +234,7 @@ def bn_probabilities(parents: list[np.ndarray], tables: list[np.ndarray]) -> np.
 
 
 def bn_sample(
-    parents: list[np.ndarray], tables: list[np.ndarray], n_samples: int, rng: Any
+    parents: list[np.ndarray], tables: list[np.ndarray], n_samples: int, *, rng: Any
 ) -> np.ndarray:
     """Ancestral sampling of a network from :func:`bayesian_network`: ``int8 (N, n)``.
 
@@ -256,7 +256,7 @@ def bn_sample(
 
 def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure_seed: int):
     structure_seed = as_rng(structure_seed, "structure_seed")
-    parents, tables = bayesian_network(20, max_parents, structure_seed)
+    parents, tables = bayesian_network(20, max_parents, rng=structure_seed)
     return _binary_dataset(name, bn_probabilities(parents, tables), n_samples, rng, {
         "parents": parents,
         "tables": tables,
@@ -265,20 +265,20 @@ def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure
 
 
 def bn20_37(
-    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]
+    n_samples: int, *, rng: Any, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]
 ) -> Dataset:
     """Samples of the random Bayesian network BN20-37 (20 nodes, two parents each, 37 edges)."""
     return _bn_dataset("BN20-37", 2, n_samples, rng, structure_seed)
 
 
 def bn20_54(
-    n_samples: int, rng: Any, *, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]
+    n_samples: int, *, rng: Any, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]
 ) -> Dataset:
     """Samples of the random Bayesian network BN20-54 (20 nodes, three parents each, 54 edges)."""
     return _bn_dataset("BN20-54", 3, n_samples, rng, structure_seed)
 
 
-def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dataset:
+def load(name: str, n_samples: int | None = None, *, rng: Any | None = None) -> Dataset:
     """One of the six datasets of section 3.4 by name, with its fixed seed.
 
     ``n_samples`` and ``rng`` override the paper's size and our fixed sample seed (the true
@@ -290,11 +290,11 @@ def load(name: str, n_samples: int | None = None, rng: Any | None = None) -> Dat
     rng = SAMPLE_SEEDS[name] if rng is None else rng
     family = name[:-1]
     if family == "Ising5x4":
-        ds = ising5x4(N, rng)
+        ds = ising5x4(N, rng=rng)
     elif family == "BN20-37":
-        ds = bn20_37(N, rng)
+        ds = bn20_37(N, rng=rng)
     else:
-        ds = bn20_54(N, rng)
+        ds = bn20_54(N, rng=rng)
     return Dataset(name, ds.data, ds.p_star, ds.cardinalities, ds.structure)
 
 
@@ -399,7 +399,7 @@ class ExpertNetwork:
             stride *= self.cardinalities[v]
         return conf
 
-    def sample(self, n_samples: int, rng: Any) -> np.ndarray:
+    def sample(self, n_samples: int, *, rng: Any) -> np.ndarray:
         """Exact i.i.d. samples by ancestral sampling: ``int8 (n_samples, n)``.
 
         One uniform per sample and variable, drawn variable by variable in the network's

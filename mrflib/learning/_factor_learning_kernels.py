@@ -5,7 +5,7 @@ of the states of ``x_i`` seen with it; a context is stored as the flat position,
 concatenated log-tables, of each factor holding ``i`` at ``x_i = 0`` (``base``) and the
 stride of ``x_i`` in that table, so the factor's entry at ``x_i = v`` is
 ``base + v * stride``. The plain numpy reference is
-:func:`mrflib.learning.factor_learning.pseudo_log_likelihood_numpy`.
+:func:`mrflib.learning.factor_learning._pseudo_log_likelihood_numpy`.
 """
 
 from __future__ import annotations

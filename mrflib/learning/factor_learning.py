@@ -71,7 +71,6 @@ __all__ = [
     "METHODS",
     "fit",
     "pseudo_log_likelihood",
-    "pseudo_log_likelihood_numpy",
     "data_factor_marginals",
 ]
 
@@ -436,7 +435,7 @@ def _stride(shape: tuple, axis: int) -> int:
 
 def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct contexts
-    (numba kernel; :func:`pseudo_log_likelihood_numpy` is its per-sample reference)."""
+    (numba kernel; :func:`_pseudo_log_likelihood_numpy` is its per-sample reference)."""
     model = _check_structure(model, "model")
     x = _check_data(data, model)
     lay = _Layout(model)
@@ -444,7 +443,7 @@ def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     return float(_Contexts(lay, x)(flat, False)[0])
 
 
-def pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
+def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     """Plain per-sample reference of :func:`pseudo_log_likelihood`: for every sample and
     variable, the log-weights of all values of ``x_i`` with the rest held."""
     model = _check_structure(model, "model")

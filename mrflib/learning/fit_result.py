@@ -21,8 +21,9 @@ class Fit:
 
     Attributes
     ----------
-    model : BoltzmannMachine
-        The learned machine.
+    model : BoltzmannMachine or FactorGraph
+        The learned model, of the structure's family: a Boltzmann machine, or a factor
+        graph (normalized potentials) when the structure was one.
     method, solver : str
         What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
     n_steps : int

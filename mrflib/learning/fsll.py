@@ -57,6 +57,8 @@ from mrflib._support.validation import (
     require_memory,
 )
 from mrflib.learning import _fsll_kernels as _k
+from mrflib.models import factor_graph
+from mrflib.models.factor_graph import flat_strides
 
 __all__ = [
     "Model",
@@ -116,7 +118,7 @@ def _size(cards: np.ndarray) -> int:
 
 
 def _strides(cards: np.ndarray) -> np.ndarray:
-    return np.concatenate(([1], np.cumprod(cards[:-1]))).astype(np.int64)
+    return flat_strides(cards)
 
 
 def _segments(cards: np.ndarray) -> list[tuple[int, int, bool]]:
@@ -185,7 +187,7 @@ def flat_index(states: Any, cardinalities: Any) -> np.ndarray:
     """
     cards = _check_cardinalities(cardinalities)
     arr = _check_states(states, cards, "states")
-    return arr @ _strides(cards)
+    return factor_graph.flat_index(arr, cards)
 
 
 def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
@@ -193,7 +195,7 @@ def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     idx = check_indices(index, X, "index")
-    return (idx[:, None] // _strides(cards)[None, :]) % cards[None, :]
+    return factor_graph.flat_states(idx, cards)
 
 
 # --------------------------------------------------------------------------- bases

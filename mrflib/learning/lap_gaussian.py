@@ -273,7 +273,7 @@ def _pattern_edges(K: sp.spmatrix) -> np.ndarray:
 
 
 def random_sparse_precision(
-    n: int, degree: float, rng: Any, *, margin: float = 0.1
+    n: int, degree: float, *, rng: Any, margin: float = 0.1
 ) -> tuple[sp.csr_array, np.ndarray]:
     """A random sparse SPD precision (Figure 7, right).
 
@@ -302,7 +302,7 @@ def random_sparse_precision(
 
 
 def sample_gaussian(
-    precision: Any, n_samples: int, rng: Any, *, factor: Any = None
+    precision: Any, n_samples: int, *, rng: Any, factor: Any = None
 ) -> np.ndarray:
     """Zero-mean Gaussian samples ``(n_samples, n)`` with SPD precision ``K = Σ^-1``.
 

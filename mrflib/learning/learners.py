@@ -81,7 +81,7 @@ from mrflib._support.validation import (
 from mrflib.learning import _flow, _local
 from mrflib.learning import _learners_kernels as _k
 from mrflib.learning.fit_result import Fit
-from mrflib.models.boltzmann import check_model
+from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.graphs import as_graph
 
 __all__ = [
@@ -152,8 +152,6 @@ def mae(a: Any, b: Any) -> float:
 
 # --------------------------------------------------------------------------- helpers
 def _bm(bias, edges, coupling):
-    from mrflib.models.boltzmann import BoltzmannMachine
-
     return BoltzmannMachine(bias, edges, coupling)
 
 
@@ -161,6 +159,8 @@ class _Problem:
     """Validated data and graph, with the structures every method needs."""
 
     def __init__(self, data, edges, n=None):
+        if isinstance(edges, BoltzmannMachine):  # a machine as the structure: its graph
+            edges, n = edges.graph, edges.n if n is None else n
         if n is not None:
             n = check_positive(n, "n", integer=True)
         arr = np.asarray(data)
@@ -215,8 +215,6 @@ class _Problem:
         ``__init__`` and is shared, so the machine is built by the model's unchecked
         constructor with its CSR weights filled in.
         """
-        from mrflib.models.boltzmann import BoltzmannMachine
-
         b, j = self.split(theta)
         b, j = b.copy(), j.copy()
         w = j[self.graph.edge_ids]
@@ -229,7 +227,7 @@ def _problem_from_bm(bm, data) -> _Problem:
     return _Problem(data, bm.edges, bm.n)
 
 
-def local_terms_numpy(
+def _local_terms_numpy(
     bm: Any, data: Any, method: str
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """Per-sample plain-numpy evaluation of a local objective and its raw gradient.
@@ -407,7 +405,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
         def direction(theta):
             bm = prob.trusted_model(theta)
             if not state["first"]:  # S_t: kappa sweeps of S_{t-1} under theta_t (line 7)
-                state["chains"] = sampling.sweep(bm, state["chains"], kappa, rng)
+                state["chains"] = sampling.sweep(bm, state["chains"], kappa, rng=rng)
             state["first"] = False
             mean, pair = smci.moments(bm, state["chains"], estimator)
             return target - np.concatenate([mean, pair])
@@ -441,7 +439,7 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
                 start = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)]
         else:
             start = state["chains"]
-        chains = sampling.sweep(bm, start, k, rng)
+        chains = sampling.sweep(bm, start, k, rng=rng)
         if method == "pcd":
             state["chains"] = chains
         cf = chains.astype(np.float64)
@@ -585,22 +583,23 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
     return theta0, free
 
 
-def _check_factor_graph_call(n, rng, bias, solver, reference) -> None:
-    """A FactorGraph structure takes none of the Boltzmann-machine options."""
-    given = [name for name, value, default in (("n", n, None), ("rng", rng, None),
-                                                 ("bias", bias, True), ("solver", solver, None),
+def _check_factor_graph_call(n, bias, solver, reference) -> None:
+    """A FactorGraph structure takes none of the Boltzmann-machine options (and ``rng``,
+    which its learners do not need)."""
+    given = [name for name, value, default in (("n", n, None), ("bias", bias, True),
+                                                 ("solver", solver, None),
                                                  ("reference", reference, None))
              if value is not default and value != default]
     if given:
         raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
-                         "structure takes max_steps, tol, init, record and, for 'lap', "
+                         "structure takes max_steps, tol, init, record, rng and, for 'lap', "
                          "gauge, l2, n_jobs, scheduler")
 
 
 @blas_single_threaded
 def fit(
     data: Any,
-    edges: Any,
+    structure: Any,
     method: str,
     *,
     n: int | None = None,
@@ -616,18 +615,19 @@ def fit(
     progress: bool | None = None,
     **options: Any,
 ) -> Fit:
-    """Learn a Boltzmann machine on ``edges`` from spin data.
+    """Learn a model of ``structure`` from data (the one learner entry point).
 
     Parameters
     ----------
     data : array (N, n) of -1/+1
         The data points D of eq. (2) of Yasuda (2018).
-    edges : Graph, array (E, 2) or FactorGraph
-        The graph of the learning machine: a :class:`mrflib.models.graphs.Graph` or its edge
-        array (``i < j``, sorted rows). (The name stays ``edges`` for existing keyword
-        calls.) A :class:`mrflib.models.factor_graph.FactorGraph` (its scopes and cardinalities
-        define the family, each factor a free table) learns a general discrete MRF from
-        integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
+    structure : Graph, array (E, 2), BoltzmannMachine or FactorGraph
+        The graph of the learning machine: a :class:`mrflib.models.graphs.Graph`, its edge
+        array (``i < j``, sorted rows) or a
+        :class:`~mrflib.models.boltzmann.BoltzmannMachine` (its graph and spins; its
+        parameters are ignored). A :class:`mrflib.models.factor_graph.FactorGraph` (its
+        scopes and cardinalities define the family, each factor a free table) learns a
+        general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
         :func:`mrflib.learning.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
         normalized potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
@@ -635,8 +635,9 @@ def fit(
     n : int, optional
         Number of nodes (default: the columns of ``data``).
     rng : Generator or int
-        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only; the same seed gives the
-        same fit (and the same final chains).
+        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only (accepted and unused by the
+        others, and by every factor-graph learner); the same seed gives the same fit (and
+        the same final chains).
     bias : bool
         Learn the biases (default) or fix them at zero, the paper's model eq. (1).
     solver : {"gradient", "lbfgs", "exact", "lap"}, optional
@@ -680,17 +681,17 @@ def fit(
     """
     from mrflib.models.factor_graph import FactorGraph
 
-    if isinstance(edges, FactorGraph):
-        _check_factor_graph_call(n, rng, bias, solver, reference)
+    if isinstance(structure, FactorGraph):
+        _check_factor_graph_call(n, bias, solver, reference)
         from mrflib.learning import factor_learning
 
-        return factor_learning.fit(data, edges, method, max_steps=max_steps, tol=tol,
+        return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, **options)
     t0 = time.perf_counter()
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
-    prob = _Problem(data, edges, n)
+    prob = _Problem(data, structure, n)
     n = prob.n
     P = n + prob.E
 

@@ -30,7 +30,8 @@ from mrflib._support.validation import (
 )
 from mrflib.models import graphs
 
-__all__ = ["BoltzmannMachine", "check_model", "overflow_exponent", "unscale_log_partition"]
+__all__ = ["BoltzmannMachine", "check_model", "overflow_exponent", "unscale_log_partition",
+           "to_spins", "to_states"]
 
 #: Sums of log-weights are kept below ``2^LOG_WEIGHT_MAX_EXPONENT`` (float64 ends at 2^1024).
 LOG_WEIGHT_MAX_EXPONENT = 1000
@@ -55,6 +56,25 @@ def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
     terms = len(bias) + len(coupling) + 1
     bits = math.frexp(top)[1] + int(terms - 1).bit_length()  # the sum < top * terms < 2^bits
     return max(0, bits - LOG_WEIGHT_MAX_EXPONENT)
+
+
+def to_spins(states: Any) -> np.ndarray:
+    """Binary states ``0/1`` (a factor graph's, state 0 = spin -1, as
+    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` numbers them) as spins
+    ``int8`` ``-1/+1``, same shape."""
+    arr = np.asarray(states)
+    if arr.dtype.kind not in "iu" or not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("states must contain only binary states 0 and 1")
+    return (2 * arr.astype(np.int8) - 1).astype(np.int8)
+
+
+def to_states(spins: Any) -> np.ndarray:
+    """Spins ``-1/+1`` as the binary states ``int64`` ``0/1`` of
+    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` (spin -1 is state 0)."""
+    arr = np.asarray(spins)
+    if arr.dtype.kind not in "iuf" or not np.all((arr == 1) | (arr == -1)):
+        raise ValueError("spins must contain only spins -1 and +1")
+    return (arr > 0).astype(np.int64)
 
 
 def unscale_log_partition(scaled: float, k: int) -> float:
@@ -113,6 +133,7 @@ class BoltzmannMachine:
         n: int,
         bias_scale: float = 0.2,
         coupling_scale: float = 0.3,
+        *,
         rng: Any = 0,
     ) -> BoltzmannMachine:
         """Biases ~ U[-bias_scale, bias_scale], couplings ~ U[-coupling_scale, coupling_scale].

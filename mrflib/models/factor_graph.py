@@ -39,7 +39,8 @@ from mrflib._support.validation import (
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
 
-__all__ = ["FactorGraph", "all_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
+__all__ = ["FactorGraph", "all_states", "flat_strides", "flat_index", "flat_states",
+           "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
 #: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
 #: are refused by size before anything is allocated.
@@ -143,6 +144,37 @@ def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") 
     return arr
 
 
+def flat_strides(cardinalities: Any) -> np.ndarray:
+    """The place values of the flat state index, ``int64``: ``1, |X_0|, |X_0| |X_1|, ...``
+    (variable 0 the least significant digit, the flat order of ``book/notation.md``).
+
+    With :func:`flat_index` and :func:`flat_states` the library's one codec of flat state
+    indices (spins use it with two states each, state 0 = spin -1)."""
+    card = np.asarray(cardinalities, dtype=np.int64)
+    return np.concatenate(([1], np.cumprod(card[:-1]))).astype(np.int64)
+
+
+def flat_index(states: np.ndarray, cardinalities: Any) -> np.ndarray:
+    """Flat indices ``x_0 + |X_0| (x_1 + |X_1| (...))``, ``int64 (M,)``, of checked integer
+    states ``(M, n)`` (callers validate; the index must fit in int64)."""
+    return np.asarray(states, dtype=np.int64) @ flat_strides(cardinalities)
+
+
+def flat_states(index: np.ndarray, cardinalities: Any) -> np.ndarray:
+    """The states ``int64 (M, n)`` of checked flat indices ``(M,)``: :func:`flat_index`
+    inverted, one digit at a time (bit shifts when every variable has two states)."""
+    card = np.asarray(cardinalities, dtype=np.int64)
+    index = np.asarray(index, dtype=np.int64)
+    if card.size and np.all(card == 2):
+        return (index[:, None] >> np.arange(len(card), dtype=np.int64)) & 1
+    out = np.empty((len(index), len(card)), dtype=np.int64)
+    idx = index.copy()
+    for i, c in enumerate(card.tolist()):
+        out[:, i] = idx % c
+        idx //= c
+    return out
+
+
 def all_states(cardinalities: Any) -> np.ndarray:
     """Every joint state, ``int64 (prod |X_i|, n)``, variable 0 the fastest-changing digit.
 
@@ -153,12 +185,7 @@ def all_states(cardinalities: Any) -> np.ndarray:
     total = math.prod(card.tolist())
     require_memory(8 * total * (len(card) + 2),
                    f"the table of all {format_count(total)} joint states")
-    idx = np.arange(total, dtype=np.int64)
-    out = np.empty((total, len(card)), dtype=np.int64)
-    for i, c in enumerate(card.tolist()):
-        out[:, i] = idx % c
-        idx //= c
-    return out
+    return flat_states(np.arange(total, dtype=np.int64), card)
 
 
 class FactorGraph:
@@ -309,6 +336,41 @@ class FactorGraph:
         card = np.full(bm.n, 2, dtype=np.int64)
         card.flags.writeable = False
         return cls._from_checked(card, tuple(scopes), tuple(tables))
+
+    def to_boltzmann(self) -> BoltzmannMachine:
+        """The ±1 Boltzmann machine of a binary pairwise factor graph (state 0 is spin
+        -1, as :meth:`from_boltzmann` numbers them), with the same distribution.
+
+        Each table is written as ``c + h_i x_i + h_j x_j + J x_i x_j`` in the spins and
+        the constants ``c`` dropped (``log Z`` changes by their sum; probabilities, moments
+        and samples do not); factors on the same pair add. Every pair of a pairwise scope
+        is an edge, also when its coupling is 0, so ``from_boltzmann(bm).to_boltzmann()``
+        is ``bm``. Raises ``ValueError`` unless every variable has two states, every scope
+        at most two variables and every table is finite.
+        """
+        if np.any(self.cardinalities != 2) or any(len(s) > 2 for s in self.scopes):
+            raise ValueError("model must be a binary pairwise factor graph (two states per "
+                             "variable, scopes of at most two variables) to be a Boltzmann "
+                             "machine")
+        bias = np.zeros(self.n)
+        pairs: dict[tuple[int, int], float] = {}
+        for s, t in zip(self.scopes, self.log_tables):
+            if not np.all(np.isfinite(t)):
+                raise ValueError("model must have finite tables (no zero weight) to be a "
+                                 "Boltzmann machine")
+            if len(s) == 1:
+                bias[s[0]] += (t[1] - t[0]) / 2
+            elif len(s) == 2:
+                i, j = s
+                if i > j:
+                    i, j, t = j, i, t.T
+                bias[i] += ((t[1, 0] + t[1, 1]) - (t[0, 0] + t[0, 1])) / 4
+                bias[j] += ((t[0, 1] + t[1, 1]) - (t[0, 0] + t[1, 0])) / 4
+                J = ((t[0, 0] + t[1, 1]) - (t[0, 1] + t[1, 0])) / 4
+                pairs[(i, j)] = pairs.get((i, j), 0.0) + J
+        keys = sorted(pairs)
+        edges = np.array(keys, dtype=np.int64).reshape(-1, 2)
+        return BoltzmannMachine(bias, edges, np.array([pairs[k] for k in keys]))
 
     # ------------------------------------------------------------------ protocol
     def __repr__(self) -> str:

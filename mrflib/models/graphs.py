@@ -138,7 +138,7 @@ def complete(n: int) -> np.ndarray:
     return np.ascontiguousarray(np.stack([i, j], axis=1).astype(np.int64))
 
 
-def random_graph(n: int, p: float, rng: Any) -> np.ndarray:
+def random_graph(n: int, p: float, *, rng: Any) -> np.ndarray:
     """Erdős–Rényi graph: each of the ``n(n-1)/2`` pairs is joined with probability ``p``.
 
     This is the random-graph setting of the GSMCI paper's experiments (section 4,

@@ -50,7 +50,7 @@ def sk_errors(
     solutions = [solution] if isinstance(solution, str) else list(solution)
     rows = []
     for net in range(n_networks):
-        bm = bounds.sk_model(N, sigma_w, gen, theta_sd=theta_sd)
+        bm = bounds.sk_model(N, sigma_w, rng=gen, theta_sd=theta_sd)
         logz = exact.log_partition(bm)
         c = float(exact.moments(bm)[1][0]) if correlations else math.nan
         for sol in solutions:
@@ -123,12 +123,12 @@ def random_networks_trial(
     for k in ks:
         N = int(gen.integers(3, 13))
         if k % 3 == 0:
-            E = graphs.random_graph(N, 0.5, gen)
+            E = graphs.random_graph(N, 0.5, rng=gen)
             if len(E) == 0:
                 continue
             bm = BoltzmannMachine(gen.normal(0, 0.5, N), E, gen.normal(0, 1.0, len(E)))
         else:
-            bm = bounds.sk_model(N, gen.uniform(0.1, 3.0), gen)
+            bm = bounds.sk_model(N, gen.uniform(0.1, 3.0), rng=gen)
         lz = exact.log_partition(bm)
         lb = bounds.log_partition_lower_bounds(bm, orders, method="enumerate")
         viol += int(np.any(lb > lz + 1e-10))

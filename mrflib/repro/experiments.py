@@ -283,10 +283,10 @@ def machine() -> str:
 
 
 def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:
-    """Best wall time (seconds) of ``repeat`` calls of ``fn`` after one warm-up call."""
-    import time
-
+    """Best wall time (seconds) of ``repeat`` calls of ``fn`` after one warm-up call
+    (:func:`mrflib.repro.timing.best_seconds`)."""
     from mrflib._support.validation import check_positive
+    from mrflib.repro.timing import best_seconds
 
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -294,12 +294,7 @@ def best_time(fn: Any, *args: Any, repeat: int = 3, **kwargs: Any) -> float:
     if repeat > 10**6:
         raise ValueError(f"repeat must be at most 10^6, got {repeat}")
     fn(*args, **kwargs)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return best_seconds(lambda: fn(*args, **kwargs), repeat)[0]
 
 
 def moment_error_curve(
@@ -344,7 +339,7 @@ def moment_error_curve(
             if sampler == "gibbs":
                 x = sampling.gibbs(bm, int(M), burn_in=burn_in, rng=rng)
             else:
-                x = exact.sample(bm, int(M), rng)
+                x = exact.sample(bm, int(M), rng=rng)
             m_hat, p_hat = exact.sufficient_statistics(x, bm.edges)
             rows.append((M, t, sampler, "mean", float(np.abs(m_hat - mean).mean())))
             rows.append((M, t, sampler, "pair", float(np.abs(p_hat - pair).mean())))

@@ -126,7 +126,7 @@ def sample_chi_square(model: FactorGraph, n_samples: int, rng: Any) -> pd.DataFr
     """Pearson's chi-square test of each variable's sample counts (``exact.sample``)
     against its exact marginal (``exact.marginals``): statistic, degrees of freedom and
     p-value per variable (states of zero probability are left out)."""
-    x = exact.sample(model, n_samples, rng)
+    x = exact.sample(model, n_samples, rng=rng)
     rows = []
     for i, p in enumerate(exact.marginals(model)):
         counts = np.bincount(x[:, i], minlength=len(p))

@@ -55,6 +55,6 @@ def expert_with_evidence(name: str, n_evidence: int, rng: Any
         raise ValueError(f"n_evidence must be at most the {net.n} variables of {name!r}, "
                          f"got {n_evidence}")
     rng = as_rng(rng)
-    x = net.sample(1, rng)[0]
+    x = net.sample(1, rng=rng)[0]
     which = np.sort(rng.choice(net.n, n_evidence, replace=False))
     return net.to_factor_graph(), {int(v): int(x[v]) for v in which}

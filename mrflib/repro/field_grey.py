@@ -366,8 +366,8 @@ def lap_on_model_data(model: FactorGraph, n_samples: int, rng: Any,
     if isinstance(learners, str) or not all(k in LEARNERS for k in learners):
         raise ValueError(f"learners must be names among {LEARNERS}, got {learners!r}")
     rng = as_rng(rng)
-    train = exact.sample(model, n_samples, rng)
-    test = exact.sample(model, n_samples, rng)
+    train = exact.sample(model, n_samples, rng=rng)
+    test = exact.sample(model, n_samples, rng=rng)
     true_ll = float(image_log_likelihoods(model, test).mean())
     rows = [dict(learner="true model", ll=true_ll, gap=0.0, seconds=0.0)]
     for k in learners:

@@ -45,8 +45,8 @@ MODELS = ("FSLL", "empirical", "empirical (KT)", "pairwise ML", "best pairwise",
 #: Only these need binary variables.
 BINARY_MODELS = ("BM-DI", "BM-PCD")
 
-#: Moved to :mod:`mrflib.learning.log_linear` (an algorithm, not experiment code); the old names
-#: stay.
+#: The log-linear learner lives in :mod:`mrflib.learning.log_linear` (an algorithm, not
+#: experiment code); these names let the trials call it beside the other models.
 order_mask = log_linear.order_mask
 fit_log_linear = log_linear.fit_log_linear
 
@@ -106,7 +106,7 @@ def network_trial(net: Any, n_samples: int, rng: Any, models: Any = MODELS, *,
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     rng = as_rng(rng)
     p_star = net.joint() if p_star is None else p_star
-    data = net.sample(n_samples, rng)
+    data = net.sample(n_samples, rng=rng)
     binary = all(k == 2 for k in net.cardinalities)
     pcd = dict(dict(learning_rate=0.01, max_steps=10_000, n_chains=100), **(pcd or {}))
     rows = []

@@ -93,7 +93,7 @@ def learn_and_score(
                           progress=False).model
     seconds = time.perf_counter() - t0
     q = exact.probabilities(bm)
-    return dict(kl_data=exact.kl_data_model(spins, bm),
+    return dict(kl_data=exact.kl_data_model(bm, spins),
                 kl_true=exact.kl_divergence(dataset.p_star, q),
                 n_basis=n + len(edges), seconds=seconds, fit=bm)
 
@@ -145,7 +145,7 @@ def theorem3_trial(
     n_trials = check_positive(n_trials, "n_trials", integer=True)
     i, trial = _split(t, len(sizes), n_trials, "len(sizes) * n_trials")
     N = int(sizes[i])
-    ds = datasets.bn20_37(N, rng)
+    ds = datasets.bn20_37(N, rng=rng)
     rows = []
     for e in eps:
         t0 = time.perf_counter()

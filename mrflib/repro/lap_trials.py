@@ -144,8 +144,8 @@ def figure8_trial(t: int, rng: Any, *, g_big: int, g_small: int,
     tally = {"runs": 0, "failed": 0}
     rows: list[dict] = []
     t_big = 0.0
-    Xb_all = lap.sample_gaussian(Kb, max(sizes), rng, factor=Lb)
-    Xs_all = lap.sample_gaussian(Ksd, max(sizes), rng, factor=Ls)
+    Xb_all = lap.sample_gaussian(Kb, max(sizes), rng=rng, factor=Lb)
+    Xs_all = lap.sample_gaussian(Ksd, max(sizes), rng=rng, factor=Ls)
     for N in sizes:
         t0 = time.perf_counter()
         Kh = lap.fit_gaussian(Xb_all[:N], eb, sparse=True)
@@ -220,7 +220,7 @@ def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list
     gen = BoltzmannMachine.random(edges, grid * grid, rng=rng)
     rows = []
     for N in sizes:
-        d = exact.sample(gen, N, rng)
+        d = exact.sample(gen, N, rng=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             est = {"LAP": lap.fit_ising(d, edges), "MLE": exact.fit_mle(d, edges),
@@ -287,7 +287,7 @@ def beyond_ising_trial(t: int, rng: Any, *, kind: str, side: int,
     sizes = check_counts(sizes, "sizes")
     rng = as_rng(rng)
     truth = beyond_ising_model(kind, side, rng)
-    data = exact.sample(truth, max(sizes), rng)
+    data = exact.sample(truth, max(sizes), rng=rng)
     rows = []
     for N in sizes:
         fits = _fit_all(data[:N], truth, ("mle", "mple", "lap"))

@@ -65,7 +65,7 @@ def mae_trial(
     n_data = check_positive(n_data, "n_data", integer=True)
     if isinstance(methods, str) or not all(m in METHODS for m in np.atleast_1d(methods)):
         raise ValueError(f"methods must be a tuple of names from {METHODS}, got {methods!r}")
-    data = exact.sample(generator, n_data, as_rng(rng))
+    data = exact.sample(generator, n_data, rng=as_rng(rng))
     mle = fit(data, edges, "mle", n=generator.n, bias=bias)
     rows, out = [], {}
     for m in methods:

@@ -78,7 +78,7 @@ def figure5_trial(
     The signature is the one :meth:`mrflib.repro.trials.Trials.map` calls.
     """
     rng = as_rng(rng)
-    edges = graphs.random_graph(n, float(graph), rng) if np.ndim(graph) == 0 else graph
+    edges = graphs.random_graph(n, float(graph), rng=rng) if np.ndim(graph) == 0 else graph
     if len(edges) == 0:
         return []
     bm = BoltzmannMachine.random(edges, n, rng=rng)
@@ -108,8 +108,8 @@ def figure7_trial(
     MAE of the couplings to the MLE after every step}`` (the curves of Figure 7).
     """
     rng = as_rng(rng)
-    gen = BoltzmannMachine.random(gen_edges, n, 0.2, 0.3, rng)
-    data = exact.sample(gen, n_data, rng)
+    gen = BoltzmannMachine.random(gen_edges, n, 0.2, 0.3, rng=rng)
+    data = exact.sample(gen, n_data, rng=rng)
     mle = learning.fit(data, model_edges, "mle").model
     out = {}
     for name, method, options in curves:

@@ -10,6 +10,7 @@ and a verdict changes only when a method's speed really changes by more than the
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 
 from mrflib._support.validation import check_positive
 
-__all__ = ["MARGIN", "median_seconds", "compare"]
+__all__ = ["MARGIN", "median_seconds", "best_seconds", "compare"]
 
 #: Default margin: medians within 25% of each other are a tie.
 MARGIN = 0.25
@@ -35,6 +36,21 @@ def median_seconds(fn: Callable[[], Any], repeats: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def best_seconds(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, Any]:
+    """The shortest wall time of ``repeats`` calls of ``fn()`` (seconds) and the last
+    call's result: the benchmarks' measure of a method alone, where a median decides a
+    claim between two (:func:`median_seconds`, :func:`compare`)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    repeats = check_positive(repeats, "repeats", integer=True)
+    best, out = math.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
 
 
 def compare(a: float | Sequence[float], b: float | Sequence[float],

@@ -20,7 +20,7 @@ def _steps():
     """``(name, call)`` pairs, the README's example in small."""
     import numpy as np
 
-    from mrflib.inference import exact, sampling
+    from mrflib.inference import exact, factor_gibbs, sampling
     from mrflib.learning import learners as learning
     from mrflib.models import graphs
     from mrflib.models import lattices as factor_models
@@ -51,7 +51,7 @@ def _steps():
          lambda: [learning.fit(potts_data(), potts, m, max_steps=20)
                   for m in ("lap", "mple", "mle")]),
         ("factor graph: Gibbs sampling",
-         lambda: factor_models.gibbs(potts, 10, sweeps=2, rng=np.random.default_rng(0))),
+         lambda: factor_gibbs.gibbs(potts, 10, burn_in=2, rng=np.random.default_rng(0))),
     ]
 
 
