@@ -59,23 +59,9 @@ from mrflib._support.optional import optional_import
 from mrflib._support.validation import available_memory, check_path, format_count, require_memory
 from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
-__all__ = [
-    "MAR_SUM_TOLERANCE",
-    "TASKS",
-    "Answer",
-    "format_answer",
-    "format_answers",
-    "write_answers",
-    "BEGIN",
-    "from_pgmpy",
-    "read_answer",
-    "read_evidence",
-    "read_uai",
-    "to_pgmpy",
-    "write_answer",
-    "write_evidence",
-    "write_uai",
-]
+__all__ = ["MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer", "format_answers",
+           "write_answers", "BEGIN", "from_pgmpy", "read_answer", "read_evidence", "read_uai",
+           "to_pgmpy", "write_answer", "write_evidence", "write_uai"]
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")

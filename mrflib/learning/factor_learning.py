@@ -49,23 +49,28 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from mrflib._support.executor import Executor
 from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _factor_learning_kernels as _k
+from mrflib.learning.factor_layout import (
+    _check_data,
+    _check_structure,
+    _data_marginals,
+    _Layout,
+    data_factor_marginals,
+)
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.potentials import (
     GAUGES,
     clique_owners,
     clique_term,
-    factor_graph_potentials,
     normalize,
     tables_from_potentials,
 )
-from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
+from mrflib.models.factor_graph import FactorGraph, all_states
 
 __all__ = [
     "METHODS",
@@ -79,129 +84,6 @@ _RIDGE = 1e-10
 _ENUMERATE = 2**14  # joint states the MLE's inference enumerates (junction tree beyond)
 
 
-# ----------------------------------------------------------------------------- layout
-class _Layout:
-    """The normalized parameterization of a structure: ``θ`` and the map ``t = A θ``."""
-
-    def __init__(self, structure: FactorGraph) -> None:
-        _require_layout_memory(structure)
-        self.structure = structure
-        self.card = structure.cardinalities
-        self.scopes = structure.scopes
-        self.shapes = [t.shape for t in structure.log_tables]
-        sizes = [t.size for t in structure.log_tables]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        owners = clique_owners(self.scopes)
-        self.terms = sorted(owners, key=lambda B: (owners[B], len(B), B))
-        self.owner = [owners[B] for B in self.terms]
-        free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
-        self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
-        self.A = self._matrix()
-        # Every table entry holds at most one entry of θ (each factor owns only its whole
-        # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
-        # are exact zeros, so Definition 5's differences give back θ exactly).
-        self.one_term_per_entry = bool(np.all(np.diff(self.A.indptr) <= 1))
-
-    @property
-    def n_params(self) -> int:
-        return int(self.term_offsets[-1])
-
-    def _matrix(self) -> sp.csr_matrix:
-        rows, cols, entries = [], [], {}
-        for t, (B, k) in enumerate(zip(self.terms, self.owner)):
-            key = (self.shapes[k], tuple(self.scopes[k].index(v) for v in B))
-            if key not in entries:  # terms of the same shape and axes share their entries
-                entries[key] = _term_entries(*key)
-            r, c = entries[key]
-            rows.append(self.offsets[k] + r)
-            cols.append(self.term_offsets[t] + c)
-        T, P = int(self.offsets[-1]), self.n_params
-        r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(T, P))
-
-    def tables(self, theta: np.ndarray) -> np.ndarray:
-        return self.A @ theta
-
-    def model(self, theta: np.ndarray) -> FactorGraph:
-        flat = self.tables(theta)
-        tables = []
-        for k, shape in enumerate(self.shapes):
-            t = flat[self.offsets[k]:self.offsets[k + 1]].reshape(shape).copy()
-            t.flags.writeable = False
-            tables.append(t)
-        return FactorGraph._from_checked(self.card, self.scopes, tuple(tables))
-
-    def theta(self, model: FactorGraph) -> np.ndarray:
-        """``θ`` of a model over the same scopes (its normalized potentials)."""
-        V = factor_graph_potentials(model)
-        return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
-                              or [np.zeros(0)])
-
-
-def _require_layout_memory(structure: FactorGraph) -> None:
-    """Refuse before building it a layout that cannot fit: each factor's index grid
-    (``np.indices``, 8 bytes per axis and entry) and the map ``A``, whose non-zeros are at
-    most ``Π_v (2|X_v| - 1) - Π_v |X_v|`` per factor (every non-empty clique ``B`` of the
-    scope fills the entries with ``x_B ≠ 0``), at about 48 bytes each (COO then CSR)."""
-    need, nnz = 0, 0
-    for s, t in zip(structure.scopes, structure.log_tables):
-        cards = [int(structure.cardinalities[v]) for v in s]
-        nnz += math.prod(2 * c - 1 for c in cards) - t.size
-        need = max(need, 8 * len(s) * t.size)
-    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
-                   "map from normalized potentials to tables)")
-
-
-def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The entries of a table of ``shape`` where the clique's ``axes`` are all non-zero
-    (flat positions) and the position of each one's ``x_B - 1`` in the clique's block of
-    ``θ`` (the potential broadcast over the table's other axes)."""
-    grid = np.indices(shape).reshape(len(shape), -1)
-    xB = grid[list(axes)]
-    ok = np.all(xB > 0, axis=0)
-    return np.flatnonzero(ok), np.ravel_multi_index(xB[:, ok] - 1,
-                                                    [shape[a] - 1 for a in axes])
-
-
-def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
-    if not isinstance(structure, FactorGraph):
-        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
-    return structure
-
-
-def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
-    x = _check_states(data, structure.cardinalities, "data")
-    if np.ndim(data) != 2:
-        raise ValueError(f"data must have shape (N, {structure.n}), got {np.shape(data)}")
-    if x.shape[0] == 0:
-        raise ValueError("data must contain at least one sample (got 0 rows)")
-    return x
-
-
-def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]:
-    """Empirical marginal of each factor's scope: ``p̂_k(x_{S_k})``, shaped like its table."""
-    structure = _check_structure(structure)
-    x = _check_data(data, structure)
-    lay = _Layout(structure)
-    d = _data_marginals(lay, x)
-    return [d[lay.offsets[k]:lay.offsets[k + 1]].reshape(lay.shapes[k])
-            for k in range(len(lay.shapes))]
-
-
-def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
-    """The data's factor marginals, flat as ``θ``'s tables: one ``bincount`` per factor,
-    so the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
-    counts = np.empty(int(lay.offsets[-1]), dtype=np.int64)
-    for k, s in enumerate(lay.scopes):
-        local = (np.ravel_multi_index(tuple(x[:, v] for v in s), lay.shapes[k]) if s
-                 else np.zeros(x.shape[0], dtype=np.int64))
-        counts[lay.offsets[k]:lay.offsets[k + 1]] = np.bincount(
-            local, minlength=int(lay.offsets[k + 1] - lay.offsets[k]))
-    return counts / x.shape[0]
-
-
-# ------------------------------------------------------------------------ inference
 def _inference(lay: _Layout):
     """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
     (:func:`mrflib.inference.exact.factor_marginals`): enumeration up to ``2^14`` joint states, the

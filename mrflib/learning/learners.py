@@ -84,20 +84,9 @@ from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.graphs import as_graph
 
-__all__ = [
-    "METHODS",
-    "LOCAL_METHODS",
-    "STOCHASTIC_METHODS",
-    "Fit",
-    "fit",
-    "objective",
-    "objective_gradient",
-    "mpf_log_flow",
-    "ascent_direction",
-    "estimator_variances",
-    "mple_rho",
-    "mae",
-]
+__all__ = ["METHODS", "LOCAL_METHODS", "STOCHASTIC_METHODS", "Fit", "fit", "objective",
+           "objective_gradient", "mpf_log_flow", "ascent_direction", "estimator_variances",
+           "mple_rho", "mae"]
 
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
 
@@ -692,9 +681,7 @@ def fit(
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
     prob = _Problem(data, structure, n)
-    n = prob.n
-    P = n + prob.E
-
+    n, P = prob.n, prob.n + prob.E
     ref_coupling = _reference_coupling(reference, prob.E)
 
     if solver == "exact":
