@@ -665,7 +665,7 @@ def _last_block(tok: _Tokens, task: str) -> Any:
         last = b == len(starts) - 1
         stop = starts[b + 1] if not last else len(tokens)
         view = _Tokens.__new__(_Tokens)
-        view.name, view.text, view.pos = tok.name, tok.text, start + 1
+        view.name, view.text, view.pos, view.hint = tok.name, tok.text, start + 1, tok.hint
         view.tokens = tok.tokens[:stop]
         try:
             v = _read_body(view, task)
