@@ -892,7 +892,7 @@ EXEMPT = {
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
-    "approx.available": "takes no arguments: tests/test_approx.py",
+    "inference.approx.available": "takes no arguments: tests/test_approx.py",
     "repro.report.performance_summary": "the Performance page's headline from benchmark "
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
@@ -901,9 +901,9 @@ EXEMPT = {
                                  "validated models): tests/test_elimination.py"
        for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
                  "order_cliques", "best_order", "connect_neighbours", "components")},
-    "solve.main": "the command line of solve.solve (exit codes, one-line errors): "
+    "io.solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
-    "solve.build_parser": "takes no arguments: tests/test_io.py",
+    "io.solve.build_parser": "takes no arguments: tests/test_io.py",
     **{f"repro.factor_graph_experiments.{f}": "a step of the chapter on exact inference for "
                                               "factor graphs (its arguments go to validated "
                                               "library calls): run by that chapter"
@@ -942,6 +942,57 @@ EXEMPT = {
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "check_run", "collect", "figures", "publish",
                  "check_publish", "check_published", "read_provenance", "main")},
+    "inference.elimination_order.connect_neighbours":
+        "a planning step of exact.plan on a validated graph; exact.plan's rows reach it",
+    "inference.elimination_order.interaction_graph":
+        "a planning step of exact.plan on a validated model",
+    "inference.elimination_order.greedy_order":
+        "a planning step of exact.plan on a validated graph",
+    "inference.elimination_order.greedy_order_sets":
+        "a planning step of exact.plan on a validated graph",
+    "inference.elimination_order.greedy_key": "a planning step of exact.plan on a validated graph",
+    "inference.elimination_order.order_cliques":
+        "a planning step of exact.plan on a validated graph",
+    "inference.elimination_order.best_order":
+        "the order search behind exact.plan; tests/test_junction_tree_plans.py",
+    "inference.elimination_order.components": "a planning step of exact.plan on a validated graph",
+    "inference.elimination.upward_peak_bytes":
+        "sizes a plan exact.plan built; tests/test_sliced.py",
+    "inference.elimination.marginals_and_log_partition":
+        "the engine behind exact.marginals on a plan it built; tests/test_sliced.py",
+    "inference.elimination.clique_tree":
+        "the engine's clique tree of a plan it built; tests/test_sliced.py",
+    "inference.domains.reduce_domains":
+        "takes a FactorGraph (validated once); zeros and Z = 0 in tests/test_sliced.py",
+    "inference.sliced.log_partition":
+        "exact.log_partition's engine past memory; tests/test_sliced.py",
+    "inference.sliced.marginals": "exact.marginals' engine past memory; tests/test_sliced.py",
+    "inference.sliced.map_assignment":
+        "exact.map_assignment's engine past memory; tests/test_sliced.py",
+    "inference.sliced.choose_slices":
+        "the slicer's choice on a validated model; tests/test_sliced.py",
+    "inference.wmb.elimination_order": "the order weighted_mini_bucket reuses; tests/test_wmb.py",
+    "io.format_answers": "format_answer for several answers; bad answers in tests/test_anytime.py",
+    "io.write_answers": "write_answer for several answers; bad answers in tests/test_anytime.py",
+    "io.anytime.solve_anytime":
+        "the solve command's anytime loop on a read model; tests/test_anytime.py",
+    "io.anytime.approximate_answer": "one anytime answer of a read model; tests/test_anytime.py",
+    "io.anytime.trivial_answer": "the first anytime answer of a read model; tests/test_anytime.py",
+    "io.anytime.process_age": "reads /proc for the time limit; tests/test_anytime.py",
+    "learning.potentials.clique_term": "a term of factor_graph_potentials on a validated table",
+    "models.boltzmann.overflow_exponent":
+        "scales a validated machine's parameters; tests/test_exact.py",
+    "models.boltzmann.unscale_log_partition":
+        "undoes overflow_exponent's scale; tests/test_exact.py",
+    "models.precision.magnitude": "sums a validated model's log-weights; tests/test_exact.py",
+    "models.precision.warn_if_imprecise": "warns on that sum; tests/test_exact.py",
+    "repro.experiments.exponential_fit":
+        "the harness's fit of recorded times; tests/test_experiments.py",
+    "repro.report.bench_ratio": "reads one benchmark record; tests/test_report.py",
+    "repro.scorecard.claims": "groups recorded rows; tests/test_report.py",
+    "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",
+    "repro.scorecard.chapter_conclusion":
+        "writes a chapter's paragraph from its rows; tests/test_report.py",
 }
 CASE_IDS = [c[0] for c in CASES]
 #: A size mismatch between two arguments may be reported under either name.
