@@ -897,7 +897,7 @@ EXEMPT = {
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
                                      "the fsll chapter at profile quick",
-    **{f"elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
+    **{f"inference.elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
                                  "validated models): tests/test_elimination.py"
        for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
                  "order_cliques", "best_order", "connect_neighbours", "components")},
@@ -942,20 +942,6 @@ EXEMPT = {
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "check_run", "collect", "figures", "publish",
                  "check_publish", "check_published", "read_provenance", "main")},
-    "inference.elimination_order.connect_neighbours":
-        "a planning step of exact.plan on a validated graph; exact.plan's rows reach it",
-    "inference.elimination_order.interaction_graph":
-        "a planning step of exact.plan on a validated model",
-    "inference.elimination_order.greedy_order":
-        "a planning step of exact.plan on a validated graph",
-    "inference.elimination_order.greedy_order_sets":
-        "a planning step of exact.plan on a validated graph",
-    "inference.elimination_order.greedy_key": "a planning step of exact.plan on a validated graph",
-    "inference.elimination_order.order_cliques":
-        "a planning step of exact.plan on a validated graph",
-    "inference.elimination_order.best_order":
-        "the order search behind exact.plan; tests/test_junction_tree_plans.py",
-    "inference.elimination_order.components": "a planning step of exact.plan on a validated graph",
     "inference.elimination.upward_peak_bytes":
         "sizes a plan exact.plan built; tests/test_sliced.py",
     "inference.elimination.marginals_and_log_partition":
