@@ -91,7 +91,7 @@ def test_a_real_sigint_while_solving_exits_130(model):
     code = textwrap.dedent(f"""
         import os, signal, sys, time
         import mrflib.io.solve
-        def slow(model, task):
+        def slow(model, task, *progress):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(60)
         mrflib.io.solve.solve = slow

@@ -178,7 +178,7 @@ def _as_factor_graph(model: Any) -> FactorGraph:
     if isinstance(model, BoltzmannMachine):
         return FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
-        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
+        raise TypeError("model must be a FactorGraph or a BoltzmannMachine, got "
                          f"{type(model).__name__}")
     return model
 

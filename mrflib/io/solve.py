@@ -45,6 +45,7 @@ from mrflib._support import progress as _progress
 from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
 from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.precision import magnitude, warn_if_imprecise
 
 __all__ = ["build_parser", "main", "solve"]
 
@@ -95,8 +96,13 @@ def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
         raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
     if not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
+    warn_if_imprecise(magnitude(model.log_tables), f"FactorGraph(n={model.n})")
     if task == "PR":
-        return sliced.log_partition(model, progress=progress) / math.log(10.0)
+        logz = sliced.log_partition(model, progress=progress)
+        if logz == -math.inf:
+            warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence of "
+                          "probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
+        return logz / math.log(10.0)
     if task == "MAR":
         return sliced.marginals(model, progress=progress)
     return sliced.map_assignment(model, progress=progress)[0]
