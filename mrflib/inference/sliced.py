@@ -50,7 +50,8 @@ __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "
 TASKS = ("PR", "MAR", "MPE")
 #: Seconds per clique-table entry of one slice: the upward pass (with the downward one for
 #: MAR), as measured on four linkage problems of the UAI 2014 set on a 2-core machine
-#: shared with other work (for PR 4e-8 to 8e-8 s, for MAR 1.1e-7 to 2.3e-7 s; MPE not measured).
+#: shared with other work (4e-8 to 8e-8 s for the upward pass, 1.1e-7 to 2.3e-7 s for
+#: marginals; MPE not measured).
 SECONDS_PER_ENTRY = {"PR": 6e-8, "MAR": 1.6e-7, "MPE": 8e-8}
 #: Default limit on the estimated time of a sliced computation (seconds).
 MAX_SECONDS = 600.0

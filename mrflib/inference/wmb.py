@@ -178,7 +178,7 @@ def _as_factor_graph(model: Any) -> FactorGraph:
     if isinstance(model, BoltzmannMachine):
         return FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
-        raise TypeError("model must be a FactorGraph or a BoltzmannMachine, got "
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
                          f"{type(model).__name__}")
     return model
 
@@ -367,7 +367,8 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
                memory: float | None = None, tol: float = 1e-6, order: Any = None,
                deadline: float | None = None) -> Iterator[WMBResult]:
     """:func:`weighted_mini_bucket` one pass at a time: a :class:`WMBResult` after each
-    forward-backward pass (an anytime caller writes each; the options are the same)."""
+    forward-backward pass (an anytime caller writes each; the options are the same).
+    The arguments are checked at the call, before the first pass is asked for."""
     start = time.perf_counter()
     _check_options(ibound, max_iter, time_limit, memory)
     if deadline is not None:
@@ -379,6 +380,13 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
         if sorted(order) != red.active:
             raise ValueError("order must list each variable left once evidence is clamped "
                              "exactly once (as elimination_order gives)")
+    return _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
+                   deadline)
+
+
+def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order, deadline
+            ) -> Iterator[WMBResult]:
+    """The passes of :func:`wmb_passes`, on checked arguments."""
     stop_at = math.inf if deadline is None else start + deadline
     try:
         order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
