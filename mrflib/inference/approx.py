@@ -56,7 +56,7 @@ from mrflib.inference.approx_result import ApproxResult
 from mrflib.inference.lbp import loopy_bp
 from mrflib.inference.mean_field import mean_field
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
            "log_partition", "log_partition_bounds"]
@@ -241,7 +241,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     -------
     ApproxResult
     """
-    fg = exact._factor_graph(model)
+    fg = as_factor_graph(model)
     time_limit = _check_time_limit(time_limit)
     fn = _runner(method, options)
     start = time.perf_counter()
@@ -271,7 +271,7 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     their bound (5) around the mean-field solution), whichever is higher. A model with
     ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it.
     """
-    fg = exact._factor_graph(model)
+    fg = as_factor_graph(model)
     clock = _Clock(_check_time_limit(time_limit))
     fits, _ = _exact_fits(fg, clock)
     if fits:

@@ -80,7 +80,13 @@ from mrflib.models.boltzmann import (
     to_spins,
     unscale_log_partition,
 )
-from mrflib.models.factor_graph import FactorGraph, _check_states, flat_index, flat_states
+from mrflib.models.factor_graph import (
+    FactorGraph,
+    _check_states,
+    as_factor_graph,
+    flat_index,
+    flat_states,
+)
 
 if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
     import scipy.optimize
@@ -142,15 +148,6 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
     return factor_enumeration if method == "enumerate" else sliced
 
 
-def _factor_graph(model: Any) -> FactorGraph:
-    """``model`` as a :class:`~mrflib.models.factor_graph.FactorGraph` (a Boltzmann machine
-    is converted)."""
-    if isinstance(model, BoltzmannMachine):
-        return FactorGraph.from_boltzmann(model)
-    if not isinstance(model, FactorGraph):
-        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
-                        f"{type(model).__name__}")
-    return model
 
 
 def _precise(model: Any) -> Any:
@@ -525,7 +522,7 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
     Boltzmann machine against a factor graph: through
     :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`)."""
     if isinstance(p, FactorGraph) or isinstance(q, FactorGraph):
-        return _kl_factor_graphs(_factor_graph(p), _factor_graph(q))
+        return _kl_factor_graphs(as_factor_graph(p), as_factor_graph(q))
     p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
@@ -584,7 +581,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
     spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
     ``method`` as in :func:`log_partition`.
     """
-    model = _precise(_factor_graph(model))
+    model = _precise(as_factor_graph(model))
     return _factor_engine(method, model).marginals(model)
 
 
@@ -593,7 +590,7 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
     """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
     ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
     maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
-    model = _precise(_factor_graph(model))
+    model = _precise(as_factor_graph(model))
     return _factor_engine(method, model).factor_marginals(model)
 
 
@@ -606,7 +603,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
     if isinstance(model, BoltzmannMachine):
         x, logw = map_assignment(FactorGraph.from_boltzmann(model), method=method)
         return to_spins(x), logw
-    model = _precise(_factor_graph(model))
+    model = _precise(as_factor_graph(model))
     return _factor_engine(method, model).map_assignment(model)
 
 

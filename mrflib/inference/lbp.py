@@ -46,9 +46,8 @@ from mrflib.inference import _lbp_kernels as _k
 from mrflib.inference._factor_ops import expand, logsumexp_numpy
 from mrflib.inference._packed import Packed, pack
 from mrflib.inference.elimination import _Reduced
-from mrflib.inference.exact import _factor_graph
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["BPResult", "loopy_bp", "loopy_bp_numpy"]
 
@@ -87,7 +86,7 @@ class Prepared:
     keeps one state), constant factors summed into ``const``, and its flat arrays."""
 
     def __init__(self, model: FactorGraph | BoltzmannMachine) -> None:
-        model = _factor_graph(model)
+        model = as_factor_graph(model)
         red = _Reduced(model, barren=False)
         if red.const == -np.inf:
             raise ValueError("model has Z = 0 (a factor without variables, or one sliced "

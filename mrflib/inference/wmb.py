@@ -48,7 +48,7 @@ from mrflib.inference import elimination_order as eo
 from mrflib.inference._factor_ops import _reduce_to, clique_sum, expand
 from mrflib.inference.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "elimination_order",
            "DEFAULT_MEMORY"]
@@ -165,22 +165,13 @@ def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
     """The order :func:`weighted_mini_bucket` uses (of the variables left once evidence is
     clamped), with the log entries of its largest clique table and the entries of all of
     them (the cost of exact elimination in that order)."""
-    model = _as_factor_graph(model)
+    model = as_factor_graph(model)
     red = _Reduced(model, barren=False)
     order = _order(red, model.n)
     adj = eo.interaction_graph(model.n, red.scopes)
     logc = np.log(red.card.astype(np.float64)).tolist()
     _, biggest, total = eo.order_cliques(adj, order, logc)
     return order, biggest, total
-
-
-def _as_factor_graph(model: Any) -> FactorGraph:
-    if isinstance(model, BoltzmannMachine):
-        return FactorGraph.from_boltzmann(model)
-    if not isinstance(model, FactorGraph):
-        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
-                         f"{type(model).__name__}")
-    return model
 
 
 class _Late(Exception):
@@ -373,7 +364,7 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     _check_options(ibound, max_iter, time_limit, memory)
     if deadline is not None:
         check_positive(deadline, "deadline")
-    model = _as_factor_graph(model)
+    model = as_factor_graph(model)
     red = _Reduced(model, barren=False)
     if order is not None:
         order = [int(v) for v in order]

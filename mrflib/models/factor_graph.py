@@ -39,8 +39,8 @@ from mrflib._support.validation import (
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
 
-__all__ = ["FactorGraph", "all_states", "flat_strides", "flat_index", "flat_states",
-           "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
+__all__ = ["FactorGraph", "as_factor_graph", "all_states", "flat_strides", "flat_index",
+           "flat_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
 #: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
 #: are refused by size before anything is allocated.
@@ -414,3 +414,15 @@ def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
             raise ValueError(f"evidence names variable {v} twice")
         out[v] = x
     return out
+
+
+def as_factor_graph(model: BoltzmannMachine | FactorGraph) -> FactorGraph:
+    """``model`` as a :class:`FactorGraph`: a Boltzmann machine through
+    :meth:`FactorGraph.from_boltzmann`, a factor graph as it is; anything else is a
+    ``TypeError``. Every engine that works on factor graphs takes either model this way."""
+    if isinstance(model, BoltzmannMachine):
+        return FactorGraph.from_boltzmann(model)
+    if not isinstance(model, FactorGraph):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
+    return model
