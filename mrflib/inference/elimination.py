@@ -32,11 +32,8 @@ they can: a numba kernel walks a clique in one pass, ``opt_einsum`` contracts a 
 with a matrix-product structure. So ``log Z = ±4600`` and tables full of ``-inf`` are
 exact; a model with ``Z = 0`` gives ``log Z = -inf`` (never NaN).
 
-Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most
-:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
-:mod:`mrflib.inference.exact` warns
-(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
+Precision: exact within the limit :mod:`mrflib.models.precision` states (and argues once
+for every engine); beyond it :mod:`mrflib.inference.exact` warns before calling this engine.
 """
 
 from __future__ import annotations

@@ -5,11 +5,8 @@ variable ``i``) is built by broadcasting every factor, then ``log Z``, marginals
 marginals, the MAP state and samples are read off it. It is the reference the junction-tree
 engine (:mod:`mrflib.inference.elimination`) is tested against, and the fastest way on small models.
 
-Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most
-:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
-:mod:`mrflib.inference.exact` warns
-(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
+Precision: exact within the limit :mod:`mrflib.models.precision` states (and argues once
+for every engine); beyond it :mod:`mrflib.inference.exact` warns before calling this engine.
 """
 
 from __future__ import annotations

@@ -26,11 +26,8 @@ The order comes from the one order search of the library,
 graph with two states per spin: the best of the node order itself, (reverse)
 Cuthill-McKee, min-degree and min-fill, scored by the largest clique table; a
 ``rows x cols`` lattice gets width ``min(rows, cols)``.
-Precision: log-weights are added in float64, each to within about ``2^-21`` while the
-factors' largest ``|log-weight|`` add up to at most
-:data:`mrflib.models.precision.PRECISE_LOG_WEIGHT` (``2^32``); beyond it
-:mod:`mrflib.inference.exact` warns
-(:class:`~mrflib.models.precision.PrecisionWarning`) before calling this engine.
+Precision: exact within the limit :mod:`mrflib.models.precision` states (and argues once
+for every engine); beyond it :mod:`mrflib.inference.exact` warns before calling this engine.
 """
 
 from __future__ import annotations
