@@ -333,7 +333,8 @@ def gibbs_marginals(
 
     Without ``time_limit`` it is :func:`gibbs` then :func:`estimate_marginals`. With it,
     the chains run in rounds and stop when the next round would pass the limit (at least
-    one round is run), so the number of samples, not the seed alone, decides the bits.
+    one round is run, so ``0`` gives one round), so the number of samples, not the seed
+    alone, decides the bits.
 
     Returns ``{"marginals", "standard_errors", "n_samples", "seconds"}``.
     """
@@ -343,7 +344,7 @@ def gibbs_marginals(
                   evidence=evidence, rng=rng)
         chains = len(x) if n_chains is None else n_chains
     else:
-        limit = check_positive(time_limit, "time_limit")
+        limit = check_positive(time_limit, "time_limit", allow_zero=True)
         x, chains = _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng,
                            limit, start)
     means, ses = estimate_marginals(x, model.cardinalities, n_chains=chains)

@@ -457,7 +457,7 @@ def smci_marginals(
                                evidence=evidence, rng=rng)
         chains = len(x) if n_chains is None else n_chains
     else:
-        limit = check_positive(time_limit, "time_limit")
+        limit = check_positive(time_limit, "time_limit", allow_zero=True)
         x, chains = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains, evidence,
                                         rng, 0.5 * limit, start)
     cond = model.condition(evidence) if evidence else model

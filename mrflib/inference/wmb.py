@@ -273,8 +273,8 @@ def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any) -> 
     if ibound is not None:
         check_positive(ibound, "ibound", integer=True)
     check_positive(max_iter, "max_iter", integer=True)
-    if time_limit is not None:
-        check_positive(time_limit, "time_limit")
+    if time_limit is not None:  # 0: the first pass only, as for every approx method
+        check_positive(time_limit, "time_limit", allow_zero=True)
     if memory is not None:
         check_positive(memory, "memory")
 
