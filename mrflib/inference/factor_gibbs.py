@@ -60,7 +60,7 @@ def pack(model: FactorGraph) -> tuple:
     vfac = np.array([k for f in vf for k in f], dtype=np.int64)
     vstride = np.array([strides[k][model.scopes[k].index(i)] for i, f in enumerate(vf)
                         for k in f], dtype=np.int64)
-    tables = np.concatenate([np.ravel(t) for t in model.log_tables])
+    tables = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
     return tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
 
 

@@ -261,6 +261,9 @@ def _rho(model: FactorGraph, x: np.ndarray, target: tuple, order: int,
         out[np.arange(len(x)), flat] = 1.0
         return out.reshape((len(x),) + shape)
     region, boundary, factors = sum_region(model, target, order, vf)
+    if not factors:  # the target's variables are in no factor: uniform, whatever the rest
+        shape = tuple(int(card[v]) for v in target)
+        return np.full((len(x),) + shape, 1.0 / math.prod(shape))
     plan = _einsum_plan(model, region, factors, len(target))
     if plan is not None and plan[2] <= MAX_DENSE_STATES:
         return _einsum_rho(model, x, region, factors, len(target), plan)
@@ -320,7 +323,8 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     want = _targets(model, targets)
     if order == 1 and targets == "variables":
         return _variables_order_one(model, x, batch, counts)
-    if order == 1 and max(t.size for t in model.log_tables) <= MAX_KERNEL_STATES:
+    if order == 1 and max((t.size for t in model.log_tables),
+                          default=0) <= MAX_KERNEL_STATES:
         return _factors_order_one(model, x, batch, counts)
     vf = model.variable_factors()
     values, errors = [], []
@@ -360,7 +364,7 @@ def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
     vf = model.variable_factors()
     targets = [k for k, s in enumerate(model.scopes) if s]
     tables, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
-    width = max(len(s) for s in model.scopes)
+    width = max((len(s) for s in model.scopes), default=0)
     neighbours = [sorted({c for v in model.scopes[k] for c in vf[v]}) for k in targets]
     nptr = np.concatenate([[0], np.cumsum([len(f) for f in neighbours])]).astype(np.int64)
     nfac = np.array([c for f in neighbours for c in f], dtype=np.int64)
