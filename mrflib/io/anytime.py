@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mrflib._support.validation import check_instance, is_choice
 from mrflib.inference.elimination import _observed
 from mrflib.inference.wmb import WMBResult, elimination_order, weighted_mini_bucket, wmb_passes
 from mrflib.io import uai as io
@@ -104,6 +105,7 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
     is installed.
     """
+    _check_model_task(model, task)
     if method == "wmb":
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
                                    max_iter=max_iter, order=order, deadline=deadline)
@@ -166,11 +168,20 @@ class _Exact:
         self.conn.close()
 
 
+def _check_model_task(model: Any, task: Any) -> None:
+    check_instance(model, FactorGraph, "model")
+    if not is_choice(task, io.TASKS):
+        raise ValueError(f"task must be one of {io.TASKS}, got {task!r}")
+
+
 def trivial_answer(model: FactorGraph, task: str) -> Any:
     """An answer computed without inference, written first so that the file always holds
     one: ``MAR`` uniform marginals (a point mass on each observed value), ``MPE`` the
-    observed values and state 0 elsewhere, ``PR`` the upper bound ``Σ_k max θ_k`` (each
-    variable no factor holds adds ``log |X_v|``)."""
+    observed values and state 0 elsewhere, ``PR`` the upper bound
+    ``Σ_k max θ_k + Σ_v log |X_v|`` on ``log Z`` (``Z`` sums at most ``Π_v |X_v|`` states,
+    none of weight above ``exp Σ_k max θ_k``; ``v`` over the unobserved variables), in
+    ``log10``."""
+    _check_model_task(model, task)
     observed = _observed(model)
     card = model.cardinalities.tolist()
     if task == "MAR":
@@ -184,9 +195,8 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
         return out
     if task == "MPE":
         return np.array([observed.get(v, 0) for v in range(model.n)], dtype=np.int64)
-    held = {v for s in model.scopes for v in s}
     top = sum(float(np.max(t)) for t in model.log_tables)
-    top += sum(math.log(c) for v, c in enumerate(card) if v not in held)
+    top += sum(math.log(c) for v, c in enumerate(card) if v not in observed)
     return top / math.log(10.0)
 
 
