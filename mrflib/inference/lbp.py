@@ -105,9 +105,12 @@ class Prepared:
         self.voff = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
 
     def marginals(self, flat: np.ndarray) -> list[np.ndarray]:
-        """Per-variable marginals from the flat beliefs (observed: point masses)."""
+        """Per-variable marginals from the flat beliefs (observed: point masses), divided by
+        their sums: the log-space normalization rounds like the log-weights, a relative
+        ``1e-8`` at log-weights of ``1e8``."""
         full = self.model.cardinalities
-        out = [np.array(flat[self.voff[i]:self.voff[i + 1]]) for i in range(len(full))]
+        out = [flat[self.voff[i]:self.voff[i + 1]] for i in range(len(full))]
+        out = [p / p.sum() for p in out]
         for v, x in self.observed.items():
             out[v] = np.zeros(int(full[v]))
             out[v][x] = 1.0
