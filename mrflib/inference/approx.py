@@ -29,6 +29,11 @@ parameters are the options it takes):
   weighted mini-bucket's beliefs if that did not converge either and time remains.
   ``result.method`` names the method whose marginals are returned and
   ``result.details["tried"]`` every step, with its time.
+
+Every method adds log-weights in float64 as the exact engines do, so past the precision
+limit of :mod:`mrflib.models.precision` each call of this front warns once with a
+:class:`~mrflib.models.precision.PrecisionWarning` (estimates, and the guarantee of a
+bound, may be off by the rounding); the modules of the methods are engines and do not warn.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from mrflib.inference.lbp import loopy_bp
 from mrflib.inference.mean_field import mean_field
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
+from mrflib.models.precision import PrecisionWarning, magnitude, warn_if_imprecise
 
 __all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
            "log_partition", "log_partition_bounds"]
@@ -218,6 +224,13 @@ def _runner(method: Any, options: dict) -> Callable[..., ApproxResult]:
 
 
 # --------------------------------------------------------------------------- front
+def _warn_if_imprecise(fg: FactorGraph) -> None:
+    """One :class:`~mrflib.models.precision.PrecisionWarning` past the precision limit:
+    every method adds log-weights in float64 as the exact engines do, so its estimate, and
+    a bound's guarantee, may be off by the rounding."""
+    warn_if_imprecise(magnitude(fg.log_tables), f"FactorGraph(n={fg.n})", stacklevel=4)
+
+
 def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
               time_limit: float | None = None, rng: Any = None, **options: Any
               ) -> ApproxResult:
@@ -244,8 +257,13 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     fg = as_factor_graph(model)
     time_limit = _check_time_limit(time_limit)
     fn = _runner(method, options)
+    if rng is not None:
+        as_rng(rng)  # a bad rng is refused by every method, not only by the samplers
     start = time.perf_counter()
-    res = fn(fg, time_limit=time_limit, rng=rng, **options)
+    _warn_if_imprecise(fg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionWarning)  # warned once, above
+        res = fn(fg, time_limit=time_limit, rng=rng, **options)
     return replace(res, seconds=time.perf_counter() - start)
 
 
@@ -269,10 +287,20 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` the lower end is also the third-order
     bound of Leisink and Kappen (:func:`mrflib.inference.bounds.log_partition_lower_bound`,
     their bound (5) around the mean-field solution), whichever is higher. A model with
-    ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it.
+    ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it. Past the precision limit
+    (:mod:`mrflib.models.precision`) the bounds hold up to the rounding it names, and the
+    call warns once.
     """
     fg = as_factor_graph(model)
     clock = _Clock(_check_time_limit(time_limit))
+    _warn_if_imprecise(fg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionWarning)  # warned once, above
+        return _bounds(model, fg, clock)
+
+
+def _bounds(model: FactorGraph | BoltzmannMachine, fg: FactorGraph, clock: _Clock
+            ) -> tuple[float, float]:
     fits, _ = _exact_fits(fg, clock)
     if fits:
         with warnings.catch_warnings():
