@@ -137,6 +137,12 @@ def check_options(damping: Any, max_iter: Any, tol: Any, time_limit: Any
     return damping, max_iter, tol, deadline(time_limit)
 
 
+def _check_flag(value: Any, name: str) -> None:
+    """``ValueError`` naming ``name`` unless ``value`` is a ``bool``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 def deadline(time_limit: Any) -> float:
     """The :func:`time.perf_counter` time at which ``time_limit`` seconds are over."""
     if time_limit is None:
@@ -197,6 +203,7 @@ def loopy_bp(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.0, max
     kernels (:mod:`mrflib.inference._lbp_kernels`) follow :func:`loopy_bp_numpy` step for step.
     """
     damping, max_iter, tol, stop = check_options(damping, max_iter, tol, time_limit)
+    _check_flag(factor_beliefs, "factor_beliefs")
     prep = Prepared(model)
     p = prep.packed
     q, new, sm = (np.zeros(p.n_slots) for _ in range(3))
@@ -328,6 +335,7 @@ def loopy_bp_numpy(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.
     """Plain numpy reference of :func:`loopy_bp`: the same schedule, messages and stopping
     rule, one factor's messages at a time by broadcasting (slow; for tests)."""
     damping, max_iter, tol, stop = check_options(damping, max_iter, tol, time_limit)
+    _check_flag(factor_beliefs, "factor_beliefs")
     prep = Prepared(model)
     p = prep.packed
     r = _initial(p)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +107,14 @@ def _slice_answer(model: FactorGraph, task: str, order: list[int]) -> tuple:
     return _expand(dom, task, *_answer(dom.model, jt, task))
 
 
+def _check_positive_number(value: Any, name: str, what: str) -> None:
+    """``ValueError`` naming ``name`` unless ``value`` is a real number above 0 (``inf``
+    allowed: no limit); text, ``None`` and ``bool`` are not numbers here."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not value > 0):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
 def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
           memory: float | None = None, progress: Progress = None) -> tuple:
     """``(value, answer)`` of ``task`` on ``model``: ``PR`` gives ``(log Z, None)``,
@@ -119,10 +128,9 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     check_instance(model, FactorGraph, "model")
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    if not max_seconds > 0:
-        raise ValueError(f"max_seconds must be positive, got {max_seconds!r}")
-    if memory is not None and not memory > 0:
-        raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
+    _check_positive_number(max_seconds, "max_seconds", "a positive number of seconds")
+    if memory is not None:
+        _check_positive_number(memory, "memory", "a positive number of bytes")
     jt = _plan(model, task)
     if _fits(jt, memory):
         return _answer(model, jt, task)

@@ -269,7 +269,9 @@ def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
         marg[order[t]] = p / p.sum()
 
 
-def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any) -> None:
+def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any, tol: Any
+                   ) -> None:
+    check_positive(tol, "tol", allow_zero=True)
     if ibound is not None:
         check_positive(ibound, "ibound", integer=True)
     check_positive(max_iter, "max_iter", integer=True)
@@ -361,7 +363,7 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     forward-backward pass (an anytime caller writes each; the options are the same).
     The arguments are checked at the call, before the first pass is asked for."""
     start = time.perf_counter()
-    _check_options(ibound, max_iter, time_limit, memory)
+    _check_options(ibound, max_iter, time_limit, memory, tol)
     if deadline is not None:
         check_positive(deadline, "deadline")
     model = as_factor_graph(model)
