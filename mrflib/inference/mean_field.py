@@ -195,7 +195,9 @@ def _solve(model: FactorGraph | BoltzmannMachine, max_iter: Any, tol: Any, time_
     best: tuple | None = None
     total = 0
     for name, make in _starts(prep, init):
-        if best is not None and time.perf_counter() >= stop:
+        # past the time limit no further start, unless the bound is still -inf (the
+        # feasible start is what makes it finite on a model with zeros)
+        if best is not None and best[0] > -math.inf and time.perf_counter() >= stop:
             break
         q = make()
         if q is None:
@@ -224,7 +226,8 @@ def mean_field(model: FactorGraph | BoltzmannMachine, *, max_iter: int = 1000, t
     tol : float
         A run stops when no probability changed by more than this in a sweep.
     time_limit : float or None
-        Seconds; a run stops after the sweep that passes it, and no further start begins.
+        Seconds; a run stops after the sweep that passes it, and no further start begins
+        once a start has given a finite bound.
     init : list of arrays or None
         A starting point (one probability vector per variable); default: the uniform
         point, then a point mass on a state of positive weight, the better bound kept.
