@@ -44,7 +44,7 @@ from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
-           "trivial_answer", "process_age"]
+           "trivial_answer", "process_age", "methods"]
 
 #: Estimated seconds of the exact engine per entry of all its clique tables (MAR, this
 #: machine: 3 to 70 ns on the UAI 2014 problems it answers; the larger end is used).
@@ -106,15 +106,24 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     is installed.
     """
     _check_model_task(model, task)
+    if not is_choice(method, methods(task)):
+        raise ValueError(f"method must be one of {methods(task)} for {task}, got {method!r}")
     if method == "wmb":
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
                                    max_iter=max_iter, order=order, deadline=deadline)
         return _from_wmb(res, task)
-    if task != "MAR" or importlib.util.find_spec("mrflib.inference.approx") is None:
-        raise ValueError(f"method {method!r} is not available for {task} (only 'wmb')")
     approx = importlib.import_module("mrflib.inference.approx")
     res = approx.marginals(model, method=method, time_limit=time_limit)
     return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
+
+
+def methods(task: str) -> list[str]:
+    """The methods :func:`approximate_answer` takes for ``task``: ``"wmb"``, and for ``MAR``
+    every method of ``mrflib.inference.approx`` where that module is installed."""
+    if task != "MAR" or importlib.util.find_spec("mrflib.inference.approx") is None:
+        return ["wmb"]
+    approx = importlib.import_module("mrflib.inference.approx")
+    return ["wmb"] + [m for m in approx.available() if m != "wmb"]
 
 
 def _from_wmb(res: WMBResult, task: str) -> Approximate:

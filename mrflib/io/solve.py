@@ -168,7 +168,10 @@ def _run(args: argparse.Namespace) -> None:
         if not args.time_limit > 0 or not math.isfinite(args.time_limit):
             raise ValueError(f"--time-limit must be a positive number of seconds, got "
                              f"{args.time_limit}")
-        from mrflib.io.anytime import solve_anytime
+        from mrflib.io.anytime import methods, solve_anytime
+        if args.method not in methods(args.task):  # refused before the model is read
+            raise ValueError(f"--method must be one of {methods(args.task)} for "
+                             f"{args.task}, got {args.method!r}")
         solve_anytime(args, say, solve)
         return
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
