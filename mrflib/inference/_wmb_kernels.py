@@ -126,12 +126,31 @@ def _log_marginal0(a, out):  # pragma: no cover - numba
         out[i] = s
         total += s
     for i in range(m_rows):
-        out[i] = math.log(out[i] / total) if out[i] > 0.0 else -np.inf
+        if out[i] > 0.0:
+            out[i] = math.log(out[i] / total)
+        else:  # underflow is not a zero: the row's own log-sum, below the top's
+            out[i] = _row_lse(a, i) - top - math.log(total)
+
+
+@njit(cache=True)
+def _row_lse(a, i):  # pragma: no cover - numba
+    """``log Σ_j exp(a[i, j])`` (``-inf`` for a row of zeros)."""
+    top = -np.inf
+    for j in range(a.shape[1]):
+        if a[i, j] > top:
+            top = a[i, j]
+    if top == -np.inf:
+        return -np.inf
+    s = 0.0
+    for j in range(a.shape[1]):
+        s += math.exp(a[i, j] - top)
+    return top + math.log(s)
 
 
 def log_marginal0(a: np.ndarray) -> np.ndarray:
     """The normalized log marginal of axis 0 of the log table ``a`` (all ``-inf`` when
-    every entry is)."""
+    every entry is; ``-inf`` only for a row of ``-inf``, never for one whose mass
+    underflows beside the largest row)."""
     a = np.ascontiguousarray(a, dtype=np.float64)
     out = np.empty(a.shape[0])
     _log_marginal0(a.reshape(a.shape[0], -1), out)
@@ -146,4 +165,9 @@ def log_marginal0_numpy(a: np.ndarray) -> np.ndarray:
         return np.full(a.shape[0], -np.inf)
     s = np.exp(a - top).sum(axis=1)
     with np.errstate(divide="ignore"):
-        return np.log(s / s.sum())
+        out = np.log(s / s.sum())
+        rows = np.max(a, axis=1)
+        under = (s == 0) & (rows > -np.inf)  # underflow, not a zero
+        lse = rows[under] + np.log(np.exp(a[under] - rows[under, None]).sum(axis=1))
+    out[under] = lse - top - np.log(s.sum())
+    return out
