@@ -307,6 +307,32 @@ def test_random_models_against_exact(seed, scale):
     assert anytime.trivial_answer(model, "PR") >= logz / math.log(10) - tol
 
 
+@pytest.mark.parametrize("scale", [1.0, 30.0, 1e6])
+@pytest.mark.parametrize("seed", range(6))
+def test_mini_buckets_and_slices_against_exact(seed, scale):
+    """WMB with buckets split (i-bound 1 and 2) bounds log Z from above and never claims
+    Z = 0 of a model with a state of positive weight; sliced exact inference under a
+    memory budget of a few table entries gives the exact PR, MAR and MPE."""
+    rng = np.random.default_rng(seed)
+    model = random_factor_graph(rng, n=7, n_factors=8, max_card=3, zeros=0.3 * (seed % 2),
+                                scale=scale, evidence=int(seed % 3 == 0))
+    logz = exact.log_partition(model, method="enumerate")
+    tol = 1e-9 * (1 + abs(logz)) + 64 * np.finfo(float).eps * magnitude(model.log_tables)
+    for ibound in (1, 2):
+        res = wmb.weighted_mini_bucket(model, ibound=ibound)
+        assert res.log_upper >= logz - tol
+        assert_distributions(res.marginals, model.cardinalities)
+    truth = exact.marginals(model, method="enumerate")
+    _, best = exact.map_assignment(model)
+    for memory in (256,):
+        assert sliced.solve(model, "PR", memory=memory)[0] == pytest.approx(logz, abs=tol)
+        value, out = sliced.solve(model, "MAR", memory=memory)
+        assert value == pytest.approx(logz, abs=tol) and max_error(out, truth) < 1e-7
+        value, x = sliced.solve(model, "MPE", memory=memory)
+        assert value == pytest.approx(best, abs=tol)
+        assert model.log_weight(x[None])[0] == pytest.approx(best, abs=tol)
+
+
 @pytest.mark.parametrize("scale", [0.3, 3.0, 30.0, 1e3])
 @pytest.mark.parametrize("seed", range(6))
 def test_boltzmann_bounds_against_exact(seed, scale):
