@@ -269,6 +269,19 @@ def test_extreme_weights_bounds_warn_once(name):
     assert math.isfinite(lo) and math.isfinite(hi) and lo <= hi + rounding
 
 
+def test_bounds_never_turn_a_refusal_into_minus_infinity(monkeypatch):
+    """Only a proof of ``Z = 0`` makes a bound ``-inf``: WMB refused for memory is an error
+    (it gave an upper bound of ``-inf``, below log Z)."""
+    model = FactorGraph([2, 2], [(0, 1)], [np.array([[0.0, 1.0], [1.0, 0.0]])])
+
+    def refuse(need, what):
+        raise ValueError(f"{what} need {need} bytes")
+
+    monkeypatch.setattr(wmb, "require_memory", refuse)
+    with pytest.raises(ValueError, match="weighted mini-bucket"):
+        approx.log_partition_bounds(model, time_limit=0)
+
+
 # --------------------------------------------------------------------------- random models
 SCALES = [1.0, 30.0, 1e3, 1e6, 1e8]
 

@@ -309,12 +309,21 @@ def _bounds(model: FactorGraph | BoltzmannMachine, fg: FactorGraph, clock: _Cloc
         return z, z
     try:
         lower = mean_field(fg, time_limit=clock.left(0.5)).lower_bound
-    except ValueError:  # the model's constant factors prove Z = 0
+    except ValueError as err:  # the model's constant factors prove Z = 0
+        _reraise_unless_zero(err)
         return -math.inf, -math.inf
     if isinstance(model, BoltzmannMachine):
         lower = max(lower, bounds.log_partition_lower_bound(model, 3))
     try:
         upper = _wmb(fg, time_limit=clock.left(), rng=None).log_partition
-    except ValueError:  # the bound is -inf: Z = 0
+    except ValueError as err:  # the bound is -inf: Z = 0
+        _reraise_unless_zero(err)
         upper = -math.inf
     return float(lower), float(min(upper, np.inf))
+
+
+def _reraise_unless_zero(err: ValueError) -> None:
+    """Re-raise ``err`` unless it is an engine's proof that ``Z = 0`` (their messages say
+    "Z = 0"): a refusal for memory or a bad argument is not a bound of ``-inf``."""
+    if "Z = 0" not in str(err):
+        raise err
