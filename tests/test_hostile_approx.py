@@ -202,6 +202,24 @@ def test_degenerate_models_get_exact_answers(name, method):
         assert res.log_partition == pytest.approx(exact.log_partition(model), abs=1e-9)
 
 
+@pytest.mark.parametrize("name", ["one variable, no factor", "a variable in no factor"])
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_smci_of_a_variable_in_no_factor(name, order):
+    """SMCI's factor marginals and asymptotic variances where a variable is in no factor
+    (``max()`` of nothing and an ``opt_einsum`` error before): exact, zero variance."""
+    model = DEGENERATE[name]
+    x = factor_gibbs.gibbs(model, 40, burn_in=2, rng=0)
+    got = smci_factor_graph.factor_marginals(model, x, order=order)
+    want = exact.factor_marginals(model)
+    assert len(got) == len(want) == len(model.scopes)
+    if got:
+        assert max_error(got, want) < (0.3 if order == 0 else 1e-12)
+    if order:
+        for v, p in zip(smci_factor_graph.asymptotic_variance(model, order=order),
+                        exact.marginals(model)):
+            assert np.all(np.abs(v) < 1e-12) and v.shape == p.shape
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name", ZERO)
 def test_zero_partition_function_is_said(name, method):
