@@ -48,24 +48,29 @@ _COMPILED = [(re.compile(p), r) for p, r in PATTERNS]
 _SIGNS = {">=": "≥", "<=": "≤", "!=": "≠", "->": "→", ">>": "≫"}
 
 
-def _text(s: str) -> str:
+_MARKUP = re.compile(r"([\\`*_\[\]{}$|#])")
+
+
+def _text(s: str, markup: bool) -> str:
     for ascii_sign, sign in _SIGNS.items():
         s = s.replace(ascii_sign, sign)
-    return html.escape(s, quote=False)
+    s = html.escape(s, quote=False)
+    return _MARKUP.sub(r"\\\1", s) if markup else s
 
 
-def typeset(text: object) -> str:
+def typeset(text: object, markup: bool = False) -> str:
     """``text`` with its notation as ``$...$`` mathematics and the rest HTML-escaped text:
     ``"KL(p*||p_theta) at eps >= 1e-4"`` becomes
     ``"$\\mathrm{KL}(p^* \\Vert p_\\theta)$ at $\\varepsilon$ ≥ 1e-4"``. The earliest match
-    wins, the longest among those starting at one place."""
+    wins, the longest among those starting at one place. With ``markup``, the text's Markdown
+    markup characters are escaped too (for running text; a table cell needs only ``|``)."""
     s, out, pos = str(text), [], 0
     while True:
         found = [(m.start(), -len(m[0]), m, r) for p, r in _COMPILED
                  if (m := p.search(s, pos)) is not None]
         if not found:
-            return "".join(out) + _text(s[pos:])
+            return "".join(out) + _text(s[pos:], markup)
         _, _, m, r = min(found, key=lambda f: f[:2])
         latex = r(m) if callable(r) else r
-        out += [_text(s[pos:m.start()]), f"${latex}$"]
+        out += [_text(s[pos:m.start()], markup), f"${latex}$"]
         pos = m.end()
