@@ -32,6 +32,7 @@ import numpy as np
 
 from mrflib._support.validation import (
     as_rng,
+    check_array,
     check_positive,
     check_real,
     integer_values,
@@ -64,6 +65,7 @@ def _check_rate(rate: Any) -> float:
 
 def check_image(image: Any, q: int, name: str = "image") -> np.ndarray:
     """``image`` as ``int64 (rows, cols)`` with levels in ``0..q-1``, else ``ValueError``."""
+    q = _check_q(q)
     arr = np.asarray(image)
     if arr.ndim != 2 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 2-d image (rows, cols), got shape "
@@ -136,10 +138,7 @@ def potts_grid(rows: int, cols: int, q: int, coupling: float,
     scopes: tuple = tuple(map(tuple, edges.tolist()))
     tables: tuple = (pair,) * len(edges)
     if field is not None:
-        h = np.array(np.asarray(field, dtype=np.float64), order="C")
-        if h.shape != (q,) or not np.all(np.isfinite(h)):
-            raise ValueError(f"field must be None or a finite array of shape ({q},), got "
-                             f"{np.shape(field)}")
+        h = np.array(check_array(field, "field", shape=(q,)), order="C")
         h.flags.writeable = False
         scopes += tuple(zip(range(n)))
         tables += (h,) * n
