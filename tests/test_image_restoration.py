@@ -216,3 +216,42 @@ def test_salt_and_pepper_middle_levels_are_evidence():
 def test_bad_input_is_a_named_value_error(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ------------------------------------------------------------------------ the chapter's harness
+def test_learned_prior_and_restoration_on_a_small_image():
+    from mrflib.repro import image_restoration as ir
+
+    # bands with a few odd pixels: on perfect bands pseudo-likelihood has no finite optimum
+    clean = inz.corrupt(blocks(12, 12, 3), 3, "flip", 0.05, rng=0)
+    fit = ir.learn_prior(clean, 3, "mple")
+    J = ir.couplings(fit)
+    assert J["J_h"] > 0 and J["J_v"] > 0  # equal neighbours are the rule
+    imgs, rows = ir.restore(clean, fit.model, 3, "flip", 0.2,
+                            methods={"MPM (loopy BP)": ("lbp", {})}, rng=0)
+    names = [r["method"] for r in rows]
+    assert names == ["noisy", "median 3x3", "median 5x5", "MPM (loopy BP)", "ICM"]
+    assert set(imgs) == {"clean", *names}
+    err = {r["method"]: r["error"] for r in rows}
+    assert err["MPM (loopy BP)"] < err["noisy"]
+    assert err["noisy"] == ir.error_rate(imgs["noisy"], clean)
+    again = ir.restore(clean, fit.model, 3, "flip", 0.2,
+                       methods={"MPM (loopy BP)": ("lbp", {})}, rng=0)[0]
+    for name in imgs:
+        np.testing.assert_array_equal(again[name], imgs[name])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda ir: ir.learn_prior(np.zeros(6, int), 3), "clean"),
+    (lambda ir: ir.learn_prior(np.full((2, 3), 3), 3), "clean"),
+    (lambda ir: ir.restore(np.zeros((2, 3, 1), int), inz.potts_grid(2, 3, 3, 0.5), 3, "flip",
+                           0.1, methods={}, rng=0), "clean"),
+    (lambda ir: ir.restore(np.zeros((2, 3), int), inz.potts_grid(2, 3, 3, 0.5), 3, "flip",
+                           1.0, methods={}, rng=0), "rate"),
+    (lambda ir: ir.error_rate(np.zeros(5), np.zeros((2, 3))), "restored"),
+])
+def test_harness_bad_input_is_named(call, name):
+    from mrflib.repro import image_restoration as ir
+
+    with pytest.raises(ValueError, match=name):
+        call(ir)
