@@ -119,6 +119,9 @@ def test_rows_and_summaries(folder):
     assert fam.loc["Dense", ["problems", "answered", "refused"]].tolist() == [1, 0, 1]
     assert fam.loc["Dense", "refused treewidths"] == str(int(out.loc["Dense_1", "treewidth"]))
     assert fam.loc["Promedus", ["answered", "time limit", "failed"]].tolist() == [1, 0, 0]
+    text = uai_track.answered_paragraph(df, budget_gib=16)
+    assert "1 of the 2 problems are answered" in text and "every problem of Promedus (1)" in text
+    assert "1 refused by the engine" in text and "1 Dense (treewidth" in text
     with pytest.raises(TypeError, match="df"):
         uai_track.family_summary(None)
     with pytest.raises(ValueError, match="lacks"):

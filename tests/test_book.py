@@ -193,6 +193,18 @@ def test_book_renders_every_page(quick_book):
     assert "reproduced" in score or "new" in score
 
 
+@pytest.mark.slow
+def test_api_reference_renders_every_contract_name(quick_book):
+    """Each name of the public contract has its entry (an anchor) in the rendered reference."""
+    from test_api_reference import CONTRACT, home
+
+    html = quick_book["html"]
+    assert html is not None, "a notebook failed, so the book was not rendered"
+    pages = "".join(f.read_text() for f in (html / "book" / "api").glob("*.html"))
+    missing = [n for n in CONTRACT if 'id="{}.{}"'.format(*home(n)) not in pages]
+    assert not missing, f"contract names without an entry in the API reference: {missing}"
+
+
 # ----------------------------------------------------------------------------- browser
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):

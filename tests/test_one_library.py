@@ -1,7 +1,8 @@
 """One library: the same script runs on a Boltzmann machine and on its factor graph.
 
-:func:`run` calls ``exact``, ``smci``, ``sampling`` and ``learning.fit`` with one argument
-order (functions of a model take ``(model, data)``, learners ``(data, structure)``) on a
+:func:`run` calls ``exact``, ``approx``, ``smci``, ``sampling`` and ``learning.fit`` with
+one argument order (functions of a model take ``(model, data)``, learners
+``(data, structure)``) on a
 :class:`BoltzmannMachine` and on ``FactorGraph.from_boltzmann(bm)``; the answers have the
 same types, configurations are in each model's own domain (spins, states), and where the
 mathematics says so the numbers agree.
@@ -10,7 +11,8 @@ mathematics says so the numbers agree.
 import numpy as np
 import pytest
 
-from mrflib import exact, graphs, learning, sampling, smci
+from mrflib import approx, exact, graphs, learning, sampling, smci
+from mrflib.inference.approx_result import ApproxResult
 from mrflib.inference.elimination_order import Plan
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import BoltzmannMachine, to_spins, to_states
@@ -35,6 +37,9 @@ def run(model, data):
         mci=smci.moments(model, data, "mci"),
         smci1=smci.moments(model, data, "1-smci"),
         gibbs=sampling.gibbs(model, 30, burn_in=5, rng=0),
+        lbp=approx.marginals(model, "lbp"),
+        approx_gibbs=approx.marginals(model, "gibbs", n_samples=200, rng=0),
+        lbp_log_partition=approx.log_partition(model, "lbp"),
         fit_mle=learning.fit(data, model, "mle", rng=0),
         fit_mple=learning.fit(data, model, "mple", rng=0, progress=False),
     )
@@ -65,6 +70,10 @@ def test_same_types_back(both):
         if key in ("moments", "mci", "smci1"):  # (means, pairs) arrays, (marginals) lists
             assert type(a[key]) is type(b[key]) is tuple and len(a[key]) == len(b[key]) == 2
             continue
+        if key in ("lbp", "approx_gibbs"):
+            assert isinstance(a[key], ApproxResult) and isinstance(b[key], ApproxResult)
+            assert _shape(a[key].marginals) == _shape(b[key].marginals)
+            continue
         if key == "plan":
             assert isinstance(a[key], Plan) and isinstance(b[key], Plan)
             continue
@@ -87,13 +96,16 @@ def test_configurations_in_each_models_domain(both):
 
 def test_equal_numbers_where_the_maths_says_so(both):
     bm, fg, spins, a, b = both
-    for key in ("log_partition", "log_partition_jt", "log_likelihood", "kl_data_model"):
+    for key in ("log_partition", "log_partition_jt", "log_likelihood", "kl_data_model",
+                "lbp_log_partition"):
         assert a[key] == pytest.approx(b[key], abs=1e-12), key
     assert a["kl_model"] == b["kl_model"] == 0.0
     np.testing.assert_allclose(a["probabilities"], b["probabilities"], atol=1e-15)
     assert a["plan"].treewidth == b["plan"].treewidth
     for u, v in zip(a["marginals"], b["marginals"]):
         np.testing.assert_allclose(u, v, atol=1e-13)
+    for u, v in zip(a["lbp"].marginals, b["lbp"].marginals):  # the same messages
+        np.testing.assert_allclose(u, v, atol=1e-12)
     for key in ("moments", "mci", "smci1"):
         mean, pair = a[key]
         marg, fmarg = b[key]

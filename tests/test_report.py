@@ -202,3 +202,15 @@ def test_bench_ratio_reads_the_last_case_of_one_benchmark(tmp_path):
                               tmp_path) is None
     assert report.bench_ratio("junction_tree", "edge marginals", "mrflib", "x",
                               tmp_path / "none") is None
+
+
+def test_scorecard_typesets_the_recorded_notation():
+    from mrflib.repro.notation import typeset
+
+    assert typeset("KL(p*||p_theta) >= 0") == r"$\mathrm{KL}(p^* \Vert p_\theta)$ ≥ 0"
+    assert typeset("<x_i x_j> of v^1SMCI") == \
+        r"$\langle x_i x_j \rangle$ of $v^{\text{1-SMCI}}$"
+    assert typeset("<dH>, sigma_w = 1 & a <b") == \
+        r"$\langle dH \rangle$, $\sigma_w$ = 1 &amp; a &lt;b"
+    assert typeset("plain words, exact_inference 4x5") == "plain words, exact_inference 4x5"
+    assert "|" not in typeset("KL(p_d||p_theta)"), "no table-cell separator in the math"

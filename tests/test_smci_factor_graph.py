@@ -144,3 +144,21 @@ def test_bad_input_is_refused():
             sf.factor_marginals(hard, bad, order=order)
     with pytest.raises(ValueError, match=r"samples\[0\] has zero weight"):
         sf.marginals(hard, bad, order=1)
+
+
+def test_time_limit_bounds_the_region_sums_and_says_so():
+    """Under a time limit, order-2 sums run over the samples that fit in the time left (whole
+    sweeps), or fall back to order 1, and the result says which; no limit: order 2 on all."""
+    from mrflib.inference import approx
+    from mrflib.models.lattices import potts_lattice
+
+    model = potts_lattice(4, 4, 3, rng=2)
+    full = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1)
+    assert full.details["order"] == 2 and full.n_samples == 200 and full.converged
+    roomy = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1,
+                             time_limit=1000.0)
+    assert roomy.details["order"] == 2 and roomy.n_samples == 200
+    tight = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1,
+                             time_limit=1e-6)
+    assert tight.details["order"] == 1 and not tight.converged
+    assert all(abs(p.sum() - 1) < 1e-12 for p in tight.marginals)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib.inference._packed import advance
+
 
 @njit(cache=True)
 def conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars, fstride,
@@ -121,6 +123,25 @@ def repair_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offset
         bad[r] = n_bad
 
 
+@njit(cache=True, inline="always")
+def _add_normalized(score, size, row, start):  # pragma: no cover - numba
+    """``row[start:start + size] += exp(score) / Σ exp(score)`` over ``score[:size]``
+    (overwriting ``score``); ``False``, adding nothing, when every score is ``-inf``."""
+    mx = -np.inf
+    for s in range(size):
+        if score[s] > mx:
+            mx = score[s]
+    if mx == -np.inf:
+        return False
+    tot = 0.0
+    for s in range(size):
+        score[s] = np.exp(score[s] - mx)
+        tot += score[s]
+    for s in range(size):
+        row[start + s] += score[s] / tot
+    return True
+
+
 @njit(cache=True)
 def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fvars, fstride,
                      offsets, card, state_ptr):  # pragma: no cover - numba
@@ -137,18 +158,8 @@ def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fva
             c = card[i]
             conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars,
                                fstride, offsets, card)
-            mx = score[0]
-            for v in range(1, c):
-                if score[v] > mx:
-                    mx = score[v]
-            if mx == -np.inf:
+            if not _add_normalized(score, c, out[b], state_ptr[i]):
                 return out, r
-            tot = 0.0
-            for v in range(c):
-                score[v] = np.exp(score[v] - mx)
-                tot += score[v]
-            for v in range(c):
-                out[b, state_ptr[i] + v] += score[v] / tot
     return out, -1
 
 
@@ -186,7 +197,6 @@ def factor_conditional_sums(x, batch, n_batches, tables, fptr, fvars, fstride, o
                 base[p] = idx
             for a in range(hi - lo):
                 digit[a] = 0
-            mx = -np.inf
             for s in range(size):  # the states of S in C order (last variable fastest)
                 tot = 0.0
                 for p in range(nptr[j], nptr[j + 1]):
@@ -195,21 +205,7 @@ def factor_conditional_sums(x, batch, n_batches, tables, fptr, fvars, fstride, o
                         idx += digit[a] * nstride[p, a]
                     tot += tables[idx]
                 score[s] = tot
-                if tot > mx:
-                    mx = tot
-                a = hi - lo - 1
-                while a >= 0:
-                    digit[a] += 1
-                    if digit[a] < card[fvars[lo + a]]:
-                        break
-                    digit[a] = 0
-                    a -= 1
-            if mx == -np.inf:
+                advance(digit, hi - lo, fvars, lo, card)
+            if not _add_normalized(score, size, out[b], out_ptr[j]):
                 return out, r
-            z = 0.0
-            for s in range(size):
-                score[s] = np.exp(score[s] - mx)
-                z += score[s]
-            for s in range(size):
-                out[b, out_ptr[j] + s] += score[s] / z
     return out, -1

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib.inference._packed import advance
+
 
 @njit(cache=True)
 def _normalize(m, start, c):  # pragma: no cover - numba
@@ -78,13 +80,7 @@ def factor_messages(k, tables, offsets, sizes, fptr, fvars, moff, card, q, mx, s
                         mx[slot] = val
                     else:
                         sm[slot] += np.exp(val - mx[slot])
-        a = S - 1  # the odometer: the last variable of the scope changes fastest
-        while a >= 0:
-            xs[a] += 1
-            if xs[a] < card[fvars[e0 + a]]:
-                break
-            xs[a] = 0
-            a -= 1
+        advance(xs, S, fvars, e0, card)
     for e in range(e0, e1):
         for x in range(card[fvars[e]]):
             slot = moff[e] + x
@@ -179,13 +175,7 @@ def bethe(tables, offsets, sizes, fptr, fvars, vptr, vedge, moff, card, voff, r,
                             w = np.exp(lw - mxv)
                             s += w
                             avg += w * qs
-                a = n_s - 1
-                while a >= 0:
-                    xs[a] += 1
-                    if xs[a] < card[fvars[e0 + a]]:
-                        break
-                    xs[a] = 0
-                    a -= 1
+                advance(xs, n_s, fvars, e0, card)
             if pass_ == 0 and mxv == -np.inf:
                 return -np.inf
         total += mxv + np.log(s) - avg / s

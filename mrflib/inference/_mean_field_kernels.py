@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib.inference._packed import advance
+
 
 @njit(cache=True)
 def expected_rows(k, a_target, tables, offsets, sizes, fptr, fvars, card, voff, q, out,
@@ -29,13 +31,7 @@ def expected_rows(k, a_target, tables, offsets, sizes, fptr, fvars, card, voff, 
                 w *= q[voff[fvars[e0 + b]] + xs[b]]
         if w > 0.0:
             out[xs[a_target]] += w * tables[off + idx]
-        a = S - 1
-        while a >= 0:
-            xs[a] += 1
-            if xs[a] < card[fvars[e0 + a]]:
-                break
-            xs[a] = 0
-            a -= 1
+        advance(xs, S, fvars, e0, card)
 
 
 @njit(cache=True)
@@ -102,13 +98,7 @@ def bound(tables, offsets, sizes, fptr, fvars, card, voff, q):  # pragma: no cov
                 w *= q[voff[fvars[e0 + b]] + xs[b]]
             if w > 0.0:
                 total += w * tables[off + idx]
-            a = n_s - 1
-            while a >= 0:
-                xs[a] += 1
-                if xs[a] < card[fvars[e0 + a]]:
-                    break
-                xs[a] = 0
-                a -= 1
+            advance(xs, n_s, fvars, e0, card)
     for i in range(len(card)):
         for x in range(card[i]):
             p = q[voff[i] + x]

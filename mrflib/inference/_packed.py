@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-__all__ = ["Packed", "pack"]
+__all__ = ["Packed", "advance", "pack"]
 
 
 class Packed(NamedTuple):
@@ -65,3 +66,18 @@ def pack(scopes: Sequence[tuple[int, ...]], tables: Sequence[np.ndarray],
             else np.zeros(0))
     return Packed(np.ascontiguousarray(flat, dtype=np.float64), offsets, sizes, fptr, fvars,
                   fstride, vptr, _int(order), moff, card, int(edge_card.sum()))
+
+
+@njit(cache=True, inline="always")
+def advance(xs: np.ndarray, n_s: int, fvars: np.ndarray, e0: int,
+            card: np.ndarray) -> None:  # pragma: no cover - numba
+    """Step ``xs``, the state of the scope whose variables are ``fvars[e0:e0 + n_s]``, to
+    the next state in C order (the last variable changes fastest, as in the tables); after
+    the last state it wraps to all zeros. The kernels walk a table entry by entry with it."""
+    a = n_s - 1
+    while a >= 0:
+        xs[a] += 1
+        if xs[a] < card[fvars[e0 + a]]:
+            return
+        xs[a] = 0
+        a -= 1

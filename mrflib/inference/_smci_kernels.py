@@ -526,7 +526,7 @@ def ais_steps(g, bias, weights, coupling, betas, x, logw, u):
 
 
 @njit(cache=True)
-def _greedy_is(cand, nc, indptr, indices, inU, W, out):
+def _independent_set_kernel(cand, nc, indptr, indices, inU, W, out):
     """Algorithm 1 on the candidates ``cand[:nc]`` (sorted, marked in ``inU``); the chosen
     nodes are written to ``out`` (ascending) and their number returned. Min degree in U;
     ties of positive degree by largest ``W``, then smallest label; ``inU`` ends all False."""
@@ -588,7 +588,7 @@ def s2_structure(g, weights):
             inU[k] = True
             W[k] = abs(weights[p])
             wi_of[k] = weights[p]
-        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
+        cnt = _independent_set_kernel(cand, nc, indptr, indices, inU, W, chosen)
         for a in range(cnt):
             nk[nptr[i] + a] = chosen[a]
             nw[nptr[i] + a] = wi_of[chosen[a]]
@@ -624,7 +624,7 @@ def s2_structure(g, weights):
                 else:
                     wj_of[k] = weights[p]
         cand[:nc].sort()
-        cnt = _greedy_is(cand, nc, indptr, indices, inU, W, chosen)
+        cnt = _independent_set_kernel(cand, nc, indptr, indices, inU, W, chosen)
         for a in range(cnt):
             k = chosen[a]
             ek[eptr[e] + a] = k

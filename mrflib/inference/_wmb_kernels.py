@@ -59,14 +59,20 @@ def power_lse_numpy(a: np.ndarray, w: float) -> np.ndarray:
     return out + shift[0]
 
 
+@njit(cache=True, inline="always")
+def _largest(a):  # pragma: no cover - numba
+    top = -np.inf
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] > top:
+                top = a[i, j]
+    return top
+
+
 @njit(cache=True)
 def _conditional_entropy(a):  # pragma: no cover - numba
     m_rows, n_cols = a.shape
-    top = -np.inf
-    for i in range(m_rows):
-        for j in range(n_cols):
-            if a[i, j] > top:
-                top = a[i, j]
+    top = _largest(a)
     if top == -np.inf:
         return 0.0
     total = 0.0
@@ -110,11 +116,7 @@ def conditional_entropy_numpy(a: np.ndarray) -> float:
 @njit(cache=True)
 def _log_marginal0(a, out):  # pragma: no cover - numba
     m_rows, n_cols = a.shape
-    top = -np.inf
-    for i in range(m_rows):
-        for j in range(n_cols):
-            if a[i, j] > top:
-                top = a[i, j]
+    top = _largest(a)
     if top == -np.inf:
         out[:] = -np.inf
         return

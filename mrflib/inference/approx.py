@@ -138,12 +138,15 @@ def _gibbs(model: FactorGraph, *, time_limit: float | None, rng: Any,
 
 
 def _smci(model: FactorGraph, *, time_limit: float | None, rng: Any,
-          n_samples: int = 1000, burn_in: int = 100, order: int = 1) -> ApproxResult:
+          n_samples: int = 1000, burn_in: int = 100, order: int = 1,
+          n_chains: int | None = None) -> ApproxResult:
     r = smci_factor_graph.smci_marginals(
-        model, n_samples=n_samples, burn_in=burn_in, order=order, time_limit=time_limit,
-        rng=as_rng(rng))
-    return ApproxResult(r["marginals"], "smci", 0.0, r["n_samples"] >= n_samples,
-                        n_samples=r["n_samples"], standard_errors=r["standard_errors"])
+        model, n_samples=n_samples, burn_in=burn_in, order=order, n_chains=n_chains,
+        time_limit=time_limit, rng=as_rng(rng))
+    return ApproxResult(r["marginals"], "smci", 0.0,
+                        r["n_samples"] >= n_samples and r["order"] == order,
+                        n_samples=r["n_samples"], standard_errors=r["standard_errors"],
+                        details={"order": r["order"]})
 
 
 def _exact_fits(model: FactorGraph, clock: _Clock) -> tuple[bool, str]:

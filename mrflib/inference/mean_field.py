@@ -115,7 +115,7 @@ def _point_mass(prep: Prepared, x: np.ndarray) -> np.ndarray:
     return q
 
 
-def _greedy_state(prep: Prepared) -> np.ndarray | None:
+def _forward_checked_state(prep: Prepared) -> np.ndarray | None:
     """A state of positive weight of the reduced model, by assigning variables in order
     and keeping every factor satisfiable given what is assigned (forward checking), or
     ``None`` when the greedy choice runs into a dead end."""
@@ -162,7 +162,7 @@ def _starts(prep: Prepared, init: Any) -> list[tuple[str, Any]]:
     uniform = np.concatenate([np.full(int(c), 1.0 / int(c)) for c in prep.card])
 
     def feasible() -> np.ndarray | None:
-        x = _greedy_state(prep)
+        x = _forward_checked_state(prep)
         x = _map_state(prep) if x is None else x
         return None if x is None else _point_mass(prep, x)
 

@@ -30,6 +30,7 @@ from mrflib._support.threads import blas_single_threaded, parallel_ok
 from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
 from mrflib.inference import _checkerboard
 from mrflib.inference._fields import neighbour_fields
+from mrflib.inference.factor_gibbs import _check_counts
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph
 
@@ -222,15 +223,9 @@ def gibbs(
         return factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, thin=thin,
                                   n_chains=n_chains, init=init, rng=rng)
     bm = check_model(model, "model")
-    n_samples = check_positive(n_samples, "n_samples", integer=True)
-    burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
-    thin = check_positive(thin, "thin", integer=True)
-    n_chains = n_samples if n_chains is None else check_positive(n_chains, "n_chains",
-                                                                 integer=True)
-    if n_chains > n_samples:
-        raise ValueError(f"n_chains must be at most n_samples ({n_samples}), got {n_chains}")
+    n_samples, burn_in, thin, n_chains, per_chain = _check_counts(n_samples, burn_in, thin,
+                                                                  n_chains)
     rng = as_rng(rng)
-    per_chain = -(-n_samples // n_chains)
     n_sweeps = max(burn_in, 1) + (per_chain - 1) * thin
     require_memory(_gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps),
                    f"gibbs(n_samples={n_samples}, burn_in={burn_in}, thin={thin}, "

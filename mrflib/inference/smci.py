@@ -116,7 +116,7 @@ def _coupling_lookup(bm: BoltzmannMachine) -> dict[tuple[int, int], float]:
     return {(int(i), int(j)): float(w) for (i, j), w in zip(bm.edges, bm.coupling)}
 
 
-def _greedy_mis(cands: Sequence[int], nb: list[set[int]], W: dict[int, float]) -> list[int]:
+def _independent_set(cands: Sequence[int], nb: list[set[int]], W: dict[int, float]) -> list[int]:
     """Algorithm 1 (greedy MIS) with the paper's tie-break; loops until U is empty.
 
     Among the nodes of minimum degree in the remaining subgraph ``U``: if that degree
@@ -146,7 +146,7 @@ def _s2_set(T: np.ndarray, nb: list[set[int]], wabs: dict[tuple[int, int], float
         j: sum(wabs[(min(i, j), max(i, j))] for i in Tset if i in nb[j])
         for j in N1
     }
-    return _greedy_mis(N1, nb, W)
+    return _independent_set(N1, nb, W)
 
 
 def s2_independent_set(bm: BoltzmannMachine, target: Any) -> np.ndarray:
@@ -281,7 +281,7 @@ def _s2_structure(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
 
 
 def _s2_structure_reference(bm: BoltzmannMachine) -> tuple[np.ndarray, ...]:
-    """Plain-Python reference of :func:`_s2_structure` (uses :func:`_greedy_mis`)."""
+    """Plain-Python reference of :func:`_s2_structure` (uses :func:`_independent_set`)."""
     nb = _neighbour_sets(bm)
     w = _coupling_lookup(bm)
     wabs = {k: abs(v) for k, v in w.items()}

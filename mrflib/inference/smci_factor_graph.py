@@ -445,8 +445,11 @@ def smci_marginals(
     standard errors.
 
     With ``time_limit`` the sampling takes about half of it (rounds of
-    :func:`mrflib.inference.factor_gibbs.gibbs_marginals`' kind), the sums the rest.
-    Returns ``{"marginals", "standard_errors", "n_samples", "seconds"}``.
+    :func:`mrflib.inference.factor_gibbs.gibbs_marginals`' kind), the sums the rest: for
+    ``order`` 2 or more, the sums over the latest samples that fit in the time left
+    (:func:`_rows_within`), or order 1 if not even one sample per chain fits.
+    Returns ``{"marginals", "standard_errors", "n_samples", "order", "seconds"}``
+    (``n_samples`` and ``order`` as used by the sums).
     """
     start = time.perf_counter()
     model = _check_model(model)
@@ -461,6 +464,44 @@ def smci_marginals(
         x, chains = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains, evidence,
                                         rng, 0.5 * limit, start)
     cond = model.condition(evidence) if evidence else model
+    if time_limit is not None and order >= 2:
+        x, order = _rows_within(cond, x, chains, order,
+                                limit - (time.perf_counter() - start))
     est = estimate(cond, x, order=order, n_chains=chains)
     return {"marginals": est.values, "standard_errors": est.standard_errors,
-            "n_samples": len(x), "seconds": time.perf_counter() - start}
+            "n_samples": len(x), "order": order, "seconds": time.perf_counter() - start}
+
+
+def _rows_within(model: FactorGraph, x: np.ndarray, chains: int, order: int, left: float
+                 ) -> tuple[np.ndarray, int]:
+    """The latest rows of ``x`` (whole sweeps of the ``chains`` chains, so the batch layout
+    holds) whose order-``order`` sums fit in ``left`` seconds; ``(x, 1)`` when not even one
+    sweep fits (order 1 is one kernel call, a small fraction of the sampling).
+
+    The cost of a target's sums is ``a + b M`` for ``M`` rows (its region and contraction
+    plan, then the rows): timed on up to eight targets over the last sweep and over the last
+    eight sweeps, after one pass that warms both."""
+    if left <= 0:
+        return x, 1
+    vf = model.variable_factors()
+    probe = list(range(0, model.n, max(1, model.n // 8)))[:8]
+    sizes = (chains, min(len(x), 8 * chains))
+
+    def seconds(rows: int) -> float:
+        t0 = time.perf_counter()
+        for v in probe:
+            _rho(model, x[-rows:], (v,), order, vf)
+        return (time.perf_counter() - t0) * model.n / len(probe)
+
+    t0 = time.perf_counter()
+    seconds(sizes[0])
+    small, big = seconds(sizes[0]), seconds(sizes[1])
+    per_row = max(big - small, 0.0) / max(sizes[1] - sizes[0], 1)
+    fixed = max(small - per_row * sizes[0], 0.0)
+    # half of what is left after the probe: the probe's rows are cache-warm and few
+    budget = 0.5 * (left - (time.perf_counter() - t0)) - fixed
+    if budget <= 0:
+        return x, 1
+    rows = len(x) if per_row == 0 else int(min(len(x), budget / per_row))
+    rows -= rows % chains
+    return (x[-rows:], order) if rows >= chains else (x, 1)

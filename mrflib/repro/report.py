@@ -10,7 +10,6 @@ shows one chapter's rows at the end of its notebook.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from mrflib._support.validation import check_instance, check_path
 
 from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
+from .notation import typeset
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
 from .scorecard import claims
@@ -97,9 +97,10 @@ def bench_ratio(module: str, benchmark: str, method: str, baseline: str,
 
 
 def _cell(text: object) -> str:
-    """``text`` for a Markdown table cell: one line, ``|`` escaped, and ``<``, ``>``, ``&``
-    as entities (a quantity such as ``<dH>`` would otherwise be read as an HTML tag)."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+    """``text`` for a Markdown table cell: one line, its notation typeset
+    (:func:`mrflib.repro.notation.typeset`: ``<``, ``>``, ``&`` of the text as entities, so a
+    quantity such as ``<dH>`` is never read as an HTML tag), ``|`` escaped."""
+    return typeset(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _badge(verdict: str) -> str:

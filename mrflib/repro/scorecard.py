@@ -12,12 +12,10 @@ in it comes from the chapter's records. :func:`mrflib.repro.report.scorecard_mar
 
 from __future__ import annotations
 
-import html
-import re
-
 import pandas as pd
 
 from .experiments import FIELDS, VERDICTS, records
+from .notation import typeset
 
 __all__ = ["PAPER_TITLES", "VERDICT_MARK", "claims", "paper_summary",
            "chapter_conclusion"]
@@ -85,13 +83,10 @@ def paper_summary(df: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-_MARKUP = re.compile(r"([\\`*_\[\]{}$|#])")
-
-
 def _text(value: object) -> str:
-    """``value`` as literal Markdown text: markup characters escaped (``p*||p_theta`` would
-    open emphasis, a ``$`` math), ``<``, ``>`` and ``&`` as entities."""
-    return _MARKUP.sub(r"\\\1", html.escape(str(value), quote=False))
+    """``value`` as Markdown text: its notation typeset (:func:`mrflib.repro.notation.typeset`),
+    the rest literal (markup characters escaped, ``<``, ``>`` and ``&`` as entities)."""
+    return typeset(value, markup=True)
 
 
 def _sentence(row: dict, brief: bool = False) -> str:

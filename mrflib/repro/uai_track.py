@@ -14,7 +14,7 @@ import pandas as pd
 
 from mrflib._support.validation import check_instance
 
-__all__ = ["COLUMNS", "problem_outcomes", "family_summary"]
+__all__ = ["COLUMNS", "problem_outcomes", "family_summary", "answered_paragraph"]
 
 #: Columns of the benchmark's CSV that the summaries read.
 COLUMNS = ("benchmark", "case", "family", "status", "seconds", "treewidth", "log10_max_table",
@@ -107,3 +107,58 @@ def family_summary(df: pd.DataFrame) -> pd.DataFrame:
             "MAR median s": ans["MAR s"].median(), "MAR max s": ans["MAR s"].max(),
         })
     return pd.DataFrame(rows)
+
+
+def _bytes(log10_entries: float) -> str:
+    gib = 8.0 * 10.0 ** log10_entries / 2.0**30
+    return f"{gib:.2g} GiB" if gib < 1e4 else f"10^{log10_entries + np.log10(8.0 / 2**30):.0f} GiB"
+
+
+def _spread(g: pd.DataFrame) -> str:
+    """Treewidths and largest tables of some problems, as a range."""
+    w, t10 = g["treewidth"].dropna(), g["log10 largest table"].dropna()
+    if not len(w) or not len(t10):
+        return ""
+    tw = (f"treewidth {int(w.min())}" if w.min() == w.max()
+          else f"treewidth {int(w.min())} to {int(w.max())}")
+    tb = (_bytes(t10.min()) if t10.min() == t10.max()
+          else f"{_bytes(t10.min())} to {_bytes(t10.max())}")
+    return f" ({tw}, largest clique tables {tb})"
+
+
+def answered_paragraph(df: pd.DataFrame, budget_gib: float) -> str:
+    """The chapter's "What is answered" paragraph, every count read from the benchmark's
+    CSV ``df`` (``budget_gib``: the memory budget it ran with, which the CSV does not hold)."""
+    out = problem_outcomes(df)
+    ans = out[out["outcome"] == "answered"]
+    full, part = [], []
+    for family, g in out.groupby("family", sort=False):
+        k = int((g["outcome"] == "answered").sum())
+        if k == len(g):
+            full.append(f"{family} ({k})")
+        else:
+            part.append(f"{k} of the {len(g)} {family} problems")
+    slowest = ans.loc[ans["MAR s"].idxmax()]
+    text = (f"**What is answered.** With a memory budget of {budget_gib:g} GiB and "
+            f"{out['limit s'].max():g} s per task, {len(ans)} of the {len(out)} problems are "
+            f"answered exactly, both tasks: every problem of {', '.join(full)}")
+    text += (f", and {' and '.join(part)}." if part else ".")
+    text += (f" The marginals take a median of {ans['MAR s'].median():.1f} s and at most "
+             f"{slowest['MAR s']:.0f} s (`{slowest['problem']}`).")
+    what = {"refused": "refused by the engine before anything is allocated, each with its "
+                       "treewidth and bytes", "time limit": "cut by the time limit",
+            "PR only": "answered for log Z only", "failed": "failed"}
+    rest = out[out["outcome"] != "answered"]
+    parts = []
+    for outcome, g in rest.groupby("outcome", sort=False):
+        fam = "; ".join(f"{len(h)} {f}{_spread(h)}" for f, h in g.groupby("family", sort=False))
+        parts.append(f"{len(g)} {what.get(outcome, outcome)}: {fam}")
+    if parts:
+        text += f" The other {len(rest)}: " + ". ".join(parts) + "."
+    if not (out["outcome"] == "failed").any():
+        text += " No problem crashes."
+    pyg = out["pyGMs log Z diff"].dropna()
+    if len(pyg):
+        text += (f" $\\log Z$ agrees with pyGMs to {pyg.max():.0e} on the {len(pyg)} problems "
+                 "where pyGMs finishes within its budget.")
+    return text

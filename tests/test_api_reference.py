@@ -1,0 +1,87 @@
+"""The API reference (book/api/) shows every name of the public contract.
+
+The reference is rendered by autodoc from the modules its pages name (``automodule`` with
+``:members:``, which documents a module's ``__all__``). A contract name is shown when its home
+module (where the object is defined) is one of those modules and lists it in ``__all__``; the
+rendered pages are checked for the same names by the book build's test
+(``tests/test_book.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import mrflib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The public names the chapters and users call, as ``from mrflib import <head>`` then
+#: ``<head>.<rest>``: the documented contract of every round.
+CONTRACT = [
+    "BoltzmannMachine", "BoltzmannMachine.random", "BoltzmannMachine.log_weight",
+    "graphs.square_grid", "graphs.random_graph", "graphs.complete", "graphs.chimera",
+    "graphs.cubic", "graphs.Graph", "graphs.king_grid",
+    "exact.log_partition", "exact.moments", "exact.fit_mle", "exact.sample",
+    "exact.log_likelihood", "exact.marginals", "exact.map_assignment", "exact.plan",
+    "sampling.gibbs",
+    "smci.moments", "smci.s2_region", "smci.gsmci", "smci.asymptotic_variance",
+    "learning.fit", "learning.Fit",
+    "fsll.fit", "fsll.dual", "fsll.Model",
+    "lap.fit_ising", "lap.fit_gaussian", "lap.one_neighbourhood",
+    "bounds.coefficients", "bounds.optimal_mu", "bounds.mean_field",
+    "bounds.delta_h_moments", "bounds.log_partition_lower_bound", "bounds.partition_graphs",
+    "datasets.digits",
+    "FactorGraph", "FactorGraph.log_weight", "FactorGraph.condition",
+    "FactorGraph.from_boltzmann",
+    "io.read_uai", "io.write_uai",
+    "approx.marginals", "approx.log_partition", "approx.log_partition_bounds",
+    "approx.ApproxResult",
+]
+
+
+def documented_modules() -> set[str]:
+    """The modules the API reference pages render with ``automodule``."""
+    names = set()
+    for page in (ROOT / "book" / "api").glob("*.md"):
+        names |= set(re.findall(r"\.\. automodule:: ([\w.]+)", page.read_text()))
+    return names
+
+
+def home(name: str) -> tuple[str, str]:
+    """``(module, qualified name)`` where the contract name is defined: its anchor in the
+    rendered reference is ``module.qualname``."""
+    head, *rest = name.split(".")
+    obj = getattr(mrflib, head)
+    for part in rest:
+        obj = getattr(obj, part)
+    if hasattr(obj, "__qualname__") and hasattr(obj, "__module__"):
+        return obj.__module__, obj.__qualname__
+    raise AssertionError(f"{name} is not a function or class")
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_contract_name_is_in_the_reference(name):
+    module, qualname = home(name)
+    assert module in documented_modules(), (
+        f"{name} lives in {module}, which no page of book/api renders")
+    top = qualname.split(".")[0]
+    exported = getattr(importlib.import_module(module), "__all__", None)
+    assert exported is not None and top in exported, (
+        f"{name}: {top} is not in {module}.__all__, so autodoc leaves it out")
+
+
+def test_every_public_module_is_in_the_reference():
+    """Every public module of the four library layers has its section."""
+    pages = documented_modules()
+    missing = []
+    for layer in ("models", "inference", "learning", "io"):
+        for path in sorted((ROOT / "mrflib" / layer).glob("*.py")):
+            if not path.stem.startswith("_"):
+                mod = f"mrflib.{layer}.{path.stem}"
+                if mod not in pages:
+                    missing.append(mod)
+    assert not missing, f"public modules without a reference section: {missing}"
