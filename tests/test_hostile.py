@@ -167,6 +167,7 @@ FILL = {
     "n_samples": 3, "n_sweeps": 1, "rng": 0, "burn_in": 1, "m": np.zeros(N), "order": 1,
     "orders": [1], "mean": np.zeros(N), "pair": np.zeros(len(EDGES)), "sample_sizes": [3],
     "x": DATA, "q": BM, "K": 2, "nodes": [0], "values": [1], "trials": 1, "sampler": "exact",
+    "init": np.zeros(N, dtype=np.int64),
 }
 METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 
@@ -860,7 +861,53 @@ CASES += [
                        ("factor_marginals", "model"), ("map_assignment", "model"))],
 ]
 #: Public functions without a row above, each with where its hostile inputs are tested.
+from mrflib.io import images  # noqa: E402
+from mrflib.models import image_noise  # noqa: E402
+
+IMG = np.array([[0, 1, 2], [3, 3, 0]])
+IMG_BAD = [None, "x", IMG + 1, -IMG - 1, IMG[0], IMG[None], IMG + 0.5, np.full((2, 3), np.nan),
+           IMG[:0]]
+Q_BAD = [0, 1, 1.5, None, "4", True, math.nan]
+RATE_BAD = FLOAT_BAD + [-0.1, 1.0, 1.5]
+CASES += [
+    ("io.images.quantize", images.quantize, dict(grey=np.random.default_rng(0).random((3, 4)),
+                                                q=4),
+     dict(grey=[None, "x", np.zeros(5), np.zeros((2, 2, 2)), np.full((2, 2), np.nan),
+                np.zeros((0, 3))], q=Q_BAD)),
+    ("io.images.sample_grey", images.sample_grey, dict(name="china.jpg"),
+     dict(name=["lena.png", None, 3])),
+    ("io.images.sample_image", images.sample_image, dict(name="china.jpg", q=4),
+     dict(name=["lena.png", None, 3], q=Q_BAD)),
+    ("models.image_noise.channel", image_noise.channel, dict(q=4, noise="flip", rate=0.1),
+     dict(q=Q_BAD, noise=["gauss", None, 3], rate=RATE_BAD)),
+    ("models.image_noise.check_image", image_noise.check_image, dict(image=IMG, q=4),
+     dict(image=IMG_BAD, q=Q_BAD)),
+    ("models.image_noise.corrupt", image_noise.corrupt,
+     dict(image=IMG, q=4, noise="salt-pepper", rate=0.3, rng=0),
+     dict(image=IMG_BAD, q=Q_BAD, noise=["gauss", None], rate=RATE_BAD, rng=RNG_BAD)),
+    ("models.image_noise.potts_grid", image_noise.potts_grid,
+     dict(rows=2, cols=3, q=4, coupling=0.5, field=np.zeros(4)),
+     dict(rows=COUNT_BAD, cols=COUNT_BAD, q=Q_BAD, coupling=FLOAT_BAD,
+          field=[[0.0], np.full(4, np.nan), "x", np.zeros((4, 1))])),
+    ("models.image_noise.posterior", image_noise.posterior,
+     dict(prior=image_noise.potts_grid(2, 3, 4, 0.5), noisy=IMG, q=4, noise="flip",
+          rate=0.2),
+     dict(prior=[None, "x", BM, image_noise.potts_grid(3, 2, 3, 0.5)], noisy=IMG_BAD,
+          q=Q_BAD, noise=["gauss", None], rate=RATE_BAD)),
+]
+
 EXEMPT = {
+    "inference.point_estimates.modes": "the argmax of marginals an engine returned; "
+                                       "tests/test_image_restoration.py",
+    "repro.image_restoration.prior_family": "the image chapter's prior; bad sizes reach "
+                                            "potts_grid, which is here",
+    "repro.image_restoration.learn_prior": "the image chapter's fit; bad images in "
+                                           "tests/test_image_restoration.py",
+    "repro.image_restoration.couplings": "reads a fit of learn_prior; "
+                                         "tests/test_image_restoration.py",
+    "repro.image_restoration.error_rate": "the chapter's score; tests/test_image_restoration.py",
+    "repro.image_restoration.restore": "the chapter's experiment; bad images in "
+                                       "tests/test_image_restoration.py",
     "models.boltzmann.to_spins": "converts states to spins; bad states in "
                                  "tests/test_one_library.py",
     "models.boltzmann.to_states": "converts spins to states; bad spins in "

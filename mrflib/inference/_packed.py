@@ -8,6 +8,7 @@ message array (``moff``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -54,7 +55,8 @@ def pack(scopes: Sequence[tuple[int, ...]], tables: Sequence[np.ndarray],
     offsets = _int(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else [])
     fptr = _int(np.concatenate([[0], np.cumsum([len(s) for s in scopes])]))
     fvars = _int([v for s in scopes for v in s])
-    fstride = _int([int(np.prod(t.shape[a + 1:])) for t in tables for a in range(t.ndim)])
+    # math.prod: np.prod's dispatch per axis costs seconds on a model of a million factors
+    fstride = _int([math.prod(t.shape[a + 1:]) for t in tables for a in range(t.ndim)])
     order = np.argsort(fvars, kind="stable")
     counts = np.bincount(fvars, minlength=n) if len(fvars) else np.zeros(n, dtype=np.int64)
     vptr = _int(np.concatenate([[0], np.cumsum(counts)]))

@@ -23,6 +23,7 @@ limit if asked. Exact i.i.d. samples of models that fit are :func:`mrflib.infere
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,7 +35,7 @@ from mrflib.inference import _factor_gibbs_kernels as _k
 from mrflib.inference import elimination
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
-__all__ = ["gibbs", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
+__all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
            "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES"]
 
 #: A zero-weight start is replaced by an exact sample when the junction tree's tables take
@@ -49,7 +50,8 @@ N_BATCHES = 32
 def pack(model: FactorGraph) -> tuple:
     """The model as flat arrays for the kernels of :mod:`mrflib.inference._factor_gibbs_kernels`:
     ``(tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets)``."""
-    strides = [[int(np.prod(t.shape[a + 1:])) for a in range(t.ndim)] for t in model.log_tables]
+    # math.prod: np.prod's dispatch per axis costs seconds on a model of a million factors
+    strides = [[math.prod(t.shape[a + 1:]) for a in range(t.ndim)] for t in model.log_tables]
     sizes = [t.size for t in model.log_tables]
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     fptr = np.concatenate([[0], np.cumsum([len(s) for s in model.scopes])]).astype(np.int64)
@@ -177,7 +179,9 @@ def _setup(model, n_samples, burn_in, thin, n_chains, init, evidence, rng):
     n_samples, burn_in, thin, n_chains, per_chain = _check_counts(n_samples, burn_in, thin,
                                                                   n_chains)
     rng = as_rng(rng)
-    require_memory(8.0 * (per_chain * n_chains + 3.0 * n_chains + 2.0 * model.n) * model.n
+    # the recorded states, the chains, their uniforms and the packed structure, all
+    # linear in the variables (8 bytes an entry)
+    require_memory(8.0 * (per_chain * n_chains + 3.0 * n_chains + 2.0) * model.n
                    + 16.0 * sum(t.size for t in model.log_tables),
                    f"gibbs(n_samples={n_samples}, n_chains={n_chains}) on {model.n} variables")
     plan = pack(model)
@@ -230,11 +234,70 @@ def gibbs(
     card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
     out = np.empty((per_chain, len(x), model.n), dtype=np.int64)
     for slot in record:
-        u = rng.random((model.n, len(x)))
-        _k.gibbs_sweep(x, u, plan[0], *plan[1:], card, free)
+        _sweep(x, rng, plan, card, free)
         if slot >= 0:
             out[slot] = x
     return out.reshape(-1, model.n)[:n_samples]
+
+
+def _sweep(x: np.ndarray, rng: np.random.Generator, plan: tuple, card: np.ndarray,
+           free: np.ndarray) -> None:
+    """One sweep of the chains ``x`` in place: the uniforms ``rng.random((n, chains))``
+    (row ``i`` decides variable ``i``), then the kernel."""
+    u = rng.random((x.shape[1], x.shape[0]))
+    _k.gibbs_sweep(x, u, plan[0], *plan[1:], card, free)
+
+
+def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
+            structure: tuple | None = None) -> np.ndarray:
+    """Advance persistent Gibbs chains by ``n_sweeps`` sweeps of every variable, in place.
+
+    The lean step of persistent chains (a learner's PCD or SMCI-PCD): no evidence, no
+    schedule, no search for a start, so a call costs its sweeps and one pass over the
+    tables. The draws are those :func:`gibbs` makes from ``init=chains`` (the same uniforms
+    in the same order): ``advance(model, x, s, rng=g)`` leaves in ``x`` what
+    ``gibbs(model, len(x), burn_in=s, init=x, rng=g)[-len(x):]`` returns, for chains of
+    positive weight.
+
+    Parameters
+    ----------
+    model : FactorGraph
+    chains : int64 array (M, n), C-contiguous
+        States of positive weight (a chain of zero weight may stay there); updated in
+        place.
+    n_sweeps : int
+    rng : Generator or int
+    structure : tuple, optional
+        ``pack(model)[1:]`` of a model with the same scopes and cardinalities, kept by a
+        caller that advances the chains under a sequence of models, so that only the
+        tables are flattened per call.
+
+    Returns
+    -------
+    ndarray
+        ``chains`` itself.
+    """
+    if not isinstance(model, FactorGraph):
+        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+    n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
+    if (not isinstance(chains, np.ndarray) or chains.dtype != np.int64 or chains.ndim != 2
+            or chains.shape[1] != model.n or not chains.flags.c_contiguous
+            or not chains.flags.writeable):
+        raise ValueError(f"chains must be a writeable C-contiguous int64 array of shape "
+                         f"(M, {model.n}), got {type(chains).__name__} "
+                         f"{getattr(chains, 'dtype', '')} {np.shape(chains)}")
+    if chains.size and (chains.min() < 0 or np.any(chains >= model.cardinalities)):
+        raise ValueError("chains must hold states 0..cardinality-1 of each variable")
+    rng = as_rng(rng)
+    if structure is None:
+        plan = pack(model)
+    else:
+        plan = (np.concatenate([np.ravel(t) for t in model.log_tables]),) + tuple(structure)
+    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    free = np.arange(model.n, dtype=np.int64)
+    for _ in range(n_sweeps):
+        _sweep(chains, rng, plan, card, free)
+    return chains
 
 
 def gibbs_numpy(

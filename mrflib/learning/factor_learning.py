@@ -55,6 +55,7 @@ from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _factor_learning_kernels as _k
+from mrflib.learning import tying as _tying
 from mrflib.learning.factor_layout import (
     _check_data,
     _check_structure,
@@ -74,6 +75,7 @@ from mrflib.models.factor_graph import FactorGraph, all_states
 
 __all__ = [
     "METHODS",
+    "STOCHASTIC_METHODS",
     "fit",
     "pseudo_log_likelihood",
     "data_factor_marginals",
@@ -124,7 +126,31 @@ def _lbfgs(objective, theta0, max_steps, tol, record):
     return res.x, int(res.nit), res.converged, res.stop_reason, params
 
 
-def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+def _ridge(objective, l2: float):
+    """``objective`` plus ``l2/2 |θ|²`` (itself when ``l2 = 0``, so an unpenalized fit
+    keeps its bits)."""
+    if l2 == 0:
+        return objective
+
+    def penalized(theta):
+        f, g = objective(theta)
+        return f + 0.5 * l2 * float(theta @ theta), g + l2 * theta
+
+    return penalized
+
+
+def _existence(lay, d: np.ndarray, method: str, l2: float) -> str:
+    """:func:`_warn_undefined` where it applies: not under a ridge (``l2 > 0`` gives a
+    finite optimum) nor for tied parameters (pooled tables: the untied test would be
+    wrong), where the optimizer's verdict stands alone."""
+    return "" if l2 > 0 or not isinstance(lay, _Layout) else _warn_undefined(lay, d, method)
+
+
+def _extra_options(l2: float, tie: Any) -> dict:
+    return ({"l2": l2} if l2 else {}) | ({"tie": tie} if tie is not None else {})
+
+
+def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> Any:
     d = _data_marginals(lay, x)
     infer = _inference(lay)
     A, At = lay.A, lay.A.T.tocsr()
@@ -134,11 +160,12 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0) -> Any:
         logz, m = infer(flat)
         return logz - d @ flat, At @ (m - d)
 
-    missing = _warn_undefined(lay, d, "mle")
-    theta, steps, conv, reason, params = _lbfgs(negll, theta0, max_steps, tol, record)
+    missing = _existence(lay, d, "mle", l2)
+    theta, steps, conv, reason, params = _lbfgs(_ridge(negll, l2), theta0, max_steps, tol,
+                                                record)
     conv, reason = _not_converged_if(missing, "mle", conv, reason)
     return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
-                   {"max_steps": max_steps, "tol": tol})
+                   {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
 
 
 def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) -> str:
@@ -346,7 +373,7 @@ def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     return float(total / len(x))
 
 
-def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
+def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> Any:
     ctx = _Contexts(lay, x)
     A, At = lay.A, lay.A.T.tocsr()
 
@@ -354,11 +381,12 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0) -> Any:
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
-    missing = _warn_undefined(lay, _data_marginals(lay, x), "mple")
-    theta, steps, conv, reason, params = _lbfgs(negpl, theta0, max_steps, tol, record)
+    missing = _existence(lay, _data_marginals(lay, x), "mple", l2)
+    theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps, tol,
+                                                record)
     conv, reason = _not_converged_if(missing, "mple", conv, reason)
     return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
-                   {"max_steps": max_steps, "tol": tol})
+                   {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
 
 
 # ---------------------------------------------------------------------------------- LAP
@@ -642,7 +670,9 @@ def _lap_reference(data: Any, structure: FactorGraph, **options: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------- fit
-_OPTIONS = {"mle": frozenset(), "mple": frozenset(),
+#: The stochastic learners, in :mod:`mrflib.learning.stochastic_learning`.
+STOCHASTIC_METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
+_OPTIONS = {"mle": frozenset({"l2", "tie"}), "mple": frozenset({"l2", "tie"}),
             "lap": frozenset({"gauge", "l2", "n_jobs", "scheduler"})}
 
 
@@ -653,8 +683,11 @@ def fit(
     *,
     max_steps: int | None = None,
     tol: float | None = None,
-    init: FactorGraph | None = None,
+    init: Any = None,
     record: bool = True,
+    rng: Any = None,
+    learning_rate: float | None = None,
+    progress: bool | None = None,
     **options: Any,
 ) -> Any:
     """Learn the free tables of ``structure`` from integer data (see the module docstring).
@@ -665,21 +698,30 @@ def fit(
         States ``0..cardinality-1`` of every variable.
     structure : FactorGraph
         Its cardinalities and scopes define the family; its tables are ignored.
-    method : {"mle", "mple", "lap"}
+    method : {"mle", "mple", "lap", "1-smci", "cd", "pcd", "smci-pcd"}
+        The last four are the stochastic-gradient learners of
+        :func:`mrflib.learning.stochastic_learning.fit`, which takes ``rng``,
+        ``learning_rate`` and ``progress`` (ignored by the others).
     max_steps : int, optional
         L-BFGS iterations (default 10000); for LAP, Newton steps per auxiliary fit
         (default 100).
     tol : float, optional
         Stop when ``max |gradient|`` of the averaged objective is below ``tol`` (default
         1e-8); for LAP, when half the squared Newton decrement is (default 1e-12).
-    init : FactorGraph, optional
-        Initial tables (same scopes and cardinalities; MLE and MPLE). Default: all zeros.
+    init : FactorGraph or array, optional
+        Initial tables (same scopes and cardinalities; MLE and MPLE), or with ``tie`` the
+        initial ``φ``. Default: all zeros.
     record : bool
-        Keep the parameters ``θ`` (normalized potentials) of every iteration.
+        Keep the parameters ``θ`` (normalized potentials, or ``φ`` with ``tie``) of every
+        iteration.
     **options
-        LAP only: ``gauge`` ("reference", Definition 5, default; or "zero-sum"), ``l2``
-        (ridge on each auxiliary fit), ``n_jobs`` (local processes, default 1),
-        ``scheduler`` (a Dask cluster).
+        ``l2``: a ridge ``l2/2 |θ|²`` added to the averaged negative objective (MLE, MPLE;
+        on ``φ`` with ``tie``), default 0. ``tie``: a :class:`mrflib.learning.tying.Tie`
+        (or a sequence of group labels, one per factor) whose parameters ``φ`` are fitted
+        instead of every table (MLE and MPLE; LAP estimates each factor's potentials from
+        its own auxiliary model and has no tied form). LAP only: ``gauge`` ("reference",
+        Definition 5, default; or "zero-sum"), ``l2`` (ridge on each auxiliary fit),
+        ``n_jobs`` (local processes, default 1), ``scheduler`` (a Dask cluster).
 
     Returns
     -------
@@ -689,16 +731,27 @@ def fit(
     """
     t0 = time.perf_counter()
     structure = _check_structure(structure)
+    if isinstance(method, str) and method in STOCHASTIC_METHODS:
+        from mrflib.learning import stochastic_learning
+
+        return stochastic_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
+                                       init=init, record=record, rng=rng,
+                                       learning_rate=learning_rate, progress=progress,
+                                       **options)
     if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method for a FactorGraph structure must be one of {METHODS}, "
-                         f"got {method!r}")
+        raise ValueError("method for a FactorGraph structure must be one of "
+                         f"{METHODS + STOCHASTIC_METHODS}, got {method!r}")
+    if method == "lap" and "tie" in options:
+        raise ValueError("method 'lap' takes no tie: it estimates each factor's potentials "
+                         "from its own auxiliary model; fit tied parameters by 'mle', "
+                         "'mple' or a stochastic learner")
     unknown = set(options) - _OPTIONS[method]
     if unknown:
         raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
                          "FactorGraph")
     x = _check_data(data, structure)
-    lay = _Layout(structure)
     if method == "lap":
+        lay = _Layout(structure)
         if init is not None:
             raise ValueError("method 'lap' has no initial parameters; init must be None")
         max_steps = check_positive(100 if max_steps is None else max_steps, "max_steps",
@@ -708,17 +761,8 @@ def fit(
     max_steps = check_positive(10_000 if max_steps is None else max_steps, "max_steps",
                                integer=True)
     tol = check_positive(1e-8 if tol is None else tol, "tol")
-    theta0 = np.zeros(lay.n_params)
-    if init is not None:
-        init = _check_structure(init, "init")
-        if (not np.array_equal(init.cardinalities, structure.cardinalities)
-                or init.scopes != structure.scopes):
-            raise ValueError("init must be a FactorGraph with the structure's cardinalities "
-                             "and scopes")
-        bad = [k for k, t in enumerate(init.log_tables) if not np.all(np.isfinite(t))]
-        if bad:
-            raise ValueError(f"init must have finite log-tables (a zero weight has no "
-                             f"normalized potentials, Theorem 6), got -inf in factor {bad[0]}")
-        theta0 = lay.theta(init)
+    l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
+    lay = _tying._layout(structure, options.get("tie"))
+    theta0 = _tying._initial(lay, structure, init)
     run = _fit_mle if method == "mle" else _fit_mple
-    return run(lay, x, theta0, max_steps, tol, bool(record), t0)
+    return run(lay, x, theta0, max_steps, tol, bool(record), t0, l2, options.get("tie"))

@@ -581,8 +581,9 @@ def _check_factor_graph_call(n, bias, solver, reference) -> None:
              if value is not default and value != default]
     if given:
         raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
-                         "structure takes max_steps, tol, init, record, rng and, for 'lap', "
-                         "gauge, l2, n_jobs, scheduler")
+                         "structure takes max_steps, tol, init, record, l2, tie, the "
+                         "stochastic learners' rng, learning_rate, progress and options, "
+                         "and, for 'lap', gauge, n_jobs, scheduler")
 
 
 @blas_single_threaded
@@ -616,17 +617,20 @@ def fit(
         :class:`~mrflib.models.boltzmann.BoltzmannMachine` (its graph and spins; its
         parameters are ignored). A :class:`mrflib.models.factor_graph.FactorGraph` (its
         scopes and cardinalities define the family, each factor a free table) learns a
-        general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"``: see
-        :func:`mrflib.learning.factor_learning.fit`; ``Fit.model`` is then a FactorGraph with
-        normalized potentials.
+        general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"`` (see
+        :func:`mrflib.learning.factor_learning.fit`) or the stochastic ``"1-smci"``,
+        ``"cd"``, ``"pcd"``, ``"smci-pcd"`` (:func:`mrflib.learning.stochastic_learning.fit`),
+        with tied parameters (``tie``, :class:`mrflib.learning.tying.Tie`) and a ridge
+        (``l2``) for every one; ``Fit.model`` is then a FactorGraph with normalized
+        potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
         Number of nodes (default: the columns of ``data``).
     rng : Generator or int
-        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only (accepted and unused by the
-        others, and by every factor-graph learner); the same seed gives the same fit (and
-        the same final chains).
+        Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only, for both model families
+        (accepted and unused by the others); the same seed gives the same fit (and the
+        same final chains).
     bias : bool
         Learn the biases (default) or fix them at zero, the paper's model eq. (1).
     solver : {"gradient", "lbfgs", "exact", "lap"}, optional
@@ -675,7 +679,8 @@ def fit(
         from mrflib.learning import factor_learning
 
         return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
-                                   init=init, record=record, **options)
+                                   init=init, record=record, rng=rng,
+                                   learning_rate=learning_rate, progress=progress, **options)
     t0 = time.perf_counter()
     max_steps_given, tol_given = max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(

@@ -1,0 +1,293 @@
+"""Stochastic-gradient learners of discrete factor graphs: 1-SMCI, CD, PCD and SMCI-PCD.
+
+:func:`mrflib.learning.fit` comes here for these methods when its structure is a
+:class:`~mrflib.models.factor_graph.FactorGraph`. Every one ascends the log-likelihood
+along an estimate of its gradient. With the tables ``t = B φ`` (``B`` the normalized
+potentials' map :class:`~mrflib.learning.factor_layout._Layout`, or a
+:class:`~mrflib.learning.tying.Tie`), the gradient of the averaged log-likelihood is
+``B^T (p̂ - p_φ)``: the data's factor marginals minus the model's (eq. (5) of Yasuda 2018
+written for factor tables). The learners differ in how they estimate ``p_φ``:
+
+``"1-smci"``
+    1-SMCI learning (Yasuda 2018, eq. (23)-(27)): the 1-SMCI estimate of every factor's
+    marginal, ``P(x_S | x_rest)`` summed over the *data* as sample set
+    (:func:`mrflib.inference.smci_factor_graph.factor_marginals`, ``order=1``). No draw: the
+    direction is a deterministic function of ``φ`` and the fit converges when
+    ``max |Δ| < tol``.
+``"cd"``, ``"pcd"``
+    contrastive divergence (chains restarted at the data every step) and persistent
+    contrastive divergence (Tieleman 2008): ``k`` Gibbs sweeps
+    (:func:`mrflib.inference.factor_gibbs.advance`), then the chains' empirical factor
+    marginals.
+``"smci-pcd"``
+    Algorithm 2 of Yasuda & Uchizawa (GSMCI): the sample set ``S_0`` is the
+    ``extension_rate``-replicated data (or ``samples``); step ``t`` estimates ``p_φ`` by
+    SMCI on ``S_t`` (``estimator`` "1-smci", the default, "2-smci", or "mci", plain Monte
+    Carlo, which makes it PCD), updates ``φ``, and ``S_{t+1}`` is ``S_t`` advanced by
+    ``kappa`` sweeps under the new parameters.
+
+The update is ``φ <- φ + η D^{-1} (B^T (p̂ - p̂_φ) - l2 φ)``, the ridge ``l2/2 |φ|²`` on
+the free parameters, ``D`` the number of factors sharing each parameter (1 untied: a tied
+coupling moves by the average of its factors' gradients, whatever the group's size; a
+constant diagonal preconditioner, so the fixed points are the ridge-penalized estimator's).
+The gradient ascent is the ±1 learners' driver (its progress bar included), with their
+defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI), ``tol`` 0 for the
+draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
+
+Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
+gradient is a noisy estimate, and a small one proves nothing; ``stop_reason`` says
+whether ``max_steps`` was reached or the estimate fell below a given ``tol``. 1-SMCI's
+direction is exact given the data: it converges when it vanishes.
+
+Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
+counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
+the factor scopes' conditionals for each row of the sample set. All linear in the model
+and in the rows; the structure of the sampler is packed once per fit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.validation import as_rng, check_positive, require_memory
+from mrflib.inference import factor_gibbs, smci_factor_graph
+from mrflib.learning import _stochastic_learning_kernels as _k
+from mrflib.learning import tying
+from mrflib.learning.factor_layout import _check_data, _data_marginals
+from mrflib.learning.fit_result import Fit
+from mrflib.learning.potentials import normalize
+from mrflib.models.factor_graph import FactorGraph, _check_states
+
+__all__ = ["METHODS", "ESTIMATORS", "fit"]
+
+METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
+#: SMCI-PCD's estimators and their SMCI order (0: plain Monte Carlo).
+ESTIMATORS = {"mci": 0, "1-smci": 1, "2-smci": 2}
+_COMMON = frozenset({"l2", "tie"})
+_OPTIONS = {"1-smci": _COMMON,
+            "cd": _COMMON | {"k", "n_chains"},
+            "pcd": _COMMON | {"k", "n_chains", "extension_rate"},
+            "smci-pcd": _COMMON | {"estimator", "extension_rate", "kappa", "samples"}}
+
+
+class _Chains:
+    """The sample set of a learner and how it moves: persistent chains (PCD, SMCI-PCD),
+    or restarts at the data (CD), advanced by ``sweeps`` sweeps per step under the
+    current model; ``marginals(model)`` the estimate of its factor marginals."""
+
+    def __init__(self, lay: Any, x: np.ndarray, method: str, options: dict,
+                 rng: np.random.Generator) -> None:
+        self.lay, self.x, self.method, self.rng = lay, x, method, rng
+        self.order = 0
+        self.first = method in ("smci-pcd", "1-smci")  # S_0 is used before any sweep
+        N = x.shape[0]
+        if method == "1-smci":
+            self.order, self.sweeps, self.states = 1, 0, x
+        elif method == "smci-pcd":
+            estimator = options.get("estimator", "1-smci")
+            if not isinstance(estimator, str) or estimator not in ESTIMATORS:
+                raise ValueError(f"estimator must be one of {tuple(ESTIMATORS)}, got "
+                                 f"{estimator!r}")
+            self.order = ESTIMATORS[estimator]
+            self.sweeps = check_positive(options.get("kappa", 1), "kappa", integer=True)
+            self.states = self._initial_set(options)
+        else:
+            self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
+            self.n_chains = self._chain_count(options, N)
+            self.states = (self._replicated(options["extension_rate"])
+                           if "extension_rate" in options else self._data_rows())
+        if method != "1-smci":  # the sampler's packed structure, once per fit
+            plan = factor_gibbs.pack(lay.structure)
+            self.structure = plan[1:]
+            _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = plan
+
+    def _chain_count(self, options: dict, N: int) -> int:
+        if "extension_rate" in options:
+            if "n_chains" in options:
+                raise ValueError("give either n_chains or extension_rate, not both")
+            return check_positive(options["extension_rate"], "extension_rate",
+                                  integer=True) * N
+        default = N if self.method == "cd" else min(N, 1000)
+        return check_positive(options.get("n_chains", default), "n_chains", integer=True)
+
+    def _require(self, rows: int, what: str) -> None:
+        """Refuse before allocating a sample set of ``rows`` states: the states and the
+        sweep's uniforms (8 bytes a variable each), a restart's copy, and the SMCI
+        estimate's batch sums (32 batches of every table entry)."""
+        n, T = self.x.shape[1], float(self.lay.offsets[-1])
+        require_memory(8.0 * rows * n * 3 + 8.0 * 34 * T, f"{what} ({rows} chains of {n} "
+                       "variables)")
+
+    def _replicated(self, e: Any) -> np.ndarray:
+        e = check_positive(e, "extension_rate", integer=True)
+        self._require(e * self.x.shape[0], f"extension_rate = {e}")
+        return np.tile(self.x, (e, 1))
+
+    def _data_rows(self) -> np.ndarray:
+        N = self.x.shape[0]
+        self._require(self.n_chains, f"n_chains = {self.n_chains}")
+        if self.method == "cd" and self.n_chains == N:
+            return self.x.copy()
+        return self.x[self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)]
+
+    def _initial_set(self, options: dict) -> np.ndarray:
+        if options.get("samples") is None:
+            return self._replicated(options.get("extension_rate", 1))
+        if "extension_rate" in options:
+            raise ValueError("give either samples or extension_rate, not both")
+        s = _check_states(options["samples"], self.lay.card, "samples")
+        if s.ndim != 2 or s.shape[0] == 0:
+            raise ValueError(f"samples must have shape (M, {self.x.shape[1]}) with M >= 1, "
+                             f"got {np.shape(options['samples'])}")
+        self._require(s.shape[0], "samples")
+        return np.ascontiguousarray(s, dtype=np.int64).copy()
+
+    def step(self, model: FactorGraph) -> np.ndarray:
+        """Move the sample set under ``model`` (none on the first step of SMCI-PCD, never
+        for 1-SMCI) and return its flat factor-marginal estimate."""
+        if self.first or self.sweeps == 0:
+            self.first = False
+        elif self.method == "cd":
+            start = self._data_rows()
+            self.states = factor_gibbs.advance(model, start, self.sweeps, rng=self.rng,
+                                               structure=self.structure)
+        else:
+            factor_gibbs.advance(model, self.states, self.sweeps, rng=self.rng,
+                                 structure=self.structure)
+        if self.order == 0:
+            counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
+                                      self.offsets, int(self.lay.offsets[-1]))
+            return counts / self.states.shape[0]
+        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order)
+        return np.concatenate([np.ravel(v) for v in values])
+
+
+def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
+    """Plain numpy reference of the chains' factor marginals (one ``bincount`` per
+    factor), against which the tests check :func:`._stochastic_learning_kernels.factor_counts`."""
+    return _data_marginals(lay, states)
+
+
+def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, tol: Any,
+              progress: Any) -> tuple[float, int, float, float]:
+    unknown = set(options) - _OPTIONS[method]
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
+                         "FactorGraph")
+    draws = method != "1-smci"
+    learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
+                                   "learning_rate")
+    max_steps = check_positive((1000 if draws else 10_000) if max_steps is None
+                               else max_steps, "max_steps", integer=True, allow_zero=True)
+    tol = check_positive((0.0 if draws else 1e-6) if tol is None else tol, "tol",
+                         allow_zero=True)
+    l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    return learning_rate, max_steps, tol, l2
+
+
+def _verdict(method: str, converged: bool, max_steps: int, tol: float) -> tuple[bool, str]:
+    """``(converged, stop_reason)``: a fit that draws never claims convergence."""
+    if method == "1-smci":
+        return converged, (f"converged: max |gradient| < tol {tol:g}" if converged
+                           else f"max_steps = {max_steps} reached")
+    if converged:
+        return False, (f"stopped: the stochastic gradient estimate fell below tol {tol:g}; "
+                       "a noisy estimate proves no convergence")
+    return False, (f"max_steps = {max_steps} reached (a stochastic fit runs every step"
+                   + (": tol = 0)" if tol == 0 else ")"))
+
+
+def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
+        learning_rate: float | None = None, max_steps: int | None = None,
+        tol: float | None = None, init: Any = None, record: bool = True,
+        progress: bool | None = None, **options: Any) -> Fit:
+    """Learn a factor graph by a stochastic-gradient learner (see the module docstring).
+
+    Parameters
+    ----------
+    data : int array (N, n)
+        States ``0..cardinality-1`` of every variable.
+    structure : FactorGraph
+        Its cardinalities and scopes define the family; its tables are ignored.
+    method : {"1-smci", "cd", "pcd", "smci-pcd"}
+    rng : Generator or int
+        The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI); the same seed gives the same
+        fit and the same final chains.
+    learning_rate : float, optional
+        ``η`` (default 0.2).
+    max_steps : int, optional
+        Parameter updates (default 1000; 10000 for 1-SMCI).
+    tol : float, optional
+        Stop when ``max |Δ| < tol`` (default 0 for the learners that draw, 1e-6 for 1-SMCI).
+    init : FactorGraph or array, optional
+        Initial tables (same scopes and cardinalities), or with ``tie`` the initial
+        ``φ``. Default: zeros.
+    record : bool
+        Keep ``φ`` and ``max |Δ|`` of every step.
+    progress : bool, optional
+        A progress bar (``None``: only on a terminal), as for the ±1 learners.
+    **options
+        ``l2`` (ridge on ``φ``, default 0) and ``tie`` (a :class:`~mrflib.learning.tying.Tie`
+        or group labels) for every method. CD/PCD: ``k`` (Gibbs sweeps per step, default
+        1) and ``n_chains`` (default N for CD, ``min(N, 1000)`` for PCD, started at random
+        data rows) or, for PCD, ``extension_rate`` e (the chains start as the
+        e-replicated data). SMCI-PCD: ``estimator`` ("1-smci", "2-smci", "mci"),
+        ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1),
+        ``samples`` (an initial sample set instead of the replicated data).
+
+    Returns
+    -------
+    Fit
+        ``model`` with normalized tables; ``params`` the ``φ`` history; ``chains`` the
+        final sample set of PCD and SMCI-PCD.
+
+    Examples
+    --------
+    >>> from mrflib import learning
+    >>> from mrflib.inference import exact
+    >>> from mrflib.models.lattices import potts_lattice
+    >>> truth = potts_lattice(3, 3, 3, coupling=0.4, rng=0)
+    >>> data = exact.sample(truth, 300, rng=1)
+    >>> fit = learning.fit(data, truth, "pcd", max_steps=50, n_chains=100, rng=2)
+    >>> fit.converged, fit.n_steps
+    (False, 50)
+    """
+    t0 = time.perf_counter()
+    if not isinstance(structure, FactorGraph):
+        raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    learning_rate, max_steps, tol, l2 = _settings(method, options, learning_rate, max_steps,
+                                                  tol, progress)
+    x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
+    lay = tying._layout(structure, options.get("tie"))
+    phi0 = tying._initial(lay, structure, init)
+    rng = as_rng(rng) if method != "1-smci" else None
+    chains = _Chains(lay, x, method, options, rng)
+    target = lay.A.T @ _data_marginals(lay, x)
+    At = lay.A.T.tocsr()
+    scale = 1.0 / (lay.shares if isinstance(lay, tying.Tie) else np.ones(lay.n_params))
+
+    def direction(phi: np.ndarray) -> np.ndarray:
+        g = target - At @ chains.step(lay.model(phi))
+        if l2:
+            g -= l2 * phi
+        return scale * g
+
+    phi, steps, converged, params, gmax, _ = _gradient_ascent(
+        direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
+        max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
+        progress=progress, desc=f"fit {method}")
+    converged, reason = _verdict(method, converged, max_steps, tol)
+    model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
+    kept = {k: v for k, v in options.items() if k != "samples"}
+    return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
+               params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
+                                        max_steps=max_steps),
+               None if method in ("1-smci", "cd") else chains.states, reason)
