@@ -141,6 +141,25 @@ def test_solve_refuses_a_method_it_does_not_take(tmp_path, capsys, method):
     assert not out.exists()
 
 
+HUGE = FactorGraph([10**12, 2], [(1,)], [np.array([0.0, 1.0])])
+
+
+@pytest.mark.parametrize("fn", [lambda m: approx.marginals(m, "auto"),
+                                lambda m: approx.marginals(m, "lbp"),
+                                lambda m: approx.marginals(m, "mean-field"),
+                                lambda m: approx.marginals(m, "wmb"),
+                                lambda m: approx.log_partition_bounds(m, time_limit=0),
+                                lambda m: anytime.trivial_answer(m, "MAR"),
+                                lambda m: anytime.approximate_answer(m, "PR")],
+                         ids=["auto", "lbp", "mean-field", "wmb", "bounds", "trivial",
+                              "approximate"])
+def test_a_huge_cardinality_is_refused_before_allocating(fn):
+    """A variable of 10^12 states (in no factor): a ``ValueError`` giving the memory the
+    answer would need (WMB and the trivial MAR answer raised numpy's MemoryError)."""
+    with pytest.raises(ValueError, match="memory"):
+        fn(HUGE)
+
+
 # --------------------------------------------------------------------------- time and seeds
 @pytest.mark.parametrize("method", METHODS)
 def test_a_zero_time_limit_gives_one_step(method):

@@ -367,6 +367,8 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     if deadline is not None:
         check_positive(deadline, "deadline")
     model = as_factor_graph(model)
+    require_memory(8.0 * float(np.sum(model.cardinalities, dtype=np.float64)),
+                   f"the weighted mini-bucket marginals of {model.n} variables")
     red = _Reduced(model, barren=False)
     if order is not None:
         order = [int(v) for v in order]

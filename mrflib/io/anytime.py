@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mrflib._support.validation import check_instance, is_choice
+from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.elimination import _observed
 from mrflib.inference.wmb import WMBResult, elimination_order, weighted_mini_bucket, wmb_passes
 from mrflib.io import uai as io
@@ -194,6 +194,7 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
     observed = _observed(model)
     card = model.cardinalities.tolist()
     if task == "MAR":
+        require_memory(8.0 * sum(card), f"the uniform marginals of {model.n} variables")
         out = []
         for v, c in enumerate(card):
             p = np.full(c, 1.0 / c)
