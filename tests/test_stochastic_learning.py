@@ -68,6 +68,14 @@ def test_advance_makes_the_draws_of_gibbs_from_the_same_start(potts):
                                                structure=packed), want)
 
 
+def test_gibbs_memory_check_is_linear_in_the_variables():
+    """40,000 variables and one chain need a few megabytes, which the memory check must
+    allow (a check quadratic in the variables would ask for 25.6 GB)."""
+    model = FactorGraph(np.full(40_000, 2), [(0,)], [np.array([0.0, 1.0])])
+    x = factor_gibbs.gibbs(model, 1, burn_in=1, rng=0)
+    assert x.shape == (1, 40_000)
+
+
 def test_advance_refuses_bad_chains(potts):
     truth, data, _ = potts
     for bad in (data[:, :3].copy(), data.astype(np.int32), np.full((2, truth.n), 3)):
