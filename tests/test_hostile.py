@@ -927,6 +927,11 @@ EXEMPT = {
                                         "tests/test_bench_uai_2014.py",
     "repro.uai_track.family_summary": "summarizes the UAI 2014 benchmark's CSV rows: "
                                       "tests/test_bench_uai_2014.py",
+    "inference.factor_gibbs.advance": "gibbs's sweeps on given chains: bad chains, counts "
+                                      "and rng in tests/test_stochastic_learning.py",
+    "learning.stochastic_learning.fit": "reached through learning.fit (its rows here); bad "
+                                        "data, options and tie maps in "
+                                        "tests/test_stochastic_learning.py",
     "repro.uai_track.answered_paragraph": "family_summary's counts as prose (it checks the "
                                           "frame through problem_outcomes): "
                                           "tests/test_bench_uai_2014.py",
