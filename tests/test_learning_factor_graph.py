@@ -480,7 +480,7 @@ def test_bad_data_is_refused(small, bad, match):
 
 def test_bad_options_are_refused(small):
     model, data = small
-    for method in ("cd", np.array(["lap"]), ["mle"]):  # an array raised 'unhashable type'
+    for method in ("rm", np.array(["lap"]), ["mle"]):  # an array raised 'unhashable type'
         with pytest.raises(ValueError, match="method"):
             learning.fit(data, model, method)
     with pytest.raises(ValueError, match="Boltzmann machines only"):

@@ -1,4 +1,5 @@
-"""Numba kernel of the stochastic factor-graph learners (:mod:`mrflib.learning.stochastic_learning`).
+"""Numba kernel of the stochastic factor-graph learners
+(:mod:`mrflib.learning.stochastic_learning`).
 
 The factor marginals of a set of states (a chain set of PCD or CD) as one pass over the
 rows: for every row and factor, the flat position of its entry in the concatenated tables

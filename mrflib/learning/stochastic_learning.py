@@ -1,6 +1,6 @@
 """Stochastic-gradient learners of discrete factor graphs: 1-SMCI, CD, PCD and SMCI-PCD.
 
-:func:`mrflib.learning.fit` comes here for these methods when its structure is a
+:func:`mrflib.learning.learners.fit` comes here for these methods when its structure is a
 :class:`~mrflib.models.factor_graph.FactorGraph`. Every one ascends the log-likelihood
 along an estimate of its gradient. With the tables ``t = B φ`` (``B`` the normalized
 potentials' map :class:`~mrflib.learning.factor_layout._Layout`, or a

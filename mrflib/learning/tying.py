@@ -1,6 +1,6 @@
 """Tied parameters of a factor graph: a few free parameters ``φ`` shared by many tables.
 
-A learner of :func:`mrflib.learning.fit` on a
+A learner of :func:`mrflib.learning.learners.fit` on a
 :class:`~mrflib.models.factor_graph.FactorGraph` gives every factor a free table by default.
 :class:`Tie` replaces that family by a smaller one: the factors are put in groups, every
 factor of a group has the group's one table, and that table has a *form*:
@@ -20,9 +20,10 @@ The flat log tables (every factor's table raveled, in factor order) are then the
 map ``t = B φ`` of a sparse matrix ``B`` with one non-zero per table entry at most.
 Every learner optimizes ``φ`` through ``B``: the log-likelihood's gradient is
 ``B^T (p̂ - p_φ)`` (data minus model factor marginals), the pseudo-likelihood's is
-``B^T`` times its gradient in the tables, and the ridge ``l2`` of :func:`~mrflib.learning.fit`
-is on ``φ``. ``Fit.params`` holds ``φ``; ``Fit.model`` is the fitted model with normalized
-tables (:func:`mrflib.learning.potentials.normalize`), so it compares entry by entry with any
+``B^T`` times its gradient in the tables, and the ridge ``l2`` of
+:func:`~mrflib.learning.learners.fit` is on ``φ``. ``Fit.params`` holds ``φ``;
+``Fit.model`` is the fitted model with normalized tables
+(:func:`mrflib.learning.potentials.normalize`), so it compares entry by entry with any
 other fit.
 
 A group's "free" and "symmetric" tables keep the functions of one variable they contain
