@@ -932,6 +932,15 @@ EXEMPT = {
     "learning.stochastic_learning.fit": "reached through learning.fit (its rows here); bad "
                                         "data, options and tie maps in "
                                         "tests/test_stochastic_learning.py",
+    "repro.learning_comparison.draw": "the chapter's data: bad counts in "
+                                      "tests/test_learning_comparison.py",
+    "repro.learning_comparison.parameter_error": "two models of one structure, through "
+                                                 "factor_layout: "
+                                                 "tests/test_learning_comparison.py",
+    "repro.learning_comparison.error_curve": "a Fit's recorded iterates: "
+                                             "tests/test_learning_comparison.py",
+    "repro.learning_comparison.compare": "learning.fit on each method (its rows here); bad "
+                                         "methods in tests/test_learning_comparison.py",
     "repro.uai_track.answered_paragraph": "family_summary's counts as prose (it checks the "
                                           "frame through problem_outcomes): "
                                           "tests/test_bench_uai_2014.py",

@@ -90,8 +90,9 @@ def parameter_error(model: FactorGraph, truth: FactorGraph) -> float:
 
 
 def error_curve(fit: Any, truth: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
-    """The parameter error (:func:`parameter_error`) of every recorded iterate of a fit, and
-    the time at which it was reached (the fit's seconds spread evenly over its steps).
+    """The parameter error (:func:`parameter_error`) of every recorded iterate of a fit (the
+    start included), and the time at which it was reached (the fit's seconds spread evenly
+    over its iterates).
 
     ``fit.params`` must hold the normalized potentials ``θ`` of each step, as every
     untied factor-graph learner but LAP records them; LAP gives its one estimate.
