@@ -11,10 +11,17 @@ that many steps (their time grows linearly with the steps), not of a converged f
 row's note gives the steps taken and the error of the fitted couplings (the normalized
 diagonal of each pair table, ``J`` of the truth) against the truth. Exact ML is refused by
 name (its row records the refusal). ``--quick``: a 16x16 lattice.
+
+Size. ``make bench`` runs a 32x32 lattice (minutes); the environment variable
+``MRFLIB_BENCH_SCALE_SIDE`` sets the side, 256 for the full size. At 256 the factor-graph
+Gibbs kernel (about 3 microseconds an update here) makes the data alone take hours, and a
+1-SMCI step minutes: the learners' memory is linear in the model, their kernels are not yet
+fast enough for that size.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
 
@@ -56,7 +63,8 @@ def _measure(fn):
 
 
 def run(quick: bool = False, side: int | None = None) -> list[dict]:
-    side = (16 if quick else 256) if side is None else side
+    if side is None:
+        side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
     data, t_data, peak_data = _measure(lambda: factor_gibbs.gibbs(
         truth, N, burn_in=BURN_IN, n_chains=N, rng=1))
