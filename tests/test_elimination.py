@@ -586,3 +586,44 @@ def test_outputs_of_a_huge_variable_are_refused_before_allocating(call):
     finally:
         tracemalloc.stop()
     assert peak < 2**20
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_components_equal_scipy_labelling(seed):
+    """The plain search finds scipy's connected components, in the same order (by smallest
+    node, each sorted), on the nodes asked for only."""
+    import scipy.sparse
+    import scipy.sparse.csgraph
+
+    rng = np.random.default_rng(seed)
+    n = 40
+    edges = [tuple(rng.choice(n, 2, replace=False)) for _ in range(30)]
+    adj = eo.interaction_graph(n, edges)
+    nodes = sorted(rng.choice(n, 30, replace=False).tolist())
+    rows = [(i, j) for i, v in enumerate(nodes) for j, u in enumerate(nodes) if u in adj[v]]
+    A = scipy.sparse.coo_matrix((np.ones(len(rows)), tuple(zip(*rows)) or ([], [])),
+                                shape=(len(nodes), len(nodes)))
+    _, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
+    want: dict[int, list[int]] = {}
+    for v, c in zip(nodes, labels.tolist()):
+        want.setdefault(c, []).append(v)
+    assert eo.components(adj, nodes[::-1]) == list(want.values())
+    assert eo.components(adj, []) == []
+
+
+def test_magnitude_equals_the_sum_table_by_table():
+    """Batched over small tables, the sum is the same float as one table at a time:
+    non-finite entries left out, empty tables and a table beyond a batch included."""
+    from mrflib.models import precision
+
+    rng = np.random.default_rng(0)
+    tables = [rng.standard_normal(rng.integers(1, 30, size=2)) * 10.0 ** rng.integers(-3, 4)
+              for _ in range(300)]
+    tables[5][0, 0], tables[7][0, 0], tables[9][:] = -np.inf, np.nan, np.inf
+    tables += [np.zeros((0, 3)), np.array(-2.5), rng.standard_normal(2**17), -tables[3]]
+    want = 0.0
+    for t in tables:
+        if t.size:
+            want += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+    assert precision.magnitude(tables) == want
+    assert precision.magnitude([]) == 0.0

@@ -977,6 +977,9 @@ EXEMPT = {
                            "tests/test_factor_graph_peers.py"
        for f in ("pygms_factors", "pygms_log_partition", "pygms_marginals",
                  "pgmpy_elimination", "pgmpy_log_partition", "pgmpy_marginals")},
+    **{f"repro.pyagrum_peer.{f}": "the pyAgrum peer on a validated FactorGraph (its failures "
+                                  "are returned, not raised): tests/test_pyagrum_peer.py"
+       for f in ("pyagrum_model", "pyagrum_marginals")},
     "repro.field_networks.network_trial": "runs a fitting experiment on an expert network: "
                                           "tests/test_field.py",
     **{f"repro.{f}": "one trial of a paper figure (learning experiments; its arguments go "

@@ -101,13 +101,14 @@ def test_performance_summary_leads_with_peers_doing_the_same_job():
         dict(benchmark="sampling.gibbs", case="grid", method="ours",
              baseline="numpy checkerboard", ratio=15.0)])
     md = report.performance_summary(df)
-    exact, pygms, fg_pgmpy, mple, gibbs = ("\n".join(p)
-                                           for p in zip(*[iter(md.split("\n\n"))] * 2))
+    exact, pygms, fg_pgmpy, fg_agrum, mple, gibbs = (
+        "\n".join(p) for p in zip(*[iter(md.split("\n\n"))] * 2))
     assert "Verdict: mrflib is faster**: faster in 2 of 2 cases (speed-up median 12.5×, " \
            "range 5–20×); cases: 3x3; 4x4." in exact
     assert "plan built once and reused" in exact and "range 600–600×" in exact
     assert "pyGMs" in pygms and "Not measured yet" in pygms
     assert "VariableElimination" in fg_pgmpy and "Not measured yet" in fg_pgmpy
+    assert "pyAgrum" in fg_agrum and "Not measured yet" in fg_agrum
     assert "mrflib is slower**: faster in 0 of 1 cases" in mple  # cd left out
     assert "mrflib is faster" in gibbs
     with_pygms = pd.concat([df, _bench([dict(baseline="pyGMs", ratio=3.0, case="chain"),

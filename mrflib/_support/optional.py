@@ -21,6 +21,7 @@ DISTRIBUTIONS = {
     "pgmpy": "pgmpy",
     "distributed": "dask[distributed]",
     "papermill": "papermill",
+    "pyagrum": "pyagrum",
 }
 
 

@@ -70,6 +70,7 @@ from mrflib.inference._factor_ops import (
     scaled,
 )
 from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.precision import magnitude
 
 __all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "marginals",
            "marginals_and_log_partition", "factor_marginals", "clique_tree",
@@ -466,8 +467,7 @@ def _calibrated(model: FactorGraph, jt: EliminationPlan | None = None,
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
     roots = [abs(float(as_log(m))) for t, m in enumerate(msgs) if jt.parent[t] < 0]
-    tables = sum(float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
-                 for t in jt.red.tables)
+    tables = magnitude(jt.red.tables)
     return jt, msgs, logz, max(roots + [tables])
 
 

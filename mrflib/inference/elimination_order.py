@@ -111,19 +111,24 @@ def interaction_graph(n: int, scopes: Iterable[Sequence[int]]) -> list[set[int]]
 
 def components(adj: list[set[int]], nodes: Sequence[int]) -> list[list[int]]:
     """Connected components (sorted node lists, by smallest node) of the graph on ``nodes``."""
-    nodes = sorted(nodes)
-    if not nodes:
-        return []
-    local = {v: i for i, v in enumerate(nodes)}
-    rows = [local[v] for v in nodes for u in adj[v] if u in local]
-    cols = [local[u] for v in nodes for u in adj[v] if u in local]
-    m = len(nodes)
-    A = scipy.sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
-    _, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
-    out: dict[int, list[int]] = {}
-    for v, c in zip(nodes, labels.tolist()):
-        out.setdefault(c, []).append(v)
-    return list(out.values())
+    # a plain search: the graphs are sets already, and building a sparse matrix for
+    # scipy's labelling cost more than the search on the small models that call this most
+    inside = set(nodes)
+    seen: set[int] = set()
+    out = []
+    for root in sorted(inside):
+        if root in seen:
+            continue
+        seen.add(root)
+        comp, stack = [root], [root]
+        while stack:
+            for u in adj[stack.pop()]:
+                if u in inside and u not in seen:
+                    seen.add(u)
+                    comp.append(u)
+                    stack.append(u)
+        out.append(sorted(comp))
+    return out
 
 
 def connect_neighbours(adj: Any, v: int) -> None:

@@ -46,11 +46,40 @@ def magnitude(tables: Iterable[np.ndarray]) -> float:
     """``Σ_k max |θ_k|`` over the finite entries of each table (``-inf`` is a zero weight,
     not a magnitude): a bound on ``|Σ|`` of any partial sum of a state's log-weight."""
     total = 0.0
+    for batch in _batches(tables):
+        if len(batch) == 1:
+            t = batch[0]
+            total += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
+            continue
+        # one reduction over many small tables: a call per table costs more than its work
+        a = np.abs(np.concatenate([t.ravel() for t in batch]))
+        a[~np.isfinite(a)] = 0.0
+        starts = np.cumsum([0] + [t.size for t in batch[:-1]])
+        for m in np.maximum.reduceat(a, starts).tolist():
+            total += m  # in table order, one at a time: the same sum as table by table
+    return total
+
+
+#: Entries of the small tables :func:`magnitude` reduces in one call.
+_BATCH_ENTRIES = 2**16
+
+
+def _batches(tables: Iterable[np.ndarray]) -> Iterable[list[np.ndarray]]:
+    """The non-empty tables in order, in runs of at most :data:`_BATCH_ENTRIES` entries
+    (a larger table alone)."""
+    batch: list[np.ndarray] = []
+    size = 0
     for t in tables:
         t = np.asarray(t)
-        if t.size:
-            total += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
-    return total
+        if not t.size:
+            continue
+        if batch and size + t.size > _BATCH_ENTRIES:
+            yield batch
+            batch, size = [], 0
+        batch.append(t)
+        size += t.size
+    if batch:
+        yield batch
 
 
 def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) -> None:
