@@ -139,8 +139,10 @@ def _gibbs(model: FactorGraph, *, time_limit: float | None, rng: Any,
     r = factor_gibbs.gibbs_marginals(
         model, n_samples=n_samples, burn_in=burn_in, n_chains=n_chains, thin=thin,
         time_limit=time_limit, rng=as_rng(rng))
-    return ApproxResult(r["marginals"], "gibbs", 0.0, r["n_samples"] >= n_samples,
-                        n_samples=r["n_samples"], standard_errors=r["standard_errors"])
+    return ApproxResult(r["marginals"], "gibbs", 0.0,
+                        r["n_samples"] >= n_samples and r["burn_in"] >= burn_in,
+                        n_samples=r["n_samples"], standard_errors=r["standard_errors"],
+                        details={"burn_in": r["burn_in"]})
 
 
 def _smci(model: FactorGraph, *, time_limit: float | None, rng: Any,
@@ -150,9 +152,10 @@ def _smci(model: FactorGraph, *, time_limit: float | None, rng: Any,
         model, n_samples=n_samples, burn_in=burn_in, order=order, n_chains=n_chains,
         time_limit=time_limit, rng=as_rng(rng))
     return ApproxResult(r["marginals"], "smci", 0.0,
-                        r["n_samples"] >= n_samples and r["order"] == order,
+                        r["n_samples"] >= n_samples and r["order"] == order
+                        and r["burn_in"] >= burn_in,
                         n_samples=r["n_samples"], standard_errors=r["standard_errors"],
-                        details={"order": r["order"]})
+                        details={"order": r["order"], "burn_in": r["burn_in"]})
 
 
 def _exact_fits(model: FactorGraph, clock: _Clock) -> tuple[bool, str]:

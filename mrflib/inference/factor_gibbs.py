@@ -399,28 +399,41 @@ def gibbs_marginals(
     one round is run, so ``0`` gives one round), so the number of samples, not the seed
     alone, decides the bits.
 
-    Returns ``{"marginals", "standard_errors", "n_samples", "seconds"}``.
+    Returns ``{"marginals", "standard_errors", "n_samples", "burn_in", "seconds"}``
+    (``burn_in``: the sweeps run before the first sample, fewer than asked when the limit
+    cut it short).
     """
     start = time.perf_counter()
     if time_limit is None:
         x = gibbs(model, n_samples, burn_in=burn_in, thin=thin, n_chains=n_chains,
                   evidence=evidence, rng=rng)
-        chains = len(x) if n_chains is None else n_chains
+        chains, burned = (len(x) if n_chains is None else n_chains), burn_in
     else:
         limit = check_positive(time_limit, "time_limit", allow_zero=True)
-        x, chains = _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng,
-                           limit, start)
+        x, chains, burned = _timed(model, n_samples, burn_in, thin, n_chains, evidence,
+                                   rng, limit, start)
     means, ses = estimate_marginals(x, model.cardinalities, n_chains=chains)
     return {"marginals": means, "standard_errors": ses, "n_samples": len(x),
-            "seconds": time.perf_counter() - start}
+            "burn_in": burned, "seconds": time.perf_counter() - start}
 
 
 def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, start):
-    """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds."""
+    """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds: the
+    burn-in in pieces of at most ten sweeps while half the limit lasts (a long burn-in of
+    many chains would otherwise overrun a short limit alone), then the samples. Returns the
+    samples, the chains and the burn-in sweeps run."""
     n_samples, _, _, chains, _ = _check_counts(n_samples, burn_in, thin, n_chains)
     rng = as_rng(rng)
+    piece = max(1, min(burn_in, 10))
+    x = gibbs(model, chains, burn_in=piece, n_chains=chains, evidence=evidence, rng=rng)
+    burned = piece
+    while burned < burn_in and time.perf_counter() - start < 0.5 * limit:
+        step = min(piece, burn_in - burned)
+        x = gibbs(model, chains, burn_in=step, n_chains=chains, init=x, evidence=evidence,
+                  rng=rng)
+        burned += step
     per_round = chains * max(1, min(64, -(-n_samples // chains) // 8))
-    got = [gibbs(model, per_round, burn_in=burn_in, thin=thin, n_chains=chains,
+    got = [gibbs(model, per_round, burn_in=thin, thin=thin, n_chains=chains, init=x,
                  evidence=evidence, rng=rng)]
     done = per_round
     while done < n_samples:
@@ -433,4 +446,4 @@ def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, star
                          init=got[-1][-chains:], evidence=evidence, rng=rng))
         done += take
     x = np.concatenate(got)[:n_samples]
-    return x, chains
+    return x, chains, burned

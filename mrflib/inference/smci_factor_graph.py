@@ -452,8 +452,8 @@ def smci_marginals(
     :func:`mrflib.inference.factor_gibbs.gibbs_marginals`' kind), the sums the rest: for
     ``order`` 2 or more, the sums over the latest samples that fit in the time left
     (:func:`_rows_within`), or order 1 if not even one sample per chain fits.
-    Returns ``{"marginals", "standard_errors", "n_samples", "order", "seconds"}``
-    (``n_samples`` and ``order`` as used by the sums).
+    Returns ``{"marginals", "standard_errors", "n_samples", "order", "burn_in", "seconds"}``
+    (``n_samples`` and ``order`` as used by the sums, ``burn_in`` the sweeps run).
     """
     start = time.perf_counter()
     model = _check_model(model)
@@ -462,18 +462,19 @@ def smci_marginals(
     if time_limit is None:
         x = factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, n_chains=n_chains,
                                evidence=evidence, rng=rng)
-        chains = len(x) if n_chains is None else n_chains
+        chains, burned = (len(x) if n_chains is None else n_chains), burn_in
     else:
         limit = check_positive(time_limit, "time_limit", allow_zero=True)
-        x, chains = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains, evidence,
-                                        rng, 0.5 * limit, start)
+        x, chains, burned = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains,
+                                                evidence, rng, 0.5 * limit, start)
     cond = model.condition(evidence) if evidence else model
     if time_limit is not None and order >= 2:
         x, order = _rows_within(cond, x, chains, order,
                                 limit - (time.perf_counter() - start))
     est = estimate(cond, x, order=order, n_chains=chains)
     return {"marginals": est.values, "standard_errors": est.standard_errors,
-            "n_samples": len(x), "order": order, "seconds": time.perf_counter() - start}
+            "n_samples": len(x), "order": order, "burn_in": burned,
+            "seconds": time.perf_counter() - start}
 
 
 def _rows_within(model: FactorGraph, x: np.ndarray, chains: int, order: int, left: float
@@ -483,23 +484,27 @@ def _rows_within(model: FactorGraph, x: np.ndarray, chains: int, order: int, lef
     sweep fits (order 1 is one kernel call, a small fraction of the sampling).
 
     The cost of a target's sums is ``a + b M`` for ``M`` rows (its region and contraction
-    plan, then the rows): timed on up to eight targets over the last sweep and over the last
-    eight sweeps, after one pass that warms both."""
+    plan, then the rows): timed on up to eight targets over the last 4 and the last 32 rows,
+    after one pass that warms both; a probe that outlasts half the time left gives order 1."""
     if left <= 0:
         return x, 1
     vf = model.variable_factors()
     probe = list(range(0, model.n, max(1, model.n // 8)))[:8]
-    sizes = (chains, min(len(x), 8 * chains))
+    sizes = (min(len(x), 4), min(len(x), 32))
+    t0 = time.perf_counter()
 
-    def seconds(rows: int) -> float:
-        t0 = time.perf_counter()
+    def seconds(rows: int) -> float | None:
+        t1 = time.perf_counter()
         for v in probe:
             _rho(model, x[-rows:], (v,), order, vf)
-        return (time.perf_counter() - t0) * model.n / len(probe)
+            if time.perf_counter() - t0 > 0.5 * left:
+                return None
+        return (time.perf_counter() - t1) * model.n / len(probe)
 
-    t0 = time.perf_counter()
-    seconds(sizes[0])
-    small, big = seconds(sizes[0]), seconds(sizes[1])
+    times = [seconds(sizes[0]), seconds(sizes[0]), seconds(sizes[1])]
+    if None in times:
+        return x, 1
+    _, small, big = times
     per_row = max(big - small, 0.0) / max(sizes[1] - sizes[0], 1)
     fixed = max(small - per_row * sizes[0], 0.0)
     # half of what is left after the probe: the probe's rows are cache-warm and few
