@@ -677,25 +677,21 @@ def fit(
     if isinstance(structure, FactorGraph):
         _check_factor_graph_call(n, bias, solver, reference)
         from mrflib.learning import factor_learning
-
         return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, rng=rng,
                                    learning_rate=learning_rate, progress=progress, **options)
-    t0 = time.perf_counter()
-    max_steps_given, tol_given = max_steps, tol
+    t0, max_steps_given, tol_given = time.perf_counter(), max_steps, tol
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
     prob = _Problem(data, structure, n)
     n, P = prob.n, prob.n + prob.E
     ref_coupling = _reference_coupling(reference, prob.E)
-
     if solver == "exact":
         return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
                               record, t0)
     if solver == "lap":
         return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling, record,
                         t0, options)
-
     theta0, free = _initial_theta(init, bias, n, P)
     if solver == "lbfgs":
         out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
