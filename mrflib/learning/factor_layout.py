@@ -70,19 +70,24 @@ class _Layout:
         return self.A @ theta
 
     def model(self, theta: np.ndarray) -> FactorGraph:
-        flat = self.tables(theta)
-        tables = []
-        for k, shape in enumerate(self.shapes):
-            t = flat[self.offsets[k]:self.offsets[k + 1]].reshape(shape).copy()
-            t.flags.writeable = False
-            tables.append(t)
-        return FactorGraph._from_checked(self.card, self.scopes, tuple(tables))
+        return _model_of(self, self.tables(theta))
 
     def theta(self, model: FactorGraph) -> np.ndarray:
         """``θ`` of a model over the same scopes (its normalized potentials)."""
         V = factor_graph_potentials(model)
         return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
                               or [np.zeros(0)])
+
+
+def _model_of(lay: Any, flat: np.ndarray) -> FactorGraph:
+    """The factor graph over ``lay``'s scopes whose log tables are ``flat`` (every table
+    raveled, in factor order at ``lay.offsets``)."""
+    tables = []
+    for k, shape in enumerate(lay.shapes):
+        t = flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(shape).copy()
+        t.flags.writeable = False
+        tables.append(t)
+    return FactorGraph._from_checked(lay.card, lay.scopes, tuple(tables))
 
 
 def _require_layout_memory(structure: FactorGraph) -> None:

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
+from mrflib.learning.factor_layout import _model_of
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["FORMS", "Tie"]
@@ -156,13 +157,7 @@ class Tie:
 
     def model(self, phi: Any) -> FactorGraph:
         """The factor graph of parameters ``φ`` (tables ``B φ``, not normalized)."""
-        flat = self.tables(phi)
-        tables = []
-        for k, shape in enumerate(self.shapes):
-            t = flat[self.offsets[k]:self.offsets[k + 1]].reshape(shape).copy()
-            t.flags.writeable = False
-            tables.append(t)
-        return FactorGraph._from_checked(self.card, self.scopes, tuple(tables))
+        return _model_of(self, self.tables(phi))
 
     def __repr__(self) -> str:
         counts = {f: self.forms.count(f) for f in FORMS if f in self.forms}
