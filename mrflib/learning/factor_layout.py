@@ -31,12 +31,7 @@ class _Layout:
 
     def __init__(self, structure: FactorGraph) -> None:
         _require_layout_memory(structure)
-        self.structure = structure
-        self.card = structure.cardinalities
-        self.scopes = structure.scopes
-        self.shapes = [t.shape for t in structure.log_tables]
-        sizes = [t.size for t in structure.log_tables]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        _flat_tables(self, structure)
         owners = clique_owners(self.scopes)
         self.terms = sorted(owners, key=lambda B: (owners[B], len(B), B))
         self.owner = [owners[B] for B in self.terms]
@@ -77,6 +72,18 @@ class _Layout:
         V = factor_graph_potentials(model)
         return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
                               or [np.zeros(0)])
+
+
+def _flat_tables(lay: Any, structure: FactorGraph) -> None:
+    """Give ``lay`` the flat-table layout of ``structure``: ``structure``, ``card``,
+    ``scopes``, ``shapes`` and ``offsets`` (factor ``k``'s raveled table at
+    ``offsets[k]:offsets[k + 1]``)."""
+    lay.structure = structure
+    lay.card = structure.cardinalities
+    lay.scopes = structure.scopes
+    lay.shapes = [t.shape for t in structure.log_tables]
+    sizes = [t.size for t in structure.log_tables]
+    lay.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 def _model_of(lay: Any, flat: np.ndarray) -> FactorGraph:

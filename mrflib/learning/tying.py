@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
-from mrflib.learning.factor_layout import _model_of
+from mrflib.learning.factor_layout import _flat_tables, _model_of
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["FORMS", "Tie"]
@@ -104,12 +104,7 @@ class Tie:
                  form: str | Mapping = "free") -> None:
         if not isinstance(structure, FactorGraph):
             raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
-        self.structure = structure
-        self.card = structure.cardinalities
-        self.scopes = structure.scopes
-        self.shapes = [t.shape for t in structure.log_tables]
-        sizes = [t.size for t in structure.log_tables]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        _flat_tables(self, structure)
         # B has one non-zero per table entry at most, so B φ is no normalized potential:
         # a fit's model is normalized on the way out
         self.one_term_per_entry = False
