@@ -400,7 +400,7 @@ CASES += [
     ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
     ("factor_learning.fit", factor_learning.fit,
      dict(data=STATES, structure=FG, method="mple"),
-     dict(data=STATES_BAD, structure=MODEL_BAD, method=["cd", None, 3], tol=FLOAT_BAD,
+     dict(data=STATES_BAD, structure=MODEL_BAD, method=["rm", None, 3], tol=FLOAT_BAD,
           max_steps=COUNT_BAD[:-1], init=[3, "init", BM])),
     *[(f"factor_learning.{fn.__name__}", fn, dict(model=FG, data=STATES),
        dict(model=MODEL_BAD, data=STATES_BAD))
