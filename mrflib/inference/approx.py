@@ -38,6 +38,7 @@ bound, may be off by the rounding); the modules of the methods are engines and d
 
 from __future__ import annotations
 
+import collections
 import inspect
 import math
 import time
@@ -127,8 +128,12 @@ def _mean_field(model: FactorGraph, *, time_limit: float | None, rng: Any,
 
 def _wmb(model: FactorGraph, *, time_limit: float | None, rng: Any,
          ibound: int | None = None, max_iter: int = 20) -> ApproxResult:
-    r = wmb.weighted_mini_bucket(model, ibound=ibound, max_iter=max_iter,
-                                                time_limit=time_limit)
+    if time_limit is None or ibound is not None:
+        r = wmb.weighted_mini_bucket(model, ibound=ibound, max_iter=max_iter,
+                                     time_limit=time_limit)
+    else:  # budgets grown within the limit: one default-budget pass can take minutes
+        r = collections.deque(wmb.growing_passes(model, time_limit, max_iter=max_iter),
+                              maxlen=1)[0]
     return ApproxResult(r.marginals, "wmb", 0.0, True, r.log_upper, iterations=r.iterations,
                         details={"ibound": r.ibound})
 

@@ -34,6 +34,7 @@ mini-bucket of the bucket without changing the product.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -50,8 +51,8 @@ from mrflib.inference.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
-__all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "elimination_order",
-           "DEFAULT_MEMORY"]
+__all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "growing_passes",
+           "elimination_order", "DEFAULT_MEMORY"]
 
 #: The default budget of one mini-bucket table, in bytes (``2^21`` float64 entries).
 DEFAULT_MEMORY = 2**24
@@ -59,6 +60,14 @@ DEFAULT_MEMORY = 2**24
 #: gradient in the forward passes.
 STEP_THETA = 1.0
 STEP_WEIGHTS = 0.1
+#: Under a time limit (:func:`growing_passes`) the first run's largest table, in bytes;
+#: each next run's is :data:`GROWTH` times larger.
+FIRST_MEMORY = 2**12
+GROWTH = 16
+#: The next run is started when this many times the last one's seconds per pass are left
+#: (a pass of a small budget costs mostly its per-mini-bucket overhead, not its tables; a
+#: run cut by the deadline keeps the results of its complete passes).
+NEXT_COST = 4.0
 
 
 @dataclass(frozen=True)
@@ -414,3 +423,54 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
         if single or late or abs(prev - bound) <= tol * (1.0 + abs(bound)):
             return
         prev = bound
+
+
+def growing_passes(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
+                   order: Any = None, max_iter: int = 20, strict: bool = False
+                   ) -> Iterator[WMBResult]:
+    """Weighted mini-bucket within ``time_limit`` seconds: runs of growing table budgets,
+    :data:`FIRST_MEMORY` bytes first, then :data:`GROWTH` times larger while the next run
+    is expected to end in time (:data:`NEXT_COST`), a :class:`WMBResult` after each pass.
+
+    A larger budget (a higher i-bound) usually tightens the bound, so this is how a time
+    limit is met on a model of any width: one run at the default budget can take minutes
+    per pass on a wide lattice. The first pass of the smallest budget always runs (as every
+    approximate method's first step does, even at ``time_limit=0``) unless ``strict``
+    (a competition's hard limit: then it too is abandoned at the limit, with
+    ``TimeoutError``); later runs may start
+    new passes during the first half of the time left and are abandoned at its end
+    (:func:`wmb_passes`' ``deadline``). The sequence stops when a budget no longer changes
+    the i-bound. Every result's bound is the lowest of all passes so far (each is an upper
+    bound on ``log Z``); its marginals are the last pass's.
+
+    Raises
+    ------
+    TimeoutError
+        With ``strict``, when the first pass does not end within ``time_limit``.
+    """
+    check_positive(time_limit, "time_limit", allow_zero=True)
+    start = time.perf_counter()
+    deadline = start + time_limit
+    memory, last_ibound, best = float(FIRST_MEMORY), -1, math.inf
+    while True:
+        left = deadline - time.perf_counter()
+        first = last_ibound < 0
+        t0, passes, ibound = time.perf_counter(), 0, None
+        try:
+            for res in wmb_passes(model, memory=memory, time_limit=max(left / 2, 0.0),
+                                  order=order, max_iter=max_iter,
+                                  deadline=None if first and not strict
+                                  else max(left, 1e-6)):
+                best = min(best, res.log_upper)
+                passes, ibound = res.iterations, res.ibound
+                yield dataclasses.replace(res, log_upper=best,
+                                          seconds=time.perf_counter() - start)
+        except TimeoutError:
+            if first:
+                raise
+            return  # a later run: the earlier results stand
+        took = time.perf_counter() - t0
+        if ibound == last_ibound or took / passes * NEXT_COST > deadline - time.perf_counter():
+            return
+        last_ibound = ibound
+        memory *= GROWTH

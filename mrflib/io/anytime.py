@@ -11,10 +11,9 @@ The UAI competitions let a solver write improving answers one after another, eac
    only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child unless the estimate is hopeless, and meanwhile writes
-   approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.wmb_passes`, an answer
-   after
-   each pass) with a table budget of :data:`FIRST_MEMORY` bytes first, then budgets
-   :data:`GROWTH` times larger while the next run is expected to end in time
+   approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.growing_passes`,
+   an answer after each pass) with a small table budget first, then larger budgets while
+   the next run is expected to end in time
    (or a method of ``mrflib.inference.approx`` named by ``--method``, where that module exists);
 3. writes the exact answer last when the child finishes before the limit, and stops it
    otherwise.
@@ -39,7 +38,7 @@ import numpy as np
 
 from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.elimination import _observed
-from mrflib.inference.wmb import WMBResult, elimination_order, weighted_mini_bucket, wmb_passes
+from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
 
@@ -53,14 +52,6 @@ EXACT_NS_PER_ENTRY = 60.0
 QUICK_EXACT_SECONDS = 1.0
 #: The child is not started when the exact estimate exceeds the time left this many times.
 HOPELESS_FACTOR = 20.0
-#: The first weighted mini-bucket run's largest table, in bytes; each next one is
-#: :data:`GROWTH` times larger.
-FIRST_MEMORY = 2**12
-GROWTH = 16
-#: The next run is started when this many times the last one's seconds per pass are left
-#: (a pass of a small budget costs mostly its per-mini-bucket overhead, not its tables; a
-#: run cut by the deadline keeps the answers of its complete passes).
-NEXT_COST = 4.0
 #: Seconds kept back at the end for writing the last answer (plus this share of the limit).
 MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
@@ -283,38 +274,23 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
 
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                  deadline: float, child: _Exact | None, order: list[int]) -> None:
-    """Approximate answers of growing budgets until the next would not end in time or the
-    exact child has answered (then its answer is left for the caller)."""
-    memory, last_ibound = float(FIRST_MEMORY), -1
-    while True:
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            return
-        t0 = time.perf_counter()
-        try:
-            passes = 1
-            if args.method == "wmb":
-                for res in wmb_passes(model, memory=memory, time_limit=max(left / 2, 1e-6),
-                                      order=order, deadline=max(left, 1e-6)):
-                    got, passes = _from_wmb(res, args.task), res.iterations
-                    answers.add(got.value)
-                    say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
-                    if child is not None and child.proc.exitcode is not None:
-                        return
-            else:
-                got = approximate_answer(model, args.task, method=args.method,
-                                         time_limit=max(left, 1e-6))
-                answers.add(got.value)
-                say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
-        except TimeoutError:
-            say("the next weighted mini-bucket run did not end in time; stopped")
-            return
-        took = time.perf_counter() - t0
-        if got.ibound is None or got.ibound == last_ibound:
-            return  # one run of another method, or a budget that no longer helps
-        if child is not None and child.proc.exitcode is not None:
-            return
-        last_ibound = got.ibound
-        if took / passes * NEXT_COST > deadline - time.perf_counter():
-            return
-        memory *= GROWTH
+    """Approximate answers of growing budgets (:func:`mrflib.inference.wmb.growing_passes`)
+    until the next would not end in time or the exact child has answered (then its answer
+    is left for the caller)."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return
+    if args.method != "wmb":
+        got = approximate_answer(model, args.task, method=args.method, time_limit=left)
+        answers.add(got.value)
+        say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+        return
+    try:
+        for res in growing_passes(model, left, order=order, strict=True):
+            got = _from_wmb(res, args.task)
+            answers.add(got.value)
+            say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
+            if child is not None and child.proc.exitcode is not None:
+                return
+    except TimeoutError:
+        say("no weighted mini-bucket pass ended in time; stopped")
