@@ -15,6 +15,9 @@ from numba import njit
 
 from mrflib.inference._packed import advance
 
+#: Chains swept together by :func:`gibbs_sweep` (a few cache lines of uniforms per variable).
+CHAIN_BLOCK = 16
+
 
 @njit(cache=True)
 def conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars, fstride,
@@ -45,25 +48,31 @@ def gibbs_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
     """
     chains = x.shape[0]
     score = np.empty(int(card.max()))
-    for r in range(chains):
+    # Chains in blocks, each block swept variable by variable: every chain still sees its
+    # variables in the order ``free`` with its own uniforms (the same draws as chain by
+    # chain), but ``u[i, block]`` is read contiguously; chain by chain, each read of ``u``
+    # was a cache miss on a large model (a 256x256 lattice: 0.5 us an update).
+    for r0 in range(0, chains, CHAIN_BLOCK):
+        r1 = min(r0 + CHAIN_BLOCK, chains)
         for j in range(free.shape[0]):
             i = free[j]
             c = card[i]
-            conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars,
-                               fstride, offsets, card)
-            mx = score[0]
-            for v in range(1, c):
-                if score[v] > mx:
-                    mx = score[v]
-            tot = 0.0
-            for v in range(c):
-                tot += np.exp(score[v] - mx)
-                score[v] = tot
-            target = u[i, r] * tot
-            pick = 0
-            while pick < c - 1 and score[pick] <= target:
-                pick += 1
-            x[r, i] = pick
+            for r in range(r0, r1):
+                conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr,
+                                   fvars, fstride, offsets, card)
+                mx = score[0]
+                for v in range(1, c):
+                    if score[v] > mx:
+                        mx = score[v]
+                tot = 0.0
+                for v in range(c):
+                    tot += np.exp(score[v] - mx)
+                    score[v] = tot
+                target = u[i, r] * tot
+                pick = 0
+                while pick < c - 1 and score[pick] <= target:
+                    pick += 1
+                x[r, i] = pick
 
 
 @njit(cache=True)
