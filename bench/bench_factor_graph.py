@@ -23,6 +23,7 @@ allocates more than 6 GiB (each peer call runs in a forked child that is then st
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -42,12 +43,19 @@ PEER_MEMORY = 6 * 2**30
 PYGMS_SECONDS_PER_ENTRY = 1e-7
 
 
-def problems(quick: bool) -> list[tuple[str, object, dict]]:
-    """``(case, model without evidence, evidence)`` of every benchmark problem."""
+def shipped_uai(names: Iterable[str]) -> list[tuple[str, object, dict]]:
+    """``(case, model without evidence, evidence)`` of UAI problems the package ships
+    (:data:`mrflib.io.datasets.UAI_PROBLEMS`)."""
     out = []
-    for name in (("Grids_12",) if quick else datasets.UAI_PROBLEMS):
+    for name in names:
         p = datasets.uai_problem(name)
         out.append((f"UAI {name}", io.read_uai(p.path), dict(p.evidence)))
+    return out
+
+
+def problems(quick: bool) -> list[tuple[str, object, dict]]:
+    """``(case, model without evidence, evidence)`` of every benchmark problem."""
+    out = shipped_uai(("Grids_12",) if quick else datasets.UAI_PROBLEMS)
     for J in ((6,) if quick else (8, 10, 12)):
         potts = factor_models.potts_lattice(J, J, 3, rng=J, couplings="mixed")
         out.append((f"Potts, 3 states, {J}x{J}", potts, {}))

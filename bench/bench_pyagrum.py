@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from mrflib import datasets, exact, io
+from bench.bench_factor_graph import shipped_uai
+from mrflib import datasets, exact
 from mrflib.models import lattices
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import pyagrum_peer as pp
@@ -64,10 +65,7 @@ EXTRA_COLUMNS = ["variables", "observed", "pyagrum_seconds", "max_diff", "mrflib
 
 def problems(quick: bool) -> list[tuple[str, Any, dict]]:
     """``(case, model without evidence, evidence)`` of every benchmark problem."""
-    out = []
-    for name in (("Grids_12", "Promedus_24") if quick else datasets.UAI_PROBLEMS):
-        p = datasets.uai_problem(name)
-        out.append((f"UAI {name}", io.read_uai(p.path), dict(p.evidence)))
+    out = shipped_uai(("Grids_12", "Promedus_24") if quick else datasets.UAI_PROBLEMS)
     for J in ((5,) if quick else (5, 8, 10)):
         potts = lattices.potts_lattice(J, J, 3, rng=J, couplings="mixed")
         out.append((f"Potts, 3 states, {J}x{J}", potts, {}))

@@ -209,12 +209,11 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         progress: bool | None = None, **options: Any) -> Fit:
     """Learn a factor graph by a stochastic-gradient learner (see the module docstring).
 
+    ``data``, ``structure``, ``init`` and ``record`` are as for
+    :func:`mrflib.learning.factor_learning.fit`, which delegates these four methods here.
+
     Parameters
     ----------
-    data : int array (N, n)
-        States ``0..cardinality-1`` of every variable.
-    structure : FactorGraph
-        Its cardinalities and scopes define the family; its tables are ignored.
     method : {"1-smci", "cd", "pcd", "smci-pcd"}
     rng : Generator or int
         The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI); the same seed gives the same
@@ -225,11 +224,6 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         Parameter updates (default 1000; 10000 for 1-SMCI).
     tol : float, optional
         Stop when ``max |Δ| < tol`` (default 0 for the learners that draw, 1e-6 for 1-SMCI).
-    init : FactorGraph or array, optional
-        Initial tables (same scopes and cardinalities), or with ``tie`` the initial
-        ``φ``. Default: zeros.
-    record : bool
-        Keep ``φ`` and ``max |Δ|`` of every step.
     progress : bool, optional
         A progress bar (``None``: only on a terminal), as for the ±1 learners.
     **options
