@@ -154,5 +154,14 @@ def test_a_kill_between_answers_leaves_a_valid_answer(tmp_path):
     assert [len(p) for p in got] == model.cardinalities.tolist()
 
 
-def test_bad_time_limit():
-    assert solve_main(["x.uai", "--task", "PR", "--time-limit", "-1", "-q"]) == 1
+@pytest.mark.parametrize("extra", [["--time-limit", "-1"], ["--time-limit", "inf"],
+                                   ["--time-limit", "nan"], ["--method", "nope"],
+                                   ["--method", "lbp"]])  # lbp answers MAR, not PR
+def test_bad_option_values_are_usage_errors(extra, capsys):
+    """A bad value of an option is a usage error like a bad option: one line naming it,
+    status 2, before the model is read (x.uai does not exist)."""
+    with pytest.raises(SystemExit) as stop:
+        solve_main(["x.uai", "--task", "PR", *extra, "-q"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument {extra[0]}" in err, err

@@ -158,6 +158,20 @@ def _check_out(out: str, inputs: tuple = ()) -> None:
                          "writable folder")
 
 
+def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Usage errors the parser's types cannot see, refused as its own are (one line,
+    status 2) before the model is read."""
+    from mrflib.io.anytime import methods
+
+    if args.time_limit is not None and not (args.time_limit > 0
+                                            and math.isfinite(args.time_limit)):
+        parser.error(f"argument --time-limit: expected a positive number of seconds, got "
+                     f"{args.time_limit:g}")
+    if args.method not in methods(args.task):
+        parser.error(f"argument --method: expected one of {methods(args.task)} for "
+                     f"--task {args.task}, got {args.method!r}")
+
+
 def _run(args: argparse.Namespace) -> None:
     from mrflib.inference import exact
     from mrflib.io import uai as io
@@ -165,13 +179,8 @@ def _run(args: argparse.Namespace) -> None:
     _check_out(args.out, (args.model, args.evid))
     say = _Progress(args.quiet)
     if args.time_limit is not None:
-        if not args.time_limit > 0 or not math.isfinite(args.time_limit):
-            raise ValueError(f"--time-limit must be a positive number of seconds, got "
-                             f"{args.time_limit}")
-        from mrflib.io.anytime import methods, solve_anytime
-        if args.method not in methods(args.task):  # refused before the model is read
-            raise ValueError(f"--method must be one of {methods(args.task)} for "
-                             f"{args.task}, got {args.method!r}")
+        from mrflib.io.anytime import solve_anytime
+
         solve_anytime(args, say, solve)
         return
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
@@ -203,7 +212,9 @@ def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``python -m mrflib solve ...``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_options(parser, args)
     try:
         with warnings.catch_warnings():
             # a warning (Z = 0, the precision limit) is part of the answer: shown whatever
