@@ -5,8 +5,9 @@ empty cache the README's example spends most of its first run compiling. This ru
 same calls on small inputs (numba specializes on argument types, not sizes, so each
 kernel compiles with the signature a real call uses) and leaves the cache warm for every
 later process: exact inference of both model families (enumeration, junction tree,
-variable elimination), exact and Gibbs sampling, and the MPLE, ML and LAP learners.
-``make env`` runs it after installing.
+variable elimination), exact and Gibbs sampling, the MPLE, ML, LAP and stochastic
+learners, and the approximate methods (loopy BP, mean field, weighted mini-bucket, Gibbs and
+SMCI on factor graphs). ``make env`` runs it after installing.
 """
 
 from __future__ import annotations
@@ -15,12 +16,18 @@ import sys
 import time
 import warnings
 
+#: Approximate methods and small options for the warm-up (every kernel they call).
+_APPROX = [("lbp", {}), ("mean-field", {}), ("wmb", {"ibound": 2}),
+           ("gibbs", {"n_samples": 20, "burn_in": 2}),
+           ("smci", {"n_samples": 20, "burn_in": 2, "order": 1}),
+           ("smci", {"n_samples": 20, "burn_in": 2, "order": 2})]
+
 
 def _steps():
     """``(name, call)`` pairs, the README's example in small."""
     import numpy as np
 
-    from mrflib.inference import exact, factor_gibbs, sampling
+    from mrflib.inference import approx, exact, factor_gibbs, sampling
     from mrflib.learning import learners as learning
     from mrflib.models import graphs
     from mrflib.models import lattices as factor_models
@@ -32,6 +39,7 @@ def _steps():
     big = BoltzmannMachine.random(graphs.square_grid(5, 5), 25, rng=0)
     potts = factor_models.potts_lattice(3, 3, q=3, rng=0)
     fg = FactorGraph.from_boltzmann(big)
+    wide = factor_models.potts_lattice(6, 6, q=3, rng=0)
 
     def potts_data():
         return exact.sample(potts, 300, rng=1)
@@ -52,6 +60,12 @@ def _steps():
                   for m in ("lap", "mple", "mle")]),
         ("factor graph: Gibbs sampling",
          lambda: factor_gibbs.gibbs(potts, 10, burn_in=2, rng=np.random.default_rng(0))),
+        ("factor graph: stochastic learners (PCD, 1-SMCI)",
+         lambda: [learning.fit(potts_data(), potts, m, max_steps=2, rng=0)
+                  for m in ("pcd", "1-smci")]),
+        ("approximate inference (LBP, mean field, WMB, Gibbs, SMCI, bounds)",
+         lambda: ([approx.marginals(potts, m, rng=0, **o) for m, o in _APPROX]
+                  + [approx.log_partition_bounds(wide, time_limit=0)])),
     ]
 
 
