@@ -232,8 +232,7 @@ def _tied_classes(tie: Tie) -> list | None:
         others = other[seg].reshape(len(vs), -1)
         pos = _first_positions(others)
         sig = np.column_stack([card[vs], key[seg], pos])
-        _, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
-        inv = np.ravel(inv)
+        inv, first = _row_ids(sig)
         by_class = np.argsort(inv, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(inv))])
         for c, r in enumerate(first.tolist()):
@@ -264,27 +263,26 @@ def _incidences(tie: Tie) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     for r in np.unique(lens[lens > 0]).tolist():
         ks = np.flatnonzero(lens == r)
         scope = flat[ptr[ks][:, None] + np.arange(r)]
-        shapes, shape_of = np.unique(card[scope], axis=0, return_inverse=True)
-        shape_of = np.ravel(shape_of)
-        for s, shape in enumerate(shapes.tolist()):
+        shape_of, first = _row_ids(card[scope])
+        for s, shape in enumerate(card[scope[first]].tolist()):
             sel = np.flatnonzero(shape_of == s)
             size = math.prod(shape)
             tables = ids[tie.offsets[ks[sel]][:, None] + np.arange(size)]
-            tables = tables.reshape(len(sel), *shape)
+            table, first = _row_ids(tables)  # few distinct tables: move the axes of those
+            distinct = tables[first].reshape(len(first), *shape)
             for a in range(r):
-                moved = np.moveaxis(tables, 1 + a, 1).reshape(len(sel), size)
+                moved = np.moveaxis(distinct, 1 + a, 1).reshape(len(first), size)
                 rest = np.delete(scope[sel], a, axis=1)
                 pad = np.full((len(sel), width - (r - 1)), -1, dtype=np.int64)
                 blocks.setdefault((shape[a], *shape[:a], *shape[a + 1:]), []).append(
-                    (moved, scope[sel, a], ks[sel], np.hstack([rest, pad])))
+                    (moved, scope[sel, a], ks[sel], np.hstack([rest, pad]), table))
     out: list[list] = [[], [], [], []]
     n_keys = 0
     for parts in blocks.values():
-        _, key = np.unique(np.concatenate([p[0] for p in parts]), axis=0,
-                           return_inverse=True)
-        key = np.ravel(key) + n_keys
-        n_keys = int(key.max()) + 1
-        out[1].append(key)
+        moved = _row_ids(np.concatenate([p[0] for p in parts]))[0] + n_keys
+        n_keys = int(moved.max()) + 1
+        at = np.cumsum([0] + [len(p[0]) for p in parts])
+        out[1] += [moved[at[j] + p[4]] for j, p in enumerate(parts)]
         for lst, t in ((out[0], 1), (out[2], 2), (out[3], 3)):
             lst += [p[t] for p in parts]
     if not out[0]:
@@ -303,6 +301,29 @@ def _parameter_ids(tie: Tie) -> np.ndarray:
     ids = np.full(A.shape[0], -1, dtype=np.int64)
     ids[nnz == 1] = A.indices
     return ids
+
+
+def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Equal rows of ``rows`` ``(m, L)`` numbered ``0, 1, ...`` (deterministically) and the
+    first row of each number: by a 64-bit hash of each row, checked against the rows
+    (a collision, never seen, falls back to sorting the rows by ``lexsort``), much faster
+    than ``np.unique(rows, axis=0)``, which sorts rows as records."""
+    m = rows.shape[0]
+    if rows.shape[1] == 0 or m == 0:
+        return np.zeros(m, dtype=np.int64), np.zeros(min(m, 1), dtype=np.int64)
+    mix = np.random.default_rng(0).integers(1, 2**62, rows.shape[1]) | 1
+    with np.errstate(over="ignore"):
+        _, first, ids = np.unique(rows @ mix, return_index=True, return_inverse=True)
+    ids = np.ravel(ids)
+    if np.array_equal(rows, rows[first[ids]]):
+        return ids, first
+    order = np.lexsort(rows.T[::-1])
+    ranked = rows[order]
+    new = np.ones(m, dtype=bool)
+    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    ids = np.empty(m, dtype=np.int64)
+    ids[order] = np.cumsum(new) - 1
+    return ids, order[new]  # lexsort is stable: a group's first row comes first
 
 
 def _first_positions(values: np.ndarray) -> np.ndarray:
