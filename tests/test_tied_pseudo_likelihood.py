@@ -177,7 +177,6 @@ def test_patterns_counted_in_chunks_and_by_rows_give_the_same_contexts(monkeypat
     binary neighbours do not fit a 62-bit code (patterns sorted as rows)."""
     model, tie = _potts_tie(5, 6, 3)
     x = np.random.default_rng(8).integers(0, 3, (40, model.n))
-    phi = np.random.default_rng(9).normal(0, 1, tie.n_params)
     whole = _contexts._Contexts(tie, x)
     monkeypatch.setattr(_contexts, "_CHUNK", 200)
     chunked = _contexts._Contexts(tie, x)

@@ -220,6 +220,12 @@ def _tied_classes(tie: Tie) -> list | None:
     ``(n_c,)``, each one's blanket in canonical order ``(n_c, b)``, and the first
     member's factors; None when every class has one variable (nothing to pool)."""
     n, card = tie.structure.n, np.asarray(tie.card, dtype=np.int64)
+    # the parameter ids and one factor group's tables (twice), then the incidences:
+    # variable, key, factor and the scope's others, sorted (a copy), and their sort order
+    m = sum(len(sc) for sc in tie.scopes)
+    width = max((len(sc) for sc in tie.scopes), default=1) + 3
+    require_memory(8.0 * (3 * float(tie.offsets[-1]) + 3 * m * width),
+                   f"the classes of tied variables of {n} variables ({m} factor memberships)")
     var, key, fac, other = _incidences(tie)
     order = np.lexsort((fac, key, var))
     var, key, fac, other = var[order], key[order], fac[order], other[order]

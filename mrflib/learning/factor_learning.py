@@ -21,7 +21,10 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
     once into their distinct contexts (a variable and a state of its Markov blanket)
     with the counts of the variable's states, so an evaluation costs the same whatever
-    N and each conditional is computed once per context (numba kernel); L-BFGS.
+    N and each conditional is computed once per context (numba kernel); L-BFGS. With
+    tied parameters, variables whose conditionals are the same function of ``φ`` share
+    their contexts (:mod:`._contexts`), so an evaluation costs what the distinct tied
+    conditionals cost, not what the variables do.
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
