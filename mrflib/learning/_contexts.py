@@ -25,7 +25,7 @@ the number of variables. The classes are found by sorting and ``np.unique`` over
 (variable, factor) incidences; only the classes are looped over.
 
 Without a tie, or when no two variables are tied, the contexts are counted variable by
-variable, as before the pooling existed: the same contexts in the same order.
+variable, in variable order (pooling would only reorder the sums).
 """
 
 from __future__ import annotations
