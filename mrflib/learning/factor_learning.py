@@ -21,7 +21,10 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     Pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)``: the data are compressed
     once into their distinct contexts (a variable and a state of its Markov blanket)
     with the counts of the variable's states, so an evaluation costs the same whatever
-    N and each conditional is computed once per context (numba kernel); L-BFGS.
+    N and each conditional is computed once per context (numba kernel); L-BFGS. With
+    tied parameters, variables whose conditionals are the same function of ``φ`` share
+    their contexts (:mod:`._contexts`), so an evaluation costs what the distinct tied
+    conditionals cost, not what the variables do.
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
@@ -46,6 +49,7 @@ import math
 import os
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -54,8 +58,8 @@ from mrflib._support.executor import Executor
 from mrflib._support.optimizers import lbfgs
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.learning import _factor_lap_kernels as _flk
-from mrflib.learning import _factor_learning_kernels as _k
 from mrflib.learning import tying as _tying
+from mrflib.learning._contexts import _Contexts
 from mrflib.learning.factor_layout import (
     _check_data,
     _check_structure,
@@ -139,11 +143,14 @@ def _ridge(objective, l2: float):
     return penalized
 
 
-def _existence(lay, d: np.ndarray, method: str, l2: float) -> str:
+def _existence(lay, d: np.ndarray | Callable[[], np.ndarray], method: str, l2: float) -> str:
     """:func:`_warn_undefined` where it applies: not under a ridge (``l2 > 0`` gives a
     finite optimum) nor for tied parameters (pooled tables: the untied test would be
-    wrong), where the optimizer's verdict stands alone."""
-    return "" if l2 > 0 or not isinstance(lay, _Layout) else _warn_undefined(lay, d, method)
+    wrong), where the optimizer's verdict stands alone. ``d``: the data's factor
+    marginals, or a function computing them (called only where the test applies)."""
+    if l2 > 0 or not isinstance(lay, _Layout):
+        return ""
+    return _warn_undefined(lay, d() if callable(d) else d, method)
 
 
 def _extra_options(l2: float, tie: Any) -> dict:
@@ -224,124 +231,6 @@ def _not_converged_if(missing: str, method: str, conv: bool, reason: str
 
 
 # --------------------------------------------------------------------- pseudo-likelihood
-class _Contexts:
-    """The distinct contexts ``(i, x_blanket(i))`` of the data (a variable and a state of
-    its Markov blanket), each with the counts of the states of ``x_i`` seen with it.
-
-    One pass per variable: each row's local pattern ``(x_i, x_blanket)`` gets a
-    mixed-radix code with ``x_i`` its lowest digit, counted by ``bincount`` (or the
-    blanket codes sorted when the code space is large); the patterns sharing a blanket
-    state form one context, whose conditional the kernel evaluates once. A context is
-    stored as, for each factor holding ``i``, the flat position of its entry at
-    ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
-    """
-
-    def __init__(self, lay: _Layout, x: np.ndarray) -> None:
-        card = lay.card
-        vf = lay.structure.variable_factors()
-        w, bases, strides, nstates, nfactors = [], [], [], [], []
-        cols_of = [[i] + sorted({v for k in vf[i] for v in lay.scopes[k]} - {i})
-                   for i in range(lay.structure.n)]
-        _require_context_memory(x.shape[0], cols_of, [len(ks) for ks in vf], card)
-        counted = _count_small(x, cols_of, card)
-        strides_of = [[_stride(sh, a) for a in range(len(sh))] for sh in lay.shapes]
-        for i in range(lay.structure.n):
-            ks, cols = vf[i], cols_of[i]
-            blanket, counts = counted[i] if i in counted else \
-                _distinct_contexts(x, cols, card[cols])
-            C = len(counts)
-            where = {v: c for c, v in enumerate(cols[1:])}
-            coef = np.zeros((len(where), len(ks)), dtype=np.int64)
-            st = np.empty(len(ks), dtype=np.int64)
-            for f, k in enumerate(ks):  # entry of factor k: offset + Σ_v x_v stride_v
-                for v, sv in zip(lay.scopes[k], strides_of[k]):
-                    if v == i:
-                        st[f] = sv
-                    else:
-                        coef[where[v], f] = sv
-            base = lay.offsets[ks] + blanket @ coef
-            w.append(counts.ravel())
-            bases.append(base.ravel())
-            strides.append(np.tile(st, C))
-            nstates.append(np.full(C, card[i], dtype=np.int64))
-            nfactors.append(np.full(C, len(ks), dtype=np.int64))
-        self.w = np.concatenate(w) / x.shape[0]
-        self.wptr = _pointers(nstates)
-        self.fptr = _pointers(nfactors)
-        self.base = np.concatenate(bases)
-        self.stride = np.concatenate(strides)
-
-    def __call__(self, flat: np.ndarray, want_grad: bool = True) -> tuple[float, np.ndarray]:
-        return _k.pl_objective(flat, self.wptr, self.w, self.fptr, self.base, self.stride,
-                               want_grad)
-
-
-def _require_context_memory(N: int, cols_of: list, n_factors: list, card: np.ndarray
-                            ) -> None:
-    """Refuse before counting when the contexts could not fit: variable ``i`` has at most
-    ``min(N, blanket states)`` contexts, each with its state counts, its factors' bases
-    and strides, and the histogram of the counting pass (at most ``4 N`` codes)."""
-    total = 0.0
-    for cols, nf in zip(cols_of, n_factors):
-        blanket = math.prod(float(c) for c in card[cols[1:]])
-        q = int(card[cols[0]])
-        total += min(N, blanket) * (4 * q + 4 * nf + 4) + min(4 * N, blanket * q)
-    require_memory(8.0 * total, f"the pseudo-likelihood contexts of {len(cols_of)} "
-                   f"variables over {N} rows")
-
-
-def _pointers(sizes: list) -> np.ndarray:
-    """Start of every block of the concatenated ``sizes`` arrays, and the end."""
-    return np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
-
-
-def _count_small(x: np.ndarray, cols_of: list, card: np.ndarray) -> dict:
-    """Contexts (blanket digits ``(C, len(cols) - 1)``, state counts ``(C, card_i)``) of
-    every variable whose code space is at most ``4 N``, counted in one numba pass."""
-    N = x.shape[0]
-    small = [i for i, cols in enumerate(cols_of)
-             if np.sum(np.log2(card[cols].astype(np.float64))) < 62
-             and math.prod(int(c) for c in card[cols]) <= 4 * N]
-    if not small:
-        return {}
-    radices = [np.concatenate([[1], np.cumprod(card[cols_of[i]][:-1])]).astype(np.int64)
-               for i in small]
-    spaces = [math.prod(int(c) for c in card[cols_of[i]]) for i in small]
-    cptr = np.concatenate([[0], np.cumsum([len(cols_of[i]) for i in small])]).astype(np.int64)
-    off = np.concatenate([[0], np.cumsum(spaces)]).astype(np.int64)
-    counts = _k.pattern_counts(x, cptr, np.concatenate([cols_of[i] for i in small]),
-                               np.concatenate(radices), off)
-    out = {}
-    for t, i in enumerate(small):
-        q = int(card[i])
-        c = counts[off[t]:off[t + 1]].reshape(-1, q)  # code = x_i + q * blanket code
-        rows = np.flatnonzero(c.any(axis=1))
-        radix = radices[t][1:] // q
-        out[i] = ((rows[:, None] // radix[None, :]) % card[cols_of[i][1:]][None, :], c[rows])
-    return out
-
-
-def _distinct_contexts(x: np.ndarray, cols: list, card: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct blanket states ``x[:, cols[1:]]`` (sorted, as digits ``(C, len(cols) - 1)``)
-    and the counts ``(C, card[0])`` of the states of ``x[:, cols[0]]`` seen with each: by
-    a mixed-radix code of the blanket (a 1-d sort), or by rows when the code does not fit
-    in int64."""
-    q, cb = int(card[0]), card[1:]
-    if np.sum(np.log2(cb.astype(np.float64))) >= 62:
-        blanket, inv = np.unique(x[:, cols[1:]], axis=0, return_inverse=True)
-    else:
-        radix = np.concatenate([[1], np.cumprod(cb)]).astype(np.int64)[:len(cb)]
-        codes, inv = np.unique(x[:, cols[1:]] @ radix, return_inverse=True)
-        blanket = (codes[:, None] // radix[None, :]) % cb[None, :]
-    counts = np.bincount(np.ravel(inv) * q + x[:, cols[0]], minlength=len(blanket) * q)
-    return blanket, counts.reshape(len(blanket), q)
-
-
-def _stride(shape: tuple, axis: int) -> int:
-    return int(math.prod(shape[axis + 1:]))
-
-
 def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct contexts
     (numba kernel; :func:`_pseudo_log_likelihood_numpy` is its per-sample reference)."""
@@ -375,13 +264,15 @@ def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
 
 def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> Any:
     ctx = _Contexts(lay, x)
-    A, At = lay.A, lay.A.T.tocsr()
+    # pooled contexts read only their representatives' tables, the rows ctx.rows of A
+    A = lay.A if ctx.rows is None else lay.A[ctx.rows]
+    At = A.T.tocsr()
 
     def negpl(theta):
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
-    missing = _existence(lay, _data_marginals(lay, x), "mple", l2)
+    missing = _existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
     theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps, tol,
                                                 record)
     conv, reason = _not_converged_if(missing, "mple", conv, reason)
