@@ -135,3 +135,29 @@ def test_network_trial_scores_are_consistent():
     assert kl["BM-DI"] == pytest.approx(kl["pairwise ML"], rel=1e-3, abs=1e-6)
     peer = fn.pgmpy_peer(net, datasets.pgmpy_model("cancer"))
     assert peer["max_abs_diff"] < 1e-9
+
+
+def test_network_trial_records_an_estimate_that_does_not_exist(recwarn):
+    """A sample too small to show every joint state of a pair: BM-DI's maximum-likelihood
+    estimate does not exist, which its row's note says; nothing is warned (a published
+    chapter would show the warning on stderr)."""
+    from mrflib import datasets
+    from mrflib.repro import field_networks as fn
+
+    net = datasets.expert_network("cancer")
+    frame = fn.network_trial(net, 20, 0, ["empirical", "BM-DI"])
+    notes = dict(zip(frame.model, frame.note))
+    assert "does not exist" in notes["BM-DI"] and notes["empirical"] == ""
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_recorded_keeps_runtime_warnings_and_passes_others_on():
+    import warnings
+
+    from mrflib._support.recorded_warnings import recorded
+
+    with pytest.warns(UserWarning, match="other"), recorded() as notes:
+        warnings.warn("kept", RuntimeWarning)
+        warnings.warn("kept", RuntimeWarning)  # repeats too
+        warnings.warn("other", UserWarning)
+    assert notes == ["kept", "kept"]

@@ -35,6 +35,7 @@ import numpy as np
 
 from mrflib import exact, fsll, graphs, learning
 from mrflib._support.optional import optional_import
+from mrflib._support.recorded_warnings import recorded
 from mrflib._support.validation import as_rng, check_array, check_instance, check_positive
 from mrflib.learning import log_linear
 
@@ -97,7 +98,9 @@ def network_trial(net: Any, n_samples: int, rng: Any, models: Any = MODELS, *,
     """Draw ``n_samples`` from ``net`` and score every model by ``KL(p*||p_theta)``.
 
     Returns a tidy frame: ``network``, ``N``, ``model``, ``kl_true``, ``n_basis``,
-    ``seconds`` (fitting only). The Boltzmann machines are skipped on non-binary networks.
+    ``seconds`` (fitting only), ``note`` (the fit's RuntimeWarnings, such as a
+    maximum-likelihood estimate that does not exist for the sample; empty if none). The
+    Boltzmann machines are skipped on non-binary networks.
     ``pcd``: options of the BM-PCD fit (default: the FSLL chapter's, 100 chains, learning
     rate 0.01, 10,000 steps).
     """
@@ -116,11 +119,15 @@ def network_trial(net: Any, n_samples: int, rng: Any, models: Any = MODELS, *,
         if model in BINARY_MODELS and not binary:
             continue
         t0 = time.perf_counter()
-        q, n_basis = _fit_model(model, data, p_star, tuple(net.cardinalities), rng, eps, pcd)
+        # a small sample can miss a joint state of a pair: BM-DI's maximum-likelihood
+        # estimate then does not exist, which the row says (its note) instead of stderr
+        with recorded() as notes:
+            q, n_basis = _fit_model(model, data, p_star, tuple(net.cardinalities), rng, eps,
+                                    pcd)
         seconds = time.perf_counter() - t0
         rows.append(dict(network=net.name, n=net.n, states=p_star.size, N=n_samples,
                          model=model, kl_true=kl(p_star, q), n_basis=n_basis,
-                         seconds=seconds))
+                         seconds=seconds, note="; ".join(notes)))
     return pd.DataFrame(rows)
 
 

@@ -13,12 +13,12 @@ full-span log-linear model of Takabatake & Akaho (section 5).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from mrflib._support.recorded_warnings import recorded
 from mrflib._support.validation import as_rng, check_positive
 from mrflib.io import datasets
 
@@ -169,17 +169,12 @@ def grey_classify_trial(t: int, rng: Any, *, train: Any, y_train: Any, test: Any
     "learner", "accuracy", "seconds", "warnings"}`` (the messages of the fits' RuntimeWarnings,
     such as an auxiliary LAP fit that did not converge)."""
     kind, learner = _pick(t, kinds, learners)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
+    # one class's hundred-odd images can separate a clique, so an auxiliary LAP fit may not
+    # converge: expected here, so it is reported with the result instead of on stderr
+    with recorded() as notes:
         a, s = fg.class_conditional_accuracy(train, y_train, test, y_test,
                                              fg.potts_structure(kind, side, levels), learner,
                                              pseudo=pseudo, **options.get(learner, {}))
-    # one class's hundred-odd images can separate a clique, so an auxiliary LAP fit may not
-    # converge: expected here, so it is reported with the result instead of on stderr
-    notes = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    for w in caught:
-        if not issubclass(w.category, RuntimeWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return dict(graph=kind, learner=learner, accuracy=a, seconds=s, warnings=notes)
 
 
@@ -199,7 +194,9 @@ def network_trial(t: int, rng: Any, *, networks: Sequence[str], sizes: Sequence[
     the network's ancestral sampler and scores every model of
     :data:`mrflib.repro.field_networks.MODELS` by the exact ``KL(p*||p_theta)``
     (:func:`mrflib.repro.field_networks.network_trial`); the pairwise models only where the
-    joint has at most ``pairwise_max_states`` states. Returns the frame's rows as dicts.
+    joint has at most ``pairwise_max_states`` states. Returns the frame's rows as dicts,
+    each with its fit's ``note`` (a maximum-likelihood estimate that does not exist for the
+    sample, recorded instead of warned).
     """
     name, N = _pick(t, networks, sizes)
     pairwise_max_states = check_positive(pairwise_max_states, "pairwise_max_states",
