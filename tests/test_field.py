@@ -157,7 +157,7 @@ def test_recorded_keeps_runtime_warnings_and_passes_others_on():
     from mrflib._support.recorded_warnings import recorded
 
     with pytest.warns(UserWarning, match="other"), recorded() as notes:
-        warnings.warn("kept", RuntimeWarning)
-        warnings.warn("kept", RuntimeWarning)  # repeats too
-        warnings.warn("other", UserWarning)
+        warnings.warn("kept", RuntimeWarning, stacklevel=1)
+        warnings.warn("kept", RuntimeWarning, stacklevel=1)  # repeats too
+        warnings.warn("other", UserWarning, stacklevel=1)
     assert notes == ["kept", "kept"]
