@@ -20,7 +20,9 @@ parameters are the options it takes):
 * ``"lbp"``: loopy belief propagation and the Bethe ``log Z`` (:mod:`mrflib.inference.lbp`);
 * ``"mean-field"``: naive mean field and its lower bound (:mod:`mrflib.inference.mean_field`);
 * ``"wmb"``: weighted mini-bucket, an upper bound on ``log Z`` and its beliefs
-  (:mod:`mrflib.inference.wmb`);
+  (:mod:`mrflib.inference.wmb`; under a ``time_limit`` its table budget grows from small
+  while time remains, :func:`mrflib.inference.wmb.growing_passes`, unless ``ibound`` is
+  given);
 * ``"gibbs"``, ``"smci"``: Gibbs sampling and spatial Monte Carlo integration on factor
   graphs (:mod:`mrflib.inference.factor_gibbs`, :mod:`mrflib.inference.smci_factor_graph`),
   with a standard error for every probability;
