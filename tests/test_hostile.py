@@ -167,7 +167,7 @@ FILL = {
     "n_samples": 3, "n_sweeps": 1, "rng": 0, "burn_in": 1, "m": np.zeros(N), "order": 1,
     "orders": [1], "mean": np.zeros(N), "pair": np.zeros(len(EDGES)), "sample_sizes": [3],
     "x": DATA, "q": BM, "K": 2, "nodes": [0], "values": [1], "trials": 1, "sampler": "exact",
-    "init": np.zeros(N, dtype=np.int64),
+    "init": np.zeros(N, dtype=np.int64), "time_limit": 1.0,
 }
 METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 

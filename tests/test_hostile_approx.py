@@ -128,16 +128,18 @@ def test_approximate_answer_names_a_method_it_does_not_take(task, method):
 @pytest.mark.parametrize("method", ["nope", "lbp"])
 def test_solve_refuses_a_method_it_does_not_take(tmp_path, capsys, method):
     """``--method`` is checked with the other arguments, also when the model would be
-    answered exactly (it was ignored then): one line, status 1, no answer file."""
+    answered exactly (it was ignored then): a usage error, one line, status 2, no answer
+    file."""
     from mrflib.io import solve
 
     path = tmp_path / "m.uai"
     path.write_text("MARKOV\n1\n2\n1\n1 0\n2\n0.5 0.5\n")
     out = tmp_path / "m.PR"
-    status = solve.main([str(path), "--task", "PR", "--time-limit", "5", "--method", method,
-                         "--out", str(out)])
+    with pytest.raises(SystemExit) as stop:
+        solve.main([str(path), "--task", "PR", "--time-limit", "5", "--method", method,
+                    "--out", str(out)])
     err = capsys.readouterr().err
-    assert status == 1 and "--method" in err and len(err.strip().splitlines()) == 1
+    assert stop.value.code == 2 and "--method" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
 

@@ -448,7 +448,15 @@ def growing_passes(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
     TimeoutError
         With ``strict``, when the first pass does not end within ``time_limit``.
     """
+    # the arguments are checked at the call, not when the first pass is asked for
+    model = as_factor_graph(model)
     check_positive(time_limit, "time_limit", allow_zero=True)
+    return _growing(model, time_limit, order, max_iter, strict)
+
+
+def _growing(model: FactorGraph, time_limit: float, order: Any, max_iter: int, strict: bool
+             ) -> Iterator[WMBResult]:
+    """The runs of :func:`growing_passes`, on checked arguments."""
     start = time.perf_counter()
     deadline = start + time_limit
     memory, last_ibound, best = float(FIRST_MEMORY), -1, math.inf
