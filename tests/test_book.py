@@ -4,6 +4,7 @@ the HTML book rendered from those executions, and its pages opened in headless C
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import importlib.util
 import json
@@ -236,6 +237,8 @@ _INSPECT_JS = """() => {
     const fig = i.closest('figure');
     const cell = i.closest('div.cell');
     return {src: i.getAttribute('src') || '', alt: (i.getAttribute('alt') || '').trim(),
+            natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
+            output: !!i.closest('div.cell_output, div.output'),
             caption: fig ? (fig.querySelector('figcaption')?.textContent || '').trim() : null,
             folded: cell ? ['tag_hide-input', 'tag_remove-input', 'tag_hide-cell',
                             'tag_remove-cell'].some(t => cell.classList.contains(t)) : true};
@@ -281,9 +284,59 @@ _RAW_MYST = re.compile(r"```|:::|\{[A-Za-z][\w:-]*\}`|\{(?:prf|cite|doc|ref|numr
                        r"|:label:|:class:|:name:")
 
 
+# Figures: the smallest text a figure is drawn with (points at 100 dpi), by where it is
+# drawn: the chapters' style file, or the Performance page's own size.
+def _smallest_style_pt() -> float:
+    sizes = {}
+    for line in (ROOT / "notebooks" / "matplotlibrc").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().endswith(("size", "fontsize")) and value.strip():
+            sizes[key.strip()] = float(value)
+    return min(v for k, v in sizes.items() if k.startswith(("font", "axes", "xtick", "ytick",
+                                                             "legend", "figure")))
+
+
+_PAPER_FIGURES = {hashlib.sha256(p.read_bytes()).hexdigest(): p.stem
+                  for p in (ROOT / "book" / "results" / "paper" / "figures").glob("*.png")}
+#: Chapters whose committed paper-scale figures were drawn before the book's present
+#: figure style (their paper runs take hours); their figures are exempt from the size
+#: check until those runs are repeated.
+_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-", "smci-pcd-", "bounds-")
+#: No text in a figure smaller than this as shown (points) at a 1280 px window.
+_SMALLEST_TEXT_PT = 8.0
+
+
+def _shown_text_pt(f: str, img: dict) -> float | None:
+    """The smallest text size of an image as shown (pt), when it is a figure this book
+    draws (a notebook's output or the Performance page's); None otherwise."""
+    if img["output"]:
+        drawn = _smallest_style_pt()
+    elif f == "book/performance":
+        from mrflib.repro import report
+
+        drawn = report.FIG_FONT_PT
+    else:
+        return None
+    scale = min(1.0, img["shown"] / img["natural"]) if img["natural"] else 1.0
+    return drawn * 100 / 96 * scale  # 100 dpi pixels to CSS pixels (96 a inch)
+
+
+def _small_text(f: str, img: dict) -> str | None:
+    name = img["src"].rsplit("/", 1)[-1]
+    paper = _PAPER_FIGURES.get(name.split(".")[0], "")
+    if paper.startswith(_PAPER_FIGURES_IN_OLDER_STYLE):
+        return None
+    pt = _shown_text_pt(f, img)
+    if pt is None or pt >= _SMALLEST_TEXT_PT:
+        return None
+    return (f"{f}: figure {paper or name} is {img['natural']} px wide, shown at "
+            f"{img['shown']:.0f} px: its smallest text reads at {pt:.1f} pt (at least "
+            f"{_SMALLEST_TEXT_PT:g} wanted; draw it narrower, see notebooks/matplotlibrc)")
+
+
 def _page_problems(f: str, found: dict) -> list[str]:
     """What is wrong on one page, as a reader would see it."""
-    problems = []
+    problems = [p for p in (_small_text(f, img) for img in found["images"]) if p]
     for m in _RAW_MYST.finditer(found["text"]):
         snippet = " ".join(found["text"][max(0, m.start() - 40):m.end() + 40].split())
         problems.append(f"{f}: raw MyST {m.group(0)!r} in '... {snippet} ...'")
@@ -458,6 +511,17 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     assert "raw TeX '\\\\mathcal'" in old and "x^{\\mathcal B}" in old
     assert "a table" in old and "without a scrolling container" in old
     assert "a pre " in old and "a stderr output ('Warning: on stderr')" in old
+
+
+def test_figure_check_catches_small_text():
+    """A chapter figure of 14 in (1,400 px) shown in the 672 px column has its 13 pt ticks
+    at 6.5 pt and is refused; one of 10 in passes, and so does one shown at its own width."""
+    wide = {"src": "_images/abc.png", "natural": 1400, "shown": 672.0, "output": True}
+    assert _smallest_style_pt() == 13.0
+    assert "reads at 6.5 pt" in _small_text("notebooks/x", wide)
+    assert _small_text("notebooks/x", dict(wide, natural=1000)) is None
+    assert _small_text("notebooks/x", dict(wide, natural=500, shown=500.0)) is None
+    assert _small_text("book/intro", dict(wide, output=False)) is None  # not a figure drawn here
 
 
 # ----------------------------------------------------------------------------- reading

@@ -35,7 +35,8 @@ parameters are the options it takes):
 Every method adds log-weights in float64 as the exact engines do, so past the precision
 limit of :mod:`mrflib.models.precision` each call of this front warns once with a
 :class:`~mrflib.models.precision.PrecisionWarning` (estimates, and the guarantee of a
-bound, may be off by the rounding); the modules of the methods are engines and do not warn.
+bound, may be off by the rounding); the approximate methods' own modules do not warn (the exact
+engines' modules do, as :mod:`mrflib.models.precision` says).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from mrflib.inference.lbp import loopy_bp
 from mrflib.inference.mean_field import mean_field
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
-from mrflib.models.precision import PrecisionWarning, magnitude, warn_if_imprecise
+from mrflib.models.precision import reported
 
 __all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
            "log_partition", "log_partition_bounds"]
@@ -237,13 +238,6 @@ def _runner(method: Any, options: dict) -> Callable[..., ApproxResult]:
 
 
 # --------------------------------------------------------------------------- front
-def _warn_if_imprecise(fg: FactorGraph) -> None:
-    """One :class:`~mrflib.models.precision.PrecisionWarning` past the precision limit:
-    every method adds log-weights in float64 as the exact engines do, so its estimate, and
-    a bound's guarantee, may be off by the rounding."""
-    warn_if_imprecise(magnitude(fg.log_tables), f"FactorGraph(n={fg.n})", stacklevel=4)
-
-
 def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
               time_limit: float | None = None, rng: Any = None, **options: Any
               ) -> ApproxResult:
@@ -273,9 +267,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     if rng is not None:
         as_rng(rng)  # a bad rng is refused by every method, not only by the samplers
     start = time.perf_counter()
-    _warn_if_imprecise(fg)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrecisionWarning)  # warned once, above
+    with reported(fg):  # every method adds log-weights in float64 as the exact engines do
         res = fn(fg, time_limit=time_limit, rng=rng, **options)
     return replace(res, seconds=time.perf_counter() - start)
 
@@ -306,9 +298,7 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     """
     fg = as_factor_graph(model)
     clock = _Clock(_check_time_limit(time_limit))
-    _warn_if_imprecise(fg)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrecisionWarning)  # warned once, above
+    with reported(fg):
         return _bounds(model, fg, clock)
 
 

@@ -70,7 +70,7 @@ from mrflib.inference._factor_ops import (
     scaled,
 )
 from mrflib.models.factor_graph import FactorGraph
-from mrflib.models.precision import magnitude
+from mrflib.models.precision import checked, magnitude
 
 __all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "marginals",
            "marginals_and_log_partition", "factor_marginals", "clique_tree",
@@ -447,6 +447,7 @@ def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list
     return parent, children, [tuple(int(card[v]) for v in c) for c in cliques]
 
 
+@checked
 def log_partition(model: FactorGraph, jt: EliminationPlan | None = None) -> float:
     """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass that
     frees each message once it is used (``jt``: a plan of ``model`` made so)."""
@@ -477,12 +478,14 @@ def _point_mass(card: int, value: int) -> np.ndarray:
     return out
 
 
+@checked
 def marginals(model: FactorGraph, jt: EliminationPlan | None = None) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass);
     ``jt``: a plan of ``model`` to use."""
     return marginals_and_log_partition(model, jt)[0]
 
 
+@checked
 def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None = None,
                                 zero_ok: bool = False) -> tuple[list[np.ndarray] | None, float]:
     """:func:`marginals` and ``log Z`` from the same calibration; with ``zero_ok`` a model
@@ -501,6 +504,7 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
     return out, logz
 
 
+@checked
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
     jt, msgs, _, scale = _calibrated(model)
@@ -519,6 +523,7 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     return out
 
 
+@checked
 def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
                    zero_ok: bool = False) -> tuple[np.ndarray | None, float]:
     """A most probable state (max-product on the same tree, then back-tracking) and its
@@ -540,6 +545,7 @@ def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
     return x, float(best)
 
 
+@checked
 def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact i.i.d. samples, ``int64 (n_samples, n)``: forward filtering (the upward pass),
     backward sampling in reverse elimination order, then the dropped CPTs forward.

@@ -25,12 +25,14 @@ from mrflib._support.validation import (
 )
 from mrflib.inference._factor_ops import expand, logsumexp, renormalize
 from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.precision import checked
 
 __all__ = ["joint_log_table", "joint_probabilities", "log_partition", "marginals",
            "factor_marginals",
            "map_assignment", "sample"]
 
 
+@checked
 def joint_log_table(model: FactorGraph) -> np.ndarray:
     """Log-weights of every state, shape ``tuple(model.cardinalities)`` (axis ``i`` is
     variable ``i``); refused before allocating when it would not fit."""
@@ -46,12 +48,14 @@ def joint_log_table(model: FactorGraph) -> np.ndarray:
     return out
 
 
+@checked
 def log_partition(model: FactorGraph) -> float:
     """``log Z = log Σ_x exp Σ_k θ_k(x_{S_k})`` (``-inf`` when every weight is zero)."""
     lw = joint_log_table(model)
     return float(logsumexp(lw, tuple(range(lw.ndim))))
 
 
+@checked
 def joint_probabilities(model: FactorGraph) -> np.ndarray:
     """``P(x)`` of every state, shaped like :func:`joint_log_table`; ``ValueError`` when
     ``Z = 0``."""
@@ -63,6 +67,7 @@ def joint_probabilities(model: FactorGraph) -> np.ndarray:
     return renormalize(np.exp(lw - logz), float(logz))
 
 
+@checked
 def marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each."""
     p = joint_probabilities(model)
@@ -70,6 +75,7 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
     return [p.sum(axis=tuple(a for a in axes if a != i)) for i in axes]
 
 
+@checked
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, shaped like ``model.log_tables[k]``."""
     p = joint_probabilities(model)
@@ -81,6 +87,7 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     return out
 
 
+@checked
 def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
     """The first most probable state in C order and its log-weight."""
     lw = joint_log_table(model)
@@ -92,6 +99,7 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
     return x, float(lw.flat[flat])
 
 
+@checked
 def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact i.i.d. samples by inverse CDF over the enumerated states (one uniform each)."""
     check_instance(model, FactorGraph, "model")

@@ -90,7 +90,7 @@ from mrflib.models.factor_graph import (
 
 if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
     import scipy.optimize
-from mrflib.models.precision import magnitude, warn_if_imprecise
+from mrflib.models.precision import checked
 
 __all__ = [
     "states",
@@ -148,18 +148,6 @@ def _factor_engine(method: Any, model: FactorGraph) -> Any:
     return factor_enumeration if method == "enumerate" else sliced
 
 
-
-
-def _precise(model: Any) -> Any:
-    """``model``, after a :class:`~mrflib.models.precision.PrecisionWarning` when its log-weights
-    are too large for float64 to give the exact answer (:mod:`mrflib.models.precision`)."""
-    if isinstance(model, FactorGraph):
-        total = magnitude(model.log_tables)
-    else:
-        with np.errstate(over="ignore"):  # past the float range: inf, and a warning
-            total = float(np.abs(model.bias).sum() + np.abs(model.coupling).sum())
-    warn_if_imprecise(total, f"{type(model).__name__}(n={model.n})", stacklevel=4)
-    return model
 
 
 def plan(model: Any, n: int | None = None) -> Plan:
@@ -326,6 +314,7 @@ def log_weights(model: BoltzmannMachine) -> np.ndarray:
         return np.ldexp(lw.ravel(), k)
 
 
+@checked
 def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
     """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
     :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
@@ -342,24 +331,25 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         ``-inf``.
     """
     if isinstance(model, FactorGraph):
-        logz = _factor_engine(method, _precise(model)).log_partition(model)
+        logz = _factor_engine(method, model).log_partition(model)
         if logz == -np.inf:
             warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
                           "of probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
         return logz
-    bm = _precise(check_model(model, "model"))
+    bm = check_model(model, "model")
     if _engine(method, bm.n) == "junction-tree":
         return junction_tree.log_partition(bm)
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
 
 
+@checked
 def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
     """``P(x)`` for all ``2^n`` states (``Π_i |X_i|`` of a factor graph) in flat index
     order, variable 0 the least significant digit."""
     if isinstance(model, FactorGraph):
-        return factor_enumeration.joint_probabilities(_precise(model)).ravel(order="F")
-    bm = _precise(check_model(model, "model"))
+        return factor_enumeration.joint_probabilities(model).ravel(order="F")
+    bm = check_model(model, "model")
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
@@ -376,6 +366,7 @@ def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndar
     return logz, mean, C
 
 
+@checked
 def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
             ) -> tuple[Any, Any]:
     """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``)
@@ -388,7 +379,7 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     """
     if isinstance(model, FactorGraph):
         return (marginals(model, method=method), factor_marginals(model, method=method))
-    bm = _precise(check_model(model, "model"))
+    bm = check_model(model, "model")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
@@ -398,15 +389,17 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
 
 
+@checked
 def correlation_matrix(model: BoltzmannMachine) -> np.ndarray:
     """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
-    _, _, C = _enumerate_moments(_precise(check_model(model, "model")))
+    _, _, C = _enumerate_moments(check_model(model, "model"))
     return C
 
 
+@checked
 def covariance_matrix(model: BoltzmannMachine) -> np.ndarray:
     """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
-    _, mean, C = _enumerate_moments(_precise(check_model(model, "model")))
+    _, mean, C = _enumerate_moments(check_model(model, "model"))
     return C - np.outer(mean, mean)
 
 
@@ -430,6 +423,7 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     return counts / len(s)
 
 
+@checked
 def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
                    ) -> float:
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``model``.
@@ -441,12 +435,12 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
     """
     if isinstance(model, FactorGraph):
         x = _check_factor_samples(model, data)
-        logz = _factor_engine(method, _precise(model)).log_partition(model)
+        logz = _factor_engine(method, model).log_partition(model)
         if logz == -np.inf:
             raise ValueError("model has Z = 0 (every state has zero weight): its "
                              "likelihood is undefined")
         return float(np.mean(model.log_weight(x)) - logz)
-    bm = _precise(check_model(model, "model"))
+    bm = check_model(model, "model")
     s = _check_samples(data, bm.n)
     k = overflow_exponent(bm.bias, bm.coupling)
     if not k:
@@ -540,6 +534,7 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
     return max(0.0, float(np.sum(lq)))
 
 
+@checked
 def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
            method: str = "auto") -> np.ndarray:
     """Exact i.i.d. samples ``(n_samples, n)`` in the model's own domain: ``int8`` spins
@@ -559,8 +554,8 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
     """
     if isinstance(model, FactorGraph):
         n_samples = check_positive(n_samples, "n_samples", integer=True)
-        return _factor_engine(method, _precise(model)).sample(model, n_samples, rng=as_rng(rng))
-    bm = _precise(check_model(model, "model"))
+        return _factor_engine(method, model).sample(model, n_samples, rng=as_rng(rng))
+    bm = check_model(model, "model")
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     require_memory((20.0 * bm.n + 40) * n_samples,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
@@ -573,6 +568,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
     return index_to_states(idx, bm.n)
 
 
+@checked
 def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
               ) -> list[np.ndarray]:
     """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
@@ -581,19 +577,21 @@ def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
     spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
     ``method`` as in :func:`log_partition`.
     """
-    model = _precise(as_factor_graph(model))
+    model = as_factor_graph(model)
     return _factor_engine(method, model).marginals(model)
 
 
+@checked
 def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
                      ) -> list[np.ndarray]:
     """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
     ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
     maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
-    model = _precise(as_factor_graph(model))
+    model = as_factor_graph(model)
     return _factor_engine(method, model).factor_marginals(model)
 
 
+@checked
 def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
                    ) -> tuple[np.ndarray, float]:
     """A most probable configuration ``(n,)`` (max-product on the junction tree, or the
@@ -603,7 +601,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
     if isinstance(model, BoltzmannMachine):
         x, logw = map_assignment(FactorGraph.from_boltzmann(model), method=method)
         return to_spins(x), logw
-    model = _precise(as_factor_graph(model))
+    model = as_factor_graph(model)
     return _factor_engine(method, model).map_assignment(model)
 
 

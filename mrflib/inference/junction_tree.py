@@ -59,6 +59,7 @@ from mrflib.models.boltzmann import (
     overflow_exponent,
     unscale_log_partition,
 )
+from mrflib.models.precision import checked
 
 __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condition",
            "MAX_WIDTH"]
@@ -364,18 +365,21 @@ def plan(bm_or_edges: Any, n: int | None = None) -> JunctionTree:
     return jt
 
 
+@checked
 def log_partition(bm: BoltzmannMachine) -> float:
     """``log Z`` of ``bm`` by variable elimination (junction-tree engine)."""
     bm = check_model(bm)
     return plan(bm).log_partition(bm.bias, bm.coupling)
 
 
+@checked
 def moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
     """``(log Z, <x_i>, <x_i x_j> per edge)`` of ``bm`` (junction-tree engine)."""
     bm = check_model(bm)
     return plan(bm).calibrate(bm.bias, bm.coupling)
 
 
+@checked
 def sample(bm: BoltzmannMachine, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact samples of ``bm`` (junction-tree engine), ``int8 (n_samples, n)``."""
     bm = check_model(bm)

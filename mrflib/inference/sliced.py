@@ -44,6 +44,7 @@ from mrflib.inference import elimination
 from mrflib.inference import elimination_order as eo
 from mrflib.inference.domains import Domains, reduce_domains
 from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.precision import checked
 
 __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "sample",
            "choose_slices", "SECONDS_PER_ENTRY", "MAX_SECONDS", "TASKS"]
@@ -115,6 +116,7 @@ def _check_positive_number(value: Any, name: str, what: str) -> None:
         raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
+@checked
 def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
           memory: float | None = None, progress: Progress = None) -> tuple:
     """``(value, answer)`` of ``task`` on ``model``: ``PR`` gives ``(log Z, None)``,
@@ -238,6 +240,7 @@ def _combine(task: str, values: list[float], answers: list) -> tuple:
     return logz, [p / p.sum() for p in out]
 
 
+@checked
 def log_partition(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
                   memory: float | None = None, progress: Progress = None) -> float:
     """``log Z`` (:func:`mrflib.inference.elimination.log_partition` when its plan fits, else with
@@ -246,6 +249,7 @@ def log_partition(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
                  progress=progress)[0]
 
 
+@checked
 def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
               memory: float | None = None, progress: Progress = None) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, as :func:`mrflib.inference.elimination.marginals`, beyond
@@ -258,6 +262,7 @@ def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
     return out
 
 
+@checked
 def map_assignment(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
                    memory: float | None = None, progress: Progress = None
                    ) -> tuple[np.ndarray, float]:

@@ -45,7 +45,7 @@ from mrflib._support import progress as _progress
 from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
 from mrflib.models.factor_graph import FactorGraph
-from mrflib.models.precision import magnitude, warn_if_imprecise
+from mrflib.models.precision import checked
 
 __all__ = ["build_parser", "main", "solve"]
 
@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@checked
 def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
     """The answer of ``task`` for ``model`` (evidence already applied), as
     :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``, the marginals for
@@ -96,7 +97,6 @@ def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
         raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")
     if not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
-    warn_if_imprecise(magnitude(model.log_tables), f"FactorGraph(n={model.n})")
     if task == "PR":
         logz = sliced.log_partition(model, progress=progress)
         if logz == -math.inf:

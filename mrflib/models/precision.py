@@ -24,12 +24,21 @@ Boltzmann machines whose modes are certain), but every call warns with a
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import inspect
 import math
+import os
+import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
+# reported and checked are the engines' plumbing, not part of the public contract
 __all__ = ["PRECISE_LOG_WEIGHT", "PrecisionWarning", "magnitude", "warn_if_imprecise"]
 
 #: Exact inference is precise (each log-weight to about ``2^-21``) while the largest
@@ -82,9 +91,25 @@ def _batches(tables: Iterable[np.ndarray]) -> Iterable[list[np.ndarray]]:
         yield batch
 
 
-def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) -> None:
+#: Files whose frames a warning skips to reach the user's call: the package and the
+#: context managers it enters.
+_INSIDE = (str(Path(__file__).resolve().parents[1]) + os.sep, contextlib.__file__)
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn`, called from :func:`warn_if_imprecise`,
+    that names the first frame outside mrflib: the user's call, however deep the engine."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_INSIDE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_if_imprecise(total: float, what: str = "model", stacklevel: int | None = None
+                      ) -> None:
     """Warn (:class:`PrecisionWarning`) when ``total`` (:func:`magnitude`) passes
-    :data:`PRECISE_LOG_WEIGHT`; ``stacklevel`` points the warning at the user's call."""
+    :data:`PRECISE_LOG_WEIGHT`; the warning names the user's call (``stacklevel`` by
+    default: the first frame outside mrflib)."""
     if total > PRECISE_LOG_WEIGHT:
         if math.isfinite(total):
             shown, lost = f"{total:.3g}", f"about {total * np.finfo(np.float64).eps:.2g}"
@@ -93,4 +118,56 @@ def warn_if_imprecise(total: float, what: str = "model", stacklevel: int = 3) ->
         warnings.warn(f"{what}: the largest |log-weight| of its factors add up to {shown}, "
                       f"beyond {PRECISE_LOG_WEIGHT:.3g} (2^32): float64 rounds its "
                       f"log-weights by up to {lost}, so the exact answer may be wrong",
-                      PrecisionWarning, stacklevel=stacklevel)
+                      PrecisionWarning,
+                      stacklevel=_user_stacklevel() if stacklevel is None else stacklevel)
+
+
+def model_magnitude(model: Any) -> float | None:
+    """:func:`magnitude` of a factor graph's tables, or ``Σ|b_i| + Σ|J_ij|`` of a
+    Boltzmann machine (``inf`` past the float range); None for anything else (its
+    validation, not this check, reports it)."""
+    tables = getattr(model, "log_tables", None)
+    if tables is not None:
+        return magnitude(tables)
+    bias, coupling = getattr(model, "bias", None), getattr(model, "coupling", None)
+    if isinstance(bias, np.ndarray) and isinstance(coupling, np.ndarray):
+        with np.errstate(over="ignore"):  # past the float range: inf, and a warning
+            return float(np.abs(bias).sum() + np.abs(coupling).sum())
+    return None
+
+
+# True while a call that has checked its model runs: the engines it calls do not warn again.
+_REPORTED: contextvars.ContextVar[bool] = contextvars.ContextVar("mrflib_precision_reported",
+                                                                 default=False)
+
+
+@contextlib.contextmanager
+def reported(model: Any) -> Iterator[None]:
+    """Warn once (:func:`warn_if_imprecise`) if ``model`` is past the precision limit,
+    unless a call around this one has already checked it; the engines called inside do
+    not check it again. Every public entry of an exact or approximate engine runs inside
+    one (:func:`checked`), so a direct call of an engine warns as its front does, once."""
+    if not _REPORTED.get():
+        total = model_magnitude(model)
+        if total is not None:
+            warn_if_imprecise(total, f"{type(model).__name__}(n={model.n})")
+    token = _REPORTED.set(True)
+    try:
+        yield
+    finally:
+        _REPORTED.reset(token)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def checked(fn: _F) -> _F:
+    """Decorate an engine's public function of ``(model, ...)``: it runs inside
+    :func:`reported` of its first argument."""
+    first = next(iter(inspect.signature(fn).parameters))
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with reported(args[0] if args else kwargs.get(first)):
+            return fn(*args, **kwargs)
+    return run  # type: ignore[return-value]

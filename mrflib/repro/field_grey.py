@@ -403,6 +403,6 @@ def plot_gains(table: Any) -> Any:
                    xlabel="fit time (s)")
         for ax in row:
             ax.invert_yaxis()
-    axes[0, 0].legend(fontsize=8)
+    axes[0, 0].legend()
     fig.tight_layout()
     return fig

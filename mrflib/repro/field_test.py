@@ -499,7 +499,7 @@ def plot_samples(real: Any, samples: dict[str, Any], side: int) -> Any:
             ax.set_yticks([])
             if k < len(imgs):
                 ax.imshow(imgs[k].reshape(side, side), cmap="gray_r", vmin=-1, vmax=1)
-        ax_row[0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
+        ax_row[0].set_ylabel(name, rotation=0, ha="right", va="center")
     fig.subplots_adjust(wspace=0.05, hspace=0.05, left=0.15)
     return fig
 

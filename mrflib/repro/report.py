@@ -475,9 +475,11 @@ def _crossings(curves, unit: str) -> list[str]:
             f"below it and less above it"]
 
 
-#: The Performance page's figures are drawn this wide (inches, at 100 dpi), about the text
-#: column's width at 1280 px, so that 9 pt text shows at about 9 pt.
+#: The Performance page's figures are drawn this wide (inches, at 100 dpi) and shown at the
+#: text column's width (672 px at 1280 px, a scale of 0.84), with text of ``FIG_FONT_PT``
+#: points: it reads at about 9 pt.
 _FIG_WIDTH = 8.0
+FIG_FONT_PT = 10
 
 
 def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
@@ -501,7 +503,7 @@ def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
         plt.close(fig)
         out.append((f"{stem}-{suffix}.png", caption))
 
-    with plt.rc_context({"font.size": 9, "legend.fontsize": 9}):
+    with plt.rc_context({"font.size": FIG_FONT_PT, "legend.fontsize": FIG_FONT_PT}):
         if len(bars):
             fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(bars) + 1.4)))
             colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
