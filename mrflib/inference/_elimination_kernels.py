@@ -452,15 +452,22 @@ def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
         for d in range(nd):
             if st0[k, d] != 0:
                 level[k] = d
-    by = np.argsort(level, kind="mergesort")
-    st = np.empty((K, nd), dtype=np.int64)
+    # a stable counting sort by level (levels are axes: few), the order a stable argsort
+    # gives, without compiling a general sort
     starts = np.zeros(nd + 1, dtype=np.int64)
+    for k in range(K):
+        starts[level[k] + 1] += 1
+    for d in range(nd):
+        starts[d + 1] += starts[d]
+    fill = starts[:nd].copy()
+    by = np.empty(K, dtype=np.int64)
+    for k in range(K):
+        by[fill[level[k]]] = k
+        fill[level[k]] += 1
+    st = np.empty((K, nd), dtype=np.int64)
     for i in range(K):
         for d in range(nd):
             st[i, d] = st0[by[i], d]
-        starts[level[by[i]] + 1] += 1
-    for d in range(nd):
-        starts[d + 1] += starts[d]
     return by, st, starts, shp, ost
 
 
