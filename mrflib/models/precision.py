@@ -145,8 +145,9 @@ _REPORTED: contextvars.ContextVar[bool] = contextvars.ContextVar("mrflib_precisi
 def reported(model: Any) -> Iterator[None]:
     """Warn once (:func:`warn_if_imprecise`) if ``model`` is past the precision limit,
     unless a call around this one has already checked it; the engines called inside do
-    not check it again. Every public entry of an exact or approximate engine runs inside
-    one (:func:`checked`), so a direct call of an engine warns as its front does, once."""
+    not check it again. The fronts (``exact``, ``approx``, ``solve``) and every public
+    function of the exact engines run inside one (:func:`checked`), so a direct call of an
+    engine warns as its front does, and a call warns once however deep it goes."""
     if not _REPORTED.get():
         total = model_magnitude(model)
         if total is not None:
