@@ -263,7 +263,7 @@ def _check_factor_model(model: Any, name: str = "model", *, tables: bool = True
         raise ValueError(f"{name} must be a FactorGraph, got {type(model).__name__}")
     if tables and any(np.isneginf(t).any() for t in model.log_tables):
         _refuse_zero_weights(name)
-    if any(len(s) > 24 for s in model.scopes):
+    if max(map(len, model.scopes), default=0) > 24:
         raise ValueError(f"{name} has a factor over more than 24 variables; its 2^|scope| "
                          "cliques are too many to list")
     return model
