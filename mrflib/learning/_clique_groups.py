@@ -215,13 +215,19 @@ def gather(blocks: list[Cliques], name: str) -> np.ndarray:
     return np.concatenate([getattr(b, name) for b in blocks] or [_EMPTY])
 
 
-def _owned_steps(blocks: list[Cliques]):
-    """Yield ``(group, block, cliques)``: cliques of ``block`` whose owners are in
-    ``group`` and are each their owner's ``q``-th (in order of first appearance), the same
-    subset of it, distinct owners; by increasing ``q``."""
-    owner, grp, sub = (gather(blocks, n) for n in ("owner", "owner_group", "owner_subset"))
+def block_index(blocks: list[Cliques]) -> tuple[np.ndarray, np.ndarray]:
+    """For every clique of :func:`gather`'s order, its block and its index in the block."""
     which = np.concatenate([np.full(len(b.owner), i) for i, b in enumerate(blocks)] or [_EMPTY])
     within = np.concatenate([np.arange(len(b.owner)) for b in blocks] or [_EMPTY])
+    return which, within
+
+
+def _owned_steps(blocks: list[Cliques]):
+    """Yield ``(group, block, subset, owners, cliques)``: cliques of ``blocks[block]``
+    that are their owners' ``q``-th (in order of first appearance) and subset number
+    ``subset`` of them, owners distinct and all in ``group``; by increasing ``q``."""
+    owner, grp, sub = (gather(blocks, n) for n in ("owner", "owner_group", "owner_subset"))
+    which, within = block_index(blocks)
     o = np.lexsort((gather(blocks, "first_subset"), gather(blocks, "first"), owner))
     rank = np.empty(len(o), np.int64)
     rank[o] = ranks(owner[o])

@@ -18,6 +18,7 @@ import numpy as np
 from mrflib._support.validation import check_array, check_positive, require_memory
 from mrflib.learning._clique_groups import (
     Group,
+    block_index,
     clique_blocks,
     gather,
     normalized_tables,
@@ -218,16 +219,14 @@ def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
     scopes = tuple(_check_scope(s, k) for k, s in enumerate(scopes))
     blocks = clique_blocks(scope_groups(scopes), with_terms=False)
     keys = [list(map(tuple, b.variables.tolist())) for b in blocks]
-    which = np.concatenate([np.full(len(b.owner), i) for i, b in enumerate(blocks)] or [[]])
-    within = np.concatenate([np.arange(len(b.owner)) for b in blocks] or [[]])
-    size = np.concatenate([np.full(len(b.owner), b.variables.shape[1]) for b in blocks] or [[]])
+    which, within = block_index(blocks)
+    size = np.array([blocks[i].variables.shape[1] for i in range(len(blocks))])[which]
     # a smaller owner first, then its cliques by size and lexicographically (block rows are
     # numbered in lexicographic order)
-    o = np.lexsort((within, size, gather(blocks, "owner"), gather(blocks, "owner_arity")))
-    owner = gather(blocks, "owner").tolist()
-    return {keys[i][c]: owner_k for i, c, owner_k in
-            zip(which[o].astype(int).tolist(), within[o].astype(int).tolist(),
-                (owner[t] for t in o.tolist()))}
+    owner = gather(blocks, "owner")
+    o = np.lexsort((within, size, owner, gather(blocks, "owner_arity")))
+    return {keys[i][c]: k for i, c, k in
+            zip(which[o].tolist(), within[o].tolist(), owner[o].tolist())}
 
 
 def _check_scope(scope: Any, k: int) -> tuple[int, ...]:
@@ -304,12 +303,11 @@ def factor_graph_potentials(
         raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
     if gauge == "reference":
         blocks = clique_blocks(_stacked_groups(model))
-        which = np.concatenate([np.full(len(b.first), i) for i, b in enumerate(blocks)] or [[]])
-        within = np.concatenate([np.arange(len(b.first)) for b in blocks] or [[]])
+        which, within = block_index(blocks)
         o = np.lexsort((gather(blocks, "first_subset"), gather(blocks, "first")))
         keys = [list(map(tuple, b.variables.tolist())) for b in blocks]
-        return {keys[i][c]: blocks[i].potential[c] for i, c in
-                zip(which[o].astype(int).tolist(), within[o].astype(int).tolist())}
+        return {keys[i][c]: blocks[i].potential[c]
+                for i, c in zip(which[o].tolist(), within[o].tolist())}
     # the zero-sum gauge keeps the per-factor loop: a mean over an axis of a stacked array
     # need not add its terms in the order of the same mean over one table
     model = _check_factor_model(model)
