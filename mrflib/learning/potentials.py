@@ -16,6 +16,15 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import check_array, check_positive, require_memory
+from mrflib.learning._clique_groups import (
+    Group,
+    block_index,
+    clique_blocks,
+    gather,
+    normalized_tables,
+    scope_groups,
+    stack_tables,
+)
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph
 
@@ -207,15 +216,17 @@ def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
     """
     if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
         raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
-    scopes = [_check_scope(s, k) for k, s in enumerate(scopes)]
-    owners: dict[tuple[int, ...], int] = {}
-    order = sorted(range(len(scopes)), key=lambda k: (len(scopes[k]), k))
-    for k in order:
-        s = scopes[k]
-        for r in range(1, len(s) + 1):
-            for B in combinations(sorted(s), r):
-                owners.setdefault(B, k)
-    return owners
+    scopes = tuple(_check_scope(s, k) for k, s in enumerate(scopes))
+    blocks = clique_blocks(scope_groups(scopes), with_terms=False)
+    keys = [list(map(tuple, b.variables.tolist())) for b in blocks]
+    which, within = block_index(blocks)
+    size = np.array([blocks[i].variables.shape[1] for i in range(len(blocks))])[which]
+    # a smaller owner first, then its cliques by size and lexicographically (block rows are
+    # numbered in lexicographic order)
+    owner = gather(blocks, "owner")
+    o = np.lexsort((within, size, owner, gather(blocks, "owner_arity")))
+    return {keys[i][c]: k for i, c, k in
+            zip(which[o].tolist(), within[o].tolist(), owner[o].tolist())}
 
 
 def _check_scope(scope: Any, k: int) -> tuple[int, ...]:
@@ -243,16 +254,33 @@ def _subsets(scope: tuple[int, ...]):
             yield B, mask, [pos.index(a) for a in order]
 
 
-def _check_factor_model(model: Any, name: str = "model") -> FactorGraph:
+def _check_factor_model(model: Any, name: str = "model", *, tables: bool = True
+                        ) -> FactorGraph:
+    """``model``, a FactorGraph with positive weights (``tables``: checked here) and
+    factors over at most 24 variables."""
     if not isinstance(model, FactorGraph):
         raise ValueError(f"{name} must be a FactorGraph, got {type(model).__name__}")
-    if any(np.isneginf(t).any() for t in model.log_tables):
-        raise ValueError(f"{name} has zero weights (-inf entries): normalized potentials "
-                         "exist only for positive distributions (Theorem 6)")
-    if any(len(s) > 24 for s in model.scopes):
+    if tables and any(np.isneginf(t).any() for t in model.log_tables):
+        _refuse_zero_weights(name)
+    if max(map(len, model.scopes), default=0) > 24:
         raise ValueError(f"{name} has a factor over more than 24 variables; its 2^|scope| "
                          "cliques are too many to list")
     return model
+
+
+def _refuse_zero_weights(name: str) -> None:
+    raise ValueError(f"{name} has zero weights (-inf entries): normalized potentials "
+                     "exist only for positive distributions (Theorem 6)")
+
+
+def _stacked_groups(model: Any, name: str = "model") -> list[Group]:
+    """The checked ``model``'s factors stacked by group (:func:`stack_tables`); its
+    zero weights are looked for in the stacks, a numpy call per group."""
+    _check_factor_model(model, name, tables=False)
+    groups = stack_tables(model)
+    if any(np.isneginf(grp.tables).any() for grp in groups):
+        _refuse_zero_weights(name)
+    return groups
 
 
 def factor_graph_potentials(
@@ -270,9 +298,19 @@ def factor_graph_potentials(
         ``B (sorted tuple) -> array`` over ``B``'s variables in sorted order, full
         cardinalities (entries with some ``x_i = 0`` are 0 in the reference gauge).
     """
-    model = _check_factor_model(model)
     if gauge not in GAUGES:
+        _check_factor_model(model)
         raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
+    if gauge == "reference":
+        blocks = clique_blocks(_stacked_groups(model))
+        which, within = block_index(blocks)
+        o = np.lexsort((gather(blocks, "first_subset"), gather(blocks, "first")))
+        keys = [list(map(tuple, b.variables.tolist())) for b in blocks]
+        return {keys[i][c]: blocks[i].potential[c]
+                for i, c in zip(which[o].tolist(), within[o].tolist())}
+    # the zero-sum gauge keeps the per-factor loop: a mean over an axis of a stacked array
+    # need not add its terms in the order of the same mean over one table
+    model = _check_factor_model(model)
     out: dict[tuple[int, ...], np.ndarray] = {}
     for s, t in zip(model.scopes, model.log_tables):
         for B, mask, perm in _subsets(s):
@@ -315,6 +353,6 @@ def normalize(model: FactorGraph) -> FactorGraph:
     learner of :func:`mrflib.learning.learners.fit` on a factor graph returns such tables.
     Zero weights (``-inf``) are refused: the normalized potential needs ``P > 0``.
     """
-    model = _check_factor_model(model)
-    return tables_from_potentials(model.cardinalities, model.scopes,
-                                  factor_graph_potentials(model))
+    groups = _stacked_groups(model)
+    return FactorGraph._from_checked(model.cardinalities, model.scopes,
+                                     normalized_tables(model, groups))
