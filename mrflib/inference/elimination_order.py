@@ -297,9 +297,14 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     best = Order(None, "", math.inf, math.inf, -1)
     stopped = (math.inf, 0)
     bound = [limit]
+    # an order a candidate before it gave scores the same and cannot win (ties go to the
+    # first), nor stop sooner (the bound only tightens once a candidate wins): the greedy
+    # criteria often agree on small components
+    seen: set[tuple[int, ...]] = set()
     for name, order in _candidates(adj, logc, nodes, bound):
-        if order is None:
+        if order is None or tuple(order) in seen:
             continue
+        seen.add(tuple(order))
         cliques, size, total = order_cliques(adj, order, logc, bound[0])
         if cliques is None:
             stopped = min(stopped, (size, int(total)))
