@@ -64,8 +64,8 @@ def potts_lattice(
     fields = rng.uniform(-field_scale, field_scale, (n, q))
     low = 0.0 if couplings == "ferromagnetic" else -coupling
     J = rng.uniform(low, low + 2.0 * coupling, len(edges))
-    scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
-    tables = list(fields) + [Jk * np.eye(q) for Jk in J]
+    scopes = list(zip(range(n))) + list(zip(edges[:, 0].tolist(), edges[:, 1].tolist()))
+    tables = list(fields) + list(J[:, None, None] * np.eye(q))
     return FactorGraph(np.full(n, q, dtype=np.int64), scopes, tables)
 
 

@@ -1,0 +1,171 @@
+"""Validation of a factor graph's scopes and tables for whole groups of factors at once.
+
+:class:`~mrflib.models.factor_graph.FactorGraph` checks every factor: its scope (integer
+variables in range, distinct), its table (the scope's shape, real numbers, no NaN, no
+``+inf``) and the tables' magnitudes (their largest ``|log-weight|`` add up to at most
+:data:`~mrflib.models.factor_graph.MAX_LOG_WEIGHT`). Factor by factor that is a few Python
+steps and numpy calls per factor, most of the time of building a lattice of a million
+factors. :func:`check_factors` makes the same checks with a few numpy calls per group of
+factors whose tables have one shape and dtype (stacked into one ``(K, *shape)`` array),
+and gives the same stored objects: scopes as tuples of ``int``, tables as read-only
+C-ordered ``float64`` arrays holding the values of ``np.asarray(table, dtype=float64)``
+(rows of one fresh stacked copy per group, never the caller's memory).
+
+It answers only for models it accepts: on anything the bulk checks do not accept (a bad
+factor, or an input form they do not handle, such as a scope of ``bool`` variables), it
+returns ``None`` and the constructor checks factor by factor, which names the first
+offending ``scopes[k]`` or ``log_tables[k]`` with its usual message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import chain
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import check_array
+
+__all__ = ["check_factors"]
+
+#: Containers a scope may be for the bulk check (others go factor by factor).
+_SCOPE_TYPES = (tuple, list, range, np.ndarray)
+#: Table dtypes whose conversion to float64 the bulk check makes (kinds: float, signed and
+#: unsigned integer, bool); others (complex, object, strings...) go factor by factor.
+_TABLE_KINDS = "fiub"
+
+
+def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
+                  max_entries: int, max_log_weight: float) -> tuple[tuple, tuple] | None:
+    """``(scopes, tables)`` as :class:`~mrflib.models.factor_graph.FactorGraph` stores
+    them, when every factor passes its checks (a table of at most ``max_entries`` entries,
+    magnitudes adding up to at most ``max_log_weight`` in factor order); ``None`` when
+    some factor or input form needs the factor-by-factor check."""
+    n, F = len(card), len(scopes)
+    parsed = _scope_arrays(scopes, n)
+    if parsed is None:
+        return None
+    out_scopes, arity, flat, offsets = parsed
+    which = np.repeat(np.arange(F), arity)
+    # the table sizes the scopes ask for, refused by their logarithm before any conversion
+    logs = np.bincount(which, weights=np.log2(card[flat].astype(float)), minlength=F)
+    if F and logs.max() > math.log2(max_entries) - 1e-6:
+        return None
+    arrays = _table_arrays(log_tables)
+    if arrays is None:
+        return None
+    keys = list(zip(map(attrgetter("shape"), arrays), map(attrgetter("dtype"), arrays)))
+    number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    code = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=F)
+    order = np.argsort(code, kind="stable")
+    bounds = np.cumsum(np.bincount(code, minlength=len(number)))[:-1]
+    magnitudes = np.zeros(F)
+    views: list[np.ndarray] = []
+    for (shape, dtype), idx in zip(number, np.split(order, bounds)):
+        stacked = _stacked_group(arrays, idx, shape, dtype, card, flat, offsets, arity)
+        if stacked is None:
+            return None
+        magnitudes[idx] = _largest_finite(stacked)
+        stacked.flags.writeable = False
+        views.extend(stacked if stacked.ndim > 1 else
+                     (stacked[i:i + 1].reshape(()) for i in range(len(stacked))))
+    # added one at a time in factor order (a cumulative sum), the sum of magnitude()
+    if F and not float(np.cumsum(magnitudes)[-1]) <= max_log_weight:
+        return None
+    where = np.empty(F, dtype=np.int64)
+    where[order] = np.arange(F)
+    return out_scopes, tuple(map(views.__getitem__, where.tolist()))
+
+
+def _scope_arrays(scopes: Any, n: int) -> tuple[tuple, np.ndarray, np.ndarray,
+                                                  np.ndarray] | None:
+    """``(scopes as tuples of int, arity (F,), variables flat, offsets (F + 1,))`` when
+    every scope holds distinct integer variables in ``0..n-1``, else ``None``."""
+    F = len(scopes)
+    if isinstance(scopes, np.ndarray):
+        if scopes.ndim != 2 or scopes.dtype.kind not in "iu":
+            return None
+        items = scopes.ravel().tolist()  # Python ints, exact also for uint64
+        arity = np.full(F, scopes.shape[1], dtype=np.int64)
+        reuse = False
+    else:
+        kinds = set(map(type, scopes))
+        if not kinds <= set(_SCOPE_TYPES):
+            return None
+        try:  # a 0-d array has no length; a 2-d one yields rows, refused by type below
+            arity = np.fromiter(map(len, scopes), dtype=np.int64, count=F)
+            items = list(chain.from_iterable(scopes))
+        except TypeError:
+            return None
+        types = set(map(type, items))
+        if not all(t is int or issubclass(t, np.integer) for t in types):
+            return None
+        reuse = kinds <= {tuple} and types <= {int}
+    try:
+        flat = np.array(items, dtype=np.int64)
+    except OverflowError:  # beyond int64: out of range anyway
+        return None
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        return None
+    offsets = np.zeros(F + 1, dtype=np.int64)
+    np.cumsum(arity, out=offsets[1:])
+    for r in np.unique(arity).tolist():
+        if r > 1:
+            idx = np.flatnonzero(arity == r)
+            S = np.sort(flat[offsets[idx][:, None] + np.arange(r)], axis=1)
+            if np.any(S[:, 1:] == S[:, :-1]):
+                return None
+    if reuse:  # already tuples of int: kept as they are
+        out = tuple(scopes)
+    else:
+        items = flat.tolist()
+        bounds = offsets.tolist()
+        out = tuple(tuple(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
+    return out, arity, flat, offsets
+
+
+def _table_arrays(log_tables: Sequence) -> list[np.ndarray] | None:
+    """The tables as arrays: plain arrays as given, anything else converted as the
+    factor-by-factor check converts it (``None`` if a conversion fails)."""
+    arrays = list(log_tables)
+    if set(map(type, arrays)) <= {np.ndarray}:
+        return arrays
+    for k, t in enumerate(arrays):
+        if type(t) is not np.ndarray:
+            try:
+                arrays[k] = check_array(t, f"log_tables[{k}]", dtype=np.float64,
+                                        finite=False)
+            except Exception:  # the factor-by-factor check says what is wrong
+                return None
+    return arrays
+
+
+def _stacked_group(arrays: list, idx: np.ndarray, shape: tuple, dtype: np.dtype,
+                   card: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
+                   arity: np.ndarray) -> np.ndarray | None:
+    """The tables ``idx`` (all of ``shape`` and ``dtype``) stacked into a fresh float64
+    ``(K, *shape)`` array, or ``None`` unless ``shape`` is each one's scope's
+    cardinalities and the entries are real numbers without NaN or ``+inf``."""
+    r = len(shape)
+    if dtype.kind not in _TABLE_KINDS or np.any(arity[idx] != r):
+        return None
+    want = card[flat[offsets[idx][:, None] + np.arange(r)]]
+    if np.any(want != np.array(shape, dtype=np.int64)):
+        return None
+    stacked = np.array([arrays[i] for i in idx.tolist()], dtype=dtype)
+    if stacked.dtype != np.float64:
+        stacked = stacked.astype(np.float64)
+    if np.isnan(stacked).any() or np.isposinf(stacked).any():
+        return None
+    return np.ascontiguousarray(stacked)
+
+
+def _largest_finite(stacked: np.ndarray) -> np.ndarray:
+    """Each table's largest finite ``|log-weight|`` (0 if none), as
+    :func:`mrflib.models.precision.magnitude` takes it."""
+    a = np.abs(stacked)
+    a[~np.isfinite(a)] = 0.0
+    return a.reshape(len(a), -1).max(axis=1, initial=0.0)
