@@ -73,7 +73,9 @@ def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
         views.extend(stacked if stacked.ndim > 1 else
                      (stacked[i:i + 1].reshape(()) for i in range(len(stacked))))
     # added one at a time in factor order (a cumulative sum), the sum of magnitude()
-    if F and not float(np.cumsum(magnitudes)[-1]) <= max_log_weight:
+    with np.errstate(over="ignore"):  # a sum past float64 is refused, without a warning
+        total = float(np.cumsum(magnitudes)[-1]) if F else 0.0
+    if not total <= max_log_weight:
         return None
     where = np.empty(F, dtype=np.int64)
     where[order] = np.arange(F)
