@@ -29,7 +29,7 @@ import numpy as np
 
 from mrflib._support.validation import check_array
 
-__all__ = ["check_factors"]
+__all__ = ["check_factors", "group_by", "table_rows"]
 
 #: Containers a scope may be for the bulk check (others go factor by factor).
 _SCOPE_TYPES = (tuple, list, range, np.ndarray)
@@ -57,29 +57,44 @@ def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
     arrays = _table_arrays(log_tables)
     if arrays is None:
         return None
-    keys = list(zip(map(attrgetter("shape"), arrays), map(attrgetter("dtype"), arrays)))
-    number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-    code = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=F)
-    order = np.argsort(code, kind="stable")
-    bounds = np.cumsum(np.bincount(code, minlength=len(number)))[:-1]
+    groups, where = group_by(list(zip(map(attrgetter("shape"), arrays),
+                                      map(attrgetter("dtype"), arrays))))
     magnitudes = np.zeros(F)
     views: list[np.ndarray] = []
-    for (shape, dtype), idx in zip(number, np.split(order, bounds)):
+    for (shape, dtype), idx in groups:
         stacked = _stacked_group(arrays, idx, shape, dtype, card, flat, offsets, arity)
         if stacked is None:
             return None
         magnitudes[idx] = _largest_finite(stacked)
-        stacked.flags.writeable = False
-        views.extend(stacked if stacked.ndim > 1 else
-                     (stacked[i:i + 1].reshape(()) for i in range(len(stacked))))
+        views.extend(table_rows(stacked))
     # added one at a time in factor order (a cumulative sum), the sum of magnitude()
     with np.errstate(over="ignore"):  # a sum past float64 is refused, without a warning
         total = float(np.cumsum(magnitudes)[-1]) if F else 0.0
     if not total <= max_log_weight:
         return None
-    where = np.empty(F, dtype=np.int64)
-    where[order] = np.arange(F)
-    return out_scopes, tuple(map(views.__getitem__, where.tolist()))
+    return out_scopes, tuple(map(views.__getitem__, where))
+
+
+def group_by(keys: list) -> tuple[list[tuple[Any, np.ndarray]], list[int]]:
+    """The positions of equal hashable ``keys``: ``[(key, positions ascending), ...]`` in
+    order of first appearance, and where each position lands when the groups' items are
+    listed one group after the other (``items[where[k]]`` is item ``k``)."""
+    number = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    code = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys))
+    order = np.argsort(code, kind="stable")
+    bounds = np.cumsum(np.bincount(code, minlength=len(number)))[:-1]
+    where = np.empty(len(keys), dtype=np.int64)
+    where[order] = np.arange(len(keys))
+    return list(zip(number, np.split(order, bounds))), where.tolist()
+
+
+def table_rows(stacked: np.ndarray) -> list[np.ndarray]:
+    """The tables of a stack ``(K, *shape)``, made read-only: its rows (0-d arrays for a
+    stack of 0-d tables, never numpy scalars)."""
+    stacked.flags.writeable = False
+    if stacked.ndim > 1:
+        return list(stacked)
+    return [stacked[i:i + 1].reshape(()) for i in range(len(stacked))]
 
 
 def _scope_arrays(scopes: Any, n: int) -> tuple[tuple, np.ndarray, np.ndarray,
