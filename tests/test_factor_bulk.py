@@ -119,6 +119,8 @@ def _bad_cases():
     yield "2-d array", *at(1, scope=np.array([[2]]))
     yield "wrong shape", *at(2, table=np.zeros((3, 2)))
     yield "transposed", *at(0, table=np.zeros((3, 2)))
+    yield "wrong shape, huge", *at(0, table=huge)
+    yield "reshaped", *at(2, table=np.zeros((2, 6)))
     yield "ragged", *at(0, table=[[0.0, 1.0, 2.0], [1.0]])
     yield "complex", *at(1, table=np.zeros(2, dtype=complex))
     yield "text", *at(1, table=["a", "b"])
@@ -166,3 +168,12 @@ def test_magnitudes_near_the_limit_decide_as_factor_by_factor(parts):
         assert str(got.value) == str(err)
     else:
         _assert_same(FactorGraph([2], scopes, tables), ref, tables)
+
+
+def test_long_scopes_of_mixed_cardinalities_are_grouped_by_shape():
+    # 24 variables with up to 7 states: shapes too wide for one int64 number each
+    card = [1] * 23 + [7, 2]
+    scopes = [tuple(range(24)), tuple(range(1, 25)), tuple(range(23, -1, -1)), (24, 23)]
+    tables = [np.arange(7.0).reshape((1,) * 23 + (7,)), np.ones((1,) * 22 + (7, 2)),
+              np.zeros((7,) + (1,) * 23), np.ones((2, 7))]
+    _assert_same(FactorGraph(card, scopes, tables), _reference(card, scopes, tables), tables)

@@ -41,13 +41,36 @@ def layout_terms(scopes: tuple, card: np.ndarray) -> dict:
                           or [_EMPTY])
     owner = gather(blocks, "owner")
     order = np.lexsort([padded[:, j] for j in reversed(range(width))] + [size, owner])
-    keys = [tup for b in blocks for tup in map(tuple, b.variables.tolist())]
     free = np.concatenate([np.prod(card[b.variables] - 1, axis=1) for b in blocks]
                           or [_EMPTY])
-    return {"terms": list(map(keys.__getitem__, order.tolist())), "owner": owner[order],
+    return {"terms": _term_tuples(scopes, groups, blocks, order), "owner": owner[order],
             "free": free[order], "groups": groups,
             "group": gather(blocks, "owner_group")[order],
             "subset": gather(blocks, "owner_subset")[order]}
+
+
+def _term_tuples(scopes: tuple, groups: list, blocks: list, order: np.ndarray) -> list:
+    """The cliques of ``blocks`` (listed block after block) as tuples of their sorted
+    variables, in ``order``; a clique that is its owner's whole scope, given sorted, is
+    that scope's tuple itself (equal, and no new object for it)."""
+    in_order = np.array([grp.order == tuple(range(len(grp.order))) for grp in groups]
+                        + [False])
+    whole = [(b.owner_subset == 2 ** b.owner_arity - 2) & in_order[b.owner_group]
+             for b in blocks]
+    out = np.empty(len(order), dtype=object)
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.arange(len(order))
+    start = 0
+    for b, same in zip(blocks, whole):
+        here = at[start:start + len(same)]
+        start += len(same)
+        if same.any():
+            out[here[same]] = np.fromiter(map(scopes.__getitem__, b.owner[same].tolist()),
+                                          dtype=object, count=int(same.sum()))
+        if not same.all():
+            rows = b.variables[~same].tolist()
+            out[here[~same]] = np.fromiter(map(tuple, rows), dtype=object, count=len(rows))
+    return out.tolist()
 
 
 def layout_matrix(terms: dict, offsets: np.ndarray, term_offsets: np.ndarray,

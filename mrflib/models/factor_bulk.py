@@ -57,22 +57,33 @@ def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
     arrays = _table_arrays(log_tables)
     if arrays is None:
         return None
-    groups, where = group_by(list(zip(map(attrgetter("shape"), arrays),
-                                      map(attrgetter("dtype"), arrays))))
+    if not all(dt.kind in _TABLE_KINDS for dt in set(map(attrgetter("dtype"), arrays))):
+        return None
+    # each table's size is its scope's before anything is stacked (a broadcast view of
+    # the wrong shape may stand for more entries than memory holds)
+    want = np.ones(F, dtype=np.int64)
+    for j in range(int(arity.max()) if F else 0):
+        has = np.flatnonzero(arity > j)
+        want[has] *= card[flat[offsets[has] + j]]
+    if np.any(np.fromiter(map(attrgetter("size"), arrays), np.int64, count=F) != want):
+        return None
     magnitudes = np.zeros(F)
     views: list[np.ndarray] = []
-    for (shape, dtype), idx in groups:
-        stacked = _stacked_group(arrays, idx, shape, dtype, card, flat, offsets, arity)
+    parts = []
+    for shape, idx in _shape_groups(card, flat, offsets, arity):
+        stacked = _stacked_group(arrays, idx, shape)
         if stacked is None:
             return None
         magnitudes[idx] = _largest_finite(stacked)
         views.extend(table_rows(stacked))
-    # added one at a time in factor order (a cumulative sum), the sum of magnitude()
+        parts.append(idx)
     with np.errstate(over="ignore"):  # a sum past float64 is refused, without a warning
         total = float(np.cumsum(magnitudes)[-1]) if F else 0.0
     if not total <= max_log_weight:
         return None
-    return out_scopes, tuple(map(views.__getitem__, where))
+    where = np.empty(F, dtype=np.int64)
+    where[np.concatenate(parts or [np.zeros(0, np.int64)])] = np.arange(F)
+    return out_scopes, tuple(map(views.__getitem__, where.tolist()))
 
 
 def group_by(keys: list) -> tuple[list[tuple[Any, np.ndarray]], list[int]]:
@@ -160,24 +171,46 @@ def _table_arrays(log_tables: Sequence) -> list[np.ndarray] | None:
     return arrays
 
 
-def _stacked_group(arrays: list, idx: np.ndarray, shape: tuple, dtype: np.dtype,
-                   card: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
-                   arity: np.ndarray) -> np.ndarray | None:
-    """The tables ``idx`` (all of ``shape`` and ``dtype``) stacked into a fresh float64
-    ``(K, *shape)`` array, or ``None`` unless ``shape`` is each one's scope's
-    cardinalities and the entries are real numbers without NaN or ``+inf``."""
-    r = len(shape)
-    if dtype.kind not in _TABLE_KINDS or np.any(arity[idx] != r):
+def _shape_groups(card: np.ndarray, flat: np.ndarray, offsets: np.ndarray,
+                  arity: np.ndarray):
+    """Yield ``(shape, factors)``: the factors (ascending) whose scopes' cardinalities
+    are ``shape``, one group per shape."""
+    for r in np.unique(arity).tolist():
+        idx = np.flatnonzero(arity == r)
+        if r == 0:
+            yield (), idx
+            continue
+        C = card[flat[offsets[idx][:, None] + np.arange(r)]]
+        if np.all(C == C[0]):  # one shape (all variables alike, say)
+            yield tuple(C[0].tolist()), idx
+            continue
+        radix = int(card.max()) + 1
+        if r * math.log2(radix) < 62:  # each shape one int64 number: a 1-d unique
+            _, first, code = np.unique(C @ radix ** np.arange(r, dtype=np.int64),
+                                       return_index=True, return_inverse=True)
+            shapes = C[first]
+        else:
+            shapes, code = np.unique(C, axis=0, return_inverse=True)
+        code = code.ravel()
+        order = np.argsort(code, kind="stable")
+        bounds = np.cumsum(np.bincount(code, minlength=len(shapes)))[:-1]
+        for shape, part in zip(shapes.tolist(), np.split(order, bounds)):
+            yield tuple(shape), idx[part]
+
+
+def _stacked_group(arrays: list, idx: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """The tables ``idx``, whose scopes' cardinalities are ``shape``, converted to float64
+    and stacked into a fresh ``(K, *shape)`` array; ``None`` unless each has ``shape`` and
+    holds no NaN or ``+inf`` (their dtypes are real numbers, checked by the caller)."""
+    try:
+        stacked = np.array([arrays[i] for i in idx.tolist()], dtype=np.float64)
+    except ValueError:  # tables of different shapes
         return None
-    want = card[flat[offsets[idx][:, None] + np.arange(r)]]
-    if np.any(want != np.array(shape, dtype=np.int64)):
+    if stacked.shape != (len(idx), *shape):
         return None
-    stacked = np.array([arrays[i] for i in idx.tolist()], dtype=dtype)
-    if stacked.dtype != np.float64:
-        stacked = stacked.astype(np.float64)
     if np.isnan(stacked).any() or np.isposinf(stacked).any():
         return None
-    return np.ascontiguousarray(stacked)
+    return stacked
 
 
 def _largest_finite(stacked: np.ndarray) -> np.ndarray:
