@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph
-from mrflib.models import factor_bulk
+from mrflib.models import _factor_bulk as factor_bulk
 from mrflib.models.factor_graph import MAX_LOG_WEIGHT, MAX_TABLE_ENTRIES, _check_factors
 
 

@@ -21,7 +21,7 @@ from mrflib.learning.potentials import (
     clique_owners,
     factor_graph_potentials,
 )
-from mrflib.models.factor_bulk import group_by, table_rows
+from mrflib.models._factor_bulk import group_by, table_rows
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = ["data_factor_marginals"]

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
 from mrflib.learning.factor_layout import _flat_tables, _model_of
-from mrflib.models.factor_bulk import group_by
+from mrflib.models._factor_bulk import group_by
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["FORMS", "Tie"]

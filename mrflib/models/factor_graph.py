@@ -36,8 +36,8 @@ from mrflib._support.validation import (
     integer_values,
     require_memory,
 )
+from mrflib.models._factor_bulk import check_factors
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_bulk import check_factors
 from mrflib.models.precision import magnitude
 
 __all__ = ["FactorGraph", "as_factor_graph", "all_states", "flat_strides", "flat_index",
