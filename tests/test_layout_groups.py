@@ -128,3 +128,41 @@ def test_memory_bound_counts_as_before_beyond_int64():
     assert factor_layout._layout_size_exact(big) == _reference_size(big)
     with pytest.raises(ValueError, match="would need"):
         _Layout(big)
+
+
+def _reference_groups(labels):
+    out = {}
+    for k, label in enumerate(labels):
+        if label is None or isinstance(label, float) and np.isnan(label):
+            raise ValueError(f"groups[{k}] must be a label (an int or a string), got {label!r}")
+        try:
+            out.setdefault(label, []).append(k)
+        except TypeError:
+            raise ValueError(f"groups[{k}] must be hashable, got {type(label).__name__}"
+                             ) from None
+    return out
+
+
+@pytest.mark.parametrize("labels", [
+    ["a", "b", "a", 1, 1.0, True, (1, 2), np.int64(1), "b", 0, False],
+    list(np.array([3, 1, 3, 2, 1])),
+    ["x"] * 7,
+])
+def test_tie_groups_are_those_of_the_label_by_label_loop(labels):
+    from mrflib.learning.tying import _groups
+    got, ref = _groups(labels, len(labels)), _reference_groups(labels)
+    assert got == ref and list(got) == list(ref)
+    assert [type(k) for k in got] == [type(k) for k in ref]
+    assert all(type(i) is int for ks in got.values() for i in ks)
+
+
+@pytest.mark.parametrize("labels", [["a", None, "b"], ["a", float("nan")],
+                                    ["a", np.float64("nan"), None], ["a", ["b"], None],
+                                    [None, ["b"]]])
+def test_bad_tie_labels_are_named_as_by_the_loop(labels):
+    from mrflib.learning.tying import _groups
+    with pytest.raises(ValueError) as ref:
+        _reference_groups(labels)
+    with pytest.raises(ValueError) as got:
+        _groups(labels, len(labels))
+    assert str(got.value) == str(ref.value)
