@@ -177,3 +177,30 @@ def test_long_scopes_of_mixed_cardinalities_are_grouped_by_shape():
     tables = [np.arange(7.0).reshape((1,) * 23 + (7,)), np.ones((1,) * 22 + (7, 2)),
               np.zeros((7,) + (1,) * 23), np.ones((2, 7))]
     _assert_same(FactorGraph(card, scopes, tables), _reference(card, scopes, tables), tables)
+
+
+def _reference_triangles(rows, cols):
+    out = []
+    for r in range(rows - 1):
+        for c in range(cols - 1):
+            a, b = r * cols + c, r * cols + c + 1
+            e, d = a + cols, b + cols
+            out += [(a, b, d), (a, d, e)]
+    return out
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (1, 4), (4, 1), (2, 2), (3, 5), (6, 4)])
+def test_lattices_draw_the_factor_by_factor_tables(rows, cols):
+    from mrflib.models import graphs, lattices
+
+    assert lattices.triangle_cliques(rows, cols) == _reference_triangles(rows, cols)
+    for couplings in lattices.COUPLINGS:
+        rng = np.random.default_rng(rows * cols)
+        n, q, edges = rows * cols, 3, graphs.square_grid(rows, cols)
+        fields = rng.uniform(-0.2, 0.2, (n, q))
+        low = 0.0 if couplings == "ferromagnetic" else -0.5
+        J = rng.uniform(low, low + 1.0, len(edges))
+        scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
+        tables = list(fields) + [Jk * np.eye(q) for Jk in J]
+        got = lattices.potts_lattice(rows, cols, q, rng=rows * cols, couplings=couplings)
+        _assert_same(got, _reference(np.full(n, q), scopes, tables), tables)

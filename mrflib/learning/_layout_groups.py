@@ -13,6 +13,8 @@ same owners and offsets and the same matrix as term by term.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -74,7 +76,9 @@ def _term_tuples(scopes: tuple, groups: list, blocks: list, order: np.ndarray) -
 
 
 def layout_matrix(terms: dict, offsets: np.ndarray, term_offsets: np.ndarray,
-                  shape: tuple[int, int], entries_of) -> sp.csr_matrix:
+                  shape: tuple[int, int],
+                  entries_of: Callable[[tuple, tuple], tuple[np.ndarray, np.ndarray]]
+                  ) -> sp.csr_matrix:
     """The map ``A`` (``shape``) from ``θ`` to the flat tables: term ``t`` of owner ``k``
     puts ``θ[term_offsets[t] + c]`` at table entry ``offsets[k] + r`` for each ``(r, c)``
     of ``entries_of(table shape, clique axes)``, entries listed term by term."""

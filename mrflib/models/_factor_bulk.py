@@ -6,10 +6,11 @@ variables in range, distinct), its table (the scope's shape, real numbers, no Na
 :data:`~mrflib.models.factor_graph.MAX_LOG_WEIGHT`). Factor by factor that is a few Python
 steps and numpy calls per factor, most of the time of building a lattice of a million
 factors. :func:`check_factors` makes the same checks with a few numpy calls per group of
-factors whose tables have one shape and dtype (stacked into one ``(K, *shape)`` array),
-and gives the same stored objects: scopes as tuples of ``int``, tables as read-only
-C-ordered ``float64`` arrays holding the values of ``np.asarray(table, dtype=float64)``
-(rows of one fresh stacked copy per group, never the caller's memory).
+factors whose scopes have one shape (their tables converted and stacked into one
+``(K, *shape)`` float64 array by one call), and gives the same stored objects: scopes as
+tuples of ``int``, tables as read-only C-ordered ``float64`` arrays holding the values of
+``np.asarray(table, dtype=float64)`` (rows of one fresh stacked copy per group, never the
+caller's memory).
 
 It answers only for models it accepts: on anything the bulk checks do not accept (a bad
 factor, or an input form they do not handle, such as a scope of ``bool`` variables), it
