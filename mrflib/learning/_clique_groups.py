@@ -146,7 +146,8 @@ def stack_tables(model: FactorGraph) -> list[Group]:
     _require_memory(model)
     groups = scope_groups(model.scopes, model.cardinalities)
     for grp in groups:
-        grp.tables = np.stack([model.log_tables[k] for k in grp.index.tolist()])
+        # one array call (np.stack takes Python steps per table); float64 tables kept as is
+        grp.tables = np.array([model.log_tables[k] for k in grp.index.tolist()])
     return groups
 
 
@@ -261,4 +262,4 @@ def normalized_tables(model: FactorGraph, groups: list[Group]) -> tuple[np.ndarr
         views.extend(T if T.ndim > 1 else (T[i:i + 1].reshape(()) for i in range(len(T))))
     where = np.empty(model.n_factors, np.int64)
     where[np.concatenate([grp.index for grp in groups] or [_EMPTY])] = np.arange(len(where))
-    return tuple(views[i] for i in where.tolist())
+    return tuple(map(views.__getitem__, where.tolist()))

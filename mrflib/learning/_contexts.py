@@ -222,8 +222,8 @@ def _tied_classes(tie: Tie) -> list | None:
     n, card = tie.structure.n, np.asarray(tie.card, dtype=np.int64)
     # the parameter ids and one factor group's tables (twice), then the incidences:
     # variable, key, factor and the scope's others, sorted (a copy), and their sort order
-    m = sum(len(sc) for sc in tie.scopes)
-    width = max((len(sc) for sc in tie.scopes), default=1) + 3
+    m = sum(map(len, tie.scopes))
+    width = max(map(len, tie.scopes), default=1) + 3
     require_memory(8.0 * (3 * float(tie.offsets[-1]) + 3 * m * width),
                    f"the classes of tied variables of {n} variables ({m} factor memberships)")
     var, key, fac, other = _incidences(tie)

@@ -10,16 +10,18 @@ gives the data's factor marginals, the sufficient statistics of eq. (5) of the L
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from mrflib._support.validation import require_memory
+from mrflib.learning._layout_groups import layout_matrix, layout_size, layout_terms
 from mrflib.learning.potentials import (
     clique_owners,
     factor_graph_potentials,
 )
+from mrflib.models._factor_bulk import group_by, table_rows
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = ["data_factor_marginals"]
@@ -32,12 +34,14 @@ class _Layout:
     def __init__(self, structure: FactorGraph) -> None:
         _require_layout_memory(structure)
         _flat_tables(self, structure)
-        owners = clique_owners(self.scopes)
-        self.terms = sorted(owners, key=lambda B: (owners[B], len(B), B))
-        self.owner = [owners[B] for B in self.terms]
-        free = [math.prod(int(self.card[v]) - 1 for v in B) for B in self.terms]
-        self.term_offsets = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
-        self.A = self._matrix()
+        if max(map(len, self.scopes), default=0) > 24:
+            clique_owners(self.scopes)  # refuses the first scope of more than 24 variables
+        terms = layout_terms(self.scopes, self.card)
+        self.terms = terms["terms"]
+        self.owner = terms["owner"].tolist()
+        self.term_offsets = np.concatenate([[0], np.cumsum(terms["free"])]).astype(np.int64)
+        self.A = layout_matrix(terms, self.offsets, self.term_offsets,
+                               (int(self.offsets[-1]), self.n_params), _term_entries)
         # Every table entry holds at most one entry of θ (each factor owns only its whole
         # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
         # are exact zeros, so Definition 5's differences give back θ exactly).
@@ -46,20 +50,6 @@ class _Layout:
     @property
     def n_params(self) -> int:
         return int(self.term_offsets[-1])
-
-    def _matrix(self) -> sp.csr_matrix:
-        rows, cols, entries = [], [], {}
-        for t, (B, k) in enumerate(zip(self.terms, self.owner)):
-            key = (self.shapes[k], tuple(self.scopes[k].index(v) for v in B))
-            if key not in entries:  # terms of the same shape and axes share their entries
-                entries[key] = _term_entries(*key)
-            r, c = entries[key]
-            rows.append(self.offsets[k] + r)
-            cols.append(self.term_offsets[t] + c)
-        T, P = int(self.offsets[-1]), self.n_params
-        r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(T, P))
 
     def tables(self, theta: np.ndarray) -> np.ndarray:
         return self.A @ theta
@@ -81,20 +71,22 @@ def _flat_tables(lay: Any, structure: FactorGraph) -> None:
     lay.structure = structure
     lay.card = structure.cardinalities
     lay.scopes = structure.scopes
-    lay.shapes = [t.shape for t in structure.log_tables]
-    sizes = [t.size for t in structure.log_tables]
+    lay.shapes = list(map(attrgetter("shape"), structure.log_tables))
+    sizes = np.fromiter(map(attrgetter("size"), structure.log_tables), dtype=np.int64,
+                        count=len(lay.shapes))
     lay.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    lay.shape_groups, lay.shape_where = group_by(lay.shapes)
 
 
 def _model_of(lay: Any, flat: np.ndarray) -> FactorGraph:
     """The factor graph over ``lay``'s scopes whose log tables are ``flat`` (every table
     raveled, in factor order at ``lay.offsets``)."""
-    tables = []
-    for k, shape in enumerate(lay.shapes):
-        t = flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(shape).copy()
-        t.flags.writeable = False
-        tables.append(t)
-    return FactorGraph._from_checked(lay.card, lay.scopes, tuple(tables))
+    views: list[np.ndarray] = []
+    for shape, idx in lay.shape_groups:  # the tables of one shape gathered at once
+        block = flat[lay.offsets[idx][:, None] + np.arange(math.prod(shape))]
+        views.extend(table_rows(block.reshape(len(idx), *shape)))
+    return FactorGraph._from_checked(lay.card, lay.scopes,
+                                     tuple(map(views.__getitem__, lay.shape_where)))
 
 
 def _require_layout_memory(structure: FactorGraph) -> None:
@@ -102,13 +94,21 @@ def _require_layout_memory(structure: FactorGraph) -> None:
     (``np.indices``, 8 bytes per axis and entry) and the map ``A``, whose non-zeros are at
     most ``Π_v (2|X_v| - 1) - Π_v |X_v|`` per factor (every non-empty clique ``B`` of the
     scope fills the entries with ``x_B ≠ 0``), at about 48 bytes each (COO then CSR)."""
+    counted = layout_size(structure.scopes, structure.cardinalities)
+    need, nnz = counted if counted is not None else _layout_size_exact(structure)
+    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
+                   "map from normalized potentials to tables)")
+
+
+def _layout_size_exact(structure: FactorGraph) -> tuple[int, int]:
+    """:func:`~mrflib.learning._layout_groups.layout_size` factor by factor in Python
+    integers, for products beyond ``int64``."""
     need, nnz = 0, 0
     for s, t in zip(structure.scopes, structure.log_tables):
         cards = [int(structure.cardinalities[v]) for v in s]
         nnz += math.prod(2 * c - 1 for c in cards) - t.size
         need = max(need, 8 * len(s) * t.size)
-    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
-                   "map from normalized potentials to tables)")
+    return need, nnz
 
 
 def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:

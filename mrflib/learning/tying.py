@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
 from mrflib.learning.factor_layout import _flat_tables, _model_of
+from mrflib.models._factor_bulk import group_by
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["FORMS", "Tie"]
@@ -171,6 +172,13 @@ def _groups(groups: Any, n_factors: int) -> dict:
     if len(labels) != n_factors:
         raise ValueError(f"groups must have one label per factor ({n_factors}), got "
                          f"{len(labels)}")
+    try:
+        distinct = dict.fromkeys(labels)
+    except TypeError:
+        distinct = {None: None}  # an unhashable label: named below
+    if None not in distinct and not any(isinstance(d, float) and np.isnan(d)
+                                        for d in distinct):
+        return {label: idx.tolist() for label, idx in group_by(labels)[0]}
     out: dict = {}
     for k, label in enumerate(labels):
         if label is None or isinstance(label, float) and np.isnan(label):

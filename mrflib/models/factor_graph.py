@@ -36,6 +36,7 @@ from mrflib._support.validation import (
     integer_values,
     require_memory,
 )
+from mrflib.models._factor_bulk import check_factors
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
 
@@ -118,6 +119,18 @@ def _check_table(table: Any, k: int, shape: tuple[int, ...]) -> np.ndarray:
     arr = np.array(arr, dtype=np.float64, order="C")  # an owned copy
     arr.flags.writeable = False
     return arr
+
+
+def _check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence
+                   ) -> tuple[tuple, tuple]:
+    """The scopes and tables checked factor by factor: every scope, then every table, then
+    their magnitudes; the first offending ``scopes[k]`` or ``log_tables[k]`` is named."""
+    n = len(card)
+    sc = tuple(_check_scope(s, k, n) for k, s in enumerate(scopes))
+    tables = tuple(_check_table(t, k, tuple(int(card[v]) for v in s))
+                   for k, (s, t) in enumerate(zip(sc, log_tables)))
+    _check_magnitude(tables)
+    return sc, tables
 
 
 def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") -> np.ndarray:
@@ -216,7 +229,6 @@ class FactorGraph:
     def __init__(self, cardinalities: Any, scopes: Any, log_tables: Any) -> None:
         card = _check_cardinalities(cardinalities)
         card.flags.writeable = False
-        n = len(card)
         if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
             raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
         if isinstance(log_tables, np.ndarray) or not isinstance(log_tables, Sequence):
@@ -225,11 +237,10 @@ class FactorGraph:
         if len(log_tables) != len(scopes):
             raise ValueError(f"log_tables must have one table per scope ({len(scopes)}), "
                              f"got {len(log_tables)}")
-        sc = tuple(_check_scope(s, k, n) for k, s in enumerate(scopes))
-        tables = tuple(_check_table(t, k, tuple(int(card[v]) for v in s))
-                       for k, (s, t) in enumerate(zip(sc, log_tables)))
-        _check_magnitude(tables)
-        self._set(card, sc, tables)
+        checked = check_factors(card, scopes, log_tables, MAX_TABLE_ENTRIES, MAX_LOG_WEIGHT)
+        if checked is None:  # some factor is refused: the first one is named by its checks
+            checked = _check_factors(card, scopes, log_tables)
+        self._set(card, *checked)
 
     def _set(self, card: np.ndarray, scopes: tuple, tables: tuple) -> None:
         object.__setattr__(self, "cardinalities", card)

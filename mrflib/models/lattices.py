@@ -64,8 +64,8 @@ def potts_lattice(
     fields = rng.uniform(-field_scale, field_scale, (n, q))
     low = 0.0 if couplings == "ferromagnetic" else -coupling
     J = rng.uniform(low, low + 2.0 * coupling, len(edges))
-    scopes = [(i,) for i in range(n)] + [(int(i), int(j)) for i, j in edges]
-    tables = list(fields) + [Jk * np.eye(q) for Jk in J]
+    scopes = list(zip(range(n))) + list(zip(edges[:, 0].tolist(), edges[:, 1].tolist()))
+    tables = list(fields) + list(J[:, None, None] * np.eye(q))
     return FactorGraph(np.full(n, q, dtype=np.int64), scopes, tables)
 
 
@@ -80,13 +80,11 @@ def triangle_cliques(rows: int, cols: int) -> list[tuple[int, int, int]]:
     cols = check_positive(cols, "cols", integer=True)
     require_memory(200.0 * rows * cols, f"the triangles of a rows x cols = {rows} x {cols} "
                    "lattice")
-    out = []
-    for r in range(rows - 1):
-        for c in range(cols - 1):
-            a, b = r * cols + c, r * cols + c + 1
-            e, d = a + cols, b + cols
-            out += [(a, b, d), (a, d, e)]
-    return out
+    a = (np.arange(rows - 1)[:, None] * cols + np.arange(cols - 1)[None, :]).ravel()
+    b, e = a + 1, a + cols
+    d = b + cols
+    cells = np.stack([np.stack([a, b, d], axis=1), np.stack([a, d, e], axis=1)], axis=1)
+    return list(map(tuple, cells.reshape(-1, 3).tolist()))
 
 
 def triangle_lattice(
