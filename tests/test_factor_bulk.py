@@ -204,3 +204,13 @@ def test_lattices_draw_the_factor_by_factor_tables(rows, cols):
         tables = list(fields) + [Jk * np.eye(q) for Jk in J]
         got = lattices.potts_lattice(rows, cols, q, rng=rows * cols, couplings=couplings)
         _assert_same(got, _reference(np.full(n, q), scopes, tables), tables)
+
+
+@pytest.mark.parametrize("couplings", ["ferromagnetic", "mixed"])
+def test_potts_lattice_names_a_negative_coupling(couplings):
+    """A negative coupling (the mean or the half-width of the couplings' range) raised
+    numpy's 'high - low < 0', naming no argument."""
+    from mrflib.models import lattices
+
+    with pytest.raises(ValueError, match="coupling must be non-negative, got -0.7"):
+        lattices.potts_lattice(3, 3, 2, coupling=-0.7, couplings=couplings)

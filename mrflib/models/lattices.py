@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import as_rng, check_positive, check_real, is_choice, require_memory
+from mrflib._support.validation import as_rng, check_positive, is_choice, require_memory
 from mrflib.models import graphs
 from mrflib.models.factor_graph import MAX_LOG_WEIGHT, FactorGraph
 
@@ -53,7 +53,8 @@ def potts_lattice(
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2, got {q}")
-    coupling = check_real(coupling, "coupling")
+    # the couplings' mean (ferromagnetic) or half-width (mixed): a negative one is no range
+    coupling = check_positive(coupling, "coupling", allow_zero=True)
     field_scale = check_positive(field_scale, "field_scale", allow_zero=True)
     rng = as_rng(rng)
     n = rows * cols
