@@ -301,7 +301,7 @@ _PAPER_FIGURES = {hashlib.sha256(p.read_bytes()).hexdigest(): p.stem
 #: Chapters whose committed paper-scale figures were drawn before the book's present
 #: figure style (their paper runs take hours); their figures are exempt from the size
 #: check until those runs are repeated.
-_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-", "smci-pcd-", "bounds-")
+_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-pcd-", "bounds-")
 #: No text in a figure smaller than this as shown (points) at a 1280 px window.
 _SMALLEST_TEXT_PT = 8.0
 
