@@ -85,7 +85,8 @@ def _check_cardinalities(cardinalities: Any) -> np.ndarray:
 
 def _check_scope(scope: Any, k: int, n: int) -> tuple[int, ...]:
     where = f"scopes[{k}]"
-    if isinstance(scope, (str, bytes)) or not isinstance(scope, (Sequence, np.ndarray)):
+    if (isinstance(scope, (str, bytes)) or not isinstance(scope, (Sequence, np.ndarray))
+            or getattr(scope, "ndim", 1) == 0):  # a 0-d array cannot be iterated
         raise ValueError(f"{where} must be a tuple of variable indices, got {scope!r}")
     out = []
     for v in scope:
