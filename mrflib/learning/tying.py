@@ -174,14 +174,13 @@ def _groups(groups: Any, n_factors: int) -> dict:
                          f"{len(labels)}")
     try:
         distinct = dict.fromkeys(labels)
-    except TypeError:
-        distinct = {None: None}  # an unhashable label: named below
-    if None not in distinct and not any(isinstance(d, float) and np.isnan(d)
-                                        for d in distinct):
+    except TypeError:  # an unhashable label: the loop below names it
+        distinct = None
+    if distinct is not None and not any(map(_missing, distinct)):
         return {label: idx.tolist() for label, idx in group_by(labels)[0]}
     out: dict = {}
     for k, label in enumerate(labels):
-        if label is None or isinstance(label, float) and np.isnan(label):
+        if _missing(label):
             raise ValueError(f"groups[{k}] must be a label (an int or a string), got {label!r}")
         try:
             out.setdefault(label, []).append(k)
@@ -189,6 +188,11 @@ def _groups(groups: Any, n_factors: int) -> dict:
             raise ValueError(f"groups[{k}] must be hashable, got {type(label).__name__}"
                              ) from None
     return out
+
+
+def _missing(label: Any) -> bool:
+    """A label that stands for no group: ``None`` or a float NaN."""
+    return label is None or isinstance(label, float) and np.isnan(label)
 
 
 def _form_of(form: Any, label: Hashable) -> str:
