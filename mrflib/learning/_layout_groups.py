@@ -25,6 +25,7 @@ from mrflib.learning._clique_groups import (
     scope_groups,
     subset_positions,
 )
+from mrflib.models._factor_bulk import scope_products
 
 _EMPTY = np.zeros(0, np.int64)
 
@@ -120,11 +121,7 @@ def layout_size(scopes: tuple, card: np.ndarray) -> tuple[int, int] | None:
     c = card[flat]
     if np.bincount(which, weights=np.log2(2.0 * c), minlength=len(arity)).max() > 50:
         return None
-    size = np.ones(len(arity), np.int64)
-    double = np.ones(len(arity), np.int64)
-    for j in range(int(arity.max())):  # the product over each scope's j-th variable
-        has = np.flatnonzero(arity > j)
-        size[has] *= c[offsets[has] + j]
-        double[has] *= 2 * c[offsets[has] + j] - 1
+    size = scope_products(c, arity, offsets)
+    double = scope_products(2 * c - 1, arity, offsets)
     need = int((8 * arity * size).max())
     return need, sum((double - size).tolist())  # Python ints: no overflow in the sum

@@ -30,7 +30,7 @@ import numpy as np
 
 from mrflib._support.validation import check_array
 
-__all__ = ["check_factors", "group_by", "table_rows"]
+__all__ = ["check_factors", "group_by", "scope_products", "table_rows"]
 
 #: Containers a scope may be for the bulk check (others go factor by factor).
 _SCOPE_TYPES = (tuple, list, range, np.ndarray)
@@ -62,10 +62,7 @@ def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
         return None
     # each table's size is its scope's before anything is stacked (a broadcast view of
     # the wrong shape may stand for more entries than memory holds)
-    want = np.ones(F, dtype=np.int64)
-    for j in range(int(arity.max()) if F else 0):
-        has = np.flatnonzero(arity > j)
-        want[has] *= card[flat[offsets[has] + j]]
+    want = scope_products(card[flat], arity, offsets)
     if np.any(np.fromiter(map(attrgetter("size"), arrays), np.int64, count=F) != want):
         return None
     magnitudes = np.zeros(F)
@@ -85,6 +82,16 @@ def check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence,
     where = np.empty(F, dtype=np.int64)
     where[np.concatenate(parts or [np.zeros(0, np.int64)])] = np.arange(F)
     return out_scopes, tuple(map(views.__getitem__, where.tolist()))
+
+
+def scope_products(values: np.ndarray, arity: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``Π_{v in scope k} values[v]`` for every scope ``k`` (``int64``; 1 for an empty
+    scope), ``values`` given per variable slot of the flat scopes at ``offsets``."""
+    out = np.ones(len(arity), dtype=np.int64)
+    for j in range(int(arity.max()) if len(arity) else 0):  # each scope's j-th variable
+        has = np.flatnonzero(arity > j)
+        out[has] *= values[offsets[has] + j]
+    return out
 
 
 def group_by(keys: list) -> tuple[list[tuple[Any, np.ndarray]], list[int]]:
