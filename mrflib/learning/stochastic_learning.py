@@ -37,7 +37,10 @@ draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
 Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
 gradient is a noisy estimate, and a small one proves nothing; ``stop_reason`` says
 whether ``max_steps`` was reached or the estimate fell below a given ``tol``. 1-SMCI's
-direction is exact given the data: it converges when it vanishes.
+direction is exact given the data: it converges when it vanishes. When the data leave the
+likelihood without a maximum (:mod:`mrflib.learning.existence`: a factor state, or a class
+of tied entries, the data never show; no ridge), a warning says so and no learner reports
+convergence: 1-SMCI's direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
@@ -57,6 +60,7 @@ from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference import factor_gibbs, smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import tying
+from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.factor_layout import _check_data, _data_marginals
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.potentials import normalize
@@ -264,7 +268,9 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
-    target = lay.A.T @ _data_marginals(lay, x)
+    d = _data_marginals(lay, x)
+    target = lay.A.T @ d
+    missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()
     scale = 1.0 / (lay.shares if isinstance(lay, tying.Tie) else np.ones(lay.n_params))
 
@@ -278,7 +284,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
         max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
         progress=progress, desc=f"fit {method}")
-    converged, reason = _verdict(method, converged, max_steps, tol)
+    converged, reason = not_converged_if(missing, "mle",
+                                         *_verdict(method, converged, max_steps, tol))
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
