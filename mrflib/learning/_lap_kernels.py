@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib._support._lapack_kernels import solve_symmetric
+
 
 @njit(cache=True, inline="always")
 def _contains(Q, k, m):
@@ -251,7 +253,7 @@ def _newton(clique, l2, tol, max_iter, ridge):
             for y in range(d):
                 A[x, y] = -H[x, y]
             A[x, x] += ridge
-        delta = np.linalg.solve(A, g)
+        delta = solve_symmetric(A, g)  # A is symmetric: _cond_eval mirrors H's triangle
         dec = 0.0
         for x in range(d):
             dec += g[x] * delta[x]
