@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._sort_kernels import sort_int64
 
 
 @njit(cache=True, inline="always")
@@ -128,7 +129,16 @@ def _boundary_pairs(Q, g):
                 b_a[j] = a
                 b_m[j] = m
                 j += 1
-    U = np.unique(b_m)
+    # np.unique, without compiling numba's generic sort: sorted codes, runs collapsed
+    srt = sort_int64(b_m)
+    n_u = 0
+    for j in range(nb):
+        if j == 0 or srt[j] != srt[j - 1]:
+            srt[n_u] = srt[j]
+            n_u += 1
+    U = np.empty(n_u, np.int64)
+    for j in range(n_u):
+        U[j] = srt[j]
     b_u = np.empty(nb, np.int64)
     for j in range(nb):
         b_u[j] = np.searchsorted(U, b_m[j])
