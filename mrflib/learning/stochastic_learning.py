@@ -104,7 +104,9 @@ class _Chains:
             self.n_chains = self._chain_count(options, N)
             self.states = (self._replicated(options["extension_rate"])
                            if "extension_rate" in options else self._data_rows())
-        if method != "1-smci":  # the sampler's packed structure, once per fit
+        # the structure's arrays, once per fit: SMCI's scopes and the sampler's packing
+        self.plan = smci_factor_graph.scope_plan(lay.structure) if self.order == 1 else None
+        if method != "1-smci":
             plan = factor_gibbs.pack(lay.structure)
             self.structure = plan[1:]
             _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = plan
@@ -166,7 +168,8 @@ class _Chains:
             counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
-        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order)
+        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order,
+                                                    plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
 
