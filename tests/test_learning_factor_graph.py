@@ -14,7 +14,7 @@ import scipy.optimize
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
 from mrflib.inference import factor_gibbs
-from mrflib.learning import factor_learning, potentials
+from mrflib.learning import existence, factor_learning, potentials
 from mrflib.models import lattices as factor_models
 from mrflib.models.factor_graph import all_states
 
@@ -253,8 +253,8 @@ def test_pseudo_likelihood_counts_only_zero_states_a_sample_meets():
     s = FactorGraph([2, 2, 2], [(0, 1, 2)], [np.zeros((2, 2, 2))])
     lay = factor_learning._Layout(s)
     d = factor_learning._data_marginals(lay, np.zeros((5, 3), int))
-    assert factor_learning._unseen_factor_state(lay, d).startswith("7 factor state(s)")
-    assert factor_learning._unseen_factor_state(lay, d, True).startswith("3 factor state(s)")
+    assert existence.unbounded(lay, d).startswith("7 factor state(s)")
+    assert existence.unbounded(lay, d, True).startswith("3 factor state(s)")
 
 
 def test_mple_is_the_pseudo_likelihood_optimum(small):

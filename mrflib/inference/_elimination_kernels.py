@@ -59,13 +59,16 @@ def logsumexp_reduce(flat, shape, ostride, out):  # pragma: no cover - compiled
     """``out[o] = log Σ exp(flat[i])`` over the entries ``i`` whose kept coordinates give
     cell ``o = Σ_d coord_d ostride_d`` (``ostride_d = 0`` on a reduced axis); ``-inf``
     where every term is ``-inf``."""
-    mx = np.full(out.shape[0], -np.inf)
-    _pass(flat, shape, ostride, mx, out, False)
+    mx = np.empty(out.shape[0])
+    for o in range(out.shape[0]):
+        mx[o] = -np.inf
+    # np.bool_: a literal argument would compile _pass once per value
+    _pass(flat, shape, ostride, mx, out, np.bool_(False))
     for o in range(out.shape[0]):
         if not np.isfinite(mx[o]):
             mx[o] = 0.0
         out[o] = 0.0
-    _pass(flat, shape, ostride, mx, out, True)
+    _pass(flat, shape, ostride, mx, out, np.bool_(True))
     for o in range(out.shape[0]):
         out[o] = math.log(out[o]) + mx[o] if out[o] > 0.0 else -np.inf
 
@@ -293,7 +296,7 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
     for v in range(n):
         key[v] = _greedy_key(adj, v, crit, logc, card, buf)
     for step in range(n):
-        v = -1
+        v = np.int64(-1)  # not a literal: _row would compile once more for it
         for u in range(n):
             if not done[u] and (v < 0 or key[u] < key[v]):
                 v = u
@@ -344,7 +347,8 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
     off = offsets.copy()
     ooff = ooffsets.copy()
     coord = np.zeros(nd, dtype=np.int64)
-    pp = np.ones(nd + 1)
+    pp = np.empty(nd + 1)
+    pp[0] = 1.0  # the empty product; pp[d + 1] is set before it is read
     tmp = np.empty(shape[L])
     d0 = 0
     while True:
@@ -407,7 +411,9 @@ def sparse_inner_order(strides, shape):  # pragma: no cover - compiled
     most inputs hold, just outside it."""
     nd = shape.shape[0]
     K = strides.shape[0]
-    perm = np.arange(nd)
+    perm = np.empty(nd, dtype=np.int64)  # a loop, not np.arange: one generic less to compile
+    for d in range(nd):
+        perm[d] = d
     if nd > 1:
         inner = nd - 1
         best = K + 1

@@ -20,6 +20,20 @@ CHAIN_BLOCK = 16
 
 
 @njit(cache=True)
+def _largest(card):  # pragma: no cover - numba
+    """``card.max()`` as a loop (numba's ``max`` compiles its generic reduction, over a
+    second on a kernel's first call), with its error on an empty array."""
+    if card.shape[0] == 0:
+        raise ValueError("zero-size array to reduction operation maximum which has no "
+                         "identity")
+    top = card[0]
+    for i in range(1, card.shape[0]):
+        if card[i] > top:
+            top = card[i]
+    return top
+
+
+@njit(cache=True)
 def conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars, fstride,
                        offsets, card):  # pragma: no cover - numba
     """``score[v] = Σ_{k ∋ i} θ_k(x_{S_k})`` with ``x_i = v``, for chain ``r``: the log of the
@@ -47,7 +61,7 @@ def gibbs_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
     state of zero weight is never drawn.
     """
     chains = x.shape[0]
-    score = np.empty(int(card.max()))
+    score = np.empty(int(_largest(card)))
     # Chains in blocks, each block swept variable by variable: every chain still sees its
     # variables in the order ``free`` with its own uniforms (the same draws as chain by
     # chain), but ``u[i, block]`` is read contiguously; chain by chain, each read of ``u``
@@ -83,7 +97,7 @@ def repair_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offset
     proportion to the finite log-weights (``u`` as in :func:`gibbs_sweep`). ``bad[r]``
     becomes the number of factors at zero weight in chain ``r`` after the sweep."""
     chains = x.shape[0]
-    cmax = int(card.max())
+    cmax = int(_largest(card))
     score = np.empty(cmax)
     zeros = np.empty(cmax, dtype=np.int64)
     for r in range(chains):
@@ -160,7 +174,7 @@ def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fva
     variable has no state of positive weight returns that row's index (else ``-1``)."""
     M, n = x.shape
     out = np.zeros((n_batches, state_ptr[n]))
-    score = np.empty(int(card.max()))
+    score = np.empty(int(_largest(card)))
     for r in range(M):
         b = batch[r]
         for i in range(n):

@@ -21,9 +21,10 @@ def neighbour_fields(bias, indptr, weights, use):  # pragma: no cover - numba
     """Offsets ``(n,)`` (-1 where ``use[i]`` is false) and the table of ``h_i(cfg)``;
     node ``i``'s entries are ``h[off[i]:off[i] + 2^deg(i)]``."""
     n = bias.shape[0]
-    off = np.full(n, -1, dtype=np.int64)
+    off = np.empty(n, dtype=np.int64)  # not np.full: one generic less to compile
     size = 0
     for i in range(n):
+        off[i] = -1
         if use[i]:
             off[i] = size
             size += 1 << (indptr[i + 1] - indptr[i])

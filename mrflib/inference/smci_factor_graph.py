@@ -51,8 +51,9 @@ from mrflib.inference import exact, factor_gibbs
 from mrflib.inference._factor_ops import LINEAR_SPAN, logsumexp
 from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
 
-__all__ = ["Estimate", "estimate", "marginals", "factor_marginals", "asymptotic_variance",
-           "smci_marginals", "MAX_DENSE_STATES", "MAX_KERNEL_STATES", "MAX_ORDER"]
+__all__ = ["Estimate", "ScopePlan", "scope_plan", "estimate", "marginals", "factor_marginals",
+           "asymptotic_variance", "smci_marginals", "MAX_DENSE_STATES", "MAX_KERNEL_STATES",
+           "MAX_ORDER"]
 
 #: Sum regions with more joint states are summed by the exact engine per boundary.
 MAX_DENSE_STATES = 2**16
@@ -288,7 +289,8 @@ def _batches(N: int, n_chains: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
-             targets: str = "variables", n_chains: int | None = None) -> Estimate:
+             targets: str = "variables", n_chains: int | None = None,
+             plan: ScopePlan | None = None) -> Estimate:
     """SMCI estimates (eq. (7)-(8)) of the marginals of every variable or factor scope.
 
     Parameters
@@ -306,6 +308,9 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     n_chains : int, optional
         Chains of the samples as laid out by :func:`mrflib.inference.factor_gibbs.gibbs`, for the
         batch-means standard errors; default: i.i.d. rows.
+    plan : ScopePlan, optional
+        :func:`scope_plan` of the model's structure, for many calls with new tables (1-SMCI
+        of the factor scopes uses it; other estimates ignore it). Default: built here.
     """
     model = _check_model(model)
     order = _check_order(order)
@@ -325,7 +330,7 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
         return _variables_order_one(model, x, batch, counts)
     if order == 1 and max((t.size for t in model.log_tables),
                           default=0) <= MAX_KERNEL_STATES:
-        return _factors_order_one(model, x, batch, counts)
+        return _factors_order_one(model, x, batch, counts, plan)
     vf = model.variable_factors()
     values, errors = [], []
     for target in want:
@@ -356,42 +361,90 @@ def _variables_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
                     [s[ptr[i]:ptr[i + 1]] for i in range(model.n)])
 
 
-def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
-                       counts: np.ndarray) -> Estimate:
-    """1-SMCI of every factor's scope at once: ``P(x_S | s_rest)`` over the states of
-    ``S``, summed per batch by the numba kernel (scopes of at most
-    :data:`MAX_KERNEL_STATES` states)."""
+class ScopePlan(NamedTuple):
+    """What 1-SMCI of every factor scope needs of a structure, built once by
+    :func:`scope_plan` and reused by calls with new tables (a learner's steps): the packed
+    scopes (``fptr``, ``fvars``, ``fstride``, ``offsets`` as
+    :func:`mrflib.inference.factor_gibbs.pack` gives them), the factors with a non-empty
+    scope (``targets``), the factors meeting target ``j`` (``nfac[nptr[j]:nptr[j+1]]``)
+    with the strides of its variables in their tables (``nstride``, 0 where a neighbour
+    does not hold one), and target ``j``'s states at ``out_ptr[j]:out_ptr[j+1]``."""
+
+    scopes: tuple
+    cardinalities: np.ndarray
+    targets: np.ndarray
+    fptr: np.ndarray
+    fvars: np.ndarray
+    fstride: np.ndarray
+    offsets: np.ndarray
+    nptr: np.ndarray
+    nfac: np.ndarray
+    nstride: np.ndarray
+    out_ptr: np.ndarray
+
+
+def scope_plan(model: FactorGraph) -> ScopePlan:
+    """The :class:`ScopePlan` of ``model``'s structure (its tables are not used)."""
+    model = _check_model(model)
+    _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
     vf = model.variable_factors()
     targets = [k for k, s in enumerate(model.scopes) if s]
-    tables, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
     width = max((len(s) for s in model.scopes), default=0)
+    # each factor's strides by variable, once (not once per target that meets it)
+    strides = [dict(zip(fvars[fptr[c]:fptr[c + 1]].tolist(),
+                        fstride[fptr[c]:fptr[c + 1]].tolist()))
+               for c in range(len(model.scopes))]
     neighbours = [sorted({c for v in model.scopes[k] for c in vf[v]}) for k in targets]
     nptr = np.concatenate([[0], np.cumsum([len(f) for f in neighbours])]).astype(np.int64)
     nfac = np.array([c for f in neighbours for c in f], dtype=np.int64)
     nstride = np.zeros((len(nfac), max(width, 1)), dtype=np.int64)
-    p = 0
-    for k, f in zip(targets, neighbours):
-        for c in f:
-            strides = {v: int(np.prod(model.log_tables[c].shape[a + 1:]))
-                       for a, v in enumerate(model.scopes[c])}
-            nstride[p, :len(model.scopes[k])] = [strides.get(v, 0) for v in model.scopes[k]]
-            p += 1
+    rows = [[strides[c].get(v, 0) for v in model.scopes[k]]
+            for k, f in zip(targets, neighbours) for c in f]
+    for p, row in enumerate(rows):
+        nstride[p, :len(row)] = row
     sizes = [model.log_tables[k].size for k in targets]
     out_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    require_memory(8.0 * len(counts) * out_ptr[-1], f"the 1-SMCI sums of {len(targets)} "
-                   "factor scopes")
-    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    return ScopePlan(model.scopes, np.ascontiguousarray(model.cardinalities, dtype=np.int64),
+                     np.array(targets, dtype=np.int64), fptr, fvars, fstride, offsets, nptr,
+                     nfac, nstride, out_ptr)
+
+
+def _plan_for(model: FactorGraph, plan: ScopePlan | None) -> ScopePlan:
+    """``plan`` when it was made for ``model``'s structure, a new one when ``None``."""
+    if plan is None:
+        return scope_plan(model)
+    if not isinstance(plan, ScopePlan):
+        raise ValueError(f"plan must be a ScopePlan (smci_factor_graph.scope_plan), got "
+                         f"{type(plan).__name__}")
+    if plan.scopes != model.scopes or not np.array_equal(plan.cardinalities,
+                                                         model.cardinalities):
+        raise ValueError("plan must be made for the model's structure (the same scopes and "
+                         "cardinalities)")
+    return plan
+
+
+def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
+                       counts: np.ndarray, plan: ScopePlan | None = None) -> Estimate:
+    """1-SMCI of every factor's scope at once: ``P(x_S | s_rest)`` over the states of
+    ``S``, summed per batch by the numba kernel (scopes of at most
+    :data:`MAX_KERNEL_STATES` states); the structure's arrays from ``plan``."""
+    plan = _plan_for(model, plan)
+    tables = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
+    out_ptr = plan.out_ptr
+    require_memory(8.0 * len(counts) * out_ptr[-1], f"the 1-SMCI sums of "
+                   f"{len(plan.targets)} factor scopes")
+    sizes = np.diff(out_ptr)
     sums, bad = _k.factor_conditional_sums(
-        np.ascontiguousarray(x), batch.astype(np.int64), len(counts), tables, fptr, fvars,
-        fstride, offsets, card, np.array(targets, dtype=np.int64), nptr, nfac, nstride,
-        out_ptr, max(sizes, default=1))
+        np.ascontiguousarray(x), batch.astype(np.int64), len(counts), tables, plan.fptr,
+        plan.fvars, plan.fstride, plan.offsets, plan.cardinalities, plan.targets, plan.nptr,
+        plan.nfac, plan.nstride, out_ptr, int(sizes.max()) if len(sizes) else 1)
     if bad >= 0:
         raise ValueError(f"samples[{bad}] has zero weight under the model (a factor scope's "
                          "conditional has no state of positive weight given the rest)")
     m, s = factor_gibbs.batch_standard_errors(sums, counts)
     values = [np.ones(()) for _ in model.scopes]
     errors = [np.zeros(()) for _ in model.scopes]
-    for j, k in enumerate(targets):
+    for j, k in enumerate(plan.targets.tolist()):
         shape = model.log_tables[k].shape
         values[k] = m[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
         errors[k] = s[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
@@ -406,11 +459,12 @@ def marginals(model: FactorGraph, samples: Any, *, order: int = 1,
 
 
 def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
-                     n_chains: int | None = None) -> list[np.ndarray]:
+                     n_chains: int | None = None, plan: ScopePlan | None = None
+                     ) -> list[np.ndarray]:
     """SMCI estimates of ``P(x_{S_k})`` of every factor, each shaped like
     ``model.log_tables[k]`` (see :func:`estimate`)."""
-    return estimate(model, samples, order=order, targets="factors",
-                    n_chains=n_chains).values
+    return estimate(model, samples, order=order, targets="factors", n_chains=n_chains,
+                    plan=plan).values
 
 
 def asymptotic_variance(model: FactorGraph, *, order: int = 1,

@@ -30,6 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._sort_kernels import sort_int64
+
 _BLOCK = 32  # patterns whose outer products are added to the Hessian together
 
 
@@ -58,7 +61,7 @@ def _histogram_or_sorted(x_t, vars_, card):  # pragma: no cover - numba
         for r in range(N):
             hist[codes[r]] += 1
         return hist, True
-    return np.sort(codes), False
+    return sort_int64(codes), False
 
 
 @njit(cache=True, nogil=True)
@@ -125,7 +128,10 @@ def _statistics(x_t, vars_, card, S):  # pragma: no cover - numba
             ext[p] = u
             last = u
         w[p, code - u * S] += n
-    return ext, w / N
+    for p in range(P):  # a loop, not ``w / N``: no broadcasting to compile
+        for s in range(S):
+            w[p, s] /= N
+    return ext, w
 
 
 @njit(cache=True, nogil=True)
@@ -136,8 +142,10 @@ def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off):  # pragm
     P = ext.shape[0]
     nl = vars_.shape[0]
     m = t_hi - t_lo
-    idx = np.zeros((P, S, m), np.int64)
-    nnz = np.zeros((P, S), np.int64)
+    # every nnz[p, s] is set and idx[p, s, n] is read only for n < nnz[p, s]: np.empty,
+    # not np.zeros (two generic allocations less to compile)
+    idx = np.empty((P, S, m), np.int64)
+    nnz = np.empty((P, S), np.int64)
     row = np.zeros(nl, np.int64)
     for p in range(P):
         e = ext[p]
@@ -265,16 +273,20 @@ def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - num
         return th, 0, True
     ll, g, H = _evaluate(th, idx, nnz, w, W, target, l2)
     new = np.zeros(D)
+    A = np.empty((D, D))
     for it in range(max_iter):
-        A = -H
         for a in range(D):
+            for b in range(D):
+                A[a, b] = -H[a, b]
             A[a, a] += ridge
-        delta = np.linalg.solve(A, g)
+        delta = solve_symmetric(A, g)  # A is symmetric: _evaluate mirrors H's triangle
         dec = 0.0
         for a in range(D):
             dec += g[a] * delta[a]
         if dec < 2.0 * tol:
-            return th + delta, it, True
+            for a in range(D):
+                th[a] += delta[a]
+            return th, it, True
         step = 1.0
         ll_new, g_new, H_new = ll, g, H
         for _ in range(40):  # the full step is almost always taken: its Hessian at once
@@ -286,7 +298,8 @@ def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - num
             step *= 0.5
         if ll_new < ll:  # no ascent possible at machine precision
             return th, it + 1, dec < 1e-8
-        th[:] = new
+        for a in range(D):  # loops, not slice assignments: no shape checks to compile
+            th[a] = new[a]
         ll, g, H = ll_new, g_new, H_new
     return th, max_iter, False
 
@@ -310,5 +323,6 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
         idx, nnz = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k],
                             t_ptr[k + 1], t_off)
         th, iters[k], conv[k] = _newton(idx, nnz, w, D, l2, tol, max_iter, ridge)
-        theta[d_ptr[k]:d_ptr[k + 1]] = th
+        for a in range(D):
+            theta[d_ptr[k] + a] = th[a]
     return theta, iters, conv

@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._sort_kernels import sort_int64
+
 
 @njit(cache=True, inline="always")
 def _contains(Q, k, m):
@@ -126,7 +129,16 @@ def _boundary_pairs(Q, g):
                 b_a[j] = a
                 b_m[j] = m
                 j += 1
-    U = np.unique(b_m)
+    # np.unique, without compiling numba's generic sort: sorted codes, runs collapsed
+    srt = sort_int64(b_m)
+    n_u = 0
+    for j in range(nb):
+        if j == 0 or srt[j] != srt[j - 1]:
+            srt[n_u] = srt[j]
+            n_u += 1
+    U = np.empty(n_u, np.int64)
+    for j in range(n_u):
+        U[j] = srt[j]
     b_u = np.empty(nb, np.int64)
     for j in range(nb):
         b_u[j] = np.searchsorted(U, b_m[j])
@@ -251,7 +263,7 @@ def _newton(clique, l2, tol, max_iter, ridge):
             for y in range(d):
                 A[x, y] = -H[x, y]
             A[x, x] += ridge
-        delta = np.linalg.solve(A, g)
+        delta = solve_symmetric(A, g)  # A is symmetric: _cond_eval mirrors H's triangle
         dec = 0.0
         for x in range(d):
             dec += g[x] * delta[x]

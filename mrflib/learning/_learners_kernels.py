@@ -27,6 +27,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from mrflib._support._sort_kernels import sort_int64
+
 MPLE, RM, MPF = 0, 1, 2
 
 
@@ -141,7 +143,7 @@ def _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size):
                 counts[base + k] = cnt[c]
                 k += 1
     else:  # sort and run-length
-        buf.sort()
+        buf = sort_int64(buf)
         start = 0
         for mu in range(1, N + 1):
             if mu == N or buf[mu] != buf[start]:

@@ -49,7 +49,6 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -60,6 +59,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import tying as _tying
 from mrflib.learning._contexts import _Contexts
+from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.factor_layout import (
     _check_data,
     _check_structure,
@@ -143,16 +143,6 @@ def _ridge(objective, l2: float):
     return penalized
 
 
-def _existence(lay, d: np.ndarray | Callable[[], np.ndarray], method: str, l2: float) -> str:
-    """:func:`_warn_undefined` where it applies: not under a ridge (``l2 > 0`` gives a
-    finite optimum) nor for tied parameters (pooled tables: the untied test would be
-    wrong), where the optimizer's verdict stands alone. ``d``: the data's factor
-    marginals, or a function computing them (called only where the test applies)."""
-    if l2 > 0 or not isinstance(lay, _Layout):
-        return ""
-    return _warn_undefined(lay, d() if callable(d) else d, method)
-
-
 def _extra_options(l2: float, tie: Any) -> dict:
     return ({"l2": l2} if l2 else {}) | ({"tie": tie} if tie is not None else {})
 
@@ -167,67 +157,12 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> An
         logz, m = infer(flat)
         return logz - d @ flat, At @ (m - d)
 
-    missing = _existence(lay, d, "mle", l2)
+    missing = check_existence(lay, d, "mle", l2)
     theta, steps, conv, reason, params = _lbfgs(_ridge(negll, l2), theta0, max_steps, tol,
                                                 record)
-    conv, reason = _not_converged_if(missing, "mle", conv, reason)
+    conv, reason = not_converged_if(missing, "mle", conv, reason)
     return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
-
-
-def _unseen_factor_state(lay: _Layout, d: np.ndarray, in_context: bool = False) -> str:
-    """A factor state the data never show that leaves the estimate undefined (``""`` if
-    none), named with how many there are.
-
-    Every finite ``θ`` gives every state of every factor positive probability. The MLE
-    must match the data's factor marginals ``d`` (eq. (5)), so a zero among them means it
-    does not exist (the likelihood approaches its supremum as that state's potential
-    goes to ``-inf``). With ``in_context`` (pseudo-likelihood), only a zero state
-    ``x*_S`` some sample meets on all but one variable ``i`` of ``S`` counts: lowering
-    its potential then raises that sample's ``P(x_i | x_{-i})`` (``x*_i`` leaves the
-    normaliser, the observed ``x_i`` differs from it) and lowers no term, so no finite
-    ``θ`` maximizes the pseudo-likelihood; a zero state no sample meets that way does not
-    enter the objective at all."""
-    bad = []
-    for k, shape in enumerate(lay.shapes):
-        c = d[lay.offsets[k]:lay.offsets[k + 1]].reshape(shape)
-        zero = c == 0
-        if in_context and zero.any():
-            met = np.zeros(shape, dtype=bool)
-            for a in range(len(shape)):
-                met |= c.sum(axis=a, keepdims=True) > 0
-            zero &= met
-        bad += [(k, tuple(int(v) for v in st)) for st in np.argwhere(zero)]
-    if not bad:
-        return ""
-    k, state = bad[0]
-    where = " in a context the data meet" if in_context else ""
-    return (f"{len(bad)} factor state(s) never occur{where}, the first: factor {k} over "
-            f"{tuple(lay.scopes[k])} in state {state}")
-
-
-def _warn_undefined(lay: _Layout, d: np.ndarray, method: str) -> str:
-    """:func:`_unseen_factor_state` for ``method`` ("mle", "mple" or "lap"), with a warning.
-
-    LAP's condition is the MLE's: the auxiliary model of the factor owning a scope's
-    clique holds that scope's whole table (every clique of it meets ``Q``), conditioned
-    on variables outside the scope, so its ML must give an unseen state of the scope
-    conditional probability zero in every sample: no finite ``θ`` does. With every
-    factor state seen, no auxiliary moment sits on the boundary."""
-    missing = _unseen_factor_state(lay, d, in_context=method == "mple")
-    if missing:
-        warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
-                      "parameters diverge and the fit is reported as not converged",
-                      RuntimeWarning, stacklevel=5)
-    return missing
-
-
-def _not_converged_if(missing: str, method: str, conv: bool, reason: str
-                      ) -> tuple[bool, str]:
-    """``(converged, stop_reason)``, saying so when the estimate does not exist."""
-    if missing:
-        return False, f"the {method.upper()} does not exist: {missing} ({reason})"
-    return conv, reason
 
 
 # --------------------------------------------------------------------- pseudo-likelihood
@@ -272,10 +207,10 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> A
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
-    missing = _existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
+    missing = check_existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
     theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps, tol,
                                                 record)
-    conv, reason = _not_converged_if(missing, "mple", conv, reason)
+    conv, reason = not_converged_if(missing, "mple", conv, reason)
     return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
 
@@ -537,14 +472,14 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
     model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
     bad = len(conv) - int(np.sum(conv))
     # a ridge (l2 > 0) gives every auxiliary fit a finite optimum
-    missing = _warn_undefined(lay, _data_marginals(lay, x), "lap") if l2 == 0 else ""
+    missing = check_existence(lay, lambda: _data_marginals(lay, x), "lap", l2)
     if bad and not missing:
         warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
                       f"{max_steps} Newton steps (data that separate a clique have no "
                       "finite ML; consider l2 > 0 or more data)", RuntimeWarning, stacklevel=4)
     reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
               else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
-    converged, reason = _not_converged_if(missing, "lap", not bad, reason)
+    converged, reason = not_converged_if(missing, "lap", not bad, reason)
     theta = lay.theta(model)
     return Fit(model, "lap", "lap", int(max(iters, default=0)), converged,
                time.perf_counter() - t0, theta[None, :], None, None,

@@ -37,7 +37,10 @@ draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
 Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
 gradient is a noisy estimate, and a small one proves nothing; ``stop_reason`` says
 whether ``max_steps`` was reached or the estimate fell below a given ``tol``. 1-SMCI's
-direction is exact given the data: it converges when it vanishes.
+direction is exact given the data: it converges when it vanishes. When the data leave the
+likelihood without a maximum (:mod:`mrflib.learning.existence`: a factor state, or a class
+of tied entries, the data never show; no ridge), a warning says so and no learner reports
+convergence: 1-SMCI's direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
@@ -57,6 +60,7 @@ from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference import factor_gibbs, smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import tying
+from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.factor_layout import _check_data, _data_marginals
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.potentials import normalize
@@ -100,7 +104,9 @@ class _Chains:
             self.n_chains = self._chain_count(options, N)
             self.states = (self._replicated(options["extension_rate"])
                            if "extension_rate" in options else self._data_rows())
-        if method != "1-smci":  # the sampler's packed structure, once per fit
+        # the structure's arrays, once per fit: SMCI's scopes and the sampler's packing
+        self.plan = smci_factor_graph.scope_plan(lay.structure) if self.order == 1 else None
+        if method != "1-smci":
             plan = factor_gibbs.pack(lay.structure)
             self.structure = plan[1:]
             _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = plan
@@ -162,7 +168,8 @@ class _Chains:
             counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
-        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order)
+        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order,
+                                                    plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
 
@@ -264,7 +271,9 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
-    target = lay.A.T @ _data_marginals(lay, x)
+    d = _data_marginals(lay, x)
+    target = lay.A.T @ d
+    missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()
     scale = 1.0 / (lay.shares if isinstance(lay, tying.Tie) else np.ones(lay.n_params))
 
@@ -278,7 +287,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
         max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
         progress=progress, desc=f"fit {method}")
-    converged, reason = _verdict(method, converged, max_steps, tol)
+    converged, reason = not_converged_if(missing, "mle",
+                                         *_verdict(method, converged, max_steps, tol))
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
