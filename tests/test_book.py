@@ -298,10 +298,10 @@ def _smallest_style_pt() -> float:
 
 _PAPER_FIGURES = {hashlib.sha256(p.read_bytes()).hexdigest(): p.stem
                   for p in (ROOT / "book" / "results" / "paper" / "figures").glob("*.png")}
-#: Chapters whose committed paper-scale figures were drawn before the book's present
-#: figure style (their paper runs take hours); their figures are exempt from the size
-#: check until those runs are repeated.
-_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-pcd-", "bounds-")
+#: The chapter whose committed paper-scale figures were drawn before the book's present
+#: figure style (its paper run takes hours); its figures are exempt from the size
+#: check until that run is repeated.
+_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-pcd-",)
 #: No text in a figure smaller than this as shown (points) at a 1280 px window.
 _SMALLEST_TEXT_PT = 8.0
 
