@@ -958,6 +958,12 @@ EXEMPT = {
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "inference.approx.available": "takes no arguments: tests/test_approx.py",
+    "inference.smci_factor_graph.scope_plan": "the structure of a model estimate checks (its "
+                                              "rows here); a plan of another structure and "
+                                              "a non-plan in tests/test_smci_factor_graph.py",
+    "learning.existence.unbounded": "the learners' test on their own layout and data "
+                                    "marginals (learning.fit's rows here): "
+                                    "tests/test_existence.py",
     "repro.report.performance_summary": "the Performance page's headline from benchmark "
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "

@@ -365,7 +365,7 @@ class ScopePlan(NamedTuple):
     """What 1-SMCI of every factor scope needs of a structure, built once by
     :func:`scope_plan` and reused by calls with new tables (a learner's steps): the packed
     scopes (``fptr``, ``fvars``, ``fstride``, ``offsets`` as
-    :func:`mrflib.inference.factor_gibbs.pack` gives them), the factors with a non-empty
+    ``factor_gibbs.pack`` gives them), the factors with a non-empty
     scope (``targets``), the factors meeting target ``j`` (``nfac[nptr[j]:nptr[j+1]]``)
     with the strides of its variables in their tables (``nstride``, 0 where a neighbour
     does not hold one), and target ``j``'s states at ``out_ptr[j]:out_ptr[j+1]``."""

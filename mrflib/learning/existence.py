@@ -24,7 +24,7 @@ Tied tables (:class:`~mrflib.learning.tying.Tie`)
 Pseudo-likelihood sums the conditionals ``P(x_i | x_{-i})`` of the samples, so it moves
 along a direction only through states one change of one variable away from a sample: a
 state (or class) counts only if some sample meets it that way (``in_context``). LAP's
-condition is the MLE's (see :func:`warn_if_undefined`). The stochastic learners (1-SMCI,
+condition is the MLE's (see ``warn_if_undefined``). The stochastic learners (1-SMCI,
 CD, PCD, SMCI-PCD) estimate the model's factor marginals and follow the likelihood's
 gradient, so they take the MLE's test. A ridge (``l2 > 0``) gives every learner a finite
 optimum: no test then.
@@ -41,7 +41,7 @@ import numpy as np
 from mrflib.models._factor_bulk import group_by
 from mrflib.models.precision import _user_stacklevel
 
-__all__ = ["unbounded", "warn_if_undefined", "check_existence", "not_converged_if"]
+__all__ = ["unbounded"]  # the rest is the learners' plumbing
 
 
 def _met(lay: Any, d: np.ndarray) -> np.ndarray:
@@ -167,7 +167,7 @@ def warn_if_undefined(lay: Any, d: np.ndarray, method: str) -> str:
 
 
 def check_existence(lay: Any, d: np.ndarray | Callable[[], np.ndarray], method: str,
-              l2: float) -> str:
+                    l2: float) -> str:
     """:func:`warn_if_undefined` unless a ridge (``l2 > 0``) gives a finite optimum; ``d``
     the data's factor marginals, or a function computing them (called only when needed)."""
     if l2 > 0:
