@@ -2,21 +2,25 @@
 
 The truth is ``lattices.potts_lattice(256, 256, 4, coupling=0.4)`` (ferromagnetic couplings
 uniform on [0, 0.8], fields on [-0.2, 0.2]: below the q = 4 transition at log(1 + 2) =
-1.10, so Gibbs chains mix in tens of sweeps); N = 1,000 samples are the states of 1,000
-independent :func:`mrflib.inference.factor_gibbs.gibbs` chains after ``BURN_IN`` sweeps.
+1.10, so Gibbs chains mix in tens of sweeps); the N = 1,000 samples are drawn by
+:func:`mrflib.inference.factor_gibbs.gibbs`, ``CHAINS`` chains from random states, each
+recording a state every ``THIN`` sweeps after ``BURN_IN``; the data row's note gives the
+Gelman-Rubin R-hat of the samples' log-weight across the chains (near 1: the chains agree).
 Each learner's row gives its wall time and peak memory (tracemalloc, numpy buffers
 included) for a fixed budget of work: MPLE and LAP to their tolerances; the gradient
 learners (1-SMCI, CD, PCD, SMCI-PCD) for ``STEPS`` steps, so their rows are the cost of
-that many steps (their time grows linearly with the steps), not of a converged fit; each
-row's note gives the steps taken and the error of the fitted couplings (the normalized
-diagonal of each pair table, ``J`` of the truth) against the truth. Exact ML is refused by
-name (its row records the refusal). ``--quick``: a 16x16 lattice.
+that many steps (their time grows linearly with the steps; ``rate`` is steps per second),
+not of a converged fit; each row's note gives the mean absolute error of the fitted pair
+tables against the truth's (both in normalized form). Exact ML is refused by name (its row
+records the refusal). ``--quick``: a 16x16 lattice.
 
-Size. ``make bench`` runs a 32x32 lattice (minutes); the environment variable
-``MRFLIB_BENCH_SCALE_SIDE`` sets the side, 256 for the full size. At 256 the factor-graph
-Gibbs kernel (about 3 microseconds an update here) makes the data alone take hours, and a
-1-SMCI step minutes: the learners' memory is linear in the model, their kernels are not yet
-fast enough for that size.
+Size. ``make bench`` runs a 32x32 lattice (a minute); the environment variable
+``MRFLIB_BENCH_SCALE_SIDE`` sets the side, 256 for the full size, and
+``MRFLIB_BENCH_SCALE_LEARNERS`` (comma-separated row names, for example
+``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run. At 256,
+LAP's 196,096 auxiliary Newton fits (each over a pair's neighbourhood of six variables)
+take about an hour of CPU here and the SMCI estimates about a minute a step (1,000 rows
+times 196,096 factor scopes).
 """
 
 from __future__ import annotations
@@ -30,24 +34,39 @@ import numpy as np
 from mrflib import learning
 from mrflib._support.validation import format_bytes
 from mrflib.inference import factor_gibbs
+from mrflib.learning.potentials import normalize
 from mrflib.models import lattices
 
 Q = 4
 N = 1000
+CHAINS = 100
 BURN_IN = 100
-STEPS = 10
+THIN = 10
+STEPS = 5
 LEARNERS = [("mple", {}), ("lap", {}), ("1-smci", {}), ("cd", {}), ("pcd", {}),
             ("smci-pcd", {}), ("smci-pcd", {"estimator": "mci"})]
 EXTRA_COLUMNS = ["peak_bytes"]
 
 
 def _coupling_error(model, truth) -> float:
-    """Mean |J_fit - J_true| over the pair factors (normalized tables: the diagonal
-    entries ``(a, a)``, ``a >= 1``, are ``J``; the truth's tables are ``J I``)."""
-    errs = [np.mean(np.abs(np.diag(t)[1:] - s[0, 0]))
+    """Mean absolute error of the pair tables, both in normalized form (every fit returns
+    it: entries with a state 0 are zero; a Potts table ``J [a = b]`` normalizes to
+    ``J ([a = b] + 1)`` for ``a, b >= 1``), over the entries ``a, b >= 1``."""
+    truth = normalize(truth)
+    errs = [np.mean(np.abs(t[1:, 1:] - s[1:, 1:]))
             for t, s, scope in zip(model.log_tables, truth.log_tables, truth.scopes)
             if len(scope) == 2]
     return float(np.mean(errs))
+
+
+def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
+    """Gelman-Rubin R-hat of a scalar recorded by ``n_chains`` chains (rows laid out as
+    :func:`mrflib.inference.factor_gibbs.gibbs` lays them out: time, then chain)."""
+    per_chain = log_weights.reshape(-1, n_chains).T
+    n = per_chain.shape[1]
+    within = per_chain.var(axis=1, ddof=1).mean()
+    between = n * per_chain.mean(axis=1).var(ddof=1)
+    return float(np.sqrt(((n - 1) / n * within + between / n) / within))
 
 
 def _measure(fn):
@@ -67,26 +86,37 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
         side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
     data, t_data, peak_data = _measure(lambda: factor_gibbs.gibbs(
-        truth, N, burn_in=BURN_IN, n_chains=N, rng=1))
+        truth, N, burn_in=BURN_IN, thin=THIN, n_chains=CHAINS, rng=1))
     case = f"{side}x{side} Potts lattice, q = {Q}, N = {N}"
     base = dict(benchmark="Factor-graph learners at scale", case=case, baseline="",
                 ratio=None, rate=None, rate_unit="", size=side * side, size_unit="variables")
     rows = [dict(base, method="data: gibbs", seconds=t_data, peak_bytes=peak_data,
-                 note=f"{N} chains, {BURN_IN} sweeps; peak {format_bytes(peak_data)}")]
+                 note=(f"{CHAINS} chains, {BURN_IN} sweeps of burn-in, one state every "
+                       f"{THIN} sweeps; R-hat of the log-weight "
+                       f"{_r_hat(truth.log_weight(data), CHAINS):.3f}; peak "
+                       f"{format_bytes(peak_data)}"))]
     try:
         learning.fit(data, truth, "mle")
         mle_note = "ran"
     except ValueError as err:
         mle_note = f"refused: {err}"
     rows.append(dict(base, method="mle", seconds=None, peak_bytes=None, note=mle_note))
+    chosen = os.environ.get("MRFLIB_BENCH_SCALE_LEARNERS")
+    chosen = None if chosen is None else {c.strip() for c in chosen.split(",")}
     for method, options in LEARNERS:
+        name = method + (f" ({options['estimator']})" if options else "")
+        if chosen is not None and name not in chosen:
+            rows.append(dict(base, method=name, seconds=None, peak_bytes=None,
+                             note="not run (MRFLIB_BENCH_SCALE_LEARNERS)"))
+            continue
         kw = dict(options, record=False)
         if method not in ("mple", "lap"):
             kw.update(max_steps=STEPS, rng=2)
         fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
                                                                           **k))
-        name = method + (f" ({options['estimator']})" if options else "")
-        rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak,
+        rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
+        rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak, rate=rate,
+                         rate_unit="steps/s" if rate else "",
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
                                f"{format_bytes(peak)}")))

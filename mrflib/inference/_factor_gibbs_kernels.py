@@ -61,32 +61,50 @@ def gibbs_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
     state of zero weight is never drawn.
     """
     chains = x.shape[0]
-    score = np.empty(int(_largest(card)))
+    cmax = int(_largest(card))
+    score = np.empty((CHAIN_BLOCK, cmax))
+    base = np.empty(CHAIN_BLOCK, dtype=np.int64)
     # Chains in blocks, each block swept variable by variable: every chain still sees its
-    # variables in the order ``free`` with its own uniforms (the same draws as chain by
-    # chain), but ``u[i, block]`` is read contiguously; chain by chain, each read of ``u``
-    # was a cache miss on a large model (a 256x256 lattice: 0.5 us an update).
+    # variables in the order ``free`` with its own uniforms and adds its factors' terms in
+    # the same order (the same draws, bit for bit, as chain by chain), but a factor's index
+    # arrays are read once for the block and ``u[i, block]`` contiguously; chain by chain,
+    # each read of ``u`` was a cache miss on a large model.
     for r0 in range(0, chains, CHAIN_BLOCK):
-        r1 = min(r0 + CHAIN_BLOCK, chains)
+        nb = min(CHAIN_BLOCK, chains - r0)
         for j in range(free.shape[0]):
             i = free[j]
             c = card[i]
-            for r in range(r0, r1):
-                conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr,
-                                   fvars, fstride, offsets, card)
-                mx = score[0]
+            for b in range(nb):
+                for v in range(c):
+                    score[b, v] = 0.0
+            for f in range(vptr[i], vptr[i + 1]):
+                k = vfac[f]
+                s = vstride[f]
+                for b in range(nb):
+                    base[b] = offsets[k] - x[r0 + b, i] * s
+                for a in range(fptr[k], fptr[k + 1]):
+                    va = fvars[a]
+                    sa = fstride[a]
+                    for b in range(nb):
+                        base[b] += x[r0 + b, va] * sa
+                for b in range(nb):
+                    t = base[b]
+                    for v in range(c):
+                        score[b, v] += tables[t + v * s]
+            for b in range(nb):
+                mx = score[b, 0]
                 for v in range(1, c):
-                    if score[v] > mx:
-                        mx = score[v]
+                    if score[b, v] > mx:
+                        mx = score[b, v]
                 tot = 0.0
                 for v in range(c):
-                    tot += np.exp(score[v] - mx)
-                    score[v] = tot
-                target = u[i, r] * tot
+                    tot += np.exp(score[b, v] - mx)
+                    score[b, v] = tot
+                target = u[i, r0 + b] * tot
                 pick = 0
-                while pick < c - 1 and score[pick] <= target:
+                while pick < c - 1 and score[b, pick] <= target:
                     pick += 1
-                x[r, i] = pick
+                x[r0 + b, i] = pick
 
 
 @njit(cache=True)
@@ -200,35 +218,48 @@ def factor_conditional_sums(x, batch, n_batches, tables, fptr, fvars, fstride, o
     state of positive weight (else ``-1``).
     """
     M = x.shape[0]
+    xt = np.ascontiguousarray(x.T)
     out = np.zeros((n_batches, out_ptr[targets.shape[0]]))
     score = np.empty(max_states)
     digit = np.empty(fptr.shape[0], dtype=np.int64)
     base = np.empty(nfac.shape[0], dtype=np.int64)
-    for r in range(M):
-        b = batch[r]
-        for j in range(targets.shape[0]):
-            k = targets[j]
-            lo, hi = fptr[k], fptr[k + 1]
-            size = out_ptr[j + 1] - out_ptr[j]
-            for p in range(nptr[j], nptr[j + 1]):  # each neighbour at x, S's part removed
+    width = 0
+    for j in range(targets.shape[0]):
+        width = max(width, nptr[j + 1] - nptr[j])
+    delta = np.empty((width, max_states), dtype=np.int64)
+    bad = M
+    # Scope by scope, row by row: a neighbour's offset for each state of S (``delta``) is
+    # the same in every row, so it is computed once per scope; each row then adds its
+    # neighbours' entries in the same order as a row-by-row walk would (the same sums).
+    for j in range(targets.shape[0]):
+        k = targets[j]
+        lo, hi = fptr[k], fptr[k + 1]
+        size = out_ptr[j + 1] - out_ptr[j]
+        p0, p1 = nptr[j], nptr[j + 1]
+        for a in range(hi - lo):
+            digit[a] = 0
+        for s in range(size):  # the states of S in C order (last variable fastest)
+            for p in range(p0, p1):
+                d = 0
+                for a in range(hi - lo):
+                    d += digit[a] * nstride[p, a]
+                delta[p - p0, s] = d
+            advance(digit, hi - lo, fvars, lo, card)
+        for r in range(min(M, bad)):
+            for p in range(p0, p1):  # each neighbour at x, S's part removed
                 c = nfac[p]
                 idx = offsets[c]
                 for a in range(fptr[c], fptr[c + 1]):
-                    idx += x[r, fvars[a]] * fstride[a]
+                    idx += xt[fvars[a], r] * fstride[a]
                 for a in range(hi - lo):
-                    idx -= x[r, fvars[lo + a]] * nstride[p, a]
-                base[p] = idx
-            for a in range(hi - lo):
-                digit[a] = 0
-            for s in range(size):  # the states of S in C order (last variable fastest)
+                    idx -= xt[fvars[lo + a], r] * nstride[p, a]
+                base[p - p0] = idx
+            for s in range(size):
                 tot = 0.0
-                for p in range(nptr[j], nptr[j + 1]):
-                    idx = base[p]
-                    for a in range(hi - lo):
-                        idx += digit[a] * nstride[p, a]
-                    tot += tables[idx]
+                for p in range(p1 - p0):
+                    tot += tables[base[p] + delta[p, s]]
                 score[s] = tot
-                advance(digit, hi - lo, fvars, lo, card)
-            if not _add_normalized(score, size, out[b], out_ptr[j]):
-                return out, r
-    return out, -1
+            if not _add_normalized(score, size, out[batch[r]], out_ptr[j]):
+                bad = r  # the first such row of this scope; later scopes look before it
+                break
+    return out, (bad if bad < M else -1)

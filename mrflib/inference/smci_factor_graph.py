@@ -317,12 +317,8 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     x = _check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
-    with np.errstate(invalid="ignore"):
-        zero = np.flatnonzero(model.log_weight(x) == -np.inf)
-    if len(zero):
-        raise ValueError(f"samples[{int(zero[0])}] has zero weight under the model "
-                         f"({len(zero)} of {len(x)} rows): SMCI conditions on states of "
-                         "positive weight")
+    flat = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
+    _check_positive_weight(model, x, flat)
     batch, counts = _batches(len(x), n_chains)
     B = len(counts)
     want = _targets(model, targets)
@@ -330,7 +326,7 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
         return _variables_order_one(model, x, batch, counts)
     if order == 1 and max((t.size for t in model.log_tables),
                           default=0) <= MAX_KERNEL_STATES:
-        return _factors_order_one(model, x, batch, counts, plan)
+        return _factors_order_one(model, x, batch, counts, plan, flat)
     vf = model.variable_factors()
     values, errors = [], []
     for target in want:
@@ -341,6 +337,20 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
         values.append(m)
         errors.append(s)
     return Estimate(values, errors)
+
+
+def _check_positive_weight(model: FactorGraph, x: np.ndarray, flat: np.ndarray) -> None:
+    """Refuse samples of zero weight (SMCI conditions on states of positive weight); a
+    model whose tables ``flat`` hold no ``-inf`` gives every state positive weight, so
+    only a model with zeros pays for the check (a learner calls this at every step)."""
+    if not np.isneginf(flat).any():
+        return
+    with np.errstate(invalid="ignore"):
+        zero = np.flatnonzero(model.log_weight(x) == -np.inf)
+    if len(zero):
+        raise ValueError(f"samples[{int(zero[0])}] has zero weight under the model "
+                         f"({len(zero)} of {len(x)} rows): SMCI conditions on states of "
+                         "positive weight")
 
 
 def _variables_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
@@ -424,12 +434,13 @@ def _plan_for(model: FactorGraph, plan: ScopePlan | None) -> ScopePlan:
 
 
 def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
-                       counts: np.ndarray, plan: ScopePlan | None = None) -> Estimate:
+                       counts: np.ndarray, plan: ScopePlan | None,
+                       tables: np.ndarray) -> Estimate:
     """1-SMCI of every factor's scope at once: ``P(x_S | s_rest)`` over the states of
     ``S``, summed per batch by the numba kernel (scopes of at most
-    :data:`MAX_KERNEL_STATES` states); the structure's arrays from ``plan``."""
+    :data:`MAX_KERNEL_STATES` states); the structure's arrays from ``plan``, the tables
+    flattened in ``tables``."""
     plan = _plan_for(model, plan)
-    tables = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
     out_ptr = plan.out_ptr
     require_memory(8.0 * len(counts) * out_ptr[-1], f"the 1-SMCI sums of "
                    f"{len(plan.targets)} factor scopes")
