@@ -396,7 +396,13 @@ class ScopePlan(NamedTuple):
 def scope_plan(model: FactorGraph) -> ScopePlan:
     """The :class:`ScopePlan` of ``model``'s structure (its tables are not used)."""
     model = _check_model(model)
-    _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
+    return _scope_plan(model, factor_gibbs.pack(model))
+
+
+def _scope_plan(model: FactorGraph, packed: tuple) -> ScopePlan:
+    """:func:`scope_plan` from ``packed``, the model's ``factor_gibbs.pack`` (a learner
+    that also samples packs the structure once for both)."""
+    _, _, _, _, fptr, fvars, fstride, offsets = packed
     vf = model.variable_factors()
     targets = [k for k, s in enumerate(model.scopes) if s]
     width = max((len(s) for s in model.scopes), default=0)

@@ -104,12 +104,12 @@ class _Chains:
             self.n_chains = self._chain_count(options, N)
             self.states = (self._replicated(options["extension_rate"])
                            if "extension_rate" in options else self._data_rows())
-        # the structure's arrays, once per fit: SMCI's scopes and the sampler's packing
-        self.plan = smci_factor_graph.scope_plan(lay.structure) if self.order == 1 else None
-        if method != "1-smci":
-            plan = factor_gibbs.pack(lay.structure)
-            self.structure = plan[1:]
-            _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = plan
+        # the structure's arrays, once per fit: the sampler's packing and SMCI's scopes
+        packed = factor_gibbs.pack(lay.structure)
+        self.plan = (smci_factor_graph._scope_plan(lay.structure, packed) if self.order == 1
+                     else None)
+        self.structure = packed[1:]
+        _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
