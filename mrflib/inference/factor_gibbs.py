@@ -293,8 +293,16 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
         plan = pack(model)
     else:
         plan = (np.concatenate([np.ravel(t) for t in model.log_tables]),) + tuple(structure)
-    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
-    free = np.arange(model.n, dtype=np.int64)
+    return advance_packed(chains, n_sweeps, rng, plan,
+                          np.ascontiguousarray(model.cardinalities, dtype=np.int64))
+
+
+def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, plan: tuple,
+                   card: np.ndarray) -> np.ndarray:
+    """:func:`advance` on a model given as its :func:`pack` (tables flattened in factor
+    order) and int64 cardinalities, for callers that keep the tables flat (a learner's
+    steps) and whose chains are valid by construction: nothing is checked."""
+    free = np.arange(chains.shape[1], dtype=np.int64)
     for _ in range(n_sweeps):
         _sweep(chains, rng, plan, card, free)
     return chains
@@ -348,15 +356,22 @@ def batch_ids(n_samples: int, n_chains: int, n_batches: int = N_BATCHES) -> np.n
     return c * cuts + t * cuts // per_chain
 
 
+def batch_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The mean over all rows from per-batch sums ``(B, ...)`` over ``counts (B,)`` rows
+    (the mean of :func:`batch_standard_errors`, without its errors)."""
+    keep = counts > 0
+    return sums[keep].sum(axis=0) / counts[keep].astype(np.float64).sum()
+
+
 def batch_standard_errors(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
                                                                           np.ndarray]:
     """Mean and batch-means standard error from per-batch sums ``(B, ...)`` over
     ``counts (B,)`` rows: ``se² = B/(B-1) Σ_b (n_b/N)² (m_b - m)²`` (batches of unequal
     sizes); ``nan`` with fewer than two batches."""
+    mean = batch_mean(sums, counts)
     keep = counts > 0
     sums, counts = sums[keep], counts[keep].astype(np.float64)
     N = counts.sum()
-    mean = sums.sum(axis=0) / N
     B = len(counts)
     if B < 2:
         return mean, np.full(mean.shape, np.nan)

@@ -448,6 +448,21 @@ def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
     flattened in ``tables``."""
     plan = _plan_for(model, plan)
     out_ptr = plan.out_ptr
+    m, s = factor_gibbs.batch_standard_errors(_scope_sums(tables, x, batch, counts, plan),
+                                              counts)
+    values = [np.ones(()) for _ in model.scopes]
+    errors = [np.zeros(()) for _ in model.scopes]
+    for j, k in enumerate(plan.targets.tolist()):
+        shape = model.log_tables[k].shape
+        values[k] = m[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
+        errors[k] = s[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
+    return Estimate(values, errors)
+
+
+def _scope_sums(tables: np.ndarray, x: np.ndarray, batch: np.ndarray, counts: np.ndarray,
+                plan: ScopePlan) -> np.ndarray:
+    """The kernel's per-batch sums of 1-SMCI of every target scope of ``plan``."""
+    out_ptr = plan.out_ptr
     require_memory(8.0 * len(counts) * out_ptr[-1], f"the 1-SMCI sums of "
                    f"{len(plan.targets)} factor scopes")
     sizes = np.diff(out_ptr)
@@ -458,14 +473,22 @@ def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
     if bad >= 0:
         raise ValueError(f"samples[{bad}] has zero weight under the model (a factor scope's "
                          "conditional has no state of positive weight given the rest)")
-    m, s = factor_gibbs.batch_standard_errors(sums, counts)
-    values = [np.ones(()) for _ in model.scopes]
-    errors = [np.zeros(()) for _ in model.scopes]
-    for j, k in enumerate(plan.targets.tolist()):
-        shape = model.log_tables[k].shape
-        values[k] = m[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
-        errors[k] = s[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
-    return Estimate(values, errors)
+    return sums
+
+
+def flat_scope_marginals(tables: np.ndarray, samples: np.ndarray,
+                         plan: ScopePlan) -> np.ndarray | None:
+    """1-SMCI of every factor's scope, concatenated in factor order as the flat
+    ``tables`` are (a learner's steps, which keep the tables flat): the values of
+    :func:`factor_marginals` with ``order=1``, raveled and joined, or ``None`` where that
+    needs the model itself (a table with a zero, whose samples must be checked; a factor
+    of empty scope; a scope beyond :data:`MAX_KERNEL_STATES`). ``samples`` (int64, valid
+    states) and ``plan`` are trusted."""
+    if (len(plan.targets) != len(plan.scopes) or np.isneginf(tables).any()
+            or np.diff(plan.out_ptr).max(initial=0) > MAX_KERNEL_STATES):
+        return None
+    batch, counts = _batches(len(samples), None)
+    return factor_gibbs.batch_mean(_scope_sums(tables, samples, batch, counts, plan), counts)
 
 
 def marginals(model: FactorGraph, samples: Any, *, order: int = 1,

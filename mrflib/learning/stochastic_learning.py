@@ -61,7 +61,7 @@ from mrflib.inference import factor_gibbs, smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import tying
 from mrflib.learning.existence import check_existence, not_converged_if
-from mrflib.learning.factor_layout import _check_data, _data_marginals
+from mrflib.learning.factor_layout import _check_data, _data_marginals, _model_of
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.potentials import normalize
 from mrflib.models.factor_graph import FactorGraph, _check_states
@@ -110,6 +110,7 @@ class _Chains:
                      else None)
         self.structure = packed[1:]
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
+        self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
@@ -152,24 +153,30 @@ class _Chains:
         self._require(s.shape[0], "samples")
         return np.ascontiguousarray(s, dtype=np.int64).copy()
 
-    def step(self, model: FactorGraph) -> np.ndarray:
-        """Move the sample set under ``model`` (none on the first step of SMCI-PCD, never
-        for 1-SMCI) and return its flat factor-marginal estimate."""
+    def step(self, tables: np.ndarray) -> np.ndarray:
+        """Move the sample set under the model of flat log-tables ``tables`` (none on the
+        first step of SMCI-PCD, never for 1-SMCI) and return its flat factor-marginal
+        estimate. The tables stay flat: at a step's scale (a lattice of a quarter of a
+        million factors) building the model object, or lists of its tables, would cost more
+        than the sweeps."""
+        plan = (tables,) + tuple(self.structure)
         if self.first or self.sweeps == 0:
             self.first = False
         elif self.method == "cd":
-            start = self._data_rows()
-            self.states = factor_gibbs.advance(model, start, self.sweeps, rng=self.rng,
-                                               structure=self.structure)
+            self.states = factor_gibbs.advance_packed(self._data_rows(), self.sweeps,
+                                                      self.rng, plan, self.card)
         else:
-            factor_gibbs.advance(model, self.states, self.sweeps, rng=self.rng,
-                                 structure=self.structure)
+            factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card)
         if self.order == 0:
             counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
-        values = smci_factor_graph.factor_marginals(model, self.states, order=self.order,
-                                                    plan=self.plan)
+        if self.order == 1:
+            flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
+            if flat is not None:
+                return flat
+        values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
+                                                    order=self.order, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
 
@@ -278,7 +285,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     scale = 1.0 / (lay.shares if isinstance(lay, tying.Tie) else np.ones(lay.n_params))
 
     def direction(phi: np.ndarray) -> np.ndarray:
-        g = target - At @ chains.step(lay.model(phi))
+        g = target - At @ chains.step(lay.tables(phi))
         if l2:
             g -= l2 * phi
         return scale * g
