@@ -7,7 +7,8 @@ uniform on [0, 0.8], fields on [-0.2, 0.2]: below the q = 4 transition at log(1 
 recording a state every ``THIN`` sweeps after ``BURN_IN``; the data row's note gives the
 Gelman-Rubin R-hat of the samples' log-weight across the chains (near 1: the chains agree).
 Each learner's row gives its wall time and peak memory (tracemalloc, numpy buffers
-included) for a fixed budget of work: MPLE and LAP to their tolerances; the gradient
+included) for a fixed budget of work: MPLE and LAP to their tolerances (LAP's independent
+auxiliary fits on every core: ``n_jobs=os.cpu_count()``); the gradient
 learners (1-SMCI, CD, PCD, SMCI-PCD) for ``STEPS`` steps, so their rows are the cost of
 that many steps (their time grows linearly with the steps; ``rate`` is steps per second),
 not of a converged fit; each row's note gives the mean absolute error of the fitted pair
@@ -17,7 +18,9 @@ records the refusal). ``--quick``: a 16x16 lattice.
 Size. ``make bench`` runs a 32x32 lattice (a few minutes); the environment variable
 ``MRFLIB_BENCH_SCALE_SIDE`` sets the side, 256 for the full size, and
 ``MRFLIB_BENCH_SCALE_LEARNERS`` (comma-separated row names, for example
-``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run. The
+``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run;
+``MRFLIB_BENCH_SCALE_STEPS`` the gradient learners' steps (default 5). Each row is printed
+to stderr as it is measured, so a long run shows where it is. The
 committed results are of a 64x64 lattice (18 min at a load of about 4 on this machine's two
 cores): MPLE 2 min, LAP 13 min (12,160 auxiliary Newton fits), a 1-SMCI step 13 s, a PCD
 step 2.5 s. Every cost is linear in the lattice, so 256x256 is 16 times each: hours for
@@ -27,6 +30,7 @@ LAP, half an hour for MPLE, minutes a step for the SMCI learners; it has not bee
 from __future__ import annotations
 
 import os
+import sys
 import time
 import tracemalloc
 
@@ -82,9 +86,16 @@ def _measure(fn):
     return out, seconds, peak
 
 
+def _report(row: dict) -> None:
+    seconds = "" if row["seconds"] is None else f" {row['seconds']:.1f} s"
+    print(f"[learning at scale] {row['method']}:{seconds} {row['note']}", file=sys.stderr,
+          flush=True)
+
+
 def run(quick: bool = False, side: int | None = None) -> list[dict]:
     if side is None:
         side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
+    steps = int(os.environ.get("MRFLIB_BENCH_SCALE_STEPS", str(STEPS)))
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
     data, t_data, peak_data = _measure(lambda: factor_gibbs.gibbs(
         truth, N, burn_in=BURN_IN, thin=THIN, n_chains=CHAINS, rng=1))
@@ -96,12 +107,14 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
                        f"{THIN} sweeps; R-hat of the log-weight "
                        f"{_r_hat(truth.log_weight(data), CHAINS):.3f}; peak "
                        f"{format_bytes(peak_data)}"))]
+    _report(rows[-1])
     try:
         learning.fit(data, truth, "mle")
         mle_note = "ran"
     except ValueError as err:
         mle_note = f"refused: {err}"
     rows.append(dict(base, method="mle", seconds=None, peak_bytes=None, note=mle_note))
+    _report(rows[-1])
     chosen = os.environ.get("MRFLIB_BENCH_SCALE_LEARNERS")
     chosen = None if chosen is None else {c.strip() for c in chosen.split(",")}
     for method, options in LEARNERS:
@@ -111,8 +124,10 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
                              note="not run (MRFLIB_BENCH_SCALE_LEARNERS)"))
             continue
         kw = dict(options, record=False)
+        if method == "lap":
+            kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
-            kw.update(max_steps=STEPS, rng=2)
+            kw.update(max_steps=steps, rng=2)
         fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
                                                                           **k))
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
@@ -121,4 +136,5 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
                                f"{format_bytes(peak)}")))
+        _report(rows[-1])
     return rows

@@ -298,10 +298,6 @@ def _smallest_style_pt() -> float:
 
 _PAPER_FIGURES = {hashlib.sha256(p.read_bytes()).hexdigest(): p.stem
                   for p in (ROOT / "book" / "results" / "paper" / "figures").glob("*.png")}
-#: The chapter whose committed paper-scale figures were drawn before the book's present
-#: figure style (its paper run takes hours); its figures are exempt from the size
-#: check until that run is repeated.
-_PAPER_FIGURES_IN_OLDER_STYLE = ("smci-pcd-",)
 #: No text in a figure smaller than this as shown (points) at a 1280 px window.
 _SMALLEST_TEXT_PT = 8.0
 
@@ -324,8 +320,6 @@ def _shown_text_pt(f: str, img: dict) -> float | None:
 def _small_text(f: str, img: dict) -> str | None:
     name = img["src"].rsplit("/", 1)[-1]
     paper = _PAPER_FIGURES.get(name.split(".")[0], "")
-    if paper.startswith(_PAPER_FIGURES_IN_OLDER_STYLE):
-        return None
     pt = _shown_text_pt(f, img)
     if pt is None or pt >= _SMALLEST_TEXT_PT:
         return None

@@ -146,6 +146,24 @@ def test_bad_input_is_refused():
         sf.marginals(hard, bad, order=1)
 
 
+def test_the_kernels_name_a_row_of_zero_weight_themselves():
+    """``estimate`` refuses rows of zero weight before the kernels run; the kernels keep a
+    guard of their own (a row where some conditional has no state of positive weight) for
+    callers that pass rows unchecked, and name the first such row."""
+    from mrflib.models.factor_graph import FactorGraph
+
+    ninf = -np.inf
+    model = FactorGraph([2, 2], [(0, 1), (1,)], [np.array([[ninf, ninf], [0.0, 0.3]]),
+                                                 np.array([0.0, 0.2])])
+    x = np.array([[1, 0], [0, 1], [0, 0]], dtype=np.int64)  # x_0 = 0 leaves x_1 no state
+    batch, counts = sf._batches(len(x), None)
+    flat = factor_gibbs.flat_tables(model)
+    with pytest.raises(ValueError, match=r"samples\[1\] has zero weight"):
+        sf._variables_order_one(model, x, batch, counts, flat)
+    with pytest.raises(ValueError, match=r"samples\[1\] has zero weight"):
+        sf._scope_sums(flat, x, batch, counts, sf.scope_plan(model))
+
+
 def test_time_limit_bounds_the_region_sums_and_says_so():
     """Under a time limit, order-2 sums run over the samples that fit in the time left (whole
     sweeps), or fall back to order 1, and the result says which; no limit: order 2 on all."""

@@ -34,21 +34,30 @@ def _largest(card):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars, fstride,
-                       offsets, card):  # pragma: no cover - numba
-    """``score[v] = Σ_{k ∋ i} θ_k(x_{S_k})`` with ``x_i = v``, for chain ``r``: the log of the
-    conditional ``P(x_i = v | x_rest)`` up to a constant."""
+def conditional_scores(x, r0, nb, i, score, base, tables, vptr, vfac, vstride, fptr, fvars,
+                       fstride, offsets, card):  # pragma: no cover - numba
+    """``score[b, v] = Σ_{k ∋ i} θ_k(x_{S_k})`` with ``x_i = v``, for chains ``r0 + b``,
+    ``b < nb``: the log of the conditional ``P(x_i = v | x_rest)`` up to a constant, each
+    chain's factors added in the order ``vfac`` lists them. ``base`` (length ``nb`` or more)
+    is work space. A factor's index arrays are read once for the ``nb`` chains."""
     c = card[i]
-    for v in range(c):
-        score[v] = 0.0
+    for b in range(nb):
+        for v in range(c):
+            score[b, v] = 0.0
     for f in range(vptr[i], vptr[i + 1]):
         k = vfac[f]
-        base = offsets[k]
+        s = vstride[f]
+        for b in range(nb):
+            base[b] = offsets[k] - x[r0 + b, i] * s
         for a in range(fptr[k], fptr[k + 1]):
-            base += x[r, fvars[a]] * fstride[a]
-        base -= x[r, i] * vstride[f]
-        for v in range(c):
-            score[v] += tables[base + v * vstride[f]]
+            va = fvars[a]
+            sa = fstride[a]
+            for b in range(nb):
+                base[b] += x[r0 + b, va] * sa
+        for b in range(nb):
+            t = base[b]
+            for v in range(c):
+                score[b, v] += tables[t + v * s]
 
 
 @njit(cache=True)
@@ -74,23 +83,8 @@ def gibbs_sweep(x, u, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
         for j in range(free.shape[0]):
             i = free[j]
             c = card[i]
-            for b in range(nb):
-                for v in range(c):
-                    score[b, v] = 0.0
-            for f in range(vptr[i], vptr[i + 1]):
-                k = vfac[f]
-                s = vstride[f]
-                for b in range(nb):
-                    base[b] = offsets[k] - x[r0 + b, i] * s
-                for a in range(fptr[k], fptr[k + 1]):
-                    va = fvars[a]
-                    sa = fstride[a]
-                    for b in range(nb):
-                        base[b] += x[r0 + b, va] * sa
-                for b in range(nb):
-                    t = base[b]
-                    for v in range(c):
-                        score[b, v] += tables[t + v * s]
+            conditional_scores(x, r0, nb, i, score, base, tables, vptr, vfac, vstride, fptr,
+                               fvars, fstride, offsets, card)
             for b in range(nb):
                 mx = score[b, 0]
                 for v in range(1, c):
@@ -192,14 +186,15 @@ def conditional_sums(x, batch, n_batches, tables, vptr, vfac, vstride, fptr, fva
     variable has no state of positive weight returns that row's index (else ``-1``)."""
     M, n = x.shape
     out = np.zeros((n_batches, state_ptr[n]))
-    score = np.empty(int(_largest(card)))
+    score = np.empty((1, int(_largest(card))))
+    base = np.empty(1, dtype=np.int64)
     for r in range(M):
         b = batch[r]
         for i in range(n):
             c = card[i]
-            conditional_scores(x, r, i, score, tables, vptr, vfac, vstride, fptr, fvars,
-                               fstride, offsets, card)
-            if not _add_normalized(score, c, out[b], state_ptr[i]):
+            conditional_scores(x, r, 1, i, score, base, tables, vptr, vfac, vstride, fptr,
+                               fvars, fstride, offsets, card)
+            if not _add_normalized(score[0], c, out[b], state_ptr[i]):
                 return out, r
     return out, -1
 

@@ -21,14 +21,15 @@ def icm_sweep(x, tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets,
     state of highest conditional score, keeping its own unless another is strictly
     higher (so the log-weight never falls and a sweep without a change is a fixed
     point). Returns the number of variables changed."""
-    score = np.empty(int(card.max()))
+    score = np.empty((1, int(card.max())))
+    base = np.empty(1, dtype=np.int64)
     changed = 0
     for i in range(x.shape[1]):
-        conditional_scores(x, 0, i, score, tables, vptr, vfac, vstride, fptr, fvars,
+        conditional_scores(x, 0, 1, i, score, base, tables, vptr, vfac, vstride, fptr, fvars,
                            fstride, offsets, card)
         best = x[0, i]
         for v in range(card[i]):
-            if score[v] > score[best]:
+            if score[0, v] > score[0, best]:
                 best = v
         if best != x[0, i]:
             x[0, i] = best

@@ -47,9 +47,10 @@ REPAIR_SWEEPS = 200
 N_BATCHES = 32
 
 
-def pack(model: FactorGraph) -> tuple:
+def pack(model: FactorGraph, tables: np.ndarray | None = None) -> tuple:
     """The model as flat arrays for the kernels of :mod:`mrflib.inference._factor_gibbs_kernels`:
-    ``(tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets)``."""
+    ``(tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets)``; ``tables``, the
+    model's log-tables raveled and joined in factor order, when the caller has them."""
     # math.prod: np.prod's dispatch per axis costs seconds on a model of a million factors
     strides = [[math.prod(t.shape[a + 1:]) for a in range(t.ndim)] for t in model.log_tables]
     sizes = [t.size for t in model.log_tables]
@@ -62,8 +63,14 @@ def pack(model: FactorGraph) -> tuple:
     vfac = np.array([k for f in vf for k in f], dtype=np.int64)
     vstride = np.array([strides[k][model.scopes[k].index(i)] for i, f in enumerate(vf)
                         for k in f], dtype=np.int64)
-    tables = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
+    if tables is None:
+        tables = flat_tables(model)
     return tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets
+
+
+def flat_tables(model: FactorGraph) -> np.ndarray:
+    """The log-tables raveled and joined in factor order (the kernels' ``tables``)."""
+    return np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
 
 
 def _conditioned(model: Any, evidence: Any) -> tuple[FactorGraph, np.ndarray, dict]:
@@ -292,7 +299,7 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
     if structure is None:
         plan = pack(model)
     else:
-        plan = (np.concatenate([np.ravel(t) for t in model.log_tables]),) + tuple(structure)
+        plan = (flat_tables(model),) + tuple(structure)
     return advance_packed(chains, n_sweeps, rng, plan,
                           np.ascontiguousarray(model.cardinalities, dtype=np.int64))
 
@@ -356,11 +363,18 @@ def batch_ids(n_samples: int, n_chains: int, n_batches: int = N_BATCHES) -> np.n
     return c * cuts + t * cuts // per_chain
 
 
+def _nonempty_batches(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
+                                                                      np.ndarray]:
+    """The batches that hold rows: their sums and their counts as floats."""
+    keep = counts > 0
+    return sums[keep], counts[keep].astype(np.float64)
+
+
 def batch_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The mean over all rows from per-batch sums ``(B, ...)`` over ``counts (B,)`` rows
     (the mean of :func:`batch_standard_errors`, without its errors)."""
-    keep = counts > 0
-    return sums[keep].sum(axis=0) / counts[keep].astype(np.float64).sum()
+    sums, counts = _nonempty_batches(sums, counts)
+    return sums.sum(axis=0) / counts.sum()
 
 
 def batch_standard_errors(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
@@ -368,10 +382,9 @@ def batch_standard_errors(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndar
     """Mean and batch-means standard error from per-batch sums ``(B, ...)`` over
     ``counts (B,)`` rows: ``se² = B/(B-1) Σ_b (n_b/N)² (m_b - m)²`` (batches of unequal
     sizes); ``nan`` with fewer than two batches."""
-    mean = batch_mean(sums, counts)
-    keep = counts > 0
-    sums, counts = sums[keep], counts[keep].astype(np.float64)
+    sums, counts = _nonempty_batches(sums, counts)
     N = counts.sum()
+    mean = sums.sum(axis=0) / N
     B = len(counts)
     if B < 2:
         return mean, np.full(mean.shape, np.nan)

@@ -317,13 +317,13 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     x = _check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
-    flat = np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
+    flat = factor_gibbs.flat_tables(model)
     _check_positive_weight(model, x, flat)
     batch, counts = _batches(len(x), n_chains)
     B = len(counts)
     want = _targets(model, targets)
     if order == 1 and targets == "variables":
-        return _variables_order_one(model, x, batch, counts)
+        return _variables_order_one(model, x, batch, counts, flat)
     if order == 1 and max((t.size for t in model.log_tables),
                           default=0) <= MAX_KERNEL_STATES:
         return _factors_order_one(model, x, batch, counts, plan, flat)
@@ -354,13 +354,13 @@ def _check_positive_weight(model: FactorGraph, x: np.ndarray, flat: np.ndarray) 
 
 
 def _variables_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
-                         counts: np.ndarray) -> Estimate:
+                         counts: np.ndarray, tables: np.ndarray) -> Estimate:
     """1-SMCI of every variable at once: the conditionals ``P(x_i | s_rest)`` summed per
-    batch by the numba kernel."""
+    batch by the numba kernel; the model's tables flattened in ``tables``."""
     card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     require_memory(8.0 * len(counts) * ptr[-1], f"the 1-SMCI sums of {model.n} variables")
-    plan = factor_gibbs.pack(model)
+    plan = factor_gibbs.pack(model, tables)
     sums, bad = _k.conditional_sums(np.ascontiguousarray(x), batch.astype(np.int64),
                                     len(counts), plan[0], *plan[1:], card, ptr)
     if bad >= 0:

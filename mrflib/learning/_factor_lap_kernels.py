@@ -198,16 +198,28 @@ def _scores(th, idx, nnz, p, sc, pr):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _add_outer_products(H, M, WM, B):  # pragma: no cover - numba
+def _add_outer_products(H, M, WM, B, nz):  # pragma: no cover - numba
     """``H += Σ_{q < B} WM[q] M[q] M[q]^T`` in the upper triangle, then zero ``M[:B]``;
-    for a row ``a`` of ``H`` the patterns are added in order."""
+    each entry of ``H`` receives the patterns in order. Only the non-zero entries of
+    ``M[q]`` (listed in ``nz``, a work array of length ``D``) are visited: a zero adds
+    nothing, and a row of ``M`` is about half zeros (a neighbour in its reference state
+    selects no entry)."""
     D = H.shape[0]
-    for a in range(D):
-        for q in range(B):
+    for q in range(B):
+        if WM[q] == 0.0:
+            continue
+        n = 0
+        for a in range(D):
+            if M[q, a] != 0.0:
+                nz[n] = a
+                n += 1
+        for i in range(n):
+            a = nz[i]
             f = WM[q] * M[q, a]
             if f == 0.0:
                 continue
-            for b in range(a, D):
+            for j in range(i, n):
+                b = nz[j]
                 H[a, b] += f * M[q, b]
     M[:B] = 0.0
 
@@ -226,6 +238,7 @@ def _evaluate(th, idx, nnz, w, W, target, l2):  # pragma: no cover - numba
     H = np.zeros((D, D))
     M = np.zeros((_BLOCK, D))  # E_u[F] of a block of patterns (H read once per block)
     WM = np.zeros(_BLOCK)
+    nz = np.empty(D, np.int64)
     ll = 0.0
     for p in range(P):
         lse = _scores(th, idx, nnz, p, sc, pr)
@@ -242,7 +255,7 @@ def _evaluate(th, idx, nnz, w, W, target, l2):  # pragma: no cover - numba
                 for t2 in range(t1, nnz[p, s]):
                     H[a, idx[p, s, t2]] -= r
         if q == _BLOCK - 1 or p == P - 1:
-            _add_outer_products(H, M, WM, q + 1)
+            _add_outer_products(H, M, WM, q + 1, nz)
     g = np.empty(D)
     sq = 0.0
     for a in range(D):

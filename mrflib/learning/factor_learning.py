@@ -49,6 +49,7 @@ import math
 import os
 import time
 import warnings
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -226,9 +227,14 @@ def _lap_structure(card, scopes, k, touching):
     A = sorted(set().union(*(scopes[c] for c in touching)))
     host: dict[tuple[int, ...], int] = {}
     for c in touching:
-        for B in clique_owners([scopes[c]]):
-            if qset & set(B):
-                host.setdefault(B, c)
+        # every clique of one factor is a non-empty subset of its scope (what
+        # clique_owners([scope]) keys, without its validation per call: the scopes are
+        # checked once per fit)
+        s = sorted(scopes[c])
+        for r in range(1, len(s) + 1):
+            for B in combinations(s, r):
+                if qset & set(B):
+                    host.setdefault(B, c)
     terms = sorted(host, key=lambda B: (len(B), B))
     free = [math.prod(int(card[v]) - 1 for v in B) for B in terms]
     off = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
