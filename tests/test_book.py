@@ -8,6 +8,7 @@ import hashlib
 import http.server
 import importlib.util
 import json
+import os
 import re
 import shutil
 import threading
@@ -132,12 +133,20 @@ def test_present_parameters_hides_the_injected_copy_and_says_how_to_rerun():
 
 
 # ----------------------------------------------------------------------------- execution
+#: The profile the book is executed at for these tests: quick, unless the environment
+#: variable names another (``MRFLIB_TEST_BOOK_PROFILE=book`` checks the book as ``make book``
+#: publishes it, in about the time ``make book`` takes).
+BOOK_PROFILE = os.environ.get("MRFLIB_TEST_BOOK_PROFILE", "quick")
+
+
 @pytest.fixture(scope="session")
 def quick_book(tmp_path_factory):
-    """Execute every notebook (profile quick), then render the book from those runs."""
+    """Execute every notebook (profile :data:`BOOK_PROFILE`), then render the book from
+    those runs."""
     out = tmp_path_factory.mktemp("book")
     src, results = out / "src", out / "results"
-    records = build_book.execute_all(TOC_NOTEBOOKS, src / "notebooks", "quick", results, jobs=2)
+    records = build_book.execute_all(TOC_NOTEBOOKS, src / "notebooks", BOOK_PROFILE, results,
+                                     jobs=2)
     by_name = {r["notebook"]: r for r in records}
     html = None
     if all(r["ok"] for r in records):
@@ -154,7 +163,8 @@ def quick_book(tmp_path_factory):
 @pytest.mark.parametrize("nb", TOC_NOTEBOOKS, ids=[p.stem for p in TOC_NOTEBOOKS])
 def test_notebook_executes_quick(quick_book, nb):
     rec = quick_book["records"][nb.stem]
-    assert rec["ok"], f"{nb.name} failed under papermill (profile=quick):\n{rec['error']}"
+    assert rec["ok"], (f"{nb.name} failed under papermill (profile={BOOK_PROFILE}):\n"
+                       f"{rec['error']}")
 
 
 PAPER_RESULTS = ROOT / "book" / "results" / "paper"
