@@ -89,25 +89,21 @@ __all__ = [
 
 METHODS = ("mle", "mple", "lap")
 _RIDGE = 1e-10
-_ENUMERATE = 2**14  # joint states the MLE's inference enumerates (junction tree beyond)
 
 
 def _inference(lay: _Layout):
     """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
-    (:func:`mrflib.inference.exact.factor_marginals`): enumeration up to ``2^14`` joint states, the
-    junction tree beyond (on a 3x3 lattice of 4-state variables it is 13x faster than
-    enumerating the 262,144 states)."""
+    (:func:`mrflib.inference.exact.factor_marginals`, ``"auto"``: enumeration up to ``2^14``
+    joint states, the junction tree beyond; on a 3x3 lattice of 4-state variables the tree
+    is 13x faster than enumerating the 262,144 states)."""
     from mrflib.inference import exact
-
-    total = math.prod(int(c) for c in lay.card)
-    method = "enumerate" if total <= _ENUMERATE else "junction-tree"
 
     def infer(flat: np.ndarray) -> tuple[float, np.ndarray]:
         tables = tuple(flat[lay.offsets[k]:lay.offsets[k + 1]].reshape(s)
                        for k, s in enumerate(lay.shapes))
         model = FactorGraph._from_checked(lay.card, lay.scopes, tables)
-        marg = exact.factor_marginals(model, method=method)
-        return float(exact.log_partition(model, method=method)), np.concatenate(
+        marg = exact.factor_marginals(model)
+        return float(exact.log_partition(model)), np.concatenate(
             [np.ravel(m) for m in marg] or [np.zeros(0)])
 
     return infer
