@@ -161,7 +161,7 @@ def quick_book(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("nb", TOC_NOTEBOOKS, ids=[p.stem for p in TOC_NOTEBOOKS])
-def test_notebook_executes_quick(quick_book, nb):
+def test_notebook_executes(quick_book, nb):
     rec = quick_book["records"][nb.stem]
     assert rec["ok"], (f"{nb.name} failed under papermill (profile={BOOK_PROFILE}):\n"
                        f"{rec['error']}")

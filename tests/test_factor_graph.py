@@ -60,3 +60,23 @@ def test_log_weight_checks_states():
         fg.log_weight([[0, 3]])
     with pytest.raises(ValueError, match="evidence"):
         fg.condition({1: 5})
+
+
+def test_auto_sums_by_the_junction_tree_past_2_14_states_and_samples_as_before():
+    """On 2^16 joint states ``"auto"`` computes log Z and marginals on the junction tree
+    (the faster engine there) but still samples and maximizes by enumeration, so a seed
+    gives the draws it always gave."""
+    from mrflib.models import lattices
+
+    m = lattices.triangle_lattice(4, 4, 2, rng=0)
+    assert np.prod(m.cardinalities) == 2**16
+    for fn in (exact.marginals, exact.factor_marginals):
+        auto, tree = fn(m), fn(m, method="junction-tree")
+        assert all(np.array_equal(a, b) for a, b in zip(auto, tree))
+    assert exact.log_partition(m) == exact.log_partition(m, method="junction-tree")
+    np.testing.assert_allclose(exact.log_partition(m),
+                               exact.log_partition(m, method="enumerate"), rtol=1e-12)
+    assert np.array_equal(exact.sample(m, 50, rng=3),
+                          exact.sample(m, 50, rng=3, method="enumerate"))
+    assert np.array_equal(exact.map_assignment(m)[0],
+                          exact.map_assignment(m, method="enumerate")[0])

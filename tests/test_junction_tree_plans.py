@@ -59,3 +59,23 @@ def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
     monkeypatch.setattr(jt, "_DENSE_MAX_NODES", 0)
     edges, n = _GRAPHS[name]
     assert plan_record(JunctionTree(edges, n)) == _PINNED[name], name
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+                    reason="numpy's x86 dispatch targets")
+def test_plans_do_not_depend_on_the_cpus_vector_instructions():
+    """numpy's unstable argsort orders ties differently with AVX2 and with AVX-512 (scipy's
+    reverse Cuthill-McKee used it to pick its start, so a 20x20 lattice got another plan
+    on another machine); the plan must be the same with numpy's wider sorts turned off."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, 'tests'); from _plan_graphs import plan_graphs, "
+            "plan_record; from mrflib.inference.junction_tree import JunctionTree; "
+            "print(plan_record(JunctionTree(*plan_graphs()['square 20x20']))['order'])")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, text=True,
+                         capture_output=True, check=True).stdout.split()
+    assert out[-1] == _PINNED["square 20x20"]["order"]

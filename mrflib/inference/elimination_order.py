@@ -30,8 +30,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.sparse
-import scipy.sparse.csgraph
 
 from mrflib.inference import _elimination_kernels as _kernels
 
@@ -251,19 +249,29 @@ def order_cliques(adj: list[set[int]], order: Sequence[int], logc: Sequence[floa
 
 
 def _rcm(adj: list[set[int]], nodes: list[int]) -> list[int]:
-    # the CSR arrays made directly, each row's columns sorted (the canonical form a COO
-    # matrix converts to): less than half the cost on the many small components of a model
+    """Reverse Cuthill-McKee order of ``nodes`` (one connected component): breadth-first
+    from the lowest-numbered node of least degree, each node's unvisited neighbours
+    appended by increasing degree (ties by number), the whole sequence reversed.
+
+    scipy's ``reverse_cuthill_mckee`` does the same but picks the start among nodes of
+    least degree with numpy's unstable ``argsort``, whose order of ties depends on the
+    CPU's vector instructions (AVX2 and AVX-512 machines chose different corners of a
+    20x20 lattice): every tie is broken here by number, so a plan, and every seeded result
+    that follows from it, is the same on every machine.
+    """
     local = {v: i for i, v in enumerate(nodes)}
-    indices: list[int] = []
-    indptr = [0]
-    for v in nodes:
-        indices += sorted([local[u] for u in adj[v] if u in local])
-        indptr.append(len(indices))
-    m = len(nodes)
-    A = scipy.sparse.csr_matrix((np.ones(len(indices)), np.asarray(indices, dtype=np.int32),
-                                 np.asarray(indptr, dtype=np.int32)), shape=(m, m))
-    perm = scipy.sparse.csgraph.reverse_cuthill_mckee(A, symmetric_mode=True)
-    return [nodes[i] for i in perm.tolist()]
+    rows = [sorted(local[u] for u in adj[v] if u in local) for v in nodes]
+    degree = [len(r) for r in rows]
+    start = min(range(len(nodes)), key=degree.__getitem__)
+    order, seen, head = [start], [False] * len(nodes), 0
+    seen[start] = True
+    while head < len(order):
+        fresh = [j for j in rows[order[head]] if not seen[j]]
+        head += 1
+        for j in fresh:
+            seen[j] = True
+        order += sorted(fresh, key=degree.__getitem__)
+    return [nodes[i] for i in reversed(order)]
 
 
 def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],

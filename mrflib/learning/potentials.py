@@ -24,6 +24,7 @@ from mrflib.learning._clique_groups import (
     normalized_tables,
     scope_groups,
     stack_tables,
+    subset_positions,
 )
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph
@@ -246,12 +247,11 @@ def _check_scope(scope: Any, k: int) -> tuple[int, ...]:
 
 def _subsets(scope: tuple[int, ...]):
     """``(B sorted, mask over the scope's axes, axis permutation to sorted order)``."""
-    for r in range(1, len(scope) + 1):
-        for pos in combinations(range(len(scope)), r):
-            order = sorted(pos, key=lambda a: scope[a])
-            B = tuple(scope[a] for a in order)
-            mask = [a in pos for a in range(len(scope))]
-            yield B, mask, [pos.index(a) for a in order]
+    for pos in subset_positions(len(scope)):
+        order = sorted(pos, key=lambda a: scope[a])
+        B = tuple(scope[a] for a in order)
+        mask = [a in pos for a in range(len(scope))]
+        yield B, mask, [pos.index(a) for a in order]
 
 
 def _check_factor_model(model: Any, name: str = "model", *, tables: bool = True
