@@ -442,12 +442,11 @@ def test_pages_in_headless_chromium(served_book, quick_book):
         page = context.new_page()
         # a request the browser cancels because the test moves on to the next page (a
         # MathJax font still loading) is not a fault of the book; a file the server does
-        # not have is, and shows as a response of status 400 or more (the favicon the
-        # browser asks for on its own aside)
+        # not have is, and shows as a response of status 400 or more
         page.on("requestfailed", lambda r: None if r.failure == "net::ERR_ABORTED"
                 else failed.append(f"{r.url} ({r.failure})"))
         page.on("response", lambda r: failed.append(f"{r.url} (HTTP {r.status})")
-                if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
+                if r.status >= 400 else None)
         for f in build_book.toc_files(ROOT):
             resp = page.goto(f"{served_book}/{f}.html", wait_until="load")
             if resp is None or resp.status != 200:

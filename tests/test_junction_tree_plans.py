@@ -4,6 +4,7 @@ orders and build the same lookup tables, so every seeded result stays bit-identi
 from __future__ import annotations
 
 import json
+import platform
 
 import pytest
 from _plan_graphs import PLANS, plan_graphs, plan_record
@@ -61,7 +62,7 @@ def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
     assert plan_record(JunctionTree(edges, n)) == _PINNED[name], name
 
 
-@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                     reason="numpy's x86 dispatch targets")
 def test_plans_do_not_depend_on_the_cpus_vector_instructions():
     """numpy's unstable argsort orders ties differently with AVX2 and with AVX-512 (scipy's
