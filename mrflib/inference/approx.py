@@ -170,7 +170,8 @@ def _exact_fits(model: FactorGraph, clock: _Clock) -> tuple[bool, str]:
     """Whether the exact engine's plan fits in memory and its estimated time in what is
     left of the limit, and why."""
     try:
-        plan = elimination.plan(model)
+        # the randomized order search takes seconds: only without a time limit
+        plan = elimination.plan(model, search=clock.left() is None)
     except (ValueError, MemoryError) as err:
         return False, f"exact refused: {' '.join(str(err).split())}"
     seconds = plan.total_bytes / 8.0 / EXACT_ENTRIES_PER_SECOND

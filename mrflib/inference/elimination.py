@@ -79,6 +79,9 @@ __all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "mar
 #: Log entries of the largest clique table a plan that does not fit is still searched for
 #: (2^48, two PiB), so that it reports its treewidth and sizes.
 REPORT_LOG_ENTRIES = 48 * math.log(2.0)
+#: A plan too large for memory searches again the orders of components whose clique tables
+#: hold more entries than this (smaller ones cost little whatever their order).
+SEARCH_MIN_ENTRIES = 2.0**20
 
 #: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
 #: this for every configuration of its other variables.
@@ -171,6 +174,13 @@ class _Reduced:
 class EliminationPlan(eo.Plan):
     """The reduced model, its elimination order and junction tree.
 
+    A plan whose calibration would not fit in ``memory`` bytes (default: the memory
+    available) searches its order again with the randomized contraction search
+    (:func:`mrflib.inference.elimination_order.searched_order`, unless ``search`` is
+    false: callers with seconds to spend, such as a time-limited approximation deciding
+    whether exact inference fits) before it is refused (``check``) or returned with
+    ``fits`` false; plans that fit keep the greedy orders.
+
     Attributes
     ----------
     order : list of int
@@ -185,18 +195,23 @@ class EliminationPlan(eo.Plan):
         The variables clamped by evidence, ``{variable: value}``.
     n_pruned : int
         Barren conditional probability tables dropped.
+    fits : bool
+        The calibration fits in ``memory``.
     """
 
     def __init__(self, model: FactorGraph, *, barren: bool = False, check: bool = True,
-                 upward_only: bool = False, order: list[int] | None = None) -> None:
+                 upward_only: bool = False, order: list[int] | None = None,
+                 memory: float | None = None, search: bool = True) -> None:
         check_instance(model, FactorGraph, "model")
         self.n = model.n
         self.red = _Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
         self.upward_only = upward_only
+        self.search = search
         self._scaled: list[Scaled | None] | None = None
-        if order is not None and set(self.red.active) <= set(order):
+        given = order is not None and set(self.red.active) <= set(order)
+        if given:
             active = set(self.red.active)
             self._given_order(model, [v for v in order if v in active])
         else:
@@ -205,16 +220,26 @@ class EliminationPlan(eo.Plan):
             self.fits = False
             return
         self._tree()
-        need = self.memory_bytes()
-        self.fits = bool(need <= UNCHECKED_BYTES or need <= available_memory())
+        budget = available_memory() if memory is None else memory
+        self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
+        if not self.fits and not given and search:
+            # too large for memory: the randomized search may find an order that fits
+            self._order(model, check, every=True)
+            self._tree()
+            self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
         if check:
             require_memory(self.memory_bytes(), self._what())
 
     # ------------------------------------------------------------------ construction
-    def _order(self, model: FactorGraph, check: bool) -> None:
-        """The best candidate order of each component; one no candidate fits is refused
-        (``check``), or searched again up to :data:`REPORT_LOG_ENTRIES` so that the plan
-        says how far it is from fitting (``order`` ``None`` beyond that)."""
+    def _order(self, model: FactorGraph, check: bool, every: bool = False) -> None:
+        """The best candidate order of each component. Where none fits, the candidates are
+        scored again up to :data:`REPORT_LOG_ENTRIES`, and if one is within that, the
+        randomized contraction search (:func:`~mrflib.inference.elimination_order.searched_order`)
+        tries to beat it; an order that still does not fit is refused (``check``) or kept,
+        so that the plan says how far it is from fitting (``order`` ``None`` when nothing
+        is within :data:`REPORT_LOG_ENTRIES`). With ``every`` (a plan whose tables fit one
+        by one but not together) every component of more than :data:`SEARCH_MIN_ENTRIES`
+        table entries is searched too."""
         red = self.red
         adj = eo.interaction_graph(model.n, red.scopes)
         logc = np.log(red.card.astype(np.float64)).tolist()
@@ -223,8 +248,16 @@ class EliminationPlan(eo.Plan):
         names: list[str] = []
         for comp in eo.components(adj, red.active):
             found = eo.best_order(adj, logc, comp, limit)
-            if found.order is None and not check:
-                found = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES))
+            if found.order is None:
+                wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES))
+                if wide.order is not None and self.search:
+                    wide = eo.searched_order(red.scopes, logc, comp, wide, adj, limit)
+                if wide.order is not None or not check:
+                    found = wide
+                if found.order is not None and check and found.log_max_table > limit + 1e-9:
+                    _refuse(found, len(comp))
+            elif every and found.total_entries > SEARCH_MIN_ENTRIES:
+                found = eo.searched_order(red.scopes, logc, comp, found, adj, limit)
             if found.order is None:
                 if check:
                     _refuse(found, len(comp))
@@ -422,17 +455,19 @@ def _refuse(found: eo.Order, size: int) -> None:
 
 # --------------------------------------------------------------------------- tasks
 def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
-         upward_only: bool = False) -> EliminationPlan:
+         upward_only: bool = False, search: bool = True) -> EliminationPlan:
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
     :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
-    pass, as :func:`log_partition` needs).
+    pass, as :func:`log_partition` needs; ``search``: a plan that does not fit tries the
+    randomized order search, seconds of work, before it is refused or returned).
 
     With ``check`` a plan that does not fit in the available memory is refused
     (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its
     treewidth and table sizes (lower bounds, and ``order`` ``None``, when no order with a
     clique table below :data:`REPORT_LOG_ENTRIES` entries was found).
     """
-    return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only)
+    return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only,
+                           search=search)
 
 
 def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list[list[int]],

@@ -66,9 +66,9 @@ sample = elimination.sample
 
 
 def _plan(model: FactorGraph, task: str, order: list[int] | None = None,
-          check: bool = False) -> elimination.EliminationPlan:
+          check: bool = False, memory: float | None = None) -> elimination.EliminationPlan:
     return elimination.EliminationPlan(model, barren=task == "PR", check=check,
-                                       upward_only=task == "PR", order=order)
+                                       upward_only=task == "PR", order=order, memory=memory)
 
 
 def _answer(model: FactorGraph, jt: elimination.EliminationPlan, task: str) -> tuple:
@@ -133,13 +133,13 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     _check_positive_number(max_seconds, "max_seconds", "a positive number of seconds")
     if memory is not None:
         _check_positive_number(memory, "memory", "a positive number of bytes")
-    jt = _plan(model, task)
+    jt = _plan(model, task, memory=memory)
     if _fits(jt, memory):
         return _answer(model, jt, task)
     dom = reduce_domains(model)
     if dom.empty:
         return -math.inf, None
-    red_jt = _plan(dom.model, task) if dom.removed else jt
+    red_jt = _plan(dom.model, task, memory=memory) if dom.removed else jt
     if _fits(red_jt, memory):
         return _expand(dom, task, *_answer(dom.model, red_jt, task))
     budget = 0.9 * available_memory() if memory is None else float(memory)

@@ -1,0 +1,119 @@
+"""The randomized contraction search for elimination orders (used where the greedy orders
+do not fit): its orders are permutations whose cliques lie within the contraction's
+steps, the same model gets the same order, it never returns a worse order than it was
+given, and exact answers on its orders equal enumeration."""
+
+import math
+
+import cotengrust
+import numpy as np
+import pytest
+from opt_einsum import get_symbol
+
+from mrflib import FactorGraph, graphs
+from mrflib.inference import elimination
+from mrflib.inference import elimination_order as eo
+from mrflib.inference import enumeration as fe
+from tests._random_factor_graphs import random_factor_graph
+
+TOL = 1e-9
+
+
+def _structure(model):
+    red = elimination._Reduced(model, False)
+    adj = eo.interaction_graph(model.n, red.scopes)
+    logc = np.log(red.card.astype(np.float64)).tolist()
+    return red, adj, logc
+
+
+def _worst():
+    return eo.Order(None, "", math.inf, math.inf, -1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_contraction_order_is_a_permutation_within_the_steps(seed):
+    rng = np.random.default_rng(seed)
+    model = random_factor_graph(rng, n=9, n_factors=12, max_card=3)
+    red, adj, logc = _structure(model)
+    nodes = red.active
+    symbol = {v: get_symbol(v) for v in nodes}
+    inputs = [tuple(symbol[v] for v in s) for s in red.scopes]
+    sizes = {symbol[v]: int(red.card[v]) for v in nodes}
+    path, _ = cotengrust.optimize_random_greedy_track_flops(
+        inputs, (), sizes, ntrials=4, seed=seed, use_ssa=True)
+    order = eo.contraction_order(red.scopes, nodes, path)
+    assert sorted(order) == sorted(nodes)
+    # every clique lies within the variables of some step's merged tensors
+    legs = [set(s) for s in red.scopes]
+    steps = []
+    for step in path:
+        merged = set().union(*(legs[i] for i in step))
+        legs.append(merged)
+        steps.append(merged)
+    cliques, _, _ = eo.order_cliques(adj, order, logc)
+    for c in cliques:
+        assert len(c) == 1 or any(set(c) <= m for m in steps) or \
+            any(set(c) <= set(s) for s in red.scopes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_searched_order_is_reproducible_and_never_worse(seed):
+    rng = np.random.default_rng(100 + seed)
+    model = random_factor_graph(rng, n=10, n_factors=16, max_card=3)
+    red, adj, logc = _structure(model)
+    comp = max(eo.components(adj, red.active), key=len)
+    greedy = eo.best_order(adj, logc, comp)
+    a = eo.searched_order(red.scopes, logc, comp, greedy, adj)
+    b = eo.searched_order(red.scopes, logc, comp, greedy, adj)
+    assert a.order == b.order and a.heuristic == b.heuristic
+    assert (round(a.log_max_table, 9), a.total_entries) <= \
+        (round(greedy.log_max_table, 9), greedy.total_entries)
+    assert sorted(a.order) == sorted(comp)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_answers_on_a_searched_order_equal_enumeration(seed):
+    rng = np.random.default_rng(200 + seed)
+    model = random_factor_graph(rng, n=7, n_factors=10, evidence=seed % 3)
+    red, adj, logc = _structure(model)
+    order = []
+    for comp in eo.components(adj, red.active):
+        order += eo.searched_order(red.scopes, logc, comp, _worst(), adj).order or comp
+    jt = elimination.EliminationPlan(model, order=order)
+    assert jt.heuristic == "given"
+    want = fe.marginals(model)
+    for got, w in zip(elimination.marginals(model, jt), want):
+        np.testing.assert_allclose(got, w, atol=TOL)
+    assert elimination.log_partition(model, jt) == pytest.approx(fe.log_partition(model),
+                                                                 abs=TOL)
+
+
+def test_plans_that_fit_keep_the_greedy_orders(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a plan that fits searched")
+
+    monkeypatch.setattr(eo, "searched_order", refuse)
+    edges = graphs.square_grid(6, 6)
+    model = FactorGraph(np.full(36, 3), [tuple(e) for e in edges.tolist()],
+                        [np.zeros((3, 3))] * len(edges))
+    assert elimination.plan(model).fits
+
+
+def test_a_plan_too_large_for_its_budget_searches_unless_told_not_to(monkeypatch):
+    calls = []
+    real = eo.searched_order
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(eo, "searched_order", counted)
+    monkeypatch.setattr(elimination, "UNCHECKED_BYTES", 0)
+    monkeypatch.setattr(elimination, "SEARCH_MIN_ENTRIES", 0)
+    model = random_factor_graph(np.random.default_rng(7), n=8, n_factors=12)
+    jt = elimination.EliminationPlan(model, check=False, memory=1.0, search=False)
+    assert not calls and not jt.fits
+    jt = elimination.EliminationPlan(model, check=False, memory=1.0)
+    assert calls and not jt.fits
+    for got, w in zip(elimination.marginals(model, jt), fe.marginals(model)):
+        np.testing.assert_allclose(got, w, atol=TOL)
