@@ -59,7 +59,7 @@ GREEDY_MAX_NODES = 50_000
 DENSE_MAX_NODES = 4_000
 #: The dense kernel's budget of fill pair checks (each far cheaper than a set operation).
 DENSE_MAX_WORK = 30 * FILL_MAX_WORK
-#: :func:`searched_order`'s budget: greedy trials times factors (about 10 s of search on a
+#: :func:`searched_order`'s budget: greedy trials times factors (10-20 s of search on a
 #: component of 1,000 factors, where the model it is asked for would otherwise be refused
 #: or sliced for minutes).
 SEARCH_WORK = 8_000_000
@@ -67,9 +67,6 @@ SEARCH_WORK = 8_000_000
 #: trials' ``costmod`` and ``temperature`` from one of the ranges below, with its own seed.
 SEARCH_TRIALS = 4096
 SEARCH_BATCHES = 32
-#: The search stops when none of its first batches beat the order it was given (on a
-#: lattice, whose sweeps are optimal, after an eighth of the work).
-SEARCH_PATIENCE = 4
 _COSTMODS = ((0.1, 0.5), (0.5, 1.0), (1.0, 2.0), (0.1, 4.0))
 _TEMPERATURES = ((0.001, 0.01), (0.01, 0.1), (0.1, 1.0), (0.001, 1.0))
 
@@ -393,9 +390,8 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     fewer entries in all tables (the time of a pass, and most of its memory). Trials:
     :data:`SEARCH_WORK` divided by the number of factors, at most :data:`SEARCH_TRIALS`,
     in :data:`SEARCH_BATCHES` seeded batches, so the same model always gets the same
-    order; it stops after :data:`SEARCH_PATIENCE` batches if none has won. Each batch's
-    best contraction tree is turned into an elimination order (:func:`contraction_order`)
-    and scored.
+    order. Each batch's best contraction tree is turned into an elimination order
+    (:func:`contraction_order`) and scored.
     """
     nodes = sorted(nodes)
     inside = set(nodes)
@@ -410,10 +406,7 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     def key(size: float, total: float) -> tuple[float, float]:
         return round(max(size - limit, 0.0), 9), total
 
-    given = best
     for batch in range(SEARCH_BATCHES):
-        if batch == SEARCH_PATIENCE and best is given:
-            break
         path, _ = cotengrust.optimize_random_greedy_track_flops(
             inputs, (), sizes, ntrials=trials, seed=batch, use_ssa=True,
             costmod=_COSTMODS[batch % 4], temperature=_TEMPERATURES[batch // 4 % 4])
