@@ -51,10 +51,11 @@ __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "
 
 TASKS = ("PR", "MAR", "MPE")
 #: Seconds per clique-table entry of one slice: the upward pass (with the downward one for
-#: MAR), as measured on four linkage problems of the UAI 2014 set on a 2-core machine
-#: shared with other work (4e-8 to 8e-8 s for the upward pass, 1.1e-7 to 2.3e-7 s for
-#: marginals; MPE not measured).
-SECONDS_PER_ENTRY = {"PR": 6e-8, "MAR": 1.6e-7, "MPE": 8e-8}
+#: MAR), as measured on linkage problems of the UAI 2014 set on a 2-core machine with the
+#: other core busy (PR 8.9e-9 and 9.5e-9 s on linkage_27 and linkage_22; MAR 2.9e-8 to
+#: 4.8e-8 s on linkage_18, 22 and 27), with half as much again for a busier machine; MPE
+#: not measured (kept at an earlier, slower machine's figure).
+SECONDS_PER_ENTRY = {"PR": 1.5e-8, "MAR": 7e-8, "MPE": 8e-8}
 #: Default limit on the estimated time of a sliced computation (seconds).
 MAX_SECONDS = 600.0
 #: Most variables sliced (beyond that the slices' count alone refuses the model).
