@@ -972,6 +972,10 @@ EXEMPT = {
                                  "validated models): tests/test_elimination.py"
        for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
                  "order_cliques", "best_order", "connect_neighbours", "components")},
+    **{f"inference.elimination_order.{f}": "the order search of plans that do not fit "
+                                           "(callers pass a validated model's scopes): "
+                                           "tests/test_order_search.py"
+       for f in ("contraction_order", "searched_order")},
     "io.solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
     "io.solve.build_parser": "takes no arguments: tests/test_io.py",
