@@ -82,6 +82,9 @@ REPORT_LOG_ENTRIES = 48 * math.log(2.0)
 #: A plan too large for memory searches again the orders of components whose clique tables
 #: hold more entries than this (smaller ones cost little whatever their order).
 SEARCH_MIN_ENTRIES = 2.0**20
+#: A plan that fits but whose clique tables hold more entries than this (16 GiB: a minute
+#: or more of marginals, 20 s or more of log Z) searches too, for at most 10-20 s.
+SEARCH_LARGE_ENTRIES = 2.0**31
 
 #: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
 #: this for every configuration of its other variables.
@@ -175,10 +178,11 @@ class EliminationPlan(eo.Plan):
     """The reduced model, its elimination order and junction tree.
 
     A plan whose calibration would not fit in ``memory`` bytes (default: the memory
-    available) searches its order again with the randomized contraction search
-    (:func:`mrflib.inference.elimination_order.searched_order`, unless ``search`` is
-    false: callers with seconds to spend, such as a time-limited approximation deciding
-    whether exact inference fits) before it is refused (``check``) or returned with
+    available), or whose tables hold more than :data:`SEARCH_LARGE_ENTRIES` entries,
+    searches its order again with the randomized contraction search
+    (:func:`mrflib.inference.elimination_order.searched_order`, 10-20 s; unless ``search``
+    is false, for callers that cannot spend them, such as a time-limited approximation
+    deciding whether exact inference fits) before it is refused (``check``) or returned with
     ``fits`` false; plans that fit keep the greedy orders.
 
     Attributes
@@ -222,8 +226,9 @@ class EliminationPlan(eo.Plan):
         self._tree()
         budget = available_memory() if memory is None else memory
         self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
-        if not self.fits and not given and search:
-            # too large for memory: the randomized search may find an order that fits
+        if not given and search and (not self.fits or self.total_bytes > 8 * SEARCH_LARGE_ENTRIES):
+            # too large for memory, or minutes of work: the randomized search may find an
+            # order that fits, or one that saves more time than its seconds
             self._order(model, check, every=True)
             self._tree()
             self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
