@@ -256,13 +256,13 @@ class EliminationPlan(eo.Plan):
             if found.order is None:
                 wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES))
                 if wide.order is not None and self.search:
-                    wide = eo.searched_order(red.scopes, logc, comp, wide, adj, limit)
+                    wide = eo.searched_order(red.scopes, logc, comp, wide, limit)
                 if wide.order is not None or not check:
                     found = wide
                 if found.order is not None and check and found.log_max_table > limit + 1e-9:
                     _refuse(found, len(comp))
             elif every and found.total_entries > SEARCH_MIN_ENTRIES:
-                found = eo.searched_order(red.scopes, logc, comp, found, adj, limit)
+                found = eo.searched_order(red.scopes, logc, comp, found, limit)
             if found.order is None:
                 if check:
                     _refuse(found, len(comp))

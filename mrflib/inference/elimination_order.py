@@ -31,6 +31,7 @@ keeps its keys in a heap with lazy deletion. Both give the same orders.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Iterable, Sequence
@@ -59,10 +60,10 @@ GREEDY_MAX_NODES = 50_000
 DENSE_MAX_NODES = 4_000
 #: The dense kernel's budget of fill pair checks (each far cheaper than a set operation).
 DENSE_MAX_WORK = 30 * FILL_MAX_WORK
-#: :func:`searched_order`'s budget: greedy trials times factors (10-20 s of search on a
+#: :func:`searched_order`'s budget: greedy trials times factors (3-7 s of search on a
 #: component of 1,000 factors, where the model it is asked for would otherwise be refused
 #: or sliced for minutes).
-SEARCH_WORK = 8_000_000
+SEARCH_WORK = 2_000_000
 #: Most trials of :func:`searched_order`, and the batches they come in: each batch draws its
 #: trials' ``costmod`` and ``temperature`` from one of the ranges below, with its own seed.
 SEARCH_TRIALS = 4096
@@ -381,8 +382,7 @@ def contraction_order(scopes: Sequence[Sequence[int]], nodes: Sequence[int],
 
 
 def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
-                   nodes: Sequence[int], best: Order, adj: list[set[int]],
-                   limit: float = math.inf) -> Order:
+                   nodes: Sequence[int], best: Order, limit: float = math.inf) -> Order:
     """``best``, or a better order of ``nodes`` (one connected component) from the
     randomized greedy contraction search over the factors ``scopes`` that hold them.
 
@@ -391,30 +391,56 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     :data:`SEARCH_WORK` divided by the number of factors, at most :data:`SEARCH_TRIALS`,
     in :data:`SEARCH_BATCHES` seeded batches, so the same model always gets the same
     order. Each batch's best contraction tree is turned into an elimination order
-    (:func:`contraction_order`) and scored.
+    (:func:`contraction_order`) and scored. The last few searches are remembered (a model
+    planned again, as ``exact.plan`` and then an answer do, is not searched twice).
     """
-    nodes = sorted(nodes)
     inside = set(nodes)
-    local = [tuple(s) for s in scopes if s and s[0] in inside]
+    local = tuple(tuple(int(v) for v in s) for s in scopes if s and s[0] in inside)
     if len(local) < 3:
         return best
+    nodes = sorted(inside)
+    found = _search(local, tuple((v, int(round(math.exp(logc[v])))) for v in nodes),
+                    round(limit, 9) if math.isfinite(limit) else math.inf)
+    if found is not None and _better(found, best, limit):
+        return found._replace(order=list(found.order))
+    return best
+
+
+def _better(a: Order, b: Order, limit: float) -> bool:
+    """``a``'s largest table is nearer ``limit`` while above it, or as near with fewer
+    entries in all."""
+    def key(o: Order) -> tuple[float, float]:
+        return round(max(o.log_max_table - limit, 0.0), 9), o.total_entries
+    return key(a) < key(b)
+
+
+@functools.lru_cache(maxsize=8)
+def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
+    """The best order of :func:`searched_order`'s batches on the factors ``local`` over the
+    variables and cardinalities ``cards`` (``None`` when no order was scored)."""
+    nodes = [v for v, _ in cards]
+    logc = {v: math.log(c) for v, c in cards}
+    adj = {v: set() for v in nodes}
+    for s in local:
+        for v in s:
+            adj[v].update(s)
+    for v in nodes:
+        adj[v].discard(v)
     symbol = {v: get_symbol(i) for i, v in enumerate(nodes)}
     inputs = [tuple(symbol[v] for v in s) for s in local]
-    sizes = {symbol[v]: int(round(math.exp(logc[v]))) for v in nodes}
+    sizes = {symbol[v]: c for v, c in cards}
     trials = max(1, min(SEARCH_TRIALS, SEARCH_WORK // len(local)) // SEARCH_BATCHES)
-
-    def key(size: float, total: float) -> tuple[float, float]:
-        return round(max(size - limit, 0.0), 9), total
-
+    best = None
     for batch in range(SEARCH_BATCHES):
         path, _ = cotengrust.optimize_random_greedy_track_flops(
             inputs, (), sizes, ntrials=trials, seed=batch, use_ssa=True,
             costmod=_COSTMODS[batch % 4], temperature=_TEMPERATURES[batch // 4 % 4])
         order = contraction_order(local, nodes, path)
-        cliques, size, total = order_cliques(adj, order, logc,
-                                             max(limit, best.log_max_table))
-        if cliques is not None and key(size, total) < key(best.log_max_table,
-                                                          best.total_entries):
-            best = Order(order, "random-greedy", size, total,
-                         max(len(c) for c in cliques) - 1)
+        bound = math.inf if best is None else max(limit, best.log_max_table)
+        cliques, size, total = order_cliques(adj, order, logc, bound)
+        if cliques is None:
+            continue
+        found = Order(order, "random-greedy", size, total, max(len(c) for c in cliques) - 1)
+        if best is None or _better(found, best, limit):
+            best = found
     return best
