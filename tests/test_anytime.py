@@ -165,3 +165,17 @@ def test_bad_option_values_are_usage_errors(extra, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"argument {extra[0]}" in err, err
+
+
+def test_exact_estimate_takes_the_engines_order_where_cheaper(monkeypatch):
+    """A mini-bucket order far worse than the exact engine's (as min-fill is on pedigrees)
+    does not make exact inference look hopeless: the estimate is the cheaper plan's."""
+    model = grid_model(4, 4, 2)
+    order, _, _ = anytime.elimination_order(model)
+    monkeypatch.setattr(anytime, "elimination_order", lambda m: (order, 40.0, 1e18))
+    lines = []
+    got_order, est = anytime._plan(model, lines.append)
+    engine = anytime.plan(model, check=False, search=False)
+    assert got_order == order
+    assert est == pytest.approx(anytime.EXACT_NS_PER_ENTRY * 1e-9 * engine.total_bytes / 8)
+    assert "estimated at" in lines[0]

@@ -5,10 +5,12 @@ The UAI competitions let a solver write improving answers one after another, eac
 
 0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
    holds an answer from the start;
-1. orders the variables once (:func:`mrflib.inference.wmb.elimination_order`) and estimates the
-   exact computation's time from that order's clique tables (:data:`EXACT_NS_PER_ENTRY`
-   per entry); an estimate under :data:`QUICK_EXACT_SECONDS` is solved at once and is the
-   only answer;
+1. orders the variables once for the mini-buckets
+   (:func:`mrflib.inference.wmb.elimination_order`) and estimates the exact computation's
+   time from the clique tables of that order or of the exact engine's own candidates
+   (:func:`mrflib.inference.elimination.plan` without its seconds-long randomized search),
+   whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
+   :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child unless the estimate is hopeless, and meanwhile writes
    approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.growing_passes`,
@@ -37,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mrflib._support.validation import check_instance, is_choice, require_memory
-from mrflib.inference.elimination import _observed
+from mrflib.inference.elimination import _observed, plan
 from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
@@ -202,9 +204,15 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
 
 
 def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
-    """The mini-bucket elimination order and the estimated seconds of exact elimination
-    in that order (the exact engine, which tries several orders, does no worse)."""
+    """The mini-bucket elimination order and the estimated seconds of exact elimination:
+    in that order, or in the exact engine's best candidate order where it is cheaper (a
+    single min-fill order can be thousands of times worse on a pedigree; the engine, which
+    also searches further when a plan is large, does no worse than either)."""
     order, biggest, total = elimination_order(model)
+    engine = plan(model, check=False, search=False)
+    if engine.order is not None and engine.total_bytes / 8.0 < total:
+        total = engine.total_bytes / 8.0
+        biggest = math.log(engine.max_table_bytes / 8.0)
     est = EXACT_NS_PER_ENTRY * 1e-9 * total
     say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
         f"exact inference estimated at {est:.3g} s")
