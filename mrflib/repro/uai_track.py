@@ -146,7 +146,9 @@ def answered_paragraph(df: pd.DataFrame, budget_gib: float) -> str:
     text += (f" The marginals take a median of {ans['MAR s'].median():.1f} s and at most "
              f"{slowest['MAR s']:.0f} s (`{slowest['problem']}`).")
     what = {"refused": "refused by the engine before anything is allocated, each with its "
-                       "treewidth and bytes", "time limit": "cut by the time limit",
+                       "treewidth and bytes (and, where slicing would fit in memory, the "
+                       "slices' estimated time beyond the limit)",
+            "time limit": "cut by the time limit",
             "PR only": "answered for log Z only", "failed": "failed"}
     rest = out[out["outcome"] != "answered"]
     parts = []
