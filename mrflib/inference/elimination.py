@@ -83,7 +83,8 @@ REPORT_LOG_ENTRIES = 48 * math.log(2.0)
 #: hold more entries than this (smaller ones cost little whatever their order).
 SEARCH_MIN_ENTRIES = 2.0**20
 #: A plan that fits but whose clique tables hold more entries than this (16 GiB: a minute
-#: or more of marginals, 20 s or more of log Z) searches too, for at most 10-20 s.
+#: or more of marginals, 20 s or more of log Z) searches too (seconds: see
+#: :func:`~mrflib.inference.elimination_order.searched_order`).
 SEARCH_LARGE_ENTRIES = 2.0**31
 
 #: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
@@ -180,10 +181,10 @@ class EliminationPlan(eo.Plan):
     A plan whose calibration would not fit in ``memory`` bytes (default: the memory
     available), or whose tables hold more than :data:`SEARCH_LARGE_ENTRIES` entries,
     searches its order again with the randomized contraction search
-    (:func:`mrflib.inference.elimination_order.searched_order`, 10-20 s; unless ``search``
-    is false, for callers that cannot spend them, such as a time-limited approximation
-    deciding whether exact inference fits) before it is refused (``check``) or returned with
-    ``fits`` false; plans that fit keep the greedy orders.
+    (:func:`mrflib.inference.elimination_order.searched_order`, seconds of work; unless
+    ``search`` is false, for callers that cannot spend them, such as a time-limited
+    approximation deciding whether exact inference fits) before it is refused (``check``)
+    or returned with ``fits`` false; smaller plans that fit keep the greedy orders.
 
     Attributes
     ----------
@@ -463,8 +464,9 @@ def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
          upward_only: bool = False, search: bool = True) -> EliminationPlan:
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
     :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
-    pass, as :func:`log_partition` needs; ``search``: a plan that does not fit tries the
-    randomized order search, seconds of work, before it is refused or returned).
+    pass, as :func:`log_partition` needs; ``search``: a plan that does not fit, or holds
+    more than :data:`SEARCH_LARGE_ENTRIES` table entries, tries the randomized order search,
+    seconds of work, before it is refused or returned).
 
     With ``check`` a plan that does not fit in the available memory is refused
     (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its

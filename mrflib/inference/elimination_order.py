@@ -16,17 +16,17 @@ Friedman, *Probabilistic Graphical Models*, sec. 9.4.3):
 and cheap sweeps (the variables' own order, reverse Cuthill-McKee), which are optimal on
 lattices. Each candidate is scored by its largest clique table, then by the total size of
 all tables; a candidate is abandoned as soon as one of its cliques exceeds the best so far.
+Components of up to :data:`DENSE_MAX_NODES` variables are ordered by a numba kernel on a
+dense adjacency matrix that recomputes only the keys whose neighbourhood changed (a 10x10
+grid in about a millisecond); larger ones by the set-based :func:`greedy_order_sets`, which
+keeps its keys in a heap with lazy deletion. Both give the same orders.
 
 Where none of these fits, :func:`searched_order` runs the randomized greedy search of
 tensor-network contraction (Gray and Kourtis, "Hyper-optimized tensor network
 contraction", *Quantum* 5, 410, 2021; compiled in ``cotengrust``) over the factors' scopes,
 and turns the best contraction tree into an elimination order: on the pedigrees of the UAI
-2014 linkage problems its clique tables are 4 to 2,000 times smaller than the greedy
-criteria's.
-Components of up to :data:`DENSE_MAX_NODES` variables are ordered by a numba kernel on a
-dense adjacency matrix that recomputes only the keys whose neighbourhood changed (a 10x10
-grid in about a millisecond); larger ones by the set-based :func:`greedy_order_sets`, which
-keeps its keys in a heap with lazy deletion. Both give the same orders.
+2014 linkage problems its clique tables hold 4 to 2,000 times fewer entries in all than
+the greedy criteria's.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ DENSE_MAX_NODES = 4_000
 #: The dense kernel's budget of fill pair checks (each far cheaper than a set operation).
 DENSE_MAX_WORK = 30 * FILL_MAX_WORK
 #: :func:`searched_order`'s budget: greedy trials times factors (3-7 s of search on a
-#: component of 1,000 factors, where the model it is asked for would otherwise be refused
-#: or sliced for minutes).
+#: component of 1,000 factors on an idle machine, up to 20 s on a busy one, where the model
+#: would otherwise be refused, sliced, or solved for minutes).
 SEARCH_WORK = 2_000_000
 #: Most trials of :func:`searched_order`, and the batches they come in: each batch draws its
 #: trials' ``costmod`` and ``temperature`` from one of the ranges below, with its own seed.

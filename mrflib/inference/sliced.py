@@ -54,8 +54,8 @@ TASKS = ("PR", "MAR", "MPE")
 #: MAR), as measured on linkage problems of the UAI 2014 set on a 2-core machine with the
 #: other core busy (the upward pass of log Z: 8.9e-9 and 9.5e-9 s on linkage_27 and
 #: linkage_22; marginals: 2.9e-8 to 4.8e-8 s on linkage_18, 22 and 27), with half as much
-#: again for a busier machine; MPE
-#: not measured (kept at an earlier, slower machine's figure).
+#: again for a busier machine; MPE not measured (kept at an earlier, slower machine's
+#: figure).
 SECONDS_PER_ENTRY = {"PR": 1.5e-8, "MAR": 7e-8, "MPE": 8e-8}
 #: Default limit on the estimated time of a sliced computation (seconds).
 MAX_SECONDS = 600.0
