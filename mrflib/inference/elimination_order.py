@@ -420,12 +420,7 @@ def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
     variables and cardinalities ``cards`` (``None`` when no order was scored)."""
     nodes = [v for v, _ in cards]
     logc = {v: math.log(c) for v, c in cards}
-    adj = {v: set() for v in nodes}
-    for s in local:
-        for v in s:
-            adj[v].update(s)
-    for v in nodes:
-        adj[v].discard(v)
+    adj = interaction_graph(nodes[-1] + 1, local)
     symbol = {v: get_symbol(i) for i, v in enumerate(nodes)}
     inputs = [tuple(symbol[v] for v in s) for s in local]
     sizes = {symbol[v]: c for v, c in cards}
