@@ -447,7 +447,7 @@ def test_both_clique_walks_equal_numpy(seed):
     targets = [tuple(clique[1:]), tuple(clique[:1])] + [
         tuple(int(v) for v in rng.permutation(clique)[:k]) for k in range(nd + 1)]
     values, offsets, strides, shp = fo._inputs(lin, scopes, clique, shape)
-    ooffsets, ostrides, size = fo._ostrides(clique, shape, targets)
+    ooffsets, ostrides, size, _, _ = fo._ostrides(tuple(clique), tuple(shape), tuple(targets))
     for perm in (ek.blocked_order(strides, shp, 4096), ek.sparse_inner_order(strides, shp),
                  ek.blocked_order(strides, shp, 1)):
         assert sorted(perm.tolist()) == list(range(nd))

@@ -7,6 +7,7 @@ was expected, so that bad input fails at the boundary, never deep in a kernel.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from collections.abc import Iterator
@@ -310,15 +311,18 @@ def _meminfo_available(meminfo: str = "/proc/meminfo") -> int | None:
         return None
 
 
-def _cgroup_dirs(root: str, proc_cgroup: str) -> list[tuple[str, str, str]]:
+@functools.lru_cache(maxsize=8)
+def _cgroup_dirs(root: str, proc_cgroup: str) -> tuple[tuple[str, str, str], ...]:
     """``(folder, limit file, usage file)`` of this process's memory cgroup and its parents,
     for cgroup v2 (``memory.max``/``memory.current``) and v1
-    (``memory.limit_in_bytes``/``memory.usage_in_bytes``)."""
+    (``memory.limit_in_bytes``/``memory.usage_in_bytes``). Read once per process: a
+    process does not change cgroup while it plans, and the limits and usage in those
+    folders are read afresh each time."""
     try:
         with open(proc_cgroup) as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return []
+        return ()
     out = []
     for line in lines:
         parts = line.split(":", 2)
@@ -335,7 +339,7 @@ def _cgroup_dirs(root: str, proc_cgroup: str) -> list[tuple[str, str, str]]:
         for base in bases:  # the cgroup's own folder, then each parent up to the mount root
             out += [(os.path.join(base, *levels[:k]), *files)
                     for k in range(len(levels), -1, -1)]
-    return out
+    return tuple(out)
 
 
 def _cgroup_available(root: str = "/sys/fs/cgroup",

@@ -13,6 +13,7 @@ or, when it is large and has a matrix-product structure, contracted by ``opt_ein
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -38,6 +39,8 @@ EINSUM_MIN_SIZE = 2**16
 #: product over the first variable is at least this wide.
 EINSUM_MIN_WIDTH = 8
 EINSUM_PATH = "auto"
+#: Kernel layouts remembered (:func:`_layout`, :func:`_ostrides`): a plan's steps at most.
+LAYOUT_CACHE = 8192
 #: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
 #: smallest finite log entry) add up to at most this: every product of exponentials,
 #: each input shifted by its maximum, is then at least ``e^-700``, a normal float
@@ -99,20 +102,35 @@ def _inputs(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
     """The kernels' layout of ``tables`` (axes = ``scopes``, each a subset of ``clique``):
     their entries end to end, where each starts, and each one's stride along every axis of
     the clique (``0`` on an axis it does not hold)."""
-    pos = {v: d for d, v in enumerate(clique)}
     flat = [np.ascontiguousarray(t, dtype=np.float64).ravel() for t in tables]
-    strides = np.zeros((len(flat), len(clique)), dtype=np.int64)
-    offsets = np.zeros(len(flat), dtype=np.int64)
+    offsets, strides, shp = _layout(tuple(map(tuple, scopes)),
+                                    tuple(np.shape(t) for t in tables),
+                                    tuple(clique), tuple(int(c) for c in shape))
+    values = np.concatenate(flat) if flat else np.zeros(1)
+    return values, offsets, strides, shp
+
+
+@functools.lru_cache(maxsize=LAYOUT_CACHE)
+def _layout(scopes: tuple, shapes: tuple, clique: tuple, shape: tuple
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(offsets, strides, shape)`` of :func:`_inputs`, which depend on the scopes and
+    shapes only: a plan's passes ask for the same ones at every call, so they are made
+    once (read-only, as the kernels only read them)."""
+    pos = {v: d for d, v in enumerate(clique)}
+    strides = np.zeros((len(scopes), len(clique)), dtype=np.int64)
+    offsets = np.zeros(len(scopes), dtype=np.int64)
     start = 0
-    for k, (t, s) in enumerate(zip(tables, scopes)):
+    for k, (s, sh) in enumerate(zip(scopes, shapes)):
         offsets[k] = start
         step = 1
-        for v, m in zip(reversed(s), reversed(np.shape(t))):
+        for v, m in zip(reversed(s), reversed(sh)):
             strides[k, pos[v]] = step
             step *= m
-        start += flat[k].size
-    values = np.concatenate(flat) if flat else np.zeros(1)
-    return values, offsets, strides, np.asarray(shape, dtype=np.int64)
+        start += step
+    shp = np.asarray(shape, dtype=np.int64)
+    for a in (offsets, strides, shp):
+        a.flags.writeable = False
+    return offsets, strides, shp
 
 
 def clique_sum_numpy(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
@@ -238,10 +256,13 @@ def _all_scaled(inputs: Sequence[Scaled | np.ndarray]) -> list[Scaled] | None:
     return out if out else None
 
 
-def _ostrides(clique: Sequence[int], shape: Sequence[int],
-              targets: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, int]:
+@functools.lru_cache(maxsize=LAYOUT_CACHE)
+def _ostrides(clique: tuple, shape: tuple, targets: tuple
+              ) -> tuple[np.ndarray, np.ndarray, int, tuple, int]:
     """Where each target's entries start in one output vector, their strides along the
-    clique's axes (``0`` on a summed axis) and the vector's length."""
+    clique's axes (``0`` on a summed axis), the vector's length, the targets' shapes and
+    the clique's entries (read-only; made once per clique and targets, as
+    :func:`_layout`)."""
     pos = {v: d for d, v in enumerate(clique)}
     ostrides = np.zeros((len(targets), len(clique)), dtype=np.int64)
     ooffsets = np.zeros(len(targets), dtype=np.int64)
@@ -253,7 +274,10 @@ def _ostrides(clique: Sequence[int], shape: Sequence[int],
             ostrides[r, pos[v]] = step
             step *= int(shape[pos[v]])
         start += step
-    return ooffsets, ostrides, start
+    ooffsets.flags.writeable = False
+    ostrides.flags.writeable = False
+    shapes = tuple(tuple(int(shape[pos[v]]) for v in s) for s in targets)
+    return ooffsets, ostrides, start, shapes, math.prod(shape)
 
 
 def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
@@ -261,14 +285,12 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
     """The sums of the clique's linear products onto each target (see
     :func:`~mrflib.inference._elimination_kernels.product_sums`), as :func:`_from_sums`."""
     log_scale = math.fsum(x.log_scale for x in lin)
-    pos = {v: d for d, v in enumerate(clique)}
-    shapes = [tuple(int(shape[pos[v]]) for v in s) for s in targets]
-    size = math.prod(int(c) for c in shape)
+    ooffsets, ostrides, total, shapes, size = _ostrides(
+        tuple(clique), tuple(int(c) for c in shape), tuple(map(tuple, targets)))
     if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
         sums = _contract_all(lin, scopes, clique, shape, targets)
         return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
     values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
-    ooffsets, ostrides, total = _ostrides(clique, shape, targets)
     out = np.zeros(total)
     _kernels.product_sums(values, offsets, strides, shp, ooffsets, ostrides, out)
     return [_from_sums(out[o:o + math.prod(sh)], log_scale, sh)

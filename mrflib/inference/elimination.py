@@ -216,6 +216,9 @@ class EliminationPlan(eo.Plan):
         self.search = search
         self._scaled: list[Scaled | None] | None = None
         given = order is not None and set(self.red.active) <= set(order)
+        # one reading of the machine's memory serves the whole plan: reading it costs
+        # about as much as planning a small model
+        self._available = available_memory()
         if given:
             active = set(self.red.active)
             self._given_order(model, [v for v in order if v in active])
@@ -225,7 +228,7 @@ class EliminationPlan(eo.Plan):
             self.fits = False
             return
         self._tree()
-        budget = available_memory() if memory is None else memory
+        budget = self._available if memory is None else memory
         self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
         if not given and search and (not self.fits or self.total_bytes > 8 * SEARCH_LARGE_ENTRIES):
             # too large for memory, or minutes of work: the randomized search may find an
@@ -249,9 +252,10 @@ class EliminationPlan(eo.Plan):
         red = self.red
         adj = eo.interaction_graph(model.n, red.scopes)
         logc = np.log(red.card.astype(np.float64)).tolist()
-        limit = math.log(max(available_memory(), 1) / 16.0)
+        limit = math.log(max(self._available, 1) / 16.0)
         order: list[int] | None = []
         names: list[str] = []
+        cliques: list[list[int]] | None = []
         for comp in eo.components(adj, red.active):
             found = eo.best_order(adj, logc, comp, limit)
             if found.order is None:
@@ -271,7 +275,9 @@ class EliminationPlan(eo.Plan):
                 return
             order += found.order
             names.append(found.heuristic)
-        self._set_order(adj, logc, order, "+".join(sorted(set(names))) or "none")
+            # components share no variable: the whole order's cliques are theirs in turn
+            cliques = None if cliques is None or found.cliques is None else cliques + found.cliques
+        self._set_order(adj, logc, order, "+".join(sorted(set(names))) or "none", cliques)
 
     def _given_order(self, model: FactorGraph, order: list[int]) -> None:
         adj = eo.interaction_graph(model.n, self.red.scopes)
@@ -279,9 +285,10 @@ class EliminationPlan(eo.Plan):
         self._set_order(adj, logc, list(order), "given")
 
     def _set_order(self, adj: list[set[int]], logc: list[float], order: list[int],
-                   heuristic: str) -> None:
+                   heuristic: str, cliques: list[list[int]] | None = None) -> None:
         self.order, self.heuristic = order, heuristic
-        cliques, _, _ = eo.order_cliques(adj, order, logc)
+        if cliques is None:
+            cliques, _, _ = eo.order_cliques(adj, order, logc)
         self.cliques = [tuple(c) for c in cliques]
 
     def _unplanned(self, found: eo.Order) -> None:

@@ -80,6 +80,8 @@ class Order(NamedTuple):
     log_max_table: float  # log of the largest clique table's entries (where it stopped)
     total_entries: float  # entries of all clique tables (inf when stopped)
     width: int  # largest clique minus one (the stopping clique's, when stopped)
+    # the order's cliques (:func:`order_cliques`), kept so a plan need not eliminate again
+    cliques: list[list[int]] | None = None
 
 
 class Plan:
@@ -340,7 +342,7 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
             continue
         if (round(size, 9), total) < (round(best.log_max_table, 9), best.total_entries):
             width = max(len(c) for c in cliques) - 1
-            best = Order(order, name, size, total, width)
+            best = Order(order, name, size, total, width, cliques)
             bound[0] = size
     if best.order is None:
         return Order(None, "", stopped[0], math.inf, stopped[1] - 1)
@@ -435,7 +437,8 @@ def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
         cliques, size, total = order_cliques(adj, order, logc, bound)
         if cliques is None:
             continue
-        found = Order(order, "random-greedy", size, total, max(len(c) for c in cliques) - 1)
+        found = Order(order, "random-greedy", size, total, max(len(c) for c in cliques) - 1,
+                      cliques)
         if best is None or _better(found, best, limit):
             best = found
     return best
