@@ -102,11 +102,10 @@ def _inputs(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],
     """The kernels' layout of ``tables`` (axes = ``scopes``, each a subset of ``clique``):
     their entries end to end, where each starts, and each one's stride along every axis of
     the clique (``0`` on an axis it does not hold)."""
-    flat = [np.ascontiguousarray(t, dtype=np.float64).ravel() for t in tables]
-    offsets, strides, shp = _layout(tuple(map(tuple, scopes)),
-                                    tuple(np.shape(t) for t in tables),
-                                    tuple(clique), tuple(int(c) for c in shape))
-    values = np.concatenate(flat) if flat else np.zeros(1)
+    arrays = [np.ascontiguousarray(t, dtype=np.float64) for t in tables]
+    offsets, strides, shp = _layout(tuple(map(tuple, scopes)), tuple([a.shape for a in arrays]),
+                                    tuple(clique), tuple(map(int, shape)))
+    values = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(1)
     return values, offsets, strides, shp
 
 
@@ -233,10 +232,12 @@ def _from_sums(out: np.ndarray, log_scale: float, shape: tuple) -> Scaled | np.n
     ``exp(-LINEAR_SPAN)`` or zero) as a :class:`Scaled` table, or as a log table when its
     span exceeds :data:`LINEAR_SPAN` or every entry is zero."""
     hi, lo = _kernels.extent(out)
-    if hi > 0.0 and math.log(hi) - math.log(lo) <= LINEAR_SPAN:
-        out *= 1.0 / hi
-        return Scaled(out.reshape(shape), log_scale + math.log(hi),
-                      math.log(hi) - math.log(lo))
+    if hi > 0.0:
+        log_hi = math.log(hi)
+        span = log_hi - math.log(lo)
+        if span <= LINEAR_SPAN:
+            out *= 1.0 / hi
+            return Scaled(out.reshape(shape), log_scale + log_hi, span)
     with np.errstate(divide="ignore"):
         return (np.log(out) + log_scale).reshape(shape)
 
@@ -286,7 +287,7 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
     :func:`~mrflib.inference._elimination_kernels.product_sums`), as :func:`_from_sums`."""
     log_scale = math.fsum(x.log_scale for x in lin)
     ooffsets, ostrides, total, shapes, size = _ostrides(
-        tuple(clique), tuple(int(c) for c in shape), tuple(map(tuple, targets)))
+        tuple(clique), tuple(map(int, shape)), tuple(map(tuple, targets)))
     if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
         sums = _contract_all(lin, scopes, clique, shape, targets)
         return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
