@@ -13,6 +13,7 @@ from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
 from mrflib.inference import elimination
 from mrflib.inference import elimination_order as eo
 from mrflib.inference import enumeration as fe
+from tests._random_factor_graphs import random_factor_graph
 
 TOL = 1e-10
 
@@ -627,3 +628,30 @@ def test_magnitude_equals_the_sum_table_by_table():
             want += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
     assert precision.magnitude(tables) == want
     assert precision.magnitude([]) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_plan_keeps_the_cliques_of_its_order(seed):
+    """A plan keeps the cliques its winning candidates found (one per component) instead of
+    eliminating again: they must be exactly those of its whole order."""
+    rng = np.random.default_rng(seed)
+    model = random_factor_graph(rng, n=10, n_factors=9, max_scope=3)
+    jt = elimination.plan(model)
+    adj = eo.interaction_graph(model.n, jt.red.scopes)
+    logc = np.log(jt.red.card.astype(np.float64)).tolist()
+    cliques, _, _ = eo.order_cliques(adj, jt.order, logc)
+    assert jt.cliques == [tuple(c) for c in cliques]
+
+
+def test_kernel_layouts_are_shared_and_read_only():
+    """The remembered layouts are the same objects on every call, and nobody can write them
+    (a kernel that wrote one would corrupt every later pass of every plan)."""
+    from mrflib.inference import _factor_ops as fo
+
+    tables = [np.zeros((2, 3)), np.zeros(3)]
+    first = fo._inputs(tables, [(4, 7), (7,)], (7, 4), (3, 2))
+    again = fo._inputs([np.ones((2, 3)), np.ones(3)], [(4, 7), (7,)], [7, 4], [3, 2])
+    for a, b in zip(first[1:], again[1:]):
+        assert a is b and not a.flags.writeable
+    np.testing.assert_array_equal(first[2], [[1, 3], [1, 0]])
+    assert not np.shares_memory(first[0], again[0])
