@@ -179,3 +179,30 @@ def test_exact_estimate_takes_the_engines_order_where_cheaper(monkeypatch):
     assert got_order == order
     assert est == pytest.approx(anytime.EXACT_NS_PER_ENTRY * 1e-9 * engine.total_bytes / 8)
     assert "estimated at" in lines[0]
+
+
+def test_a_pass_that_does_not_lower_the_bound_is_not_written(tmp_path, monkeypatch, capsys):
+    """Mini-bucket answers replace the last one only when their pass lowered the bound on
+    log Z (the first pass of a larger budget can fit the model worse than many passes of a
+    smaller one); the others are named on stderr as not written."""
+    from mrflib.inference.wmb import WMBResult
+
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    model = grid_model(card=2)
+    # bounds as growing_passes reports them: the lowest so far
+    passes = [(5.0, 0.125, 1), (4.0, 0.25, 2), (4.0, 0.375, 1), (3.5, 0.5, 2)]
+
+    def fake(model, left, order=None, strict=False):
+        for bound, a, it in passes:
+            yield WMBResult(bound, [np.array([a, 1 - a])] * model.n, 3, 0.0, it)
+
+    monkeypatch.setattr(anytime, "growing_passes", fake)
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.MAR"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", "MAR", "--time-limit", "60",
+                       "--out", str(out)]) == 0
+    assert capsys.readouterr().err.count("not written") == 1
+    blocks = out.read_text().split(io.BEGIN)[1:]
+    # the trivial answer, then the passes that lowered the bound
+    assert [float(b.split()[2]) for b in blocks[1:]] == [0.125, 0.25, 0.5]
