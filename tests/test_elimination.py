@@ -655,3 +655,23 @@ def test_kernel_layouts_are_shared_and_read_only():
         assert a is b and not a.flags.writeable
     np.testing.assert_array_equal(first[2], [[1, 3], [1, 0]])
     assert not np.shares_memory(first[0], again[0])
+
+
+def test_hugin_division_in_one_pass_equals_numpy():
+    """The fused division (quotient and its extent in one pass) gives numpy's quotient bit
+    for bit, zero where the divisor is zero, and the extent of that quotient."""
+    from mrflib.inference import _elimination_kernels as ek
+
+    rng = np.random.default_rng(3)
+    a = rng.random(1000)
+    b = rng.random(1000)
+    b[::7] = 0.0
+    a[::7] = 0.0
+    a[::11] = 0.0
+    want = np.zeros(1000)
+    np.divide(a, b, out=want, where=b > 0.0)
+    got = np.empty(1000)
+    hi, lo = ek.divide_extent(a, b, got)
+    assert np.array_equal(got, want)
+    assert (hi, lo) == ek.extent(want) == (want.max(), want[want > 0].min())
+    assert ek.divide_extent(np.zeros(3), np.zeros(3), np.empty(3)) == (0.0, np.inf)

@@ -635,6 +635,21 @@ def linear_table(values, lin):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def divide_extent(a, b, out):  # pragma: no cover - compiled
+    """``out = a / b`` where ``b > 0`` and ``0`` elsewhere (a Hugin update: there ``a`` is
+    zero too), and :func:`extent` of ``out``, in one pass instead of three."""
+    hi = 0.0
+    lo = np.inf
+    for i in range(out.shape[0]):
+        x = a[i] / b[i] if b[i] > 0.0 else 0.0
+        out[i] = x
+        hi = x if x > hi else hi
+        y = x if x > 0.0 else np.inf
+        lo = y if y < lo else lo
+    return hi, lo
+
+
+@njit(cache=True)
 def extent(out):  # pragma: no cover - compiled
     """The largest entry of the nonnegative ``out`` and its smallest positive one (``(0,
     inf)`` when all are zero)."""

@@ -227,11 +227,13 @@ def as_log(x: Scaled | np.ndarray) -> np.ndarray:
         return np.log(x.values) + x.log_scale
 
 
-def _from_sums(out: np.ndarray, log_scale: float, shape: tuple) -> Scaled | np.ndarray:
+def _from_sums(out: np.ndarray, log_scale: float, shape: tuple,
+               extent: tuple[float, float] | None = None) -> Scaled | np.ndarray:
     """``exp(log_scale) * out`` (``out`` nonnegative sums of products, each at least
     ``exp(-LINEAR_SPAN)`` or zero) as a :class:`Scaled` table, or as a log table when its
-    span exceeds :data:`LINEAR_SPAN` or every entry is zero."""
-    hi, lo = _kernels.extent(out)
+    span exceeds :data:`LINEAR_SPAN` or every entry is zero (``extent``: ``out``'s
+    :func:`~mrflib.inference._elimination_kernels.extent`, when already known)."""
+    hi, lo = _kernels.extent(out) if extent is None else extent
     if hi > 0.0:
         log_hi = math.log(hi)
         span = log_hi - math.log(lo)
@@ -381,9 +383,10 @@ def divide(a: Scaled | np.ndarray, b: Scaled | np.ndarray, shift: float = 0.0
     zero too). Two :class:`Scaled` tables divide in linear space: ``a <= 1`` and ``b >=
     exp(-LINEAR_SPAN)`` where positive, so the quotient neither overflows nor underflows."""
     if isinstance(a, Scaled) and isinstance(b, Scaled):
-        q = np.zeros(a.values.shape)
-        np.divide(a.values, b.values, out=q, where=b.values > 0.0)
-        return _from_sums(q.reshape(-1), a.log_scale - b.log_scale - shift, a.values.shape)
+        q = np.empty(a.values.size)
+        found = _kernels.divide_extent(np.ascontiguousarray(a.values).reshape(-1),
+                                       np.ascontiguousarray(b.values).reshape(-1), q)
+        return _from_sums(q, a.log_scale - b.log_scale - shift, a.values.shape, found)
     la, lb = as_log(a), as_log(b)
     with np.errstate(invalid="ignore"):
         return np.where(np.isneginf(lb), -np.inf, la - shift - lb)
