@@ -1,0 +1,102 @@
+"""Exact marginals by counting (:mod:`mrflib.repro.counting`) against enumeration.
+
+Small models of the ``relational_4`` shape (two groups of hubs, one leaf per pair, one shared
+table) with random tables, zeros and evidence on hubs: the counting marginals equal the
+exact engine's enumeration; the leaf bounds hold every leaf's marginal; anything else is
+refused by name.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mrflib import FactorGraph, exact
+from mrflib.repro import counting
+
+
+def bipartite(n_a: int, n_b: int, rng: np.random.Generator, leaf_pos: int = 1,
+              zeros: bool = False) -> FactorGraph:
+    """Hubs ``0..n_a-1`` and ``n_a..n_a+n_b-1``, then one leaf per pair; the shared table
+    holds the leaf at ``leaf_pos``, hub ``a`` before hub ``b``."""
+    table = rng.normal(size=(2, 2, 2))
+    if zeros:
+        table[1, 1, 0] = -np.inf
+    ua, ub, uc = rng.normal(size=2), rng.normal(size=2), rng.normal(size=2)
+    scopes, tables = [], []
+    leaf = n_a + n_b
+    for a, b in itertools.product(range(n_a), range(n_a, n_a + n_b)):
+        hubs = [a, b]
+        hubs.insert(leaf_pos, leaf)
+        scopes.append(tuple(hubs))
+        tables.append(np.moveaxis(table, 1, leaf_pos))
+        leaf += 1
+    for v in range(leaf):
+        scopes.append((v,))
+        tables.append(ua if v < n_a else ub if v < n_a + n_b else uc)
+    return FactorGraph([2] * leaf, scopes, tables)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counting_equals_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    n_a, n_b = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    model = bipartite(n_a, n_b, rng, leaf_pos=seed % 3, zeros=seed % 2 == 1)
+    evidence = {v: int(rng.integers(2)) for v in range(n_a + n_b) if rng.random() < 0.3}
+    got = counting.marginals(model, evidence)
+    want = exact.marginals(model.condition(evidence), method="enumerate")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-12)
+    low, high = counting.leaf_bounds(model)
+    for v in range(n_a + n_b, model.n):
+        assert low - 1e-12 <= got[v][1] <= high + 1e-12
+
+
+def test_a_model_of_another_shape_is_refused():
+    rng = np.random.default_rng(0)
+    model = bipartite(2, 2, rng)
+    tables = list(model.log_tables)
+    tables[0] = tables[0] + 0.1
+    with pytest.raises(ValueError, match="share one table"):
+        counting.marginals(FactorGraph(model.cardinalities, model.scopes, tables))
+    full = bipartite(3, 3, rng)   # its last factor holds the last leaf: drop both
+    with pytest.raises(ValueError, match="every pair"):
+        counting.marginals(FactorGraph(full.cardinalities[:-1], list(full.scopes[:8]) + [
+            (v,) for v in range(full.n - 1)], list(full.log_tables[:8]) + [np.zeros(2)] * (
+                full.n - 1)))
+    with pytest.raises(ValueError, match="2 states"):
+        counting.structure(FactorGraph([3], [(0,)], [np.zeros(3)]))
+    with pytest.raises(ValueError, match="evidence must observe hub variables"):
+        counting.marginals(model, {model.n - 1: 1})
+    with pytest.raises(TypeError, match="model must be a FactorGraph"):
+        counting.marginals("relational_4")
+
+
+def test_the_benchmark_scores_relational_4_against_counting(tmp_path):
+    """``bench_approx_uai.reference``: a problem named in ``COUNTED`` is scored against its
+    counting marginals (the published file's distance from them said), others against the
+    published file."""
+    from bench import bench_approx_uai as ba
+    from bench import bench_uai_2014 as bu
+    from mrflib import io
+
+    prob, sol = tmp_path / "MAR_prob", tmp_path / "MAR_sol"
+    prob.mkdir()
+    sol.mkdir()
+    model = bipartite(3, 2, np.random.default_rng(7))
+    for name in ("relational_4", "relational_9"):
+        io.write_uai(model, prob / f"{name}.uai")
+        io.write_evidence(prob / f"{name}.uai.evid", {1: 1})
+        io.write_answer(sol / f"{name}.uai.MAR", "MAR", [np.array([0.5, 0.5])] * model.n)
+    counted, other = bu.problem_set(prob)
+    exact_, published, source = ba.reference(counted)
+    want = exact.marginals(io.read_uai(prob / "relational_4.uai").condition({1: 1}),
+                           method="enumerate")
+    for g, w in zip(exact_, want):
+        np.testing.assert_allclose(g, w, atol=1e-9)
+    assert source.startswith("counting (the published marginals differ by up to")
+    assert len(published) == model.n
+    assert ba.score(exact_, exact_)[0] == 100.0
+    assert ba.reference(other)[1:] == (None, "published")
