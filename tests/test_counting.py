@@ -100,3 +100,21 @@ def test_the_benchmark_scores_relational_4_against_counting(tmp_path):
     assert len(published) == model.n
     assert ba.score(exact_, exact_)[0] == 100.0
     assert ba.reference(other)[1:] == (None, "published")
+
+
+def test_the_relational_model_is_the_file_and_counts_like_enumeration():
+    """``relational_model`` builds relational_4's layout and weights: its weights are the
+    file's (to their 12 digits); at 3 + 2 hubs counting equals enumeration, with one hub
+    observed as relational_4's evidence does."""
+    small = counting.relational_model(3, 2)
+    got = counting.marginals(small, {1: 1})
+    want = exact.marginals(small.condition({1: 1}), method="enumerate")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-12)
+    published = {"a": 1.01005016708, "c": 1.05127109638, "b": 1.02020134003,
+                 "rule": 1.07788415088}
+    weights = np.exp([small.log_tables[k].max() for k in (6, 9, 15, 0)])
+    np.testing.assert_allclose(weights, list(published.values()), rtol=1e-11)
+    assert small.scopes[0] == (0, 3, 9) and small.n == 11
+    with pytest.raises(ValueError, match="n_a must be an integer of at least 2"):
+        counting.relational_model(1, 4)

@@ -36,7 +36,7 @@ from scipy.special import gammaln, logsumexp
 from mrflib._support.validation import check_instance
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["Exchangeable", "structure", "marginals", "leaf_bounds"]
+__all__ = ["Exchangeable", "structure", "marginals", "leaf_bounds", "relational_model"]
 
 
 @dataclass(frozen=True)
@@ -217,3 +217,28 @@ def leaf_bounds(model: FactorGraph) -> tuple[float, float]:
     _, cond = _leaf_conditionals(structure(model))
     cond = cond[np.isfinite(cond)]
     return float(cond.min()), float(cond.max())
+
+
+def relational_model(n_a: int = 100, n_b: int = 100, weights: tuple[float, float, float, float]
+                     = (0.01, 0.05, 0.02, 0.075)) -> FactorGraph:
+    """The Markov logic network of UAI 2014's ``relational_4``, laid out as its file is.
+
+    Hubs ``a = 0..n_a-1``, leaves ``n_a + n_b a + j``, hubs ``b_j = n_a + n_a n_b + j``;
+    ``weights = (w_a, w_c, w_b, w)``: each hub of ``A`` has the unary log weight ``w_a`` on
+    state 1, each leaf ``w_c``, each hub of ``B`` ``w_b``, and every pair the formula
+    ``a ∧ c ⇒ b`` with weight ``w`` (log table ``w`` but 0 at ``a = c = 1, b = 0``).
+    The defaults are the file's (``exp(0.01) = 1.01005016708`` and so on); its evidence
+    sets hub 35 to 1.
+    """
+    for name, value in (("n_a", n_a), ("n_b", n_b)):
+        if not isinstance(value, (int, np.integer)) or value < 2:
+            raise ValueError(f"{name} must be an integer of at least 2, got {value!r}")
+    w_a, w_c, w_b, w = (float(x) for x in weights)
+    rule = np.full((2, 2, 2), w)
+    rule[1, 1, 0] = 0.0
+    first_b = n_a + n_a * n_b
+    scopes = [(a, n_a + n_b * a + j, first_b + j) for a in range(n_a) for j in range(n_b)]
+    unary = [np.array([0.0, w_a])] * n_a + [np.array([0.0, w_c])] * (n_a * n_b) + \
+        [np.array([0.0, w_b])] * n_b
+    return FactorGraph([2] * (first_b + n_b), scopes + [(v,) for v in range(first_b + n_b)],
+                       [rule] * len(scopes) + unary)
