@@ -350,6 +350,9 @@ def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequen
             args += [np.ones(int(c)), [v]]
     size = math.prod(int(c) for c in shape)
     out = opt_einsum.contract(*args, list(target), optimize=EINSUM_PATH, memory_limit=size)
+    if out.flags.c_contiguous and out.dtype == np.float64 and not any(
+            np.may_share_memory(out, x.values) for x in lin):
+        return out  # einsum's own new array: a copy would cost a pass and fresh pages
     return np.array(out, dtype=np.float64, order="C")
 
 

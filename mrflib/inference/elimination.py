@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.pages import small_pages
 from mrflib._support.progress import ticker
 from mrflib._support.validation import (
     UNCHECKED_BYTES,
@@ -497,6 +498,7 @@ def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list
 
 
 @checked
+@small_pages()
 def log_partition(model: FactorGraph, jt: EliminationPlan | None = None) -> float:
     """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass that
     frees each message once it is used (``jt``: a plan of ``model`` made so)."""
@@ -535,6 +537,7 @@ def marginals(model: FactorGraph, jt: EliminationPlan | None = None) -> list[np.
 
 
 @checked
+@small_pages()
 def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None = None,
                                 zero_ok: bool = False) -> tuple[list[np.ndarray] | None, float]:
     """:func:`marginals` and ``log Z`` from the same calibration; with ``zero_ok`` a model
@@ -554,6 +557,7 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
 
 
 @checked
+@small_pages()
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
     """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
     jt, msgs, _, scale = _calibrated(model)
@@ -573,6 +577,7 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
 
 
 @checked
+@small_pages()
 def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
                    zero_ok: bool = False) -> tuple[np.ndarray | None, float]:
     """A most probable state (max-product on the same tree, then back-tracking) and its
@@ -595,6 +600,7 @@ def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
 
 
 @checked
+@small_pages()
 def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
     """Exact i.i.d. samples, ``int64 (n_samples, n)``: forward filtering (the upward pass),
     backward sampling in reverse elimination order, then the dropped CPTs forward.
