@@ -73,13 +73,22 @@ PYGMS_IBOUND = 10
 #: Problems scored against their exact marginals by counting, not the published file.
 COUNTED = ("relational_4",)
 EXTRA_COLUMNS = ["family", "status", "herr", "herr_trivial", "answers", "last_method",
-                 "reference"]
+                 "valid", "reference"]
 
 
 def hellinger_error(marginals: list, exact: list) -> float:
     """Mean over variables of the Hellinger distance between the two marginals."""
     return float(np.mean([math.sqrt(max(0.0, 0.5 * float(np.sum(
         (np.sqrt(np.clip(p, 0, None)) - np.sqrt(q)) ** 2)))) for p, q in zip(marginals, exact)]))
+
+
+def valid(marginals: list | None, exact: list) -> bool:
+    """Whether an answer is one: a marginal per variable, of its number of states, finite,
+    nonnegative and summing to 1 (to 1e-6, the precision of the answer file)."""
+    if marginals is None or [len(p) for p in marginals] != [len(q) for q in exact]:
+        return False
+    return all(np.all(np.isfinite(p)) and np.all(np.asarray(p) >= 0)
+               and abs(float(np.sum(p)) - 1.0) <= 1e-6 for p in marginals)
 
 
 def score(marginals: list | None, exact: list) -> tuple[float, float, float]:
@@ -233,13 +242,20 @@ def _measured() -> dict:
     return dict(zip(df.case, df.seconds.where(df.status == "answered")))
 
 
-def run(quick: bool = False) -> list[dict]:
+def run(quick: bool = False, subset: str | None = None, solvers: str | None = None,
+        every_problem: bool = False) -> list[dict]:
+    """The rows; ``subset`` and ``solvers`` as ``MRFLIB_APPROX_SUBSET`` and
+    ``MRFLIB_APPROX_SOLVERS`` (which they override); with ``every_problem`` the problems of
+    :data:`WRONG` are run too, their answers checked for shape but not scored (``rate``
+    NaN)."""
     folder = os.environ.get(ENV, "").strip()
     if not folder:
         raise Skipped(f"set {ENV} to the folder of the UAI 2014 MAR-track problems")
     seconds = float(os.environ.get("MRFLIB_APPROX_SECONDS", SECONDS))
-    problems = [p for p in problem_set(folder) if p.solution is not None and p.name not in WRONG]
-    if quick or os.environ.get("MRFLIB_APPROX_SUBSET", "") == "hard":
+    problems = [p for p in problem_set(folder)
+                if p.solution is not None and (every_problem or p.name not in WRONG)]
+    subset = os.environ.get("MRFLIB_APPROX_SUBSET", "") if subset is None else subset
+    if quick or subset == "hard":
         measured = _measured()
         problems = [p for p in problems if hard(p, seconds, measured)]
         print("   hard problems: " + " ".join(p.name for p in problems), flush=True)
@@ -247,18 +263,25 @@ def run(quick: bool = False) -> list[dict]:
         problems = problems[:1]
     every = {"mrflib": ours, "pygms-wmb": lambda p, s: _peer(pygms_wmb, p, s),
              "pygms-lbp": lambda p, s: _peer(pygms_lbp, p, s)}
-    chosen = os.environ.get("MRFLIB_APPROX_SOLVERS", ",".join(every)).split(",")
+    if solvers is None:
+        solvers = os.environ.get("MRFLIB_APPROX_SOLVERS", ",".join(every))
+    chosen = solvers.split(",")
     unknown = set(chosen) - set(every)
     if unknown:
         raise ValueError(f"MRFLIB_APPROX_SOLVERS names unknown solvers {sorted(unknown)}; "
                          f"known: {sorted(every)}")
-    solvers = [(name, every[name]) for name in chosen]
+    run_with = [(name, every[name]) for name in chosen]
     rows = []
     for problem in problems:
         exact, published, source = reference(problem)
-        for name, fn in solvers:
+        scored = problem.name not in WRONG
+        if not scored:
+            source = "not scored: the published file is wrong"
+        for name, fn in run_with:
             got = fn(problem, seconds)
             s, h, trivial = score(got["marginals"], exact)
+            if not scored:
+                s, h = math.nan, math.nan
             note = "" if published is None else \
                 f"{score(got['marginals'], published)[0]:.1f} against the published file"
             rows.append({"benchmark": f"MAR score at {seconds:g} s", "case": problem.name,
@@ -266,7 +289,8 @@ def run(quick: bool = False) -> list[dict]:
                          "rate_unit": "score", "family": problem.family,
                          "status": got["status"], "herr": h, "herr_trivial": trivial,
                          "answers": got["answers"], "last_method": got["last_method"],
-                         "reference": source, "note": note})
+                         "valid": valid(got["marginals"], exact), "reference": source,
+                         "note": note})
             print(f"   {problem.name:22s} {name:10s} score {s:6.1f}  {got['seconds']:6.1f} s"
                   f"  {got['status']}  {got['last_method']}", flush=True)
     return rows

@@ -74,34 +74,6 @@ def test_a_model_of_another_shape_is_refused():
         counting.marginals("relational_4")
 
 
-def test_the_benchmark_scores_relational_4_against_counting(tmp_path):
-    """``bench_approx_uai.reference``: a problem named in ``COUNTED`` is scored against its
-    counting marginals (the published file's distance from them said), others against the
-    published file."""
-    from bench import bench_approx_uai as ba
-    from bench import bench_uai_2014 as bu
-    from mrflib import io
-
-    prob, sol = tmp_path / "MAR_prob", tmp_path / "MAR_sol"
-    prob.mkdir()
-    sol.mkdir()
-    model = bipartite(3, 2, np.random.default_rng(7))
-    for name in ("relational_4", "relational_9"):
-        io.write_uai(model, prob / f"{name}.uai")
-        io.write_evidence(prob / f"{name}.uai.evid", {1: 1})
-        io.write_answer(sol / f"{name}.uai.MAR", "MAR", [np.array([0.5, 0.5])] * model.n)
-    counted, other = bu.problem_set(prob)
-    exact_, published, source = ba.reference(counted)
-    want = exact.marginals(io.read_uai(prob / "relational_4.uai").condition({1: 1}),
-                           method="enumerate")
-    for g, w in zip(exact_, want):
-        np.testing.assert_allclose(g, w, atol=1e-9)
-    assert source.startswith("counting (the published marginals differ by up to")
-    assert len(published) == model.n
-    assert ba.score(exact_, exact_)[0] == 100.0
-    assert ba.reference(other)[1:] == (None, "published")
-
-
 def test_the_relational_model_is_the_file_and_counts_like_enumeration():
     """``relational_model`` builds relational_4's layout and weights: its weights are the
     file's (to their 12 digits); at 3 + 2 hubs counting equals enumeration, with one hub
