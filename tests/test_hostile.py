@@ -53,6 +53,7 @@ from mrflib.models import lattices as factor_models
 from mrflib.models.precision import PrecisionWarning
 from mrflib.repro import (
     bounds_trials,
+    counting,
     experiments,
     forked,
     fsll_trials,
@@ -74,6 +75,7 @@ BM = BoltzmannMachine.random(EDGES, N, bias_scale=0.4, coupling_scale=0.6, rng=0
 DATA = exact.sample(BM, 40, rng=1)
 FG = mrflib.FactorGraph.from_boltzmann(BM)
 MODEL_BAD = [None, 3, "model", BM]
+RELATIONAL = counting.relational_model(3, 2)
 STATES = ((DATA + 1) // 2).astype(np.int64)  # the spins of DATA as FG's states 0/1
 STATES_BAD = [
     np.full((3, N), np.nan), np.ones((3, N), dtype=complex), 2 * np.ones((3, N), dtype=int),
@@ -415,6 +417,15 @@ CASES += [
     ("repro.factor_graph_problems.band_network", fgp.band_network,
      dict(n=8, n_factors=6, rng=0, band=5),
      dict(n=COUNT_BAD, n_factors=COUNT_BAD, rng=RNG_BAD, band=COUNT_BAD + [2, 9])),
+    ("repro.counting.relational_model", counting.relational_model, dict(n_a=3, n_b=2),
+     dict(n_a=COUNT_BAD + [1], n_b=COUNT_BAD + [1],
+          weights=[None, (0.1,), "wxyz", (math.nan, 0.0, 0.0, 0.0), 3])),
+    ("repro.counting.structure", counting.structure, dict(model=RELATIONAL),
+     dict(model=MODEL_BAD + [FG])),
+    ("repro.counting.marginals", counting.marginals, dict(model=RELATIONAL, evidence={1: 1}),
+     dict(model=MODEL_BAD + [FG], evidence=[{0: 2}, {5: 1}, {99: 1}, "e", 3, {1: None}])),
+    ("repro.counting.leaf_bounds", counting.leaf_bounds, dict(model=RELATIONAL),
+     dict(model=MODEL_BAD + [FG])),
     ("repro.factor_graph_problems.expert_with_evidence", fgp.expert_with_evidence,
      dict(name="asia", n_evidence=2, rng=0),
      dict(name=["nope", None, ["asia"]], n_evidence=[-1, 9, 1.5, None, True], rng=RNG_BAD)),

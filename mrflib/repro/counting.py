@@ -36,7 +36,11 @@ from scipy.special import gammaln, logsumexp
 from mrflib._support.validation import check_instance
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["Exchangeable", "structure", "marginals", "leaf_bounds", "relational_model"]
+__all__ = ["Exchangeable", "structure", "marginals", "leaf_bounds", "relational_model",
+           "MAX_LEAVES"]
+
+#: The most pairs :func:`relational_model` builds (a model object holds two factors each).
+MAX_LEAVES = 10**7
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,9 @@ def _fixed(vars_: np.ndarray, evidence: Mapping[int, int]) -> tuple[np.ndarray, 
 
 
 def _check_evidence(ex: Exchangeable, evidence: Mapping[int, int] | None) -> dict[int, int]:
+    if evidence is not None and not isinstance(evidence, Mapping):
+        raise ValueError("evidence must be a mapping of hub variables to states 0 or 1, got "
+                         f"{type(evidence).__name__}")
     evidence = dict(evidence or {})
     hubs = set(ex.a_vars.tolist()) | set(ex.b_vars.tolist())
     for v, x in evidence.items():
@@ -231,9 +238,18 @@ def relational_model(n_a: int = 100, n_b: int = 100, weights: tuple[float, float
     sets hub 35 to 1.
     """
     for name, value in (("n_a", n_a), ("n_b", n_b)):
-        if not isinstance(value, (int, np.integer)) or value < 2:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
             raise ValueError(f"{name} must be an integer of at least 2, got {value!r}")
-    w_a, w_c, w_b, w = (float(x) for x in weights)
+    if n_a * n_b > MAX_LEAVES:
+        raise ValueError(f"n_a * n_b must be at most {MAX_LEAVES:,} (one leaf variable and "
+                         f"two factors per pair), got {n_a} * {n_b}")
+    try:
+        w_a, w_c, w_b, w = (float(x) for x in weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"weights must be four numbers (w_a, w_c, w_b, w), got {weights!r}"
+                         ) from None
+    if not np.all(np.isfinite([w_a, w_c, w_b, w])):
+        raise ValueError(f"weights must be finite, got {weights!r}")
     rule = np.full((2, 2, 2), w)
     rule[1, 1, 0] = 0.0
     first_b = n_a + n_a * n_b
