@@ -634,6 +634,14 @@ def linear_table(values, lin):  # pragma: no cover - compiled
     return hi, hi - lo
 
 
+@njit(cache=True, inline="always")
+def _widen(x, hi, lo):  # pragma: no cover - compiled
+    """``(hi, lo)`` widened by the nonnegative ``x``: the largest entry and the smallest
+    positive one, as :func:`extent` scans them."""
+    y = x if x > 0.0 else np.inf
+    return (x if x > hi else hi), (y if y < lo else lo)
+
+
 @njit(cache=True)
 def divide_extent(a, b, out):  # pragma: no cover - compiled
     """``out = a / b`` where ``b > 0`` and ``0`` elsewhere (a Hugin update: there ``a`` is
@@ -643,9 +651,7 @@ def divide_extent(a, b, out):  # pragma: no cover - compiled
     for i in range(out.shape[0]):
         x = a[i] / b[i] if b[i] > 0.0 else 0.0
         out[i] = x
-        hi = x if x > hi else hi
-        y = x if x > 0.0 else np.inf
-        lo = y if y < lo else lo
+        hi, lo = _widen(x, hi, lo)
     return hi, lo
 
 
@@ -656,8 +662,6 @@ def extent(out):  # pragma: no cover - compiled
     hi = 0.0
     lo = np.inf
     for i in range(out.shape[0]):
-        x = out[i]
-        hi = x if x > hi else hi
-        y = x if x > 0.0 else np.inf
-        lo = y if y < lo else lo
+        hi, lo = _widen(out[i], hi, lo)
     return hi, lo
+

@@ -119,11 +119,16 @@ def methods(task: str) -> list[str]:
     return ["wmb"] + [m for m in approx.available() if m != "wmb"]
 
 
+def _wmb_how(res: WMBResult, bound: bool = True) -> str:
+    """What made a mini-bucket answer: its i-bound, passes and (with ``bound``) its bound."""
+    passes = "pass" if res.iterations == 1 else "passes"
+    tail = f", log Z <= {res.log_upper:.6g}" if bound else ""
+    return f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}{tail})"
+
+
 def _from_wmb(res: WMBResult, task: str) -> Approximate:
     """The answer of ``task`` from a weighted mini-bucket result."""
-    passes = "pass" if res.iterations == 1 else "passes"
-    how = (f"weighted mini-bucket (i-bound {res.ibound}, {res.iterations} {passes}, "
-           f"log Z <= {res.log_upper:.6g})")
+    how = _wmb_how(res)
     if task == "PR":
         value: Any = res.log_upper / math.log(10.0)
     elif task == "MAR":
@@ -307,8 +312,8 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                 answers.add(got.value)
                 say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
             else:
-                say(f"not written: {got.how.split(', log Z')[0]}), whose pass did not "
-                    "lower the bound")
+                say(f"not written: {_wmb_how(res, bound=False)}, whose pass did not lower "
+                    "the bound")
             if child is not None and child.proc.exitcode is not None:
                 return
     except TimeoutError:

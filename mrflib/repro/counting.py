@@ -120,10 +120,13 @@ def structure(model: FactorGraph) -> Exchangeable:
                         _shared(u[b_vars], "group B"), _shared(u[leaf.ravel()], "the leaves"))
 
 
-def _fixed(vars_: np.ndarray, evidence: Mapping[int, int]) -> tuple[np.ndarray, int]:
-    """Which of ``vars_`` are observed, and how many of those are 1."""
-    seen = np.array([int(v) in evidence for v in vars_], dtype=bool)
-    return seen, int(sum(evidence[int(v)] for v in vars_[seen]))
+def _kinds(vars_: np.ndarray, evidence: Mapping[int, int]) -> np.ndarray:
+    """Each hub's kind: 0 or 1, observed in that state; 2, free."""
+    return np.array([evidence.get(int(v), 2) for v in vars_], dtype=np.int64)
+
+
+def _log_binomial(n: int, k: np.ndarray) -> np.ndarray:
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
 def _check_evidence(ex: Exchangeable, evidence: Mapping[int, int] | None) -> dict[int, int]:
@@ -161,8 +164,7 @@ def _count_distribution(ex: Exchangeable, phi: np.ndarray, free: tuple[int, int]
              (big_m, ex.unary_b[1]), (n_b - big_m, ex.unary_b[0]),
              (big_k * big_m, phi[1, 1]), (big_k * (n_b - big_m), phi[1, 0]),
              ((n_a - big_k) * big_m, phi[0, 1]), ((n_a - big_k) * (n_b - big_m), phi[0, 0])]
-    log_w = (gammaln(free[0] + 1) - gammaln(k + 1) - gammaln(free[0] - k + 1)
-             + gammaln(free[1] + 1) - gammaln(m + 1) - gammaln(free[1] - m + 1))
+    log_w = _log_binomial(free[0], k) + _log_binomial(free[1], m)
     for count, log_weight in terms:
         # a zero weight raised to the power 0 is 1: no count of it, no term
         log_w = log_w + np.where(count == 0, 0.0, count * log_weight)
@@ -190,15 +192,12 @@ def marginals(model: FactorGraph, evidence: Mapping[int, int] | None = None
     ex = structure(model)
     evidence = _check_evidence(ex, evidence)
     phi, cond = _leaf_conditionals(ex)
-    seen_a, ones_a = _fixed(ex.a_vars, evidence)
-    seen_b, ones_b = _fixed(ex.b_vars, evidence)
-    free = (int((~seen_a).sum()), int((~seen_b).sum()))
-    p = _count_distribution(ex, phi, free, (ones_a, ones_b))
+    kind_a, kind_b = _kinds(ex.a_vars, evidence), _kinds(ex.b_vars, evidence)
+    free = (int(np.sum(kind_a == 2)), int(np.sum(kind_b == 2)))
+    p = _count_distribution(ex, phi, free, (int(np.sum(kind_a == 1)), int(np.sum(kind_b == 1))))
     # Given the counts, a free hub is 1 with probability k / free, independently across the
-    # groups; an observed one is fixed. Type 0 and 1: observed in that state; 2: free.
+    # groups; an observed one is fixed.
     ones = [np.arange(free[0] + 1) / max(free[0], 1), np.arange(free[1] + 1) / max(free[1], 1)]
-    kind_a = np.array([evidence.get(int(v), 2) for v in ex.a_vars])
-    kind_b = np.array([evidence.get(int(v), 2) for v in ex.b_vars])
     hubs = [[ones[g] if t == 2 else np.full(free[g] + 1, float(t)) for t in range(3)]
             for g in (0, 1)]
     pa, pb = p.sum(axis=1), p.sum(axis=0)
