@@ -675,3 +675,31 @@ def test_hugin_division_in_one_pass_equals_numpy():
     assert np.array_equal(got, want)
     assert (hi, lo) == ek.extent(want) == (want.max(), want[want > 0].min())
     assert ek.divide_extent(np.zeros(3), np.zeros(3), np.empty(3)) == (0.0, np.inf)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_remembered_contraction_paths_give_opt_einsums_sums_bit_for_bit(seed):
+    """The contraction path is found once per scopes and shapes; the sums are those of
+    ``opt_einsum.contract`` finding it at every call, to the last bit, at the first call
+    and the second."""
+    import opt_einsum
+
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    clique = [int(v) for v in rng.permutation(12)[:6]]
+    card = {v: int(rng.integers(2, 5)) for v in clique}
+    shape = [card[v] for v in clique]
+    tables, scopes = _clique_inputs(rng, clique, card, 3 + seed % 3, 1.0, 0.0)
+    lin = [fo.scaled(t) for t in tables]
+    target = tuple(clique[1:4])
+    args = []
+    for x, s in zip(lin, scopes):
+        args += [x.values, list(s)]
+    held = {v for s in scopes for v in s}
+    args += [a for v, c in zip(clique, shape) if v not in held
+             for a in (np.ones(c), [v])]
+    want = opt_einsum.contract(*args, list(target), optimize=fo.EINSUM_PATH,
+                               memory_limit=int(np.prod(shape)))
+    for _ in range(2):
+        np.testing.assert_array_equal(fo._contract(lin, scopes, clique, shape, target), want)

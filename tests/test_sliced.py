@@ -188,3 +188,52 @@ def test_bad_arguments_are_refused():
         sliced.solve(model, "PR", max_seconds=0)
     with pytest.raises(ValueError, match="memory"):
         sliced.solve(model, "PR", memory=-1)
+
+
+# --------------------------------------------------------------------------- reduced plans
+def copy_chain(n):
+    """x_0 in {0, 1} and x_{i+1} = x_i, 4 states each: every clique keeps 2 of 4 states
+    per variable."""
+    rng = np.random.default_rng(n)
+    scopes, tables = [(0,)], [np.array([0.3, -0.2, -np.inf, -np.inf])]
+    for i in range(n - 1):
+        t = np.full((4, 4), -np.inf)
+        t[np.arange(4), np.arange(4)] = rng.normal(size=4)
+        scopes.append((i, i + 1))
+        tables.append(t)
+    return FactorGraph(np.full(n, 4), scopes, tables)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plans_that_fit_run_on_reduced_domains_when_it_pays(seed, monkeypatch):
+    """With the threshold at zero every fitting plan whose domains shrink is replanned on
+    them: the answers still equal enumeration, and removed states get probability 0."""
+    monkeypatch.setattr(sliced, "REDUCE_ABOVE", 0)
+    model = copy_chain(5 + seed) if seed < 2 else random_model(seed, zeros=0.5)
+    jt = sliced._plan(model, "MAR")
+    assert jt.fits
+    dom = reduce_domains(model)
+    smaller = sliced._reduced_plan(model, jt, "MAR", None)
+    if seed < 2:  # the chain's cliques lose three quarters of their states
+        assert smaller is not None and smaller[1].total_bytes < jt.total_bytes
+    assert_answers(model)
+    if not dom.empty:
+        for v, p in enumerate(sliced.marginals(model)):
+            gone = np.setdiff1d(np.arange(model.cardinalities[v]), dom.kept[v])
+            assert np.all(p[gone] == 0.0)
+
+
+def test_reduction_is_left_out_where_it_cannot_pay(monkeypatch):
+    """Small plans (below the threshold) and MPE (whose ties keep their state) keep the
+    plain plan; so do domains whose removed states do not shrink the cliques enough."""
+    model = copy_chain(7)
+    jt = sliced._plan(model, "MAR")
+    assert sliced._reduced_plan(model, jt, "MAR", None) is None  # default threshold
+    monkeypatch.setattr(sliced, "REDUCE_ABOVE", 0)
+    assert sliced._reduced_plan(model, jt, "MAR", None) is not None
+    assert sliced._reduced_plan(model, jt, "MPE", None) is None
+    # one state of four 3-state variables in a chain removed: the cliques keep 9/10
+    chain = FactorGraph([3] * 4, [(0,), (0, 1), (1, 2), (2, 3)],
+                        [np.array([0.0, 0.0, -np.inf]), *(np.zeros((3, 3)),) * 3])
+    assert reduce_domains(chain).removed == 1
+    assert sliced._reduced_plan(chain, sliced._plan(chain, "MAR"), "MAR", None) is None

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import opt_einsum
+from opt_einsum.parser import convert_interleaved_input
 
 from mrflib.inference import _elimination_kernels as _kernels
 
@@ -349,11 +350,21 @@ def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequen
         if v not in held:
             args += [np.ones(int(c)), [v]]
     size = math.prod(int(c) for c in shape)
-    out = opt_einsum.contract(*args, list(target), optimize=EINSUM_PATH, memory_limit=size)
+    subscripts, operands = convert_interleaved_input([*args, list(target)])
+    out = _expression(subscripts, tuple(x.shape for x in operands), size)(*operands)
     if out.flags.c_contiguous and out.dtype == np.float64 and not any(
             np.may_share_memory(out, x.values) for x in lin):
         return out  # einsum's own new array: a copy would cost a pass and fresh pages
     return np.array(out, dtype=np.float64, order="C")
+
+
+@functools.lru_cache(maxsize=LAYOUT_CACHE)
+def _expression(subscripts: str, shapes: tuple, size: int) -> Callable:
+    """``opt_einsum``'s contraction of ``subscripts`` on arrays of ``shapes``, its path
+    found once (the path search took a quarter of a small model's marginals when it ran at
+    every call; the same path gives the same sums)."""
+    return opt_einsum.contract_expression(subscripts, *shapes, optimize=EINSUM_PATH,
+                                          memory_limit=size)
 
 
 def eliminate(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[int]],
