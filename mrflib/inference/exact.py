@@ -167,7 +167,9 @@ def plan(model: Any, n: int | None = None) -> Plan:
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
     :class:`~mrflib.inference.elimination.EliminationPlan` (the plan of :func:`marginals`:
-    evidence clamped, barren tables kept); a
+    evidence clamped, barren tables kept; where its tables hold far more entries than the
+    model's, the answers come from the smaller plan of the states that can occur, see
+    :mod:`mrflib.inference.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
     cached :class:`~mrflib.inference.junction_tree.JunctionTree` of the ±1 fast path.
     """
