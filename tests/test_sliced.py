@@ -237,3 +237,15 @@ def test_reduction_is_left_out_where_it_cannot_pay(monkeypatch):
                         [np.array([0.0, 0.0, -np.inf]), *(np.zeros((3, 3)),) * 3])
     assert reduce_domains(chain).removed == 1
     assert sliced._reduced_plan(chain, sliced._plan(chain, "MAR"), "MAR", None) is None
+
+
+def test_reduction_is_left_out_for_a_state_list_longer_than_the_tables(monkeypatch):
+    """A variable of 10^12 states in no factor: listing its states would cost more than
+    the tables, so log Z comes from the plain plan, without allocating them."""
+    monkeypatch.setattr(sliced, "REDUCE_ABOVE", 0)
+    model = FactorGraph([3, 3, 10**12], [(0, 1)],
+                        [np.array([[0.0, -np.inf, 1.0]] * 3)])
+    jt = sliced._plan(model, "PR")
+    assert sliced._reduced_plan(model, jt, "PR", None) is None
+    assert sliced.log_partition(model) == pytest.approx(
+        math.log(3 * (1 + math.e)) + 12 * math.log(10))

@@ -277,6 +277,37 @@ def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def order_cost(adj, order, logc, limit):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place: pass a copy),
+    as :func:`mrflib.inference.elimination_order.order_cliques` does without listing the
+    cliques: ``(log largest table, total entries, 0)``, or at the first clique whose log
+    size exceeds ``limit``, ``(its log size, 0, its variables)``. A clique's log size is
+    its first variable's plus its neighbours' summed by increasing index."""
+    nb = np.empty(adj.shape[0], dtype=np.int64)
+    biggest = -np.inf
+    total = 0.0
+    for step in range(order.shape[0]):
+        v = order[step]
+        k = _row(adj, v, nb)
+        rest = 0.0
+        for i in range(k):
+            rest += logc[nb[i]]
+        size = logc[v] + rest
+        biggest = max(biggest, size)
+        if size > limit + 1e-9:
+            return size, 0.0, k + 1
+        total += math.exp(size)
+        for i in range(k):
+            adj[nb[i], v] = False
+            adj[v, nb[i]] = False
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    adj[nb[i], nb[j]] = True
+    return (biggest if order.shape[0] else 0.0), total, 0
+
+
+@njit(cache=True)
 def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no cover
     """Greedy elimination of every node of the dense adjacency ``adj`` (changed in place:
     pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's

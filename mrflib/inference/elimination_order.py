@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import cotengrust
@@ -181,10 +181,13 @@ def greedy_key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[
 
 
 def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
-                 criterion: str, limit: float = math.inf) -> list[int] | None:
+                 criterion: str, limit: float = math.inf, dense: np.ndarray | None = None
+                 ) -> list[int] | None:
     """A greedy elimination order of ``nodes`` by ``criterion`` (see :data:`CRITERIA`).
 
-    ``logc[v]`` is ``log |X_v|``. Ties go to the smallest variable index. Returns ``None``
+    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is
+    :func:`dense_adjacency` of ``nodes`` (left unchanged), made once for several
+    criteria. Ties go to the smallest variable index. Returns ``None``
     as soon as a clique's ``log`` table size exceeds ``limit``, or, for the fill criteria,
     once updating their keys has cost too much (:data:`DENSE_MAX_WORK` pair checks, or
     :data:`FILL_MAX_WORK` set operations beyond :data:`DENSE_MAX_NODES` nodes).
@@ -194,17 +197,23 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
     nodes = sorted(nodes)
     if len(nodes) > DENSE_MAX_NODES:
         return greedy_order_sets(adj, logc, nodes, criterion, limit)
-    local = {v: i for i, v in enumerate(nodes)}
-    dense = np.zeros((len(nodes), len(nodes)), dtype=np.bool_)
-    for v in nodes:
-        row = [local[u] for u in adj[v] if u in local]
-        dense[local[v], row] = True
+    dense = dense_adjacency(adj, nodes) if dense is None else dense.copy()
     lc = np.asarray([logc[v] for v in nodes], dtype=np.float64)
     card = np.asarray([math.exp(logc[v]) for v in nodes], dtype=np.float64)
     order = np.empty(len(nodes), dtype=np.int64)
     done = _kernels.greedy_keyed(dense, CRITERIA.index(criterion), lc, card, float(limit),
                                  DENSE_MAX_WORK, order)
     return [nodes[i] for i in order.tolist()] if done == 0 else None
+
+
+def dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
+    """The adjacency of the sorted ``nodes`` as a boolean matrix (row ``i``: ``nodes[i]``),
+    what the compiled kernels walk."""
+    local = {v: i for i, v in enumerate(nodes)}
+    dense = np.zeros((len(nodes), len(nodes)), dtype=np.bool_)
+    for v in nodes:
+        dense[local[v], [local[u] for u in adj[v] if u in local]] = True
+    return dense
 
 
 def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
@@ -298,7 +307,7 @@ def _rcm(adj: list[set[int]], nodes: list[int]) -> list[int]:
 
 
 def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
-                bound: list[float]):
+                bound: list[float], dense: np.ndarray | None = None):
     """Cheap sweeps first, then the greedy criteria (bounded by size), pruned at ``bound``."""
     yield "natural", nodes
     if len(nodes) > 2:
@@ -310,10 +319,10 @@ def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
     uniform = len({logc[v] for v in nodes}) <= 1
     if len(nodes) <= GREEDY_MAX_NODES:
         for criterion in ("min-weight",) if uniform else ("min-weight", "min-degree"):
-            yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0])
+            yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0], dense)
     if len(nodes) <= FILL_MAX_NODES:
         for criterion in ("min-fill",) if uniform else ("min-fill", "weighted-min-fill"):
-            yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0])
+            yield criterion, greedy_order(adj, logc, nodes, criterion, bound[0], dense)
 
 
 def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
@@ -332,21 +341,54 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     # first), nor stop sooner (the bound only tightens once a candidate wins): the greedy
     # criteria often agree on small components
     seen: set[tuple[int, ...]] = set()
-    for name, order in _candidates(adj, logc, nodes, bound):
+    dense = dense_adjacency(adj, nodes) if len(nodes) <= DENSE_MAX_NODES else None
+    score = _compiled_cost(dense, logc, nodes)
+    for name, order in _candidates(adj, logc, nodes, bound, dense):
         if order is None or tuple(order) in seen:
             continue
         seen.add(tuple(order))
-        cliques, size, total = order_cliques(adj, order, logc, bound[0])
-        if cliques is None:
-            stopped = min(stopped, (size, int(total)))
-            continue
+        if score is None:
+            cliques, size, total = order_cliques(adj, order, logc, bound[0])
+            if cliques is None:
+                stopped = min(stopped, (size, int(total)))
+                continue
+        else:
+            cliques = None
+            size, total, stop = score(order, bound[0])
+            if stop:
+                stopped = min(stopped, (size, stop))
+                continue
         if (round(size, 9), total) < (round(best.log_max_table, 9), best.total_entries):
-            width = max(len(c) for c in cliques) - 1
-            best = Order(order, name, size, total, width, cliques)
+            best = Order(order, name, size, total, -1, cliques)
             bound[0] = size
     if best.order is None:
         return Order(None, "", stopped[0], math.inf, stopped[1] - 1)
-    return best
+    cliques = best.cliques or order_cliques(adj, best.order, logc)[0]
+    return best._replace(width=max(len(c) for c in cliques) - 1, cliques=cliques)
+
+
+def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[int]
+                   ) -> Callable[[list[int], float], tuple[float, float, int]] | None:
+    """``(log largest table, total entries, 0)`` of an order of ``nodes``, or ``(log size,
+    entries, variables)`` of the clique where it passes a limit, as :func:`order_cliques`
+    gives them, by the compiled
+    :func:`~mrflib.inference._elimination_kernels.order_cost` on ``dense`` (the
+    :func:`dense_adjacency` of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
+    unless every variable of ``nodes`` has the same number of states and they fit a dense
+    matrix. With one cardinality every clique's log size is a sum of one number, the same
+    floats whatever the order of the sum, so the plans are those of :func:`order_cliques`
+    bit for bit."""
+    if dense is None or len(nodes) < 2 or len({logc[v] for v in nodes}) > 1:
+        return None
+    local = {v: i for i, v in enumerate(nodes)}
+    lc = np.asarray([logc[v] for v in nodes], dtype=np.float64)
+
+    def cost(order: list[int], limit: float) -> tuple[float, float, int]:
+        at = np.fromiter((local[v] for v in order), dtype=np.int64, count=len(order))
+        size, total, stop = _kernels.order_cost(dense.copy(), at, lc, float(limit))
+        return float(size), float(total), int(stop)
+
+    return cost
 
 
 def contraction_order(scopes: Sequence[Sequence[int]], nodes: Sequence[int],

@@ -178,8 +178,10 @@ def _reduced_plan(model: FactorGraph, jt: elimination.EliminationPlan, task: str
     does not or would not pay (:data:`REDUCE_ABOVE`). Not for MPE, whose ties keep the
     state they always had."""
     entries = jt.total_bytes / 8
-    if task == "MPE" or entries < REDUCE_ABOVE * (model.n_factors + model.table_bytes() / 8):
-        return None
+    if (task == "MPE" or entries < REDUCE_ABOVE * (model.n_factors + model.table_bytes() / 8)
+            or float(np.sum(model.cardinalities, dtype=np.float64)) > entries
+            or not any(np.isneginf(t).any() for t in model.log_tables)):
+        return None  # not worth it, a state list longer than the tables, or no zeros
     dom = reduce_domains(model)
     if dom.empty:
         return dom, None
