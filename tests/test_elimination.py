@@ -575,7 +575,7 @@ def test_compiled_order_cost_equals_order_cliques_bit_for_bit(seed):
     rng, n, adj, logc = _uniform_graph(seed)
     nodes = sorted(rng.choice(n, size=max(2, n // 2), replace=False).tolist()) \
         if seed % 3 == 0 and n > 2 else list(range(n))
-    cost = eo._compiled_cost(eo.dense_adjacency(adj, nodes), logc, nodes)
+    cost = eo._compiled_cost(eo._dense_adjacency(adj, nodes), logc, nodes)
     for limit in (math.inf, float(rng.uniform(1.0, 8.0))):
         order = [int(v) for v in rng.permutation(nodes)]
         cliques, size, total = eo.order_cliques(adj, order, logc, limit)

@@ -185,9 +185,9 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
                  ) -> list[int] | None:
     """A greedy elimination order of ``nodes`` by ``criterion`` (see :data:`CRITERIA`).
 
-    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is
-    :func:`dense_adjacency` of ``nodes`` (left unchanged), made once for several
-    criteria. Ties go to the smallest variable index. Returns ``None``
+    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is the boolean adjacency matrix
+    of the sorted ``nodes`` (row ``i``: ``nodes[i]``; left unchanged), made once for
+    several criteria. Ties go to the smallest variable index. Returns ``None``
     as soon as a clique's ``log`` table size exceeds ``limit``, or, for the fill criteria,
     once updating their keys has cost too much (:data:`DENSE_MAX_WORK` pair checks, or
     :data:`FILL_MAX_WORK` set operations beyond :data:`DENSE_MAX_NODES` nodes).
@@ -197,7 +197,7 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
     nodes = sorted(nodes)
     if len(nodes) > DENSE_MAX_NODES:
         return greedy_order_sets(adj, logc, nodes, criterion, limit)
-    dense = dense_adjacency(adj, nodes) if dense is None else dense.copy()
+    dense = _dense_adjacency(adj, nodes) if dense is None else dense.copy()
     lc = np.asarray([logc[v] for v in nodes], dtype=np.float64)
     card = np.asarray([math.exp(logc[v]) for v in nodes], dtype=np.float64)
     order = np.empty(len(nodes), dtype=np.int64)
@@ -206,7 +206,7 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
     return [nodes[i] for i in order.tolist()] if done == 0 else None
 
 
-def dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
+def _dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
     """The adjacency of the sorted ``nodes`` as a boolean matrix (row ``i``: ``nodes[i]``),
     what the compiled kernels walk."""
     local = {v: i for i, v in enumerate(nodes)}
@@ -341,7 +341,7 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     # first), nor stop sooner (the bound only tightens once a candidate wins): the greedy
     # criteria often agree on small components
     seen: set[tuple[int, ...]] = set()
-    dense = dense_adjacency(adj, nodes) if len(nodes) <= DENSE_MAX_NODES else None
+    dense = _dense_adjacency(adj, nodes) if len(nodes) <= DENSE_MAX_NODES else None
     score = _compiled_cost(dense, logc, nodes)
     for name, order in _candidates(adj, logc, nodes, bound, dense):
         if order is None or tuple(order) in seen:
@@ -372,8 +372,8 @@ def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[
     """``(log largest table, total entries, 0)`` of an order of ``nodes``, or ``(log size,
     entries, variables)`` of the clique where it passes a limit, as :func:`order_cliques`
     gives them, by the compiled
-    :func:`~mrflib.inference._elimination_kernels.order_cost` on ``dense`` (the
-    :func:`dense_adjacency` of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
+    :func:`~mrflib.inference._elimination_kernels.order_cost` on ``dense`` (the boolean
+    adjacency matrix of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
     unless every variable of ``nodes`` has the same number of states and they fit a dense
     matrix. With one cardinality every clique's log size is a sum of one number, the same
     floats whatever the order of the sum, so the plans are those of :func:`order_cliques`
