@@ -276,6 +276,19 @@ def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
     return out / 2
 
 
+@njit(cache=True, inline="always")
+def _eliminate_node(adj, v, nb, k):  # pragma: no cover - compiled
+    """Eliminate ``v`` from the dense adjacency ``adj``: its ``k`` neighbours ``nb[:k]``
+    forget it and become a clique (the fill edges)."""
+    for i in range(k):
+        adj[nb[i], v] = False
+        adj[v, nb[i]] = False
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                adj[nb[i], nb[j]] = True
+
+
 @njit(cache=True)
 def order_cost(adj, order, logc, limit):  # pragma: no cover - compiled
     """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place: pass a copy),
@@ -297,13 +310,7 @@ def order_cost(adj, order, logc, limit):  # pragma: no cover - compiled
         if size > limit + 1e-9:
             return size, 0.0, k + 1
         total += math.exp(size)
-        for i in range(k):
-            adj[nb[i], v] = False
-            adj[v, nb[i]] = False
-        for i in range(k):
-            for j in range(k):
-                if i != j:
-                    adj[nb[i], nb[j]] = True
+        _eliminate_node(adj, v, nb, k)
     return (biggest if order.shape[0] else 0.0), total, 0
 
 
@@ -339,13 +346,7 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
             return -1
         done[v] = True
         order[step] = v
-        for i in range(k):
-            adj[nb[i], v] = False
-            adj[v, nb[i]] = False
-        for i in range(k):
-            for j in range(k):
-                if i != j:
-                    adj[nb[i], nb[j]] = True
+        _eliminate_node(adj, v, nb, k)
         t = _touched(adj, nb, k, fill, done, mark, touched)
         for i in range(t):
             u = touched[i]

@@ -369,9 +369,9 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
 
 def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[int]
                    ) -> Callable[[list[int], float], tuple[float, float, int]] | None:
-    """``(log largest table, total entries, 0)`` of an order of ``nodes``, or ``(log size,
-    entries, variables)`` of the clique where it passes a limit, as :func:`order_cliques`
-    gives them, by the compiled
+    """A function giving ``(log largest table, total entries, 0)`` of an order of
+    ``nodes``, or ``(log size, 0, variables)`` of the clique where it passes a limit, the
+    numbers :func:`order_cliques` gives, by the compiled
     :func:`~mrflib.inference._elimination_kernels.order_cost` on ``dense`` (the boolean
     adjacency matrix of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
     unless every variable of ``nodes`` has the same number of states and they fit a dense

@@ -172,7 +172,8 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
 
 
 def _reduced_plan(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
-                  memory: float | None) -> tuple[Domains, Any] | None:
+                  memory: float | None
+                  ) -> tuple[Domains, elimination.EliminationPlan | None] | None:
     """``(domains, plan on them)`` when reducing the domains of a model whose plan ``jt``
     fits makes its clique tables smaller (plan ``None`` when ``Z = 0``); ``None`` when it
     does not or would not pay (:data:`REDUCE_ABOVE`). Not for MPE, whose ties keep the
