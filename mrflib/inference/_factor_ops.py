@@ -27,7 +27,7 @@ from mrflib.inference import _elimination_kernels as _kernels
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
            "renormalize", "RENORMALIZE_LOG_Z",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
-           "clique_eliminate_numpy", "clique_marginals", "Scaled", "scaled", "as_log",
+           "clique_eliminate_numpy", "clique_marginals", "gemm_width", "Scaled", "scaled", "as_log",
            "eliminate", "marginals_onto", "divide"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
@@ -291,7 +291,8 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
     log_scale = math.fsum(x.log_scale for x in lin)
     ooffsets, ostrides, total, shapes, size = _ostrides(
         tuple(clique), tuple(map(int, shape)), tuple(map(tuple, targets)))
-    if size >= EINSUM_MIN_SIZE and _gemm_width(lin, scopes, clique, shape) >= EINSUM_MIN_WIDTH:
+    if size >= EINSUM_MIN_SIZE and gemm_width(
+            [x.values.size for x in lin], scopes, clique, shape) >= EINSUM_MIN_WIDTH:
         sums = _contract_all(lin, scopes, clique, shape, targets)
         return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
     values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
@@ -301,17 +302,18 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
             for o, sh in zip(ooffsets.tolist(), shapes)]
 
 
-def _gemm_width(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
-                shape: Sequence[int]) -> int:
+def gemm_width(sizes: Sequence[int], scopes: Sequence[Sequence[int]], clique: Sequence[int],
+               shape: Sequence[int]) -> int:
     """The joint states of the clique's variables (but the first) outside its largest
-    input, that input chosen among those not over all of ``clique[1:]``."""
+    input (``sizes``: the inputs' entries), that input chosen among those not over all of
+    ``clique[1:]``; a linear clique of at least :data:`EINSUM_MIN_SIZE` entries is
+    contracted by ``opt_einsum`` when this is at least :data:`EINSUM_MIN_WIDTH`."""
     rest = set(clique[1:])
-    sizes = [(x.values.size, k) for k, (x, s) in enumerate(zip(lin, scopes))
-             if not rest <= set(s)]
-    if not sizes:
+    big = [(z, k) for k, (z, s) in enumerate(zip(sizes, scopes)) if not rest <= set(s)]
+    if not big:
         return 1
-    big = set(scopes[max(sizes)[1]])
-    return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in big)
+    held = set(scopes[max(big)[1]])
+    return math.prod(int(c) for v, c in zip(clique[1:], shape[1:]) if v not in held)
 
 
 def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],

@@ -56,6 +56,7 @@ from mrflib._support.validation import (
     format_bytes,
     require_memory,
 )
+from mrflib.inference import _compiled_passes
 from mrflib.inference import elimination_order as eo
 from mrflib.inference._factor_ops import (
     Scaled,
@@ -504,7 +505,8 @@ def log_partition(model: FactorGraph, jt: EliminationPlan | None = None) -> floa
     frees each message once it is used (``jt``: a plan of ``model`` made so)."""
     if jt is None:
         jt = plan(model, barren=True, upward_only=True)
-    return jt.upward(keep=False)[0]
+    fast = _compiled_passes.log_partition(jt)
+    return jt.upward(keep=False)[0] if fast is None else fast
 
 
 def _calibrated(model: FactorGraph, jt: EliminationPlan | None = None,
@@ -545,14 +547,22 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
-    jt, msgs, logz, scale = _calibrated(model, jt, zero_ok)
-    if logz == -np.inf:
-        return None, logz
+    jt = plan(model) if jt is None else jt
+    fast = _compiled_passes.marginals(jt)
+    if fast is None:
+        jt, msgs, logz, scale = _calibrated(model, jt, zero_ok)
+        if logz == -np.inf:
+            return None, logz
+        found = ((jt.order[t], np.exp(b))
+                 for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]))
+    else:
+        logz, roots, found = fast
+        scale = max([abs(r) for r in roots] + [magnitude(jt.red.tables)])
     out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
-    for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]):
-        out[jt.order[t]] = renormalize(np.exp(b), scale)
+    for v, p in found:
+        out[v] = renormalize(p, scale)
     return out, logz
 
 

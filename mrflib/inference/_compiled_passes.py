@@ -1,0 +1,162 @@
+"""The passes of a small junction tree in two compiled calls, same results to the bit.
+
+On a model whose clique tables are small (milliseconds of work), the Python passes of
+:class:`~mrflib.inference.elimination.EliminationPlan` spend most of their time between the
+kernels: about 35 µs of interpreter work per step and pass, against microseconds of sums
+(Promedus_30 of the UAI 2014 set: 290 steps, 20 ms for its marginals, of which the sums
+take a few). Here the whole upward pass is one numba call and the whole downward pass
+another (:mod:`mrflib.inference._compiled_passes_kernels`). They run the same kernel on the
+same tables in the same order, so ``log Z`` and the marginals are the very floats the
+Python passes give; where a Python pass would leave linear space (a clique whose inputs
+span more than :data:`~mrflib.inference._factor_ops.LINEAR_SPAN` in log), or ``Z = 0``, the
+compiled pass gives up (``None``) and the caller runs the Python one.
+
+Taken only by plans none of whose cliques the Python passes contract with ``opt_einsum``
+(large ones with a matrix-product structure, see
+:func:`~mrflib.inference._factor_ops.gemm_width`; its sums are not the kernel's) and whose
+tables hold at most :data:`MAX_ENTRIES` entries in all (a fraction of a second: no
+progress to report).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mrflib.inference import _compiled_passes_kernels as _kernels
+from mrflib.inference._factor_ops import (
+    EINSUM_MIN_SIZE,
+    EINSUM_MIN_WIDTH,
+    LINEAR_SPAN,
+    gemm_width,
+)
+
+__all__ = ["MAX_ENTRIES", "log_partition", "marginals"]
+
+#: Most clique-table entries, in all, of a plan whose passes are compiled.
+MAX_ENTRIES = 2**24
+
+
+class _Layout(NamedTuple):
+    """A plan as the kernels read it (see :mod:`~mrflib.inference._compiled_passes_kernels`)."""
+
+    tree: tuple  # card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var
+    ftab: np.ndarray
+    ft_ptr: np.ndarray
+    msg_pos: np.ndarray
+    roots: list[int]
+
+
+def _ragged(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ptr, items)``: ``lists[i]`` is ``items[ptr[i]:ptr[i + 1]]``."""
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    items = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=ptr[-1])
+    return ptr, items
+
+
+def _layout(jt: Any) -> _Layout | None:
+    """The kernels' layout of ``jt`` (made once per plan), or ``None`` when its passes are
+    not compiled (see the module's text)."""
+    cached = getattr(jt, "_compiled_layout", False)
+    if cached is not False:
+        return cached
+    out = None
+    sizes = [math.prod(s) for s in getattr(jt, "shapes", ())]
+    if (jt.order is not None and sizes and sum(sizes) <= MAX_ENTRIES
+            and not any(_contracted(jt, t, sizes) for t in range(len(sizes)))):
+        red = jt.red
+        ft_ptr = np.zeros(len(red.tables) + 1, dtype=np.int64)
+        np.cumsum([t.size for t in red.tables], out=ft_ptr[1:])
+        ftab = np.concatenate([np.ravel(t) for t in red.tables]).astype(np.float64, copy=False)
+        msg_pos = np.empty(len(sizes) + 1, dtype=np.int64)
+        msg_pos[0] = ft_ptr[-1]
+        np.cumsum([z // s[0] for z, s in zip(sizes, jt.shapes)], out=msg_pos[1:])
+        msg_pos[1:] += ft_ptr[-1]
+        tree = (np.ascontiguousarray(red.card, dtype=np.int64), *_ragged(jt.cliques),
+                np.asarray(jt.parent, dtype=np.int64), *_ragged(jt.children),
+                *_ragged(jt.assigned), *_ragged(red.scopes))
+        out = _Layout(tree, ftab, ft_ptr, msg_pos, [t for t, p in enumerate(jt.parent) if p < 0])
+    jt._compiled_layout = out
+    return out
+
+
+def _contracted(jt: Any, t: int, sizes: list[int]) -> bool:
+    """Whether the Python passes contract step ``t`` by ``opt_einsum`` (see
+    :func:`~mrflib.inference._factor_ops.gemm_width`): its inputs are the factors assigned
+    to it and its children's messages (a downward message, over all but the first
+    variable, never counts)."""
+    if sizes[t] < EINSUM_MIN_SIZE:
+        return False
+    red = jt.red
+    kids = jt.children[t]
+    scopes = [red.scopes[k] for k in jt.assigned[t]] + [jt.cliques[c][1:] for c in kids]
+    inputs = ([red.tables[k].size for k in jt.assigned[t]]
+              + [sizes[c] // jt.shapes[c][0] for c in kids])
+    return gemm_width(inputs, scopes, jt.cliques[t], jt.shapes[t]) >= EINSUM_MIN_WIDTH
+
+
+def _root_log(pool: np.ndarray, at: int, log_scale: float) -> float:
+    """``float(as_log(m))`` of a root's one-entry message ``m``, as the Python pass takes it
+    (numpy's ``log``, whose last bit may differ from the kernels' ``math.log``)."""
+    with np.errstate(divide="ignore"):
+        return float((np.log(pool[at:at + 1]) + log_scale)[0])
+
+
+def _upward(lay: _Layout) -> tuple | None:
+    ok, pool, fac_ls, fac_span, msg_ls, msg_span = _kernels.upward(
+        *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
+        int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN)
+    return (pool, fac_ls, fac_span, msg_ls, msg_span) if ok else None
+
+
+def log_partition(jt: Any) -> float | None:
+    """``log Z`` of the plan ``jt`` by the compiled upward pass, or ``None`` (not compiled
+    here, or a step the Python pass would take in log space)."""
+    lay = _layout(jt)
+    up = None if lay is None else _upward(lay)
+    if up is None:
+        return None
+    pool, msg_ls = up[0], up[3]
+    value = jt.red.const + jt.red.free_log
+    for t in lay.roots:
+        value += _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
+    return value
+
+
+def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]] | None:
+    """``(log Z, the roots' log values, [(variable, P(x_v) before renormalize), ...])`` of
+    the plan ``jt`` by the compiled passes, one entry per step; or ``None`` as
+    :func:`log_partition`."""
+    lay = _layout(jt)
+    up = None if lay is None else _upward(lay)
+    if up is None:
+        return None
+    pool, fac_ls, fac_span, msg_ls, msg_span = up
+    T = len(jt.cliques)
+    shift = np.zeros(T)
+    value = jt.red.const + jt.red.free_log
+    roots = []
+    for t in lay.roots:
+        shift[t] = _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
+        roots.append(float(shift[t]))
+        value += roots[-1]
+    if value == -np.inf:
+        return None  # a factor zero at the evidence: the Python pass says so
+    card = lay.tree[0]
+    reps = card[np.asarray(jt.order, dtype=np.int64)]
+    marg_pos = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(reps, out=marg_pos[1:])
+    ok, marg, marg_ls = _kernels.downward(
+        *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
+        int(lay.msg_pos[-1]), marg_pos, LINEAR_SPAN)
+    if not ok:
+        return None
+    with np.errstate(divide="ignore"):
+        p = np.exp(np.log(marg) + np.repeat(marg_ls, reps) - np.repeat(shift, reps))
+    at = marg_pos.tolist()
+    return value, roots, [(v, p[at[t]:at[t + 1]]) for t, v in enumerate(jt.order)]

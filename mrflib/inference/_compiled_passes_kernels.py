@@ -1,0 +1,254 @@
+"""Numba kernels of :mod:`mrflib.inference._compiled_passes`: a junction tree's whole upward
+and downward sum-product passes in one call each.
+
+They do, step for step and in the same order of operations, what the Python passes of
+:class:`mrflib.inference.elimination.EliminationPlan` do when every message stays in
+linear space (:class:`~mrflib.inference._factor_ops.Scaled`): the same kernel sums each
+clique (:func:`~mrflib.inference._elimination_kernels.product_sums`), messages are scaled
+by their largest entry, log scales are added by :func:`fsum` (``math.fsum``'s algorithm),
+so the results are the same to the last bit. They stop (return ``False``) where the Python
+pass would switch to log space, and the caller runs that pass instead.
+
+All tables live in one ``pool``: the factors' linear tables (at their offsets in the
+concatenated log tables), then the upward messages, then the downward ones. A junction
+tree is given as ragged arrays (``ptr``, ``items``): the cliques' variables (the eliminated
+one first), each step's children and assigned factors, and the factors' scopes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from mrflib.inference._elimination_kernels import (
+    divide_extent,
+    extent,
+    linear_table,
+    product_sums,
+)
+
+
+@njit(cache=True)
+def fsum(xs, n):  # pragma: no cover - compiled
+    """``math.fsum(xs[:n])`` for finite ``xs``, bit for bit: Shewchuk's exact partials
+    and CPython's rounding of them (``Modules/mathmodule.c``, ``math_fsum``)."""
+    p = np.empty(n + 1)
+    m = 0
+    for idx in range(n):
+        x = xs[idx]
+        i = 0
+        for j in range(m):
+            y = p[j]
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                p[i] = lo
+                i += 1
+            x = hi
+        m = i
+        if x != 0.0:
+            p[m] = x
+            m += 1
+    hi = 0.0
+    if m > 0:
+        m -= 1
+        hi = p[m]
+        lo = 0.0
+        while m > 0:
+            x = hi
+            m -= 1
+            y = p[m]
+            hi = x + y
+            yr = hi - x
+            lo = y - yr
+            if lo != 0.0:
+                break
+        if m > 0 and ((lo < 0.0 and p[m - 1] < 0.0) or (lo > 0.0 and p[m - 1] > 0.0)):
+            y = lo * 2.0
+            x = hi + y
+            yr = x - hi
+            if y == yr:
+                hi = x
+    return hi
+
+
+@njit(cache=True)
+def _strides(items, lo, hi, card, clique, row):  # pragma: no cover - compiled
+    """``row[d]``: the stride of ``clique[d]`` in a C-ordered table over the variables
+    ``items[lo:hi]`` (``0`` when it is not one of them)."""
+    step = 1
+    for j in range(hi - 1, lo - 1, -1):
+        v = items[j]
+        for d in range(clique.shape[0]):
+            if clique[d] == v:
+                row[d] = step
+        step *= card[v]
+
+
+@njit(cache=True)
+def _scale(out, log_scale, hi, lo, span_max):  # pragma: no cover - compiled
+    """``_factor_ops._from_sums``: ``out`` divided in place by its largest entry ``hi``
+    (``lo`` its smallest positive one); ``(True, log scale, span)``, or ``(False, ...)``
+    where the Python pass would keep a log table (all zero, or too wide a span)."""
+    if hi > 0.0:
+        log_hi = math.log(hi)
+        span = log_hi - math.log(lo)
+        if span <= span_max:
+            inv = 1.0 / hi
+            for i in range(out.shape[0]):
+                out[i] *= inv
+            return True, log_scale + log_hi, span
+    return False, 0.0, 0.0
+
+
+@njit(cache=True)
+def _gather(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
+            ft_ptr, fac_ls, fac_span, msg_pos, msg_ls, msg_span, down_at, down_ls,
+            down_span, span_max):  # pragma: no cover - compiled
+    """The inputs of step ``t`` as :func:`product_sums` reads them from the pool (its
+    factors, its children's messages, then the downward message at ``down_at`` unless it
+    is negative) and the fsum of their log scales; ``ok`` false when their spans add up
+    past ``span_max`` (``_factor_ops._all_scaled``), or there is no input."""
+    clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
+    n_in = as_ptr[t + 1] - as_ptr[t] + ch_ptr[t + 1] - ch_ptr[t] + (1 if down_at >= 0 else 0)
+    offsets = np.empty(n_in, dtype=np.int64)
+    strides = np.zeros((n_in, clique.shape[0]), dtype=np.int64)
+    ls = np.empty(n_in)
+    total = 0.0
+    i = 0
+    for a in range(as_ptr[t], as_ptr[t + 1]):
+        k = as_idx[a]
+        total += fac_span[k]
+        if not total <= span_max:
+            return False, offsets, strides, 0.0
+        offsets[i] = ft_ptr[k]
+        _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, strides[i])
+        ls[i] = fac_ls[k]
+        i += 1
+    for a in range(ch_ptr[t], ch_ptr[t + 1]):
+        c = ch_idx[a]
+        total += msg_span[c]
+        if not total <= span_max:
+            return False, offsets, strides, 0.0
+        offsets[i] = msg_pos[c]
+        _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, strides[i])
+        ls[i] = msg_ls[c]
+        i += 1
+    if down_at >= 0:
+        total += down_span[t]
+        if not total <= span_max:
+            return False, offsets, strides, 0.0
+        offsets[i] = down_at
+        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, strides[i])
+        ls[i] = down_ls[t]
+        i += 1
+    if n_in == 0:
+        return False, offsets, strides, 0.0
+    return True, offsets, strides, fsum(ls, n_in)
+
+
+@njit(cache=True)
+def _shape(card, clique):  # pragma: no cover - compiled
+    shape = np.empty(clique.shape[0], dtype=np.int64)
+    for d in range(clique.shape[0]):
+        shape[d] = card[clique[d]]
+    return shape
+
+
+@njit(cache=True)
+def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
+           ftab, ft_ptr, msg_pos, pool_size, span_max):  # pragma: no cover - compiled
+    """The upward pass: ``(ok, pool, fac_ls, fac_span, msg_ls, msg_span)``, step ``t``'s
+    message (scaled, over ``clique[1:]``) at ``pool[msg_pos[t]:msg_pos[t + 1]]`` with log
+    scale ``msg_ls[t]``; ``ok`` false where the Python pass would leave linear space."""
+    K = ft_ptr.shape[0] - 1
+    T = cl_ptr.shape[0] - 1
+    pool = np.zeros(pool_size)
+    fac_ls = np.empty(K)
+    fac_span = np.empty(K)
+    msg_ls = np.zeros(T)
+    msg_span = np.zeros(T)
+    for k in range(K):
+        hi, span = linear_table(ftab[ft_ptr[k]:ft_ptr[k + 1]], pool[ft_ptr[k]:ft_ptr[k + 1]])
+        fac_ls[k] = hi
+        fac_span[k] = span  # inf when no entry is finite: no step can take it
+    for t in range(T):
+        ok, offsets, strides, log_scale = _gather(
+            t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
+            fac_ls, fac_span, msg_pos, msg_ls, msg_span, -1, msg_ls, msg_span, span_max)
+        if not ok:
+            return False, pool, fac_ls, fac_span, msg_ls, msg_span
+        clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
+        ostrides = np.zeros((1, clique.shape[0]), dtype=np.int64)
+        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, ostrides[0])
+        out = np.zeros(msg_pos[t + 1] - msg_pos[t])
+        product_sums(pool, offsets, strides, _shape(card, clique),
+                     np.zeros(1, dtype=np.int64), ostrides, out)
+        hi, lo = extent(out)
+        ok, msg_ls[t], msg_span[t] = _scale(out, log_scale, hi, lo, span_max)
+        if not ok:
+            return False, pool, fac_ls, fac_span, msg_ls, msg_span
+        pool[msg_pos[t]:msg_pos[t + 1]] = out
+    return True, pool, fac_ls, fac_span, msg_ls, msg_span
+
+
+@njit(cache=True)
+def downward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
+             ft_ptr, msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift, down_base,
+             marg_pos, span_max):  # pragma: no cover - compiled
+    """The downward (Hugin) pass after :func:`upward`: ``(ok, marg, marg_ls)``, the
+    scaled marginal of step ``t``'s variable at ``marg[marg_pos[t]:marg_pos[t + 1]]`` with
+    log scale ``marg_ls[t]`` (before the root's ``shift[t]`` is taken off). Downward
+    messages go to ``pool[down_base + msg_pos[t] - msg_pos[0]:...]``."""
+    T = cl_ptr.shape[0] - 1
+    down_ls = np.zeros(T)
+    down_span = np.zeros(T)
+    marg = np.zeros(marg_pos[T])
+    marg_ls = np.zeros(T)
+    for t in range(T - 1, -1, -1):
+        down_at = down_base + msg_pos[t] - msg_pos[0] if parent[t] >= 0 else -1
+        ok, offsets, strides, log_scale = _gather(
+            t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
+            fac_ls, fac_span, msg_pos, msg_ls, msg_span, down_at, down_ls, down_span,
+            span_max)
+        if not ok:
+            return False, marg, marg_ls
+        clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
+        n_ch = ch_ptr[t + 1] - ch_ptr[t]
+        ooffsets = np.zeros(n_ch + 1, dtype=np.int64)
+        ostrides = np.zeros((n_ch + 1, clique.shape[0]), dtype=np.int64)
+        size = 0
+        for r in range(n_ch):
+            c = ch_idx[ch_ptr[t] + r]
+            ooffsets[r] = size
+            _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, ostrides[r])
+            size += msg_pos[c + 1] - msg_pos[c]
+        ooffsets[n_ch] = size
+        _strides(cl_var, cl_ptr[t], cl_ptr[t] + 1, card, clique, ostrides[n_ch])
+        out = np.zeros(size + card[clique[0]])
+        product_sums(pool, offsets, strides, _shape(card, clique), ooffsets,
+                     ostrides, out)
+        for r in range(n_ch + 1):
+            end = ooffsets[r + 1] if r < n_ch else out.shape[0]
+            seg = out[ooffsets[r]:end]
+            hi, lo = extent(seg)
+            ok, ls_m, _ = _scale(seg, log_scale, hi, lo, span_max)
+            if not ok:
+                return False, marg, marg_ls
+            if r == n_ch:
+                marg[marg_pos[t]:marg_pos[t + 1]] = seg
+                marg_ls[t] = ls_m
+                continue
+            c = ch_idx[ch_ptr[t] + r]
+            at = down_base + msg_pos[c] - msg_pos[0]
+            q = pool[at:at + seg.shape[0]]
+            hi, lo = divide_extent(seg, pool[msg_pos[c]:msg_pos[c + 1]], q)
+            ok, down_ls[c], down_span[c] = _scale(q, ls_m - msg_ls[c] - shift[t], hi, lo,
+                                                  span_max)
+            if not ok:
+                return False, marg, marg_ls
+    return True, marg, marg_ls
