@@ -495,7 +495,8 @@ def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list
     for t, p in enumerate(parent):
         if p >= 0:
             children[p].append(t)
-    return parent, children, [tuple(int(card[v]) for v in c) for c in cliques]
+    states = card.tolist()  # a list indexes ten times faster than an array
+    return parent, children, [tuple([states[v] for v in c]) for c in cliques]
 
 
 @checked
