@@ -597,6 +597,16 @@ def test_best_order_is_the_same_with_the_compiled_scorer(seed, monkeypatch):
     assert eo.best_order(adj, logc, range(n), limit) == fast
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_compiled_cliques_equal_order_cliques(seed):
+    """The winner's cliques listed by the compiled kernels are :func:`order_cliques`'."""
+    rng, n, adj, logc = _uniform_graph(seed)
+    order = rng.permutation(n).tolist()
+    dense = eo._dense_adjacency(adj, list(range(n)))
+    assert eo._dense_cliques(dense, list(range(n)), order) == eo.order_cliques(
+        adj, order, logc)[0]
+
+
 def test_lattice_orders_are_found_by_every_criterion():
     """The greedy criteria order a 30x30 lattice (900 variables, the dense kernel)."""
     edges = graphs.square_grid(30, 30)

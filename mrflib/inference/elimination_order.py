@@ -363,8 +363,28 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
             bound[0] = size
     if best.order is None:
         return Order(None, "", stopped[0], math.inf, stopped[1] - 1)
-    cliques = best.cliques or order_cliques(adj, best.order, logc)[0]
+    # (an order of part of the nodes, as a sweep of one of several components gives,
+    # eliminates on the graph of its own nodes: order_cliques)
+    cliques = best.cliques or (_dense_cliques(dense, nodes, best.order)
+                               if dense is not None and len(best.order) == len(nodes)
+                               else order_cliques(adj, best.order, logc)[0])
     return best._replace(width=max(len(c) for c in cliques) - 1, cliques=cliques)
+
+
+def _dense_cliques(dense: np.ndarray, nodes: list[int], order: list[int]) -> list[list[int]]:
+    """:func:`order_cliques`' cliques of ``order`` (all of the sorted ``nodes``, whose
+    adjacency matrix is ``dense``), eliminated by the compiled kernels: the clique sizes
+    first, which give the table's width, then the cliques."""
+    local = {v: i for i, v in enumerate(nodes)}
+    at = np.fromiter((local[v] for v in order), dtype=np.int64, count=len(order))
+    sizes = np.empty(len(order), dtype=np.int64)
+    _kernels.clique_sizes_dense(dense.copy(), at, len(order) + 1, sizes)
+    pos = np.empty(len(order), dtype=np.int64)
+    pos[at] = np.arange(len(order))
+    scope = np.zeros((len(order), int(sizes.max(initial=0)) + 1), dtype=np.int64)
+    _kernels.scopes_dense(dense.copy(), at, pos, scope, sizes)
+    rows = np.asarray(nodes, dtype=np.int64)[scope].tolist()
+    return [r[:k] for r, k in zip(rows, sizes.tolist())]
 
 
 def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[int]
