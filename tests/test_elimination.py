@@ -607,6 +607,35 @@ def test_compiled_cliques_equal_order_cliques(seed):
         adj, order, logc)[0]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_repeated_components_get_the_order_their_own_search_finds(seed):
+    """Copies of one network, interleaved as a grounded Markov logic network numbers them
+    (variable ``j`` of copy ``c`` is ``c + copies * j``), are ordered once and relabelled:
+    each copy's order is the one :func:`best_order` finds for it alone. A copy with other
+    numbers of states is searched on its own."""
+    rng = np.random.default_rng(seed)
+    copies, k = 5, int(rng.integers(3, 12))
+    scopes = [tuple(rng.choice(k, size=int(rng.integers(1, 4)), replace=False).tolist())
+              for _ in range(2 * k)]
+    n = copies * k
+    adj = eo.interaction_graph(n, [tuple(c + copies * j for j in s)
+                                   for c in range(copies) for s in scopes])
+    logc = [math.log(3 if v % copies == copies - 1 else 2 + (v // copies) % 2)
+            for v in range(n)]
+    memo: dict = {}
+    for comp in eo.components(adj, range(n)):
+        got, alone = eo.best_order(adj, logc, comp, math.inf, memo), eo.best_order(
+            adj, logc, comp)
+        # the totals are sums over Python sets, whose order follows the numbers: equal
+        # up to rounding
+        assert got._replace(total_entries=0.0, log_max_table=0.0) == alone._replace(
+            total_entries=0.0, log_max_table=0.0)
+        assert got.total_entries == pytest.approx(alone.total_entries, rel=1e-12)
+        assert got.log_max_table == pytest.approx(alone.log_max_table, rel=1e-12)
+    assert len(memo) == len({tuple(logc[v] for v in comp)
+                             for comp in eo.components(adj, range(n))})
+
+
 def test_lattice_orders_are_found_by_every_criterion():
     """The greedy criteria order a 30x30 lattice (900 variables, the dense kernel)."""
     edges = graphs.square_grid(30, 30)

@@ -258,10 +258,11 @@ class EliminationPlan(eo.Plan):
         order: list[int] | None = []
         names: list[str] = []
         cliques: list[list[int]] | None = []
+        memo: dict = {}
         for comp in eo.components(adj, red.active):
-            found = eo.best_order(adj, logc, comp, limit)
+            found = eo.best_order(adj, logc, comp, limit, memo)
             if found.order is None:
-                wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES))
+                wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES), memo)
                 if wide.order is not None and self.search:
                     wide = eo.searched_order(red.scopes, logc, comp, wide, limit)
                 if wide.order is not None or not check:

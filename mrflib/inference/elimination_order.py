@@ -326,14 +326,40 @@ def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
 
 
 def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
-               limit: float = math.inf) -> Order:
+               limit: float = math.inf, memo: dict | None = None) -> Order:
     """The best candidate :class:`Order` of ``nodes`` (one connected component, or several),
     scored by the largest clique table, then the total of all tables.
 
     When every candidate exceeds ``limit`` (log entries), ``order`` is ``None`` and the
     cost is that of the smallest clique at which a candidate stopped.
+
+    ``memo`` (a dict kept by the caller across the components of one model) remembers the
+    orders found: nodes whose graph and numbers of states are another's, node for node in
+    increasing order, get that one's order relabelled (grounded Markov logic networks
+    repeat one small network hundreds of times). Every candidate breaks ties by the nodes'
+    rank, so the order is the one the search would find, unless two candidates' totals
+    differ only by rounding (a total sums over sets, in an order that follows the numbers).
     """
     nodes = sorted(nodes)
+    if memo is None or len(nodes) > DENSE_MAX_NODES:
+        return _best_order(adj, logc, nodes, limit)
+    local = {v: i for i, v in enumerate(nodes)}
+    key = (limit, tuple(logc[v] for v in nodes),
+           tuple(tuple(sorted(local[u] for u in adj[v] if u in local)) for v in nodes))
+    if key not in memo:
+        memo[key] = (_best_order(adj, logc, nodes, limit), nodes)
+        return memo[key][0]
+    found, first = memo[key]
+    if found.order is None:
+        return found
+    to = dict(zip(first, nodes))
+    return found._replace(order=[to[v] for v in found.order],
+                          cliques=[[to[v] for v in c] for c in found.cliques])
+
+
+def _best_order(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
+                limit: float) -> Order:
+    """:func:`best_order` of the sorted ``nodes``, searched."""
     best = Order(None, "", math.inf, math.inf, -1)
     stopped = (math.inf, 0)
     bound = [limit]
