@@ -173,27 +173,75 @@ def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
         d -= 1
 
 
+#: Entries of the block of trailing axes that :func:`clique_build` fills input by input
+#: (its offset table is ``inputs x BLOCK`` integers, made once per call).
+BLOCK = 1024
+
+
+@njit(cache=True)
+def _block_offsets(strides, shape, first):  # pragma: no cover - compiled
+    """Each input's offset (``[k, j]``) at every cell ``j`` (C order) of the axes
+    ``first ..``."""
+    nd = shape.shape[0]
+    size = 1
+    for d in range(first, nd):
+        size *= shape[d]
+    idx = np.zeros((strides.shape[0], size), dtype=np.int64)
+    for k in range(strides.shape[0]):
+        for j in range(size):
+            r = j
+            o = 0
+            for d in range(nd - 1, first - 1, -1):
+                o += (r % shape[d]) * strides[k, d]
+                r //= shape[d]
+            idx[k, j] = o
+    return idx
+
+
 @njit(cache=True)
 def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - compiled
     """The clique table (C order, axes ``shape``): ``out[x] = Σ_k values[offsets[k] +
     Σ_d x_d strides[k, d]]``, the sum of the inputs laid out in ``values`` (a stride of
-    ``0`` on an axis the input does not hold)."""
+    ``0`` on an axis the input does not hold).
+
+    The trailing axes of at most :data:`BLOCK` cells (at least the last axis) form a block
+    whose offsets are tabled once; each block is summed input by input, so the odometer
+    steps once per block rather than once per row, and an input constant over the block
+    is one broadcast addition. Every entry is summed from ``0.0`` in input order, the
+    floats of a cell-by-cell sum."""
     nd = shape.shape[0]
     K = offsets.shape[0]
+    first = nd
+    size = 1
+    while first > 0 and (first == nd or size * shape[first - 1] <= BLOCK):
+        first -= 1
+        size *= shape[first]
+    idx = _block_offsets(strides, shape, first)
+    flat = np.zeros(K, dtype=np.bool_)
+    for k in range(K):
+        flat[k] = True
+        for d in range(first, nd):
+            if strides[k, d] != 0:
+                flat[k] = False
     off = offsets.copy()
-    coord = np.zeros(nd, dtype=np.int64)
-    inner = shape[nd - 1]
+    coord = np.zeros(max(first, 1), dtype=np.int64)
     total = out.shape[0]
     i = 0
     while i < total:
-        for j in range(inner):
-            s = 0.0
-            for k in range(K):
-                s += values[off[k] + j * strides[k, nd - 1]]
-            out[i + j] = s
-        i += inner
-        if nd > 1:
-            _advance(coord, off, strides, shape[:nd - 1], 0)
+        for j in range(size):
+            out[i + j] = 0.0
+        for k in range(K):
+            base = off[k]
+            if flat[k]:
+                c = values[base]
+                for j in range(size):
+                    out[i + j] += c
+            else:
+                for j in range(size):
+                    out[i + j] += values[base + idx[k, j]]
+        i += size
+        if first > 0:
+            _advance(coord, off, strides, shape[:first], 0)
     return out
 
 
