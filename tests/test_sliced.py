@@ -249,3 +249,30 @@ def test_reduction_is_left_out_for_a_state_list_longer_than_the_tables(monkeypat
     assert sliced._reduced_plan(model, jt, "PR", None) is None
     assert sliced.log_partition(model) == pytest.approx(
         math.log(3 * (1 + math.e)) + 12 * math.log(10))
+
+
+def test_domain_reduction_of_a_huge_state_list_is_refused_before_allocation():
+    """10^12 states of a variable in no factor would need 9 TB of state lists: the
+    reduction refuses by name instead of allocating them."""
+    model = FactorGraph([3, 3, 10**12], [(0, 1)], [np.array([[0.0, -np.inf, 1.0]] * 3)])
+    with pytest.raises(ValueError, match="state lists of 3 variables would need"):
+        reduce_domains(model)
+
+
+def test_plan_that_does_not_fit_slices_a_model_without_zeros_unreduced(monkeypatch):
+    """Without a zero entry no state can be removed: the slicing path skips reducing the
+    whole model (and its state lists; each slice, whose evidence is a zero, is still
+    reduced) and still equals enumeration."""
+    seen = []
+
+    def recorded(m):
+        seen.append(m)
+        return reduce_domains(m)
+
+    monkeypatch.setattr(sliced, "reduce_domains", recorded)
+    model = random_model(2, zeros=0.0)
+    lines = []
+    assert sliced.log_partition(model, memory=300, progress=lines.append) == pytest.approx(
+        fe.log_partition(model), abs=TOL)
+    assert "does not fit" in lines[0]
+    assert seen and all(m is not model for m in seen)

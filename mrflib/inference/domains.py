@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrflib._support.validation import check_instance
+from mrflib._support.validation import check_instance, require_memory
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["Domains", "reduce_domains"]
@@ -106,7 +106,10 @@ def reduce_domains(model: FactorGraph) -> Domains:
         The states kept and the restricted model.
     """
     check_instance(model, FactorGraph, "model")
-    dom = [np.ones(int(c), dtype=bool) for c in model.cardinalities.tolist()]
+    card = model.cardinalities.tolist()
+    # a flag and a kept index per state: a variable in no table may have any number
+    require_memory(9 * sum(card), f"the state lists of {len(card)} variables")
+    dom = [np.ones(c, dtype=bool) for c in card]
     if any(not s and t == -np.inf for s, t in zip(model.scopes, model.log_tables)):
         return Domains(model, [np.flatnonzero(d) for d in dom], zero=True)
     holders = model.variable_factors()

@@ -99,9 +99,10 @@ def _answer(model: FactorGraph, jt: elimination.EliminationPlan, task: str) -> t
     return best, x
 
 
-def _expand(dom: Domains, task: str, value: float, out: Any) -> tuple:
-    """An answer on the reduced domains on the original states."""
-    if out is None or dom.removed == 0:
+def _expand(dom: Domains | None, task: str, value: float, out: Any) -> tuple:
+    """An answer on the reduced domains on the original states (``dom`` ``None``: not
+    reduced)."""
+    if out is None or dom is None or dom.removed == 0:
         return value, out
     if task == "MAR":
         return value, [dom.expand(v, p) for v, p in enumerate(out)]
@@ -158,17 +159,24 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
         if dom.empty:
             return -math.inf, None
         return _expand(dom, task, *_answer(dom.model, red_jt, task))
-    dom = reduce_domains(model)
-    if dom.empty:
+    dom = reduce_domains(model) if _has_zeros(model) else None
+    if dom is not None and dom.empty:
         return -math.inf, None
-    red_jt = _plan(dom.model, task, memory=memory) if dom.removed else jt
+    reduced = model if dom is None else dom.model
+    red_jt = _plan(reduced, task, memory=memory) if dom is not None and dom.removed else jt
     if _fits(red_jt, memory):
-        return _expand(dom, task, *_answer(dom.model, red_jt, task))
+        return _expand(dom, task, *_answer(reduced, red_jt, task))
     budget = 0.9 * available_memory() if memory is None else float(memory)
     say = progress or (lambda _: None)
     say(f"{red_jt._what()} does not fit in {format_bytes(budget)}; slicing")
-    answer = _sliced(dom.model, red_jt, task, float(max_seconds), budget, say)
+    answer = _sliced(reduced, red_jt, task, float(max_seconds), budget, say)
     return _expand(dom, task, *answer)
+
+
+def _has_zeros(model: FactorGraph) -> bool:
+    """Some table has a zero entry: only then can :func:`reduce_domains` remove a state
+    (without one, its state lists would cost a pass over every domain for nothing)."""
+    return any(np.isneginf(t).any() for t in model.log_tables)
 
 
 def _reduced_plan(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
@@ -181,7 +189,7 @@ def _reduced_plan(model: FactorGraph, jt: elimination.EliminationPlan, task: str
     entries = jt.total_bytes / 8
     if (task == "MPE" or entries < REDUCE_ABOVE * (model.n_factors + model.table_bytes() / 8)
             or float(np.sum(model.cardinalities, dtype=np.float64)) > entries
-            or not any(np.isneginf(t).any() for t in model.log_tables)):
+            or not _has_zeros(model)):
         return None  # not worth it, a state list longer than the tables, or no zeros
     dom = reduce_domains(model)
     if dom.empty:
