@@ -117,3 +117,16 @@ def test_large_plans_are_not_compiled(monkeypatch):
     model = random_model(2)
     monkeypatch.setattr(cp, "MAX_ENTRIES", 10)
     assert cp.marginals(elimination.plan(model)) is None
+
+
+def test_compiled_passes_report_their_start_to_a_progress_reporter():
+    """One compiled call per pass: a reporter hears each pass start, as it hears the
+    first step of a Python pass."""
+    from mrflib._support import progress
+
+    model = random_model(4)
+    jt = elimination.EliminationPlan(model)
+    lines: list[str] = []
+    with progress.reporting(lines.append, every=0.0):
+        assert cp.marginals(jt) is not None
+    assert lines == ["upward pass: 0% done", "downward pass: 0% done"]

@@ -14,8 +14,8 @@ compiled pass gives up (``None``) and the caller runs the Python one.
 Taken only by plans none of whose cliques the Python passes contract with ``opt_einsum``
 (large ones with a matrix-product structure, see
 :func:`~mrflib.inference._factor_ops.gemm_width`; its sums are not the kernel's) and whose
-tables hold at most :data:`MAX_ENTRIES` entries in all (a fraction of a second: no
-progress to report).
+tables hold at most :data:`MAX_ENTRIES` entries in all (a fraction of a second: a pass
+reports its start to a progress reporter, then is done).
 """
 
 from __future__ import annotations
@@ -107,7 +107,15 @@ def _root_log(pool: np.ndarray, at: int, log_scale: float) -> float:
         return float((np.log(pool[at:at + 1]) + log_scale)[0])
 
 
-def _upward(lay: _Layout) -> tuple | None:
+def _started(jt: Any, what: str) -> None:
+    """Report a compiled pass as it starts, as the Python pass reports its first step (a
+    compiled pass is one call: the next line a caller would see is the next pass's)."""
+    tick, _ = jt._ticker(what)
+    tick(0)
+
+
+def _upward(jt: Any, lay: _Layout) -> tuple | None:
+    _started(jt, "upward pass")
     ok, pool, fac_ls, fac_span, msg_ls, msg_span = _kernels.upward(
         *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
         int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN)
@@ -118,7 +126,7 @@ def log_partition(jt: Any) -> float | None:
     """``log Z`` of the plan ``jt`` by the compiled upward pass, or ``None`` (not compiled
     here, or a step the Python pass would take in log space)."""
     lay = _layout(jt)
-    up = None if lay is None else _upward(lay)
+    up = None if lay is None else _upward(jt, lay)
     if up is None:
         return None
     pool, msg_ls = up[0], up[3]
@@ -133,7 +141,7 @@ def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]
     the plan ``jt`` by the compiled passes, one entry per step; or ``None`` as
     :func:`log_partition`."""
     lay = _layout(jt)
-    up = None if lay is None else _upward(lay)
+    up = None if lay is None else _upward(jt, lay)
     if up is None:
         return None
     pool, fac_ls, fac_span, msg_ls, msg_span = up
@@ -151,6 +159,7 @@ def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]
     reps = card[np.asarray(jt.order, dtype=np.int64)]
     marg_pos = np.zeros(T + 1, dtype=np.int64)
     np.cumsum(reps, out=marg_pos[1:])
+    _started(jt, "downward pass")
     ok, marg, marg_ls = _kernels.downward(
         *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
         int(lay.msg_pos[-1]), marg_pos, LINEAR_SPAN)
