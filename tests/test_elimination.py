@@ -446,7 +446,8 @@ def test_clique_kernels_equal_numpy(seed, spread, contract, monkeypatch):
 @pytest.mark.parametrize("seed", range(30))
 def test_both_clique_walks_equal_numpy(seed):
     """Each axis order of the linear-space kernel (blocked, sparse innermost), runs of axes
-    merged, sums the clique's products onto every target as numpy does."""
+    merged, sums the clique's products onto every target as numpy does; walked a block of
+    trailing axes at a time (for short rows), to the same floats."""
     from mrflib.inference import _elimination_kernels as ek
     from mrflib.inference import _factor_ops as fo
 
@@ -471,12 +472,41 @@ def test_both_clique_walks_equal_numpy(seed):
         by, st, starts, s2, ost = ek._walk_layout(strides, shp, ostrides, perm)
         out = np.zeros(size)
         ek.clique_product_sum(values, offsets[by], st, starts, s2, ooffsets, ost, out)
+        blocked = np.zeros(size)  # a block of trailing axes at a time: the same floats
+        ek.clique_product_sum_blocked(values, offsets[by], st, starts, s2, ooffsets, ost,
+                                      blocked)
+        np.testing.assert_array_equal(blocked, out)
         for o, s in zip(ooffsets.tolist(), targets):
             axes = tuple(d for d, v in enumerate(clique) if v not in s)
             kept = [v for v in clique if v in s]
             ref = np.transpose(full.sum(axis=axes), [kept.index(v) for v in s])
             np.testing.assert_allclose(out[o:o + ref.size].reshape(ref.shape), ref,
                                        rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_blocked_walk_of_a_wide_clique_gives_the_same_floats(seed):
+    """A clique of eleven 2- and 4-state variables (a CSP's: rows of four entries, many
+    blocks) summed onto three targets, walked row by row and block by block: bit-equal."""
+    from mrflib.inference import _elimination_kernels as ek
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    clique = [int(v) for v in rng.permutation(20)[:11]]
+    card = {v: int(rng.choice([2, 4])) for v in clique}
+    shape = [card[v] for v in clique]
+    tables, scopes = _clique_inputs(rng, clique, card, 10, 1.0, 0.1)
+    lin = [np.exp(t) for t in tables]
+    targets = [tuple(clique[1:]), tuple(clique[:1]), tuple(clique[3:6])]
+    values, offsets, strides, shp = fo._inputs(lin, scopes, clique, shape)
+    ooffsets, ostrides, size, _, _ = fo._ostrides(tuple(clique), tuple(shape), tuple(targets))
+    for perm in (ek.blocked_order(strides, shp, 4096), ek.sparse_inner_order(strides, shp)):
+        by, st, starts, s2, ost = ek._walk_layout(strides, shp, ostrides, perm)
+        rows, blocks = np.zeros(size), np.zeros(size)
+        ek.clique_product_sum(values, offsets[by], st, starts, s2, ooffsets, ost, rows)
+        ek.clique_product_sum_blocked(values, offsets[by], st, starts, s2, ooffsets, ost,
+                                      blocks)
+        np.testing.assert_array_equal(blocks, rows)
 
 
 def test_merged_axes_walk_the_same_entries():

@@ -176,25 +176,37 @@ def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
 #: Entries of the block of trailing axes that :func:`clique_build` fills input by input
 #: (its offset table is ``inputs x BLOCK`` integers, made once per call).
 BLOCK = 1024
+#: Rows (merged last axis) shorter than this are summed by
+#: :func:`clique_product_sum_blocked`.
+SHORT_ROW = 64
 
 
 @njit(cache=True)
 def _block_offsets(strides, shape, first):  # pragma: no cover - compiled
     """Each input's offset (``[k, j]``) at every cell ``j`` (C order) of the axes
-    ``first ..``."""
+    ``first ..``, walked by an odometer (no division per cell)."""
     nd = shape.shape[0]
+    K = strides.shape[0]
     size = 1
     for d in range(first, nd):
         size *= shape[d]
-    idx = np.zeros((strides.shape[0], size), dtype=np.int64)
-    for k in range(strides.shape[0]):
-        for j in range(size):
-            r = j
-            o = 0
-            for d in range(nd - 1, first - 1, -1):
-                o += (r % shape[d]) * strides[k, d]
-                r //= shape[d]
-            idx[k, j] = o
+    idx = np.empty((K, size), dtype=np.int64)
+    cur = np.zeros(K, dtype=np.int64)
+    coord = np.zeros(nd, dtype=np.int64)
+    for j in range(size):
+        for k in range(K):
+            idx[k, j] = cur[k]
+        d = nd - 1
+        while d >= first:
+            coord[d] += 1
+            for k in range(K):
+                cur[k] += strides[k, d]
+            if coord[d] < shape[d]:
+                break
+            for k in range(K):
+                cur[k] -= strides[k, d] * shape[d]
+            coord[d] = 0
+            d -= 1
     return idx
 
 
@@ -485,6 +497,72 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
 
 
 @njit(cache=True)
+def clique_product_sum_blocked(values, offsets, strides, level_start, shape, ooffsets,
+                               ostrides, out):  # pragma: no cover - compiled
+    """:func:`clique_product_sum` a block of trailing axes at a time, for short rows (a
+    clique of 4-state variables walks rows of 4 entries, and the odometer's step over every
+    input and output cost more than the row): the trailing axes of at most :data:`BLOCK`
+    cells have their offsets tabled once; a block's products start from the product of
+    the inputs of the levels before it and multiply in the block's inputs one by one, in
+    level order, then each output adds the block in order. Every entry is the same
+    product and every output the same sum, in the same order, as
+    :func:`clique_product_sum`'s."""
+    nd = shape.shape[0]
+    K = offsets.shape[0]
+    R = ooffsets.shape[0]
+    first = nd
+    size = 1
+    while first > 0 and (first == nd or size * shape[first - 1] <= BLOCK):
+        first -= 1
+        size *= shape[first]
+    idx = _block_offsets(strides, shape, first)
+    oidx = _block_offsets(ostrides, shape, first)
+    kb = level_start[first]
+    off = offsets.copy()
+    ooff = ooffsets.copy()
+    coord = np.zeros(nd, dtype=np.int64)
+    pp = np.empty(nd + 1)
+    pp[0] = 1.0
+    tmp = np.empty(size)
+    d0 = 0
+    while True:
+        for d in range(d0, first):
+            p = pp[d]
+            for k in range(level_start[d], level_start[d + 1]):
+                p *= values[off[k]]
+            pp[d + 1] = p
+        base = pp[first]
+        for j in range(size):
+            tmp[j] = base
+        for k in range(kb, K):
+            b = off[k]
+            for j in range(size):
+                tmp[j] *= values[b + idx[k, j]]
+        for r in range(R):
+            o = ooff[r]
+            for j in range(size):
+                out[o + oidx[r, j]] += tmp[j]
+        d = first - 1
+        while d >= 0:
+            coord[d] += 1
+            for k in range(K):
+                off[k] += strides[k, d]
+            for r in range(R):
+                ooff[r] += ostrides[r, d]
+            if coord[d] < shape[d]:
+                break
+            for k in range(K):
+                off[k] -= strides[k, d] * shape[d]
+            for r in range(R):
+                ooff[r] -= ostrides[r, d] * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return out
+        d0 = d
+
+
+@njit(cache=True)
 def sparse_inner_order(strides, shape):  # pragma: no cover - compiled
     """An order of the clique's axes for :func:`product_sums`: the innermost is the one
     (not the first) fewest inputs vary along, ties to the last, and the first axis, which
@@ -586,6 +664,8 @@ def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # p
     off = np.empty(offsets.shape[0], dtype=np.int64)
     for i in range(off.shape[0]):
         off[i] = offsets[by[i]]
+    if shp[shp.shape[0] - 1] < SHORT_ROW:
+        return clique_product_sum_blocked(values, off, st, starts, shp, ooffsets, ost, out)
     return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
 
 
