@@ -181,6 +181,19 @@ BLOCK = 1024
 SHORT_ROW = 64
 
 
+@njit(cache=True, inline="always")
+def _block_start(shape):  # pragma: no cover - compiled
+    """``(first, size)``: the block is the trailing axes ``first ..`` of at most
+    :data:`BLOCK` cells (``size``), and at least the last axis."""
+    nd = shape.shape[0]
+    first = nd
+    size = 1
+    while first > 0 and (first == nd or size * shape[first - 1] <= BLOCK):
+        first -= 1
+        size *= shape[first]
+    return first, size
+
+
 @njit(cache=True)
 def _block_offsets(strides, shape, first):  # pragma: no cover - compiled
     """Each input's offset (``[k, j]``) at every cell ``j`` (C order) of the axes
@@ -196,17 +209,7 @@ def _block_offsets(strides, shape, first):  # pragma: no cover - compiled
     for j in range(size):
         for k in range(K):
             idx[k, j] = cur[k]
-        d = nd - 1
-        while d >= first:
-            coord[d] += 1
-            for k in range(K):
-                cur[k] += strides[k, d]
-            if coord[d] < shape[d]:
-                break
-            for k in range(K):
-                cur[k] -= strides[k, d] * shape[d]
-            coord[d] = 0
-            d -= 1
+        _advance(coord, cur, strides, shape, first)
     return idx
 
 
@@ -223,11 +226,7 @@ def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - co
     floats of a cell-by-cell sum."""
     nd = shape.shape[0]
     K = offsets.shape[0]
-    first = nd
-    size = 1
-    while first > 0 and (first == nd or size * shape[first - 1] <= BLOCK):
-        first -= 1
-        size *= shape[first]
+    first, size = _block_start(shape)
     idx = _block_offsets(strides, shape, first)
     flat = np.zeros(K, dtype=np.bool_)
     for k in range(K):
@@ -420,6 +419,40 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
     return 0
 
 
+@njit(cache=True, inline="always")
+def _prefix(pp, values, off, level_start, d0, upto):  # pragma: no cover - compiled
+    """``pp[d + 1] = pp[d] · Π`` (the inputs of level ``d`` at their offsets) for ``d`` in
+    ``d0 .. upto - 1``: the products of the levels whose axes moved."""
+    for d in range(d0, upto):
+        p = pp[d]
+        for k in range(level_start[d], level_start[d + 1]):
+            p *= values[off[k]]
+        pp[d + 1] = p
+
+
+@njit(cache=True, inline="always")
+def _step(coord, off, strides, ooff, ostrides, shape, last):  # pragma: no cover - compiled
+    """Step the odometer ``coord`` over the axes ``0 .. last`` (last fastest), moving every
+    input's offset ``off[k]`` and output's ``ooff[r]`` by its stride; returns the axis
+    that moved, ``-1`` when the walk is over."""
+    d = last
+    while d >= 0:
+        coord[d] += 1
+        for k in range(off.shape[0]):
+            off[k] += strides[k, d]
+        for r in range(ooff.shape[0]):
+            ooff[r] += ostrides[r, d]
+        if coord[d] < shape[d]:
+            return d
+        for k in range(off.shape[0]):
+            off[k] -= strides[k, d] * shape[d]
+        for r in range(ooff.shape[0]):
+            ooff[r] -= ostrides[r, d] * shape[d]
+        coord[d] = 0
+        d -= 1
+    return -1
+
+
 @njit(cache=True)
 def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, ostrides,
                        out):  # pragma: no cover - compiled
@@ -433,7 +466,6 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
     per input on the last axis, plus one addition per output.
     """
     nd = shape.shape[0]
-    K = offsets.shape[0]
     R = ooffsets.shape[0]
     L = nd - 1
     off = offsets.copy()
@@ -444,11 +476,7 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
     tmp = np.empty(shape[L])
     d0 = 0
     while True:
-        for d in range(d0, L):
-            p = pp[d]
-            for k in range(level_start[d], level_start[d + 1]):
-                p *= values[off[k]]
-            pp[d + 1] = p
+        _prefix(pp, values, off, level_start, d0, L)
         base = pp[L]
         k0 = level_start[L]
         if level_start[L + 1] - k0 == 1 and R <= 2:  # the common cases, loops of their own
@@ -476,21 +504,7 @@ def clique_product_sum(values, offsets, strides, level_start, shape, ooffsets, o
                 o, so = ooff[r], ostrides[r, L]
                 for j in range(shape[L]):
                     out[o + j * so] += tmp[j]
-        d = L - 1
-        while d >= 0:
-            coord[d] += 1
-            for k in range(K):
-                off[k] += strides[k, d]
-            for r in range(R):
-                ooff[r] += ostrides[r, d]
-            if coord[d] < shape[d]:
-                break
-            for k in range(K):
-                off[k] -= strides[k, d] * shape[d]
-            for r in range(R):
-                ooff[r] -= ostrides[r, d] * shape[d]
-            coord[d] = 0
-            d -= 1
+        d = _step(coord, off, strides, ooff, ostrides, shape, L - 1)
         if d < 0:
             return out
         d0 = d
@@ -510,11 +524,7 @@ def clique_product_sum_blocked(values, offsets, strides, level_start, shape, oof
     nd = shape.shape[0]
     K = offsets.shape[0]
     R = ooffsets.shape[0]
-    first = nd
-    size = 1
-    while first > 0 and (first == nd or size * shape[first - 1] <= BLOCK):
-        first -= 1
-        size *= shape[first]
+    first, size = _block_start(shape)
     idx = _block_offsets(strides, shape, first)
     oidx = _block_offsets(ostrides, shape, first)
     kb = level_start[first]
@@ -526,11 +536,7 @@ def clique_product_sum_blocked(values, offsets, strides, level_start, shape, oof
     tmp = np.empty(size)
     d0 = 0
     while True:
-        for d in range(d0, first):
-            p = pp[d]
-            for k in range(level_start[d], level_start[d + 1]):
-                p *= values[off[k]]
-            pp[d + 1] = p
+        _prefix(pp, values, off, level_start, d0, first)
         base = pp[first]
         for j in range(size):
             tmp[j] = base
@@ -542,21 +548,7 @@ def clique_product_sum_blocked(values, offsets, strides, level_start, shape, oof
             o = ooff[r]
             for j in range(size):
                 out[o + oidx[r, j]] += tmp[j]
-        d = first - 1
-        while d >= 0:
-            coord[d] += 1
-            for k in range(K):
-                off[k] += strides[k, d]
-            for r in range(R):
-                ooff[r] += ostrides[r, d]
-            if coord[d] < shape[d]:
-                break
-            for k in range(K):
-                off[k] -= strides[k, d] * shape[d]
-            for r in range(R):
-                ooff[r] -= ostrides[r, d] * shape[d]
-            coord[d] = 0
-            d -= 1
+        d = _step(coord, off, strides, ooff, ostrides, shape, first - 1)
         if d < 0:
             return out
         d0 = d
