@@ -11,8 +11,11 @@ the last axis is an inner loop with its own output stride. The plain numpy twin 
 the clique: it walks the clique in one of two axis orders (the cheaper by a cost estimate),
 with runs of axes that every input and output walks contiguously merged into one, so rows
 are long; ``blocked_order`` keeps each output block in cache while axis 0 is summed and
-the largest input is read once, in runs. The tests compare both orders with numpy
-broadcasting.
+the largest input is read once, in runs. Where the merged rows are short (a clique of
+binary or 4-state variables), the walk goes a block of trailing axes at a time, their
+offsets tabled once (``clique_build`` builds log-space clique tables the same way). The
+tests compare both orders with numpy broadcasting, and each blocked walk with its row
+walk bit for bit.
 """
 
 from __future__ import annotations
@@ -173,8 +176,9 @@ def _advance(coord, off, strides, shape, first):  # pragma: no cover - compiled
         d -= 1
 
 
-#: Entries of the block of trailing axes that :func:`clique_build` fills input by input
-#: (its offset table is ``inputs x BLOCK`` integers, made once per call).
+#: Entries of the block of trailing axes that :func:`clique_build` and
+#: :func:`clique_product_sum_blocked` fill input by input (their offset tables are
+#: ``inputs x BLOCK`` integers, made once per call).
 BLOCK = 1024
 #: Rows (merged last axis) shorter than this are summed by
 #: :func:`clique_product_sum_blocked`.
