@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mrflib._support.progress import ticker
 from mrflib.inference import _compiled_passes_kernels as _kernels
 from mrflib.inference._factor_ops import (
     EINSUM_MIN_SIZE,
@@ -107,15 +108,14 @@ def _root_log(pool: np.ndarray, at: int, log_scale: float) -> float:
         return float((np.log(pool[at:at + 1]) + log_scale)[0])
 
 
-def _started(jt: Any, what: str) -> None:
+def _started(what: str) -> None:
     """Report a compiled pass as it starts, as the Python pass reports its first step (a
     compiled pass is one call: the next line a caller would see is the next pass's)."""
-    tick, _ = jt._ticker(what)
-    tick(0)
+    ticker(what, 1)(0)
 
 
-def _upward(jt: Any, lay: _Layout) -> tuple | None:
-    _started(jt, "upward pass")
+def _upward(lay: _Layout) -> tuple | None:
+    _started("upward pass")
     ok, pool, fac_ls, fac_span, msg_ls, msg_span = _kernels.upward(
         *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
         int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN)
@@ -126,7 +126,7 @@ def log_partition(jt: Any) -> float | None:
     """``log Z`` of the plan ``jt`` by the compiled upward pass, or ``None`` (not compiled
     here, or a step the Python pass would take in log space)."""
     lay = _layout(jt)
-    up = None if lay is None else _upward(jt, lay)
+    up = None if lay is None else _upward(lay)
     if up is None:
         return None
     pool, msg_ls = up[0], up[3]
@@ -141,7 +141,7 @@ def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]
     the plan ``jt`` by the compiled passes, one entry per step; or ``None`` as
     :func:`log_partition`."""
     lay = _layout(jt)
-    up = None if lay is None else _upward(jt, lay)
+    up = None if lay is None else _upward(lay)
     if up is None:
         return None
     pool, fac_ls, fac_span, msg_ls, msg_span = up
@@ -159,7 +159,7 @@ def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]
     reps = card[np.asarray(jt.order, dtype=np.int64)]
     marg_pos = np.zeros(T + 1, dtype=np.int64)
     np.cumsum(reps, out=marg_pos[1:])
-    _started(jt, "downward pass")
+    _started("downward pass")
     ok, marg, marg_ls = _kernels.downward(
         *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
         int(lay.msg_pos[-1]), marg_pos, LINEAR_SPAN)

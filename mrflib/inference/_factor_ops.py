@@ -93,26 +93,13 @@ def logsumexp(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
         ostride[d] = step
         step *= a.shape[d]
     out = np.empty(step)
-    shape, ostride = _merged_axes(a.shape, ostride)
-    _kernels.logsumexp_reduce(a.ravel(), shape, ostride, out)
+    # neighbouring axes the output walks as one merge into one (the table has no other
+    # strides): longer inner loops, fewer odometer steps, the same entries in order
+    shape, _, ostrides = _kernels.merge_axes(np.asarray(a.shape, dtype=np.int64),
+                                             np.empty((0, a.ndim), dtype=np.int64),
+                                             ostride[None, :])
+    _kernels.logsumexp_reduce(a.ravel(), shape, ostrides[0], out)
     return out.reshape(out_shape)
-
-
-def _merged_axes(shape: Sequence[int], ostride: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(shape, ostride)`` with each run of neighbouring axes that the output walks as one
-    (both reduced, or kept and contiguous) merged into one axis: the same entries in the
-    same order, with a longer inner loop and fewer odometer steps (a binary clique's last
-    axis alone has two entries)."""
-    dims, strides = [int(shape[0])], [int(ostride[0])]
-    for m, o in zip(shape[1:], ostride[1:]):
-        m, o = int(m), int(o)
-        if strides[-1] == o * m:  # both reduced (0 == 0) or the previous one steps over m
-            dims[-1] *= m
-            strides[-1] = o
-        else:
-            dims.append(m)
-            strides.append(o)
-    return np.asarray(dims, dtype=np.int64), np.asarray(strides, dtype=np.int64)
 
 
 def _inputs(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int]],

@@ -41,7 +41,7 @@ import cotengrust
 import numpy as np
 from opt_einsum import get_symbol
 
-from mrflib.inference import _elimination_kernels as _kernels
+from mrflib.inference import _elimination_order_kernels as _kernels
 
 __all__ = ["CRITERIA", "Order", "Plan", "connect_neighbours", "interaction_graph", "greedy_order",
            "greedy_order_sets", "greedy_key", "order_cliques", "best_order", "components",
@@ -418,7 +418,7 @@ def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[
     """A function giving ``(log largest table, total entries, 0)`` of an order of
     ``nodes``, or ``(log size, 0, variables)`` of the clique where it passes a limit, the
     numbers :func:`order_cliques` gives, by the compiled
-    :func:`~mrflib.inference._elimination_kernels.order_cost` on ``dense`` (the boolean
+    :func:`~mrflib.inference._elimination_order_kernels.order_cost` on ``dense`` (the boolean
     adjacency matrix of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
     unless every variable of ``nodes`` has the same number of states and they fit a dense
     matrix. With one cardinality every clique's log size is a sum of one number, the same

@@ -48,7 +48,7 @@ from mrflib._support.validation import (
     format_bytes,
     require_memory,
 )
-from mrflib.inference import _elimination_kernels as _ek
+from mrflib.inference import _elimination_order_kernels as _ek
 from mrflib.inference import _junction_tree_kernels as _k
 from mrflib.inference import elimination_order as eo
 from mrflib.inference.elimination_order import Plan, connect_neighbours
