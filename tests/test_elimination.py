@@ -586,9 +586,10 @@ def test_clique_rows_equal_slices_of_the_clique_table(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_dense_greedy_orders_equal_the_set_based_reference(seed):
     """The numba greedy kernel gives the set-based heap's orders (every criterion, ties to
-    the smallest index, the same stops at ``limit``) on random graphs and cardinalities."""
+    the smallest index, the same stops at ``limit``) on random graphs and cardinalities,
+    up to 200 nodes (bit-matrix rows of up to four words)."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 70))
+    n = int(rng.integers(2, 200))
     scopes = [tuple(int(v) for v in rng.choice(n, size=min(n, int(rng.integers(1, 4))),
                                                replace=False))
               for _ in range(int(n * rng.uniform(0.3, 1.5)) + 1)]
@@ -606,7 +607,7 @@ def test_dense_greedy_orders_equal_the_set_based_reference(seed):
 def _uniform_graph(seed):
     """A random interaction graph whose variables all have one number of states."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 60))
+    n = int(rng.integers(2, 150))
     scopes = [tuple(int(v) for v in rng.choice(n, size=min(n, int(rng.integers(1, 4))),
                                                replace=False))
               for _ in range(int(n * rng.uniform(0.3, 1.5)) + 1)]

@@ -9,7 +9,7 @@ import pytest
 from mrflib import FactorGraph, exact, graphs
 from mrflib.inference import elimination, sliced
 from mrflib.inference import enumeration as fe
-from mrflib.inference.domains import reduce_domains
+from mrflib.inference.domains import reduce_domains, reduce_domains_reference
 
 TOL = 1e-9
 
@@ -249,6 +249,46 @@ def test_reduction_is_left_out_for_a_state_list_longer_than_the_tables(monkeypat
     assert sliced._reduced_plan(model, jt, "PR", None) is None
     assert sliced.log_partition(model) == pytest.approx(
         math.log(3 * (1 + math.e)) + 12 * math.log(10))
+
+
+def _mixed_arity_model(seed):
+    """Factors of arity 0 to 4 with many zeros (some rows all zero), unary evidence."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    card = rng.integers(1, 5, n)
+    scopes, tables = [], []
+    for _ in range(int(rng.integers(1, 3 * n))):
+        s = tuple(rng.choice(n, size=int(rng.integers(0, min(n, 4) + 1)),
+                             replace=False).tolist())
+        t = rng.normal(size=tuple(card[v] for v in s))
+        t[rng.random(t.shape) < rng.uniform(0.0, 0.9)] = -np.inf
+        if not s and seed % 5:
+            t = np.array(0.5)  # a constant zero factor only now and then
+        scopes.append(s)
+        tables.append(t)
+    return FactorGraph(card, scopes, tables)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_compiled_domain_reduction_equals_the_numpy_loop(seed):
+    """The compiled arc consistency keeps the states the numpy loop keeps, stops at the
+    same variable when ``Z = 0``, and restricts the tables alike."""
+    model = _mixed_arity_model(seed)
+    got, want = reduce_domains(model), reduce_domains_reference(model)
+    assert got.empty == want.empty and got.removed == want.removed
+    assert [k.tolist() for k in got.kept] == [k.tolist() for k in want.kept]
+    if not got.empty:
+        assert got.model.scopes == want.model.scopes
+        for a, b in zip(got.model.log_tables, want.model.log_tables):
+            np.testing.assert_array_equal(a, b)
+        assert fe.log_partition(got.model) == pytest.approx(fe.log_partition(model), abs=TOL)
+    else:
+        assert fe.log_partition(model) == -np.inf
+
+
+def test_domain_reduction_of_a_model_without_factors_keeps_every_state():
+    dom = reduce_domains(FactorGraph([2, 3], [], []))
+    assert [k.tolist() for k in dom.kept] == [[0, 1], [0, 1, 2]] and dom.removed == 0
 
 
 def test_domain_reduction_of_a_huge_state_list_is_refused_before_allocation():

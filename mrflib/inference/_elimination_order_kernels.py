@@ -1,5 +1,11 @@
 """Numba kernels of the elimination orders (:mod:`mrflib.inference.elimination_order`,
-:mod:`mrflib.inference.junction_tree`), on a dense boolean adjacency matrix.
+:mod:`mrflib.inference.junction_tree`), on an adjacency matrix of bits.
+
+Row ``u`` of the matrix is ``words(n)`` unsigned 64-bit words, bit ``w`` of word ``w // 64``
+set when ``u`` and ``w`` are adjacent (:func:`bit_matrix` builds it). A node's neighbours
+are listed in increasing order a word at a time, so listing a row of a sparse graph costs
+its words and its neighbours, not its ``n`` columns; eliminating a node ORs its row into
+its neighbours'.
 
 ``greedy_keyed`` runs a greedy elimination (min-fill, weighted min-fill, min-weight or
 min-degree), updating only the keys of the nodes a step touches; ``order_cost`` scores a
@@ -14,108 +20,116 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
+
+__all__ = ["bit_matrix", "words", "greedy_keyed", "order_cost", "clique_sizes_dense",
+           "scopes_dense"]
+
+_ONE = np.uint64(1)
+# de Bruijn sequence and table: the index of a word's lowest set bit in one multiply
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_BIT_OF = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _BIT_OF[(((1 << _i) * 0x03F79D71B4CB0A89) % 2**64) >> 58] = _i
+
+
+def words(n: int) -> int:
+    """Words of one row of an ``n``-node bit matrix."""
+    return max(1, (n + 63) // 64)
+
+
+def bit_matrix(n: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The ``(n, words(n))`` bit matrix with bits ``(rows[i], cols[i])`` set (pairs may
+    repeat; give both directions of an undirected edge)."""
+    bits = np.zeros((n, words(n)), dtype=np.uint64)
+    cols = np.asarray(cols, dtype=np.int64)
+    np.bitwise_or.at(bits, (np.asarray(rows, dtype=np.int64), cols >> 6),
+                     np.left_shift(_ONE, (cols & 63).astype(np.uint64)))
+    return bits
+
+
+# --------------------------------------------------------------------------- bits
+@njit(cache=True, inline="always")
+def _has(bits, a, b):  # pragma: no cover - compiled
+    """``a`` and ``b`` are adjacent."""
+    return (bits[a, b >> 6] >> uint64(b & 63)) & uint64(1) != 0
+
+
+@njit(cache=True, inline="always")
+def _row(bits, u, buf):  # pragma: no cover - compiled
+    """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
+    k = 0
+    for w in range(bits.shape[1]):
+        x = bits[u, w]
+        while x != 0:
+            low = x & (~x + uint64(1))
+            buf[k] = 64 * w + _BIT_OF[(low * _DEBRUIJN) >> uint64(58)]
+            k += 1
+            x ^= low
+    return k
+
+
+@njit(cache=True, inline="always")
+def _eliminate_node(bits, v, nb, k):  # pragma: no cover - compiled
+    """Eliminate ``v``: its ``k`` neighbours ``nb[:k]`` (its row) forget it and become a
+    clique (the fill edges); its row is cleared."""
+    off = ~(uint64(1) << uint64(v & 63))
+    for i in range(k):
+        a = nb[i]
+        for w in range(bits.shape[1]):
+            bits[a, w] |= bits[v, w]
+        bits[a, v >> 6] &= off
+        bits[a, a >> 6] &= ~(uint64(1) << uint64(a & 63))
+    for w in range(bits.shape[1]):
+        bits[v, w] = 0
 
 
 # --------------------------------------------------------------------------- orders
 @njit(cache=True)
-def _touched(adj, nb, k, fill, done, mark, touched):  # pragma: no cover - compiled
-    """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
-    neighbours, and with ``fill`` their own live neighbours, into ``touched`` (marked in
-    ``mark``); returns how many."""
-    t = 0
-    for i in range(k):
-        a = nb[i]
-        if not mark[a]:
-            mark[a] = True
-            touched[t] = a
-            t += 1
-        if fill:
-            for b in range(adj.shape[0]):
-                if adj[a, b] and not mark[b] and not done[b]:
-                    mark[b] = True
-                    touched[t] = b
-                    t += 1
-    return t
-
-
-@njit(cache=True)
-def clique_sizes_dense(adj, order, limit, sizes):  # pragma: no cover - compiled
-    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): ``sizes[t]``
-    is the number of neighbours of ``order[t]`` when it goes. Returns the number of steps
+def clique_sizes_dense(bits, order, limit, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the bit matrix ``bits`` (changed in place): ``sizes[t]`` is
+    the number of neighbours of ``order[t]`` when it goes. Returns the number of steps
     done; it stops early at the first clique of more than ``limit`` nodes (its size is
     then ``sizes`` at the returned index)."""
-    n = adj.shape[0]
-    nb = np.empty(n, dtype=np.int64)
+    nb = np.empty(bits.shape[0], dtype=np.int64)
     for t in range(order.shape[0]):
         v = order[t]
-        k = 0
-        for u in range(n):
-            if adj[v, u]:
-                nb[k] = u
-                k += 1
+        k = _row(bits, v, nb)
         sizes[t] = k
         if k + 1 > limit:
             return t
-        for i in range(k):
-            adj[nb[i], v] = 0
-            adj[v, nb[i]] = 0
-        for i in range(k):
-            for j in range(k):
-                if i != j:
-                    adj[nb[i], nb[j]] = 1
+        _eliminate_node(bits, v, nb, k)
     return order.shape[0]
 
 
 @njit(cache=True)
-def scopes_dense(adj, order, pos, scope, sizes):  # pragma: no cover - compiled
-    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place): row ``t`` of
+def scopes_dense(bits, order, pos, scope, sizes):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the bit matrix ``bits`` (changed in place): row ``t`` of
     ``scope`` gets ``order[t]`` then its neighbours when it goes, sorted by elimination
     position ``pos``; ``sizes[t]`` is that clique's size. ``scope`` needs a column per node
     of the largest clique (the order's width plus one)."""
-    n = adj.shape[0]
+    nb = np.empty(bits.shape[0], dtype=np.int64)
     for t in range(order.shape[0]):
         v = order[t]
         scope[t, 0] = v
-        k = 0
-        for u in range(n):
-            if adj[v, u]:
-                # insertion by elimination position
-                j = k
-                while j > 0 and pos[scope[t, j]] > pos[u]:
-                    scope[t, j + 1] = scope[t, j]
-                    j -= 1
-                scope[t, j + 1] = u
-                k += 1
+        k = _row(bits, v, nb)
+        for i in range(k):
+            u = nb[i]
+            j = i  # insertion by elimination position
+            while j > 0 and pos[scope[t, j]] > pos[u]:
+                scope[t, j + 1] = scope[t, j]
+                j -= 1
+            scope[t, j + 1] = u
         sizes[t] = k + 1
-        for i in range(1, k + 1):
-            a = scope[t, i]
-            adj[a, v] = 0
-            adj[v, a] = 0
-        for i in range(1, k + 1):
-            for j in range(1, k + 1):
-                if i != j:
-                    adj[scope[t, i], scope[t, j]] = 1
+        _eliminate_node(bits, v, nb, k)
 
 
 # --------------------------------------------------------------------------- greedy keys
 @njit(cache=True)
-def _row(adj, u, buf):  # pragma: no cover - compiled
-    """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
-    k = 0
-    for w in range(adj.shape[0]):
-        if adj[u, w]:
-            buf[k] = w
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
-    """The key of ``u`` by criterion ``crit`` (0 min-fill, 1 weighted-min-fill,
-    2 min-weight, 3 min-degree), summed in increasing neighbour order as
-    :func:`mrflib.inference.elimination_order.greedy_key` does."""
-    k = _row(adj, u, buf)
+def _greedy_key(bits, u, k, buf, crit, logc, card):  # pragma: no cover - compiled
+    """The key of ``u``, whose ``k`` neighbours are ``buf[:k]``, by criterion ``crit``
+    (0 min-fill, 1 weighted-min-fill, 2 min-weight, 3 min-degree), summed in increasing
+    neighbour order as :func:`mrflib.inference.elimination_order.greedy_key` does."""
     if crit == 3:
         return float(k)
     if crit == 2:
@@ -127,7 +141,7 @@ def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
         missing = 0
         for i in range(k):
             for j in range(k):
-                if i != j and not adj[buf[i], buf[j]]:
+                if i != j and not _has(bits, buf[i], buf[j]):
                     missing += 1
         return float(missing // 2)
     total = 0.0
@@ -138,38 +152,52 @@ def _greedy_key(adj, u, crit, logc, card, buf):  # pragma: no cover - compiled
         a = buf[i]
         inside = 0.0
         for j in range(k):
-            if adj[a, buf[j]]:
+            if _has(bits, a, buf[j]):
                 inside += card[buf[j]]
         out += card[a] * (total - card[a] - inside)
     return out / 2
 
 
-@njit(cache=True, inline="always")
-def _eliminate_node(adj, v, nb, k):  # pragma: no cover - compiled
-    """Eliminate ``v`` from the dense adjacency ``adj``: its ``k`` neighbours ``nb[:k]``
-    forget it and become a clique (the fill edges)."""
+@njit(cache=True)
+def _touched(bits, nb, k, fill, done, mask, touched):  # pragma: no cover - compiled
+    """The nodes whose key changes when a node with neighbours ``nb[:k]`` goes: those
+    neighbours, and with ``fill`` their own live neighbours, into ``touched`` (``mask``:
+    a row of scratch words); returns how many."""
+    if not fill:
+        touched[:k] = nb[:k]
+        return k
+    mask[:] = 0
     for i in range(k):
-        adj[nb[i], v] = False
-        adj[v, nb[i]] = False
-    for i in range(k):
-        for j in range(k):
-            if i != j:
-                adj[nb[i], nb[j]] = True
+        a = nb[i]
+        mask[a >> 6] |= uint64(1) << uint64(a & 63)
+        for w in range(bits.shape[1]):
+            mask[w] |= bits[a, w]
+    t = 0
+    for w in range(mask.shape[0]):
+        x = mask[w]
+        while x != 0:
+            low = x & (~x + uint64(1))
+            b = 64 * w + _BIT_OF[(low * _DEBRUIJN) >> uint64(58)]
+            if not done[b]:
+                touched[t] = b
+                t += 1
+            x ^= low
+    return t
 
 
 @njit(cache=True)
-def order_cost(adj, order, logc, limit):  # pragma: no cover - compiled
-    """Eliminate ``order`` on the dense adjacency ``adj`` (changed in place: pass a copy),
-    as :func:`mrflib.inference.elimination_order.order_cliques` does without listing the
+def order_cost(bits, order, logc, limit):  # pragma: no cover - compiled
+    """Eliminate ``order`` on the bit matrix ``bits`` (changed in place: pass a copy), as
+    :func:`mrflib.inference.elimination_order.order_cliques` does without listing the
     cliques: ``(log largest table, total entries, 0)``, or at the first clique whose log
     size exceeds ``limit``, ``(its log size, 0, its variables)``. A clique's log size is
     its first variable's plus its neighbours' summed by increasing index."""
-    nb = np.empty(adj.shape[0], dtype=np.int64)
+    nb = np.empty(bits.shape[0], dtype=np.int64)
     biggest = -np.inf
     total = 0.0
     for step in range(order.shape[0]):
         v = order[step]
-        k = _row(adj, v, nb)
+        k = _row(bits, v, nb)
         rest = 0.0
         for i in range(k):
             rest += logc[nb[i]]
@@ -178,35 +206,35 @@ def order_cost(adj, order, logc, limit):  # pragma: no cover - compiled
         if size > limit + 1e-9:
             return size, 0.0, k + 1
         total += math.exp(size)
-        _eliminate_node(adj, v, nb, k)
+        _eliminate_node(bits, v, nb, k)
     return (biggest if order.shape[0] else 0.0), total, 0
 
 
 @njit(cache=True)
-def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no cover
-    """Greedy elimination of every node of the dense adjacency ``adj`` (changed in place:
+def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no cover
+    """Greedy elimination of every node of the bit matrix ``bits`` (changed in place:
     pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's
     key is recomputed only when its neighbourhood changed (the eliminated node's
     neighbours, and theirs for the fill criteria). Writes ``order``; returns ``0``, ``-1``
     once a clique's log size exceeds ``limit``, ``-2`` once the fill keys cost more than
     ``max_work`` pair checks."""
-    n = adj.shape[0]
+    n = bits.shape[0]
     key = np.empty(n)
     done = np.zeros(n, dtype=np.bool_)
-    mark = np.zeros(n, dtype=np.bool_)
+    mask = np.empty(bits.shape[1], dtype=np.uint64)
     nb = np.empty(n, dtype=np.int64)
     buf = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     fill = crit <= 1
     work = 0
     for v in range(n):
-        key[v] = _greedy_key(adj, v, crit, logc, card, buf)
+        key[v] = _greedy_key(bits, v, _row(bits, v, buf), buf, crit, logc, card)
     for step in range(n):
-        v = np.int64(-1)  # not a literal: _row would compile once more for it
+        v = -1
         for u in range(n):
             if not done[u] and (v < 0 or key[u] < key[v]):
                 v = u
-        k = _row(adj, v, nb)
+        k = _row(bits, v, nb)
         size = 0.0
         for i in range(k):
             size += logc[nb[i]]
@@ -214,15 +242,14 @@ def greedy_keyed(adj, crit, logc, card, limit, max_work, order):  # pragma: no c
             return -1
         done[v] = True
         order[step] = v
-        _eliminate_node(adj, v, nb, k)
-        t = _touched(adj, nb, k, fill, done, mark, touched)
+        _eliminate_node(bits, v, nb, k)
+        t = _touched(bits, nb, k, fill, done, mask, touched)
         for i in range(t):
             u = touched[i]
-            mark[u] = False
+            d = _row(bits, u, buf)
             if fill:
-                d = _row(adj, u, buf)
                 work += d * d
-            key[u] = _greedy_key(adj, u, crit, logc, card, buf)
+            key[u] = _greedy_key(bits, u, d, buf, crit, logc, card)
         if work > max_work:
             return -2
     return 0

@@ -20,9 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from mrflib._support.validation import check_instance, require_memory
+from mrflib.inference import _domains_kernels as _kernels
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["Domains", "reduce_domains"]
+__all__ = ["Domains", "reduce_domains", "reduce_domains_reference"]
 
 
 class Domains:
@@ -98,13 +99,50 @@ def reduce_domains(model: FactorGraph) -> Domains:
     Each factor in turn removes the states of its variables that have zero weight in all
     of its rows where the other variables are at states still kept; a factor is visited
     again when a domain of its scope shrank, until nothing changes. Work per visit is the
-    factor's table size.
+    factor's table size times its arity, in a compiled loop
+    (:func:`mrflib.inference._domains_kernels.arc_consistency`; :func:`reduce_domains_reference`
+    is the same loop on numpy arrays).
 
     Returns
     -------
     Domains
         The states kept and the restricted model.
     """
+    check_instance(model, FactorGraph, "model")
+    card = model.cardinalities
+    # a flag and a kept index per state: a variable in no table may have any number
+    require_memory(9 * sum(card.tolist()), f"the state lists of {len(card)} variables")
+    zero = any(not s and t == -np.inf for s, t in zip(model.scopes, model.log_tables))
+    if zero or not model.n_factors:
+        return Domains(model, [np.arange(c) for c in card.tolist()], zero=zero)
+    sizes = np.fromiter((t.size for t in model.log_tables), dtype=np.int64,
+                        count=model.n_factors)
+    positive = np.concatenate([np.ravel(t) for t in model.log_tables]) > -np.inf
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    arity = np.fromiter((len(s) for s in model.scopes), dtype=np.int64, count=model.n_factors)
+    zeros = ~np.logical_and.reduceat(positive, starts) & (arity > 0)
+    held = np.flatnonzero(zeros).tolist()
+    width = arity[zeros]
+    fvars = np.fromiter((v for k in held for v in model.scopes[k]), dtype=np.int64,
+                        count=int(width.sum()))
+    fptr = np.concatenate([[0], np.cumsum(width)])
+    order = np.argsort(fvars, kind="stable")  # a variable's factors in increasing order
+    vfac = np.repeat(np.arange(len(held)), width)[order]
+    vptr = np.concatenate([[0], np.cumsum(np.bincount(fvars, minlength=len(card)))])
+    sptr = np.concatenate([[0], np.cumsum(card)])
+    alive = np.ones(int(sptr[-1]), dtype=np.bool_)
+    _kernels.arc_consistency(positive[np.repeat(zeros, sizes)],
+                             np.concatenate([[0], np.cumsum(sizes[zeros])]), fptr, fvars,
+                             vptr, vfac, card, alive, sptr)
+    kept = np.flatnonzero(alive)
+    counts = np.add.reduceat(alive, sptr[:-1], dtype=np.int64)
+    bounds = np.cumsum(counts)[:-1]
+    return Domains(model, np.split(kept - np.repeat(sptr[:-1], counts), bounds))
+
+
+def reduce_domains_reference(model: FactorGraph) -> Domains:
+    """:func:`reduce_domains` on numpy arrays, factor by factor: the reference of its
+    compiled loop, which visits the factors in the same order."""
     check_instance(model, FactorGraph, "model")
     card = model.cardinalities.tolist()
     # a flag and a kept index per state: a variable in no table may have any number

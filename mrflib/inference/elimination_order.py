@@ -16,10 +16,11 @@ Friedman, *Probabilistic Graphical Models*, sec. 9.4.3):
 and cheap sweeps (the variables' own order, reverse Cuthill-McKee), which are optimal on
 lattices. Each candidate is scored by its largest clique table, then by the total size of
 all tables; a candidate is abandoned as soon as one of its cliques exceeds the best so far.
-Components of up to :data:`DENSE_MAX_NODES` variables are ordered by a numba kernel on a
-dense adjacency matrix that recomputes only the keys whose neighbourhood changed (a 10x10
-grid in about a millisecond); larger ones by the set-based :func:`greedy_order_sets`, which
-keeps its keys in a heap with lazy deletion. Both give the same orders.
+Components of up to :data:`DENSE_MAX_NODES` variables are ordered by a numba kernel on an
+adjacency matrix of bits that recomputes only the keys whose neighbourhood changed (a
+10x10 grid in well under a millisecond); larger ones by the set-based
+:func:`greedy_order_sets`, which keeps its keys in a heap with lazy deletion. Both give the
+same orders.
 
 Where none of these fits, :func:`searched_order` runs the randomized greedy search of
 tensor-network contraction (Gray and Kourtis, "Hyper-optimized tensor network
@@ -56,7 +57,7 @@ FILL_MAX_NODES = 5_000
 FILL_MAX_WORK = 3_000_000
 #: Components larger than this skip the quadratic-free criteria too (sweeps only).
 GREEDY_MAX_NODES = 50_000
-#: Components of at most this many nodes are ordered on a dense adjacency matrix (numba).
+#: Components of at most this many nodes are ordered on an adjacency bit matrix (numba).
 DENSE_MAX_NODES = 4_000
 #: The dense kernel's budget of fill pair checks (each far cheaper than a set operation).
 DENSE_MAX_WORK = 30 * FILL_MAX_WORK
@@ -185,7 +186,7 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
                  ) -> list[int] | None:
     """A greedy elimination order of ``nodes`` by ``criterion`` (see :data:`CRITERIA`).
 
-    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is the boolean adjacency matrix
+    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is the adjacency bit matrix
     of the sorted ``nodes`` (row ``i``: ``nodes[i]``; left unchanged), made once for
     several criteria. Ties go to the smallest variable index. Returns ``None``
     as soon as a clique's ``log`` table size exceeds ``limit``, or, for the fill criteria,
@@ -207,13 +208,13 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
 
 
 def _dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
-    """The adjacency of the sorted ``nodes`` as a boolean matrix (row ``i``: ``nodes[i]``),
-    what the compiled kernels walk."""
+    """The adjacency of the sorted ``nodes`` as a bit matrix (row ``i``: ``nodes[i]``;
+    :func:`~mrflib.inference._elimination_order_kernels.bit_matrix`), what the compiled
+    kernels walk."""
     local = {v: i for i, v in enumerate(nodes)}
-    dense = np.zeros((len(nodes), len(nodes)), dtype=np.bool_)
-    for v in nodes:
-        dense[local[v], [local[u] for u in adj[v] if u in local]] = True
-    return dense
+    pairs = [(i, local[u]) for i, v in enumerate(nodes) for u in adj[v] if u in local]
+    at = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return _kernels.bit_matrix(len(nodes), at[:, 0], at[:, 1])
 
 
 def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
@@ -418,8 +419,8 @@ def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[
     """A function giving ``(log largest table, total entries, 0)`` of an order of
     ``nodes``, or ``(log size, 0, variables)`` of the clique where it passes a limit, the
     numbers :func:`order_cliques` gives, by the compiled
-    :func:`~mrflib.inference._elimination_order_kernels.order_cost` on ``dense`` (the boolean
-    adjacency matrix of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
+    :func:`~mrflib.inference._elimination_order_kernels.order_cost` on ``dense`` (the
+    adjacency bit matrix of the sorted ``nodes``); ``None`` (use :func:`order_cliques`)
     unless every variable of ``nodes`` has the same number of states and they fit a dense
     matrix. With one cardinality every clique's log size is a sum of one number, the same
     floats whatever the order of the sum, so the plans are those of :func:`order_cliques`

@@ -66,8 +66,8 @@ __all__ = ["JunctionTree", "plan", "log_partition", "moments", "sample", "condit
 
 #: Widths beyond this are refused without further search (a table of 2^63 entries).
 MAX_WIDTH = 62
-#: Graphs up to this many nodes get their cliques from a compiled kernel on a dense
-#: adjacency, as factor graphs get their orders.
+#: Graphs up to this many nodes get their cliques from a compiled kernel on an adjacency
+#: bit matrix, as factor graphs get their orders.
 _DENSE_MAX_NODES = eo.DENSE_MAX_NODES
 _LOG2 = math.log(2.0)
 
@@ -92,13 +92,12 @@ def _eliminate(nbrs: list[set], order: list[int], limit: int) -> tuple[list, int
 
 
 def _dense_of_edges(edges: np.ndarray, n: int) -> np.ndarray | None:
-    """:func:`_dense` straight from the (checked, duplicate-free) edge list."""
+    """The adjacency bit matrix of the compiled order kernels straight from the (checked)
+    edge list; ``None`` beyond ``eo.DENSE_MAX_NODES`` nodes."""
     if n > _DENSE_MAX_NODES:
         return None
-    adj = np.zeros((n, n), dtype=np.uint8)
-    adj[edges[:, 0], edges[:, 1]] = 1
-    adj[edges[:, 1], edges[:, 0]] = 1
-    return adj
+    return _ek.bit_matrix(n, np.concatenate([edges[:, 0], edges[:, 1]]),
+                          np.concatenate([edges[:, 1], edges[:, 0]]))
 
 
 def _clique_sizes(nbrs: list[set], dense: np.ndarray | None, order: list[int], limit: int
@@ -130,7 +129,7 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
 
 def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray | None
                        ) -> tuple[list[int], str, int]:
-    """:func:`elimination_order` of checked ``edges`` and their dense adjacency (or
+    """:func:`elimination_order` of checked ``edges`` and their adjacency bit matrix (or
     ``None`` beyond ``eo.DENSE_MAX_NODES``)."""
     nbrs = _neighbour_sets(edges, n)
     if order is not None:
@@ -163,7 +162,7 @@ def _refuse_width(width: int, exact: bool = True) -> None:
 def _scopes(edges: np.ndarray, n: int, order: np.ndarray, pos: np.ndarray, width: int,
             dense: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Clique sizes and the concatenated cliques ``(order[t], N_t sorted by position)`` of
-    eliminating ``order`` (compiled on the ``dense`` adjacency, which it changes)."""
+    eliminating ``order`` (compiled on the bit matrix ``dense``, which it changes)."""
     if dense is not None:
         scope = np.empty((n, width + 1), dtype=np.int64)
         sizes = np.empty(n, dtype=np.int64)
