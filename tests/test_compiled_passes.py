@@ -10,7 +10,7 @@ import pytest
 
 from mrflib import FactorGraph
 from mrflib.inference import _compiled_passes as cp
-from mrflib.inference import elimination
+from mrflib.inference import _factor_ops, elimination
 from mrflib.inference import enumeration as fe
 from mrflib.inference._compiled_passes_kernels import fsum
 from mrflib.io.uai import read_uai
@@ -117,6 +117,33 @@ def test_large_plans_are_not_compiled(monkeypatch):
     model = random_model(2)
     monkeypatch.setattr(cp, "MAX_ENTRIES", 10)
     assert cp.marginals(elimination.plan(model)) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plans_with_few_contracted_cliques_are_compiled(seed, monkeypatch):
+    """Cliques the Python passes contract with ``opt_einsum`` (made small here) keep a plan
+    from the compiled passes only beyond ``CONTRACTED_PER_STEP`` entries per step; below,
+    the kernel sums them and the answers are the Python passes' up to rounding."""
+    model = random_model(seed)
+    for module in (cp, _factor_ops):
+        monkeypatch.setattr(module, "EINSUM_MIN_SIZE", 8)
+        monkeypatch.setattr(module, "EINSUM_MIN_WIDTH", 2)
+    jt = elimination.plan(model)
+    sizes = [math.prod(s) for s in jt.shapes]
+    contracted = sum(z for t, z in enumerate(sizes) if cp._contracted(jt, t, sizes))
+    if not contracted:
+        pytest.skip("no clique of this model would be contracted")
+    monkeypatch.setattr(cp, "CONTRACTED_PER_STEP", contracted / len(sizes) * 0.99)
+    assert cp.marginals(elimination.plan(model)) is None
+    ref, ref_logz, _ = python_passes(model, monkeypatch)
+    monkeypatch.setattr(cp, "CONTRACTED_PER_STEP", contracted / len(sizes))
+    assert cp.marginals(elimination.plan(model)) is not None
+    out, logz = elimination.marginals_and_log_partition(model)
+    assert logz == pytest.approx(ref_logz, rel=1e-14, abs=1e-14)
+    assert logz == pytest.approx(fe.log_partition(model), abs=TOL)
+    for a, b, c in zip(out, ref, fe.marginals(model)):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(a, c, atol=TOL)
 
 
 def test_compiled_passes_report_their_start_to_a_progress_reporter():
