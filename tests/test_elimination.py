@@ -825,3 +825,18 @@ def test_remembered_contraction_paths_give_opt_einsums_sums_bit_for_bit(seed):
                                memory_limit=int(np.prod(shape)))
     for _ in range(2):
         np.testing.assert_array_equal(fo._contract(lin, scopes, clique, shape, target), want)
+
+
+def test_observed_variables_are_read_from_unary_factors_with_one_finite_entry():
+    """One state, or the first unary factor with a single finite entry, fixes a variable;
+    unary factors with several finite entries, or none, do not."""
+    ninf = -np.inf
+    model = FactorGraph(
+        [1, 3, 3, 2, 4],
+        [(1,), (2,), (1,), (3,), (4,), (3, 4), (2,)],
+        [np.array([ninf, 0.5, ninf]), np.array([0.0, 1.0, ninf]), np.array([2.0, ninf, ninf]),
+         np.array([ninf, ninf]), np.array([ninf, ninf, ninf, 0.0]), np.zeros((2, 4)),
+         np.array([ninf, ninf, 3.0])])
+    obs = elimination._observed(model)
+    assert obs == {0: 0, 1: 1, 4: 3, 2: 2} and list(obs) == [0, 1, 4, 2]
+    assert elimination._observed(FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))])) == {}

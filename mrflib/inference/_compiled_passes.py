@@ -79,12 +79,13 @@ def _layout(jt: Any) -> _Layout | None:
     out = None
     sizes = [math.prod(s) for s in getattr(jt, "shapes", ())]
     if (jt.order is not None and sizes and sum(sizes) <= MAX_ENTRIES
-            and sum(z for t, z in enumerate(sizes) if _contracted(jt, t, sizes))
+            and sum(z for t, z in enumerate(sizes)
+                    if z >= EINSUM_MIN_SIZE and _contracted(jt, t, sizes))
             <= CONTRACTED_PER_STEP * len(sizes)):
         red = jt.red
         ft_ptr = np.zeros(len(red.tables) + 1, dtype=np.int64)
         np.cumsum([t.size for t in red.tables], out=ft_ptr[1:])
-        ftab = np.concatenate([np.ravel(t) for t in red.tables]).astype(np.float64, copy=False)
+        ftab = np.concatenate(red.tables, axis=None).astype(np.float64, copy=False)
         msg_pos = np.empty(len(sizes) + 1, dtype=np.int64)
         msg_pos[0] = ft_ptr[-1]
         np.cumsum([z // s[0] for z, s in zip(sizes, jt.shapes)], out=msg_pos[1:])

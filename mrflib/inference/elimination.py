@@ -96,20 +96,31 @@ CPT_TOLERANCE = 1e-9
 
 # --------------------------------------------------------------------------- reduction
 def _observed(model: FactorGraph) -> dict[int, int]:
-    """Variables fixed by the model: one state, or a unary factor with one finite entry."""
+    """Variables fixed by the model: one state, or a unary factor with one finite entry
+    (the first such factor of a variable gives its state)."""
     obs = {v: 0 for v in np.flatnonzero(model.cardinalities == 1).tolist()}
-    for s, t in zip(model.scopes, model.log_tables):
-        if len(s) == 1 and s[0] not in obs:
-            finite = np.flatnonzero(np.isfinite(t))
-            if len(finite) == 1:
-                obs[s[0]] = int(finite[0])
+    unary = [k for k, s in enumerate(model.scopes) if len(s) == 1]
+    if not unary:
+        return obs
+    # the unary tables at once: a model of thousands of them spends no call on each
+    tables = [model.log_tables[k] for k in unary]
+    sizes = np.fromiter((t.size for t in tables), dtype=np.int64, count=len(tables))
+    starts = np.cumsum(sizes) - sizes
+    finite = np.isfinite(np.concatenate(tables))
+    counts = np.add.reduceat(finite, starts, dtype=np.int64)
+    one = np.flatnonzero(counts == 1)
+    at = np.flatnonzero(finite)[(np.cumsum(counts) - counts)[one]] - starts[one]
+    for j, x in zip(one.tolist(), at.tolist()):
+        v = model.scopes[unary[j]][0]
+        if v not in obs:
+            obs[v] = x
     return obs
 
 
 def _slice(scope: tuple, table: np.ndarray, obs: dict[int, int]) -> tuple[tuple, np.ndarray]:
-    keep = tuple(v for v in scope if v not in obs)
-    if len(keep) == len(scope):
+    if obs.keys().isdisjoint(scope):
         return scope, table
+    keep = tuple(v for v in scope if v not in obs)
     return keep, table[tuple(obs[v] if v in obs else slice(None) for v in scope)]
 
 
@@ -305,9 +316,9 @@ class EliminationPlan(eo.Plan):
         pos = {v: t for t, v in enumerate(self.order)}
         self.parent, self.children, self.shapes = clique_tree(self.cliques, self.red.card)
         self.assigned: list[list[int]] = [[] for _ in self.order]
+        at = pos.__getitem__
         for k, s in enumerate(self.red.scopes):
-            t = min(pos[v] for v in s)
-            self.assigned[t].append(k)
+            self.assigned[min(map(at, s))].append(k)
         sizes = [math.prod(s) for s in self.shapes]
         self.treewidth = max((len(c) for c in self.cliques), default=0) - 1
         self.max_table_bytes = 8 * max(sizes, default=1)

@@ -345,17 +345,25 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     if memo is None or len(nodes) > DENSE_MAX_NODES:
         return _best_order(adj, logc, nodes, limit)
     local = {v: i for i, v in enumerate(nodes)}
-    key = (limit, tuple(logc[v] for v in nodes),
-           tuple(tuple(sorted(local[u] for u in adj[v] if u in local)) for v in nodes))
+    key = (limit, tuple(logc[v] for v in nodes), _local_rows(adj, nodes, local))
     if key not in memo:
         memo[key] = (_best_order(adj, logc, nodes, limit), nodes)
         return memo[key][0]
     found, first = memo[key]
     if found.order is None:
         return found
-    to = dict(zip(first, nodes))
-    return found._replace(order=[to[v] for v in found.order],
-                          cliques=[[to[v] for v in c] for c in found.cliques])
+    to = dict(zip(first, nodes)).__getitem__
+    return found._replace(order=list(map(to, found.order)),
+                          cliques=[list(map(to, c)) for c in found.cliques])
+
+
+def _local_rows(adj: list[set[int]], nodes: list[int], local: dict[int, int]) -> tuple:
+    """The neighbours of each of ``nodes`` among them, by their ranks ``local``, sorted."""
+    at = local.__getitem__
+    try:  # a connected component: every neighbour is one of the nodes
+        return tuple(tuple(sorted(map(at, adj[v]))) for v in nodes)
+    except KeyError:
+        return tuple(tuple(sorted(local[u] for u in adj[v] if u in local)) for v in nodes)
 
 
 def _best_order(adj: list[set[int]], logc: Sequence[float], nodes: list[int],

@@ -61,7 +61,7 @@ def magnitude(tables: Iterable[np.ndarray]) -> float:
             total += float(np.max(np.abs(t), where=np.isfinite(t), initial=0.0))
             continue
         # one reduction over many small tables: a call per table costs more than its work
-        a = np.abs(np.concatenate([t.ravel() for t in batch]))
+        a = np.abs(np.concatenate(batch, axis=None))
         a[~np.isfinite(a)] = 0.0
         starts = np.cumsum([0] + [t.size for t in batch[:-1]])
         for m in np.maximum.reduceat(a, starts).tolist():
