@@ -470,6 +470,12 @@ def test_both_clique_walks_equal_numpy(seed):
                  ek.blocked_order(strides, shp, 1)):
         assert sorted(perm.tolist()) == list(range(nd))
         by, st, starts, s2, ost = ek._walk_layout(strides, shp, ostrides, perm)
+        # the cost that picks the order, read off the layout it would make: per entry an
+        # input of the last level and an output, per row an odometer step of each
+        entries, R = float(np.prod(s2, dtype=np.float64)), len(ooffsets)
+        assert ek.layout_cost(strides, shp, ostrides, perm) == (
+            entries * (starts[-1] - starts[-2] + R)
+            + 4.0 * (entries / s2[-1]) * (len(by) + R + 2))
         out = np.zeros(size)
         ek.clique_product_sum(values, offsets[by], st, starts, s2, ooffsets, ost, out)
         blocked = np.zeros(size)  # a block of trailing axes at a time: the same floats

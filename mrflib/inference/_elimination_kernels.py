@@ -428,31 +428,53 @@ def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _walk_cost(starts, shp, R):  # pragma: no cover - compiled
-    """A cost estimate of :func:`clique_product_sum` on a layout: per entry, a product per
-    input of the last level and a sum per output; per row (and per step of an outer
-    axis), an odometer step per input and output."""
-    nd = shp.shape[0]
+def layout_cost(strides, shape, ostrides, perm):  # pragma: no cover - compiled
+    """A cost estimate of :func:`clique_product_sum` on :func:`_walk_layout`'s layout for
+    ``perm``, without making it: per entry, a product per input of the last level and a
+    sum per output; per row (and per step of an outer axis), an odometer step per input
+    and output. Merged axes have all their strides zero or all nonzero (see :func:`merge_axes`),
+    so an input is on the last level when its stride on the last axis of ``perm`` is not
+    zero (or the axes merge into one), and the walk's size is the clique's."""
+    nd = shape.shape[0]
+    K = strides.shape[0]
+    R = ostrides.shape[0]
+    last = shape[perm[nd - 1]]  # entries of the last merged axis
+    first = nd - 1  # its first axis
+    for j in range(nd - 1, 0, -1):
+        a, b = perm[j - 1], perm[j]
+        ok = True
+        for k in range(K):
+            x, y = strides[k, a], strides[k, b]
+            if not ((x == 0 and y == 0) or (y != 0 and x == y * shape[b])):
+                ok = False
+        for r in range(R):
+            x, y = ostrides[r, a], ostrides[r, b]
+            if not ((x == 0 and y == 0) or (y != 0 and x == y * shape[b])):
+                ok = False
+        if not ok:
+            break
+        last *= shape[a]
+        first = j - 1
     size = 1.0
     for d in range(nd):
-        size *= shp[d]
-    rows = size / shp[nd - 1]
-    K = starts[nd]
-    return size * (starts[nd] - starts[nd - 1] + R) + 4.0 * rows * (K + R + 2)
+        size *= shape[d]
+    on_last = 0
+    for k in range(K):  # one merged axis holds every input, constant ones included
+        on_last += first == 0 or strides[k, perm[nd - 1]] != 0
+    return size * (on_last + R) + 4.0 * (size / last) * (K + R + 2)
 
 
 @njit(cache=True)
 def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
-    """:func:`clique_product_sum` in the cheaper (by :func:`_walk_cost`) of two axis
+    """:func:`clique_product_sum` in the cheaper (by :func:`layout_cost`) of two axis
     orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged
     (:func:`merge_axes`); the inputs sorted by level."""
-    R = ooffsets.shape[0]
-    by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides,
-                                            blocked_order(strides, shape, 4096))
-    by2, st2, starts2, shp2, ost2 = _walk_layout(strides, shape, ostrides,
-                                                 sparse_inner_order(strides, shape))
-    if _walk_cost(starts2, shp2, R) < _walk_cost(starts, shp, R):
-        by, st, starts, shp, ost = by2, st2, starts2, shp2, ost2
+    perm = blocked_order(strides, shape, 4096)
+    other = sparse_inner_order(strides, shape)
+    if layout_cost(strides, shape, ostrides, other) < layout_cost(strides, shape, ostrides,
+                                                                  perm):
+        perm = other
+    by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides, perm)
     off = np.empty(offsets.shape[0], dtype=np.int64)
     for i in range(off.shape[0]):
         off[i] = offsets[by[i]]
