@@ -59,6 +59,7 @@ from mrflib._support.validation import (
 from mrflib.inference import _compiled_passes
 from mrflib.inference import elimination_order as eo
 from mrflib.inference._factor_ops import (
+    RENORMALIZE_LOG_Z,
     Scaled,
     as_log,
     clique_eliminate,
@@ -162,11 +163,17 @@ class _Reduced:
         self.observed = _observed(model)
         self.const = 0.0
         scopes, tables, origin = [], [], []
+        obs = self.observed
         for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)):
-            s2, t2 = _slice(s, t, self.observed)
+            if s and obs.keys().isdisjoint(s):  # most factors: kept as they are
+                scopes.append(s)
+                tables.append(t)
+                origin.append(k)
+                continue
+            s2, t2 = _slice(s, t, obs)
             if s2:
                 scopes.append(s2)
-                tables.append(np.asarray(t2))
+                tables.append(t2)  # a view of the table: an array
                 origin.append(k)
             else:
                 self.const += float(t2)
@@ -570,12 +577,17 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
                  for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]))
     else:
         logz, roots, found = fast
-        scale = max([abs(r) for r in roots] + [magnitude(jt.red.tables)])
-    out: list = [np.full(int(c), 1.0 / int(c)) for c in card.tolist()]
+        scale = max([abs(r) for r in roots], default=0.0)
+        if scale <= RENORMALIZE_LOG_Z:  # only past it does the scale change an answer
+            scale = max(scale, magnitude(jt.red.tables))
+    out: list = [None] * model.n
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
     for v, p in found:
         out[v] = renormalize(p, scale)
+    for v, c in enumerate(card.tolist()):
+        if out[v] is None:  # in no factor: uniform
+            out[v] = np.full(c, 1.0 / c)
     return out, logz
 
 

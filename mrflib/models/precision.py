@@ -79,7 +79,8 @@ def _batches(tables: Iterable[np.ndarray]) -> Iterable[list[np.ndarray]]:
     batch: list[np.ndarray] = []
     size = 0
     for t in tables:
-        t = np.asarray(t)
+        if type(t) is not np.ndarray:
+            t = np.asarray(t)
         if not t.size:
             continue
         if batch and size + t.size > _BATCH_ENTRIES:
