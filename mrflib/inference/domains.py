@@ -23,7 +23,7 @@ from mrflib._support.validation import check_instance, require_memory
 from mrflib.inference import _domains_kernels as _kernels
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["Domains", "reduce_domains", "reduce_domains_reference"]
+__all__ = ["Domains", "reduce_domains"]
 
 
 class Domains:
@@ -100,7 +100,7 @@ def reduce_domains(model: FactorGraph) -> Domains:
     of its rows where the other variables are at states still kept; a factor is visited
     again when a domain of its scope shrank, until nothing changes. Work per visit is the
     factor's table size times its arity, in a compiled loop
-    (:func:`mrflib.inference._domains_kernels.arc_consistency`; :func:`reduce_domains_reference`
+    (:func:`mrflib.inference._domains_kernels.arc_consistency`; :func:`_reduce_domains_reference`
     is the same loop on numpy arrays).
 
     Returns
@@ -140,7 +140,7 @@ def reduce_domains(model: FactorGraph) -> Domains:
     return Domains(model, np.split(kept - np.repeat(sptr[:-1], counts), bounds))
 
 
-def reduce_domains_reference(model: FactorGraph) -> Domains:
+def _reduce_domains_reference(model: FactorGraph) -> Domains:
     """:func:`reduce_domains` on numpy arrays, factor by factor: the reference of its
     compiled loop, which visits the factors in the same order."""
     check_instance(model, FactorGraph, "model")
