@@ -846,3 +846,14 @@ def test_observed_variables_are_read_from_unary_factors_with_one_finite_entry():
     obs = elimination._observed(model)
     assert obs == {0: 0, 1: 1, 4: 3, 2: 2} and list(obs) == [0, 1, 4, 2]
     assert elimination._observed(FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))])) == {}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_compiled_cuthill_mckee_equals_the_set_based_sweep(seed):
+    """The compiled reverse Cuthill-McKee gives :func:`_rcm`'s order (start, ties by
+    number), on connected graphs and on several components (the first one's sweep)."""
+    rng, n, adj, logc = _uniform_graph(seed)
+    for nodes in (list(range(n)), sorted(rng.choice(n, size=max(1, n // 2),
+                                                    replace=False).tolist())):
+        dense = eo._dense_adjacency(adj, nodes)
+        assert eo._rcm_dense(dense, nodes) == eo._rcm(adj, nodes)

@@ -210,14 +210,56 @@ def order_cost(bits, order, logc, limit):  # pragma: no cover - compiled
     return (biggest if order.shape[0] else 0.0), total, 0
 
 
+@njit(cache=True, inline="always")
+def _before(key, a, b):  # pragma: no cover - compiled
+    """Node ``a`` goes before ``b``: a smaller key, ties to the smaller index."""
+    return key[a] < key[b] or (key[a] == key[b] and a < b)
+
+
+@njit(cache=True)
+def _sift_down(heap, pos, key, i, n):  # pragma: no cover - compiled
+    """Move node ``heap[i]`` down ``heap[:n]`` to its place, keeping ``pos[node]`` its
+    index in the heap."""
+    u = heap[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _before(key, heap[c + 1], heap[c]):
+            c += 1
+        if not _before(key, heap[c], u):
+            break
+        heap[i] = heap[c]
+        pos[heap[i]] = i
+        i = c
+    heap[i] = u
+    pos[u] = i
+
+
+@njit(cache=True)
+def _sift(heap, pos, key, i, n):  # pragma: no cover - compiled
+    """Restore the order of the heap ``heap[:n]`` after node ``heap[i]``'s key changed."""
+    u = heap[i]
+    while i > 0:
+        p = (i - 1) // 2
+        if not _before(key, u, heap[p]):
+            break
+        heap[i] = heap[p]
+        pos[heap[i]] = i
+        i = p
+    heap[i] = u
+    pos[u] = i
+    _sift_down(heap, pos, key, i, n)
+
+
 @njit(cache=True)
 def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no cover
     """Greedy elimination of every node of the bit matrix ``bits`` (changed in place:
-    pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index; a node's
-    key is recomputed only when its neighbourhood changed (the eliminated node's
-    neighbours, and theirs for the fill criteria). Writes ``order``; returns ``0``, ``-1``
-    once a clique's log size exceeds ``limit``, ``-2`` once the fill keys cost more than
-    ``max_work`` pair checks."""
+    pass a copy) by the key of :func:`_greedy_key`, ties to the smallest index (a binary
+    heap on ``(key, index)``); a node's key is recomputed only when its neighbourhood
+    changed (the eliminated node's neighbours, and theirs for the fill criteria). Writes
+    ``order``; returns ``0``, ``-1`` once a clique's log size exceeds ``limit``, ``-2``
+    once the fill keys cost more than ``max_work`` pair checks."""
     n = bits.shape[0]
     key = np.empty(n)
     done = np.zeros(n, dtype=np.bool_)
@@ -225,15 +267,23 @@ def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no 
     nb = np.empty(n, dtype=np.int64)
     buf = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
+    heap = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
     fill = crit <= 1
     work = 0
     for v in range(n):
         key[v] = _greedy_key(bits, v, _row(bits, v, buf), buf, crit, logc, card)
+        heap[v] = v
+        pos[v] = v
+    for i in range(n // 2 - 1, -1, -1):
+        _sift_down(heap, pos, key, i, n)
+    live = n
     for step in range(n):
-        v = -1
-        for u in range(n):
-            if not done[u] and (v < 0 or key[u] < key[v]):
-                v = u
+        v = heap[0]
+        live -= 1
+        if live > 0:
+            heap[0] = heap[live]
+            _sift_down(heap, pos, key, 0, live)
         k = _row(bits, v, nb)
         size = 0.0
         for i in range(k):
@@ -249,7 +299,50 @@ def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no 
             d = _row(bits, u, buf)
             if fill:
                 work += d * d
-            key[u] = _greedy_key(bits, u, d, buf, crit, logc, card)
+            new = _greedy_key(bits, u, d, buf, crit, logc, card)
+            if new != key[u]:
+                key[u] = new
+                _sift(heap, pos, key, pos[u], live)
         if work > max_work:
             return -2
     return 0
+
+
+# --------------------------------------------------------------------------- sweeps
+@njit(cache=True)
+def rcm_dense(bits, out):  # pragma: no cover - compiled
+    """Reverse Cuthill-McKee order of the (connected) graph of the bit matrix ``bits``
+    into ``out``, as :func:`mrflib.inference.elimination_order._rcm` gives it: breadth-first
+    from the lowest-numbered node of least degree, each node's unvisited neighbours
+    appended by increasing degree (ties by number), the sequence reversed."""
+    n = bits.shape[0]
+    degree = np.empty(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    start = 0
+    for u in range(n):
+        degree[u] = _row(bits, u, buf)
+        if degree[u] < degree[start]:
+            start = u
+    seen = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    order[0] = start
+    seen[start] = True
+    head, tail = 0, 1
+    while head < tail:
+        k = _row(bits, order[head], buf)
+        head += 1
+        first = tail
+        for i in range(k):
+            u = buf[i]
+            if seen[u]:
+                continue
+            seen[u] = True
+            j = tail  # insertion by degree, stable: ties keep increasing number
+            while j > first and degree[order[j - 1]] > degree[u]:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = u
+            tail += 1
+    for i in range(tail):
+        out[i] = order[tail - 1 - i]
+    return tail

@@ -110,14 +110,16 @@ def reduce_domains(model: FactorGraph) -> Domains:
     """
     check_instance(model, FactorGraph, "model")
     card = model.cardinalities
-    # a flag and a kept index per state: a variable in no table may have any number
-    require_memory(9 * sum(card.tolist()), f"the state lists of {len(card)} variables")
+    sizes = np.fromiter((t.size for t in model.log_tables), dtype=np.int64,
+                        count=model.n_factors)
+    # a flag and a kept index per state (a variable in no table may have any number), and
+    # two flags per table entry (whether it is positive, and again for the tables with a zero)
+    require_memory(9 * sum(card.tolist()) + 2 * int(sizes.sum()),
+                   f"the state lists of {len(card)} variables")
     zero = any(not s and t == -np.inf for s, t in zip(model.scopes, model.log_tables))
     if zero or not model.n_factors:
         return Domains(model, [np.arange(c) for c in card.tolist()], zero=zero)
-    sizes = np.fromiter((t.size for t in model.log_tables), dtype=np.int64,
-                        count=model.n_factors)
-    positive = np.concatenate([np.ravel(t) for t in model.log_tables]) > -np.inf
+    positive = np.concatenate([np.ravel(t) > -np.inf for t in model.log_tables])
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     arity = np.fromiter((len(s) for s in model.scopes), dtype=np.int64, count=model.n_factors)
     zeros = ~np.logical_and.reduceat(positive, starts) & (arity > 0)

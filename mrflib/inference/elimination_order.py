@@ -307,12 +307,20 @@ def _rcm(adj: list[set[int]], nodes: list[int]) -> list[int]:
     return [nodes[i] for i in reversed(order)]
 
 
+def _rcm_dense(dense: np.ndarray, nodes: list[int]) -> list[int]:
+    """:func:`_rcm` of the sorted ``nodes``, whose adjacency bit matrix is ``dense``, by the
+    compiled kernel (of several components, the sweep of the first one's, as there)."""
+    out = np.empty(len(nodes), dtype=np.int64)
+    done = _kernels.rcm_dense(dense, out)
+    return np.asarray(nodes, dtype=np.int64)[out[:done]].tolist()
+
+
 def _candidates(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
                 bound: list[float], dense: np.ndarray | None = None):
     """Cheap sweeps first, then the greedy criteria (bounded by size), pruned at ``bound``."""
     yield "natural", nodes
     if len(nodes) > 2:
-        rcm = _rcm(adj, nodes)
+        rcm = _rcm(adj, nodes) if dense is None else _rcm_dense(dense, nodes)
         yield "reverse-cuthill-mckee", rcm
         yield "cuthill-mckee", rcm[::-1]
     # with one cardinality the weighted keys are the plain ones scaled (min-weight is
@@ -418,8 +426,12 @@ def _dense_cliques(dense: np.ndarray, nodes: list[int], order: list[int]) -> lis
     pos[at] = np.arange(len(order))
     scope = np.zeros((len(order), int(sizes.max(initial=0)) + 1), dtype=np.int64)
     _kernels.scopes_dense(dense.copy(), at, pos, scope, sizes)
-    rows = np.asarray(nodes, dtype=np.int64)[scope].tolist()
-    return [r[:k] for r, k in zip(rows, sizes.tolist())]
+    # the cliques' nodes in one flat list, cut at their sizes (a list per row of the whole
+    # scope matrix would cost a list of its width per clique)
+    flat = np.asarray(nodes, dtype=np.int64)[scope[np.arange(scope.shape[1]) < sizes[:, None]]]
+    ends = np.cumsum(sizes).tolist()
+    items = flat.tolist()
+    return [items[a:b] for a, b in zip([0, *ends[:-1]], ends)]
 
 
 def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[int]
