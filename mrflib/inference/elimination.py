@@ -163,17 +163,11 @@ class _Reduced:
         self.observed = _observed(model)
         self.const = 0.0
         scopes, tables, origin = [], [], []
-        obs = self.observed
         for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)):
-            if s and obs.keys().isdisjoint(s):  # most factors: kept as they are
-                scopes.append(s)
-                tables.append(t)
-                origin.append(k)
-                continue
-            s2, t2 = _slice(s, t, obs)
+            s2, t2 = _slice(s, t, self.observed)
             if s2:
                 scopes.append(s2)
-                tables.append(t2)  # a view of the table: an array
+                tables.append(t2)  # the table or a view of it: an array
                 origin.append(k)
             else:
                 self.const += float(t2)
