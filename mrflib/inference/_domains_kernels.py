@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib.inference._packed import advance
+
 
 @njit(cache=True)
 def _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup,
@@ -34,13 +36,7 @@ def _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup,
             if ok:
                 for a in range(d):
                     sup[soff[a] + idx[a]] = True
-        a = d - 1
-        while a >= 0:  # the next row in C order: the last variable changes fastest
-            idx[a] += 1
-            if idx[a] < card[fvars[start + a]]:
-                break
-            idx[a] = 0
-            a -= 1
+        advance(idx, d, fvars, start, card)  # the next row in C order
 
 
 @njit(cache=True)
