@@ -427,6 +427,13 @@ def _walk_layout(strides, shape, ostrides, perm):  # pragma: no cover - compiled
     return by, st, starts, shp, ost
 
 
+@njit(cache=True, inline="always")
+def _walked_as_one(outer, inner, size):  # pragma: no cover - compiled
+    """Two neighbouring axes of strides ``outer`` and ``inner`` (the inner one of ``size``
+    entries) are walked as one axis: both zero, or the outer steps over the whole inner."""
+    return (outer == 0 and inner == 0) or (inner != 0 and outer == inner * size)
+
+
 @njit(cache=True)
 def layout_cost(strides, shape, ostrides, perm):  # pragma: no cover - compiled
     """A cost estimate of :func:`clique_product_sum` on :func:`_walk_layout`'s layout for
@@ -445,11 +452,11 @@ def layout_cost(strides, shape, ostrides, perm):  # pragma: no cover - compiled
         ok = True
         for k in range(K):
             x, y = strides[k, a], strides[k, b]
-            if not ((x == 0 and y == 0) or (y != 0 and x == y * shape[b])):
+            if not _walked_as_one(x, y, shape[b]):
                 ok = False
         for r in range(R):
             x, y = ostrides[r, a], ostrides[r, b]
-            if not ((x == 0 and y == 0) or (y != 0 and x == y * shape[b])):
+            if not _walked_as_one(x, y, shape[b]):
                 ok = False
         if not ok:
             break
@@ -570,11 +577,11 @@ def merge_axes(shape, strides, ostrides):  # pragma: no cover - compiled
         ok = True
         for k in range(K):
             a, b = st[k, m - 1], strides[k, d]
-            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+            if not _walked_as_one(a, b, shape[d]):
                 ok = False
         for r in range(R):
             a, b = ost[r, m - 1], ostrides[r, d]
-            if not ((a == 0 and b == 0) or (b != 0 and a == b * shape[d])):
+            if not _walked_as_one(a, b, shape[d]):
                 ok = False
         if ok:
             shp[m - 1] *= shape[d]
