@@ -119,3 +119,45 @@ def test_a_plan_too_large_for_its_budget_searches_unless_told_not_to(monkeypatch
     assert calls and not jt.fits
     for got, w in zip(elimination.marginals(model, jt), fe.marginals(model)):
         np.testing.assert_allclose(got, w, atol=TOL)
+
+
+def test_refined_trees_grow_with_the_work():
+    small = eo.Order([0], "x", math.log(10.0), 1e6, 1)
+    assert eo.refine_trees(small, 100, math.inf) == 0
+    big = eo.Order([0], "x", math.log(1e6), 1e12, 10)
+    assert eo.refine_trees(big, 100, math.inf) == eo.REFINE_TREES
+    mid = eo.Order([0], "x", math.log(1e6), 3 * eo.REFINE_WORK * 100.0, 10)
+    assert eo.refine_trees(mid, 100, math.inf) == 3
+    # a table over the limit multiplies the work by the slices it would need
+    assert eo.refine_trees(mid, 100, math.log(1e6) - math.log(4.0)) == 12
+    assert eo.refine_trees(eo.Order(None, "", math.inf, math.inf, -1), 100, 0.0) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_refined_orders_are_reproducible_never_worse_and_exact(seed, monkeypatch):
+    rng = np.random.default_rng(300 + seed)
+    model = random_factor_graph(rng, n=12, n_factors=18, max_card=3, evidence=seed % 2)
+    red, adj, logc = _structure(model)
+    comp = max(eo.components(adj, red.active), key=len)
+    inside = set(comp)
+    local = tuple(tuple(s) for s in red.scopes if s and s[0] in inside)
+    cards = tuple((v, int(red.card[v])) for v in sorted(comp))
+    eo._refined.cache_clear()
+    a = eo._refined(local, cards, math.inf, 4)
+    eo._refined.cache_clear()
+    eo._batches.cache_clear()
+    b = eo._refined(local, cards, math.inf, 4)
+    assert a.order == b.order and a.heuristic == "reconfigured"
+    assert sorted(a.order) == sorted(comp)
+    cliques, size, total = eo.order_cliques(adj, a.order, logc)
+    assert (size, total) == (a.log_max_table, a.total_entries)
+    # searched_order refines when the work asks for it, and never returns worse
+    monkeypatch.setattr(eo, "REFINE_WORK", 1e-9)
+    greedy = eo.best_order(adj, logc, comp)
+    found = eo.searched_order(red.scopes, logc, comp, greedy)
+    assert (round(found.log_max_table, 9), found.total_entries) <= \
+        (round(greedy.log_max_table, 9), greedy.total_entries)
+    order = [v for v in red.active if v not in inside] + a.order
+    jt = elimination.EliminationPlan(model, order=order)
+    for got, w in zip(elimination.marginals(model, jt), fe.marginals(model)):
+        np.testing.assert_allclose(got, w, atol=TOL)

@@ -194,7 +194,8 @@ class EliminationPlan(eo.Plan):
 
     A plan whose calibration would not fit in ``memory`` bytes (default: the memory
     available), or whose tables hold more than :data:`SEARCH_LARGE_ENTRIES` entries,
-    searches its order again with the randomized contraction search
+    searches its order again with the randomized contraction search and, where the work
+    calls for it, its trees' refinement
     (:func:`mrflib.inference.elimination_order.searched_order`, seconds of work; unless
     ``search`` is false, for callers that cannot spend them, such as a time-limited
     approximation deciding whether exact inference fits) before it is refused (``check``)
@@ -487,8 +488,8 @@ def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
     :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
     pass, as :func:`log_partition` needs; ``search``: a plan that does not fit, or holds
-    more than :data:`SEARCH_LARGE_ENTRIES` table entries, tries the randomized order search,
-    seconds of work, before it is refused or returned).
+    more than :data:`SEARCH_LARGE_ENTRIES` table entries, tries the randomized order search
+    and its refinement, seconds of work, before it is refused or returned).
 
     With ``check`` a plan that does not fit in the available memory is refused
     (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its
