@@ -316,3 +316,29 @@ def test_plan_that_does_not_fit_slices_a_model_without_zeros_unreduced(monkeypat
         fe.log_partition(model), abs=TOL)
     assert "does not fit" in lines[0]
     assert seen and all(m is not model for m in seen)
+
+
+def test_slices_beyond_the_bound_are_counted_on_their_reduced_domains(monkeypatch):
+    # one second per entry: the estimates in the lines are entries
+    monkeypatch.setattr(sliced, "SECONDS_PER_ENTRY", {"PR": 1.0, "MAR": 1.0, "MPE": 1.0})
+    model = deterministic_chain(9)
+    lines = []
+    got = sliced.log_partition(model, memory=200, max_seconds=600, progress=lines.append)
+    assert got == pytest.approx(fe.log_partition(model), abs=TOL)
+    bound = next(s for s in lines if "counting each slice" in s)
+    counted = next(s for s in lines if "on the slices' reduced domains: about" in s)
+    entries = float(counted.split("about ")[1].split(" s")[0])
+    assert entries <= 600 < float(bound.split("at most ")[1].split(" s")[0])
+    # each slice's own plan, summed: the work the slices then do
+    dom = reduce_domains(model)
+    jt = elimination.EliminationPlan(dom.model, barren=True, check=False, upward_only=True,
+                                     memory=200)
+    chosen = sliced.choose_slices(jt, "PR", 200)[0]
+    assert sliced._scanned_entries(dom.model, jt, "PR", chosen) == entries
+    for got, want in zip(sliced.marginals(model, memory=300, max_seconds=600),
+                         fe.marginals(model)):
+        np.testing.assert_allclose(got, want, atol=TOL)
+    # without counting, the bound refuses
+    monkeypatch.setattr(sliced, "MAX_SCANNED", 0)
+    with pytest.raises(ValueError, match="beyond the limit"):
+        sliced.log_partition(model, memory=200, max_seconds=600)
