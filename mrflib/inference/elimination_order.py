@@ -32,10 +32,7 @@ stage refines the search's best trees by subtree reconfiguration (``cotengra``; 
 paper: every small subtree of the contraction tree is replaced by its optimal
 contraction, largest costs first), which on the linkage problems takes the largest clique
 table down another 2^3 to 2^9 times; the number of trees refined grows with the work the
-best order so far would cost. Where even the refined order does not fit in memory, the best
-refined tree is annealed (simulated annealing of the contraction tree: Kalachev et al.,
-arXiv:2108.05665; the "TreeSA" of OMEinsumContractionOrders.jl), a minute of search that
-took linkage_15's largest table from 2^34.6 to 2^26 entries.
+best order so far would cost.
 """
 
 from __future__ import annotations
@@ -536,14 +533,9 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     if found is not None and _better(found, best, limit):
         best = found._replace(order=list(found.order))
     trees = refine_trees(best, len(local), limit)
-    found, path = _refined(local, cards, limit, trees) if trees else (None, None)
+    found = _refined(local, cards, limit, trees) if trees else None
     if found is not None and _better(found, best, limit):
         best = found._replace(order=list(found.order))
-    if path is not None and best.log_max_table > limit:
-        # still too large for memory: slices, or a refusal, are the alternative
-        found = _annealed(local, cards, limit, tuple(map(tuple, path)))
-        if found is not None and _better(found, best, limit):
-            best = found._replace(order=list(found.order))
     return best
 
 
@@ -578,16 +570,14 @@ def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _refined(local: tuple, cards: tuple, limit: float, trees: int
-             ) -> tuple[Order | None, tuple | None]:
+def _refined(local: tuple, cards: tuple, limit: float, trees: int) -> Order | None:
     """The best order of the ``trees`` batches' trees of fewest flops (:func:`_batches`),
     each refined by ``cotengra``'s subtree reconfiguration on its flops (deterministic:
-    the costliest subtrees first), scored as orders, and its tree (path)."""
+    the costliest subtrees first), scored as orders."""
     import cotengra  # (a tenth of a second to import: only where a tree is refined)
 
     inputs, sizes = _einsum_inputs(local, cards)
     batches = _batches(local, cards)
-    refined = []
 
     def paths() -> Iterator[tuple]:
         # (ties in flops go to the earlier batch)
@@ -595,35 +585,9 @@ def _refined(local: tuple, cards: tuple, limit: float, trees: int
             tree = cotengra.ContractionTree.from_path(inputs, (), sizes,
                                                       ssa_path=batches[k][0])
             tree.subtree_reconfigure_(minimize="flops", seed=0)
-            refined.append(tree.get_ssa_path())
-            yield refined[-1]
+            yield tree.get_ssa_path()
 
-    best = _best_of(paths(), local, cards, limit, "reconfigured")
-    nodes = [v for v, _ in cards]
-    won = next((p for p in refined if best is not None
-                and contraction_order(local, nodes, p) == best.order), None)
-    return best, won
-
-
-#: Temperature steps, and moves per step, of :func:`_annealed` (about a minute on the 1,152
-#: factors of the UAI 2014 problem linkage_15).
-ANNEAL_STEPS = 100
-
-
-@functools.lru_cache(maxsize=8)
-def _annealed(local: tuple, cards: tuple, limit: float, path: tuple) -> Order | None:
-    """The contraction tree ``path`` annealed (``cotengra``'s simulated annealing of the
-    tree on its flops, seed 0: Kalachev et al., arXiv:2108.05665, the "TreeSA" of
-    OMEinsumContractionOrders.jl), scored as an order: for components whose refined order
-    still does not fit, where a minute of search is worth the slices or the refusal."""
-    import cotengra
-    from cotengra.pathfinders.path_simulated_annealing import simulated_anneal_tree
-
-    inputs, sizes = _einsum_inputs(local, cards)
-    tree = cotengra.ContractionTree.from_path(inputs, (), sizes, ssa_path=path)
-    tree = simulated_anneal_tree(tree, minimize="flops", seed=0, tsteps=ANNEAL_STEPS,
-                                 numiter=ANNEAL_STEPS)
-    return _best_of([tree.get_ssa_path()], local, cards, limit, "annealed")
+    return _best_of(paths(), local, cards, limit, "reconfigured")
 
 
 def _best_of(paths: Iterable, local: tuple, cards: tuple, limit: float, name: str
