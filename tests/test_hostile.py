@@ -986,7 +986,8 @@ EXEMPT = {
     **{f"inference.elimination_order.{f}": "the order search of plans that do not fit "
                                            "(callers pass a validated model's scopes): "
                                            "tests/test_order_search.py"
-       for f in ("contraction_order", "searched_order", "refine_trees")},
+       for f in ("contraction_order", "searched_order", "refine_trees", "minor_min_width",
+                 "table_lower_bound")},
     "io.solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
     "io.solve.build_parser": "takes no arguments: tests/test_io.py",

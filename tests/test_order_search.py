@@ -143,11 +143,17 @@ def test_refined_orders_are_reproducible_never_worse_and_exact(seed, monkeypatch
     local = tuple(tuple(s) for s in red.scopes if s and s[0] in inside)
     cards = tuple((v, int(red.card[v])) for v in sorted(comp))
     eo._refined.cache_clear()
-    a = eo._refined(local, cards, math.inf, 4)
+    a, path = eo._refined(local, cards, math.inf, 4)
     eo._refined.cache_clear()
     eo._batches.cache_clear()
-    b = eo._refined(local, cards, math.inf, 4)
+    b, _ = eo._refined(local, cards, math.inf, 4)
     assert a.order == b.order and a.heuristic == "reconfigured"
+    assert eo.contraction_order(local, [v for v, _ in cards], path) == a.order
+    # the annealed tree: the same order twice, a permutation of the component
+    monkeypatch.setattr(eo, "ANNEAL_STEPS", 8)
+    c = eo._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
+    d = eo._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
+    assert c.order == d.order and c.heuristic == "annealed" and sorted(c.order) == sorted(comp)
     assert sorted(a.order) == sorted(comp)
     cliques, size, total = eo.order_cliques(adj, a.order, logc)
     assert (size, total) == (a.log_max_table, a.total_entries)
@@ -161,3 +167,66 @@ def test_refined_orders_are_reproducible_never_worse_and_exact(seed, monkeypatch
     jt = elimination.EliminationPlan(model, order=order)
     for got, w in zip(elimination.marginals(model, jt), fe.marginals(model)):
         np.testing.assert_allclose(got, w, atol=TOL)
+
+
+def _treewidth(adj, nodes):
+    """The treewidth of the graph on ``nodes``, by trying every elimination order."""
+    import itertools
+
+    ones = [0.0] * (max(nodes) + 1)
+    return min(len(max(eo.order_cliques(adj, list(order), ones)[0], key=len)) - 1
+               for order in itertools.permutations(nodes))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_minor_min_width_bounds_the_treewidth_from_below(seed):
+    rng = np.random.default_rng(seed)
+    model = random_factor_graph(rng, n=7, n_factors=int(rng.integers(4, 10)), max_card=3)
+    red, adj, logc = _structure(model)
+    for comp in eo.components(adj, red.active):
+        width = eo.minor_min_width(adj, comp)
+        assert 0 <= width <= _treewidth(adj, comp)
+        # every order's largest clique table holds at least the bound's entries
+        assert eo.table_lower_bound(adj, logc, comp) <= \
+            eo.best_order(adj, logc, comp).log_max_table + 1e-9
+
+
+def test_minor_min_width_on_known_graphs():
+    n = 8
+    complete = [set(range(n)) - {v} for v in range(n)]
+    cycle = [{(v - 1) % n, (v + 1) % n} for v in range(n)]
+    path = [{u for u in (v - 1, v + 1) if 0 <= u < n} for v in range(n)]
+    grid = eo.interaction_graph(25, [tuple(e) for e in graphs.square_grid(5, 5).tolist()])
+    assert [eo.minor_min_width(g, range(len(g))) for g in (complete, cycle, path)] == \
+        [n - 1, 2, 1]
+    assert 2 <= eo.minor_min_width(grid, range(25)) <= 5
+    assert eo.minor_min_width([set()], [0]) == 0
+    assert eo.table_lower_bound(complete, [math.log(2)] * 4 + [math.log(3)] * 4,
+                                range(n)) == pytest.approx(4 * math.log(2) + 4 * math.log(3))
+
+
+def test_annealing_is_tried_only_where_an_order_may_fit(monkeypatch):
+    """A complete graph's every order has one clique of all variables: no annealing; a
+    grid's largest clique may shrink: annealing, with the seed given."""
+    asked = []
+    monkeypatch.setattr(eo, "_annealed", lambda *args: asked.append(args[-1]))
+    monkeypatch.setattr(eo, "REFINE_WORK", 1e-12)  # every tree refined: a path to anneal
+    n = 12
+    scopes = [(u, v) for u in range(n) for v in range(u + 1, n)]
+    logc = [math.log(2)] * n
+    adj = eo.interaction_graph(n, scopes)
+    best = eo.best_order(adj, logc, range(n), math.inf)
+    limit = math.log(2) * 6  # below the 2^12 entries of any order's largest clique
+    got = eo.searched_order(scopes, logc, range(n), best, limit, anneal=0)
+    assert got.log_max_table == pytest.approx(n * math.log(2)) and asked == []
+    model = random_factor_graph(np.random.default_rng(4), n=14, n_factors=16, max_card=3)
+    red, adj, logc = _structure(model)
+    comp = max(eo.components(adj, red.active), key=len)
+    best = eo.best_order(adj, logc, comp, math.inf)
+    bound = eo.table_lower_bound(adj, logc, comp)
+    assert bound < best.log_max_table
+    limit = (bound + best.log_max_table) / 2
+    eo.searched_order(red.scopes, logc, comp, best, limit)
+    assert asked == []  # not asked to
+    eo.searched_order(red.scopes, logc, comp, best, limit, anneal=3)
+    assert asked == [3]

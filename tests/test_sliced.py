@@ -188,6 +188,11 @@ def test_bad_arguments_are_refused():
         sliced.solve(model, "PR", max_seconds=0)
     with pytest.raises(ValueError, match="memory"):
         sliced.solve(model, "PR", memory=-1)
+    for seed in (-1, 1.5, "0", True):
+        with pytest.raises(ValueError, match="anneal must be"):
+            elimination.plan(model, anneal=seed)
+        with pytest.raises(ValueError, match="anneal must be"):
+            sliced.solve(model, "PR", anneal=seed)
 
 
 # --------------------------------------------------------------------------- reduced plans
@@ -342,3 +347,60 @@ def test_slices_beyond_the_bound_are_counted_on_their_reduced_domains(monkeypatc
     monkeypatch.setattr(sliced, "MAX_SCANNED", 0)
     with pytest.raises(ValueError, match="beyond the limit"):
         sliced.log_partition(model, memory=200, max_seconds=600)
+
+
+def _bad_order_first(monkeypatch, anneal_order=None):
+    """``sliced._plan`` with the searched plan on a poor order (the reverse of the greedy
+    one) and the annealed plan on the greedy order (or ``anneal_order``): the seeds asked."""
+    real = sliced._plan
+    asked = []
+
+    def plan(m, task, order=None, check=False, memory=None, anneal=None):
+        if order is not None:
+            return real(m, task, order, check, memory)
+        good = real(m, task)
+        if anneal is None:
+            return real(m, task, good.order[::-1], check, memory)
+        asked.append(anneal)
+        return real(m, task, anneal_order or good.order, check, memory)
+
+    monkeypatch.setattr(sliced, "_plan", plan)
+    return asked
+
+
+def test_refused_slices_fall_back_to_the_annealed_order(monkeypatch):
+    model = random_model(2, zeros=0.0)
+    asked = _bad_order_first(monkeypatch)
+    lines = []
+    # the poor order does not fit in 5,000 bytes and its slices are refused; the other fits
+    got = sliced.log_partition(model, memory=5000, max_seconds=1e-12, progress=lines.append)
+    assert got == pytest.approx(fe.log_partition(model), abs=TOL)
+    assert asked == [sliced.ANNEAL_SEED]
+    assert any("beyond the limit" in s and "trying an annealed contraction tree" in s
+               for s in lines)
+    assert_answers(model, memory=5000, max_seconds=1e-12)
+
+
+def test_annealed_order_is_sliced_or_refused_with_both_reasons(monkeypatch):
+    model = random_model(2, zeros=0.0)
+    _bad_order_first(monkeypatch)
+    # one second per entry: in 1,000 bytes the poor order's slices hold 1,224 entries,
+    # the greedy order's 208; neither order fits whole
+    monkeypatch.setattr(sliced, "SECONDS_PER_ENTRY", {"PR": 1.0, "MAR": 1.0, "MPE": 1.0})
+    monkeypatch.setattr(sliced, "MAX_SCANNED", 0)
+    lines = []
+    assert sliced.log_partition(model, memory=1000, max_seconds=500,
+                                progress=lines.append) == pytest.approx(
+        fe.log_partition(model), abs=TOL)
+    assert "would take about 1224 s" in lines[1] and "about 208 s" in lines[2]
+    assert sum(s.startswith("slice ") for s in lines) == 4
+    with pytest.raises(ValueError, match="about 1224 s, beyond the limit .*; on the "
+                                         "annealed order: .*about 208 s, beyond the limit"):
+        sliced.log_partition(model, memory=1000, max_seconds=100)
+
+
+def test_slices_refused_when_annealing_finds_no_other_order():
+    # a small model's greedy order fits the search's limit: no search, so no annealing
+    with pytest.raises(ValueError, match="beyond the limit .*; annealing gave no other "
+                                         "order"):
+        sliced.log_partition(random_model(4), memory=300, max_seconds=1e-12)

@@ -199,7 +199,10 @@ class EliminationPlan(eo.Plan):
     (:func:`mrflib.inference.elimination_order.searched_order`, seconds of work; unless
     ``search`` is false, for callers that cannot spend them, such as a time-limited
     approximation deciding whether exact inference fits) before it is refused (``check``)
-    or returned with ``fits`` false; smaller plans that fit keep the greedy orders.
+    or returned with ``fits`` false; smaller plans that fit keep the greedy orders. With
+    ``anneal`` (a seed), a searched order that still does not fit has its contraction tree
+    annealed too (about a minute on a pedigree of a thousand factors): the last resort of
+    :mod:`mrflib.inference.sliced`, whose slices of the refined order would be refused.
 
     Attributes
     ----------
@@ -221,14 +224,18 @@ class EliminationPlan(eo.Plan):
 
     def __init__(self, model: FactorGraph, *, barren: bool = False, check: bool = True,
                  upward_only: bool = False, order: list[int] | None = None,
-                 memory: float | None = None, search: bool = True) -> None:
+                 memory: float | None = None, search: bool = True,
+                 anneal: int | None = None) -> None:
         check_instance(model, FactorGraph, "model")
+        if anneal is not None:
+            anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
         self.n = model.n
         self.red = _Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
         self.upward_only = upward_only
         self.search = search
+        self.anneal = anneal
         self._scaled: list[Scaled | None] | None = None
         given = order is not None and set(self.red.active) <= set(order)
         # one reading of the machine's memory serves the whole plan: reading it costs
@@ -276,14 +283,18 @@ class EliminationPlan(eo.Plan):
             found = eo.best_order(adj, logc, comp, limit, memo)
             if found.order is None:
                 wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES), memo)
-                if wide.order is not None and self.search:
-                    wide = eo.searched_order(red.scopes, logc, comp, wide, limit)
+                # (annealing starts from the search's own trees: it needs no greedy order,
+                # only room for an order that fits)
+                if self.search and (wide.order is not None or (
+                        self.anneal is not None
+                        and eo.table_lower_bound(adj, logc, comp) <= limit)):
+                    wide = eo.searched_order(red.scopes, logc, comp, wide, limit, self.anneal)
                 if wide.order is not None or not check:
                     found = wide
                 if found.order is not None and check and found.log_max_table > limit + 1e-9:
                     _refuse(found, len(comp))
             elif every and found.total_entries > SEARCH_MIN_ENTRIES:
-                found = eo.searched_order(red.scopes, logc, comp, found, limit)
+                found = eo.searched_order(red.scopes, logc, comp, found, limit, self.anneal)
             if found.order is None:
                 if check:
                     _refuse(found, len(comp))
@@ -484,12 +495,15 @@ def _refuse(found: eo.Order, size: int) -> None:
 
 # --------------------------------------------------------------------------- tasks
 def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
-         upward_only: bool = False, search: bool = True) -> EliminationPlan:
+         upward_only: bool = False, search: bool = True,
+         anneal: int | None = None) -> EliminationPlan:
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
     :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
     pass, as :func:`log_partition` needs; ``search``: a plan that does not fit, or holds
     more than :data:`SEARCH_LARGE_ENTRIES` table entries, tries the randomized order search
-    and its refinement, seconds of work, before it is refused or returned).
+    and its refinement, seconds of work, before it is refused or returned; ``anneal``, a
+    seed: an order that still does not fit has its contraction tree annealed too, about a
+    minute more).
 
     With ``check`` a plan that does not fit in the available memory is refused
     (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its
@@ -497,7 +511,7 @@ def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
     clique table below :data:`REPORT_LOG_ENTRIES` entries was found).
     """
     return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only,
-                           search=search)
+                           search=search, anneal=anneal)
 
 
 def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list[list[int]],

@@ -32,7 +32,14 @@ stage refines the search's best trees by subtree reconfiguration (``cotengra``; 
 paper: every small subtree of the contraction tree is replaced by its optimal
 contraction, largest costs first), which on the linkage problems takes the largest clique
 table down another 2^3 to 2^9 times; the number of trees refined grows with the work the
-best order so far would cost.
+best order so far would cost. Asked to (``anneal``, a seed: the exact engine asks only where
+the refined order, sliced, would be refused), a refined order that still does not fit in memory
+has its tree annealed (simulated annealing of the contraction tree: Kalachev et al.,
+arXiv:2108.05665; the "TreeSA" of OMEinsumContractionOrders.jl), a minute of search that
+took linkage_15's largest table from 2^34.6 to 2^26 entries. Annealing minimizes the tree's
+flops, not the work of the slices an order needs: on linkage_23, whose refined order's slices
+are answered in half a minute, the annealed order's marginals were refused, so annealing is
+a last resort, not a stage.
 """
 
 from __future__ import annotations
@@ -51,8 +58,8 @@ from mrflib.inference import _elimination_order_kernels as _kernels
 
 __all__ = ["CRITERIA", "Order", "Plan", "connect_neighbours", "interaction_graph", "greedy_order",
            "greedy_order_sets", "greedy_key", "order_cliques", "best_order", "components",
-           "contraction_order", "searched_order", "refine_trees", "SEARCH_WORK",
-           "REFINE_TREES", "REFINE_WORK"]
+           "contraction_order", "searched_order", "refine_trees", "minor_min_width",
+           "table_lower_bound", "SEARCH_WORK", "REFINE_TREES", "REFINE_WORK", "ANNEAL_STEPS"]
 
 #: The greedy criteria of :func:`greedy_order`.
 CRITERIA = ("min-fill", "weighted-min-fill", "min-weight", "min-degree")
@@ -508,7 +515,8 @@ def contraction_order(scopes: Sequence[Sequence[int]], nodes: Sequence[int],
 
 
 def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
-                   nodes: Sequence[int], best: Order, limit: float = math.inf) -> Order:
+                   nodes: Sequence[int], best: Order, limit: float = math.inf,
+                   anneal: int | None = None) -> Order:
     """``best``, or a better order of ``nodes`` (one connected component) from the
     randomized greedy contraction search over the factors ``scopes`` that hold them.
 
@@ -519,8 +527,12 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     order. Each batch's best contraction tree is turned into an elimination order
     (:func:`contraction_order`) and scored. Then, where the best order's work calls for it
     (:func:`refine_trees`), the best batches' trees are refined (:func:`_refined`) and may
-    beat it. The last few searches are remembered (a model planned again, as
-    ``exact.plan`` and then an answer do, is not searched twice).
+    beat it. With ``anneal`` (a seed), a best order still over ``limit`` has its refined
+    tree annealed (:func:`_annealed`), unless no order can fit (:func:`table_lower_bound`:
+    on a dense graph the annealing would take many minutes to find nothing), and the
+    annealed order is kept where it is better. The
+    last few searches are remembered (a model planned again, as ``exact.plan`` and then an
+    answer do, is not searched twice).
     """
     inside = set(nodes)
     local = tuple(tuple(int(v) for v in s) for s in scopes if s and s[0] in inside)
@@ -533,10 +545,54 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     if found is not None and _better(found, best, limit):
         best = found._replace(order=list(found.order))
     trees = refine_trees(best, len(local), limit)
-    found = _refined(local, cards, limit, trees) if trees else None
+    found, path = _refined(local, cards, limit, trees) if trees else (None, None)
     if found is not None and _better(found, best, limit):
         best = found._replace(order=list(found.order))
+    if (anneal is not None and path is not None and best.log_max_table > limit
+            and table_lower_bound(interaction_graph(nodes[-1] + 1, local), logc, nodes)
+            <= limit):
+        found = _annealed(local, cards, limit, tuple(map(tuple, path)), int(anneal))
+        if found is not None and _better(found, best, limit):
+            best = found._replace(order=list(found.order))
     return best
+
+
+def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
+    """A lower bound on the treewidth of the graph ``adj`` on ``nodes``: the minor-min-width
+    (Gogate and Dechter, UAI 2004). Treewidth never grows when an edge is contracted, and
+    is at least the smallest degree, so the largest smallest degree met while contracting
+    a vertex of smallest degree into its neighbour of smallest degree bounds it from
+    below (ties to the lower-numbered vertex)."""
+    inside = set(nodes)
+    nbrs = {v: adj[v] & inside for v in inside}
+    heap = [(len(s), v) for v, s in nbrs.items()]
+    heapq.heapify(heap)
+    bound = 0
+    while heap and bound < len(nbrs) - 1:
+        d, v = heapq.heappop(heap)
+        if v not in nbrs or d != len(nbrs[v]):
+            continue  # a stale entry
+        bound = max(bound, d)
+        near = nbrs.pop(v)
+        if not near:
+            continue
+        u = min(near, key=lambda w: (len(nbrs[w]), w))
+        for w in near:
+            nbrs[w].discard(v)
+            if w != u:
+                nbrs[w].add(u)
+                nbrs[u].add(w)
+        for w in near:
+            heapq.heappush(heap, (len(nbrs[w]), w))
+    return bound
+
+
+def table_lower_bound(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int]
+                      ) -> float:
+    """Log entries that the largest clique table of every order of ``nodes`` holds at
+    least: a clique of :func:`minor_min_width` + 1 of them, the fewest states first."""
+    width = minor_min_width(adj, nodes)
+    return float(sum(sorted(logc[v] for v in nodes)[:width + 1]))
 
 
 def refine_trees(best: Order, factors: int, limit: float) -> int:
@@ -570,14 +626,16 @@ def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _refined(local: tuple, cards: tuple, limit: float, trees: int) -> Order | None:
+def _refined(local: tuple, cards: tuple, limit: float, trees: int
+             ) -> tuple[Order | None, tuple | None]:
     """The best order of the ``trees`` batches' trees of fewest flops (:func:`_batches`),
     each refined by ``cotengra``'s subtree reconfiguration on its flops (deterministic:
-    the costliest subtrees first), scored as orders."""
+    the costliest subtrees first), scored as orders, and its tree (path)."""
     import cotengra  # (a tenth of a second to import: only where a tree is refined)
 
     inputs, sizes = _einsum_inputs(local, cards)
     batches = _batches(local, cards)
+    refined = []
 
     def paths() -> Iterator[tuple]:
         # (ties in flops go to the earlier batch)
@@ -585,9 +643,37 @@ def _refined(local: tuple, cards: tuple, limit: float, trees: int) -> Order | No
             tree = cotengra.ContractionTree.from_path(inputs, (), sizes,
                                                       ssa_path=batches[k][0])
             tree.subtree_reconfigure_(minimize="flops", seed=0)
-            yield tree.get_ssa_path()
+            refined.append(tree.get_ssa_path())
+            yield refined[-1]
 
-    return _best_of(paths(), local, cards, limit, "reconfigured")
+    best = _best_of(paths(), local, cards, limit, "reconfigured")
+    nodes = [v for v, _ in cards]
+    won = next((p for p in refined if best is not None
+                and contraction_order(local, nodes, p) == best.order), None)
+    return best, won
+
+
+#: Temperature steps, and moves per step, of :func:`_annealed` (about a minute on the 1,152
+#: factors of the UAI 2014 problem linkage_15).
+ANNEAL_STEPS = 100
+
+
+@functools.lru_cache(maxsize=8)
+def _annealed(local: tuple, cards: tuple, limit: float, path: tuple, seed: int
+              ) -> Order | None:
+    """The contraction tree ``path`` annealed (``cotengra``'s simulated annealing of the
+    tree on its flops, seeded by ``seed``: Kalachev et al., arXiv:2108.05665, the "TreeSA"
+    of OMEinsumContractionOrders.jl), scored as an order: for components whose refined
+    order still does not fit, where a minute of search is worth the slices or the
+    refusal. Another seed gives another order, an independent check of an answer."""
+    import cotengra
+    from cotengra.pathfinders.path_simulated_annealing import simulated_anneal_tree
+
+    inputs, sizes = _einsum_inputs(local, cards)
+    tree = cotengra.ContractionTree.from_path(inputs, (), sizes, ssa_path=path)
+    tree = simulated_anneal_tree(tree, minimize="flops", seed=seed, tsteps=ANNEAL_STEPS,
+                                 numiter=ANNEAL_STEPS)
+    return _best_of([tree.get_ssa_path()], local, cards, limit, "annealed")
 
 
 def _best_of(paths: Iterable, local: tuple, cards: tuple, limit: float, name: str

@@ -31,6 +31,13 @@ reductions make the work smaller:
    bound passes the limit and there are at most :data:`MAX_SCANNED` slices, the entries of
    each slice's own plan on its reduced domains, counted one slice at a time) passes
    ``max_seconds``, with that estimate in the message.
+3. **annealing**, when the slices would be refused: the order's contraction tree is
+   annealed (:func:`mrflib.inference.elimination_order.searched_order` with a seed,
+   :data:`ANNEAL_SEED`; about a minute on a pedigree of a thousand factors) and the model
+   is answered on that order, whole if it fits, else sliced. Annealing minimizes a tree's
+   flops, not its slices' work (on the UAI 2014 problem linkage_23 the annealed order's
+   marginals were refused where the searched order's slices answer in half a minute), so
+   it comes last: a model whose slices are accepted keeps its order and its answer.
 
 The same reductions are done in each slice (a slice's clamped values often make more states
 impossible). ``progress`` (a callable taking a line of text) hears of each slice.
@@ -46,7 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import available_memory, check_instance, format_bytes
+from mrflib._support.validation import (
+    available_memory,
+    check_instance,
+    check_positive,
+    format_bytes,
+)
 from mrflib.inference import elimination
 from mrflib.inference import elimination_order as eo
 from mrflib.inference.domains import Domains, reduce_domains
@@ -54,8 +66,8 @@ from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.precision import checked
 
 __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "sample",
-           "choose_slices", "SECONDS_PER_ENTRY", "MAX_SECONDS", "MAX_SCANNED", "TASKS",
-           "REDUCE_ABOVE", "REDUCE_SHRINK"]
+           "choose_slices", "SECONDS_PER_ENTRY", "MAX_SECONDS", "MAX_SCANNED", "ANNEAL_SEED",
+           "TASKS", "REDUCE_ABOVE", "REDUCE_SHRINK"]
 
 TASKS = ("PR", "MAR", "MPE")
 #: Seconds per clique-table entry of one slice: the upward pass (with the downward one for
@@ -74,6 +86,8 @@ MAX_SLICED = 24
 #: domain reduction and a plan on the given order, a fraction of a second on a UAI 2014
 #: linkage problem, and a slice's clamped values often empty most of its states.
 MAX_SCANNED = 256
+#: Default seed of the annealed order tried where the slices of the searched one are refused.
+ANNEAL_SEED = 0
 #: A plan that fits has its domains reduced (``log Z`` and marginals) when its clique
 #: tables hold at least this many times the entries (and factors) of the model's tables:
 #: the reduction visits each table a few times in Python (3-10 µs per factor), the pass
@@ -89,9 +103,11 @@ sample = elimination.sample
 
 
 def _plan(model: FactorGraph, task: str, order: list[int] | None = None,
-          check: bool = False, memory: float | None = None) -> elimination.EliminationPlan:
+          check: bool = False, memory: float | None = None, anneal: int | None = None
+          ) -> elimination.EliminationPlan:
     return elimination.EliminationPlan(model, barren=task == "PR", check=check,
-                                       upward_only=task == "PR", order=order, memory=memory)
+                                       upward_only=task == "PR", order=order, memory=memory,
+                                       anneal=anneal)
 
 
 def _answer(model: FactorGraph, jt: elimination.EliminationPlan, task: str) -> tuple:
@@ -157,11 +173,14 @@ def _check_positive_number(value: Any, name: str, what: str) -> None:
 
 @checked
 def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
-          memory: float | None = None, progress: Progress = None) -> tuple:
+          memory: float | None = None, progress: Progress = None,
+          anneal: int = ANNEAL_SEED) -> tuple:
     """``(value, answer)`` of ``task`` on ``model``: ``PR`` gives ``(log Z, None)``,
     ``MAR`` ``(log Z, marginals)``, ``MPE`` ``(best log-weight, state)``; ``Z = 0`` gives
     ``(-inf, None)``. Tries the plain plan, then reduced domains, then slicing, each plan
-    held to ``memory`` bytes (default: the memory available).
+    held to ``memory`` bytes (default: the memory available); where the slices would be
+    refused, the plan on an order annealed with the seed ``anneal`` (another seed, another
+    order: an independent check of an answer).
 
     Raises ``ValueError`` when the slices' estimated time exceeds ``max_seconds`` (with
     the estimate), or no order with clique tables of at most ``2^48`` entries is found.
@@ -172,6 +191,7 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     _check_positive_number(max_seconds, "max_seconds", "a positive number of seconds")
     if memory is not None:
         _check_positive_number(memory, "memory", "a positive number of bytes")
+    anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
     jt = _plan(model, task, memory=memory)
     if _fits(jt, memory):
         smaller = _reduced_plan(model, jt, task, memory)
@@ -191,8 +211,32 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     budget = 0.9 * available_memory() if memory is None else float(memory)
     say = progress or (lambda _: None)
     say(f"{red_jt._what()} does not fit in {format_bytes(budget)}; slicing")
-    answer = _sliced(reduced, red_jt, task, float(max_seconds), budget, say)
+    answer = _sliced_or_annealed(reduced, red_jt, task, float(max_seconds), budget, memory,
+                                 anneal, say)
     return _expand(dom, task, *answer)
+
+
+def _sliced_or_annealed(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
+                        max_seconds: float, budget: float, memory: float | None,
+                        anneal: int, say: Callable[[str], None]) -> tuple:
+    """The answer of ``jt``'s slices; where they are refused, of the plan on an order
+    annealed with the seed ``anneal``, whole if it fits, else sliced; if that is refused
+    too, the first refusal with the second (see the module's notes)."""
+    try:
+        return _sliced(model, jt, task, max_seconds, budget, say)
+    except ValueError as exc:
+        refused = str(exc)
+    say(f"{refused}; trying an annealed contraction tree")
+    annealed = _plan(model, task, memory=memory, anneal=anneal)
+    if annealed.order is None or annealed.order == jt.order:
+        raise ValueError(f"{refused}; annealing gave no other order")
+    if _fits(annealed, memory):
+        say(f"{annealed._what()} fits")
+        return _answer(model, annealed, task)
+    try:
+        return _sliced(model, annealed, task, max_seconds, budget, say)
+    except ValueError as exc:
+        raise ValueError(f"{refused}; on the annealed order: {exc}") from None
 
 
 def _has_zeros(model: FactorGraph) -> bool:
@@ -335,20 +379,22 @@ def _combine(task: str, values: list[float], answers: list) -> tuple:
 
 @checked
 def log_partition(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
-                  memory: float | None = None, progress: Progress = None) -> float:
+                  memory: float | None = None, progress: Progress = None,
+                  anneal: int = ANNEAL_SEED) -> float:
     """``log Z`` (:func:`mrflib.inference.elimination.log_partition` when its plan fits, else with
     reduced domains, else sliced)."""
     return solve(model, "PR", max_seconds=max_seconds, memory=memory,
-                 progress=progress)[0]
+                 progress=progress, anneal=anneal)[0]
 
 
 @checked
 def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
-              memory: float | None = None, progress: Progress = None) -> list[np.ndarray]:
+              memory: float | None = None, progress: Progress = None,
+              anneal: int = ANNEAL_SEED) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, as :func:`mrflib.inference.elimination.marginals`, beyond
     memory too."""
     logz, out = solve(model, "MAR", max_seconds=max_seconds, memory=memory,
-                 progress=progress)
+                 progress=progress, anneal=anneal)
     if out is None:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): its marginals are undefined")
@@ -357,12 +403,12 @@ def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
 
 @checked
 def map_assignment(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
-                   memory: float | None = None, progress: Progress = None
-                   ) -> tuple[np.ndarray, float]:
+                   memory: float | None = None, progress: Progress = None,
+                   anneal: int = ANNEAL_SEED) -> tuple[np.ndarray, float]:
     """A most probable state and its log-weight, as
     :func:`mrflib.inference.elimination.map_assignment`, beyond memory too."""
     best, x = solve(model, "MPE", max_seconds=max_seconds, memory=memory,
-                 progress=progress)
+                 progress=progress, anneal=anneal)
     if x is None:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
                          "evidence): it has no most probable state")

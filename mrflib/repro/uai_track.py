@@ -49,8 +49,10 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     and table of the best order found, or a lower bound when the search gave up), ``PR s``,
     ``MAR s``, ``published max diff`` (marginals), ``pyGMs log Z diff``,
     ``pyGMs marginal diff``, ``enumeration diff`` (ours against enumerating each connected
-    component, where the benchmark checked), ``limit s`` and the ``reason`` (the note of
-    the first task not answered, else the ``MAR`` note)."""
+    component, where the benchmark checked), ``second order diff`` (ours against the
+    marginals on a second annealed order, where the benchmark checked; empty in a CSV
+    without the column), ``limit s`` and the ``reason`` (the note of the first task not
+    answered, else the ``MAR`` note)."""
     df = _check(df)
     by = {t: df[df["benchmark"] == t].set_index("case") for t in ("PR", "MAR")}
     rows = []
@@ -63,7 +65,8 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
         first = next((r for r, s in zip((pr, mar), st) if s != "answered"), None)
 
         def get(r, col):
-            return np.nan if r is None else pd.to_numeric(r[col], errors="coerce")
+            return np.nan if r is None or col not in r else pd.to_numeric(r[col],
+                                                                         errors="coerce")
 
         rows.append({
             "problem": case, "family": (pr if pr is not None else mar)["family"],
@@ -74,6 +77,7 @@ def problem_outcomes(df: pd.DataFrame) -> pd.DataFrame:
             "pyGMs log Z diff": get(pr, "pygms_max_diff"),
             "pyGMs marginal diff": get(mar, "pygms_max_diff"),
             "enumeration diff": get(mar, "enumeration_max_diff"),
+            "second order diff": get(mar, "second_order_max_diff"),
             "limit s": get(pr, "limit_seconds"),
             "reason": str((first if first is not None else mar)["note"]),
         })
