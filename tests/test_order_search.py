@@ -230,3 +230,7 @@ def test_annealing_is_tried_only_where_an_order_may_fit(monkeypatch):
     assert asked == []  # not asked to
     eo.searched_order(red.scopes, logc, comp, best, limit, anneal=3)
     assert asked == [3]
+    # an order further over the limit than annealing is asked to shrink is left as it is
+    monkeypatch.setattr(eo, "ANNEAL_REACH", (best.log_max_table - limit) / 2)
+    eo.searched_order(red.scopes, logc, comp, best, limit, anneal=4)
+    assert asked == [3]

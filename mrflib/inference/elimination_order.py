@@ -59,7 +59,8 @@ from mrflib.inference import _elimination_order_kernels as _kernels
 __all__ = ["CRITERIA", "Order", "Plan", "connect_neighbours", "interaction_graph", "greedy_order",
            "greedy_order_sets", "greedy_key", "order_cliques", "best_order", "components",
            "contraction_order", "searched_order", "refine_trees", "minor_min_width",
-           "table_lower_bound", "SEARCH_WORK", "REFINE_TREES", "REFINE_WORK", "ANNEAL_STEPS"]
+           "table_lower_bound", "SEARCH_WORK", "REFINE_TREES", "REFINE_WORK", "ANNEAL_STEPS",
+           "ANNEAL_VISITS", "ANNEAL_REACH"]
 
 #: The greedy criteria of :func:`greedy_order`.
 CRITERIA = ("min-fill", "weighted-min-fill", "min-weight", "min-degree")
@@ -527,10 +528,10 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     order. Each batch's best contraction tree is turned into an elimination order
     (:func:`contraction_order`) and scored. Then, where the best order's work calls for it
     (:func:`refine_trees`), the best batches' trees are refined (:func:`_refined`) and may
-    beat it. With ``anneal`` (a seed), a best order still over ``limit`` has its refined
-    tree annealed (:func:`_annealed`), unless no order can fit (:func:`table_lower_bound`:
-    on a dense graph the annealing would take many minutes to find nothing), and the
-    annealed order is kept where it is better. The
+    beat it. With ``anneal`` (a seed), a best order still over ``limit``, by at most
+    :data:`ANNEAL_REACH`, has its refined tree annealed (:func:`_annealed`), unless no
+    order can fit (:func:`table_lower_bound`: on a dense graph the annealing would take
+    many minutes to find nothing), and the annealed order is kept where it is better. The
     last few searches are remembered (a model planned again, as ``exact.plan`` and then an
     answer do, is not searched twice).
     """
@@ -548,7 +549,8 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     found, path = _refined(local, cards, limit, trees) if trees else (None, None)
     if found is not None and _better(found, best, limit):
         best = found._replace(order=list(found.order))
-    if (anneal is not None and path is not None and best.log_max_table > limit
+    if (anneal is not None and path is not None
+            and limit < best.log_max_table <= limit + ANNEAL_REACH
             and table_lower_bound(interaction_graph(nodes[-1] + 1, local), logc, nodes)
             <= limit):
         found = _annealed(local, cards, limit, tuple(map(tuple, path)), int(anneal))
@@ -653,9 +655,16 @@ def _refined(local: tuple, cards: tuple, limit: float, trees: int
     return best, won
 
 
-#: Temperature steps, and moves per step, of :func:`_annealed` (about a minute on the 1,152
-#: factors of the UAI 2014 problem linkage_15).
+#: Temperature steps of :func:`_annealed`, and its most sweeps over the tree per step (about
+#: a minute on the 1,042 factors of the UAI 2014 problem linkage_15's marginals).
 ANNEAL_STEPS = 100
+#: Tree nodes one annealing visits, at most: a larger component gets fewer sweeps per step,
+#: so that no annealing takes much longer than linkage_15's.
+ANNEAL_VISITS = 12_000_000
+#: Most that annealing is asked to shrink the largest clique table below the refined
+#: order's, in log entries: 2^12 (on linkage_15 it shrinks 2^8.6 times, from 2^34.6 entries
+#: to 2^26); an order further over the limit, such as a 40x40 lattice's, is refused as it is.
+ANNEAL_REACH = 12 * math.log(2)
 
 
 @functools.lru_cache(maxsize=8)
@@ -671,8 +680,9 @@ def _annealed(local: tuple, cards: tuple, limit: float, path: tuple, seed: int
 
     inputs, sizes = _einsum_inputs(local, cards)
     tree = cotengra.ContractionTree.from_path(inputs, (), sizes, ssa_path=path)
+    sweeps = max(1, min(ANNEAL_STEPS, ANNEAL_VISITS // (ANNEAL_STEPS * len(local))))
     tree = simulated_anneal_tree(tree, minimize="flops", seed=seed, tsteps=ANNEAL_STEPS,
-                                 numiter=ANNEAL_STEPS)
+                                 numiter=sweeps)
     return _best_of([tree.get_ssa_path()], local, cards, limit, "annealed")
 
 
