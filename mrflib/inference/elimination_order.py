@@ -624,7 +624,7 @@ def _search(local: tuple, cards: tuple, limit: float) -> Order | None:
     """The best order of :func:`searched_order`'s batches on the factors ``local`` over the
     variables and cardinalities ``cards`` (``None`` when no order was scored)."""
     return _best_of((path for path, _ in _batches(local, cards)), local, cards, limit,
-                    "random-greedy")
+                    "random-greedy")[0]
 
 
 @functools.lru_cache(maxsize=8)
@@ -632,12 +632,11 @@ def _refined(local: tuple, cards: tuple, limit: float, trees: int
              ) -> tuple[Order | None, tuple | None]:
     """The best order of the ``trees`` batches' trees of fewest flops (:func:`_batches`),
     each refined by ``cotengra``'s subtree reconfiguration on its flops (deterministic:
-    the costliest subtrees first), scored as orders, and its tree (path)."""
+    the costliest subtrees first), scored as orders, and its tree (:func:`_best_of`)."""
     import cotengra  # (a tenth of a second to import: only where a tree is refined)
 
     inputs, sizes = _einsum_inputs(local, cards)
     batches = _batches(local, cards)
-    refined = []
 
     def paths() -> Iterator[tuple]:
         # (ties in flops go to the earlier batch)
@@ -645,14 +644,9 @@ def _refined(local: tuple, cards: tuple, limit: float, trees: int
             tree = cotengra.ContractionTree.from_path(inputs, (), sizes,
                                                       ssa_path=batches[k][0])
             tree.subtree_reconfigure_(minimize="flops", seed=0)
-            refined.append(tree.get_ssa_path())
-            yield refined[-1]
+            yield tree.get_ssa_path()
 
-    best = _best_of(paths(), local, cards, limit, "reconfigured")
-    nodes = [v for v, _ in cards]
-    won = next((p for p in refined if best is not None
-                and contraction_order(local, nodes, p) == best.order), None)
-    return best, won
+    return _best_of(paths(), local, cards, limit, "reconfigured")
 
 
 #: Temperature steps of :func:`_annealed`, and its most sweeps over the tree per step (about
@@ -683,18 +677,19 @@ def _annealed(local: tuple, cards: tuple, limit: float, path: tuple, seed: int
     sweeps = max(1, min(ANNEAL_STEPS, ANNEAL_VISITS // (ANNEAL_STEPS * len(local))))
     tree = simulated_anneal_tree(tree, minimize="flops", seed=seed, tsteps=ANNEAL_STEPS,
                                  numiter=sweeps)
-    return _best_of([tree.get_ssa_path()], local, cards, limit, "annealed")
+    return _best_of([tree.get_ssa_path()], local, cards, limit, "annealed")[0]
 
 
 def _best_of(paths: Iterable, local: tuple, cards: tuple, limit: float, name: str
-             ) -> Order | None:
+             ) -> tuple[Order | None, tuple | None]:
     """The best order (:func:`_better`) of the contraction trees ``paths`` (single static
-    assignment form) over the factors ``local``, named ``name``; an order is dropped as
-    soon as one of its cliques is larger than the best's (or ``limit``, if larger)."""
+    assignment form) over the factors ``local``, named ``name``, and the tree it came from
+    (``(None, None)`` when no order was scored); an order is dropped as soon as one of its
+    cliques is larger than the best's (or ``limit``, if larger)."""
     nodes = [v for v, _ in cards]
     logc = {v: math.log(c) for v, c in cards}
     adj = interaction_graph(nodes[-1] + 1, local)
-    best = None
+    best, won = None, None
     for path in paths:
         order = contraction_order(local, nodes, path)
         bound = math.inf if best is None else max(limit, best.log_max_table)
@@ -703,8 +698,8 @@ def _best_of(paths: Iterable, local: tuple, cards: tuple, limit: float, name: st
             continue
         found = Order(order, name, size, total, max(len(c) for c in cliques) - 1, cliques)
         if best is None or _better(found, best, limit):
-            best = found
-    return best
+            best, won = found, path
+    return best, won
 
 
 @functools.lru_cache(maxsize=8)
