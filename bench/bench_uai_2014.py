@@ -337,7 +337,7 @@ def _second_order(row: dict | None, problem: Problem, seconds: float) -> None:
     enumeration could not arbitrate: the marginals on an order annealed with
     :data:`CHECK_ANNEAL_SEED`, in a child capped as the answer was."""
     if (row is None or row.get("status") != "answered"
-            or "trying an annealed contraction tree" not in row.get("note", "")
+            or sliced.ANNEALING not in row.get("note", "")
             or not row.get("published_max_diff", 0.0) > PUBLISHED_TOLERANCE
             or "enumeration_max_diff" in row):
         return

@@ -21,6 +21,7 @@ from bench import Skipped
 from bench import __main__ as bench_main
 from bench import bench_uai_2014 as bu
 from mrflib import FactorGraph, datasets, exact, io
+from mrflib.inference import sliced
 from mrflib.repro import uai_track
 from mrflib.repro.forked import run_limited
 
@@ -174,7 +175,7 @@ def test_marginals_from_an_annealed_order_are_checked_on_a_second_one(folder):
     plain = dict(row)
     bu._second_order(plain, prom, 60.0)
     assert plain == row  # not annealed: no check
-    row.update(note="...; trying an annealed contraction tree; ...", published_max_diff=0.5)
+    row.update(note=f"...; {sliced.ANNEALING}; ...", published_max_diff=0.5)
     bu._second_order(row, prom, 60.0)
     assert row["second_order_max_diff"] == 0.0
     assert "marginals on a second annealed order (seed 1): max |diff| 0.0e+00" in row["note"]

@@ -67,7 +67,7 @@ from mrflib.models.precision import checked
 
 __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "sample",
            "choose_slices", "SECONDS_PER_ENTRY", "MAX_SECONDS", "MAX_SCANNED", "ANNEAL_SEED",
-           "TASKS", "REDUCE_ABOVE", "REDUCE_SHRINK"]
+           "ANNEALING", "TASKS", "REDUCE_ABOVE", "REDUCE_SHRINK"]
 
 TASKS = ("PR", "MAR", "MPE")
 #: Seconds per clique-table entry of one slice: the upward pass (with the downward one for
@@ -88,6 +88,9 @@ MAX_SLICED = 24
 MAX_SCANNED = 256
 #: Default seed of the annealed order tried where the slices of the searched one are refused.
 ANNEAL_SEED = 0
+#: The progress line's words when that order is tried (a caller's record of how an answer
+#: was reached can look for them).
+ANNEALING = "trying an annealed contraction tree"
 #: A plan that fits has its domains reduced (``log Z`` and marginals) when its clique
 #: tables hold at least this many times the entries (and factors) of the model's tables:
 #: the reduction visits each table a few times in Python (3-10 µs per factor), the pass
@@ -226,7 +229,7 @@ def _sliced_or_annealed(model: FactorGraph, jt: elimination.EliminationPlan, tas
         return _sliced(model, jt, task, max_seconds, budget, say)
     except ValueError as exc:
         refused = str(exc)
-    say(f"{refused}; trying an annealed contraction tree")
+    say(f"{refused}; {ANNEALING}")
     annealed = _plan(model, task, memory=memory, anneal=anneal)
     if annealed.order is None or annealed.order == jt.order:
         raise ValueError(f"{refused}; annealing gave no other order")
