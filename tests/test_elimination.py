@@ -574,6 +574,103 @@ def test_messages_wider_than_the_linear_span_mix_with_linear_ones():
     assert isinstance(out, (fo.Scaled, np.ndarray))
 
 
+def _spread_tables(rng, clique, shape, scopes, total):
+    """Log tables over ``scopes`` (subsets of ``clique``) whose spans add up to ``total``,
+    each entry drawn uniformly within its table's span (both ends reached)."""
+    pos = {v: d for d, v in enumerate(clique)}
+    spans = rng.dirichlet(np.full(len(scopes), 20.0)) * total  # each within the limit
+    tables = []
+    for s, span in zip(scopes, spans):
+        t = -rng.uniform(0.0, span, size=[shape[pos[v]] for v in s])
+        t.flat[0], t.flat[-1] = 0.0, -span
+        tables.append(t)
+    return tables
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_products_past_the_linear_span_are_lifted_and_exact(seed):
+    """Inputs whose spans add up past the linear limit (so some products would underflow
+    with each input's largest entry one) are lifted: every product, partial ones too,
+    stays a normal float, and the sums are the log-space reference's to rounding,
+    through the numba kernel (small cliques) and ``opt_einsum`` (large ones); past
+    :func:`lifted_span` the clique is summed in log space."""
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    large = seed % 2 == 1
+    clique = [int(v) for v in rng.permutation(20)[:8 if large else 5]]
+    shape = [4] * len(clique)
+    c = clique
+    scopes = ([(c[0], c[1], c[2], c[3]), (c[0], c[4], c[5]), (c[0], c[6], c[7]),
+               (c[4], c[5], c[6], c[7])] if large else
+              [(c[0], c[1]), (c[0], c[2]), (c[1], c[3], c[4]), (c[0], c[4]), (c[3],)])
+    size = 4 ** len(clique)
+    if large:
+        assert size >= fo.EINSUM_MIN_SIZE and fo.gemm_width(
+            [4 ** len(s) for s in scopes], scopes, clique, shape) >= fo.EINSUM_MIN_WIDTH
+    total = fo.LINEAR_SPAN + (seed + 1) / 7 * (fo.lifted_span(size) - fo.LINEAR_SPAN)
+    tables = _spread_tables(rng, clique, shape, scopes, total)
+    lin = fo._all_scaled(tables, size)
+    assert lin is not None and max(float(x.values.max()) for x in lin) > 1.0
+    # every partial product lies in [e^-LINEAR_SPAN, e^lift]
+    lows = [float(np.log(x.values[x.values > 0].min())) for x in lin]
+    highs = [float(np.log(x.values.max())) for x in lin]
+    for k in range(1, len(lin) + 1):
+        assert sum(sorted(lows)[:k]) >= -fo.LINEAR_SPAN - 1e-9
+        assert sum(sorted(highs)[-k:]) <= total - fo.LINEAR_SPAN + 1e-9
+    ref = fo.clique_eliminate_numpy(tables, scopes, clique, shape)
+    got = fo.as_log(fo.eliminate(tables, scopes, clique, shape))
+    tol = 1e-12 * total  # log sums are exact to rounding times their scale
+    np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
+    assert np.ptp(ref) > 0 and np.isfinite(got).all()
+    targets = [tuple(clique[1:]), (clique[2],), (clique[0], clique[3])]
+    full = fo.clique_sum_numpy(tables, scopes, clique, shape)
+    for t, m in zip(targets, fo.marginals_onto(tables, scopes, clique, shape, targets)):
+        np.testing.assert_allclose(fo.as_log(m), fo._reduce_to(full, clique, t),
+                                   rtol=0, atol=tol)
+    wider = _spread_tables(rng, clique, shape, scopes, fo.lifted_span(size) + 1.0)
+    if all(fo.scaled(t) is not None for t in wider):
+        assert fo._all_scaled(wider, size) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_separator_asked_for_twice_is_contracted_once(seed, monkeypatch):
+    """Children sharing a separator ask a clique for one sum twice: ``opt_einsum``
+    contracts it once and both get the one table (read only, by the Hugin quotients),
+    equal to the numba kernel's sums."""
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    clique = [int(v) for v in rng.permutation(9)[:5]]
+    card = {v: int(rng.integers(2, 5)) for v in clique}
+    shape = [card[v] for v in clique]
+    tables, scopes = _clique_inputs(rng, clique, card, 3, 1.0, 0.0)
+    targets = [tuple(clique[1:]), (clique[2],), tuple(clique[1:])]
+    kernel = fo.marginals_onto(tables, scopes, clique, shape, targets)
+    monkeypatch.setattr(fo, "EINSUM_MIN_SIZE", 1)
+    monkeypatch.setattr(fo, "EINSUM_MIN_WIDTH", 1)
+    calls = []
+    contract = fo._contract
+    monkeypatch.setattr(fo, "_contract", lambda *a: calls.append(a[-1]) or contract(*a))
+    got = fo.marginals_onto(tables, scopes, clique, shape, targets)
+    assert got[0] is got[2] and calls == [tuple(clique[1:])]
+    for a, b in zip(got, kernel):
+        np.testing.assert_allclose(fo.as_log(a), fo.as_log(b), rtol=1e-13, atol=1e-13)
+
+
+def test_lifting_keeps_sums_below_the_largest_float():
+    """The lift is at most ``LINEAR_SPAN - log size``, so ``size`` products each at most
+    ``e^lift`` sum to at most ``e^LINEAR_SPAN``; a clique of ``e^LINEAR_SPAN`` entries or
+    more is never lifted."""
+    from mrflib.inference import _factor_ops as fo
+
+    assert fo.lifted_span(1) == 2 * fo.LINEAR_SPAN
+    for size in (2**10, 2**25, 2**40):
+        lift = fo.lifted_span(size) - fo.LINEAR_SPAN
+        assert math.log(size) + lift <= fo.LINEAR_SPAN + 1e-9 < math.log(np.finfo(float).max)
+    assert fo.lifted_span(10**305) == fo.LINEAR_SPAN
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_clique_rows_equal_slices_of_the_clique_table(seed):
     """Back-tracking and sampling read rows ``ψ_t(·, x_{N_t})`` summed from the inputs;

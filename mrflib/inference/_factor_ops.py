@@ -4,8 +4,10 @@ Tables are numpy arrays whose axes are variables (a scope). A *log table* has ``
 a zero weight; a :class:`Scaled` table is the same weights in linear space, ``exp(log_scale)
 * values`` with ``values`` at most one and, where positive, at least ``exp(-span)``.
 Messages stay :class:`Scaled` from step to step when no product of a clique's inputs can
-underflow (their spans add up to at most :data:`LINEAR_SPAN`), so they are neither
-exponentiated nor logged again; otherwise the clique is summed in log space. A linear
+underflow (their spans add up to at most :data:`LINEAR_SPAN`, or to at most
+:func:`lifted_span` once the inputs are :func:`lifted` off the bottom of the floats), so
+they are neither exponentiated nor logged again; otherwise the clique is summed in log
+space. A linear
 clique is walked by the numba kernel (:func:`~mrflib.inference._elimination_kernels.product_sums`),
 or, when it is large and has a matrix-product structure, contracted by ``opt_einsum``
 (pairwise products, BLAS ``tensordot`` where it applies).
@@ -28,7 +30,7 @@ __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normal
            "renormalize", "RENORMALIZE_LOG_Z",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
            "clique_eliminate_numpy", "clique_marginals", "gemm_width", "Scaled", "scaled", "as_log",
-           "eliminate", "marginals_onto", "divide"]
+           "lifted", "lifted_span", "eliminate", "marginals_onto", "divide"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
@@ -250,19 +252,51 @@ def _from_sums(out: np.ndarray, log_scale: float, shape: tuple,
         return (np.log(out) + log_scale).reshape(shape)
 
 
-def _all_scaled(inputs: Sequence[Scaled | np.ndarray]) -> list[Scaled] | None:
-    """Every input as a :class:`Scaled` table (log tables converted) when their spans add
-    up to at most :data:`LINEAR_SPAN`, so no product of them underflows; else ``None``."""
-    out, total = [], 0.0
+def _all_scaled(inputs: Sequence[Scaled | np.ndarray], size: int) -> list[Scaled] | None:
+    """Every input as a :class:`Scaled` table (log tables converted) when no product of
+    them, nor a sum of ``size`` such products, leaves the normal floats; else ``None``.
+
+    Spans adding up to at most :data:`LINEAR_SPAN` need nothing more (each input's
+    largest entry one: every product is at least ``e^-700``). Up to
+    :func:`lifted_span` more, the inputs are :func:`lifted` so that their products lie
+    between ``e^-700`` and ``e^lift``, a range the sums still fit above."""
+    out, total, most = [], 0.0, lifted_span(size)
     for x in inputs:
         x = x if isinstance(x, Scaled) else scaled(x)
         if x is None:
             return None
         total += x.span
-        if total > LINEAR_SPAN:
+        if total > most:
             return None
         out.append(x)
-    return out if out else None
+    if not out:
+        return None
+    return out if total <= LINEAR_SPAN else lifted(out, total - LINEAR_SPAN)
+
+
+def lifted_span(size: int) -> float:
+    """The largest sum of spans whose products (of a clique of ``size`` entries)
+    :func:`lifted` keeps normal: ``LINEAR_SPAN`` below, and ``LINEAR_SPAN - log size``
+    above (``size`` products each at most ``e^lift`` then sum to at most ``e^700``, well
+    under the largest float, about ``e^709.8``)."""
+    return LINEAR_SPAN + max(0.0, LINEAR_SPAN - math.log(max(size, 1)))
+
+
+def lifted(inputs: list[Scaled], lift: float) -> list[Scaled]:
+    """``inputs`` (spans ``s_k`` adding up to ``S``) with input ``k``'s values multiplied
+    by ``exp(lift * s_k / S)`` and its log scale lowered by as much (the same weights).
+
+    A product of any of them then lies between ``exp(-(1 - lift/S) Σ s_k) >= e^-(S -
+    lift)`` and ``exp(lift)``, a partial product as well as the whole: the numba kernel's
+    running products and ``opt_einsum``'s intermediates never leave the normal floats when
+    ``S - lift <=`` :data:`LINEAR_SPAN`. ``values`` may then exceed one; the sums'
+    :func:`_from_sums` scales them back."""
+    total = math.fsum(x.span for x in inputs)
+    out = []
+    for x in inputs:
+        h = lift * x.span / total
+        out.append(Scaled(x.values * math.exp(h), x.log_scale - h, x.span) if h > 0 else x)
+    return out
 
 
 @functools.lru_cache(maxsize=LAYOUT_CACHE)
@@ -299,7 +333,11 @@ def _linear_sums(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Seq
     if size >= EINSUM_MIN_SIZE and gemm_width(
             [x.values.size for x in lin], scopes, clique, shape) >= EINSUM_MIN_WIDTH:
         sums = _contract_all(lin, scopes, clique, shape, targets)
-        return [_from_sums(x.reshape(-1), log_scale, sh) for x, sh in zip(sums, shapes)]
+        # a target asked for twice (children with one separator) is one table: a Hugin
+        # quotient reads it and never writes it
+        shaped = dict(zip(map(tuple, targets), shapes))
+        made = {s: _from_sums(x.reshape(-1), log_scale, shaped[s]) for s, x in sums.items()}
+        return [made[tuple(t)] for t in targets]
     values, offsets, strides, shp = _inputs([x.values for x in lin], scopes, clique, shape)
     out = np.zeros(total)
     _kernels.product_sums(values, offsets, strides, shp, ooffsets, ostrides, out)
@@ -322,10 +360,11 @@ def gemm_width(sizes: Sequence[int], scopes: Sequence[Sequence[int]], clique: Se
 
 
 def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
-                  shape: Sequence[int], targets: Sequence[Sequence[int]]) -> list[np.ndarray]:
-    """The sums onto each target by :func:`_contract`, largest first; a target inside one
-    already summed is summed from it (a variable's marginal from a separator's), each a
-    new array."""
+                  shape: Sequence[int], targets: Sequence[Sequence[int]]
+                  ) -> dict[tuple, np.ndarray]:
+    """The sums onto each distinct target by :func:`_contract`, largest first; a target
+    inside one already summed is summed from it (a variable's marginal from a separator's),
+    each a new array."""
     done: dict[tuple, np.ndarray] = {}
     for s in sorted({tuple(t) for t in targets}, key=len, reverse=True):
         sup = next((u for u in done if set(s) <= set(u)), None)
@@ -336,12 +375,7 @@ def _contract_all(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Se
         part = done[sup].sum(axis=tuple(i for i, v in enumerate(sup) if v not in s))
         done[s] = np.ascontiguousarray(np.transpose(part, [kept.index(v) for v in s]),
                                        dtype=np.float64)
-    out, used = [], set()
-    for t in targets:
-        x = done[tuple(t)]
-        out.append(x.copy() if id(x) in used else x)
-        used.add(id(x))
-    return out
+    return done
 
 
 def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequence[int],
@@ -379,7 +413,7 @@ def eliminate(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Sequence[i
     """``Σ_{x_0} Π_k inputs[k]`` over the first variable of ``clique``: in linear space
     (a :class:`Scaled` table, or a log table when its span is too wide) when no product
     can underflow (see :func:`_all_scaled`), else by the log-space kernel (a log table)."""
-    lin = _all_scaled(inputs)
+    lin = _all_scaled(inputs, math.prod(shape))
     if lin is not None:
         return _linear_sums(lin, scopes, clique, shape, [tuple(clique[1:])])[0]
     return _log_eliminate([as_log(x) for x in inputs], scopes, clique, shape, False)
@@ -391,7 +425,7 @@ def marginals_onto(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Seque
     """``Σ Π_k inputs[k]`` onto each scope of ``targets`` (subsets of ``clique``, axes in
     the target's order), in one pass in linear space when no product can underflow, else
     from the clique table made in log space (log tables)."""
-    lin = _all_scaled(inputs)
+    lin = _all_scaled(inputs, math.prod(shape))
     if lin is not None:
         return _linear_sums(lin, scopes, clique, shape, targets)
     acc = clique_sum([as_log(x) for x in inputs], scopes, clique, shape)
