@@ -658,6 +658,27 @@ def test_a_separator_asked_for_twice_is_contracted_once(seed, monkeypatch):
         np.testing.assert_allclose(fo.as_log(a), fo.as_log(b), rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("block", [1, 4, 64])
+@pytest.mark.parametrize("seed", range(8))
+def test_transposed_results_are_copied_to_c_order_entry_for_entry(seed, block, monkeypatch):
+    """A transposed array (``opt_einsum``'s result in its own axis order) is copied in
+    tiles to C order: numpy's copy, entry for entry, whatever the tile; a view that is not
+    a permutation of a contiguous array (a strided slice) is copied by numpy."""
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(fo, "PERMUTED_COPY_MIN", 1)
+    monkeypatch.setattr(fo, "PERMUTED_COPY_BLOCK", block)
+    nd = 1 + seed
+    shape = tuple(int(c) for c in rng.integers(1, 5, size=nd))
+    x = rng.normal(size=shape).transpose(rng.permutation(nd))
+    got = fo.c_order(x)
+    assert got.flags.c_contiguous and got.shape == x.shape
+    np.testing.assert_array_equal(got, np.array(x, order="C"))
+    sliced = rng.normal(size=(6, 5))[::2].T
+    np.testing.assert_array_equal(fo.c_order(sliced), np.array(sliced, order="C"))
+
+
 def test_lifting_keeps_sums_below_the_largest_float():
     """The lift is at most ``LINEAR_SPAN - log size``, so ``size`` products each at most
     ``e^lift`` sum to at most ``e^LINEAR_SPAN``; a clique of ``e^LINEAR_SPAN`` entries or

@@ -649,3 +649,84 @@ def extent(out):  # pragma: no cover - compiled
         hi, lo = _widen(out[i], hi, lo)
     return hi, lo
 
+
+
+@njit(cache=True)
+def _group_offsets(axes, shape, sstrides, ostrides):  # pragma: no cover - compiled
+    """The source and output offsets of every joint state of ``axes`` (the last axis
+    fastest), for :func:`permuted_copy`'s tiles."""
+    n = 1
+    for d in axes:
+        n *= shape[d]
+    src = np.zeros(n, dtype=np.int64)
+    dst = np.zeros(n, dtype=np.int64)
+    for e in range(n):
+        r = e
+        for k in range(axes.shape[0] - 1, -1, -1):
+            d = axes[k]
+            i = r % shape[d]
+            r //= shape[d]
+            src[e] += i * sstrides[d]
+            dst[e] += i * ostrides[d]
+    return src, dst
+
+
+@njit(cache=True)
+def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compiled
+    """``out``, C order over ``shape``, gets the entries of ``src`` at ``Σ_d i_d
+    sstrides[d]``: a transposed array made C-contiguous in tiles.
+
+    numpy copies such an array entry by entry along its last axis, which, for a table of
+    many short axes (an ``opt_einsum`` result over 21 binary variables, transposed to the
+    target's order), is both an interpreter of 2-entry rows and a scattered read: 9 to 20
+    ms for 2^21 entries, against a 2 ms contraction. Here the output's trailing axes (at
+    least ``block`` entries: contiguous writes) and, among the others, the axes of
+    smallest source stride (at least ``block`` entries: contiguous reads) make a tile that
+    stays in cache; an odometer walks the remaining axes."""
+    nd = shape.shape[0]
+    ostrides = np.empty(nd, dtype=np.int64)
+    step = 1
+    for d in range(nd - 1, -1, -1):
+        ostrides[d] = step
+        step *= shape[d]
+    g1 = 0
+    p1 = 1
+    while g1 < nd and p1 < block:
+        p1 *= shape[nd - 1 - g1]
+        g1 += 1
+    rest = nd - g1
+    by_stride = np.argsort(sstrides[:rest])
+    g2 = 0
+    p2 = 1
+    while g2 < rest and p2 < block:
+        p2 *= shape[by_stride[g2]]
+        g2 += 1
+    inner = np.sort(by_stride[:g2])
+    s1, d1 = _group_offsets(np.arange(rest, nd), shape, sstrides, ostrides)
+    s2, d2 = _group_offsets(inner, shape, sstrides, ostrides)
+    outer = np.sort(by_stride[g2:])
+    m = outer.shape[0]
+    count = np.zeros(m, dtype=np.int64)
+    total = 1
+    for d in outer:
+        total *= shape[d]
+    sb = 0
+    db = 0
+    for _ in range(total):
+        for b in range(p2):
+            so = sb + s2[b]
+            do = db + d2[b]
+            for a in range(p1):
+                out[do + d1[a]] = src[so + s1[a]]
+        k = m - 1
+        while k >= 0:
+            d = outer[k]
+            count[k] += 1
+            sb += sstrides[d]
+            db += ostrides[d]
+            if count[k] < shape[d]:
+                break
+            sb -= sstrides[d] * shape[d]
+            db -= ostrides[d] * shape[d]
+            count[k] = 0
+            k -= 1

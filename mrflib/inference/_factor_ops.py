@@ -30,7 +30,7 @@ __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normal
            "renormalize", "RENORMALIZE_LOG_Z",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
            "clique_eliminate_numpy", "clique_marginals", "gemm_width", "Scaled", "scaled", "as_log",
-           "lifted", "lifted_span", "eliminate", "marginals_onto", "divide"]
+           "lifted", "lifted_span", "c_order", "eliminate", "marginals_onto", "divide"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
@@ -42,6 +42,10 @@ EINSUM_MIN_SIZE = 2**16
 #: product over the first variable is at least this wide.
 EINSUM_MIN_WIDTH = 8
 EINSUM_PATH = "auto"
+#: Transposed results of at least this many entries are copied to C order in tiles
+#: (:func:`c_order`), of at least :data:`PERMUTED_COPY_BLOCK` entries on each side.
+PERMUTED_COPY_MIN = 4096
+PERMUTED_COPY_BLOCK = 64
 #: Kernel layouts remembered (:func:`_layout`, :func:`_ostrides`): a plan's steps at most.
 LAYOUT_CACHE = 8192
 #: :func:`clique_eliminate` sums in linear space when the inputs' spans (largest minus
@@ -396,7 +400,23 @@ def _contract(lin: list[Scaled], scopes: Sequence[Sequence[int]], clique: Sequen
     if out.flags.c_contiguous and out.dtype == np.float64 and not any(
             np.may_share_memory(out, x.values) for x in lin):
         return out  # einsum's own new array: a copy would cost a pass and fresh pages
-    return np.array(out, dtype=np.float64, order="C")
+    return c_order(out)
+
+
+def c_order(x: np.ndarray) -> np.ndarray:
+    """A C-contiguous float64 copy of ``x``; a transposed contiguous array of at least
+    :data:`PERMUTED_COPY_MIN` entries is copied in tiles by
+    :func:`~mrflib.inference._elimination_kernels.permuted_copy` (the same entries, several
+    times faster than numpy on many short axes)."""
+    if x.dtype == np.float64 and x.size >= PERMUTED_COPY_MIN:
+        memory = np.transpose(x, np.argsort(x.strides, kind="stable")[::-1])
+        if memory.flags.c_contiguous:
+            out = np.empty(x.size)
+            _kernels.permuted_copy(memory.reshape(-1), np.asarray(x.shape, dtype=np.int64),
+                                   np.asarray(x.strides, dtype=np.int64) // 8, out,
+                                   PERMUTED_COPY_BLOCK)
+            return out.reshape(x.shape)
+    return np.array(x, dtype=np.float64, order="C")
 
 
 @functools.lru_cache(maxsize=LAYOUT_CACHE)
