@@ -172,6 +172,7 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
     fac_span = np.empty(K)
     msg_ls = np.zeros(T)
     msg_span = np.zeros(T)
+    zero = np.zeros(1, dtype=np.int64)
     for k in range(K):
         hi, span = linear_table(ftab[ft_ptr[k]:ft_ptr[k + 1]], pool[ft_ptr[k]:ft_ptr[k + 1]])
         fac_ls[k] = hi
@@ -185,14 +186,12 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
         clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
         ostrides = np.zeros((1, clique.shape[0]), dtype=np.int64)
         _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, ostrides[0])
-        out = np.zeros(msg_pos[t + 1] - msg_pos[t])
-        product_sums(pool, offsets, strides, _shape(card, clique),
-                     np.zeros(1, dtype=np.int64), ostrides, out)
+        out = pool[msg_pos[t]:msg_pos[t + 1]]  # zeros until now: summed in place
+        product_sums(pool, offsets, strides, _shape(card, clique), zero, ostrides, out)
         hi, lo = extent(out)
         ok, msg_ls[t], msg_span[t] = _scale(out, log_scale, hi, lo, span_max)
         if not ok:
             return False, pool, fac_ls, fac_span, msg_ls, msg_span
-        pool[msg_pos[t]:msg_pos[t + 1]] = out
     return True, pool, fac_ls, fac_span, msg_ls, msg_span
 
 

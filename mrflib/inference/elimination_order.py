@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -235,9 +236,16 @@ def _dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
     :func:`~mrflib.inference._elimination_order_kernels.bit_matrix`), what the compiled
     kernels walk."""
     local = {v: i for i, v in enumerate(nodes)}
-    pairs = [(i, local[u]) for i, v in enumerate(nodes) for u in adj[v] if u in local]
-    at = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    return _kernels.bit_matrix(len(nodes), at[:, 0], at[:, 1])
+    degree = [len(adj[v]) for v in nodes]
+    rows = np.repeat(np.arange(len(nodes), dtype=np.int64), degree)
+    try:  # a connected component: every neighbour is one of the nodes
+        cols = np.fromiter(map(local.__getitem__, itertools.chain.from_iterable(
+            adj[v] for v in nodes)), dtype=np.int64, count=len(rows))
+    except KeyError:
+        pairs = [(i, local[u]) for i, v in enumerate(nodes) for u in adj[v] if u in local]
+        at = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        rows, cols = at[:, 0], at[:, 1]
+    return _kernels.bit_matrix(len(nodes), rows, cols)
 
 
 def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],

@@ -310,13 +310,14 @@ class FactorGraph:
         require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
                        f"({states} states in all)")
         scopes, tables = [], []
+        observed = ev.keys()
         for s, t in zip(self.scopes, self.log_tables):
-            keep = tuple(v for v in s if v not in ev)
-            if len(keep) != len(s):
+            if not observed.isdisjoint(s):  # most factors hold no observed variable
                 t = t[tuple(ev[v] if v in ev else slice(None) for v in s)]
                 t = np.array(t, dtype=np.float64)
                 t.flags.writeable = False
-            scopes.append(keep)
+                s = tuple(v for v in s if v not in ev)
+            scopes.append(s)
             tables.append(t)
         for v, value in sorted(ev.items()):
             ind = np.full(int(self.cardinalities[v]), -np.inf)
