@@ -127,7 +127,7 @@ def test_plans_with_few_contracted_cliques_are_compiled(seed, monkeypatch):
     model = random_model(seed)
     for module in (cp, _factor_ops):
         monkeypatch.setattr(module, "EINSUM_MIN_SIZE", 8)
-        monkeypatch.setattr(module, "EINSUM_MIN_WIDTH", 2)
+    monkeypatch.setattr(_factor_ops, "EINSUM_MIN_WIDTH", 2)
     jt = elimination.plan(model)
     sizes = [math.prod(s) for s in jt.shapes]
     contracted = sum(z for t, z in enumerate(sizes) if cp._contracted(jt, t, sizes))

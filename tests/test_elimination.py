@@ -679,6 +679,24 @@ def test_transposed_results_are_copied_to_c_order_entry_for_entry(seed, block, m
     np.testing.assert_array_equal(fo.c_order(sliced), np.array(sliced, order="C"))
 
 
+def test_products_entry_by_entry_go_to_the_kernel():
+    """A clique summed onto one target from two or more inputs over all but its first
+    variable is a product entry by entry: the numba kernel walks it, whatever the width
+    of a BLAS product over the other inputs; onto several targets, or with one such
+    input, ``opt_einsum`` contracts it as before."""
+    from mrflib.inference import _factor_ops as fo
+
+    clique, shape = list(range(17)), [2] * 17
+    big = 2**16
+    hadamard = [(0,), (0, 3), tuple(clique), tuple(clique)]
+    sizes = [2, 4, 2 * big, 2 * big]
+    assert fo.gemm_width(sizes, hadamard, clique, shape) >= fo.EINSUM_MIN_WIDTH
+    assert not fo.contracted(sizes, hadamard, clique, shape, 1)
+    assert fo.contracted(sizes, hadamard, clique, shape, 2)
+    assert fo.contracted(sizes[:3], hadamard[:3], clique, shape, 1)
+    assert not fo.contracted(sizes[:3], hadamard[:3], clique[:4], shape[:4], 1)
+
+
 def test_lifting_keeps_sums_below_the_largest_float():
     """The lift is at most ``LINEAR_SPAN - log size``, so ``size`` products each at most
     ``e^lift`` sum to at most ``e^LINEAR_SPAN``; a clique of ``e^LINEAR_SPAN`` entries or

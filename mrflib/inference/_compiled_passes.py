@@ -14,7 +14,7 @@ compiled pass gives up (``None``) and the caller runs the Python one.
 Taken by plans whose tables hold at most :data:`MAX_ENTRIES` entries in all (a fraction
 of a second: a pass reports its start to a progress reporter, then is done), unless the
 cliques that the Python passes contract with ``opt_einsum`` (large ones with a
-matrix-product structure, see :func:`~mrflib.inference._factor_ops.gemm_width`) hold more
+matrix-product structure, see :func:`~mrflib.inference._factor_ops.contracted`) hold more
 than :data:`CONTRACTED_PER_STEP` entries per step of the plan: there BLAS's speed on those
 cliques outweighs the interpreter's time between steps. Where a plan has no such clique,
 the compiled passes give the Python passes' floats to the bit; where it has a few, the
@@ -35,9 +35,8 @@ from mrflib._support.progress import ticker
 from mrflib.inference import _compiled_passes_kernels as _kernels
 from mrflib.inference._factor_ops import (
     EINSUM_MIN_SIZE,
-    EINSUM_MIN_WIDTH,
     LINEAR_SPAN,
-    gemm_width,
+    contracted,
 )
 
 __all__ = ["MAX_ENTRIES", "CONTRACTED_PER_STEP", "log_partition", "marginals"]
@@ -100,7 +99,7 @@ def _layout(jt: Any) -> _Layout | None:
 
 def _contracted(jt: Any, t: int, sizes: list[int]) -> bool:
     """Whether the Python passes contract step ``t`` by ``opt_einsum`` (see
-    :func:`~mrflib.inference._factor_ops.gemm_width`): its inputs are the factors assigned
+    :func:`~mrflib.inference._factor_ops.contracted`): its inputs are the factors assigned
     to it and its children's messages (a downward message, over all but the first
     variable, never counts)."""
     if sizes[t] < EINSUM_MIN_SIZE:
@@ -110,7 +109,7 @@ def _contracted(jt: Any, t: int, sizes: list[int]) -> bool:
     scopes = [red.scopes[k] for k in jt.assigned[t]] + [jt.cliques[c][1:] for c in kids]
     inputs = ([red.tables[k].size for k in jt.assigned[t]]
               + [sizes[c] // jt.shapes[c][0] for c in kids])
-    return gemm_width(inputs, scopes, jt.cliques[t], jt.shapes[t]) >= EINSUM_MIN_WIDTH
+    return contracted(inputs, scopes, jt.cliques[t], jt.shapes[t], 1)
 
 
 def _root_log(pool: np.ndarray, at: int, log_scale: float) -> float:
