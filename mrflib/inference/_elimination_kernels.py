@@ -18,6 +18,10 @@ binary or 4-state variables), the walk goes a block of trailing axes at a time, 
 offsets tabled once (``clique_build`` builds log-space clique tables the same way). The
 tests compare both orders with numpy broadcasting, and each blocked walk with its row
 walk bit for bit.
+
+``permuted_copy`` makes a transposed table C-contiguous in tiles that stay in cache (an
+``opt_einsum`` result over many short axes, which numpy copies entry by entry); the tests
+compare it with numpy's copy.
 """
 
 from __future__ import annotations
@@ -648,7 +652,6 @@ def extent(out):  # pragma: no cover - compiled
     for i in range(out.shape[0]):
         hi, lo = _widen(out[i], hi, lo)
     return hi, lo
-
 
 
 @njit(cache=True)

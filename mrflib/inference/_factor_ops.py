@@ -7,10 +7,10 @@ Messages stay :class:`Scaled` from step to step when no product of a clique's in
 underflow (their spans add up to at most :data:`LINEAR_SPAN`, or to at most
 :func:`lifted_span` once the inputs are :func:`lifted` off the bottom of the floats), so
 they are neither exponentiated nor logged again; otherwise the clique is summed in log
-space. A linear
-clique is walked by the numba kernel (:func:`~mrflib.inference._elimination_kernels.product_sums`),
-or, when it is large and has a matrix-product structure, contracted by ``opt_einsum``
-(pairwise products, BLAS ``tensordot`` where it applies).
+space. A linear clique is walked by the numba kernel
+(:func:`~mrflib.inference._elimination_kernels.product_sums`), or, when it is large and has
+a matrix-product structure, contracted by ``opt_einsum`` (pairwise products, BLAS
+``tensordot`` where it applies; see :func:`contracted`).
 """
 
 from __future__ import annotations
