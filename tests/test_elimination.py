@@ -993,3 +993,24 @@ def test_compiled_cuthill_mckee_equals_the_set_based_sweep(seed):
                                                     replace=False).tolist())):
         dense = eo._dense_adjacency(adj, nodes)
         assert eo._rcm_dense(dense, nodes) == eo._rcm(adj, nodes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_marginals_renormalized_together_are_renormalized_one_by_one(seed):
+    """Arrays of one short length are summed and divided together, arrays of other lengths
+    one by one: the floats of ``renormalize`` on each array, bit for bit (all-zero arrays
+    left as they are, nothing changed at a small ``log Z``)."""
+    from mrflib.inference import _factor_ops as fo
+
+    rng = np.random.default_rng(seed)
+    ps = [rng.random(int(k)) * rng.choice([1e-300, 1.0, 1e300])
+          for k in rng.integers(1, 12, size=200)]
+    ps[3] = np.zeros(ps[3].size)
+    for log_z in (2.0 * fo.RENORMALIZE_LOG_Z, -3.0 * fo.RENORMALIZE_LOG_Z):
+        want = [fo.renormalize(p.copy(), log_z) for p in ps]
+        got = fo.renormalize_all([p.copy() for p in ps], log_z)
+        for a, b in zip(got, want):
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    same = fo.renormalize_all(ps, 0.5 * fo.RENORMALIZE_LOG_Z)
+    assert all(a is b for a, b in zip(same, ps))

@@ -27,7 +27,7 @@ from opt_einsum.parser import convert_interleaved_input
 from mrflib.inference import _elimination_kernels as _kernels
 
 __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normalize_log",
-           "renormalize", "RENORMALIZE_LOG_Z",
+           "renormalize", "renormalize_all", "RENORMALIZE_LOG_Z",
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
            "clique_eliminate_numpy", "clique_marginals", "contracted", "gemm_width", "Scaled",
            "scaled", "as_log", "lifted", "lifted_span", "c_order", "eliminate", "marginals_onto",
@@ -501,6 +501,39 @@ def renormalize(p: np.ndarray, log_z: float) -> np.ndarray:
         if total > 0:
             p /= total
     return p
+
+
+#: numpy sums an array of at most this many entries left to right (past it, eight
+#: running sums), so :func:`renormalize_all` sums such arrays together, column by column,
+#: to the same floats.
+LEFT_TO_RIGHT = 7
+
+
+def renormalize_all(ps: Sequence[np.ndarray], log_z: float) -> list[np.ndarray]:
+    """:func:`renormalize` of each of ``ps`` (new arrays where they change), the arrays of
+    one length up to :data:`LEFT_TO_RIGHT` entries summed and divided together: a call
+    per array cost a millisecond on a network of 890 binary variables, twice its passes'
+    arithmetic. The floats are those of :func:`renormalize` one array at a time."""
+    ps = list(ps)
+    if abs(log_z) <= RENORMALIZE_LOG_Z:
+        return ps
+    by_length: dict[int, list[int]] = {}
+    for i, p in enumerate(ps):
+        by_length.setdefault(p.size, []).append(i)
+    for length, idx in by_length.items():
+        if length > LEFT_TO_RIGHT or len(idx) == 1:
+            for i in idx:
+                ps[i] = renormalize(ps[i], log_z)
+            continue
+        block = np.stack([ps[i].ravel() for i in idx])
+        total = block[:, 0].copy()
+        for j in range(1, length):
+            total += block[:, j]
+        ok = total > 0
+        block[ok] /= total[ok, None]
+        for i, row in zip(idx, block):
+            ps[i] = row.reshape(ps[i].shape)
+    return ps
 
 
 def normalize_log(a: np.ndarray) -> np.ndarray:

@@ -70,6 +70,7 @@ from mrflib.inference._factor_ops import (
     logsumexp,
     marginals_onto,
     renormalize,
+    renormalize_all,
     scaled,
 )
 from mrflib.models.factor_graph import FactorGraph
@@ -278,8 +279,10 @@ class EliminationPlan(eo.Plan):
         order: list[int] | None = []
         names: list[str] = []
         cliques: list[list[int]] | None = []
-        memo: dict = {}
-        for comp in eo.components(adj, red.active):
+        comps = eo.components(adj, red.active)
+        # (repeated components are planned once: a key per component, for several)
+        memo: dict | None = {} if len(comps) > 1 else None
+        for comp in comps:
             found = eo.best_order(adj, logc, comp, limit, memo)
             if found.order is None:
                 wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES), memo)
@@ -592,8 +595,9 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
     out: list = [None] * model.n
     for v, x in jt.observed.items():
         out[v] = _point_mass(int(card[v]), x)
-    for v, p in found:
-        out[v] = renormalize(p, scale)
+    found = list(found)
+    for (v, _), p in zip(found, renormalize_all([p for _, p in found], scale)):
+        out[v] = p
     for v, c in enumerate(card.tolist()):
         if out[v] is None:  # in no factor: uniform
             out[v] = np.full(c, 1.0 / c)
