@@ -655,26 +655,6 @@ def extent(out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _group_offsets(axes, shape, sstrides, ostrides):  # pragma: no cover - compiled
-    """The source and output offsets of every joint state of ``axes`` (the last axis
-    fastest), for :func:`permuted_copy`'s tiles."""
-    n = 1
-    for d in axes:
-        n *= shape[d]
-    src = np.zeros(n, dtype=np.int64)
-    dst = np.zeros(n, dtype=np.int64)
-    for e in range(n):
-        r = e
-        for k in range(axes.shape[0] - 1, -1, -1):
-            d = axes[k]
-            i = r % shape[d]
-            r //= shape[d]
-            src[e] += i * sstrides[d]
-            dst[e] += i * ostrides[d]
-    return src, dst
-
-
-@njit(cache=True)
 def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compiled
     """``out``, C order over ``shape``, gets the entries of ``src`` at ``Σ_d i_d
     sstrides[d]``: a transposed array made C-contiguous in tiles.
@@ -685,7 +665,8 @@ def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compi
     ms for 2^21 entries, against a 2 ms contraction. Here the output's trailing axes (at
     least ``block`` entries: contiguous writes) and, among the others, the axes of
     smallest source stride (at least ``block`` entries: contiguous reads) make a tile that
-    stays in cache; an odometer walks the remaining axes."""
+    stays in cache, its offsets tabled once (:func:`_block_offsets`); an odometer walks
+    the remaining axes (:func:`_advance`)."""
     nd = shape.shape[0]
     ostrides = np.empty(nd, dtype=np.int64)
     step = 1
@@ -704,32 +685,21 @@ def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compi
     while g2 < rest and p2 < block:
         p2 *= shape[by_stride[g2]]
         g2 += 1
-    inner = np.sort(by_stride[:g2])
-    s1, d1 = _group_offsets(np.arange(rest, nd), shape, sstrides, ostrides)
-    s2, d2 = _group_offsets(inner, shape, sstrides, ostrides)
-    outer = np.sort(by_stride[g2:])
-    m = outer.shape[0]
-    count = np.zeros(m, dtype=np.int64)
+    # the walk's axes: the odometer's, then the tile's (source-contiguous, output-trailing)
+    axes = np.concatenate((np.sort(by_stride[g2:]), np.sort(by_stride[:g2]),
+                           np.arange(rest, nd)))
+    m = rest - g2
+    sh = shape[axes]
+    st = np.empty((2, nd), dtype=np.int64)
+    st[0] = sstrides[axes]
+    st[1] = ostrides[axes]
+    idx = _block_offsets(st, sh, m)
+    off = np.zeros(2, dtype=np.int64)
+    coord = np.zeros(nd, dtype=np.int64)
     total = 1
-    for d in outer:
-        total *= shape[d]
-    sb = 0
-    db = 0
+    for d in range(m):
+        total *= sh[d]
     for _ in range(total):
-        for b in range(p2):
-            so = sb + s2[b]
-            do = db + d2[b]
-            for a in range(p1):
-                out[do + d1[a]] = src[so + s1[a]]
-        k = m - 1
-        while k >= 0:
-            d = outer[k]
-            count[k] += 1
-            sb += sstrides[d]
-            db += ostrides[d]
-            if count[k] < shape[d]:
-                break
-            sb -= sstrides[d] * shape[d]
-            db -= ostrides[d] * shape[d]
-            count[k] = 0
-            k -= 1
+        for j in range(idx.shape[1]):
+            out[off[1] + idx[1, j]] = src[off[0] + idx[0, j]]
+        _advance(coord, off, st[:, :m], sh[:m], 0)
