@@ -80,3 +80,22 @@ def test_auto_sums_by_the_junction_tree_past_2_14_states_and_samples_as_before()
                           exact.sample(m, 50, rng=3, method="enumerate"))
     assert np.array_equal(exact.map_assignment(m)[0],
                           exact.map_assignment(m, method="enumerate")[0])
+
+
+def test_a_factor_sliced_at_evidence_keeps_what_it_does_not_hold():
+    """``slice_factor`` fixes the observed variables a factor holds (scope without them, a
+    view at their values) and returns a factor that holds none of them as it is; the
+    conditioned model's tables are those slices, copied and read-only."""
+    from mrflib.models.factor_graph import slice_factor
+
+    table = np.arange(24.0).reshape(2, 3, 4)
+    scope = (4, 1, 7)
+    assert slice_factor(scope, table, {0: 1, 2: 0}) == (scope, table)
+    got_scope, got = slice_factor(scope, table, {1: 2, 9: 0})
+    assert got_scope == (4, 7) and np.shares_memory(got, table)
+    np.testing.assert_array_equal(got, table[:, 2, :])
+    model = FactorGraph([2] * 8, [(4, 1), (5, 6)], [np.zeros((2, 2)), np.ones((2, 2))])
+    cond = model.condition({1: 1})
+    assert cond.scopes[:2] == ((4,), (5, 6)) and cond.log_tables[1] is model.log_tables[1]
+    assert not cond.log_tables[0].flags.writeable
+    assert not np.shares_memory(cond.log_tables[0], model.log_tables[0])

@@ -923,6 +923,9 @@ EXEMPT = {
                                  "tests/test_one_library.py",
     "models.boltzmann.to_states": "converts spins to states; bad spins in "
                                   "tests/test_one_library.py",
+    "models.factor_graph.slice_factor": "a validated model's factor at validated evidence "
+                                        "(FactorGraph.condition and the elimination plan): "
+                                        "tests/test_factor_graph.py",
     "models.factor_graph.flat_strides": "the codec of checked arrays; its validating callers "
                                         "(exact.states_to_index, fsll.flat_index) are here",
     "models.factor_graph.flat_index": "the codec of checked arrays; its validating callers "

@@ -73,7 +73,7 @@ from mrflib.inference._factor_ops import (
     renormalize_all,
     scaled,
 )
-from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.factor_graph import FactorGraph, slice_factor
 from mrflib.models.precision import checked, magnitude
 
 __all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "marginals",
@@ -119,13 +119,6 @@ def _observed(model: FactorGraph) -> dict[int, int]:
     return obs
 
 
-def _slice(scope: tuple, table: np.ndarray, obs: dict[int, int]) -> tuple[tuple, np.ndarray]:
-    if obs.keys().isdisjoint(scope):
-        return scope, table
-    keep = tuple(v for v in scope if v not in obs)
-    return keep, table[tuple(obs[v] if v in obs else slice(None) for v in scope)]
-
-
 def _is_cpt(table: np.ndarray, axis: int) -> bool:
     return bool(np.all(np.abs(logsumexp(table, axis)) <= CPT_TOLERANCE))
 
@@ -165,7 +158,7 @@ class _Reduced:
         self.const = 0.0
         scopes, tables, origin = [], [], []
         for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)):
-            s2, t2 = _slice(s, t, self.observed)
+            s2, t2 = slice_factor(s, t, self.observed)
             if s2:
                 scopes.append(s2)
                 tables.append(t2)  # the table or a view of it: an array

@@ -41,7 +41,7 @@ from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
 
 __all__ = ["FactorGraph", "as_factor_graph", "all_states", "flat_strides", "flat_index",
-           "flat_states", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
+           "flat_states", "slice_factor", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
 #: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
 #: are refused by size before anything is allocated.
@@ -189,6 +189,17 @@ def flat_states(index: np.ndarray, cardinalities: Any) -> np.ndarray:
     return out
 
 
+def slice_factor(scope: tuple[int, ...], table: np.ndarray, evidence: Mapping[int, int]
+                 ) -> tuple[tuple[int, ...], np.ndarray]:
+    """A factor with the variables of ``evidence = {variable: value}`` fixed: its scope
+    without them and a view of ``table`` at their values, or the factor itself when it
+    holds none of them (most factors of a model with a few observations)."""
+    if evidence.keys().isdisjoint(scope):
+        return scope, table
+    keep = tuple(v for v in scope if v not in evidence)
+    return keep, table[tuple(evidence[v] if v in evidence else slice(None) for v in scope)]
+
+
 def all_states(cardinalities: Any) -> np.ndarray:
     """Every joint state, ``int64 (prod |X_i|, n)``, variable 0 the fastest-changing digit.
 
@@ -310,15 +321,13 @@ class FactorGraph:
         require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
                        f"({states} states in all)")
         scopes, tables = [], []
-        observed = ev.keys()
         for s, t in zip(self.scopes, self.log_tables):
-            if not observed.isdisjoint(s):  # most factors hold no observed variable
-                t = t[tuple(ev[v] if v in ev else slice(None) for v in s)]
-                t = np.array(t, dtype=np.float64)
-                t.flags.writeable = False
-                s = tuple(v for v in s if v not in ev)
+            s, view = slice_factor(s, t, ev)
+            if view is not t:  # a new table of its own, read-only as the model's
+                view = np.array(view, dtype=np.float64)
+                view.flags.writeable = False
             scopes.append(s)
-            tables.append(t)
+            tables.append(view)
         for v, value in sorted(ev.items()):
             ind = np.full(int(self.cardinalities[v]), -np.inf)
             ind[value] = 0.0
