@@ -200,7 +200,7 @@ def test_table_covers_every_public_function():
 
 # ----------------------------------------------------------------------------- bad arguments
 COUNT_BAD = [0, -1, -(10**6), 1.5, True, "3", None, math.nan, math.inf, 2 + 1j, 2**70]
-FLOAT_BAD = [math.nan, math.inf, -math.inf, 1j, "0.1", None]
+FLOAT_BAD = [math.nan, math.inf, -math.inf, 1j, "0.1", None, 10**400, -(10**400)]
 SPINS_BAD = [
     np.full((3, N), np.nan), np.ones((3, N), dtype=complex), np.zeros((3, N)),
     2 * np.ones((3, N)), np.ones((3, N + 1)), np.ones((2, 3, N)), np.ones((0, N)),

@@ -78,16 +78,34 @@ def check_path(value: Any, name: str, *, exists: bool = False) -> Any:
 
 def check_real(value: Any, name: str) -> float:
     """A finite real scalar as ``float``; complex, NaN, inf and non-numbers are refused,
-    text too (``float("1e-3")`` would read it: an option is a number, not its spelling)."""
+    text too (``float("1e-3")`` would read it: an option is a number, not its spelling),
+    and so is an integer beyond the range of ``float`` (``10**400``), which ``float()``
+    meets with an ``OverflowError`` rather than ``inf``."""
     if isinstance(value, (str, bytes, bytearray, np.str_, np.bytes_)):
         raise ValueError(f"{name} must be a real number, got the text {value!r}")
     try:
         value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got an integer beyond the range of a "
+                         f"float ({_digits(value)} digits)") from None
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
+
+
+def _digits(value: Any) -> int:
+    """The decimal digits of an integer's magnitude (for messages about a huge one, whose
+    ``repr`` would be hundreds of characters long)."""
+    try:
+        return len(str(abs(int(value))))
+    except (TypeError, ValueError):
+        return 0
+
+
+#: The largest count taken anywhere: counts go to int64 arrays and numba kernels.
+MAX_COUNT = int(np.iinfo(np.int64).max)
 
 
 def is_choice(value: Any, choices: Any) -> bool:
@@ -103,11 +121,15 @@ def is_choice(value: Any, choices: Any) -> bool:
 def check_positive(
     value: Any, name: str, *, allow_zero: bool = False, integer: bool = False
 ) -> int | float:
-    """Check that a scalar is finite and positive (or non-negative)."""
+    """Check that a scalar is finite and positive (or non-negative); an ``integer`` must also
+    fit in ``int64`` (at most :data:`MAX_COUNT`), where every count of the library goes."""
     if integer:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {value!r}")
         value = int(value)
+        if value > MAX_COUNT:
+            raise ValueError(f"{name} must be at most {MAX_COUNT} (an int64), got an integer "
+                             f"of {_digits(value)} digits")
     else:
         value = check_real(value, name)
     if value < 0 or (value == 0 and not allow_zero):
@@ -144,6 +166,9 @@ def check_array(
             if np.asarray(a).dtype.kind == "c" and np.dtype(dtype).kind != "c":
                 raise ValueError(f"{name} must contain real numbers, got complex values")
             arr = np.asarray(a, dtype=dtype)
+        except OverflowError:  # a Python int beyond the dtype: float() or int64 overflow
+            raise ValueError(f"{name} must contain only finite values within the range of "
+                             f"{np.dtype(dtype).name}, got an integer beyond it") from None
         except (TypeError, ValueError) as err:
             if str(err).startswith(name):
                 raise

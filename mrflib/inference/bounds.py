@@ -33,6 +33,8 @@ precision (mpmath) instead of overflowing.
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -103,11 +105,10 @@ MAX_MEAN_FIELD_STARTS = 10_000
 
 # ============================================================================ eq. (3), (8)
 def _is_symbolic(values: Sequence[Any]) -> bool:
-    try:
-        import sympy
-    except ImportError:  # pragma: no cover - sympy is a dependency
-        return False
-    return any(isinstance(v, sympy.Basic) for v in values)
+    # a sympy value exists only once sympy is imported: importing it here to find out
+    # would cost a second and a half of a numeric caller's time limit
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and any(isinstance(v, sympy.Basic) for v in values)
 
 
 def _arith(symbolic: bool):
@@ -428,6 +429,7 @@ def mean_field(
     max_iter: int = 5000,
     init: Any = None,
     rng: Any = 0,
+    time_limit: float | None = None,
 ) -> np.ndarray:
     """A solution ``m = tanh h`` of the mean-field equations (17).
 
@@ -446,10 +448,18 @@ def mean_field(
         Starts (at most :data:`MAX_MEAN_FIELD_STARTS`), damping ``d`` in (0, 1],
         convergence tolerance on ``max |Δm|``, iteration cap, an optional single start,
         and the seed of the random starts.
+    time_limit : float, optional
+        Seconds: no iteration starts after them, and the best fixed point found so far is
+        returned (fewer starts tried). Without it every start runs to its end.
 
     Returns
     -------
     numpy.ndarray, shape (n,)
+
+    Raises
+    ------
+    TimeoutError
+        When the time limit passes before any start has converged.
     """
     bm = check_model(bm)
     n = bm.n
@@ -469,6 +479,8 @@ def mean_field(
         raise ValueError(f"damping must be in (0, 1], got {damping}")
     tol = check_positive(tol, "tol")
     max_iter = check_positive(max_iter, "max_iter", integer=True)
+    stop = (math.inf if time_limit is None
+            else time.perf_counter() + check_positive(time_limit, "time_limit", allow_zero=True))
     theta = np.ascontiguousarray(bm.bias, dtype=np.float64)
     W = np.ascontiguousarray(bm.coupling_matrix())
     if init is not None:
@@ -478,6 +490,8 @@ def mean_field(
         starts = _starts(np.tanh(theta), n_starts, gen)
     best, best_val = None, -math.inf
     for m0 in starts:
+        if time.perf_counter() >= stop:
+            break
         m = m0.astype(np.float64).copy()
         converged = False
         for _ in range(max_iter):
@@ -487,19 +501,42 @@ def mean_field(
             if change < tol:
                 converged = True
                 break
-        if not converged:
-            _, change = mean_field_sweeps(theta, W, m, max_iter, tol)
-            converged = change < tol
+            if time.perf_counter() >= stop:
+                break
+        if not converged and time.perf_counter() < stop:
+            converged = _sweeps_within(theta, W, m, max_iter, tol, stop)
         m = np.tanh(theta + W @ m) if converged else m
         if not converged:
             continue
         val = mean_field_log_partition(bm, m)
         if val > best_val:
             best, best_val = m, val
+    if best is None and time.perf_counter() >= stop:
+        raise TimeoutError(f"the mean-field iteration did not converge from any start within "
+                           f"time_limit={time_limit:g} s")
     if best is None:
         raise ValueError("the mean-field iteration did not converge from any start; raise "
                          "max_iter or tol")
     return best
+
+
+def _sweeps_within(theta: np.ndarray, W: np.ndarray, m: np.ndarray, max_iter: int,
+                   tol: float, stop: float) -> bool:
+    """Sequential sweeps on ``m`` in place until converged (``True``), ``max_iter`` sweeps
+    or the clock's ``stop``; in rounds that cost about a hundredth of a second (the same
+    sweeps as one call of the kernel, whose state is ``m`` alone)."""
+    if stop == math.inf:
+        _, change = mean_field_sweeps(theta, W, m, max_iter, tol)
+        return bool(change < tol)
+    per_round = max(1, int(1e7 / max(W.size, 1)))
+    done = 0
+    while done < max_iter and time.perf_counter() < stop:
+        k = min(per_round, max_iter - done)
+        did, change = mean_field_sweeps(theta, W, m, k, tol)
+        done += did
+        if change < tol:
+            return True
+    return False
 
 
 # ============================================================================ eq. (16), (18)
@@ -605,18 +642,21 @@ def log_partition_lower_bounds(
     *,
     m: Any = None,
     method: str = "auto",
+    time_limit: float | None = None,
 ) -> np.ndarray:
     """``log`` of the optimized bound (5) for several odd orders, sharing the moments.
 
     ``log Z ≥ log Z̃ + log Σ_n A_{K;n}(μ^opt) ⟨ΔH^n⟩`` with ``K = order + 1``. ``m``
-    defaults to :func:`mean_field` ``(bm)``; ``method="auto"`` enumerates for
-    ``N ≤ AUTO_ENUMERATE_N`` and uses the partition graphs beyond.
+    defaults to :func:`mean_field` ``(bm)`` (under ``time_limit`` seconds, when given:
+    its starts are what takes time; ``TimeoutError`` when none converged in time);
+    ``method="auto"`` enumerates for ``N ≤ AUTO_ENUMERATE_N`` and uses the partition
+    graphs beyond.
     """
     bm = check_model(bm)
     orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
-    m = mean_field(bm) if m is None else _check_m(m, bm.n)
+    m = mean_field(bm, time_limit=time_limit) if m is None else _check_m(m, bm.n)
     top = max(orders)
     method = _auto_method(method, bm.n, top)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -661,14 +701,16 @@ def _scaled_moments(
 
 
 def log_partition_lower_bound(
-    bm: BoltzmannMachine, order: int, *, m: Any = None, method: str = "auto"
+    bm: BoltzmannMachine, order: int, *, m: Any = None, method: str = "auto",
+    time_limit: float | None = None,
 ) -> float:
     """Lower bound of odd ``order`` on ``log Z`` (eq. 5 with the optimal μ of eq. 13).
 
     Order 1 is the mean-field bound; the bound never decreases with the order (section 3).
     See :func:`log_partition_lower_bounds` for the parameters.
     """
-    return float(log_partition_lower_bounds(bm, [order], m=m, method=method)[0])
+    return float(log_partition_lower_bounds(bm, [order], m=m, method=method,
+                                            time_limit=time_limit)[0])
 
 
 def pair_correlation_estimates(

@@ -36,7 +36,8 @@ from mrflib.inference import elimination
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
-           "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES"]
+           "sweep_seconds", "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES",
+           "SECONDS_PER_UPDATE", "SECONDS_PER_ENTRY"]
 
 #: A zero-weight start is replaced by an exact sample when the junction tree's tables take
 #: at most this many bytes; beyond, by min-conflicts repair sweeps.
@@ -45,6 +46,12 @@ EXACT_START_BYTES = 2.0**27
 REPAIR_SWEEPS = 200
 #: Batches of the batch-means standard errors (fewer when there are fewer rows).
 N_BATCHES = 32
+#: Seconds one chain's update of one variable is taken to cost when chains are sized to a
+#: time limit, on top of :data:`SECONDS_PER_ENTRY` per table entry it reads: about three
+#: times what a 30x30 Potts lattice measures on a loaded 2-core machine (0.4 us and 3 ns),
+#: so that the sized chains fit their share of the limit on a slower one.
+SECONDS_PER_UPDATE = 1e-6
+SECONDS_PER_ENTRY = 1e-8
 
 
 def pack(model: FactorGraph, tables: np.ndarray | None = None) -> tuple:
@@ -425,7 +432,10 @@ def gibbs_marginals(
     Without ``time_limit`` it is :func:`gibbs` then :func:`estimate_marginals`. With it,
     the chains run in rounds and stop when the next round would pass the limit (at least
     one round is run, so ``0`` gives one round), so the number of samples, not the seed
-    alone, decides the bits.
+    alone, decides the bits. Without ``n_chains`` the chains are then as many as burn in
+    within a quarter of the limit at the conservative cost of :func:`sweep_seconds` (at
+    least :data:`N_BATCHES`, at most ``n_samples``), and each round takes at most a tenth
+    of the limit at that cost.
 
     Returns ``{"marginals", "standard_errors", "n_samples", "burn_in", "seconds"}``
     (``burn_in``: the sweeps run before the first sample, fewer than asked when the limit
@@ -445,13 +455,44 @@ def gibbs_marginals(
             "burn_in": burned, "seconds": time.perf_counter() - start}
 
 
+def sweep_seconds(model: FactorGraph) -> float:
+    """A conservative estimate of the seconds one Gibbs sweep of one chain takes.
+
+    Parameters
+    ----------
+    model : FactorGraph
+
+    Returns
+    -------
+    float
+        :data:`SECONDS_PER_UPDATE` per variable plus :data:`SECONDS_PER_ENTRY` per table
+        entry the sweep reads (each variable of a factor reads its own states' entries).
+    """
+    entries = sum(int(model.cardinalities[v]) for s in model.scopes for v in s)
+    return SECONDS_PER_UPDATE * model.n + SECONDS_PER_ENTRY * entries
+
+
+def _chains_within(sweep: float, n_samples: int, burn_in: int, limit: float) -> int:
+    """Chains whose burn-in takes at most a quarter of ``limit`` seconds at ``sweep``
+    seconds a chain and sweep: between ``min(n_samples, N_BATCHES)`` (enough for the batch
+    means) and ``n_samples`` (one chain per sample, the default without a limit). The
+    count depends on the model and the limit only, never on a clock, so the same seed and
+    limit start the same chains."""
+    fit = 0.25 * limit / max(sweep * max(burn_in, 1), 1e-300)
+    return int(max(min(n_samples, N_BATCHES), min(n_samples, fit)))
+
+
 def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, start):
-    """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds: the
+    """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds
+    (without ``n_chains``, as many chains as :func:`_chains_within` affords): the
     burn-in in pieces of at most ten sweeps while half the limit lasts (a long burn-in of
     many chains would otherwise overrun a short limit alone), then the samples. Returns the
     samples, the chains and the burn-in sweeps run."""
     n_samples, _, _, chains, _ = _check_counts(n_samples, burn_in, thin, n_chains)
     rng = as_rng(rng)
+    sweep = sweep_seconds(model)
+    if n_chains is None:  # one chain per sample would make a short limit's burn-in alone
+        chains = _chains_within(sweep, n_samples, burn_in, limit)  # overrun it many times
     piece = max(1, min(burn_in, 10))
     x = gibbs(model, chains, burn_in=piece, n_chains=chains, evidence=evidence, rng=rng)
     burned = piece
@@ -460,7 +501,10 @@ def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, star
         x = gibbs(model, chains, burn_in=step, n_chains=chains, init=x, evidence=evidence,
                   rng=rng)
         burned += step
-    per_round = chains * max(1, min(64, -(-n_samples // chains) // 8))
+    # a round of at most a tenth of the limit (at the conservative cost), so that the
+    # first one, which always runs, cannot overrun it
+    affordable = int(min(64.0, 0.1 * limit / max(chains * sweep * thin, 1e-300)))
+    per_round = chains * max(1, min(affordable, -(-n_samples // chains) // 8))
     got = [gibbs(model, per_round, burn_in=thin, thin=thin, n_chains=chains, init=x,
                  evidence=evidence, rng=rng)]
     done = per_round

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from mrflib._support.validation import check_instance
+from mrflib._support.validation import check_instance, check_real
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["Exchangeable", "structure", "marginals", "leaf_bounds", "relational_model",
@@ -243,12 +243,12 @@ def relational_model(n_a: int = 100, n_b: int = 100, weights: tuple[float, float
         raise ValueError(f"n_a * n_b must be at most {MAX_LEAVES:,} (one leaf variable and "
                          f"two factors per pair), got {n_a} * {n_b}")
     try:
-        w_a, w_c, w_b, w = (float(x) for x in weights)
-    except (TypeError, ValueError):
-        raise ValueError(f"weights must be four numbers (w_a, w_c, w_b, w), got {weights!r}"
-                         ) from None
-    if not np.all(np.isfinite([w_a, w_c, w_b, w])):
-        raise ValueError(f"weights must be finite, got {weights!r}")
+        parts = list(weights)
+    except TypeError:
+        parts = []
+    if len(parts) != 4:
+        raise ValueError(f"weights must be four numbers (w_a, w_c, w_b, w), got {weights!r}")
+    w_a, w_c, w_b, w = (check_real(x, f"weights[{i}]") for i, x in enumerate(parts))
     rule = np.full((2, 2, 2), w)
     rule[1, 1, 0] = 0.0
     first_b = n_a + n_a * n_b
