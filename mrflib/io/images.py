@@ -77,9 +77,9 @@ def _check_levels(q: Any) -> int:
 
 def _quantize_bytes(q: int, pixels: int) -> int:
     """Bytes :func:`quantize` allocates: about a dozen arrays of one entry per level (the
-    quantiles asked for, numpy's interpolation of them) and three of one per pixel (the
-    sorted copy, the levels, their ``int64`` copy)."""
-    return 8 * (12 * q + 3 * pixels)
+    quantiles asked for, numpy's interpolation of them) and four of one per pixel (the
+    partitioned copy and numpy's work on it, the levels, their ``int64`` copy)."""
+    return 8 * (12 * q + 4 * pixels)
 
 
 def sample_grey(name: str = "china.jpg") -> np.ndarray:
