@@ -825,6 +825,75 @@ def test_repeated_components_get_the_order_their_own_search_finds(seed):
                              for comp in eo.components(adj, range(n))})
 
 
+def _disconnected_scopes(seed):
+    """Random factors of one to four variables within separate groups of variables, the
+    groups' numbers interleaved, and a last variable in no factor but its own: ``n``,
+    scopes and log cardinalities (mixed, or all three states for even seeds)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 60))
+    group = rng.integers(0, int(rng.integers(2, 6)), size=n - 1)
+    scopes = [(n - 1,)]
+    for g in np.unique(group):
+        members = np.flatnonzero(group == g)
+        for _ in range(int(rng.integers(1, len(members) + 2))):
+            k = min(len(members), int(rng.integers(1, 5)))
+            scopes.append(tuple(int(v) for v in rng.choice(members, size=k, replace=False)))
+    card = rng.integers(2, 5, size=n) if seed % 2 else np.full(n, 3)
+    return n, scopes, np.log(card.astype(float)).tolist()
+
+
+def _eliminated(n, scopes, logc, order):
+    """Width, log largest table and total entries of eliminating in ``order``, by plain
+    neighbour sets (independent of :mod:`elimination_order`)."""
+    nb = [set() for _ in range(n)]
+    for s in scopes:
+        for v in s:
+            nb[v] |= set(s) - {v}
+    gone, width, biggest, total = set(), -1, -math.inf, 0.0
+    for v in order:
+        clique = {v} | (nb[v] - gone)
+        size = sum(logc[u] for u in clique)
+        width, biggest, total = max(width, len(clique) - 1), max(biggest, size), \
+            total + math.exp(size)
+        for u in clique:
+            nb[u] |= clique - {u}
+        gone.add(v)
+    return width, biggest, total
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_best_order_of_a_disconnected_model_covers_every_component(seed):
+    """On several components the order is a permutation of all the variables, each
+    component's best order in turn, and its width, largest table and total are those of
+    eliminating in it; no table is smaller than the largest factor's."""
+    n, scopes, logc = _disconnected_scopes(seed)
+    adj = eo.interaction_graph(n, scopes)
+    comps = eo.components(adj, range(n))
+    assert len(comps) > 1
+    found = eo.best_order(adj, logc, range(n))
+    assert sorted(found.order) == list(range(n))
+    alone = [eo.best_order(adj, logc, comp) for comp in comps]
+    assert found.order == [v for a in alone for v in a.order]
+    width, biggest, total = _eliminated(n, scopes, logc, found.order)
+    assert found.width == width
+    assert found.log_max_table == pytest.approx(biggest, rel=1e-12)
+    assert found.total_entries == pytest.approx(total, rel=1e-12)
+    assert found.cliques == eo.order_cliques(adj, found.order, logc)[0]
+    assert found.width >= max(len(s) for s in scopes) - 1
+    assert found.log_max_table >= max(sum(logc[v] for v in s) for s in scopes) - 1e-9
+
+
+def test_best_order_of_a_disconnected_model_stops_where_a_component_does_not_fit():
+    """A limit that one component's tables pass gives no order, with that component's
+    cost; a limit that all fit gives all the variables."""
+    adj = eo.interaction_graph(9, [(0, 1, 2, 3), (4,), (5, 6), (7, 8)])
+    logc = [math.log(2)] * 9
+    assert eo.best_order(adj, logc, range(9), 3.5 * math.log(2)) == eo.best_order(
+        adj, logc, range(4), 3.5 * math.log(2))
+    assert eo.best_order(adj, logc, range(9), 3.5 * math.log(2)).order is None
+    assert sorted(eo.best_order(adj, logc, range(9), 4 * math.log(2)).order) == list(range(9))
+
+
 def test_lattice_orders_are_found_by_every_criterion():
     """The greedy criteria order a 30x30 lattice (900 variables, the dense kernel)."""
     edges = graphs.square_grid(30, 30)

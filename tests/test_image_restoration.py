@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from mrflib import exact
+from mrflib import FactorGraph, exact
+from mrflib._support.validation import check_real
 from mrflib.inference import point_estimates as pe
 from mrflib.io import images
 from mrflib.models import image_noise as inz
@@ -214,6 +216,75 @@ def test_salt_and_pepper_middle_levels_are_evidence():
     (lambda: pe.mpm(inz.potts_grid(2, 3, 4, 1.0), "nonsense"), "method"),
 ])
 def test_bad_input_is_a_named_value_error(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# ------------------------------------------------------------------------ sizes and huge numbers
+IMG = np.zeros((2, 3), int)
+BIG = [
+    ("quantize", lambda q: images.quantize(np.zeros((2, 3)), q)),
+    ("sample_image", lambda q: images.sample_image("china.jpg", q)),
+    ("channel flip", lambda q: inz.channel(q)),
+    ("channel salt-pepper", lambda q: inz.channel(q, "salt-pepper")),
+    ("corrupt", lambda q: inz.corrupt(IMG, q, rng=0)),
+    # (a prior of q states per pixel with no factor: it holds no table of q entries)
+    ("posterior", lambda q: inz.posterior(FactorGraph([q] * 6, [], []), IMG, q)),
+    ("potts_grid", lambda q: inz.potts_grid(2, 3, q, 1.0)),
+]
+
+
+# q levels past memory: a table of q entries (quantize), or of q x q (the others)
+TOO_MANY = [(c, 10**12) for _, c in BIG] + [(c, 10**6) for _, c in BIG[2:]]
+
+
+@pytest.mark.parametrize("call, q", TOO_MANY,
+                         ids=[f"{name}-{q}" for q in ("1e12", "1e6")
+                              for name, _ in (BIG if q == "1e12" else BIG[2:])])
+def test_levels_beyond_memory_are_refused_by_name_before_allocating(call, q):
+    """``q`` levels whose tables do not fit: a ``ValueError`` naming ``q`` and the bytes,
+    raised before any table of ``q`` entries is allocated."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"q = {q} levels|channel\(q = {q}\)") as err:
+            call(q)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "would need" in str(err.value) and "of memory" in str(err.value)
+    assert peak < 16 * 2**20
+
+
+@pytest.mark.parametrize("q", [2**63, 10**400], ids=["2^63", "1e400"])
+@pytest.mark.parametrize("call", [
+    *(c for name, c in BIG if name != "posterior"),
+    lambda q: inz.posterior(inz.potts_grid(2, 3, 4, 0.5), IMG, q),
+    lambda q: inz.check_image(IMG, q),
+], ids=[name for name, _ in BIG if name != "posterior"] + ["posterior", "check_image"])
+def test_levels_beyond_int64_are_refused_by_name(call, q):
+    with pytest.raises(ValueError, match="q must be at most 2\\^63 - 1"):
+        call(q)
+
+
+def _check_real_refuses_huge_ints():
+    try:
+        check_real(10**400, "x")
+    except ValueError:
+        return True
+    except OverflowError:
+        return False
+    return False
+
+
+@pytest.mark.skipif(not _check_real_refuses_huge_ints(),
+                    reason="needs check_real to refuse an int past float64's range")
+@pytest.mark.parametrize("call, name", [
+    (lambda: inz.channel(4, "flip", 10**400), "rate"),
+    (lambda: inz.corrupt(IMG, 4, "flip", -10**400, rng=0), "rate"),
+    (lambda: inz.posterior(inz.potts_grid(2, 3, 4, 0.5), IMG, 4, "flip", 10**400), "rate"),
+    (lambda: inz.potts_grid(2, 3, 4, 10**400), "coupling"),
+])
+def test_reals_past_the_float_range_are_named(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 

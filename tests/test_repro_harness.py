@@ -51,3 +51,19 @@ def test_harness_names_stay_importable_from_the_top():
     from mrflib.repro import sweep as s
 
     assert (mrflib.experiments, mrflib.report, mrflib.sweep) == (e, r, s)
+
+
+@pytest.mark.parametrize("n", [40, 80])
+def test_order_memory_of_band_networks_covers_their_factors(n):
+    """Every heuristic's order of a band network (several components) holds each factor in
+    some clique: width and largest table at least the largest factor's."""
+    from mrflib.repro import factor_graph_experiments as fx
+    from mrflib.repro import factor_graph_problems as fgp
+
+    model = fgp.band_network(n, n, 0, band=10)
+    widest = max(len(s) for s in model.scopes) - 1
+    largest = max(8.0 * np.prod(model.cardinalities[list(s)]) for s in model.scopes)
+    got = fx.order_memory([], (), [n])
+    assert set(got["heuristic"]) == set(fx.HEURISTICS)
+    assert (got["treewidth"] >= widest).all()
+    assert (got["largest table bytes"] >= largest * (1 - 1e-9)).all()

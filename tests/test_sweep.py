@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import shutil
 import signal
@@ -318,3 +319,47 @@ def test_bad_arguments(tmp_path):
         nb["cells"][1]["metadata"]["tags"] = []
         (tmp_path / "x.ipynb").write_text(json.dumps(nb))
         sweep.sweep(tmp_path / "x.ipynb", {"a": [1]}, tmp_path)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "-0", "nan", "inf", "-inf", "1e300", "1e400",
+                                   "2147484", "5s"])
+def test_bad_timeout_is_a_usage_error_that_leaves_the_folder_untouched(value, tmp_path,
+                                                                       capsys):
+    """``--timeout`` is checked as it is parsed: one line naming it, status 2, and neither
+    a lock nor ``runs/`` in the output folder (nor the folder itself)."""
+    out, fresh = tmp_path / "o", tmp_path / "fresh"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    for folder in (out, fresh):
+        with pytest.raises(SystemExit) as exc:
+            sweep.main([str(TINY), "-p", "a", "1", "--out", str(folder), f"--timeout={value}",
+                        "--no-progress"])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "--timeout" in err and len(err.strip().splitlines()) == 1
+    assert os.listdir(out) == ["keep.txt"] and not fresh.exists()
+
+
+@pytest.mark.parametrize("value", [-1, 0, -0.0, math.nan, math.inf, 1e300,
+                                   2 * sweep.MAX_TIMEOUT, "5", True])
+def test_bad_timeout_is_refused_by_the_python_api_before_anything_runs(value, tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    with pytest.raises(ValueError, match="timeout"):
+        sweep.sweep(TINY, {"a": [1]}, out, progress=False, timeout=value)
+    assert os.listdir(out) == ["keep.txt"]
+    with pytest.raises(ValueError, match="timeout"):
+        sweep.compute_point(TINY.read_bytes(), TINY.name, {"a": 1}, timeout=value)
+    with pytest.raises(ValueError, match="timeout"):
+        sweep.execute(TINY, tmp_path / "done.ipynb", {"a": 1}, timeout=value)
+    assert not (tmp_path / "done.ipynb").exists()
+
+
+def test_the_longest_timeout_is_one_a_subprocess_wait_takes():
+    """``MAX_TIMEOUT`` is accepted by the check and by ``subprocess.run``'s wait (on
+    Linux a ``poll(2)`` of milliseconds in a C ``int``)."""
+    assert sweep._check_timeout(sweep.MAX_TIMEOUT) == sweep.MAX_TIMEOUT
+    done = subprocess.run([sys.executable, "-c", "pass"], capture_output=True,
+                          timeout=sweep.MAX_TIMEOUT)
+    assert done.returncode == 0

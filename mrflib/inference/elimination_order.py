@@ -370,8 +370,12 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     """The best candidate :class:`Order` of ``nodes`` (one connected component, or several),
     scored by the largest clique table, then the total of all tables.
 
-    When every candidate exceeds ``limit`` (log entries), ``order`` is ``None`` and the
-    cost is that of the smallest clique at which a candidate stopped.
+    Several components are ordered one by one (:func:`_joined`): the order is theirs
+    concatenated, by smallest node, and covers every one of ``nodes``; its largest table
+    and width are the largest of theirs, its total their sum, and its heuristic theirs,
+    ``+``-joined. When every candidate of a component exceeds ``limit`` (log entries),
+    ``order`` is ``None`` and the cost is that of the smallest clique at which a candidate
+    of that component stopped.
 
     ``memo`` (a dict kept by the caller across the components of one model) remembers the
     orders found: nodes whose graph and numbers of states are another's, node for node in
@@ -381,6 +385,11 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     differ only by rounding (a total sums over sets, in an order that follows the numbers).
     """
     nodes = sorted(nodes)
+    comps = components(adj, nodes)
+    if len(comps) > 1:
+        # a candidate sweeps (and is scored on) one component at a time: on the whole of
+        # several it would stop at the end of the first
+        return _joined([best_order(adj, logc, comp, limit, memo) for comp in comps])
     if memo is None or len(nodes) > DENSE_MAX_NODES:
         return _best_order(adj, logc, nodes, limit)
     local = {v: i for i, v in enumerate(nodes)}
@@ -394,6 +403,22 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     to = dict(zip(first, nodes)).__getitem__
     return found._replace(order=list(map(to, found.order)),
                           cliques=[list(map(to, c)) for c in found.cliques])
+
+
+def _joined(found: list[Order]) -> Order:
+    """The :class:`Order` of several components from theirs, ``found`` (in order): their
+    orders and cliques concatenated (components share no variable, so each clique is the
+    same in the whole graph), the largest table and width the largest, the total the sum;
+    the first component with no order, if any, alone (no order of the whole fits)."""
+    for f in found:
+        if f.order is None:
+            return f
+    return Order([v for f in found for v in f.order],
+                 "+".join(sorted({f.heuristic for f in found})),
+                 max(f.log_max_table for f in found),
+                 math.fsum(f.total_entries for f in found),
+                 max(f.width for f in found),
+                 [c for f in found for c in f.cliques])
 
 
 def _local_rows(adj: list[set[int]], nodes: list[int], local: dict[int, int]) -> tuple:
@@ -437,8 +462,7 @@ def _best_order(adj: list[set[int]], logc: Sequence[float], nodes: list[int],
             bound[0] = size
     if best.order is None:
         return Order(None, "", stopped[0], math.inf, stopped[1] - 1)
-    # (an order of part of the nodes, as a sweep of one of several components gives,
-    # eliminates on the graph of its own nodes: order_cliques)
+    # (the dense kernels list the cliques of a whole order; the sets serve the rest)
     cliques = best.cliques or (_dense_cliques(dense, nodes, best.order)
                                if dense is not None and len(best.order) == len(nodes)
                                else order_cliques(adj, best.order, logc)[0])

@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.optional import optional_import
-from mrflib._support.validation import check_array, check_positive
+from mrflib._support.validation import (
+    check_array,
+    check_positive,
+    format_count,
+    require_memory,
+)
 
 __all__ = ["LUMA", "SAMPLE_IMAGES", "quantize", "sample_grey", "sample_image"]
 
@@ -52,6 +57,8 @@ def quantize(grey: Any, q: int = 4) -> np.ndarray:
         raise ValueError(f"grey must be a non-empty 2-d image (rows, cols), got shape "
                          f"{arr.shape}")
     q = _check_levels(q)
+    require_memory(_quantize_bytes(q, arr.size),
+                   f"quantize() of a {arr.shape[0]} x {arr.shape[1]} image to q = {q} levels")
     cuts = np.quantile(arr, np.arange(1, q) / q)
     # a value equal to a cut goes up, so a constant image is all level q-1 rather than
     # some level chosen by rounding
@@ -62,7 +69,17 @@ def _check_levels(q: Any) -> int:
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2 (levels of grey), got {q}")
+    if q > 2**63 - 1:
+        raise ValueError(f"q must be at most 2^63 - 1 (levels are int64 states), got "
+                         f"{format_count(q)}")
     return q
+
+
+def _quantize_bytes(q: int, pixels: int) -> int:
+    """Bytes :func:`quantize` allocates: about a dozen arrays of one entry per level (the
+    quantiles asked for, numpy's interpolation of them) and four of one per pixel (the
+    partitioned copy and numpy's work on it, the levels, their ``int64`` copy)."""
+    return 8 * (12 * q + 4 * pixels)
 
 
 def sample_grey(name: str = "china.jpg") -> np.ndarray:
@@ -84,4 +101,6 @@ def sample_image(name: str = "china.jpg", q: int = 4) -> np.ndarray:
     """:func:`sample_grey` quantized by :func:`quantize` to ``q`` levels, ``int64
     (rows, cols)``."""
     q = _check_levels(q)
+    # the levels' share of quantize()'s memory, before the photograph is loaded
+    require_memory(_quantize_bytes(q, 0), f"sample_image() in q = {q} levels")
     return quantize(sample_grey(name), q)

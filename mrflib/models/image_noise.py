@@ -35,6 +35,7 @@ from mrflib._support.validation import (
     check_array,
     check_positive,
     check_real,
+    format_count,
     integer_values,
     is_choice,
     require_memory,
@@ -46,13 +47,24 @@ __all__ = ["NOISES", "channel", "check_image", "corrupt", "potts_grid", "posteri
 
 #: The noise channels of :func:`channel`.
 NOISES = ("flip", "salt-pepper")
+#: Most levels: a level is an ``int64`` state.
+_MAX_LEVELS = 2**63 - 1
 
 
 def _check_q(q: Any) -> int:
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2 (levels of grey), got {q}")
+    if q > _MAX_LEVELS:
+        raise ValueError(f"q must be at most 2^63 - 1 (levels are int64 states), got "
+                         f"{format_count(q)}")
     return q
+
+
+def _channel_bytes(q: int) -> int:
+    """Bytes :func:`channel` allocates: its matrix and one temporary of its size (exact
+    integers, so that a huge ``q`` is compared, not overflowed)."""
+    return 16 * q * q
 
 
 def _check_rate(rate: Any) -> float:
@@ -92,6 +104,7 @@ def channel(q: int, noise: str = "flip", rate: float = 0.1) -> np.ndarray:
     if not is_choice(noise, NOISES):
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
     rate = _check_rate(rate)
+    require_memory(_channel_bytes(q), f"channel(q = {q}), a {q} x {q} matrix,")
     if noise == "flip":
         P = np.full((q, q), rate / (q - 1))
         np.fill_diagonal(P, 1.0 - rate)
@@ -111,8 +124,11 @@ def corrupt(image: Any, q: int, noise: str = "flip", rate: float = 0.1, *,
     """
     q = _check_q(q)
     x = check_image(image, q)
+    # the channel and its cumulative sums, then per pixel its row of them (float), their
+    # comparison with the pixel's uniform (bool) and a few arrays of one entry
+    require_memory(_channel_bytes(q) + 8 * q * q + x.size * (9 * q + 40),
+                   f"corrupt() of a {x.shape[0]} x {x.shape[1]} image with q = {q} levels")
     P = channel(q, noise, rate)
-    require_memory(8.0 * x.size * (q + 3), f"corrupt() on a {x.shape[0]} x {x.shape[1]} image")
     u = as_rng(rng).random(x.shape)
     cum = np.cumsum(P, axis=1)[x]
     y = np.sum(u[..., None] >= cum, axis=-1)
@@ -132,7 +148,8 @@ def potts_grid(rows: int, cols: int, q: int, coupling: float,
     J = check_real(coupling, "coupling")
     edges = graphs.square_grid(rows, cols)
     n = rows * cols
-    require_memory(200.0 * (n + len(edges)), f"a {rows} x {cols} Potts lattice")
+    require_memory(200 * (n + len(edges)) + 16 * q * q + 8 * q,
+                   f"a {rows} x {cols} Potts lattice with q = {q} levels")
     pair = J * np.eye(q)
     pair.flags.writeable = False
     scopes: tuple = tuple(map(tuple, edges.tolist()))
@@ -173,9 +190,11 @@ def posterior(prior: FactorGraph, noisy: Any, q: int, noise: str = "flip",
     if prior.n != y.size or np.any(prior.cardinalities != q):
         raise ValueError(f"prior must have one variable of q = {q} states per pixel of noisy "
                          f"({y.shape[0]} x {y.shape[1]} = {y.size}), got {prior!r}")
+    # the channel and its logarithm, then a row of it per pixel and the factors' scopes
+    require_memory(_channel_bytes(q) + 8 * q * q + 8 * y.size * (q + 40),
+                   f"the {y.size} likelihood factors of posterior() with q = {q} levels")
     with np.errstate(divide="ignore"):  # an impossible observation is a zero weight
         loglik = np.log(channel(q, noise, rate)).T  # row y: log P(y | x) over x
-    require_memory(8.0 * y.size * (q + 8), f"the {y.size} likelihood factors of posterior()")
     unary = loglik[y.ravel()]
     unary.flags.writeable = False
     scopes = prior.scopes + tuple(zip(range(y.size)))

@@ -55,6 +55,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ from mrflib._support.cli import Parser, check_folder, connect, fail
 from mrflib._support.executor import Executor
 from mrflib._support.files import atomic_write, holder, release, sha256, try_lock
 from mrflib._support.optional import optional_import
-from mrflib._support.validation import check_instance, check_path
+from mrflib._support.validation import check_instance, check_path, check_real
 
 __all__ = ["Point", "SweepBusy", "execute", "parse_value", "points", "notebook_parameters",
            "compute_point", "check_point", "point_files", "sweep", "gather", "main",
@@ -106,9 +107,31 @@ KERNEL_START_SECONDS = 120
 KERNEL_START_ATTEMPTS = 3
 _KERNEL_START_FAILURES = ("Kernel didn't respond in", "Kernel died before replying to kernel_info")
 
+#: Longest timeout of a point, in seconds (about 24.8 days): ``subprocess.run`` waits for
+#: papermill with ``poll(2)``, whose timeout is milliseconds in a C ``int`` (a longer one is
+#: an ``OverflowError`` in the middle of the sweep), and a thread waits at most
+#: ``threading.TIMEOUT_MAX``.
+MAX_TIMEOUT = float(min((2**31 - 1) // 1000, threading.TIMEOUT_MAX))
+
 
 class SweepBusy(RuntimeError):
     """Another sweep holds the output folder's lock."""
+
+
+def _check_timeout(timeout: Any, name: str = "timeout") -> float | None:
+    """``None`` (no limit) or seconds in ``(0, MAX_TIMEOUT]`` as a ``float``, else a
+    ``ValueError`` naming ``name``: zero or less would fail every point, and NaN, inf or
+    a longer time would fail inside the wait, after the output folder was made."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool):
+        raise ValueError(f"{name} must be a number of seconds, got {timeout!r}")
+    seconds = check_real(timeout, name)
+    if not 0.0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(f"{name} must be a positive number of seconds, at most "
+                         f"{MAX_TIMEOUT:.0f} (about 24 days: the longest wait for a "
+                         f"subprocess), got {seconds:.10g}")
+    return seconds
 
 
 def execute(
@@ -132,8 +155,10 @@ def execute(
 
     A run whose kernel did not start (no cell executed) is started again, up to
     ``KERNEL_START_ATTEMPTS`` times. Returns a dict ``{"ok", "seconds", "error"}``;
-    ``error`` is the tail of papermill's report when the notebook failed.
+    ``error`` is the tail of papermill's report when the notebook failed. ``timeout``
+    (seconds, at most ``MAX_TIMEOUT``) bounds the whole run, restarts included.
     """
+    timeout = _check_timeout(timeout)
     optional_import("papermill", "running a notebook (python -m mrflib sweep, paper)", "book")
     cmd = [sys.executable, "-c", _GUARD, str(os.getpid()), str(notebook), str(output),
            "-k", "python3", "--no-progress-bar", "--start-timeout", str(KERNEL_START_SECONDS),
@@ -318,6 +343,7 @@ def compute_point(source: bytes, filename: str, params: dict[str, Any], *,
     (parameter -> environment variable) reach the notebook as environment variables, not
     as papermill parameters.
     """
+    timeout = _check_timeout(timeout)
     hidden = env_parameters or {}
     env = {var: str(params[name]) for name, var in hidden.items() if name in params}
     params = {k: v for k, v in params.items() if k not in hidden}
@@ -605,7 +631,8 @@ def sweep(
     progress : bool
         Show a tqdm progress bar (points done, time left).
     timeout : float, optional
-        Seconds one point may run before it counts as failed.
+        Seconds one point may run before it counts as failed: positive, at most
+        ``MAX_TIMEOUT``.
     skip_tags : sequence of str, optional
         Cells carrying any of these tags are left out of every point's run
         (:func:`drop_tagged_cells`); the paper runner skips ``merge-only`` cells in chunks.
@@ -621,12 +648,14 @@ def sweep(
     ValueError
         Bad arguments, all checked before anything runs: unknown or repeated parameters, no
         notebook, a notebook that is not notebook JSON or whose parameters cell does not
-        compile, ``workers < 1``, an ``out`` that is empty, a file or not writable, a
-        scheduler address where no scheduler answers.
+        compile, ``workers < 1``, a ``timeout`` that is not a positive finite number of
+        seconds up to ``MAX_TIMEOUT``, an ``out`` that is empty, a file or not
+        writable, a scheduler address where no scheduler answers.
     """
     notebook = str(Path(notebook).resolve())
     env_parameters = dict(env_parameters or {})
     pts = _check_arguments(notebook, grid, workers, tuple(env_parameters))
+    timeout = _check_timeout(timeout)
     out = check_folder(out, "out").resolve()
     check_folder(out / "runs", "out")
     if (out / "results.csv").is_dir():
@@ -723,6 +752,17 @@ def _grid_from_args(ap: argparse.ArgumentParser, specs: list[list[str]]) -> dict
     return grid
 
 
+def _timeout_option(text: str) -> float:
+    """``--timeout``'s value, checked as it is parsed (a usage error names the option)."""
+    try:
+        return _check_timeout(float(text), "--timeout")  # type: ignore[return-value]
+    except ValueError as err:
+        detail = str(err).removeprefix("--timeout ")
+        raise argparse.ArgumentTypeError(
+            detail if detail != str(err) else f"must be a number of seconds, got {text!r}"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m mrflib sweep ...``; returns the number of failed points.
 
@@ -738,7 +778,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address")
-    ap.add_argument("--timeout", type=float, default=None, help="seconds per point")
+    ap.add_argument("--timeout", type=_timeout_option, default=None,
+                    help=f"seconds per point (positive, at most {MAX_TIMEOUT:.0f})")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     grid = _grid_from_args(ap, args.param)
