@@ -41,6 +41,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mrflib._support import forked
 from mrflib._support import progress as _progress
 from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
@@ -61,9 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "given the evidence, MAR = every variable's marginal probabilities, "
                     "MPE = a most probable state.",
         epilog="Progress goes to stderr. Exit status 0 on success, 1 when the file is "
-               "malformed or the model is refused (e.g. its tables would not fit in memory), "
-               "with a one-line reason (--debug shows the traceback), 2 for bad arguments, "
-               "130 when interrupted. PR of a model with Z = 0 is -inf, with a warning.")
+               "malformed or the model is refused (e.g. its tables would not fit in memory; "
+               "MAR or MPE of a model with Z = 0, which leaves no answer file), with a "
+               "one-line reason (--debug shows the traceback), 2 for bad arguments, 130 "
+               "when interrupted (SIGINT), 143 when terminated (SIGTERM); on either signal "
+               "the child process is killed first and the answers written so far stay. "
+               "PR of a model with Z = 0 is -inf, with a warning.")
     p.add_argument("model", metavar="MODEL.uai", help="the model (MARKOV or BAYES; gzip is "
                    "recognised by its first bytes)")
     p.add_argument("--evid", metavar="FILE", help="a UAI evidence file (count of observed "
@@ -74,12 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "default '-': standard output. Nothing is written beside the model, "
                         "where the competition's reference answers often sit")
     p.add_argument("--time-limit", metavar="SECONDS", type=float, default=None,
-                   help="answer within this many seconds (from the start): exact where it "
-                        "fits, otherwise improving approximate answers, each after a "
-                        "-BEGIN- line (the last counts); default: exact only")
-    p.add_argument("--method", default="wmb",
-                   help="with --time-limit, the approximate method: 'wmb' (weighted "
-                        "mini-bucket) or a method of mrflib.inference.approx where it is installed")
+                   help="answer within this many seconds (from the start; any finite "
+                        "positive number, a huge one meaning: wait for the exact answer): "
+                        "exact where it fits, otherwise improving approximate answers, each "
+                        "after a -BEGIN- line (the last counts), the exact computation "
+                        "running meanwhile in a child process stopped at the limit; "
+                        "default: exact only")
+    p.add_argument("--method", default=None,
+                   help="with --time-limit only: the approximate method, 'wmb' (weighted "
+                        "mini-bucket, the default; every task), 'exact' (the exact "
+                        "computation alone, stopped at the limit) or, for MAR, a method of "
+                        "mrflib.inference.approx ('auto', 'lbp', 'mean-field', 'gibbs', "
+                        "'smci'), which runs in a child process stopped at the limit")
+    p.add_argument("--seed", metavar="N", type=int, default=None,
+                   help="with --time-limit only: the seed (an integer >= 0) of the samplers "
+                        "'gibbs' and 'smci'; default 0. The same seed gives the same answer "
+                        "file when the sampler draws all its samples within the limit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -167,6 +181,14 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                                             and math.isfinite(args.time_limit)):
         parser.error(f"argument --time-limit: expected a positive number of seconds, got "
                      f"{args.time_limit:g}")
+    for option, value in (("--method", args.method), ("--seed", args.seed)):
+        if value is not None and args.time_limit is None:
+            parser.error(f"argument {option}: needs --time-limit (without it the answer is "
+                         "exact)")
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"argument --seed: expected an integer >= 0, got {args.seed}")
+    args.method = "wmb" if args.method is None else args.method
+    args.seed = 0 if args.seed is None else args.seed
     if args.method not in methods(args.task):
         parser.error(f"argument --method: expected one of {methods(args.task)} for "
                      f"--task {args.task}, got {args.method!r}")
@@ -216,13 +238,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _check_options(parser, args)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), forked.ending_on_signals():
             # a warning (Z = 0, the precision limit) is part of the answer: shown whatever
             # the filters of the environment, in one line
             warnings.simplefilter("default")
             if not args.debug:
                 warnings.showwarning = _one_line_warning
             _run(args)
+    except forked.Terminated:
+        _say("mrflib solve: terminated by SIGTERM; the answers written so far stand")
+        return 143
     except BrokenPipeError:  # the reader of stdout went away (| head): nothing to flush
         if sys.stdout is not None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
