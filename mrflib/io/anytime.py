@@ -12,16 +12,25 @@ The UAI competitions let a solver write improving answers one after another, eac
    whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
    :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
-   memory) in a forked child unless the estimate is hopeless, and meanwhile writes
-   approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.growing_passes`,
-   an answer after each pass that lowers the upper bound on ``log Z``) with a small table
-   budget first, then larger budgets while the next run is expected to end in time
-   (or a method of ``mrflib.inference.approx`` named by ``--method``, where that module exists);
+   memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
+   hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
+   mini-bucket (``"wmb"``, :func:`mrflib.inference.wmb.growing_passes`, an answer after each
+   pass that lowers the upper bound on ``log Z``) with a small table budget first, then
+   larger budgets while the next run is expected to end in time; ``"exact"``, the exact
+   child alone, started even when hopeless; or a method of ``mrflib.inference.approx``
+   (``MAR``), with ``rng=args.seed``, in a second forked child, since neither the exact engine
+   nor a kernel's first compilation can be interrupted and the limit must hold;
 3. writes the exact answer last when the child finishes before the limit, and stops it
-   otherwise.
+   otherwise. The waits on the children are bounded steps of a pipe poll, so a limit of any
+   size (``1e300`` s) is a deadline far away, never an overflow.
 
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
-moment leaves the answers written so far, complete. Each answer's method goes to stderr.
+moment leaves the answers written so far, complete. Each answer's method goes to stderr,
+and each child's process id. A proof that ``Z = 0`` (the exact engine's, or any engine's
+refusal saying so) makes ``PR``'s answer ``-inf``, with a warning, and for ``MAR`` and
+``MPE``, which have no answer then, removes the answer file and raises ``ValueError``.
+The children die with the command (:mod:`mrflib._support.forked`): SIGTERM and SIGINT kill
+them before the command ends, and the kernel kills them when it dies of anything else.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 ::
 
-    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--time-limit SECONDS]
-                           [--out FILE]
+    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--out FILE]
+                           [--time-limit SECONDS [--method M] [--seed N]]
 
 Reads the model (:func:`mrflib.io.uai.read_uai`, plain or gzip) and its evidence, plans the exact
 computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, table memory),
@@ -11,23 +11,33 @@ solves the task with :mod:`mrflib.inference.exact` and writes the answer file
 (:func:`mrflib.io.uai.write_answer`):
 ``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
 probable state. Progress goes to stderr, with a line every few seconds while a long solve
-runs; a refused model (too large for memory; ``Z = 0`` for ``MAR`` and ``MPE``, whose
-answers are then undefined) or a malformed file ends the command with status 1 and one line
-saying why. ``PR`` of a model with ``Z = 0`` is the answer ``-inf`` (``log10 0``), given
-with a one-line warning and status 0; so is an answer beyond the precision limit
-(:mod:`mrflib.models.precision`). A usage error is one line and status 2. ``--out`` must be in an
-existing folder; standard output closed (``>&-``) without ``--out`` is refused before any
-work (status 1), and an interrupt (Ctrl-C) ends it with status 130 and one line.
+runs.
 
-With ``--time-limit`` the command answers every model within the limit (an anytime solver,
-as in the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise
-a first approximate answer is written fast (weighted mini-bucket, :mod:`mrflib.inference.wmb`, with
-a
-small i-bound), then better ones (larger i-bounds) while the exact computation runs in a
-forked child; the exact answer, when the child finishes in time, is written last. Each
-answer is appended after a ``-BEGIN-`` line (:func:`mrflib.io.uai.write_answers`: the whole file
-is replaced atomically, so it always holds complete answers; the last one counts), and
-stderr names the method of each.
+Exit statuses, each failure with one line on stderr: 0 for an answer; 1 for a refused model
+(too large for memory; ``Z = 0`` for ``MAR`` and ``MPE``, whose answers are then undefined,
+and which leaves no answer file, with or without a time limit) or a malformed file; 2 for a
+usage error (a bad option value; ``--method`` or ``--seed`` without ``--time-limit``); 130
+for an interrupt (Ctrl-C, SIGINT) and 143 for SIGTERM, which a competition's harness sends at
+its limit: the answers written so far stay, complete. ``PR`` of a model with ``Z = 0`` is the
+answer ``-inf`` (``log10 0``), given with a one-line warning and status 0; so is an answer
+beyond the precision limit (:mod:`mrflib.models.precision`). ``--out`` must be in an
+existing folder; standard output closed (``>&-``) without ``--out`` is refused before any
+work (status 1).
+
+With ``--time-limit`` (any finite positive number of seconds; a huge one means "wait for the
+exact answer") the command answers every model within the limit (an anytime solver, as in
+the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise a first
+answer is written at once, then better ones while the exact computation runs in a forked
+child (:mod:`mrflib.io.anytime`), whose answer, when it comes in time, is written last. The
+approximate answers are ``--method``'s: ``wmb`` (weighted mini-bucket,
+:mod:`mrflib.inference.wmb`, small i-bounds first, then larger ones; the default), ``exact``
+(the exact child alone) or, for ``MAR``, a method of :mod:`mrflib.inference.approx`, run in a
+child of its own that the limit stops; ``--seed`` (default 0) is the ``rng`` of the samplers
+``gibbs`` and ``smci``. Each answer is appended after a ``-BEGIN-`` line
+(:func:`mrflib.io.uai.write_answers`: the whole file is replaced atomically, so it always holds
+complete answers; the last one counts), and stderr names the method of each and the process
+id of each child. SIGTERM or SIGINT kills the children before the command ends, and a child
+dies with the command even when the command is killed outright (SIGKILL).
 """
 
 from __future__ import annotations
