@@ -12,32 +12,43 @@ The UAI competitions let a solver write improving answers one after another, eac
    whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
    :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
-   memory) in a forked child unless the estimate is hopeless, and meanwhile writes
-   approximate answers: weighted mini-bucket (:func:`mrflib.inference.wmb.growing_passes`,
-   an answer after each pass that lowers the upper bound on ``log Z``) with a small table
-   budget first, then larger budgets while the next run is expected to end in time
-   (or a method of ``mrflib.inference.approx`` named by ``--method``, where that module exists);
+   memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
+   hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
+   mini-bucket (``"wmb"``, :func:`mrflib.inference.wmb.growing_passes`, an answer after each
+   pass that lowers the upper bound on ``log Z``) with a small table budget first, then
+   larger budgets while the next run is expected to end in time; ``"exact"``, the exact
+   child alone, started even when hopeless; or a method of ``mrflib.inference.approx``
+   (``MAR``), with ``rng=args.seed``, in a second forked child, since neither the exact engine
+   nor a kernel's first compilation can be interrupted and the limit must hold;
 3. writes the exact answer last when the child finishes before the limit, and stops it
-   otherwise.
+   otherwise. The waits on the children are bounded steps of a pipe poll, so a limit of any
+   size (``1e300`` s) is a deadline far away, never an overflow.
 
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
-moment leaves the answers written so far, complete. Each answer's method goes to stderr.
+moment leaves the answers written so far, complete. Each answer's method goes to stderr,
+and each child's process id. A proof that ``Z = 0`` (the exact engine's, or any engine's
+refusal saying so) makes ``PR``'s answer ``-inf``, with a warning, and for ``MAR`` and
+``MPE``, which have no answer then, removes the answer file and raises ``ValueError``.
+The children die with the command (:mod:`mrflib._support.forked`): SIGTERM and SIGINT kill
+them before the command ends, and the kernel kills them when it dies of anything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import math
-import multiprocessing
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.elimination import _observed, plan
 from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
@@ -62,7 +73,9 @@ MARGIN_SHARE = 0.05
 class AnswerFile:
     """The answers written so far: each ``add`` rewrites ``out`` atomically with every
     answer after a ``-BEGIN-`` line (on standard output, ``"-"``, the new block is
-    appended and flushed)."""
+    appended and flushed); ``remove`` deletes the file. A signal that ends the command
+    during either waits for it to complete (:func:`mrflib._support.forked.deferred`), so
+    the file is always complete answers or absent."""
 
     def __init__(self, out: str, task: str) -> None:
         self.out, self.task = out, task
@@ -70,13 +83,24 @@ class AnswerFile:
 
     def add(self, value: Any) -> None:
         text = io.format_answers(self.task, [value])  # checked before anything is written
-        self.values.append(value)
-        if self.out == "-":
-            body = text[len(self.task) + 1:]
-            sys.stdout.write((f"{self.task}\n" if len(self.values) == 1 else "") + body)
-            sys.stdout.flush()
-        else:
-            io.write_answers(self.out, self.task, self.values)
+        with deferred():
+            self.values.append(value)
+            if self.out == "-":
+                body = text[len(self.task) + 1:]
+                sys.stdout.write((f"{self.task}\n" if len(self.values) == 1 else "") + body)
+                sys.stdout.flush()
+            else:
+                io.write_answers(self.out, self.task, self.values)
+
+    def remove(self) -> None:
+        """Delete the answers written (one unlink: the file is whole or gone); those on
+        standard output cannot be taken back, and the exit status says they do not
+        count."""
+        with deferred():
+            self.values = []
+            if self.out != "-":
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.out)
 
 
 class Approximate(NamedTuple):
@@ -90,13 +114,14 @@ class Approximate(NamedTuple):
 def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
                        memory: float | None = None, time_limit: float | None = None,
                        max_iter: int = 20, order: Any = None,
-                       deadline: float | None = None) -> Approximate:
+                       deadline: float | None = None, rng: Any = None) -> Approximate:
     """An approximate answer of ``task`` (:class:`Approximate`).
 
     ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
     beliefs; ``MPE``: each variable's most probable state under its belief). Another
     ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
-    is installed.
+    is installed, with ``time_limit`` and ``rng`` (the samplers' seed or generator; the
+    samplers ``"gibbs"`` and ``"smci"`` refuse ``None``).
     """
     _check_model_task(model, task)
     if not is_choice(method, methods(task)):
@@ -106,7 +131,7 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
                                    max_iter=max_iter, order=order, deadline=deadline)
         return _from_wmb(res, task)
     approx = importlib.import_module("mrflib.inference.approx")
-    res = approx.marginals(model, method=method, time_limit=time_limit)
+    res = approx.marginals(model, method=method, time_limit=time_limit, rng=rng)
     return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
 
 
@@ -136,43 +161,6 @@ def _from_wmb(res: WMBResult, task: str) -> Approximate:
     else:
         value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
     return Approximate(value, how, res.ibound)
-
-
-def _exact_child(solve: Any, model: FactorGraph, task: str, conn: Any
-                 ) -> None:  # pragma: no cover - runs in the forked child
-    try:
-        conn.send(("ok", solve(model, task)))
-    except Exception as err:  # reported by the parent, which keeps its approximate answers
-        conn.send(("error", " ".join(str(err).split()) or type(err).__name__))
-    finally:
-        conn.close()
-
-
-class _Exact:
-    """The exact computation in a forked child (``None`` when not started)."""
-
-    def __init__(self, solve: Any, model: FactorGraph, task: str) -> None:
-        ctx = multiprocessing.get_context("fork")
-        self.conn, child_conn = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_exact_child, args=(solve, model, task, child_conn),
-                                daemon=True)
-        self.proc.start()
-        child_conn.close()
-
-    def result(self, wait: float = 0.0) -> tuple[str, Any] | None:
-        """``("ok", value)``, ``("error", reason)``, or ``None`` when not done."""
-        try:
-            if self.conn.poll(max(wait, 0.0)):
-                return self.conn.recv()
-        except (EOFError, OSError):
-            return ("error", "the exact computation's process ended without an answer")
-        return None
-
-    def stop(self) -> None:
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join()
-        self.conn.close()
 
 
 def _check_model_task(model: Any, task: Any) -> None:
@@ -247,7 +235,16 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     """Write answers of ``args.task`` for ``args.model`` into ``args.out`` within
     ``args.time_limit`` seconds of the process's start (of the call when ``solve.main`` is
     called from Python; see the module's docstring); ``solve``
-    (:func:`mrflib.io.solve.solve`) gives the exact answer of a model and task."""
+    (:func:`mrflib.io.solve.solve`) gives the exact answer of a model and task.
+    ``args.method`` is the approximate method and ``args.seed`` its ``rng``.
+
+    Raises
+    ------
+    ValueError
+        When the model has ``Z = 0`` and ``args.task`` is ``MAR`` or ``MPE`` (the answers
+        written so far are removed first), and for what the model's file or the exact
+        plan refuse.
+    """
     limit = float(args.time_limit)
     startup = 0.0
     if _fresh_command():  # the interpreter's start and imports count
@@ -261,42 +258,113 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     answers = AnswerFile(args.out, args.task)
     answers.add(trivial_answer(model, args.task))
     say(f"answer 1: trivial (no inference); wrote {args.out}")
+    try:
+        _improve(model, args, answers, say, deadline, solve)
+    except ValueError as err:
+        if not _proves_zero(str(err)):
+            raise
+        _zero_partition(answers, args, say, str(err))
+
+
+def _proves_zero(reason: str) -> bool:
+    """Whether an engine's refusal is its proof that ``Z = 0`` (the engines' messages say
+    "Z = 0"; a refusal for memory or time is no such proof)."""
+    return "Z = 0" in reason
+
+
+def _zero_partition(answers: AnswerFile, args: Any, say: Any, reason: str) -> None:
+    """``Z = 0`` proven: ``PR``'s answer is ``log10 0 = -inf`` (with the warning the exact
+    path gives); ``MAR`` and ``MPE`` have none, so the answers written are removed and the
+    engine's reason raised."""
+    if args.task == "PR":
+        warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence of "
+                      "probability zero): log Z = -inf", RuntimeWarning, stacklevel=2)
+        answers.add(-math.inf)
+        say(f"answer {len(answers.values)}: exact (Z = 0); wrote {args.out}")
+        return
+    answers.remove()
+    say(f"the model has Z = 0; removed {args.out}")
+    raise ValueError(reason)
+
+
+def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadline: float,
+             solve: Any) -> None:
+    """Every answer after the trivial one: exact at once when cheap; otherwise approximate
+    answers while the exact computation runs in a forked child, whose answer, when it comes
+    in time, is written last."""
     order, est = _plan(model, say)
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
         answers.add(solve(model, args.task))
         say(f"answer {len(answers.values)}: exact; wrote {args.out}")
         return
-    child = (_Exact(solve, model, args.task)
-             if est <= HOPELESS_FACTOR * max(left, 0.0) else None)
+    # "exact" asks for the exact computation alone, hopeless or not: it runs in the child,
+    # where the deadline can stop it (the engine itself cannot be interrupted)
+    child = None
+    if args.method == "exact" or est <= HOPELESS_FACTOR * max(left, 0.0):
+        child = Forked(solve, (model, args.task))
+        say(f"exact inference started in process {child.pid}")
     try:
-        _approximate(model, args, answers, say, deadline, child, order)
-        if child is not None:
-            got = child.result(deadline - time.perf_counter())
-            if got is not None and got[0] == "ok":
-                answers.add(got[1])
-                say(f"answer {len(answers.values)}: exact; wrote {args.out}")
-            elif got is not None:
-                say(f"exact inference failed: {got[1]}")
-            else:
-                say("exact inference did not finish in time; stopped")
+        if args.method == "wmb":
+            _approximate(model, args, answers, say, deadline, child, order)
+            _finish([child] if child else [], child, args, answers, say, deadline)
+        elif args.method == "exact":
+            _finish([child], child, args, answers, say, deadline)
+        else:
+            helper = Forked(_method_answer, (model, args.task, args.method,
+                                             max(deadline - time.perf_counter(), 0.0),
+                                             args.seed))
+            say(f"{args.method} started in process {helper.pid}")
+            try:
+                _finish([c for c in (child, helper) if c], child, args, answers, say, deadline)
+            finally:
+                helper.stop()
     finally:
         if child is not None:
             child.stop()
 
 
+def _method_answer(model: FactorGraph, task: str, method: str, left: float, seed: int
+                   ) -> Approximate:  # pragma: no cover - runs in a forked child
+    return approximate_answer(model, task, method=method, time_limit=left, rng=seed)
+
+
+def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: AnswerFile,
+            say: Any, deadline: float) -> None:
+    """Write the answers of the ``pending`` children (the exact ``child``, an approximate
+    method's) as they come, until the deadline or the exact answer, which ends the wait
+    (an approximate answer after it would count instead of it)."""
+    while pending:
+        done = first_done(pending, deadline)
+        if done is None:
+            break
+        pending.remove(done)
+        kind, value = done.result()
+        if kind == "error":
+            if _proves_zero(value):
+                raise ValueError(value)
+            say(("exact inference" if done is child else f"{args.method}")
+                + f" failed: {value}")
+            continue
+        if done is child:
+            answers.add(value)
+            say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+            return
+        answers.add(value.value)
+        say(f"answer {len(answers.values)}: {value.how}; wrote {args.out}")
+    for still in pending:
+        say(("exact inference" if still is child else f"{args.method}")
+            + " did not finish in time; stopped")
+
+
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
-                 deadline: float, child: _Exact | None, order: list[int]) -> None:
-    """Approximate answers of growing budgets (:func:`mrflib.inference.wmb.growing_passes`)
-    until the next would not end in time or the exact child has answered (then its answer
-    is left for the caller)."""
+                 deadline: float, child: Forked | None, order: list[int]) -> None:
+    """Weighted mini-bucket answers of growing budgets
+    (:func:`mrflib.inference.wmb.growing_passes`) until the next would not end in time, no
+    larger budget fits in memory, or the exact child has answered (then its answer is left
+    for the caller)."""
     left = deadline - time.perf_counter()
     if left <= 0:
-        return
-    if args.method != "wmb":
-        got = approximate_answer(model, args.task, method=args.method, time_limit=left)
-        answers.add(got.value)
-        say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
         return
     # The bound is the mini-buckets' own measure of how well a pass fits the model: the
     # first pass of a larger budget often fits worse than many passes of a smaller one
@@ -314,7 +382,12 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
             else:
                 say(f"not written: {_wmb_how(res, bound=False)}, whose pass did not lower "
                     "the bound")
-            if child is not None and child.proc.exitcode is not None:
+            if child is not None and child.done():
                 return
     except TimeoutError:
         say("no weighted mini-bucket pass ended in time; stopped")
+    except ValueError as err:
+        # a limit so long that the budget outgrows the memory: the answers so far stand
+        if _proves_zero(str(err)):
+            raise
+        say(f"weighted mini-bucket stopped: {' '.join(str(err).split())}")

@@ -2,8 +2,8 @@
 
 ::
 
-    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--time-limit SECONDS]
-                           [--out FILE]
+    python -m mrflib solve MODEL.uai [--evid FILE] --task PR|MAR|MPE [--out FILE]
+                           [--time-limit SECONDS [--method M] [--seed N]]
 
 Reads the model (:func:`mrflib.io.uai.read_uai`, plain or gzip) and its evidence, plans the exact
 computation (:func:`mrflib.inference.exact.plan`: elimination order, treewidth, table memory),
@@ -11,23 +11,33 @@ solves the task with :mod:`mrflib.inference.exact` and writes the answer file
 (:func:`mrflib.io.uai.write_answer`):
 ``PR`` is ``log10 Z`` given the evidence, ``MAR`` every variable's marginal, ``MPE`` a most
 probable state. Progress goes to stderr, with a line every few seconds while a long solve
-runs; a refused model (too large for memory; ``Z = 0`` for ``MAR`` and ``MPE``, whose
-answers are then undefined) or a malformed file ends the command with status 1 and one line
-saying why. ``PR`` of a model with ``Z = 0`` is the answer ``-inf`` (``log10 0``), given
-with a one-line warning and status 0; so is an answer beyond the precision limit
-(:mod:`mrflib.models.precision`). A usage error is one line and status 2. ``--out`` must be in an
-existing folder; standard output closed (``>&-``) without ``--out`` is refused before any
-work (status 1), and an interrupt (Ctrl-C) ends it with status 130 and one line.
+runs.
 
-With ``--time-limit`` the command answers every model within the limit (an anytime solver,
-as in the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise
-a first approximate answer is written fast (weighted mini-bucket, :mod:`mrflib.inference.wmb`, with
-a
-small i-bound), then better ones (larger i-bounds) while the exact computation runs in a
-forked child; the exact answer, when the child finishes in time, is written last. Each
-answer is appended after a ``-BEGIN-`` line (:func:`mrflib.io.uai.write_answers`: the whole file
-is replaced atomically, so it always holds complete answers; the last one counts), and
-stderr names the method of each.
+Exit statuses, each failure with one line on stderr: 0 for an answer; 1 for a refused model
+(too large for memory; ``Z = 0`` for ``MAR`` and ``MPE``, whose answers are then undefined,
+and which leaves no answer file, with or without a time limit) or a malformed file; 2 for a
+usage error (a bad option value; ``--method`` or ``--seed`` without ``--time-limit``); 130
+for an interrupt (Ctrl-C, SIGINT) and 143 for SIGTERM, which a competition's harness sends at
+its limit: the answers written so far stay, complete. ``PR`` of a model with ``Z = 0`` is the
+answer ``-inf`` (``log10 0``), given with a one-line warning and status 0; so is an answer
+beyond the precision limit (:mod:`mrflib.models.precision`). ``--out`` must be in an
+existing folder; standard output closed (``>&-``) without ``--out`` is refused before any
+work (status 1).
+
+With ``--time-limit`` (any finite positive number of seconds; a huge one means "wait for the
+exact answer") the command answers every model within the limit (an anytime solver, as in
+the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise a first
+answer is written at once, then better ones while the exact computation runs in a forked
+child (:mod:`mrflib.io.anytime`), whose answer, when it comes in time, is written last. The
+approximate answers are ``--method``'s: ``wmb`` (weighted mini-bucket,
+:mod:`mrflib.inference.wmb`, small i-bounds first, then larger ones; the default), ``exact``
+(the exact child alone) or, for ``MAR``, a method of :mod:`mrflib.inference.approx`, run in a
+child of its own that the limit stops; ``--seed`` (default 0) is the ``rng`` of the samplers
+``gibbs`` and ``smci``. Each answer is appended after a ``-BEGIN-`` line
+(:func:`mrflib.io.uai.write_answers`: the whole file is replaced atomically, so it always holds
+complete answers; the last one counts), and stderr names the method of each and the process
+id of each child. SIGTERM or SIGINT kills the children before the command ends, and a child
+dies with the command even when the command is killed outright (SIGKILL).
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mrflib._support import forked
 from mrflib._support import progress as _progress
 from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
@@ -61,9 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "given the evidence, MAR = every variable's marginal probabilities, "
                     "MPE = a most probable state.",
         epilog="Progress goes to stderr. Exit status 0 on success, 1 when the file is "
-               "malformed or the model is refused (e.g. its tables would not fit in memory), "
-               "with a one-line reason (--debug shows the traceback), 2 for bad arguments, "
-               "130 when interrupted. PR of a model with Z = 0 is -inf, with a warning.")
+               "malformed or the model is refused (e.g. its tables would not fit in memory; "
+               "MAR or MPE of a model with Z = 0, which leaves no answer file), with a "
+               "one-line reason (--debug shows the traceback), 2 for bad arguments, 130 "
+               "when interrupted (SIGINT), 143 when terminated (SIGTERM); on either signal "
+               "the child process is killed first and the answers written so far stay. "
+               "PR of a model with Z = 0 is -inf, with a warning.")
     p.add_argument("model", metavar="MODEL.uai", help="the model (MARKOV or BAYES; gzip is "
                    "recognised by its first bytes)")
     p.add_argument("--evid", metavar="FILE", help="a UAI evidence file (count of observed "
@@ -74,12 +88,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "default '-': standard output. Nothing is written beside the model, "
                         "where the competition's reference answers often sit")
     p.add_argument("--time-limit", metavar="SECONDS", type=float, default=None,
-                   help="answer within this many seconds (from the start): exact where it "
-                        "fits, otherwise improving approximate answers, each after a "
-                        "-BEGIN- line (the last counts); default: exact only")
-    p.add_argument("--method", default="wmb",
-                   help="with --time-limit, the approximate method: 'wmb' (weighted "
-                        "mini-bucket) or a method of mrflib.inference.approx where it is installed")
+                   help="answer within this many seconds (from the start; any finite "
+                        "positive number, a huge one meaning: wait for the exact answer): "
+                        "exact where it fits, otherwise improving approximate answers, each "
+                        "after a -BEGIN- line (the last counts), the exact computation "
+                        "running meanwhile in a child process stopped at the limit; "
+                        "default: exact only")
+    p.add_argument("--method", default=None,
+                   help="with --time-limit only: the approximate method, 'wmb' (weighted "
+                        "mini-bucket, the default; every task), 'exact' (the exact "
+                        "computation alone, stopped at the limit) or, for MAR, a method of "
+                        "mrflib.inference.approx ('auto', 'lbp', 'mean-field', 'gibbs', "
+                        "'smci'), which runs in a child process stopped at the limit")
+    p.add_argument("--seed", metavar="N", type=int, default=None,
+                   help="with --time-limit only: the seed (an integer >= 0) of the samplers "
+                        "'gibbs' and 'smci'; default 0. The same seed gives the same answer "
+                        "file when the sampler draws all its samples within the limit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -167,6 +191,14 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                                             and math.isfinite(args.time_limit)):
         parser.error(f"argument --time-limit: expected a positive number of seconds, got "
                      f"{args.time_limit:g}")
+    for option, value in (("--method", args.method), ("--seed", args.seed)):
+        if value is not None and args.time_limit is None:
+            parser.error(f"argument {option}: needs --time-limit (without it the answer is "
+                         "exact)")
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"argument --seed: expected an integer >= 0, got {args.seed}")
+    args.method = "wmb" if args.method is None else args.method
+    args.seed = 0 if args.seed is None else args.seed
     if args.method not in methods(args.task):
         parser.error(f"argument --method: expected one of {methods(args.task)} for "
                      f"--task {args.task}, got {args.method!r}")
@@ -216,13 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _check_options(parser, args)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), forked.ending_on_signals():
             # a warning (Z = 0, the precision limit) is part of the answer: shown whatever
             # the filters of the environment, in one line
             warnings.simplefilter("default")
             if not args.debug:
                 warnings.showwarning = _one_line_warning
             _run(args)
+    except forked.Terminated:
+        _say("mrflib solve: terminated by SIGTERM; the answers written so far stand")
+        return 143
     except BrokenPipeError:  # the reader of stdout went away (| head): nothing to flush
         if sys.stdout is not None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
