@@ -266,9 +266,10 @@ def assert_improving(model, states) -> np.ndarray:
 @pytest.mark.parametrize("seed", range(6))
 def test_wmb_mpe_answer_has_positive_probability(seed):
     """approximate_answer's MPE state on 3-colouring grids (its decoding of the mini-bucket
-    beliefs repaired and improved) has positive probability and is a local maximum."""
-    model = colouring(5 + seed % 3, 6, seed)
-    got = anytime.approximate_answer(model, "MPE", max_iter=3)
+    beliefs of a small i-bound, repaired and improved) has positive probability and is a
+    local maximum."""
+    model = colouring(8 + seed % 3, 10, seed)
+    got = anytime.approximate_answer(model, "MPE", max_iter=3, memory=8 * 81)
     value = model.log_weight(got.value)
     assert value > -np.inf
     for v in range(model.n):
