@@ -97,14 +97,15 @@ def test_time_limit_exact_when_cheap(tmp_path, task):
 @pytest.mark.parametrize("task", ["PR", "MAR", "MPE"])
 def test_time_limit_approximate_answers_are_valid(tmp_path, monkeypatch, capsys, task):
     """With exact inference ruled out, a tiny limit still gives a valid answer (the trivial
-    one), a larger one mini-bucket answers, each named on stderr; a PR answer is an upper
-    bound."""
+    one; for MPE a state of positive weight found by search), a larger one mini-bucket
+    answers, each named on stderr; a PR answer is an upper bound."""
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
     model = grid_model()
     io.write_uai(model, tmp_path / "m.uai")
     out = tmp_path / "m.out"
-    for limit, method in (("0.01", "trivial"), ("120", "weighted mini-bucket")):
+    first = "search from" if task == "MPE" else "trivial"
+    for limit, method in (("0.01", first), ("120", "weighted mini-bucket")):
         assert solve_main([str(tmp_path / "m.uai"), "--task", task, "--time-limit", limit,
                            "--out", str(out)]) == 0
         assert method in capsys.readouterr().err
@@ -118,6 +119,7 @@ def check_answer(model, task, got):
         assert [len(p) for p in got] == model.cardinalities.tolist()
     else:
         assert got.shape == (model.n,) and np.all(got < model.cardinalities)
+        assert model.log_weight(got) > -np.inf
 
 
 def test_time_limit_several_answers_exact_last(tmp_path, monkeypatch):
@@ -206,3 +208,116 @@ def test_a_pass_that_does_not_lower_the_bound_is_not_written(tmp_path, monkeypat
     blocks = out.read_text().split(io.BEGIN)[1:]
     # the trivial answer, then the passes that lowered the bound
     assert [float(b.split()[2]) for b in blocks[1:]] == [0.125, 0.25, 0.5]
+
+
+# --------------------------------------------------------------------------- MPE answers
+def colouring(rows, cols, seed, q=3) -> FactorGraph:
+    """A grid whose neighbours must differ (zeros), with random soft unary and pairwise
+    weights: many states of positive weight, and few decodings of marginals among them."""
+    rng = np.random.default_rng(seed)
+    n = rows * cols
+    scopes = [(v,) for v in range(n)]
+    tables = [rng.normal(scale=0.5, size=q) for _ in range(n)]
+    differ = np.where(np.eye(q) > 0, -np.inf, 0.0)
+    for r in range(rows):
+        for c in range(cols):
+            v = r * cols + c
+            for u, ok in ((v + 1, c + 1 < cols), (v + cols, r + 1 < rows)):
+                if ok:
+                    scopes.append((v, u))
+                    tables.append(differ + rng.normal(scale=0.5, size=(q, q)))
+    return FactorGraph(np.full(n, q), scopes, tables)
+
+
+def potts(rows, cols, seed, q=3, coupling=0.4) -> FactorGraph:
+    """A Potts lattice with a random field on each pixel (no zeros)."""
+    rng = np.random.default_rng(seed)
+    n = rows * cols
+    scopes = [(r * cols + c, r * cols + c + 1) for r in range(rows) for c in range(cols - 1)]
+    scopes += [(r * cols + c, (r + 1) * cols + c) for r in range(rows - 1) for c in range(cols)]
+    tables = [coupling * np.eye(q)] * len(scopes)
+    return FactorGraph(np.full(n, q), scopes + [(v,) for v in range(n)],
+                       tables + [rng.normal(scale=0.3, size=q) for _ in range(n)])
+
+
+def written_states(path) -> list[np.ndarray]:
+    """Every MPE answer of an answer file, in the order written."""
+    return [np.array(b.split()[1:], dtype=np.int64)
+            for b in Path(path).read_text().split(io.BEGIN)[1:]]
+
+
+def solve_mpe(tmp_path, model, limit, exact=False) -> tuple[list[np.ndarray], str]:
+    """``solve --task MPE --time-limit`` in this process: the states written and stderr."""
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.MPE"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", "MPE", "--time-limit", str(limit),
+                       "--out", str(out)]) == 0
+    return written_states(out), out
+
+
+def assert_improving(model, states) -> np.ndarray:
+    """Every answer has positive probability and each beats the one before; the weights."""
+    lw = np.array([model.log_weight(x) for x in states])
+    assert np.all(lw > -np.inf), lw
+    assert np.all(np.diff(lw) > 0), lw
+    return lw
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wmb_mpe_answer_has_positive_probability(seed):
+    """approximate_answer's MPE state on 3-colouring grids (its decoding of the mini-bucket
+    beliefs of a small i-bound, repaired and improved) has positive probability and is a
+    local maximum."""
+    model = colouring(8 + seed % 3, 10, seed)
+    got = anytime.approximate_answer(model, "MPE", max_iter=3, memory=8 * 81)
+    value = model.log_weight(got.value)
+    assert value > -np.inf
+    for v in range(model.n):
+        for a in range(3):
+            y = got.value.copy()
+            y[v] = a
+            assert model.log_weight(y) <= value
+    assert "log Z <=" in got.how
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mpe_answers_written_only_improve(tmp_path, monkeypatch, capsys, seed):
+    """solve --time-limit on small 3-colouring grids with exact inference ruled out: the
+    first answer is a state of positive weight (not the trivial all-zero state), and each
+    answer written has positive probability and a log-weight above the one before, which
+    stderr names."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    model = colouring(6, 6, seed)
+    states, _ = solve_mpe(tmp_path, model, 30)
+    lw = assert_improving(model, states)
+    err = capsys.readouterr().err
+    assert "answer 1: search from" in err and f"log-weight {lw[-1]:.10g}" in err
+    assert "weighted mini-bucket decoding" in err
+
+
+def test_mpe_answers_improve_on_a_30x30_colouring_grid(tmp_path):
+    states, _ = solve_mpe(tmp_path, colouring(30, 30, 0), 3)
+    assert_improving(colouring(30, 30, 0), states)
+
+
+def test_mpe_on_a_30x30_potts_lattice_ends_at_or_above_icm(tmp_path):
+    """Without zeros too, the answers only improve, and the last is at least what
+    iterated conditional modes reaches from the trivial state."""
+    from mrflib.inference.point_estimates import icm
+
+    model = potts(30, 30, 0)
+    states, _ = solve_mpe(tmp_path, model, 3)
+    lw = assert_improving(model, states)
+    assert lw[-1] >= icm(model, anytime.trivial_answer(model, "MPE")).log_weight
+
+
+def test_an_exact_answer_no_better_than_the_last_is_not_written(tmp_path, capsys):
+    """On a model solved at once, the exact answer follows the first; it is written only
+    when it beats it (here the first is already a MAP state)."""
+    model = colouring(2, 2, 0)
+    states, _ = solve_mpe(tmp_path, model, 30)
+    assert_improving(model, states)
+    assert model.log_weight(states[-1]) == pytest.approx(fe.map_assignment(model)[1])
+    err = capsys.readouterr().err
+    assert "exact" in err

@@ -231,6 +231,36 @@ def test_mean_field_starts_from_a_feasible_state_when_uniform_is_infeasible():
     assert r.lower_bound <= exact.log_partition(model) + 1e-12
 
 
+def xor_model(n=90, m=60, seed=0) -> FactorGraph:
+    """Parity constraints (tables 0 / -inf) on random triples of binary variables, with a
+    planted solution, and random unary weights: satisfiable, and every state that breaks a
+    constraint has zero weight."""
+    rng = np.random.default_rng(seed)
+    planted = rng.integers(0, 2, n)
+    odd = np.indices((2, 2, 2)).sum(axis=0) % 2
+    scopes = [(v,) for v in range(n)]
+    tables = [rng.normal(size=2) for _ in range(n)]
+    for _ in range(m):
+        s = tuple(sorted(rng.choice(n, 3, replace=False).tolist()))
+        scopes.append(s)
+        tables.append(np.where(odd == planted[list(s)].sum() % 2, 0.0, -np.inf))
+    return FactorGraph(np.full(n, 2), scopes, tables)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mean_field_feasible_start_searches_under_the_time_limit(monkeypatch, seed):
+    """On a satisfiable XOR model the start of positive weight is found by a search under
+    the call's limit, with no elimination-order search."""
+    from mrflib.inference import elimination
+
+    def no_plan(*args, **kwargs):
+        raise AssertionError("an elimination plan was searched")
+
+    monkeypatch.setattr(elimination, "plan", no_plan)
+    r = mean_field.mean_field(xor_model(seed=seed), time_limit=0.5)
+    assert r.start == "feasible" and math.isfinite(r.lower_bound)
+
+
 def test_mean_field_init_is_checked():
     model = chain(np.random.default_rng(4), n=3)
     with pytest.raises(ValueError, match="init"):

@@ -15,12 +15,13 @@ lower bound whether or not the iteration converged.
 Zeros. ``F(q) = -inf`` as soon as ``q`` gives mass to a state of zero weight. A coordinate
 step never leaves a ``q`` of finite ``F`` (the maximizer's support keeps ``F`` finite), so
 the run starts from points of finite ``F`` where it can find one: the uniform ``q`` (finite
-when the model has no zeros), and a point mass on a state of positive weight, found by a
-greedy assignment that checks each factor's table (forward checking) or, if that fails, by
-the exact MAP state when its elimination plan is small. When neither is found the bound is
-``-inf``: a valid bound, but one a better start may improve (deciding whether a model has a
-state of positive weight is NP-hard in general). When ``Z = 0`` the bound is ``-inf``
-exactly. Evidence is exact: observed variables are sliced out, as in :mod:`mrflib.inference.lbp`.
+when the model has no zeros), and a point mass on a state of positive weight, found by
+:func:`mrflib.inference.map_search.feasible_state` (a search with arc consistency on the
+zeros) within the call's time limit (it does one chunk of search when the limit is spent
+and the bound is still ``-inf``). When none is found the bound is ``-inf``: a valid bound,
+but one a better start may improve (deciding whether a model has a state of positive
+weight is NP-hard in general). When ``Z = 0`` the bound is ``-inf`` exactly. Evidence is
+exact: observed variables are sliced out, as in :mod:`mrflib.inference.lbp`.
 """
 
 from __future__ import annotations
@@ -37,13 +38,11 @@ from mrflib.inference import _mean_field_kernels as _k
 from mrflib.inference._factor_ops import expand
 from mrflib.inference._packed import Packed
 from mrflib.inference.lbp import Prepared, deadline
+from mrflib.inference.map_search import feasible_state
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["MeanFieldResult", "mean_field", "mean_field_numpy", "FEASIBLE_MAP_BYTES"]
-
-#: The exact MAP state seeds a feasible start only when its plan's tables take at most this.
-FEASIBLE_MAP_BYTES = 2**26
+__all__ = ["MeanFieldResult", "mean_field", "mean_field_numpy"]
 
 
 @dataclass(frozen=True)
@@ -115,55 +114,27 @@ def _point_mass(prep: Prepared, x: np.ndarray) -> np.ndarray:
     return q
 
 
-def _forward_checked_state(prep: Prepared) -> np.ndarray | None:
-    """A state of positive weight of the reduced model, by assigning variables in order
-    and keeping every factor satisfiable given what is assigned (forward checking), or
-    ``None`` when the greedy choice runs into a dead end."""
-    red, card = prep.red, prep.card
-    holders: list[list[int]] = [[] for _ in range(len(card))]
-    for k, s in enumerate(red.scopes):
-        for v in s:
-            holders[v].append(k)
-    x = np.full(len(card), -1, dtype=np.int64)
-    for v in range(len(card)):
-        score = np.zeros(int(card[v]))
-        for k in holders[v]:
-            s, t = red.scopes[k], np.asarray(red.tables[k])
-            sliced = t[tuple(int(x[w]) if x[w] >= 0 else slice(None) for w in s)]
-            free = [w for w in s if x[w] < 0]
-            axis = free.index(v)
-            score += np.max(np.moveaxis(sliced, axis, 0).reshape(int(card[v]), -1), axis=1)
-        best = int(np.argmax(score))
-        if score[best] == -np.inf:
-            return None
-        x[v] = best
-    return x
-
-
-def _map_state(prep: Prepared) -> np.ndarray | None:
-    """The exact MAP state when the elimination plan is small, else ``None``."""
-    from mrflib.inference import elimination
-
+def _feasible_state(prep: Prepared, stop: float) -> np.ndarray | None:
+    """A state of positive weight in the prepared model's states (an observed variable's
+    one state is 0), or ``None`` when the search proves there is none or has not ended
+    by the :func:`time.perf_counter` time ``stop``. On a model without zeros it is the
+    greedy assignment of each variable in turn to its best state given the earlier ones."""
+    left = None if stop == math.inf else max(stop - time.perf_counter(), 0.0)
     try:
-        jt = elimination.plan(prep.model)
-        if jt.total_bytes > FEASIBLE_MAP_BYTES:
-            return None
-        x, value = elimination.map_assignment(prep.model)
-    except (ValueError, MemoryError):
+        x = feasible_state(prep.model, deadline=left)
+    except TimeoutError:
         return None
-    x = np.where(prep.card == 1, 0, x)
-    return x if value > -np.inf else None
+    return None if x is None else np.where(prep.card == 1, 0, x)
 
 
-def _starts(prep: Prepared, init: Any) -> list[tuple[str, Any]]:
+def _starts(prep: Prepared, init: Any, stop: float) -> list[tuple[str, Any]]:
     """The starting points, in the order they are tried (built lazily)."""
     if init is not None:
         return [("init", lambda: _check_init(prep, init))]
     uniform = np.concatenate([np.full(int(c), 1.0 / int(c)) for c in prep.card])
 
     def feasible() -> np.ndarray | None:
-        x = _forward_checked_state(prep)
-        x = _map_state(prep) if x is None else x
+        x = _feasible_state(prep, stop)
         return None if x is None else _point_mass(prep, x)
 
     return [("uniform", lambda: uniform), ("feasible", feasible)]
@@ -194,7 +165,7 @@ def _solve(model: FactorGraph | BoltzmannMachine, max_iter: Any, tol: Any, time_
     runner = _Runner(prep, numpy)
     best: tuple | None = None
     total = 0
-    for name, make in _starts(prep, init):
+    for name, make in _starts(prep, init, stop):
         # past the time limit no further start, unless the bound is still -inf (the
         # feasible start is what makes it finite on a model with zeros)
         if best is not None and best[0] > -math.inf and time.perf_counter() >= stop:

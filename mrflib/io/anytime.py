@@ -4,7 +4,9 @@ The UAI competitions let a solver write improving answers one after another, eac
 ``-BEGIN-`` line, the last one counting. :func:`solve_anytime`
 
 0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
-   holds an answer from the start;
+   holds an answer from the start; for ``MPE`` a state of positive weight instead when
+   :func:`mrflib.inference.map_search.feasible_state` finds one within
+   :data:`FIRST_ANSWER_SECONDS` (improved by :func:`~mrflib.inference.map_search.local_search`);
 1. orders the variables once for the mini-buckets
    (:func:`mrflib.inference.wmb.elimination_order`) and estimates the exact computation's
    time from the clique tables of that order or of the exact engine's own candidates
@@ -15,22 +17,26 @@ The UAI competitions let a solver write improving answers one after another, eac
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
    hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
    mini-bucket (``"wmb"``, :func:`mrflib.inference.wmb.growing_passes`, an answer after each
-   pass that lowers the upper bound on ``log Z``) with a small table budget first, then
-   larger budgets while the next run is expected to end in time; ``"exact"``, the exact
-   child alone, started even when hopeless; or a method of ``mrflib.inference.approx``
-   (``MAR``), with ``rng=args.seed``, in a second forked child, since neither the exact engine
-   nor a kernel's first compilation can be interrupted and the limit must hold;
+   pass that lowers the upper bound on ``log Z``; for ``MPE`` each pass's decoding repaired
+   to a state of positive weight and improved by local search, written when its log-weight
+   beats the last answer's) with a small table budget first, then larger budgets while the
+   next run is expected to end in time; ``"exact"``, the exact child alone, started even
+   when hopeless; or a method of ``mrflib.inference.approx`` (``MAR``), with
+   ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
+   kernel's first compilation can be interrupted and the limit must hold;
 3. writes the exact answer last when the child finishes before the limit, and stops it
    otherwise. The waits on the children are bounded steps of a pipe poll, so a limit of any
    size (``1e300`` s) is a deadline far away, never an overflow.
 
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
-moment leaves the answers written so far, complete. Each answer's method goes to stderr,
-and each child's process id. A proof that ``Z = 0`` (the exact engine's, or any engine's
-refusal saying so) makes ``PR``'s answer ``-inf``, with a warning, and for ``MAR`` and
-``MPE``, which have no answer then, removes the answer file and raises ``ValueError``.
-The children die with the command (:mod:`mrflib._support.forked`): SIGTERM and SIGINT kill
-them before the command ends, and the kernel kills them when it dies of anything else.
+moment leaves the answers written so far, complete. Each answer's method goes to stderr
+(for ``MPE`` with its log-weight), and each child's process id. The ``MPE`` answers of a
+file only improve: each one written has a log-weight strictly above the one before. A
+proof that ``Z = 0`` (the exact engine's, or any engine's refusal saying so) makes ``PR``'s
+answer ``-inf``, with a warning, and for ``MAR`` and ``MPE``, which have no answer then,
+removes the answer file and raises ``ValueError``. The children die with the command
+(:mod:`mrflib._support.forked`): SIGTERM and SIGINT kill them before the command ends, and
+the kernel kills them when it dies of anything else.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ import numpy as np
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.elimination import _observed, plan
+from mrflib.inference.map_search import feasible_state, local_search
 from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
@@ -68,6 +75,9 @@ HOPELESS_FACTOR = 20.0
 #: Seconds kept back at the end for writing the last answer (plus this share of the limit).
 MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
+#: Seconds the first ``MPE`` answer may search for a state of positive weight (it does one
+#: chunk of search however late it is) before the trivial answer is written instead.
+FIRST_ANSWER_SECONDS = 1.0
 
 
 class AnswerFile:
@@ -75,14 +85,24 @@ class AnswerFile:
     answer after a ``-BEGIN-`` line (on standard output, ``"-"``, the new block is
     appended and flushed); ``remove`` deletes the file. A signal that ends the command
     during either waits for it to complete (:func:`mrflib._support.forked.deferred`), so
-    the file is always complete answers or absent."""
+    the file is always complete answers or absent. Given the ``model``, an ``MPE`` answer
+    is written only when its log-weight is strictly above the last one's (``log_weight``),
+    so the answers only improve."""
 
-    def __init__(self, out: str, task: str) -> None:
-        self.out, self.task = out, task
+    def __init__(self, out: str, task: str, model: FactorGraph | None = None) -> None:
+        self.out, self.task, self.model = out, task, model
         self.values: list = []
+        self.log_weight = -math.inf
 
-    def add(self, value: Any) -> None:
+    def add(self, value: Any) -> bool:
+        """Write ``value``; ``False`` (nothing written) for an ``MPE`` answer no better than
+        the last."""
         text = io.format_answers(self.task, [value])  # checked before anything is written
+        if self.task == "MPE" and self.model is not None:
+            weight = float(self.model.log_weight(value))
+            if self.values and not weight > self.log_weight:
+                return False
+            self.log_weight = weight
         with deferred():
             self.values.append(value)
             if self.out == "-":
@@ -91,6 +111,7 @@ class AnswerFile:
                 sys.stdout.flush()
             else:
                 io.write_answers(self.out, self.task, self.values)
+        return True
 
     def remove(self) -> None:
         """Delete the answers written (one unlink: the file is whole or gone); those on
@@ -101,6 +122,19 @@ class AnswerFile:
             if self.out != "-":
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.out)
+
+    def offer(self, value: Any, how: str, say: Any) -> bool:
+        """:meth:`add`, and a line on ``say`` naming ``how`` the answer was found (and its
+        log-weight for ``MPE``), whether it was written or not."""
+        weight = ""
+        if self.task == "MPE" and self.model is not None:
+            weight = f", log-weight {float(self.model.log_weight(value)):.10g}"
+        if self.add(value):
+            say(f"answer {len(self.values)}: {how}{weight}; wrote {self.out}")
+            return True
+        say(f"not written: {how}{weight}, not above the last answer's "
+            f"{self.log_weight:.10g}")
+        return False
 
 
 class Approximate(NamedTuple):
@@ -118,7 +152,11 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     """An approximate answer of ``task`` (:class:`Approximate`).
 
     ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
-    beliefs; ``MPE``: each variable's most probable state under its belief). Another
+    beliefs; ``MPE``: each variable's most probable state under its belief, repaired to a
+    state of positive weight by :func:`mrflib.inference.map_search.feasible_state`, which
+    tries that state's values first, and improved by
+    :func:`~mrflib.inference.map_search.local_search`; the decoding itself where the search
+    proves ``Z = 0`` or does not end by ``deadline``, else ``time_limit``). Another
     ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
     is installed, with ``time_limit`` and ``rng`` (the samplers' seed or generator; the
     samplers ``"gibbs"`` and ``"smci"`` refuse ``None``).
@@ -127,8 +165,12 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     if not is_choice(method, methods(task)):
         raise ValueError(f"method must be one of {methods(task)} for {task}, got {method!r}")
     if method == "wmb":
+        start = time.perf_counter()
         res = weighted_mini_bucket(model, memory=memory, time_limit=time_limit,
                                    max_iter=max_iter, order=order, deadline=deadline)
+        if task == "MPE":
+            limit = deadline if deadline is not None else time_limit
+            return _mpe_from_wmb(model, res, start + (math.inf if limit is None else limit))
         return _from_wmb(res, task)
     approx = importlib.import_module("mrflib.inference.approx")
     res = approx.marginals(model, method=method, time_limit=time_limit, rng=rng)
@@ -152,7 +194,8 @@ def _wmb_how(res: WMBResult, bound: bool = True) -> str:
 
 
 def _from_wmb(res: WMBResult, task: str) -> Approximate:
-    """The answer of ``task`` from a weighted mini-bucket result."""
+    """The answer of ``task`` from a weighted mini-bucket result (``MPE``: the decoding,
+    each variable's most probable state under its belief)."""
     how = _wmb_how(res)
     if task == "PR":
         value: Any = res.log_upper / math.log(10.0)
@@ -161,6 +204,63 @@ def _from_wmb(res: WMBResult, task: str) -> Approximate:
     else:
         value = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
     return Approximate(value, how, res.ibound)
+
+
+#: How :func:`_improved` names a model whose search proved ``Z = 0``.
+_NO_STATE = "the model has no state of positive weight"
+
+
+def _left(stop: float) -> float | None:
+    """Seconds until the :func:`time.perf_counter` time ``stop`` (``None``: no limit)."""
+    return None if stop == math.inf else max(stop - time.perf_counter(), 0.0)
+
+
+def _improved(model: FactorGraph, x: np.ndarray | None, stop: float
+              ) -> tuple[np.ndarray | None, str]:
+    """A state of positive weight (``x``'s values tried first, where given) improved by
+    local search, the search ending by the :func:`time.perf_counter` time ``stop``, and
+    how; ``x`` itself when the search does not end in time or proves ``Z = 0``."""
+    try:
+        y = feasible_state(model, start=x, deadline=_left(stop))
+    except TimeoutError:
+        return x, "not repaired: the search for a state of positive weight ran out of time"
+    if y is None:
+        return x, _NO_STATE
+    if x is None:
+        how = "found by search"
+    else:
+        how = "kept" if np.array_equal(x, y) else "repaired to positive weight"
+    return local_search(model, y, deadline=_left(stop)).state, how + ", improved by local search"
+
+
+def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximate:
+    """The ``MPE`` answer of a weighted mini-bucket result: its decoding, improved
+    (:func:`_improved`). The bound is on ``log Z``, and so on the MAP log-weight too
+    (``max_x w(x) <= Σ_x w(x)``)."""
+    x, how = _improved(model, _from_wmb(res, "MPE").value, stop)
+    passes = "pass" if res.iterations == 1 else "passes"
+    return Approximate(x, f"weighted mini-bucket decoding (i-bound {res.ibound}, "
+                          f"{res.iterations} {passes}; its bound log Z <= {res.log_upper:.6g} "
+                          f"bounds the MAP log-weight too), {how}", res.ibound)
+
+
+def _first_answer(model: FactorGraph, task: str, stop: float) -> tuple[Any, str]:
+    """The first answer and how it was found: for ``MPE`` the better of the trivial state
+    and a search's own state, each made feasible and improved (:func:`_improved`) by
+    ``stop``, when a state of positive weight is found; else, and for the other tasks, the
+    trivial answer."""
+    trivial = trivial_answer(model, task)
+    if task != "MPE":
+        return trivial, "trivial (no inference)"
+    best, value, name = trivial, -math.inf, "trivial (no state of positive weight found)"
+    for start, origin in ((trivial, "the trivial state"), (None, "no preferred state")):
+        x, how = _improved(model, start, stop)
+        if how == _NO_STATE:
+            return trivial, f"trivial ({_NO_STATE})"
+        weight = -math.inf if x is None else float(model.log_weight(x))
+        if weight > value:
+            best, value, name = x, weight, f"search from {origin}: {how}"
+    return best, name
 
 
 def _check_model_task(model: Any, task: Any) -> None:
@@ -255,10 +355,13 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     model = io.read_uai(args.model, evidence=args.evid)
     if args.task == "MAR":
         io._require_answer_memory(int(model.cardinalities.sum()))
-    answers = AnswerFile(args.out, args.task)
-    answers.add(trivial_answer(model, args.task))
-    say(f"answer 1: trivial (no inference); wrote {args.out}")
+    answers = AnswerFile(args.out, args.task, model)
+    first = _first_answer(model, args.task,
+                          min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
+    answers.offer(*first, say)
     try:
+        if _NO_STATE in first[1]:  # the search's proof: no MPE answer exists
+            raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
         _improve(model, args, answers, say, deadline, solve)
     except ValueError as err:
         if not _proves_zero(str(err)):
@@ -295,8 +398,7 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     order, est = _plan(model, say)
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
-        answers.add(solve(model, args.task))
-        say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+        answers.offer(solve(model, args.task), "exact", say)
         return
     # "exact" asks for the exact computation alone, hopeless or not: it runs in the child,
     # where the deadline can stop it (the engine itself cannot be interrupted)
@@ -347,11 +449,9 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
                 + f" failed: {value}")
             continue
         if done is child:
-            answers.add(value)
-            say(f"answer {len(answers.values)}: exact; wrote {args.out}")
+            answers.offer(value, "exact", say)
             return
-        answers.add(value.value)
-        say(f"answer {len(answers.values)}: {value.how}; wrote {args.out}")
+        answers.offer(value.value, value.how, say)
     for still in pending:
         say(("exact inference" if still is child else f"{args.method}")
             + " did not finish in time; stopped")
@@ -370,12 +470,16 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     # first pass of a larger budget often fits worse than many passes of a smaller one
     # (linkage_27 of UAI 2014: one pass at i-bound 21 left the bound where it was and its
     # marginals scored 76 against the 91 of the answer before it), so a pass that does not
-    # lower the bound does not replace the last answer.
+    # lower the bound does not replace the last answer. An MPE answer is judged by its own
+    # log-weight instead (the answer file keeps only better ones), so every pass's is tried.
     written = math.inf
     try:
         for res in growing_passes(model, left, order=order, strict=True):
             got = _from_wmb(res, args.task)
-            if res.log_upper < written:
+            if args.task == "MPE":
+                got = _mpe_from_wmb(model, res, deadline)
+                answers.offer(got.value, got.how, say)
+            elif res.log_upper < written:
                 written = res.log_upper
                 answers.add(got.value)
                 say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
