@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, exact
-from mrflib._support.validation import check_real
 from mrflib.inference import point_estimates as pe
 from mrflib.io import images
 from mrflib.models import image_noise as inz
@@ -262,22 +261,10 @@ def test_levels_beyond_memory_are_refused_by_name_before_allocating(call, q):
     lambda q: inz.check_image(IMG, q),
 ], ids=[name for name, _ in BIG if name != "posterior"] + ["posterior", "check_image"])
 def test_levels_beyond_int64_are_refused_by_name(call, q):
-    with pytest.raises(ValueError, match="q must be at most 2\\^63 - 1"):
+    with pytest.raises(ValueError, match=r"q must be at most \d+ \(an int64\)"):
         call(q)
 
 
-def _check_real_refuses_huge_ints():
-    try:
-        check_real(10**400, "x")
-    except ValueError:
-        return True
-    except OverflowError:
-        return False
-    return False
-
-
-@pytest.mark.skipif(not _check_real_refuses_huge_ints(),
-                    reason="needs check_real to refuse an int past float64's range")
 @pytest.mark.parametrize("call, name", [
     (lambda: inz.channel(4, "flip", 10**400), "rate"),
     (lambda: inz.corrupt(IMG, 4, "flip", -10**400, rng=0), "rate"),

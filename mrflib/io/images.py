@@ -21,7 +21,6 @@ from mrflib._support.optional import optional_import
 from mrflib._support.validation import (
     check_array,
     check_positive,
-    format_count,
     require_memory,
 )
 
@@ -69,9 +68,6 @@ def _check_levels(q: Any) -> int:
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2 (levels of grey), got {q}")
-    if q > 2**63 - 1:
-        raise ValueError(f"q must be at most 2^63 - 1 (levels are int64 states), got "
-                         f"{format_count(q)}")
     return q
 
 

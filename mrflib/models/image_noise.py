@@ -35,7 +35,6 @@ from mrflib._support.validation import (
     check_array,
     check_positive,
     check_real,
-    format_count,
     integer_values,
     is_choice,
     require_memory,
@@ -47,17 +46,12 @@ __all__ = ["NOISES", "channel", "check_image", "corrupt", "potts_grid", "posteri
 
 #: The noise channels of :func:`channel`.
 NOISES = ("flip", "salt-pepper")
-#: Most levels: a level is an ``int64`` state.
-_MAX_LEVELS = 2**63 - 1
 
 
 def _check_q(q: Any) -> int:
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2 (levels of grey), got {q}")
-    if q > _MAX_LEVELS:
-        raise ValueError(f"q must be at most 2^63 - 1 (levels are int64 states), got "
-                         f"{format_count(q)}")
     return q
 
 
