@@ -234,3 +234,14 @@ def test_annealing_is_tried_only_where_an_order_may_fit(monkeypatch):
     monkeypatch.setattr(eo, "ANNEAL_REACH", (best.log_max_table - limit) / 2)
     eo.searched_order(red.scopes, logc, comp, best, limit, anneal=4)
     assert asked == [3]
+
+
+def test_order_cliques_past_float_range_totals_infinity():
+    """A clique of more than ``1.8e308`` entries (three variables of ``e^400`` states) with
+    no limit: its table cannot be counted in floats, so the total is ``inf``, never an
+    ``OverflowError`` (a 4x1100 grid's worst candidate orders reach such cliques)."""
+    adj = [{1, 2}, {0, 2}, {0, 1}]
+    cliques, biggest, total = eo.order_cliques(adj, [0, 1, 2], [400.0] * 3)
+    assert cliques is not None and biggest == pytest.approx(1200.0) and total == math.inf
+    order = eo.best_order(adj, [400.0] * 3, [0, 1, 2])
+    assert sorted(order.order) == [0, 1, 2]

@@ -289,6 +289,10 @@ def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequenc
     return order
 
 
+#: ``log`` of the largest float: a table of more entries has a total of ``inf``.
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
 def order_cliques(adj: list[set[int]], order: Sequence[int], logc: Sequence[float],
                   limit: float = math.inf) -> tuple[list[list[int]] | None, float, float]:
     """Eliminate in ``order``: ``(cliques, log largest table, total table entries)``.
@@ -306,7 +310,8 @@ def order_cliques(adj: list[set[int]], order: Sequence[int], logc: Sequence[floa
         biggest = max(biggest, size)
         if size > limit + 1e-9:
             return None, size, float(len(nb) + 1)
-        total += math.exp(size)
+        # a table past float's range (no limit given): the total is beyond any memory
+        total += math.exp(size) if size < _LOG_FLOAT_MAX else math.inf
         out.append([v, *sorted(nb, key=pos.__getitem__)])
         connect_neighbours(local, v)
     return out, (biggest if out else 0.0), total
