@@ -908,6 +908,8 @@ CASES += [
 ]
 
 EXEMPT = {
+    "inference.factor_gibbs.sweep_seconds": "a cost estimate of a model; a non-model in "
+                                            "tests/test_hostile_limits.py",
     "inference.point_estimates.modes": "the argmax of marginals an engine returned; "
                                        "tests/test_image_restoration.py",
     "repro.image_restoration.prior_family": "the image chapter's prior; bad sizes reach "

@@ -109,6 +109,12 @@ def test_chains_within_depend_on_the_limit_not_the_clock():
     assert mid * sweep * 100 <= 0.25 * 60.0
 
 
+@pytest.mark.parametrize("junk", [None, 3, np.zeros(3)], ids=repr)
+def test_sweep_seconds_names_a_non_model(junk):
+    with pytest.raises(TypeError, match="model must be a FactorGraph"):
+        factor_gibbs.sweep_seconds(junk)
+
+
 def test_explicit_chains_are_kept_under_a_limit(monkeypatch):
     model = factor_models.potts_lattice(3, 3, 3, rng=0)
     seen = _chain_counts(monkeypatch, factor_gibbs)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import as_rng, check_positive, require_memory
+from mrflib._support.validation import as_rng, check_instance, check_positive, require_memory
 from mrflib.inference import _factor_gibbs_kernels as _k
 from mrflib.inference import elimination
 from mrflib.models.factor_graph import FactorGraph, _check_states
@@ -468,6 +468,7 @@ def sweep_seconds(model: FactorGraph) -> float:
         :data:`SECONDS_PER_UPDATE` per variable plus :data:`SECONDS_PER_ENTRY` per table
         entry the sweep reads (each variable of a factor reads its own states' entries).
     """
+    check_instance(model, FactorGraph, "model")
     entries = sum(int(model.cardinalities[v]) for s in model.scopes for v in s)
     return SECONDS_PER_UPDATE * model.n + SECONDS_PER_ENTRY * entries
 
