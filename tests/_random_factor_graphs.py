@@ -1,6 +1,7 @@
-"""Small random factor graphs for the sampling and SMCI tests: cardinalities 1-5, scopes
+"""Small random factor graphs for the sampling, SMCI and MAP tests: cardinalities 1-5, scopes
 of 1-4 variables, zero weights, and optionally evidence, with a planted state of positive
-weight (so that ``Z > 0``) agreeing with the evidence."""
+weight (so that ``Z > 0``) agreeing with the evidence; and colouring grids, whose zeros leave
+many states of positive weight but few decodings of marginals among them."""
 
 from __future__ import annotations
 
@@ -27,3 +28,21 @@ def random_factor_graph(rng, n=6, n_factors=8, zeros=0.25, max_card=5, max_scope
         chosen = rng.choice(n, size=evidence, replace=False).tolist()
         model = model.condition({v: int(planted[v]) for v in chosen})
     return model
+
+
+def colouring(rows: int, cols: int, seed: int, q: int = 3) -> FactorGraph:
+    """A grid whose neighbours must differ (zeros), with random soft unary and pairwise
+    weights: many states of positive weight, and few decodings of marginals among them."""
+    rng = np.random.default_rng(seed)
+    n = rows * cols
+    scopes = [(v,) for v in range(n)]
+    tables = [rng.normal(scale=0.5, size=q) for _ in range(n)]
+    differ = np.where(np.eye(q) > 0, -np.inf, 0.0)
+    for r in range(rows):
+        for c in range(cols):
+            v = r * cols + c
+            for u, ok in ((v + 1, c + 1 < cols), (v + cols, r + 1 < rows)):
+                if ok:
+                    scopes.append((v, u))
+                    tables.append(differ + rng.normal(scale=0.5, size=(q, q)))
+    return FactorGraph(np.full(n, q), scopes, tables)

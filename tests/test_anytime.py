@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _random_factor_graphs import colouring
 
 from mrflib import FactorGraph, io
 from mrflib.inference import enumeration as fe
@@ -211,24 +212,6 @@ def test_a_pass_that_does_not_lower_the_bound_is_not_written(tmp_path, monkeypat
 
 
 # --------------------------------------------------------------------------- MPE answers
-def colouring(rows, cols, seed, q=3) -> FactorGraph:
-    """A grid whose neighbours must differ (zeros), with random soft unary and pairwise
-    weights: many states of positive weight, and few decodings of marginals among them."""
-    rng = np.random.default_rng(seed)
-    n = rows * cols
-    scopes = [(v,) for v in range(n)]
-    tables = [rng.normal(scale=0.5, size=q) for _ in range(n)]
-    differ = np.where(np.eye(q) > 0, -np.inf, 0.0)
-    for r in range(rows):
-        for c in range(cols):
-            v = r * cols + c
-            for u, ok in ((v + 1, c + 1 < cols), (v + cols, r + 1 < rows)):
-                if ok:
-                    scopes.append((v, u))
-                    tables.append(differ + rng.normal(scale=0.5, size=(q, q)))
-    return FactorGraph(np.full(n, q), scopes, tables)
-
-
 def potts(rows, cols, seed, q=3, coupling=0.4) -> FactorGraph:
     """A Potts lattice with a random field on each pixel (no zeros)."""
     rng = np.random.default_rng(seed)

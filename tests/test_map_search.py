@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _random_factor_graphs import random_factor_graph
+from _random_factor_graphs import colouring, random_factor_graph
 
 from mrflib import FactorGraph
 from mrflib.inference import map_search
@@ -29,23 +29,6 @@ def random_model(seed: int) -> FactorGraph:
 def weights(model: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
     states = all_states(model.cardinalities)
     return states, model.log_weight(states)
-
-
-def colouring(rows: int, cols: int, seed: int, q: int = 3) -> FactorGraph:
-    """A grid whose neighbours must differ, with random soft unary and pairwise weights."""
-    rng = np.random.default_rng(seed)
-    n = rows * cols
-    scopes = [(v,) for v in range(n)]
-    tables = [rng.normal(scale=0.5, size=q) for _ in range(n)]
-    differ = np.where(np.eye(q) > 0, -np.inf, 0.0)
-    for r in range(rows):
-        for c in range(cols):
-            v = r * cols + c
-            for u, ok in ((v + 1, c + 1 < cols), (v + cols, r + 1 < rows)):
-                if ok:
-                    scopes.append((v, u))
-                    tables.append(differ + rng.normal(scale=0.5, size=(q, q)))
-    return FactorGraph(np.full(n, q), scopes, tables)
 
 
 @pytest.mark.parametrize("seed", range(40))
