@@ -346,18 +346,18 @@ def _conditional_error(tok: _Tokens, k: int, scope: tuple[int, ...], shape: tupl
                        row: int, total: float, start: int) -> ValueError:
     c = shape[-1] if shape else 1
     if not scope:
-        what, config = "function of no variable", "its one entry is"
+        what, found = "function of no variable", f"its one entry is {total!r}"
     else:
         parents = scope[:-1]
         states = np.unravel_index(row, shape[:-1]) if parents else ()
-        given = ", ".join(f"x{v}={int(x)}" for v, x in zip(parents, states))
+        given = "".join(f"{', ' if j else ' given '}x{v}={int(x)}"
+                        for j, (v, x) in enumerate(zip(parents, states)))
         what = (f"child x{scope[-1]}, parents "
                 + (", ".join(f"x{v}" for v in parents) if parents else "none"))
-        config = (f"the child's {c} entries given {given} sum" if parents
-                  else f"the child's {c} entries sum")
+        found = f"the child's {c} entries{given} sum to {total!r}"
     return ValueError(
         f"{tok.name}: function {k} (scope {list(scope)}: {what}) of this BAYES file is not a "
-        f"conditional probability table: {config} to {total!r}, not 1 (within "
+        f"conditional probability table: {found}, not 1 (within "
         f"{BAYES_SUM_TOLERANCE * c:g}; {tok.place(start + row * c)}). A BAYES table lists "
         "the child's (the scope's last variable's) probabilities for each configuration of "
         "the parents, the last variable changing fastest; a table in another variable order "
