@@ -6,8 +6,17 @@ number of factors, each factor's scope (its size, then its variables, numbered f
 each factor's table (its entry count, then the entries, the **last** variable of the scope
 changing fastest, i.e. C order of the axes in scope order). Entries are weights (or
 conditional probabilities), not logs: :func:`read_uai` stores ``log(entry)`` (``0 -> -inf``)
-and :func:`write_uai` writes ``exp(log_table)``. A ``BAYES`` file is read like a ``MARKOV``
-one (each conditional table is one factor, its child the scope's last variable).
+and :func:`write_uai` writes ``exp(log_table)`` (a
+:class:`~mrflib.models.boltzmann.BoltzmannMachine` as its factor graph, spin -1 as state 0).
+A ``BAYES`` file is read like a ``MARKOV`` one (each conditional table is one factor, its
+child the scope's last variable), once each table is checked to be a conditional
+distribution: for each configuration of the parents, the child's entries must sum to 1
+within :data:`BAYES_SUM_TOLERANCE` per entry, else the file is refused naming the function,
+its scope, the parents' states and the sum. pgmpy's ``UAIWriter`` lists a table child
+first (the child slowest, against its own scope's order), which this check refuses; a
+table whose reordered rows still sum to 1 (pyAgrum's, which lists two or more parents
+first-fastest, or a symmetric one) cannot be told from a right one. A ``MARKOV`` table may
+hold any weights.
 
 Evidence files (``.evid``, UAI 2014 form): the number of observed variables, then
 ``variable value`` pairs; an empty file or ``0`` means none. The older form with a leading
@@ -21,10 +30,12 @@ cardinality and its marginal probabilities (each summing to 1 within
 :data:`MAR_SUM_TOLERANCE`); ``MPE`` then the number of variables and the
 most probable state of each.
 
-The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
-refused where a number or keyword is expected (naming its line). Tokens are separated by
-any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
-(and the numbers of answer files) are decimal numbers in ASCII digits (``1e-3``, not
+In every file read here, a ``#`` starts a comment to the end of its line, read as
+whitespace wherever it stands (pyAgrum's ``saveBN`` writes one after each scope); line
+numbers in errors count the comment lines. Other comment marks (``c ...``) are read as
+tokens and refused where a number or keyword is expected (naming the line). Tokens are
+separated by any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped.
+Table entries (and the numbers of answer files) are decimal numbers in ASCII digits (``1e-3``, not
 ``1_000``, hexadecimal or other scripts' digits such as ``١``); a positive entry too small
 for float64 is refused rather than read as a zero weight. An error after the header adds
 the variable and factor counts it declares, and their lines: a wrong count there misplaces
