@@ -240,10 +240,8 @@ MALFORMED = [
     ("a fractional count", MODEL.replace("\n6\n", "\n6.0\n"), r"token '6.0'.*entry count"),
     ("a table too large to hold", "MARKOV 2 2097152 2097152 1 2 0 1 4398046511104 1",
      r"token '4398046511104'.*at most"),
-    ("a comment line (the format has none)", "c a comment\n" + MODEL,
+    ("a 'c' comment line (only # starts a comment)", "c a comment\n" + MODEL,
      r"line 1, token 'c'.*MARKOV or BAYES"),
-    ("a hash comment after the header", MODEL.replace("2\n2 3", "2 # two\n2 3"),
-     r"line 2, token '#'.*cardinality of variable 0"),
     ("digit separators in an entry", MODEL.replace("4 5 6", "4 5_0 6"),
      r"factor 1's table, entry 4 \(line 11, token '5_0'\)"),
     ("a weight below float64's range", MODEL.replace("4 5 6", "4 1e-400 6"),
@@ -284,9 +282,11 @@ def test_malformed_files_are_refused_naming_file_and_place(tmp_path, what, text,
                                   MODEL.replace("4 5 6", "4 5e0 6.000"),
                                   MODEL.replace("1 2 3", "0 0.0e5 -0"),
                                   MODEL.replace("2 3", "2 " + "0" * 5000 + "3"),
-                                  MODEL.replace("\n6\n", "\n" + "0" * 4400 + "6\n")])
+                                  MODEL.replace("\n6\n", "\n" + "0" * 4400 + "6\n"),
+                                  MODEL.replace("2\n2 3", "2 # two\n2 3")])
 def test_harmless_variants_read_the_same(tmp_path, text):
-    """CRLF line ends, a byte-order mark, other spellings of the same numbers and zeros."""
+    """CRLF line ends, a byte-order mark, other spellings of the same numbers and zeros,
+    a comment."""
     want = io.read_uai(write(tmp_path, MODEL, "plain.uai"))
     got = io.read_uai(write(tmp_path, text))
     if "0.0e5" in text:
@@ -766,3 +766,180 @@ def test_an_empty_path_is_refused_as_empty(tmp_path):
                        (lambda: io.write_answer("", "PR", 0.0), "path")):
         with pytest.raises(ValueError, match=rf"^{name} must name a file, got an empty string"):
             call()
+
+
+# ---------------------------------------------------------------------- comments
+COMMENTED = [
+    ("a comment line first", "# written by hand\n" + MODEL),
+    ("a comment after a count", MODEL.replace("2\n2 3", "2   # two variables\n2 3")),
+    ("a comment glued to a token", MODEL.replace("2\n2 3", "2#two\n2 3")),
+    ("comments after the scopes", MODEL.replace("1 0\n2 0 1", "1 0   # a\n2 0 1   # b")),
+    ("a comment line in a table", MODEL.replace("1 2 3\n", "1 2 3\n# the second row\n")),
+    ("a last comment without a line end", MODEL + "# the end"),
+    ("comments with CRLF", MODEL.replace("1 0\n", "1 0 # a\r\n").replace("\n", "\r\n")),
+    ("a comment of any text", MODEL.replace("1 0\n", "1 0 # caf\u00e9 5_0 0x5 nan\n")),
+]
+
+
+@pytest.mark.parametrize("what, text", COMMENTED, ids=[c[0] for c in COMMENTED])
+def test_hash_comments_are_whitespace(tmp_path, what, text):
+    """``#`` to the end of its line reads as whitespace, wherever whitespace may stand."""
+    assert io.read_uai(write(tmp_path, text)) == io.read_uai(write(tmp_path, MODEL, "p.uai"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("# one\n# two\n" + MODEL.replace("4 5 6", "4 five 6"),
+     r"factor 1's table, entry 4 \(line 13, token 'five'\)"),
+    ("# one\n" + MODEL.replace("2 0 1", "2 0 2 # out of range"),
+     r"line 7, token '2'.*variable 1 of factor 1's scope"),
+    ("# one\nMARKOV # the type\n# two\n2\n2 3\n2\n1 0\n2 0 1\n2\n1 2\n6\n1 2 3\n4 -5 6\n",
+     r"entry 4 \(line 13, token '-5'\).*declares 2 variables on line 4 and 2 factors on line 6"),
+    ("# one\n" + MODEL[:-6] + "# cut short", r"end of file \(after line 11\).*declared on line 10"),
+])
+def test_errors_after_comments_count_their_lines(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        io.read_uai(write(tmp_path, text))
+
+
+def test_evidence_and_answer_files_take_comments_too(tmp_path):
+    model = io.read_uai(write(tmp_path, MODEL))
+    assert io.read_evidence(write(tmp_path, "# observed\n1 1 2 # x1 = 2\n", "e.evid"),
+                            model) == {1: 2}
+    answer = io.read_answer(write(tmp_path, "MPE # by hand\n2 1 0\n", "a.MPE"))
+    assert answer.value.tolist() == [1, 0]
+
+
+def _gum():
+    try:
+        return pytest.importorskip("pyagrum")
+    except pytest.skip.Exception:
+        return pytest.importorskip("pyAgrum")
+
+
+def test_a_pyagrum_file_reads_with_pyagrums_marginals(tmp_path):
+    """``gum.saveBN`` writes ``# name`` after each scope; each variable has at most one
+    parent here, where pyAgrum's table order is the format's."""
+    gum = _gum()
+    gum.initRandom(1)
+    bn = gum.fastBN("a[3]->b->c;a->d[4];e")
+    gum.saveBN(bn, str(tmp_path / "bn.uai"))
+    assert "#" in (tmp_path / "bn.uai").read_text()
+    model = io.read_uai(tmp_path / "bn.uai")
+    names = [bn.variable(i).name() for i in range(model.n)]  # the file's variables in id order
+    x = all_states(model.cardinalities)
+    p = np.exp(model.log_weight(x))
+    assert p.sum() == pytest.approx(1.0, abs=1e-5)
+    engine = gum.LazyPropagation(bn)
+    engine.makeInference()
+    for i, name in enumerate(names):
+        mine = np.bincount(x[:, i], weights=p, minlength=model.cardinalities[i]) / p.sum()
+        np.testing.assert_allclose(mine, engine.posterior(name).tolist(), atol=2e-6)
+
+
+# ---------------------------------------------------------------------- BAYES tables
+BAYES_ABC = "BAYES\n3\n2 3 2\n3\n1 0\n1 1\n3 0 1 2\n2\n0.3 0.7\n3\n0.2 0.5 0.3\n12\n"
+BAD_BAYES = [
+    ("a row of the last table", BAYES_ABC + "0.9 0.1\n0.8 0.2\n0.6 0.4\n0.4 0.6\n0.25 0.7\n"
+     "0.1 0.9\n", r"function 2 \(scope \[0, 1, 2\]: child x2, parents x0, x1\).*given x0=1, "
+     r"x1=1 sum to 0.95, not 1 \(within 2e-06; line 17, token '0.25'\)"),
+    ("a root's table", BAYES_ABC.replace("0.2 0.5 0.3", "0.2 0.5 0.4") + "0.5 0.5\n" * 6,
+     r"function 1 \(scope \[1\]: child x1, parents none\).*entries sum to 1.1"),
+    ("a table in pgmpy's order", BAYES_ABC + "0.9 0.8 0.6 0.4 0.25 0.1\n0.1 0.2 0.4 0.6 0.75 "
+     "0.9\n", r"function 2 .*given x0=0, x1=0 sum to 1.7"),
+    ("probabilities to 3 digits", BAYES_ABC.replace("0.2 0.5 0.3", "0.333 0.333 0.333")
+     + "0.5 0.5\n" * 6, r"function 1 .*sum to 0.999.*within 3e-06"),
+    ("a function of no variable", "BAYES 1 2 2 1 0 0 2 0.5 0.5 1 2",
+     r"function 1 \(scope \[\]: function of no variable\).*its one entry is 2.0, not 1"),
+    ("a table of weights", "BAYES 1 2 1 1 0 2 1 3", r"function 0 .*sum to 4"),
+]
+
+
+@pytest.mark.parametrize("what, text, message", BAD_BAYES, ids=[b[0] for b in BAD_BAYES])
+def test_bayes_tables_must_be_conditional_distributions(tmp_path, what, text, message):
+    path = write(tmp_path, text, "bad bayes.uai")
+    with pytest.raises(ValueError, match=message) as err:
+        io.read_uai(path)
+    assert str(err.value).startswith(f"{path}: "), err.value
+    io.read_uai(write(tmp_path, text.replace("BAYES", "MARKOV")))  # any weights will do
+
+
+def test_bayes_rows_rounded_to_six_digits_are_read(tmp_path):
+    text = BAYES_ABC.replace("0.2 0.5 0.3", "0.333333 0.333333 0.333333") + "0.5 0.5\n" * 6
+    model = io.read_uai(write(tmp_path, text))
+    assert np.exp(model.log_tables[1]).tolist() == [0.333333] * 3
+
+
+def _pgmpy_chain():
+    from pgmpy.factors.discrete import TabularCPD
+    from pgmpy.models import DiscreteBayesianNetwork
+
+    net = DiscreteBayesianNetwork([("a", "c"), ("b", "c")])
+    net.add_cpds(TabularCPD("a", 2, [[0.3], [0.7]]), TabularCPD("b", 3, [[0.2], [0.5], [0.3]]),
+                 TabularCPD("c", 2, [[0.9, 0.8, 0.6, 0.4, 0.25, 0.1],
+                                     [0.1, 0.2, 0.4, 0.6, 0.75, 0.9]],
+                            evidence=["a", "b"], evidence_card=[2, 3]))
+    return net
+
+
+def test_a_pgmpy_bayes_file_in_its_own_order_is_refused(tmp_path):
+    """pgmpy's ``UAIWriter`` lists a table child first (slowest), its scope child last:
+    the child's rows do not sum to 1, and the file is refused naming the function."""
+    pytest.importorskip("pgmpy")
+    from pgmpy.readwrite import UAIWriter
+
+    UAIWriter(_pgmpy_chain()).write(str(tmp_path / "net.uai"))
+    with pytest.raises(ValueError, match=r"net.uai: function 2 \(scope \[2, 0, 1\]: child x1, "
+                                         r"parents x2, x0\).*given x2=0, x0=0 sum to 1.7"):
+        io.read_uai(tmp_path / "net.uai")
+
+
+def test_pgmpy_files_whose_tables_are_right_read_with_pgmpys_marginals(tmp_path):
+    """A pgmpy BAYES file whose tables do not depend on the order (roots, a symmetric
+    binary conditional) and a pgmpy MARKOV file: marginals as pgmpy's exact query."""
+    pytest.importorskip("pgmpy")
+    from pgmpy.factors.discrete import DiscreteFactor, TabularCPD
+    from pgmpy.inference import VariableElimination
+    from pgmpy.models import DiscreteBayesianNetwork, DiscreteMarkovNetwork
+    from pgmpy.readwrite import UAIWriter
+
+    bayes = DiscreteBayesianNetwork([("a", "b")])
+    bayes.add_node("r")
+    bayes.add_cpds(TabularCPD("a", 2, [[0.3], [0.7]]),
+                   TabularCPD("b", 2, [[0.9, 0.1], [0.1, 0.9]], evidence=["a"],
+                              evidence_card=[2]),
+                   TabularCPD("r", 3, [[0.2], [0.5], [0.3]]))
+    markov = DiscreteMarkovNetwork([("a", "b"), ("b", "c")])
+    rng = np.random.default_rng(8)
+    markov.add_factors(DiscreteFactor(["a", "b"], [2, 3], rng.random(6) + 0.1),
+                       DiscreteFactor(["b", "c"], [3, 2], rng.random(6) + 0.1))
+    for net in (bayes, markov):
+        UAIWriter(net).write(str(tmp_path / "net.uai"))
+        model = io.read_uai(tmp_path / "net.uai")
+        # pgmpy numbers the variables by (cardinality as text, name)
+        card = {v: net.get_cardinality(v) for v in net.nodes()}
+        names = sorted(card, key=lambda v: (str(card[v]), v))
+        x = all_states(model.cardinalities)
+        p = np.exp(model.log_weight(x))
+        engine = VariableElimination(net)
+        for i, name in enumerate(names):
+            want = engine.query([name], show_progress=False).values
+            want = want / want.sum()  # a Markov network's query is not normalised
+            mine = np.bincount(x[:, i], weights=p, minlength=model.cardinalities[i]) / p.sum()
+            np.testing.assert_allclose(mine, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------- Boltzmann machines
+def test_a_boltzmann_machine_is_written_as_its_factor_graph(tmp_path):
+    from mrflib import BoltzmannMachine, exact
+
+    bm = BoltzmannMachine([0.3, -0.2, 0.1, 0.0], [(0, 1), (0, 3), (1, 2), (2, 3)],
+                          [0.5, -0.4, 0.8, 0.2])
+    io.write_uai(bm, tmp_path / "bm.uai.gz")
+    back = io.read_uai(tmp_path / "bm.uai.gz")
+    want = FactorGraph.from_boltzmann(bm)
+    assert back.scopes == want.scopes and back.cardinalities.tolist() == [2] * 4
+    for got, table in zip(back.log_tables, want.log_tables):  # exp, then log: within ulps
+        np.testing.assert_allclose(got, table, rtol=0, atol=1e-15)
+    assert exact.log_partition(back) == pytest.approx(exact.log_partition(bm), rel=1e-12)
+    spins = np.array([[-1, 1, 1, -1]], dtype=np.int8)  # spin -1 is state 0
+    assert back.log_weight(spins.clip(0)) == pytest.approx(bm.log_weight(spins), rel=1e-12)

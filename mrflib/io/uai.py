@@ -6,8 +6,17 @@ number of factors, each factor's scope (its size, then its variables, numbered f
 each factor's table (its entry count, then the entries, the **last** variable of the scope
 changing fastest, i.e. C order of the axes in scope order). Entries are weights (or
 conditional probabilities), not logs: :func:`read_uai` stores ``log(entry)`` (``0 -> -inf``)
-and :func:`write_uai` writes ``exp(log_table)``. A ``BAYES`` file is read like a ``MARKOV``
-one (each conditional table is one factor, its child the scope's last variable).
+and :func:`write_uai` writes ``exp(log_table)`` (a
+:class:`~mrflib.models.boltzmann.BoltzmannMachine` as its factor graph, spin -1 as state 0).
+A ``BAYES`` file is read like a ``MARKOV`` one (each conditional table is one factor, its
+child the scope's last variable), once each table is checked to be a conditional
+distribution: for each configuration of the parents, the child's entries must sum to 1
+within :data:`BAYES_SUM_TOLERANCE` per entry, else the file is refused naming the function,
+its scope, the parents' states and the sum. pgmpy's ``UAIWriter`` lists a table child
+first (the child slowest, against its own scope's order), which this check refuses; a
+table whose reordered rows still sum to 1 (pyAgrum's, which lists two or more parents
+first-fastest, or a symmetric one) cannot be told from a right one. A ``MARKOV`` table may
+hold any weights.
 
 Evidence files (``.evid``, UAI 2014 form): the number of observed variables, then
 ``variable value`` pairs; an empty file or ``0`` means none. The older form with a leading
@@ -21,10 +30,12 @@ cardinality and its marginal probabilities (each summing to 1 within
 :data:`MAR_SUM_TOLERANCE`); ``MPE`` then the number of variables and the
 most probable state of each.
 
-The format has no comments: a line such as ``c ...`` or ``# ...`` is read as tokens and
-refused where a number or keyword is expected (naming its line). Tokens are separated by
-any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped. Table entries
-(and the numbers of answer files) are decimal numbers in ASCII digits (``1e-3``, not
+In every file read here, a ``#`` starts a comment to the end of its line, read as
+whitespace wherever it stands (pyAgrum's ``saveBN`` writes one after each scope); line
+numbers in errors count the comment lines. Other comment marks (``c ...``) are read as
+tokens and refused where a number or keyword is expected (naming the line). Tokens are
+separated by any whitespace (CRLF line ends are fine); a UTF-8 byte-order mark is skipped.
+Table entries (and the numbers of answer files) are decimal numbers in ASCII digits (``1e-3``, not
 ``1_000``, hexadecimal or other scripts' digits such as ``١``); a positive entry too small
 for float64 is refused rather than read as a zero weight. An error after the header adds
 the variable and factor counts it declares, and their lines: a wrong count there misplaces
@@ -57,11 +68,12 @@ import numpy as np
 from mrflib._support.files import atomic_write
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import available_memory, check_path, format_count, require_memory
+from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
-__all__ = ["MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer", "format_answers",
-           "write_answers", "BEGIN", "from_pgmpy", "read_answer", "read_evidence", "read_uai",
-           "to_pgmpy", "write_answer", "write_evidence", "write_uai"]
+__all__ = ["BAYES_SUM_TOLERANCE", "MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer",
+           "format_answers", "write_answers", "BEGIN", "from_pgmpy", "read_answer",
+           "read_evidence", "read_uai", "to_pgmpy", "write_answer", "write_evidence", "write_uai"]
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")
@@ -70,9 +82,18 @@ BEGIN = "-BEGIN-"
 #: A marginal of a ``MAR`` answer must sum to 1 within this (the competition's reference
 #: answers print six digits and sum to 1 within about 1.5e-6).
 MAR_SUM_TOLERANCE = 1e-3
+#: In a ``BAYES`` file, the child's entries for each configuration of the parents must sum
+#: to 1 within this times their count. Files print probabilities to 6 digits or more
+#: (pyAgrum 6 significant digits, pgmpy 17): an entry rounded to 6 digits,
+#: significant or after the point, is off by at most 5e-7, so a row of ``c`` entries by
+#: ``c * 5e-7`` (``0.333333`` three times sums to ``1 - 1e-6``). A table in another variable
+#: order misses by far more (rows off by tenths), as does a table of weights.
+BAYES_SUM_TOLERANCE = 1e-6
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
+#: A comment: ``#`` to the end of its line (pyAgrum writes them; no token holds a ``#``).
+_COMMENT = re.compile(r"#[^\n]*")
 #: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
 _TOKEN_BYTES = 64
 #: Bytes that may end a token for ``str.split``: ASCII whitespace (form feeds and the
@@ -146,7 +167,9 @@ class _Tokens:
 
     def __init__(self, path: PathLike, what: str = "path") -> None:
         self.name = os.fspath(_file_path(path, what))
-        self.text = _read_text(path, what)
+        text = _read_text(path, what)
+        # a comment goes, its line end stays: line numbers still count the comment lines
+        self.text = _COMMENT.sub("", text) if "#" in text else text
         self.tokens = self.text.split()
         self.pos = 0
         self.hint = ""  # what every later error adds (the header's counts, once read)
@@ -266,8 +289,10 @@ def _entry_error(tok: _Tokens, starts: list[int], i: int,
                       f"expected {expected}{tok.hint}")
 
 
-def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
-                 ) -> tuple[np.ndarray, ...]:
+def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
+                 conditional: bool = False) -> tuple[np.ndarray, ...]:
+    """The tables' logs; with ``conditional`` (a ``BAYES`` file) each must be a conditional
+    table (:func:`_check_conditionals`)."""
     starts = _table_starts(tok, card, scopes)
     if not starts:
         return ()
@@ -281,6 +306,8 @@ def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]
     if not ok.all():
         raise _entry_error(tok, starts, first + int(np.flatnonzero(~ok)[0]))
     _check_entry_text(tok, starts, first, vals)
+    if conditional:
+        _check_conditionals(tok, card, scopes, starts, vals)
     with np.errstate(divide="ignore"):
         logs = np.log(vals)
     logs.flags.writeable = False  # the tables are read-only views of this one array
@@ -308,6 +335,45 @@ def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndar
         raise ValueError(f"{tok.name}: factor {k}'s table, entry {bad - starts[k]} "
                          f"({tok.place(bad)}): a positive weight below float64's range "
                          "(about 4.9e-324) would be read as a zero weight; rescale the table")
+
+
+def _check_conditionals(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
+                        starts: list[int], vals: np.ndarray) -> None:
+    """Refuse a ``BAYES`` table whose child's entries (the scope's last variable, the
+    fastest) do not sum to 1, within :data:`BAYES_SUM_TOLERANCE` per entry, for some
+    configuration of the parents (the scope's other variables): one reduction per table."""
+    first = starts[0]
+    for k, (s, scope) in enumerate(zip(starts, scopes)):
+        shape = tuple(card[v] for v in scope)
+        c = shape[-1] if shape else 1  # a function of no variable: one entry, to be 1
+        sums = vals[s - first:s - first + math.prod(shape)].reshape(-1, c).sum(axis=1)
+        off = np.abs(sums - 1.0) > BAYES_SUM_TOLERANCE * c
+        if off.any():
+            raise _conditional_error(tok, k, scope, shape, int(np.flatnonzero(off)[0]),
+                                     float(sums[off][0]), s)
+
+
+def _conditional_error(tok: _Tokens, k: int, scope: tuple[int, ...], shape: tuple[int, ...],
+                       row: int, total: float, start: int) -> ValueError:
+    c = shape[-1] if shape else 1
+    if not scope:
+        what, found = "function of no variable", f"its one entry is {total!r}"
+    else:
+        parents = scope[:-1]
+        states = np.unravel_index(row, shape[:-1]) if parents else ()
+        given = "".join(f"{', ' if j else ' given '}x{v}={int(x)}"
+                        for j, (v, x) in enumerate(zip(parents, states)))
+        what = (f"child x{scope[-1]}, parents "
+                + (", ".join(f"x{v}" for v in parents) if parents else "none"))
+        found = f"the child's {c} entries{given} sum to {total!r}"
+    return ValueError(
+        f"{tok.name}: function {k} (scope {list(scope)}: {what}) of this BAYES file is not a "
+        f"conditional probability table: {found}, not 1 (within "
+        f"{BAYES_SUM_TOLERANCE * c:g}; {tok.place(start + row * c)}). A BAYES table lists "
+        "the child's (the scope's last variable's) probabilities for each configuration of "
+        "the parents, the last variable changing fastest; a table in another variable order "
+        "(as pgmpy's UAIWriter writes one) or of weights is not one (write weights as a "
+        "MARKOV file)")
 
 
 def _is_float(token: str) -> bool:
@@ -364,7 +430,7 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
                 "out of place)")
     tok.need(n_factors, f"the scopes of {n_factors} factors")
     scopes = _read_scopes(tok, n, n_factors)
-    tables = _read_tables(tok, card, scopes)
+    tables = _read_tables(tok, card, scopes, conditional=kind.upper() == "BAYES")
     cards = np.array(card, dtype=np.int64)
     cards.flags.writeable = False
     model = FactorGraph._from_checked(cards, tuple(scopes), tables)
@@ -435,8 +501,13 @@ def _write_text(path: PathLike, text: str) -> None:
                          f"{err.strerror or err}") from None
 
 
-def write_uai(model: FactorGraph, path: PathLike) -> None:
+def write_uai(model: FactorGraph | BoltzmannMachine, path: PathLike) -> None:
     """Write ``model`` as a UAI ``MARKOV`` file (gzip if ``path`` ends in ``.gz``), atomically.
+
+    A :class:`~mrflib.models.boltzmann.BoltzmannMachine` is written as its factor graph
+    (:meth:`FactorGraph.from_boltzmann <mrflib.models.factor_graph.FactorGraph.from_boltzmann>`:
+    state 0 is spin -1, state 1 is +1; one unary factor per spin, then one per edge), so the
+    file has the same ``log Z``.
 
     Entries are ``exp(log_table)`` printed with ``repr`` (the shortest text that reads back
     as the same float), each the float whose ``log`` is the stored entry when one exists
@@ -446,8 +517,11 @@ def write_uai(model: FactorGraph, path: PathLike) -> None:
     log-weight back, ``exp(-745)``) from a finite log-weight, is refused (``ValueError``):
     the format holds weights, not logs.
     """
+    if isinstance(model, BoltzmannMachine):
+        model = FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
+                         f"{type(model).__name__}")
     lines = ["MARKOV", str(model.n), " ".join(map(str, model.cardinalities.tolist())),
              str(model.n_factors)]
     lines += [" ".join(map(str, (len(s), *s))) for s in model.scopes]
