@@ -816,12 +816,16 @@ def _gum():
         return pytest.importorskip("pyAgrum")
 
 
-def test_a_pyagrum_file_reads_with_pyagrums_marginals(tmp_path):
-    """``gum.saveBN`` writes ``# name`` after each scope; each variable has at most one
-    parent here, where pyAgrum's table order is the format's."""
+@pytest.mark.parametrize("structure", ["a[3]->b->c;a->d[4];e", "a[3]->b->c;d[4]->c",
+                                       "a[2]->d;b[3]->d[3];c[4]->d;a->c"],
+                         ids=["one parent", "two parents", "three parents"])
+def test_a_pyagrum_file_reads_with_pyagrums_marginals(tmp_path, structure):
+    """``gum.saveBN`` writes ``# name`` after each scope, and a table of two or more
+    parents with the first parent fastest after the child (against the format): read in
+    that order, the file gives pyAgrum's own posteriors."""
     gum = _gum()
     gum.initRandom(1)
-    bn = gum.fastBN("a[3]->b->c;a->d[4];e")
+    bn = gum.fastBN(structure)
     gum.saveBN(bn, str(tmp_path / "bn.uai"))
     assert "#" in (tmp_path / "bn.uai").read_text()
     model = io.read_uai(tmp_path / "bn.uai")
@@ -834,6 +838,22 @@ def test_a_pyagrum_file_reads_with_pyagrums_marginals(tmp_path):
     for i, name in enumerate(names):
         mine = np.bincount(x[:, i], weights=p, minlength=model.cardinalities[i]) / p.sum()
         np.testing.assert_allclose(mine, engine.posterior(name).tolist(), atol=2e-6)
+
+
+def test_only_a_file_commented_as_pyagrum_writes_is_read_in_its_order(tmp_path):
+    """The same multi-parent table with a comment on some scope lines only is read in the
+    format's order: the signature is a ``# name`` on every scope line of a BAYES file."""
+    body = ("3\n2 2 2\n3\n1 0{c}\n1 1{c}\n3 0 1 2{c}\n2\n0.5 0.5\n2\n0.5 0.5\n8\n"
+            "0.1 0.9\n0.2 0.8\n0.3 0.7\n0.4 0.6\n")
+    plain = io.read_uai(write(tmp_path, "BAYES\n" + body.format(c="")))
+    agrum = io.read_uai(write(tmp_path, "BAYES\n" + body.format(c=" # v"), "b.uai"))
+    some = io.read_uai(write(tmp_path, "BAYES\n" + body.replace("1 0{c}", "1 0 # a")
+                             .format(c=""), "c.uai"))
+    np.testing.assert_array_equal(plain.log_tables[2], some.log_tables[2])
+    np.testing.assert_array_equal(np.exp(agrum.log_tables[2][:, :, 1]),
+                                  [[0.9, 0.7], [0.8, 0.6]])  # x0 fastest in pyAgrum's order
+    np.testing.assert_array_equal(np.exp(plain.log_tables[2][:, :, 1]),
+                                  [[0.9, 0.8], [0.7, 0.6]])
 
 
 # ---------------------------------------------------------------------- BAYES tables

@@ -14,9 +14,11 @@ distribution: for each configuration of the parents, the child's entries must su
 within :data:`BAYES_SUM_TOLERANCE` per entry, else the file is refused naming the function,
 its scope, the parents' states and the sum. pgmpy's ``UAIWriter`` lists a table child
 first (the child slowest, against its own scope's order), which this check refuses; a
-table whose reordered rows still sum to 1 (pyAgrum's, which lists two or more parents
-first-fastest, or a symmetric one) cannot be told from a right one. A ``MARKOV`` table may
-hold any weights.
+table whose reordered rows still sum to 1 (a symmetric one) cannot be told from a right
+one. pyAgrum's ``saveBN`` lists a table of two or more parents with the first parent
+fastest after the child, against the format, with every row still summing to 1; its files
+end every scope line with a ``# name`` comment, and a ``BAYES`` file whose every scope line
+does so is read in pyAgrum's order. A ``MARKOV`` table may hold any weights.
 
 Evidence files (``.evid``, UAI 2014 form): the number of observed variables, then
 ``variable value`` pairs; an empty file or ``0`` means none. The older form with a leading
@@ -94,6 +96,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _TOKEN = re.compile(r"\S+")
 #: A comment: ``#`` to the end of its line (pyAgrum writes them; no token holds a ``#``).
 _COMMENT = re.compile(r"#[^\n]*")
+#: A scope line as pyAgrum's ``saveBN`` writes it: size and variables, then ``# name``.
+_PYAGRUM_SCOPE = re.compile(r"^[ \t]*\d+(?:[ \t]+\d+)+[ \t]+#[^\n]*$", re.M)
 #: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
 _TOKEN_BYTES = 64
 #: Bytes that may end a token for ``str.split``: ASCII whitespace (form feeds and the
@@ -170,6 +174,8 @@ class _Tokens:
         text = _read_text(path, what)
         # a comment goes, its line end stays: line numbers still count the comment lines
         self.text = _COMMENT.sub("", text) if "#" in text else text
+        #: scope lines ending in a ``# name`` comment (pyAgrum's signature)
+        self.named_scopes = len(_PYAGRUM_SCOPE.findall(text)) if "#" in text else 0
         self.tokens = self.text.split()
         self.pos = 0
         self.hint = ""  # what every later error adds (the header's counts, once read)
@@ -290,9 +296,12 @@ def _entry_error(tok: _Tokens, starts: list[int], i: int,
 
 
 def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
-                 conditional: bool = False) -> tuple[np.ndarray, ...]:
+                 conditional: bool = False, parents_reversed: bool = False
+                 ) -> tuple[np.ndarray, ...]:
     """The tables' logs; with ``conditional`` (a ``BAYES`` file) each must be a conditional
-    table (:func:`_check_conditionals`)."""
+    table (:func:`_check_conditionals`); with ``parents_reversed`` (pyAgrum's files) a table
+    of two or more parents lists the first parent fastest after the child, and is read so
+    (its axes put back in scope order)."""
     starts = _table_starts(tok, card, scopes)
     if not starts:
         return ()
@@ -311,9 +320,22 @@ def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
     with np.errstate(divide="ignore"):
         logs = np.log(vals)
     logs.flags.writeable = False  # the tables are read-only views of this one array
-    return tuple(logs[s - first:s - first + math.prod(card[v] for v in scope)]
-                 .reshape(tuple(card[v] for v in scope))
+    return tuple(_table(logs[s - first:s - first + math.prod(card[v] for v in scope)],
+                        tuple(card[v] for v in scope), parents_reversed)
                  for s, scope in zip(starts, scopes))
+
+
+def _table(entries: np.ndarray, shape: tuple[int, ...], parents_reversed: bool) -> np.ndarray:
+    """A table of ``shape`` from its entries in the file's order: C order of the scope's
+    axes, or (``parents_reversed``, two or more parents) C order of the parents reversed,
+    then the child."""
+    if not parents_reversed or len(shape) < 3:
+        return entries.reshape(shape)
+    m = len(shape) - 1
+    t = entries.reshape(shape[:-1][::-1] + shape[-1:])
+    out = np.ascontiguousarray(np.transpose(t, list(range(m - 1, -1, -1)) + [m]))
+    out.flags.writeable = False
+    return out
 
 
 def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
@@ -430,7 +452,12 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
                 "out of place)")
     tok.need(n_factors, f"the scopes of {n_factors} factors")
     scopes = _read_scopes(tok, n, n_factors)
-    tables = _read_tables(tok, card, scopes, conditional=kind.upper() == "BAYES")
+    bayes = kind.upper() == "BAYES"
+    # pyAgrum comments every scope line with its variable's name, and lists a table of two
+    # or more parents with the first parent fastest after the child, against the format
+    # (every row still sums to 1, so only its signature tells it)
+    pyagrum = bayes and n_factors > 0 and tok.named_scopes == n_factors
+    tables = _read_tables(tok, card, scopes, conditional=bayes, parents_reversed=pyagrum)
     cards = np.array(card, dtype=np.int64)
     cards.flags.writeable = False
     model = FactorGraph._from_checked(cards, tuple(scopes), tables)
