@@ -355,7 +355,7 @@ def _bad_order_first(monkeypatch, anneal_order=None):
     real = sliced._plan
     asked = []
 
-    def plan(m, task, order=None, check=False, memory=None, anneal=None):
+    def plan(m, task, order=None, check=False, memory=None, anneal=None, give_up=None):
         if order is not None:
             return real(m, task, order, check, memory)
         good = real(m, task)
