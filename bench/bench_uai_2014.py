@@ -156,11 +156,11 @@ _UNITS = {u: 1024.0**k for k, u in enumerate(("B", "KiB", "MiB", "GiB", "TiB", "
 
 def refusal(reason: str) -> tuple[int | None, float | None]:
     """``(treewidth, log10 of the largest clique table's entries)`` that a refusal names
-    (``"... treewidth 31 or more: a clique table of at least 16.0 GiB ..."`` when no order
-    fits, ``"the junction tree of treewidth 6 (largest clique table 2.0 GiB, ..."`` when the
-    tree is built but needs more memory than there is), ``None`` for what it does not
-    name."""
-    m = re.search(r"treewidth (\d+)", reason)
+    (``"... treewidth >= 31: every elimination order has a clique table of at least
+    16.0 GiB ..."`` when no order fits, ``"the junction tree of treewidth 6 (largest clique
+    table 2.0 GiB, ..."`` when the tree is built but needs more memory than there is),
+    ``None`` for what it does not name."""
+    m = re.search(r"treewidth (?:>= )?(\d+)", reason)
     width = int(m.group(1)) if m else None
     m = re.search(r"(?:clique table of at least|largest clique table) ([0-9.e+]+) "
                   r"(E?[KMGTP]?i?B)\b", reason)
@@ -182,7 +182,8 @@ def answer(problem: Problem, task: str, seconds: float = SECONDS) -> dict:
                                factors=len(model.scopes), note=note, value=None)
     t0 = time.perf_counter()
     plan = elimination.plan(cond, barren=task == "PR", check=False, upward_only=task == "PR")
-    out.update(plan_seconds=time.perf_counter() - t0, treewidth=plan.treewidth,
+    width = plan.treewidth if plan.treewidth is not None else plan.treewidth_lower_bound
+    out.update(plan_seconds=time.perf_counter() - t0, treewidth=width,
                max_table_bytes=plan.max_table_bytes, total_bytes=plan.total_bytes,
                log10_max_table=math.log10(plan.max_table_bytes / 8))
     t0 = time.perf_counter()

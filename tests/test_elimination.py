@@ -225,13 +225,13 @@ def test_huge_treewidth_is_refused_before_allocation():
     edges = graphs.square_grid(60, 60)
     model = FactorGraph(np.full(3600, 10), [tuple(e) for e in edges.tolist()],
                         [np.zeros((10, 10))] * len(edges))
-    with pytest.raises(ValueError, match=r"treewidth \d+ or more.* \d+\.\d [GTPE]iB"):
+    with pytest.raises(ValueError, match=r"treewidth >= \d+: .* \d+\.\d [GTPE]iB"):
         exact.log_partition(model)
     edges = graphs.square_grid(30, 30)
     model = FactorGraph(np.full(900, 10), [tuple(e) for e in edges.tolist()],
                         [np.zeros((10, 10))] * len(edges))
     tracemalloc.start()
-    with pytest.raises(ValueError, match=r"treewidth \d+ or more.* \d+\.\d [GTPE]iB"):
+    with pytest.raises(ValueError, match=r"treewidth >= \d+: .* \d+\.\d [GTPE]iB"):
         exact.marginals(model)
     assert not exact.plan(model).fits  # a plan says so instead of refusing
     peak = tracemalloc.get_traced_memory()[1]

@@ -107,8 +107,16 @@ class _Clock:
 
 # --------------------------------------------------------------------------- runners
 def _exact(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxResult:
-    """The exact marginals and ``log Z`` (no time limit applies: the engine is not
-    interruptible; ``"auto"`` calls it only when its estimate fits)."""
+    """The exact marginals and ``log Z``. The engine is not interruptible, so with a
+    ``time_limit`` it is planned first without the seconds-long order search (as
+    :func:`_exact_fits` plans) and refused (``ValueError`` with the limit and the estimate)
+    where that plan does not fit in memory or its estimated time in the limit."""
+    if time_limit is not None:
+        clock = _Clock(time_limit)
+        fits, why = _exact_fits(model, clock)
+        if not fits:
+            raise ValueError(f"method 'exact' cannot answer within time_limit = "
+                             f"{time_limit:g} s ({why})")
     margs = exact.marginals(model)
     return ApproxResult(margs, "exact", 0.0, True, exact.log_partition(model))
 
@@ -190,7 +198,9 @@ def _auto(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxRe
 
     def run(method: str, share: float, **options: Any) -> ApproxResult:
         t0 = time.perf_counter()
-        res = METHODS[method](model, time_limit=clock.left(share), rng=rng, **options)
+        # (the exact plan was held to the limit above: not planned and checked again)
+        limit = None if method == "exact" else clock.left(share)
+        res = METHODS[method](model, time_limit=limit, rng=rng, **options)
         tried.append({"step": method, **options, "seconds": time.perf_counter() - t0,
                       "converged": res.converged})
         return res

@@ -58,6 +58,7 @@ from mrflib._support.validation import (
 )
 from mrflib.inference import _compiled_passes
 from mrflib.inference import elimination_order as eo
+from mrflib.inference import treewidth_bounds as tb
 from mrflib.inference._factor_ops import (
     RENORMALIZE_LOG_Z,
     Scaled,
@@ -198,16 +199,33 @@ class EliminationPlan(eo.Plan):
     annealed too (about a minute on a pedigree of a thousand factors): the last resort of
     :mod:`mrflib.inference.sliced`, whose slices of the refined order would be refused.
 
+    Before any search, where the greedy orders do not fit, a lower bound on the treewidth
+    (:mod:`mrflib.inference.treewidth_bounds`, well under a second on a ``50 x 50``
+    lattice) bounds the largest clique table of every order: beyond the memory, the plan
+    is refused at once (``check``); beyond ``give_up`` too (log entries of the largest
+    table past which the caller would refuse even the order's slices), no order is
+    searched (``hopeless``).
+
     Attributes
     ----------
     order : list of int
         Elimination order of the variables left after reduction.
     heuristic : str
         The ordering heuristic(s) that won (one per connected component).
-    treewidth : int
-        Largest clique minus one (``-1`` when nothing is left to eliminate).
+    treewidth : int or None
+        Largest clique of the order minus one (``-1`` when nothing is left to eliminate);
+        ``None`` when no order was found (``order`` ``None``): see
+        ``treewidth_lower_bound``.
+    treewidth_lower_bound : int or None
+        A proved lower bound on the treewidth (of the component whose bound is the
+        largest; :mod:`mrflib.inference.treewidth_bounds`), computed where the greedy orders
+        do not fit in memory, else ``None``.
+    log_table_lower_bound : float or None
+        Log entries that the largest clique table of every order holds at least, from that
+        bound (``None`` with it).
     max_table_bytes, total_bytes : int
-        Bytes of the largest clique table and of all of them (float64).
+        Bytes of the largest clique table and of all of them (float64); when no order was
+        found, the lower bound on the largest table, and ``inf``.
     observed : dict
         The variables clamped by evidence, ``{variable: value}``.
     n_pruned : int
@@ -219,7 +237,7 @@ class EliminationPlan(eo.Plan):
     def __init__(self, model: FactorGraph, *, barren: bool = False, check: bool = True,
                  upward_only: bool = False, order: list[int] | None = None,
                  memory: float | None = None, search: bool = True,
-                 anneal: int | None = None) -> None:
+                 anneal: int | None = None, give_up: float | None = None) -> None:
         check_instance(model, FactorGraph, "model")
         if anneal is not None:
             anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
@@ -231,10 +249,19 @@ class EliminationPlan(eo.Plan):
         self.search = search
         self.anneal = anneal
         self._scaled: list[Scaled | None] | None = None
+        self.treewidth_lower_bound: int | None = None
+        self.log_table_lower_bound: float | None = None
         given = order is not None and set(self.red.active) <= set(order)
         # one reading of the machine's memory serves the whole plan: reading it costs
         # about as much as planning a small model
         self._available = available_memory()
+        budget = self._available if memory is None else memory
+        # past these log entries of its largest clique table no order is of use: none
+        # fits in memory (a calibration holds four tables of 8-byte entries), nor would
+        # its slices be answered (the caller's ``give_up``)
+        self._hopeless = math.inf if give_up is None else max(
+            math.log(max(self._available, 1) / 16.0),
+            math.log(max(budget, UNCHECKED_BYTES) / 32.0), give_up)
         if given:
             active = set(self.red.active)
             self._given_order(model, [v for v in order if v in active])
@@ -244,7 +271,6 @@ class EliminationPlan(eo.Plan):
             self.fits = False
             return
         self._tree()
-        budget = self._available if memory is None else memory
         self.fits = bool(self.memory_bytes() <= max(UNCHECKED_BYTES, budget))
         if not given and search and (not self.fits or self.total_bytes > 8 * SEARCH_LARGE_ENTRIES):
             # too large for memory, or minutes of work: the randomized search may find an
@@ -278,10 +304,17 @@ class EliminationPlan(eo.Plan):
         for comp in comps:
             found = eo.best_order(adj, logc, comp, limit, memo)
             if found.order is None:
+                # (a bound first: where no order can fit, the searches below are wasted)
+                width, least = self._lower_bound(adj, logc, comp)
+                if check and least > limit + 1e-9:
+                    _refuse_bound(width, least, len(comp))
+                if least > REPORT_LOG_ENTRIES + 1e-9:  # no order within the report's reach
+                    self._unplanned()
+                    return
                 wide = eo.best_order(adj, logc, comp, max(limit, REPORT_LOG_ENTRIES), memo)
                 # (annealing starts from the search's own trees: it needs no greedy order,
                 # only room for an order that fits)
-                if self.search and (wide.order is not None or (
+                if self.search and least <= self._hopeless and (wide.order is not None or (
                         self.anneal is not None
                         and eo.table_lower_bound(adj, logc, comp) <= limit)):
                     wide = eo.searched_order(red.scopes, logc, comp, wide, limit, self.anneal)
@@ -293,8 +326,8 @@ class EliminationPlan(eo.Plan):
                 found = eo.searched_order(red.scopes, logc, comp, found, limit, self.anneal)
             if found.order is None:
                 if check:
-                    _refuse(found, len(comp))
-                self._unplanned(found)
+                    _refuse_unfound(width, least, len(comp))
+                self._unplanned()
                 return
             order += found.order
             names.append(found.heuristic)
@@ -314,11 +347,23 @@ class EliminationPlan(eo.Plan):
             cliques, _, _ = eo.order_cliques(adj, order, logc)
         self.cliques = [tuple(c) for c in cliques]
 
-    def _unplanned(self, found: eo.Order) -> None:
-        """No order found: the plan reports the smallest clique a candidate stopped at."""
+    def _lower_bound(self, adj: list[set[int]], logc: list[float], comp: list[int]
+                     ) -> tuple[int, float]:
+        """A lower bound on the treewidth of the component ``comp`` and on the log entries
+        of its largest clique table in every order (:mod:`mrflib.inference.treewidth_bounds`),
+        kept for the plan (the largest over its components)."""
+        width = tb.treewidth_lower_bound(adj, comp)
+        least = tb.table_bound(logc, comp, width)
+        if self.log_table_lower_bound is None or least > self.log_table_lower_bound:
+            self.treewidth_lower_bound, self.log_table_lower_bound = width, least
+        return width, least
+
+    def _unplanned(self) -> None:
+        """No order found: the plan reports the lower bounds of every order, its treewidth
+        unknown (``None``)."""
         self.order, self.heuristic, self.cliques = None, "none", []
-        self.treewidth = found.width
-        self.max_table_bytes = 8.0 * math.exp(found.log_max_table)
+        self.treewidth = None
+        self.max_table_bytes = 8.0 * math.exp(self.log_table_lower_bound)
         self.total_bytes = self.message_bytes = math.inf
 
     def _tree(self) -> None:
@@ -347,10 +392,18 @@ class EliminationPlan(eo.Plan):
             return upward_peak_bytes(self.shapes, self.children)
         return 2.0 * self.message_bytes + 4.0 * self.max_table_bytes
 
+    @property
+    def hopeless(self) -> bool:
+        """No order of the model is of use: the lower bound on the largest clique table
+        of every order (``log_table_lower_bound``) is beyond the memory, and beyond the
+        plan's ``give_up`` (false without ``give_up``, or where no bound was computed)."""
+        return (self.log_table_lower_bound is not None
+                and self.log_table_lower_bound > self._hopeless)
+
     def _what(self) -> str:
         if self.order is None:
-            return (f"exact inference (the best elimination order found reaches treewidth "
-                    f"{self.treewidth} or more: a clique table of at least "
+            return (f"exact inference (treewidth >= {self.treewidth_lower_bound}: every "
+                    f"elimination order has a clique table of at least "
                     f"{format_bytes(self.max_table_bytes)})")
         return (f"the junction tree of treewidth {self.treewidth} (largest clique table "
                 f"{format_bytes(self.max_table_bytes)}, all tables "
@@ -358,9 +411,11 @@ class EliminationPlan(eo.Plan):
 
     def __repr__(self) -> str:
         eliminated = "?" if self.order is None else len(self.order)
+        width = (f"treewidth >= {self.treewidth_lower_bound}, max_table >= "
+                 if self.order is None else f"treewidth={self.treewidth}, max_table=")
         return (f"EliminationPlan(n={self.n}, eliminated={eliminated}, "
                 f"observed={len(self.observed)}, pruned={self.n_pruned}, "
-                f"treewidth={self.treewidth}, max_table={format_bytes(self.max_table_bytes)}, "
+                f"{width}{format_bytes(self.max_table_bytes)}, "
                 f"total={format_bytes(self.total_bytes)}, heuristic={self.heuristic!r}, "
                 f"fits={self.fits})")
 
@@ -479,20 +534,45 @@ def upward_peak_bytes(shapes: list[tuple], children: list[list[int]]) -> float:
 
 
 def _refuse(found: eo.Order, size: int) -> None:
-    """Refuse a component no candidate order fits (before anything is allocated)."""
+    """Refuse a component whose best order found does not fit (before anything is
+    allocated)."""
     table = 8.0 * math.exp(found.log_max_table)
     what = (f"exact inference on a component of {size} variables (the best elimination order "
-            f"found reaches treewidth {found.width} or more: a clique table of at least "
+            f"found has treewidth {found.width}: a clique table of "
             f"{format_bytes(table)}, twice that with its temporaries)")
     require_memory(2.0 * table, what)
     raise ValueError(f"{what} does not fit: its tables may use at most "
                      f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
 
 
+def _refuse_bound(width: int, log_entries: float, size: int) -> None:
+    """Refuse a component whose every order has a clique table of at least
+    ``exp(log_entries)`` entries, its treewidth being at least ``width`` (before any
+    order search)."""
+    table = 8.0 * math.exp(log_entries)
+    what = (f"exact inference on a component of {size} variables (treewidth >= {width}: "
+            f"every elimination order has a clique table of at least {format_bytes(table)}, "
+            f"twice that with its temporaries)")
+    require_memory(2.0 * table, what)
+    raise ValueError(f"{what} does not fit: its tables may use at most "
+                     f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
+
+
+def _refuse_unfound(width: int, log_entries: float, size: int) -> None:
+    """Refuse a component for which no order with a clique table of at most
+    :data:`REPORT_LOG_ENTRIES` entries was found, though the lower bounds do not exclude
+    one."""
+    raise ValueError(
+        f"exact inference on a component of {size} variables does not fit: no elimination "
+        f"order with a clique table of at most {format_bytes(8.0 * math.exp(REPORT_LOG_ENTRIES))} "
+        f"was found (treewidth >= {width}: every order has a clique table of at least "
+        f"{format_bytes(8.0 * math.exp(log_entries))})")
+
+
 # --------------------------------------------------------------------------- tasks
 def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
          upward_only: bool = False, search: bool = True,
-         anneal: int | None = None) -> EliminationPlan:
+         anneal: int | None = None, give_up: float | None = None) -> EliminationPlan:
     """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
     :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
     pass, as :func:`log_partition` needs; ``search``: a plan that does not fit, or holds
@@ -507,7 +587,7 @@ def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
     clique table below :data:`REPORT_LOG_ENTRIES` entries was found).
     """
     return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only,
-                           search=search, anneal=anneal)
+                           search=search, anneal=anneal, give_up=give_up)
 
 
 def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list[list[int]],

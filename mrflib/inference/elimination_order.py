@@ -122,8 +122,9 @@ class Plan:
         Elimination order (variable ``order[t]`` is summed out at step ``t``).
     heuristic : str
         The ordering heuristic(s) that won (one per connected component, ``+``-joined).
-    treewidth : int
-        Largest clique minus one.
+    treewidth : int or None
+        Largest clique minus one (``None``: no order was found, and a factor graph's plan
+        gives a lower bound, ``treewidth_lower_bound``).
     cliques : list
         ``(order[t], N_t)`` for each step.
     max_table_bytes, total_bytes : int
@@ -133,7 +134,7 @@ class Plan:
     n: int
     order: Any
     heuristic: str
-    treewidth: int
+    treewidth: int | None
     cliques: list
     max_table_bytes: int
     total_bytes: int

@@ -163,7 +163,8 @@ def plan(model: Any, n: int | None = None) -> Plan:
     :class:`~mrflib.inference.elimination_order.Plan` (its ``order``, ``heuristic``,
     ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a factor graph's
     also ``fits``: a model too large for the available memory gives its plan with ``fits``
-    false rather than an error).
+    false rather than an error, and where no order was found, ``treewidth`` ``None`` and
+    ``treewidth_lower_bound``, a proved lower bound).
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
     :class:`~mrflib.inference.elimination.EliminationPlan` (the plan of :func:`marginals`:
@@ -174,7 +175,8 @@ def plan(model: Any, n: int | None = None) -> Plan:
     cached :class:`~mrflib.inference.junction_tree.JunctionTree` of the ±1 fast path.
     """
     if isinstance(model, FactorGraph):
-        return elimination.plan(model, check=False)
+        # (searched no more than marginals would search it: a hopeless model in a second)
+        return elimination.plan(model, check=False, give_up=sliced.give_up(model, "MAR"))
     return junction_tree.plan(model, n)
 
 

@@ -51,6 +51,7 @@ from mrflib._support.validation import (
 from mrflib.inference import _elimination_order_kernels as _ek
 from mrflib.inference import _junction_tree_kernels as _k
 from mrflib.inference import elimination_order as eo
+from mrflib.inference import treewidth_bounds as tb
 from mrflib.inference.elimination_order import Plan, connect_neighbours
 from mrflib.models import graphs
 from mrflib.models.boltzmann import (
@@ -142,8 +143,8 @@ def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray 
     full, names, width = [], set(), 0
     for comp in eo.components(nbrs, range(n)):
         found = eo.best_order(nbrs, logc, comp, (MAX_WIDTH + 1) * _LOG2)
-        if found.order is None:
-            _refuse_width(found.width, exact=False)
+        if found.order is None:  # (no order within MAX_WIDTH: a proved bound says how far)
+            _refuse_width(tb.treewidth_lower_bound(nbrs, comp), exact=False)
         full += found.order
         names.add(found.heuristic)
         width = max(width, found.width)
@@ -151,12 +152,16 @@ def _elimination_order(edges: np.ndarray, n: int, order: Any, dense: np.ndarray 
 
 
 def _refuse_width(width: int, exact: bool = True) -> None:
+    """Refuse a graph whose order has treewidth ``width`` (``exact``), or of which no
+    order within :data:`MAX_WIDTH` was found, ``width`` being a lower bound."""
     need = 8 * 2.0 ** (width + 1)
-    what = "treewidth" if exact else "treewidth of at least"
-    raise ValueError(
-        f"the junction tree has {what} {width}: its largest clique table would need "
-        f"{format_bytes(need)} of memory (limit: treewidth {MAX_WIDTH})"
-    )
+    if exact:
+        raise ValueError(f"the junction tree has treewidth {width}: its largest clique table "
+                         f"would need {format_bytes(need)} of memory (limit: treewidth "
+                         f"{MAX_WIDTH})")
+    raise ValueError(f"no elimination order of treewidth at most {MAX_WIDTH} was found "
+                     f"(treewidth >= {width}: its largest clique table would need at least "
+                     f"{format_bytes(need)} of memory)")
 
 
 def _scopes(edges: np.ndarray, n: int, order: np.ndarray, pos: np.ndarray, width: int,

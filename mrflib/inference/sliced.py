@@ -39,6 +39,10 @@ reductions make the work smaller:
    marginals were refused where the searched order's slices answer in half a minute), so
    it comes last: a model whose slices are accepted keeps its order and its answer.
 
+Where a lower bound on the treewidth (:mod:`mrflib.inference.treewidth_bounds`) shows that
+every order's largest clique table is beyond memory and every slicing's work beyond the
+time limit (:func:`give_up`), the model is refused at once, before any order search.
+
 The same reductions are done in each slice (a slice's clamped values often make more states
 impossible). ``progress`` (a callable taking a line of text) hears of each slice.
 """
@@ -66,8 +70,8 @@ from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.precision import checked
 
 __all__ = ["log_partition", "marginals", "map_assignment", "factor_marginals", "sample",
-           "choose_slices", "SECONDS_PER_ENTRY", "MAX_SECONDS", "MAX_SCANNED", "ANNEAL_SEED",
-           "ANNEALING", "TASKS", "REDUCE_ABOVE", "REDUCE_SHRINK"]
+           "choose_slices", "give_up", "SECONDS_PER_ENTRY", "MAX_SECONDS", "MAX_SCANNED",
+           "ANNEAL_SEED", "ANNEALING", "TASKS", "REDUCE_ABOVE", "REDUCE_SHRINK"]
 
 TASKS = ("PR", "MAR", "MPE")
 #: Seconds per clique-table entry of one slice: the upward pass (with the downward one for
@@ -106,11 +110,60 @@ sample = elimination.sample
 
 
 def _plan(model: FactorGraph, task: str, order: list[int] | None = None,
-          check: bool = False, memory: float | None = None, anneal: int | None = None
-          ) -> elimination.EliminationPlan:
+          check: bool = False, memory: float | None = None, anneal: int | None = None,
+          give_up: float | None = None) -> elimination.EliminationPlan:
     return elimination.EliminationPlan(model, barren=task == "PR", check=check,
                                        upward_only=task == "PR", order=order, memory=memory,
-                                       anneal=anneal)
+                                       anneal=anneal, give_up=give_up)
+
+
+def give_up(model: FactorGraph, task: str, max_seconds: float = MAX_SECONDS) -> float | None:
+    """Log entries of a largest clique table past which no order of ``model`` can be
+    answered, even sliced, within ``max_seconds`` (``None`` where that cannot be known in
+    advance).
+
+    Slicing ``S`` leaves the graph without ``S``, whose treewidth is at least the whole
+    graph's minus ``|S|``, so the slices' tables and their number multiply to at least the
+    largest table that the treewidth's lower bound guarantees: the work of every slicing is
+    at least that table's entries times :data:`SECONDS_PER_ENTRY`. That holds where a
+    slice's graph is the model's without the sliced variables: not where tables have zeros
+    (each slice's domains are reduced again) nor, for ``log Z``, where a variable is held
+    by one factor only (a slice may drop it as a barren table).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    task : str
+        One of :data:`TASKS`.
+    max_seconds : float
+        The limit of :func:`solve`.
+
+    Returns
+    -------
+    float or None
+        The natural log of the number of entries, or ``None``.
+    """
+    if _has_zeros(model):
+        return None
+    if task == "PR" and model.scopes:
+        held = np.bincount(np.concatenate([np.asarray(s, dtype=np.int64)
+                                           for s in model.scopes]), minlength=model.n)
+        if np.any(held == 1):
+            return None
+    return math.log(max_seconds / SECONDS_PER_ENTRY[task])
+
+
+def _refuse_hopeless(jt: elimination.EliminationPlan, task: str, max_seconds: float,
+                     budget: float) -> None:
+    """Refuse a model none of whose orders fits in memory or would be sliced within
+    ``max_seconds`` (:func:`give_up`), before any order search or slicing."""
+    least = math.exp(jt.log_table_lower_bound)
+    raise ValueError(
+        f"exact inference (treewidth >= {jt.treewidth_lower_bound}: every elimination order "
+        f"has a clique table of at least {format_bytes(8.0 * least)}) does not fit in "
+        f"{format_bytes(budget)}, and slicing it would take at least "
+        f"{least * SECONDS_PER_ENTRY[task]:.3g} s, beyond the limit of {max_seconds:.0f} s")
 
 
 def _answer(model: FactorGraph, jt: elimination.EliminationPlan, task: str) -> tuple:
@@ -186,7 +239,9 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     order: an independent check of an answer).
 
     Raises ``ValueError`` when the slices' estimated time exceeds ``max_seconds`` (with
-    the estimate), or no order with clique tables of at most ``2^48`` entries is found.
+    the estimate), or no order with clique tables of at most ``2^48`` entries is found;
+    at once, before any order search, where a lower bound on the treewidth shows that no
+    order fits in memory and none would be sliced in time (:func:`give_up`).
     """
     check_instance(model, FactorGraph, "model")
     if task not in TASKS:
@@ -195,7 +250,11 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     if memory is not None:
         _check_positive_number(memory, "memory", "a positive number of bytes")
     anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
-    jt = _plan(model, task, memory=memory)
+    hopeless = give_up(model, task, float(max_seconds))
+    jt = _plan(model, task, memory=memory, give_up=hopeless)
+    if not _fits(jt, memory) and jt.hopeless:
+        _refuse_hopeless(jt, task, float(max_seconds),
+                         0.9 * available_memory() if memory is None else float(memory))
     if _fits(jt, memory):
         smaller = _reduced_plan(model, jt, task, memory)
         if smaller is None:
