@@ -60,20 +60,22 @@ class Deadline:
         return f"time limit of {self.seconds:g} s reached after {done} {what}"
 
 
-#: The deadline :func:`lbfgs` obeys when its caller passes none: set by
-#: :func:`time_limited` around a solver whose signature takes no deadline.
-_ACTIVE: dict[str, Deadline | None] = {"deadline": None}
+#: The deadline :func:`lbfgs` obeys, and the name its progress lines give it, when its
+#: caller passes none: set by :func:`time_limited` around a solver whose signature takes
+#: neither.
+_ACTIVE: dict[str, Any] = {"deadline": None, "desc": "L-BFGS"}
 
 
 @contextlib.contextmanager
-def time_limited(deadline: Deadline | None) -> Iterator[None]:
-    """Make ``deadline`` the one every :func:`lbfgs` call in the block obeys."""
-    old = _ACTIVE["deadline"]
-    _ACTIVE["deadline"] = deadline
+def time_limited(deadline: Deadline | None, desc: str = "L-BFGS") -> Iterator[None]:
+    """Make ``deadline`` the one every :func:`lbfgs` call in the block obeys, and ``desc``
+    the name of its progress lines."""
+    old = dict(_ACTIVE)
+    _ACTIVE.update(deadline=deadline, desc=desc)
     try:
         yield
     finally:
-        _ACTIVE["deadline"] = old
+        _ACTIVE.update(old)
 
 
 def step_ticker(what: str, max_steps: int,
@@ -172,7 +174,7 @@ _EPS = float(np.finfo(np.float64).eps)
 
 def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: int = 10,
           max_evals: int = 15_000, trace: list | None = None, polish: int = 0,
-          deadline: Deadline | None = None, desc: str = "L-BFGS") -> Any:
+          deadline: Deadline | None = None, desc: str | None = None) -> Any:
     """Minimize ``fun(x) -> (f, gradient)`` by scipy's L-BFGS-B, then judge the result.
 
     scipy runs with ``gtol = tol`` (its test is ``max |gradient| <= tol``), ``ftol = 0``
@@ -182,7 +184,8 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
     (:func:`_polish`) after scipy stops short of ``tol``, within the iterations
     ``max_iter`` leaves. ``deadline`` (default: the one of an enclosing
     :func:`time_limited`) stops it after the iteration during which it expires, at that
-    iterate, unpolished; ``desc`` names it in progress lines.
+    iterate, unpolished; ``desc`` (default: that block's, else ``"L-BFGS"``) names it in
+    progress lines.
 
     Returns scipy's ``OptimizeResult`` with three more fields from :func:`lbfgs_verdict`:
     ``grad_max``, ``converged`` and ``stop_reason``.
@@ -191,6 +194,8 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
 
     if deadline is None:
         deadline = _ACTIVE["deadline"]
+    if desc is None:
+        desc = _ACTIVE["desc"]
     limited = deadline is not None and deadline.seconds is not None
     tick = step_ticker(desc, max_iter, deadline)
     callback = None

@@ -119,7 +119,7 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
                stop_reason=reason)
 
 
-def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc="L-BFGS"):
+def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None):
     """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs`, then up to 50
     quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves;
     none once ``deadline`` stopped it)."""

@@ -482,7 +482,7 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0,
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    with time_limited(deadline):  # fit_mle's L-BFGS obeys it
+    with time_limited(deadline, "fit mle (L-BFGS)"):  # fit_mle's L-BFGS obeys it
         model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
                                    return_result=True, **kw)
     theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
@@ -594,7 +594,8 @@ def _check_factor_graph_call(n, bias, solver, reference) -> None:
     if given:
         raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
                          "structure takes max_steps, tol, init, record, l2, tie, the "
-                         "stochastic learners' rng, learning_rate, progress and options, "
+                         "stochastic learners' rng, learning_rate, progress, time_limit and "
+                         "options, "
                          "and, for 'lap', gauge, n_jobs, scheduler")
 
 
@@ -710,7 +711,8 @@ def fit(
         from mrflib.learning import factor_learning
         return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, rng=rng,
-                                   learning_rate=learning_rate, progress=progress, **options)
+                                   learning_rate=learning_rate, progress=progress,
+                                   time_limit=time_limit, **options)
     t0, max_steps_given, tol_given = time.perf_counter(), max_steps, tol
     deadline = _limits.deadline(time_limit)
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
