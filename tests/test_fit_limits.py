@@ -191,7 +191,8 @@ def test_a_fit_logs_to_a_stderr_that_is_no_terminal(grid, potts, capsys, monkeyp
     assert "fit 1-smci: " not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("bad", [-1, -0.5, math.nan, math.inf, "1", 10**400, [1]])
+@pytest.mark.parametrize("bad", [-1, -0.5, math.nan, math.inf, "1", 10**400, [1]],
+                         ids=["-1", "-0.5", "nan", "inf", "text", "10**400", "list"])
 @pytest.mark.parametrize("family", ["bm", "fg"])
 def test_a_bad_time_limit_is_refused_by_name(grid, potts, bad, family):
     truth, data = grid if family == "bm" else potts
