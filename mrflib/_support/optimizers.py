@@ -7,18 +7,91 @@ for every fit that uses it: exact ML of either model family, the pseudo-likeliho
 ratio-matching and MPF learners, the full-span log-linear fit and LAP's reference clique
 fit. ``_lbfgs`` is L-BFGS on the (convex) objective of a local method (MPLE, RM, MPF),
 evaluated from the data's local-pattern counts.
+
+A :class:`Deadline` bounds any of them in wall time: the gradient loop polls it after
+every step and L-BFGS after every iteration (through scipy's callback, which stops the
+solver by raising ``StopIteration``), and the fit keeps the iterate it stopped at. Both
+loops report their progress through :mod:`mrflib._support.progress`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from mrflib._support import progress as _progress
 from mrflib._support.validation import require_memory
+
+
+class Deadline:
+    """A wall-time limit of ``seconds`` from its creation (``None``: no limit), polled by
+    a fit's step loop.
+
+    The loop that stops on it sets ``hit``, so that the fit reports the one stop reason
+    every learner gives (:meth:`reason`). ``clock`` is :func:`time.monotonic` (a test may
+    give a fake one).
+    """
+
+    def __init__(self, seconds: float | None, clock: Callable[[], float] = time.monotonic):
+        self.seconds = seconds
+        self.clock = clock
+        self.start = clock()
+        self.hit = False
+
+    def expired(self) -> bool:
+        """Whether the limit has passed (never without one)."""
+        return self.seconds is not None and self.clock() - self.start >= self.seconds
+
+    def fraction(self) -> float:
+        """The share of the limit used so far (0 without a limit)."""
+        if self.seconds is None:
+            return 0.0
+        used = self.clock() - self.start
+        return 1.0 if self.seconds <= 0 else min(1.0, used / self.seconds)
+
+    def reason(self, done: int, what: str = "steps") -> str:
+        """The stop reason of a fit this limit ended after ``done`` ``what``."""
+        return f"time limit of {self.seconds:g} s reached after {done} {what}"
+
+
+#: The deadline :func:`lbfgs` obeys, and the name its progress lines give it, when its
+#: caller passes none: set by :func:`time_limited` around a solver whose signature takes
+#: neither.
+_ACTIVE: dict[str, Any] = {"deadline": None, "desc": "L-BFGS"}
+
+
+@contextlib.contextmanager
+def time_limited(deadline: Deadline | None, desc: str = "L-BFGS") -> Iterator[None]:
+    """Make ``deadline`` the one every :func:`lbfgs` call in the block obeys, and ``desc``
+    the name of its progress lines."""
+    old = dict(_ACTIVE)
+    _ACTIVE.update(deadline=deadline, desc=desc)
+    try:
+        yield
+    finally:
+        _ACTIVE.update(old)
+
+
+def step_ticker(what: str, max_steps: int,
+                deadline: Deadline | None) -> Callable[[int], None] | None:
+    """A progress ticker over steps: the share done is ``step / max_steps`` or the share
+    of the time limit used, whichever is nearer the end; ``None`` when no one listens."""
+    if not _progress.active():
+        return None
+    state = {"step": 0}
+    tick = _progress.ticker(what, 1.0, detail=lambda: f" (step {state['step']} of {max_steps})")
+
+    def step_tick(step: int) -> None:
+        state["step"] = step
+        by_steps = step / max_steps if max_steps else 1.0
+        tick(max(by_steps, deadline.fraction() if deadline is not None else 0.0))
+    return step_tick
 
 
 class DivergenceError(FloatingPointError, ValueError):
@@ -27,8 +100,10 @@ class DivergenceError(FloatingPointError, ValueError):
 
 
 def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
-                     n, record, progress, desc):
-    """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``.
+                     n, record, progress, desc, deadline=None):
+    """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``,
+    ``max_steps`` or, after at least one step, the ``deadline`` (which it then marks
+    ``hit``): a fit stopped by its deadline at step ``k`` is the fit of ``max_steps = k``.
 
     Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
     """
@@ -51,6 +126,7 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     shown = progress if progress is not None else sys.stderr.isatty()
     bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=not shown,
                mininterval=0.5, unit="step")
+    tick = step_ticker(desc, max_steps, deadline)
     try:
         while True:
             d = direction(theta)
@@ -72,11 +148,16 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
                 break
             if step == max_steps:
                 break
+            if step and deadline is not None and deadline.expired():
+                deadline.hit = True
+                break
             theta += learning_rate * d
             step += 1
             if step % 64 == 0 and not bar.disable:
                 bar.set_postfix_str(f"max|grad| {g:.2e} (tol {tol:g})", refresh=False)
             bar.update(1)
+            if tick is not None:
+                tick(step)
     finally:
         bar.close()
     if record:
@@ -92,7 +173,8 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: int = 10,
-          max_evals: int = 15_000, trace: list | None = None, polish: int = 0) -> Any:
+          max_evals: int = 15_000, trace: list | None = None, polish: int = 0,
+          deadline: Deadline | None = None, desc: str | None = None) -> Any:
     """Minimize ``fun(x) -> (f, gradient)`` by scipy's L-BFGS-B, then judge the result.
 
     scipy runs with ``gtol = tol`` (its test is ``max |gradient| <= tol``), ``ftol = 0``
@@ -100,22 +182,41 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
     max_evals`` (scipy's own defaults are 10 and 15,000). ``trace``, a list, receives a
     copy of every iterate. ``polish`` allows up to that many quasi-Newton steps
     (:func:`_polish`) after scipy stops short of ``tol``, within the iterations
-    ``max_iter`` leaves.
+    ``max_iter`` leaves. ``deadline`` (default: the one of an enclosing
+    :func:`time_limited`) stops it after the iteration during which it expires, at that
+    iterate, unpolished; ``desc`` (default: that block's, else ``"L-BFGS"``) names it in
+    progress lines.
 
     Returns scipy's ``OptimizeResult`` with three more fields from :func:`lbfgs_verdict`:
     ``grad_max``, ``converged`` and ``stop_reason``.
     """
     from scipy.optimize import minimize
 
+    if deadline is None:
+        deadline = _ACTIVE["deadline"]
+    if desc is None:
+        desc = _ACTIVE["desc"]
+    limited = deadline is not None and deadline.seconds is not None
+    tick = step_ticker(desc, max_iter, deadline)
     callback = None
-    if trace is not None:
+    if trace is not None or limited or tick is not None:
+        done = [0]
+
         def callback(xk):
-            trace.append(np.array(xk, copy=True))
+            if trace is not None:
+                trace.append(np.array(xk, copy=True))
+            done[0] += 1
+            if tick is not None:
+                tick(done[0])
+            if limited and deadline.expired():
+                deadline.hit = True
+                raise StopIteration  # scipy >= 1.11 stops at this iterate
 
     res = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=callback,
                    options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": memory,
                             "maxfun": max_evals})
-    if polish:
+    res.deadline = deadline if limited and deadline.hit else None
+    if polish and res.deadline is None:
         _polish(res, fun, tol, min(polish, max(0, max_iter - int(res.nit))))
     res.grad_max, res.converged, res.stop_reason = lbfgs_verdict(res, tol, max_iter)
     return res
@@ -169,6 +270,9 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
     g = float(np.max(np.abs(res.jac))) if np.size(res.jac) else 0.0
     if g <= tol:
         return g, True, f"converged: max |gradient| {g:.3g} <= tol {tol:g}"
+    if getattr(res, "deadline", None) is not None:
+        return g, False, (res.deadline.reason(int(res.nit))
+                          + f" (max |gradient| {g:.3g} > tol {tol:g})")
     floor = resolution(res.fun)
     message = str(getattr(res, "message", "")).strip().rstrip(":").strip() or "no message"
     limit = int(res.status) == 1  # scipy's status for its iteration or evaluation limit
@@ -184,7 +288,8 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
                       f" above tol {tol:g} and the objective's resolution {floor:.2g}")
 
 
-def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
+def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record,
+           deadline=None):
     """Quasi-Newton path: :func:`lbfgs` on the (convex) objective of a local method;
     ``(theta, n_steps, converged, stop_reason, params, grad_max, mae)``."""
     n = prob.n
@@ -204,7 +309,8 @@ def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record):
 
     trail = [theta0[idx].copy()]
     if max_steps:
-        res = lbfgs(fun, theta0[idx], max_iter=max_steps, tol=tol, memory=20, trace=trail)
+        res = lbfgs(fun, theta0[idx], max_iter=max_steps, tol=tol, memory=20, trace=trail,
+                    deadline=deadline, desc=f"fit {method} (L-BFGS)")
         x, nit, converged, reason = res.x, int(res.nit), res.converged, res.stop_reason
     else:  # scipy's L-BFGS-B makes one iteration even with maxiter=0
         x, nit = theta0[idx].copy(), 0

@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 
-__all__ = ["reporting", "ticker"]
+__all__ = ["active", "reporting", "ticker"]
 
 _state: dict = {"say": None, "every": 5.0, "next": 0.0}
 
@@ -28,9 +28,11 @@ def reporting(say: Callable[[str], None], every: float = 5.0) -> Iterator[None]:
         _state.update(old)
 
 
-def ticker(what: str, total: float) -> Callable[[float], None]:
+def ticker(what: str, total: float,
+           detail: Callable[[], str] | None = None) -> Callable[[float], None]:
     """A function ``tick(done)`` for a loop over ``total`` units of work (``what`` names
-    it): reports ``done / total`` when a line is due, else returns at once."""
+    it): reports ``done / total`` when a line is due, else returns at once. ``detail``,
+    called only when a line is due, adds to it (``" (step 341 of 10000)"``)."""
     if _state["say"] is None or total <= 0:
         return _nothing
 
@@ -38,8 +40,14 @@ def ticker(what: str, total: float) -> Callable[[float], None]:
         now = time.monotonic()
         if now >= _state["next"]:
             _state["next"] = now + _state["every"]
-            _state["say"](f"{what}: {100.0 * done / total:.0f}% done")
+            _state["say"](f"{what}: {100.0 * done / total:.0f}% done"
+                          + (detail() if detail is not None else ""))
     return tick
+
+
+def active() -> bool:
+    """Whether a :func:`reporting` block is in effect (a caller asked for lines)."""
+    return _state["say"] is not None
 
 
 def _nothing(done: float) -> None:

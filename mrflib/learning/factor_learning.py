@@ -53,11 +53,13 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support import progress as _progress
 from mrflib._support.executor import Executor
-from mrflib._support.optimizers import lbfgs
+from mrflib._support.optimizers import Deadline, lbfgs
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.factor_gibbs import flat_tables
 from mrflib.learning import _factor_lap_kernels as _flk
+from mrflib.learning import _limits
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
 from mrflib.learning._contexts import _Contexts
@@ -117,13 +119,14 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
                stop_reason=reason)
 
 
-def _lbfgs(objective, theta0, max_steps, tol, record):
+def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None):
     """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs`, then up to 50
-    quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves)."""
+    quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves;
+    none once ``deadline`` stopped it)."""
     trace = [theta0.copy()] if record else None
     res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol, memory=30,
                 max_evals=4 * max_steps + 100, trace=trace,
-                polish=50)
+                polish=50, deadline=deadline, desc=desc)
     params = np.array(trace) if record else None
     return res.x, int(res.nit), res.converged, res.stop_reason, params
 
@@ -145,7 +148,8 @@ def _extra_options(l2: float, tie: Any) -> dict:
     return ({"l2": l2} if l2 else {}) | ({"tie": tie} if tie is not None else {})
 
 
-def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> Any:
+def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
+             deadline=None) -> Any:
     d = _data_marginals(lay, x)
     infer = _inference(lay)
     A, At = lay.A, lay.A.T.tocsr()
@@ -157,7 +161,7 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> An
 
     missing = check_existence(lay, d, "mle", l2)
     theta, steps, conv, reason, params = _lbfgs(_ridge(negll, l2), theta0, max_steps, tol,
-                                                record)
+                                                record, deadline, "fit mle (L-BFGS)")
     conv, reason = not_converged_if(missing, "mle", conv, reason)
     return _result("mle", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
@@ -194,7 +198,8 @@ def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     return float(total / len(x))
 
 
-def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> Any:
+def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
+             deadline=None) -> Any:
     ctx = _Contexts(lay, x)
     # pooled contexts read only their representatives' tables, the rows ctx.rows of A
     A = lay.A if ctx.rows is None else lay.A[ctx.rows]
@@ -206,7 +211,7 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None) -> A
 
     missing = check_existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
     theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps, tol,
-                                                record)
+                                                record, deadline, "fit mple (L-BFGS)")
     conv, reason = not_converged_if(missing, "mple", conv, reason)
     return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
@@ -440,9 +445,13 @@ def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
     return results
 
 
-def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
+def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
+             deadline: Deadline | None = None) -> Any:
     """LAP over every factor owning a clique; ``chunk`` fits a list of factors
-    (:func:`_lap_chunk`, or :func:`_lap_chunk_numpy`, the reference)."""
+    (:func:`_lap_chunk`, or :func:`_lap_chunk_numpy`, the reference). Under a time limit
+    (``deadline``), or while progress is reported, the factors are fitted in this process
+    in batches with the clock polled between them; the factors not reached when it passes
+    keep their potentials at zero."""
     gauge = options.get("gauge", "reference")
     if gauge not in GAUGES:
         raise ValueError(f"gauge must be one of {GAUGES}, got {gauge!r}")
@@ -456,7 +465,18 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
         owned.setdefault(k, []).append(B)
     jobs = sorted(owned.items())
     shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
-    if (n_jobs == 1 and scheduler is None) or len(jobs) < 2:
+    limited = deadline is not None and deadline.seconds is not None
+    local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2
+    if limited and not local:
+        raise ValueError("time_limit is polled between LAP's auxiliary fits in this "
+                         "process; give n_jobs=1 and no scheduler, or no time_limit")
+    done = len(jobs)
+    if local and (limited or _progress.active()):
+        parts, done = _limits.run_in_batches(
+            len(jobs), lambda start, stop: chunk(*shared, jobs[start:stop]), deadline,
+            "fit lap (auxiliary fits)")
+        results = [r for part in parts for r in part]
+    elif local:
         results = chunk(*shared, jobs)
     else:
         with Executor(min(n_jobs, os.cpu_count() or 1) if scheduler is None else n_jobs,
@@ -482,6 +502,11 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk) -> Any:
     reason = (f"converged: every one of {len(conv)} auxiliary fits" if not bad
               else f"{bad} of {len(conv)} auxiliary fits reached max_steps")
     converged, reason = not_converged_if(missing, "lap", not bad, reason)
+    if done < len(jobs):
+        converged = False
+        reason = (deadline.reason(done, f"of {len(jobs)} auxiliary fits")
+                  + f"; the other {len(jobs) - done} factors keep their potentials at zero: "
+                  "not a LAP estimate of the whole model")
     theta = lay.theta(model)
     return Fit(model, "lap", "lap", int(max(iters, default=0)), converged,
                time.perf_counter() - t0, theta[None, :], None, None,
@@ -516,6 +541,7 @@ def fit(
     rng: Any = None,
     learning_rate: float | None = None,
     progress: bool | None = None,
+    time_limit: float | None = None,
     **options: Any,
 ) -> Any:
     """Learn the free tables of ``structure`` from integer data (see the module docstring).
@@ -528,8 +554,8 @@ def fit(
         Its cardinalities and scopes define the family; its tables are ignored.
     method : {"mle", "mple", "lap", "1-smci", "cd", "pcd", "smci-pcd"}
         The last four are the stochastic-gradient learners of
-        :func:`mrflib.learning.stochastic_learning.fit`, which takes ``rng``,
-        ``learning_rate`` and ``progress`` (ignored by the others).
+        :func:`mrflib.learning.stochastic_learning.fit`, which takes ``rng`` and
+        ``learning_rate`` (ignored by the others).
     max_steps : int, optional
         L-BFGS iterations (default 10000); for LAP, Newton steps per auxiliary fit
         (default 100).
@@ -542,6 +568,15 @@ def fit(
     record : bool
         Keep the parameters ``θ`` (normalized potentials, or ``φ`` with ``tie``) of every
         iteration.
+    progress : bool, optional
+        The ±1 learners' rule (:func:`mrflib.learning.learners.fit`): a bar on a terminal,
+        else a line on stderr every 5 s of a long fit.
+    time_limit : float, optional
+        Seconds the fit may run (``None``: no limit; 0: one step). MLE and MPLE stop after
+        the L-BFGS iteration in progress with its parameters; LAP polls it between its
+        auxiliary fits and returns the factors fitted so far with the others' potentials
+        at zero (the stop reason says how many): not a LAP estimate of the whole model.
+        Either way ``converged`` is false and ``stop_reason`` starts ``"time limit of"``.
     **options
         ``l2``: a ridge ``l2/2 |θ|²`` added to the averaged negative objective (MLE, MPLE;
         on ``φ`` with ``tie``), default 0. ``tie``: a :class:`mrflib.learning.tying.Tie`
@@ -565,7 +600,8 @@ def fit(
         return stochastic_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                        init=init, record=record, rng=rng,
                                        learning_rate=learning_rate, progress=progress,
-                                       **options)
+                                       time_limit=time_limit, **options)
+    deadline = _limits.deadline(time_limit)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError("method for a FactorGraph structure must be one of "
                          f"{METHODS + STOCHASTIC_METHODS}, got {method!r}")
@@ -585,7 +621,8 @@ def fit(
         max_steps = check_positive(100 if max_steps is None else max_steps, "max_steps",
                                    integer=True)
         tol = check_positive(1e-12 if tol is None else tol, "tol")
-        return _fit_lap(lay, x, max_steps, tol, options, t0)
+        with _limits.fit_reporting(progress):
+            return _fit_lap(lay, x, max_steps, tol, options, t0, deadline=deadline)
     max_steps = check_positive(10_000 if max_steps is None else max_steps, "max_steps",
                                integer=True)
     tol = check_positive(1e-8 if tol is None else tol, "tol")
@@ -593,4 +630,6 @@ def fit(
     lay = _tying._layout(structure, options.get("tie"))
     theta0 = _tying._initial(lay, structure, init)
     run = _fit_mle if method == "mle" else _fit_mple
-    return run(lay, x, theta0, max_steps, tol, bool(record), t0, l2, options.get("tie"))
+    with _limits.fit_reporting(progress):
+        return run(lay, x, theta0, max_steps, tol, bool(record), t0, l2, options.get("tie"),
+                   deadline)

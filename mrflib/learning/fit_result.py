@@ -29,7 +29,8 @@ class Fit:
     n_steps : int
         Parameter updates made (gradient steps, or L-BFGS iterations).
     converged : bool
-        Whether the stopping tolerance was met before ``max_steps``.
+        Whether the stopping tolerance was met before ``max_steps`` or the time limit
+        (never for the learners that draw: CD, PCD, SMCI-PCD).
     seconds : float
         Wall time of the fit (validation included, history table excluded).
     params : ndarray, shape (steps + 1, n + E) or None
@@ -44,7 +45,9 @@ class Fit:
     chains : ndarray or None
         The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
     stop_reason : str
-        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, or
+        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, the
+        time limit reached (``"time limit of 2 s reached after 341 steps"``, the same
+        words for every learner), or
         for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
         not exist for the data.
     """

@@ -47,11 +47,13 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support import progress as _progress
 from mrflib._support.executor import Executor
-from mrflib._support.optimizers import lbfgs
+from mrflib._support.optimizers import Deadline, lbfgs
 from mrflib._support.validation import check_positive, check_spins, is_choice
 from mrflib.inference import exact
 from mrflib.learning import _lap_kernels as _k
+from mrflib.learning import _limits
 from mrflib.learning.lap_gaussian import (
     fit_gaussian,
     fit_gaussian_decomposable,
@@ -226,6 +228,13 @@ def _run_cliques(data_t, g, q_ptr, q_nodes, l2, tol, max_iter, n_jobs, scheduler
     return _merge_chunks(q_ptr, q_nodes, parts, results)
 
 
+def stopped_reason(deadline: Deadline, info: dict[str, Any]) -> str:
+    """The stop reason of a LAP fit its time limit ended (the fits done, those not)."""
+    done, total = info["done"], info["n_cliques"]
+    return (deadline.reason(done, f"of {total} clique fits") + f"; the other {total - done} "
+            "keep their parameters at zero: not a LAP estimate of the whole model")
+
+
 def _merge_chunks(q_ptr, q_nodes, parts, results):
     """The chunks' ``(bias, inner, eid, n_iter, converged)`` back in clique order."""
     C = len(q_ptr) - 1
@@ -324,9 +333,16 @@ def fit_ising(
 
 
 def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=None, l2=0.0,
-               tol=1e-10, max_iter=100) -> tuple[BoltzmannMachine, dict[str, Any]]:
+               tol=1e-10, max_iter=100,
+               deadline: Deadline | None = None) -> tuple[BoltzmannMachine, dict[str, Any]]:
     """:func:`fit_ising` with its per-clique convergence ``{"iterations", "converged",
-    "n_cliques", "cliques"}`` (what :func:`mrflib.learning.learners.fit` reports)."""
+    "n_cliques", "cliques", "done"}`` (what :func:`mrflib.learning.learners.fit` reports).
+
+    Under a time limit (``deadline``), or while progress is reported, the cliques are
+    fitted in this process in batches with the clock polled between them; when the limit
+    passes, the cliques not fitted (``done`` of ``n_cliques`` were) leave their
+    parameters at zero, and a parameter shared by maximal cliques is the average over the
+    fitted ones."""
     s, graph, n = _check_ising(data, edges, n)
     edges = graph.edges
     if not is_choice(cliques, ("all", "maximal")):
@@ -347,10 +363,32 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
                              f"enumerates 2^|Q| states and allows |Q| <= {_MAX_CLIQUE}")
         q_ptr, q_nodes = pack([np.asarray(c, dtype=np.int64) for c in mc], n)
     data_t = np.ascontiguousarray(s.T)
-    bias_q, inner, eid, n_iter, conv = _run_cliques(
-        data_t, graph.structure, q_ptr, q_nodes, l2, tol, max_iter, n_jobs, scheduler)
+    limited = deadline is not None and deadline.seconds is not None
+    local = scheduler is None and (n_jobs is None or n_jobs == 1)
+    if limited and not local:
+        raise ValueError("time_limit is polled between LAP's clique fits in this process; "
+                         "give n_jobs=1 (or None) and no scheduler, or no time_limit")
+    C = len(q_ptr) - 1
+    if local and (limited or _progress.active()):
+        parts = []
+
+        def fit_batch(start: int, stop: int) -> tuple:
+            ptr = q_ptr[start:stop + 1] - q_ptr[start]
+            nodes = q_nodes[q_ptr[start]:q_ptr[stop]]
+            parts.append((np.arange(start, stop), ptr, nodes))
+            return _fit_chunk(data_t, graph.structure, ptr, nodes, l2, tol, max_iter)
+
+        results, done = _limits.run_in_batches(C, fit_batch, deadline, "fit lap (clique fits)")
+        bias_q, inner, eid, n_iter, conv = _merge_chunks(q_ptr, q_nodes, parts, results)
+    else:
+        bias_q, inner, eid, n_iter, conv = _run_cliques(
+            data_t, graph.structure, q_ptr, q_nodes, l2, tol, max_iter, n_jobs, scheduler)
+        done = C
     sizes = q_ptr[1:] - q_ptr[:-1]
-    if cliques == "all":
+    if done < C:
+        bias, coupling = _partial_parameters(q_ptr, q_nodes, bias_q, inner, eid, done, n, E,
+                                             cliques)
+    elif cliques == "all":
         bias = np.zeros(n)
         bias[q_nodes[:n]] = bias_q[:n]
         coupling = np.zeros(E)
@@ -364,13 +402,13 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
             raise RuntimeError("an edge is in no maximal clique")
         coupling = np.bincount(eid[ok], weights=inner[ok], minlength=E) / cw
     missing = _missing_estimate(s, edges) if l2 == 0 else []  # a ridge always has one
-    bad = int(np.sum(~conv))
+    bad = int(np.sum(~conv[:done]))
     if missing:
         warnings.warn("LAP: the estimate does not exist for this data (" + "; ".join(missing)
                       + "): some auxiliary fit has no finite ML; the fit is reported as not "
                       "converged (consider l2 > 0 or more data)", RuntimeWarning, stacklevel=3)
     elif bad:
-        warnings.warn(f"LAP: {bad} of {len(conv)} clique fits did not converge in "
+        warnings.warn(f"LAP: {bad} of {done} clique fits did not converge in "
                       f"{max_iter} Newton steps (separable data has no finite ML; "
                       "consider l2 > 0 or more data)", RuntimeWarning, stacklevel=3)
     elif max(np.abs(bias).max(), np.abs(coupling).max(initial=0.0)) > _HUGE:
@@ -379,7 +417,26 @@ def _fit_ising(data, edges, n=None, *, cliques="all", scheduler=None, n_jobs=Non
                       "consider l2 > 0 or more data", RuntimeWarning, stacklevel=3)
     bm = BoltzmannMachine(bias, edges, coupling)
     return bm, {"iterations": n_iter, "converged": conv, "n_cliques": len(sizes),
-                "cliques": cliques, "missing": missing}
+                "cliques": cliques, "missing": missing, "done": done}
+
+
+def _partial_parameters(q_ptr, q_nodes, bias_q, inner, eid, done, n, E, cliques):
+    """``(bias, coupling)`` from the first ``done`` cliques' fits: each parameter the
+    average of its fitted cliques' estimates (with ``cliques="all"`` a bias comes from
+    its node's clique only, the first ``n``), zero where no fitted clique holds it."""
+    # cliques="all": the node cliques come first, one node each
+    end = q_ptr[min(done, n)] if cliques == "all" else q_ptr[done]
+    fitted_nodes = q_nodes[:end]
+    bw = np.bincount(fitted_nodes, minlength=n).astype(np.float64)
+    bsum = np.bincount(fitted_nodes, weights=bias_q[:end], minlength=n)
+    bias = np.divide(bsum, bw, out=np.zeros(n), where=bw > 0)
+    k = q_ptr[1:done + 1] - q_ptr[:done]
+    pairs = int(np.sum(k * (k - 1) // 2))  # the inner pairs of the fitted cliques come first
+    ok = eid[:pairs] >= 0
+    cw = np.bincount(eid[:pairs][ok], minlength=E).astype(np.float64)
+    csum = np.bincount(eid[:pairs][ok], weights=inner[:pairs][ok], minlength=E)
+    coupling = np.divide(csum, cw, out=np.zeros(E), where=cw > 0)
+    return bias, coupling
 
 
 def _missing_estimate(s: np.ndarray, edges: np.ndarray) -> list[str]:

@@ -68,7 +68,13 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.optimizers import _gradient_ascent, _lbfgs, lbfgs_verdict
+from mrflib._support.optimizers import (
+    Deadline,
+    _gradient_ascent,
+    _lbfgs,
+    lbfgs_verdict,
+    time_limited,
+)
 from mrflib._support.threads import blas_single_threaded
 from mrflib._support.validation import (
     as_rng,
@@ -78,7 +84,7 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.learning import _flow, _local
+from mrflib.learning import _flow, _limits, _local
 from mrflib.learning import _learners_kernels as _k
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
@@ -460,7 +466,8 @@ def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tu
     return d[: prob.n], d[prob.n :]
 
 
-def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -> Fit:
+def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0,
+                   deadline: Deadline) -> Fit:
     """``solver="exact"``: :func:`mrflib.inference.exact.fit_mle` (L-BFGS-B on the exact
     likelihood; enumeration up to 20 spins, the junction tree beyond), with its
     ``max_iter`` = ``max_steps`` and ``tol`` when given, else its own defaults
@@ -475,8 +482,9 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
-                               return_result=True, **kw)
+    with time_limited(deadline, "fit mle (L-BFGS)"):  # fit_mle's L-BFGS obeys it
+        model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
+                                   return_result=True, **kw)
     theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
     params = theta[None, :] if record else None
     errs = None
@@ -494,10 +502,12 @@ def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0) -
                dict(kw, bias=bool(bias)), stop_reason=reason)
 
 
-def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options) -> Fit:
+def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options,
+             deadline: Deadline) -> Fit:
     """``method="lap"``: :func:`mrflib.learning.lap.fit_ising` on the problem's graph (the same
     machine); ``n_steps`` is the most Newton iterations a clique took, ``converged``
-    that every clique's Newton iteration converged."""
+    that every clique's Newton iteration converged. Stopped by ``deadline``, the cliques
+    not yet fitted keep their parameters at zero (:func:`mrflib.learning.lap._fit_ising`)."""
     from mrflib import lap
 
     if not bias:
@@ -509,7 +519,7 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, **kw)
+    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, deadline=deadline, **kw)
     theta = model.params
     errs = None
     if record and ref_coupling is not None:
@@ -521,6 +531,8 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
               else f"{bad} of {info['n_cliques']} clique fits reached max_iter")
     if info["missing"]:
         reason = f"the LAP estimate does not exist: {'; '.join(info['missing'])} ({reason})"
+    if deadline.hit:
+        converged, reason = False, lap.stopped_reason(deadline, info)
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
@@ -582,7 +594,8 @@ def _check_factor_graph_call(n, bias, solver, reference) -> None:
     if given:
         raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
                          "structure takes max_steps, tol, init, record, l2, tie, the "
-                         "stochastic learners' rng, learning_rate, progress and options, "
+                         "stochastic learners' rng, learning_rate, progress, time_limit and "
+                         "options, "
                          "and, for 'lap', gauge, n_jobs, scheduler")
 
 
@@ -603,6 +616,7 @@ def fit(
     reference: Any = None,
     record: bool = True,
     progress: bool | None = None,
+    time_limit: float | None = None,
     **options: Any,
 ) -> Fit:
     """Learn a model of ``structure`` from data (the one learner entry point).
@@ -620,9 +634,10 @@ def fit(
         general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"`` (see
         :func:`mrflib.learning.factor_learning.fit`) or the stochastic ``"1-smci"``,
         ``"cd"``, ``"pcd"``, ``"smci-pcd"`` (:func:`mrflib.learning.stochastic_learning.fit`),
-        with tied parameters (``tie``, :class:`mrflib.learning.tying.Tie`) and a ridge
-        (``l2``) for every one; ``Fit.model`` is then a FactorGraph with normalized
-        potentials.
+        with a ridge (``l2``) for every one and tied parameters (``tie``,
+        :class:`mrflib.learning.tying.Tie`) for every one but ``"lap"``, which estimates
+        each factor from its own auxiliary model and refuses ``tie``; ``Fit.model`` is
+        then a FactorGraph with normalized potentials.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional
@@ -644,9 +659,12 @@ def fit(
     max_steps : int, optional
         Maximum updates (default 10000; 1000 for the stochastic methods).
     tol : float, optional
-        Stop when ``max |Delta| < tol`` (default 1e-6; 0, i.e. never, for the
-        stochastic methods CD, PCD, SMCI-PCD).
-        For L-BFGS, the tolerance on the max-abs objective gradient.
+        Stop when ``max |Delta| < tol`` (default 1e-6). For L-BFGS, the tolerance on the
+        max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD default to 0,
+        with which this rule never fires: they have no stopping rule, run ``max_steps``
+        (or until ``time_limit``) and always report ``converged=False``, as their stop
+        reason says; a ``tol > 0`` stops them once the noisy estimate falls below it,
+        still reported as not converged (a small noisy estimate proves no convergence).
     init : BoltzmannMachine or array (n + E,), optional
         Initial parameters (default zeros, as in section 5).
     reference : BoltzmannMachine or array (E,), optional
@@ -657,7 +675,21 @@ def fit(
     progress : bool, optional
         ``True`` shows a tqdm bar when a fit runs for more than two seconds, ``False`` never;
         the default ``None`` shows it only on a terminal (stderr a TTY), so that a notebook
-        run by papermill or a log file gets no bar.
+        run by papermill or a log file gets no bar; there, instead, a fit that runs longer
+        than 5 s logs a line to stderr every 5 s (``fit 1-smci: 34% done (step 3421 of
+        10000)``, the share being that of ``max_steps`` or of ``time_limit``, whichever is
+        nearer its end). Inside ``with mrflib._support.progress.reporting(say, every)`` the
+        lines go to ``say`` whatever ``progress`` is. Every learner follows this rule
+        (:mod:`mrflib.learning._limits`).
+    time_limit : float, optional
+        Seconds the fit may run, counted from the call (default ``None``: no limit; ``0``:
+        one step). When it runs out the fit stops after the step (gradient step, L-BFGS
+        iteration) in progress and returns the parameters of that moment as its model, with
+        ``converged=False`` and ``stop_reason`` ``"time limit of 2 s reached after 341
+        steps ..."``; a gradient fit stopped at step ``k`` is the fit of ``max_steps=k``.
+        LAP polls it between its local fits and returns the cliques (factors) fitted so
+        far with the others at zero, the stop reason saying how many were fitted: not a
+        LAP estimate of the whole model.
     **options
         CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
         for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,
@@ -679,34 +711,37 @@ def fit(
         from mrflib.learning import factor_learning
         return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, rng=rng,
-                                   learning_rate=learning_rate, progress=progress, **options)
+                                   learning_rate=learning_rate, progress=progress,
+                                   time_limit=time_limit, **options)
     t0, max_steps_given, tol_given = time.perf_counter(), max_steps, tol
+    deadline = _limits.deadline(time_limit)
     solver, learning_rate, max_steps, tol, rng = _fit_settings(
         method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
     prob = _Problem(data, structure, n)
     n, P = prob.n, prob.n + prob.E
     ref_coupling = _reference_coupling(reference, prob.E)
-    if solver == "exact":
-        return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
-                              record, t0)
-    if solver == "lap":
-        return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling, record,
-                        t0, options)
-    theta0, free = _initial_theta(init, bias, n, P)
-    if solver == "lbfgs":
-        out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
-                     ref_coupling=ref_coupling, record=record)
-    else:
-        direction = _direction_fn(prob, method, rng, options)
-        theta, steps, converged, *history = _gradient_ascent(
-            direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
-            tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
-            desc=f"fit {method}",
-        )
-        out = (theta, steps, converged, None, *history)
+    with _limits.fit_reporting(progress):
+        if solver == "exact":
+            return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
+                                  record, t0, deadline)
+        if solver == "lap":
+            return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling,
+                            record, t0, options, deadline)
+        theta0, free = _initial_theta(init, bias, n, P)
+        if solver == "lbfgs":
+            out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
+                         ref_coupling=ref_coupling, record=record, deadline=deadline)
+        else:
+            direction = _direction_fn(prob, method, rng, options)
+            theta, steps, converged, *history = _gradient_ascent(
+                direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
+                tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
+                desc=f"fit {method}", deadline=deadline,
+            )
+            out = (theta, steps, converged, None, *history)
     state = getattr(direction, "state", None) if solver == "gradient" else None
     return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
-                          options, state, t0)
+                          options, state, t0, deadline)
 
 
 def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
@@ -720,16 +755,15 @@ def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
 
 def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_steps: int,
                    tol: float, learning_rate: float, bias: bool, options: dict,
-                   state: dict | None, t0: float) -> Fit:
+                   state: dict | None, t0: float, deadline: Deadline) -> Fit:
     """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
     reason it stopped."""
     theta, steps, converged, reason, params, gmax, errs = out
     model = prob.model(theta)
     opts = {k: v for k, v in options.items() if k != "samples"}
     if reason is None:  # gradient ascent (L-BFGS's verdict comes with it)
-        reason = (f"converged: max |gradient| < tol {tol:g}" if converged else
-                  f"max_steps = {max_steps} reached"
-                  + (" (tol = 0: a stochastic fit runs every step)" if tol == 0 else ""))
+        converged, reason = _limits.gradient_verdict(
+            converged, steps, max_steps, tol, deadline, stochastic=_TABLE[method].stochastic)
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
                None if state is None else state["chains"], reason)

@@ -35,8 +35,10 @@ defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI), ``tol`` 
 draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
 
 Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
-gradient is a noisy estimate, and a small one proves nothing; ``stop_reason`` says
-whether ``max_steps`` was reached or the estimate fell below a given ``tol``. 1-SMCI's
+gradient is a noisy estimate, and a small one proves nothing. With its default ``tol = 0``
+it has no stopping rule at all (``max |Δ| < 0`` never holds) and runs until ``max_steps``
+or its ``time_limit``; ``stop_reason`` says which, or that the estimate fell below a given
+``tol``. 1-SMCI's
 direction is exact given the data: it converges when it vanishes. When the data leave the
 likelihood without a maximum (:mod:`mrflib.learning.existence`: a factor state, or a class
 of tied entries, the data never show; no ridge), a warning says so and no learner reports
@@ -58,8 +60,8 @@ import numpy as np
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference import factor_gibbs, smci_factor_graph
+from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _k
-from mrflib.learning import tying
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.factor_layout import _check_data, _data_marginals, _model_of
 from mrflib.learning.fit_result import Fit
@@ -205,22 +207,11 @@ def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, to
     return learning_rate, max_steps, tol, l2
 
 
-def _verdict(method: str, converged: bool, max_steps: int, tol: float) -> tuple[bool, str]:
-    """``(converged, stop_reason)``: a fit that draws never claims convergence."""
-    if method == "1-smci":
-        return converged, (f"converged: max |gradient| < tol {tol:g}" if converged
-                           else f"max_steps = {max_steps} reached")
-    if converged:
-        return False, (f"stopped: the stochastic gradient estimate fell below tol {tol:g}; "
-                       "a noisy estimate proves no convergence")
-    return False, (f"max_steps = {max_steps} reached (a stochastic fit runs every step"
-                   + (": tol = 0)" if tol == 0 else ")"))
-
-
 def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         learning_rate: float | None = None, max_steps: int | None = None,
         tol: float | None = None, init: Any = None, record: bool = True,
-        progress: bool | None = None, **options: Any) -> Fit:
+        progress: bool | None = None, time_limit: float | None = None,
+        **options: Any) -> Fit:
     """Learn a factor graph by a stochastic-gradient learner (see the module docstring).
 
     ``data``, ``structure``, ``init`` and ``record`` are as for
@@ -239,7 +230,12 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     tol : float, optional
         Stop when ``max |Δ| < tol`` (default 0 for the learners that draw, 1e-6 for 1-SMCI).
     progress : bool, optional
-        A progress bar (``None``: only on a terminal), as for the ±1 learners.
+        A progress bar (``None``: only on a terminal, else a line on stderr every 5 s of
+        a long fit), as for the ±1 learners (:func:`mrflib.learning.learners.fit`).
+    time_limit : float, optional
+        Seconds the fit may run (``None``: no limit; 0: one step), as for the ±1 learners:
+        the fit stops after the step in progress, not converged, with the parameters and
+        chains of that moment.
     **options
         ``l2`` (ridge on ``φ``, default 0) and ``tie`` (a :class:`~mrflib.learning.tying.Tie`
         or group labels) for every method. CD/PCD: ``k`` (Gibbs sweeps per step, default
@@ -267,6 +263,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     (False, 50)
     """
     t0 = time.perf_counter()
+    deadline = _limits.deadline(time_limit)
     if not isinstance(structure, FactorGraph):
         raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
@@ -290,12 +287,14 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
             g -= l2 * phi
         return scale * g
 
-    phi, steps, converged, params, gmax, _ = _gradient_ascent(
-        direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
-        max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
-        progress=progress, desc=f"fit {method}")
-    converged, reason = not_converged_if(missing, "mle",
-                                         *_verdict(method, converged, max_steps, tol))
+    with _limits.fit_reporting(progress):
+        phi, steps, converged, params, gmax, _ = _gradient_ascent(
+            direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
+            max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
+            progress=progress, desc=f"fit {method}", deadline=deadline)
+    verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
+                                       stochastic=method != "1-smci")
+    converged, reason = not_converged_if(missing, "mle", *verdict)
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,

@@ -1,0 +1,124 @@
+"""What bounds a fit and who hears of it: the time limit and the progress lines of
+:func:`mrflib.learning.learners.fit`, the same for every learner.
+
+A fit's clock starts when :func:`fit <mrflib.learning.learners.fit>` is called
+(:class:`mrflib._support.optimizers.Deadline`); its step loop polls it and reports through
+:mod:`mrflib._support.progress`. Where the lines go (:func:`fit_reporting`):
+
+- inside a caller's ``with progress.reporting(say, every)``: to ``say``, whatever
+  ``progress`` is (the caller asked for them);
+- else with ``progress=None`` (the default) and stderr not a terminal (a notebook, a log
+  file, a batch job): to stderr, at most one line every :data:`LOG_EVERY` seconds, the
+  first after that long, so a fit shorter than that prints nothing; on a terminal the tqdm
+  bar shows instead;
+- else (``progress=True``: the bar; ``progress=False``: silence) nowhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mrflib._support import progress as _progress
+from mrflib._support.optimizers import Deadline, step_ticker
+from mrflib._support.validation import check_positive
+
+__all__ = ["LOG_EVERY", "check_time_limit", "deadline", "fit_reporting", "gradient_verdict",
+           "run_in_batches"]
+
+#: Seconds between the progress lines a fit logs to a stderr that is not a terminal.
+LOG_EVERY = 5.0
+
+
+def check_time_limit(time_limit: Any) -> float | None:
+    """``time_limit`` as seconds (``None``: no limit); 0 allows one step."""
+    if time_limit is None:
+        return None
+    return float(check_positive(time_limit, "time_limit", allow_zero=True))
+
+
+def deadline(time_limit: Any) -> Deadline:
+    """The validated ``time_limit`` as a :class:`~mrflib._support.optimizers.Deadline`
+    starting now."""
+    return Deadline(check_time_limit(time_limit))
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def fit_reporting(progress: Any) -> Iterator[None]:
+    """Route a fit's progress lines by the rule of the module docstring."""
+    if progress is None and not _progress.active() and not _stderr_is_terminal():
+        with _progress.reporting(_to_stderr, every=LOG_EVERY):
+            yield
+    else:
+        yield
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
+def gradient_verdict(converged: bool, steps: int, max_steps: int, tol: float,
+                     deadline: Deadline, *, stochastic: bool) -> tuple[bool, str]:
+    """``(converged, stop_reason)`` of a gradient-ascent fit, for both model families.
+
+    A learner that draws (CD, PCD, SMCI-PCD) never claims convergence: its direction is a
+    noisy estimate, and one that falls below ``tol`` proves nothing. With its default
+    ``tol = 0`` the test ``max |Delta| < tol`` cannot hold, so it has no stopping rule at
+    all and runs until ``max_steps`` or its time limit; the reason says so.
+    """
+    if converged and not stochastic:
+        return True, f"converged: max |gradient| < tol {tol:g}"
+    if converged:
+        return False, (f"stopped: the stochastic gradient estimate fell below tol {tol:g} "
+                       f"after {steps} steps; a noisy estimate proves no convergence")
+    reason = deadline.reason(steps) if deadline.hit else f"max_steps = {max_steps} reached"
+    if stochastic and tol == 0:
+        reason += (" (a stochastic fit has no stopping rule: with tol = 0, max |gradient| "
+                   "< tol never holds, so it never reports convergence)")
+    return False, reason
+
+
+def run_in_batches(n_items: int, fit_batch: Callable[[int, int], Any],
+                   deadline: Deadline | None, what: str) -> tuple[list, int]:
+    """Run the local fits ``0..n_items-1`` as ``fit_batch(start, stop)`` over batches of
+    consecutive ones, polling ``deadline`` and reporting progress between batches.
+
+    The first batch is one fit (a time limit of 0 fits one); each next one doubles, but is
+    expected to take at most a quarter of the time left (a batch runs in one kernel call
+    and cannot be interrupted) and about a second when only progress is reported. Returns
+    the batches' results and the number of fits done (all, unless the deadline passed,
+    which is then marked ``hit``).
+    """
+    results, done, size = [], 0, 1
+    tick = step_ticker(what, n_items, deadline)
+    while done < n_items:
+        if done and deadline is not None and deadline.expired():
+            deadline.hit = True
+            break
+        start = time.monotonic()
+        stop = min(n_items, done + size)
+        results.append(fit_batch(done, stop))
+        size = _next_batch(stop - done, time.monotonic() - start, deadline)
+        done = stop
+        if tick is not None:
+            tick(done)
+    return results, done
+
+
+def _next_batch(size: int, seconds: float, deadline: Deadline | None) -> int:
+    per_fit = max(seconds / size, 1e-7)
+    budget = 1.0
+    if deadline is not None and deadline.seconds is not None:
+        left = deadline.seconds - (deadline.clock() - deadline.start)
+        budget = min(budget, max(0.0, left) / 4)
+    return max(1, min(2 * size, int(budget / per_fit)))
