@@ -189,6 +189,15 @@ def test_a_fit_logs_to_a_stderr_that_is_no_terminal(grid, potts, capsys, monkeyp
     monkeypatch.setattr(_limits, "_stderr_is_terminal", lambda: True)
     learning.fit(data, truth, "1-smci", max_steps=3)
     assert "fit 1-smci: " not in capsys.readouterr().err
+    # a Jupyter kernel's stderr becomes part of the page: nothing there
+    monkeypatch.setattr(_limits, "_stderr_is_terminal", lambda: False)
+    monkeypatch.setattr(_limits, "_in_kernel", lambda: True)
+    learning.fit(data, truth, "1-smci", max_steps=3)
+    assert "fit 1-smci: " not in capsys.readouterr().err
+
+
+def test_no_kernel_runs_in_the_test_process():
+    assert not _limits._in_kernel()
 
 
 @pytest.mark.parametrize("bad", [-1, -0.5, math.nan, math.inf, "1", 10**400, [1]],

@@ -100,7 +100,7 @@ def test_unwritable_weights_are_refused(tmp_path):
         with pytest.raises(ValueError, match=rf"log_tables\[0\].*{what}"):
             io.write_uai(FactorGraph([2], [(0,)], [table]), tmp_path / "m.uai")
     assert not (tmp_path / "m.uai").exists()
-    with pytest.raises(ValueError, match="model must be a FactorGraph"):
+    with pytest.raises(TypeError, match="model must be a BoltzmannMachine or a FactorGraph"):
         io.write_uai("model", tmp_path / "m.uai")
 
 

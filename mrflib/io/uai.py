@@ -547,8 +547,8 @@ def write_uai(model: FactorGraph | BoltzmannMachine, path: PathLike) -> None:
     if isinstance(model, BoltzmannMachine):
         model = FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):
-        raise ValueError("model must be a FactorGraph or a BoltzmannMachine, got "
-                         f"{type(model).__name__}")
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
     lines = ["MARKOV", str(model.n), " ".join(map(str, model.cardinalities.tolist())),
              str(model.n_factors)]
     lines += [" ".join(map(str, (len(s), *s))) for s in model.scopes]

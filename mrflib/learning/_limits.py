@@ -7,10 +7,11 @@ A fit's clock starts when :func:`fit <mrflib.learning.learners.fit>` is called
 
 - inside a caller's ``with progress.reporting(say, every)``: to ``say``, whatever
   ``progress`` is (the caller asked for them);
-- else with ``progress=None`` (the default) and stderr not a terminal (a notebook, a log
-  file, a batch job): to stderr, at most one line every :data:`LOG_EVERY` seconds, the
-  first after that long, so a fit shorter than that prints nothing; on a terminal the tqdm
-  bar shows instead;
+- else with ``progress=None`` (the default) and stderr not a terminal (a log file, a
+  batch job): to stderr, at most one line every :data:`LOG_EVERY` seconds, the first after
+  that long, so a fit shorter than that prints nothing; on a terminal the tqdm bar shows
+  instead, and in a Jupyter kernel nothing (a notebook's stderr is part of the page it
+  renders: ask for the bar with ``progress=True``);
 - else (``progress=True``: the bar; ``progress=False``: silence) nowhere.
 """
 
@@ -53,11 +54,18 @@ def _to_stderr(line: str) -> None:
 @contextlib.contextmanager
 def fit_reporting(progress: Any) -> Iterator[None]:
     """Route a fit's progress lines by the rule of the module docstring."""
-    if progress is None and not _progress.active() and not _stderr_is_terminal():
+    if (progress is None and not _progress.active() and not _stderr_is_terminal()
+            and not _in_kernel()):
         with _progress.reporting(_to_stderr, every=LOG_EVERY):
             yield
     else:
         yield
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a running Jupyter (IPython) kernel."""
+    app = sys.modules.get("ipykernel.kernelapp")
+    return app is not None and bool(app.IPKernelApp.initialized())
 
 
 def _stderr_is_terminal() -> bool:

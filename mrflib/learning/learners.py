@@ -675,11 +675,13 @@ def fit(
     progress : bool, optional
         ``True`` shows a tqdm bar when a fit runs for more than two seconds, ``False`` never;
         the default ``None`` shows it only on a terminal (stderr a TTY), so that a notebook
-        run by papermill or a log file gets no bar; there, instead, a fit that runs longer
-        than 5 s logs a line to stderr every 5 s (``fit 1-smci: 34% done (step 3421 of
-        10000)``, the share being that of ``max_steps`` or of ``time_limit``, whichever is
-        nearer its end). Inside ``with mrflib._support.progress.reporting(say, every)`` the
-        lines go to ``say`` whatever ``progress`` is. Every learner follows this rule
+        run by papermill or a log file gets no bar; in a log file or batch job, instead, a
+        fit that runs longer than 5 s logs a line to stderr every 5 s (``fit 1-smci: 34%
+        done (step 3421 of 10000)``, the share being that of ``max_steps`` or of
+        ``time_limit``, whichever is nearer its end), and in a Jupyter kernel nothing (its
+        stderr would become part of the page). Inside
+        ``with mrflib._support.progress.reporting(say, every)`` the lines go to ``say``
+        whatever ``progress`` is. Every learner follows this rule
         (:mod:`mrflib.learning._limits`).
     time_limit : float, optional
         Seconds the fit may run, counted from the call (default ``None``: no limit; ``0``:
