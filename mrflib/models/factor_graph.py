@@ -645,6 +645,9 @@ def with_evidence(model: BoltzmannMachine | FactorGraph, evidence: Mapping[Any, 
     FactorGraph or BoltzmannMachine
         ``model`` itself when ``evidence`` is None, else ``model.condition(evidence)``.
     """
+    if not isinstance(model, (BoltzmannMachine, FactorGraph)):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
     if evidence is None:
         return model
     if isinstance(model, BoltzmannMachine):
@@ -659,7 +662,7 @@ def with_evidence(model: BoltzmannMachine | FactorGraph, evidence: Mapping[Any, 
                                  f"{s!r} for variable {v!r}")
             states[v] = (int(s) + 1) // 2
         return FactorGraph.from_boltzmann(model).condition(states)
-    return as_factor_graph(model).condition(evidence)
+    return model.condition(evidence)
 
 
 def as_factor_graph(model: BoltzmannMachine | FactorGraph) -> FactorGraph:
