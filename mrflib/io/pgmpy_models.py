@@ -204,26 +204,27 @@ def _read(path: Any, reader: str, kind: str) -> FactorGraph:
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise ValueError(f"{path}: cannot read the {kind} file: {err.strerror or err}") from err
+        raise ValueError(f"{path}: cannot read this path as a {kind} file: "
+                         f"{err.strerror or err}") from err
     try:
         text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path}: not a {kind} file (not UTF-8 text, plain or gzip): "
-                         f"{err}") from err
+        raise ValueError(f"{path}: this path is not a {kind} file (not UTF-8 text, plain "
+                         f"or gzip): {err}") from err
     pgmpy_log = logging.getLogger("pgmpy")
     level = pgmpy_log.level
     pgmpy_log.setLevel(logging.ERROR)  # its readers log every state name they coerce
     try:
         model = getattr(readwrite, reader)(string=text).get_model()
     except Exception as err:  # pgmpy's parsers raise whatever their grammar meets
-        raise ValueError(f"{path}: pgmpy cannot read it as a {kind} file: "
+        raise ValueError(f"{path}: pgmpy cannot read this path as a {kind} file: "
                          f"{type(err).__name__}: {err}") from err
     finally:
         pgmpy_log.setLevel(level)
     try:
         return from_pgmpy(model)
     except ValueError as err:
-        raise ValueError(f"{path}: {err}") from err
+        raise ValueError(f"{path}: the network of this path: {err}") from err
 
 
 def read_bif(path: PathLike) -> FactorGraph:

@@ -596,8 +596,14 @@ def _check_state_names(state_names: Any, card: np.ndarray
     if len(state_names) != n:
         raise ValueError(f"state_names must have one entry per variable ({n}), got "
                          f"{len(state_names)}")
-    return tuple(_names_tuple(s, f"state_names[{i}]", c)
-                 for i, (s, c) in enumerate(zip(state_names, card.tolist())))
+    seen: dict[tuple[int, int], tuple[str, ...]] = {}  # one check per object and count
+    out = []
+    for i, (s, c) in enumerate(zip(state_names, card.tolist())):
+        key = (id(s), c)  # the objects stay alive in state_names for the whole loop
+        if key not in seen:
+            seen[key] = _names_tuple(s, f"state_names[{i}]", c)
+        out.append(seen[key])
+    return tuple(out)
 
 
 def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
@@ -625,8 +631,8 @@ def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
     return out
 
 
-def with_evidence(model: BoltzmannMachine | FactorGraph, evidence: Mapping[Any, Any] | None
-                  ) -> BoltzmannMachine | FactorGraph:
+def with_evidence(model: BoltzmannMachine | FactorGraph,
+                  evidence: Mapping[Any, Any] | None = None) -> BoltzmannMachine | FactorGraph:
     """``model`` with ``evidence = {variable: value}`` applied: the step the inference fronts
     take for their ``evidence=`` argument.
 
