@@ -99,3 +99,77 @@ def test_a_factor_sliced_at_evidence_keeps_what_it_does_not_hold():
     assert cond.scopes[:2] == ((4,), (5, 6)) and cond.log_tables[1] is model.log_tables[1]
     assert not cond.log_tables[0].flags.writeable
     assert not np.shares_memory(cond.log_tables[0], model.log_tables[0])
+
+
+# ------------------------------------------------------------------------- names
+def _named():
+    return FactorGraph([2, 3], [(0,), (0, 1)], [np.log([1.0, 3]), np.zeros((2, 3))],
+                       names=["rain", "sky"], state_names=[["no", "yes"], ["sun", "fog", "dark"]])
+
+
+def test_names_are_kept_as_tuples_and_resolved():
+    fg = _named()
+    assert fg.names == ("rain", "sky") and fg.state_names[1] == ("sun", "fog", "dark")
+    assert fg.index("sky") == fg.index(1) == 1
+    assert fg.state_index("sky", "dark") == fg.state_index(1, 2) == 2
+
+
+def test_a_model_without_names_is_unchanged():
+    fg = FactorGraph([2, 3], [(0, 1)], [np.zeros((2, 3))])
+    assert fg.names is None and fg.state_names is None
+    assert repr(fg) == "FactorGraph(n=2, factors=1, max_cardinality=3, max_scope=2)"
+    assert pickle.loads(pickle.dumps(fg)) == fg
+
+
+def test_names_survive_condition_copies_pickling_and_the_same_variables_operations():
+    import copy
+
+    from mrflib.learning.potentials import normalize
+    from mrflib.models.image_noise import posterior
+
+    fg = _named()
+    for out in (fg.condition({"sky": "fog"}), fg.condition({1: 1}), copy.copy(fg),
+                copy.deepcopy(fg), pickle.loads(pickle.dumps(fg)), normalize(fg)):
+        assert out.names == fg.names and out.state_names == fg.state_names
+    assert pickle.loads(pickle.dumps(fg)) == fg
+    prior = FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))], names=["p0", "p1"])
+    assert posterior(prior, np.array([[0, 1]]), 2).names == ("p0", "p1")
+
+
+def test_condition_by_name_equals_condition_by_index():
+    fg = _named()
+    assert fg.condition({"rain": "yes", "sky": "dark"}) == fg.condition({0: 1, 1: 2})
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(names=["a"]), "names must hold 2"),
+    (dict(names=["a", "a"]), "names must be distinct, got 'a' twice"),
+    (dict(names=["a", 1]), r"names\[1\] must be a string"),
+    (dict(names="ab"), "names must be a sequence"),
+    (dict(state_names=[["x", "y"]]), "state_names must have one entry per variable"),
+    (dict(state_names=[["x", "y"], ["x", "y"]]), r"state_names\[1\] must hold 3"),
+    (dict(state_names=[["x", "x"], ["a", "b", "c"]]), r"state_names\[0\] must be distinct"),
+    (dict(state_names=[["x", "y"], "abc"]), r"state_names\[1\] must be a sequence"),
+])
+def test_bad_names_are_value_errors_naming_the_argument(kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        FactorGraph([2, 3], [(0, 1)], [np.zeros((2, 3))], **kwargs)
+
+
+def test_unknown_names_are_value_errors_listing_close_names():
+    fg = _named()
+    with pytest.raises(ValueError, match=r"variable: unknown variable 'sk'.*\['sky'\]"):
+        fg.index("sk")
+    with pytest.raises(ValueError, match=r"state: unknown state 'fogg'.*\['fog'\]"):
+        fg.state_index("sky", "fogg")
+    with pytest.raises(ValueError, match="variable: variable 2 does not exist"):
+        fg.index(2)
+    with pytest.raises(ValueError, match="evidence: unknown state 'hail'"):
+        fg.condition({"sky": "hail"})
+
+
+def test_names_of_a_large_model_are_resolved():
+    n = 20_000
+    fg = FactorGraph(np.full(n, 2), [(i,) for i in range(n)], [np.zeros(2)] * n,
+                     names=[f"v{i}" for i in range(n)], state_names=[("off", "on")] * n)
+    assert fg.index(f"v{n - 1}") == n - 1 and fg.state_index(n - 1, "on") == 1

@@ -803,8 +803,13 @@ CASES += [
      dict(chapter=["../x", None, 3], name=["", None, "a/b", 3],
           profile=["", None, "QUICK", 3, "paper"], folder=[None, 3, TMP / "missing"])),
 ]
+from pgmpy.readwrite import XMLBIFWriter  # noqa: E402
+
 from mrflib import FactorGraph, io  # noqa: E402
-from mrflib.io import solve  # noqa: E402
+from mrflib.io import solve, uai  # noqa: E402
+
+CANCER_XMLBIF = TMP / "cancer.xml"
+XMLBIFWriter(CANCER_PGM).write(str(CANCER_XMLBIF))
 
 UAI_DIR = Path(mrflib.__file__).parent / "data" / "uai"
 SMALL_FG = FactorGraph([2, 3], [(0, 1)], [np.log([[1.0, 2, 3], [4, 5, 6]])])
@@ -833,6 +838,16 @@ CASES += [
           variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
     ("io.to_pgmpy", io.to_pgmpy, dict(model=SMALL_FG),
      dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
+    ("uai.from_pgmpy", uai.from_pgmpy, dict(model=CANCER_PGM),
+     dict(model=[None, 3, BM, SMALL_FG],
+          variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
+    ("uai.to_pgmpy", uai.to_pgmpy, dict(model=SMALL_FG),
+     dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
+    ("io.read_bif", io.read_bif, dict(path=datasets.pgmpy_network_file("cancer")),
+     dict(path=[None, 3, TMP / "missing.bif", UAI_DIR / "Grids_12.uai", CANCER_XMLBIF])),
+    ("io.read_xmlbif", io.read_xmlbif, dict(path=CANCER_XMLBIF),
+     dict(path=[None, 3, TMP / "missing.xml", UAI_DIR / "Grids_12.uai",
+                datasets.pgmpy_network_file("cancer")])),
     ("solve.solve", solve.solve, dict(model=SMALL_FG, task="PR"),
      dict(model=[None, BM, 3], task=[None, "pr", 3])),
     ("datasets.uai_problem", datasets.uai_problem, dict(name="CSP_12"),

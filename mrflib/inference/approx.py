@@ -46,7 +46,7 @@ import inspect
 import math
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -65,7 +65,7 @@ from mrflib.inference.approx_result import ApproxResult
 from mrflib.inference.lbp import loopy_bp
 from mrflib.inference.mean_field import mean_field
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph, as_factor_graph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
 from mrflib.models.precision import reported
 
 __all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
@@ -250,8 +250,8 @@ def _runner(method: Any, options: dict) -> Callable[..., ApproxResult]:
 
 # --------------------------------------------------------------------------- front
 def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
-              time_limit: float | None = None, rng: Any = None, **options: Any
-              ) -> ApproxResult:
+              time_limit: float | None = None, rng: Any = None,
+              evidence: Mapping[Any, Any] | None = None, **options: Any) -> ApproxResult:
     """The marginals of every variable by ``method`` (see the module notes).
 
     Parameters
@@ -264,6 +264,9 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
         Seconds the call may take (a method stops after the step that passes it).
     rng : numpy.random.Generator or int or None
         The seed of the sampling methods (they refuse ``None``).
+    evidence : mapping or None
+        ``{variable: value}``, indices or the model's names: the answer is that of the
+        model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
     **options
         The method's own options (``damping``, ``max_iter``, ``tol`` for ``"lbp"``;
         ``n_samples`` for sampling; ...); one it does not take is a ``ValueError``.
@@ -272,7 +275,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     -------
     ApproxResult
     """
-    fg = as_factor_graph(model)
+    fg = as_factor_graph(with_evidence(model, evidence))
     time_limit = _check_time_limit(time_limit)
     fn = _runner(method, options)
     if rng is not None:
@@ -284,10 +287,13 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
 
 
 def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
-                  time_limit: float | None = None, rng: Any = None, **options: Any) -> float:
+                  time_limit: float | None = None, rng: Any = None,
+                  evidence: Mapping[Any, Any] | None = None, **options: Any) -> float:
     """``log Z`` as ``method`` estimates or bounds it: exact, the Bethe approximation
-    (``"lbp"``), the mean-field lower bound, weighted mini-bucket's upper bound."""
-    res = marginals(model, method, time_limit=time_limit, rng=rng, **options)
+    (``"lbp"``), the mean-field lower bound, weighted mini-bucket's upper bound.
+    ``evidence`` as in :func:`marginals`."""
+    res = marginals(model, method, time_limit=time_limit, rng=rng, evidence=evidence,
+                    **options)
     if res.log_partition is None:
         raise ValueError(f"method {res.method!r} gives no estimate of log Z; use one of "
                          "'exact', 'lbp', 'mean-field', 'wmb'")
@@ -295,7 +301,8 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
 
 
 def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
-                         time_limit: float | None = None) -> tuple[float, float]:
+                         time_limit: float | None = None,
+                         evidence: Mapping[Any, Any] | None = None) -> tuple[float, float]:
     """``(lower, upper)`` with ``lower <= log Z <= upper``.
 
     Exact where ``"auto"`` would solve the model exactly (then ``lower == upper``);
@@ -305,8 +312,10 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     their bound (5) around the mean-field solution), whichever is higher. A model with
     ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it. Past the precision limit
     (:mod:`mrflib.models.precision`) the bounds hold up to the rounding it names, and the
-    call warns once.
+    call warns once. ``evidence`` as in :func:`marginals` (a Boltzmann machine with
+    evidence is bounded as its conditioned factor graph).
     """
+    model = with_evidence(model, evidence)
     fg = as_factor_graph(model)
     clock = _Clock(_check_time_limit(time_limit))
     with reported(fg):

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,6 +88,7 @@ from mrflib.models.factor_graph import (
     as_factor_graph,
     flat_index,
     flat_states,
+    with_evidence,
 )
 
 if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
@@ -327,7 +329,8 @@ def log_weights(model: BoltzmannMachine) -> np.ndarray:
 
 
 @checked
-def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto") -> float:
+def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto",
+                  evidence: Mapping[Any, Any] | None = None) -> float:
     """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
     :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
 
@@ -335,6 +338,8 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     eliminates the variables on the junction tree of :func:`plan` (one upward pass);
     ``"auto"`` enumerates for ``n <= 20`` spins (a factor graph: at most ``2^14`` joint
     states, past which the junction tree is faster) and uses the junction tree beyond.
+    ``evidence = {variable: value}`` (indices, or the model's names) gives the answer of
+    the model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
 
     Warns
     -----
@@ -342,6 +347,7 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         When ``Z = 0`` (a factor graph whose evidence has probability zero): returns
         ``-inf``.
     """
+    model = with_evidence(model, evidence)
     if isinstance(model, FactorGraph):
         logz = _factor_engine(method, model, _AUTO_SUM_MAX_STATES).log_partition(model)
         if logz == -np.inf:
@@ -581,15 +587,15 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
 
 
 @checked
-def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
-              ) -> list[np.ndarray]:
+def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
+              evidence: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
     """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
 
     An observed variable is a point mass at its value; a Boltzmann machine's state 0 is
     spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
-    ``method`` as in :func:`log_partition`.
+    ``method`` and ``evidence`` as in :func:`log_partition`.
     """
-    model = as_factor_graph(model)
+    model = as_factor_graph(with_evidence(model, evidence))
     return _factor_engine(method, model, _AUTO_SUM_MAX_STATES).marginals(model)
 
 
@@ -604,16 +610,17 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
 
 
 @checked
-def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
-                   ) -> tuple[np.ndarray, float]:
+def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
+                   evidence: Mapping[Any, Any] | None = None) -> tuple[np.ndarray, float]:
     """A most probable configuration ``(n,)`` (max-product on the junction tree, or the
     enumerated maximum) and its log-weight: ``int64`` states and ``Σ_k θ_k(x_{S_k})`` of a
     factor graph, ``int8`` spins and ``bm.log_weight`` of a Boltzmann machine. Raises
-    ``ValueError`` when every state has zero weight."""
+    ``ValueError`` when every state has zero weight. ``evidence`` as in
+    :func:`log_partition` (a Boltzmann machine's: spins; its answer then is spins too)."""
     if isinstance(model, BoltzmannMachine):
-        x, logw = map_assignment(FactorGraph.from_boltzmann(model), method=method)
+        x, logw = map_assignment(as_factor_graph(with_evidence(model, evidence)), method=method)
         return to_spins(x), logw
-    model = as_factor_graph(model)
+    model = as_factor_graph(with_evidence(model, evidence))
     return _factor_engine(method, model).map_assignment(model)
 
 

@@ -42,6 +42,7 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
+from mrflib.io.pgmpy_models import _values_on
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = [
@@ -380,7 +381,7 @@ class ExpertNetwork:
         One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
         table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
         ``cpds`` read in C order. Its log-weights are the joint log-probabilities
-        (``log Z = 0``).
+        (``log Z = 0``); its names are :attr:`variables` and :attr:`states`.
         """
         scopes, tables = [], []
         for i, par in enumerate(self.parents):
@@ -389,7 +390,8 @@ class ExpertNetwork:
                 tables.append(np.log(self.cpds[i]).reshape([self.cardinalities[v]
                                                             for v in scope]))
             scopes.append(scope)
-        return FactorGraph(self.cardinalities, scopes, tables)
+        return FactorGraph(self.cardinalities, scopes, tables, names=self.variables,
+                           state_names=self.states or None)
 
     def _configuration(self, x: np.ndarray, i: int) -> np.ndarray:
         conf = np.zeros(x.shape[0], dtype=np.int64)
@@ -586,12 +588,10 @@ def _expert_network(name: str) -> ExpertNetwork:
     cards, parents, cpds, states = [], [], [], []
     for v in order:
         cpd = model.get_cpds(v)
-        evidence = list(cpd.variables[1:])
-        par = sorted(evidence, key=pos.__getitem__)
-        # values: axes (v, *evidence); move v last and the parents into our order,
-        # then flatten with the first parent least significant (C order of reversed axes).
-        t = np.moveaxis(np.asarray(cpd.values, dtype=np.float64), 0, -1)
-        t = np.transpose(t, [evidence.index(u) for u in par[::-1]] + [len(evidence)])
+        par = sorted(cpd.variables[1:], key=pos.__getitem__)
+        # the parents in our order, last parent first and v last, flattened with the first
+        # parent least significant (C order of reversed axes)
+        t = _values_on(cpd, [*par[::-1], v])
         table = t.reshape(-1, t.shape[-1])
         cards.append(int(t.shape[-1]))
         parents.append(tuple(pos[u] for u in par))

@@ -355,4 +355,5 @@ def normalize(model: FactorGraph) -> FactorGraph:
     """
     groups = _stacked_groups(model)
     return FactorGraph._from_checked(model.cardinalities, model.scopes,
-                                     normalized_tables(model, groups))
+                                     normalized_tables(model, groups), model.names,
+                                     model.state_names)

@@ -23,6 +23,7 @@ routine of :mod:`mrflib.inference.exact` takes one beside a
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,8 +41,8 @@ from mrflib.models._factor_bulk import check_factors
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
 
-__all__ = ["FactorGraph", "as_factor_graph", "all_states", "flat_strides", "flat_index",
-           "flat_states", "slice_factor", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
+__all__ = ["FactorGraph", "as_factor_graph", "with_evidence", "all_states", "flat_strides",
+           "flat_index", "flat_states", "slice_factor", "MAX_TABLE_ENTRIES", "MAX_LOG_WEIGHT"]
 
 #: A factor table may hold at most this many entries (2^40: 8 TiB of float64); larger ones
 #: are refused by size before anything is allocated.
@@ -229,16 +230,27 @@ class FactorGraph:
         the scope's order; natural-log weights, ``-inf`` allowed (a zero weight), NaN and
         ``+inf`` refused, and the tables' largest ``|log-weight|`` may add up to at most
         :data:`MAX_LOG_WEIGHT` (so that ``log Z`` is a finite float64).
+    names : sequence of str, optional
+        One distinct name per variable, kept as a tuple; :meth:`index` and
+        :meth:`condition` accept a name wherever they accept a variable's index.
+    state_names : sequence of sequences of str, optional
+        For every variable, one distinct name per state (``state_names[i][k]`` names
+        state ``k`` of variable ``i``), kept as a tuple of tuples; :meth:`state_index`
+        and :meth:`condition` accept a state's name wherever they accept its index.
 
     Notes
     -----
     Instances are immutable: the tables are copied and made read-only, the scopes are
     tuples. ``P(x) ∝ exp(Σ_k log_tables[k][x_{scopes[k]}])``, the LAP paper's eq. (1).
+    Names only label the variables and states: every computation is the same with or
+    without them, and every operation that keeps the variables (:meth:`condition`,
+    copying, pickling) keeps them.
     """
 
-    __slots__ = ("cardinalities", "scopes", "log_tables")
+    __slots__ = ("cardinalities", "scopes", "log_tables", "names", "state_names", "_lookup")
 
-    def __init__(self, cardinalities: Any, scopes: Any, log_tables: Any) -> None:
+    def __init__(self, cardinalities: Any, scopes: Any, log_tables: Any, *,
+                 names: Any = None, state_names: Any = None) -> None:
         card = _check_cardinalities(cardinalities)
         card.flags.writeable = False
         if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
@@ -252,21 +264,30 @@ class FactorGraph:
         checked = check_factors(card, scopes, log_tables, MAX_TABLE_ENTRIES, MAX_LOG_WEIGHT)
         if checked is None:  # some factor is refused: the first one is named by its checks
             checked = _check_factors(card, scopes, log_tables)
-        self._set(card, *checked)
+        self._set(card, *checked, _check_names(names, len(card)),
+                  _check_state_names(state_names, card))
 
-    def _set(self, card: np.ndarray, scopes: tuple, tables: tuple) -> None:
+    def _set(self, card: np.ndarray, scopes: tuple, tables: tuple,
+             names: tuple[str, ...] | None = None,
+             state_names: tuple[tuple[str, ...], ...] | None = None) -> None:
         object.__setattr__(self, "cardinalities", card)
         object.__setattr__(self, "scopes", scopes)
         object.__setattr__(self, "log_tables", tables)
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "state_names", state_names)
+        object.__setattr__(self, "_lookup", None)  # {name: index}, built on first use
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("FactorGraph is immutable; build a new one")
 
     @classmethod
-    def _from_checked(cls, card: np.ndarray, scopes: tuple, tables: tuple) -> FactorGraph:
-        """Internal: a model from parts the caller has validated (read-only arrays)."""
+    def _from_checked(cls, card: np.ndarray, scopes: tuple, tables: tuple,
+                      names: tuple[str, ...] | None = None,
+                      state_names: tuple[tuple[str, ...], ...] | None = None) -> FactorGraph:
+        """Internal: a model from parts the caller has validated (read-only arrays, names
+        checked by the constructor of a model with the same variables)."""
         fg = object.__new__(cls)
-        fg._set(card, scopes, tables)
+        fg._set(card, scopes, tables, names, state_names)
         return fg
 
     # ------------------------------------------------------------------ properties
@@ -292,6 +313,92 @@ class FactorGraph:
         """Bytes of all factor tables (float64)."""
         return sum(8 * t.size for t in self.log_tables)
 
+    # ------------------------------------------------------------------ names
+    def index(self, variable: int | str) -> int:
+        """The index of ``variable``, given by its name (:attr:`names`) or its index.
+
+        Parameters
+        ----------
+        variable : int or str
+            A variable's index ``0..n-1`` or its name.
+
+        Returns
+        -------
+        int
+            The variable's index.
+
+        Raises
+        ------
+        ValueError
+            For an unknown name (the message lists close names), an index out of range,
+            or a name given to a model without names.
+        """
+        return self._variable(variable, "variable")
+
+    def state_index(self, variable: int | str, state: int | str) -> int:
+        """The index of ``state`` of ``variable``, each given by its name or its index.
+
+        Parameters
+        ----------
+        variable : int or str
+            A variable's index or name (as in :meth:`index`).
+        state : int or str
+            One of its states: an index ``0..|X_i|-1`` or a name of
+            :attr:`state_names`.
+
+        Returns
+        -------
+        int
+            The state's index.
+
+        Raises
+        ------
+        ValueError
+            For an unknown variable or state (the message lists close names).
+        """
+        return self._state(self._variable(variable, "variable"), state, "state")
+
+    def _variable(self, v: Any, what: str) -> int:
+        """The index of variable ``v`` (a name or an index); errors name the argument
+        ``what``."""
+        if isinstance(v, str):
+            if self.names is None:
+                raise ValueError(f"{what}: variable {v!r} is a name, but the model has no "
+                                 f"variable names (give an index 0..{self.n - 1})")
+            if self._lookup is None:  # a dict once, so that each look-up is O(1)
+                object.__setattr__(self, "_lookup", {u: i for i, u in enumerate(self.names)})
+            if v not in self._lookup:
+                raise ValueError(f"{what}: unknown variable {v!r}{_close(v, self.names)}")
+            return self._lookup[v]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{what}: a variable is an index or a name, got {v!r}")
+        if not 0 <= int(v) < self.n:
+            raise ValueError(f"{what}: variable {int(v)} does not exist: n = {self.n} "
+                             f"(variables are 0..{self.n - 1})")
+        return int(v)
+
+    def _state(self, i: int, x: Any, what: str) -> int:
+        """The index of state ``x`` (a name or an index) of variable ``i``."""
+        card = int(self.cardinalities[i])
+        label = repr(self.names[i]) if self.names is not None else str(i)
+        if isinstance(x, str):
+            if self.state_names is None:
+                raise ValueError(f"{what}: state {x!r} of variable {label} is a name, but the "
+                                 f"model has no state names (give an index 0..{card - 1})")
+            states = self.state_names[i]
+            if x not in states:
+                shown = list(states) if card <= 20 else [*states[:20], "..."]
+                raise ValueError(f"{what}: unknown state {x!r} of variable {label} (its "
+                                 f"states are {shown}){_close(x, states)}")
+            return states.index(x)
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise ValueError(f"{what}: a state of variable {label} is an index or a name, "
+                             f"got {x!r}")
+        if not 0 <= int(x) < card:
+            raise ValueError(f"{what}: state {int(x)} of variable {label} is outside "
+                             f"0..{card - 1}")
+        return int(x)
+
     # ------------------------------------------------------------------ evaluation
     def log_weight(self, states: Any) -> np.ndarray | float:
         """Unnormalized log-weights ``Σ_k θ_k(x_{S_k})`` of integer states.
@@ -309,6 +416,7 @@ class FactorGraph:
     def condition(self, evidence: Mapping[Any, Any]) -> FactorGraph:
         """The model with ``evidence = {variable: value}`` applied.
 
+        Variables and values are indices or names (:attr:`names`, :attr:`state_names`).
         Every factor is sliced at the observed values (its scope loses the observed
         variables), and each observed variable gets a unary indicator factor (``0`` at
         its value, ``-inf`` elsewhere), so the result has the same variables and
@@ -316,7 +424,7 @@ class FactorGraph:
         task), its marginals put a point mass on each observed value, and its MAP state and
         samples agree with the evidence.
         """
-        ev = _check_evidence(evidence, self.cardinalities)
+        ev = self._evidence(evidence)
         states = sum(int(self.cardinalities[v]) for v in ev)
         require_memory(8 * states, f"the indicator factors of {len(ev)} observed variables "
                        f"({states} states in all)")
@@ -334,7 +442,23 @@ class FactorGraph:
             ind.flags.writeable = False
             scopes.append((v,))
             tables.append(ind)
-        return FactorGraph._from_checked(self.cardinalities, tuple(scopes), tuple(tables))
+        return FactorGraph._from_checked(self.cardinalities, tuple(scopes), tuple(tables),
+                                         self.names, self.state_names)
+
+    def _evidence(self, evidence: Any) -> dict[int, int]:
+        """``{variable: value}`` with names resolved to indices and every entry checked."""
+        if not isinstance(evidence, Mapping):
+            raise ValueError("evidence must be a mapping {variable: value}, got "
+                             f"{type(evidence).__name__}")
+        if not any(isinstance(k, str) or isinstance(x, str) for k, x in evidence.items()):
+            return _check_evidence(evidence, self.cardinalities)
+        out: dict[int, int] = {}
+        for v, x in evidence.items():
+            i = self._variable(v, "evidence")
+            if i in out:  # a name and an index of the same variable
+                raise ValueError(f"evidence names variable {i} twice ({v!r} and another key)")
+            out[i] = self._state(i, x, "evidence")
+        return out
 
     # ------------------------------------------------------------------ conversions
     @classmethod
@@ -397,20 +521,89 @@ class FactorGraph:
     # ------------------------------------------------------------------ protocol
     def __repr__(self) -> str:
         width = max((len(s) for s in self.scopes), default=0)
+        shown = ""
+        if self.names is not None:
+            more = ", ..." if self.n > 3 else ""
+            shown = f", names=({', '.join(map(repr, self.names[:3]))}{more})"
         return (f"FactorGraph(n={self.n}, factors={self.n_factors}, "
-                f"max_cardinality={int(self.cardinalities.max())}, max_scope={width})")
+                f"max_cardinality={int(self.cardinalities.max())}, max_scope={width}{shown})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FactorGraph):
             return NotImplemented
         return (np.array_equal(self.cardinalities, other.cardinalities)
                 and self.scopes == other.scopes
+                and self.names == other.names and self.state_names == other.state_names
                 and all(np.array_equal(a, b) for a, b in zip(self.log_tables, other.log_tables)))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple:
-        return (FactorGraph, (self.cardinalities, self.scopes, self.log_tables))
+        if self.names is None and self.state_names is None:
+            return (FactorGraph, (self.cardinalities, self.scopes, self.log_tables))
+        return (_named_factor_graph, (self.cardinalities, self.scopes, self.log_tables,
+                                      self.names, self.state_names))
+
+
+def _named_factor_graph(cardinalities: Any, scopes: Any, log_tables: Any, names: Any,
+                        state_names: Any) -> FactorGraph:
+    """A pickled model with names, rebuilt (and checked) by the constructor."""
+    return FactorGraph(cardinalities, scopes, log_tables, names=names,
+                       state_names=state_names)
+
+
+def _close(name: str, candidates: Sequence[str]) -> str:
+    """``"; close names: [...]"`` for the candidates close to ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, candidates, n=5)
+    return f"; close names: {close}" if close else ""
+
+
+def _names_tuple(values: Any, what: str, count: int) -> tuple[str, ...]:
+    """``count`` distinct strings as a tuple, checked in O(count); errors name ``what``."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ValueError(f"{what} must be a sequence of {count} strings, got {values!r}")
+    out = tuple(values)
+    if len(out) != count:
+        raise ValueError(f"{what} must hold {count} strings (one each), got {len(out)}")
+    for k, v in enumerate(out):
+        if not isinstance(v, str):
+            raise ValueError(f"{what}[{k}] must be a string, got {v!r}")
+    out = tuple(map(str, out))  # numpy's str_ as plain str
+    if len(set(out)) != count:
+        seen: set[str] = set()
+        for v in out:
+            if v in seen:
+                raise ValueError(f"{what} must be distinct, got {v!r} twice")
+            seen.add(v)
+    return out
+
+
+def _check_names(names: Any, n: int) -> tuple[str, ...] | None:
+    """One distinct string per variable as a tuple, or None; O(n)."""
+    return None if names is None else _names_tuple(names, "names", n)
+
+
+def _check_state_names(state_names: Any, card: np.ndarray
+                       ) -> tuple[tuple[str, ...], ...] | None:
+    """For every variable a tuple of one distinct string per state, or None."""
+    if state_names is None:
+        return None
+    n = len(card)
+    if (isinstance(state_names, (str, bytes))
+            or not isinstance(state_names, (Sequence, np.ndarray))):
+        raise ValueError(f"state_names must be a sequence of {n} sequences of strings (one "
+                         f"per variable), got {state_names!r}")
+    if len(state_names) != n:
+        raise ValueError(f"state_names must have one entry per variable ({n}), got "
+                         f"{len(state_names)}")
+    seen: dict[tuple[int, int], tuple[str, ...]] = {}  # one check per object and count
+    out = []
+    for i, (s, c) in enumerate(zip(state_names, card.tolist())):
+        key = (id(s), c)  # the objects stay alive in state_names for the whole loop
+        if key not in seen:
+            seen[key] = _names_tuple(s, f"state_names[{i}]", c)
+        out.append(seen[key])
+    return tuple(out)
 
 
 def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
@@ -436,6 +629,46 @@ def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
             raise ValueError(f"evidence names variable {v} twice")
         out[v] = x
     return out
+
+
+def with_evidence(model: BoltzmannMachine | FactorGraph,
+                  evidence: Mapping[Any, Any] | None = None) -> BoltzmannMachine | FactorGraph:
+    """``model`` with ``evidence = {variable: value}`` applied: the step the inference fronts
+    take for their ``evidence=`` argument.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model. A Boltzmann machine with evidence becomes its factor graph
+        (:meth:`FactorGraph.from_boltzmann`), its values given as spins ``-1``/``+1`` (its
+        own domain; state 0 of the factor graph is spin -1).
+    evidence : mapping or None
+        Variables to values, each an index or, on a factor graph with
+        :attr:`~FactorGraph.names` / :attr:`~FactorGraph.state_names`, a name.
+
+    Returns
+    -------
+    FactorGraph or BoltzmannMachine
+        ``model`` itself when ``evidence`` is None, else ``model.condition(evidence)``.
+    """
+    if not isinstance(model, (BoltzmannMachine, FactorGraph)):
+        raise TypeError("model must be a BoltzmannMachine or a FactorGraph, got "
+                        f"{type(model).__name__}")
+    if evidence is None:
+        return model
+    if isinstance(model, BoltzmannMachine):
+        if not isinstance(evidence, Mapping):
+            raise ValueError("evidence must be a mapping {variable: spin}, got "
+                             f"{type(evidence).__name__}")
+        states = {}
+        for v, s in evidence.items():
+            if (isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer))
+                    or s not in (-1, 1)):
+                raise ValueError("evidence of a BoltzmannMachine sets spins -1 or +1, got "
+                                 f"{s!r} for variable {v!r}")
+            states[v] = (int(s) + 1) // 2
+        return FactorGraph.from_boltzmann(model).condition(states)
+    return model.condition(evidence)
 
 
 def as_factor_graph(model: BoltzmannMachine | FactorGraph) -> FactorGraph:

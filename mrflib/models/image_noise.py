@@ -193,4 +193,5 @@ def posterior(prior: FactorGraph, noisy: Any, q: int, noise: str = "flip",
     unary.flags.writeable = False
     scopes = prior.scopes + tuple(zip(range(y.size)))
     tables = prior.log_tables + tuple(unary)
-    return FactorGraph._from_checked(prior.cardinalities, scopes, tables)
+    return FactorGraph._from_checked(prior.cardinalities, scopes, tables, prior.names,
+                                     prior.state_names)
