@@ -806,7 +806,7 @@ CASES += [
 from pgmpy.readwrite import XMLBIFWriter  # noqa: E402
 
 from mrflib import FactorGraph, io  # noqa: E402
-from mrflib.io import solve, uai  # noqa: E402
+from mrflib.io import solve  # noqa: E402
 
 CANCER_XMLBIF = TMP / "cancer.xml"
 XMLBIFWriter(CANCER_PGM).write(str(CANCER_XMLBIF))
@@ -837,11 +837,6 @@ CASES += [
      dict(model=[None, 3, BM, SMALL_FG],
           variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
     ("io.to_pgmpy", io.to_pgmpy, dict(model=SMALL_FG),
-     dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
-    ("uai.from_pgmpy", uai.from_pgmpy, dict(model=CANCER_PGM),
-     dict(model=[None, 3, BM, SMALL_FG],
-          variables=[3, "abc", ["x"], [[1]], list(CANCER.variables) * 2])),
-    ("uai.to_pgmpy", uai.to_pgmpy, dict(model=SMALL_FG),
      dict(model=[None, BM, 3], names=[3, "ab", ["a"], ["a", "a"], [[1], [2]]])),
     ("io.read_bif", io.read_bif, dict(path=datasets.pgmpy_network_file("cancer")),
      dict(path=[None, 3, TMP / "missing.bif", UAI_DIR / "Grids_12.uai", CANCER_XMLBIF])),

@@ -49,7 +49,7 @@ its name) and refuses a malformed one with a ``ValueError`` naming the file, the
 against the available memory before a table is converted. Writers write atomically
 (:func:`mrflib._support.files.atomic_write`) and gzip when the name ends in ``.gz``.
 
-:func:`from_pgmpy` and :func:`to_pgmpy` convert to and from pgmpy's discrete models.
+pgmpy's models and its BIF and XMLBIF files are read in :mod:`mrflib.io.pgmpy_models`.
 """
 
 from __future__ import annotations
@@ -68,14 +68,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mrflib._support.files import atomic_write
-from mrflib._support.optional import optional_import
 from mrflib._support.validation import available_memory, check_path, format_count, require_memory
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
 
 __all__ = ["BAYES_SUM_TOLERANCE", "MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer",
-           "format_answers", "write_answers", "BEGIN", "from_pgmpy", "read_answer",
-           "read_evidence", "read_uai", "to_pgmpy", "write_answer", "write_evidence", "write_uai"]
+           "format_answers", "write_answers", "BEGIN", "read_answer",
+           "read_evidence", "read_uai", "write_answer", "write_evidence", "write_uai"]
 
 #: The competition's tasks whose answer files are read and written here.
 TASKS = ("PR", "MAR", "MPE")
@@ -802,93 +801,3 @@ def _read_body(tok: _Tokens, task: str) -> Any:
                             f"(within {MAR_SUM_TOLERANCE:g}; they sum to "
                             f"{float(value[-1].sum())!r})")
     return value
-
-
-# ---------------------------------------------------------------------- pgmpy
-def _pgmpy() -> Any:
-    """pgmpy's ``models`` and ``factors.discrete`` modules (an optional dependency)."""
-    what = "io.from_pgmpy and io.to_pgmpy"
-    return (optional_import("pgmpy.models", what, "datasets"),
-            optional_import("pgmpy.factors.discrete", what, "datasets"))
-
-
-def _node_names(names: Any, what: str) -> list:
-    """Distinct hashable node names as a list."""
-    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
-        raise TypeError(f"{what} must be a sequence of node names, got {type(names).__name__}")
-    out = list(names)
-    try:
-        distinct = len(set(out)) == len(out)
-    except TypeError:
-        raise TypeError(f"{what} must be hashable node names, got {out}") from None
-    if not distinct:
-        raise ValueError(f"{what} must be distinct node names, got {out}")
-    return out
-
-
-def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGraph:
-    """A :class:`~mrflib.models.factor_graph.FactorGraph` from a pgmpy ``DiscreteBayesianNetwork``
-    (one factor per
-    conditional table, scope ``(child, *evidence)``) or ``DiscreteMarkovNetwork`` /
-    ``FactorGraph`` (one factor per ``DiscreteFactor``), factors in pgmpy's order.
-
-    Variable ``i`` is ``variables[i]`` (default: ``list(model.nodes())``); state ``k`` of a
-    variable is pgmpy's ``k``-th state. Every variable must appear in some factor (its
-    cardinality comes from there). Needs pgmpy (``pip install 'mrflib[datasets]'``).
-    """
-    models, _ = _pgmpy()
-    if isinstance(model, models.DiscreteBayesianNetwork):
-        factors = model.get_cpds()
-    elif isinstance(model, (models.DiscreteMarkovNetwork, models.FactorGraph)):
-        factors = model.get_factors()
-    else:
-        raise ValueError("model must be a pgmpy DiscreteBayesianNetwork, DiscreteMarkovNetwork "
-                         f"or FactorGraph, got {type(model).__name__}")
-    names = _node_names(list(model.nodes()) if variables is None else variables, "variables")
-    index = {v: i for i, v in enumerate(names)}
-    card: dict[int, int] = {}
-    scopes, tables = [], []
-    for f in factors:
-        missing = [v for v in f.variables if v not in index]
-        if missing:
-            raise ValueError(f"variables does not name {missing[0]!r}, a variable of a factor")
-        scope = tuple(index[v] for v in f.variables)
-        for v, c in zip(scope, f.cardinality.tolist()):
-            if card.setdefault(v, c) != c:
-                raise ValueError(f"variable {names[v]!r} has {card[v]} states in one factor "
-                                 f"and {c} in another")
-        with np.errstate(divide="ignore"):
-            tables.append(np.log(np.asarray(f.values, dtype=np.float64)))
-        scopes.append(scope)
-    lonely = [names[i] for i in range(len(names)) if i not in card]
-    if lonely:
-        raise ValueError(f"variable {lonely[0]!r} is in no factor, so its cardinality is unknown")
-    return FactorGraph([card[i] for i in range(len(names))], scopes, tables)
-
-
-def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
-    """``model`` as a pgmpy ``DiscreteMarkovNetwork`` with the same joint weights.
-
-    Nodes are ``names`` (default the integers ``0..n-1``: pgmpy's triangulation breaks ties
-    by set order, which for string names follows ``PYTHONHASHSEED``); one ``DiscreteFactor``
-    of weights ``exp(log_table)`` per factor with a scope, constant factors folded into the
-    first, and a factor of ones for each variable in no scope. Needs pgmpy.
-    """
-    models, discrete = _pgmpy()
-    if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
-    names = _node_names(range(model.n) if names is None else names, "names")
-    if len(names) != model.n:
-        raise ValueError(f"names must be {model.n} distinct node names, got {names}")
-    card = model.cardinalities.tolist()
-    const = sum(float(t) for s, t in zip(model.scopes, model.log_tables) if not s)
-    parts = [(k, s, t) for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)) if s]
-    covered = {v for _, s, _ in parts for v in s}
-    parts += [(-1, (v,), np.zeros(card[v])) for v in range(model.n) if v not in covered]
-    net = models.DiscreteMarkovNetwork()
-    net.add_nodes_from(names)
-    for j, (k, s, t) in enumerate(parts):
-        net.add_edges_from((names[a], names[b]) for i, a in enumerate(s) for b in s[i + 1:])
-        w = _weights(t + const if j == 0 else t, k)
-        net.add_factors(discrete.DiscreteFactor([names[v] for v in s], [card[v] for v in s], w))
-    return net

@@ -143,12 +143,12 @@ def pygms_marginals(factors: list, n: int, evidence: dict | None = None,
 
 
 def pgmpy_elimination(model: Any) -> Any:
-    """pgmpy's ``VariableElimination`` on :func:`mrflib.io.uai.to_pgmpy` of ``model``."""
+    """pgmpy's ``VariableElimination`` on :func:`mrflib.io.pgmpy_models.to_pgmpy` of ``model``."""
     _quiet_pgmpy()
     VariableElimination = optional_import("pgmpy.inference", "pgmpy_elimination",
                                           "book").VariableElimination
 
-    from mrflib.io.uai import to_pgmpy
+    from mrflib.io.pgmpy_models import to_pgmpy
 
     return VariableElimination(to_pgmpy(model))
 
