@@ -536,23 +536,24 @@ def upward_peak_bytes(shapes: list[tuple], children: list[list[int]]) -> float:
 def _refuse(found: eo.Order, size: int) -> None:
     """Refuse a component whose best order found does not fit (before anything is
     allocated)."""
-    table = 8.0 * math.exp(found.log_max_table)
-    what = (f"exact inference on a component of {size} variables (the best elimination order "
-            f"found has treewidth {found.width}: a clique table of "
-            f"{format_bytes(table)}, twice that with its temporaries)")
-    require_memory(2.0 * table, what)
-    raise ValueError(f"{what} does not fit: its tables may use at most "
-                     f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
+    _refuse_table(f"the best elimination order found has treewidth {found.width}: a clique "
+                  "table of", found.log_max_table, size)
 
 
 def _refuse_bound(width: int, log_entries: float, size: int) -> None:
     """Refuse a component whose every order has a clique table of at least
     ``exp(log_entries)`` entries, its treewidth being at least ``width`` (before any
     order search)."""
+    _refuse_table(f"treewidth >= {width}: every elimination order has a clique table of at "
+                  "least", log_entries, size)
+
+
+def _refuse_table(why: str, log_entries: float, size: int) -> None:
+    """Refuse a component of ``size`` variables whose clique table of ``exp(log_entries)``
+    entries (``why`` says whose) and its temporaries do not fit in memory."""
     table = 8.0 * math.exp(log_entries)
-    what = (f"exact inference on a component of {size} variables (treewidth >= {width}: "
-            f"every elimination order has a clique table of at least {format_bytes(table)}, "
-            f"twice that with its temporaries)")
+    what = (f"exact inference on a component of {size} variables ({why} "
+            f"{format_bytes(table)}, twice that with its temporaries)")
     require_memory(2.0 * table, what)
     raise ValueError(f"{what} does not fit: its tables may use at most "
                      f"{format_bytes(available_memory() / 2)}")  # pragma: no cover
