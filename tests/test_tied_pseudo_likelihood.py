@@ -217,3 +217,24 @@ def test_pooled_contexts_ask_for_their_memory_first():
     with memory_requests() as log:
         _contexts._Contexts(tie, x)
     assert any("classes of tied variables" in what for what, _ in log)
+
+
+@pytest.mark.parametrize("method", ["mle", "mple", "1-smci"])
+def test_a_tied_fit_names_its_parameters_by_group(method):
+    """``fit.tied`` holds each group's fitted parameters by label, recorded history or not,
+    equal to the last row of the history where it is kept."""
+    truth = lattices.potts_lattice(3, 3, 3, coupling=0.5, rng=0)
+    groups = ["field" if len(s) == 1 else ("h" if s[1] == s[0] + 1 else "v")
+              for s in truth.scopes]
+    tie = Tie(truth, groups, form={"h": "potts", "v": "potts"})
+    data = exact.sample(truth, 300, rng=1)
+    kw = dict(max_steps=30) if method == "1-smci" else {}
+    kept = learning.fit(data, truth, method, tie=tie, record=True, **kw)
+    assert list(kept.tied) == ["field", "h", "v"]
+    assert [len(v) for v in kept.tied.values()] == [2, 1, 1]
+    np.testing.assert_array_equal(np.concatenate(list(kept.tied.values())), kept.params[-1])
+    lean = learning.fit(data, truth, method, tie=tie, record=False, **kw)
+    assert lean.params is None
+    for label in kept.tied:
+        np.testing.assert_array_equal(lean.tied[label], kept.tied[label])
+    assert learning.fit(data, truth, method, **kw).tied is None

@@ -116,7 +116,7 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
     model = lay.model(theta) if lay.one_term_per_entry else normalize(lay.model(theta))
     return Fit(model, method, "lbfgs" if method != "lap" else "lap", int(steps),
                bool(converged), time.perf_counter() - t0, params, gmax, None, options,
-               stop_reason=reason)
+               stop_reason=reason, tied=_tying.tied_parameters(lay, theta))
 
 
 def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None):

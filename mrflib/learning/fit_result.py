@@ -44,6 +44,10 @@ class Fit:
         The options the fit ran with.
     chains : ndarray or None
         The final persistent sample set (``"pcd"``, ``"smci-pcd"``).
+    tied : dict or None
+        With ``tie``: each group's fitted parameters by label
+        (:meth:`mrflib.learning.tying.Tie.parameters`; ``fit.tied["J"]`` is a tied Potts
+        coupling ``J``), whether or not the history was recorded; else ``None``.
     stop_reason : str
         Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, the
         time limit reached (``"time limit of 2 s reached after 341 steps"``, the same
@@ -64,6 +68,7 @@ class Fit:
     options: dict = field(default_factory=dict)
     chains: np.ndarray | None = None
     stop_reason: str = ""
+    tied: dict | None = None
 
     def __repr__(self) -> str:
         """One line: what ran, how it ended and what it kept (never the history itself)."""

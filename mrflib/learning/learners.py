@@ -637,7 +637,8 @@ def fit(
         with a ridge (``l2``) for every one and tied parameters (``tie``,
         :class:`mrflib.learning.tying.Tie`) for every one but ``"lap"``, which estimates
         each factor from its own auxiliary model and refuses ``tie``; ``Fit.model`` is
-        then a FactorGraph with normalized potentials.
+        then a FactorGraph with normalized potentials, and a tied fit's parameters are
+        ``Fit.tied[label]``, by group.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
         See the module docstring. Every learner returns the same :class:`Fit`.
     n : int, optional

@@ -300,4 +300,5 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
                params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
                                         max_steps=max_steps),
-               None if method in ("1-smci", "cd") else chains.states, reason)
+               None if method in ("1-smci", "cd") else chains.states, reason,
+               tying.tied_parameters(lay, phi))

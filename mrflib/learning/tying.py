@@ -97,8 +97,10 @@ class Tie:
     4
     >>> data = exact.sample(truth, 500, rng=1)
     >>> fit = learning.fit(data, truth, "mle", tie=tie)
-    >>> fit.params[-1].shape
-    (4,)
+    >>> sorted(fit.tied)  # each group's fitted parameters, by label
+    ['field', 'h', 'v']
+    >>> fit.tied["h"].shape  # one Potts coupling
+    (1,)
     """
 
     def __init__(self, structure: FactorGraph, groups: Sequence[Hashable] | None = None,
@@ -154,6 +156,24 @@ class Tie:
     def model(self, phi: Any) -> FactorGraph:
         """The factor graph of parameters ``φ`` (tables ``B φ``, not normalized)."""
         return _model_of(self, self.tables(phi))
+
+    def parameters(self, phi: Any) -> dict:
+        """Each group's parameters in ``φ``, by label.
+
+        Parameters
+        ----------
+        phi : array_like, shape (n_params,)
+
+        Returns
+        -------
+        dict
+            ``{label: phi[param_offsets[g]:param_offsets[g + 1]]}`` (copies), in the order
+            of :attr:`labels`: a ``"potts"`` group's one coupling, a ``"symmetric"``
+            group's upper triangle, a ``"free"`` group's entries past its reference.
+        """
+        phi = check_array(phi, "phi", ndim=1, shape=(self.n_params,))
+        return {label: phi[self.param_offsets[g]:self.param_offsets[g + 1]].copy()
+                for g, label in enumerate(self.labels)}
 
     def __repr__(self) -> str:
         counts = {f: self.forms.count(f) for f in FORMS if f in self.forms}
@@ -234,6 +254,12 @@ def _form_entries(shape: tuple, form: str, label: Hashable) -> tuple[np.ndarray,
 
 
 # ------------------------------------------------------------------ learners' parameters
+def tied_parameters(lay: Any, phi: np.ndarray) -> dict | None:
+    """``lay.parameters(phi)`` for a :class:`Tie` (a tied fit's groups by label), else
+    ``None`` (an untied fit's parameters are its model's tables)."""
+    return lay.parameters(phi) if isinstance(lay, Tie) else None
+
+
 def _layout(structure: FactorGraph, tie: Any) -> Any:
     """The parameter map a learner optimizes: the normalized potentials
     (:class:`~mrflib.learning.factor_layout._Layout`) when ``tie`` is None, else the
