@@ -74,6 +74,8 @@ __all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "
 #: Clique-table entries the exact engine gets through per second (marginals and log Z,
 #: upward and downward passes), a conservative figure for ``"auto"``'s time estimate.
 EXACT_ENTRIES_PER_SECOND = 5e6
+#: An exact plan estimated within this many seconds runs under any time limit, 0 included.
+EXACT_ONE_STEP_SECONDS = 0.01
 
 
 # --------------------------------------------------------------------------- checks
@@ -110,9 +112,11 @@ def _exact(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxR
     """The exact marginals and ``log Z``. The engine is not interruptible, so with a
     ``time_limit`` it is planned first without the seconds-long order search (as
     :func:`_exact_fits` plans) and refused (``ValueError`` with the limit and the estimate)
-    where that plan does not fit in memory or its estimated time in the limit."""
+    where that plan does not fit in memory or its estimated time in the limit, or in
+    :data:`EXACT_ONE_STEP_SECONDS` for a shorter limit (a limit of 0 gives every method
+    one step of its work: the exact answer of a tiny model is that step)."""
     if time_limit is not None:
-        clock = _Clock(time_limit)
+        clock = _Clock(max(time_limit, EXACT_ONE_STEP_SECONDS))
         fits, why = _exact_fits(model, clock)
         if not fits:
             raise ValueError(f"method 'exact' cannot answer within time_limit = "

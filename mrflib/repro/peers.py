@@ -13,6 +13,7 @@ import numpy as np
 
 from mrflib._support.optional import optional_import
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["junction_tree_moments", "pygms_factors", "pygms_log_partition", "pygms_marginals",
            "pgmpy_elimination", "pgmpy_log_partition", "pgmpy_marginals"]
@@ -150,7 +151,12 @@ def pgmpy_elimination(model: Any) -> Any:
 
     from mrflib.io.pgmpy_models import to_pgmpy
 
-    return VariableElimination(to_pgmpy(model))
+    # the peers query variables and states by index: nodes 0..n-1 (integer nodes also keep
+    # pgmpy's elimination order, and so its rounding, the same in every process) and
+    # states without names
+    bare = model if model.names is None and model.state_names is None else FactorGraph(
+        model.cardinalities, model.scopes, model.log_tables)
+    return VariableElimination(to_pgmpy(bare))
 
 
 def pgmpy_log_partition(model: Any, evidence: dict | None = None) -> float:
