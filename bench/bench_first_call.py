@@ -15,7 +15,7 @@ install (or a cleared cache) pays the compilation once. Two kinds of rows:
   the first left (``warm``). The model is built first (its own compilation is reported
   apart, as ``setup``); then the call alone is timed, CPU (``time.process_time``) and wall,
   while numba's ``numba:compile`` events are recorded, so each row names the kernels the
-  call compiled and the seconds each took, its callees' compilation excluded. ``seconds``
+  call compiled and the CPU seconds each took, its callees' compilation excluded. ``seconds``
   is the call's wall time; ``cpu`` its CPU time, ``process_cpu`` the whole process's.
 """
 
@@ -38,7 +38,8 @@ EXTRA_COLUMNS = ["cpu", "process_cpu", "setup_cpu", "compile_seconds", "kernels"
 _UAI = "from mrflib.io.datasets import uai_problem\nmodel = uai_problem({!r}).model\n"
 _BM = ("from mrflib import BoltzmannMachine, graphs\n"
        "model = BoltzmannMachine.random(graphs.square_grid(4, 5), 20, rng=0)\n")
-_POTTS = "from mrflib.models import lattices\nmodel = lattices.potts_lattice({0}, {0}, q=3, rng=0)\n"
+_POTTS = ("from mrflib.models import lattices\n"
+          "model = lattices.potts_lattice({0}, {0}, q=3, rng=0)\n")
 _PROBLEMS = ("Grids_12", "Promedus_24", "CSP_12", "ObjectDetection_11")
 CALLS: dict[str, tuple[str, str]] = {
     **{f"exact.marginals({p})": (_UAI.format(p), "from mrflib import exact\n"
@@ -72,16 +73,17 @@ import json, sys, time
 import numba.core.event as ev
 
 class Kernels(ev.Listener):
-    """Compile seconds per kernel, its callees' compilation excluded."""
+    """Compile CPU seconds per kernel, its callees' compilation excluded (CPU, not wall:
+    the machine may be shared)."""
     def __init__(self):
         self.stack, self.self_time = [], {}
     def on_start(self, event):
         d = event.data["dispatcher"]
         self.stack.append([f"{d.py_func.__module__}.{d.py_func.__qualname__}",
-                           time.perf_counter(), 0.0])
+                           time.process_time(), 0.0])
     def on_end(self, event):
         name, t0, inner = self.stack.pop()
-        total = time.perf_counter() - t0
+        total = time.process_time() - t0
         if self.stack:
             self.stack[-1][2] += total
         self.self_time[name] = self.self_time.get(name, 0.0) + total - inner
