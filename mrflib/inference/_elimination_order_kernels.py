@@ -282,12 +282,13 @@ def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no 
     for i in range(n // 2 - 1, -1, -1):
         _sift_down(heap, pos, key, i, n)
     live = n
+    top = np.int64(0)  # not a literal 0: _sift_down would compile again for the literal
     for step in range(n):
         v = heap[0]
         live -= 1
         if live > 0:
             heap[0] = heap[live]
-            _sift_down(heap, pos, key, 0, live)
+            _sift_down(heap, pos, key, top, live)
         k = _row(bits, v, nb)
         size = 0.0
         for i in range(k):
