@@ -162,6 +162,7 @@ def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - co
     K = offsets.shape[0]
     first, size = _block_start(shape)
     idx = _block_offsets(strides, shape, first)
+    zero = np.int64(0)  # not a literal: _advance compiles once for every caller
     flat = np.zeros(K, dtype=np.bool_)
     for k in range(K):
         flat[k] = True
@@ -186,7 +187,7 @@ def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - co
                     out[i + j] += values[base + idx[k, j]]
         i += size
         if first > 0:
-            _advance(coord, off, strides, shape[:first], 0)
+            _advance(coord, off, strides, shape[:first], zero)
     return out
 
 
@@ -202,6 +203,7 @@ def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma:
     coord = np.zeros(nd, dtype=np.int64)
     card = shape[0]
     buf = np.empty(card)
+    one = np.int64(1)  # not a literal: _advance compiles once for every caller
     for o in range(out.shape[0]):
         mx = -np.inf
         for x in range(card):
@@ -219,7 +221,7 @@ def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma:
                 acc += math.exp(buf[x] - mx)
             out[o] = mx + math.log(acc)
         if nd > 1:
-            _advance(coord, off, strides, shape, 1)
+            _advance(coord, off, strides, shape, one)
     return out
 
 
