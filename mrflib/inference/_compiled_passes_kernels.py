@@ -173,6 +173,9 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
     msg_ls = np.zeros(T)
     msg_span = np.zeros(T)
     zero = np.zeros(1, dtype=np.int64)
+    # typed int64, not a literal -1: downward's calls of _gather pass an int64, and a
+    # literal argument would compile _gather a second time
+    no_down = np.int64(-1)
     for k in range(K):
         hi, span = linear_table(ftab[ft_ptr[k]:ft_ptr[k + 1]], pool[ft_ptr[k]:ft_ptr[k + 1]])
         fac_ls[k] = hi
@@ -180,7 +183,8 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
     for t in range(T):
         ok, offsets, strides, log_scale = _gather(
             t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
-            fac_ls, fac_span, msg_pos, msg_ls, msg_span, -1, msg_ls, msg_span, span_max)
+            fac_ls, fac_span, msg_pos, msg_ls, msg_span, no_down, msg_ls, msg_span,
+            span_max)
         if not ok:
             return False, pool, fac_ls, fac_span, msg_ls, msg_span
         clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]

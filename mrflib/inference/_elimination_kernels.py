@@ -162,6 +162,7 @@ def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - co
     K = offsets.shape[0]
     first, size = _block_start(shape)
     idx = _block_offsets(strides, shape, first)
+    zero = np.int64(0)  # not a literal: _advance compiles once for every caller
     flat = np.zeros(K, dtype=np.bool_)
     for k in range(K):
         flat[k] = True
@@ -186,7 +187,7 @@ def clique_build(values, offsets, strides, shape, out):  # pragma: no cover - co
                     out[i + j] += values[base + idx[k, j]]
         i += size
         if first > 0:
-            _advance(coord, off, strides, shape[:first], 0)
+            _advance(coord, off, strides, shape[:first], zero)
     return out
 
 
@@ -202,6 +203,7 @@ def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma:
     coord = np.zeros(nd, dtype=np.int64)
     card = shape[0]
     buf = np.empty(card)
+    one = np.int64(1)  # not a literal: _advance compiles once for every caller
     for o in range(out.shape[0]):
         mx = -np.inf
         for x in range(card):
@@ -219,7 +221,7 @@ def clique_eliminate(values, offsets, strides, shape, maximize, out):  # pragma:
                 acc += math.exp(buf[x] - mx)
             out[o] = mx + math.log(acc)
         if nd > 1:
-            _advance(coord, off, strides, shape, 1)
+            _advance(coord, off, strides, shape, one)
     return out
 
 
@@ -679,21 +681,47 @@ def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compi
         p1 *= shape[nd - 1 - g1]
         g1 += 1
     rest = nd - g1
-    by_stride = np.argsort(sstrides[:rest])
+    # plain loops and insertion sorts (a few axes) rather than np.argsort, np.sort, fancy
+    # indexing and np.concatenate, which take seconds to compile; the walk's order does not
+    # change the copy
+    zero = np.int64(0)  # int64 arguments, not literals, so each callee compiles once
+    label = np.empty(nd, dtype=np.int64)  # each axis its own label, to sort axes by
+    for d in range(nd):
+        label[d] = d
+    by_stride = label[:rest].copy()  # the leading axes by source stride
+    _sort_by(by_stride, zero, rest, sstrides)
     g2 = 0
     p2 = 1
     while g2 < rest and p2 < block:
         p2 *= shape[by_stride[g2]]
         g2 += 1
-    # the walk's axes: the odometer's, then the tile's (source-contiguous, output-trailing)
-    axes = np.concatenate((np.sort(by_stride[g2:]), np.sort(by_stride[:g2]),
-                           np.arange(rest, nd)))
+    # the walk's axes: the odometer's, then the tile's (source-contiguous, output-trailing),
+    # each group in increasing order
     m = rest - g2
-    sh = shape[axes]
+    axes = np.empty(nd, dtype=np.int64)
+    for i in range(m):
+        axes[i] = by_stride[g2 + i]
+    for i in range(g2):
+        axes[m + i] = by_stride[i]
+    for d in range(rest, nd):
+        axes[d] = d
+    _sort_by(axes, zero, m, label)
+    _sort_by(axes, m, rest, label)
+    sh = np.empty(nd, dtype=np.int64)
     st = np.empty((2, nd), dtype=np.int64)
-    st[0] = sstrides[axes]
-    st[1] = ostrides[axes]
+    for d in range(nd):
+        sh[d] = shape[axes[d]]
+        st[0, d] = sstrides[axes[d]]
+        st[1, d] = ostrides[axes[d]]
     idx = _block_offsets(st, sh, m)
+    # the odometer's axes in arrays of their own: the signature _block_offsets calls
+    # _advance with, so that it compiles once
+    wst = np.empty((2, m), dtype=np.int64)
+    wsh = np.empty(m, dtype=np.int64)
+    for d in range(m):
+        wsh[d] = sh[d]
+        wst[0, d] = st[0, d]
+        wst[1, d] = st[1, d]
     off = np.zeros(2, dtype=np.int64)
     coord = np.zeros(nd, dtype=np.int64)
     total = 1
@@ -702,4 +730,18 @@ def permuted_copy(src, shape, sstrides, out, block):  # pragma: no cover - compi
     for _ in range(total):
         for j in range(idx.shape[1]):
             out[off[1] + idx[1, j]] = src[off[0] + idx[0, j]]
-        _advance(coord, off, st[:, :m], sh[:m], 0)
+        _advance(coord, off, wst, wsh, zero)
+
+
+@njit(cache=True)
+def _sort_by(items, lo, hi, key):  # pragma: no cover - compiled
+    """Sort ``items[lo:hi]`` in place by increasing ``key[item]``, ties in their order (an
+    insertion sort: a few axes)."""
+    for i in range(lo + 1, hi):
+        v = items[i]
+        kv = key[v]
+        j = i
+        while j > lo and key[items[j - 1]] > kv:
+            items[j] = items[j - 1]
+            j -= 1
+        items[j] = v

@@ -58,7 +58,9 @@ def _has(bits, a, b):  # pragma: no cover - compiled
 @njit(cache=True, inline="always")
 def _row(bits, u, buf):  # pragma: no cover - compiled
     """The neighbours of ``u`` (increasing) into ``buf``; returns how many."""
-    k = 0
+    # typed int64 from the start: a literal 0 would have the callers that take the count
+    # compile a second time, for the literal
+    k = np.int64(0)
     for w in range(bits.shape[1]):
         x = bits[u, w]
         while x != 0:
@@ -164,7 +166,9 @@ def _touched(bits, nb, k, fill, done, mask, touched):  # pragma: no cover - comp
     neighbours, and with ``fill`` their own live neighbours, into ``touched`` (``mask``:
     a row of scratch words); returns how many."""
     if not fill:
-        touched[:k] = nb[:k]
+        # a loop, not a slice copy: the copy's shape check compiles a formatted exception
+        for i in range(k):
+            touched[i] = nb[i]
         return k
     mask[:] = 0
     for i in range(k):
@@ -278,12 +282,13 @@ def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no 
     for i in range(n // 2 - 1, -1, -1):
         _sift_down(heap, pos, key, i, n)
     live = n
+    top = np.int64(0)  # not a literal 0: _sift_down would compile again for the literal
     for step in range(n):
         v = heap[0]
         live -= 1
         if live > 0:
             heap[0] = heap[live]
-            _sift_down(heap, pos, key, 0, live)
+            _sift_down(heap, pos, key, top, live)
         k = _row(bits, v, nb)
         size = 0.0
         for i in range(k):
