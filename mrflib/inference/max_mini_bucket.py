@@ -1,0 +1,255 @@
+"""Mini-bucket elimination with max: an upper bound on the MAP log-weight and a decoding.
+
+Max-product elimination maximizes ``v_t`` out of the product of its bucket; mini-bucket
+elimination (Dechter and Rish, JACM 2003) splits a bucket into mini-buckets ``r`` whose
+scopes fit the i-bound and maximizes ``v_t`` out of each separately. Since
+
+.. math::
+
+    \\max_{x_v} \\prod_r f_r(x) \\le \\prod_r \\max_{x_v} f_r(x),
+
+the messages end in a certified upper bound on ``max_x Σ_k θ_k(x)`` (the power-0 limit of
+weighted mini-bucket: :mod:`mrflib.inference.wmb` bounds ``log Z`` with the same tree).
+The bound holds for every reparameterization of the mini-buckets, so before a bucket is
+maximized out its mini-buckets are *moment matched* (Flerova, Ihler, Dechter and Otten
+2011): each one's max-marginal on ``x_v`` is moved to the mean of them all, a shift whose
+sum over the bucket is zero. The decoding assigns the variables from the last eliminated
+to the first, each to its best value under its bucket's mini-buckets given the values
+already chosen; its weight may be zero where the relaxation hides a constraint (a caller
+repairs it: :func:`mrflib.inference.map_search.feasible_state`).
+
+Zero weights (``-inf``) are exact: a value of ``x_v`` every completion of some mini-bucket
+gives zero weight has zero weight in the model too (a relaxation only adds support), so it
+is set to ``-inf`` in every mini-bucket of the bucket.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import check_positive, require_memory
+from mrflib.inference import wmb
+from mrflib.inference._factor_ops import expand
+from mrflib.inference.elimination import _Reduced
+from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
+
+__all__ = ["MaxMiniBucketResult", "max_mini_bucket", "growing_max_mini_bucket"]
+
+
+@dataclass(frozen=True)
+class MaxMiniBucketResult:
+    """What :func:`max_mini_bucket` found.
+
+    Attributes
+    ----------
+    upper_bound : float
+        A certified upper bound on ``max_x Σ_k θ_k(x)`` (``-inf``: ``Z = 0`` is proven).
+    state : ndarray of int64, shape (n,)
+        The decoding (observed variables at their values); its weight may be zero.
+    ibound : int
+        The most variables in one mini-bucket.
+    exact : bool
+        Whether every bucket was one mini-bucket: then the bound is the MAP log-weight and
+        the decoding a MAP state.
+    seconds : float
+        Wall time.
+    """
+
+    upper_bound: float
+    state: np.ndarray
+    ibound: int
+    exact: bool
+    seconds: float
+
+
+class _Late(Exception):
+    """The deadline passed during a run."""
+
+
+def _belief(node: Any, nodes: list) -> np.ndarray:
+    b = node.theta.copy()
+    for c in node.children:
+        child = nodes[c]
+        b += expand(child.fwd, child.clique[1:], node.clique)
+    return b
+
+
+def _max_rest(b: np.ndarray) -> np.ndarray:
+    """The max of ``b`` over every axis but the first."""
+    return b.reshape(b.shape[0], -1).max(axis=1)
+
+
+def _match(ids: list[int], nodes: list) -> None:
+    """Move the bucket's mini-buckets' max-marginals on ``x_v`` to their mean."""
+    bels = [_belief(nodes[i], nodes) for i in ids]
+    maxes = [_max_rest(b) for b in bels]
+    finite = np.logical_and.reduce([np.isfinite(m) for m in maxes])
+    avg = sum(np.where(finite, m, 0.0) for m in maxes) / len(ids)
+    for i, m in zip(ids, maxes):
+        node = nodes[i]
+        shape = (-1,) + (1,) * (node.theta.ndim - 1)
+        node.theta = node.theta + np.where(finite, avg - np.where(finite, m, 0.0),
+                                           0.0).reshape(shape)
+        node.theta[~finite] = -np.inf
+
+
+def _forward(nodes: list, buckets: list[list[int]], stop_at: float) -> float:
+    bound = 0.0
+    for ids in buckets:
+        if time.perf_counter() > stop_at:
+            raise _Late
+        if len(ids) > 1:
+            _match(ids, nodes)
+        for i in ids:
+            node = nodes[i]
+            node.fwd = np.max(_belief(node, nodes), axis=0)  # a scalar for a root
+            if node.parent < 0:
+                bound += float(node.fwd)
+    return bound
+
+
+def _decode(model: FactorGraph, red: _Reduced, nodes: list, buckets: list[list[int]],
+            order: list[int]) -> np.ndarray:
+    """The values from the last eliminated variable to the first, each the best under its
+    bucket's mini-buckets given those chosen."""
+    x = np.zeros(model.n, dtype=np.int64)
+    for v, value in red.observed.items():
+        x[v] = value
+    for t in range(len(buckets) - 1, -1, -1):
+        v = order[t]
+        score = np.zeros(int(red.card[v]))
+        for i in buckets[t]:
+            node = nodes[i]
+            b = _belief(node, nodes)
+            score = score + b[(slice(None),) + tuple(int(x[u]) for u in node.clique[1:])]
+        x[v] = int(np.argmax(score))
+    return x
+
+
+def _check(ibound: Any, memory: Any, deadline: Any) -> None:
+    if ibound is not None:
+        check_positive(ibound, "ibound", integer=True)
+    if memory is not None:
+        check_positive(memory, "memory")
+    if deadline is not None:
+        check_positive(deadline, "deadline", allow_zero=True)
+
+
+def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
+                    memory: float | None = None, order: Any = None,
+                    deadline: float | None = None) -> MaxMiniBucketResult:
+    """Mini-bucket elimination with max and moment matching (see the module notes).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied (a Boltzmann machine is taken as its factor graph,
+        state 0 is spin -1).
+    ibound : int, optional
+        The most variables in one mini-bucket (``None``: limited by ``memory`` only).
+    memory : float, optional
+        Bytes of the largest mini-bucket table (default
+        :data:`mrflib.inference.wmb.DEFAULT_MEMORY`).
+    order : sequence of int, optional
+        The elimination order (:func:`mrflib.inference.wmb.elimination_order`).
+    deadline : float, optional
+        Seconds from the call after which the run is abandoned (``TimeoutError``).
+
+    Returns
+    -------
+    MaxMiniBucketResult
+        ``upper_bound >= max_x log w(x)`` (equal when ``exact``) and the decoding.
+
+    Raises
+    ------
+    TimeoutError
+        When ``deadline`` passes before the run ends.
+    """
+    start = time.perf_counter()
+    _check(ibound, memory, deadline)
+    fg = as_factor_graph(model)
+    require_memory(8.0 * fg.n, f"the decoding of {fg.n} variables")
+    red = _Reduced(fg, barren=False)
+    if order is not None:
+        order = [int(v) for v in order]
+        if sorted(order) != red.active:
+            raise ValueError("order must list each variable left once evidence is clamped "
+                             "exactly once (as wmb.elimination_order gives)")
+    stop_at = math.inf if deadline is None else start + deadline
+    return _run(fg, red, ibound, memory, order, stop_at, start)
+
+
+def _run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float | None,
+         order: list[int] | None, stop_at: float, start: float) -> MaxMiniBucketResult:
+    try:
+        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
+                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        bound = red.const + _forward(nodes, buckets, stop_at)
+    except (_Late, wmb._Late):
+        raise TimeoutError("the max mini-bucket run did not end within its deadline") from None
+    width = max((len(nd.clique) for nd in nodes), default=0)
+    single = all(len(ids) == 1 for ids in buckets)
+    x = _decode(fg, red, nodes, buckets, order)
+    return MaxMiniBucketResult(float(bound), x, width, single, time.perf_counter() - start)
+
+
+def growing_max_mini_bucket(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
+                            order: Any = None) -> Iterator[MaxMiniBucketResult]:
+    """:func:`max_mini_bucket` runs of growing table budgets within ``time_limit`` seconds:
+    :data:`mrflib.inference.wmb.FIRST_MEMORY` bytes first, then
+    :data:`mrflib.inference.wmb.GROWTH` times larger while the next run is expected to
+    end in time (it is abandoned at the limit), until a run is exact or a budget no longer
+    changes the i-bound. Each result's ``upper_bound`` is the lowest so far; the first
+    run is abandoned at the limit too (``TimeoutError``).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    time_limit : float
+        Seconds for all the runs.
+    order : sequence of int, optional
+        The elimination order (computed once when not given).
+
+    Returns
+    -------
+    iterator of MaxMiniBucketResult
+        One result per run.
+    """
+    fg = as_factor_graph(model)
+    check_positive(time_limit, "time_limit", allow_zero=True)
+    if order is None:
+        order = wmb.elimination_order(fg)[0]
+    return _growing(fg, float(time_limit), [int(v) for v in order])
+
+
+def _growing(fg: FactorGraph, time_limit: float, order: list[int]
+             ) -> Iterator[MaxMiniBucketResult]:
+    start = time.perf_counter()
+    stop_at = start + time_limit
+    red = _Reduced(fg, barren=False)
+    memory, last, best = float(wmb.FIRST_MEMORY), -1, math.inf
+    while True:
+        t0 = time.perf_counter()
+        try:
+            res = _run(fg, red, None, memory, order, stop_at, t0)
+        except TimeoutError:
+            if last < 0:
+                raise
+            return
+        best = min(best, res.upper_bound)
+        yield MaxMiniBucketResult(best, res.state, res.ibound, res.exact,
+                                  time.perf_counter() - start)
+        took = time.perf_counter() - t0
+        if res.exact or res.ibound == last or \
+                took * wmb.GROWTH > stop_at - time.perf_counter():
+            return
+        last = res.ibound
+        memory *= wmb.GROWTH
