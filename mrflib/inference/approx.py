@@ -378,27 +378,9 @@ def _reraise_unless_zero(err: ValueError) -> None:
 MAP_PERTURBATIONS = 100
 #: Share of the time left that ``"auto"`` gives the search before the mini-buckets.
 MAP_SEARCH_SHARE = 0.2
-#: Relative gap under which a bound meets a log-weight (``optimal``).
-OPTIMAL_RTOL = 1e-9
-
-
-def _meets(upper: float, value: float) -> bool:
-    """Whether the bound ``upper`` meets the log-weight ``value`` (within
-    :data:`OPTIMAL_RTOL` relative)."""
-    if not value > -math.inf:
-        return False
-    return upper - value <= OPTIMAL_RTOL * max(1.0, abs(value))
-
-
 def _zero(how: str) -> ValueError:
     return ValueError(f"model has Z = 0 (every state has zero weight, e.g. impossible "
                       f"evidence): {how}")
-
-
-def _trivial_bound(fg: FactorGraph) -> float:
-    """``Σ_k max θ_k`` over the factors with the evidence clamped: no state weighs more."""
-    red = elimination._Reduced(fg, barren=False)
-    return float(red.const + sum(float(np.max(t)) for t in red.tables if t.size))
 
 
 class _Best:
@@ -419,7 +401,7 @@ class _Best:
             self.state, self.value, self.method = np.asarray(x, dtype=np.int64), value, method
 
     def done(self) -> bool:
-        return _meets(self.upper, self.value)
+        return max_mini_bucket.bound_meets(self.upper, self.value)
 
 
 def _improve(fg: FactorGraph, x: np.ndarray | None, clock: _Clock, rng: Any,
@@ -564,7 +546,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     start = time.perf_counter()
     clock = _Clock(time_limit)
     with reported(fg):
-        best = _Best(fg, _trivial_bound(fg))
+        best = _Best(fg, max_mini_bucket.trivial_upper_bound(fg))
         if not best.upper > -math.inf:
             raise _zero("a factor is zero everywhere once the evidence is clamped")
         MAP_METHODS[method](fg, clock, gen, best)
@@ -576,5 +558,6 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     value = best.value
     if isinstance(model, BoltzmannMachine):
         state = to_spins(state)
-    return MapResult(state, value, max(best.upper, value), _meets(best.upper, value),
-                     best.method, time.perf_counter() - start, best.details)
+    optimal = max_mini_bucket.bound_meets(best.upper, value)
+    return MapResult(state, value, max(best.upper, value), optimal, best.method,
+                     time.perf_counter() - start, best.details)

@@ -40,7 +40,11 @@ from mrflib.inference.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
-__all__ = ["MaxMiniBucketResult", "max_mini_bucket", "growing_max_mini_bucket"]
+__all__ = ["MaxMiniBucketResult", "max_mini_bucket", "growing_max_mini_bucket",
+           "trivial_upper_bound", "bound_meets", "OPTIMAL_RTOL"]
+
+#: Relative gap under which an upper bound meets a log-weight (:func:`bound_meets`).
+OPTIMAL_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,46 @@ class MaxMiniBucketResult:
     ibound: int
     exact: bool
     seconds: float
+
+
+def trivial_upper_bound(model: FactorGraph | BoltzmannMachine) -> float:
+    """``Σ_k max θ_k`` over the factors with the evidence clamped: no state weighs more.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+
+    Returns
+    -------
+    float
+        An upper bound on the MAP log-weight (``-inf`` when a factor is zero everywhere
+        once the evidence is clamped: ``Z = 0``).
+    """
+    red = _Reduced(as_factor_graph(model), barren=False)
+    return float(red.const + sum(float(np.max(t)) for t in red.tables if t.size))
+
+
+def bound_meets(upper: float, value: float) -> bool:
+    """Whether the upper bound ``upper`` meets the log-weight ``value`` within
+    :data:`OPTIMAL_RTOL` relative (then the state of that log-weight is a MAP state).
+
+    Parameters
+    ----------
+    upper : float
+        An upper bound on the MAP log-weight.
+    value : float
+        The log-weight of a state.
+
+    Returns
+    -------
+    bool
+        ``False`` for a state of zero weight (``value = -inf``).
+    """
+    upper, value = float(upper), float(value)
+    if not value > -math.inf:
+        return False
+    return upper - value <= OPTIMAL_RTOL * max(1.0, abs(value))
 
 
 class _Late(Exception):
