@@ -21,8 +21,10 @@ The UAI competitions let a solver write improving answers one after another, eac
    max instead, :func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`, each
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
-   then larger budgets while the next run is expected to end in time; ``"exact"``, the exact child alone, started even
-   when hopeless; or a method of ``mrflib.inference.approx`` (``MAR``), with
+   then larger budgets while the next run is expected to end in time (for ``MPE`` the time
+   left after them goes to local search with perturbations of the best answer, seeded
+   with ``args.seed``); ``"exact"``, the exact child alone, started even when hopeless;
+   or a method of ``mrflib.inference.approx`` (``MAR``), with
    ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
    kernel's first compilation can be interrupted and the limit must hold;
 3. writes the exact answer last when the child finishes before the limit, and stops it
@@ -450,7 +452,7 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     try:
         if args.method == "wmb":
             if args.task == "MPE":
-                if _approximate_mpe(model, answers, say, deadline, child, order):
+                if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
                     return  # proven optimal: the exact child is stopped below
             else:
                 _approximate(model, args, answers, say, deadline, child, order)
@@ -541,15 +543,49 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                     child: Forked | None, order: list[int]) -> bool:
+                     child: Forked | None, order: list[int], seed: Any = 0) -> bool:
     """``MPE`` answers of max mini-bucket runs of growing budgets
     (:func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
-    the bound (``True``: proven optimal, nothing left to do)."""
+    the bound (``True``: proven optimal, nothing left to do); then the time left goes to
+    :func:`_perturbed` (``seed``)."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
+    if _mini_bucket_answers(model, answers, say, deadline, child, order):
+        return True
+    if child is None or not child.done():
+        _perturbed(model, answers, say, deadline, child, seed)
+    return _stop_optimal(answers, say)
+
+
+#: Seconds of each round of perturbations between two looks at the exact child.
+PERTURB_ROUND_SECONDS = 1.0
+
+
+def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+               child: Forked | None, seed: Any) -> None:
+    """Local search with perturbations of the last answer
+    (:func:`mrflib.inference.map_search.local_search`, ``rng=seed``) in rounds of
+    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
+    round's better state offered."""
+    if not answers.values or not answers.log_weight > -math.inf:
+        return
+    rng = np.random.default_rng(seed)
+    while time.perf_counter() < deadline and (child is None or not child.done()):
+        left = min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter())
+        r = local_search(model, answers.values[-1], deadline=max(left, 0.0),
+                         perturbations=10**9, rng=rng)
+        if r.log_weight > answers.log_weight:
+            answers.offer(r.state, f"local search with perturbations ({r.perturbations} "
+                                   f"in this round, {r.improvements} improving)", say)
+
+
+def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                         child: Forked | None, order: list[int]) -> bool:
+    """The max mini-bucket answers of :func:`_approximate_mpe` (``True``: optimal)."""
+    left = deadline - time.perf_counter()
     try:
         for res in growing_max_mini_bucket(model, left, order=order):
             if not res.upper_bound > -math.inf:
