@@ -17,7 +17,8 @@ killed :data:`GRACE` seconds after the limit:
   ``.uai`` files but not evidence, so it gets the model conditioned on the evidence,
   written by :func:`mrflib.io.write_uai`, that writing counted in its time),
   ``Solve(timeLimit=...)`` with the whole seconds left after its start-up and reading
-  (toulbar2's limit is whole seconds, at least 1); its best solution counts.
+  (toulbar2's limit is whole seconds, at least 1, and it may overrun it); the last
+  solution it printed before it ended or was killed counts.
 
 Scoring. Every state is scored by its log-weight in the model with the evidence
 (:meth:`~mrflib.models.factor_graph.FactorGraph.log_weight`, natural log; ``-inf`` for a
@@ -196,14 +197,16 @@ def ours(problem: Problem, seconds: float) -> dict:
 
 
 #: The toulbar2 child: read the conditioned model, solve within the time left until the
-#: wall-clock deadline (``time.time()``), print the solution's values on the last line.
+#: wall-clock deadline (``time.time()``), printing each new solution as toulbar2 finds it
+#: (``New solution: ...`` then its values; a kill leaves those printed), and the best one
+#: at the end.
 _TOULBAR2 = """
 import sys, time
 import pytoulbar2
-cfn = pytoulbar2.CFN(verbose=-1)
+cfn = pytoulbar2.CFN(verbose=0)
 cfn.Read(sys.argv[1])
 left = float(sys.argv[2]) - time.time()
-res = cfn.Solve(timeLimit=max(1, int(left)))
+res = cfn.Solve(showSolutions=1, timeLimit=max(1, int(left)))
 sols = cfn.GetSolutions() if res is None else None
 best = res[0] if res is not None else (sols[-1][1] if sols else None)
 print("SOLUTION " + ("none" if best is None else " ".join(str(int(v)) for v in best)),
@@ -229,13 +232,25 @@ def toulbar2(problem: Problem, seconds: float) -> dict:
             status, note = "killed", ""
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
     took = time.perf_counter() - t0
-    found = [ln for ln in out.splitlines() if ln.startswith("SOLUTION ")]
-    state = None
-    if found and found[-1] != "SOLUTION none":
-        state = np.array(found[-1].split()[1:], dtype=np.int64)
+    state = toulbar2_solution(out)
     return {"state": state, "seconds": took, "status": status, "answers": int(state is not None),
             "last_method": "toulbar2" + (f" ({note[0]})" if note else ""),
             "upper_bound": math.nan, "optimal": False}
+
+
+def toulbar2_solution(out: str) -> np.ndarray | None:
+    """The best solution in the toulbar2 child's output: its ``SOLUTION`` line at the end,
+    else the values after the last complete ``New solution:`` line (a killed child)."""
+    lines = out.split("\n")
+    found = [ln for ln in lines if ln.startswith("SOLUTION ")]
+    if found:
+        return None if found[-1] == "SOLUTION none" else \
+            np.array(found[-1].split()[1:], dtype=np.int64)
+    # a value line is complete only when a newline follows it
+    heads = [i for i, ln in enumerate(lines[:-2]) if ln.startswith("New solution:")]
+    if not heads:
+        return None
+    return np.array(lines[heads[-1] + 1].split(), dtype=np.int64)
 
 
 RUNNERS = {"mrflib": ours, "toulbar2": toulbar2}
