@@ -23,7 +23,7 @@ from mrflib.inference import max_mini_bucket as mmb
 from mrflib.io import anytime
 from mrflib.io.solve import main as solve_main
 
-METHODS = ["exact", "search", "mini-bucket", "wmb", "auto"]
+METHODS = ["exact", "search", "mini-bucket", "branch-and-bound", "wmb", "auto"]
 TOL = 1e-9
 
 
@@ -52,6 +52,8 @@ def test_every_method_against_brute_force(seed, method):
     assert r.optimal == (r.upper_bound - value <= TOL * max(1.0, abs(value)))
     if r.optimal:
         assert value == pytest.approx(best, abs=TOL)
+    if method == "branch-and-bound":  # the search ends on these models: a proof
+        assert r.optimal and r.details["complete"]
     if method == "exact":
         assert r.optimal and r.upper_bound == r.log_weight
         assert value == pytest.approx(best, abs=TOL)
@@ -71,6 +73,36 @@ def test_max_mini_bucket_bounds_the_optimum(seed, ibound):
     if r.exact:
         assert r.upper_bound == pytest.approx(best, abs=TOL)
         assert float(model.log_weight(r.state)) == pytest.approx(best, abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ibound", [1, 2, None])
+def test_branch_and_bound_finds_the_optimum_or_proves_none_better(seed, ibound):
+    model = small(seed)
+    best = brute_max(model)
+    r = mmb.branch_and_bound(model, ibound=ibound)
+    assert r.complete and r.log_weight == pytest.approx(best, abs=TOL)
+    assert float(model.log_weight(r.state)) == r.log_weight
+    above = mmb.branch_and_bound(model, ibound=ibound, lower=best)
+    assert above.complete and above.state is None and above.log_weight == -math.inf
+
+
+def test_branch_and_bound_stops_at_its_deadline():
+    """A deadline of zero stops the search at its first look at the clock: incomplete."""
+    rng = np.random.default_rng(2)
+    pairs = list(itertools.combinations(range(40), 2))
+    dense = FactorGraph([3] * 40, pairs, [rng.normal(size=(3, 3)) for _ in pairs])
+    r = mmb.branch_and_bound(dense, memory=2**12, deadline=0.0)
+    assert not r.complete
+
+
+@pytest.mark.parametrize("kwargs, name", [({"lower": math.nan}, "lower"),
+                                          ({"deadline": -1.0}, "deadline"),
+                                          ({"ibound": 0}, "ibound"),
+                                          ({"order": [0, 0]}, "order")])
+def test_branch_and_bound_bad_arguments_named(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        mmb.branch_and_bound(small(0), **kwargs)
 
 
 def test_optimal_only_on_true_optima():
@@ -181,13 +213,16 @@ def test_solve_reports_the_bound_and_stops_when_optimal(tmp_path, monkeypatch, c
 
 
 def test_solve_answers_carry_a_bound_above_the_optimum(tmp_path, monkeypatch, capsys):
-    """On a frustrated model the bound on stderr lies above the optimum and every answer
-    written has positive weight."""
-    model = small(4)
-    best = brute_max(model)
-    got = _solve(tmp_path, model, 3, monkeypatch, False)
-    err = capsys.readouterr().err
-    bounds = [float(ln.split(", upper bound ")[1].split(";")[0].split(",")[0])
-              for ln in err.splitlines() if ", upper bound " in ln]
-    assert bounds and min(bounds) >= best - 1e-6
-    assert model.log_weight(got) > -math.inf
+    """With exact inference ruled out the bounds on stderr lie above the optimum, every
+    answer written has positive weight, and the mini-buckets or the branch and bound over
+    them prove the last answer optimal long before the limit."""
+    for seed in range(4):
+        model = small(seed)
+        best = brute_max(model)
+        got = _solve(tmp_path, model, 600, monkeypatch, False)
+        err = capsys.readouterr().err
+        bounds = [float(ln.split(", upper bound ")[1].split(";")[0].split(",")[0])
+                  for ln in err.splitlines() if ", upper bound " in ln]
+        assert bounds and min(bounds) >= best - 1e-6
+        assert float(model.log_weight(got)) == pytest.approx(best, abs=TOL)
+        assert "optimal: the log-weight" in err

@@ -47,12 +47,16 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
   (:mod:`mrflib.inference.max_mini_bucket`, budgets grown within the ``time_limit``): an
   upper bound on the MAP log-weight and a decoding, repaired to positive weight and
   improved as ``"search"`` improves its state;
+* ``"branch-and-bound"``: ``"search"``'s state, then a depth-first branch and bound above
+  it guided by the max mini-bucket bound
+  (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`); when it ends within the
+  ``time_limit`` (or without one) its best state is proven optimal;
 * ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
   on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
 * ``"auto"``: ``"exact"`` where its plan fits the time left (as :func:`marginals`'
-  ``"auto"`` decides); otherwise ``"search"``, then ``"mini-bucket"``, then (with an
-  ``rng``) perturbations of the best state, stopping as soon as a bound meets the best
-  log-weight.
+  ``"auto"`` decides); otherwise ``"search"``, then ``"mini-bucket"``, then (under a
+  ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
+  perturbations of the best state, stopping as soon as a bound meets the best log-weight.
 
 Every method adds log-weights in float64 as the exact engines do, so past the precision
 limit of :mod:`mrflib.models.precision` each call of this front warns once with a
@@ -479,6 +483,21 @@ def _map_wmb(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
     best.offer(x, "wmb", res.log_upper)
 
 
+#: Bytes of the largest mini-bucket table of the branch and bound's heuristic.
+MAP_SEARCH_MEMORY = 2**20
+
+
+def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    if best.state is None:
+        _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)
+    r = max_mini_bucket.branch_and_bound(fg, memory=MAP_SEARCH_MEMORY, deadline=clock.left(),
+                                         lower=best.value)
+    best.details.update(nodes=r.nodes, complete=r.complete)
+    best.offer(r.state, "branch-and-bound")
+    if r.complete:  # nothing weighs more than the best state
+        best.upper = min(best.upper, best.value)
+
+
 def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
     fits, why = _exact_fits(fg, clock)
     tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
@@ -487,6 +506,8 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
         ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),
         ("mini-bucket", lambda: _map_mini_bucket(fg, clock, rng, best))]
+    if not fits and clock.limit is not None:  # without a limit it could take forever
+        steps.append(("branch-and-bound", lambda: _map_branch_and_bound(fg, clock, rng, best)))
     if not fits and rng is not None:
         steps.append(("perturbations", lambda: best.offer(_improve(
             fg, best.state, clock, rng)[0], best.method + " and perturbations")))
@@ -505,6 +526,7 @@ MAP_METHODS: dict[str, Callable[..., None]] = {
     "exact": _map_exact,
     "search": _map_search,
     "mini-bucket": _map_mini_bucket,
+    "branch-and-bound": _map_branch_and_bound,
     "wmb": _map_wmb,
 }
 

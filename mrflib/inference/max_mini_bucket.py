@@ -40,8 +40,9 @@ from mrflib.inference.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
-__all__ = ["MaxMiniBucketResult", "max_mini_bucket", "growing_max_mini_bucket",
-           "trivial_upper_bound", "bound_meets", "OPTIMAL_RTOL"]
+__all__ = ["MaxMiniBucketResult", "BranchAndBoundResult", "max_mini_bucket",
+           "growing_max_mini_bucket", "branch_and_bound", "trivial_upper_bound", "bound_meets",
+           "OPTIMAL_RTOL"]
 
 #: Relative gap under which an upper bound meets a log-weight (:func:`bound_meets`).
 OPTIMAL_RTOL = 1e-9
@@ -64,6 +65,8 @@ class MaxMiniBucketResult:
         the decoding a MAP state.
     seconds : float
         Wall time.
+    memory : float
+        The table budget of the run, in bytes.
     """
 
     upper_bound: float
@@ -71,6 +74,7 @@ class MaxMiniBucketResult:
     ibound: int
     exact: bool
     seconds: float
+    memory: float = 0.0
 
 
 def trivial_upper_bound(model: FactorGraph | BoltzmannMachine) -> float:
@@ -241,7 +245,8 @@ def _run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float | Non
     width = max((len(nd.clique) for nd in nodes), default=0)
     single = all(len(ids) == 1 for ids in buckets)
     x = _decode(fg, red, nodes, buckets, order)
-    return MaxMiniBucketResult(float(bound), x, width, single, time.perf_counter() - start)
+    return MaxMiniBucketResult(float(bound), x, width, single, time.perf_counter() - start,
+                               float(memory or wmb.DEFAULT_MEMORY))
 
 
 def growing_max_mini_bucket(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
@@ -290,10 +295,170 @@ def _growing(fg: FactorGraph, time_limit: float, order: list[int]
             return
         best = min(best, res.upper_bound)
         yield MaxMiniBucketResult(best, res.state, res.ibound, res.exact,
-                                  time.perf_counter() - start)
+                                  time.perf_counter() - start, memory)
         took = time.perf_counter() - t0
         if res.exact or res.ibound == last or \
                 took * wmb.GROWTH > stop_at - time.perf_counter():
             return
         last = res.ibound
         memory *= wmb.GROWTH
+
+
+# --------------------------------------------------------------------------- search
+#: Search nodes between two looks at the clock.
+NODES_PER_CHECK = 512
+
+
+@dataclass(frozen=True)
+class BranchAndBoundResult:
+    """What :func:`branch_and_bound` found.
+
+    Attributes
+    ----------
+    state : ndarray of int64, shape (n,) or None
+        The best state found above ``lower`` (``None``: none was).
+    log_weight : float
+        Its log-weight (``-inf`` without one).
+    complete : bool
+        Whether the search ended: then no state weighs more than ``max(log_weight,
+        lower)``, a proof of optimality.
+    nodes : int
+        Search nodes expanded.
+    ibound : int
+        The i-bound of the mini-bucket heuristic.
+    seconds : float
+        Wall time.
+    """
+
+    state: np.ndarray | None
+    log_weight: float
+    complete: bool
+    nodes: int
+    ibound: int
+    seconds: float
+
+
+def _heuristic(red: _Reduced, nodes: list, buckets: list[list[int]]
+               ) -> list[list[tuple[np.ndarray, tuple]]]:
+    """Per bucket, each mini-bucket's table ``b_r - λ_r`` over its clique (``λ_r`` a
+    constant for a root): the bound of the assigned buckets is the mini-bucket bound (the
+    sum of the roots' messages) plus their tables, which are never positive; over all
+    buckets it is ``Σ_r θ_r``, the log-weight less the constant."""
+    out = []
+    for ids in buckets:
+        tabs = []
+        for i in ids:
+            node = nodes[i]
+            b = _belief(node, nodes)
+            with np.errstate(invalid="ignore"):
+                b = b - node.fwd[np.newaxis]
+            b[np.isnan(b)] = -np.inf  # -inf - -inf: a value of no completion
+            tabs.append((b, node.clique[1:]))
+        out.append(tabs)
+    return out
+
+
+def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
+                     memory: float | None = None, order: Any = None,
+                     deadline: float | None = None, lower: float = -math.inf
+                     ) -> BranchAndBoundResult:
+    """Depth-first branch and bound guided by the max mini-bucket bound.
+
+    The variables are assigned from the last eliminated to the first; a partial assignment
+    is bounded by its buckets' mini-bucket tables minus their messages plus the messages
+    of the buckets below (the static mini-bucket heuristic of Kask and Dechter 2001), and
+    pruned when that bound is not above the best log-weight known. Values are tried best
+    bound first. Without a deadline the search is complete (exponential at worst).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    ibound, memory, order
+        The mini-buckets of the heuristic, as :func:`max_mini_bucket` takes them.
+    deadline : float, optional
+        Seconds from the call after which the search stops (its best state so far kept,
+        ``complete`` false).
+    lower : float
+        A log-weight already reached (an incumbent's): only better states are searched for.
+
+    Returns
+    -------
+    BranchAndBoundResult
+        The best state found above ``lower``, and whether the search ended.
+    """
+    start = time.perf_counter()
+    _check(ibound, memory, deadline)
+    lower = float(lower)
+    if math.isnan(lower):
+        raise ValueError("lower must be a log-weight or -inf, got nan")
+    fg = as_factor_graph(model)
+    red = _Reduced(fg, barren=False)
+    if order is not None:
+        order = [int(v) for v in order]
+        if sorted(order) != red.active:
+            raise ValueError("order must list each variable left once evidence is clamped "
+                             "exactly once (as wmb.elimination_order gives)")
+    stop_at = math.inf if deadline is None else start + deadline
+    try:
+        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
+                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        top = _forward(nodes, buckets, stop_at)
+    except (_Late, wmb._Late):
+        return BranchAndBoundResult(None, -math.inf, False, 0, 0,
+                                    time.perf_counter() - start)
+    width = max((len(nd.clique) for nd in nodes), default=0)
+    tables = _heuristic(red, nodes, buckets)
+    best_x, best, complete, count = _search(fg, red, order, tables, top,
+                                            lower - red.const, stop_at)
+    value = -math.inf if best_x is None else float(fg.log_weight(best_x))
+    return BranchAndBoundResult(best_x, value, complete, count, width,
+                                time.perf_counter() - start)
+
+
+def _above(best: float) -> float:
+    """The bound a branch must pass to be searched: above ``best`` by more than rounding."""
+    return best + 1e-12 * max(1.0, abs(best)) if best > -math.inf else -math.inf
+
+
+def _search(fg: FactorGraph, red: _Reduced, order: list[int], tables: list, top: float,
+            floor: float, stop_at: float) -> tuple[np.ndarray | None, float, bool, int]:
+    """The depth-first search of :func:`branch_and_bound` (log-weights less the constant)."""
+    x = np.zeros(fg.n, dtype=np.int64)
+    for v, value in red.observed.items():
+        x[v] = value
+    depth_of = len(order)
+    best, best_x, count = floor, None, 0
+    # each frame: (bucket index t, bound before bucket t, values left to try with bounds)
+    stack: list[tuple[int, list]] = []
+
+    def expand_bucket(t: int, acc: float) -> list:
+        score = np.zeros(int(red.card[order[t]]))
+        for b, rest in tables[t]:
+            score = score + b[(slice(None),) + tuple(int(x[u]) for u in rest)]
+        cand = acc + score
+        keep = np.flatnonzero(cand > _above(best))
+        return sorted(((float(cand[a]), int(a)) for a in keep), reverse=True)
+
+    if depth_of == 0:
+        return x.copy(), 0.0, True, 0
+    if not top > floor:
+        return None, floor, True, 0  # the bound itself proves nothing better exists
+    stack.append((depth_of - 1, expand_bucket(depth_of - 1, top)))
+    while stack:
+        count += 1
+        if count % NODES_PER_CHECK == 0 and time.perf_counter() > stop_at:
+            return best_x, best, False, count
+        t, cands = stack[-1]
+        if cands and not cands[0][0] > _above(best):
+            cands.clear()  # sorted: none of the others is above either
+        if not cands:
+            stack.pop()
+            continue
+        bound, a = cands.pop(0)
+        x[order[t]] = a
+        if t == 0:
+            best, best_x = bound, x.copy()
+            continue
+        stack.append((t - 1, expand_bucket(t - 1, bound)))
+    return best_x, best, True, count

@@ -21,9 +21,12 @@ The UAI competitions let a solver write improving answers one after another, eac
    max instead, :func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`, each
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
-   then larger budgets while the next run is expected to end in time (for ``MPE`` the time
-   left after them goes to local search with perturbations of the best answer, seeded
-   with ``args.seed``); ``"exact"``, the exact child alone, started even when hopeless;
+   then larger budgets while the next run is expected to end in time (for ``MPE`` half the
+   time left after them goes to a branch and bound over the last run's mini-buckets,
+   :func:`mrflib.inference.max_mini_bucket.branch_and_bound`, which proves its answer
+   optimal when it ends, and the rest to local search with perturbations of the best
+   answer, seeded with ``args.seed``); ``"exact"``, the exact child alone, started even
+   when hopeless;
    or a method of ``mrflib.inference.approx`` (``MAR``), with
    ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
    kernel's first compilation can be interrupted and the limit must hold;
@@ -66,6 +69,7 @@ from mrflib.inference.elimination import _observed, plan
 from mrflib.inference.map_search import feasible_state, local_search
 from mrflib.inference.max_mini_bucket import (
     bound_meets,
+    branch_and_bound,
     growing_max_mini_bucket,
     trivial_upper_bound,
 )
@@ -548,15 +552,46 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
     (:func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
-    the bound (``True``: proven optimal, nothing left to do); then the time left goes to
-    :func:`_perturbed` (``seed``)."""
+    the bound (``True``: proven optimal, nothing left to do); then half the time left goes
+    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``)."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
-    if _mini_bucket_answers(model, answers, say, deadline, child, order):
+    memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+    if memory is None:
         return True
+    if memory and (child is None or not child.done()):
+        if _branch_and_bound(model, answers, say, deadline, order, memory):
+            return True
     if child is None or not child.done():
         _perturbed(model, answers, say, deadline, child, seed)
+    return _stop_optimal(answers, say)
+
+
+#: Share of the time left after the mini-buckets that the branch and bound may take.
+BRANCH_AND_BOUND_SHARE = 0.5
+
+
+def _branch_and_bound(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                      order: list[int], memory: float) -> bool:
+    """Branch and bound above the last answer's log-weight
+    (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`, the mini-buckets of
+    ``memory`` bytes) for :data:`BRANCH_AND_BOUND_SHARE` of the time left; a search that
+    ends proves its best state (or the last answer) optimal (``True``)."""
+    left = (deadline - time.perf_counter()) * BRANCH_AND_BOUND_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    r = branch_and_bound(model, memory=memory, order=order, deadline=left,
+                         lower=answers.log_weight)
+    how = f"branch and bound (i-bound {r.ibound}, {r.nodes} nodes)"
+    if r.state is not None:
+        answers.offer(r.state, how, say, bound=math.inf if not r.complete else
+                      max(r.log_weight, answers.log_weight))
+    elif r.complete:
+        answers.upper = min(answers.upper, answers.log_weight)
+        say(f"{how}: no state weighs more than the last answer")
+    else:
+        say(f"{how}: nothing better found in {left:.3g} s")
     return _stop_optimal(answers, say)
 
 
@@ -583,9 +618,11 @@ def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: floa
 
 
 def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                         child: Forked | None, order: list[int]) -> bool:
-    """The max mini-bucket answers of :func:`_approximate_mpe` (``True``: optimal)."""
+                         child: Forked | None, order: list[int]) -> float | None:
+    """The max mini-bucket answers of :func:`_approximate_mpe`: ``None`` when one is
+    proven optimal, else the table budget of the last run (0: none ended)."""
     left = deadline - time.perf_counter()
+    memory = 0.0
     try:
         for res in growing_max_mini_bucket(model, left, order=order):
             if not res.upper_bound > -math.inf:
@@ -596,14 +633,15 @@ def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, dead
                 raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
             answers.offer(x, f"max mini-bucket decoding (i-bound {res.ibound}), {how}", say,
                           bound=res.upper_bound)
+            memory = res.memory
             if _stop_optimal(answers, say):
-                return True
+                return None
             if child is not None and child.done():
-                return False
+                return memory
     except TimeoutError:
         say("no max mini-bucket run ended in time; stopped")
     except ValueError as err:
         if _proves_zero(str(err)):
             raise
         say(f"max mini-bucket stopped: {' '.join(str(err).split())}")
-    return False
+    return memory
