@@ -240,6 +240,8 @@ def _run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float | Non
         order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
                                                   memory or wmb.DEFAULT_MEMORY, order, stop_at)
         bound = red.const + _forward(nodes, buckets, stop_at)
+        if time.perf_counter() > stop_at:  # no time left to decode, nor to use the result
+            raise _Late
     except (_Late, wmb._Late):
         raise TimeoutError("the max mini-bucket run did not end within its deadline") from None
     width = max((len(nd.clique) for nd in nodes), default=0)
