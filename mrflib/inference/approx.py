@@ -5,6 +5,7 @@
     approx.marginals(model, method="auto", *, time_limit=None, rng=None, **options)
     approx.log_partition(model, method="lbp", ...)
     approx.log_partition_bounds(model, *, time_limit=None)  # lower <= log Z <= upper
+    approx.map_assignment(model, method="auto", *, time_limit=None, rng=None)  # MAP, bound
 
 ``model`` is a :class:`~mrflib.models.factor_graph.FactorGraph` (evidence applied with
 :meth:`~mrflib.models.factor_graph.FactorGraph.condition`) or a
@@ -32,6 +33,31 @@ parameters are the options it takes):
   ``result.method`` names the method whose marginals are returned and
   ``result.details["tried"]`` every step, with its time.
 
+:func:`map_assignment` answers the MPE question (a most probable state) with a
+:class:`~mrflib.inference.approx_result.MapResult`: the best state found, its log-weight and
+a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
+
+* ``"exact"``: max-product elimination (:func:`mrflib.inference.exact.map_assignment`),
+  refused as ``"exact"`` marginals are where its plan does not fit the ``time_limit``;
+* ``"search"``: a state of positive weight by depth-first search with arc consistency
+  (:func:`mrflib.inference.map_search.feasible_state`), improved by iterated conditional
+  modes (:func:`~mrflib.inference.map_search.local_search`; with an ``rng``, also by
+  perturbations while time remains); its bound is ``Σ_k max θ_k``;
+* ``"mini-bucket"``: mini-bucket elimination with max and moment matching
+  (:mod:`mrflib.inference.max_mini_bucket`, budgets grown within the ``time_limit``): an
+  upper bound on the MAP log-weight and a decoding, repaired to positive weight and
+  improved as ``"search"`` improves its state;
+* ``"branch-and-bound"``: ``"search"``'s state, then a depth-first branch and bound above
+  it guided by the max mini-bucket bound
+  (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`); when it ends within the
+  ``time_limit`` (or without one) its best state is proven optimal;
+* ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
+  on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
+* ``"auto"``: ``"exact"`` where its plan fits the time left (as :func:`marginals`'
+  ``"auto"`` decides); otherwise ``"search"``, then ``"mini-bucket"``, then (under a
+  ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
+  perturbations of the best state, stopping as soon as a bound meets the best log-weight.
+
 Every method adds log-weights in float64 as the exact engines do, so past the precision
 limit of :mod:`mrflib.models.precision` each call of this front warns once with a
 :class:`~mrflib.models.precision.PrecisionWarning` (estimates, and the guarantee of a
@@ -52,24 +78,27 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import as_rng, check_real
+from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import (
     bounds,
     elimination,
     exact,
     factor_gibbs,
+    map_search,
+    max_mini_bucket,
     smci_factor_graph,
     wmb,
 )
-from mrflib.inference.approx_result import ApproxResult
+from mrflib.inference.approx_result import ApproxResult, MapResult
 from mrflib.inference.lbp import loopy_bp
 from mrflib.inference.mean_field import mean_field
-from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.boltzmann import BoltzmannMachine, to_spins
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
 from mrflib.models.precision import reported
 
-__all__ = ["ApproxResult", "METHODS", "EXACT_ENTRIES_PER_SECOND", "available", "marginals",
-           "log_partition", "log_partition_bounds"]
+__all__ = ["ApproxResult", "MapResult", "METHODS", "MAP_METHODS", "EXACT_ENTRIES_PER_SECOND",
+           "available", "marginals", "log_partition", "log_partition_bounds",
+           "map_assignment"]
 
 #: Clique-table entries the exact engine gets through per second (marginals and log Z,
 #: upward and downward passes), a conservative figure for ``"auto"``'s time estimate.
@@ -358,3 +387,216 @@ def _reraise_unless_zero(err: ValueError) -> None:
     "Z = 0"): a refusal for memory or a bad argument is not a bound of ``-inf``."""
     if "Z = 0" not in str(err):
         raise err
+
+
+# --------------------------------------------------------------------------- MAP
+#: Perturbations of a local search given an ``rng`` (fewer when the ``time_limit`` comes
+#: first).
+MAP_PERTURBATIONS = 100
+#: Share of the time left that ``"auto"`` gives the search before the mini-buckets.
+MAP_SEARCH_SHARE = 0.2
+def _zero(how: str) -> ValueError:
+    return ValueError(f"model has Z = 0 (every state has zero weight, e.g. impossible "
+                      f"evidence): {how}")
+
+
+class _Best:
+    """The best state so far, the lowest bound, and the steps taken."""
+
+    def __init__(self, fg: FactorGraph, upper: float) -> None:
+        self.fg, self.upper = fg, upper
+        self.state: np.ndarray | None = None
+        self.value, self.method = -math.inf, ""
+        self.details: dict[str, Any] = {}
+
+    def offer(self, x: np.ndarray | None, method: str, upper: float = math.inf) -> None:
+        self.upper = min(self.upper, float(upper))
+        if x is None:
+            return
+        value = float(self.fg.log_weight(x))
+        if self.state is None or value > self.value:
+            self.state, self.value, self.method = np.asarray(x, dtype=np.int64), value, method
+
+    def done(self) -> bool:
+        return max_mini_bucket.bound_meets(self.upper, self.value)
+
+
+def _improve(fg: FactorGraph, x: np.ndarray | None, clock: _Clock, rng: Any,
+             share: float = 1.0) -> tuple[np.ndarray | None, float]:
+    """``x`` repaired to positive weight (its values tried first; a search from scratch
+    without it) and improved by local search (with ``rng``, by perturbations too), and the
+    log-weight of the repaired state before the local search; ``(x, -inf)`` when the search
+    does not end in time. A search proving ``Z = 0`` raises."""
+    try:
+        y = map_search.feasible_state(fg, start=x, deadline=clock.left(share))
+    except TimeoutError:
+        return x, -math.inf
+    if y is None:
+        raise _zero("no state of positive weight (proven by search)")
+    start = float(fg.log_weight(y))
+    left = clock.left(share)
+    perturb = 0 if rng is None else MAP_PERTURBATIONS
+    r = map_search.local_search(fg, y, deadline=left, perturbations=perturb, rng=rng)
+    return r.state, start
+
+
+def _map_exact(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    if clock.limit is not None:
+        fits, why = _exact_fits(fg, clock)
+        if not fits:
+            raise ValueError(f"method 'exact' cannot answer within time_limit = "
+                             f"{clock.limit:g} s ({why})")
+    x, value = exact.map_assignment(fg)
+    best.offer(x, "exact", value)
+    best.upper = best.value  # the maximum itself
+
+
+def _map_search(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best,
+                share: float = 1.0) -> None:
+    x, start = _improve(fg, None, clock, rng, share)
+    best.details.setdefault("start_log_weight", start)
+    best.offer(x, "search")
+
+
+def _map_mini_bucket(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    left = clock.left()
+    try:
+        runs = ([max_mini_bucket.max_mini_bucket(fg)] if left is None else
+                max_mini_bucket.growing_max_mini_bucket(fg, left))
+        ibounds = []
+        for r in runs:
+            ibounds.append(r.ibound)
+            best.offer(None, "mini-bucket", r.upper_bound)
+            if not r.upper_bound > -math.inf:
+                raise _zero("the max mini-bucket bound is -inf")
+            x, start = _improve(fg, r.state, clock, None, 0.5)
+            best.details.setdefault("start_log_weight", start)
+            best.offer(x, "mini-bucket")
+            if best.done() or clock.over():
+                break
+    except TimeoutError:
+        best.details["mini-bucket"] = "no run ended in time"
+        return
+    best.details["ibounds"] = ibounds
+
+
+def _map_wmb(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    left = clock.left()
+    if left is None:
+        res = wmb.weighted_mini_bucket(fg)
+    else:
+        try:
+            res = collections.deque(wmb.growing_passes(fg, left), maxlen=1)[0]
+        except TimeoutError:
+            best.details["wmb"] = "no pass ended in time"
+            return
+    decoded = np.array([int(np.argmax(p)) for p in res.marginals], dtype=np.int64)
+    x, start = _improve(fg, decoded, clock, rng)
+    best.details.update(start_log_weight=start, ibound=res.ibound)
+    best.offer(x, "wmb", res.log_upper)
+
+
+#: Bytes of the largest mini-bucket table of the branch and bound's heuristic.
+MAP_SEARCH_MEMORY = 2**20
+
+
+def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    if best.state is None:
+        _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)
+    r = max_mini_bucket.branch_and_bound(fg, memory=MAP_SEARCH_MEMORY, deadline=clock.left(),
+                                         lower=best.value)
+    best.details.update(nodes=r.nodes, complete=r.complete)
+    best.offer(r.state, "branch-and-bound")
+    if r.complete:  # nothing weighs more than the best state
+        best.upper = min(best.upper, best.value)
+
+
+def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+    fits, why = _exact_fits(fg, clock)
+    tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
+    best.details["tried"] = tried
+    steps: list[tuple[str, Callable[[], None]]] = [
+        ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
+        ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),
+        ("mini-bucket", lambda: _map_mini_bucket(fg, clock, rng, best))]
+    if not fits and clock.limit is not None:  # without a limit it could take forever
+        steps.append(("branch-and-bound", lambda: _map_branch_and_bound(fg, clock, rng, best)))
+    if not fits and rng is not None:
+        steps.append(("perturbations", lambda: best.offer(_improve(
+            fg, best.state, clock, rng)[0], best.method + " and perturbations")))
+    for name, step in steps:
+        t0 = time.perf_counter()
+        step()
+        tried.append({"step": name, "seconds": time.perf_counter() - t0,
+                      "log_weight": best.value, "upper_bound": best.upper})
+        if best.done() or clock.over():
+            break
+
+
+#: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).
+MAP_METHODS: dict[str, Callable[..., None]] = {
+    "auto": _map_auto,
+    "exact": _map_exact,
+    "search": _map_search,
+    "mini-bucket": _map_mini_bucket,
+    "branch-and-bound": _map_branch_and_bound,
+    "wmb": _map_wmb,
+}
+
+
+def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
+                   time_limit: float | None = None, rng: Any = None,
+                   evidence: Mapping | None = None) -> MapResult:
+    """A most probable state of ``model`` by ``method``, with a bound (see the module notes).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    method : str
+        One of :data:`MAP_METHODS`' names.
+    time_limit : float or None
+        Seconds the call may take (a step in progress ends first; ``"exact"`` is refused
+        when its plan does not fit).
+    rng : numpy.random.Generator or int or None
+        The seed of the perturbations of the local search (``"search"``, ``"wmb"``,
+        ``"auto"``); without it nothing is drawn and no perturbation is made.
+    evidence : mapping or None
+        ``{variable: value}``, indices or the model's names: the answer is that of the
+        model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
+
+    Returns
+    -------
+    MapResult
+        The best state found (``±1`` spins of a Boltzmann machine), its log-weight, an
+        upper bound on every state's, and whether they meet.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, and when the model is proven to have ``Z = 0`` (the message
+        says "Z = 0").
+    """
+    fg = as_factor_graph(with_evidence(model, evidence))
+    time_limit = _check_time_limit(time_limit)
+    if not is_choice(method, MAP_METHODS):
+        raise ValueError(f"method must be one of {list(MAP_METHODS)}, got {method!r}")
+    gen = None if rng is None else as_rng(rng)
+    start = time.perf_counter()
+    clock = _Clock(time_limit)
+    with reported(fg):
+        best = _Best(fg, max_mini_bucket.trivial_upper_bound(fg))
+        if not best.upper > -math.inf:
+            raise _zero("a factor is zero everywhere once the evidence is clamped")
+        MAP_METHODS[method](fg, clock, gen, best)
+    state = best.state
+    if state is None:  # no state of positive weight found in the time
+        state = np.array([elimination._observed(fg).get(v, 0) for v in range(fg.n)],
+                         dtype=np.int64)
+        best.offer(state, "none found: the evidence and state 0 elsewhere")
+    value = best.value
+    if isinstance(model, BoltzmannMachine):
+        state = to_spins(state)
+    optimal = max_mini_bucket.bound_meets(best.upper, value)
+    return MapResult(state, value, max(best.upper, value), optimal, best.method,
+                     time.perf_counter() - start, best.details)

@@ -1,8 +1,9 @@
-"""The answer every approximate-inference method of :mod:`mrflib.inference.approx` returns.
+"""The answers of the approximate front :mod:`mrflib.inference.approx`.
 
-A method plugged into :data:`mrflib.inference.approx.METHODS` builds an :class:`ApproxResult`; it
-lives in its own module so that those methods need not import the front that dispatches
-to them.
+A method plugged into :data:`mrflib.inference.approx.METHODS` builds an :class:`ApproxResult`
+(marginals); :func:`mrflib.inference.approx.map_assignment` returns a :class:`MapResult` (a
+most probable state and a bound on its log-weight). They live in their own module so that
+the methods need not import the front that dispatches to them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ApproxResult"]
+__all__ = ["ApproxResult", "MapResult"]
 
 
 @dataclass(frozen=True)
@@ -53,4 +54,41 @@ class ApproxResult:
     n_samples: int | None = None
     standard_errors: list | None = None
     iterations: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MapResult:
+    """A most probable state of a model as far as a method found it, and how sure it is.
+
+    Attributes
+    ----------
+    state : ndarray, shape (n,)
+        The best state found: ``int64`` states of a factor graph (observed variables at
+        their values), ``int8`` spins ``±1`` of a Boltzmann machine. Its weight is positive
+        whenever a state of positive weight was found.
+    log_weight : float
+        Its unnormalized log-weight ``Σ_k θ_k(x_{S_k})`` (``-inf`` only when no state of
+        positive weight was found in the time).
+    upper_bound : float
+        A certified upper bound on the largest log-weight of any state (``log_weight``
+        itself when ``optimal`` by exact elimination).
+    optimal : bool
+        Whether ``upper_bound`` meets ``log_weight`` (within ``1e-9`` relative): ``state``
+        is then a most probable state.
+    method : str
+        The method that found ``state`` (for ``"auto"``, the one whose state is returned).
+    seconds : float
+        Wall time of the call.
+    details : dict
+        Anything else the method reports (the start's log-weight, i-bounds, the steps of
+        ``"auto"``).
+    """
+
+    state: Any
+    log_weight: float
+    upper_bound: float
+    optimal: bool
+    method: str
+    seconds: float
     details: dict[str, Any] = field(default_factory=dict)

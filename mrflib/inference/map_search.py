@@ -166,6 +166,8 @@ def feasible_state(model: FactorGraph | BoltzmannMachine, start: Any = None, *,
     if any(not s and t == -np.inf for s, t in zip(fg.scopes, fg.log_tables)):
         return None  # a constant factor of weight zero
     search = _Search(fg, prefer)
+    if not search.constraints.size:  # nothing to search: the kernel would find at once
+        return search.state()       # (and its compilation costs seconds on first use)
     return search.state() if search.run(stop) else None
 
 

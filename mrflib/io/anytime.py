@@ -17,11 +17,17 @@ The UAI competitions let a solver write improving answers one after another, eac
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
    hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
    mini-bucket (``"wmb"``, :func:`mrflib.inference.wmb.growing_passes`, an answer after each
-   pass that lowers the upper bound on ``log Z``; for ``MPE`` each pass's decoding repaired
-   to a state of positive weight and improved by local search, written when its log-weight
-   beats the last answer's) with a small table budget first, then larger budgets while the
-   next run is expected to end in time; ``"exact"``, the exact child alone, started even
-   when hopeless; or a method of ``mrflib.inference.approx`` (``MAR``), with
+   pass that lowers the upper bound on ``log Z``; for ``MPE`` mini-bucket elimination with
+   max instead, :func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`, each
+   run's decoding repaired to a state of positive weight and improved by local search,
+   written when its log-weight beats the last answer's) with a small table budget first,
+   then larger budgets while the next run is expected to end in time (for ``MPE`` half the
+   time left after them goes to a branch and bound over the last run's mini-buckets,
+   :func:`mrflib.inference.max_mini_bucket.branch_and_bound`, which proves its answer
+   optimal when it ends, and the rest to local search with perturbations of the best
+   answer, seeded with ``args.seed``); ``"exact"``, the exact child alone, started even
+   when hopeless;
+   or a method of ``mrflib.inference.approx`` (``MAR``), with
    ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
    kernel's first compilation can be interrupted and the limit must hold;
 3. writes the exact answer last when the child finishes before the limit, and stops it
@@ -30,7 +36,10 @@ The UAI competitions let a solver write improving answers one after another, eac
 
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
 moment leaves the answers written so far, complete. Each answer's method goes to stderr
-(for ``MPE`` with its log-weight), and each child's process id. The ``MPE`` answers of a
+(for ``MPE`` with its log-weight and the lowest upper bound on the MAP log-weight known:
+``Σ_k max θ_k`` at first, then the mini-buckets', an exact answer's own log-weight), and
+each child's process id. An ``MPE`` answer whose log-weight meets the bound is optimal: the
+solver says so and stops. The ``MPE`` answers of a
 file only improve: each one written has a log-weight strictly above the one before. A
 proof that ``Z = 0`` (the exact engine's, or any engine's refusal saying so) makes ``PR``'s
 answer ``-inf``, with a warning, and for ``MAR`` and ``MPE``, which have no answer then,
@@ -58,6 +67,12 @@ from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.elimination import _observed, plan
 from mrflib.inference.map_search import feasible_state, local_search
+from mrflib.inference.max_mini_bucket import (
+    bound_meets,
+    branch_and_bound,
+    growing_max_mini_bucket,
+    trivial_upper_bound,
+)
 from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
@@ -87,12 +102,15 @@ class AnswerFile:
     during either waits for it to complete (:func:`mrflib._support.forked.deferred`), so
     the file is always complete answers or absent. Given the ``model``, an ``MPE`` answer
     is written only when its log-weight is strictly above the last one's (``log_weight``),
-    so the answers only improve."""
+    so the answers only improve; ``upper`` is the lowest upper bound on the MAP log-weight
+    offered with them (:meth:`offer`), and :meth:`optimal` says when the last answer meets
+    it."""
 
     def __init__(self, out: str, task: str, model: FactorGraph | None = None) -> None:
         self.out, self.task, self.model = out, task, model
         self.values: list = []
         self.log_weight = -math.inf
+        self.upper = math.inf
 
     def add(self, value: Any) -> bool:
         """Write ``value``; ``False`` (nothing written) for an ``MPE`` answer no better than
@@ -123,12 +141,21 @@ class AnswerFile:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.out)
 
-    def offer(self, value: Any, how: str, say: Any) -> bool:
+    def optimal(self) -> bool:
+        """Whether the last ``MPE`` answer's log-weight meets the lowest upper bound."""
+        return bool(self.values) and bound_meets(self.upper, self.log_weight)
+
+    def offer(self, value: Any, how: str, say: Any, bound: float | None = None) -> bool:
         """:meth:`add`, and a line on ``say`` naming ``how`` the answer was found (and its
-        log-weight for ``MPE``), whether it was written or not."""
+        log-weight for ``MPE``, with the lowest upper bound on the MAP log-weight known,
+        ``bound`` included), whether it was written or not."""
         weight = ""
+        if bound is not None:
+            self.upper = min(self.upper, float(bound))
         if self.task == "MPE" and self.model is not None:
             weight = f", log-weight {float(self.model.log_weight(value)):.10g}"
+            if self.upper < math.inf:
+                weight += f", upper bound {self.upper:.10g}"
         if self.add(value):
             say(f"answer {len(self.values)}: {how}{weight}; wrote {self.out}")
             return True
@@ -358,15 +385,33 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     answers = AnswerFile(args.out, args.task, model)
     first = _first_answer(model, args.task,
                           min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
-    answers.offer(*first, say)
+    answers.offer(*first, say, bound=trivial_upper_bound(model) if args.task == "MPE"
+                  else None)
     try:
         if _NO_STATE in first[1]:  # the search's proof: no MPE answer exists
             raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
+        if _stop_optimal(answers, say):
+            return
         _improve(model, args, answers, say, deadline, solve)
     except ValueError as err:
         if not _proves_zero(str(err)):
             raise
         _zero_partition(answers, args, say, str(err))
+
+
+def _stop_optimal(answers: AnswerFile, say: Any) -> bool:
+    """Whether the last ``MPE`` answer is proven optimal (its log-weight meets the upper
+    bound), said on ``say``: nothing can improve it, so the solver stops."""
+    if answers.task != "MPE" or not answers.optimal():
+        return False
+    say(f"optimal: the log-weight {answers.log_weight:.10g} meets the upper bound "
+        f"{answers.upper:.10g}; stopped")
+    return True
+
+
+def _exact_bound(model: FactorGraph, task: str, value: Any) -> float | None:
+    """The upper bound an exact ``MPE`` answer proves: its own log-weight."""
+    return float(model.log_weight(value)) if task == "MPE" else None
 
 
 def _proves_zero(reason: str) -> bool:
@@ -398,7 +443,9 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     order, est = _plan(model, say)
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
-        answers.offer(solve(model, args.task), "exact", say)
+        value = solve(model, args.task)
+        answers.offer(value, "exact", say, bound=_exact_bound(model, args.task, value))
+        _stop_optimal(answers, say)
         return
     # "exact" asks for the exact computation alone, hopeless or not: it runs in the child,
     # where the deadline can stop it (the engine itself cannot be interrupted)
@@ -408,7 +455,11 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         say(f"exact inference started in process {child.pid}")
     try:
         if args.method == "wmb":
-            _approximate(model, args, answers, say, deadline, child, order)
+            if args.task == "MPE":
+                if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
+                    return  # proven optimal: the exact child is stopped below
+            else:
+                _approximate(model, args, answers, say, deadline, child, order)
             _finish([child] if child else [], child, args, answers, say, deadline)
         elif args.method == "exact":
             _finish([child], child, args, answers, say, deadline)
@@ -449,7 +500,9 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
                 + f" failed: {value}")
             continue
         if done is child:
-            answers.offer(value, "exact", say)
+            answers.offer(value, "exact", say,
+                          bound=_exact_bound(answers.model, args.task, value))
+            _stop_optimal(answers, say)
             return
         answers.offer(value.value, value.how, say)
     for still in pending:
@@ -470,16 +523,12 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     # first pass of a larger budget often fits worse than many passes of a smaller one
     # (linkage_27 of UAI 2014: one pass at i-bound 21 left the bound where it was and its
     # marginals scored 76 against the 91 of the answer before it), so a pass that does not
-    # lower the bound does not replace the last answer. An MPE answer is judged by its own
-    # log-weight instead (the answer file keeps only better ones), so every pass's is tried.
+    # lower the bound does not replace the last answer.
     written = math.inf
     try:
         for res in growing_passes(model, left, order=order, strict=True):
             got = _from_wmb(res, args.task)
-            if args.task == "MPE":
-                got = _mpe_from_wmb(model, res, deadline)
-                answers.offer(got.value, got.how, say)
-            elif res.log_upper < written:
+            if res.log_upper < written:
                 written = res.log_upper
                 answers.add(got.value)
                 say(f"answer {len(answers.values)}: {got.how}; wrote {args.out}")
@@ -495,3 +544,104 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
         if _proves_zero(str(err)):
             raise
         say(f"weighted mini-bucket stopped: {' '.join(str(err).split())}")
+
+
+def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                     child: Forked | None, order: list[int], seed: Any = 0) -> bool:
+    """``MPE`` answers of max mini-bucket runs of growing budgets
+    (:func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
+    repaired and improved (:func:`_improved`), offered with the run's upper bound on the
+    MAP log-weight, until the runs end, the exact child has answered, or an answer meets
+    the bound (``True``: proven optimal, nothing left to do); then half the time left goes
+    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``)."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return False
+    memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+    if memory is None:
+        return True
+    if memory and (child is None or not child.done()):
+        if _branch_and_bound(model, answers, say, deadline, order, memory):
+            return True
+    if child is None or not child.done():
+        _perturbed(model, answers, say, deadline, child, seed)
+    return _stop_optimal(answers, say)
+
+
+#: Share of the time left after the mini-buckets that the branch and bound may take.
+BRANCH_AND_BOUND_SHARE = 0.5
+
+
+def _branch_and_bound(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                      order: list[int], memory: float) -> bool:
+    """Branch and bound above the last answer's log-weight
+    (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`, the mini-buckets of
+    ``memory`` bytes) for :data:`BRANCH_AND_BOUND_SHARE` of the time left; a search that
+    ends proves its best state (or the last answer) optimal (``True``)."""
+    left = (deadline - time.perf_counter()) * BRANCH_AND_BOUND_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    r = branch_and_bound(model, memory=memory, order=order, deadline=left,
+                         lower=answers.log_weight)
+    how = f"branch and bound (i-bound {r.ibound}, {r.nodes} nodes)"
+    if r.state is not None:
+        answers.offer(r.state, how, say, bound=math.inf if not r.complete else
+                      max(r.log_weight, answers.log_weight))
+    elif r.complete:
+        answers.upper = min(answers.upper, answers.log_weight)
+        say(f"{how}: no state weighs more than the last answer")
+    else:
+        say(f"{how}: nothing better found in {left:.3g} s")
+    return _stop_optimal(answers, say)
+
+
+#: Seconds of each round of perturbations between two looks at the exact child.
+PERTURB_ROUND_SECONDS = 1.0
+
+
+def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+               child: Forked | None, seed: Any) -> None:
+    """Local search with perturbations of the last answer
+    (:func:`mrflib.inference.map_search.local_search`, ``rng=seed``) in rounds of
+    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
+    round's better state offered."""
+    if not answers.values or not answers.log_weight > -math.inf:
+        return
+    rng = np.random.default_rng(seed)
+    while time.perf_counter() < deadline and (child is None or not child.done()):
+        left = min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter())
+        r = local_search(model, answers.values[-1], deadline=max(left, 0.0),
+                         perturbations=10**9, rng=rng)
+        if r.log_weight > answers.log_weight:
+            answers.offer(r.state, f"local search with perturbations ({r.perturbations} "
+                                   f"in this round, {r.improvements} improving)", say)
+
+
+def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                         child: Forked | None, order: list[int]) -> float | None:
+    """The max mini-bucket answers of :func:`_approximate_mpe`: ``None`` when one is
+    proven optimal, else the table budget of the last run (0: none ended)."""
+    left = deadline - time.perf_counter()
+    memory = 0.0
+    try:
+        for res in growing_max_mini_bucket(model, left, order=order):
+            if not res.upper_bound > -math.inf:
+                raise ValueError("the model has Z = 0 (the max mini-bucket bound on the MAP "
+                                 "log-weight is -inf)")
+            x, how = _improved(model, res.state, deadline)
+            if how == _NO_STATE:
+                raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
+            answers.offer(x, f"max mini-bucket decoding (i-bound {res.ibound}), {how}", say,
+                          bound=res.upper_bound)
+            memory = res.memory
+            if _stop_optimal(answers, say):
+                return None
+            if child is not None and child.done():
+                return memory
+    except TimeoutError:
+        say("no max mini-bucket run ended in time; stopped")
+    except ValueError as err:
+        if _proves_zero(str(err)):
+            raise
+        say(f"max mini-bucket stopped: {' '.join(str(err).split())}")
+    return memory

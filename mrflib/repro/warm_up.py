@@ -40,6 +40,8 @@ def _steps():
     potts = factor_models.potts_lattice(3, 3, q=3, rng=0)
     fg = FactorGraph.from_boltzmann(big)
     wide = factor_models.potts_lattice(6, 6, q=3, rng=0)
+    differ = np.where(np.eye(3) > 0, -np.inf, 0.0)  # neighbours differ: zeros to search
+    colouring = FactorGraph([3] * 4, [(0, 1), (1, 2), (2, 3), (0, 3)], [differ] * 4)
 
     def potts_data():
         return exact.sample(potts, 300, rng=1)
@@ -70,6 +72,9 @@ def _steps():
         ("approximate inference (LBP, mean field, WMB, Gibbs, SMCI, bounds)",
          lambda: ([approx.marginals(potts, m, rng=0, **o) for m, o in _APPROX]
                   + [approx.log_partition_bounds(wide, time_limit=0)])),
+        ("MAP (search on zeros, local search, max mini-bucket, branch and bound)",
+         lambda: [approx.map_assignment(colouring, m, rng=0)
+                  for m in ("search", "mini-bucket", "branch-and-bound")]),
     ]
 
 
