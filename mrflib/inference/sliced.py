@@ -137,7 +137,7 @@ def give_up(model: FactorGraph, task: str, max_seconds: float = MAX_SECONDS) -> 
     task : str
         One of :data:`TASKS`.
     max_seconds : float
-        The limit of :func:`solve`.
+        The seconds the sliced work may take (default :data:`MAX_SECONDS`).
 
     Returns
     -------

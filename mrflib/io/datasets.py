@@ -381,7 +381,7 @@ class ExpertNetwork:
         One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
         table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
         ``cpds`` read in C order. Its log-weights are the joint log-probabilities
-        (``log Z = 0``); its names are :attr:`variables` and :attr:`states`.
+        (``log Z = 0``); its names are ``variables`` and ``states``.
         """
         scopes, tables = [], []
         for i, par in enumerate(self.parents):

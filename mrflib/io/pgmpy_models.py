@@ -2,8 +2,8 @@
 
 :func:`from_pgmpy` turns a pgmpy ``DiscreteBayesianNetwork`` or ``DiscreteMarkovNetwork`` (or
 ``FactorGraph``) into a :class:`~mrflib.models.factor_graph.FactorGraph` that keeps pgmpy's
-variable and state names (:attr:`~mrflib.models.factor_graph.FactorGraph.names`,
-:attr:`~mrflib.models.factor_graph.FactorGraph.state_names`), so that evidence and marginals
+variable and state names (``FactorGraph.names``,
+``FactorGraph.state_names``), so that evidence and marginals
 can be given and read by name; :func:`to_pgmpy` goes back. :func:`read_bif` and
 :func:`read_xmlbif` read a Bayesian network file through pgmpy's ``BIFReader`` /
 ``XMLBIFReader``. All need pgmpy (``pip install "mrflib[datasets]"``).
@@ -150,7 +150,7 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
         The model.
     names : sequence, optional
         pgmpy's node for each variable. Default: the model's
-        :attr:`~mrflib.models.factor_graph.FactorGraph.names`, or the integers ``0..n-1``
+        ``FactorGraph.names``, or the integers ``0..n-1``
         for a model without names (pgmpy's triangulation breaks ties by set order, which
         for string nodes follows ``PYTHONHASHSEED``: integers keep its elimination order,
         and so its rounding, the same in every process).
@@ -161,7 +161,7 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
         One ``DiscreteFactor`` of weights ``exp(log_table)`` per factor with a scope, the
         constant factors folded into the first, and a factor of ones for each variable in no
         scope; the states carry the model's
-        :attr:`~mrflib.models.factor_graph.FactorGraph.state_names` when it has them.
+        ``FactorGraph.state_names`` when it has them.
 
     Raises
     ------

@@ -168,7 +168,7 @@ class Tie:
         -------
         dict
             ``{label: phi[param_offsets[g]:param_offsets[g + 1]]}`` (copies), in the order
-            of :attr:`labels`: a ``"potts"`` group's one coupling, a ``"symmetric"``
+            of ``labels``: a ``"potts"`` group's one coupling, a ``"symmetric"``
             group's upper triangle, a ``"free"`` group's entries past its reference.
         """
         phi = check_array(phi, "phi", ndim=1, shape=(self.n_params,))

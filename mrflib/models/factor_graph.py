@@ -315,7 +315,7 @@ class FactorGraph:
 
     # ------------------------------------------------------------------ names
     def index(self, variable: int | str) -> int:
-        """The index of ``variable``, given by its name (:attr:`names`) or its index.
+        """The index of ``variable``, given by its name (``names``) or its index.
 
         Parameters
         ----------
@@ -344,7 +344,7 @@ class FactorGraph:
             A variable's index or name (as in :meth:`index`).
         state : int or str
             One of its states: an index ``0..|X_i|-1`` or a name of
-            :attr:`state_names`.
+            ``state_names``.
 
         Returns
         -------
@@ -416,7 +416,7 @@ class FactorGraph:
     def condition(self, evidence: Mapping[Any, Any]) -> FactorGraph:
         """The model with ``evidence = {variable: value}`` applied.
 
-        Variables and values are indices or names (:attr:`names`, :attr:`state_names`).
+        Variables and values are indices or names (``names``, ``state_names``).
         Every factor is sliced at the observed values (its scope loses the observed
         variables), and each observed variable gets a unary indicator factor (``0`` at
         its value, ``-inf`` elsewhere), so the result has the same variables and
