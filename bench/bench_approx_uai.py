@@ -117,27 +117,37 @@ def reference(problem: Problem) -> tuple[list, list | None, str]:
                               f"every leaf's P(1) must lie in [{low:.4f}, {high:.4f}])")
 
 
-def ours(problem: Problem, seconds: float) -> dict:
-    """Run ``solve --time-limit`` in a subprocess; its last answer and what made it."""
+def solve_in_child(problem: Any, task: str, seconds: float, grace: float
+                   ) -> tuple[Any, str, str, float]:
+    """``python -m mrflib solve --task TASK --time-limit SECONDS`` on ``problem`` (its
+    ``model`` and ``evidence`` files) in a subprocess killed ``grace`` seconds past the
+    limit: ``(last answer or None, status, stderr, wall seconds)``, the status
+    ``"answered"``, ``"failed"`` or ``"killed"``."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "answer.MAR"
-        cmd = [sys.executable, "-m", "mrflib", "solve", str(problem.model), "--task", "MAR",
+        out = Path(tmp) / f"answer.{task}"
+        cmd = [sys.executable, "-m", "mrflib", "solve", str(problem.model), "--task", task,
                "--time-limit", str(seconds), "--out", str(out)]
         if problem.evidence is not None:
             cmd[5:5] = ["--evid", str(problem.evidence)]
         t0 = time.perf_counter()
         try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + GRACE)
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + grace)
             status, err = ("answered" if res.returncode == 0 else "failed"), res.stderr
         except subprocess.TimeoutExpired as exc:
             status = "killed"
             err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         took = time.perf_counter() - t0
-        lines = [ln for ln in err.splitlines() if "answer " in ln]
         try:
             value = io.read_answer(out).value
-        except ValueError:
+        except (ValueError, OSError):
             value = None
+    return value, status, err, took
+
+
+def ours(problem: Problem, seconds: float) -> dict:
+    """Run ``solve --time-limit`` in a subprocess; its last answer and what made it."""
+    value, status, err, took = solve_in_child(problem, "MAR", seconds, GRACE)
+    lines = [ln for ln in err.splitlines() if "answer " in ln]
     last = lines[-1].split(": ", 1)[1].split("; wrote")[0] if lines else ""
     return {"marginals": value, "seconds": took, "status": status, "answers": len(lines),
             "last_method": last}

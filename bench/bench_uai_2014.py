@@ -110,22 +110,29 @@ def family(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
-def problem_set(folder: str | os.PathLike) -> list[Problem]:
-    """The problems of ``folder`` (every ``NAME.uai``), sorted by family then number; each
-    solution ``NAME.uai.MAR`` is looked for in ``MAR_sol`` beside the folder, then in it."""
-    folder = Path(folder)
+def uai_files(folder: Path, env: str, what: str) -> list[Path]:
+    """Every ``NAME.uai`` of ``folder``, sorted by family then number; a missing or empty
+    folder is refused naming the environment variable ``env`` that gave it (``what``: the
+    kind of problems it should hold)."""
     if not folder.is_dir():
-        raise ValueError(f"{ENV} must name a folder of UAI problems, got {str(folder)!r}")
+        raise ValueError(f"{env} must name a folder of {what}, got {str(folder)!r}")
     found = sorted(folder.glob("*.uai"))
     if not found:
-        raise ValueError(f"{ENV}={str(folder)!r} has no .uai files")
+        raise ValueError(f"{env}={str(folder)!r} has no .uai files")
 
     def key(p: Path) -> tuple:
         m = re.search(r"_(\d+)$", p.stem)
         return family(p.stem), int(m.group(1)) if m else 0, p.stem
 
+    return sorted(found, key=key)
+
+
+def problem_set(folder: str | os.PathLike) -> list[Problem]:
+    """The problems of ``folder`` (every ``NAME.uai``), sorted by family then number; each
+    solution ``NAME.uai.MAR`` is looked for in ``MAR_sol`` beside the folder, then in it."""
+    folder = Path(folder)
     out = []
-    for p in sorted(found, key=key):
+    for p in uai_files(folder, ENV, "UAI problems"):
         sol = next((s for s in (folder.parent / "MAR_sol" / f"{p.name}.MAR",
                                 folder / f"{p.name}.MAR") if s.is_file()), None)
         ev = p.with_name(p.name + ".evid")

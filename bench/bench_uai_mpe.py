@@ -48,6 +48,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bench import Skipped
+from bench.bench_approx_uai import solve_in_child
+from bench.bench_uai_2014 import family, uai_files
 from mrflib import io
 from mrflib.io import anytime
 
@@ -79,26 +81,11 @@ class Problem(NamedTuple):
     reference: Path | None
 
 
-def family(name: str) -> str:
-    """``"Grids"`` for ``"Grids_18"``."""
-    return re.sub(r"_\d+$", "", name)
-
-
 def problem_set(folder: str | os.PathLike) -> list[Problem]:
     """The problems of ``folder`` (every ``NAME.uai``), sorted by family then number."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{ENV} must name a folder of UAI MPE problems, got {str(folder)!r}")
-    found = sorted(folder.glob("*.uai"))
-    if not found:
-        raise ValueError(f"{ENV}={str(folder)!r} has no .uai files")
-
-    def key(p: Path) -> tuple:
-        m = re.search(r"_(\d+)$", p.stem)
-        return family(p.stem), int(m.group(1)) if m else 0, p.stem
-
     out = []
-    for p in sorted(found, key=key):
+    for p in uai_files(folder, ENV, "UAI MPE problems"):
         ev, ref = p.with_name(p.name + ".evid"), p.with_name(p.name + ".MAP")
         out.append(Problem(p.stem, family(p.stem), p, ev if ev.is_file() else None,
                            ref if ref.is_file() else None))
@@ -170,25 +157,8 @@ def ranks(values: list[float]) -> list[int]:
 def ours(problem: Problem, seconds: float) -> dict:
     """``solve --task MPE --time-limit`` in a subprocess: its last answer and stderr's
     account of it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "answer.MPE"
-        cmd = [sys.executable, "-m", "mrflib", "solve", str(problem.model), "--task", "MPE",
-               "--time-limit", str(seconds), "--out", str(out)]
-        if problem.evidence is not None:
-            cmd[5:5] = ["--evid", str(problem.evidence)]
-        t0 = time.perf_counter()
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + GRACE)
-            status, err = ("answered" if res.returncode == 0 else "failed"), res.stderr
-        except subprocess.TimeoutExpired as exc:
-            status = "killed"
-            err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        took = time.perf_counter() - t0
-        lines = [ln for ln in err.splitlines() if re.search(r"\banswer \d+: ", ln)]
-        try:
-            state = io.read_answer(out).value
-        except (ValueError, OSError):
-            state = None
+    state, status, err, took = solve_in_child(problem, "MPE", seconds, GRACE)
+    lines = [ln for ln in err.splitlines() if re.search(r"\banswer \d+: ", ln)]
     last = lines[-1].split(": ", 1)[1].split("; wrote")[0] if lines else ""
     bounds = re.findall(r"upper bound (\S+?)[;,]", err)
     return {"state": state, "seconds": took, "status": status, "answers": len(lines),
