@@ -225,11 +225,7 @@ def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None
     fg = as_factor_graph(model)
     require_memory(8.0 * fg.n, f"the decoding of {fg.n} variables")
     red = _Reduced(fg, barren=False)
-    if order is not None:
-        order = [int(v) for v in order]
-        if sorted(order) != red.active:
-            raise ValueError("order must list each variable left once evidence is clamped "
-                             "exactly once (as wmb.elimination_order gives)")
+    order = wmb.checked_order(red, order)
     stop_at = math.inf if deadline is None else start + deadline
     return _run(fg, red, ibound, memory, order, stop_at, start)
 
@@ -396,11 +392,7 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
         raise ValueError("lower must be a log-weight or -inf, got nan")
     fg = as_factor_graph(model)
     red = _Reduced(fg, barren=False)
-    if order is not None:
-        order = [int(v) for v in order]
-        if sorted(order) != red.active:
-            raise ValueError("order must list each variable left once evidence is clamped "
-                             "exactly once (as wmb.elimination_order gives)")
+    order = wmb.checked_order(red, order)
     stop_at = math.inf if deadline is None else start + deadline
     try:
         order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,

@@ -379,13 +379,21 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     require_memory(8.0 * float(np.sum(model.cardinalities, dtype=np.float64)),
                    f"the weighted mini-bucket marginals of {model.n} variables")
     red = _Reduced(model, barren=False)
-    if order is not None:
-        order = [int(v) for v in order]
-        if sorted(order) != red.active:
-            raise ValueError("order must list each variable left once evidence is clamped "
-                             "exactly once (as elimination_order gives)")
+    order = checked_order(red, order)
     return _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
                    deadline)
+
+
+def checked_order(red: _Reduced, order: Any) -> list[int] | None:
+    """``order`` as a list of ints, checked to list each variable of ``red`` left once the
+    evidence is clamped exactly once (``None`` stays ``None``: the default order)."""
+    if order is None:
+        return None
+    order = [int(v) for v in order]
+    if sorted(order) != red.active:
+        raise ValueError("order must list each variable left once evidence is clamped "
+                         "exactly once (as elimination_order gives)")
+    return order
 
 
 def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order, deadline
