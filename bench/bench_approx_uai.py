@@ -50,7 +50,7 @@ import numpy as np
 from bench import Skipped
 from bench.bench_uai_2014 import ENV, Problem, problem_set, read
 from mrflib import io
-from mrflib.inference.wmb import elimination_order
+from mrflib.inference.approx.wmb import elimination_order
 from mrflib.io import anytime
 from mrflib.repro import counting, peers
 from mrflib.repro.forked import run_limited

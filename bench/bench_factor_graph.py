@@ -1,4 +1,5 @@
-"""The factor-graph exact engine (:mod:`mrflib.inference.elimination`) against pyGMs and pgmpy.
+"""The factor-graph exact engine (:mod:`mrflib.inference.exact.elimination`) against pyGMs and
+pgmpy.
 
 Problems: the four shipped UAI 2014 PR problems (:func:`mrflib.io.datasets.uai_problem`, with
 their evidence), 3-state Potts lattices (8x8 to 12x12), random networks of three- and
@@ -28,7 +29,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from mrflib import datasets, exact, io
-from mrflib.inference import elimination_order as eo
+from mrflib.inference.exact import elimination_order as eo
 from mrflib.models import lattices as factor_models
 from mrflib.repro import factor_graph_problems as fgp
 from mrflib.repro import peers

@@ -22,7 +22,7 @@ import numpy as np
 
 from bench.bench_learning import _best
 from mrflib import graphs, learning
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import factor_learning, potentials
 from mrflib.models import lattices as factor_models
 

@@ -1,4 +1,4 @@
-"""The junction-tree engine (:mod:`mrflib.inference.junction_tree`) on square Ising lattices.
+"""The junction-tree engine (:mod:`mrflib.inference.exact.junction_tree`) on square Ising lattices.
 
 Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0.
 
@@ -34,7 +34,7 @@ import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 from mrflib._support.validation import available_memory, format_bytes
-from mrflib.inference import junction_tree as jt
+from mrflib.inference.exact import junction_tree as jt
 from mrflib.repro import peers
 from mrflib.repro.timing import best_seconds
 

@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, graphs, lap, learning, sampling
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import factor_learning
 from mrflib.models import lattices as factor_models
 from mrflib.repro.peers import junction_tree_moments

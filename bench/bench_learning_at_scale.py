@@ -3,7 +3,7 @@
 The truth is ``lattices.potts_lattice(256, 256, 4, coupling=0.4)`` (ferromagnetic couplings
 uniform on [0, 0.8], fields on [-0.2, 0.2]: below the q = 4 transition at log(1 + 2) =
 1.10, so Gibbs chains mix in tens of sweeps); the N = 1,000 samples are drawn by
-:func:`mrflib.inference.factor_gibbs.gibbs`, ``CHAINS`` chains from random states, each
+:func:`mrflib.inference.sampling.chains.gibbs`, ``CHAINS`` chains from random states, each
 recording a state every ``THIN`` sweeps after ``BURN_IN``; the data row's note gives the
 Gelman-Rubin R-hat of the samples' log-weight across the chains (near 1: the chains agree).
 Each learner's row gives its wall time and peak memory (tracemalloc, numpy buffers
@@ -38,7 +38,7 @@ import numpy as np
 
 from mrflib import learning
 from mrflib._support.validation import format_bytes
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning.potentials import normalize
 from mrflib.models import lattices
 
@@ -66,7 +66,7 @@ def _coupling_error(model, truth) -> float:
 
 def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
     """Gelman-Rubin R-hat of a scalar recorded by ``n_chains`` chains (rows laid out as
-    :func:`mrflib.inference.factor_gibbs.gibbs` lays them out: time, then chain)."""
+    :func:`mrflib.inference.sampling.chains.gibbs` lays them out: time, then chain)."""
     per_chain = log_weights.reshape(-1, n_chains).T
     n = per_chain.shape[1]
     within = per_chain.var(axis=1, ddof=1).mean()

@@ -20,7 +20,8 @@ read from ``MAR_sol`` beside that folder, or from the folder itself); without
 For each problem and task (``PR``: ``log Z`` with the evidence; ``MAR``: every
 variable's marginal), in a forked child (:func:`mrflib.repro.forked.run_limited`) capped
 at :data:`SECONDS` and :data:`MEMORY`: the reading of the files, the engine's plan
-(:func:`mrflib.inference.elimination.plan`: treewidth, largest clique table, all tables; barren
+(:func:`mrflib.inference.exact.elimination.plan`: treewidth, largest clique table, all tables;
+barren
 CPTs pruned for ``PR`` as :func:`mrflib.inference.exact.log_partition` does) and the answer, timed
 with its own planning included (one call each). A refusal is recorded with its one-line
 reason and the treewidth it names; a problem cut by the time limit, out of memory, or
@@ -60,8 +61,8 @@ import numpy as np
 from bench import Skipped
 from bench.bench_factor_graph import PYGMS_SECONDS_PER_ENTRY
 from mrflib import FactorGraph, datasets, exact, io
-from mrflib.inference import elimination, sliced
-from mrflib.inference import elimination_order as eo
+from mrflib.inference.exact import elimination, sliced
+from mrflib.inference.exact import elimination_order as eo
 from mrflib.repro import peers
 from mrflib.repro.forked import run_limited
 
@@ -220,7 +221,7 @@ def answer(problem: Problem, task: str, seconds: float = SECONDS) -> dict:
 
 def enumerated_marginals(model: FactorGraph) -> list[np.ndarray] | None:
     """Every variable's marginal by enumerating each connected component of ``model`` on
-    its own (:mod:`mrflib.inference.enumeration`), or ``None`` when a component has more than
+    its own (:mod:`mrflib.inference.exact.enumeration`), or ``None`` when a component has more than
     :data:`ENUMERATION_STATES` joint states: an answer independent of the junction tree."""
     card = model.cardinalities.tolist()
     comps = eo.components(eo.interaction_graph(model.n, model.scopes), range(model.n))

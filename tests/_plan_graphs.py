@@ -77,7 +77,7 @@ def plan_record(jt) -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates the pinned plans
-    from mrflib.inference.junction_tree import JunctionTree
+    from mrflib.inference.exact.junction_tree import JunctionTree
 
     out = {name: plan_record(JunctionTree(e, n)) for name, (e, n) in plan_graphs().items()}
     PLANS.write_text(json.dumps(out, indent=1) + "\n")

@@ -15,7 +15,7 @@ import pytest
 from _random_factor_graphs import colouring
 
 from mrflib import FactorGraph, io
-from mrflib.inference import enumeration as fe
+from mrflib.inference.exact import enumeration as fe
 from mrflib.io import anytime
 from mrflib.io.solve import main as solve_main
 
@@ -192,7 +192,7 @@ def test_a_pass_that_does_not_lower_the_bound_is_not_written(tmp_path, monkeypat
     """Mini-bucket answers replace the last one only when their pass lowered the bound on
     log Z (the first pass of a larger budget can fit the model worse than many passes of a
     smaller one); the others are named on stderr as not written."""
-    from mrflib.inference.wmb import WMBResult
+    from mrflib.inference.approx.wmb import WMBResult
 
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
@@ -291,7 +291,7 @@ def test_mpe_answers_improve_on_a_30x30_colouring_grid(tmp_path):
 def test_mpe_on_a_30x30_potts_lattice_ends_at_or_above_icm(tmp_path):
     """Without zeros too, the answers only improve, and the last is at least what
     iterated conditional modes reaches from the trivial state."""
-    from mrflib.inference.point_estimates import icm
+    from mrflib.inference.approx.point_estimates import icm
 
     model = potts(30, 30, 0)
     states, _ = solve_mpe(tmp_path, model, 3)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, approx, exact
-from mrflib.inference import lbp, mean_field
-from mrflib.inference.approx_result import ApproxResult
+from mrflib.inference.approx import lbp, mean_field
+from mrflib.inference.approx.result import ApproxResult
 from mrflib.models import lattices as factor_models
 
 TOL = 1e-10
@@ -251,7 +251,7 @@ def xor_model(n=90, m=60, seed=0) -> FactorGraph:
 def test_mean_field_feasible_start_searches_under_the_time_limit(monkeypatch, seed):
     """On a satisfiable XOR model the start of positive weight is found by a search under
     the call's limit, with no elimination-order search."""
-    from mrflib.inference import elimination
+    from mrflib.inference.exact import elimination
 
     def no_plan(*args, **kwargs):
         raise AssertionError("an elimination plan was searched")

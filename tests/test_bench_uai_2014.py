@@ -21,7 +21,7 @@ from bench import Skipped
 from bench import __main__ as bench_main
 from bench import bench_uai_2014 as bu
 from mrflib import FactorGraph, datasets, exact, io
-from mrflib.inference import sliced
+from mrflib.inference.exact import sliced
 from mrflib.repro import uai_track
 from mrflib.repro.forked import run_limited
 

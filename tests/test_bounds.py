@@ -11,8 +11,8 @@ import pytest
 import sympy as sp
 
 from mrflib import BoltzmannMachine, bounds, exact, graphs
-from mrflib.inference import partition_graphs
-from mrflib.inference._bounds_kernels import mean_field_sweeps
+from mrflib.inference.bounds import expansion as partition_graphs
+from mrflib.inference.bounds._bounds_kernels import mean_field_sweeps
 from mrflib.repro import bounds_trials
 
 

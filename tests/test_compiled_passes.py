@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph
-from mrflib.inference import _compiled_passes as cp
-from mrflib.inference import _factor_ops, elimination
-from mrflib.inference import enumeration as fe
-from mrflib.inference._compiled_passes_kernels import fsum
+from mrflib.inference import _factor_ops
+from mrflib.inference.exact import _compiled_passes as cp
+from mrflib.inference.exact import elimination
+from mrflib.inference.exact import enumeration as fe
+from mrflib.inference.exact._compiled_passes_kernels import fsum
 from mrflib.io.uai import read_uai
 
 TOL = 1e-9

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
-from mrflib.inference import elimination
-from mrflib.inference import elimination_order as eo
-from mrflib.inference import enumeration as fe
+from mrflib.inference.exact import elimination
+from mrflib.inference.exact import elimination_order as eo
+from mrflib.inference.exact import enumeration as fe
 from tests._random_factor_graphs import random_factor_graph
 
 TOL = 1e-10

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mrflib import approx, exact, graphs
-from mrflib.inference import elimination, sliced
-from mrflib.inference import elimination_order as eo
-from mrflib.inference import treewidth_bounds as tb
+from mrflib.inference.exact import elimination, sliced
+from mrflib.inference.exact import elimination_order as eo
+from mrflib.inference.exact import treewidth_bounds as tb
 from mrflib.models import lattices
 from mrflib.models.factor_graph import FactorGraph
 

@@ -5,7 +5,7 @@ import pytest
 from _random_factor_graphs import random_factor_graph
 
 from mrflib import FactorGraph, exact
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.models import lattices as factor_models
 
 

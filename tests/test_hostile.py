@@ -45,8 +45,10 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference import elimination, factor_gibbs, junction_tree, smci_factor_graph
-from mrflib.inference import enumeration as factor_enumeration
+from mrflib.inference.exact import elimination, junction_tree
+from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import factor_learning, learners, potentials
 from mrflib.models import factor_graph
 from mrflib.models import lattices as factor_models

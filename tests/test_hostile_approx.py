@@ -1,9 +1,10 @@
 """A hostile audit of approximate inference, slicing and the anytime answers.
 
-Every public entry of :mod:`mrflib.inference.approx` (each method), :mod:`~mrflib.inference.lbp`,
-:mod:`~mrflib.inference.mean_field`, :mod:`~mrflib.inference.wmb`,
-:mod:`~mrflib.inference.factor_gibbs`, :mod:`~mrflib.inference.smci_factor_graph`,
-:mod:`~mrflib.inference.sliced` and :mod:`mrflib.io.anytime`, given bad arguments,
+Every public entry of :mod:`mrflib.inference.approx` (each method),
+:mod:`~mrflib.inference.approx.lbp`,
+:mod:`~mrflib.inference.approx.mean_field`, :mod:`~mrflib.inference.approx.wmb`,
+:mod:`~mrflib.inference.sampling.chains`, :mod:`~mrflib.inference.smci.regions`,
+:mod:`~mrflib.inference.exact.sliced` and :mod:`mrflib.io.anytime`, given bad arguments,
 degenerate models (one variable, no factor, ``Z = 0``, constant factors), log-weights from
 1 to ``±1e15`` mixed with ``-inf``, and checked against the exact answer of small random
 models: an error naming the argument, or finite probabilities that sum to one, bounds that
@@ -20,7 +21,10 @@ import pytest
 from _random_factor_graphs import random_factor_graph
 
 from mrflib import BoltzmannMachine, FactorGraph, approx, exact, graphs
-from mrflib.inference import factor_gibbs, lbp, mean_field, sliced, smci_factor_graph, wmb
+from mrflib.inference.approx import lbp, mean_field, wmb
+from mrflib.inference.exact import sliced
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.io import anytime
 from mrflib.models.precision import PrecisionWarning, magnitude
 

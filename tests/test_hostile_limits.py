@@ -17,7 +17,8 @@ import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, approx, bounds, graphs, learning
 from mrflib._support import validation as v
-from mrflib.inference import factor_gibbs, smci_factor_graph
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.models import image_noise
 from mrflib.models import lattices as factor_models
 from mrflib.repro import counting

@@ -18,7 +18,7 @@ import pytest
 
 from mrflib import FactorGraph, io
 from mrflib.inference import approx
-from mrflib.inference import enumeration as fe
+from mrflib.inference.exact import enumeration as fe
 from mrflib.io import anytime
 from mrflib.io import solve as solve_cli
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, exact
-from mrflib.inference import point_estimates as pe
+from mrflib.inference.approx import point_estimates as pe
 from mrflib.io import images
 from mrflib.models import image_noise as inz
 from mrflib.models.factor_graph import all_states

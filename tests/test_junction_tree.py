@@ -6,8 +6,8 @@ import scipy.stats
 
 import mrflib
 from mrflib import BoltzmannMachine, exact, graphs
-from mrflib.inference import _junction_tree_kernels as _k
-from mrflib.inference import junction_tree as jt
+from mrflib.inference.exact import _junction_tree_kernels as _k
+from mrflib.inference.exact import junction_tree as jt
 
 
 def _tree(n, seed):

@@ -9,7 +9,7 @@ import platform
 import pytest
 from _plan_graphs import PLANS, plan_graphs, plan_record
 
-from mrflib.inference.junction_tree import JunctionTree
+from mrflib.inference.exact.junction_tree import JunctionTree
 
 _PINNED = json.loads(PLANS.read_text())
 _GRAPHS = plan_graphs()
@@ -37,7 +37,7 @@ def test_compiled_scopes_match_the_set_based_elimination(k):
     """The scopes, compiled on the dense adjacency, against the set-based elimination."""
     import numpy as np
 
-    from mrflib.inference import junction_tree as jt
+    from mrflib.inference.exact import junction_tree as jt
 
     edges, n = list(_random_graphs())[k]
     dense = jt._dense_of_edges(edges, n)
@@ -55,7 +55,7 @@ def test_compiled_scopes_match_the_set_based_elimination(k):
                                   "disjoint random", "complete 8", "square 1x6"])
 def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
     """Graphs beyond the dense adjacency's size limit take the set-based route: same plan."""
-    from mrflib.inference import junction_tree as jt
+    from mrflib.inference.exact import junction_tree as jt
 
     monkeypatch.setattr(jt, "_DENSE_MAX_NODES", 0)
     edges, n = _GRAPHS[name]
@@ -73,7 +73,7 @@ def test_plans_do_not_depend_on_the_cpus_vector_instructions():
     import sys
 
     code = ("import sys; sys.path.insert(0, 'tests'); from _plan_graphs import plan_graphs, "
-            "plan_record; from mrflib.inference.junction_tree import JunctionTree; "
+            "plan_record; from mrflib.inference.exact.junction_tree import JunctionTree; "
             "print(plan_record(JunctionTree(*plan_graphs()['square 20x20']))['order'])")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR")

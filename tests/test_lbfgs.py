@@ -8,7 +8,7 @@ import numpy as np
 import mrflib
 from mrflib import learning
 from mrflib._support.optimizers import lbfgs, resolution
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.models import lattices as factor_models
 
 

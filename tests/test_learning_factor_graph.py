@@ -13,7 +13,7 @@ import pytest
 import scipy.optimize
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
-from mrflib.inference import factor_gibbs
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import existence, factor_learning, potentials
 from mrflib.models import lattices as factor_models
 from mrflib.models.factor_graph import all_states

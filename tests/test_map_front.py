@@ -19,7 +19,7 @@ from _random_factor_graphs import random_factor_graph
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, io
 from mrflib.inference import approx
-from mrflib.inference import max_mini_bucket as mmb
+from mrflib.inference.approx import max_mini_bucket as mmb
 from mrflib.io import anytime
 from mrflib.io.solve import main as solve_main
 

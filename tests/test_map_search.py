@@ -1,4 +1,4 @@
-"""States of positive probability (``mrflib.inference.map_search``) against brute force."""
+"""States of positive probability (``mrflib.inference.approx.map_search``) against brute force."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from _random_factor_graphs import colouring, random_factor_graph
 
 from mrflib import FactorGraph
-from mrflib.inference import map_search
+from mrflib.inference.approx import map_search
 from mrflib.models.factor_graph import all_states
 
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mrflib import approx, exact, graphs, learning, sampling, smci
-from mrflib.inference.approx_result import ApproxResult
-from mrflib.inference.elimination_order import Plan
+from mrflib.inference.approx.result import ApproxResult
+from mrflib.inference.exact.elimination_order import Plan
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import BoltzmannMachine, to_spins, to_states
 from mrflib.models.factor_graph import FactorGraph

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, approx, exact
-from mrflib.inference import elimination, enumeration, junction_tree, sliced
+from mrflib.inference.exact import elimination, enumeration, junction_tree, sliced
 from mrflib.io import solve as solve_module
 from mrflib.models.precision import PrecisionWarning
 

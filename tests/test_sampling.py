@@ -99,7 +99,7 @@ def lattice_bm() -> BoltzmannMachine:
 
 
 def test_small_or_non_bipartite_graphs_keep_index_order(grid_bm, dense_bm):
-    from mrflib.inference import _checkerboard
+    from mrflib.inference.sampling import _checkerboard
 
     assert not _checkerboard.applies(grid_bm) and not _checkerboard.applies(dense_bm)
     assert np.array_equal(sampling.sweep_order(grid_bm), np.arange(9))
@@ -118,7 +118,7 @@ def test_checkerboard_order(lattice_bm):
 
 
 def test_checkerboard_matches_python_reference(lattice_bm):
-    from mrflib.inference import _checkerboard
+    from mrflib.inference.sampling import _checkerboard
 
     x0 = (2 * np.random.default_rng(0).integers(0, 2, size=(2, 1024)) - 1).astype(np.int8)
     record = np.array([0, -1, 1], dtype=np.int64)
@@ -131,7 +131,7 @@ def test_checkerboard_matches_python_reference(lattice_bm):
 
 def test_checkerboard_paths_agree(lattice_bm):
     """Same bits whatever the thread count and whether thresholds are tabulated."""
-    from mrflib.inference import _checkerboard as cb
+    from mrflib.inference.sampling import _checkerboard as cb
 
     n = 1024
     x0 = (2 * np.random.default_rng(2).integers(0, 2, size=(3, n)) - 1).astype(np.int8)
@@ -184,8 +184,8 @@ def _grid_model(rows, cols, seed=0):
 def test_grid_kernel_matches_general_kernel(rows, cols):
     """The square-grid kernel gives the bits of the general checkerboard kernel (odd and
     even sides, paths), records included, serial and parallel."""
-    from mrflib.inference import _checkerboard as cb
-    from mrflib.inference import _grid_gibbs as gg
+    from mrflib.inference.sampling import _checkerboard as cb
+    from mrflib.inference.sampling import _grid_gibbs as gg
 
     bm = _grid_model(rows, cols)
     assert bm.graph.grid_shape() == (rows, cols)
@@ -212,7 +212,7 @@ def test_grid_kernel_matches_general_kernel(rows, cols):
 
 def test_grid_kernel_matches_python_reference():
     """Against the plain-Python twin (direct fields, same random bits) on an odd grid."""
-    from mrflib.inference import _checkerboard as cb
+    from mrflib.inference.sampling import _checkerboard as cb
 
     bm = _grid_model(33, 33, seed=4)
     x0 = (2 * np.random.default_rng(0).integers(0, 2, size=(2, bm.n)) - 1).astype(np.int8)
@@ -227,8 +227,8 @@ def test_grid_kernel_matches_python_reference():
 def test_threshold_tables_are_cached_per_parameters(monkeypatch):
     """Repeated calls on one model reuse its tables (small calls then take the grid
     kernel too); a model with other parameters on the same graph never sees them."""
-    from mrflib.inference import _checkerboard as cb
-    from mrflib.inference import _grid_gibbs as gg
+    from mrflib.inference.sampling import _checkerboard as cb
+    from mrflib.inference.sampling import _grid_gibbs as gg
 
     bm = _grid_model(32, 32, seed=1)
     other = BoltzmannMachine(bm.bias + 0.25, bm.graph, bm.coupling)
@@ -263,14 +263,14 @@ def _relabelled_grid():
     _relabelled_grid()], ids=["cubic", "chimera", "grid-minus-edge", "relabelled-grid"])
 def test_grid_kernel_only_for_square_grids(edges):
     """Other bipartite graphs keep the general kernel (same bits either way)."""
-    from mrflib.inference import _checkerboard as cb
+    from mrflib.inference.sampling import _checkerboard as cb
 
     bm = BoltzmannMachine.random(edges, int(edges.max()) + 1, rng=0)
     assert cb.applies(bm) and bm.graph.grid_shape() is None
 
 
 def test_large_threshold_tables_are_not_kept(monkeypatch):
-    from mrflib.inference import _checkerboard as cb
+    from mrflib.inference.sampling import _checkerboard as cb
 
     bm = _grid_model(32, 32, seed=2)
     x0 = np.ones((1, bm.n), dtype=np.int8)
@@ -286,8 +286,8 @@ def test_large_threshold_tables_are_not_kept(monkeypatch):
 def test_grid_tables_equal_general_tables(scale):
     """Every canonical threshold equals the general table's entry for the same neighbour
     spins, bit for bit (moderate and saturating fields: thresholds 0 and 2^32 occur)."""
-    from mrflib.inference import _checkerboard as cb
-    from mrflib.inference import _grid_gibbs as gg
+    from mrflib.inference.sampling import _checkerboard as cb
+    from mrflib.inference.sampling import _grid_gibbs as gg
 
     rows, cols = 33, 35
     bm = BoltzmannMachine.random(graphs.square_grid(rows, cols), rows * cols,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from mrflib import FactorGraph, exact, graphs
-from mrflib.inference import elimination, sliced
-from mrflib.inference import enumeration as fe
-from mrflib.inference.domains import _reduce_domains_reference, reduce_domains
+from mrflib.inference.exact import elimination, sliced
+from mrflib.inference.exact import enumeration as fe
+from mrflib.inference.exact.domains import _reduce_domains_reference, reduce_domains
 
 TOL = 1e-9
 

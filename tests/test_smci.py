@@ -384,7 +384,7 @@ def test_1smci_count_path_matches_per_sample_kernel():
     """With every node and edge tabulated (sparse graph, many samples) 1-SMCI is computed
     from configuration counts, cached by content; it must equal the per-sample kernel and
     the numpy reference, and a changed sample set must not hit the cache."""
-    from mrflib.inference import _smci_kernels as K
+    from mrflib.inference.smci import _smci_kernels as K
 
     bm = BoltzmannMachine.random(graphs.square_grid(3, 4), 12, bias_scale=0.4,
                                  coupling_scale=0.6, rng=4)

@@ -6,8 +6,8 @@ import pytest
 from _random_factor_graphs import random_factor_graph
 
 from mrflib import exact
-from mrflib.inference import factor_gibbs
-from mrflib.inference import smci_factor_graph as sf
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as sf
 from mrflib.models import lattices as factor_models
 
 ORDERS = (0, 1, 2, 3)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, learning
-from mrflib.inference import factor_gibbs, smci_factor_graph
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import stochastic_learning
 from mrflib.learning.factor_layout import _data_marginals, _Layout

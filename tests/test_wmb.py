@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, FactorGraph, graphs
-from mrflib.inference import _wmb_kernels as kernels
-from mrflib.inference import enumeration as fe
-from mrflib.inference.wmb import WMBResult, elimination_order, weighted_mini_bucket
+from mrflib.inference.approx import _wmb_kernels as kernels
+from mrflib.inference.approx.wmb import WMBResult, elimination_order, weighted_mini_bucket
+from mrflib.inference.exact import enumeration as fe
 
 
 def random_model(rng):

@@ -1,6 +1,6 @@
 """Numba kernels of the factor-graph elimination engine's tables
-(:mod:`mrflib.inference.elimination`; its orders' kernels are in
-:mod:`mrflib.inference._elimination_order_kernels`).
+(:mod:`mrflib.inference.exact.elimination`; its orders' kernels are in
+:mod:`mrflib.inference.exact._elimination_order_kernels`).
 
 ``logsumexp_reduce`` sums the exponentials of a C-contiguous table over any set of its
 axes in two streaming passes (the maximum of each output cell, then the shifted sum), with

@@ -1,7 +1,7 @@
 """The random draws and acceptance thresholds of the checkerboard Gibbs kernels.
 
-Both :mod:`mrflib.inference._checkerboard` (any bipartite graph) and
-:mod:`mrflib.inference._grid_gibbs`
+Both :mod:`mrflib.inference.sampling._checkerboard` (any bipartite graph) and
+:mod:`mrflib.inference.sampling._grid_gibbs`
 (square grids) draw 32-bit random integers from a SplitMix64 stream per chain (Steele, Lea
 & Flood 2014) and accept ``x_i = +1`` when the integer is below
 ``round(2^32 P(x_i = +1 | rest))``; they share these definitions so that both give the same

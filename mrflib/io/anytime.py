@@ -5,25 +5,26 @@ The UAI competitions let a solver write improving answers one after another, eac
 
 0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
    holds an answer from the start; for ``MPE`` a state of positive weight instead when
-   :func:`mrflib.inference.map_search.feasible_state` finds one within
-   :data:`FIRST_ANSWER_SECONDS` (improved by :func:`~mrflib.inference.map_search.local_search`);
+   :func:`mrflib.inference.approx.map_search.feasible_state` finds one within
+   :data:`FIRST_ANSWER_SECONDS` (improved by
+   :func:`~mrflib.inference.approx.map_search.local_search`);
 1. orders the variables once for the mini-buckets
-   (:func:`mrflib.inference.wmb.elimination_order`) and estimates the exact computation's
+   (:func:`mrflib.inference.approx.wmb.elimination_order`) and estimates the exact computation's
    time from the clique tables of that order or of the exact engine's own candidates
-   (:func:`mrflib.inference.elimination.plan` without its seconds-long randomized search),
+   (:func:`mrflib.inference.exact.elimination.plan` without its seconds-long randomized search),
    whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
    :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
    hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
-   mini-bucket (``"wmb"``, :func:`mrflib.inference.wmb.growing_passes`, an answer after each
+   mini-bucket (``"wmb"``, :func:`mrflib.inference.approx.wmb.growing_passes`, an answer after each
    pass that lowers the upper bound on ``log Z``; for ``MPE`` mini-bucket elimination with
-   max instead, :func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`, each
+   max instead, :func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`, each
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
    then larger budgets while the next run is expected to end in time (for ``MPE`` half the
    time left after them goes to a branch and bound over the last run's mini-buckets,
-   :func:`mrflib.inference.max_mini_bucket.branch_and_bound`, which proves its answer
+   :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, which proves its answer
    optimal when it ends, and the rest to local search with perturbations of the best
    answer, seeded with ``args.seed``); ``"exact"``, the exact child alone, started even
    when hopeless;
@@ -65,15 +66,20 @@ import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
-from mrflib.inference.elimination import _observed, plan
-from mrflib.inference.map_search import feasible_state, local_search
-from mrflib.inference.max_mini_bucket import (
+from mrflib.inference.approx.map_search import feasible_state, local_search
+from mrflib.inference.approx.max_mini_bucket import (
     bound_meets,
     branch_and_bound,
     growing_max_mini_bucket,
     trivial_upper_bound,
 )
-from mrflib.inference.wmb import WMBResult, elimination_order, growing_passes, weighted_mini_bucket
+from mrflib.inference.approx.wmb import (
+    WMBResult,
+    elimination_order,
+    growing_passes,
+    weighted_mini_bucket,
+)
+from mrflib.inference.exact.elimination import _observed, plan
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
 
@@ -180,9 +186,9 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
 
     ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
     beliefs; ``MPE``: each variable's most probable state under its belief, repaired to a
-    state of positive weight by :func:`mrflib.inference.map_search.feasible_state`, which
+    state of positive weight by :func:`mrflib.inference.approx.map_search.feasible_state`, which
     tries that state's values first, and improved by
-    :func:`~mrflib.inference.map_search.local_search`; the decoding itself where the search
+    :func:`~mrflib.inference.approx.map_search.local_search`; the decoding itself where the search
     proves ``Z = 0`` or does not end by ``deadline``, else ``time_limit``). Another
     ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
     is installed, with ``time_limit`` and ``rng`` (the samplers' seed or generator; the
@@ -513,7 +519,7 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                  deadline: float, child: Forked | None, order: list[int]) -> None:
     """Weighted mini-bucket answers of growing budgets
-    (:func:`mrflib.inference.wmb.growing_passes`) until the next would not end in time, no
+    (:func:`mrflib.inference.approx.wmb.growing_passes`) until the next would not end in time, no
     larger budget fits in memory, or the exact child has answered (then its answer is left
     for the caller)."""
     left = deadline - time.perf_counter()
@@ -549,7 +555,7 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                      child: Forked | None, order: list[int], seed: Any = 0) -> bool:
     """``MPE`` answers of max mini-bucket runs of growing budgets
-    (:func:`mrflib.inference.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
+    (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
     the bound (``True``: proven optimal, nothing left to do); then half the time left goes
@@ -575,7 +581,7 @@ BRANCH_AND_BOUND_SHARE = 0.5
 def _branch_and_bound(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                       order: list[int], memory: float) -> bool:
     """Branch and bound above the last answer's log-weight
-    (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`, the mini-buckets of
+    (:func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, the mini-buckets of
     ``memory`` bytes) for :data:`BRANCH_AND_BOUND_SHARE` of the time left; a search that
     ends proves its best state (or the last answer) optimal (``True``)."""
     left = (deadline - time.perf_counter()) * BRANCH_AND_BOUND_SHARE
@@ -602,7 +608,7 @@ PERTURB_ROUND_SECONDS = 1.0
 def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                child: Forked | None, seed: Any) -> None:
     """Local search with perturbations of the last answer
-    (:func:`mrflib.inference.map_search.local_search`, ``rng=seed``) in rounds of
+    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
     :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
     round's better state offered."""
     if not answers.values or not answers.log_weight > -math.inf:

@@ -30,7 +30,7 @@ the UAI competitions): a model whose exact plan is cheap is solved exactly; othe
 answer is written at once, then better ones while the exact computation runs in a forked
 child (:mod:`mrflib.io.anytime`), whose answer, when it comes in time, is written last. The
 approximate answers are ``--method``'s: ``wmb`` (weighted mini-bucket,
-:mod:`mrflib.inference.wmb`, small i-bounds first, then larger ones; the default), ``exact``
+:mod:`mrflib.inference.approx.wmb`, small i-bounds first, then larger ones; the default), ``exact``
 (the exact child alone) or, for ``MAR``, a method of :mod:`mrflib.inference.approx`, run in a
 child of its own that the limit stops; ``--seed`` (default 0) is the ``rng`` of the samplers
 ``gibbs`` and ``smci``. Each answer is appended after a ``-BEGIN-`` line
@@ -113,9 +113,9 @@ def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
     """The answer of ``task`` for ``model`` (evidence already applied), as
     :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``, the marginals for
     ``MAR``, the states for ``MPE``. A model whose junction tree does not fit in memory is
-    solved with reduced domains or in slices (:mod:`mrflib.inference.sliced`), ``progress`` (a
+    solved with reduced domains or in slices (:mod:`mrflib.inference.exact.sliced`), ``progress`` (a
     callable taking a line of text) hearing of each slice."""
-    from mrflib.inference import sliced
+    from mrflib.inference.exact import sliced
 
     if task not in ("PR", "MAR", "MPE"):
         raise ValueError(f"task must be one of PR, MAR, MPE, got {task!r}")

@@ -4,7 +4,7 @@
 The factor marginals of a set of states (a chain set of PCD or CD) as one pass over the
 rows: for every row and factor, the flat position of its entry in the concatenated tables
 (``offsets[k] + Σ_a x_{S_k[a]} fstride[a]``, the layout of
-:func:`mrflib.inference.factor_gibbs.pack`) is counted. The plain numpy reference is
+:func:`mrflib.inference.sampling.chains.pack`) is counted. The plain numpy reference is
 :func:`mrflib.learning.factor_layout._data_marginals` (one ``bincount`` per factor).
 """
 

@@ -57,7 +57,7 @@ from mrflib._support import progress as _progress
 from mrflib._support.executor import Executor
 from mrflib._support.optimizers import Deadline, lbfgs
 from mrflib._support.validation import check_positive, require_memory
-from mrflib.inference.factor_gibbs import flat_tables
+from mrflib.inference.sampling.chains import flat_tables
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _limits
 from mrflib.learning import tying as _tying

@@ -11,13 +11,13 @@ written for factor tables). The learners differ in how they estimate ``p_φ``:
 ``"1-smci"``
     1-SMCI learning (Yasuda 2018, eq. (23)-(27)): the 1-SMCI estimate of every factor's
     marginal, ``P(x_S | x_rest)`` summed over the *data* as sample set
-    (:func:`mrflib.inference.smci_factor_graph.factor_marginals`, ``order=1``). No draw: the
+    (:func:`mrflib.inference.smci.regions.factor_marginals`, ``order=1``). No draw: the
     direction is a deterministic function of ``φ`` and the fit converges when
     ``max |Δ| < tol``.
 ``"cd"``, ``"pcd"``
     contrastive divergence (chains restarted at the data every step) and persistent
     contrastive divergence (Tieleman 2008): ``k`` Gibbs sweeps
-    (:func:`mrflib.inference.factor_gibbs.advance`), then the chains' empirical factor
+    (:func:`mrflib.inference.sampling.chains.advance`), then the chains' empirical factor
     marginals.
 ``"smci-pcd"``
     Algorithm 2 of Yasuda & Uchizawa (GSMCI): the sample set ``S_0`` is the
@@ -59,7 +59,8 @@ import numpy as np
 
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
-from mrflib.inference import factor_gibbs, smci_factor_graph
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning.existence import check_existence, not_converged_if

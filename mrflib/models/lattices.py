@@ -5,7 +5,7 @@ beyond the ±1 pairwise Ising model (``q``-state variables, factors over three v
 the models LAP's Theorem 10 covers (individually parameterized cliques of any size); the
 learners, the book and the benchmarks draw their data from them (exact samples of small
 models from :mod:`mrflib.inference.exact`, Gibbs samples of any from
-:mod:`mrflib.inference.factor_gibbs`).
+:mod:`mrflib.inference.sampling.chains`).
 """
 
 from __future__ import annotations

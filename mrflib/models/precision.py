@@ -1,8 +1,9 @@
 """The precision limit of exact inference in float64: how large log-weights may be.
 
 Every exact engine (:mod:`mrflib.inference.exact`'s enumeration,
-:mod:`mrflib.inference.junction_tree`,
-:mod:`mrflib.inference.elimination`, :mod:`mrflib.inference.enumeration`) adds the factors'
+:mod:`mrflib.inference.exact.junction_tree`,
+:mod:`mrflib.inference.exact.elimination`, :mod:`mrflib.inference.exact.enumeration`) adds the
+factors'
 log-weights
 ``θ_k(x_{S_k})`` (a Boltzmann machine's ``b_i x_i`` and ``J_ij x_i x_j``) in float64. A sum
 whose terms reach ``M`` in magnitude is rounded to a multiple of about ``M ε``

@@ -18,8 +18,9 @@ import pandas as pd
 import scipy.stats
 
 from mrflib._support.validation import as_rng
-from mrflib.inference import elimination, exact
-from mrflib.inference import elimination_order as eo
+from mrflib.inference import exact
+from mrflib.inference.exact import elimination
+from mrflib.inference.exact import elimination_order as eo
 from mrflib.io import datasets
 from mrflib.io import uai as io
 from mrflib.models import lattices as factor_models

@@ -18,7 +18,7 @@ from scipy import ndimage
 
 from mrflib import learning
 from mrflib._support.validation import as_rng, check_positive
-from mrflib.inference import point_estimates
+from mrflib.inference.approx import point_estimates
 from mrflib.learning.tying import Tie
 from mrflib.models import image_noise
 from mrflib.models.factor_graph import FactorGraph

@@ -19,7 +19,8 @@ import pandas as pd
 
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import as_rng, check_counts, check_positive, require_memory
-from mrflib.inference import exact, factor_gibbs
+from mrflib.inference import exact
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import lap, potentials
 from mrflib.learning import learners as learning
 from mrflib.models import graphs

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from mrflib._support.validation import as_rng, check_positive
-from mrflib.inference import exact, factor_gibbs
+from mrflib.inference import exact
+from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import learners
 from mrflib.learning.factor_layout import _Layout
 from mrflib.models.factor_graph import FactorGraph

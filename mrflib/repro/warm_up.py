@@ -27,7 +27,8 @@ def _steps():
     """``(name, call)`` pairs, the README's example in small."""
     import numpy as np
 
-    from mrflib.inference import _factor_ops, approx, exact, factor_gibbs, sampling
+    from mrflib.inference import _factor_ops, approx, exact, sampling
+    from mrflib.inference.sampling import chains as factor_gibbs
     from mrflib.learning import learners as learning
     from mrflib.models import graphs
     from mrflib.models import lattices as factor_models

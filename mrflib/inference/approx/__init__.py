@@ -11,21 +11,22 @@
 :meth:`~mrflib.models.factor_graph.FactorGraph.condition`) or a
 :class:`~mrflib.models.boltzmann.BoltzmannMachine` (converted by
 :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`: state 0 is spin -1, state 1 is
-spin +1). Every method returns an :class:`~mrflib.inference.approx_result.ApproxResult`.
+spin +1). Every method returns an :class:`~mrflib.inference.approx.result.ApproxResult`.
 
 Methods (:data:`METHODS`; a new one is one entry ``name: runner``, a runner being
 ``runner(model, *, time_limit, rng, **options) -> ApproxResult`` whose keyword-only
 parameters are the options it takes):
 
 * ``"exact"``: the junction-tree engine (:mod:`mrflib.inference.exact`);
-* ``"lbp"``: loopy belief propagation and the Bethe ``log Z`` (:mod:`mrflib.inference.lbp`);
-* ``"mean-field"``: naive mean field and its lower bound (:mod:`mrflib.inference.mean_field`);
+* ``"lbp"``: loopy belief propagation and the Bethe ``log Z`` (:mod:`mrflib.inference.approx.lbp`);
+* ``"mean-field"``: naive mean field and its lower bound
+  (:mod:`mrflib.inference.approx.mean_field`);
 * ``"wmb"``: weighted mini-bucket, an upper bound on ``log Z`` and its beliefs
-  (:mod:`mrflib.inference.wmb`; under a ``time_limit`` its table budget grows from small
-  while time remains, :func:`mrflib.inference.wmb.growing_passes`, unless ``ibound`` is
+  (:mod:`mrflib.inference.approx.wmb`; under a ``time_limit`` its table budget grows from small
+  while time remains, :func:`mrflib.inference.approx.wmb.growing_passes`, unless ``ibound`` is
   given);
 * ``"gibbs"``, ``"smci"``: Gibbs sampling and spatial Monte Carlo integration on factor
-  graphs (:mod:`mrflib.inference.factor_gibbs`, :mod:`mrflib.inference.smci_factor_graph`),
+  graphs (:mod:`mrflib.inference.sampling.chains`, :mod:`mrflib.inference.smci.regions`),
   with a standard error for every probability;
 * ``"auto"``: exact inference where its plan fits in memory and its estimated time in
   ``time_limit``; otherwise loopy BP, then damped loopy BP if it did not converge, then
@@ -34,22 +35,22 @@ parameters are the options it takes):
   ``result.details["tried"]`` every step, with its time.
 
 :func:`map_assignment` answers the MPE question (a most probable state) with a
-:class:`~mrflib.inference.approx_result.MapResult`: the best state found, its log-weight and
+:class:`~mrflib.inference.approx.result.MapResult`: the best state found, its log-weight and
 a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
 
 * ``"exact"``: max-product elimination (:func:`mrflib.inference.exact.map_assignment`),
   refused as ``"exact"`` marginals are where its plan does not fit the ``time_limit``;
 * ``"search"``: a state of positive weight by depth-first search with arc consistency
-  (:func:`mrflib.inference.map_search.feasible_state`), improved by iterated conditional
-  modes (:func:`~mrflib.inference.map_search.local_search`; with an ``rng``, also by
+  (:func:`mrflib.inference.approx.map_search.feasible_state`), improved by iterated conditional
+  modes (:func:`~mrflib.inference.approx.map_search.local_search`; with an ``rng``, also by
   perturbations while time remains); its bound is ``Σ_k max θ_k``;
 * ``"mini-bucket"``: mini-bucket elimination with max and moment matching
-  (:mod:`mrflib.inference.max_mini_bucket`, budgets grown within the ``time_limit``): an
+  (:mod:`mrflib.inference.approx.max_mini_bucket`, budgets grown within the ``time_limit``): an
   upper bound on the MAP log-weight and a decoding, repaired to positive weight and
   improved as ``"search"`` improves its state;
 * ``"branch-and-bound"``: ``"search"``'s state, then a depth-first branch and bound above
   it guided by the max mini-bucket bound
-  (:func:`mrflib.inference.max_mini_bucket.branch_and_bound`); when it ends within the
+  (:func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`); when it ends within the
   ``time_limit`` (or without one) its best state is proven optimal;
 * ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
   on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
@@ -79,19 +80,14 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_real, is_choice
-from mrflib.inference import (
-    bounds,
-    elimination,
-    exact,
-    factor_gibbs,
-    map_search,
-    max_mini_bucket,
-    smci_factor_graph,
-    wmb,
-)
-from mrflib.inference.approx_result import ApproxResult, MapResult
-from mrflib.inference.lbp import loopy_bp
-from mrflib.inference.mean_field import mean_field
+from mrflib.inference import bounds, exact
+from mrflib.inference.approx import map_search, max_mini_bucket, wmb
+from mrflib.inference.approx.lbp import loopy_bp
+from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
+from mrflib.inference.approx.result import ApproxResult, MapResult
+from mrflib.inference.exact import elimination
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.models.boltzmann import BoltzmannMachine, to_spins
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
 from mrflib.models.precision import reported
@@ -165,7 +161,7 @@ def _lbp(model: FactorGraph, *, time_limit: float | None, rng: Any, damping: flo
 def _mean_field(model: FactorGraph, *, time_limit: float | None, rng: Any,
                 max_iter: int = 1000, tol: float = 1e-9, init: list | None = None
                 ) -> ApproxResult:
-    r = mean_field(model, max_iter=max_iter, tol=tol, time_limit=time_limit, init=init)
+    r = naive_mean_field(model, max_iter=max_iter, tol=tol, time_limit=time_limit, init=init)
     return ApproxResult(r.marginals, "mean-field", 0.0, r.converged, r.lower_bound,
                         iterations=r.iterations, details={"start": r.start})
 
@@ -364,7 +360,7 @@ def _bounds(model: FactorGraph | BoltzmannMachine, fg: FactorGraph, clock: _Cloc
             z = exact.log_partition(fg)
         return z, z
     try:
-        lower = mean_field(fg, time_limit=clock.left(0.5)).lower_bound
+        lower = naive_mean_field(fg, time_limit=clock.left(0.5)).lower_bound
     except ValueError as err:  # the model's constant factors prove Z = 0
         _reraise_unless_zero(err)
         return -math.inf, -math.inf

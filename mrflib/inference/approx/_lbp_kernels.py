@@ -1,9 +1,11 @@
-"""Numba kernels of loopy belief propagation (:mod:`mrflib.inference.lbp`) on packed factor graphs.
+"""Numba kernels of loopy belief propagation (:mod:`mrflib.inference.approx.lbp`) on packed factor
+graphs.
 
 Messages are natural-log vectors normalized to ``logsumexp = 0`` (``-inf`` a zero); the
 arrays are those of :class:`mrflib.inference._packed.Packed`. ``r`` holds the factor-to-variable
 messages, one slot per edge; ``q`` the variable-to-factor messages, recomputed from ``r``
-when a factor is visited. The plain numpy reference is :func:`mrflib.inference.lbp.loopy_bp_numpy`.
+when a factor is visited. The plain numpy reference is
+:func:`mrflib.inference.approx.lbp.loopy_bp_numpy`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Numba kernels of the elimination orders (:mod:`mrflib.inference.elimination_order`,
-:mod:`mrflib.inference.junction_tree`), on an adjacency matrix of bits.
+"""Numba kernels of the elimination orders (:mod:`mrflib.inference.exact.elimination_order`,
+:mod:`mrflib.inference.exact.junction_tree`), on an adjacency matrix of bits.
 
 Row ``u`` of the matrix is ``words(n)`` unsigned 64-bit words, bit ``w`` of word ``w // 64``
 set when ``u`` and ``w`` are adjacent (:func:`bit_matrix` builds it). A node's neighbours
@@ -131,7 +131,7 @@ def scopes_dense(bits, order, pos, scope, sizes):  # pragma: no cover - compiled
 def _greedy_key(bits, u, k, buf, crit, logc, card):  # pragma: no cover - compiled
     """The key of ``u``, whose ``k`` neighbours are ``buf[:k]``, by criterion ``crit``
     (0 min-fill, 1 weighted-min-fill, 2 min-weight, 3 min-degree), summed in increasing
-    neighbour order as :func:`mrflib.inference.elimination_order.greedy_key` does."""
+    neighbour order as :func:`mrflib.inference.exact.elimination_order.greedy_key` does."""
     if crit == 3:
         return float(k)
     if crit == 2:
@@ -192,7 +192,7 @@ def _touched(bits, nb, k, fill, done, mask, touched):  # pragma: no cover - comp
 @njit(cache=True)
 def order_cost(bits, order, logc, limit):  # pragma: no cover - compiled
     """Eliminate ``order`` on the bit matrix ``bits`` (changed in place: pass a copy), as
-    :func:`mrflib.inference.elimination_order.order_cliques` does without listing the
+    :func:`mrflib.inference.exact.elimination_order.order_cliques` does without listing the
     cliques: ``(log largest table, total entries, 0)``, or at the first clique whose log
     size exceeds ``limit``, ``(its log size, 0, its variables)``. A clique's log size is
     its first variable's plus its neighbours' summed by increasing index."""
@@ -317,7 +317,7 @@ def greedy_keyed(bits, crit, logc, card, limit, max_work, order):  # pragma: no 
 @njit(cache=True)
 def rcm_dense(bits, out):  # pragma: no cover - compiled
     """Reverse Cuthill-McKee order of the (connected) graph of the bit matrix ``bits``
-    into ``out``, as :func:`mrflib.inference.elimination_order._rcm` gives it: breadth-first
+    into ``out``, as :func:`mrflib.inference.exact.elimination_order._rcm` gives it: breadth-first
     from the lowest-numbered node of least degree, each node's unvisited neighbours
     appended by increasing degree (ties by number), the sequence reversed."""
     n = bits.shape[0]

@@ -25,7 +25,7 @@ Indices are 0-based: ``mu[j]`` is the paper's ``μ_{2j}``; ``dh_moments[n]`` is 
 
 The expansion of section 4 (Table 1's corrected moments, the partition graphs with their
 generation, canonical labelling, treewidth, disk cache and einsum plans) lives in
-:mod:`mrflib.inference.partition_graphs`; its public names are re-exported here. High orders, where
+:mod:`mrflib.inference.bounds.expansion`; its public names are re-exported here. High orders, where
 ``⟨ΔH^n⟩`` or the coefficients leave the float range or cancel, are evaluated in multiple
 precision (mpmath) instead of overflowing.
 """
@@ -49,8 +49,8 @@ from mrflib._support.validation import (
     require_memory,
 )
 from mrflib.inference import exact as _exact
-from mrflib.inference._bounds_kernels import mean_field_sweeps
-from mrflib.inference.partition_graphs import (
+from mrflib.inference.bounds._bounds_kernels import mean_field_sweeps
+from mrflib.inference.bounds.expansion import (
     MAX_GRAPH_ORDER,
     PartitionGraph,
     central_moment_polynomials,

@@ -1,9 +1,10 @@
-"""Numba kernels of naive mean field (:mod:`mrflib.inference.mean_field`) on packed factor graphs.
+"""Numba kernels of naive mean field (:mod:`mrflib.inference.approx.mean_field`) on packed factor
+graphs.
 
 ``q`` holds the product distribution's marginals, variable ``i`` at ``voff[i]``; the other
 arrays are those of :class:`mrflib.inference._packed.Packed`. Expectations follow the convention
 ``0 · (-inf) = 0``: a table entry ``q`` gives no mass contributes nothing. The plain numpy
-reference is :func:`mrflib.inference.mean_field.mean_field_numpy`.
+reference is :func:`mrflib.inference.approx.mean_field.mean_field_numpy`.
 """
 
 from __future__ import annotations

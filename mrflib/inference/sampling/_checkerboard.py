@@ -234,9 +234,10 @@ def _sweep_params(bm, order, eids):
 
 
 def _grid_run(bm, x, shape, use, state, record_at, n_slots, parallel):
-    """:func:`run` through :mod:`mrflib.inference._grid_gibbs` when the grid's threshold tables
+    """:func:`run` through :mod:`mrflib.inference.sampling._grid_gibbs` when the grid's threshold
+    tables
     are cached for these parameters or pay for themselves in this call; else ``None``."""
-    from mrflib.inference import _grid_gibbs
+    from mrflib.inference.sampling import _grid_gibbs
 
     order, ptr, nbr, eids, _ = layout(bm)
 
@@ -259,7 +260,8 @@ def run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=None):
 
     Nodes whose ``2^degree`` neighbour configurations are few next to the updates of
     this call use a threshold table; the others compute it (same bits either way).
-    Square grids go to the specialised kernel of :mod:`mrflib.inference._grid_gibbs` (same bits
+    Square grids go to the specialised kernel of :mod:`mrflib.inference.sampling._grid_gibbs` (same
+    bits
     again) unless ``kernel`` names one of the general kernels (tests). Threshold tables
     are kept with the graph for the last parameters seen. Chains run in parallel when
     the work pays for a parallel region.

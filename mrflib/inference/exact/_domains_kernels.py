@@ -1,4 +1,4 @@
-"""Numba kernel of the domain reduction (:mod:`mrflib.inference.domains`).
+"""Numba kernel of the domain reduction (:mod:`mrflib.inference.exact.domains`).
 
 ``arc_consistency`` runs generalized arc consistency on the factors that hold a zero, given
 as flat arrays: their positive-weight masks concatenated in C order (``pos``, factor ``f``'s

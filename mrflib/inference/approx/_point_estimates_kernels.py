@@ -1,9 +1,9 @@
-"""Numba kernel of iterated conditional modes (:mod:`mrflib.inference.point_estimates`).
+"""Numba kernel of iterated conditional modes (:mod:`mrflib.inference.approx.point_estimates`).
 
-The model is packed as for the Gibbs sampler (:func:`mrflib.inference.factor_gibbs.pack`) and
+The model is packed as for the Gibbs sampler (:func:`mrflib.inference.sampling.chains.pack`) and
 each variable's conditional scores come from the sampler's own
-:func:`~mrflib.inference._factor_gibbs_kernels.conditional_scores`; the plain numpy reference
-is :func:`mrflib.inference.point_estimates._icm_numpy`.
+:func:`~mrflib.inference.sampling._chains_kernels.conditional_scores`; the plain numpy reference
+is :func:`mrflib.inference.approx.point_estimates._icm_numpy`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mrflib.inference._factor_gibbs_kernels import conditional_scores
+from mrflib.inference.sampling._chains_kernels import conditional_scores
 
 
 @njit(cache=True)

@@ -1,6 +1,7 @@
-"""Numba kernels of the search for states of positive weight (:mod:`mrflib.inference.map_search`).
+"""Numba kernels of the search for states of positive weight
+(:mod:`mrflib.inference.approx.map_search`).
 
-The model is packed as for the Gibbs sampler (:func:`mrflib.inference.factor_gibbs.pack`):
+The model is packed as for the Gibbs sampler (:func:`mrflib.inference.sampling.chains.pack`):
 ``tables[off[k]:off[k + 1]]`` is factor ``k``'s log table in C order, ``fvars[fptr[k]:fptr[k + 1]]``
 its scope, ``vfac[vptr[v]:vptr[v + 1]]`` the factors holding ``v`` (increasing). ``pos`` flags
 the positive entries; ``cvfac[cvptr[v]:cvptr[v + 1]]`` are the factors holding ``v`` that have
@@ -19,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mrflib.inference._domains_kernels import _supports
 from mrflib.inference._packed import advance
+from mrflib.inference.exact._domains_kernels import _supports
 
 #: ``regs`` of :func:`search`: levels on the stack, removals on the trail, phase.
 DEPTH, TOP, PHASE = 0, 1, 2

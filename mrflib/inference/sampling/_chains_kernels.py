@@ -1,8 +1,8 @@
-"""Numba kernels of the factor-graph Gibbs sampler (:mod:`mrflib.inference.factor_gibbs`).
+"""Numba kernels of the factor-graph Gibbs sampler (:mod:`mrflib.inference.sampling.chains`).
 
-The sweep's plain numpy reference is :func:`mrflib.inference.factor_gibbs.gibbs_numpy` (the same
+The sweep's plain numpy reference is :func:`mrflib.inference.sampling.chains.gibbs_numpy` (the same
 uniforms, the same order of operations). A model is packed as flat arrays (see
-:func:`mrflib.inference.factor_gibbs.pack`): ``vfac[vptr[i]:vptr[i+1]]`` are the factors holding
+:func:`mrflib.inference.sampling.chains.pack`): ``vfac[vptr[i]:vptr[i+1]]`` are the factors holding
 variable ``i`` and ``vstride`` the stride of ``x_i`` in each; ``fvars[fptr[k]:fptr[k+1]]``
 is factor ``k``'s scope, ``fstride`` its strides and ``offsets[k]`` its place in the flat
 ``tables``.

@@ -24,7 +24,8 @@ when the largest ``|log-weight|`` of the factors (of a Boltzmann machine, ``Σ|b
 Σ|J_ij|``) add up past :data:`~mrflib.models.precision.PRECISE_LOG_WEIGHT` ``= 2^32``: the answer
 may then be wrong, and within the limit it is exact (see :mod:`mrflib.models.precision`).
 
-Beyond enumeration, :mod:`mrflib.inference.junction_tree` computes the same quantities by variable
+Beyond enumeration, :mod:`mrflib.inference.exact.junction_tree` computes the same quantities by
+variable
 elimination on a junction tree, in time and memory exponential in the treewidth only.
 ``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and ``fit_mle`` take
 ``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
@@ -32,9 +33,9 @@ elimination on a junction tree, in time and memory exponential in the treewidth 
 :func:`plan` shows the elimination order and treewidth the engine chose.
 
 The same functions take a discrete :class:`~mrflib.models.factor_graph.FactorGraph` (any number of
-states, factors over any variables): :mod:`mrflib.inference.enumeration` enumerates it (the
+states, factors over any variables): :mod:`mrflib.inference.exact.enumeration` enumerates it (the
 reference; ``"auto"`` up to ``2^14`` joint states for sums, ``2^20`` for samples and
-maxima) and :mod:`mrflib.inference.elimination` runs
+maxima) and :mod:`mrflib.inference.exact.elimination` runs
 variable elimination on a junction tree after clamping evidence and dropping barren
 conditional probability tables. :func:`marginals`, :func:`factor_marginals` and
 :func:`map_assignment` are defined for both model types (a Boltzmann machine through
@@ -72,9 +73,9 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.inference import elimination, junction_tree, sliced
-from mrflib.inference import enumeration as factor_enumeration
-from mrflib.inference.elimination_order import Plan
+from mrflib.inference.exact import elimination, junction_tree, sliced
+from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.exact.elimination_order import Plan
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
     check_model,
@@ -162,19 +163,19 @@ def _factor_engine(method: Any, model: FactorGraph,
 
 def plan(model: Any, n: int | None = None) -> Plan:
     """What the junction-tree engine will do: a
-    :class:`~mrflib.inference.elimination_order.Plan` (its ``order``, ``heuristic``,
+    :class:`~mrflib.inference.exact.elimination_order.Plan` (its ``order``, ``heuristic``,
     ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a factor graph's
     also ``fits``: a model too large for the available memory gives its plan with ``fits``
     false rather than an error, and where no order was found, ``treewidth`` ``None`` and
     ``treewidth_lower_bound``, a proved lower bound).
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
-    :class:`~mrflib.inference.elimination.EliminationPlan` (the plan of :func:`marginals`:
+    :class:`~mrflib.inference.exact.elimination.EliminationPlan` (the plan of :func:`marginals`:
     evidence clamped, barren tables kept; where its tables hold far more entries than the
     model's, the answers come from the smaller plan of the states that can occur, see
-    :mod:`mrflib.inference.sliced`); a
+    :mod:`mrflib.inference.exact.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
-    cached :class:`~mrflib.inference.junction_tree.JunctionTree` of the ±1 fast path.
+    cached :class:`~mrflib.inference.exact.junction_tree.JunctionTree` of the ±1 fast path.
     """
     if isinstance(model, FactorGraph):
         # (searched no more than marginals would search it: a hopeless model in a second)
@@ -568,7 +569,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its
     enumerated states (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction
     tree of
-    :mod:`mrflib.inference.elimination` (dropped barren tables sampled forward last).
+    :mod:`mrflib.inference.exact.elimination` (dropped barren tables sampled forward last).
     """
     if isinstance(model, FactorGraph):
         n_samples = check_positive(n_samples, "n_samples", integer=True)

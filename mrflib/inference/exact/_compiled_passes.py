@@ -1,11 +1,11 @@
 """The passes of a small junction tree in two compiled calls.
 
 On a model whose clique tables are small (milliseconds of work), the Python passes of
-:class:`~mrflib.inference.elimination.EliminationPlan` spend most of their time between the
+:class:`~mrflib.inference.exact.elimination.EliminationPlan` spend most of their time between the
 kernels: about 35 µs of interpreter work per step and pass, against microseconds of sums
 (Promedus_30 of the UAI 2014 set: 290 steps, 20 ms for its marginals, of which the sums
 take a few). Here the whole upward pass is one numba call and the whole downward pass
-another (:mod:`mrflib.inference._compiled_passes_kernels`). They run the same kernel on the
+another (:mod:`mrflib.inference.exact._compiled_passes_kernels`). They run the same kernel on the
 same tables in the same order, so ``log Z`` and the marginals are the very floats the
 Python passes give; where a Python pass would leave linear space (a clique whose inputs
 span more than :data:`~mrflib.inference._factor_ops.LINEAR_SPAN` in log), or ``Z = 0``, the
@@ -32,12 +32,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mrflib._support.progress import ticker
-from mrflib.inference import _compiled_passes_kernels as _kernels
 from mrflib.inference._factor_ops import (
     EINSUM_MIN_SIZE,
     LINEAR_SPAN,
     contracted,
 )
+from mrflib.inference.exact import _compiled_passes_kernels as _kernels
 
 __all__ = ["MAX_ENTRIES", "CONTRACTED_PER_STEP", "log_partition", "marginals"]
 
@@ -52,7 +52,8 @@ CONTRACTED_PER_STEP = 3000
 
 
 class _Layout(NamedTuple):
-    """A plan as the kernels read it (see :mod:`~mrflib.inference._compiled_passes_kernels`)."""
+    """A plan as the kernels read it (see
+    :mod:`~mrflib.inference.exact._compiled_passes_kernels`)."""
 
     tree: tuple  # card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var
     ftab: np.ndarray

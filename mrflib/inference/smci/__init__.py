@@ -42,8 +42,8 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.inference import _smci_kernels as K
 from mrflib.inference import exact
+from mrflib.inference.smci import _smci_kernels as K
 from mrflib.models.boltzmann import BoltzmannMachine, check_model, to_spins
 from mrflib.models.factor_graph import FactorGraph, _check_states
 

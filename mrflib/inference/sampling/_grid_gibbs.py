@@ -1,6 +1,7 @@
 """Checkerboard Gibbs sweeps specialised to square grids (the hot path of large lattices).
 
-Same draws, same bits as the general checkerboard kernels of :mod:`mrflib.inference._checkerboard`
+Same draws, same bits as the general checkerboard kernels of
+:mod:`mrflib.inference.sampling._checkerboard`
 (the tests compare them, and a plain-Python reference, bit for bit); only the memory
 layout and the loop structure differ:
 
@@ -11,7 +12,8 @@ layout and the loop structure differ:
 * the threshold of each spin is looked up in a 16-entry table indexed by the canonical
   configuration ``up | left << 1 | right << 2 | down << 3`` (entries for absent neighbours
   are never read); every entry is computed with the same floating-point operations, in the
-  same CSR order, as :func:`mrflib.inference._checkerboard._threshold_tables`, so it has the same
+  same CSR order, as :func:`mrflib.inference.sampling._checkerboard._threshold_tables`, so it has
+  the same
   bits;
 * SplitMix64 is a counter generator, so a sweep's ``ceil(n / 2)`` 64-bit draws are produced
   in one vectorised loop; the spin at sweep position ``a`` uses 32-bit word ``a`` of them
@@ -48,7 +50,7 @@ def grid_tables(bias, ptr, nbr, weights, order, cols):  # pragma: no cover - num
     """``(n * 16,)`` thresholds: entry ``16 a + cfg`` for the spin at sweep position ``a``
     and canonical neighbour configuration ``cfg`` (0 where a bit names an absent
     neighbour). ``bias``, ``ptr``, ``nbr``, ``weights`` are in sweep order (see
-    :func:`mrflib.inference._checkerboard.layout`)."""
+    :func:`mrflib.inference.sampling._checkerboard.layout`)."""
     n = bias.shape[0]
     thr = np.zeros(n * 16, dtype=np.int64)
     h = np.empty(16)
@@ -143,7 +145,8 @@ def _grid_serial(xs, cols, starts, thr, state, record, out):  # pragma: no cover
 
 def run_grid(x, graph, thr, state, record_at, n_slots, parallel):
     """Advance chains ``x`` (int8 ±1, node order) on the square grid ``graph`` in place;
-    see :func:`mrflib.inference._checkerboard.run` for the arguments and the returned records."""
+    see :func:`mrflib.inference.sampling._checkerboard.run` for the arguments and the returned
+    records."""
     rows, cols = graph.grid_shape()
     starts = graph.memo("square-grid-row-starts", lambda g: row_starts(rows, cols))
     out = np.empty((n_slots,) + x.shape, dtype=np.int8)

@@ -1,4 +1,4 @@
-"""Numba kernels of the junction-tree engine (:mod:`mrflib.inference.junction_tree`).
+"""Numba kernels of the junction-tree engine (:mod:`mrflib.inference.exact.junction_tree`).
 
 Tables are flat ``float64`` arrays of log-values over the ``2^k`` states of a clique
 scope ``S_t = (v, N_t)``; bit ``q`` of an index is the spin of ``S_t[q]`` (set means +1),
@@ -7,7 +7,7 @@ by one. A child's message is read through a split lookup table: the index into t
 child's scope is ``map[lo + (i & mask)] + map[hi + (i >> L)]`` with ``L = k // 2``.
 
 The tree reaches the kernels as one record ``tree``, the tuple of arrays named by
-:data:`TREE` (built by :class:`mrflib.inference.junction_tree.JunctionTree`); the parameters
+:data:`TREE` (built by :class:`mrflib.inference.exact.junction_tree.JunctionTree`); the parameters
 (``bias``, ``coupling``) and the work arrays stay separate arguments. (A plain tuple:
 numba types a ``NamedTuple`` in Python at every call, which an MLE fit would pay at
 every step.)

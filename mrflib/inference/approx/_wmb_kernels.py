@@ -1,4 +1,5 @@
-"""Numba kernels of :mod:`mrflib.inference.wmb`, each with the plain numpy reference the tests use.
+"""Numba kernels of :mod:`mrflib.inference.approx.wmb`, each with the plain numpy reference the
+tests use.
 
 * :func:`power_lse` is the weighted (power) sum of a mini-bucket over its first axis,
   ``w log Σ_{x_0} exp(a / w)`` (Liu and Ihler 2011, eq. (5) in log space), with ``-inf``

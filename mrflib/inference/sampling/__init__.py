@@ -8,8 +8,10 @@ numba kernel consumes them in that order, so the result depends only on the seed
 not on the number of threads; chains run in parallel over the cores.
 
 Bipartite graphs of at least 1024 spins (large lattices) are swept in checkerboard order
-with integer thresholds instead (:mod:`mrflib.inference._checkerboard`); square grids among them
-take a kernel specialised to the grid (:mod:`mrflib.inference._grid_gibbs`, same bits), and the
+with integer thresholds instead (:mod:`mrflib.inference.sampling._checkerboard`); square grids among
+them
+take a kernel specialised to the grid (:mod:`mrflib.inference.sampling._grid_gibbs`, same bits), and
+the
 threshold tables are kept with the graph for the last parameters seen, so that repeated
 calls on one model do not rebuild them. That path draws its own SplitMix64 integers, not
 the uniforms of the index-order sampler, so its seeded bits differ from the index-order
@@ -28,9 +30,9 @@ from numba import njit, prange
 
 from mrflib._support.threads import blas_single_threaded, parallel_ok
 from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
-from mrflib.inference import _checkerboard
 from mrflib.inference._fields import neighbour_fields
-from mrflib.inference.factor_gibbs import _check_counts
+from mrflib.inference.sampling import _checkerboard
+from mrflib.inference.sampling.chains import _check_counts
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph
 
@@ -124,7 +126,7 @@ def _gibbs_reference(x, bias, indptr, indices, weights, u, record, out):
 def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
     """Advance chains ``x`` in place by ``n_sweeps``; after sweep ``s`` (1-based) with
     ``record_at[s - 1] >= 0`` store the chains in that slot of the returned array.
-    Large bipartite graphs go to :func:`mrflib.inference._checkerboard.run`."""
+    Large bipartite graphs go to :func:`mrflib.inference.sampling._checkerboard.run`."""
     if kernel is _gibbs_kernel and _checkerboard.applies(bm):
         return _checkerboard.run(bm, x, n_sweeps, record_at, n_slots, rng)
     indptr, indices, weights = bm.adjacency()
@@ -143,7 +145,7 @@ def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
 
 def sweep_order(bm: BoltzmannMachine) -> np.ndarray:
     """The order in which a sweep visits the spins: ``0..n-1``, or colour blocks on
-    bipartite graphs of at least :data:`mrflib.inference._checkerboard.MIN_NODES` spins."""
+    bipartite graphs of at least :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins."""
     bm = check_model(bm)
     if _checkerboard.applies(bm):
         return _checkerboard.layout(bm)[0]
@@ -196,7 +198,7 @@ def gibbs(
     recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by
-    :func:`mrflib.inference.factor_gibbs.gibbs` (the same chains, burn-in and thinning) and
+    :func:`mrflib.inference.sampling.chains.gibbs` (the same chains, burn-in and thinning) and
     gives ``int64`` states, as every sampler answers in its model's own domain.
 
     Parameters
@@ -218,7 +220,7 @@ def gibbs(
     ndarray of int8 (int64 for a FactorGraph), shape (n_samples, n)
     """
     if isinstance(model, FactorGraph):
-        from mrflib.inference import factor_gibbs
+        from mrflib.inference.sampling import chains as factor_gibbs
 
         return factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, thin=thin,
                                   n_chains=n_chains, init=init, rng=rng)

@@ -1,0 +1,492 @@
+"""Weighted mini-bucket elimination: an upper bound on ``log Z`` and approximate marginals
+for any discrete factor graph (Liu and Ihler, ICML 2011, "Bounding the partition function
+using Hölder's inequality").
+
+Variable elimination sums ``v_t`` out of the product of its *bucket* (the factors and
+messages whose first-eliminated variable is ``v_t``); the table over the bucket's variables
+grows with the treewidth. Mini-bucket elimination splits a bucket into *mini-buckets*
+``r`` whose scopes fit a limit (the *i-bound*: at most ``ibound`` variables, and at most
+``memory`` bytes per table) and sums ``v_t`` out of each separately. With weights
+``w_r > 0``, ``Σ_r w_r = 1``, Hölder's inequality (the paper's eq. (4)) gives
+
+.. math::
+
+    \\sum_{x_v} \\prod_r f_r(x) \\le \\prod_r \\Big(\\sum_{x_v} f_r(x)^{1/w_r}\\Big)^{w_r},
+
+so the messages ``λ_r = w_r log Σ_{x_v} exp(θ_r / w_r)`` (the weighted power sum, eq. (5))
+passed to later buckets end in a certified upper bound on ``log Z``. The bound holds for
+every reparameterization ``θ_r`` of the model (factors moved between mini-buckets whose sum
+is unchanged) and every weighting, so each forward pass first *matches* the mini-buckets of
+a bucket (moves ``θ`` so that their beliefs on ``x_v`` agree, the paper's sec. 5 fixed
+point) and moves the weights along the bound's gradient, the conditional entropies
+``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. A backward pass sends
+each mini-bucket the weighted message of its parent, so that every mini-bucket has a
+belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
+bucket's mini-bucket beliefs. When ``ibound`` covers the order's width every bucket is one
+mini-bucket of weight one and the bound is ``log Z`` and the beliefs are exact.
+
+Zero weights (``-inf`` log entries) are exact: the power sums are computed in log space
+with ``-inf`` kept, and a relaxation only ever adds support, so a state a mini-bucket
+belief gives zero mass has zero weight in the model and may be set to ``-inf`` in every
+mini-bucket of the bucket without changing the product.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.validation import check_positive, format_bytes, require_memory
+from mrflib.inference._factor_ops import _reduce_to, clique_sum, expand
+from mrflib.inference.approx import _wmb_kernels as _kernels
+from mrflib.inference.exact import elimination_order as eo
+from mrflib.inference.exact.elimination import _Reduced
+from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
+
+__all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "growing_passes",
+           "elimination_order", "DEFAULT_MEMORY"]
+
+#: The default budget of one mini-bucket table, in bytes (``2^21`` float64 entries).
+DEFAULT_MEMORY = 2**24
+#: Step sizes of the reparameterization (matching) and of the weights' exponentiated
+#: gradient in the forward passes.
+STEP_THETA = 1.0
+STEP_WEIGHTS = 0.1
+#: Under a time limit (:func:`growing_passes`) the first run's largest table, in bytes;
+#: each next run's is :data:`GROWTH` times larger.
+FIRST_MEMORY = 2**12
+GROWTH = 16
+#: The next run is started when this many times the last one's seconds per pass are left
+#: (a pass of a small budget costs mostly its per-mini-bucket overhead, not its tables; a
+#: run cut by the deadline keeps the results of its complete passes).
+NEXT_COST = 4.0
+
+
+@dataclass(frozen=True)
+class WMBResult:
+    """What :func:`weighted_mini_bucket` found.
+
+    Attributes
+    ----------
+    log_upper : float
+        A certified upper bound on the natural ``log Z`` (the smallest of the passes).
+    marginals : list of ndarray
+        One ``(card_i,)`` array per variable: the beliefs of the last backward pass (an
+        observed variable a point mass, a variable no factor holds uniform).
+    ibound : int
+        The most variables in one mini-bucket.
+    seconds : float
+        Wall time.
+    iterations : int
+        Forward-backward passes made.
+    """
+
+    log_upper: float
+    marginals: list
+    ibound: int
+    seconds: float
+    iterations: int
+
+
+class _Node:
+    """A mini-bucket: the variable ``clique[0]`` it sums out, the rest ordered by
+    elimination, its log table ``theta``, weight, messages and tree links."""
+
+    __slots__ = ("clique", "theta", "weight", "children", "parent", "fwd", "bwd")
+
+    def __init__(self, clique: tuple, children: list[int]) -> None:
+        self.clique = clique
+        self.children = children
+        self.parent = -1
+        self.weight = 1.0
+        self.theta: np.ndarray = np.zeros(0)
+        self.fwd: np.ndarray = np.zeros(0)
+        self.bwd: np.ndarray | None = None
+
+
+def _fits(scope: set, card: np.ndarray, max_vars: float, max_entries: float) -> bool:
+    return len(scope) <= max_vars and math.prod(int(card[v]) for v in scope) <= max_entries
+
+
+def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars: float,
+               max_entries: float) -> tuple[list[_Node], list[list[int]], list[list[int]]]:
+    """The mini-bucket tree by scopes: each bucket's factors and incoming messages, largest
+    first, go to the first mini-bucket whose union still fits (an item too large alone
+    gets its own). Returns the nodes, each bucket's node ids and each node's factors."""
+    pos = {v: t for t, v in enumerate(order)}
+    items: list[list[tuple]] = [[] for _ in order]
+    for k, s in enumerate(scopes):
+        items[min(pos[v] for v in s)].append((len(s), 0, k, set(s)))
+    nodes: list[_Node] = []
+    buckets: list[list[int]] = []
+    factors: list[list[int]] = []
+    for t, v in enumerate(order):
+        minis: list[list] = []  # [scope, factors, children]
+        for _, kind, k, s in sorted(items[t], key=lambda it: (-it[0], it[1], it[2])):
+            home = next((m for m in minis if _fits(m[0] | s, card, max_vars, max_entries)),
+                        None)
+            if home is None:
+                home = [set(), [], []]
+                minis.append(home)
+            home[0] |= s
+            (home[1] if kind == 0 else home[2]).append(k)
+        ids = []
+        for scope, fs, ch in minis:
+            clique = (v, *sorted(scope - {v}, key=pos.__getitem__))
+            node = _Node(clique, ch)
+            i = len(nodes)
+            for c in ch:
+                nodes[c].parent = i
+            nodes.append(node)
+            factors.append(fs)
+            ids.append(i)
+            if len(clique) > 1:
+                items[pos[clique[1]]].append((len(clique) - 1, 1, i, set(clique[1:])))
+        for i in ids:
+            nodes[i].weight = 1.0 / len(ids)
+        buckets.append(ids)
+    return nodes, buckets, factors
+
+
+def _order(red: _Reduced, n: int) -> list[int]:
+    """A greedy min-fill order of each connected component (min-degree where the fill
+    search gives up on a dense one): one heuristic, not the exact engine's best of several,
+    since a mini-bucket tree is not limited by the order's width."""
+    adj = eo.interaction_graph(n, red.scopes)
+    logc = np.log(red.card.astype(np.float64)).tolist()
+    order: list[int] = []
+    for comp in eo.components(adj, red.active):
+        found = eo.greedy_order(adj, logc, comp, "min-fill")
+        order += found if found is not None else eo.greedy_order(adj, logc, comp,
+                                                                 "min-degree")
+    return order
+
+
+def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
+    """The order :func:`weighted_mini_bucket` uses (of the variables left once evidence is
+    clamped), with the log entries of its largest clique table and the entries of all of
+    them (the cost of exact elimination in that order)."""
+    model = as_factor_graph(model)
+    red = _Reduced(model, barren=False)
+    order = _order(red, model.n)
+    adj = eo.interaction_graph(model.n, red.scopes)
+    logc = np.log(red.card.astype(np.float64)).tolist()
+    _, biggest, total = eo.order_cliques(adj, order, logc)
+    return order, biggest, total
+
+
+class _Late(Exception):
+    """A pass stopped at the hard deadline (its results are not used)."""
+
+
+def _check(stop_at: float) -> None:
+    if time.perf_counter() > stop_at:
+        raise _Late
+
+
+def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced,
+            stop_at: float = math.inf) -> None:
+    """Each node's ``theta``: the sum of its factors over its clique."""
+    for node, fs in zip(nodes, factors):
+        _check(stop_at)
+        shape = tuple(int(red.card[v]) for v in node.clique)
+        node.theta = clique_sum([red.tables[k] for k in fs], [red.scopes[k] for k in fs],
+                                node.clique, shape)
+
+
+def _belief(node: _Node, nodes: list[_Node], backward: bool) -> np.ndarray:
+    """``θ_r`` plus the children's forward messages (and with ``backward`` the parent's
+    backward message): ``w_r`` times the log belief, unnormalized."""
+    b = node.theta.copy()
+    for c in node.children:
+        child = nodes[c]
+        b += expand(child.fwd, child.clique[1:], node.clique)
+    if backward and node.bwd is not None:
+        b += node.bwd[np.newaxis]
+    return b
+
+
+def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float) -> None:
+    """Reparameterize a bucket's mini-buckets toward equal beliefs on ``x_v`` (their
+    weighted geometric mean) and move their weights by the entropy gradient."""
+    bels = [_belief(nodes[i], nodes, True) / nodes[i].weight for i in ids]
+    logm = [_kernels.log_marginal0(b) for b in bels]
+    w = np.array([nodes[i].weight for i in ids])
+    finite = np.logical_and.reduce([np.isfinite(m) for m in logm])
+    avg = sum(wr * np.where(finite, m, 0.0) for wr, m in zip(w, logm)) / w.sum()
+    for j, i in enumerate(ids):
+        node = nodes[i]
+        delta = np.where(finite, avg - np.where(finite, logm[j], 0.0), 0.0)
+        shape = (-1,) + (1,) * (node.theta.ndim - 1)  # along x_v, the first axis
+        node.theta += (step_theta * node.weight * delta).reshape(shape)
+        node.theta[~finite] = -np.inf  # zero mass at x_v in the model: zero everywhere
+        bels[j] += (step_theta * delta).reshape(shape)
+        bels[j][~finite] = -np.inf
+    if step_w:
+        H = np.array([_kernels.conditional_entropy(b) for b in bels])
+        new = w * np.exp(-step_w * w * (H - np.dot(w, H)))
+        new /= new.sum()
+        for wr, i in zip(new.tolist(), ids):
+            nodes[i].weight = wr
+
+
+def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
+             step_w: float, stop_at: float = math.inf) -> float:
+    """One forward pass (matching each bucket first); returns the bound's message sum."""
+    bound = 0.0
+    for ids in buckets:
+        _check(stop_at)
+        if len(ids) > 1 and (step_theta or step_w):
+            _match(ids, nodes, step_theta, step_w)
+        for i in ids:
+            node = nodes[i]
+            node.fwd = _kernels.power_lse(_belief(node, nodes, False), node.weight)
+            if node.parent < 0:
+                bound += float(node.fwd)
+    return bound
+
+
+def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
+              marg: dict[int, np.ndarray], stop_at: float = math.inf) -> None:
+    """The backward pass: each child gets ``w_c log Σ_{parent \\ child} b_p - λ_c``, so its
+    belief agrees with its parent's on their shared variables; ``marg[v]`` becomes the
+    mean of bucket ``v``'s mini-bucket beliefs on ``x_v``."""
+    for t in range(len(buckets) - 1, -1, -1):
+        _check(stop_at)
+        acc = 0.0
+        for i in buckets[t]:
+            node = nodes[i]
+            big = _belief(node, nodes, True)
+            top = float(np.max(big))
+            b = (big - top) / node.weight
+            acc = acc + np.exp(_kernels.log_marginal0(b))
+            for c in node.children:
+                child = nodes[c]
+                proj = _reduce_to(b, node.clique, child.clique[1:])
+                with np.errstate(invalid="ignore"):
+                    msg = child.weight * proj + top * child.weight / node.weight - child.fwd
+                child.bwd = np.where(np.isneginf(child.fwd), -np.inf, msg)
+        p = acc / len(buckets[t])
+        marg[order[t]] = p / p.sum()
+
+
+def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any, tol: Any
+                   ) -> None:
+    check_positive(tol, "tol", allow_zero=True)
+    if ibound is not None:
+        check_positive(ibound, "ibound", integer=True)
+    check_positive(max_iter, "max_iter", integer=True)
+    if time_limit is not None:  # 0: the first pass only, as for every approx method
+        check_positive(time_limit, "time_limit", allow_zero=True)
+    if memory is not None:
+        check_positive(memory, "memory")
+
+
+def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
+               order: list[int] | None = None, stop_at: float = math.inf
+               ) -> tuple[list[int], list[_Node], list[list[int]], list[list[int]]]:
+    if order is None:
+        order = _order(red, n)
+    max_vars = math.inf if ibound is None else ibound
+    nodes, buckets, factors = _partition(order, red.scopes, red.card, max_vars, memory / 8)
+    sizes = [math.prod(int(red.card[v]) for v in nd.clique) for nd in nodes]
+    total = 8.0 * (2 * sum(sizes) + 4 * max(sizes, default=0))
+    require_memory(total, f"the weighted mini-bucket tables (largest "
+                   f"{format_bytes(8 * max(sizes, default=0))}, all {format_bytes(total)})")
+    _attach(nodes, factors, red, stop_at)
+    return order, nodes, buckets, factors
+
+
+def _final_marginals(model: FactorGraph, red: _Reduced, marg: dict[int, np.ndarray]
+                     ) -> list[np.ndarray]:
+    out = []
+    for v in range(model.n):
+        c = int(model.cardinalities[v])
+        if v in red.observed:
+            p = np.zeros(c)
+            p[red.observed[v]] = 1.0
+        elif v in marg:
+            p = marg[v]
+        else:
+            p = np.full(c, 1.0 / c)
+        out.append(p)
+    return out
+
+
+def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
+                         max_iter: int = 20, time_limit: float | None = None,
+                         memory: float | None = None, tol: float = 1e-6,
+                         order: Any = None, deadline: float | None = None) -> WMBResult:
+    """Weighted mini-bucket elimination: an upper bound on ``log Z`` and marginals.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`).
+    ibound : int, optional
+        The most variables in one mini-bucket. ``None``: limited by ``memory`` only.
+    max_iter : int
+        Forward-backward passes at most (each tightens the bound and the beliefs).
+    time_limit : float, optional
+        Seconds after which no new pass is started (the first always runs).
+    memory : float, optional
+        Bytes of the largest mini-bucket table (default :data:`DEFAULT_MEMORY`).
+    tol : float
+        Stop when a pass changes the bound by less than ``tol (1 + |bound|)``.
+    order : sequence of int, optional
+        The elimination order (:func:`elimination_order`, computed once for several runs).
+    deadline : float, optional
+        Seconds (from the call) after which a running pass is abandoned: the result is that
+        of the passes completed before it (``TimeoutError`` when none was).
+
+    Returns
+    -------
+    WMBResult
+        ``log_upper >= log Z`` (equal when every bucket is one mini-bucket), the beliefs.
+
+    Raises
+    ------
+    ValueError
+        When the bound is ``-inf``: the model has ``Z = 0``.
+    TimeoutError
+        When ``deadline`` passes before the first pass ends.
+    """
+    passes = wmb_passes(model, ibound=ibound, max_iter=max_iter, time_limit=time_limit,
+                        memory=memory, tol=tol, order=order, deadline=deadline)
+    return collections.deque(passes, maxlen=1)[0]  # the last pass's result
+
+
+def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
+               max_iter: int = 20, time_limit: float | None = None,
+               memory: float | None = None, tol: float = 1e-6, order: Any = None,
+               deadline: float | None = None) -> Iterator[WMBResult]:
+    """:func:`weighted_mini_bucket` one pass at a time: a :class:`WMBResult` after each
+    forward-backward pass (an anytime caller writes each; the options are the same).
+    The arguments are checked at the call, before the first pass is asked for."""
+    start = time.perf_counter()
+    _check_options(ibound, max_iter, time_limit, memory, tol)
+    if deadline is not None:
+        check_positive(deadline, "deadline")
+    model = as_factor_graph(model)
+    require_memory(8.0 * float(np.sum(model.cardinalities, dtype=np.float64)),
+                   f"the weighted mini-bucket marginals of {model.n} variables")
+    red = _Reduced(model, barren=False)
+    order = checked_order(red, order)
+    return _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
+                   deadline)
+
+
+def checked_order(red: _Reduced, order: Any) -> list[int] | None:
+    """``order`` as a list of ints, checked to list each variable of ``red`` left once the
+    evidence is clamped exactly once (``None`` stays ``None``: the default order)."""
+    if order is None:
+        return None
+    order = [int(v) for v in order]
+    if sorted(order) != red.active:
+        raise ValueError("order must list each variable left once evidence is clamped "
+                         "exactly once (as elimination_order gives)")
+    return order
+
+
+def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order, deadline
+            ) -> Iterator[WMBResult]:
+    """The passes of :func:`wmb_passes`, on checked arguments."""
+    stop_at = math.inf if deadline is None else start + deadline
+    try:
+        order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
+                                              order, stop_at)
+    except _Late:
+        raise TimeoutError(f"weighted mini-bucket's tables were not built within the "
+                           f"deadline of {deadline:g} s") from None
+    single = all(len(ids) == 1 for ids in buckets)
+    const = red.const + red.free_log
+    width = max((len(nd.clique) for nd in nodes), default=0)
+    best, prev, it = math.inf, math.inf, 0
+    while it < max_iter:
+        try:
+            bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
+            if not bound > -math.inf:
+                raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
+                                 "impossible evidence): the upper bound on log Z is -inf")
+            marg: dict[int, np.ndarray] = {}
+            _backward(nodes, buckets, order, marg, stop_at)
+        except _Late:
+            if it == 0:
+                raise TimeoutError(f"no pass of weighted mini-bucket ended within the "
+                                   f"deadline of {deadline:g} s") from None
+            return
+        it += 1
+        best = min(best, bound)
+        yield WMBResult(best, _final_marginals(model, red, marg), width,
+                        time.perf_counter() - start, it)
+        late = time_limit is not None and time.perf_counter() - start > time_limit
+        if single or late or abs(prev - bound) <= tol * (1.0 + abs(bound)):
+            return
+        prev = bound
+
+
+def growing_passes(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
+                   order: Any = None, max_iter: int = 20, strict: bool = False
+                   ) -> Iterator[WMBResult]:
+    """Weighted mini-bucket within ``time_limit`` seconds: runs of growing table budgets,
+    :data:`FIRST_MEMORY` bytes first, then :data:`GROWTH` times larger while the next run
+    is expected to end in time (:data:`NEXT_COST`), a :class:`WMBResult` after each pass.
+
+    A larger budget (a higher i-bound) usually tightens the bound, so this is how a time
+    limit is met on a model of any width: one run at the default budget can take minutes
+    per pass on a wide lattice. The first pass of the smallest budget always runs (as every
+    approximate method's first step does, even at ``time_limit=0``) unless ``strict``
+    (a competition's hard limit: then it too is abandoned at the limit, with
+    ``TimeoutError``); later runs may start
+    new passes during the first half of the time left and are abandoned at its end
+    (:func:`wmb_passes`' ``deadline``). The sequence stops when a budget no longer changes
+    the i-bound. Every result's bound is the lowest of all passes so far (each is an upper
+    bound on ``log Z``); its marginals are the last pass's.
+
+    Raises
+    ------
+    TimeoutError
+        With ``strict``, when the first pass does not end within ``time_limit``.
+    """
+    # the arguments are checked at the call, not when the first pass is asked for
+    model = as_factor_graph(model)
+    check_positive(time_limit, "time_limit", allow_zero=True)
+    return _growing(model, time_limit, order, max_iter, strict)
+
+
+def _growing(model: FactorGraph, time_limit: float, order: Any, max_iter: int, strict: bool
+             ) -> Iterator[WMBResult]:
+    """The runs of :func:`growing_passes`, on checked arguments."""
+    start = time.perf_counter()
+    deadline = start + time_limit
+    memory, last_ibound, best = float(FIRST_MEMORY), -1, math.inf
+    while True:
+        left = deadline - time.perf_counter()
+        first = last_ibound < 0
+        t0, passes, ibound = time.perf_counter(), 0, None
+        try:
+            for res in wmb_passes(model, memory=memory, time_limit=max(left / 2, 0.0),
+                                  order=order, max_iter=max_iter,
+                                  deadline=None if first and not strict
+                                  else max(left, 1e-6)):
+                best = min(best, res.log_upper)
+                passes, ibound = res.iterations, res.ibound
+                yield dataclasses.replace(res, log_upper=best,
+                                          seconds=time.perf_counter() - start)
+        except TimeoutError:
+            if first:
+                raise
+            return  # a later run: the earlier results stand
+        took = time.perf_counter() - t0
+        if ibound == last_ibound or took / passes * NEXT_COST > deadline - time.perf_counter():
+            return
+        last_ibound = ibound
+        memory *= GROWTH
