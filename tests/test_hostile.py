@@ -15,6 +15,7 @@ takes a model, or is listed in ``EXEMPT`` with the test file that drives it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import math
 import pkgutil
@@ -137,12 +138,18 @@ def outcome(call, names: tuple[str, ...]):
 
 
 # ----------------------------------------------------------------------- bad arguments: bm
+def forwards(info: pkgutil.ModuleInfo) -> bool:
+    """True for a deprecated module path that only forwards to the module replacing it."""
+    spec = importlib.util.find_spec(info.name)
+    return spec.origin is not None and "alias_module(__name__" in Path(spec.origin).read_text()
+
+
 def public_functions() -> dict[str, object]:
     """``"module.name" -> function`` for every function in the ``__all__`` of every public
     module of mrflib (a function re-exported by several modules is listed once)."""
     out, seen = {}, set()
     for info in sorted(pkgutil.walk_packages(mrflib.__path__, "mrflib."), key=lambda m: m.name):
-        if any(part.startswith("_") for part in info.name.split(".")):
+        if any(part.startswith("_") for part in info.name.split(".")) or forwards(info):
             continue
         mod = importlib.import_module(info.name)
         for name in getattr(mod, "__all__", ()):
@@ -920,17 +927,17 @@ CASES += [
 ]
 
 EXEMPT = {
-    "inference.sliced.give_up": "the sliced engine's bound on its work; its refusals in "
+    "inference.exact.sliced.give_up": "the sliced engine's bound on its work; its refusals in "
                                 "tests/test_exact_refusal.py",
-    "inference.treewidth_bounds.cross_bound": "a bound on a graph's treewidth; "
+    "inference.exact.treewidth_bounds.cross_bound": "a bound on a graph's treewidth; "
                                               "tests/test_exact_refusal.py",
-    "inference.treewidth_bounds.treewidth_lower_bound": "a bound on a graph's treewidth; "
+    "inference.exact.treewidth_bounds.treewidth_lower_bound": "a bound on a graph's treewidth; "
                                                         "tests/test_exact_refusal.py",
-    "inference.treewidth_bounds.table_bound": "a bound on a table's size; "
+    "inference.exact.treewidth_bounds.table_bound": "a bound on a table's size; "
                                               "tests/test_exact_refusal.py",
-    "inference.factor_gibbs.sweep_seconds": "a cost estimate of a model; a non-model in "
+    "inference.sampling.chains.sweep_seconds": "a cost estimate of a model; a non-model in "
                                             "tests/test_hostile_limits.py",
-    "inference.point_estimates.modes": "the argmax of marginals an engine returned; "
+    "inference.approx.point_estimates.modes": "the argmax of marginals an engine returned; "
                                        "tests/test_image_restoration.py",
     "repro.image_restoration.prior_family": "the image chapter's prior; bad sizes reach "
                                             "potts_grid, which is here",
@@ -954,7 +961,7 @@ EXEMPT = {
                                       "(exact.states_to_index, fsll.flat_index) are here",
     "models.factor_graph.flat_states": "the codec of checked arrays; its validating callers "
                                        "(exact.index_to_states, fsll.unflatten) are here",
-    "inference.enumeration.joint_probabilities": "joint_log_table's table normalized; "
+    "inference.exact.enumeration.joint_probabilities": "joint_log_table's table normalized; "
                                                  "exact.probabilities of a factor graph",
     "repro.timing.best_seconds": "the benchmarks' timer, as median_seconds: "
                                  "tests/test_timing.py",
@@ -963,7 +970,7 @@ EXEMPT = {
                                         "tests/test_bench_uai_2014.py",
     "repro.uai_track.family_summary": "summarizes the UAI 2014 benchmark's CSV rows: "
                                       "tests/test_bench_uai_2014.py",
-    "inference.factor_gibbs.advance": "gibbs's sweeps on given chains: bad chains, counts "
+    "inference.sampling.chains.advance": "gibbs's sweeps on given chains: bad chains, counts "
                                       "and rng in tests/test_stochastic_learning.py",
     "learning.stochastic_learning.fit": "reached through learning.fit (its rows here); bad "
                                         "data, options and tie maps in "
@@ -994,8 +1001,8 @@ EXEMPT = {
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "inference.approx.available": "takes no arguments: tests/test_approx.py",
-    "inference.max_mini_bucket.bound_meets": "two floats compared: tests/test_map_front.py",
-    "inference.smci_factor_graph.scope_plan": "the structure of a model estimate checks (its "
+    "inference.approx.max_mini_bucket.bound_meets": "two floats compared: tests/test_map_front.py",
+    "inference.smci.regions.scope_plan": "the structure of a model estimate checks (its "
                                               "rows here); a plan of another structure and "
                                               "a non-plan in tests/test_smci_factor_graph.py",
     "learning.existence.unbounded": "the learners' test on their own layout and data "
@@ -1005,11 +1012,12 @@ EXEMPT = {
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
                                      "the fsll chapter at profile quick",
-    **{f"inference.elimination_order.{f}": "graph helpers of the factor-graph engine (callers pass "
+    **{f"inference.exact.elimination_order.{f}": "graph helpers of the factor-graph engine "
+                                 "(callers pass "
                                  "validated models): tests/test_elimination.py"
        for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
                  "order_cliques", "best_order", "connect_neighbours", "components")},
-    **{f"inference.elimination_order.{f}": "the order search of plans that do not fit "
+    **{f"inference.exact.elimination_order.{f}": "the order search of plans that do not fit "
                                            "(callers pass a validated model's scopes): "
                                            "tests/test_order_search.py"
        for f in ("contraction_order", "searched_order", "refine_trees", "minor_min_width",
@@ -1058,22 +1066,23 @@ EXEMPT = {
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "check_run", "collect", "figures", "publish",
                  "check_publish", "check_published", "read_provenance", "main")},
-    "inference.elimination.upward_peak_bytes":
+    "inference.exact.elimination.upward_peak_bytes":
         "sizes a plan exact.plan built; tests/test_sliced.py",
-    "inference.elimination.marginals_and_log_partition":
+    "inference.exact.elimination.marginals_and_log_partition":
         "the engine behind exact.marginals on a plan it built; tests/test_sliced.py",
-    "inference.elimination.clique_tree":
+    "inference.exact.elimination.clique_tree":
         "the engine's clique tree of a plan it built; tests/test_sliced.py",
-    "inference.domains.reduce_domains":
+    "inference.exact.domains.reduce_domains":
         "takes a FactorGraph (validated once); zeros and Z = 0 in tests/test_sliced.py",
-    "inference.sliced.log_partition":
+    "inference.exact.sliced.log_partition":
         "exact.log_partition's engine past memory; tests/test_sliced.py",
-    "inference.sliced.marginals": "exact.marginals' engine past memory; tests/test_sliced.py",
-    "inference.sliced.map_assignment":
+    "inference.exact.sliced.marginals": "exact.marginals' engine past memory; tests/test_sliced.py",
+    "inference.exact.sliced.map_assignment":
         "exact.map_assignment's engine past memory; tests/test_sliced.py",
-    "inference.sliced.choose_slices":
+    "inference.exact.sliced.choose_slices":
         "the slicer's choice on a validated model; tests/test_sliced.py",
-    "inference.wmb.elimination_order": "the order weighted_mini_bucket reuses; tests/test_wmb.py",
+    "inference.approx.wmb.elimination_order":
+        "the order weighted_mini_bucket reuses; tests/test_wmb.py",
     "io.format_answers": "format_answer for several answers; bad answers in tests/test_anytime.py",
     "io.write_answers": "write_answer for several answers; bad answers in tests/test_anytime.py",
     "io.anytime.solve_anytime":
