@@ -23,7 +23,10 @@ The names users call are importable from the top; submodules load on first use, 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import os
+import sys
 from typing import Any
 
 from mrflib._support.numba_cache import ensure_cache_dir as _ensure_cache_dir
@@ -36,7 +39,9 @@ from mrflib.models.factor_graph import FactorGraph  # noqa: E402
 
 __version__ = "0.1.0"
 
-#: Short names of the public modules, and where each lives.
+#: Short names of the public modules, and where each lives: ``mrflib.<short>`` is the module
+#: itself, both as an attribute (``from mrflib import approx``) and as a module path
+#: (``import mrflib.approx``).
 _PUBLIC = {
     "graphs": "mrflib.models.graphs",
     "exact": "mrflib.inference.exact",
@@ -54,10 +59,10 @@ _PUBLIC = {
     "inference": "mrflib.inference",
     # The experiment harness: importable from the top, never loaded by ``import mrflib``.
     "repro": "mrflib.repro",
-    "experiments": "mrflib.repro.experiments",
-    "report": "mrflib.repro.report",
-    "sweep": "mrflib.repro.sweep",
 }
+
+#: Harness modules once reachable from the top; they live in :mod:`mrflib.repro`.
+_MOVED = {name: f"mrflib.repro.{name}" for name in ("experiments", "report", "sweep")}
 
 __all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_PUBLIC]
 
@@ -65,8 +70,39 @@ __all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_PUBLIC]
 def __getattr__(name: str) -> Any:
     if name in _PUBLIC:
         return importlib.import_module(_PUBLIC[name])
+    if name in _MOVED:
+        from mrflib._support.deprecation import warn_deprecated
+
+        warn_deprecated(f"mrflib.{name}", _MOVED[name])
+        return importlib.import_module(_MOVED[name])
     raise AttributeError(f"module 'mrflib' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_PUBLIC))
+
+
+class _ShortPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports ``mrflib.<short>`` (``import mrflib.approx``) as the module it names in
+    :data:`_PUBLIC`: the same module object, not a copy, so its names, ``isinstance`` checks
+    and monkeypatching are the real module's."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        head, _, short = fullname.partition(".")
+        if head == "mrflib" and _PUBLIC.get(short, fullname) != fullname:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        module = importlib.import_module(_PUBLIC[spec.name.partition(".")[2]])
+        self._spec = module.__spec__  # the import system sets the short path's spec on it
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing to run (:meth:`create_module` returned the loaded module); its own spec
+        is put back."""
+        module.__spec__ = self._spec
+
+
+if not any(isinstance(finder, _ShortPaths) for finder in sys.meta_path):
+    sys.meta_path.append(_ShortPaths())

@@ -65,5 +65,5 @@ def test_failures_are_reported_not_raised():
     out = pp.pyagrum_marginals(pp.pyagrum_model(small), 2, {0: 5})
     assert out.marginals is None and out.failure
     assert pp._failure(MemoryError()) == "std::bad_alloc"
-    with pytest.raises(ValueError, match="model must be a FactorGraph"):
+    with pytest.raises(TypeError, match="model must be a FactorGraph"):
         pp.pyagrum_model("model")

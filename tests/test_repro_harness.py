@@ -44,13 +44,16 @@ def test_figure8_gaussian_small_run():
     assert rows.equals(again)
 
 
-def test_harness_names_stay_importable_from_the_top():
+def test_harness_names_at_the_top_forward_to_repro_with_a_warning():
     import mrflib
     from mrflib.repro import experiments as e
     from mrflib.repro import report as r
     from mrflib.repro import sweep as s
 
-    assert (mrflib.experiments, mrflib.report, mrflib.sweep) == (e, r, s)
+    for name, module in (("experiments", e), ("report", r), ("sweep", s)):
+        with pytest.warns(FutureWarning, match=f"use mrflib.repro.{name}"):
+            assert getattr(mrflib, name) is module
+    assert "sweep" not in mrflib.__all__ and "repro" in mrflib.__all__
 
 
 @pytest.mark.parametrize("n", [40, 80])

@@ -255,5 +255,5 @@ def test_bad_options_are_refused(potts):
         Tie(truth, _groups(truth), form="ising")
     with pytest.raises(ValueError, match="no factor has"):
         Tie(truth, _groups(truth), form={"diagonal": "potts"})
-    with pytest.raises(ValueError, match="structure must be a FactorGraph"):
+    with pytest.raises(TypeError, match="structure must be a FactorGraph"):
         Tie(np.zeros(3), None)

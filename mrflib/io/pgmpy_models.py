@@ -171,7 +171,7 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
     """
     models, discrete = _pgmpy("io.to_pgmpy")
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     if names is None:
         names = model.names if model.names is not None else range(model.n)
     nodes = _node_names(names, "names")

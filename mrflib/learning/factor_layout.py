@@ -124,7 +124,7 @@ def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
     if not isinstance(structure, FactorGraph):
-        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
+        raise TypeError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
     return structure
 
 

@@ -259,7 +259,7 @@ def _check_factor_model(model: Any, name: str = "model", *, tables: bool = True
     """``model``, a FactorGraph with positive weights (``tables``: checked here) and
     factors over at most 24 variables."""
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"{name} must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"{name} must be a FactorGraph, got {type(model).__name__}")
     if tables and any(np.isneginf(t).any() for t in model.log_tables):
         _refuse_zero_weights(name)
     if max(map(len, model.scopes), default=0) > 24:

@@ -266,7 +266,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     t0 = time.perf_counter()
     deadline = _limits.deadline(time_limit)
     if not isinstance(structure, FactorGraph):
-        raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
+        raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     learning_rate, max_steps, tol, l2 = _settings(method, options, learning_rate, max_steps,

@@ -106,7 +106,7 @@ class Tie:
     def __init__(self, structure: FactorGraph, groups: Sequence[Hashable] | None = None,
                  form: str | Mapping = "free") -> None:
         if not isinstance(structure, FactorGraph):
-            raise ValueError(f"structure must be a FactorGraph, got {type(structure).__name__}")
+            raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
         _flat_tables(self, structure)
         # B has one non-zero per table entry at most, so B φ is no normalized potential:
         # a fit's model is normalized on the way out
@@ -293,7 +293,7 @@ def _initial(lay: Any, structure: FactorGraph, init: Any) -> np.ndarray:
         return check_array(init, "init", ndim=1, shape=(lay.n_params,)).astype(
             np.float64, copy=True)
     if not isinstance(init, FactorGraph):
-        raise ValueError(f"init must be a FactorGraph, got {type(init).__name__}")
+        raise TypeError(f"init must be a FactorGraph, got {type(init).__name__}")
     if (not np.array_equal(init.cardinalities, structure.cardinalities)
             or init.scopes != structure.scopes):
         raise ValueError("init must be a FactorGraph with the structure's cardinalities "

@@ -470,7 +470,7 @@ class FactorGraph:
         ``log Z``, the moments and the samples, are those of ``bm``.
         """
         if not isinstance(bm, BoltzmannMachine):
-            raise ValueError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
+            raise TypeError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
         sign = np.array([[1.0, -1.0], [-1.0, 1.0]])
         scopes = [(i,) for i in range(bm.n)]
         tables = [np.array([-b, b]) for b in bm.bias.tolist()]

@@ -178,7 +178,7 @@ def posterior(prior: FactorGraph, noisy: Any, q: int, noise: str = "flip",
         The channel (:func:`channel`) that made ``noisy``.
     """
     if not isinstance(prior, FactorGraph):
-        raise ValueError(f"prior must be a FactorGraph, got {type(prior).__name__}")
+        raise TypeError(f"prior must be a FactorGraph, got {type(prior).__name__}")
     q = _check_q(q)
     y = check_image(noisy, q, "noisy")
     if prior.n != y.size or np.any(prior.cardinalities != q):

@@ -229,7 +229,7 @@ def _check_q(q: Any) -> int:
 
 def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
     if not isinstance(structure, FactorGraph):
-        raise ValueError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
+        raise TypeError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
     return structure
 
 

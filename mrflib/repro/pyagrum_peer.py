@@ -59,7 +59,7 @@ def pyagrum_model(model: FactorGraph) -> Any:
     factor (empty scope) changes no marginal and is left out.
     """
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     gum = optional_import("pyagrum", _PURPOSE, "book")
     mrf = gum.MarkovRandomField()
     for i, c in enumerate(model.cardinalities.tolist()):

@@ -85,7 +85,7 @@ def _conditioned(model: Any, evidence: Any) -> tuple[FactorGraph, np.ndarray, di
     """The model with ``evidence`` applied, the variables a sweep updates and the
     observed ones ``{variable: value}`` (evidence, one state, or one finite unary entry)."""
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     if evidence is not None:
         if not isinstance(evidence, Mapping):
             raise ValueError("evidence must be a mapping {variable: value} or None, got "
@@ -293,7 +293,7 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
         ``chains`` itself.
     """
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     if (not isinstance(chains, np.ndarray) or chains.dtype != np.int64 or chains.ndim != 2
             or chains.shape[1] != model.n or not chains.flags.c_contiguous

@@ -78,7 +78,7 @@ class Estimate(NamedTuple):
 
 def _check_model(model: Any) -> FactorGraph:
     if not isinstance(model, FactorGraph):
-        raise ValueError(f"model must be a FactorGraph, got {type(model).__name__}")
+        raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     return model
 
 

@@ -1,0 +1,35 @@
+"""Every documented module path imports: the short paths of the top level
+(``import mrflib.approx``) are the modules they name, not copies."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import mrflib
+
+SHORT = sorted(mrflib._PUBLIC)
+
+
+@pytest.mark.parametrize("short", SHORT)
+def test_short_path_is_the_module_it_names(short):
+    module = importlib.import_module(f"mrflib.{short}")
+    assert module is importlib.import_module(mrflib._PUBLIC[short])
+    assert module is getattr(mrflib, short)
+    assert module.__spec__.name == mrflib._PUBLIC[short]
+
+
+def test_import_statement_of_a_short_path_in_a_fresh_process():
+    code = ("import mrflib.approx, mrflib.exact, mrflib.graphs\n"
+            "from mrflib.smci import moments\n"
+            "import mrflib.inference.approx as a\n"
+            "assert mrflib.approx is a and moments.__module__ == 'mrflib.inference.smci'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_unknown_short_path_is_not_found():
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("mrflib.no_such_module")
