@@ -54,7 +54,7 @@ CALLS: dict[str, tuple[str, str]] = {
     "sampling.gibbs(Boltzmann 4x5)": (
         _BM, "from mrflib import sampling\nsampling.gibbs(model, 1000, burn_in=200, rng=1)"),
     "factor_gibbs.gibbs(Potts 4x4)": (
-        _POTTS.format(4), "from mrflib.inference import factor_gibbs\n"
+        _POTTS.format(4), "from mrflib.inference.sampling import chains as factor_gibbs\n"
         "factor_gibbs.gibbs(model, 1000, burn_in=200, rng=1)"),
     "learning.fit(Boltzmann 4x5, mple)": (
         _BM + "import numpy as np\n"

@@ -217,4 +217,4 @@ def test_potts_lattice_names_a_negative_coupling(couplings):
     from mrflib.models import lattices
 
     with pytest.raises(ValueError, match="coupling must be non-negative, got -0.7"):
-        lattices.potts_lattice(3, 3, 2, coupling=-0.7, couplings=couplings)
+        lattices.potts_lattice(3, 3, 2, coupling=-0.7, couplings=couplings, rng=0)

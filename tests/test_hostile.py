@@ -419,7 +419,7 @@ CASES += [
                  factor_learning._pseudo_log_likelihood_numpy)],
     ("factor_learning.data_factor_marginals", factor_learning.data_factor_marginals,
      dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
-    ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3),
+    ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3, rng=0),
      dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], coupling=FLOAT_BAD,
           field_scale=FLOAT_BAD + [-1.0], rng=RNG_BAD,
           couplings=["", None, "Mixed", 3, ["mixed"]])),
@@ -439,7 +439,7 @@ CASES += [
      dict(name="asia", n_evidence=2, rng=0),
      dict(name=["nope", None, ["asia"]], n_evidence=[-1, 9, 1.5, None, True], rng=RNG_BAD)),
     ("factor_models.triangle_lattice", factor_models.triangle_lattice,
-     dict(rows=2, cols=3, q=2),
+     dict(rows=2, cols=3, q=2, rng=0),
      dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], scale=FLOAT_BAD + [-1.0],
           field_scale=FLOAT_BAD, rng=RNG_BAD)),
     ("factor_models.triangle_cliques", factor_models.triangle_cliques, dict(rows=2, cols=3),
@@ -948,6 +948,8 @@ EXEMPT = {
     "repro.image_restoration.error_rate": "the chapter's score; tests/test_image_restoration.py",
     "repro.image_restoration.restore": "the chapter's experiment; bad images in "
                                        "tests/test_image_restoration.py",
+    "models.boltzmann.check_model": "the check whose TypeError test_non_model_named asks "
+                                    "of every function taking a model",
     "models.boltzmann.to_spins": "converts states to spins; bad states in "
                                  "tests/test_one_library.py",
     "models.boltzmann.to_states": "converts spins to states; bad spins in "
@@ -1170,7 +1172,7 @@ OVERSIZE = [
     ("graphs.cubic", lambda: graphs.cubic(10**5), "L="),
     ("graphs.random_graph", lambda: graphs.random_graph(10**7, 0.1, rng=0), "n="),
     ("graphs.chimera", lambda: graphs.chimera(10**5, 10**5), "m="),
-    ("model.random", lambda: BoltzmannMachine.random(np.zeros((0, 2), int), HUGE), "n="),
+    ("model.random", lambda: BoltzmannMachine.random(np.zeros((0, 2), int), HUGE, rng=0), "n="),
     ("datasets.sample_table", lambda: datasets.sample_table([0.5, 0.5], HUGE, rng=0),
      "n_samples"),
     ("datasets.ising5x4", lambda: datasets.ising5x4(HUGE, rng=0), "n_samples"),
@@ -1289,7 +1291,7 @@ TRACED_CASES = [
     lambda: graphs.complete(1000),
     lambda: graphs.random_graph(1000, 0.5, rng=0),
     lambda: graphs.chimera(30, 30, 8),
-    lambda: BoltzmannMachine.random(np.zeros((0, 2), int), 10**6),
+    lambda: BoltzmannMachine.random(np.zeros((0, 2), int), 10**6, rng=0),
     lambda: datasets.sample_table([0.5, 0.5], 10**6, rng=0),
 ]
 
@@ -1733,9 +1735,9 @@ def test_state_counts_past_4300_digits_are_refused_in_words(call):
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: factor_models.potts_lattice(2, 2, 3, coupling=1e308), "coupling"),
-    (lambda: factor_models.potts_lattice(2, 2, 3, field_scale=1e308), "field_scale"),
-    (lambda: factor_models.triangle_lattice(2, 2, 2, scale=1e308), "scale"),
+    (lambda: factor_models.potts_lattice(2, 2, 3, coupling=1e308, rng=0), "coupling"),
+    (lambda: factor_models.potts_lattice(2, 2, 3, field_scale=1e308, rng=0), "field_scale"),
+    (lambda: factor_models.triangle_lattice(2, 2, 2, scale=1e308, rng=0), "scale"),
 ], ids=["potts-coupling", "potts-field", "triangle-scale"])
 def test_model_generators_refuse_scales_that_overflow(call, name):
     """1e308 overflowed rng.uniform itself (a bare OverflowError); now refused by name."""

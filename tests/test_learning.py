@@ -367,7 +367,7 @@ def test_bad_input(problem):
     with pytest.raises(ValueError, match="n"):
         learning.fit(data, edges, "mple", n=0)
     with pytest.raises(ValueError, match="objective"):
-        learning.objective(BoltzmannMachine.random(edges, 9), data, "1-smci")
+        learning.objective(BoltzmannMachine.random(edges, 9, rng=0), data, "1-smci")
     with pytest.raises(FloatingPointError, match="learning_rate"):
         learning.fit(data, edges, "mpf", learning_rate=1e6, max_steps=50)
 

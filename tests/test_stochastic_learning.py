@@ -241,7 +241,7 @@ def test_bad_options_are_refused(potts):
         (dict(method="mle", tie=[0, 1]), "one label per factor"),
         (dict(method="mle", tie=[[0]] * len(truth.scopes)), "hashable"),
         (dict(method="mle", tie=[0] * len(truth.scopes)), "same table shape"),
-        (dict(method="mle", tie=Tie(lattices.potts_lattice(2, 2, 3), None)), "made for"),
+        (dict(method="mle", tie=Tie(lattices.potts_lattice(2, 2, 3, rng=0), None)), "made for"),
         (dict(method="pcd", tie=_groups(truth), init=truth), "init with a tie"),
         (dict(method="smci-pcd", samples=np.zeros((0, 6), dtype=np.int64)), "samples"),
         (dict(method="pcd", progress="yes"), "progress"),

@@ -110,7 +110,28 @@ class AnswerFile:
     is written only when its log-weight is strictly above the last one's (``log_weight``),
     so the answers only improve; ``upper`` is the lowest upper bound on the MAP log-weight
     offered with them (:meth:`offer`), and :meth:`optimal` says when the last answer meets
-    it."""
+    it.
+
+    Parameters
+    ----------
+    out : str
+        The answer file's path, or ``"-"`` for standard output.
+    task : {"PR", "MAR", "MPE"}
+        The UAI task of the answers.
+    model : FactorGraph or None, default None
+        The model, for the log-weights of ``MPE`` answers; ``None`` writes every answer.
+
+    Attributes
+    ----------
+    out, task, model
+        The constructor's arguments.
+    values : list
+        The answers written so far, in order.
+    log_weight : float
+        The last ``MPE`` answer's log-weight (``-inf`` before the first).
+    upper : float
+        The lowest upper bound on the MAP log-weight offered so far (``inf`` before one).
+    """
 
     def __init__(self, out: str, task: str, model: FactorGraph | None = None) -> None:
         self.out, self.task, self.model = out, task, model
@@ -119,8 +140,20 @@ class AnswerFile:
         self.upper = math.inf
 
     def add(self, value: Any) -> bool:
-        """Write ``value``; ``False`` (nothing written) for an ``MPE`` answer no better than
-        the last."""
+        """Write ``value`` after the answers so far.
+
+        Parameters
+        ----------
+        value : float or list of ndarray or ndarray
+            An answer of :attr:`task`, as :func:`mrflib.io.uai.write_answer` takes it
+            (checked before anything is written).
+
+        Returns
+        -------
+        bool
+            ``True`` if written; ``False`` (nothing written) for an ``MPE`` answer no better
+            than the last.
+        """
         text = io.format_answers(self.task, [value])  # checked before anything is written
         if self.task == "MPE" and self.model is not None:
             weight = float(self.model.log_weight(value))
@@ -148,13 +181,36 @@ class AnswerFile:
                     os.unlink(self.out)
 
     def optimal(self) -> bool:
-        """Whether the last ``MPE`` answer's log-weight meets the lowest upper bound."""
+        """Whether the last ``MPE`` answer's log-weight meets the lowest upper bound.
+
+        Returns
+        -------
+        bool
+            ``True`` once an answer is written whose log-weight meets :attr:`upper`.
+        """
         return bool(self.values) and bound_meets(self.upper, self.log_weight)
 
     def offer(self, value: Any, how: str, say: Any, bound: float | None = None) -> bool:
-        """:meth:`add`, and a line on ``say`` naming ``how`` the answer was found (and its
-        log-weight for ``MPE``, with the lowest upper bound on the MAP log-weight known,
-        ``bound`` included), whether it was written or not."""
+        """:meth:`add`, and a line on ``say`` saying how the answer was found.
+
+        Parameters
+        ----------
+        value : float or list of ndarray or ndarray
+            An answer of :attr:`task`.
+        how : str
+            How it was found, for the line.
+        say : callable
+            Takes the line of text, whether the answer was written or not (for ``MPE`` it
+            names the answer's log-weight and the lowest upper bound known).
+        bound : float or None, default None
+            An upper bound on the MAP log-weight found with the answer, kept in
+            :attr:`upper` when lower.
+
+        Returns
+        -------
+        bool
+            Whether the answer was written (:meth:`add`).
+        """
         weight = ""
         if bound is not None:
             self.upper = min(self.upper, float(bound))
@@ -171,7 +227,17 @@ class AnswerFile:
 
 
 class Approximate(NamedTuple):
-    """An approximate answer: its ``value``, how it was found, the i-bound (WMB)."""
+    """An approximate answer (:func:`approximate_answer`).
+
+    Attributes
+    ----------
+    value : float or list of ndarray or ndarray
+        The answer, as :func:`mrflib.io.uai.write_answer` takes it.
+    how : str
+        How it was found.
+    ibound : int or None
+        The i-bound of weighted mini-bucket; ``None`` for another method.
+    """
 
     value: Any
     how: str
@@ -191,8 +257,36 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     :func:`~mrflib.inference.approx.map_search.local_search`; the decoding itself where the search
     proves ``Z = 0`` or does not end by ``deadline``, else ``time_limit``). Another
     ``method`` is passed to ``mrflib.inference.approx.marginals`` (``MAR`` only), where that module
-    is installed, with ``time_limit`` and ``rng`` (the samplers' seed or generator; the
-    samplers ``"gibbs"`` and ``"smci"`` refuse ``None``).
+    is installed, with ``time_limit`` and ``rng``.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    task : {"PR", "MAR", "MPE"}
+        The UAI task.
+    method : str, default "wmb"
+        One of :func:`methods` ``(task)``.
+    memory : float or None, default None
+        ``"wmb"``: bytes of the largest mini-bucket table (``None``: the mini-bucket
+        default).
+    time_limit : float or None, default None
+        Seconds after which ``"wmb"`` starts no new pass, or the time limit of another
+        method.
+    max_iter : int, default 20
+        ``"wmb"``: forward-backward passes at most.
+    order : sequence of int or None, default None
+        ``"wmb"``: the elimination order (``None``: computed).
+    deadline : float or None, default None
+        ``"wmb"``: seconds after which a running pass is abandoned.
+    rng : numpy.random.Generator or int or None, default None
+        Another method's seed or generator (the samplers ``"gibbs"`` and ``"smci"`` refuse
+        ``None``); unused by ``"wmb"``.
+
+    Returns
+    -------
+    Approximate
+        The answer, how it was found and the i-bound.
     """
     _check_model_task(model, task)
     if not is_choice(method, methods(task)):
@@ -211,8 +305,19 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
 
 
 def methods(task: str) -> list[str]:
-    """The methods :func:`approximate_answer` takes for ``task``: ``"wmb"``, and for ``MAR``
-    every method of ``mrflib.inference.approx`` where that module is installed."""
+    """The methods :func:`approximate_answer` takes for ``task``.
+
+    Parameters
+    ----------
+    task : {"PR", "MAR", "MPE"}
+        The UAI task.
+
+    Returns
+    -------
+    list of str
+        ``"wmb"``, and for ``MAR`` every method of ``mrflib.inference.approx`` where that
+        module is installed.
+    """
     if task != "MAR" or importlib.util.find_spec("mrflib.inference.approx") is None:
         return ["wmb"]
     approx = importlib.import_module("mrflib.inference.approx")
@@ -303,12 +408,24 @@ def _check_model_task(model: Any, task: Any) -> None:
 
 
 def trivial_answer(model: FactorGraph, task: str) -> Any:
-    """An answer computed without inference, written first so that the file always holds
-    one: ``MAR`` uniform marginals (a point mass on each observed value), ``MPE`` the
-    observed values and state 0 elsewhere, ``PR`` the upper bound
-    ``Σ_k max θ_k + Σ_v log |X_v|`` on ``log Z`` (``Z`` sums at most ``Π_v |X_v|`` states,
-    none of weight above ``exp Σ_k max θ_k``; ``v`` over the unobserved variables), in
-    ``log10``."""
+    """An answer computed without inference, written first so that the file always holds one.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    task : {"PR", "MAR", "MPE"}
+        The UAI task.
+
+    Returns
+    -------
+    float or list of ndarray or ndarray of int64
+        ``MAR`` uniform marginals (a point mass on each observed value), ``MPE`` the
+        observed values and state 0 elsewhere, ``PR`` the upper bound
+        ``Σ_k max θ_k + Σ_v log |X_v|`` on ``log Z`` (``Z`` sums at most ``Π_v |X_v|``
+        states, none of weight above ``exp Σ_k max θ_k``; ``v`` over the unobserved
+        variables), in ``log10``.
+    """
     _check_model_task(model, task)
     observed = _observed(model)
     card = model.cardinalities.tolist()
@@ -346,8 +463,14 @@ def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
 
 
 def process_age() -> float:
-    """Seconds since this process started (its start-up and imports included; ``0.0``
-    where ``/proc`` does not say)."""
+    """Seconds since this process started.
+
+    Returns
+    -------
+    float
+        The process's age, its start-up and imports included; ``0.0`` where ``/proc`` does
+        not say.
+    """
     try:
         with open("/proc/self/stat") as fh:
             started = int(fh.read().rsplit(")", 1)[1].split()[19])
@@ -369,7 +492,18 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     ``args.time_limit`` seconds of the process's start (of the call when ``solve.main`` is
     called from Python; see the module's docstring); ``solve``
     (:func:`mrflib.io.solve.solve`) gives the exact answer of a model and task.
-    ``args.method`` is the approximate method and ``args.seed`` its ``rng``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line of :func:`mrflib.io.solve.build_parser`: ``args.model``,
+        ``args.evid``, ``args.task``, ``args.out``, ``args.time_limit``; ``args.method`` is
+        the approximate method and ``args.seed`` its ``rng``.
+    say : callable
+        Takes each progress line.
+    solve : callable
+        ``solve(model, task)`` (optionally with a ``progress`` callable) gives the exact
+        answer.
 
     Raises
     ------

@@ -93,16 +93,25 @@ SAMPLE_SEEDS = {
 class Dataset:
     """A training set with its true distribution.
 
+    Parameters
+    ----------
+    name, data, p_star, cardinalities, structure
+        The attributes below, in this order (``structure`` defaults to an empty dict).
+
     Attributes
     ----------
     name : str
+        The dataset's name and size, e.g. ``"Ising5x4 (N=1000)"``.
     data : ndarray of int8, shape (N, n)
         Samples ``x`` in ``{0, 1}^n``.
     p_star : ndarray, shape (2^n,)
         The true distribution in the flat order (bit ``i`` of the index is ``x_i``).
     cardinalities : tuple of int
+        Number of states of each variable.
     structure : dict
         How ``p_star`` was built (edges and coupling, or parents and tables).
+    n_samples : int
+        Number of samples ``N``.
     """
 
     name: str
@@ -113,23 +122,58 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of samples ``N``."""
         return int(self.data.shape[0])
 
     def empirical(self) -> np.ndarray:
-        """The empirical distribution ``p_d`` of ``data`` in the flat order."""
+        """The empirical distribution ``p_d`` of ``data`` in the flat order.
+
+        Returns
+        -------
+        ndarray of float64, shape (2^n,)
+            The fraction of samples in each state (bit ``i`` of the index is ``x_i``).
+        """
         idx = self.data.astype(np.int64) @ (1 << np.arange(self.data.shape[1], dtype=np.int64))
         return np.bincount(idx, minlength=self.p_star.size) / self.n_samples
 
 
 def to_binary(index: Any, n: int) -> np.ndarray:
-    """Bits of flat indices: ``(M,)`` -> ``int8 (M, n)`` with column ``i`` = bit ``i``."""
+    """Bits of flat indices.
+
+    Parameters
+    ----------
+    index : array_like of int, shape (M,)
+        Flat indices in ``0..2^n - 1``.
+    n : int
+        Number of bits (variables).
+
+    Returns
+    -------
+    ndarray of int8, shape (M, n)
+        Column ``i`` is bit ``i`` of each index.
+    """
     from mrflib.inference.exact import index_to_states
 
     return (index_to_states(index, n) + 1) // 2  # spins -1/+1 -> bits 0/1
 
 
 def sample_table(p: Any, n_samples: int, *, rng: Any) -> np.ndarray:
-    """``n_samples`` i.i.d. flat indices drawn from the table ``p`` (inverse CDF)."""
+    """``n_samples`` i.i.d. flat indices drawn from the table ``p`` (inverse CDF).
+
+    Parameters
+    ----------
+    p : array_like of float, shape (K,)
+        Non-negative weights with a positive sum (normalized here).
+    n_samples : int
+        Number of draws, positive.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: one uniform per draw.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples,)
+        Indices into ``p``.
+    """
     p = check_array(p, "p", ndim=1)
     if np.any(p < 0) or p.sum() <= 0:
         raise ValueError("p must be non-negative with a positive sum")
@@ -149,6 +193,20 @@ def ising5x4(n_samples: int, *, rng: Any, coupling: float = 0.5) -> Dataset:
     nodes), no field. ``p*`` is :func:`mrflib.inference.exact.probabilities` of the Boltzmann
     machine
     with zero bias and coupling ``1/2`` on every edge (same state order).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples, positive.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed of the samples.
+    coupling : float, default 0.5
+        The coupling of every edge, a real number.
+
+    Returns
+    -------
+    Dataset
+        The samples, ``p*`` and the structure (``edges``, ``coupling`` and the ``model``).
     """
     from mrflib.inference import exact
     from mrflib.models import graphs
@@ -184,6 +242,23 @@ def bayesian_network(
     ``q_i[c] = P(x_i = 1 | parents in configuration c)`` with entries uniform on ``(0, 1)``;
     ``c = sum_j x_{parent_j} 2^j``. ``n = 20`` gives 37 edges for ``max_parents = 2`` and 54
     for 3.
+
+    Parameters
+    ----------
+    n : int
+        Number of variables, positive.
+    max_parents : int
+        The most parents of a node, ``>= 0``.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: node by node, the parents, then the table.
+
+    Returns
+    -------
+    parents : list of ndarray of int64
+        The sorted parents of each node.
+    tables : list of ndarray of float64
+        ``tables[i][c] = P(x_i = 1 | parents in configuration c)``, ``2^len(parents[i])``
+        entries.
     """
     n = check_positive(n, "n", integer=True)
     max_parents = check_positive(max_parents, "max_parents", integer=True, allow_zero=True)
@@ -219,7 +294,21 @@ def _check_network(parents: Any, tables: Any) -> tuple[list, list]:
 
 
 def bn_probabilities(parents: list[np.ndarray], tables: list[np.ndarray]) -> np.ndarray:
-    """``p*(x) = prod_i P(x_i | parents)`` over all ``2^n`` states in the flat order."""
+    """``p*(x) = prod_i P(x_i | parents)`` over all ``2^n`` states in the flat order.
+
+    Parameters
+    ----------
+    parents : list of ndarray of int
+        ``parents[i]``: distinct nodes ``< i`` (topological order), as
+        :func:`bayesian_network` returns them.
+    tables : list of ndarray of float
+        ``tables[i]``: ``2^len(parents[i])`` probabilities in ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray of float64, shape (2^n,)
+        The joint distribution (bit ``i`` of the index is ``x_i``).
+    """
     parents, tables = _check_network(parents, tables)
     n = len(parents)
     require_memory(2 * 8 * 2**n, f"bn_probabilities over 2^{n} states")
@@ -240,6 +329,22 @@ def bn_sample(
     """Ancestral sampling of a network from :func:`bayesian_network`: ``int8 (N, n)``.
 
     Needs no ``2^n`` table, so it serves networks too large to enumerate.
+
+    Parameters
+    ----------
+    parents : list of ndarray of int
+        ``parents[i]``: distinct nodes ``< i``, as :func:`bayesian_network` returns them.
+    tables : list of ndarray of float
+        ``tables[i]``: ``2^len(parents[i])`` probabilities in ``[0, 1]``.
+    n_samples : int
+        Number of samples ``N``, positive.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: one uniform per sample, node by node.
+
+    Returns
+    -------
+    ndarray of int8, shape (N, n)
+        The samples, states ``0/1``.
     """
     parents, tables = _check_network(parents, tables)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
@@ -268,22 +373,64 @@ def _bn_dataset(name: str, max_parents: int, n_samples: int, rng: Any, structure
 def bn20_37(
     n_samples: int, *, rng: Any, structure_seed: int = STRUCTURE_SEEDS["BN20-37"]
 ) -> Dataset:
-    """Samples of the random Bayesian network BN20-37 (20 nodes, two parents each, 37 edges)."""
+    """Samples of the random Bayesian network BN20-37 (20 nodes, two parents each, 37 edges).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples, positive.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed of the samples.
+    structure_seed : int, default 2037
+        The seed of the network (:func:`bayesian_network`).
+
+    Returns
+    -------
+    Dataset
+        The samples, ``p*`` and the structure (``parents``, ``tables``, ``n_edges``).
+    """
     return _bn_dataset("BN20-37", 2, n_samples, rng, structure_seed)
 
 
 def bn20_54(
     n_samples: int, *, rng: Any, structure_seed: int = STRUCTURE_SEEDS["BN20-54"]
 ) -> Dataset:
-    """Samples of the random Bayesian network BN20-54 (20 nodes, three parents each, 54 edges)."""
+    """Samples of the random Bayesian network BN20-54 (20 nodes, three parents each, 54 edges).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples, positive.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed of the samples.
+    structure_seed : int, default 2054
+        The seed of the network (:func:`bayesian_network`).
+
+    Returns
+    -------
+    Dataset
+        The samples, ``p*`` and the structure (``parents``, ``tables``, ``n_edges``).
+    """
     return _bn_dataset("BN20-54", 3, n_samples, rng, structure_seed)
 
 
 def load(name: str, n_samples: int | None = None, *, rng: Any | None = None) -> Dataset:
     """One of the six datasets of section 3.4 by name, with its fixed seed.
 
-    ``n_samples`` and ``rng`` override the paper's size and our fixed sample seed (the true
-    distribution, i.e. the network, stays the same).
+    Parameters
+    ----------
+    name : str
+        One of :data:`NAMES`.
+    n_samples : int or None, default None
+        Overrides the paper's size (``None``: 1000 for ``...S``, 100,000 for ``...L``).
+    rng : numpy.random.Generator or int or None, default None
+        Overrides our fixed sample seed of the dataset (``None``: that seed). The true
+        distribution, i.e. the network, stays the same.
+
+    Returns
+    -------
+    Dataset
+        The training set, named ``name``.
     """
     if not is_choice(name, NAMES):
         raise ValueError(f"name must be one of {list(NAMES)}, got {name!r}")
@@ -315,6 +462,18 @@ def digits(levels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     Nodes are row-major, the numbering of :func:`mrflib.models.graphs.square_grid` and
     :func:`mrflib.models.graphs.king_grid` ``(8, 8)``. The images ship with scikit-learn (UCI
     optical digits, 8x8 downsampled); nothing is downloaded.
+
+    Parameters
+    ----------
+    levels : int or None, default None
+        ``None`` for spins, or the number of grey levels ``q`` in ``2..17``.
+
+    Returns
+    -------
+    x : ndarray of int8, shape (1797, 64)
+        The images, one row each: spins or quantized levels.
+    labels : ndarray of int64, shape (1797,)
+        The digit each image shows.
     """
     load_digits = optional_import("sklearn.datasets", "datasets.digits()", "datasets").load_digits
     if levels is not None:
@@ -339,13 +498,20 @@ MAX_JOINT_STATES = 2**26
 class ExpertNetwork:
     """A discrete Bayesian network, variables in a fixed topological order.
 
+    Parameters
+    ----------
+    name, variables, cardinalities, parents, cpds, states
+        The attributes below, in this order (``states`` defaults to ``()``: no names).
+
     Attributes
     ----------
     name : str
+        The network's name.
     variables : tuple of str
         Variable names; variable ``i`` is column ``i`` of samples and digit ``i`` of the
         flat state index (``x_0`` least significant, the order of :mod:`mrflib.learning.fsll`).
     cardinalities : tuple of int
+        Number of states of each variable.
     parents : tuple of tuple of int
         Indices of each variable's parents (all smaller than the variable's own index).
     cpds : tuple of ndarray
@@ -354,6 +520,12 @@ class ExpertNetwork:
         significant); shape ``(prod of parent cardinalities, |X_i|)``.
     states : tuple of tuple of str
         The names of each variable's values.
+    n : int
+        Number of variables.
+    n_states : int
+        Number of joint states, the product of the cardinalities.
+    n_edges : int
+        Number of arcs (parent-child pairs).
     """
 
     name: str
@@ -365,14 +537,17 @@ class ExpertNetwork:
 
     @property
     def n(self) -> int:
+        """Number of variables."""
         return len(self.variables)
 
     @property
     def n_states(self) -> int:
+        """Number of joint states, the product of the cardinalities (exact)."""
         return int(np.prod(np.array(self.cardinalities, dtype=object)))
 
     @property
     def n_edges(self) -> int:
+        """Number of arcs (parent-child pairs)."""
         return int(sum(len(p) for p in self.parents))
 
     def to_factor_graph(self) -> FactorGraph:
@@ -380,8 +555,13 @@ class ExpertNetwork:
 
         One factor per variable ``i``, scope ``(last parent, ..., first parent, i)`` and
         table ``log P(x_i | parents)`` (``-inf`` where the probability is 0): the layout of
-        ``cpds`` read in C order. Its log-weights are the joint log-probabilities
-        (``log Z = 0``); its names are ``variables`` and ``states``.
+        ``cpds`` read in C order.
+
+        Returns
+        -------
+        FactorGraph
+            Its log-weights are the joint log-probabilities (``log Z = 0``); its names are
+            ``variables`` and ``states``.
         """
         scopes, tables = [], []
         for i, par in enumerate(self.parents):
@@ -404,9 +584,21 @@ class ExpertNetwork:
     def sample(self, n_samples: int, *, rng: Any) -> np.ndarray:
         """Exact i.i.d. samples by ancestral sampling: ``int8 (n_samples, n)``.
 
-        One uniform per sample and variable, drawn variable by variable in the network's
-        order; ``x_i`` is the first value whose cumulative conditional probability
-        exceeds it. Needs no joint table.
+        Needs no joint table.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of samples, positive.
+        rng : numpy.random.Generator or int
+            Generator or non-negative seed: one uniform per sample and variable, drawn
+            variable by variable in the network's order; ``x_i`` is the first value whose
+            cumulative conditional probability exceeds it.
+
+        Returns
+        -------
+        ndarray of int8, shape (n_samples, n)
+            The samples, column ``i`` the state index of variable ``i``.
         """
         n_samples = check_positive(n_samples, "n_samples", integer=True)
         rng = as_rng(rng)
@@ -424,10 +616,24 @@ class ExpertNetwork:
     def joint(self, max_states: int = MAX_JOINT_STATES) -> np.ndarray:
         """The exact joint ``p*(x) = prod_i P(x_i | parents)`` over all states, flat order.
 
-        Refuses (``ValueError``, before allocating) networks with more than ``max_states``
-        states or whose table does not fit in memory; for a large network take the
-        marginal of an ancestral subset (:meth:`ancestral_subset`), whose joint is the
-        product of its own conditional tables.
+        For a large network take the marginal of an ancestral subset
+        (:meth:`ancestral_subset`), whose joint is the product of its own conditional tables.
+
+        Parameters
+        ----------
+        max_states : int, default MAX_JOINT_STATES
+            The most joint states allowed, positive (``2^26`` by default).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_states,)
+            The joint distribution, ``x_0`` the least significant digit.
+
+        Raises
+        ------
+        ValueError
+            Before allocating, for a network with more than ``max_states`` states or whose
+            table does not fit in memory.
         """
         max_states = check_positive(max_states, "max_states", integer=True)
         size = self.n_states
@@ -463,6 +669,17 @@ class ExpertNetwork:
 
         An ancestrally closed set's marginal is the product of its own conditional tables,
         so the result's :meth:`joint` is the exact marginal of the full network.
+
+        Parameters
+        ----------
+        variables : str or int or sequence of str or int
+            Variable names or indices ``0..n-1``.
+
+        Returns
+        -------
+        ExpertNetwork
+            The sub-network, variables in this network's order (named ``"name[k]"`` when
+            it keeps ``k < n`` variables).
         """
         start = [self._index(v) for v in np.atleast_1d(np.asarray(variables, dtype=object))]
         return self._restrict(sorted(self._closure(start)))
@@ -476,6 +693,17 @@ class ExpertNetwork:
         states), among those that keep the set within ``max_states`` (ties: the earliest
         variable); stop when nothing fits. Arcs rather than variables are counted so that a
         network with many roots (alarm) yields a connected piece, not a set of roots.
+
+        Parameters
+        ----------
+        max_states : int
+            The most joint states of the subset, positive; smaller than every root's
+            cardinality is a ``ValueError``.
+
+        Returns
+        -------
+        ExpertNetwork
+            The sub-network (as :meth:`ancestral_subset` builds it).
         """
         max_states = check_positive(max_states, "max_states", integer=True)
         keep: set[int] = set()
@@ -539,6 +767,17 @@ def pgmpy_network_file(name: str) -> Any:
     ``pgmpy.example_models.load_model``, which downloads from the Hugging Face hub; the
     bundled ``pgmpy/utils/example_models/<name>.bif.gz`` files are read here directly, so
     nothing needs the network.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`EXPERT_NETWORKS`.
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+        The bundled ``<name>.bif.gz`` (a ``ValueError`` if pgmpy does not ship it; an
+        ``ImportError`` naming the extra if pgmpy is not installed).
     """
     from importlib.resources import files
 
@@ -552,7 +791,18 @@ def pgmpy_network_file(name: str) -> Any:
 
 
 def pgmpy_model(name: str) -> Any:
-    """The bundled network ``name`` as a pgmpy ``DiscreteBayesianNetwork`` (read offline)."""
+    """The bundled network ``name`` as a pgmpy ``DiscreteBayesianNetwork`` (read offline).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`EXPERT_NETWORKS`.
+
+    Returns
+    -------
+    pgmpy.models.DiscreteBayesianNetwork
+        The network as pgmpy's BIF reader builds it.
+    """
     import gzip
     import logging
 
@@ -572,6 +822,16 @@ def expert_network(name: str) -> ExpertNetwork:
     lexicographic topological order of the DAG, so the order is fixed by the network alone;
     each conditional table comes from the network's ``TabularCPD`` (layout: see
     :class:`ExpertNetwork`).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`EXPERT_NETWORKS`.
+
+    Returns
+    -------
+    ExpertNetwork
+        The network (the same object on every call in a process).
     """
     if not is_choice(name, EXPERT_NETWORKS):  # before the cache, which hashes name
         raise ValueError(f"name must be one of {EXPERT_NETWORKS}, got {name!r}")
@@ -612,9 +872,15 @@ class UAIProblem:
     """One of the shipped UAI 2014 competition problems (:data:`UAI_PROBLEMS`) and its
     exact answers, as the competition published them.
 
+    Parameters
+    ----------
+    name, path, evidence_path, evidence, model, log10_partition, marginals
+        The attributes below, in this order.
+
     Attributes
     ----------
     name : str
+        The problem's name.
     path, evidence_path : pathlib.Path
         The model (``NAME.uai``) and evidence (``NAME.uai.evid``) files.
     evidence : Mapping
@@ -648,6 +914,16 @@ def uai_problem(name: str) -> UAIProblem:
     multi-state variables with many zero weights (``ObjectDetection_11``), a diagnosis
     network with evidence (``Promedus_24``) and mixed cardinalities with three-variable
     factors (``CSP_12``). Reading them needs no network access.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`UAI_PROBLEMS`.
+
+    Returns
+    -------
+    UAIProblem
+        The problem, its evidence and answers (the same object on every call).
     """
     from importlib.resources import files
 

@@ -43,7 +43,7 @@ def quantize(grey: Any, q: int = 4) -> np.ndarray:
     ----------
     grey : array_like, shape (rows, cols)
         Finite real grey values.
-    q : int
+    q : int, default 4
         Number of levels, at least 2.
 
     Returns
@@ -82,8 +82,17 @@ def sample_grey(name: str = "china.jpg") -> np.ndarray:
     """A photograph of scikit-learn's sample images as grey levels in ``[0, 1]``.
 
     ``sklearn.datasets.load_sample_image(name)`` (RGB, 8 bits a channel) weighted by
-    :data:`LUMA`; ``"china.jpg"`` is 427 x 640 pixels. Needs scikit-learn (the extra
-    ``datasets``).
+    :data:`LUMA`. Needs scikit-learn (the extra ``datasets``).
+
+    Parameters
+    ----------
+    name : {"china.jpg", "flower.jpg"}, default "china.jpg"
+        One of :data:`SAMPLE_IMAGES`.
+
+    Returns
+    -------
+    ndarray of float64, shape (rows, cols)
+        The grey levels; ``"china.jpg"`` is 427 x 640 pixels.
     """
     if not isinstance(name, str) or name not in SAMPLE_IMAGES:
         raise ValueError(f"name must be one of {SAMPLE_IMAGES}, got {name!r}")
@@ -94,8 +103,20 @@ def sample_grey(name: str = "china.jpg") -> np.ndarray:
 
 
 def sample_image(name: str = "china.jpg", q: int = 4) -> np.ndarray:
-    """:func:`sample_grey` quantized by :func:`quantize` to ``q`` levels, ``int64
-    (rows, cols)``."""
+    """:func:`sample_grey` quantized by :func:`quantize` to ``q`` levels.
+
+    Parameters
+    ----------
+    name : {"china.jpg", "flower.jpg"}, default "china.jpg"
+        One of :data:`SAMPLE_IMAGES`.
+    q : int, default 4
+        Number of levels, at least 2.
+
+    Returns
+    -------
+    ndarray of int64, shape (rows, cols)
+        Levels ``0..q-1``, level 0 the darkest.
+    """
     q = _check_levels(q)
     # the levels' share of quantize()'s memory, before the photograph is loaded
     require_memory(_quantize_bytes(q, 0), f"sample_image() in q = {q} levels")

@@ -82,7 +82,7 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
         ``(child, *evidence)`` and table ``log P(child | evidence)``; a Markov network or
         factor graph one factor per ``DiscreteFactor``, table ``log`` of its values.
         Factors come in pgmpy's order.
-    variables : sequence, optional
+    variables : sequence or None, default None
         pgmpy's node of each variable: variable ``i`` is ``variables[i]`` (default
         ``list(model.nodes())``).
 
@@ -148,7 +148,7 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
     ----------
     model : FactorGraph
         The model.
-    names : sequence, optional
+    names : sequence or None, default None
         pgmpy's node for each variable. Default: the model's
         ``FactorGraph.names``, or the integers ``0..n-1``
         for a model without names (pgmpy's triangulation breaks ties by set order, which

@@ -65,6 +65,14 @@ _PROGRESS_SECONDS = 5.0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m mrflib solve``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of ``MODEL.uai``, ``--evid``, ``--task``, ``--out``, ``--time-limit``,
+        ``--method``, ``--seed`` and ``-q``; its help text states the exit statuses.
+    """
     p = Parser(
         prog="python -m mrflib solve",
         description="Answer a UAI model file exactly (junction tree / variable elimination) "
@@ -110,11 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 @checked
 def solve(model: FactorGraph, task: str, progress: Any = None) -> Any:
-    """The answer of ``task`` for ``model`` (evidence already applied), as
-    :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``, the marginals for
-    ``MAR``, the states for ``MPE``. A model whose junction tree does not fit in memory is
-    solved with reduced domains or in slices (:mod:`mrflib.inference.exact.sliced`), ``progress`` (a
-    callable taking a line of text) hearing of each slice."""
+    """The answer of ``task`` for ``model`` (evidence already applied).
+
+    A model whose junction tree does not fit in memory is solved with reduced domains or in
+    slices (:mod:`mrflib.inference.exact.sliced`).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; anything else is a ``TypeError``.
+    task : {"PR", "MAR", "MPE"}
+        The UAI task.
+    progress : callable or None, default None
+        A callable taking a line of text, hearing of each slice.
+
+    Returns
+    -------
+    float or list of ndarray or ndarray of int64
+        The answer as :func:`mrflib.io.uai.write_answer` takes it: ``log10 Z`` for ``PR``
+        (``-inf``, with a ``RuntimeWarning``, for a model with ``Z = 0``), the marginals for
+        ``MAR``, the states for ``MPE``.
+    """
     from mrflib.inference.exact import sliced
 
     if task not in ("PR", "MAR", "MPE"):
@@ -243,7 +267,20 @@ def _one_line_warning(message: Any, *_: Any, **__: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``python -m mrflib solve ...``; returns the exit status."""
+    """Run ``python -m mrflib solve ...``.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The arguments after ``solve``; ``None`` reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 for a malformed file or a refused model (with a
+        one-line reason on stderr), 143 when terminated by SIGTERM. Bad arguments exit
+        (status 2) through the parser.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_options(parser, args)

@@ -413,7 +413,7 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     ----------
     path : str or path-like
         The model file.
-    evidence : str, path-like, mapping or None
+    evidence : str, path-like, mapping or None, default None
         A UAI evidence file (see :func:`read_evidence`) or ``{variable: value}``; applied
         with :meth:`~mrflib.models.factor_graph.FactorGraph.condition`.
 
@@ -540,8 +540,20 @@ def write_uai(model: FactorGraph | BoltzmannMachine, path: PathLike) -> None:
     within two units in the last place: for every model read from a file (whose tables are
     logs of floats) :func:`read_uai` gives back a model with bit-identical tables. A table
     whose weights overflow, or underflow to 0 (or to a subnormal too coarse to give the
-    log-weight back, ``exp(-745)``) from a finite log-weight, is refused (``ValueError``):
-    the format holds weights, not logs.
+    log-weight back, ``exp(-745)``) from a finite log-weight, is refused: the format holds
+    weights, not logs.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model; anything else is a ``TypeError``.
+    path : str or path-like
+        The file to write (replaced atomically; gzip if it ends in ``.gz``).
+
+    Raises
+    ------
+    ValueError
+        For a table whose weights overflow or underflow, or a path that cannot be written.
     """
     if isinstance(model, BoltzmannMachine):
         model = FactorGraph.from_boltzmann(model)
@@ -564,8 +576,25 @@ def read_evidence(path: PathLike, model: FactorGraph | None = None) -> dict[int,
     The UAI 2014 form is ``m v_1 x_1 ... v_m x_m``; the older one has a leading sample count
     ``1`` (``1 m v_1 x_1 ...``): an odd token count is the first, an even one the second.
     Several samples are refused (with an even token count, by name; otherwise as the UAI 2014
-    form they are not). With ``model``, variables and values are checked against
-    its cardinalities (naming the file and place); a variable may be observed once.
+    form they are not). A variable may be observed once.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The evidence file (plain or gzip).
+    model : FactorGraph or None, default None
+        With a model, variables and values are checked against its cardinalities (naming
+        the file and place); anything but a ``FactorGraph`` or ``None`` is a ``TypeError``.
+
+    Returns
+    -------
+    dict of int to int
+        ``{variable: value}`` in file order.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file, naming the file, line and token.
     """
     if model is not None and not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
@@ -602,8 +631,17 @@ def _parse_evidence(tok: _Tokens, model: FactorGraph | None) -> dict[int, int]:
 
 def write_evidence(path: PathLike, evidence: Mapping[int, int],
                    model: FactorGraph | None = None) -> None:
-    """Write ``{variable: value}`` as a UAI 2014 evidence file (sorted by variable), atomically;
-    with ``model`` the evidence is checked against its cardinalities first."""
+    """Write ``{variable: value}`` as a UAI 2014 evidence file (sorted by variable), atomically.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (gzip if it ends in ``.gz``).
+    evidence : mapping of int to int
+        Variables ``>= 0`` to values ``>= 0`` (int64), each variable once.
+    model : FactorGraph or None, default None
+        With a model, the evidence is checked against its cardinalities first.
+    """
     if not isinstance(evidence, Mapping):
         raise ValueError(f"evidence must be a mapping {{variable: value}}, got "
                          f"{type(evidence).__name__}")
@@ -627,9 +665,16 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
 
 # ---------------------------------------------------------------------- answers
 class Answer(NamedTuple):
-    """An answer file's content: ``task`` (one of :data:`TASKS`) and ``value``: ``log10 Z``
-    (float) for ``PR``, one marginal array per variable for ``MAR``, the states
-    (``int64 (n,)``) for ``MPE``."""
+    """An answer file's content (:func:`read_answer`).
+
+    Attributes
+    ----------
+    task : str
+        One of :data:`TASKS`.
+    value : float or list of ndarray or ndarray
+        ``log10 Z`` (float) for ``PR``, one marginal array per variable for ``MAR``, the
+        states (``int64 (n,)``) for ``MPE``.
+    """
 
     task: str
     value: Any
@@ -654,14 +699,40 @@ def _require_answer_memory(n_numbers: int) -> None:
 
 
 def format_answer(task: str, value: Any) -> str:
-    """The text of a UAI 2014 answer file (see :func:`write_answer`)."""
+    """The text of a UAI 2014 answer file (see :func:`write_answer`).
+
+    Parameters
+    ----------
+    task : {"PR", "MAR", "MPE"}
+        The task.
+    value : float or sequence of array_like or array_like of int
+        The answer, as :func:`write_answer` takes it (checked).
+
+    Returns
+    -------
+    str
+        The task line, then the answer's line.
+    """
     task = _check_task(task)
     return f"{task}\n{_answer_body(task, value)}"
 
 
 def format_answers(task: str, values: Sequence[Any]) -> str:
-    """The text of an answer file holding several answers, each after a ``-BEGIN-`` line
-    (an anytime solver's improving answers; :func:`read_answer` takes the last)."""
+    """The text of an answer file holding several answers, each after a ``-BEGIN-`` line.
+
+    Parameters
+    ----------
+    task : {"PR", "MAR", "MPE"}
+        The task.
+    values : sequence
+        A non-empty sequence of answers, each as :func:`write_answer` takes it (an anytime
+        solver's improving answers; :func:`read_answer` takes the last).
+
+    Returns
+    -------
+    str
+        The task line, then each answer after a :data:`BEGIN` line.
+    """
     task = _check_task(task)
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError("values must be a non-empty sequence of answers")
@@ -669,8 +740,20 @@ def format_answers(task: str, values: Sequence[Any]) -> str:
 
 
 def write_answers(path: PathLike, task: str, values: Sequence[Any]) -> None:
-    """Write :func:`format_answers` atomically (the whole file replaced, so a reader never
-    sees a half-written answer, even after a crash)."""
+    """Write :func:`format_answers` atomically.
+
+    The whole file is replaced, so a reader never sees a half-written answer, even after a
+    crash.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (gzip if it ends in ``.gz``).
+    task : {"PR", "MAR", "MPE"}
+        The task.
+    values : sequence
+        A non-empty sequence of answers, as :func:`format_answers` takes them.
+    """
     _write_text(path, format_answers(task, values))
 
 
@@ -713,10 +796,20 @@ def _answer_body(task: str, value: Any) -> str:
 def write_answer(path: PathLike, task: str, value: Any) -> None:
     """Write a UAI 2014 answer file, atomically (gzip if ``path`` ends in ``.gz``).
 
-    ``task`` ``"PR"``: ``value`` is ``log10 Z`` (natural ``log Z / ln 10``; ``-inf`` for a
-    model of zero weight); ``"MAR"``: one marginal array per variable, written on one line
-    after the variable count, each preceded by its length; ``"MPE"``: the states. Numbers
-    are printed with ``repr``, so they read back exactly.
+    Numbers are printed with ``repr``, so they read back exactly.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    task : {"PR", "MAR", "MPE"}
+        The task.
+    value : float or sequence of array_like or array_like of int
+        ``"PR"``: ``log10 Z`` (natural ``log Z / ln 10``; ``-inf`` for a model of zero
+        weight; NaN and ``+inf`` refused); ``"MAR"``: one marginal array per variable
+        (each summing to 1 within :data:`MAR_SUM_TOLERANCE`), written on one line after
+        the variable count, each preceded by its length; ``"MPE"``: the states, integers
+        ``>= 0``.
     """
     _write_text(path, format_answer(task, value))
 
@@ -735,12 +828,25 @@ def _number(tok: _Tokens, expected: str, lowest: float = 0.0) -> float:
 def read_answer(path: PathLike) -> Answer:
     """Read a UAI 2014 answer file (``PR``, ``MAR`` or ``MPE``; plain or gzip).
 
-    Returns an :class:`Answer`; malformed files raise ``ValueError`` naming the file, line
-    and token. A file of several answers, each after a ``-BEGIN-`` line (an anytime
-    solver's, :func:`write_answers`), gives the last complete one: a last line without its
-    newline (a solver killed while writing it) is left out, and a last answer that then
-    does not parse is skipped for the one before it. Sample counts of earlier competitions
-    are not read.
+    A file of several answers, each after a ``-BEGIN-`` line (an anytime solver's,
+    :func:`write_answers`), gives the last complete one: a last line without its newline (a
+    solver killed while writing it) is left out, and a last answer that then does not parse
+    is skipped for the one before it. Sample counts of earlier competitions are not read.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The answer file.
+
+    Returns
+    -------
+    Answer
+        The task and its value.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file, naming the file, line and token.
     """
     tok = _Tokens(path)
     task = tok.word("the task PR, MAR or MPE")

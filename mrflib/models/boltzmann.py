@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument, warn_deprecated
 from mrflib._support.validation import (
     as_rng,
     check_array,
@@ -37,6 +38,17 @@ __all__ = ["BoltzmannMachine", "check_model", "overflow_exponent", "unscale_log_
 LOG_WEIGHT_MAX_EXPONENT = 1000
 
 
+class _Omitted:
+    """The default of an ``rng`` whose omission is deprecated: the old seed 0 is used, with a
+    :class:`FutureWarning` (``rng=0`` gives the same bits without one)."""
+
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+_OMITTED_RNG: Any = _Omitted()
+
+
 def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
     """The smallest ``k >= 0`` with ``2^-k (Σ|b_i| + Σ|J_e|) < 2^1000``.
 
@@ -45,7 +57,19 @@ def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
     summed spin). The engines work with the parameters times ``2^-k`` (exact: a power of
     two) and multiply differences of log-weights by ``2^k`` only after the log-sum-exp
     shift, so a model with parameters near the float maximum gives no ``inf - inf``.
-    ``k = 0`` (no rescaling, bit-identical results) for every model of ordinary range.
+
+    Parameters
+    ----------
+    bias : ndarray of float64, shape (n,)
+        The biases ``b_i`` (not checked).
+    coupling : ndarray of float64, shape (E,)
+        The couplings ``J_e`` (not checked).
+
+    Returns
+    -------
+    int
+        The exponent ``k``: ``k = 0`` (no rescaling, bit-identical results) for every model
+        of ordinary range.
     """
     with np.errstate(over="ignore"):
         total = float(np.add.reduce(np.abs(bias))) + float(np.add.reduce(np.abs(coupling)))
@@ -59,9 +83,20 @@ def overflow_exponent(bias: np.ndarray, coupling: np.ndarray) -> int:
 
 
 def to_spins(states: Any) -> np.ndarray:
-    """Binary states ``0/1`` (a factor graph's, state 0 = spin -1, as
-    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` numbers them) as spins
-    ``int8`` ``-1/+1``, same shape."""
+    """Binary states ``0/1`` as spins ``int8`` ``-1/+1``.
+
+    Parameters
+    ----------
+    states : array_like of int
+        Binary states ``0/1`` of any shape (a factor graph's, state 0 = spin -1, as
+        :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` numbers them).
+        Anything but integers 0 and 1 is a ``ValueError``.
+
+    Returns
+    -------
+    ndarray of int8
+        The spins ``2 s - 1``, same shape.
+    """
     arr = np.asarray(states)
     if arr.dtype.kind not in "iu" or not np.all((arr == 0) | (arr == 1)):
         raise ValueError("states must contain only binary states 0 and 1")
@@ -69,8 +104,19 @@ def to_spins(states: Any) -> np.ndarray:
 
 
 def to_states(spins: Any) -> np.ndarray:
-    """Spins ``-1/+1`` as the binary states ``int64`` ``0/1`` of
-    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` (spin -1 is state 0)."""
+    """Spins ``-1/+1`` as the binary states ``int64`` ``0/1``.
+
+    Parameters
+    ----------
+    spins : array_like of int or float
+        Spins ``-1/+1`` of any shape; anything else is a ``ValueError``.
+
+    Returns
+    -------
+    ndarray of int64
+        The states of :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann` (spin -1
+        is state 0), same shape.
+    """
     arr = np.asarray(spins)
     if arr.dtype.kind not in "iuf" or not np.all((arr == 1) | (arr == -1)):
         raise ValueError("spins must contain only spins -1 and +1")
@@ -80,8 +126,19 @@ def to_states(spins: Any) -> np.ndarray:
 def unscale_log_partition(scaled: float, k: int) -> float:
     """``log Z`` from its value scaled by ``2^-k`` (see :func:`overflow_exponent`).
 
-    A ``log Z`` beyond the float range is returned as ``+inf`` with a ``RuntimeWarning``
-    (the moments and samples of such a model are still finite and exact).
+    Parameters
+    ----------
+    scaled : float
+        ``2^-k log Z``, as an engine computed it.
+    k : int
+        The exponent of :func:`overflow_exponent`.
+
+    Returns
+    -------
+    float
+        ``log Z = 2^k scaled``. A ``log Z`` beyond the float range is returned as ``+inf``
+        with a ``RuntimeWarning`` (the moments and samples of such a model are still finite
+        and exact).
     """
     with np.errstate(over="ignore"):
         logz = float(np.ldexp(scaled, k))
@@ -104,6 +161,21 @@ class BoltzmannMachine:
         :class:`mrflib.models.graphs.Graph` on ``n = len(bias)`` nodes (used as is).
     coupling : array_like, shape (E,)
         Couplings ``J_e`` for each edge row (the papers' ``w_{ij}``).
+
+    Attributes
+    ----------
+    bias : ndarray of float64, shape (n,)
+        The biases, read-only.
+    graph : Graph
+        The :class:`mrflib.models.graphs.Graph` of the machine.
+    coupling : ndarray of float64, shape (E,)
+        The couplings, one per edge row, read-only.
+    n : int
+        Number of spins.
+    edges : ndarray of int64, shape (E, 2)
+        The canonical edge array, ``graph.edges`` (read-only).
+    params : ndarray of float64, shape (n + E,)
+        All parameters as one vector ``concat(bias, coupling)`` (a new array).
 
     Notes
     -----
@@ -134,13 +206,42 @@ class BoltzmannMachine:
         bias_scale: float = 0.2,
         coupling_scale: float = 0.3,
         *,
-        rng: Any = 0,
+        rng: Any = _OMITTED_RNG,
     ) -> BoltzmannMachine:
         """Biases ~ U[-bias_scale, bias_scale], couplings ~ U[-coupling_scale, coupling_scale].
 
         The defaults are the generating models of the SMCI papers' experiments
         (GSMCI section 4: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]).
+
+        Parameters
+        ----------
+        edges : array_like of int, shape (E, 2), or Graph
+            A canonical edge array or a :class:`mrflib.models.graphs.Graph` on ``n`` nodes.
+        n : int
+            Number of spins, positive.
+        bias_scale : float, default 0.2
+            Half-width of the biases' uniform range, ``>= 0``.
+        coupling_scale : float, default 0.3
+            Half-width of the couplings' uniform range, ``>= 0``.
+        rng : numpy.random.Generator or int
+            Generator or non-negative seed: the biases are drawn first, then the couplings
+            in edge order. Omitting it is deprecated: seed 0 is used, with a
+            :class:`FutureWarning`.
+
+        Returns
+        -------
+        BoltzmannMachine
+            The random machine.
+
+        Raises
+        ------
+        ValueError
+            If the parameters would need more memory than is available.
         """
+        if rng is _OMITTED_RNG:
+            warn_deprecated("BoltzmannMachine.random() without rng=",
+                            "BoltzmannMachine.random(..., rng=<seed or Generator>)")
+            rng = 0
         n = check_positive(n, "n", integer=True)
         require_memory(24.0 * n, f"BoltzmannMachine.random with n={n} nodes")
         edges = graphs.as_graph(edges, n)
@@ -159,6 +260,20 @@ class BoltzmannMachine:
         paper's Ising model, eq. (3), and the FSLL paper's eq. (1)) equals this model
         under ``s_i = (x_i + 1) / 2``: ``J_ij = c_ij / 4`` and
         ``b_i = a_i / 2 + Σ_j c_ij / 4``.
+
+        Parameters
+        ----------
+        bias01 : array_like of float, shape (n,)
+            The {0, 1} biases ``a_i``.
+        edges : array_like of int, shape (E, 2)
+            A canonical edge array on ``n`` nodes.
+        coupling01 : array_like of float, shape (E,)
+            The {0, 1} couplings ``c_ij``, one per edge row.
+
+        Returns
+        -------
+        BoltzmannMachine
+            The same distribution on ±1 spins.
         """
         bias01 = check_array(bias01, "bias01", ndim=1)
         edges = check_edges(edges, bias01.shape[0])
@@ -169,8 +284,15 @@ class BoltzmannMachine:
         return cls(b, edges, coupling01 / 4.0)
 
     def to_01(self) -> tuple[np.ndarray, np.ndarray]:
-        """Inverse of :meth:`from_01`: ``(a, c)`` with ``c_ij = 4 J_ij``,
-        ``a_i = 2 b_i - Σ_j 2 J_ij``."""
+        """Inverse of :meth:`from_01`: the {0, 1} parameterization of the same distribution.
+
+        Returns
+        -------
+        a : ndarray of float64, shape (n,)
+            The {0, 1} biases ``a_i = 2 b_i - Σ_j 2 J_ij``.
+        c : ndarray of float64, shape (E,)
+            The {0, 1} couplings ``c_ij = 4 J_ij``.
+        """
         c = 4.0 * self.coupling
         a = 2.0 * self.bias
         np.add.at(a, self.edges[:, 0], -2.0 * self.coupling)
@@ -195,11 +317,29 @@ class BoltzmannMachine:
         return bm
 
     def with_params(self, theta: Any) -> BoltzmannMachine:
-        """A model on the same graph with parameters ``theta = concat(bias, coupling)``."""
+        """A model on the same graph with parameters ``theta = concat(bias, coupling)``.
+
+        Parameters
+        ----------
+        theta : array_like of float, shape (n + E,)
+            The biases, then the couplings in edge order (finite).
+
+        Returns
+        -------
+        BoltzmannMachine
+            A new machine on :attr:`graph`.
+        """
         theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
         return BoltzmannMachine(theta[: self.n], self.graph, theta[self.n:])
 
     def copy(self) -> BoltzmannMachine:
+        """A machine with the same parameters and graph.
+
+        Returns
+        -------
+        BoltzmannMachine
+            A new machine equal to this one.
+        """
         return BoltzmannMachine(self.bias, self.graph, self.coupling)
 
     # ------------------------------------------------------------------ properties
@@ -221,8 +361,15 @@ class BoltzmannMachine:
     def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR adjacency with weights: ``(indptr, indices, weights)`` (cached).
 
-        The couplings to the neighbours of ``i`` are
-        ``weights[indptr[i]:indptr[i + 1]]``.
+        Returns
+        -------
+        indptr : ndarray of int64, shape (n + 1,)
+            Row pointers, those of ``graph.csr``.
+        indices : ndarray of int64, shape (2E,)
+            The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``.
+        weights : ndarray of float64, shape (2E,)
+            The couplings to the neighbours of ``i`` are
+            ``weights[indptr[i]:indptr[i + 1]]`` (read-only).
         """
         indptr, indices, eids = self.graph.csr
         if self._weights is None:
@@ -232,7 +379,13 @@ class BoltzmannMachine:
         return indptr, indices, self._weights
 
     def coupling_matrix(self) -> np.ndarray:
-        """Dense symmetric ``(n, n)`` coupling matrix with a zero diagonal."""
+        """Dense symmetric ``(n, n)`` coupling matrix with a zero diagonal.
+
+        Returns
+        -------
+        ndarray of float64, shape (n, n)
+            ``W[i, j] = W[j, i] = J_ij`` for every edge, zero elsewhere.
+        """
         W = np.zeros((self.n, self.n))
         i, j = self.edges[:, 0], self.edges[:, 1]
         W[i, j] = self.coupling
@@ -243,7 +396,15 @@ class BoltzmannMachine:
     def log_weight(self, x: Any) -> np.ndarray | float:
         """Unnormalized log-probability ``Σ b_i x_i + Σ J_ij x_i x_j``.
 
-        ``x`` of shape ``(n,)`` gives a float, ``(M, n)`` an array ``(M,)``.
+        Parameters
+        ----------
+        x : array_like, shape (n,) or (M, n)
+            One configuration or ``M`` of them, spins ``-1/+1`` (checked).
+
+        Returns
+        -------
+        float or ndarray of float64, shape (M,)
+            ``x`` of shape ``(n,)`` gives a float, ``(M, n)`` an array ``(M,)``.
         """
         single = np.ndim(x) == 1
         s = check_spins(x, self.n, "x").astype(np.float64)
@@ -252,7 +413,18 @@ class BoltzmannMachine:
         return float(lw[0]) if single else lw
 
     def local_field(self, x: Any) -> np.ndarray:
-        """Local fields ``h_i = b_i + Σ_j J_ij x_j`` for each configuration, shape ``(M, n)``."""
+        """Local fields ``h_i = b_i + Σ_j J_ij x_j`` for each configuration, shape ``(M, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (n,) or (M, n)
+            One configuration or ``M`` of them, spins ``-1/+1`` (checked).
+
+        Returns
+        -------
+        ndarray of float64, shape (M, n)
+            The local fields of each configuration (``M = 1`` for one configuration).
+        """
         s = check_spins(x, self.n, "x").astype(np.float64)
         h = np.broadcast_to(self.bias, s.shape).copy()
         i, j = self.edges[:, 0], self.edges[:, 1]
@@ -275,6 +447,25 @@ class BoltzmannMachine:
     __hash__ = None  # type: ignore[assignment]
 
 
-def check_model(bm: Any, name: str = "bm") -> BoltzmannMachine:
-    """Return ``bm`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``."""
-    return check_instance(bm, BoltzmannMachine, name)
+@renamed_argument("bm", "model")
+def check_model(model: Any, name: str = "bm") -> BoltzmannMachine:
+    """Return ``model`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``.
+
+    Parameters
+    ----------
+    model : object
+        The object to check.
+    name : str, default "bm"
+        The argument named in the error message.
+
+    Returns
+    -------
+    BoltzmannMachine
+        ``model`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a :class:`BoltzmannMachine`.
+    """
+    return check_instance(model, BoltzmannMachine, name)

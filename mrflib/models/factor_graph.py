@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.validation import (
     check_array,
     format_bytes,
@@ -160,24 +161,61 @@ def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") 
 
 
 def flat_strides(cardinalities: Any) -> np.ndarray:
-    """The place values of the flat state index, ``int64``: ``1, |X_0|, |X_0| |X_1|, ...``
-    (variable 0 the least significant digit, the flat order of ``book/notation.md``).
+    """The place values of the flat state index, ``int64``: ``1, |X_0|, |X_0| |X_1|, ...``.
 
     With :func:`flat_index` and :func:`flat_states` the library's one codec of flat state
-    indices (spins use it with two states each, state 0 = spin -1)."""
+    indices (spins use it with two states each, state 0 = spin -1).
+
+    Parameters
+    ----------
+    cardinalities : array_like of int, shape (n,)
+        Number of states of each variable (not checked).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The place value of each variable, variable 0 the least significant digit (the flat
+        order of ``book/notation.md``).
+    """
     card = np.asarray(cardinalities, dtype=np.int64)
     return np.concatenate(([1], np.cumprod(card[:-1]))).astype(np.int64)
 
 
 def flat_index(states: np.ndarray, cardinalities: Any) -> np.ndarray:
-    """Flat indices ``x_0 + |X_0| (x_1 + |X_1| (...))``, ``int64 (M,)``, of checked integer
-    states ``(M, n)`` (callers validate; the index must fit in int64)."""
+    """Flat indices ``x_0 + |X_0| (x_1 + |X_1| (...))`` of checked integer states.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (M, n)
+        States within the cardinalities (callers validate; the index must fit in int64).
+    cardinalities : array_like of int, shape (n,)
+        Number of states of each variable.
+
+    Returns
+    -------
+    ndarray of int64, shape (M,)
+        The flat index of each state.
+    """
     return np.asarray(states, dtype=np.int64) @ flat_strides(cardinalities)
 
 
 def flat_states(index: np.ndarray, cardinalities: Any) -> np.ndarray:
-    """The states ``int64 (M, n)`` of checked flat indices ``(M,)``: :func:`flat_index`
-    inverted, one digit at a time (bit shifts when every variable has two states)."""
+    """The states of checked flat indices: :func:`flat_index` inverted.
+
+    One digit at a time (bit shifts when every variable has two states).
+
+    Parameters
+    ----------
+    index : array_like of int, shape (M,)
+        Flat indices in ``0..prod |X_i| - 1`` (callers validate).
+    cardinalities : array_like of int, shape (n,)
+        Number of states of each variable.
+
+    Returns
+    -------
+    ndarray of int64, shape (M, n)
+        The state of each index.
+    """
     card = np.asarray(cardinalities, dtype=np.int64)
     index = np.asarray(index, dtype=np.int64)
     if card.size and np.all(card == 2):
@@ -192,9 +230,25 @@ def flat_states(index: np.ndarray, cardinalities: Any) -> np.ndarray:
 
 def slice_factor(scope: tuple[int, ...], table: np.ndarray, evidence: Mapping[int, int]
                  ) -> tuple[tuple[int, ...], np.ndarray]:
-    """A factor with the variables of ``evidence = {variable: value}`` fixed: its scope
-    without them and a view of ``table`` at their values, or the factor itself when it
-    holds none of them (most factors of a model with a few observations)."""
+    """A factor with the variables of ``evidence = {variable: value}`` fixed.
+
+    Parameters
+    ----------
+    scope : tuple of int
+        The factor's variables.
+    table : ndarray
+        Its table, one axis per variable of ``scope``.
+    evidence : mapping of int to int
+        Checked variable indices and their values.
+
+    Returns
+    -------
+    scope : tuple of int
+        The scope without the observed variables.
+    table : ndarray
+        A view of ``table`` at the observed values; the factor itself when it holds none of
+        them (most factors of a model with a few observations).
+    """
     if evidence.keys().isdisjoint(scope):
         return scope, table
     keep = tuple(v for v in scope if v not in evidence)
@@ -205,7 +259,21 @@ def all_states(cardinalities: Any) -> np.ndarray:
     """Every joint state, ``int64 (prod |X_i|, n)``, variable 0 the fastest-changing digit.
 
     The flat order of ``book/notation.md``: ``index = x_0 + |X_0| (x_1 + |X_1| (...))``.
-    Refused before allocating when the table would not fit in memory.
+
+    Parameters
+    ----------
+    cardinalities : array_like of int, shape (n,)
+        Number of states ``>= 1`` of each variable (checked).
+
+    Returns
+    -------
+    ndarray of int64, shape (prod |X_i|, n)
+        The states in flat-index order.
+
+    Raises
+    ------
+    ValueError
+        Before allocating, when the table would not fit in memory.
     """
     card = _check_cardinalities(cardinalities)
     total = math.prod(card.tolist())
@@ -237,6 +305,23 @@ class FactorGraph:
         For every variable, one distinct name per state (``state_names[i][k]`` names
         state ``k`` of variable ``i``), kept as a tuple of tuples; :meth:`state_index`
         and :meth:`condition` accept a state's name wherever they accept its index.
+
+    Attributes
+    ----------
+    cardinalities : ndarray of int64, shape (n,)
+        Number of states of each variable, read-only.
+    scopes : tuple of tuple of int
+        The variables of each factor.
+    log_tables : tuple of ndarray of float64
+        The read-only natural-log tables, one per scope.
+    names : tuple of str or None
+        The variables' names, if given.
+    state_names : tuple of tuple of str or None
+        The states' names, if given.
+    n : int
+        Number of variables.
+    n_factors : int
+        Number of factors.
 
     Notes
     -----
@@ -302,7 +387,13 @@ class FactorGraph:
         return len(self.scopes)
 
     def variable_factors(self) -> list[list[int]]:
-        """For each variable, the indices of the factors whose scope holds it."""
+        """For each variable, the indices of the factors whose scope holds it.
+
+        Returns
+        -------
+        list of list of int
+            ``n`` lists of factor indices, each increasing.
+        """
         out: list[list[int]] = [[] for _ in range(self.n)]
         for k, s in enumerate(self.scopes):
             for v in s:
@@ -310,7 +401,13 @@ class FactorGraph:
         return out
 
     def table_bytes(self) -> int:
-        """Bytes of all factor tables (float64)."""
+        """Bytes of all factor tables (float64).
+
+        Returns
+        -------
+        int
+            ``8`` times the number of table entries.
+        """
         return sum(8 * t.size for t in self.log_tables)
 
     # ------------------------------------------------------------------ names
@@ -403,8 +500,16 @@ class FactorGraph:
     def log_weight(self, states: Any) -> np.ndarray | float:
         """Unnormalized log-weights ``Σ_k θ_k(x_{S_k})`` of integer states.
 
-        ``states`` of shape ``(n,)`` gives a float, ``(N, n)`` an array ``(N,)``; ``-inf``
-        where some factor has zero weight.
+        Parameters
+        ----------
+        states : array_like of int, shape (n,) or (N, n)
+            One state or ``N`` of them, each variable's value in ``0..|X_i|-1`` (checked).
+
+        Returns
+        -------
+        float or ndarray of float64, shape (N,)
+            ``states`` of shape ``(n,)`` gives a float, ``(N, n)`` an array ``(N,)``;
+            ``-inf`` where some factor has zero weight.
         """
         single = np.ndim(states) == 1
         x = _check_states(states, self.cardinalities)
@@ -416,13 +521,23 @@ class FactorGraph:
     def condition(self, evidence: Mapping[Any, Any]) -> FactorGraph:
         """The model with ``evidence = {variable: value}`` applied.
 
-        Variables and values are indices or names (``names``, ``state_names``).
         Every factor is sliced at the observed values (its scope loses the observed
         variables), and each observed variable gets a unary indicator factor (``0`` at
-        its value, ``-inf`` elsewhere), so the result has the same variables and
-        cardinalities: its partition function is ``Z`` of the evidence (the UAI ``PR``
-        task), its marginals put a point mass on each observed value, and its MAP state and
-        samples agree with the evidence.
+        its value, ``-inf`` elsewhere).
+
+        Parameters
+        ----------
+        evidence : mapping
+            Variables to values; variables and values are indices or names (``names``,
+            ``state_names``). A variable named twice or a value out of range is a
+            ``ValueError``.
+
+        Returns
+        -------
+        FactorGraph
+            A model with the same variables and cardinalities: its partition function is
+            ``Z`` of the evidence (the UAI ``PR`` task), its marginals put a point mass on
+            each observed value, and its MAP state and samples agree with the evidence.
         """
         ev = self._evidence(evidence)
         states = sum(int(self.cardinalities[v]) for v in ev)
@@ -462,37 +577,57 @@ class FactorGraph:
 
     # ------------------------------------------------------------------ conversions
     @classmethod
-    def from_boltzmann(cls, bm: BoltzmannMachine) -> FactorGraph:
+    @renamed_argument("bm", "model")
+    def from_boltzmann(cls, model: BoltzmannMachine) -> FactorGraph:
         """The ±1 Boltzmann machine as a factor graph: state 0 is spin -1, state 1 is +1.
 
         One unary factor ``[-b_i, b_i]`` per spin (in node order), then one pairwise factor
-        ``J_ij [[1, -1], [-1, 1]]`` per edge (in edge order); the log-weights, and so
-        ``log Z``, the moments and the samples, are those of ``bm``.
+        ``J_ij [[1, -1], [-1, 1]]`` per edge (in edge order).
+
+        Parameters
+        ----------
+        model : BoltzmannMachine
+            The machine; anything else is a ``TypeError``.
+
+        Returns
+        -------
+        FactorGraph
+            ``n`` binary variables whose log-weights, and so ``log Z``, the moments and the
+            samples, are those of ``model``.
         """
-        if not isinstance(bm, BoltzmannMachine):
-            raise TypeError(f"bm must be a BoltzmannMachine, got {type(bm).__name__}")
+        if not isinstance(model, BoltzmannMachine):
+            raise TypeError(f"model must be a BoltzmannMachine, got {type(model).__name__}")
         sign = np.array([[1.0, -1.0], [-1.0, 1.0]])
-        scopes = [(i,) for i in range(bm.n)]
-        tables = [np.array([-b, b]) for b in bm.bias.tolist()]
-        scopes += [(int(i), int(j)) for i, j in bm.edges]
-        tables += [J * sign for J in bm.coupling.tolist()]
+        scopes = [(i,) for i in range(model.n)]
+        tables = [np.array([-b, b]) for b in model.bias.tolist()]
+        scopes += [(int(i), int(j)) for i, j in model.edges]
+        tables += [J * sign for J in model.coupling.tolist()]
         for t in tables:
             t.flags.writeable = False
-        _check_magnitude(tables, "bm (its biases and couplings)")
-        card = np.full(bm.n, 2, dtype=np.int64)
+        _check_magnitude(tables, "model (its biases and couplings)")
+        card = np.full(model.n, 2, dtype=np.int64)
         card.flags.writeable = False
         return cls._from_checked(card, tuple(scopes), tuple(tables))
 
     def to_boltzmann(self) -> BoltzmannMachine:
-        """The ±1 Boltzmann machine of a binary pairwise factor graph (state 0 is spin
-        -1, as :meth:`from_boltzmann` numbers them), with the same distribution.
+        """The ±1 Boltzmann machine of a binary pairwise factor graph, with the same distribution.
 
         Each table is written as ``c + h_i x_i + h_j x_j + J x_i x_j`` in the spins and
         the constants ``c`` dropped (``log Z`` changes by their sum; probabilities, moments
         and samples do not); factors on the same pair add. Every pair of a pairwise scope
         is an edge, also when its coupling is 0, so ``from_boltzmann(bm).to_boltzmann()``
-        is ``bm``. Raises ``ValueError`` unless every variable has two states, every scope
-        at most two variables and every table is finite.
+        is ``bm``.
+
+        Returns
+        -------
+        BoltzmannMachine
+            The machine, state 0 as spin -1 (as :meth:`from_boltzmann` numbers them).
+
+        Raises
+        ------
+        ValueError
+            Unless every variable has two states, every scope at most two variables and
+            every table is finite.
         """
         if np.any(self.cardinalities != 2) or any(len(s) > 2 for s in self.scopes):
             raise ValueError("model must be a binary pairwise factor graph (two states per "
@@ -642,7 +777,7 @@ def with_evidence(model: BoltzmannMachine | FactorGraph,
         The model. A Boltzmann machine with evidence becomes its factor graph
         (:meth:`FactorGraph.from_boltzmann`), its values given as spins ``-1``/``+1`` (its
         own domain; state 0 of the factor graph is spin -1).
-    evidence : mapping or None
+    evidence : mapping or None, default None
         Variables to values, each an index or, on a factor graph with
         :attr:`~FactorGraph.names` / :attr:`~FactorGraph.state_names`, a name.
 
@@ -672,9 +807,21 @@ def with_evidence(model: BoltzmannMachine | FactorGraph,
 
 
 def as_factor_graph(model: BoltzmannMachine | FactorGraph) -> FactorGraph:
-    """``model`` as a :class:`FactorGraph`: a Boltzmann machine through
-    :meth:`FactorGraph.from_boltzmann`, a factor graph as it is; anything else is a
-    ``TypeError``. Every engine that works on factor graphs takes either model this way."""
+    """``model`` as a :class:`FactorGraph`.
+
+    Every engine that works on factor graphs takes either model this way.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model; anything else is a ``TypeError``.
+
+    Returns
+    -------
+    FactorGraph
+        A Boltzmann machine through :meth:`FactorGraph.from_boltzmann`, a factor graph as it
+        is.
+    """
     if isinstance(model, BoltzmannMachine):
         return FactorGraph.from_boltzmann(model)
     if not isinstance(model, FactorGraph):

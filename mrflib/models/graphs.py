@@ -71,8 +71,18 @@ def _sorted_unique(pairs: np.ndarray) -> np.ndarray:
 def from_pairs(pairs: Any) -> np.ndarray:
     """Normalize any iterable of node pairs into the canonical edge array.
 
-    Each pair is ordered ``i < j``, rows are sorted and duplicates removed;
-    self-loops are refused.
+    Parameters
+    ----------
+    pairs : iterable of pairs of int, or array_like of int, shape (E, 2)
+        Node pairs in any order, either end first, repeats allowed. Labels must be
+        non-negative integers; self-loops ``(i, i)`` are refused. ``None`` and strings are
+        refused.
+
+    Returns
+    -------
+    ndarray of int64, shape (E', 2)
+        The canonical edge array: each pair ordered ``i < j``, rows sorted and duplicates
+        removed (``(0, 2)`` for no pairs).
     """
     if pairs is None or isinstance(pairs, (str, bytes)):
         raise ValueError(f"pairs must be a collection of node pairs, got {pairs!r}")
@@ -92,6 +102,23 @@ def square_grid(rows: int, cols: int) -> np.ndarray:
     """Edges of a ``rows x cols`` square lattice with open boundaries.
 
     Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major).
+
+    Parameters
+    ----------
+    rows : int
+        Number of rows, positive.
+    cols : int
+        Number of columns, positive.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 2)
+        The canonical edge array, ``E = rows (cols - 1) + (rows - 1) cols``.
+
+    Raises
+    ------
+    ValueError
+        If the edge array would need more memory than is available.
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
@@ -108,6 +135,23 @@ def king_grid(rows: int, cols: int) -> np.ndarray:
     Every inner node has 8 neighbours (the squares a chess king reaches); open boundaries.
     Node ``r * cols + c`` sits at row ``r``, column ``c`` (row-major), as in
     :func:`square_grid`, whose edges are a subset of these.
+
+    Parameters
+    ----------
+    rows : int
+        Number of rows, positive.
+    cols : int
+        Number of columns, positive.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 2)
+        The canonical edge array.
+
+    Raises
+    ------
+    ValueError
+        If the edge array would need more memory than is available.
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
@@ -122,6 +166,21 @@ def cubic(L: int) -> np.ndarray:
     """Edges of an ``L x L x L`` simple cubic lattice with open boundaries.
 
     Node ``(x * L + y) * L + z`` sits at ``(x, y, z)``.
+
+    Parameters
+    ----------
+    L : int
+        Side length, positive.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 2)
+        The canonical edge array, ``E = 3 L^2 (L - 1)``.
+
+    Raises
+    ------
+    ValueError
+        If the edge array would need more memory than is available.
     """
     L = check_positive(L, "L", integer=True)
     require_memory(240.0 * L**3, f"cubic(L={L})")
@@ -135,7 +194,23 @@ def cubic(L: int) -> np.ndarray:
 
 
 def complete(n: int) -> np.ndarray:
-    """Edges of the complete graph on ``n`` nodes (the SK / fully connected model)."""
+    """Edges of the complete graph on ``n`` nodes (the SK / fully connected model).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, positive.
+
+    Returns
+    -------
+    ndarray of int64, shape (n (n - 1) / 2, 2)
+        Every pair ``(i, j)``, ``i < j``, in lexicographic order.
+
+    Raises
+    ------
+    ValueError
+        If the edge array would need more memory than is available.
+    """
     n = check_positive(n, "n", integer=True)
     require_memory(56.0 * n * (n - 1) / 2 + 2.0 * n * n, f"complete(n={n})")
     i, j = np.triu_indices(n, k=1)
@@ -146,8 +221,27 @@ def random_graph(n: int, p: float, *, rng: Any) -> np.ndarray:
     """Erdős–Rényi graph: each of the ``n(n-1)/2`` pairs is joined with probability ``p``.
 
     This is the random-graph setting of the GSMCI paper's experiments (section 4,
-    p = 0.2 and 0.4). The draw uses one uniform per pair in :func:`complete` order,
-    so the same seed gives the same graph.
+    p = 0.2 and 0.4).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, positive.
+    p : float
+        Edge probability, in ``[0, 1]``.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed. The draw uses one uniform per pair in
+        :func:`complete` order, so the same seed gives the same graph.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 2)
+        The canonical edge array of the kept pairs.
+
+    Raises
+    ------
+    ValueError
+        If the pairs would need more memory than is available.
     """
     n = check_positive(n, "n", integer=True)
     p = check_positive(p, "p", allow_zero=True)
@@ -167,6 +261,25 @@ def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
     position ``k`` of the cell in row ``i``, column ``j`` (the D-Wave numbering).
     Vertical-shore nodes couple to the same position in the cell below, horizontal-shore
     nodes to the cell on the right.
+
+    Parameters
+    ----------
+    m : int
+        Number of rows of unit cells, positive.
+    n : int
+        Number of columns of unit cells, positive.
+    t : int, default 4
+        Shore size: each unit cell is ``K_{t,t}``, positive.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 2)
+        The canonical edge array on ``2 m n t`` nodes.
+
+    Raises
+    ------
+    ValueError
+        If the edge array would need more memory than is available.
     """
     m = check_positive(m, "m", integer=True)
     n = check_positive(n, "n", integer=True)
@@ -188,7 +301,21 @@ def chimera(m: int, n: int, t: int = 4) -> np.ndarray:
 
 
 def num_nodes(edges: Any, n: int | None = None) -> int:
-    """The number of nodes: ``n`` if given (checked), else ``max label + 1``."""
+    """The number of nodes: ``n`` if given (checked), else ``max label + 1``.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array (checked) or a :class:`Graph`.
+    n : int or None, default None
+        Number of nodes, positive and above every label; ``None`` to take the largest
+        label + 1 (then ``edges`` must not be empty).
+
+    Returns
+    -------
+    int
+        The number of nodes.
+    """
     if isinstance(edges, Graph):
         return as_graph(edges, n).n
     edges = check_edges(edges, n)
@@ -204,6 +331,15 @@ class Csr(NamedTuple):
 
     The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]`` (sorted) and
     ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n + 1,)
+        Row pointers into ``indices``.
+    indices : ndarray of int64, shape (2E,)
+        The neighbours of every node, node by node, each node's sorted.
+    edge_ids : ndarray of int64, shape (2E,)
+        ``edge_ids[p]`` is the edge row joining the node to ``indices[p]``.
     """
 
     indptr: np.ndarray
@@ -213,9 +349,27 @@ class Csr(NamedTuple):
 
 @structref.register
 class StructureType(types.StructRef):
-    """The numba type of :class:`Structure` (one type: read-only C-contiguous int64 fields)."""
+    """The numba type of :class:`Structure` (one type: read-only C-contiguous int64 fields).
+
+    Parameters
+    ----------
+    fields : sequence of (str, numba type)
+        The field names and their numba types.
+    """
 
     def preprocess_fields(self, fields):
+        """Drop literal types from the fields, so that every record has the one type.
+
+        Parameters
+        ----------
+        fields : sequence of (str, numba type)
+            The field names and their numba types.
+
+        Returns
+        -------
+        tuple of (str, numba type)
+            The fields, each type made non-literal.
+        """
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
@@ -236,11 +390,19 @@ class Structure(structref.StructRefProxy):
     the fields are the read-only arrays themselves; it pickles (to process pools and
     Dask workers) by its arrays. ``n = len(indptr) - 1`` and ``E = len(edges)``.
 
+    Parameters
+    ----------
+    indptr, indices, edge_ids, edges, edge_pos : array_like of int
+        The fields below, in this order; each is copied unless it is already a read-only
+        C-contiguous int64 array of the field's dimension (a wrong dimension is a
+        ``ValueError``).
+
     Attributes
     ----------
     indptr : (n + 1,) int64
         The neighbours of node ``i`` are ``indices[indptr[i]:indptr[i + 1]]``, sorted.
     indices : (2E,) int64
+        The neighbours of every node, node by node.
     edge_ids : (2E,) int64
         ``edge_ids[p]`` is the edge row joining ``i`` to ``indices[p]``.
     edges : (E, 2) int64
@@ -314,10 +476,29 @@ class Graph:
     Parameters
     ----------
     n : int
-        Number of nodes.
+        Number of nodes, positive.
     edges : array_like, shape (E, 2)
         Canonical edge array (``i < j``, rows sorted, no duplicates; ``shared`` design
-        conventions).
+        conventions), labels below ``n``; checked, copied and made read-only.
+
+    Attributes
+    ----------
+    n : int
+        Number of nodes.
+    edges : ndarray of int64, shape (E, 2)
+        The read-only canonical edge array.
+    n_edges : int
+        Number of edges ``E``.
+    csr : Csr
+        The compressed sparse row adjacency (cached, read-only arrays).
+    indptr, indices, edge_ids : ndarray of int64
+        The fields of :attr:`csr`.
+    degree : ndarray of int64, shape (n,)
+        Node degrees.
+    edge_pos : ndarray of int64, shape (E, 2)
+        The position of each end of every edge among the other end's neighbours.
+    structure : Structure
+        The record the numba kernels take.
 
     Notes
     -----
@@ -385,14 +566,17 @@ class Graph:
 
     @property
     def indptr(self) -> np.ndarray:
+        """``(n + 1,)`` int64: the row pointers of :attr:`csr`."""
         return self.csr.indptr
 
     @property
     def indices(self) -> np.ndarray:
+        """``(2E,)`` int64: the neighbours of every node, node by node (:attr:`csr`)."""
         return self.csr.indices
 
     @property
     def edge_ids(self) -> np.ndarray:
+        """``(2E,)`` int64: the edge row joining a node to each neighbour (:attr:`csr`)."""
         return self.csr.edge_ids
 
     @cached_property
@@ -426,6 +610,18 @@ class Graph:
 
         For structure another module derives from the graph alone (e.g. the sampler's
         colour-ordered adjacency): it lives as long as the graph, no global cache.
+
+        Parameters
+        ----------
+        key : str
+            The name the value is kept under.
+        compute : callable
+            ``compute(graph)`` returns the value; called once per ``key``.
+
+        Returns
+        -------
+        object
+            The kept value for ``key``.
         """
         store = self.__dict__.setdefault("_memo", {})
         if key not in store:
@@ -433,13 +629,31 @@ class Graph:
         return store[key]
 
     def grid_shape(self) -> tuple[int, int] | None:
-        """``(rows, cols)`` when this graph is :func:`square_grid` ``(rows, cols)`` (node
-        ``r * cols + c``), else ``None``; paths count as ``(n, 1)``. Kept with the graph
-        (the samplers ask at every call)."""
+        """``(rows, cols)`` when this graph is a :func:`square_grid`, else ``None``.
+
+        Kept with the graph (the samplers ask at every call).
+
+        Returns
+        -------
+        tuple of (int, int) or None
+            ``(rows, cols)`` when the edges are those of :func:`square_grid` ``(rows, cols)``
+            (node ``r * cols + c``), else ``None``; paths count as ``(n, 1)``.
+        """
         return self.memo("square-grid-shape", _grid_shape)
 
     def neighbours(self) -> list[np.ndarray]:
-        """List of sorted neighbour arrays, one per node (views of the CSR arrays)."""
+        """List of sorted neighbour arrays, one per node (views of the CSR arrays).
+
+        Returns
+        -------
+        list of ndarray of int64
+            ``n`` read-only arrays, the sorted neighbours of each node.
+
+        Raises
+        ------
+        ValueError
+            If the lists would need more memory than is available.
+        """
         # a list slot and an array view per node: 8 + 112 bytes (measured 121 per node)
         require_memory(128.0 * self.n + self._csr_bytes(),
                        f"the neighbour lists of a graph with n={self.n} nodes")
@@ -452,8 +666,21 @@ class Graph:
 
         The one implementation of the closed 1-neighbourhood (a numba kernel): the LAP
         1-neighbourhood ``A_Q`` (Definition 7 of Mizrahi et al.) and the regions
-        ``R_k``, ``N_k`` and ``∂A`` below are all built from it. Returns the packed
-        sorted sets ``(a_ptr, a_nodes)``.
+        ``R_k``, ``N_k`` and ``∂A`` below are all built from it.
+
+        Parameters
+        ----------
+        q_ptr : ndarray of int64, shape (m + 1,)
+            Set ``s`` is ``q_nodes[q_ptr[s]:q_ptr[s + 1]]``.
+        q_nodes : ndarray of int64
+            The nodes of all ``m`` sets, packed.
+
+        Returns
+        -------
+        a_ptr : ndarray of int64, shape (m + 1,)
+            Row pointers of the closed neighbourhoods.
+        a_nodes : ndarray of int64
+            The sorted sets ``Q ∪ ∂Q``, packed likewise.
         """
         return one_neighbourhoods(self.structure, q_ptr, q_nodes)
 
@@ -464,7 +691,20 @@ class Graph:
     def regions(self, T: Any, k: int, name: str = "T") -> list[np.ndarray]:
         """``[R_0(T), R_1(T), ..., R_k(T)]`` of eq. (5) of the GSMCI paper, each sorted.
 
-        ``name`` is the argument named in error messages."""
+        Parameters
+        ----------
+        T : array_like of int
+            A non-empty set of distinct nodes in ``0..n-1``.
+        k : int
+            The largest region index, ``>= 0``.
+        name : str, default "T"
+            The argument named in error messages.
+
+        Returns
+        -------
+        list of ndarray of int64
+            ``k + 1`` sorted node arrays, ``R_0(T) = T`` first.
+        """
         T = check_nodes(T, self.n, name)
         if T.size == 0:
             raise ValueError(f"{name} must contain at least one node")
@@ -475,16 +715,55 @@ class Graph:
         return out
 
     def R_k(self, T: Any, k: int) -> np.ndarray:
-        """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` (GSMCI eq. 5), sorted."""
+        """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` (GSMCI eq. 5), sorted.
+
+        Parameters
+        ----------
+        T : array_like of int
+            A non-empty set of distinct nodes in ``0..n-1``.
+        k : int
+            The region index, ``>= 0``.
+
+        Returns
+        -------
+        ndarray of int64
+            The sorted nodes of ``R_k(T)``.
+        """
         return self.regions(T, k)[-1]
 
     def N_k(self, T: Any, k: int, name: str = "T") -> np.ndarray:
-        """The k-th nearest-neighbour region ``N_k(T) = R_k(T) \\ R_{k-1}(T)``, sorted."""
+        """The k-th nearest-neighbour region ``N_k(T) = R_k(T) \\ R_{k-1}(T)``, sorted.
+
+        Parameters
+        ----------
+        T : array_like of int
+            A non-empty set of distinct nodes in ``0..n-1``.
+        k : int
+            The region index, ``>= 0``; ``N_0(T) = T``.
+        name : str, default "T"
+            The argument named in error messages.
+
+        Returns
+        -------
+        ndarray of int64
+            The sorted nodes of ``N_k(T)``.
+        """
         r = self.regions(T, k, name)
         return r[0] if k == 0 else np.setdiff1d(r[-1], r[-2], assume_unique=True)
 
     def boundary(self, A: Any) -> np.ndarray:
-        """The first-nearest-neighbour region ``∂A = N_1(A)`` (GSMCI eq. 8), sorted."""
+        """The first-nearest-neighbour region ``∂A = N_1(A)`` (GSMCI eq. 8), sorted.
+
+        Parameters
+        ----------
+        A : array_like of int
+            A non-empty set of distinct nodes in ``0..n-1``.
+
+        Returns
+        -------
+        ndarray of int64
+            The sorted nodes adjacent to ``A`` and not in it.
+        """
         return self.N_k(A, 1, "A")
 
 
@@ -507,9 +786,21 @@ def _content_key(edges: Any, n: Any) -> tuple | None:
 def as_graph(edges_or_graph: Any, n: int | None = None) -> Graph:
     """The :class:`Graph` of an edge array (validated here, once) or a ``Graph`` itself.
 
-    ``n`` defaults to the largest label + 1 of an edge array; for a ``Graph`` it is
-    checked against ``graph.n`` when given. An edge array equal to one of the last 16
-    converted (with the same ``n``) gives back that same ``Graph``.
+    An edge array equal to one of the last 16 converted (with the same ``n``) gives back
+    that same ``Graph``.
+
+    Parameters
+    ----------
+    edges_or_graph : array_like of int, shape (E, 2), or Graph
+        A canonical edge array (checked) or a :class:`Graph` (returned as it is).
+    n : int or None, default None
+        Number of nodes. ``None`` takes the largest label + 1 of an edge array; for a
+        ``Graph`` it is checked against ``graph.n`` when given.
+
+    Returns
+    -------
+    Graph
+        The validated, immutable graph.
     """
     if isinstance(edges_or_graph, Graph):
         if n is not None and int(check_positive(n, "n", integer=True)) != edges_or_graph.n:
@@ -532,6 +823,14 @@ def as_graph(edges_or_graph: Any, n: int | None = None) -> Graph:
 def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Compressed sparse row adjacency (the :attr:`Graph.csr` of ``edges``).
 
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int
+        Number of nodes (may be ``None`` for a ``Graph`` or a non-empty edge array, as in
+        :func:`as_graph`).
+
     Returns
     -------
     indptr : (n + 1,) int64
@@ -544,7 +843,20 @@ def adjacency(edges: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def neighbours(edges: Any, n: int | None = None) -> list[np.ndarray]:
-    """List of sorted neighbour arrays, one per node."""
+    """List of sorted neighbour arrays, one per node.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int or None, default None
+        Number of nodes, as in :func:`as_graph`.
+
+    Returns
+    -------
+    list of ndarray of int64
+        ``n`` read-only arrays, the sorted neighbours of each node.
+    """
     return as_graph(edges, n).neighbours()
 
 
@@ -552,23 +864,89 @@ def N_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
     """The k-th nearest-neighbour region ``N_k(T)`` of eq. (5) (GSMCI paper), sorted.
 
     ``N_0(T) = T``; ``N_k(T)`` holds the nodes adjacent to ``N_{k-1}(T)`` that are not
-    in ``R_{k-1}(T)``. ``edges`` may be a :class:`Graph` (then ``n`` may be ``None``).
+    in ``R_{k-1}(T)``.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int or None
+        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
+    T : array_like of int
+        A non-empty set of distinct nodes in ``0..n-1``.
+    k : int
+        The region index, ``>= 0``.
+
+    Returns
+    -------
+    ndarray of int64
+        The sorted nodes of ``N_k(T)``.
     """
     return as_graph(edges, n).N_k(T, k)
 
 
 def R_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
-    """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` of eq. (5) (GSMCI paper), sorted."""
+    """The region ``R_k(T) = N_0(T) ∪ ... ∪ N_k(T)`` of eq. (5) (GSMCI paper), sorted.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int or None
+        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
+    T : array_like of int
+        A non-empty set of distinct nodes in ``0..n-1``.
+    k : int
+        The region index, ``>= 0``.
+
+    Returns
+    -------
+    ndarray of int64
+        The sorted nodes of ``R_k(T)``.
+    """
     return as_graph(edges, n).R_k(T, k)
 
 
 def boundary(edges: Any, n: int | None, A: Any) -> np.ndarray:
-    """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted."""
+    """The first-nearest-neighbour region ``∂A`` of a node set ``A`` (GSMCI eq. 8), sorted.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int or None
+        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
+    A : array_like of int
+        A non-empty set of distinct nodes in ``0..n-1``.
+
+    Returns
+    -------
+    ndarray of int64
+        The sorted nodes adjacent to ``A`` and not in it.
+    """
     return as_graph(edges, n).boundary(A)
 
 
 def to_networkx(edges: Any, n: int | None = None) -> nx.Graph:
-    """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``."""
+    """The graph as a :class:`networkx.Graph` with nodes ``0..n-1``.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        A canonical edge array or a :class:`Graph`.
+    n : int or None, default None
+        Number of nodes, as in :func:`as_graph` (isolated nodes are kept).
+
+    Returns
+    -------
+    networkx.Graph
+        A new graph with nodes ``0..n-1`` and the given edges.
+
+    Raises
+    ------
+    ValueError
+        If the networkx graph would need more memory than is available.
+    """
     import networkx as nx
 
     graph = as_graph(edges, n)

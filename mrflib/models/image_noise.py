@@ -70,7 +70,22 @@ def _check_rate(rate: Any) -> float:
 
 
 def check_image(image: Any, q: int, name: str = "image") -> np.ndarray:
-    """``image`` as ``int64 (rows, cols)`` with levels in ``0..q-1``, else ``ValueError``."""
+    """``image`` as ``int64 (rows, cols)`` with levels in ``0..q-1``, else ``ValueError``.
+
+    Parameters
+    ----------
+    image : array_like of int, shape (rows, cols)
+        A non-empty 2-d image of integer levels (integral floats accepted).
+    q : int
+        Number of grey levels, at least 2.
+    name : str, default "image"
+        The argument named in error messages.
+
+    Returns
+    -------
+    ndarray of int64, shape (rows, cols)
+        The image's levels.
+    """
     q = _check_q(q)
     arr = np.asarray(image)
     if arr.ndim != 2 or arr.size == 0:
@@ -91,8 +106,19 @@ def check_image(image: Any, q: int, name: str = "image") -> np.ndarray:
 def channel(q: int, noise: str = "flip", rate: float = 0.1) -> np.ndarray:
     """The channel's matrix ``P[x, y] = P(y | x)``, ``(q, q)``: each row sums to one.
 
-    See the module notes for ``noise`` (``"flip"`` or ``"salt-pepper"``) and ``rate``
-    (in ``[0, 1)``).
+    Parameters
+    ----------
+    q : int
+        Number of grey levels, at least 2.
+    noise : {"flip", "salt-pepper"}, default "flip"
+        The channel, as the module notes describe it.
+    rate : float, default 0.1
+        The probability ``p`` that a pixel is corrupted, in ``[0, 1)``.
+
+    Returns
+    -------
+    ndarray of float64, shape (q, q)
+        ``P[x, y] = P(y | x)``.
     """
     q = _check_q(q)
     if not is_choice(noise, NOISES):
@@ -113,8 +139,25 @@ def corrupt(image: Any, q: int, noise: str = "flip", rate: float = 0.1, *,
             rng: Any) -> np.ndarray:
     """A noisy copy ``y`` of ``image`` drawn through :func:`channel`, ``int64`` like it.
 
-    One uniform ``u`` per pixel (row-major), ``y`` the first level whose cumulative
-    ``P(y | x)`` exceeds ``u``: the same seed gives the same image.
+    Parameters
+    ----------
+    image : array_like of int, shape (rows, cols)
+        The clean image, levels ``0..q-1`` (checked by :func:`check_image`).
+    q : int
+        Number of grey levels, at least 2.
+    noise : {"flip", "salt-pepper"}, default "flip"
+        The channel (:func:`channel`).
+    rate : float, default 0.1
+        The probability that a pixel is corrupted, in ``[0, 1)``.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: one uniform ``u`` per pixel (row-major), ``y`` the
+        first level whose cumulative ``P(y | x)`` exceeds ``u``, so the same seed gives the
+        same image.
+
+    Returns
+    -------
+    ndarray of int64, shape (rows, cols)
+        The noisy image ``y``.
     """
     q = _check_q(q)
     x = check_image(image, q)
@@ -135,8 +178,33 @@ def potts_grid(rows: int, cols: int, q: int, coupling: float,
 
     ``log P(x) = Σ_(ij) J [x_i = x_j] + Σ_i h(x_i) - log Z``: one pairwise factor
     ``J I_q`` per edge of :func:`mrflib.models.graphs.square_grid` (edge order), all
-    sharing one read-only table, then, with ``field`` (``h``, ``(q,)``), one unary factor
-    per pixel sharing it. ``J > 0`` favours equal neighbours (smooth images).
+    sharing one read-only table, then, with ``field``, one unary factor per pixel sharing
+    it.
+
+    Parameters
+    ----------
+    rows : int
+        Number of image rows, positive.
+    cols : int
+        Number of image columns, positive.
+    q : int
+        Number of grey levels, at least 2.
+    coupling : float
+        ``J``, a real number: ``J > 0`` favours equal neighbours (smooth images).
+    field : array_like of float, shape (q,), or None, default None
+        ``h``, the log-weight of each level at every pixel; ``None`` for no unary factors.
+
+    Returns
+    -------
+    FactorGraph
+        ``rows * cols`` variables of ``q`` states (pixel ``(r, c)`` is variable
+        ``r * cols + c``).
+
+    Raises
+    ------
+    ValueError
+        If the log-weights add up past float64's range or the model would need more memory
+        than is available.
     """
     q = _check_q(q)
     J = check_real(coupling, "coupling")
@@ -174,8 +242,19 @@ def posterior(prior: FactorGraph, noisy: Any, q: int, noise: str = "flip",
         states.
     noisy : array_like of int, shape (rows, cols)
         The observed image ``y``, levels ``0..q-1``.
-    q, noise, rate
-        The channel (:func:`channel`) that made ``noisy``.
+    q : int
+        Number of grey levels, at least 2: the channel (:func:`channel`) that made
+        ``noisy``.
+    noise : {"flip", "salt-pepper"}, default "flip"
+        The channel's kind.
+    rate : float, default 0.1
+        The channel's rate, in ``[0, 1)``.
+
+    Returns
+    -------
+    FactorGraph
+        The posterior on ``prior``'s variables (with its names): ``prior``'s factors, then
+        one unary factor per pixel.
     """
     if not isinstance(prior, FactorGraph):
         raise TypeError(f"prior must be a FactorGraph, got {type(prior).__name__}")

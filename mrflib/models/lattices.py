@@ -14,11 +14,32 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_positive, is_choice, require_memory
 from mrflib.models import graphs
 from mrflib.models.factor_graph import MAX_LOG_WEIGHT, FactorGraph
 
 __all__ = ["COUPLINGS", "potts_lattice", "triangle_lattice", "triangle_cliques"]
+
+
+class _Omitted:
+    """The default of an ``rng`` whose omission is deprecated: the old seed 0 is used, with a
+    :class:`FutureWarning` (``rng=0`` gives the same bits without one)."""
+
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+_OMITTED_RNG: Any = _Omitted()
+
+
+def _seed(rng: Any, func: str) -> Any:
+    """``rng``, or the old default seed 0 with a :class:`FutureWarning` when it was omitted."""
+    if rng is _OMITTED_RNG:
+        warn_deprecated(f"{func}() without rng=", f"{func}(..., rng=<seed or Generator>)",
+                        stacklevel=4)
+        return 0
+    return rng
 
 
 def _check_scales(total: float, names: str) -> None:
@@ -35,17 +56,48 @@ COUPLINGS = ("ferromagnetic", "mixed")
 
 def potts_lattice(
     rows: int, cols: int, q: int, *, coupling: float = 0.5, field_scale: float = 0.2,
-    rng: Any = 0, couplings: str = "ferromagnetic",
+    rng: Any = _OMITTED_RNG, couplings: str = "ferromagnetic",
 ) -> FactorGraph:
     """A ``q``-state Potts model on the ``rows x cols`` square lattice, with random fields.
 
     ``log P(x) = Σ_i h_i(x_i) + Σ_(ij) J_ij [x_i = x_j] - log Z``: one unary factor per
     variable (``h_i`` uniform on ``[-field_scale, field_scale]``, in node order), then one
-    pairwise factor per edge of :func:`mrflib.models.graphs.square_grid` (edge order) with
-    ``J_ij`` uniform on ``[0, 2 coupling]`` (``couplings="ferromagnetic"``, mean
-    ``coupling``) or on ``[-coupling, coupling]`` (``"mixed"``: frustrated, as a benchmark
-    of exact inference wants).
+    pairwise factor per edge of :func:`mrflib.models.graphs.square_grid` (edge order).
+
+    Parameters
+    ----------
+    rows : int
+        Number of lattice rows, positive.
+    cols : int
+        Number of lattice columns, positive.
+    q : int
+        Number of states of every variable, at least 2.
+    coupling : float, default 0.5
+        ``>= 0``: the mean of the couplings ``J_ij`` (``"ferromagnetic"``) or the
+        half-width of their range (``"mixed"``).
+    field_scale : float, default 0.2
+        ``>= 0``: the fields ``h_i`` are uniform on ``[-field_scale, field_scale]``.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: the fields are drawn first, then the couplings.
+        Omitting it is deprecated: seed 0 is used, with a :class:`FutureWarning`.
+    couplings : {"ferromagnetic", "mixed"}, default "ferromagnetic"
+        ``J_ij`` uniform on ``[0, 2 coupling]`` (``"ferromagnetic"``, mean ``coupling``) or
+        on ``[-coupling, coupling]`` (``"mixed"``: frustrated, as a benchmark of exact
+        inference wants).
+
+    Returns
+    -------
+    FactorGraph
+        ``rows * cols`` variables of ``q`` states; the unary factors in node order, then the
+        pairwise factors in edge order.
+
+    Raises
+    ------
+    ValueError
+        If the scales let the log-weights add up past float64's range, or the tables would
+        need more memory than is available.
     """
+    rng = _seed(rng, "potts_lattice")
     if not is_choice(couplings, COUPLINGS):
         raise ValueError(f"couplings must be one of {COUPLINGS}, got {couplings!r}")
     rows = check_positive(rows, "rows", integer=True)
@@ -75,7 +127,19 @@ def triangle_cliques(rows: int, cols: int) -> list[tuple[int, int, int]]:
 
     Cell ``(r, c)`` (nodes row-major) gives ``(a, b, d)`` and ``(a, d, e)`` with ``a``
     its top-left, ``b`` top-right, ``e`` bottom-left and ``d`` bottom-right node: the
-    triangular lattice on a square grid, ``2 (rows - 1)(cols - 1)`` triangles.
+    triangular lattice on a square grid.
+
+    Parameters
+    ----------
+    rows : int
+        Number of lattice rows, positive.
+    cols : int
+        Number of lattice columns, positive.
+
+    Returns
+    -------
+    list of tuple of (int, int, int)
+        The ``2 (rows - 1)(cols - 1)`` triangles, cell by cell in row-major order.
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
@@ -90,7 +154,7 @@ def triangle_cliques(rows: int, cols: int) -> list[tuple[int, int, int]]:
 
 def triangle_lattice(
     rows: int, cols: int, q: int = 2, *, scale: float = 0.5, field_scale: float = 0.2,
-    rng: Any = 0,
+    rng: Any = _OMITTED_RNG,
 ) -> FactorGraph:
     """A lattice of triangle cliques with free three-variable tables.
 
@@ -98,7 +162,37 @@ def triangle_lattice(
     then one factor per triangle of :func:`triangle_cliques` whose ``q^3`` log-table
     entries are uniform on ``[-scale, scale]``: every clique is individually
     parameterized, so LAP's Theorem 10 applies with cliques of three variables.
+
+    Parameters
+    ----------
+    rows : int
+        Number of lattice rows, positive.
+    cols : int
+        Number of lattice columns, positive.
+    q : int, default 2
+        Number of states of every variable, at least 2.
+    scale : float, default 0.5
+        ``>= 0``: the triangle tables' log-entries are uniform on ``[-scale, scale]``.
+    field_scale : float, default 0.2
+        ``>= 0``: the unary log-entries are uniform on ``[-field_scale, field_scale]``.
+    rng : numpy.random.Generator or int
+        Generator or non-negative seed: the unary tables are drawn first, then the
+        triangles'. Omitting it is deprecated: seed 0 is used, with a
+        :class:`FutureWarning`.
+
+    Returns
+    -------
+    FactorGraph
+        ``rows * cols`` variables of ``q`` states; the unary factors in node order, then one
+        factor per triangle of :func:`triangle_cliques`.
+
+    Raises
+    ------
+    ValueError
+        If the scales let the log-weights add up past float64's range, or the tables would
+        need more memory than is available.
     """
+    rng = _seed(rng, "triangle_lattice")
     q = check_positive(q, "q", integer=True)
     if q < 2:
         raise ValueError(f"q must be at least 2, got {q}")

@@ -53,8 +53,20 @@ class PrecisionWarning(UserWarning):
 
 
 def magnitude(tables: Iterable[np.ndarray]) -> float:
-    """``Σ_k max |θ_k|`` over the finite entries of each table (``-inf`` is a zero weight,
-    not a magnitude): a bound on ``|Σ|`` of any partial sum of a state's log-weight."""
+    """``Σ_k max |θ_k|`` over the finite entries of each table.
+
+    Parameters
+    ----------
+    tables : iterable of array_like of float
+        Natural-log factor tables; ``-inf`` is a zero weight, not a magnitude, and empty
+        tables count 0.
+
+    Returns
+    -------
+    float
+        The sum, in table order: a bound on ``|Σ|`` of any partial sum of a state's
+        log-weight.
+    """
     total = 0.0
     for batch in _batches(tables):
         if len(batch) == 1:
@@ -109,9 +121,18 @@ def _user_stacklevel() -> int:
 
 def warn_if_imprecise(total: float, what: str = "model", stacklevel: int | None = None
                       ) -> None:
-    """Warn (:class:`PrecisionWarning`) when ``total`` (:func:`magnitude`) passes
-    :data:`PRECISE_LOG_WEIGHT`; the warning names the user's call (``stacklevel`` by
-    default: the first frame outside mrflib)."""
+    """Warn (:class:`PrecisionWarning`) when ``total`` passes :data:`PRECISE_LOG_WEIGHT`.
+
+    Parameters
+    ----------
+    total : float
+        The model's :func:`magnitude` (``inf`` past the float range).
+    what : str, default "model"
+        What the warning names as the imprecise model.
+    stacklevel : int or None, default None
+        Passed to :func:`warnings.warn`; ``None`` names the user's call, the first frame
+        outside mrflib.
+    """
     if total > PRECISE_LOG_WEIGHT:
         if math.isfinite(total):
             shown, lost = f"{total:.3g}", f"about {total * np.finfo(np.float64).eps:.2g}"
@@ -125,9 +146,20 @@ def warn_if_imprecise(total: float, what: str = "model", stacklevel: int | None 
 
 
 def model_magnitude(model: Any) -> float | None:
-    """:func:`magnitude` of a factor graph's tables, or ``Σ|b_i| + Σ|J_ij|`` of a
-    Boltzmann machine (``inf`` past the float range); None for anything else (its
-    validation, not this check, reports it)."""
+    """The magnitude of a model's log-weights, as :func:`warn_if_imprecise` takes it.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine or object
+        The model (not checked).
+
+    Returns
+    -------
+    float or None
+        :func:`magnitude` of a factor graph's tables, or ``Σ|b_i| + Σ|J_ij|`` of a
+        Boltzmann machine (``inf`` past the float range); None for anything else (its
+        validation, not this check, reports it).
+    """
     tables = getattr(model, "log_tables", None)
     if tables is not None:
         return magnitude(tables)
@@ -145,11 +177,24 @@ _REPORTED: contextvars.ContextVar[bool] = contextvars.ContextVar("mrflib_precisi
 
 @contextlib.contextmanager
 def reported(model: Any) -> Iterator[None]:
-    """Warn once (:func:`warn_if_imprecise`) if ``model`` is past the precision limit,
-    unless a call around this one has already checked it; the engines called inside do
-    not check it again. The fronts (``exact``, ``approx``, ``solve``) and every public
-    function of the exact engines run inside one (:func:`checked`), so a direct call of an
-    engine warns as its front does, and a call warns once however deep it goes."""
+    """Context manager: warn once if ``model`` is past the precision limit.
+
+    Warns (:func:`warn_if_imprecise`) unless a call around this one has already checked
+    it; the engines called inside do not check it again. The fronts (``exact``,
+    ``approx``, ``solve``) and every public function of the exact engines run inside one
+    (:func:`checked`), so a direct call of an engine warns as its front does, and a call
+    warns once however deep it goes.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine or object
+        The model; anything else is not checked here.
+
+    Yields
+    ------
+    None
+        Control, for the body of the ``with`` block.
+    """
     if not _REPORTED.get():
         total = model_magnitude(model)
         if total is not None:
@@ -165,8 +210,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def checked(fn: _F) -> _F:
-    """Decorate an engine's public function of ``(model, ...)``: it runs inside
-    :func:`reported` of its first argument."""
+    """Decorate an engine's public function of ``(model, ...)``.
+
+    Parameters
+    ----------
+    fn : callable
+        The function; its first parameter is the model.
+
+    Returns
+    -------
+    callable
+        ``fn``, run inside :func:`reported` of its first argument.
+    """
     first = next(iter(inspect.signature(fn).parameters))
 
     @functools.wraps(fn)
