@@ -325,8 +325,8 @@ def fit_ising(
         Newton iterations per clique.
     return_info : bool, optional
         Deprecated (not passed by default): ``learning.fit(data, edges, "lap")`` gives the
-        machine with its convergence (a :class:`mrflib.learning.learners.Fit`). ``True`` still returns
-        ``(machine, {"iterations", "converged", "n_cliques", "cliques"})``.
+        machine with its convergence (a :class:`mrflib.learning.learners.Fit`). ``True``
+        still returns ``(machine, {"iterations", "converged", "n_cliques", "cliques"})``.
 
     Returns
     -------
