@@ -750,6 +750,10 @@ def fit(
         (or until ``time_limit``) and always report ``converged=False``, as their stop
         reason says; a ``tol > 0`` stops them once the noisy estimate falls below it,
         still reported as not converged (a small noisy estimate proves no convergence).
+        The exact solver fits at :func:`mrflib.inference.exact.fit_mle`'s own tolerance
+        unless ``tol`` is given, and LAP at :func:`mrflib.learning.lap.fit_ising`'s; a
+        FactorGraph structure has its own defaults
+        (:func:`mrflib.learning.factor_learning.fit`).
     init : BoltzmannMachine or array (n + E,) or None, default None
         Initial parameters (``None``: zeros, as in section 5). LAP takes none.
     reference : BoltzmannMachine or array (E,) or None, default None
