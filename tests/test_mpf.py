@@ -65,7 +65,7 @@ def test_log_flow_is_finite_and_equals_the_stable_reference(kind, scale):
         np.testing.assert_allclose(pj, j2, rtol=1e-12, atol=1e-12 * -value)
     else:  # -K itself is beyond float64: refused by name, with log K in the message
         for fn in (learning.objective, learning.objective_gradient):
-            with pytest.raises(ValueError, match="bm: the MPF .* exp"):
+            with pytest.raises(ValueError, match="model: the MPF .* exp"):
                 fn(bm, data, "mpf")
 
 
@@ -132,7 +132,7 @@ def test_lbfgs_from_huge_couplings_reaches_the_mpf_optimum(scale):
 
 def test_mpf_log_flow_refuses_bad_input():
     bm, data = _problem("grid", 1.0)
-    with pytest.raises(TypeError, match="bm"):
+    with pytest.raises(TypeError, match="model"):
         learning.mpf_log_flow(None, data)
     for bad in (data[:0], data[:, :3], 2 * data, np.full(data.shape, np.nan)):
         with pytest.raises(ValueError, match="data"):

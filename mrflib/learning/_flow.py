@@ -53,13 +53,13 @@ def log_flow(local: LocalObjective, theta: np.ndarray) -> tuple[float, np.ndarra
 
 def check_flow_finite(local: LocalObjective, theta: np.ndarray, value: float,
                       what: str = "objective") -> None:
-    """Refuse (ValueError naming ``bm``) an MPF ``value`` that overflowed float64, giving
+    """Refuse (ValueError naming ``model``) an MPF ``value`` that overflowed float64, giving
     ``log K`` instead."""
     if not np.isfinite(value):
         log_k = log_flow(local, theta)[0]
         raise ValueError(
-            f"bm: the MPF {what} overflows float64 on these data (the flow K = "
-            f"exp({log_k:.6g}) > 1.8e308); learning.mpf_log_flow(bm, data) gives log K and "
+            f"model: the MPF {what} overflows float64 on these data (the flow K = "
+            f"exp({log_k:.6g}) > 1.8e308); learning.mpf_log_flow(model, data) gives log K and "
             "its gradient for every finite model")
 
 

@@ -138,10 +138,30 @@ def _unseen_class(tie: Any, d: np.ndarray, in_context: bool) -> str:
 
 
 def unbounded(lay: Any, d: np.ndarray, in_context: bool = False) -> str:
-    """Why the estimate does not exist (``""`` when the tests find nothing): the first
-    direction of unbounded ascent found from the data's factor marginals ``d`` (flat as
-    the tables), for free tables (a ``_Layout``) or tied ones (a ``Tie``); ``in_context``
-    for the pseudo-likelihood. See the module docstring."""
+    """Why the estimate does not exist (``""`` when the tests find nothing).
+
+    The first direction of unbounded ascent found from the data's factor marginals. See
+    the module docstring.
+
+    Parameters
+    ----------
+    lay : _Layout or Tie
+        The parameter map of the fit: free tables
+        (:class:`~mrflib.learning.factor_layout._Layout`) or tied ones
+        (:class:`~mrflib.learning.tying.Tie`).
+    d : ndarray of float64, shape (table entries,)
+        The data's factor marginals, flat as the tables (every factor's table raveled, in
+        factor order at ``lay.offsets``).
+    in_context : bool, default False
+        Test for the pseudo-likelihood: a state (or class) counts only if some sample
+        meets it on all but one variable of its scope. ``False`` tests for the likelihood.
+
+    Returns
+    -------
+    str
+        How many factor states (or classes of tied entries) the data never show and the
+        first of them; ``""`` when none is found.
+    """
     from mrflib.learning.tying import Tie
 
     if isinstance(lay, Tie):

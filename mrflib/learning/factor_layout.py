@@ -138,7 +138,21 @@ def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
 
 
 def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]:
-    """Empirical marginal of each factor's scope: ``p̂_k(x_{S_k})``, shaped like its table."""
+    """Empirical marginal of each factor's scope: ``p̂_k(x_{S_k})``, shaped like its table.
+
+    Parameters
+    ----------
+    structure : FactorGraph
+        Its scopes and cardinalities; its tables are ignored.
+    data : array_like of int, shape (N, n)
+        States ``0..cardinality-1`` of every variable, ``N >= 1`` rows.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One array per factor, of its table's shape: the share of the data rows in which
+        the factor's scope takes each joint state.
+    """
     structure = _check_structure(structure)
     x = _check_data(data, structure)
     lay = _Layout(structure)

@@ -170,7 +170,20 @@ def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
 # --------------------------------------------------------------------- pseudo-likelihood
 def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` from the data's distinct contexts
-    (numba kernel; :func:`_pseudo_log_likelihood_numpy` is its per-sample reference)."""
+    (numba kernel; :func:`_pseudo_log_likelihood_numpy` is its per-sample reference).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model whose conditionals ``P(x_i | x_{-i})`` are evaluated.
+    data : array_like of int, shape (N, n)
+        States ``0..cardinality-1`` of every variable, ``N >= 1`` rows.
+
+    Returns
+    -------
+    float
+        The pseudo-log-likelihood, averaged over the data rows.
+    """
     model = _check_structure(model, "model")
     x = _check_data(data, model)
     lay = _Layout(model)
@@ -548,30 +561,36 @@ def fit(
 
     Parameters
     ----------
-    data : int array (N, n)
-        States ``0..cardinality-1`` of every variable.
+    data : array_like of int, shape (N, n)
+        States ``0..cardinality-1`` of every variable, ``N >= 1`` rows.
     structure : FactorGraph
         Its cardinalities and scopes define the family; its tables are ignored.
     method : {"mle", "mple", "lap", "1-smci", "cd", "pcd", "smci-pcd"}
         The last four are the stochastic-gradient learners of
         :func:`mrflib.learning.stochastic_learning.fit`, which takes ``rng`` and
         ``learning_rate`` (ignored by the others).
-    max_steps : int, optional
-        L-BFGS iterations (default 10000); for LAP, Newton steps per auxiliary fit
-        (default 100).
-    tol : float, optional
-        Stop when ``max |gradient|`` of the averaged objective is below ``tol`` (default
-        1e-8); for LAP, when half the squared Newton decrement is (default 1e-12).
-    init : FactorGraph or array, optional
+    max_steps : int or None, default None
+        L-BFGS iterations (``None``: 10000); for LAP, Newton steps per auxiliary fit
+        (``None``: 100); for the stochastic learners, see
+        :func:`mrflib.learning.stochastic_learning.fit`.
+    tol : float or None, default None
+        Stop when ``max |gradient|`` of the averaged objective is below ``tol`` (``None``:
+        1e-8); for LAP, when half the squared Newton decrement is (``None``: 1e-12).
+    init : FactorGraph or array or None, default None
         Initial tables (same scopes and cardinalities; MLE and MPLE), or with ``tie`` the
-        initial ``φ``. Default: all zeros.
-    record : bool
+        initial ``φ``. ``None``: all zeros. LAP takes none.
+    record : bool, default True
         Keep the parameters ``θ`` (normalized potentials, or ``φ`` with ``tie``) of every
         iteration.
-    progress : bool, optional
+    rng : Generator or int or None, default None
+        The draws of the stochastic learners (passed to
+        :func:`mrflib.learning.stochastic_learning.fit`); ignored by the others.
+    learning_rate : float or None, default None
+        ``η`` of the stochastic learners (``None``: 0.2); ignored by the others.
+    progress : bool or None, default None
         The ±1 learners' rule (:func:`mrflib.learning.learners.fit`): a bar on a terminal,
         else a line on stderr every 5 s of a long fit.
-    time_limit : float, optional
+    time_limit : float or None, default None
         Seconds the fit may run (``None``: no limit; 0: one step). MLE and MPLE stop after
         the L-BFGS iteration in progress with its parameters; LAP polls it between its
         auxiliary fits and returns the factors fitted so far with the others' potentials

@@ -19,13 +19,20 @@ __all__ = ["Fit"]
 class Fit:
     """The result of :func:`~mrflib.learning.learners.fit`.
 
+    The learners build it; its constructor takes the attributes below, in their order
+    (``model``, ``method``, ``solver``, ``n_steps``, ``converged``, ``seconds``, then the
+    optional ``params``, ``grad_max``, ``mae``, ``options``, ``chains``, ``stop_reason``,
+    ``tied``).
+
     Attributes
     ----------
     model : BoltzmannMachine or FactorGraph
         The learned model, of the structure's family: a Boltzmann machine, or a factor
         graph (normalized potentials) when the structure was one.
-    method, solver : str
-        What was run (``solver`` is ``"gradient"``, ``"lbfgs"`` or ``"exact"``).
+    method : str
+        The learner that was run, one of :data:`mrflib.learning.learners.METHODS`.
+    solver : str
+        How it was run: ``"gradient"``, ``"lbfgs"``, ``"exact"`` or ``"lap"``.
     n_steps : int
         Parameter updates made (gradient steps, or L-BFGS iterations).
     converged : bool

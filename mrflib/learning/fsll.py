@@ -191,7 +191,20 @@ def flat_index(states: Any, cardinalities: Any) -> np.ndarray:
 
 
 def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
-    """Inverse of :func:`flat_index`: the digits ``(M, n)`` of flat indices ``(M,)``."""
+    """Inverse of :func:`flat_index`: the digits ``(M, n)`` of flat indices ``(M,)``.
+
+    Parameters
+    ----------
+    index : int or array_like of int, shape (M,)
+        Flat indices in ``[0, |X|)``.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+
+    Returns
+    -------
+    ndarray of int64, shape (M, n)
+        The states: row ``m`` holds the digits ``x_0, ..., x_{n-1}`` of ``index[m]``.
+    """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     idx = check_indices(index, X, "index")
@@ -206,6 +219,16 @@ def local_basis(k: int) -> np.ndarray:
     Eq. (4): the Sylvester Walsh-Hadamard matrix ``H_k`` if ``k`` is a power of two, so that
     ``phi_y(x) = (-1)^popcount(x & y)``; eq. (5) otherwise: ``phi_0 = 1`` and
     ``phi_j(l) = 1`` if ``l = j`` else ``-1`` (``j > 0``).
+
+    Parameters
+    ----------
+    k : int
+        The number of values, at least 2.
+
+    Returns
+    -------
+    ndarray of float64, shape (k, k)
+        ``B[y, x] = phi_y(x)``, entries ±1.
     """
     k = check_positive(k, "k", integer=True)
     if k < 2:
@@ -224,7 +247,19 @@ def local_basis(k: int) -> np.ndarray:
 
 def basis_matrix(cardinalities: Any) -> np.ndarray:
     """All global basis functions, ``Phi[y, x] = prod_i phi^i_{y_i}(x_i)`` (eq. 3), for small
-    state spaces (the brute-force reference). Rows and columns use the flat order."""
+    state spaces (the brute-force reference). Rows and columns use the flat order.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2; at most
+        2^14 states in all.
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|, |X|)
+        ``Phi[y, x]``, entries ±1.
+    """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     if X > _MAX_BASIS_MATRIX:
@@ -239,7 +274,20 @@ def basis_matrix(cardinalities: Any) -> np.ndarray:
 
 
 def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
-    """Values ``Phi_y(x)`` for every flat state ``x`` (eq. 3); ``y`` a flat index or digits."""
+    """Values ``Phi_y(x)`` for every flat state ``x`` (eq. 3).
+
+    Parameters
+    ----------
+    y : int or array_like of int, shape (n,)
+        The basis function: a flat index in ``[0, |X|)`` or its digits ``y_0, ..., y_{n-1}``.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        ``Phi_y(x)`` in the flat order of ``x``, entries ±1.
+    """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     _require_tables(8 * X, "basis_function", X)
@@ -275,8 +323,14 @@ def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
     p : array_like, shape (|X|,)
         A function on states in the flat order (any real table, e.g. a distribution).
     cardinalities : sequence of int
-    method : {"fast", "reference"}
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+    method : {"fast", "reference"}, default "fast"
         ``"reference"`` multiplies by :func:`basis_matrix` (small ``|X|`` only).
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        ``theta_bar_y`` in the flat order of ``y``.
     """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
@@ -292,7 +346,24 @@ def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
 
 def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
     """The log-linear function ``l_theta(x) = sum_y theta_y Phi_y(x)`` of eq. (3) for every ``x``
-    (the transposed transform). ``theta`` is a dense ``(|X|,)`` table or a ``{y: value}`` dict."""
+    (the transposed transform).
+
+    Parameters
+    ----------
+    theta : array_like of float, shape (|X|,), or dict
+        The parameters: a dense table in the flat order of ``y``, or ``{y: theta_y}`` with
+        flat indices ``y`` (the others 0), as :attr:`Model.theta`.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+    method : {"fast", "reference"}, default "fast"
+        ``"reference"`` multiplies by the transpose of :func:`basis_matrix` (small ``|X|``
+        only).
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        ``l_theta(x)`` in the flat order of ``x``.
+    """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
     if isinstance(theta, dict):
@@ -311,7 +382,20 @@ def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.nd
 
 
 def probabilities(theta: Any, cardinalities: Any) -> np.ndarray:
-    """The model distribution ``p_theta`` of eq. (3) over all flat states."""
+    """The model distribution ``p_theta`` of eq. (3) over all flat states.
+
+    Parameters
+    ----------
+    theta : array_like of float, shape (|X|,), or dict
+        The parameters, as for :func:`synthesize`.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        ``p_theta(x)`` in the flat order of ``x``, summing to 1.
+    """
     a = synthesize(theta, cardinalities)
     _k.softmax_inplace(a)
     return a
@@ -326,7 +410,21 @@ def _cost_weights(cards: np.ndarray) -> np.ndarray:
 def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
     """``r_y(N) = (ln N / 2 + sum_{i: y_i != 0} ln(n (|X_i| - 1))) / N``, eq. (7).
 
-    ``y`` is a flat index or an array of them; the MDL cost of switching ``theta_y`` on.
+    The MDL cost of switching ``theta_y`` on.
+
+    Parameters
+    ----------
+    y : int or array_like of int
+        A flat index in ``[0, |X|)``, or an array of them.
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+    n_samples : int
+        ``N``, the number of data samples, at least 1.
+
+    Returns
+    -------
+    float or ndarray of float64
+        ``r_y(N)``: a float for one index, else one value per index.
     """
     cards = _check_cardinalities(cardinalities)
     N = check_positive(n_samples, "n_samples", integer=True)
@@ -347,7 +445,22 @@ def _duals(v: Any, name: str, closed: bool = False) -> np.ndarray:
 
 def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
     """Eq. (19): ``KL(p_d||p_theta) - KL(p_d||p_theta0)`` for ``theta`` on the line ``A_y``,
-    with ``d = d_bar_y``, ``t0 = theta_bar_y(theta0)`` and ``t1 = theta_bar_y(theta)``."""
+    with ``d = d_bar_y``, ``t0 = theta_bar_y(theta0)`` and ``t1 = theta_bar_y(theta)``.
+
+    Parameters
+    ----------
+    d : float or array_like of float
+        The data's dual coordinate ``d_bar_y``, in ``[-1, 1]``.
+    t0 : float or array_like of float
+        The current model's dual coordinate ``theta_bar_y(theta0)``, in ``(-1, 1)``.
+    t1 : float or array_like of float
+        The dual coordinate after the move, ``theta_bar_y(theta)``, in ``(-1, 1)``.
+
+    Returns
+    -------
+    float or ndarray of float64
+        The change of ``KL(p_d||p_theta)``, elementwise (broadcast) over the arguments.
+    """
     d, t0, t1 = _duals(d, "d", True), _duals(t0, "t0"), _duals(t1, "t1")
     up = np.log1p(t0) - np.log1p(t1)
     down = np.log1p(-t0) - np.log1p(-t1)
@@ -355,13 +468,44 @@ def delta_kl(d: Any, t0: Any, t1: Any) -> np.ndarray:
 
 
 def append_delta(d: Any, t0: Any, r: Any) -> np.ndarray:
-    """Eq. (20): the cost change of appending ``theta_y`` at its optimum ``theta_bar_y = d_y``."""
+    """Eq. (20): the cost change of appending ``theta_y`` at its optimum ``theta_bar_y = d_y``.
+
+    Parameters
+    ----------
+    d : float or array_like of float
+        The data's dual coordinate ``d_bar_y``, in ``[-1, 1]`` (clipped to
+        ``±(1 - TAU)`` as the target).
+    t0 : float or array_like of float
+        The current model's dual coordinate ``theta_bar_y``, in ``(-1, 1)``.
+    r : float or array_like of float
+        The cost ``r_y`` of switching ``theta_y`` on (:func:`regularization`).
+
+    Returns
+    -------
+    float or ndarray of float64
+        The change of the cost of eq. (7), elementwise (broadcast) over the arguments.
+    """
     d = _duals(d, "d", True)
     return delta_kl(d, t0, np.clip(d, -1 + TAU, 1 - TAU)) + check_array(r, "r")
 
 
 def append_lower_bound(d: Any, t0: Any, r: Any) -> np.ndarray:
-    """Eq. (21): ``-(t0 - d)^2 / (1 - t0^2) + r_y <= append_delta``, no logarithm needed."""
+    """Eq. (21): ``-(t0 - d)^2 / (1 - t0^2) + r_y <= append_delta``, no logarithm needed.
+
+    Parameters
+    ----------
+    d : float or array_like of float
+        The data's dual coordinate ``d_bar_y``, in ``[-1, 1]``.
+    t0 : float or array_like of float
+        The current model's dual coordinate ``theta_bar_y``, in ``(-1, 1)``.
+    r : float or array_like of float
+        The cost ``r_y`` of switching ``theta_y`` on (:func:`regularization`).
+
+    Returns
+    -------
+    float or ndarray of float64
+        The lower bound of :func:`append_delta`, elementwise (broadcast).
+    """
     d, t0, r = _duals(d, "d", True), _duals(t0, "t0"), check_array(r, "r")
     return r - (t0 - d) ** 2 / (1 - t0**2)
 
@@ -415,10 +559,17 @@ def dual_update(
         Flat index of the changed parameter.
     delta : float
         The change of ``theta_y``.
-    out : ndarray, optional
-        Where to write; ``out=theta_bar`` updates in place. Default: a new array.
-    scratch : ndarray, optional
-        An ``(|X|,)`` work array for the non-Walsh case (allocated if not given).
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+    out : ndarray or None, default None
+        Where to write; ``out=theta_bar`` updates in place. ``None``: a new array.
+    scratch : ndarray or None, default None
+        An ``(|X|,)`` work array for the non-Walsh case (``None``: allocated here).
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        The new dual vector: ``out`` when given.
     """
     cards = _check_cardinalities(cardinalities)
     X = _size(cards)
@@ -460,6 +611,19 @@ def memory_required(cardinalities: Any, update: str = "incremental") -> int:
     incremental learner keeps ``theta_bar`` and ``d_bar`` (plus one work table when some
     cardinality is not a power of two) and computes ``r_y`` from two small tables;
     ``update="transform"`` (the paper's scheme) also keeps ``p_theta``.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+        ``|X_0|, ..., |X_{n-1}|``, each at least 2.
+    update : {"incremental", "transform"}, default "incremental"
+        The dual update of :func:`fit` whose tables are counted.
+
+    Returns
+    -------
+    int
+        Bytes of the ``|X|``-sized float64 tables (the data's own ``16 N`` bytes are not
+        counted).
     """
     cards = _check_cardinalities(cardinalities)
     if not is_choice(update, _UPDATES):
@@ -475,9 +639,13 @@ def memory_required(cardinalities: Any, update: str = "incremental") -> int:
 class Model:
     """A learned FSLL model (the result of :func:`fit`).
 
+    :func:`fit` builds it; its constructor takes the attributes below, in their order
+    (the last seven optional).
+
     Attributes
     ----------
     cardinalities : tuple of int
+        ``|X_i|`` for each variable.
     theta : dict
         ``{flat index y: theta_y}`` for the used basis functions (``theta_y != 0``).
     cost : float
@@ -485,6 +653,7 @@ class Model:
     kl_data : float
         Final ``KL(p_d||p_theta)`` (tracked through eq. 19).
     n_samples : int
+        ``N``, the number of data samples fitted.
     history : ndarray
         ``cost`` before the first step and after every step (non-increasing).
     moves : list of (kind, y, theta_y)
@@ -494,6 +663,7 @@ class Model:
     n_candidates : int
         Append candidates considered, over all steps.
     update : str
+        The dual update the fit ran with, ``"incremental"`` or ``"transform"``.
     converged : bool
         Whether the search stopped on line 8 of Algorithm 1 (no candidate lowers the cost
         by ``eps``) rather than at ``max_steps``.
@@ -535,14 +705,27 @@ class Model:
 
     @property
     def n_steps(self) -> int:
+        """Number of accepted moves (steps of Algorithm 1)."""
         return len(self.moves)
 
     def probabilities(self) -> np.ndarray:
-        """``p_theta`` over all flat states (eq. 3)."""
+        """``p_theta`` over all flat states (eq. 3).
+
+        Returns
+        -------
+        ndarray of float64, shape (|X|,)
+            :func:`probabilities` of ``theta``, in the flat order.
+        """
         return probabilities(self.theta, self.cardinalities)
 
     def terms(self) -> list[tuple[tuple[int, ...], float]]:
-        """``(digits of y, theta_y)`` for the used basis functions, sorted by ``y``."""
+        """``(digits of y, theta_y)`` for the used basis functions, sorted by ``y``.
+
+        Returns
+        -------
+        list of tuple
+            ``((y_0, ..., y_{n-1}), theta_y)`` per used basis function.
+        """
         ys = sorted(self.theta)
         if not ys:
             return []
@@ -550,7 +733,13 @@ class Model:
         return [(tuple(int(v) for v in d), self.theta[y]) for d, y in zip(digits, ys)]
 
     def orders(self) -> np.ndarray:
-        """Order (number of variables ``Phi_y`` depends on) of each used basis function."""
+        """Order (number of variables ``Phi_y`` depends on) of each used basis function.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_basis,)
+            The orders, in the order of :meth:`terms`.
+        """
         return np.array([sum(v != 0 for v in d) for d, _ in self.terms()], dtype=np.int64)
 
 
@@ -577,23 +766,24 @@ def fit(
         Integer samples, ``0 <= x_i < |X_i|``.
     cardinalities : sequence of int
         ``|X_i|`` for each variable (all ``>= 2``).
-    eps : float
+    eps : float, default 1e-4
         Threshold of line 8 of Algorithm 1 (the paper uses ``1e-4``).
-    update : {"incremental", "transform"}
-        How the dual vector follows a step: ``"incremental"`` (default) mixes it in
+    update : {"incremental", "transform"}, default "incremental"
+        How the dual vector follows a step: ``"incremental"`` mixes it in
         ``O(|X|)`` (:func:`dual_update`); ``"transform"`` is the paper's scheme, Algorithm 3 on
         ``p_theta`` followed by a fresh :func:`dual` (``O(|X| log |X|)``).
-    max_steps : int
+    max_steps : int, default 100000
         Safety limit on the number of steps.
-    use_bound : bool
+    use_bound : bool, default True
         Skip append candidates by eq. (21) (the result is the same either way).
-    parallel : bool
+    parallel : bool, default False
         Run the candidate scan and the all-Walsh dual update on numba's threads. The result
         is identical; it pays on an idle multi-core machine, and costs on a busy one.
 
     Returns
     -------
     Model
+        The learned parameters, the final cost and how the search went.
 
     Notes
     -----

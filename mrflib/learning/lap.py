@@ -129,11 +129,27 @@ def fit_auxiliary(
     L-BFGS on the exact log-likelihood over all ``2^|A_Q|`` states of the empirical
     distribution of ``x_A``. Then ``θ_Q`` is pulled out.
 
+    Parameters
+    ----------
+    data : array_like of int, shape (N, n)
+        Spins in {-1, +1}, ``N >= 1`` rows.
+    edges : array_like of int, shape (E, 2), or Graph
+        The MRF's graph.
+    Q : int or sequence of int
+        The clique: distinct node indices below ``n``. Its 1-neighbourhood ``A_Q`` may
+        have at most 16 nodes (all ``2^|A_Q|`` states are enumerated).
+    n : int or None, default None
+        Number of spins (``None``: ``data.shape[1]``).
+    gtol : float, default 1e-10
+        The L-BFGS tolerance on the max-abs gradient of the average negative
+        log-likelihood.
+
     Returns
     -------
-    dict with ``A`` (the 1-neighbourhood), ``bias`` (b_i for i in Q, sorted),
-    ``coupling`` ({edge (i, j): J} for every edge touching Q, inner and boundary),
-    ``loglik`` (average) and ``result`` (scipy's OptimizeResult).
+    dict
+        ``A`` (the 1-neighbourhood), ``bias`` (b_i for i in Q, sorted), ``coupling``
+        ({edge (i, j): J} for every edge touching Q, inner and boundary), ``loglik``
+        (average) and ``result`` (scipy's OptimizeResult).
     """
     s, graph, n = _check_ising(data, edges, n)
     edges = graph.edges
@@ -283,38 +299,40 @@ def fit_ising(
     ----------
     data : array_like, shape (N, n)
         Spins in {-1, +1}.
-    edges : array_like, shape (E, 2)
+    edges : array_like, shape (E, 2), or Graph
         The MRF's graph (2D grids, cubic lattices, chimera graphs, any graph with
         small 1-neighbourhoods).
-    n : int, optional
-        Number of spins (default ``data.shape[1]``).
-    cliques : {"all", "maximal"}
+    n : int or None, default None
+        Number of spins (``None``: ``data.shape[1]``).
+    cliques : {"all", "maximal"}, default "all"
         ``"all"``: every node and every edge is its own ``Q``; ``b_i`` comes from
         ``Q = {i}``, ``J_ij`` from ``Q = {i, j}``. ``"maximal"``: only the maximal
         cliques are fitted (section 4.5, Theorem 12) and a parameter shared by several
         maximal cliques (a bias, or an edge of two triangles) is their average.
-    scheduler : str or distributed.Client, optional
-        Run the clique fits on this Dask cluster (address or client). Default: local.
-    n_jobs : int, optional
-        Local worker processes. Default: all cores when the problem is large enough
+    scheduler : str or distributed.Client or None, default None
+        Run the clique fits on this Dask cluster (address or client). ``None``: local.
+    n_jobs : int or None, default None
+        Local worker processes. ``None``: all cores when the problem is large enough
         to pay for starting them, else in-process.
-    l2 : float
+    l2 : float, default 0.0
         Optional ridge penalty ``l2/2 |θ_Q|^2`` on each averaged auxiliary
         log-likelihood (0: exact ML; use > 0 when the data separate some clique and
         its ML is infinite).
-    tol : float
+    tol : float, default 1e-10
         Stop a clique's Newton iteration (after one last step) when half the squared
         Newton decrement (the predicted gain of average log-likelihood) is below ``tol``.
-    max_iter : int
+    max_iter : int, default 100
         Newton iterations per clique.
-    return_info : bool
-        Deprecated: ``learning.fit(data, edges, "lap")`` gives the machine with its
-        convergence (a :class:`mrflib.learning.learners.Fit`). ``True`` still returns
-        ``(machine, {"iterations", "converged", "n_cliques", "cliques"})``.
+    return_info : bool, optional
+        Deprecated (not passed by default): ``learning.fit(data, edges, "lap")`` gives the
+        machine with its convergence (a :class:`mrflib.learning.learners.Fit`). ``True``
+        still returns ``(machine, {"iterations", "converged", "n_cliques", "cliques"})``.
 
     Returns
     -------
-    BoltzmannMachine on ``edges``.
+    BoltzmannMachine
+        The estimate, on ``edges``; with ``return_info=True`` the pair
+        ``(machine, info)``.
 
     Warns
     -----

@@ -80,17 +80,21 @@ def fit_gaussian(
 
     Parameters
     ----------
-    data : array_like, shape (N, n)
-    edges : array_like, shape (E, 2)
+    data : array_like of float, shape (N, n)
+        The samples, one per row, ``N >= 2``.
+    edges : array_like of int, shape (E, 2)
         The sparsity pattern of ``Σ^-1`` (off-diagonal non-zeros, ``i < j``).
-    assume_centered : bool
+    n : int or None, default None
+        Number of variables (``None``: ``data.shape[1]``; else it must equal it).
+    assume_centered : bool, default True
         ``True`` (paper): ``D`` is the raw second moment. ``False``: centre first.
-    sparse : bool
+    sparse : bool, default False
         Return a ``scipy.sparse.csr_array`` (for large ``n``) instead of a dense array.
 
     Returns
     -------
-    (n, n) symmetric estimate, zero off the pattern.
+    ndarray of float64 or scipy.sparse.csr_array, shape (n, n)
+        The symmetric estimate, zero off the pattern.
     """
     X, edges, n = _check_gaussian(data, edges, n, assume_centered)
     N = X.shape[0]
@@ -135,6 +139,26 @@ def fit_gaussian_mle(
     with Hessian ``tr(Σ E_a Σ E_b)``, ``Σ = K^-1``, starting from ``diag(1 / D_ii)``,
     until half the squared Newton decrement is below ``tol``. Dense ``O(n^2)``
     memory and an ``(n + E)^2`` Hessian: meant for ``n + E`` up to a few thousand.
+
+    Parameters
+    ----------
+    data : array_like of float, shape (N, n)
+        The samples, one per row, ``N >= 2``.
+    edges : array_like of int, shape (E, 2)
+        The sparsity pattern of ``Σ^-1`` (off-diagonal non-zeros, ``i < j``).
+    n : int or None, default None
+        Number of variables (``None``: ``data.shape[1]``; else it must equal it).
+    assume_centered : bool, default True
+        ``True`` (paper): ``D`` is the raw second moment. ``False``: centre first.
+    tol : float, default 1e-10
+        Stop when half the squared Newton decrement is at most ``tol``.
+    max_iter : int, default 200
+        Newton iterations at most; a ``RuntimeWarning`` says when they run out.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n)
+        The symmetric ML precision, zero off the pattern.
     """
     X, edges, n = _check_gaussian(data, edges, n, assume_centered)
     tol = check_positive(tol, "tol")
@@ -206,6 +230,23 @@ def fit_gaussian_decomposable(
     way, pass a chordal completion (triangulation) of it -- the model has then more free
     entries than the true pattern, which is the paper's explanation of why LAP does
     better for few data (Figure 8). Needs ``N`` above the largest clique size.
+
+    Parameters
+    ----------
+    data : array_like of float, shape (N, n)
+        The samples, one per row, more than the largest clique's size.
+    edges : array_like of int, shape (E, 2)
+        A chordal pattern (off-diagonal non-zeros, ``i < j``); a non-chordal one is
+        a ``ValueError``.
+    n : int or None, default None
+        Number of variables (``None``: ``data.shape[1]``; else it must equal it).
+    assume_centered : bool, default True
+        ``True`` (paper): ``D`` is the raw second moment. ``False``: centre first.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n)
+        The symmetric ML precision, zero off the pattern.
     """
     import networkx as nx
 
@@ -248,9 +289,25 @@ def laplacian_precision(
     """The Laplacian pattern of Figure 7 (left): ``Σ^-1 = L Lᵀ`` on a ``rows x cols`` grid.
 
     ``L`` is the 5-point Dirichlet Laplacian (4 on the diagonal, -1 to grid
-    neighbours), so ``L Lᵀ`` is SPD with a 13-point stencil. Returns the sparse
-    precision, its pattern as an edge array (off-diagonal non-zeros, ``i < j``) and,
-    if asked, ``L`` (a square-root factor for :func:`sample_gaussian`).
+    neighbours), so ``L Lᵀ`` is SPD with a 13-point stencil.
+
+    Parameters
+    ----------
+    rows : int
+        Grid rows, at least 1.
+    cols : int
+        Grid columns, at least 1.
+    return_factor : bool, default False
+        Also return ``L`` (a square-root factor for :func:`sample_gaussian`).
+
+    Returns
+    -------
+    K : scipy.sparse.csr_array, shape (rows * cols, rows * cols)
+        The sparse precision ``L Lᵀ``.
+    edges : ndarray of int64, shape (E, 2)
+        Its pattern as an edge array (off-diagonal non-zeros, ``i < j``).
+    L : scipy.sparse.csr_array, shape (rows * cols, rows * cols)
+        The Laplacian, only with ``return_factor=True``.
     """
     rows = check_positive(rows, "rows", integer=True)
     cols = check_positive(cols, "cols", integer=True)
@@ -279,7 +336,25 @@ def random_sparse_precision(
 
     A random graph with expected ``degree`` neighbours per variable, off-diagonal
     entries uniform on ``±[0.5, 1]``, diagonal set to ``Σ_j |K_ij| + margin``
-    (strictly diagonally dominant, hence SPD). Returns ``(K, edges)``.
+    (strictly diagonally dominant, hence SPD).
+
+    Parameters
+    ----------
+    n : int
+        Number of variables, at least 1.
+    degree : float
+        Expected number of neighbours per variable, positive.
+    rng : Generator or int
+        The random graph and entries; the same seed gives the same matrix.
+    margin : float, default 0.1
+        Positive excess of each diagonal entry over its row's off-diagonal sum.
+
+    Returns
+    -------
+    K : scipy.sparse.csr_array, shape (n, n)
+        The precision matrix.
+    edges : ndarray of int64, shape (E, 2)
+        Its pattern (off-diagonal non-zeros, ``i < j``).
     """
     n = check_positive(n, "n", integer=True)
     degree = check_positive(degree, "degree")
@@ -310,6 +385,22 @@ def sample_gaussian(
     ``Fᵀ x = z`` by sparse LU, so ``Cov x = (F Fᵀ)^-1`` -- linear-time for the Laplacian
     pattern (``F = L`` from :func:`laplacian_precision`). Otherwise a dense Cholesky
     ``K = Rᵀ R`` and ``x = R^-1 z``.
+
+    Parameters
+    ----------
+    precision : array_like of float or scipy sparse matrix, shape (n, n)
+        The symmetric positive definite ``K``; not read when ``factor`` is given.
+    n_samples : int
+        Number of samples, at least 1.
+    rng : Generator or int
+        The standard normal draws ``z``; the same seed gives the same samples.
+    factor : array_like of float or scipy sparse matrix or None, default None
+        A square ``F`` with ``K = F Fᵀ``; ``None``: the dense Cholesky of ``precision``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, n)
+        The samples, one per row.
     """
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     rng = as_rng(rng)

@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.optimizers import (
     Deadline,
     _gradient_ascent,
@@ -137,6 +138,18 @@ def mae(a: Any, b: Any) -> float:
 
     This is the error measure of Figures 2 and 3 of Yasuda (2018):
     ``sum_(ij) |w_ij^MLE - w_ij^approx| / |E|``.
+
+    Parameters
+    ----------
+    a : BoltzmannMachine or array_like of float, shape (E,)
+        A machine (its ``coupling`` is used) or a coupling vector; one-dimensional.
+    b : BoltzmannMachine or array_like of float, shape (E,)
+        The same, with as many couplings as ``a``.
+
+    Returns
+    -------
+    float
+        The mean of ``|a - b|`` over the couplings; ``0.0`` when there are none.
     """
     ca = getattr(a, "coupling", a)
     cb = getattr(b, "coupling", b)
@@ -258,16 +271,34 @@ def _check_method(method):
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
-def objective(bm, data, method: str) -> float:
+@renamed_argument("bm", "model")
+def objective(model, data, method: str) -> float:
     """The objective a method maximises, averaged over the data.
 
-    ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the pseudo-likelihood eq. (7);
-    ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and PCD have no known
-    objective (Yasuda 2018, section 6) and raise ``ValueError``. Where ``K`` exceeds float64
-    (``exp(709.78)``) a ``ValueError`` gives ``log K``, which :func:`mpf_log_flow` returns
-    for every finite model.
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine at which the objective is evaluated.
+    data : array_like of int, shape (N, n)
+        Spins -1/+1, one configuration per row, ``N >= 1``.
+    method : str
+        One of :data:`METHODS`. ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the
+        pseudo-likelihood eq. (7); ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and
+        PCD have no known objective (Yasuda 2018, section 6) and raise ``ValueError``.
+
+    Returns
+    -------
+    float
+        The objective's value, averaged over the data.
+
+    Raises
+    ------
+    ValueError
+        For a method without an objective, and where ``K`` exceeds float64
+        (``exp(709.78)``): the message gives ``log K``, which :func:`mpf_log_flow` returns
+        for every finite model.
     """
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     _check_method(method)
     if method == "mle":
         from mrflib import exact
@@ -282,11 +313,30 @@ def objective(bm, data, method: str) -> float:
     return float(value)
 
 
-def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
+@renamed_argument("bm", "model")
+def objective_gradient(model, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Exact (unscaled) gradient ``(d/db, d/dJ)`` of :func:`objective` (local methods;
-    for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``)."""
+    for MPF where it overflows float64, :func:`mpf_log_flow` gives ``grad K / K``).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine at which the gradient is evaluated.
+    data : array_like of int, shape (N, n)
+        Spins -1/+1, one configuration per row, ``N >= 1``.
+    method : {"mple", "rm", "mpf"}
+        A local method (:data:`LOCAL_METHODS`); any other is a ``ValueError``.
+
+    Returns
+    -------
+    grad_bias : ndarray of float64, shape (n,)
+        The derivative of the objective with respect to the biases.
+    grad_coupling : ndarray of float64, shape (E,)
+        Its derivative with respect to the couplings, in the order of ``model.edges``.
+    """
     if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
+    bm = check_model(model, "model")
     prob = _problem_from_bm(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
     if method == "mpf":
@@ -295,28 +345,33 @@ def objective_gradient(bm, data, method: str) -> tuple[np.ndarray, np.ndarray]:
     return gb, gj
 
 
-def mpf_log_flow(bm: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
+@renamed_argument("bm", "model")
+def mpf_log_flow(model: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
     """Logarithm of the MPF flow and its gradient, finite for every finite model.
 
     ``K = (1/N) sum_mu sum_i exp((E(x^mu) - E(x^{mu,-i})) / 2)`` with single-spin-flip
-    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(bm, data, "mpf")`` is
+    connectivity (Sohl-Dickstein et al. 2011; ``learning.objective(model, data, "mpf")`` is
     ``-K``), evaluated as a shifted log-sum-exp: ``log K = c + log sum w exp(-u - c)``,
     ``c`` the largest exponent. Where ``K`` itself overflows float64 (a term with
     ``-x_i h_i > 709.78``) this stays exact.
 
     Parameters
     ----------
-    bm : BoltzmannMachine
-    data : array (N, n) of -1/+1, N >= 1
+    model : BoltzmannMachine
+        The machine at which the flow is evaluated.
+    data : array_like of int, shape (N, n)
+        Spins -1/+1, one configuration per row, ``N >= 1``.
 
     Returns
     -------
     log_k : float
         ``log K``.
-    grad_bias, grad_coupling : ndarray (n,), (E,)
-        ``d log K / db`` and ``d log K / dJ`` (the gradient of ``K`` divided by ``K``).
+    grad_bias : ndarray of float64, shape (n,)
+        ``d log K / db`` (the gradient of ``K`` with respect to the biases divided by ``K``).
+    grad_coupling : ndarray of float64, shape (E,)
+        ``d log K / dJ``, in the order of ``model.edges``.
     """
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     x = check_spins(data, bm.n, "data")
     if x.shape[0] == 0:
         raise ValueError("data must contain at least one configuration")
@@ -447,17 +502,39 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     return direction
 
 
-def ascent_direction(bm, data, method: str, *, rng: Any = None, **options) -> tuple:
-    """The update direction ``Delta = (Delta_b, Delta_J)`` of a method at ``bm``.
+@renamed_argument("bm", "model")
+def ascent_direction(model, data, method: str, *, rng: Any = None, **options) -> tuple:
+    """The update direction ``Delta = (Delta_b, Delta_J)`` of a method at ``model``.
 
-    ``"mle"``: eq. (5); ``"mple"``: eq. (13); ``"1-smci"``: eq. (26); ``"rm"``,
-    ``"mpf"``: their objective gradients, scaled as explained in the module
-    docstring; ``"s2-smci"``: eq. (31) of the GSMCI paper on the data;
-    ``"cd"``/``"pcd"``/``"smci-pcd"``: the first stochastic estimate (needs ``rng``).
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine at which the direction is computed.
+    data : array_like of int, shape (N, n)
+        Spins -1/+1, one configuration per row, ``N >= 1``.
+    method : str
+        One of :data:`METHODS` but ``"lap"`` (which fits clique by clique and has no
+        ascent direction: ``ValueError``). ``"mle"``: eq. (5); ``"mple"``: eq. (13);
+        ``"1-smci"``: eq. (26); ``"rm"``, ``"mpf"``: their objective gradients, scaled as
+        explained in the module docstring; ``"s2-smci"``: eq. (31) of the GSMCI paper on
+        the data; ``"cd"``/``"pcd"``/``"smci-pcd"``: the first stochastic estimate (needs
+        ``rng``).
+    rng : Generator or int, default None
+        Used by the stochastic methods (:data:`STOCHASTIC_METHODS`) only, which refuse
+        ``None``; ignored by the others.
+    **options
+        The stochastic methods' options of :func:`fit` (``k``, ``n_chains``,
+        ``extension_rate``, ``estimator``, ``kappa``, ``samples``).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(Delta_b, Delta_J)``: float64 arrays of shape ``(n,)`` and ``(E,)``.
     """
     _check_method(method)
     if method == "lap":
         raise ValueError("method 'lap' fits clique by clique and has no ascent direction")
+    bm = check_model(model, "model")
     prob = _problem_from_bm(bm, data)
     if method in STOCHASTIC_METHODS:
         rng = as_rng(rng)
@@ -640,40 +717,51 @@ def fit(
         then a FactorGraph with normalized potentials, and a tied fit's parameters are
         ``Fit.tied[label]``, by group.
     method : {"mle", "mple", "rm", "mpf", "1-smci", "s2-smci", "cd", "pcd", "smci-pcd", "lap"}
-        See the module docstring. Every learner returns the same :class:`Fit`.
-    n : int, optional
-        Number of nodes (default: the columns of ``data``).
-    rng : Generator or int
+        See the module docstring. Every learner returns the same :class:`Fit`. A
+        FactorGraph structure takes ``"mle"``, ``"mple"``, ``"lap"``, ``"1-smci"``,
+        ``"cd"``, ``"pcd"`` and ``"smci-pcd"``.
+    n : int or None, default None
+        Number of nodes (``None``: the columns of ``data``, or the spins of a
+        BoltzmannMachine structure).
+    rng : Generator or int or None, default None
         Needed by ``"cd"``, ``"pcd"`` and ``"smci-pcd"`` only, for both model families
         (accepted and unused by the others); the same seed gives the same fit (and the
         same final chains).
-    bias : bool
+    bias : bool, default True
         Learn the biases (default) or fix them at zero, the paper's model eq. (1).
-    solver : {"gradient", "lbfgs", "exact", "lap"}, optional
-        ``"gradient"`` (default except for MLE and LAP): the gradient ascent of section 5,
-        ``w <- w + eta Delta``. ``"lbfgs"``: scipy L-BFGS on the objective (MPLE,
-        RM, MPF). ``"exact"`` (default for MLE): :func:`mrflib.inference.exact.fit_mle`.
-        ``"lap"`` (LAP only): :func:`mrflib.learning.lap.fit_ising`, whose ``max_iter`` and ``tol``
-        are ``max_steps`` and ``tol`` when given (else its own defaults).
-    learning_rate : float
-        ``eta`` (default 0.2, the paper's).
-    max_steps : int, optional
-        Maximum updates (default 10000; 1000 for the stochastic methods).
-    tol : float, optional
-        Stop when ``max |Delta| < tol`` (default 1e-6). For L-BFGS, the tolerance on the
+    solver : {"gradient", "lbfgs", "exact", "lap"} or None, default None
+        ``None`` picks the method's default solver. ``"gradient"`` (default except for
+        MLE and LAP): the gradient ascent of section 5, ``w <- w + eta Delta``.
+        ``"lbfgs"``: scipy L-BFGS on the objective (MPLE, RM, MPF). ``"exact"`` (default
+        for MLE): :func:`mrflib.inference.exact.fit_mle`. ``"lap"`` (LAP only):
+        :func:`mrflib.learning.lap.fit_ising`, whose ``max_iter`` and ``tol`` are
+        ``max_steps`` and ``tol`` when given (else its own defaults).
+    learning_rate : float, default 0.2
+        ``eta`` (0.2 is the paper's). Used by the gradient solver and the stochastic
+        learners of a FactorGraph.
+    max_steps : int or None, default None
+        Maximum updates (``None``: 10000; 1000 for the stochastic methods; for the exact
+        and LAP solvers, their own defaults). A FactorGraph structure has its own defaults
+        (:func:`mrflib.learning.factor_learning.fit`).
+    tol : float or None, default None
+        Stop when ``max |Delta| < tol`` (``None``: 1e-6). For L-BFGS, the tolerance on the
         max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD default to 0,
         with which this rule never fires: they have no stopping rule, run ``max_steps``
         (or until ``time_limit``) and always report ``converged=False``, as their stop
         reason says; a ``tol > 0`` stops them once the noisy estimate falls below it,
         still reported as not converged (a small noisy estimate proves no convergence).
-    init : BoltzmannMachine or array (n + E,), optional
-        Initial parameters (default zeros, as in section 5).
-    reference : BoltzmannMachine or array (E,), optional
+        The exact solver fits at :func:`mrflib.inference.exact.fit_mle`'s own tolerance
+        unless ``tol`` is given, and LAP at :func:`mrflib.learning.lap.fit_ising`'s; a
+        FactorGraph structure has its own defaults
+        (:func:`mrflib.learning.factor_learning.fit`).
+    init : BoltzmannMachine or array (n + E,) or None, default None
+        Initial parameters (``None``: zeros, as in section 5). LAP takes none.
+    reference : BoltzmannMachine or array (E,) or None, default None
         The machine whose couplings the per-step MAE is measured against
         (Figure 3 uses the exact MLE).
-    record : bool
+    record : bool, default True
         Keep the per-step history (parameters, ``max |Delta|``, MAE).
-    progress : bool, optional
+    progress : bool or None, default None
         ``True`` shows a tqdm bar when a fit runs for more than two seconds, ``False`` never;
         the default ``None`` shows it only on a terminal (stderr a TTY), so that a notebook
         run by papermill or a log file gets no bar; in a log file or batch job, instead, a
@@ -684,8 +772,8 @@ def fit(
         ``with mrflib._support.progress.reporting(say, every)`` the lines go to ``say``
         whatever ``progress`` is. Every learner follows this rule
         (:mod:`mrflib.learning._limits`).
-    time_limit : float, optional
-        Seconds the fit may run, counted from the call (default ``None``: no limit; ``0``:
+    time_limit : float or None, default None
+        Seconds the fit may run, counted from the call (``None``: no limit; ``0``:
         one step). When it runs out the fit stops after the step (gradient step, L-BFGS
         iteration) in progress and returns the parameters of that moment as its model, with
         ``converged=False`` and ``stop_reason`` ``"time limit of 2 s reached after 341
@@ -706,6 +794,14 @@ def fit(
     Returns
     -------
     Fit
+        The learned model (a BoltzmannMachine, or a FactorGraph for a FactorGraph
+        structure), whether and why the fit stopped, and its history.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, solver or option, one that does not apply to the method or
+        the model family, and invalid data or structure.
     """
     from mrflib.models.factor_graph import FactorGraph
 
@@ -773,13 +869,27 @@ def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_ste
 
 
 # --------------------------------------------------------------------------- Theorem 1
-def mple_rho(bm, x: Any) -> np.ndarray:
+@renamed_argument("bm", "model")
+def mple_rho(model, x: Any) -> np.ndarray:
     """Per-configuration MPLE estimate rho^MPLE_ij(x) of <x_i x_j>, eq. (28) of Yasuda (2018).
 
     ``rho_ij(x) = (x_j M_i(x) + x_i M_j(x)) / 2`` with ``M_i = tanh(h_i)``, eq. (11)-(12)
-    (biases included in the local field). Returns shape ``(M, E)``.
+    (biases included in the local field).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine whose local fields give ``M_i``.
+    x : array_like of int, shape (M, n)
+        Spins -1/+1, one configuration per row.
+
+    Returns
+    -------
+    ndarray of float64, shape (M, E)
+        ``rho_ij`` of each configuration (row) and edge (column, in the order of
+        ``model.edges``).
     """
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     xs = check_spins(x, bm.n, "x").astype(np.float64)
     t = np.tanh(bm.local_field(xs))
     e = np.asarray(bm.edges)
@@ -791,7 +901,8 @@ def mple_rho(bm, x: Any) -> np.ndarray:
 _ESTIMATOR_BLOCK_BYTES = 32 * 2**20
 
 
-def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
+@renamed_argument("bm", "model")
+def estimator_variances(model) -> tuple[np.ndarray, np.ndarray]:
     """Exact asymptotic variances ``N v^MPLE_ij`` and ``N v^1SMCI_ij``, eq. (30)-(31).
 
     Computed by enumeration of all ``2^n`` states (refused, with the memory it
@@ -800,14 +911,28 @@ def estimator_variances(bm) -> tuple[np.ndarray, np.ndarray]:
     Yasuda & Uchizawa (GSMCI) with ``T = A = {i, j}``, from
     :func:`mrflib.inference.smci.asymptotic_variance`.
 
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine whose distribution the variances are taken under; its ``2^n`` states
+        are enumerated.
+
     Returns
     -------
-    v_mple, v_smci : ndarray (E,)
-        The variances multiplied by N (i.e. for N = 1).
+    v_mple : ndarray of float64, shape (E,)
+        ``N v^MPLE_ij`` per edge: the variance multiplied by N (i.e. for N = 1).
+    v_smci : ndarray of float64, shape (E,)
+        ``N v^1SMCI_ij`` per edge, likewise.
+
+    Raises
+    ------
+    ValueError
+        When the enumeration would not fit in memory (the refusal states what it would
+        need and what is available).
     """
     from mrflib import exact, smci
 
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     n, E = bm.n, len(bm.edges)
     # rho^MPLE of a block of states: spins, fields, tanh, products (measured 17 n + 32 E)
     per_state = 24.0 * n + 40.0 * E + 64.0

@@ -62,6 +62,7 @@ def order_mask(cardinalities: Any, max_order: int) -> np.ndarray:
     Returns
     -------
     ndarray of bool, shape (|X|,)
+        True at the flat indices ``y`` of the orders kept (never at ``y = 0``).
     """
     cards, X = _size(cardinalities)
     max_order = check_positive(max_order, "max_order", integer=True, allow_zero=True)
@@ -127,10 +128,10 @@ def fit_log_linear(target: Any, cardinalities: Any, mask: Any, *, max_iter: int 
     mask : array_like of bool, shape (|X|,)
         The basis functions of the model (``mask[0]``, the constant, must be False);
         :func:`order_mask` gives the families of bounded order.
-    max_iter : int
-        Most L-BFGS iterations (default 500).
-    tol : float
-        L-BFGS stops when ``max |gradient| <= tol`` (default 1e-7).
+    max_iter : int, default 500
+        Most L-BFGS iterations.
+    tol : float, default 1e-7
+        L-BFGS stops when ``max |gradient| <= tol``.
 
     Returns
     -------

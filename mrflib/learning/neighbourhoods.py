@@ -68,7 +68,8 @@ def one_neighbourhood(cliques: Any, Q: Any) -> np.ndarray:
 
     Returns
     -------
-    (|A_Q|,) int64, sorted.
+    ndarray of int64, shape (|A_Q|,)
+        The nodes of ``A_Q``, sorted.
 
     Examples
     --------
@@ -93,6 +94,20 @@ def one_neighbourhoods(edges: Any, n: int, cliques: Any) -> list[np.ndarray]:
     """``A_Q`` for many cliques of a pairwise graph at once (numba kernel).
 
     Same result as :func:`one_neighbourhood` for each clique, for an edge-list graph.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        The pairwise graph.
+    n : int
+        Number of nodes.
+    cliques : (E, 2) edge array or iterable of node collections
+        The cliques ``Q`` whose 1-neighbourhoods are wanted, nodes below ``n``.
+
+    Returns
+    -------
+    list of ndarray of int64
+        ``A_Q`` of each clique, in the order of ``cliques``, each sorted.
     """
     graph = graphs.as_graph(edges, n)
     q_ptr, q_nodes = pack(clique_list(cliques), graph.n)
@@ -117,6 +132,18 @@ def maximal_cliques(edges: Any, n: int) -> list[tuple[int, ...]]:
     Triangle-free graphs (square and cubic lattices, chimera graphs) are recognised
     with one sparse product: their maximal cliques are the edges and the isolated
     nodes. Other graphs go through networkx's Bron-Kerbosch.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2)
+        The graph's edges (``i < j``, rows sorted).
+    n : int
+        Number of nodes (an isolated node is a maximal clique of its own).
+
+    Returns
+    -------
+    list of tuple of int
+        Every maximal clique as a sorted tuple of nodes, the list sorted.
     """
     edges = check_edges(edges, n)
     n = check_positive(n, "n", integer=True)
@@ -147,9 +174,21 @@ def path_connected_pairs(
     example (``H = {{4, 9}, {5, 9}}``, Figure 3), pairs that are already edges of the
     full MRF are left out unless ``include_edges``.
 
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2)
+        The full MRF's graph (``i < j``, rows sorted).
+    n : int
+        Number of nodes ``S``.
+    A : array_like of int
+        The nodes of the marginal, below ``n``.
+    include_edges : bool, default False
+        Keep the pairs that are already edges of the full MRF.
+
     Returns
     -------
-    (|H|, 2) int64 canonical edge array.
+    ndarray of int64, shape (|H|, 2)
+        The pairs as a canonical edge array (``i < j``, sorted rows).
     """
     edges = check_edges(edges, n)
     n = check_positive(n, "n", integer=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.validation import check_array, check_positive, require_memory
 from mrflib.learning._clique_groups import (
     Group,
@@ -78,10 +79,12 @@ def normalized_potentials(
         significant). For ±1 spins from :func:`mrflib.inference.exact.probabilities`, state 0 is
         spin -1 (bit cleared) and 1 is spin +1, so the reference configuration is all
         spins -1.
-    cardinalities : sequence of int, optional
-        ``|X_i|`` for each variable; default all 2.
-    tol : float, optional
-        Drop cliques whose potential is within ``tol`` of 0 everywhere.
+    cardinalities : sequence of int or None, default None
+        ``|X_i|`` for each variable, each at least 2, their product ``|X|``; ``None``:
+        all 2.
+    tol : float or None, default None
+        Drop cliques whose potential is within ``tol`` of 0 everywhere (``None``: keep
+        every clique).
 
     Returns
     -------
@@ -120,8 +123,23 @@ def distribution_from_potentials(
 ) -> np.ndarray:
     """The distribution of a normalized potential: ``f(x) ∝ exp(Σ_C V_C(x))`` (Theorem 6).
 
-    Inverse of :func:`normalized_potentials` (missing cliques are 0). Returns ``p`` of
-    shape ``(|X|,)`` in the same mixed-radix order.
+    Inverse of :func:`normalized_potentials` (missing cliques are 0).
+
+    Parameters
+    ----------
+    potentials : dict
+        ``clique -> array``: a clique is a tuple of distinct variables (in any order, the
+        array's axes following it), its array of shape ``(|X_i| - 1 for i in clique)``,
+        ``V_C(x_C)`` at ``x_i = 1..|X_i|-1`` (entry ``x_i - 1``), as
+        :func:`normalized_potentials` returns.
+    cardinalities : sequence of int
+        ``|X_i|`` for each variable, each at least 2; not empty.
+
+    Returns
+    -------
+    ndarray of float64, shape (|X|,)
+        The probabilities ``p``, in the mixed-radix order of :func:`normalized_potentials`
+        (``x_0`` least significant).
     """
     card = tuple(int(check_positive(k, "cardinalities", integer=True)) for k in cardinalities)
     if not card or any(k < 2 for k in card):
@@ -161,14 +179,25 @@ def distribution_from_potentials(
     return q / q.sum()
 
 
-def ising_normalized_potentials(bm: BoltzmannMachine) -> dict[tuple[int, ...], float]:
+@renamed_argument("bm", "model")
+def ising_normalized_potentials(model: BoltzmannMachine) -> dict[tuple[int, ...], float]:
     """Closed-form normalized potentials of a Boltzmann machine (reference: all spins -1).
 
     With ``s = (x + 1) / 2 ∈ {0, 1}``, ``b x + J x_i x_j`` regroups into
     ``V_i = 2 b_i - 2 Σ_{j ~ i} J_ij`` and ``V_ij = 4 J_ij``; all higher potentials
     vanish (appendix A's regrouping, done for the Ising energy).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The machine.
+
+    Returns
+    -------
+    dict
+        ``(i,) -> V_i`` for every node and ``(i, j) -> V_ij`` for every edge, as floats.
     """
-    bm = check_model(bm)
+    bm = check_model(model, "model")
     n = bm.n
     row = np.bincount(bm.edges[:, 0], weights=bm.coupling, minlength=n)
     row += np.bincount(bm.edges[:, 1], weights=bm.coupling, minlength=n)
@@ -194,9 +223,19 @@ def clique_term(table: np.ndarray, in_clique: Any, gauge: str = "reference") -> 
     ``x, y = ±1`` its terms are ``b x`` and ``J x y``, the ±1 parameters. Either way
     ``t = Σ_B term_B`` over all subsets ``B`` of the axes, and each term is unique.
 
+    Parameters
+    ----------
+    table : ndarray of float
+        A log-table, one axis per variable of its scope.
+    in_clique : sequence of bool
+        One flag per axis of ``table``: whether the axis is in ``B``.
+    gauge : {"reference", "zero-sum"}, default "reference"
+        The gauge of the term, as above (any other value gives the zero-sum term).
+
     Returns
     -------
-    ndarray over the axes of ``B`` (in table order), full cardinalities.
+    ndarray of float64
+        The term over the axes of ``B`` (in table order), full cardinalities.
     """
     mask = [bool(b) for b in in_clique]
     out = np.asarray(table, dtype=np.float64)
@@ -214,6 +253,16 @@ def clique_owners(scopes: Any) -> dict[tuple[int, ...], int]:
     scope holds it (ties: the first such factor): a unary factor holds its variable's
     potential, a pairwise factor the potential of its pair, and a pairwise model without
     unary factors keeps each variable's potential in its first pairwise factor.
+
+    Parameters
+    ----------
+    scopes : sequence of tuple of int
+        The factors' scopes: distinct non-negative variables, at most 24 per scope.
+
+    Returns
+    -------
+    dict
+        ``clique (sorted tuple) -> index of its owner in scopes``, for every clique.
     """
     if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (Sequence, np.ndarray)):
         raise ValueError(f"scopes must be a sequence of tuples of variables, got {scopes!r}")
@@ -292,6 +341,15 @@ def factor_graph_potentials(
     the scopes); by Theorem 6 the ``V_B`` do not depend on how the model spreads them
     over its factors. Computed factor by factor with :func:`clique_term`.
 
+    Parameters
+    ----------
+    model : FactorGraph
+        A model with positive weights (no ``-inf`` log-table entry) and factors over at
+        most 24 variables.
+    gauge : {"reference", "zero-sum"}, default "reference"
+        ``"reference"``: Definition 5, state 0 the reference; ``"zero-sum"``: the ANOVA
+        terms of :func:`clique_term`.
+
     Returns
     -------
     dict
@@ -352,6 +410,16 @@ def normalize(model: FactorGraph) -> FactorGraph:
     variable's potential in a model without unary factors) holds their sum. Every
     learner of :func:`mrflib.learning.learners.fit` on a factor graph returns such tables.
     Zero weights (``-inf``) are refused: the normalized potential needs ``P > 0``.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        A model with positive weights and factors over at most 24 variables.
+
+    Returns
+    -------
+    FactorGraph
+        The same scopes, cardinalities and names, with normalized tables.
     """
     groups = _stacked_groups(model)
     return FactorGraph._from_checked(model.cardinalities, model.scopes,

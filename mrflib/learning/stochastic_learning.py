@@ -215,25 +215,35 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         **options: Any) -> Fit:
     """Learn a factor graph by a stochastic-gradient learner (see the module docstring).
 
-    ``data``, ``structure``, ``init`` and ``record`` are as for
-    :func:`mrflib.learning.factor_learning.fit`, which delegates these four methods here.
+    :func:`mrflib.learning.factor_learning.fit` delegates these four methods here.
 
     Parameters
     ----------
+    data : array_like of int, shape (N, n)
+        States ``0..cardinality-1`` of every variable, ``N >= 1`` rows.
+    structure : FactorGraph
+        Its cardinalities and scopes define the family; its tables are ignored.
     method : {"1-smci", "cd", "pcd", "smci-pcd"}
-    rng : Generator or int
-        The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI); the same seed gives the same
-        fit and the same final chains.
-    learning_rate : float, optional
-        ``η`` (default 0.2).
-    max_steps : int, optional
-        Parameter updates (default 1000; 10000 for 1-SMCI).
-    tol : float, optional
-        Stop when ``max |Δ| < tol`` (default 0 for the learners that draw, 1e-6 for 1-SMCI).
-    progress : bool, optional
+        The learner (see the module docstring).
+    rng : Generator or int or None, default None
+        The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI, which accepts ``None``); the
+        same seed gives the same fit and the same final chains.
+    learning_rate : float or None, default None
+        ``η`` (``None``: 0.2).
+    max_steps : int or None, default None
+        Parameter updates (``None``: 1000; 10000 for 1-SMCI).
+    tol : float or None, default None
+        Stop when ``max |Δ| < tol`` (``None``: 0 for the learners that draw, 1e-6 for
+        1-SMCI).
+    init : FactorGraph or array or None, default None
+        Initial tables (same scopes and cardinalities), or with ``tie`` the initial ``φ``.
+        ``None``: all zeros.
+    record : bool, default True
+        Keep the parameters ``φ`` of every step.
+    progress : bool or None, default None
         A progress bar (``None``: only on a terminal, else a line on stderr every 5 s of
         a long fit), as for the ±1 learners (:func:`mrflib.learning.learners.fit`).
-    time_limit : float, optional
+    time_limit : float or None, default None
         Seconds the fit may run (``None``: no limit; 0: one step), as for the ±1 learners:
         the fit stops after the step in progress, not converged, with the parameters and
         chains of that moment.

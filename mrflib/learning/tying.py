@@ -58,11 +58,11 @@ class Tie:
     ----------
     structure : FactorGraph
         The family's scopes and cardinalities (its tables are ignored).
-    groups : sequence of hashable, optional
+    groups : sequence of hashable or None, default None
         One label per factor; factors with the same label share one table and must have
-        the same table shape. Default: every factor its own group.
-    form : str or mapping
-        ``"free"`` (default), ``"symmetric"`` or ``"potts"`` for every group, or a mapping
+        the same table shape. ``None``: every factor its own group (labelled by its index).
+    form : str or mapping, default "free"
+        ``"free"``, ``"symmetric"`` or ``"potts"`` for every group, or a mapping
         ``{label: form}`` (groups it does not name are "free").
 
     Attributes
@@ -74,8 +74,12 @@ class Tie:
         The form of each group.
     n_params : int
         The length of ``φ``.
+    param_offsets : ndarray of int64, shape (len(labels) + 1,)
+        Where each group's parameters start in ``φ``.
     A : scipy.sparse.csr_matrix
         ``B``, shape (table entries, ``n_params``).
+    offsets : ndarray of int64, shape (n_factors + 1,)
+        Factor ``k``'s raveled table is ``B φ`` at ``offsets[k]:offsets[k + 1]``.
     shares : ndarray (n_params,)
         The number of factors sharing each parameter (its group's size).
 
@@ -124,6 +128,7 @@ class Tie:
 
     @property
     def n_params(self) -> int:
+        """The number of free parameters, the length of ``φ``."""
         return int(self.param_offsets[-1])
 
     def _matrix(self, members: dict) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -150,11 +155,33 @@ class Tie:
                 np.concatenate(shares) if shares else np.zeros(0))
 
     def tables(self, phi: Any) -> np.ndarray:
-        """The flat log tables ``B φ``."""
+        """The flat log tables ``B φ``.
+
+        Parameters
+        ----------
+        phi : array_like of float, shape (n_params,)
+            The tied parameters ``φ``.
+
+        Returns
+        -------
+        ndarray of float64, shape (table entries,)
+            Every factor's log table raveled, in factor order at ``offsets``.
+        """
         return self.A @ check_array(phi, "phi", ndim=1, shape=(self.n_params,))
 
     def model(self, phi: Any) -> FactorGraph:
-        """The factor graph of parameters ``φ`` (tables ``B φ``, not normalized)."""
+        """The factor graph of parameters ``φ`` (tables ``B φ``, not normalized).
+
+        Parameters
+        ----------
+        phi : array_like of float, shape (n_params,)
+            The tied parameters ``φ``.
+
+        Returns
+        -------
+        FactorGraph
+            The structure's scopes and cardinalities with log tables ``B φ``.
+        """
         return _model_of(self, self.tables(phi))
 
     def parameters(self, phi: Any) -> dict:
@@ -162,7 +189,8 @@ class Tie:
 
         Parameters
         ----------
-        phi : array_like, shape (n_params,)
+        phi : array_like of float, shape (n_params,)
+            The tied parameters ``φ``.
 
         Returns
         -------
