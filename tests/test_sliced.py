@@ -404,3 +404,27 @@ def test_slices_refused_when_annealing_finds_no_other_order():
     with pytest.raises(ValueError, match="beyond the limit .*; annealing gave no other "
                                          "order"):
         sliced.log_partition(random_model(4), memory=300, time_limit=1e-12)
+
+
+RENAMED = [
+    ("give_up", lambda fn, model, **kw: fn(model, "MAR", **kw)),
+    ("solve", lambda fn, model, **kw: fn(model, "PR", **kw)[0]),
+    ("log_partition", lambda fn, model, **kw: fn(model, **kw)),
+    ("marginals", lambda fn, model, **kw: fn(model, **kw)),
+    ("map_assignment", lambda fn, model, **kw: fn(model, **kw)[0]),
+]
+
+
+@pytest.mark.parametrize("name,call", RENAMED, ids=[r[0] for r in RENAMED])
+def test_time_budget_is_time_limit(name, call):
+    """The time budget is ``time_limit=``, as in the rest of the library; the old
+    ``max_seconds=`` gives the same answer with a FutureWarning naming the new call."""
+    model = random_model(2, n=5, n_factors=5, zeros=0.0)
+    fn = getattr(sliced, name)
+    want = call(fn, model)
+    got = call(fn, model, time_limit=sliced.MAX_SECONDS)
+    with pytest.warns(FutureWarning, match=rf"{name}\(time_limit=\.\.\.\)"):
+        old = call(fn, model, max_seconds=sliced.MAX_SECONDS)
+    flat = lambda x: np.concatenate([np.ravel(v) for v in x]) if isinstance(x, list) else x  # noqa: E731
+    np.testing.assert_array_equal(flat(got), flat(want))
+    np.testing.assert_array_equal(flat(old), flat(want))
