@@ -197,9 +197,9 @@ def answer(problem: Problem, task: str, seconds: float = SECONDS) -> dict:
     t0 = time.perf_counter()
     lines: list[str] = []
     try:  # beyond memory: reduced domains, then slices within the time limit
-        value = (sliced.log_partition(cond, max_seconds=seconds, progress=lines.append)
+        value = (sliced.log_partition(cond, time_limit=seconds, progress=lines.append)
                  if task == "PR" else
-                 sliced.marginals(cond, max_seconds=seconds, progress=lines.append))
+                 sliced.marginals(cond, time_limit=seconds, progress=lines.append))
     except ValueError as exc:
         reason = _one_line(exc)
         width, entries = refusal(reason)
@@ -354,7 +354,7 @@ def _second_order(row: dict | None, problem: Problem, seconds: float) -> None:
     def again() -> list[np.ndarray]:
         model, evidence, _ = read(problem)
         cond = model.condition(evidence) if evidence else model
-        return sliced.marginals(cond, max_seconds=seconds, anneal=CHECK_ANNEAL_SEED)
+        return sliced.marginals(cond, time_limit=seconds, anneal=CHECK_ANNEAL_SEED)
 
     got = run_limited(again, seconds=seconds, warmup=False, memory=memory_budget())
     what = f"marginals on a second annealed order (seed {CHECK_ANNEAL_SEED})"

@@ -478,9 +478,9 @@ CASES += [
        dict(model=FG, n_samples=3, rng=0),
        dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
       for mod in (elimination, factor_enumeration)],
-    ("junction_tree.sample", junction_tree.sample, dict(bm=BM, n_samples=3, rng=0),
+    ("junction_tree.sample", junction_tree.sample, dict(model=BM, n_samples=3, rng=0),
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
-    ("junction_tree.condition", junction_tree.condition, dict(bm=BM, nodes=[0], values=[1]),
+    ("junction_tree.condition", junction_tree.condition, dict(model=BM, nodes=[0], values=[1]),
      dict(nodes=NODES_BAD, values=[[0], [2], [math.nan], [1, 1], None, [1j]])),
     ("repro.experiments.settings", experiments.settings,
      dict(profile="quick", quick=dict(a=1), book=dict(a=2)),

@@ -89,7 +89,7 @@ BAD_OPTIONS = [
     *[(lbp.loopy_bp, "factor_beliefs", v) for v in ("1", None, 1)],
     *[(lbp.loopy_bp, "damping", v) for v in (1.0, -0.1, float("nan"))],
     *[(mean_field.mean_field, "init", v) for v in ([[1, 0]], [np.ones(2), -np.ones(3)])],
-    *[(_sliced_pr, "max_seconds", v) for v in ("1", None, [1], True, float("nan"), 0)],
+    *[(_sliced_pr, "time_limit", v) for v in ("1", None, [1], True, float("nan"), 0)],
     *[(_sliced_pr, "memory", v) for v in ("1", [1], True, -1)],
 ]
 

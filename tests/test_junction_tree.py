@@ -209,3 +209,28 @@ def test_plan_reports_table_bytes_like_the_factor_graph_plan():
     assert p.treewidth == q.treewidth == 4
     assert p.max_table_bytes == 8 * 2 ** 5 == q.max_table_bytes
     assert p.total_bytes == 8 * p.table_entries
+
+
+RENAMED = [
+    ("log_partition", {}),
+    ("moments", {}),
+    ("sample", dict(n_samples=5, rng=0)),
+    ("condition", dict(nodes=[0], values=[1])),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", RENAMED, ids=[r[0] for r in RENAMED])
+def test_model_argument_renamed(name, kwargs):
+    """The model argument is ``model=``; the old ``bm=`` gives the same answer with a
+    FutureWarning naming the new call."""
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
+    fn = getattr(jt, name)
+    want = fn(bm, **kwargs)
+    got = fn(model=bm, **kwargs)
+    with pytest.warns(FutureWarning, match=rf"{name}\(model=\.\.\.\)"):
+        old = fn(bm=bm, **kwargs)
+    for a, b, c in zip(*(r if isinstance(r, tuple) else (r,) for r in (want, got, old))):
+        if isinstance(a, BoltzmannMachine):
+            a, b, c = a.params, b.params, c.params
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)

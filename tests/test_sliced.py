@@ -168,7 +168,7 @@ def test_deterministic_model_in_slices_equals_enumeration():
 
 def test_sliced_work_beyond_the_time_limit_is_refused_with_its_estimate():
     with pytest.raises(ValueError, match=r"would take about \d+ s, beyond the limit of"):
-        sliced.log_partition(random_model(4), memory=300, max_seconds=1e-12)
+        sliced.log_partition(random_model(4), memory=300, time_limit=1e-12)
 
 
 def test_models_that_fit_give_the_engines_own_answers():
@@ -184,8 +184,8 @@ def test_bad_arguments_are_refused():
     model = random_model(1)
     with pytest.raises(ValueError, match="task"):
         sliced.solve(model, "MAP")
-    with pytest.raises(ValueError, match="max_seconds"):
-        sliced.solve(model, "PR", max_seconds=0)
+    with pytest.raises(ValueError, match="time_limit"):
+        sliced.solve(model, "PR", time_limit=0)
     with pytest.raises(ValueError, match="memory"):
         sliced.solve(model, "PR", memory=-1)
     for seed in (-1, 1.5, "0", True):
@@ -328,7 +328,7 @@ def test_slices_beyond_the_bound_are_counted_on_their_reduced_domains(monkeypatc
     monkeypatch.setattr(sliced, "SECONDS_PER_ENTRY", {"PR": 1.0, "MAR": 1.0, "MPE": 1.0})
     model = deterministic_chain(9)
     lines = []
-    got = sliced.log_partition(model, memory=200, max_seconds=600, progress=lines.append)
+    got = sliced.log_partition(model, memory=200, time_limit=600, progress=lines.append)
     assert got == pytest.approx(fe.log_partition(model), abs=TOL)
     bound = next(s for s in lines if "counting each slice" in s)
     counted = next(s for s in lines if "on the slices' reduced domains: about" in s)
@@ -340,13 +340,13 @@ def test_slices_beyond_the_bound_are_counted_on_their_reduced_domains(monkeypatc
                                      memory=200)
     chosen = sliced.choose_slices(jt, "PR", 200)[0]
     assert sliced._scanned_entries(dom.model, jt, "PR", chosen) == entries
-    for got, want in zip(sliced.marginals(model, memory=300, max_seconds=600),
+    for got, want in zip(sliced.marginals(model, memory=300, time_limit=600),
                          fe.marginals(model)):
         np.testing.assert_allclose(got, want, atol=TOL)
     # without counting, the bound refuses
     monkeypatch.setattr(sliced, "MAX_SCANNED", 0)
     with pytest.raises(ValueError, match="beyond the limit"):
-        sliced.log_partition(model, memory=200, max_seconds=600)
+        sliced.log_partition(model, memory=200, time_limit=600)
 
 
 def _bad_order_first(monkeypatch, anneal_order=None):
@@ -373,12 +373,12 @@ def test_refused_slices_fall_back_to_the_annealed_order(monkeypatch):
     asked = _bad_order_first(monkeypatch)
     lines = []
     # the poor order does not fit in 5,000 bytes and its slices are refused; the other fits
-    got = sliced.log_partition(model, memory=5000, max_seconds=1e-12, progress=lines.append)
+    got = sliced.log_partition(model, memory=5000, time_limit=1e-12, progress=lines.append)
     assert got == pytest.approx(fe.log_partition(model), abs=TOL)
     assert asked == [sliced.ANNEAL_SEED]
     assert any("beyond the limit" in s and "trying an annealed contraction tree" in s
                for s in lines)
-    assert_answers(model, memory=5000, max_seconds=1e-12)
+    assert_answers(model, memory=5000, time_limit=1e-12)
 
 
 def test_annealed_order_is_sliced_or_refused_with_both_reasons(monkeypatch):
@@ -389,18 +389,42 @@ def test_annealed_order_is_sliced_or_refused_with_both_reasons(monkeypatch):
     monkeypatch.setattr(sliced, "SECONDS_PER_ENTRY", {"PR": 1.0, "MAR": 1.0, "MPE": 1.0})
     monkeypatch.setattr(sliced, "MAX_SCANNED", 0)
     lines = []
-    assert sliced.log_partition(model, memory=1000, max_seconds=500,
+    assert sliced.log_partition(model, memory=1000, time_limit=500,
                                 progress=lines.append) == pytest.approx(
         fe.log_partition(model), abs=TOL)
     assert "would take about 1224 s" in lines[1] and "about 208 s" in lines[2]
     assert sum(s.startswith("slice ") for s in lines) == 4
     with pytest.raises(ValueError, match="about 1224 s, beyond the limit .*; on the "
                                          "annealed order: .*about 208 s, beyond the limit"):
-        sliced.log_partition(model, memory=1000, max_seconds=100)
+        sliced.log_partition(model, memory=1000, time_limit=100)
 
 
 def test_slices_refused_when_annealing_finds_no_other_order():
     # a small model's greedy order fits the search's limit: no search, so no annealing
     with pytest.raises(ValueError, match="beyond the limit .*; annealing gave no other "
                                          "order"):
-        sliced.log_partition(random_model(4), memory=300, max_seconds=1e-12)
+        sliced.log_partition(random_model(4), memory=300, time_limit=1e-12)
+
+
+RENAMED = [
+    ("give_up", lambda fn, model, **kw: fn(model, "MAR", **kw)),
+    ("solve", lambda fn, model, **kw: fn(model, "PR", **kw)[0]),
+    ("log_partition", lambda fn, model, **kw: fn(model, **kw)),
+    ("marginals", lambda fn, model, **kw: fn(model, **kw)),
+    ("map_assignment", lambda fn, model, **kw: fn(model, **kw)[0]),
+]
+
+
+@pytest.mark.parametrize("name,call", RENAMED, ids=[r[0] for r in RENAMED])
+def test_time_budget_is_time_limit(name, call):
+    """The time budget is ``time_limit=``, as in the rest of the library; the old
+    ``max_seconds=`` gives the same answer with a FutureWarning naming the new call."""
+    model = random_model(2, n=5, n_factors=5, zeros=0.0)
+    fn = getattr(sliced, name)
+    want = call(fn, model)
+    got = call(fn, model, time_limit=sliced.MAX_SECONDS)
+    with pytest.warns(FutureWarning, match=rf"{name}\(time_limit=\.\.\.\)"):
+        old = call(fn, model, max_seconds=sliced.MAX_SECONDS)
+    flat = lambda x: np.concatenate([np.ravel(v) for v in x]) if isinstance(x, list) else x  # noqa: E731
+    np.testing.assert_array_equal(flat(got), flat(want))
+    np.testing.assert_array_equal(flat(old), flat(want))

@@ -162,12 +162,7 @@ def _factor_engine(method: Any, model: FactorGraph,
 
 
 def plan(model: Any, n: int | None = None) -> Plan:
-    """What the junction-tree engine will do: a
-    :class:`~mrflib.inference.exact.elimination_order.Plan` (its ``order``, ``heuristic``,
-    ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a factor graph's
-    also ``fits``: a model too large for the available memory gives its plan with ``fits``
-    false rather than an error, and where no order was found, ``treewidth`` ``None`` and
-    ``treewidth_lower_bound``, a proved lower bound).
+    """What the junction-tree engine will do.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
     :class:`~mrflib.inference.exact.elimination.EliminationPlan` (the plan of :func:`marginals`:
@@ -176,6 +171,23 @@ def plan(model: Any, n: int | None = None) -> Plan:
     :mod:`mrflib.inference.exact.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
     cached :class:`~mrflib.inference.exact.junction_tree.JunctionTree` of the ±1 fast path.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine or array_like of int, shape (E, 2)
+        The model, or the edge list of a graph.
+    n : int or None, default None
+        Number of nodes of an edge list (``None``: one more than its largest node);
+        ignored for a model.
+
+    Returns
+    -------
+    Plan
+        A :class:`~mrflib.inference.exact.elimination_order.Plan`: its ``order``,
+        ``heuristic``, ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a
+        factor graph's also ``fits``: a model too large for the available memory gives its
+        plan with ``fits`` false rather than an error, and where no order was found,
+        ``treewidth`` ``None`` and ``treewidth_lower_bound``, a proved lower bound.
     """
     if isinstance(model, FactorGraph):
         # (searched no more than marginals would search it: a hopeless model in a second)
@@ -203,14 +215,40 @@ def _check_bits(n: Any) -> int:
 
 
 def index_to_states(index: Any, n: int) -> np.ndarray:
-    """Spin configurations (``int8``, ``(len(index), n)``) of flat state indices."""
+    """Spin configurations of flat state indices.
+
+    Parameters
+    ----------
+    index : array_like of int
+        Flat indices in ``0..2^n - 1`` (bit ``k`` is spin ``k``).
+    n : int
+        Number of spins, ``0 <= n <= 62``.
+
+    Returns
+    -------
+    ndarray of int8, shape (len(index), n)
+        The spins ``-1/+1``.
+    """
     n = _check_bits(n)
     index = check_indices(index, 2**n, "index")
     return (2 * flat_states(index, np.full(n, 2)) - 1).astype(np.int8)
 
 
 def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
-    """Flat state indices (``int64``) of spin configurations ``(M, n)``."""
+    """Flat state indices of spin configurations.
+
+    Parameters
+    ----------
+    x : array_like of int, shape (M, n)
+        Spins ``-1/+1``, at most 62 of them.
+    n : int or None, default None
+        Number of spins (``None``: ``x.shape[1]``).
+
+    Returns
+    -------
+    ndarray of int64, shape (M,)
+        The indices (bit ``k`` set where spin ``k`` is ``+1``).
+    """
     s = check_spins(x, n, "x")
     if s.shape[1] > 62:
         raise ValueError(f"x has {s.shape[1]} spins; flat indices need at most 62")
@@ -218,7 +256,19 @@ def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
 
 
 def states(n: int) -> np.ndarray:
-    """All ``2^n`` configurations, ``int8`` of shape ``(2^n, n)``, in flat index order."""
+    """All ``2^n`` configurations in flat index order.
+
+    Parameters
+    ----------
+    n : int
+        Number of spins, ``0 <= n <= 62``; refused (``ValueError``) when the table does not
+        fit in memory.
+
+    Returns
+    -------
+    ndarray of int8, shape (2^n, n)
+        Row ``k``: the spins of index ``k``.
+    """
     n = _check_bits(n)
     require_memory((18.0 * n + 16) * 2.0**n, f"the table of 2^{n} states (n={n})")
     return index_to_states(np.arange(2**n, dtype=np.int64), n)
@@ -315,11 +365,23 @@ def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_weights(model: BoltzmannMachine) -> np.ndarray:
-    """Unnormalized log-probabilities of all ``2^n`` states, flat ``(2^n,)``.
+    """Unnormalized log-probabilities of all ``2^n`` states.
 
-    Refuses (``ValueError``) an ``n`` whose tables would not fit in memory. A log-weight
-    beyond the float range is ``±inf`` (its probability is still finite: see
-    :func:`probabilities`).
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    ndarray of float64, shape (2^n,)
+        In flat index order. A log-weight beyond the float range is ``±inf`` (its
+        probability is still finite: see :func:`probabilities`).
+
+    Raises
+    ------
+    ValueError
+        When the tables of an ``n`` would not fit in memory.
     """
     bm = check_model(model, "model")
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
@@ -335,12 +397,23 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
     :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
 
-    ``method="enumerate"`` sums all states (log-sum-exp); ``"junction-tree"``
-    eliminates the variables on the junction tree of :func:`plan` (one upward pass);
-    ``"auto"`` enumerates for ``n <= 20`` spins (a factor graph: at most ``2^14`` joint
-    states, past which the junction tree is faster) and uses the junction tree beyond.
-    ``evidence = {variable: value}`` (indices, or the model's names) gives the answer of
-    the model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine: ``"enumerate"`` sums all states, ``"junction-tree"`` eliminates the
+        variables on :func:`plan`'s junction tree, ``"auto"`` enumerates for ``n <= 20``
+        spins (a factor graph: at most ``2^14`` joint states) and uses the junction tree
+        beyond.
+    evidence : mapping or None, default None
+        ``{variable: value}`` (indices, or the model's names): the answer is that of the
+        model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
+
+    Returns
+    -------
+    float
+        ``log Z``; ``+inf`` with a warning beyond the float range, ``-inf`` when ``Z = 0``.
 
     Warns
     -----
@@ -365,7 +438,18 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
 @checked
 def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
     """``P(x)`` for all ``2^n`` states (``Π_i |X_i|`` of a factor graph) in flat index
-    order, variable 0 the least significant digit."""
+    order, variable 0 the least significant digit.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    ndarray of float64
+        The probabilities, flat.
+    """
     if isinstance(model, FactorGraph):
         return factor_enumeration.joint_probabilities(model).ravel(order="F")
     bm = check_model(model, "model")
@@ -388,13 +472,24 @@ def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndar
 @checked
 def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
             ) -> tuple[Any, Any]:
-    """Exact ``⟨x_i⟩`` (shape ``(n,)``) and ``⟨x_i x_j⟩`` for each edge (shape ``(E,)``)
-    of a Boltzmann machine; of a factor graph its mean parameters, ``(marginals(model),
-    factor_marginals(model))`` (lists of arrays: each variable's and each factor's).
+    """Exact moments of a Boltzmann machine; of a factor graph its mean parameters.
 
-    ``method``: ``"enumerate"`` (all ``2^n`` states), ``"junction-tree"`` (upward and
-    downward pass of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for
-    ``n <= 20``, else the junction tree).
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        ``"enumerate"`` (all ``2^n`` states), ``"junction-tree"`` (upward and downward pass
+        of :func:`plan`'s junction tree) or ``"auto"`` (enumeration for ``n <= 20``, else
+        the junction tree).
+
+    Returns
+    -------
+    tuple
+        Of a Boltzmann machine ``(mean, pair)``: ``⟨x_i⟩``, shape ``(n,)``, and
+        ``⟨x_i x_j⟩`` for each edge, shape ``(E,)``. Of a factor graph
+        ``(marginals(model), factor_marginals(model))``: lists of arrays, each variable's
+        and each factor's.
     """
     if isinstance(model, FactorGraph):
         return (marginals(model, method=method), factor_marginals(model, method=method))
@@ -410,14 +505,36 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
 
 @checked
 def correlation_matrix(model: BoltzmannMachine) -> np.ndarray:
-    """Exact second moments ``⟨x_i x_j⟩`` for all pairs, ``(n, n)``, ones on the diagonal."""
+    """Exact second moments ``⟨x_i x_j⟩`` for all pairs, by enumeration.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n)
+        The second moments, ones on the diagonal.
+    """
     _, _, C = _enumerate_moments(check_model(model, "model"))
     return C
 
 
 @checked
 def covariance_matrix(model: BoltzmannMachine) -> np.ndarray:
-    """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, ``(n, n)``."""
+    """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, by enumeration.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n)
+        The covariances.
+    """
     _, mean, C = _enumerate_moments(check_model(model, "model"))
     return C - np.outer(mean, mean)
 
@@ -425,7 +542,24 @@ def covariance_matrix(model: BoltzmannMachine) -> np.ndarray:
 def sufficient_statistics(
     data: Any, edges: Any, n: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sample means ``(1/N) Σ_μ x_i^(μ)`` and ``(1/N) Σ_μ x_i^(μ) x_j^(μ)`` for each edge."""
+    """Sample means ``(1/N) Σ_μ x_i^(μ)`` and ``(1/N) Σ_μ x_i^(μ) x_j^(μ)`` for each edge.
+
+    Parameters
+    ----------
+    data : array_like of int, shape (N, n)
+        Spins ``-1/+1``; at least one sample.
+    edges : array_like of int, shape (E, 2)
+        The edges ``i < j``.
+    n : int or None, default None
+        Number of spins (``None``: ``data.shape[1]``).
+
+    Returns
+    -------
+    mean : ndarray of float64, shape (n,)
+        The sample means of the spins.
+    pair : ndarray of float64, shape (E,)
+        The sample means of each edge's product.
+    """
     s = _check_samples(data, n)
     edges = check_edges(edges, s.shape[1])
     sf = s.astype(np.float64)
@@ -434,7 +568,20 @@ def sufficient_statistics(
 
 
 def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
-    """The empirical distribution of ``data`` over all ``2^n`` states, flat index order."""
+    """The empirical distribution of ``data`` over all ``2^n`` states, flat index order.
+
+    Parameters
+    ----------
+    data : array_like of int, shape (N, n)
+        Spins ``-1/+1``; at least one sample.
+    n : int or None, default None
+        Number of spins (``None``: ``data.shape[1]``).
+
+    Returns
+    -------
+    ndarray of float64, shape (2^n,)
+        The frequency of each state.
+    """
     s = _check_samples(data, n)
     n = s.shape[1]
     require_memory(8 * 2.0**n, f"an empirical distribution over 2^{n} states")
@@ -447,10 +594,26 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
                    ) -> float:
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``model``.
 
-    ``log Z`` comes from :func:`log_partition` with the same ``method`` (enumeration for
-    ``n <= 20`` under ``"auto"``, the junction tree beyond). For a
-    :class:`~mrflib.models.factor_graph.FactorGraph`, ``data`` holds integer states
-    ``(N, n)``; a sample of zero weight gives ``-inf``.
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    data : array_like of int, shape (N, n)
+        Samples in the model's domain (spins ``-1/+1`` of a Boltzmann machine, integer
+        states of a factor graph); at least one.
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine of ``log Z``, as in :func:`log_partition` (enumeration for ``n <= 20``
+        under ``"auto"``, the junction tree beyond).
+
+    Returns
+    -------
+    float
+        The average log-likelihood in nats; a sample of zero weight gives ``-inf``.
+
+    Raises
+    ------
+    ValueError
+        When a factor graph has ``Z = 0``: its likelihood is undefined.
     """
     if isinstance(model, FactorGraph):
         x = _check_factor_samples(model, data)
@@ -488,7 +651,21 @@ def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
 
 
 def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
-    """``KL(p_data ‖ P_model)`` in nats, without forming the empirical table."""
+    """``KL(p_data ‖ P_model)`` in nats, without forming the empirical table.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    data : array_like of int, shape (N, n)
+        Samples in the model's domain (spins ``-1/+1`` of a Boltzmann machine, integer
+        states of a factor graph); at least one.
+
+    Returns
+    -------
+    float
+        The divergence, at least 0.
+    """
     if isinstance(model, FactorGraph):
         x = _check_factor_samples(model, data)
         return max(0.0, -_entropy_of_rows(x) - log_likelihood(model, x))
@@ -500,7 +677,17 @@ def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
 def kl_divergence(p: Any, q: Any) -> float:
     """``KL(p ‖ q) = Σ p log(p / q)`` in nats for two probability vectors (``0 log 0 = 0``).
 
-    Returns ``inf`` where ``q`` vanishes on the support of ``p``.
+    Parameters
+    ----------
+    p : array_like of float, shape (K,)
+        A probability vector: non-negative, summing to 1.
+    q : array_like of float, shape (K,)
+        A probability vector of the same shape.
+
+    Returns
+    -------
+    float
+        The divergence; ``inf`` where ``q`` vanishes on the support of ``p``.
     """
     p = check_array(p, "p", ndim=1)
     q = check_array(q, "q", shape=p.shape)
@@ -531,9 +718,24 @@ def _kl_factor_graphs(p: FactorGraph, q: FactorGraph) -> float:
 
 
 def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGraph) -> float:
-    """``KL(P_p ‖ P_q)`` between two models on the same variables, by enumeration (a
-    Boltzmann machine against a factor graph: through
-    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`)."""
+    """``KL(P_p ‖ P_q)`` between two models on the same variables, by enumeration.
+
+    A Boltzmann machine against a factor graph is compared through
+    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`.
+
+    Parameters
+    ----------
+    p : BoltzmannMachine or FactorGraph
+        The first model.
+    q : BoltzmannMachine or FactorGraph
+        The second, on the same variables and numbers of states.
+
+    Returns
+    -------
+    float
+        The divergence in nats, at least 0; ``inf`` where ``q`` gives zero weight to a
+        state of positive ``p`` probability (factor graphs).
+    """
     if isinstance(p, FactorGraph) or isinstance(q, FactorGraph):
         return _kl_factor_graphs(as_factor_graph(p), as_factor_graph(q))
     p, q = check_model(p, "p"), check_model(q, "q")
@@ -556,10 +758,7 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
 @checked
 def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
            method: str = "auto") -> np.ndarray:
-    """Exact i.i.d. samples ``(n_samples, n)`` in the model's own domain: ``int8`` spins
-    of a Boltzmann machine, ``int64`` states of a
-    :class:`~mrflib.models.factor_graph.FactorGraph` (what ``model.log_weight`` takes;
-    :func:`~mrflib.models.boltzmann.to_states` converts spins).
+    """Exact i.i.d. samples in the model's own domain.
 
     ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
     per sample from ``rng``. ``"junction-tree"``: forward filtering / backward sampling
@@ -568,8 +767,26 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by inverse CDF over its
     enumerated states (``"enumerate"``; ``"auto"`` up to ``2^20`` states) or on the junction
-    tree of
-    :mod:`mrflib.inference.exact.elimination` (dropped barren tables sampled forward last).
+    tree of :mod:`mrflib.inference.exact.elimination` (dropped barren tables sampled forward
+    last).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine or FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    n_samples : int
+        Number of samples, at least 1.
+    rng : int or numpy.random.Generator
+        Seed or generator.
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine, as above.
+
+    Returns
+    -------
+    ndarray, shape (n_samples, n)
+        ``int8`` spins of a Boltzmann machine, ``int64`` states of a factor graph (what
+        ``model.log_weight`` takes; :func:`~mrflib.models.boltzmann.to_states` converts
+        spins).
     """
     if isinstance(model, FactorGraph):
         n_samples = check_positive(n_samples, "n_samples", integer=True)
@@ -590,11 +807,33 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
 @checked
 def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
               evidence: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
-    """Exact single-variable marginals ``P(x_i)``: one ``(|X_i|,)`` array per variable.
+    """Exact single-variable marginals ``P(x_i)``.
 
     An observed variable is a point mass at its value; a Boltzmann machine's state 0 is
-    spin -1. Raises ``ValueError`` when ``Z = 0`` (the marginals are undefined).
-    ``method`` and ``evidence`` as in :func:`log_partition`.
+    spin -1.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model.
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine: ``"enumerate"`` sums all states, ``"junction-tree"`` eliminates the
+        variables on :func:`plan`'s junction tree, ``"auto"`` enumerates for ``n <= 20``
+        spins (a factor graph: at most ``2^14`` joint states) and uses the junction tree
+        beyond.
+    evidence : mapping or None, default None
+        ``{variable: value}`` (indices, or the model's names): the answer is that of the
+        model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
+
+    Returns
+    -------
+    list of ndarray of float64
+        One ``(|X_i|,)`` array per variable.
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (the marginals are undefined).
     """
     model = as_factor_graph(with_evidence(model, evidence))
     return _factor_engine(method, model, _AUTO_SUM_MAX_STATES).marginals(model)
@@ -603,9 +842,29 @@ def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
 @checked
 def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
                      ) -> list[np.ndarray]:
-    """Exact marginal ``P(x_{S_k})`` of every factor's scope, each shaped like
-    ``model.log_tables[k]`` (axes in scope order): the expected sufficient statistics of
-    maximum-likelihood gradients. Raises ``ValueError`` when ``Z = 0``."""
+    """Exact marginal ``P(x_{S_k})`` of every factor's scope: the expected sufficient
+    statistics of maximum-likelihood gradients.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model.
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine: ``"enumerate"`` sums all states, ``"junction-tree"`` eliminates the
+        variables on :func:`plan`'s junction tree, ``"auto"`` enumerates for ``n <= 20``
+        spins (a factor graph: at most ``2^14`` joint states) and uses the junction tree
+        beyond.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One array per factor, shaped like ``model.log_tables[k]`` (axes in scope order).
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0``.
+    """
     model = as_factor_graph(model)
     return _factor_engine(method, model, _AUTO_SUM_MAX_STATES).factor_marginals(model)
 
@@ -613,11 +872,32 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
 @checked
 def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
                    evidence: Mapping[Any, Any] | None = None) -> tuple[np.ndarray, float]:
-    """A most probable configuration ``(n,)`` (max-product on the junction tree, or the
-    enumerated maximum) and its log-weight: ``int64`` states and ``Σ_k θ_k(x_{S_k})`` of a
-    factor graph, ``int8`` spins and ``bm.log_weight`` of a Boltzmann machine. Raises
-    ``ValueError`` when every state has zero weight. ``evidence`` as in
-    :func:`log_partition` (a Boltzmann machine's: spins; its answer then is spins too)."""
+    """A most probable configuration (max-product on the junction tree, or the enumerated
+    maximum) and its log-weight.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model.
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine: ``"auto"`` enumerates up to ``2^20`` joint states.
+    evidence : mapping or None, default None
+        ``{variable: value}`` as in :func:`log_partition` (a Boltzmann machine's: spins;
+        its answer then is spins too).
+
+    Returns
+    -------
+    x : ndarray, shape (n,)
+        ``int64`` states of a factor graph, ``int8`` spins of a Boltzmann machine.
+    log_weight : float
+        ``Σ_k θ_k(x_{S_k})`` of a factor graph, ``model.log_weight`` of a Boltzmann
+        machine.
+
+    Raises
+    ------
+    ValueError
+        When every state has zero weight.
+    """
     if isinstance(model, BoltzmannMachine):
         x, logw = map_assignment(as_factor_graph(with_evidence(model, evidence)), method=method)
         return to_spins(x), logw
@@ -698,24 +978,31 @@ def fit_mle(
         Spins in {-1, +1}; at least one sample.
     edges : array_like, shape (E, 2)
         The learner's graph.
-    n : int, optional
-        Number of spins (defaults to ``data.shape[1]``).
-    bias : bool
+    n : int or None, default None
+        Number of spins (``None``: ``data.shape[1]``).
+    bias : bool, default True
         Learn biases (``True``) or fix them at zero (the bias-free model of the SMCI
         learning paper).
-    init : BoltzmannMachine or array (n + E,), optional
-        Starting point (default: all parameters zero).
-    tol : float
+    init : BoltzmannMachine or array_like of float, shape (n + E,), or None, default None
+        Starting point (``None``: all parameters zero).
+    tol : float, default 1e-9
         Stop when the largest gradient component is below ``tol``.
-    max_iter : int
+    max_iter : int, default 10_000
         Iteration limit.
-    return_result : bool
+    return_result : bool, default False
         Also return scipy's ``OptimizeResult``, with ``success`` true only when the
         fit converged by the rule of every L-BFGS fit (``max |gradient| <= tol`` at the
         returned point, or within the objective's float64 resolution where the line
         search stalled: :func:`mrflib._support.optimizers.lbfgs_verdict`) and the MLE exists,
         ``grad_max`` that component, ``mle_exists`` and ``message`` the stopping reason.
-    method : {"auto", "enumerate", "junction-tree"}
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine of ``log Z`` and the moments, as above.
+
+    Returns
+    -------
+    BoltzmannMachine or tuple of (BoltzmannMachine, scipy.optimize.OptimizeResult)
+        The fitted model on ``edges`` (biases zero without ``bias``); with
+        ``return_result``, also the optimizer's result.
 
     Warns
     -----

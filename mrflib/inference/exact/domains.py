@@ -29,8 +29,19 @@ __all__ = ["Domains", "reduce_domains"]
 class Domains:
     """The states kept of each variable and the model restricted to them.
 
+    Parameters
+    ----------
+    original : FactorGraph
+        The model whose domains were reduced.
+    kept : list of ndarray of int
+        ``kept[v]``: the original states of ``v`` that can occur, increasing.
+    zero : bool, default False
+        Some constant factor of ``original`` is zero (``Z = 0``): no model is made.
+
     Attributes
     ----------
+    cardinalities : ndarray of int64, shape (n,)
+        The original number of states of each variable.
     kept : list of ndarray of int
         ``kept[v]``: the original states of ``v`` that can occur, increasing.
     model : FactorGraph or None
@@ -56,19 +67,57 @@ class Domains:
         return self.model is None
 
     def expand(self, v: int, p: np.ndarray) -> np.ndarray:
-        """The marginal ``p`` over the kept states of ``v`` on all its original states."""
+        """The marginal ``p`` over the kept states of ``v`` on all its original states.
+
+        Parameters
+        ----------
+        v : int
+            The variable.
+        p : ndarray of float64, shape (len(kept[v]),)
+            A marginal over the kept states of ``v``.
+
+        Returns
+        -------
+        ndarray of float64, shape (cardinalities[v],)
+            ``p`` at the kept states, 0 at the removed ones.
+        """
         out = np.zeros(int(self.cardinalities[v]))
         out[self.kept[v]] = p
         return out
 
     def expand_table(self, scope: tuple, table: np.ndarray) -> np.ndarray:
-        """A factor marginal over the kept states of ``scope`` on all its original states."""
+        """A factor marginal over the kept states of ``scope`` on all its original states.
+
+        Parameters
+        ----------
+        scope : tuple of int
+            The factor's variables.
+        table : ndarray of float64
+            The marginal over the kept states, one axis per variable of ``scope``.
+
+        Returns
+        -------
+        ndarray of float64
+            Shaped by the original numbers of states of ``scope``: ``table`` at the kept
+            states, 0 elsewhere.
+        """
         out = np.zeros(tuple(int(self.cardinalities[v]) for v in scope))
         out[np.ix_(*(self.kept[v] for v in scope))] = table
         return out
 
     def states(self, x: np.ndarray) -> np.ndarray:
-        """Original states of reduced states ``x`` (``(n,)`` or ``(M, n)`` integers)."""
+        """Original states of reduced states ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of int
+            States of the reduced model, shape ``(n,)`` or ``(M, n)``.
+
+        Returns
+        -------
+        ndarray of int, shaped like ``x``
+            State ``x[..., v]`` of the reduced model as the original state ``kept[v][x[..., v]]``.
+        """
         out = np.empty_like(x)
         for v, k in enumerate(self.kept):
             out[..., v] = k[x[..., v]]
@@ -104,10 +153,20 @@ def reduce_domains(model: FactorGraph) -> Domains:
     :func:`_reduce_domains_reference`
     is the same loop on numpy arrays).
 
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` otherwise).
+
     Returns
     -------
     Domains
         The states kept and the restricted model.
+
+    Raises
+    ------
+    ValueError
+        When the state lists (about 9 bytes a state, 2 a table entry) do not fit in memory.
     """
     check_instance(model, FactorGraph, "model")
     card = model.cardinalities

@@ -207,8 +207,38 @@ class EliminationPlan(eo.Plan):
     table past which the caller would refuse even the order's slices), no order is
     searched (``hopeless``).
 
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    barren : bool, default False
+        Drop barren conditional probability tables (for ``log Z`` and sampling).
+    check : bool, default True
+        Refuse (``ValueError`` with the sizes) a plan that does not fit in memory; without,
+        return it with ``fits`` false.
+    upward_only : bool, default False
+        Size the plan for one upward pass that frees its messages (``log Z``).
+    order : list of int or None, default None
+        An elimination order to use; used only when it holds every variable left after
+        reduction (its other variables are skipped), else an order is searched.
+    memory : float or None, default None
+        Bytes the calibration may use (``None``: the memory available).
+    search : bool, default True
+        Allow the randomized order search and its refinement (seconds of work).
+    anneal : int or None, default None
+        Seed (a non-negative int) of the annealing of a searched order that still does
+        not fit; ``None``: no annealing.
+    give_up : float or None, default None
+        Log entries of the largest clique table past which the caller would refuse even
+        the order's slices (:func:`mrflib.inference.exact.sliced.give_up`); ``None``: no
+        such limit.
+
     Attributes
     ----------
+    n : int
+        Variables of the model.
+    red : object
+        The reduced model: scopes, tables, clamped and free variables, dropped tables.
     order : list of int
         Elimination order of the variables left after reduction.
     heuristic : str
@@ -224,13 +254,25 @@ class EliminationPlan(eo.Plan):
     log_table_lower_bound : float or None
         Log entries that the largest clique table of every order holds at least, from that
         bound (``None`` with it).
+    cliques : list of tuple of int
+        ``(order[t], *N_t)`` for each step ``t``.
+    parent, children, shapes : list
+        The junction tree (:func:`clique_tree`): each step's parent (``-1`` for a root),
+        its children and its clique table's shape.
+    assigned : list of list of int
+        The reduced factors each step multiplies in (those whose first-eliminated
+        variable is its own).
     max_table_bytes, total_bytes : int
         Bytes of the largest clique table and of all of them (float64); when no order was
         found, the lower bound on the largest table, and ``inf``.
+    message_bytes : int
+        Bytes of all messages (float64).
     observed : dict
         The variables clamped by evidence, ``{variable: value}``.
     n_pruned : int
         Barren conditional probability tables dropped.
+    upward_only, search, anneal
+        The constructor's arguments.
     fits : bool
         The calibration fits in ``memory``.
     """
@@ -384,10 +426,20 @@ class EliminationPlan(eo.Plan):
     def memory_bytes(self, upward_only: bool | None = None) -> float:
         """Peak bytes of a calibration: the upward and downward messages, one clique table
         and its temporaries (``opt_einsum``'s intermediates are at most a clique table
-        each, a pairwise product holding up to three). With ``upward_only`` (default: the
-        plan's own, set for ``log Z``) one upward pass that frees each message once its
-        parent has used it: the largest, over the steps, of the messages alive then and
-        the step's clique table with its temporaries."""
+        each, a pairwise product holding up to three).
+
+        Parameters
+        ----------
+        upward_only : bool or None, default None
+            Count one upward pass that frees each message once its parent has used it: the
+            largest, over the steps, of the messages alive then and the step's clique table
+            with its temporaries. ``None``: the plan's own ``upward_only`` (set for ``log Z``).
+
+        Returns
+        -------
+        float
+            The bytes; ``inf`` when no order was found.
+        """
         if self.order is None:
             return math.inf
         if upward_only if upward_only is not None else self.upward_only:
@@ -446,14 +498,44 @@ class EliminationPlan(eo.Plan):
         return tables, scopes
 
     def clique_table(self, t: int, msgs: list) -> np.ndarray:
-        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages."""
+        """``ψ_t``: the factors assigned to step ``t`` plus its children's messages.
+
+        Parameters
+        ----------
+        t : int
+            The step.
+        msgs : list
+            The upward messages (:meth:`upward`).
+
+        Returns
+        -------
+        ndarray of float64
+            The log clique table, shaped ``shapes[t]`` (axes in the order of ``cliques[t]``).
+        """
         tables, scopes = self._inputs(t, msgs)
         return clique_sum(tables, scopes, self.cliques[t], self.shapes[t])
 
     def clique_rows(self, t: int, msgs: list, x: np.ndarray) -> np.ndarray:
-        """``ψ_t(·, x_{N_t})`` for each row of the states ``x (M, n)``: the ``(M, |X_v|)``
-        rows of the clique table at the other variables' values, summed from the inputs
-        without making the table (``clique_table(t, msgs)[:, x_{N_t}]``)."""
+        """``ψ_t(·, x_{N_t})`` for each row of the states ``x``.
+
+        The rows of the clique table at the other variables' values, summed from the inputs
+        without making the table (``clique_table(t, msgs)[:, x_{N_t}]``).
+
+        Parameters
+        ----------
+        t : int
+            The step.
+        msgs : list
+            The upward messages (:meth:`upward`).
+        x : ndarray of int64, shape (M, n)
+            States; only the variables of ``N_t`` are read.
+
+        Returns
+        -------
+        ndarray of float64, shape (M, |X_v|)
+            Row ``s``: the log clique table over the states of ``v = cliques[t][0]``, at
+            ``x[s]``.
+        """
         v = self.cliques[t][0]
         out = np.zeros((len(x), self.shapes[t][0]))
         for table, scope in zip(*self._inputs(t, msgs)):
@@ -466,13 +548,28 @@ class EliminationPlan(eo.Plan):
         return out
 
     def upward(self, maximize: bool = False, keep: bool = True) -> tuple[float, list]:
-        """The messages ``m_t`` (sum-product, or max-product when ``maximize``) and the
-        value they give: ``log Z``, or the largest log-weight. Clique tables are rebuilt
-        from the messages when needed, so only the messages are kept; without ``keep``
-        each message is freed (``None``) once its parent has used it. Sum-product messages
-        are :class:`~mrflib.inference._factor_ops.Scaled` where they fit, else log tables
-        (:func:`~mrflib.inference._factor_ops.as_log` gives the log table of either); max-product
-        messages are log tables."""
+        """The messages ``m_t`` and the value they give.
+
+        Clique tables are rebuilt from the messages when needed, so only the messages are
+        kept. Sum-product messages are :class:`~mrflib.inference._factor_ops.Scaled` where they
+        fit, else log tables (:func:`~mrflib.inference._factor_ops.as_log` gives the log table of
+        either); max-product messages are log tables.
+
+        Parameters
+        ----------
+        maximize : bool, default False
+            Max-product instead of sum-product.
+        keep : bool, default True
+            Keep every message; without, each message is freed (``None``) once its parent has
+            used it.
+
+        Returns
+        -------
+        value : float
+            ``log Z`` (sum-product), or the largest log-weight (max-product).
+        msgs : list
+            The message of each step.
+        """
         red = self.red
         msgs: list = []
         value = red.const + (0.0 if maximize else red.free_log)
@@ -495,12 +592,25 @@ class EliminationPlan(eo.Plan):
 
     def beliefs(self, msgs: list, targets: Callable[[int], list]
                 ) -> Iterator[tuple[int, list[np.ndarray]]]:
-        """``(t, [log P(x_s) for s in targets(t)])`` for every clique, from the roots down
-        (Hugin pass); each ``s`` is a subset of clique ``t``, axes in its order.
+        """The log marginals of every clique, from the roots down (Hugin pass).
 
         A clique's belief gives its children's downward messages and the marginals asked
         for in one pass (:func:`~mrflib.inference._factor_ops.marginals_onto`), so the pass holds
         the messages and at most one clique table at a time.
+
+        Parameters
+        ----------
+        msgs : list
+            The upward sum-product messages (:meth:`upward` with ``keep``).
+        targets : callable
+            ``targets(t)``: the scopes wanted of step ``t``, each a subset of clique ``t``.
+
+        Yields
+        ------
+        t : int
+            The step, in reverse elimination order.
+        beliefs : list of ndarray of float64
+            ``log P(x_s)`` for each ``s`` in ``targets(t)``, axes in its order.
         """
         down: list = [None] * len(msgs)
         tick, done = self._ticker("downward pass")
@@ -522,10 +632,24 @@ class EliminationPlan(eo.Plan):
 
 
 def upward_peak_bytes(shapes: list[tuple], children: list[list[int]]) -> float:
-    """Peak bytes of one upward pass that frees each message once its parent has used it:
-    the largest, over the steps ``t``, of the messages alive at ``t`` (made, parent not yet
+    """Peak bytes of one upward pass that frees each message once its parent has used it.
+
+    The largest, over the steps ``t``, of the messages alive at ``t`` (made, parent not yet
     done, ``t``'s own included) plus four clique tables of ``t`` (the table and its
-    temporaries, as in :meth:`EliminationPlan.memory_bytes`)."""
+    temporaries, as in :meth:`EliminationPlan.memory_bytes`).
+
+    Parameters
+    ----------
+    shapes : list of tuple of int
+        Each step's clique table shape, the eliminated variable first.
+    children : list of list of int
+        Each step's children (:func:`clique_tree`).
+
+    Returns
+    -------
+    float
+        The bytes.
+    """
     alive, peak = 0.0, 0.0
     for t, shape in enumerate(shapes):
         size = 8.0 * math.prod(shape)
@@ -576,18 +700,38 @@ def _refuse_unfound(width: int, log_entries: float, size: int) -> None:
 def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
          upward_only: bool = False, search: bool = True,
          anneal: int | None = None, give_up: float | None = None) -> EliminationPlan:
-    """The :class:`EliminationPlan` of ``model`` (``barren``: drop barren CPTs, as
-    :func:`log_partition` and :func:`sample` do; ``upward_only``: sized for one upward
-    pass, as :func:`log_partition` needs; ``search``: a plan that does not fit, or holds
-    more than :data:`SEARCH_LARGE_ENTRIES` table entries, tries the randomized order search
-    and its refinement, seconds of work, before it is refused or returned; ``anneal``, a
-    seed: an order that still does not fit has its contraction tree annealed too, about a
-    minute more).
+    """The :class:`EliminationPlan` of ``model``.
 
     With ``check`` a plan that does not fit in the available memory is refused
     (``ValueError`` with its sizes); without, it is returned with ``fits`` false, its
     treewidth and table sizes (lower bounds, and ``order`` ``None``, when no order with a
     clique table below :data:`REPORT_LOG_ENTRIES` entries was found).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model.
+    barren : bool, default False
+        Drop barren CPTs, as :func:`log_partition` and :func:`sample` do.
+    check : bool, default True
+        Refuse a plan that does not fit in memory.
+    upward_only : bool, default False
+        Size the plan for one upward pass, as :func:`log_partition` needs.
+    search : bool, default True
+        A plan that does not fit, or holds more than :data:`SEARCH_LARGE_ENTRIES` table
+        entries, tries the randomized order search and its refinement, seconds of work,
+        before it is refused or returned.
+    anneal : int or None, default None
+        A seed: an order that still does not fit has its contraction tree annealed too,
+        about a minute more.
+    give_up : float or None, default None
+        Log entries of a largest clique table past which no order is searched
+        (:func:`mrflib.inference.exact.sliced.give_up`).
+
+    Returns
+    -------
+    EliminationPlan
+        The plan.
     """
     return EliminationPlan(model, barren=barren, check=check, upward_only=upward_only,
                            search=search, anneal=anneal, give_up=give_up)
@@ -595,7 +739,24 @@ def plan(model: FactorGraph, *, barren: bool = False, check: bool = True,
 
 def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list[list[int]],
                                                                 list[tuple]]:
-    """The parent of each step (``-1`` for a root), its children and its clique's shape."""
+    """The junction tree of an elimination order's cliques.
+
+    Parameters
+    ----------
+    cliques : list of tuple of int
+        ``(order[t], *N_t)`` for each step, ``N_t`` sorted by elimination position.
+    card : ndarray of int64
+        Number of states of each variable.
+
+    Returns
+    -------
+    parent : list of int
+        The parent step of each step (``-1`` for a root).
+    children : list of list of int
+        The children of each step.
+    shapes : list of tuple of int
+        The shape of each step's clique table.
+    """
     pos = {c[0]: t for t, c in enumerate(cliques)}
     parent = [pos[c[1]] if len(c) > 1 else -1 for c in cliques]
     children: list[list[int]] = [[] for _ in cliques]
@@ -610,7 +771,21 @@ def clique_tree(cliques: list[tuple], card: np.ndarray) -> tuple[list[int], list
 @small_pages()
 def log_partition(model: FactorGraph, jt: EliminationPlan | None = None) -> float:
     """``log Z``: evidence clamped, barren CPTs dropped, one upward sum-product pass that
-    frees each message once it is used (``jt``: a plan of ``model`` made so)."""
+    frees each message once it is used.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    jt : EliminationPlan or None, default None
+        A plan of ``model`` to use; ``None`` makes one (barren CPTs dropped, sized for one
+        upward pass).
+
+    Returns
+    -------
+    float
+        The natural log of the partition function; ``-inf`` when ``Z = 0``.
+    """
     if jt is None:
         jt = plan(model, barren=True, upward_only=True)
     fast = _compiled_passes.log_partition(jt)
@@ -641,8 +816,26 @@ def _point_mass(card: int, value: int) -> np.ndarray:
 
 @checked
 def marginals(model: FactorGraph, jt: EliminationPlan | None = None) -> list[np.ndarray]:
-    """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each (observed: point mass);
-    ``jt``: a plan of ``model`` to use."""
+    """``P(x_i)`` for every variable.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    jt : EliminationPlan or None, default None
+        A plan of ``model`` to use; ``None`` makes one.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One ``(|X_i|,)`` array per variable (observed: a point mass; in no factor:
+        uniform).
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (e.g. impossible evidence): the marginals are undefined.
+    """
     return marginals_and_log_partition(model, jt)[0]
 
 
@@ -650,8 +843,24 @@ def marginals(model: FactorGraph, jt: EliminationPlan | None = None) -> list[np.
 @small_pages()
 def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None = None,
                                 zero_ok: bool = False) -> tuple[list[np.ndarray] | None, float]:
-    """:func:`marginals` and ``log Z`` from the same calibration; with ``zero_ok`` a model
-    with ``Z = 0`` gives ``(None, -inf)`` instead of a ``ValueError``."""
+    """:func:`marginals` and ``log Z`` from the same calibration.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    jt : EliminationPlan or None, default None
+        A plan of ``model`` to use; ``None`` makes one.
+    zero_ok : bool, default False
+        A model with ``Z = 0`` gives ``(None, -inf)`` instead of a ``ValueError``.
+
+    Returns
+    -------
+    marginals : list of ndarray of float64 or None
+        One ``(|X_i|,)`` array per variable; ``None`` when ``Z = 0`` and ``zero_ok``.
+    log_z : float
+        The natural log of the partition function.
+    """
     card = check_instance(model, FactorGraph, "model").cardinalities
     require_memory(8 * sum(card.tolist()), f"the marginals of {model.n} variables "
                    f"({sum(card.tolist())} states in all)")
@@ -683,7 +892,23 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
 @checked
 @small_pages()
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
-    """``P(x_{S_k})`` for every factor, each shaped like ``model.log_tables[k]``."""
+    """``P(x_{S_k})`` for every factor.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    list of ndarray of float64
+        One array per factor, shaped like ``model.log_tables[k]`` (axes in scope order).
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (e.g. impossible evidence).
+    """
     jt, msgs, _, scale = _calibrated(model)
     red, obs = jt.red, jt.observed
     out = []
@@ -705,8 +930,25 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
 def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
                    zero_ok: bool = False) -> tuple[np.ndarray | None, float]:
     """A most probable state (max-product on the same tree, then back-tracking) and its
-    log-weight ``Σ_k θ_k(x_{S_k})`` (``jt``: a plan of ``model`` to use; with ``zero_ok``
-    a model whose every state has zero weight gives ``(None, -inf)``)."""
+    log-weight.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    jt : EliminationPlan or None, default None
+        A plan of ``model`` to use; ``None`` makes one.
+    zero_ok : bool, default False
+        A model whose every state has zero weight gives ``(None, -inf)`` instead of a
+        ``ValueError``.
+
+    Returns
+    -------
+    x : ndarray of int64, shape (n,) or None
+        A most probable state; ``None`` when ``Z = 0`` and ``zero_ok``.
+    log_weight : float
+        Its log-weight ``Σ_k θ_k(x_{S_k})``.
+    """
     jt = plan(model) if jt is None else jt
     best, msgs = jt.upward(maximize=True)
     if best == -np.inf and zero_ok:
@@ -726,11 +968,31 @@ def map_assignment(model: FactorGraph, jt: EliminationPlan | None = None,
 @checked
 @small_pages()
 def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
-    """Exact i.i.d. samples, ``int64 (n_samples, n)``: forward filtering (the upward pass),
-    backward sampling in reverse elimination order, then the dropped CPTs forward.
+    """Exact i.i.d. samples: forward filtering (the upward pass), backward sampling in
+    reverse elimination order, then the dropped CPTs forward.
 
     Uniforms come from ``rng`` in blocks of ``(rows, n)`` (column ``i`` decides variable
     ``i``): the same seed gives the same samples.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    n_samples : int
+        Number of samples, at least 1.
+    rng : int or numpy.random.Generator
+        Seed or generator of the uniforms.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples, n)
+        The samples, states ``0..|X_i|-1``.
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (the model cannot be sampled), or the plan and the samples do not
+        fit in memory.
     """
     check_instance(model, FactorGraph, "model")
     n_samples = int(check_positive(n_samples, "n_samples", integer=True))

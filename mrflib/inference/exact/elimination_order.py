@@ -98,7 +98,24 @@ _TEMPERATURES = ((0.001, 0.01), (0.01, 0.1), (0.1, 1.0), (0.001, 1.0))
 
 
 class Order(NamedTuple):
-    """An elimination order and its cost (``order`` is ``None`` when none fit the limit)."""
+    """An elimination order and its cost (``order`` is ``None`` when none fit the limit).
+
+    Attributes
+    ----------
+    order : list of int or None
+        The elimination order; ``None`` when no candidate fit the limit.
+    heuristic : str
+        The heuristic(s) that found it.
+    log_max_table : float
+        Log of the largest clique table's entries (where it stopped, when stopped).
+    total_entries : float
+        Entries of all clique tables (``inf`` when stopped).
+    width : int
+        Largest clique minus one (the stopping clique's, when stopped).
+    cliques : list of list of int or None
+        The order's cliques (:func:`order_cliques`), kept so a plan need not eliminate
+        again; ``None`` when not computed.
+    """
 
     order: list[int] | None
     heuristic: str
@@ -140,13 +157,32 @@ class Plan:
     total_bytes: int
 
     def memory_bytes(self) -> float:  # pragma: no cover - every plan defines it
-        """Peak bytes of one calibration."""
+        """Peak bytes of one calibration.
+
+        Returns
+        -------
+        float
+            The bytes.
+        """
         raise NotImplementedError
 
 
 def interaction_graph(n: int, scopes: Iterable[Sequence[int]]) -> list[set[int]]:
     """Neighbour sets of the interaction (moral) graph: two variables are adjacent when
-    some factor holds both."""
+    some factor holds both.
+
+    Parameters
+    ----------
+    n : int
+        Number of variables.
+    scopes : iterable of sequence of int
+        The factors' variables.
+
+    Returns
+    -------
+    list of set of int
+        ``adj[v]``: the neighbours of ``v`` (never ``v`` itself).
+    """
     adj: list[set[int]] = [set() for _ in range(n)]
     for s in scopes:
         for v in s:
@@ -157,7 +193,20 @@ def interaction_graph(n: int, scopes: Iterable[Sequence[int]]) -> list[set[int]]
 
 
 def components(adj: list[set[int]], nodes: Sequence[int]) -> list[list[int]]:
-    """Connected components (sorted node lists, by smallest node) of the graph on ``nodes``."""
+    """Connected components of the graph on ``nodes``.
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    nodes : sequence of int
+        The nodes; edges to other nodes are ignored.
+
+    Returns
+    -------
+    list of list of int
+        The components, each a sorted node list, ordered by smallest node.
+    """
     # a plain search: the graphs are sets already, and building a sparse matrix for
     # scipy's labelling cost more than the search on the small models that call this most
     inside = set(nodes)
@@ -179,8 +228,16 @@ def components(adj: list[set[int]], nodes: Sequence[int]) -> list[list[int]]:
 
 
 def connect_neighbours(adj: Any, v: int) -> None:
-    """Eliminate ``v`` from the neighbour sets ``adj`` (a list or dict of sets): its
-    neighbours become a clique (the fill edges) and forget ``v``."""
+    """Eliminate ``v`` from the neighbour sets ``adj``: its neighbours become a clique (the
+    fill edges) and forget ``v``.
+
+    Parameters
+    ----------
+    adj : list of set of int or dict of int to set of int
+        Neighbour sets, changed in place (``adj[v]`` itself is left as it was).
+    v : int
+        The variable eliminated.
+    """
     nb = adj[v]
     for u in nb:
         a = adj[u]
@@ -192,7 +249,26 @@ def connect_neighbours(adj: Any, v: int) -> None:
 def greedy_key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[float],
                card: Sequence[float]) -> float:
     """The key of ``v`` by ``criterion`` on the neighbour sets ``adj``, summed over the
-    neighbours in increasing order (so the numba kernel's floats are the same)."""
+    neighbours in increasing order (so the numba kernel's floats are the same).
+
+    Parameters
+    ----------
+    criterion : str
+        One of :data:`CRITERIA`.
+    v : int
+        The variable.
+    adj : dict of int to set of int
+        Neighbour sets of the variables not yet eliminated.
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    card : sequence of float
+        ``|X_v|`` of every variable (for ``weighted-min-fill``).
+
+    Returns
+    -------
+    float
+        The key: smaller is eliminated first.
+    """
     nb = sorted(adj[v])
     if criterion == "min-degree":
         return float(len(nb))
@@ -211,12 +287,31 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
                  ) -> list[int] | None:
     """A greedy elimination order of ``nodes`` by ``criterion`` (see :data:`CRITERIA`).
 
-    ``logc[v]`` is ``log |X_v|``; ``dense``, when given, is the adjacency bit matrix
-    of the sorted ``nodes`` (row ``i``: ``nodes[i]``; left unchanged), made once for
-    several criteria. Ties go to the smallest variable index. Returns ``None``
-    as soon as a clique's ``log`` table size exceeds ``limit``, or, for the fill criteria,
-    once updating their keys has cost too much (:data:`DENSE_MAX_WORK` pair checks, or
-    :data:`FILL_MAX_WORK` set operations beyond :data:`DENSE_MAX_NODES` nodes).
+    Ties go to the smallest variable index.
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The variables to order.
+    criterion : str
+        One of :data:`CRITERIA` (a ``ValueError`` otherwise).
+    limit : float, default inf
+        Log entries of a clique table past which the search stops.
+    dense : ndarray or None, default None
+        The adjacency bit matrix of the sorted ``nodes`` (row ``i``: ``nodes[i]``; left
+        unchanged), made once for several criteria; ``None`` makes it.
+
+    Returns
+    -------
+    list of int or None
+        The order; ``None`` as soon as a clique's ``log`` table size exceeds ``limit``, or,
+        for the fill criteria, once updating their keys has cost too much
+        (:data:`DENSE_MAX_WORK` pair checks, or :data:`FILL_MAX_WORK` set operations beyond
+        :data:`DENSE_MAX_NODES` nodes).
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
@@ -252,7 +347,27 @@ def _dense_adjacency(adj: list[set[int]], nodes: list[int]) -> np.ndarray:
 def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
                       criterion: str, limit: float = math.inf) -> list[int] | None:
     """:func:`greedy_order` on neighbour sets with a heap (any size; the reference of the
-    dense kernel), stopping after :data:`FILL_MAX_WORK` set operations."""
+    dense kernel), stopping after :data:`FILL_MAX_WORK` set operations.
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The variables to order.
+    criterion : str
+        One of :data:`CRITERIA`.
+    limit : float, default inf
+        Log entries of a clique table past which the search stops.
+
+    Returns
+    -------
+    list of int or None
+        The order, or ``None`` when a clique passes ``limit`` or the fill criteria's work
+        passes :data:`FILL_MAX_WORK`.
+    """
     keep = set(nodes)
     adj = {v: adj[v] & keep for v in nodes}
     card = [math.exp(c) for c in logc]
@@ -296,11 +411,31 @@ _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 def order_cliques(adj: list[set[int]], order: Sequence[int], logc: Sequence[float],
                   limit: float = math.inf) -> tuple[list[list[int]] | None, float, float]:
-    """Eliminate in ``order``: ``(cliques, log largest table, total table entries)``.
+    """Eliminate in ``order``: its cliques, the log of its largest table and the entries of
+    all tables.
 
-    ``cliques[t]`` is ``[order[t], *N_t]`` with ``N_t`` sorted by elimination position.
-    Stops with ``(None, log size, variables)`` at the first clique whose log table size
-    exceeds ``limit`` (its log size and number of variables).
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    order : sequence of int
+        The elimination order; neighbours outside it are ignored.
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    limit : float, default inf
+        Log entries of a clique table past which elimination stops.
+
+    Returns
+    -------
+    cliques : list of list of int or None
+        ``cliques[t]`` is ``[order[t], *N_t]`` with ``N_t`` sorted by elimination position;
+        ``None`` at the first clique whose log table size exceeds ``limit``.
+    log_max_table : float
+        The log entries of the largest table (0 for an empty order); when stopped, those
+        of the clique that stopped it.
+    total : float
+        The entries of all tables (``inf`` past the float range); when stopped, the number
+        of variables of the clique that stopped it.
     """
     pos = {v: t for t, v in enumerate(order)}
     local = {v: {u for u in adj[v] if u in pos} for v in order}
@@ -379,16 +514,34 @@ def best_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int],
     Several components are ordered one by one (:func:`_joined`): the order is theirs
     concatenated, by smallest node, and covers every one of ``nodes``; its largest table
     and width are the largest of theirs, its total their sum, and its heuristic theirs,
-    ``+``-joined. When every candidate of a component exceeds ``limit`` (log entries),
-    ``order`` is ``None`` and the cost is that of the smallest clique at which a candidate
-    of that component stopped.
+    ``+``-joined.
 
-    ``memo`` (a dict kept by the caller across the components of one model) remembers the
-    orders found: nodes whose graph and numbers of states are another's, node for node in
-    increasing order, get that one's order relabelled (grounded Markov logic networks
-    repeat one small network hundreds of times). Every candidate breaks ties by the nodes'
-    rank, so the order is the one the search would find, unless two candidates' totals
-    differ only by rounding (a total sums over sets, in an order that follows the numbers).
+    Every candidate breaks ties by the nodes' rank, so the order is the one the search
+    would find, unless two candidates' totals differ only by rounding (a total sums over
+    sets, in an order that follows the numbers).
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The variables to order.
+    limit : float, default inf
+        Log entries of a clique table past which a candidate is abandoned.
+    memo : dict or None, default None
+        A dict kept by the caller across the components of one model that remembers the
+        orders found: nodes whose graph and numbers of states are another's, node for node
+        in increasing order, get that one's order relabelled (grounded Markov logic
+        networks repeat one small network hundreds of times).
+
+    Returns
+    -------
+    Order
+        The best order. When every candidate of a component exceeds ``limit``, ``order``
+        is ``None`` and the cost is that of the smallest clique at which a candidate of
+        that component stopped.
     """
     nodes = sorted(nodes)
     comps = components(adj, nodes)
@@ -523,13 +676,27 @@ def contraction_order(scopes: Sequence[Sequence[int]], nodes: Sequence[int],
                       path: Sequence[Sequence[int]]) -> list[int]:
     """The elimination order of a contraction tree over the factors ``scopes``.
 
-    ``path`` is in single static assignment form (step ``j`` merges the tensors it lists,
-    inputs first, then the result of each earlier step, into tensor ``len(scopes) + j``).
     A variable is eliminated at the step after which one tensor alone holds it (variables
     of one factor only come first). Every clique of the order lies within the variables of
     the step that eliminates it: a fill edge joins two variables only through variables
     eliminated inside the same subtree, whose factors the step has all merged, so the
     cliques are at most the contraction's intermediate tables.
+
+    Parameters
+    ----------
+    scopes : sequence of sequence of int
+        The factors' variables (the tensors' legs).
+    nodes : sequence of int
+        The variables to order.
+    path : sequence of sequence of int
+        The contraction tree in single static assignment form: step ``j`` merges the
+        tensors it lists, inputs first, then the result of each earlier step, into tensor
+        ``len(scopes) + j``.
+
+    Returns
+    -------
+    list of int
+        The order of all of ``nodes``; those the path never eliminates come last.
     """
     legs = [set(s) for s in scopes]
     held: dict[int, int] = {}
@@ -566,12 +733,32 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     order. Each batch's best contraction tree is turned into an elimination order
     (:func:`contraction_order`) and scored. Then, where the best order's work calls for it
     (:func:`refine_trees`), the best batches' trees are refined (:func:`_refined`) and may
-    beat it. With ``anneal`` (a seed), a best order still over ``limit``, by at most
-    :data:`ANNEAL_REACH`, has its refined tree annealed (:func:`_annealed`), unless no
-    order can fit (:func:`table_lower_bound`: on a dense graph the annealing would take
-    many minutes to find nothing), and the annealed order is kept where it is better. The
-    last few searches are remembered (a model planned again, as ``exact.plan`` and then an
-    answer do, is not searched twice).
+    beat it. The last few searches are remembered (a model planned again, as
+    ``exact.plan`` and then an answer do, is not searched twice).
+
+    Parameters
+    ----------
+    scopes : sequence of sequence of int
+        The factors' variables; those whose first variable is in ``nodes`` are searched.
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The variables of one connected component.
+    best : Order
+        The best order so far (kept unless beaten).
+    limit : float, default inf
+        Log entries of the largest clique table that fits.
+    anneal : int or None, default None
+        A seed: a best order still over ``limit``, by at most :data:`ANNEAL_REACH`, has its
+        refined tree annealed (:func:`_annealed`), unless no order can fit
+        (:func:`table_lower_bound`: on a dense graph the annealing would take many minutes
+        to find nothing), and the annealed order is kept where it is better. ``None``: no
+        annealing.
+
+    Returns
+    -------
+    Order
+        ``best`` or the better order found.
     """
     inside = set(nodes)
     local = tuple(tuple(int(v) for v in s) for s in scopes if s and s[0] in inside)
@@ -599,10 +786,25 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
 
 def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
     """A lower bound on the treewidth of the graph ``adj`` on ``nodes``: the minor-min-width
-    (Gogate and Dechter, UAI 2004). Treewidth never grows when an edge is contracted, and
-    is at least the smallest degree, so the largest smallest degree met while contracting
-    a vertex of smallest degree into its neighbour of smallest degree bounds it from
-    below (ties to the lower-numbered vertex)."""
+    (Gogate and Dechter, UAI 2004).
+
+    Treewidth never grows when an edge is contracted, and is at least the smallest degree,
+    so the largest smallest degree met while contracting a vertex of smallest degree into
+    its neighbour of smallest degree bounds it from below (ties to the lower-numbered
+    vertex).
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    nodes : sequence of int
+        The nodes; edges to other nodes are ignored.
+
+    Returns
+    -------
+    int
+        The lower bound.
+    """
     inside = set(nodes)
     nbrs = {v: adj[v] & inside for v in inside}
     heap = [(len(s), v) for v, s in nbrs.items()]
@@ -630,17 +832,48 @@ def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
 def table_lower_bound(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int]
                       ) -> float:
     """Log entries that the largest clique table of every order of ``nodes`` holds at
-    least: a clique of :func:`minor_min_width` + 1 of them, the fewest states first."""
+    least: a clique of :func:`minor_min_width` + 1 of them, the fewest states first.
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The nodes of the graph.
+
+    Returns
+    -------
+    float
+        The natural log of the number of entries.
+    """
     width = minor_min_width(adj, nodes)
     return float(sum(sorted(logc[v] for v in nodes)[:width + 1]))
 
 
 def refine_trees(best: Order, factors: int, limit: float) -> int:
     """Trees the second stage of :func:`searched_order` refines for a component of
-    ``factors`` factors whose best order so far is ``best``: one per :data:`REFINE_WORK`
-    entries of work per factor (its clique tables' entries, times
-    ``e^(log largest table - limit)`` when that table is over ``limit``: the slices it
-    would need), at most :data:`REFINE_TREES`."""
+    ``factors`` factors whose best order so far is ``best``.
+
+    One per :data:`REFINE_WORK` entries of work per factor (its clique tables' entries,
+    times ``e^(log largest table - limit)`` when that table is over ``limit``: the slices
+    it would need), at most :data:`REFINE_TREES`.
+
+    Parameters
+    ----------
+    best : Order
+        The best order so far.
+    factors : int
+        Number of factors of the component.
+    limit : float
+        Log entries of the largest clique table that fits.
+
+    Returns
+    -------
+    int
+        The number of trees to refine (0 when ``best`` has no order or an infinite total).
+    """
     if best.order is None or not math.isfinite(best.total_entries):
         return 0
     over = max(best.log_max_table - limit, 0.0)

@@ -35,8 +35,24 @@ __all__ = ["joint_log_table", "joint_probabilities", "log_partition", "marginals
 
 @checked
 def joint_log_table(model: FactorGraph) -> np.ndarray:
-    """Log-weights of every state, shape ``tuple(model.cardinalities)`` (axis ``i`` is
-    variable ``i``); refused before allocating when it would not fit."""
+    """Log-weights ``Σ_k θ_k(x_{S_k})`` of every state, refused before allocating when they
+    would not fit.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    ndarray of float64, shape tuple(model.cardinalities)
+        Axis ``i`` is variable ``i``; ``-inf`` where a state has zero weight.
+
+    Raises
+    ------
+    ValueError
+        When the table (24 bytes a state at the peak) does not fit in memory.
+    """
     if not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph, got {type(model).__name__}")
     shape = tuple(int(c) for c in model.cardinalities)
@@ -51,15 +67,41 @@ def joint_log_table(model: FactorGraph) -> np.ndarray:
 
 @checked
 def log_partition(model: FactorGraph) -> float:
-    """``log Z = log Σ_x exp Σ_k θ_k(x_{S_k})`` (``-inf`` when every weight is zero)."""
+    """``log Z = log Σ_x exp Σ_k θ_k(x_{S_k})``.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    float
+        The natural log of the partition function; ``-inf`` when every weight is zero.
+    """
     lw = joint_log_table(model)
     return float(logsumexp(lw, tuple(range(lw.ndim))))
 
 
 @checked
 def joint_probabilities(model: FactorGraph) -> np.ndarray:
-    """``P(x)`` of every state, shaped like :func:`joint_log_table`; ``ValueError`` when
-    ``Z = 0``."""
+    """``P(x)`` of every state, shaped like :func:`joint_log_table`.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    ndarray of float64, shape tuple(model.cardinalities)
+        The probabilities, axis ``i`` variable ``i``.
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (every state has zero weight).
+    """
     lw = joint_log_table(model)
     logz = logsumexp(lw, tuple(range(lw.ndim)))
     if logz == -np.inf:
@@ -70,7 +112,18 @@ def joint_probabilities(model: FactorGraph) -> np.ndarray:
 
 @checked
 def marginals(model: FactorGraph) -> list[np.ndarray]:
-    """``P(x_i)`` for every variable, one ``(|X_i|,)`` array each."""
+    """``P(x_i)`` for every variable.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One ``(|X_i|,)`` array per variable.
+    """
     p = joint_probabilities(model)
     axes = range(p.ndim)
     return [p.sum(axis=tuple(a for a in axes if a != i)) for i in axes]
@@ -78,7 +131,18 @@ def marginals(model: FactorGraph) -> list[np.ndarray]:
 
 @checked
 def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
-    """``P(x_{S_k})`` for every factor, shaped like ``model.log_tables[k]``."""
+    """``P(x_{S_k})`` for every factor.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One array per factor, shaped like ``model.log_tables[k]`` (axes in scope order).
+    """
     p = joint_probabilities(model)
     out = []
     for s in model.scopes:
@@ -90,7 +154,25 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
 
 @checked
 def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
-    """The first most probable state in C order and its log-weight."""
+    """The first most probable state in C order and its log-weight.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+
+    Returns
+    -------
+    x : ndarray of int64, shape (n,)
+        The state: among ties, the first in C order (variable 0 the slowest digit).
+    log_weight : float
+        Its log-weight ``Σ_k θ_k(x_{S_k})``.
+
+    Raises
+    ------
+    ValueError
+        When ``Z = 0`` (every state has zero weight).
+    """
     lw = joint_log_table(model)
     flat = int(np.argmax(lw))
     if lw.flat[flat] == -np.inf:
@@ -102,7 +184,22 @@ def map_assignment(model: FactorGraph) -> tuple[np.ndarray, float]:
 
 @checked
 def sample(model: FactorGraph, n_samples: int, *, rng: Any) -> np.ndarray:
-    """Exact i.i.d. samples by inverse CDF over the enumerated states (one uniform each)."""
+    """Exact i.i.d. samples by inverse CDF over the enumerated states (one uniform each).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model; a ``TypeError`` names ``model`` otherwise.
+    n_samples : int
+        Number of samples, at least 1.
+    rng : int or numpy.random.Generator
+        Seed or generator of the uniforms; the same seed gives the same samples.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples, n)
+        The samples, states ``0..|X_i|-1``.
+    """
     check_instance(model, FactorGraph, "model")
     n_samples = int(check_positive(n_samples, "n_samples", integer=True))
     rng = as_rng(rng)

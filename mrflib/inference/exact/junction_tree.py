@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.validation import (
     as_rng,
     check_bias,
@@ -123,6 +124,31 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
     on the graph with two states per spin: per connected component the best of the
     natural node order, (reverse) Cuthill-McKee and the greedy criteria (min-weight, which
     is min-degree here, and min-fill), by the largest clique, then the total table size.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2)
+        The graph's edges ``i < j``, checked.
+    n : int
+        Number of nodes.
+    order : array_like of int or None, default None
+        An order to use instead of searching: a permutation of ``0..n-1``.
+
+    Returns
+    -------
+    order : list of int
+        The elimination order.
+    heuristic : str
+        The heuristic(s) that won, ``+``-joined over the components (``"given"`` for a
+        given ``order``).
+    treewidth : int
+        The order's largest clique minus one.
+
+    Raises
+    ------
+    ValueError
+        When no order of treewidth at most :data:`MAX_WIDTH` is found (with a lower bound
+        on the treewidth).
     """
     edges = check_edges(edges, n)
     return _elimination_order(edges, n, order, _dense_of_edges(edges, n))
@@ -186,11 +212,23 @@ class JunctionTree(Plan):
     The plan depends on the graph only; :meth:`calibrate` and :meth:`sample` take the
     parameters, so a learner builds it once.
 
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2)
+        The graph's edges ``i < j``, checked.
+    n : int
+        Number of nodes, at least 1.
+    order : array_like of int or None, default None
+        An elimination order to use (a permutation of ``0..n-1``); ``None`` searches one
+        (:func:`elimination_order`).
+
     Attributes
     ----------
     n : int
-    edges : ndarray (E, 2)
-    order : ndarray (n,)
+        Number of spins.
+    edges : ndarray of int64, shape (E, 2)
+        The checked edges.
+    order : ndarray of int64, shape (n,)
         Elimination order (spin ``order[t]`` is summed out at step ``t``).
     treewidth : int
         Largest clique size minus one for this order (an upper bound on the graph's
@@ -199,8 +237,27 @@ class JunctionTree(Plan):
         The ordering heuristic that won.
     cliques : list of ndarray
         ``S_t = (order[t], N_t)`` for each step.
+    max_clique : int
+        Spins in the largest clique (``treewidth + 1``).
+    msg_entries : int
+        ``Σ_t 2^{|S_t| - 1}``, the entries of all messages.
     table_entries : int
         ``Σ_t 2^{|S_t|}``, the work of one pass (the order's cost among equal widths).
+    scope_nodes, scope_ptr, parent, children, child_ptr, msg_off : ndarray of int64
+        The flat arrays the compiled passes walk: the cliques (concatenated, cut at
+        ``scope_ptr``), each step's parent step (``-1``: a root), its children (cut at
+        ``child_ptr``) and the offset of its message.
+    child_map, maps, edge_id, edge_q, edge_ptr : ndarray of int64
+        The index maps from a child's message to its parent's clique, and each edge's
+        clique and position in it.
+    tree : tuple of ndarray
+        Those arrays in the kernels' order (``_junction_tree_kernels.TREE``).
+
+    Raises
+    ------
+    ValueError
+        When the order's treewidth is beyond :data:`MAX_WIDTH`, or its tables do not fit
+        in memory.
     """
 
     def __init__(self, edges: Any, n: int, order: Any = None) -> None:
@@ -227,7 +284,18 @@ class JunctionTree(Plan):
                 f"2^{self.max_clique} entries{', with sampling tables' if sampling else ''})")
 
     def memory_bytes(self, sampling: bool = False) -> float:
-        """Peak bytes of a calibration (messages, two clique tables, temporaries)."""
+        """Peak bytes of a calibration (messages, two clique tables, temporaries).
+
+        Parameters
+        ----------
+        sampling : bool, default False
+            Count the log-odds tables that sampling keeps beside the messages.
+
+        Returns
+        -------
+        float
+            The bytes.
+        """
         tables = 2.0 ** self.max_clique * 3 + 2.0 ** (self.max_clique - 1) * 2
         maps = 3 * 2.0 ** (self.max_clique // 2 + 1) * self.n
         return 8.0 * ((2 if sampling else 1) * self.msg_entries + tables + maps)
@@ -275,6 +343,8 @@ class JunctionTree(Plan):
 
     @property
     def cliques(self) -> list[np.ndarray]:
+        """``S_t = (order[t], N_t)`` for each step, one ``int64`` array each (copies).
+        """
         return np.split(self.scope_nodes.copy(), self.scope_ptr[1:-1])
 
     def __repr__(self) -> str:
@@ -300,17 +370,63 @@ class JunctionTree(Plan):
         return float(logz), msgs, logodds, table
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
-        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range)."""
+        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range).
+
+        Parameters
+        ----------
+        bias : array_like of float, shape (n,)
+            Biases ``b_i``: finite reals (checked as the model constructor checks them).
+        coupling : array_like of float, shape (E,)
+            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+
+        Returns
+        -------
+        float
+            The natural log of the partition function.
+        """
         return unscale_log_partition(*self.log_partition_scaled(bias, coupling))
 
     def log_partition_scaled(self, bias: Any, coupling: Any) -> tuple[float, int]:
-        """``(2^-k log Z, k)``, ``k`` from :func:`mrflib.models.boltzmann.overflow_exponent` (0 for
-        models of ordinary range): finite for every finite model."""
+        """``(2^-k log Z, k)``, finite for every finite model.
+
+        Parameters
+        ----------
+        bias : array_like of float, shape (n,)
+            Biases ``b_i``: finite reals (checked as the model constructor checks them).
+        coupling : array_like of float, shape (E,)
+            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+
+        Returns
+        -------
+        scaled_log_z : float
+            ``2^-k log Z``.
+        k : int
+            The exponent of :func:`mrflib.models.boltzmann.overflow_exponent` (0 for models of
+            ordinary range).
+        """
         b, J, k = self._params(bias, coupling)
         return self._upward(b, J, k, False)[0], k
 
     def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
-        """``(log Z, <x_i> (n,), <x_i x_j> (E,))`` by an upward and a downward pass."""
+        """``log Z`` and the moments by an upward and a downward pass.
+
+        Parameters
+        ----------
+        bias : array_like of float, shape (n,)
+            Biases ``b_i``: finite reals (checked as the model constructor checks them).
+        coupling : array_like of float, shape (E,)
+            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+
+        Returns
+        -------
+        log_z : float
+            The natural log of the partition function (``+inf`` with a warning beyond the
+            float range).
+        mean : ndarray of float64, shape (n,)
+            ``<x_i>``.
+        pair : ndarray of float64, shape (E,)
+            ``<x_i x_j>`` of each edge.
+        """
         b, J, k = self._params(bias, coupling)
         logz, msgs, _, table = self._upward(b, J, k, False)
         half = 1 << (self.max_clique - 1)
@@ -320,11 +436,32 @@ class JunctionTree(Plan):
         return unscale_log_partition(logz, k), mean, pair
 
     def sample(self, bias: Any, coupling: Any, n_samples: int, *, rng: Any) -> np.ndarray:
-        """Exact i.i.d. samples (forward filtering, backward sampling), ``int8 (M, n)``.
+        """Exact i.i.d. samples (forward filtering, backward sampling).
 
         Uniforms are drawn from ``rng`` in blocks of ``(rows, n)`` (row ``s``, column
         ``t`` decides spin ``order[t]`` of sample ``s``): the same seed gives the same
         samples, whatever the block size.
+
+        Parameters
+        ----------
+        bias : array_like of float, shape (n,)
+            Biases ``b_i``: finite reals (checked as the model constructor checks them).
+        coupling : array_like of float, shape (E,)
+            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+        n_samples : int
+            Number of samples, at least 1.
+        rng : int or numpy.random.Generator
+            Seed or generator of the uniforms.
+
+        Returns
+        -------
+        ndarray of int8, shape (n_samples, n)
+            The samples, spins ``-1/+1``.
+
+        Raises
+        ------
+        ValueError
+            When the samples and the sampling tables do not fit in memory.
         """
         b, J, k = self._params(bias, coupling)
         n_samples = int(check_positive(n_samples, "n_samples", integer=True))
@@ -351,7 +488,21 @@ _CACHE: OrderedDict = OrderedDict()
 def plan(bm_or_edges: Any, n: int | None = None) -> JunctionTree:
     """The (cached) :class:`JunctionTree` of a machine's graph or of ``edges`` on ``n`` nodes.
 
-    Its ``order``, ``treewidth`` and ``heuristic`` say what the engine will do.
+    Its ``order``, ``treewidth`` and ``heuristic`` say what the engine will do. The last
+    eight plans are kept, by graph.
+
+    Parameters
+    ----------
+    bm_or_edges : BoltzmannMachine or array_like of int, shape (E, 2)
+        A model (its graph), or an edge list.
+    n : int or None, default None
+        Number of nodes of an edge list (``None``: one more than its largest node);
+        ignored for a model.
+
+    Returns
+    -------
+    JunctionTree
+        The plan.
     """
     if isinstance(bm_or_edges, BoltzmannMachine):
         edges, n = bm_or_edges.edges, bm_or_edges.n
@@ -369,60 +520,122 @@ def plan(bm_or_edges: Any, n: int | None = None) -> JunctionTree:
     return jt
 
 
+@renamed_argument("bm", "model")
 @checked
-def log_partition(bm: BoltzmannMachine) -> float:
-    """``log Z`` of ``bm`` by variable elimination (junction-tree engine)."""
-    bm = check_model(bm)
-    return plan(bm).log_partition(bm.bias, bm.coupling)
+def log_partition(model: BoltzmannMachine) -> float:
+    """``log Z`` of ``model`` by variable elimination (junction-tree engine).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    float
+        The natural log of the partition function (``+inf`` with a warning beyond the
+        float range).
+    """
+    model = check_model(model, "model")
+    return plan(model).log_partition(model.bias, model.coupling)
 
 
+@renamed_argument("bm", "model")
 @checked
-def moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(log Z, <x_i>, <x_i x_j> per edge)`` of ``bm`` (junction-tree engine)."""
-    bm = check_model(bm)
-    return plan(bm).calibrate(bm.bias, bm.coupling)
+def moments(model: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
+    """``log Z`` and the moments of ``model`` (junction-tree engine).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+
+    Returns
+    -------
+    log_z : float
+        The natural log of the partition function.
+    mean : ndarray of float64, shape (n,)
+        ``<x_i>``.
+    pair : ndarray of float64, shape (E,)
+        ``<x_i x_j>`` per edge.
+    """
+    model = check_model(model, "model")
+    return plan(model).calibrate(model.bias, model.coupling)
 
 
+@renamed_argument("bm", "model")
 @checked
-def sample(bm: BoltzmannMachine, n_samples: int, *, rng: Any) -> np.ndarray:
-    """Exact samples of ``bm`` (junction-tree engine), ``int8 (n_samples, n)``."""
-    bm = check_model(bm)
-    return plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
+def sample(model: BoltzmannMachine, n_samples: int, *, rng: Any) -> np.ndarray:
+    """Exact samples of ``model`` (junction-tree engine).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    n_samples : int
+        Number of samples, at least 1.
+    rng : int or numpy.random.Generator
+        Seed or generator; the same seed gives the same samples.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_samples, n)
+        The samples, spins ``-1/+1``.
+    """
+    model = check_model(model, "model")
+    return plan(model).sample(model.bias, model.coupling, n_samples, rng=rng)
 
 
-def condition(bm: BoltzmannMachine, nodes: Any, values: Any
+@renamed_argument("bm", "model")
+def condition(model: BoltzmannMachine, nodes: Any, values: Any
               ) -> tuple[BoltzmannMachine, np.ndarray, float]:
     """Clamp spins ``x_nodes = values``; return the model of the free spins.
 
-    Returns ``(model, free, constant)``: ``P(x_free | x_nodes) ∝ exp(model.log_weight)``
-    with ``free`` the free nodes in increasing order (node ``free[a]`` is spin ``a`` of
-    ``model``); ``constant`` is the clamped spins' own energy, so
-    ``log P(x_nodes) = constant + log Z(model) - log Z(bm)``. A clamped spin adds
-    ``J_ij x_j`` to the bias of each free neighbour ``i`` (the auxiliary fields of
-    SMCI's sum regions and LAP's 1-neighbourhoods).
+    A clamped spin adds ``J_ij x_j`` to the bias of each free neighbour ``i`` (the
+    auxiliary fields of SMCI's sum regions and LAP's 1-neighbourhoods).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    nodes : array_like of int
+        The clamped spins, distinct, in any order; at least one spin must stay free.
+    values : array_like of int
+        Their spins ``-1/+1``, in the order of ``nodes``.
+
+    Returns
+    -------
+    free_model : BoltzmannMachine
+        ``P(x_free | x_nodes) ∝ exp(free_model.log_weight)``.
+    free : ndarray of int64
+        The free nodes in increasing order (node ``free[a]`` is spin ``a`` of
+        ``free_model``).
+    constant : float
+        The clamped spins' own energy, so that
+        ``log P(x_nodes) = constant + log Z(free_model) - log Z(model)``.
     """
     from mrflib._support.validation import check_nodes, check_spins
 
-    bm = check_model(bm)
+    model = check_model(model, "model")
     raw = np.atleast_1d(np.asarray(nodes))
-    nodes = check_nodes(raw, bm.n, "nodes")
+    nodes = check_nodes(raw, model.n, "nodes")
     x = check_spins(np.atleast_1d(values), len(nodes), "values")[0].astype(np.float64)
     x = x[np.argsort(raw, kind="stable")]
-    clamped = np.zeros(bm.n, dtype=bool)
+    clamped = np.zeros(model.n, dtype=bool)
     clamped[nodes] = True
-    val = np.zeros(bm.n)
+    val = np.zeros(model.n)
     val[nodes] = x
     free = np.flatnonzero(~clamped)
     if free.size == 0:
         raise ValueError("nodes must leave at least one spin free")
-    i, j = bm.edges[:, 0], bm.edges[:, 1]
-    bias = bm.bias.astype(np.float64).copy()
-    np.add.at(bias, i, np.where(clamped[j] & ~clamped[i], bm.coupling * val[j], 0.0))
-    np.add.at(bias, j, np.where(clamped[i] & ~clamped[j], bm.coupling * val[i], 0.0))
+    i, j = model.edges[:, 0], model.edges[:, 1]
+    bias = model.bias.astype(np.float64).copy()
+    np.add.at(bias, i, np.where(clamped[j] & ~clamped[i], model.coupling * val[j], 0.0))
+    np.add.at(bias, j, np.where(clamped[i] & ~clamped[j], model.coupling * val[i], 0.0))
     both = clamped[i] & clamped[j]
-    constant = float(bm.bias[nodes] @ x + bm.coupling[both] @ (val[i[both]] * val[j[both]]))
+    constant = float(model.bias[nodes] @ x + model.coupling[both] @ (val[i[both]] * val[j[both]]))
     keep = ~clamped[i] & ~clamped[j]
-    relabel = -np.ones(bm.n, dtype=np.int64)
+    relabel = -np.ones(model.n, dtype=np.int64)
     relabel[free] = np.arange(free.size)
     sub_edges = np.stack([relabel[i[keep]], relabel[j[keep]]], axis=1)
-    return BoltzmannMachine(bias[free], sub_edges, bm.coupling[keep]), free, constant
+    return BoltzmannMachine(bias[free], sub_edges, model.coupling[keep]), free, constant

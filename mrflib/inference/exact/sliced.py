@@ -31,7 +31,7 @@ reductions make the work smaller:
    sliced tree times :data:`SECONDS_PER_ENTRY`, times the number of slices; where that
    bound passes the limit and there are at most :data:`MAX_SCANNED` slices, the entries of
    each slice's own plan on its reduced domains, counted one slice at a time) passes
-   ``max_seconds``, with that estimate in the message.
+   ``time_limit``, with that estimate in the message.
 3. **annealing**, when the slices would be refused: the order's contraction tree is
    annealed (:func:`mrflib.inference.exact.elimination_order.searched_order` with a seed,
    :data:`ANNEAL_SEED`; about a minute on a pedigree of a thousand factors) and the model
@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.validation import (
     available_memory,
     check_instance,
@@ -118,9 +119,10 @@ def _plan(model: FactorGraph, task: str, order: list[int] | None = None,
                                        anneal=anneal, give_up=give_up)
 
 
-def give_up(model: FactorGraph, task: str, max_seconds: float = MAX_SECONDS) -> float | None:
+@renamed_argument("max_seconds", "time_limit")
+def give_up(model: FactorGraph, task: str, time_limit: float = MAX_SECONDS) -> float | None:
     """Log entries of a largest clique table past which no order of ``model`` can be
-    answered, even sliced, within ``max_seconds`` (``None`` where that cannot be known in
+    answered, even sliced, within ``time_limit`` (``None`` where that cannot be known in
     advance).
 
     Slicing ``S`` leaves the graph without ``S``, whose treewidth is at least the whole
@@ -137,8 +139,8 @@ def give_up(model: FactorGraph, task: str, max_seconds: float = MAX_SECONDS) -> 
         The model, evidence applied.
     task : str
         One of :data:`TASKS`.
-    max_seconds : float
-        The seconds the sliced work may take (default :data:`MAX_SECONDS`).
+    time_limit : float, default 600.0
+        The seconds the sliced work may take (:data:`MAX_SECONDS`).
 
     Returns
     -------
@@ -152,19 +154,19 @@ def give_up(model: FactorGraph, task: str, max_seconds: float = MAX_SECONDS) -> 
                                            for s in model.scopes]), minlength=model.n)
         if np.any(held == 1):
             return None
-    return math.log(max_seconds / SECONDS_PER_ENTRY[task])
+    return math.log(time_limit / SECONDS_PER_ENTRY[task])
 
 
-def _refuse_hopeless(jt: elimination.EliminationPlan, task: str, max_seconds: float,
+def _refuse_hopeless(jt: elimination.EliminationPlan, task: str, time_limit: float,
                      budget: float) -> None:
     """Refuse a model none of whose orders fits in memory or would be sliced within
-    ``max_seconds`` (:func:`give_up`), before any order search or slicing."""
+    ``time_limit`` (:func:`give_up`), before any order search or slicing."""
     least = math.exp(jt.log_table_lower_bound)
     raise ValueError(
         f"exact inference (treewidth >= {jt.treewidth_lower_bound}: every elimination order "
         f"has a clique table of at least {format_bytes(8.0 * least)}) does not fit in "
         f"{format_bytes(budget)}, and slicing it would take at least "
-        f"{least * SECONDS_PER_ENTRY[task]:.3g} s, beyond the limit of {max_seconds:.0f} s")
+        f"{least * SECONDS_PER_ENTRY[task]:.3g} s, beyond the limit of {time_limit:.0f} s")
 
 
 def _answer(model: FactorGraph, jt: elimination.EliminationPlan, task: str) -> tuple:
@@ -228,33 +230,64 @@ def _check_positive_number(value: Any, name: str, what: str) -> None:
         raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
+@renamed_argument("max_seconds", "time_limit")
 @checked
-def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
+def solve(model: FactorGraph, task: str, *, time_limit: float = MAX_SECONDS,
           memory: float | None = None, progress: Progress = None,
           anneal: int = ANNEAL_SEED) -> tuple:
-    """``(value, answer)`` of ``task`` on ``model``: ``PR`` gives ``(log Z, None)``,
-    ``MAR`` ``(log Z, marginals)``, ``MPE`` ``(best log-weight, state)``; ``Z = 0`` gives
-    ``(-inf, None)``. Tries the plain plan, then reduced domains, then slicing, each plan
-    held to ``memory`` bytes (default: the memory available); where the slices would be
-    refused, the plan on an order annealed with the seed ``anneal`` (another seed, another
-    order: an independent check of an answer).
+    """The value and answer of ``task`` on ``model``, within memory and a time estimate.
 
-    Raises ``ValueError`` when the slices' estimated time exceeds ``max_seconds`` (with
-    the estimate), or no order with clique tables of at most ``2^48`` entries is found;
-    at once, before any order search, where a lower bound on the treewidth shows that no
-    order fits in memory and none would be sliced in time (:func:`give_up`).
+    Tries the plain plan, then reduced domains, then slicing, each plan held to ``memory``
+    bytes; where the slices would be refused, the plan on an order annealed with the seed
+    ``anneal``.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied (a ``TypeError`` naming ``model`` otherwise).
+    task : {"PR", "MAR", "MPE"}
+        One of :data:`TASKS`: the partition function, the marginals or a most probable
+        state.
+    time_limit : float, default 600.0
+        Limit, in seconds, on the *estimated* time of a sliced computation
+        (:data:`MAX_SECONDS`, 600 s): a positive number (``inf``: no limit). It is checked
+        against the estimate before any slice is solved, not against the wall clock.
+    memory : float or None, default None
+        Bytes each plan is held to (a positive number); ``None``: the memory available.
+    progress : callable or None, default None
+        Called with a line of text when the model is sliced or annealed, and at each
+        slice (``None``: silent).
+    anneal : int, default 0
+        Seed (a non-negative int) of the annealed order tried where the slices would be
+        refused (:data:`ANNEAL_SEED`, 0); another seed, another order: an independent check of an
+        answer.
+
+    Returns
+    -------
+    tuple
+        ``PR`` gives ``(log Z, None)``, ``MAR`` ``(log Z, marginals)`` (a list of one
+        ``(|X_i|,)`` array per variable), ``MPE`` ``(best log-weight, state)`` (``int64``
+        states, shape ``(n,)``); ``Z = 0`` gives ``(-inf, None)``.
+
+    Raises
+    ------
+    ValueError
+        When the slices' estimated time exceeds ``time_limit`` (with the estimate), or no
+        order with clique tables of at most ``2^48`` entries is found; at once, before any
+        order search, where a lower bound on the treewidth shows that no order fits in
+        memory and none would be sliced in time (:func:`give_up`).
     """
     check_instance(model, FactorGraph, "model")
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    _check_positive_number(max_seconds, "max_seconds", "a positive number of seconds")
+    _check_positive_number(time_limit, "time_limit", "a positive number of seconds")
     if memory is not None:
         _check_positive_number(memory, "memory", "a positive number of bytes")
     anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
-    hopeless = give_up(model, task, float(max_seconds))
+    hopeless = give_up(model, task, float(time_limit))
     jt = _plan(model, task, memory=memory, give_up=hopeless)
     if not _fits(jt, memory) and jt.hopeless:
-        _refuse_hopeless(jt, task, float(max_seconds),
+        _refuse_hopeless(jt, task, float(time_limit),
                          0.9 * available_memory() if memory is None else float(memory))
     if _fits(jt, memory):
         smaller = _reduced_plan(model, jt, task, memory)
@@ -274,19 +307,19 @@ def solve(model: FactorGraph, task: str, *, max_seconds: float = MAX_SECONDS,
     budget = 0.9 * available_memory() if memory is None else float(memory)
     say = progress or (lambda _: None)
     say(f"{red_jt._what()} does not fit in {format_bytes(budget)}; slicing")
-    answer = _sliced_or_annealed(reduced, red_jt, task, float(max_seconds), budget, memory,
+    answer = _sliced_or_annealed(reduced, red_jt, task, float(time_limit), budget, memory,
                                  anneal, say)
     return _expand(dom, task, *answer)
 
 
 def _sliced_or_annealed(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
-                        max_seconds: float, budget: float, memory: float | None,
+                        time_limit: float, budget: float, memory: float | None,
                         anneal: int, say: Callable[[str], None]) -> tuple:
     """The answer of ``jt``'s slices; where they are refused, of the plan on an order
     annealed with the seed ``anneal``, whole if it fits, else sliced; if that is refused
     too, the first refusal with the second (see the module's notes)."""
     try:
-        return _sliced(model, jt, task, max_seconds, budget, say)
+        return _sliced(model, jt, task, time_limit, budget, say)
     except ValueError as exc:
         refused = str(exc)
     say(f"{refused}; {ANNEALING}")
@@ -297,7 +330,7 @@ def _sliced_or_annealed(model: FactorGraph, jt: elimination.EliminationPlan, tas
         say(f"{annealed._what()} fits")
         return _answer(model, annealed, task)
     try:
-        return _sliced(model, annealed, task, max_seconds, budget, say)
+        return _sliced(model, annealed, task, time_limit, budget, say)
     except ValueError as exc:
         raise ValueError(f"{refused}; on the annealed order: {exc}") from None
 
@@ -357,9 +390,30 @@ def _sliced_cost(jt: elimination.EliminationPlan, sliced: list[int],
 
 def choose_slices(jt: elimination.EliminationPlan, task: str, budget: float
                   ) -> tuple[list[int], float, float]:
-    """Variables to slice so that one slice of ``jt`` fits in ``budget`` bytes:
-    ``(variables, bytes, entries of one slice)``. Greedy: the variable of the largest
-    clique left whose cliques hold the most entries. At most :data:`MAX_SLICED`."""
+    """Variables to slice so that one slice of ``jt`` fits in ``budget`` bytes.
+
+    Greedy: the variable of the largest clique left whose cliques hold the most entries.
+    At most :data:`MAX_SLICED`.
+
+    Parameters
+    ----------
+    jt : EliminationPlan
+        A plan with an order (:class:`~mrflib.inference.exact.elimination.EliminationPlan`).
+    task : str
+        One of :data:`TASKS` (``PR`` sizes one upward pass, the others a calibration).
+    budget : float
+        Bytes one slice may use.
+
+    Returns
+    -------
+    variables : list of int
+        The variables to slice, in the order chosen (empty when the whole plan fits).
+    bytes : float
+        Peak bytes of one slice; above ``budget`` when :data:`MAX_SLICED` variables did
+        not suffice.
+    entries : float
+        Clique-table entries of one slice.
+    """
     card = jt.red.card
     sliced: list[int] = []
     need, entries = _sliced_cost(jt, sliced, task)
@@ -378,7 +432,7 @@ def choose_slices(jt: elimination.EliminationPlan, task: str, budget: float
 
 
 def _sliced(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
-            max_seconds: float, budget: float, say: Callable[[str], None]) -> tuple:
+            time_limit: float, budget: float, say: Callable[[str], None]) -> tuple:
     if jt.order is None:
         raise ValueError(f"{jt._what()} does not fit in memory, and no order to slice "
                          "was found")
@@ -390,15 +444,15 @@ def _sliced(model: FactorGraph, jt: elimination.EliminationPlan, task: str,
             f"{format_bytes(need)} each, {entries:.3g} table entries per slice)")
     if need > budget:
         raise ValueError(f"{what} still does not fit in {format_bytes(budget)}")
-    if estimate > max_seconds and count <= MAX_SCANNED:
+    if estimate > time_limit and count <= MAX_SCANNED:
         say(f"{what}: at most {estimate:.0f} s; counting each slice's entries on its "
             "reduced domains")
         scanned = _scanned_entries(model, jt, task, sliced)
         estimate = scanned * SECONDS_PER_ENTRY[task]
         what += f", {scanned:.3g} table entries in all on the slices' reduced domains"
-    if estimate > max_seconds:
+    if estimate > time_limit:
         raise ValueError(f"{what} would take about {estimate:.0f} s, beyond the limit of "
-                         f"{max_seconds:.0f} s")
+                         f"{time_limit:.0f} s")
     say(f"{what}: about {estimate:.0f} s")
     values, answers = [], []
     for i, (at, part) in enumerate(_slices(model, card, sliced)):
@@ -440,25 +494,90 @@ def _combine(task: str, values: list[float], answers: list) -> tuple:
     return logz, [p / p.sum() for p in out]
 
 
+@renamed_argument("max_seconds", "time_limit")
 @checked
-def log_partition(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
+def log_partition(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
                   memory: float | None = None, progress: Progress = None,
                   anneal: int = ANNEAL_SEED) -> float:
     """``log Z`` (:func:`mrflib.inference.exact.elimination.log_partition` when its plan fits, else
-    with
-    reduced domains, else sliced)."""
-    return solve(model, "PR", max_seconds=max_seconds, memory=memory,
+    with reduced domains, else sliced).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied (a ``TypeError`` naming ``model`` otherwise).
+    time_limit : float, default 600.0
+        Limit, in seconds, on the *estimated* time of a sliced computation
+        (:data:`MAX_SECONDS`, 600 s): a positive number (``inf``: no limit). It is checked
+        against the estimate before any slice is solved, not against the wall clock.
+    memory : float or None, default None
+        Bytes each plan is held to (a positive number); ``None``: the memory available.
+    progress : callable or None, default None
+        Called with a line of text when the model is sliced or annealed, and at each
+        slice (``None``: silent).
+    anneal : int, default 0
+        Seed (a non-negative int) of the annealed order tried where the slices would be
+        refused (:data:`ANNEAL_SEED`, 0); another seed, another order: an independent check of an
+        answer.
+
+    Returns
+    -------
+    float
+        The natural log of the partition function; ``-inf`` when ``Z = 0``.
+
+    Raises
+    ------
+    ValueError
+        When the slices' estimated time exceeds ``time_limit`` (with the estimate), or no
+        order with clique tables of at most ``2^48`` entries is found; at once, before any
+        order search, where a lower bound on the treewidth shows that no order fits in
+        memory and none would be sliced in time (:func:`give_up`).
+    """
+    return solve(model, "PR", time_limit=time_limit, memory=memory,
                  progress=progress, anneal=anneal)[0]
 
 
+@renamed_argument("max_seconds", "time_limit")
 @checked
-def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
+def marginals(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
               memory: float | None = None, progress: Progress = None,
               anneal: int = ANNEAL_SEED) -> list[np.ndarray]:
     """``P(x_i)`` for every variable, as :func:`mrflib.inference.exact.elimination.marginals`,
-    beyond
-    memory too."""
-    logz, out = solve(model, "MAR", max_seconds=max_seconds, memory=memory,
+    beyond memory too.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied (a ``TypeError`` naming ``model`` otherwise).
+    time_limit : float, default 600.0
+        Limit, in seconds, on the *estimated* time of a sliced computation
+        (:data:`MAX_SECONDS`, 600 s): a positive number (``inf``: no limit). It is checked
+        against the estimate before any slice is solved, not against the wall clock.
+    memory : float or None, default None
+        Bytes each plan is held to (a positive number); ``None``: the memory available.
+    progress : callable or None, default None
+        Called with a line of text when the model is sliced or annealed, and at each
+        slice (``None``: silent).
+    anneal : int, default 0
+        Seed (a non-negative int) of the annealed order tried where the slices would be
+        refused (:data:`ANNEAL_SEED`, 0); another seed, another order: an independent check of an
+        answer.
+
+    Returns
+    -------
+    list of ndarray of float64
+        One ``(|X_i|,)`` array per variable (an observed variable: a point mass).
+
+    Raises
+    ------
+    ValueError
+        When the slices' estimated time exceeds ``time_limit`` (with the estimate), or no
+        order with clique tables of at most ``2^48`` entries is found; at once, before any
+        order search, where a lower bound on the treewidth shows that no order fits in
+        memory and none would be sliced in time (:func:`give_up`).
+        Also when ``Z = 0`` (e.g. impossible evidence): the marginals are undefined.
+    """
+    logz, out = solve(model, "MAR", time_limit=time_limit, memory=memory,
                  progress=progress, anneal=anneal)
     if out is None:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
@@ -466,13 +585,49 @@ def marginals(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
     return out
 
 
+@renamed_argument("max_seconds", "time_limit")
 @checked
-def map_assignment(model: FactorGraph, *, max_seconds: float = MAX_SECONDS,
+def map_assignment(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
                    memory: float | None = None, progress: Progress = None,
                    anneal: int = ANNEAL_SEED) -> tuple[np.ndarray, float]:
     """A most probable state and its log-weight, as
-    :func:`mrflib.inference.exact.elimination.map_assignment`, beyond memory too."""
-    best, x = solve(model, "MPE", max_seconds=max_seconds, memory=memory,
+    :func:`mrflib.inference.exact.elimination.map_assignment`, beyond memory too.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied (a ``TypeError`` naming ``model`` otherwise).
+    time_limit : float, default 600.0
+        Limit, in seconds, on the *estimated* time of a sliced computation
+        (:data:`MAX_SECONDS`, 600 s): a positive number (``inf``: no limit). It is checked
+        against the estimate before any slice is solved, not against the wall clock.
+    memory : float or None, default None
+        Bytes each plan is held to (a positive number); ``None``: the memory available.
+    progress : callable or None, default None
+        Called with a line of text when the model is sliced or annealed, and at each
+        slice (``None``: silent).
+    anneal : int, default 0
+        Seed (a non-negative int) of the annealed order tried where the slices would be
+        refused (:data:`ANNEAL_SEED`, 0); another seed, another order: an independent check of an
+        answer.
+
+    Returns
+    -------
+    x : ndarray of int64, shape (n,)
+        A most probable state.
+    log_weight : float
+        Its log-weight ``Σ_k θ_k(x_{S_k})``.
+
+    Raises
+    ------
+    ValueError
+        When the slices' estimated time exceeds ``time_limit`` (with the estimate), or no
+        order with clique tables of at most ``2^48`` entries is found; at once, before any
+        order search, where a lower bound on the treewidth shows that no order fits in
+        memory and none would be sliced in time (:func:`give_up`).
+        Also when ``Z = 0`` (e.g. impossible evidence): there is no most probable state.
+    """
+    best, x = solve(model, "MPE", time_limit=time_limit, memory=memory,
                  progress=progress, anneal=anneal)
     if x is None:
         raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
