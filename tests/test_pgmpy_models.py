@@ -8,10 +8,7 @@ import pytest
 
 pytest.importorskip("pgmpy")
 
-from mrflib.inference import (
-    approx,
-    exact,  # noqa: E402
-)
+from mrflib.inference import approx, exact  # noqa: E402
 from mrflib.io import datasets  # noqa: E402
 from mrflib.io import pgmpy_models as pm  # noqa: E402
 from mrflib.models.boltzmann import BoltzmannMachine  # noqa: E402
