@@ -315,8 +315,8 @@ def test_bad_input():
         bounds.delta_h_moments(bm, np.full(6, 0.1), 3, method="graphs")
     with pytest.raises(ValueError, match="m must"):
         bounds.delta_h_moments(bm, np.full(6, 1.5), 3, method="enumerate")
-    with pytest.raises(TypeError, match="bm must"):
-        bounds.mean_field("not a model")
+    with pytest.raises(TypeError, match="model must"):
+        bounds.mean_field("not a model", rng=0)
     with pytest.raises(ValueError, match="edge"):
         bounds.pair_correlation_estimates(bm, [1], edge=99)
 
@@ -422,3 +422,40 @@ def test_coefficients_and_moment_bound_at_high_order():
     high = bounds.log_expected_bound(M, 201)
     assert low < high <= target + 1e-12
     assert high == pytest.approx(target, rel=1e-9)
+
+
+# ---------------------------------------------------------------- deprecated arguments
+RENAMED_BM = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, coupling_scale=0.3, rng=3)
+RENAMED_M = np.full(4, 0.1)
+RENAMED = [
+    ("mean_field_residual", dict(m=RENAMED_M)),
+    ("mean_field_log_partition", dict(m=RENAMED_M)),
+    ("mean_field", dict(rng=0)),
+    ("delta_h_moments", dict(m=RENAMED_M, order=3, method="enumerate")),
+    ("log_partition_lower_bounds", dict(orders=[1, 3])),
+    ("log_partition_lower_bound", dict(order=3)),
+    ("pair_correlation_estimates", dict(orders=[1, 3])),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", RENAMED, ids=[r[0] for r in RENAMED])
+def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs):
+    fn = getattr(bounds, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = fn(model=RENAMED_BM, **kwargs)
+    with pytest.warns(FutureWarning, match=rf"{name}\(bm=\.\.\.\).*{name}\(model=\.\.\.\)"):
+        got = fn(bm=RENAMED_BM, **kwargs)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mean_field_without_rng_warns_and_keeps_seed_zero():
+    bm = BoltzmannMachine.random(graphs.complete(5), 5, coupling_scale=1.0, rng=4)
+    with pytest.warns(FutureWarning, match=r"mean_field\(\) without rng="):
+        got = bounds.mean_field(bm)
+    np.testing.assert_array_equal(got, bounds.mean_field(bm, rng=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing random is drawn: no seed to ask for
+        bounds.mean_field(bm, init=got)
+        bounds.mean_field(BoltzmannMachine(np.zeros(5), bm.edges, bm.coupling),
+                          solution="zero")

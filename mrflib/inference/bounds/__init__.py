@@ -434,7 +434,7 @@ def mean_field_residual(model: BoltzmannMachine, m: Any) -> float:
     float
         The largest residual of eq. (17) over the spins.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     m = _check_m(m, model.n)
     return float(np.max(np.abs(m - np.tanh(model.bias + model.coupling_matrix() @ m))))
 
@@ -457,7 +457,7 @@ def mean_field_log_partition(model: BoltzmannMachine, m: Any) -> float:
     float
         The mean-field free energy: the first-order bound (``K = 2``) on ``log Z``.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     m = _check_m(m, model.n)
     p, q = (1 + m) / 2, (1 - m) / 2
     entropy = -float(np.sum(xlogy(p, p) + xlogy(q, q)))
@@ -533,7 +533,7 @@ def mean_field(
     TimeoutError
         When the time limit passes before any start has converged.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     n = model.n
     if solution == "zero":
         if np.any(model.bias != 0):
@@ -686,7 +686,7 @@ def delta_h_moments(
     numpy.ndarray, shape (order + 1,)
         ``[1, ⟨ΔH⟩ (= 0), ⟨ΔH²⟩, ...]``.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     m = _check_m(m, model.n)
     order = check_positive(order, "order", integer=True)
     if method == "enumerate":
@@ -752,7 +752,7 @@ def log_partition_lower_bounds(
     TimeoutError
         When ``m`` is not given and no mean-field start converged within ``time_limit``.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
@@ -873,7 +873,7 @@ def pair_correlation_estimates(
         The estimates of ``⟨s_i s_j⟩``, one per order; order 1 gives the naive mean-field
         ``m_i m_j``.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     if isinstance(edge, bool) or not isinstance(edge, (int, np.integer)) or not (
         0 <= edge < len(model.edges)
     ):

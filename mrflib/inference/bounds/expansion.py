@@ -114,7 +114,7 @@ class PartitionGraph(NamedTuple):
         Returns
         -------
         networkx.MultiGraph
-            Vertices ``0..n_vertices-1``, one edge per entry of :attr:`edges`.
+            Vertices ``0..n_vertices-1``, one edge per entry of ``edges``.
         """
         import networkx as nx
 
@@ -577,7 +577,7 @@ def graph_value(
     Parameters
     ----------
     edges : tuple of (int, int)
-        The graph's :attr:`PartitionGraph.edges`.
+        The graph's ``edges`` (:class:`PartitionGraph`).
     Wp : list of numpy.ndarray, each of shape (N, N)
         ``Wp[k]`` is the elementwise power ``w^k`` (``Wp[0]`` all ones), up to the
         largest edge multiplicity.

@@ -158,7 +158,7 @@ def sweep_order(model: BoltzmannMachine) -> np.ndarray:
         ``0..n-1``, or colour blocks on bipartite graphs of at least
         :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     if _checkerboard.applies(model):
         return _checkerboard.layout(model)[0]
     return np.arange(model.n)
@@ -187,7 +187,7 @@ def sweep(model: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> n
     numpy.ndarray of int8, shape (n_chains, n)
         The chains after the sweeps, a new array.
     """
-    model = check_model(model)
+    model = check_model(model, "model")
     x = check_spins(states, model.n, "states").copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)

@@ -419,7 +419,7 @@ class ScopePlan(NamedTuple):
     targets : numpy.ndarray of int64
         The factors with a non-empty scope.
     fptr, fvars, fstride, offsets : numpy.ndarray of int64
-        The packed scopes, as :func:`mrflib.inference.sampling.chains.pack` gives them.
+        The packed scopes, as ``factor_gibbs.pack`` gives them.
     nptr, nfac : numpy.ndarray of int64
         The factors meeting target ``j``: ``nfac[nptr[j]:nptr[j+1]]``.
     nstride : numpy.ndarray of int64, shape (len(nfac), largest scope)
