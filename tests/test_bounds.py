@@ -209,7 +209,7 @@ def assert_moments_close(a, b, rtol=1e-10):
 def test_graphs_equal_enumerate_sk(N):
     # every order up to 9 at once: the moments 0..9 of one call
     bm = sk_model(N, 0.3 + 0.1 * N, rng=100 + N)
-    m = bounds.mean_field(bm)
+    m = bounds.mean_field(bm, rng=0)
     a = bounds.delta_h_moments(bm, m, 9, "graphs")
     b = bounds.delta_h_moments(bm, m, 9, "enumerate")
     assert_moments_close(a, b)
@@ -218,7 +218,7 @@ def test_graphs_equal_enumerate_sk(N):
 def test_graphs_equal_enumerate_sparse_and_zero_field():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 3), 9, bias_scale=0.5,
                                  coupling_scale=0.6, rng=11)
-    m = bounds.mean_field(bm)
+    m = bounds.mean_field(bm, rng=0)
     assert_moments_close(bounds.delta_h_moments(bm, m, 8, "graphs"),
                          bounds.delta_h_moments(bm, m, 8, "enumerate"))
     bm0 = BoltzmannMachine(np.zeros(8), graphs.complete(8), sk_model(8, 1.5, rng=4).coupling)
@@ -244,7 +244,8 @@ def test_bound_below_log_z_and_monotone_on_random_networks():
         lb = bounds.log_partition_lower_bounds(bm, orders, method="enumerate")
         assert np.all(lb <= logz + 1e-10), (trial, lb, logz)
         assert np.all(np.diff(lb) >= -1e-10), (trial, lb)
-        assert lb[0] == pytest.approx(bounds.mean_field_log_partition(bm, bounds.mean_field(bm)))
+        m = bounds.mean_field(bm, rng=0)
+        assert lb[0] == pytest.approx(bounds.mean_field_log_partition(bm, m))
 
 
 def test_log_partition_lower_bound_graph_method_and_any_m():
@@ -263,7 +264,7 @@ def test_pair_correlation_estimates():
     bm = sk_model(8, 0.4, rng=3)
     exact_corr = exact.moments(bm)[1][0]
     est = bounds.pair_correlation_estimates(bm, [1, 9], edge=0, method="enumerate")
-    m = bounds.mean_field(bm)
+    m = bounds.mean_field(bm, rng=0)
     assert est[0] == pytest.approx(m[0] * m[1], abs=1e-6)
     assert abs(est[1] - exact_corr) < abs(est[0] - exact_corr)
 
@@ -271,7 +272,7 @@ def test_pair_correlation_estimates():
 # ----------------------------------------------------------------- mean field
 def test_mean_field_fixed_point_and_kernel_reference():
     bm = sk_model(12, 1.5, rng=9)
-    m = bounds.mean_field(bm)
+    m = bounds.mean_field(bm, rng=0)
     assert bounds.mean_field_residual(bm, m) < 1e-12
     # kernel vs plain loop
     theta, W = bm.bias.copy(), bm.coupling_matrix()
@@ -314,8 +315,8 @@ def test_bad_input():
         bounds.delta_h_moments(bm, np.full(6, 0.1), 3, method="graphs")
     with pytest.raises(ValueError, match="m must"):
         bounds.delta_h_moments(bm, np.full(6, 1.5), 3, method="enumerate")
-    with pytest.raises(TypeError, match="bm must"):
-        bounds.mean_field("not a model")
+    with pytest.raises(TypeError, match="model must"):
+        bounds.mean_field("not a model", rng=0)
     with pytest.raises(ValueError, match="edge"):
         bounds.pair_correlation_estimates(bm, [1], edge=99)
 
@@ -356,7 +357,7 @@ def test_damaged_partition_graph_cache_is_regenerated(tmp_path, monkeypatch, how
     monkeypatch.setenv("MRFLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
     bm = sk_model(9, 1.0, rng=3)
-    m = bounds.mean_field(bm)
+    m = bounds.mean_field(bm, rng=0)
     good = bounds.delta_h_moments(bm, m, 6, "graphs")
     path = bounds.partition_graph_cache_path()
     _damage(path, how)
@@ -390,7 +391,7 @@ def test_high_order_bound_is_finite_and_below_log_z(sigma_w):
     # the adjoint eq. (13) of the multiple-precision path equals optimal_mu
     import mpmath
 
-    M = bounds.delta_h_moments(bm, bounds.mean_field(bm), 9, "enumerate")
+    M = bounds.delta_h_moments(bm, bounds.mean_field(bm, rng=0), 9, "enumerate")
     adj = bounds._optimal_mu_adjoint([mpmath.mpf(v) for v in M], 10, mpmath.mpf(1))
     np.testing.assert_allclose([float(v) for v in adj], bounds.optimal_mu(M, 10), rtol=1e-9)
 
@@ -421,3 +422,40 @@ def test_coefficients_and_moment_bound_at_high_order():
     high = bounds.log_expected_bound(M, 201)
     assert low < high <= target + 1e-12
     assert high == pytest.approx(target, rel=1e-9)
+
+
+# ---------------------------------------------------------------- deprecated arguments
+RENAMED_BM = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, coupling_scale=0.3, rng=3)
+RENAMED_M = np.full(4, 0.1)
+RENAMED = [
+    ("mean_field_residual", dict(m=RENAMED_M)),
+    ("mean_field_log_partition", dict(m=RENAMED_M)),
+    ("mean_field", dict(rng=0)),
+    ("delta_h_moments", dict(m=RENAMED_M, order=3, method="enumerate")),
+    ("log_partition_lower_bounds", dict(orders=[1, 3])),
+    ("log_partition_lower_bound", dict(order=3)),
+    ("pair_correlation_estimates", dict(orders=[1, 3])),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", RENAMED, ids=[r[0] for r in RENAMED])
+def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs):
+    fn = getattr(bounds, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = fn(model=RENAMED_BM, **kwargs)
+    with pytest.warns(FutureWarning, match=rf"{name}\(bm=\.\.\.\).*{name}\(model=\.\.\.\)"):
+        got = fn(bm=RENAMED_BM, **kwargs)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mean_field_without_rng_warns_and_keeps_seed_zero():
+    bm = BoltzmannMachine.random(graphs.complete(5), 5, coupling_scale=1.0, rng=4)
+    with pytest.warns(FutureWarning, match=r"mean_field\(\) without rng="):
+        got = bounds.mean_field(bm)
+    np.testing.assert_array_equal(got, bounds.mean_field(bm, rng=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing random is drawn: no seed to ask for
+        bounds.mean_field(bm, init=got)
+        bounds.mean_field(BoltzmannMachine(np.zeros(5), bm.edges, bm.coupling),
+                          solution="zero")

@@ -304,3 +304,20 @@ def test_grid_tables_equal_general_tables(scale):
             assert canon[16 * a + c] == thr[off[a] + cfg]
     if scale > 1:
         assert {0, 2**32} <= set(canon.tolist())
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("sweep", dict(states=-np.ones((2, 4), dtype=np.int8), n_sweeps=2, rng=0)),
+    ("sweep_order", {}),
+], ids=["sweep", "sweep_order"])
+def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs):
+    import warnings
+
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=1)
+    fn = getattr(sampling, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = fn(model=bm, **kwargs)
+    with pytest.warns(FutureWarning, match=rf"{name}\(bm=\.\.\.\)"):
+        got = fn(bm=bm, **kwargs)
+    np.testing.assert_array_equal(got, want)

@@ -475,3 +475,33 @@ def test_ais_finite_at_large_couplings():
     mean, pair = smci.ais_moments(bm, 4, beta_step=0.25, rng=0)
     assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
     assert np.all(np.abs(mean) <= 1) and np.all(np.abs(pair) <= 1)
+
+
+# ----------------------------------------------------------------------------- renamed
+RENAMED_BM = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, coupling_scale=0.5, rng=2)
+RENAMED_DATA = exact.sample(RENAMED_BM, 20, rng=0)
+RENAMED = [
+    ("s2_independent_set", dict(target=[0])),
+    ("s2_region", dict(target=[0])),
+    ("sum_region", dict(target=[0], method="k-smci", k=2)),
+    ("gsmci_values", dict(samples=RENAMED_DATA, target=[0, 1], region=[0, 1, 2])),
+    ("gsmci", dict(samples=RENAMED_DATA, target=[0, 1], region=[0, 1, 2])),
+    ("covariances", dict(mean=np.zeros(6), pair=np.zeros(len(RENAMED_BM.edges)))),
+    ("asymptotic_variance", dict(target=[0], region=[0, 1])),
+    ("ais_moments", dict(n_samples=3, beta_step=0.25, rng=0)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", RENAMED, ids=[r[0] for r in RENAMED])
+def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs):
+    import warnings
+
+    fn = getattr(smci, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = fn(model=RENAMED_BM, **kwargs)
+    with pytest.warns(FutureWarning, match=rf"{name}\(bm=\.\.\.\)"):
+        got = fn(bm=RENAMED_BM, **kwargs)
+    for a, b in zip(np.atleast_1d(got) if not isinstance(got, tuple) else got,
+                    np.atleast_1d(want) if not isinstance(want, tuple) else want):
+        np.testing.assert_array_equal(a, b)

@@ -259,7 +259,13 @@ METHODS: dict[str, Callable[..., ApproxResult]] = {
 
 
 def available() -> list[str]:
-    """The names of the methods, ``"auto"`` first."""
+    """The names of the methods, ``"auto"`` first.
+
+    Returns
+    -------
+    list of str
+        The keys of :data:`METHODS`, the ``method`` values :func:`marginals` takes.
+    """
     return list(METHODS)
 
 
@@ -287,13 +293,13 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     ----------
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
-    method : str
+    method : str, default "auto"
         One of :data:`METHODS`' names (:func:`available`).
-    time_limit : float or None
+    time_limit : float or None, default None
         Seconds the call may take (a method stops after the step that passes it).
-    rng : numpy.random.Generator or int or None
+    rng : numpy.random.Generator or int or None, default None
         The seed of the sampling methods (they refuse ``None``).
-    evidence : mapping or None
+    evidence : mapping or None, default None
         ``{variable: value}``, indices or the model's names: the answer is that of the
         model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
     **options
@@ -320,7 +326,34 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
                   evidence: Mapping[Any, Any] | None = None, **options: Any) -> float:
     """``log Z`` as ``method`` estimates or bounds it: exact, the Bethe approximation
     (``"lbp"``), the mean-field lower bound, weighted mini-bucket's upper bound.
-    ``evidence`` as in :func:`marginals`."""
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    method : str, default "lbp"
+        One of ``"exact"``, ``"lbp"``, ``"mean-field"``, ``"wmb"`` (or ``"auto"``, when the
+        method it picks gives ``log Z``).
+    time_limit : float or None, default None
+        As in :func:`marginals`.
+    rng : numpy.random.Generator or int or None, default None
+        As in :func:`marginals`.
+    evidence : mapping or None, default None
+        As in :func:`marginals`.
+    **options
+        The method's own options, as in :func:`marginals`.
+
+    Returns
+    -------
+    float
+        The estimate or bound of ``log Z``.
+
+    Raises
+    ------
+    ValueError
+        When the method gives no estimate of ``log Z`` (the samplers), and for bad
+        arguments.
+    """
     res = marginals(model, method, time_limit=time_limit, rng=rng, evidence=evidence,
                     **options)
     if res.log_partition is None:
@@ -341,8 +374,22 @@ def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,
     their bound (5) around the mean-field solution), whichever is higher. A model with
     ``Z = 0`` gives ``(-inf, -inf)`` when a bound proves it. Past the precision limit
     (:mod:`mrflib.models.precision`) the bounds hold up to the rounding it names, and the
-    call warns once. ``evidence`` as in :func:`marginals` (a Boltzmann machine with
-    evidence is bounded as its conditioned factor graph).
+    call warns once.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    time_limit : float or None, default None
+        Seconds the call may take, shared by its steps.
+    evidence : mapping or None, default None
+        As in :func:`marginals` (a Boltzmann machine with evidence is bounded as its
+        conditioned factor graph).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(lower, upper)`` with ``lower <= log Z <= upper``.
     """
     model = with_evidence(model, evidence)
     fg = as_factor_graph(model)
@@ -549,15 +596,15 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     ----------
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
-    method : str
+    method : str, default "auto"
         One of :data:`MAP_METHODS`' names.
-    time_limit : float or None
+    time_limit : float or None, default None
         Seconds the call may take (a step in progress ends first; ``"exact"`` is refused
         when its plan does not fit).
-    rng : numpy.random.Generator or int or None
+    rng : numpy.random.Generator or int or None, default None
         The seed of the perturbations of the local search (``"search"``, ``"wmb"``,
         ``"auto"``); without it nothing is drawn and no perturbation is made.
-    evidence : mapping or None
+    evidence : mapping or None, default None
         ``{variable: value}``, indices or the model's names: the answer is that of the
         model conditioned on it (:func:`~mrflib.models.factor_graph.with_evidence`).
 

@@ -83,7 +83,29 @@ class BPResult:
 
 class Prepared:
     """A model reduced for message passing: evidence sliced out (an observed variable
-    keeps one state), constant factors summed into ``const``, and its flat arrays."""
+    keeps one state), constant factors summed into ``const``, and its flat arrays.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied; refused (``ValueError``) when a constant factor proves
+        ``Z = 0``, and when the messages do not fit in memory.
+
+    Attributes
+    ----------
+    model : FactorGraph
+        The model as a factor graph.
+    red : _Reduced
+        The model with the evidence sliced out.
+    observed : dict
+        ``{variable: state}`` of the observed variables.
+    card : numpy.ndarray of int64, shape (n,)
+        The cardinalities, 1 for an observed variable.
+    packed : Packed
+        The reduced factors as flat arrays for the kernels.
+    voff : numpy.ndarray of int64, shape (n + 1,)
+        Offsets of each variable's beliefs in the flat belief array.
+    """
 
     def __init__(self, model: FactorGraph | BoltzmannMachine) -> None:
         model = as_factor_graph(model)
@@ -105,9 +127,20 @@ class Prepared:
         self.voff = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
 
     def marginals(self, flat: np.ndarray) -> list[np.ndarray]:
-        """Per-variable marginals from the flat beliefs (observed: point masses), divided by
-        their sums: the log-space normalization rounds like the log-weights, a relative
-        ``1e-8`` at log-weights of ``1e8``."""
+        """Per-variable marginals from the flat beliefs (observed: point masses).
+
+        Parameters
+        ----------
+        flat : numpy.ndarray of float64
+            The beliefs of every variable joined, at the offsets ``voff``.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One ``(|X_i|,)`` array per variable, divided by its sum: the log-space
+            normalization rounds like the log-weights, a relative ``1e-8`` at
+            log-weights of ``1e8``.
+        """
         full = self.model.cardinalities
         out = [flat[self.voff[i]:self.voff[i + 1]] for i in range(len(full))]
         out = [p / p.sum() for p in out]
@@ -117,7 +150,13 @@ class Prepared:
         return out
 
     def check_support(self, flat: np.ndarray) -> None:
-        """``ValueError`` if some variable's beliefs allow no state (``Z = 0``)."""
+        """``ValueError`` if some variable's beliefs allow no state (``Z = 0``).
+
+        Parameters
+        ----------
+        flat : numpy.ndarray of float64
+            The beliefs of every variable joined, at the offsets ``voff``.
+        """
         sums = np.add.reduceat(flat, self.voff[:-1]) if len(flat) else flat
         bad = np.flatnonzero(~(sums > 0.5))
         if len(bad):
@@ -127,8 +166,25 @@ class Prepared:
 
 def check_options(damping: Any, max_iter: Any, tol: Any, time_limit: Any
                   ) -> tuple[float, int, float, float]:
-    """Validated ``(damping, max_iter, tol, deadline)``; ``deadline`` is ``inf`` without a
-    time limit, else a :func:`time.perf_counter` value."""
+    """Validated options of :func:`loopy_bp`.
+
+    Parameters
+    ----------
+    damping : float
+        In [0, 1).
+    max_iter : int
+        Positive.
+    tol : float
+        Non-negative.
+    time_limit : float or None
+        Non-negative seconds, or ``None``.
+
+    Returns
+    -------
+    tuple of (float, int, float, float)
+        ``(damping, max_iter, tol, deadline)``; ``deadline`` is ``inf`` without a time
+        limit, else a :func:`time.perf_counter` value (:func:`deadline`).
+    """
     damping = check_real(damping, "damping")
     if not 0.0 <= damping < 1.0:
         raise ValueError(f"damping must be in [0, 1), got {damping}")
@@ -144,7 +200,18 @@ def _check_flag(value: Any, name: str) -> None:
 
 
 def deadline(time_limit: Any) -> float:
-    """The :func:`time.perf_counter` time at which ``time_limit`` seconds are over."""
+    """The :func:`time.perf_counter` time at which ``time_limit`` seconds are over.
+
+    Parameters
+    ----------
+    time_limit : float or None
+        Non-negative seconds from now, or ``None``.
+
+    Returns
+    -------
+    float
+        The deadline; ``inf`` when ``time_limit`` is ``None``.
+    """
     if time_limit is None:
         return math.inf
     return time.perf_counter() + check_positive(time_limit, "time_limit", allow_zero=True)
@@ -184,15 +251,15 @@ def loopy_bp(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.0, max
         Any discrete factor graph (a Boltzmann machine is converted by
         :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`: state 0 is spin -1);
         zeros (``-inf``) and evidence are exact.
-    damping : float in [0, 1)
+    damping : float in [0, 1), default 0.0
         Each new factor-to-variable message is ``new^(1-damping) old^damping``.
-    max_iter : int
+    max_iter : int, default 1000
         Largest number of sweeps over the factors.
-    tol : float
+    tol : float, default 1e-09
         Converged when no belief changed by more than this (in probability) in a sweep.
-    time_limit : float or None
+    time_limit : float or None, default None
         Seconds; the run stops after the sweep that passes it (at least one sweep).
-    factor_beliefs : bool
+    factor_beliefs : bool, default False
         Also return ``b_k`` for every factor (its table's size in memory).
 
     Returns
@@ -334,7 +401,28 @@ def loopy_bp_numpy(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.
                    max_iter: int = 1000, tol: float = 1e-9, time_limit: float | None = None,
                    factor_beliefs: bool = False) -> BPResult:
     """Plain numpy reference of :func:`loopy_bp`: the same schedule, messages and stopping
-    rule, one factor's messages at a time by broadcasting (slow; for tests)."""
+    rule, one factor's messages at a time by broadcasting (slow; for tests).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        As in :func:`loopy_bp`.
+    damping : float, default 0.0
+        As in :func:`loopy_bp`.
+    max_iter : int, default 1000
+        As in :func:`loopy_bp`.
+    tol : float, default 1e-09
+        As in :func:`loopy_bp`.
+    time_limit : float or None, default None
+        As in :func:`loopy_bp`.
+    factor_beliefs : bool, default False
+        As in :func:`loopy_bp`.
+
+    Returns
+    -------
+    BPResult
+        What :func:`loopy_bp` returns, up to rounding.
+    """
     damping, max_iter, tol, stop = check_options(damping, max_iter, tol, time_limit)
     _check_flag(factor_beliefs, "factor_beliefs")
     prep = Prepared(model)

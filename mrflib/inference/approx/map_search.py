@@ -260,13 +260,13 @@ def local_search(model: FactorGraph | BoltzmannMachine, init: Any, *,
         The start, a state of positive weight (:func:`feasible_state` gives one).
     deadline : float, optional
         Seconds from the call after which no further sweep or perturbation starts.
-    max_sweeps : int
+    max_sweeps : int, default 1000
         Largest number of sweeps of each ascent.
-    perturbations : int
+    perturbations : int, default 0
         Perturbations of the best state, each followed by an ascent (0: the ascent only).
-    block : int
+    block : int, default 16
         Variables moved by each perturbation.
-    rng : seed or Generator
+    rng : seed or Generator or None, default None
         The randomness of the perturbations (required when ``perturbations > 0``).
 
     Returns

@@ -372,12 +372,16 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
     ----------
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
-    ibound, memory, order
+    ibound : int, optional
         The mini-buckets of the heuristic, as :func:`max_mini_bucket` takes them.
+    memory : float, optional
+        As :func:`max_mini_bucket` takes it.
+    order : sequence of int, optional
+        As :func:`max_mini_bucket` takes it.
     deadline : float, optional
         Seconds from the call after which the search stops (its best state so far kept,
         ``complete`` false).
-    lower : float
+    lower : float, default -inf
         A log-weight already reached (an incumbent's): only better states are searched for.
 
     Returns

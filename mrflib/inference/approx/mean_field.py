@@ -192,14 +192,14 @@ def mean_field(model: FactorGraph | BoltzmannMachine, *, max_iter: int = 1000, t
     model : FactorGraph or BoltzmannMachine
         Any discrete factor graph (a Boltzmann machine is converted: state 0 is spin -1);
         zeros and evidence are exact (see the module notes).
-    max_iter : int
+    max_iter : int, default 1000
         Largest number of sweeps per start.
-    tol : float
+    tol : float, default 1e-09
         A run stops when no probability changed by more than this in a sweep.
-    time_limit : float or None
+    time_limit : float or None, default None
         Seconds; a run stops after the sweep that passes it, and no further start begins
         once a start has given a finite bound.
-    init : list of arrays or None
+    init : list of arrays or None, default None
         A starting point (one probability vector per variable); default: the uniform
         point, then a point mass on a state of positive weight, the better bound kept.
 
@@ -267,5 +267,24 @@ def _bound_numpy(prep: Prepared, q: np.ndarray) -> float:
 def mean_field_numpy(model: FactorGraph | BoltzmannMachine, *, max_iter: int = 1000,
                      tol: float = 1e-9, time_limit: float | None = None, init: list | None = None
                      ) -> MeanFieldResult:
-    """Plain numpy reference of :func:`mean_field` (the same starts, sweeps and bound)."""
+    """Plain numpy reference of :func:`mean_field` (the same starts, sweeps and bound).
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        As in :func:`mean_field`.
+    max_iter : int, default 1000
+        As in :func:`mean_field`.
+    tol : float, default 1e-09
+        As in :func:`mean_field`.
+    time_limit : float or None, default None
+        As in :func:`mean_field`.
+    init : list of arrays or None, default None
+        As in :func:`mean_field`.
+
+    Returns
+    -------
+    MeanFieldResult
+        What :func:`mean_field` returns, up to rounding.
+    """
     return _solve(model, max_iter, tol, time_limit, init, True)

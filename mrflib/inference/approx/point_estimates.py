@@ -37,8 +37,19 @@ __all__ = ["ICMResult", "icm", "mpm", "modes"]
 
 
 def modes(marginals: list) -> np.ndarray:
-    """Each variable's most probable state, ``int64 (n,)``: the first of the largest
-    entries of each marginal (vectorized when all variables have the same cardinality)."""
+    """Each variable's most probable state.
+
+    Parameters
+    ----------
+    marginals : list of numpy.ndarray
+        One ``(|X_i|,)`` marginal per variable.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        The first of the largest entries of each marginal (vectorized when all variables
+        have the same cardinality).
+    """
     sizes = {len(m) for m in marginals}
     if len(sizes) == 1:
         return np.argmax(np.stack(marginals), axis=1).astype(np.int64)
@@ -49,12 +60,26 @@ def mpm(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *, rng: Any 
         time_limit: float | None = None, **options: Any) -> tuple[np.ndarray, ApproxResult]:
     """The maximizer of the posterior marginals and the marginals it came from.
 
-    Parameters are those of :func:`mrflib.inference.approx.marginals` (``method`` one of
-    its methods, ``rng`` for the sampling ones, the method's options). Returns
-    ``(state, result)``: ``state`` is ``int64 (n,)`` in the model's factor-graph states
-    (:func:`modes` of ``result.marginals``), ``result`` the
-    :class:`~mrflib.inference.approx.result.ApproxResult`, whose ``converged`` says whether
-    the marginals met their method's stopping rule.
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        As in :func:`mrflib.inference.approx.marginals`.
+    method : str, default "lbp"
+        One of :func:`mrflib.inference.approx.marginals`' methods.
+    rng : numpy.random.Generator or int or None, default None
+        The seed of the sampling methods.
+    time_limit : float or None, default None
+        As in :func:`mrflib.inference.approx.marginals`.
+    **options
+        The method's own options.
+
+    Returns
+    -------
+    state : numpy.ndarray of int64, shape (n,)
+        In the model's factor-graph states: :func:`modes` of ``result.marginals``.
+    result : ApproxResult
+        The marginals' :class:`~mrflib.inference.approx.result.ApproxResult`, whose
+        ``converged`` says whether they met their method's stopping rule.
     """
     res = approx.marginals(model, method, rng=rng, time_limit=time_limit, **options)
     return modes(res.marginals), res
@@ -102,7 +127,7 @@ def icm(model: FactorGraph | BoltzmannMachine, init: Any, *, max_sweeps: int = 1
         A Boltzmann machine is taken as its factor graph (state 0 is spin -1).
     init : array_like of int, shape (n,)
         The starting state (for example :func:`mpm`'s).
-    max_sweeps : int
+    max_sweeps : int, default 100
         Largest number of sweeps.
 
     Returns

@@ -171,9 +171,22 @@ def _order(red: _Reduced, n: int) -> list[int]:
 
 
 def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
-    """The order :func:`weighted_mini_bucket` uses (of the variables left once evidence is
-    clamped), with the log entries of its largest clique table and the entries of all of
-    them (the cost of exact elimination in that order)."""
+    """The order :func:`weighted_mini_bucket` uses, with the cost of exact elimination in it.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied (a Boltzmann machine is converted).
+
+    Returns
+    -------
+    order : list of int
+        The variables left once evidence is clamped, in elimination order.
+    log_biggest : float
+        The log of the entries of the largest clique table.
+    total : float
+        The entries of all the clique tables.
+    """
     model = as_factor_graph(model)
     red = _Reduced(model, barren=False)
     order = _order(red, model.n)
@@ -333,13 +346,13 @@ def weighted_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int |
         The model, evidence applied (:meth:`~mrflib.models.factor_graph.FactorGraph.condition`).
     ibound : int, optional
         The most variables in one mini-bucket. ``None``: limited by ``memory`` only.
-    max_iter : int
+    max_iter : int, default 20
         Forward-backward passes at most (each tightens the bound and the beliefs).
     time_limit : float, optional
         Seconds after which no new pass is started (the first always runs).
     memory : float, optional
         Bytes of the largest mini-bucket table (default :data:`DEFAULT_MEMORY`).
-    tol : float
+    tol : float, default 1e-06
         Stop when a pass changes the bound by less than ``tol (1 + |bound|)``.
     order : sequence of int, optional
         The elimination order (:func:`elimination_order`, computed once for several runs).
@@ -368,9 +381,41 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
                max_iter: int = 20, time_limit: float | None = None,
                memory: float | None = None, tol: float = 1e-6, order: Any = None,
                deadline: float | None = None) -> Iterator[WMBResult]:
-    """:func:`weighted_mini_bucket` one pass at a time: a :class:`WMBResult` after each
-    forward-backward pass (an anytime caller writes each; the options are the same).
-    The arguments are checked at the call, before the first pass is asked for."""
+    """:func:`weighted_mini_bucket` one pass at a time (an anytime caller writes each).
+
+    The arguments are checked at the call, before the first pass is asked for.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        As in :func:`weighted_mini_bucket`.
+    ibound : int, optional
+        As in :func:`weighted_mini_bucket`.
+    max_iter : int, default 20
+        As in :func:`weighted_mini_bucket`.
+    time_limit : float, optional
+        As in :func:`weighted_mini_bucket`.
+    memory : float, optional
+        As in :func:`weighted_mini_bucket`.
+    tol : float, default 1e-06
+        As in :func:`weighted_mini_bucket`.
+    order : sequence of int, optional
+        As in :func:`weighted_mini_bucket`.
+    deadline : float, optional
+        As in :func:`weighted_mini_bucket`.
+
+    Yields
+    ------
+    WMBResult
+        The result after each forward-backward pass; its bound is the lowest so far.
+
+    Raises
+    ------
+    ValueError
+        When the bound is ``-inf``: the model has ``Z = 0``.
+    TimeoutError
+        When ``deadline`` passes before the first pass ends.
+    """
     start = time.perf_counter()
     _check_options(ibound, max_iter, time_limit, memory, tol)
     if deadline is not None:
@@ -385,8 +430,20 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
 
 
 def checked_order(red: _Reduced, order: Any) -> list[int] | None:
-    """``order`` as a list of ints, checked to list each variable of ``red`` left once the
-    evidence is clamped exactly once (``None`` stays ``None``: the default order)."""
+    """``order`` as a list of ints, checked against the reduced model.
+
+    Parameters
+    ----------
+    red : _Reduced
+        The model with the evidence clamped.
+    order : sequence of int or None
+        Must list each variable of ``red`` left once the evidence is clamped exactly once.
+
+    Returns
+    -------
+    list of int or None
+        The order; ``None`` stays ``None`` (the default order).
+    """
     if order is None:
         return None
     order = [int(v) for v in order]
@@ -450,6 +507,24 @@ def growing_passes(model: FactorGraph | BoltzmannMachine, time_limit: float, *,
     (:func:`wmb_passes`' ``deadline``). The sequence stops when a budget no longer changes
     the i-bound. Every result's bound is the lowest of all passes so far (each is an upper
     bound on ``log Z``); its marginals are the last pass's.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    time_limit : float
+        Non-negative seconds for all the runs.
+    order : sequence of int, optional
+        The elimination order, as in :func:`weighted_mini_bucket`.
+    max_iter : int, default 20
+        Forward-backward passes at most per run.
+    strict : bool, default False
+        Abandon the first pass too at the limit.
+
+    Yields
+    ------
+    WMBResult
+        The result after each pass.
 
     Raises
     ------

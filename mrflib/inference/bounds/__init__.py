@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import xlogy
 
+from mrflib._support.deprecation import renamed_argument, warn_deprecated
 from mrflib._support.validation import (
     as_rng,
     check_array,
@@ -101,6 +102,10 @@ MAX_ORDER = 401
 MEAN_FIELD_TOL = 1e-9
 #: Largest ``n_starts`` :func:`mean_field` accepts (the default is 8).
 MAX_MEAN_FIELD_STARTS = 10_000
+
+# mean_field's rng when the caller passes none: seed 0, with a FutureWarning, so that the
+# results of callers that relied on the seed stay the same while they add one
+_SEED_ZERO = object()
 
 
 # ============================================================================ eq. (3), (8)
@@ -228,9 +233,26 @@ def derivative_polynomials(K: int, i: int, mu: Any) -> tuple[np.ndarray, np.ndar
     """Coefficients of ``X_i(x)`` and ``Y_i(x)`` of eq. (12) (length ``K``).
 
     ``X_i`` (``Y_i``) is recursion (8) run from ``k = i + 2`` to ``K − 2`` starting from
-    ``A'_{i+2} = x`` (``= −1``). They depend only on ``μ_k`` with ``k > i``; ``mu`` holds all
-    ``K/2`` parameters and the entries with ``k ≤ i`` are ignored. ``i`` is the paper's
-    (even) index. The appendix shows ``Y_i(x) ≤ 0``.
+    ``A'_{i+2} = x`` (``= −1``). The appendix shows ``Y_i(x) ≤ 0``.
+
+    Parameters
+    ----------
+    K : int
+        Even, positive; the bound has order ``K − 1``.
+    i : int
+        The paper's (even) index, in ``[0, K − 2]``.
+    mu : sequence of length ``K // 2``
+        All ``K/2`` variational parameters (``mu[j] = μ_{2j}``); ``X_i`` and ``Y_i``
+        depend only on the ``μ_k`` with ``k > i``, and the entries with ``k ≤ i`` are
+        ignored. Sympy expressions give symbolic coefficients.
+
+    Returns
+    -------
+    X : numpy.ndarray, shape (K,)
+        Coefficients of ``X_i`` in increasing powers of ``x`` (float64, or an object array
+        of sympy expressions).
+    Y : numpy.ndarray, shape (K,)
+        Coefficients of ``Y_i``, likewise.
     """
     K = _check_K(K)
     if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i % 2 or not 0 <= i < K:
@@ -323,8 +345,22 @@ def _optimal_mu(M: list, K: int) -> np.ndarray:
 def log_expected_bound(dh_moments: Any, order: int) -> float:
     """``log ⟨B_K(ΔH)⟩ = log Σ_n A_{K;n} ⟨ΔH^n⟩`` at the optimal ``μ`` (eq. 5, 13).
 
-    ``order = K − 1`` is odd. With ``⟨ΔH⟩ = 0`` the value is ``≥ 0`` (the first-order
-    bound is ``⟨B_2⟩ = 1``) and never decreases with the order (section 3).
+    Where floats overflow or cancel, the value is computed in multiple precision (mpmath).
+
+    Parameters
+    ----------
+    dh_moments : array_like
+        ``dh_moments[n] = ⟨ΔH^n⟩`` for ``n = 0..order`` (at least ``order + 1`` entries;
+        ``[0]`` is 1).
+    order : int
+        ``K − 1``: odd, positive, at most :data:`MAX_ORDER`.
+
+    Returns
+    -------
+    float
+        The logarithm of the expected bound. With ``⟨ΔH⟩ = 0`` the value is ``≥ 0`` (the
+        first-order bound is ``⟨B_2⟩ = 1``) and never decreases with the order (section 3);
+        ``-inf`` when the expected bound is not positive.
     """
     order = _check_order(order)
     K = order + 1
@@ -383,26 +419,50 @@ def _log_expected_bound_mp(scaled_moments: np.ndarray, scale: float, order: int)
 
 
 # ============================================================================ eq. (17)
-def mean_field_residual(bm: BoltzmannMachine, m: Any) -> float:
-    """``max_i |m_i − tanh(θ_i + Σ_j w_ij m_j)|``: how far ``m`` is from solving eq. (17)."""
-    bm = check_model(bm)
-    m = _check_m(m, bm.n)
-    return float(np.max(np.abs(m - np.tanh(bm.bias + bm.coupling_matrix() @ m))))
+@renamed_argument("bm", "model")
+def mean_field_residual(model: BoltzmannMachine, m: Any) -> float:
+    """``max_i |m_i − tanh(θ_i + Σ_j w_ij m_j)|``: how far ``m`` is from solving eq. (17).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    m : array_like, shape (n,)
+        Means in ``[-1, 1]``.
+
+    Returns
+    -------
+    float
+        The largest residual of eq. (17) over the spins.
+    """
+    model = check_model(model, "model")
+    m = _check_m(m, model.n)
+    return float(np.max(np.abs(m - np.tanh(model.bias + model.coupling_matrix() @ m))))
 
 
-def mean_field_log_partition(bm: BoltzmannMachine, m: Any) -> float:
+@renamed_argument("bm", "model")
+def mean_field_log_partition(model: BoltzmannMachine, m: Any) -> float:
     """``log Z̃`` of eq. (6) with the constant of eq. (16) fixed by ``⟨ΔH⟩ = 0``.
 
     ``log Z̃ = Σ_i S(m_i) + Σ_i θ_i m_i + ½ Σ_ij w_ij m_i m_j`` with the binary entropy
-    ``S(m) = −Σ_± (1 ± m)/2 log((1 ± m)/2)``: the mean-field free energy and the
-    first-order bound (``K = 2``) for any ``m`` in ``[−1, 1]^N``.
+    ``S(m) = −Σ_± (1 ± m)/2 log((1 ± m)/2)``.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    m : array_like, shape (n,)
+        Means in ``[−1, 1]^N`` (any, not only solutions of eq. (17)).
+
+    Returns
+    -------
+    float
+        The mean-field free energy: the first-order bound (``K = 2``) on ``log Z``.
     """
-    bm = check_model(bm)
-    m = _check_m(m, bm.n)
+    model = check_model(model, "model")
+    m = _check_m(m, model.n)
     p, q = (1 + m) / 2, (1 - m) / 2
     entropy = -float(np.sum(xlogy(p, p) + xlogy(q, q)))
-    W = bm.coupling_matrix()
-    return entropy + float(bm.bias @ m) + 0.5 * float(m @ W @ m)
+    W = model.coupling_matrix()
+    return entropy + float(model.bias @ m) + 0.5 * float(m @ W @ m)
 
 
 def _check_m(m: Any, n: int, name: str = "m") -> np.ndarray:
@@ -419,8 +479,9 @@ def _starts(first: np.ndarray, n_starts: int, gen: np.random.Generator) -> Itera
         yield gen.uniform(-1, 1, first.size)
 
 
+@renamed_argument("bm", "model")
 def mean_field(
-    bm: BoltzmannMachine,
+    model: BoltzmannMachine,
     *,
     solution: str = "best",
     n_starts: int = 8,
@@ -428,15 +489,15 @@ def mean_field(
     tol: float = 1e-13,
     max_iter: int = 5000,
     init: Any = None,
-    rng: Any = 0,
+    rng: Any = _SEED_ZERO,
     time_limit: float | None = None,
 ) -> np.ndarray:
     """A solution ``m = tanh h`` of the mean-field equations (17).
 
     Parameters
     ----------
-    bm : BoltzmannMachine
-    solution : {"best", "zero"}
+    model : BoltzmannMachine
+    solution : {"best", "zero"}, default "best"
         ``"best"``: damped iteration ``m ← (1 − d) m + d tanh(θ + w m)`` from several starts
         (``tanh θ`` and ``n_starts − 1`` uniform random points, or ``init`` alone), each
         finished by sequential updates (coordinate ascent, guaranteed to converge) when the
@@ -444,27 +505,38 @@ def mean_field(
         one with the largest first-order bound (:func:`mean_field_log_partition`) is
         returned. ``"zero"``: the ``h = 0`` solution, which solves eq. (17) when all
         thresholds are zero (Figure 4); refused otherwise.
-    n_starts, damping, tol, max_iter, init, rng
-        Starts (at most :data:`MAX_MEAN_FIELD_STARTS`), damping ``d`` in (0, 1],
-        convergence tolerance on ``max |Δm|``, iteration cap, an optional single start,
-        and the seed of the random starts.
-    time_limit : float, optional
+    n_starts : int, default 8
+        Starts of ``"best"``, at most :data:`MAX_MEAN_FIELD_STARTS`.
+    damping : float, default 0.5
+        The damping ``d`` of the iteration, in (0, 1].
+    tol : float, default 1e-13
+        Convergence tolerance on ``max |Δm|``.
+    max_iter : int, default 5000
+        Iteration cap of each start (damped iterations, then as many sequential sweeps).
+    init : array_like, shape (n,), optional
+        A single start in ``[-1, 1]^n``, used instead of the random starts.
+    rng : numpy.random.Generator or int
+        The seed of the random starts. Omitting it (the random starts then use seed 0)
+        is deprecated and warns with a :class:`FutureWarning` when the random starts are
+        drawn (``solution="best"`` without ``init``).
+    time_limit : float or None, default None
         Seconds: no iteration starts after them, and the best fixed point found so far is
         returned (fewer starts tried). Without it every start runs to its end.
 
     Returns
     -------
-    numpy.ndarray, shape (n,)
+    numpy.ndarray of float64, shape (n,)
+        The means ``m``.
 
     Raises
     ------
     TimeoutError
         When the time limit passes before any start has converged.
     """
-    bm = check_model(bm)
-    n = bm.n
+    model = check_model(model, "model")
+    n = model.n
     if solution == "zero":
-        if np.any(bm.bias != 0):
+        if np.any(model.bias != 0):
             raise ValueError("solution='zero' (h = 0) solves eq. (17) only when every "
                              "threshold (bias) is zero")
         return np.zeros(n)
@@ -481,11 +553,16 @@ def mean_field(
     max_iter = check_positive(max_iter, "max_iter", integer=True)
     stop = (math.inf if time_limit is None
             else time.perf_counter() + check_positive(time_limit, "time_limit", allow_zero=True))
-    theta = np.ascontiguousarray(bm.bias, dtype=np.float64)
-    W = np.ascontiguousarray(bm.coupling_matrix())
+    theta = np.ascontiguousarray(model.bias, dtype=np.float64)
+    W = np.ascontiguousarray(model.coupling_matrix())
     if init is not None:
         starts = [_check_m(init, n, "init")]
     else:
+        if rng is _SEED_ZERO:
+            # stacklevel 4: past the renamed_argument wrapper, at the caller's line
+            warn_deprecated("mean_field() without rng=", "mean_field(..., rng=<seed or Generator>)",
+                            stacklevel=4)
+            rng = 0
         gen = as_rng(rng)
         starts = _starts(np.tanh(theta), n_starts, gen)
     best, best_val = None, -math.inf
@@ -508,7 +585,7 @@ def mean_field(
         m = np.tanh(theta + W @ m) if converged else m
         if not converged:
             continue
-        val = mean_field_log_partition(bm, m)
+        val = mean_field_log_partition(model, m)
         if val > best_val:
             best, best_val = m, val
     if best is None and time.perf_counter() >= stop:
@@ -581,19 +658,20 @@ def _dh_moments_enumerate(
     return M
 
 
+@renamed_argument("bm", "model")
 def delta_h_moments(
-    bm: BoltzmannMachine, m: Any, order: int, method: str = "graphs"
+    model: BoltzmannMachine, m: Any, order: int, method: str = "graphs"
 ) -> np.ndarray:
     """``⟨ΔH^n⟩``, ``n = 0..order``, under the factorized distribution with means ``m``.
 
     Parameters
     ----------
-    bm : BoltzmannMachine
+    model : BoltzmannMachine
     m : array_like, shape (n,)
         Means ``m_i = tanh h_i`` of the factorized ``H̃``.
     order : int
         Highest moment (any positive integer; the order-``K−1`` bound needs ``K − 1``).
-    method : {"graphs", "enumerate"}
+    method : {"graphs", "enumerate"}, default "graphs"
         ``"enumerate"``: eq. (16) exactly, summing over all ``2^N`` states (``N ≤ 30``),
         valid for any ``m``. ``"graphs"``: eq. (18) by the partition-graph expansion of
         section 4: the cumulants of ``ΔH`` are sums over the *connected* partition graphs
@@ -608,22 +686,22 @@ def delta_h_moments(
     numpy.ndarray, shape (order + 1,)
         ``[1, ⟨ΔH⟩ (= 0), ⟨ΔH²⟩, ...]``.
     """
-    bm = check_model(bm)
-    m = _check_m(m, bm.n)
+    model = check_model(model, "model")
+    m = _check_m(m, model.n)
     order = check_positive(order, "order", integer=True)
     if method == "enumerate":
-        if bm.n > MAX_ENUMERATE_N:
-            raise ValueError(f"method='enumerate' visits 2^N states; N = {bm.n} is more "
+        if model.n > MAX_ENUMERATE_N:
+            raise ValueError(f"method='enumerate' visits 2^N states; N = {model.n} is more "
                              f"than {MAX_ENUMERATE_N}: use method='graphs'")
-        return _dh_moments_enumerate(bm, m, order)
+        return _dh_moments_enumerate(model, m, order)
     if method == "graphs":
         check_graph_order(order)
-        res = mean_field_residual(bm, m)
+        res = mean_field_residual(model, m)
         if not res <= MEAN_FIELD_TOL:
             raise ValueError(f"method='graphs' needs m solving the mean-field equations (17) "
                              f"(eq. 18 assumes it); residual {res:.3g} > {MEAN_FIELD_TOL:g}. "
-                             f"Use mean_field(bm) or method='enumerate'")
-        return dh_moments_graphs(bm.coupling_matrix(), m, order)
+                             f"Use mean_field(model, rng=...) or method='enumerate'")
+        return dh_moments_graphs(model.coupling_matrix(), m, order)
     raise ValueError(f"method must be 'graphs' or 'enumerate', got {method!r}")
 
 
@@ -636,8 +714,9 @@ def _auto_method(method: str, n: int, order: int) -> str:
     return method
 
 
+@renamed_argument("bm", "model")
 def log_partition_lower_bounds(
-    bm: BoltzmannMachine,
+    model: BoltzmannMachine,
     orders: Sequence[int],
     *,
     m: Any = None,
@@ -646,29 +725,51 @@ def log_partition_lower_bounds(
 ) -> np.ndarray:
     """``log`` of the optimized bound (5) for several odd orders, sharing the moments.
 
-    ``log Z ≥ log Z̃ + log Σ_n A_{K;n}(μ^opt) ⟨ΔH^n⟩`` with ``K = order + 1``. ``m``
-    defaults to :func:`mean_field` ``(bm)`` (under ``time_limit`` seconds, when given:
-    its starts are what takes time; ``TimeoutError`` when none converged in time);
-    ``method="auto"`` enumerates for ``N ≤ AUTO_ENUMERATE_N`` and uses the partition
-    graphs beyond.
+    ``log Z ≥ log Z̃ + log Σ_n A_{K;n}(μ^opt) ⟨ΔH^n⟩`` with ``K = order + 1``.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    orders : sequence of int
+        Odd orders, each at most :data:`MAX_ORDER`; not empty.
+    m : array_like, shape (n,), optional
+        The means of the factorized distribution. Default: :func:`mean_field` ``(model,
+        rng=0)``, under ``time_limit`` seconds when given.
+    method : {"auto", "graphs", "enumerate"}, default "auto"
+        How the moments ``⟨ΔH^n⟩`` are computed (:func:`delta_h_moments`); ``"auto"``
+        enumerates for ``N ≤ AUTO_ENUMERATE_N`` and uses the partition graphs beyond.
+    time_limit : float or None, default None
+        Seconds for the mean-field starts when ``m`` is not given (they are what takes
+        time).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(orders),)
+        The lower bounds on ``log Z``, in the order of ``orders``.
+
+    Raises
+    ------
+    TimeoutError
+        When ``m`` is not given and no mean-field start converged within ``time_limit``.
     """
-    bm = check_model(bm)
+    model = check_model(model, "model")
     orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
-    m = mean_field(bm, time_limit=time_limit) if m is None else _check_m(m, bm.n)
+    m = (mean_field(model, time_limit=time_limit, rng=0) if m is None
+         else _check_m(m, model.n))
     top = max(orders)
-    method = _auto_method(method, bm.n, top)
+    method = _auto_method(method, model.n, top)
     with np.errstate(over="ignore", invalid="ignore"):
-        M = delta_h_moments(bm, m, top, method) if top > 1 else np.array([1.0, 0.0])
-    base = mean_field_log_partition(bm, m)
+        M = delta_h_moments(model, m, top, method) if top > 1 else np.array([1.0, 0.0])
+    base = mean_field_log_partition(model, m)
     out = []
     scaled = None
     for o in orders:
         value = _plain_log_bound(M, o)
         if value is None:  # high order: moments or coefficients beyond float range
             if scaled is None:
-                scaled = _scaled_moments(bm, m, M, top, method)
+                scaled = _scaled_moments(model, m, M, top, method)
             value = _log_expected_bound_mp(scaled[0], scaled[1], o)
         out.append(base + value)
     return np.array(out)
@@ -700,21 +801,44 @@ def _scaled_moments(
     return M / scale ** np.arange(order + 1), scale
 
 
+@renamed_argument("bm", "model")
 def log_partition_lower_bound(
-    bm: BoltzmannMachine, order: int, *, m: Any = None, method: str = "auto",
+    model: BoltzmannMachine, order: int, *, m: Any = None, method: str = "auto",
     time_limit: float | None = None,
 ) -> float:
     """Lower bound of odd ``order`` on ``log Z`` (eq. 5 with the optimal μ of eq. 13).
 
     Order 1 is the mean-field bound; the bound never decreases with the order (section 3).
-    See :func:`log_partition_lower_bounds` for the parameters.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    order : int
+        Odd, at most :data:`MAX_ORDER`.
+    m : array_like, shape (n,), optional
+        As in :func:`log_partition_lower_bounds`.
+    method : {"auto", "graphs", "enumerate"}, default "auto"
+        As in :func:`log_partition_lower_bounds`.
+    time_limit : float or None, default None
+        As in :func:`log_partition_lower_bounds`.
+
+    Returns
+    -------
+    float
+        The lower bound on ``log Z``.
+
+    Raises
+    ------
+    TimeoutError
+        When ``m`` is not given and no mean-field start converged within ``time_limit``.
     """
-    return float(log_partition_lower_bounds(bm, [order], m=m, method=method,
+    return float(log_partition_lower_bounds(model, [order], m=m, method=method,
                                             time_limit=time_limit)[0])
 
 
+@renamed_argument("bm", "model")
 def pair_correlation_estimates(
-    bm: BoltzmannMachine,
+    model: BoltzmannMachine,
     orders: Sequence[int],
     edge: int = 0,
     *,
@@ -724,24 +848,44 @@ def pair_correlation_estimates(
 ) -> np.ndarray:
     """``⟨s_i s_j⟩ ≈ ∂ log B / ∂ w_ij`` for one edge, from the bounds of several orders.
 
-    The bound is differentiated by central differences in the coupling of edge ``edge``
-    (row of ``bm.edges``), the mean-field solution being followed continuously (warm
-    start from ``m``). These estimates are neither upper nor lower bounds (section 5,
-    Figure 3). Order 1 gives the naive mean-field ``m_i m_j``.
+    The bound is differentiated by central differences in the coupling of edge ``edge``,
+    the mean-field solution being followed continuously (warm start from ``m``). These
+    estimates are neither upper nor lower bounds (section 5, Figure 3).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    orders : sequence of int
+        Odd orders of the bounds, as in :func:`log_partition_lower_bounds`.
+    edge : int, default 0
+        The edge ``(i, j)``: a row index of ``model.edges``.
+    step : float, default 1e-05
+        Positive step of the central differences in ``w_ij``.
+    method : {"auto", "graphs", "enumerate"}, default "auto"
+        As in :func:`log_partition_lower_bounds`.
+    m : array_like, shape (n,), optional
+        The mean-field solution to start from. Default: :func:`mean_field` ``(model,
+        rng=0)``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(orders),)
+        The estimates of ``⟨s_i s_j⟩``, one per order; order 1 gives the naive mean-field
+        ``m_i m_j``.
     """
-    bm = check_model(bm)
+    model = check_model(model, "model")
     if isinstance(edge, bool) or not isinstance(edge, (int, np.integer)) or not (
-        0 <= edge < len(bm.edges)
+        0 <= edge < len(model.edges)
     ):
-        raise ValueError(f"edge must be a row index of bm.edges in [0, {len(bm.edges)}), "
-                         f"got {edge!r}")
+        raise ValueError(f"edge must be a row index of model.edges in "
+                         f"[0, {len(model.edges)}), got {edge!r}")
     step = check_positive(step, "step")
-    m = mean_field(bm) if m is None else _check_m(m, bm.n)
+    m = mean_field(model, rng=0) if m is None else _check_m(m, model.n)
     out = []
     for sign in (1.0, -1.0):
-        theta = bm.params.copy()
-        theta[bm.n + edge] += sign * step
-        b2 = bm.with_params(theta)
+        theta = model.params.copy()
+        theta[model.n + edge] += sign * step
+        b2 = model.with_params(theta)
         m2 = mean_field(b2, init=m)
         out.append(log_partition_lower_bounds(b2, orders, m=m2, method=method))
     return (out[0] - out[1]) / (2 * step)
@@ -751,7 +895,24 @@ def pair_correlation_estimates(
 def sk_model(
     N: int, sigma_w: float, *, rng: Any, theta_sd: float = 0.2
 ) -> BoltzmannMachine:
-    """The SK model of section 5: all pairs, ``θ_i ~ N(0, θ_sd²)``, ``w_ij ~ N(0, σ_w²/N)``."""
+    """The SK model of section 5: all pairs, ``θ_i ~ N(0, θ_sd²)``, ``w_ij ~ N(0, σ_w²/N)``.
+
+    Parameters
+    ----------
+    N : int
+        Number of spins (positive).
+    sigma_w : float
+        Non-negative; the couplings' standard deviation is ``sigma_w / sqrt(N)``.
+    rng : numpy.random.Generator or int
+        The seed of the draws: the biases first (when ``theta_sd > 0``), then the couplings.
+    theta_sd : float, default 0.2
+        Non-negative standard deviation of the biases (``0``: all biases zero).
+
+    Returns
+    -------
+    BoltzmannMachine
+        The model on the complete graph (:func:`mrflib.models.graphs.complete`).
+    """
     from mrflib.models import graphs
 
     N = check_positive(N, "N", integer=True)

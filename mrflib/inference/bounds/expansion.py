@@ -61,6 +61,14 @@ class PartitionGraph(NamedTuple):
 
     with every index running freely over ``0..N-1`` (the corrected moments make the
     free sums exact).
+
+    Attributes
+    ----------
+    edges : tuple of (int, int)
+        One ``(u, v)`` pair (``u < v``) per coupling ``w_uv`` of the partition, parallel
+        edges repeated.
+    count : int
+        The number of ways the ``2n`` indices coincide into this pattern.
     """
 
     edges: tuple[tuple[int, int], ...]
@@ -68,14 +76,17 @@ class PartitionGraph(NamedTuple):
 
     @property
     def order(self) -> int:
+        """``n``, the number of edges (the power of ``ΔH``)."""
         return len(self.edges)
 
     @property
     def n_vertices(self) -> int:
+        """The number of vertices (distinct indices)."""
         return 1 + max(v for e in self.edges for v in e)
 
     @property
     def degrees(self) -> tuple[int, ...]:
+        """The degree of each vertex ``0..n_vertices-1`` (parallel edges counted)."""
         deg = [0] * self.n_vertices
         for u, v in self.edges:
             deg[u] += 1
@@ -84,6 +95,7 @@ class PartitionGraph(NamedTuple):
 
     @property
     def connected(self) -> bool:
+        """Whether the multigraph is connected (the connected ones give the cumulants)."""
         return len(_components(self.edges, self.n_vertices)) == 1
 
     @property
@@ -97,7 +109,13 @@ class PartitionGraph(NamedTuple):
         return self.count / 2.0 ** self.order
 
     def to_networkx(self):
-        """The partition as a :class:`networkx.MultiGraph`."""
+        """The partition as a :class:`networkx.MultiGraph`.
+
+        Returns
+        -------
+        networkx.MultiGraph
+            Vertices ``0..n_vertices-1``, one edge per entry of ``edges``.
+        """
         import networkx as nx
 
         g = nx.MultiGraph()
@@ -294,11 +312,16 @@ CACHE_VERSION = 2
 def partition_graph_cache_path() -> Path:
     """Where the generated partition graphs are cached.
 
-    ``$MRFLIB_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/mrflib`` (``~/.cache/mrflib``).
     Generating all graphs up to order 9 takes about a second; the file is a small JSON
     holding a format version and a SHA-256 checksum of its content, written atomically.
     A file that fails either check (truncated, edited, corrupted, older format) is
     regenerated with a :class:`RuntimeWarning`, never trusted.
+
+    Returns
+    -------
+    pathlib.Path
+        The cache file in ``$MRFLIB_CACHE_DIR`` if set, else in ``$XDG_CACHE_HOME/mrflib``
+        (``~/.cache/mrflib``); the file need not exist.
     """
     root = os.environ.get("MRFLIB_CACHE_DIR")
     if root:
@@ -391,7 +414,18 @@ def _count_connected(form, aut: int) -> int:
 
 
 def check_graph_order(order: Any) -> int:
-    """``order`` as a positive int, refused beyond :data:`MAX_GRAPH_ORDER`."""
+    """``order`` as a positive int, refused beyond :data:`MAX_GRAPH_ORDER`.
+
+    Parameters
+    ----------
+    order : int
+        The order to check.
+
+    Returns
+    -------
+    int
+        ``order``, once checked.
+    """
     order = check_positive(order, "order", integer=True)
     if order > MAX_GRAPH_ORDER:
         raise ValueError(f"order must be at most {MAX_GRAPH_ORDER} for partition graphs (there "
@@ -400,7 +434,18 @@ def check_graph_order(order: Any) -> int:
 
 
 def connected_partition_graphs(order: int) -> list[PartitionGraph]:
-    """The connected partition graphs with ``order`` edges (they give the cumulants)."""
+    """The connected partition graphs with ``order`` edges (they give the cumulants).
+
+    Parameters
+    ----------
+    order : int
+        Positive, at most :data:`MAX_GRAPH_ORDER`.
+
+    Returns
+    -------
+    list of PartitionGraph
+        One per isomorphism class; empty for ``order < 2``.
+    """
     order = check_graph_order(order)
     if order < 2:
         return []
@@ -452,8 +497,16 @@ def partition_graphs(order: int) -> list[PartitionGraph]:
     ones are generated once and cached on disk (:func:`partition_graph_cache_path`);
     disconnected ones are products of connected ones.
 
-    Returns a list of :class:`PartitionGraph` ``(edges, count)`` named tuples (they unpack
-    as ``for edges, count in partition_graphs(5)``).
+    Parameters
+    ----------
+    order : int
+        Positive, at most :data:`MAX_GRAPH_ORDER`.
+
+    Returns
+    -------
+    list of PartitionGraph
+        ``(edges, count)`` named tuples (they unpack as
+        ``for edges, count in partition_graphs(5)``); empty for ``order < 2``.
     """
     order = check_graph_order(order)
     if order < 2:
@@ -519,8 +572,23 @@ def graph_value(
 ) -> float:
     """``Σ_{free indices} Π_edges w Π_vertices M'_deg`` of one connected partition graph.
 
-    ``Wp[k]`` is the elementwise power ``w^k`` (``Wp[0]`` all ones) and ``kap[c]`` the
-    corrected moments ``M'_c`` of every spin (Table 1): the free index sum of eq. (19).
+    The free index sum of eq. (19), contracted along the graph's elimination plan.
+
+    Parameters
+    ----------
+    edges : tuple of (int, int)
+        The graph's ``edges`` (:class:`PartitionGraph`).
+    Wp : list of numpy.ndarray, each of shape (N, N)
+        ``Wp[k]`` is the elementwise power ``w^k`` (``Wp[0]`` all ones), up to the
+        largest edge multiplicity.
+    kap : numpy.ndarray, shape (c_max + 1, N)
+        ``kap[c]``: the corrected moments ``M'_c`` of every spin (Table 1), up to the
+        largest vertex degree.
+
+    Returns
+    -------
+    float
+        The value of the sum.
     """
     recipe, steps, final = _plan(edges)
     tensors: dict[int, Any] = {}
@@ -597,7 +665,17 @@ def _check_c_max(c_max: Any) -> int:
 def central_moment_polynomials(c_max: int) -> list[np.ndarray]:
     """Integer coefficients (increasing powers of ``m``) of ``M_c = ⟨(s − m)^c⟩``, Table 1.
 
-    ``s = ±1`` with ``P(s = 1) = (1 + m)/2``; ``c = 0..c_max``.
+    ``s = ±1`` with ``P(s = 1) = (1 + m)/2``.
+
+    Parameters
+    ----------
+    c_max : int
+        Highest moment, in ``[0, MAX_MOMENT_ORDER]``.
+
+    Returns
+    -------
+    list of numpy.ndarray of object (Python int)
+        Entry ``c`` holds the coefficients of ``M_c``, ``c = 0..c_max``.
     """
     c_max = _check_c_max(c_max)
     return [np.array(p, dtype=object) for p in _central_polys(c_max)]
@@ -609,13 +687,37 @@ def corrected_moment_polynomials(c_max: int) -> list[np.ndarray]:
     ``M'_c`` is ``M_c`` minus all products of corrected moments whose subscripts add up to
     ``c`` (Table 1's caption) -- that is, the ``c``-th cumulant of ``s`` (``M'_1 = 0``
     because ``s − m`` is centred). Computed as ``κ_{c+1} = (1 − m²) dκ_c/dm``.
+
+    Parameters
+    ----------
+    c_max : int
+        Highest moment, in ``[0, MAX_MOMENT_ORDER]``.
+
+    Returns
+    -------
+    list of numpy.ndarray of object (Python int)
+        Entry ``c`` holds the coefficients of ``M'_c`` in increasing powers of ``m``,
+        ``c = 0..c_max``.
     """
     c_max = _check_c_max(c_max)
     return [np.array(p, dtype=object) for p in _cumulant_polys(max(c_max, 1))][: c_max + 1]
 
 
 def corrected_moments(m: Any, c_max: int) -> np.ndarray:
-    """``M'_c(m_i)`` for ``c = 0..c_max``, shape ``(c_max + 1, n)`` (rows 0 and 1 are 0)."""
+    """``M'_c(m_i)`` for ``c = 0..c_max`` (Table 1's corrected moments at the means).
+
+    Parameters
+    ----------
+    m : array_like, shape (n,)
+        The spins' means.
+    c_max : int
+        Highest moment, in ``[0, MAX_MOMENT_ORDER]``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (c_max + 1, n)
+        Row ``c`` holds ``M'_c(m_i)`` of every spin; rows 0 and 1 are 0.
+    """
     m = check_array(m, "m", ndim=1)
     c_max = _check_c_max(c_max)
     out = np.zeros((c_max + 1, m.shape[0]))
@@ -636,10 +738,24 @@ def _moments_from_cumulants(kappa: np.ndarray) -> np.ndarray:
 
 
 def dh_moments_graphs(W: np.ndarray, m: np.ndarray, order: int) -> np.ndarray:
-    """``⟨ΔH^n⟩``, ``n = 0..order``, by eq. (18)-(19) (``m`` solving eq. 17, no checks).
+    """``⟨ΔH^n⟩``, ``n = 0..order``, by eq. (18)-(19).
 
     Cumulants are sums over the connected partition graphs of their free index sums with
     the corrected moments on the vertices; the moments follow from the cumulants.
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n, n)
+        The symmetric coupling matrix ``w`` with a zero diagonal.
+    m : numpy.ndarray, shape (n,)
+        Means solving the mean-field equations (17): not checked (eq. 18 assumes it).
+    order : int
+        Highest moment, at most :data:`MAX_GRAPH_ORDER`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (order + 1,)
+        ``[1, ⟨ΔH⟩ (= 0), ⟨ΔH²⟩, ...]``.
     """
     kap = corrected_moments(m, order)
     Wp = [np.ones_like(W)] + [W**p for p in range(1, order + 1)]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.threads import blas_single_threaded, parallel_ok
 from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
 from mrflib.inference._fields import neighbour_fields
@@ -143,31 +144,57 @@ def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
     return out
 
 
-def sweep_order(bm: BoltzmannMachine) -> np.ndarray:
-    """The order in which a sweep visits the spins: ``0..n-1``, or colour blocks on
-    bipartite graphs of at least :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins."""
-    bm = check_model(bm)
-    if _checkerboard.applies(bm):
-        return _checkerboard.layout(bm)[0]
-    return np.arange(bm.n)
+@renamed_argument("bm", "model")
+def sweep_order(model: BoltzmannMachine) -> np.ndarray:
+    """The order in which a sweep visits the spins.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n,)
+        ``0..n-1``, or colour blocks on bipartite graphs of at least
+        :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins.
+    """
+    model = check_model(model, "model")
+    if _checkerboard.applies(model):
+        return _checkerboard.layout(model)[0]
+    return np.arange(model.n)
 
 
+@renamed_argument("bm", "model")
 @blas_single_threaded
-def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> np.ndarray:
+def sweep(model: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> np.ndarray:
     """Advance each chain (row of ``states``) by ``n_sweeps`` Gibbs sweeps.
 
     This is the chain update of persistent contrastive divergence (Tieleman 2008)
-    and of Algorithm 2 of the GSMCI paper. Returns a new ``int8`` array; ``states``
-    is not modified.
+    and of Algorithm 2 of the GSMCI paper.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    states : array_like of int8, shape (n_chains, n)
+        The chains' spins in ``{-1, +1}``; not modified.
+    n_sweeps : int
+        Sweeps of every spin (``0`` returns a copy of ``states``).
+    rng : numpy.random.Generator or int
+        The source of the uniforms.
+
+    Returns
+    -------
+    numpy.ndarray of int8, shape (n_chains, n)
+        The chains after the sweeps, a new array.
     """
-    bm = check_model(bm)
-    x = check_spins(states, bm.n, "states").copy()
+    model = check_model(model, "model")
+    x = check_spins(states, model.n, "states").copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)
-    require_memory(_gibbs_bytes(len(x), bm.n, 0, n_sweeps),
-                   f"sweep(n_sweeps={n_sweeps}) of {len(x)} chains of {bm.n} spins")
+    require_memory(_gibbs_bytes(len(x), model.n, 0, n_sweeps),
+                   f"sweep(n_sweeps={n_sweeps}) of {len(x)} chains of {model.n} spins")
     if n_sweeps:
-        _run(bm, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
+        _run(model, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
     return x
 
 
@@ -204,20 +231,24 @@ def gibbs(
     Parameters
     ----------
     model : BoltzmannMachine or FactorGraph
+        The model to sample.
     n_samples : int
+        Configurations to draw (positive).
     burn_in : int
         Sweeps discarded before the first sample (keyword-only: choose it).
-    thin : int
+    thin : int, default 1
         Sweeps between successive samples of one chain.
-    n_chains : int, optional
-        Independent chains; at most ``n_samples``.
+    n_chains : int or None, default None
+        Independent chains; at most ``n_samples``. ``None``: one per sample.
     init : array_like, shape (n_chains, n), optional
-        Starting spins.
-    rng : Generator or int
+        Starting spins (states of a FactorGraph). Default: uniformly random.
+    rng : numpy.random.Generator or int
+        The source of the starts and the uniforms.
 
     Returns
     -------
     ndarray of int8 (int64 for a FactorGraph), shape (n_samples, n)
+        The samples, row ``t * n_chains + c`` chain ``c``'s ``t``-th.
     """
     if isinstance(model, FactorGraph):
         from mrflib.inference.sampling import chains as factor_gibbs

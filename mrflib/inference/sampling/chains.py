@@ -56,9 +56,22 @@ SECONDS_PER_ENTRY = 1e-8
 
 
 def pack(model: FactorGraph, tables: np.ndarray | None = None) -> tuple:
-    """The model as flat arrays for the kernels of :mod:`mrflib.inference.sampling._chains_kernels`:
-    ``(tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets)``; ``tables``, the
-    model's log-tables raveled and joined in factor order, when the caller has them."""
+    """The model as flat arrays for the kernels of :mod:`mrflib.inference.sampling._chains_kernels`.
+
+    Parameters
+    ----------
+    model : FactorGraph
+    tables : numpy.ndarray or None, default None
+        The model's log-tables raveled and joined in factor order (:func:`flat_tables`),
+        when the caller has them; ``None``: flattened here.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(tables, vptr, vfac, vstride, fptr, fvars, fstride, offsets)``: the flat
+        tables, each variable's factors and its stride in each (CSR), each factor's
+        variables and strides (CSR) and each table's offset in ``tables``.
+    """
     # math.prod: np.prod's dispatch per axis costs seconds on a model of a million factors
     strides = [[math.prod(t.shape[a + 1:]) for a in range(t.ndim)] for t in model.log_tables]
     sizes = [t.size for t in model.log_tables]
@@ -77,7 +90,17 @@ def pack(model: FactorGraph, tables: np.ndarray | None = None) -> tuple:
 
 
 def flat_tables(model: FactorGraph) -> np.ndarray:
-    """The log-tables raveled and joined in factor order (the kernels' ``tables``)."""
+    """The log-tables raveled and joined in factor order (the kernels' ``tables``).
+
+    Parameters
+    ----------
+    model : FactorGraph
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (sum of the tables' sizes,)
+        The joined tables.
+    """
     return np.concatenate([np.zeros(0)] + [np.ravel(t) for t in model.log_tables])
 
 
@@ -221,22 +244,27 @@ def gibbs(
     Parameters
     ----------
     model : FactorGraph
+        The model to sample.
     n_samples : int
+        States to draw (positive).
     burn_in : int
         Sweeps discarded before the first sample (keyword-only: choose it).
-    thin : int
+    thin : int, default 1
         Sweeps between successive samples of one chain.
-    n_chains : int, optional
-        Chains; at most ``n_samples``.
+    n_chains : int or None, default None
+        Chains; at most ``n_samples``. ``None``: one per sample.
     init : array_like, shape (n_chains, n), optional
         Starting states, each of positive weight and agreeing with the evidence.
-    evidence : mapping, optional
+        Default: uniformly random.
+    evidence : mapping or None, default None
         ``{variable: value}``: observed variables, clamped (never updated).
-    rng : Generator or int
+    rng : numpy.random.Generator or int
+        The source of the starts and the uniforms.
 
     Returns
     -------
     ndarray of int64, shape (n_samples, n)
+        The samples, row ``t * n_chains + c`` chain ``c``'s ``t``-th.
 
     Raises
     ------
@@ -277,12 +305,15 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
     Parameters
     ----------
     model : FactorGraph
+        The model whose conditionals the sweeps draw from.
     chains : int64 array (M, n), C-contiguous
         States of positive weight (a chain of zero weight may stay there); updated in
         place.
     n_sweeps : int
-    rng : Generator or int
-    structure : tuple, optional
+        Sweeps of every variable (``0``: nothing is drawn).
+    rng : numpy.random.Generator or int
+        The source of the uniforms.
+    structure : tuple or None, default None
         ``pack(model)[1:]`` of a model with the same scopes and cardinalities, kept by a
         caller that advances the chains under a sequence of models, so that only the
         tables are flattened per call.
@@ -314,9 +345,29 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
 
 def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, plan: tuple,
                    card: np.ndarray) -> np.ndarray:
-    """:func:`advance` on a model given as its :func:`pack` (tables flattened in factor
-    order) and int64 cardinalities, for callers that keep the tables flat (a learner's
-    steps) and whose chains are valid by construction: nothing is checked."""
+    """:func:`advance` on a model given as its :func:`pack`, nothing checked.
+
+    For callers that keep the tables flat (a learner's steps) and whose chains are valid
+    by construction.
+
+    Parameters
+    ----------
+    chains : numpy.ndarray of int64, shape (M, n), C-contiguous
+        The chains' states; updated in place.
+    n_sweeps : int
+        Sweeps of every variable.
+    rng : numpy.random.Generator
+        The source of the uniforms.
+    plan : tuple
+        :func:`pack` of the model (tables flattened in factor order).
+    card : numpy.ndarray of int64, shape (n,)
+        The model's cardinalities.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``chains`` itself.
+    """
     free = np.arange(chains.shape[1], dtype=np.int64)
     for _ in range(n_sweeps):
         _sweep(chains, rng, plan, card, free)
@@ -328,7 +379,32 @@ def gibbs_numpy(
     n_chains: int | None = None, init: Any = None, evidence: Mapping | None = None,
     rng: Any,
 ) -> np.ndarray:
-    """Plain numpy reference of :func:`gibbs` (the same draws; vectorized over chains)."""
+    """Plain numpy reference of :func:`gibbs` (the same draws; vectorized over chains).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        As in :func:`gibbs`.
+    n_samples : int
+        As in :func:`gibbs`.
+    burn_in : int
+        As in :func:`gibbs`.
+    thin : int, default 1
+        As in :func:`gibbs`.
+    n_chains : int or None, default None
+        As in :func:`gibbs`.
+    init : array_like, shape (n_chains, n), optional
+        As in :func:`gibbs`.
+    evidence : mapping or None, default None
+        As in :func:`gibbs`.
+    rng : numpy.random.Generator or int
+        As in :func:`gibbs`.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples, n)
+        The samples :func:`gibbs` returns for the same arguments.
+    """
     model, free, x, record, per_chain, rng, _ = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
     card = model.cardinalities
@@ -357,9 +433,26 @@ def gibbs_numpy(
 # --------------------------------------------------------------------------- estimates
 def batch_ids(n_samples: int, n_chains: int, n_batches: int = N_BATCHES) -> np.ndarray:
     """The batch of each row of :func:`gibbs`'s output (row ``t * n_chains + c``), for
-    batch means: whole chains, grouped into ``n_batches`` (``n_chains >= n_batches``), or
-    each chain cut into consecutive runs of its samples (fewer chains). I.i.d. samples
-    (``n_chains = n_samples``) make every grouping valid."""
+    batch means.
+
+    I.i.d. samples (``n_chains = n_samples``) make every grouping valid.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows of the output (positive).
+    n_chains : int
+        Chains that produced them (positive).
+    n_batches : int, default 32
+        Batches wanted (:data:`N_BATCHES`).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n_samples,)
+        The batch of each row: whole chains, grouped into ``n_batches``
+        (``n_chains >= n_batches``), or each chain cut into consecutive runs of its
+        samples (fewer chains).
+    """
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     n_chains = check_positive(n_chains, "n_chains", integer=True)
     rows = np.arange(n_samples)
@@ -379,17 +472,45 @@ def _nonempty_batches(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
 
 
 def batch_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The mean over all rows from per-batch sums ``(B, ...)`` over ``counts (B,)`` rows
-    (the mean of :func:`batch_standard_errors`, without its errors)."""
+    """The mean over all rows from per-batch sums (the mean of
+    :func:`batch_standard_errors`, without its errors).
+
+    Parameters
+    ----------
+    sums : numpy.ndarray, shape (B, ...)
+        Per-batch sums.
+    counts : numpy.ndarray, shape (B,)
+        Rows in each batch (empty batches are left out).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (...)
+        The mean over all rows.
+    """
     sums, counts = _nonempty_batches(sums, counts)
     return sums.sum(axis=0) / counts.sum()
 
 
 def batch_standard_errors(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
                                                                           np.ndarray]:
-    """Mean and batch-means standard error from per-batch sums ``(B, ...)`` over
-    ``counts (B,)`` rows: ``se² = B/(B-1) Σ_b (n_b/N)² (m_b - m)²`` (batches of unequal
-    sizes); ``nan`` with fewer than two batches."""
+    """Mean and batch-means standard error from per-batch sums.
+
+    ``se² = B/(B-1) Σ_b (n_b/N)² (m_b - m)²`` (batches of unequal sizes).
+
+    Parameters
+    ----------
+    sums : numpy.ndarray, shape (B, ...)
+        Per-batch sums.
+    counts : numpy.ndarray, shape (B,)
+        Rows in each batch (empty batches are left out).
+
+    Returns
+    -------
+    mean : numpy.ndarray of float64, shape (...)
+        The mean over all rows.
+    standard_error : numpy.ndarray of float64, shape (...)
+        Its batch-means standard error; ``nan`` with fewer than two batches.
+    """
     sums, counts = _nonempty_batches(sums, counts)
     N = counts.sum()
     mean = sums.sum(axis=0) / N
@@ -404,9 +525,25 @@ def batch_standard_errors(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndar
 
 def estimate_marginals(samples: Any, cardinalities: Any, *, n_chains: int | None = None
                        ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Empirical marginals (plain Monte Carlo) of states ``samples (N, n)`` and their
-    batch-means standard errors (``n_chains`` as given to :func:`gibbs`; default: i.i.d.
-    rows). Returns ``(marginals, standard_errors)``, lists of ``(|X_i|,)`` arrays."""
+    """Empirical marginals (plain Monte Carlo) of states and their batch-means standard
+    errors.
+
+    Parameters
+    ----------
+    samples : array_like of int, shape (N, n)
+        States, ``0..cardinality-1`` per variable.
+    cardinalities : array_like of int, shape (n,)
+        The variables' numbers of states.
+    n_chains : int or None, default None
+        Chains of the rows as given to :func:`gibbs`; ``None``: i.i.d. rows.
+
+    Returns
+    -------
+    marginals : list of numpy.ndarray
+        One ``(|X_i|,)`` array of frequencies per variable.
+    standard_errors : list of numpy.ndarray
+        Their batch-means standard errors, same shapes.
+    """
     card = np.asarray(cardinalities, dtype=np.int64)
     x = _check_states(samples, card, "samples")
     N = len(x)
@@ -438,9 +575,32 @@ def gibbs_marginals(
     least :data:`N_BATCHES`, at most ``n_samples``), and each round takes at most a tenth
     of the limit at that cost.
 
-    Returns ``{"marginals", "standard_errors", "n_samples", "burn_in", "seconds"}``
-    (``burn_in``: the sweeps run before the first sample, fewer than asked when the limit
-    cut it short).
+    Parameters
+    ----------
+    model : FactorGraph
+        The model to sample.
+    n_samples : int
+        Samples wanted (fewer when ``time_limit`` cuts the rounds short).
+    burn_in : int
+        Sweeps discarded before the first sample.
+    n_chains : int or None, default None
+        Chains, as in :func:`gibbs`; ``None``: see above.
+    thin : int, default 1
+        Sweeps between successive samples of one chain.
+    evidence : mapping or None, default None
+        ``{variable: value}``: observed variables, clamped.
+    time_limit : float or None, default None
+        Seconds the sampling may take; ``None``: no limit.
+    rng : numpy.random.Generator or int
+        The source of the starts and the uniforms.
+
+    Returns
+    -------
+    dict
+        ``{"marginals", "standard_errors", "n_samples", "burn_in", "seconds"}``: the
+        marginals and standard errors as :func:`estimate_marginals` gives them, the
+        samples used, ``burn_in`` the sweeps run before the first sample (fewer than asked
+        when the limit cut it short) and the seconds taken.
     """
     start = time.perf_counter()
     if time_limit is None:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import renamed_argument
 from mrflib._support.validation import (
     check_array,
     check_nodes,
@@ -69,7 +70,7 @@ MAX_REGION = 26
 
 # ----------------------------------------------------------------------------- validation
 def _check_bm(bm: Any) -> BoltzmannMachine:
-    return check_model(bm, "bm")
+    return check_model(bm, "model")
 
 
 def _check_method(method: Any) -> str:
@@ -149,36 +150,76 @@ def _s2_set(T: np.ndarray, nb: list[set[int]], wabs: dict[tuple[int, int], float
     return _independent_set(N1, nb, W)
 
 
-def s2_independent_set(bm: BoltzmannMachine, target: Any) -> np.ndarray:
+@renamed_argument("bm", "model")
+def s2_independent_set(model: BoltzmannMachine, target: Any) -> np.ndarray:
     """The greedy independent set ``I_1(T) ⊆ N_1(T)`` of Algorithm 1 (GSMCI paper).
 
     Ties of the minimum degree (> 0) are broken by the largest
     ``W_j = Σ_{i ∈ T ∩ ∂j} |w_{i,j}|`` (section 4.1), then by the smallest label.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    target : sequence of int
+        The target region ``T``: distinct node labels, at least one.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The nodes of ``I_1(T)``, sorted.
     """
-    bm = _check_bm(bm)
-    T = _check_target(bm, target)
-    wabs = {k: abs(v) for k, v in _coupling_lookup(bm).items()}
-    return np.asarray(_s2_set(T, _neighbour_sets(bm), wabs), dtype=np.int64)
+    model = _check_bm(model)
+    T = _check_target(model, target)
+    wabs = {k: abs(v) for k, v in _coupling_lookup(model).items()}
+    return np.asarray(_s2_set(T, _neighbour_sets(model), wabs), dtype=np.int64)
 
 
-def s2_region(bm: BoltzmannMachine, target: Any) -> np.ndarray:
-    """The s2-SMCI sum region ``A = T ∪ I_1(T)`` (section 4.1, Algorithm 1), sorted."""
-    T = _check_target(_check_bm(bm), target)
-    return np.union1d(T, s2_independent_set(bm, T)).astype(np.int64)
+@renamed_argument("bm", "model")
+def s2_region(model: BoltzmannMachine, target: Any) -> np.ndarray:
+    """The s2-SMCI sum region ``A = T ∪ I_1(T)`` (section 4.1, Algorithm 1).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    target : sequence of int
+        The target region ``T``: distinct node labels, at least one.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The nodes of ``A``, sorted.
+    """
+    T = _check_target(_check_bm(model), target)
+    return np.union1d(T, s2_independent_set(model, T)).astype(np.int64)
 
 
-def sum_region(bm: BoltzmannMachine, target: Any, method: str, k: int | None = None) -> np.ndarray:
+@renamed_argument("bm", "model")
+def sum_region(model: BoltzmannMachine, target: Any, method: str,
+               k: int | None = None) -> np.ndarray:
     """The sum region ``A`` each estimator uses for target ``T``.
 
-    ``"mci"``: empty (no summation); ``"1-smci"``: ``T``; ``"s2-smci"``:
-    :func:`s2_region`; ``"2-smci"``: ``R_1(T)``; ``"k-smci"`` (with ``k >= 1``):
-    ``R_{k-1}(T)`` of eq. (5) and (7).
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    target : sequence of int
+        The target region ``T``: distinct node labels, at least one.
+    method : {"mci", "1-smci", "s2-smci", "2-smci", "k-smci"}
+        ``"mci"``: empty (no summation); ``"1-smci"``: ``T``; ``"s2-smci"``:
+        :func:`s2_region`; ``"2-smci"``: ``R_1(T)``; ``"k-smci"``: ``R_{k-1}(T)`` of
+        eq. (5) and (7).
+    k : int or None, default None
+        ``k >= 1`` of ``"k-smci"``; any other method refuses it.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The nodes of ``A``.
     """
-    bm = _check_bm(bm)
-    T = _check_target(bm, target)
+    model = _check_bm(model)
+    T = _check_target(model, target)
     if method == "k-smci":
         k = check_positive(k, "k", integer=True)
-        return bm.graph.R_k(T, k - 1)
+        return model.graph.R_k(T, k - 1)
     if k is not None:
         raise ValueError("k is only used with method='k-smci'")
     _check_method(method)
@@ -187,8 +228,8 @@ def sum_region(bm: BoltzmannMachine, target: Any, method: str, k: int | None = N
     if method == "1-smci":
         return T
     if method == "s2-smci":
-        return s2_region(bm, T)
-    return bm.graph.R_k(T, 1)
+        return s2_region(model, T)
+    return model.graph.R_k(T, 1)
 
 
 # ----------------------------------------------------------------------------- GSMCI
@@ -235,27 +276,44 @@ def _region_values(
     return rho[np.ravel(inverse)]
 
 
-def gsmci_values(bm: BoltzmannMachine, samples: Any, target: Any, region: Any) -> np.ndarray:
+@renamed_argument("bm", "model")
+def gsmci_values(model: BoltzmannMachine, samples: Any, target: Any, region: Any) -> np.ndarray:
     """Per-sample terms ``ρ_T(A; s^(ℓ)_{∂A})`` of eq. (8)/(13), by exact summation over ``A``.
 
     Their mean is :func:`gsmci`. Samples sharing a boundary configuration are summed once.
-    An empty ``region`` gives the standard MCI terms ``f(s^(ℓ)_T)``.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    samples : array_like, (M, n) spins in {-1, +1}
+        Sample points, at least one.
+    target : sequence of int
+        The target region ``T`` (``f(x_T) = Π_{i ∈ T} x_i``).
+    region : sequence of int
+        The sum region ``A ⊇ T`` (at most :data:`MAX_REGION` nodes); an empty ``region``
+        gives the standard MCI terms ``f(s^(ℓ)_T)``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (M,)
+        The term of each sample.
     """
-    bm = _check_bm(bm)
-    s = _samples(bm, samples)
-    T = _check_target(bm, target)
-    A = _check_region(bm, T, region)
-    return _region_values(bm, s, T, A, None)
+    model = _check_bm(model)
+    s = _samples(model, samples)
+    T = _check_target(model, target)
+    A = _check_region(model, T, region)
+    return _region_values(model, s, T, A, None)
 
 
-def gsmci(bm: BoltzmannMachine, samples: Any, target: Any, region: Any) -> float:
+@renamed_argument("bm", "model")
+def gsmci(model: BoltzmannMachine, samples: Any, target: Any, region: Any) -> float:
     """GSMCI estimate of ``⟨Π_{i∈T} x_i⟩``, eq. (8) of the GSMCI paper.
 
     Parameters
     ----------
-    bm : BoltzmannMachine
+    model : BoltzmannMachine
     samples : array_like, (M, n) spins in {-1, +1}
-        Sample points (e.g. Gibbs samples of ``bm``, or data).
+        Sample points (e.g. Gibbs samples of ``model``, or data).
     target : sequence of int
         The target region ``T`` (``f(x_T) = Π_{i ∈ T} x_i``).
     region : sequence of int
@@ -266,8 +324,9 @@ def gsmci(bm: BoltzmannMachine, samples: Any, target: Any, region: Any) -> float
     Returns
     -------
     float
+        The mean of :func:`gsmci_values`.
     """
-    return float(np.mean(gsmci_values(bm, samples, target, region)))
+    return float(np.mean(gsmci_values(model, samples, target, region)))
 
 
 # ----------------------------------------------------------------------------- all moments
@@ -530,16 +589,32 @@ def _moments_numpy(bm: BoltzmannMachine, samples: Any, method: str
     return mean, pair
 
 
-def covariances(bm: BoltzmannMachine, mean: Any, pair: Any) -> np.ndarray:
-    """Edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` (section 4.2) from moment estimates."""
-    bm = _check_bm(bm)
-    mean = check_array(mean, "mean", shape=(bm.n,))
-    pair = check_array(pair, "pair", shape=(len(bm.edges),))
-    return pair - mean[bm.edges[:, 0]] * mean[bm.edges[:, 1]]
+@renamed_argument("bm", "model")
+def covariances(model: BoltzmannMachine, mean: Any, pair: Any) -> np.ndarray:
+    """Edge covariances ``χ_ij = ⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` (section 4.2) from moment estimates.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    mean : array_like, shape (n,)
+        Estimates of ``⟨x_i⟩`` (as :func:`moments` returns them).
+    pair : array_like, shape (E,)
+        Estimates of ``⟨x_i x_j⟩``, in the order of ``model.edges``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (E,)
+        ``χ_ij`` of every edge.
+    """
+    model = _check_bm(model)
+    mean = check_array(mean, "mean", shape=(model.n,))
+    pair = check_array(pair, "pair", shape=(len(model.edges),))
+    return pair - mean[model.edges[:, 0]] * mean[model.edges[:, 1]]
 
 
 # ----------------------------------------------------------------------------- variance
-def asymptotic_variance(bm: BoltzmannMachine, target: Any, region: Any) -> float:
+@renamed_argument("bm", "model")
+def asymptotic_variance(model: BoltzmannMachine, target: Any, region: Any) -> float:
     """``M v(A)``, the asymptotic variance of GSMCI times ``M``, eq. (12), exactly.
 
     .. math::
@@ -547,15 +622,35 @@ def asymptotic_variance(bm: BoltzmannMachine, target: Any, region: Any) -> float
         M v(A) = \\sum_{x_{\\partial A}} \\rho_T(A; x_{\\partial A})^2 P(x_{\\partial A})
                  - \\langle f(x_T) \\rangle^2,
 
-    by enumerating all ``2^n`` states (so ``n`` must be small). An empty ``region`` gives
-    standard MCI, ``Var f = 1 - ⟨f⟩^2``. Theorem 2: ``T ⊆ U_1 ⊆ U_2`` implies
-    ``v(U_1) >= v(U_2) >= 0``.
+    by enumerating all ``2^n`` states (so ``n`` must be small). Theorem 2:
+    ``T ⊆ U_1 ⊆ U_2`` implies ``v(U_1) >= v(U_2) >= 0``.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        Small enough for its ``2^n`` states to fit in memory.
+    target : sequence of int
+        The target region ``T``.
+    region : sequence of int
+        The sum region ``A ⊇ T``; an empty ``region`` gives standard MCI,
+        ``Var f = 1 - ⟨f⟩^2``.
+
+    Returns
+    -------
+    float
+        ``M v(A)``, non-negative.
+
+    Raises
+    ------
+    ValueError
+        When the enumeration of the ``2^n`` states does not fit in memory.
     """
-    bm = _check_bm(bm)
-    T = _check_target(bm, target)
-    A = _check_region(bm, T, region)
-    require_memory(72.0 * 2.0**bm.n, f"asymptotic_variance over 2^{bm.n} states (n={bm.n})")
-    p = exact.probabilities(bm)
+    model = _check_bm(model)
+    T = _check_target(model, target)
+    A = _check_region(model, T, region)
+    require_memory(72.0 * 2.0**model.n,
+                   f"asymptotic_variance over 2^{model.n} states (n={model.n})")
+    p = exact.probabilities(model)
     idx = np.arange(p.size, dtype=np.int64)
     f = np.ones(p.size)
     for t in T:
@@ -582,19 +677,36 @@ def _ais_bytes(M: int, n: int, E: int, n_temps: int) -> float:
                                                                            + 4.0 * M)
 
 
+@renamed_argument("bm", "model")
 def ais_moments(
-    bm: BoltzmannMachine, n_samples: int, *, beta_step: float = 1e-4, rng: Any
+    model: BoltzmannMachine, n_samples: int, *, beta_step: float = 1e-4, rng: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """Moments by annealed importance sampling (Neal 2001), the baseline of section 4.2.
 
     ``n_samples`` independent AIS runs start from the uniform distribution over
     ``{-1, +1}^n`` (inverse temperature 0) and move to ``beta = 1`` in steps of
-    ``beta_step`` (``1e-4`` in the GSMCI paper), one Gibbs sweep per step. The
-    self-normalized importance-weighted averages of ``x_i`` and ``x_i x_j`` are returned.
+    ``beta_step`` (``1e-4`` in the GSMCI paper), one Gibbs sweep per step.
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+    n_samples : int
+        Independent AIS runs (positive).
+    beta_step : float, default 0.0001
+        Step of the inverse temperature, in (0, 1].
+    rng : numpy.random.Generator or int
+        The source of the starts and the uniforms.
+
+    Returns
+    -------
+    mean : numpy.ndarray of float64, shape (n,)
+        The self-normalized importance-weighted average of each ``x_i``.
+    pair : numpy.ndarray of float64, shape (E,)
+        That of each edge's ``x_i x_j``, in the order of ``model.edges``.
     """
     from mrflib._support.validation import as_rng
 
-    bm = _check_bm(bm)
+    model = _check_bm(model)
     n_samples = check_positive(n_samples, "n_samples", integer=True)
     beta_step = check_positive(beta_step, "beta_step")
     if beta_step > 1:
@@ -602,21 +714,21 @@ def ais_moments(
     n_temps = math.ceil(1.0 / beta_step) + 1
     if n_temps > 2**62:
         raise ValueError(f"beta_step={beta_step} gives more than 2^62 temperatures")
-    require_memory(_ais_bytes(n_samples, bm.n, len(bm.edges), n_temps),
+    require_memory(_ais_bytes(n_samples, model.n, len(model.edges), n_temps),
                    f"ais_moments(n_samples={n_samples}, beta_step={beta_step}: {n_temps} "
-                   f"temperatures) on {bm.n} spins")
+                   f"temperatures) on {model.n} spins")
     rng = as_rng(rng)
     betas = np.append(np.arange(0.0, 1.0, beta_step), 1.0)
-    x = (2 * rng.integers(0, 2, size=(n_samples, bm.n)) - 1).astype(np.int8)
-    g, weights = bm.graph.structure, _weights(bm)
+    x = (2 * rng.integers(0, 2, size=(n_samples, model.n)) - 1).astype(np.int8)
+    g, weights = model.graph.structure, _weights(model)
     logw = np.zeros(n_samples)
-    block = max(1, min(len(betas) - 1, 2**21 // (n_samples * bm.n)))  # ~16 MiB of uniforms
+    block = max(1, min(len(betas) - 1, 2**21 // (n_samples * model.n)))  # ~16 MiB of uniforms
     for start in range(0, len(betas) - 1, block):
         b = betas[start:start + block + 1]
-        u = rng.random((len(b) - 1, n_samples, bm.n))
-        K.ais_steps(g, bm.bias, weights, bm.coupling, b, x, logw, u)
+        u = rng.random((len(b) - 1, n_samples, model.n))
+        K.ais_steps(g, model.bias, weights, model.coupling, b, x, logw, u)
     w = np.exp(logw - logw.max())
     w /= w.sum()
     xf = x.astype(np.float64)
-    return w @ xf, w @ (xf[:, bm.edges[:, 0]] * xf[:, bm.edges[:, 1]])
+    return w @ xf, w @ (xf[:, model.edges[:, 0]] * xf[:, model.edges[:, 1]])
 

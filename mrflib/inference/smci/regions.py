@@ -68,9 +68,17 @@ BLOCK_ENTRIES = 2**21
 
 
 class Estimate(NamedTuple):
-    """SMCI estimates: ``values[j]`` the marginal of target ``j`` (shape ``(|X_i|,)`` for a
-    variable, the factor's table shape for a scope) and ``standard_errors[j]`` its
-    batch-means standard error, same shape (``nan`` with fewer than two batches)."""
+    """SMCI estimates of the marginals of several targets.
+
+    Attributes
+    ----------
+    values : list of numpy.ndarray
+        ``values[j]``: the marginal of target ``j`` (shape ``(|X_i|,)`` for a variable, the
+        factor's table shape for a scope).
+    standard_errors : list of numpy.ndarray
+        ``standard_errors[j]``: its batch-means standard error, same shape (``nan`` with
+        fewer than two batches).
+    """
 
     values: list
     standard_errors: list
@@ -91,9 +99,27 @@ def _check_order(order: Any) -> int:
 
 def sum_region(model: FactorGraph, target: Sequence[int], order: int,
                variable_factors: list | None = None) -> tuple[tuple, tuple, list]:
-    """``(A, ∂A, F(A))`` of ``target`` at ``order``: ``A = R_{order-1}(T)`` (eq. (5); the
-    target first, in its order, then the rest sorted), its blanket ``∂A`` (sorted) and the
-    factors meeting ``A``. ``order = 0`` gives ``A = ()``."""
+    """``(A, ∂A, F(A))`` of ``target`` at ``order``: ``A = R_{order-1}(T)`` (eq. (5)).
+
+    Parameters
+    ----------
+    model : FactorGraph
+    target : sequence of int
+        The target ``T``'s variables (not checked).
+    order : int
+        ``k`` of k-SMCI; ``0`` gives ``A = ()``.
+    variable_factors : list or None, default None
+        ``model.variable_factors()``, when the caller has it; ``None``: computed here.
+
+    Returns
+    -------
+    region : tuple of int
+        ``A``: the target first, in its order, then the rest sorted.
+    boundary : tuple of int
+        Its blanket ``∂A``, sorted.
+    factors : list of int
+        The factors meeting ``A``, sorted.
+    """
     vf = model.variable_factors() if variable_factors is None else variable_factors
     region = list(dict.fromkeys(int(v) for v in target)) if order > 0 else []
     inside = set(region)
@@ -302,18 +328,24 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
         samples hold it.
     samples : array_like of int, shape (M, n)
         States of positive weight (exact samples, or
-        :func:`mrflib.inference.sampling.chains.gibbs`).
-    order : int
-        ``k`` of k-SMCI: the sum region is ``R_{k-1}(T)``; ``0`` is plain Monte Carlo.
-    targets : {"variables", "factors"}
+        :func:`mrflib.inference.sampling.chains.gibbs`), at least one row.
+    order : int, default 1
+        ``k`` of k-SMCI: the sum region is ``R_{k-1}(T)``; ``0`` is plain Monte Carlo. At
+        most :data:`MAX_ORDER`.
+    targets : {"variables", "factors"}, default "variables"
         Single-variable marginals, or the marginal of each factor's scope (shaped like
         its table, axes in scope order).
-    n_chains : int, optional
+    n_chains : int or None, default None
         Chains of the samples as laid out by :func:`mrflib.inference.sampling.chains.gibbs`, for the
-        batch-means standard errors; default: i.i.d. rows.
-    plan : ScopePlan, optional
+        batch-means standard errors; ``None``: i.i.d. rows.
+    plan : ScopePlan or None, default None
         :func:`scope_plan` of the model's structure, for many calls with new tables (1-SMCI
-        of the factor scopes uses it; other estimates ignore it). Default: built here.
+        of the factor scopes uses it; other estimates ignore it). ``None``: built here.
+
+    Returns
+    -------
+    Estimate
+        The estimates and their standard errors, one per target.
     """
     model = _check_model(model)
     order = _check_order(order)
@@ -376,12 +408,26 @@ def _variables_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
 
 class ScopePlan(NamedTuple):
     """What 1-SMCI of every factor scope needs of a structure, built once by
-    :func:`scope_plan` and reused by calls with new tables (a learner's steps): the packed
-    scopes (``fptr``, ``fvars``, ``fstride``, ``offsets`` as
-    ``factor_gibbs.pack`` gives them), the factors with a non-empty
-    scope (``targets``), the factors meeting target ``j`` (``nfac[nptr[j]:nptr[j+1]]``)
-    with the strides of its variables in their tables (``nstride``, 0 where a neighbour
-    does not hold one), and target ``j``'s states at ``out_ptr[j]:out_ptr[j+1]``."""
+    :func:`scope_plan` and reused by calls with new tables (a learner's steps).
+
+    Attributes
+    ----------
+    scopes : tuple
+        The model's scopes, which a plan must match.
+    cardinalities : numpy.ndarray of int64
+        The model's cardinalities, which a plan must match.
+    targets : numpy.ndarray of int64
+        The factors with a non-empty scope.
+    fptr, fvars, fstride, offsets : numpy.ndarray of int64
+        The packed scopes, as ``factor_gibbs.pack`` gives them.
+    nptr, nfac : numpy.ndarray of int64
+        The factors meeting target ``j``: ``nfac[nptr[j]:nptr[j+1]]``.
+    nstride : numpy.ndarray of int64, shape (len(nfac), largest scope)
+        The strides of target ``j``'s variables in those factors' tables (0 where a
+        neighbour does not hold one).
+    out_ptr : numpy.ndarray of int64
+        Target ``j``'s states are at ``out_ptr[j]:out_ptr[j+1]`` of the joined output.
+    """
 
     scopes: tuple
     cardinalities: np.ndarray
@@ -397,7 +443,17 @@ class ScopePlan(NamedTuple):
 
 
 def scope_plan(model: FactorGraph) -> ScopePlan:
-    """The :class:`ScopePlan` of ``model``'s structure (its tables are not used)."""
+    """The :class:`ScopePlan` of ``model``'s structure (its tables are not used).
+
+    Parameters
+    ----------
+    model : FactorGraph
+
+    Returns
+    -------
+    ScopePlan
+        For :func:`estimate` and :func:`factor_marginals` on models of this structure.
+    """
     model = _check_model(model)
     return _scope_plan(model, factor_gibbs.pack(model))
 
@@ -482,11 +538,25 @@ def _scope_sums(tables: np.ndarray, x: np.ndarray, batch: np.ndarray, counts: np
 def flat_scope_marginals(tables: np.ndarray, samples: np.ndarray,
                          plan: ScopePlan) -> np.ndarray | None:
     """1-SMCI of every factor's scope, concatenated in factor order as the flat
-    ``tables`` are (a learner's steps, which keep the tables flat): the values of
-    :func:`factor_marginals` with ``order=1``, raveled and joined, or ``None`` where that
-    needs the model itself (a table with a zero, whose samples must be checked; a factor
-    of empty scope; a scope beyond :data:`MAX_KERNEL_STATES`). ``samples`` (int64, valid
-    states) and ``plan`` are trusted."""
+    ``tables`` are (a learner's steps, which keep the tables flat).
+
+    Parameters
+    ----------
+    tables : numpy.ndarray of float64
+        The model's log-tables raveled and joined in factor order.
+    samples : numpy.ndarray of int64, shape (M, n)
+        Valid states (trusted, not checked).
+    plan : ScopePlan
+        :func:`scope_plan` of the model's structure (trusted).
+
+    Returns
+    -------
+    numpy.ndarray of float64 or None
+        The values of :func:`factor_marginals` with ``order=1``, raveled and joined, or
+        ``None`` where that needs the model itself (a table with a zero, whose samples
+        must be checked; a factor of empty scope; a scope beyond
+        :data:`MAX_KERNEL_STATES`).
+    """
     if (len(plan.targets) != len(plan.scopes) or np.isneginf(tables).any()
             or np.diff(plan.out_ptr).max(initial=0) > MAX_KERNEL_STATES):
         return None
@@ -496,16 +566,50 @@ def flat_scope_marginals(tables: np.ndarray, samples: np.ndarray,
 
 def marginals(model: FactorGraph, samples: Any, *, order: int = 1,
               n_chains: int | None = None) -> list[np.ndarray]:
-    """SMCI estimates of ``P(x_i)``, one ``(|X_i|,)`` array per variable (see
-    :func:`estimate`)."""
+    """SMCI estimates of ``P(x_i)`` of every variable (see :func:`estimate`).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        As in :func:`estimate`.
+    samples : array_like of int, shape (M, n)
+        As in :func:`estimate`.
+    order : int, default 1
+        ``k`` of k-SMCI, as in :func:`estimate`.
+    n_chains : int or None, default None
+        As in :func:`estimate`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One ``(|X_i|,)`` array per variable.
+    """
     return estimate(model, samples, order=order, n_chains=n_chains).values
 
 
 def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
                      n_chains: int | None = None, plan: ScopePlan | None = None
                      ) -> list[np.ndarray]:
-    """SMCI estimates of ``P(x_{S_k})`` of every factor, each shaped like
-    ``model.log_tables[k]`` (see :func:`estimate`)."""
+    """SMCI estimates of ``P(x_{S_k})`` of every factor (see :func:`estimate`).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        As in :func:`estimate`.
+    samples : array_like of int, shape (M, n)
+        As in :func:`estimate`.
+    order : int, default 1
+        ``k`` of k-SMCI, as in :func:`estimate`.
+    n_chains : int or None, default None
+        As in :func:`estimate`.
+    plan : ScopePlan or None, default None
+        As in :func:`estimate`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array per factor, shaped like ``model.log_tables[k]``.
+    """
     return estimate(model, samples, order=order, targets="factors", n_chains=n_chains,
                     plan=plan).values
 
@@ -513,9 +617,30 @@ def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
 def asymptotic_variance(model: FactorGraph, *, order: int = 1,
                         targets: str = "variables") -> list[np.ndarray]:
     """The per-sample variance ``M v(A)`` of eq. (12) of each estimated probability on
-    i.i.d. exact samples, by enumeration of the model's states:
-    ``Σ_x P(x) ρ_T(A; x_∂A)² - P(x_T)²``, ``ρ`` of eq. (13). ``order = 0`` gives plain Monte
-    Carlo's ``P(x_T)(1 - P(x_T))``; Theorem 2 says it decreases with the order."""
+    i.i.d. exact samples, by enumeration of the model's states.
+
+    ``M v(A) = Σ_x P(x) ρ_T(A; x_∂A)² - P(x_T)²``, ``ρ`` of eq. (13). Theorem 2 says it
+    decreases with the order.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        Small enough for its states to be enumerated in memory.
+    order : int, default 1
+        ``k`` of k-SMCI; ``0`` gives plain Monte Carlo's ``P(x_T)(1 - P(x_T))``.
+    targets : {"variables", "factors"}, default "variables"
+        As in :func:`estimate`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array per target, shaped like its marginal.
+
+    Raises
+    ------
+    ValueError
+        When the enumeration of the states does not fit in memory.
+    """
     model = _check_model(model)
     order = _check_order(order)
     require_memory(24.0 * math.prod(model.cardinalities.tolist()) * (model.n + 2),
@@ -549,8 +674,31 @@ def smci_marginals(
     :func:`mrflib.inference.sampling.chains.gibbs_marginals`' kind), the sums the rest: for
     ``order`` 2 or more, the sums over the latest samples that fit in the time left
     (:func:`_rows_within`), or order 1 if not even one sample per chain fits.
-    Returns ``{"marginals", "standard_errors", "n_samples", "order", "burn_in", "seconds"}``
-    (``n_samples`` and ``order`` as used by the sums, ``burn_in`` the sweeps run).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, without the evidence (given as ``evidence``).
+    order : int, default 1
+        ``k`` of k-SMCI, at most :data:`MAX_ORDER`.
+    n_samples : int
+        Gibbs samples wanted.
+    burn_in : int
+        Sweeps discarded before the first sample.
+    n_chains : int or None, default None
+        Chains, as in :func:`mrflib.inference.sampling.chains.gibbs`.
+    evidence : mapping or None, default None
+        ``{variable: value}``: observed variables, clamped in the chains and the sums.
+    time_limit : float or None, default None
+        Seconds the call may take; ``None``: no limit.
+    rng : numpy.random.Generator or int
+        The source of the chains' draws.
+
+    Returns
+    -------
+    dict
+        ``{"marginals", "standard_errors", "n_samples", "order", "burn_in", "seconds"}``
+        (``n_samples`` and ``order`` as used by the sums, ``burn_in`` the sweeps run).
     """
     start = time.perf_counter()
     model = _check_model(model)
