@@ -215,7 +215,7 @@ def test_names_on_a_model_without_names_are_refused():
 # ------------------------------------------------------------------------- bad models
 def test_from_pgmpy_refuses_other_objects_naming_model():
     for junk in (None, 3, FactorGraph([2], [(0,)], [np.zeros(2)])):
-        with pytest.raises(ValueError, match="model must be a pgmpy"):
+        with pytest.raises(TypeError, match="model must be a pgmpy"):
             pm.from_pgmpy(junk)
 
 

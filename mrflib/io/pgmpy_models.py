@@ -107,7 +107,7 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
                                     "FactorGraph")):
         factors = model.get_factors()
     else:
-        raise ValueError("model must be a pgmpy DiscreteBayesianNetwork, DiscreteMarkovNetwork "
+        raise TypeError("model must be a pgmpy DiscreteBayesianNetwork, DiscreteMarkovNetwork "
                          f"or FactorGraph, got {type(model).__name__}")
     nodes = _node_names(list(model.nodes()) if variables is None else variables, "variables")
     index = {v: i for i, v in enumerate(nodes)}

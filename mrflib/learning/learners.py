@@ -231,7 +231,7 @@ class _Problem:
 
 
 def _problem_from_bm(bm, data) -> _Problem:
-    bm = check_model(bm)
+    bm = check_model(bm, "model")
     return _Problem(data, bm.edges, bm.n)
 
 

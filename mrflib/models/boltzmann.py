@@ -448,14 +448,14 @@ class BoltzmannMachine:
 
 
 @renamed_argument("bm", "model")
-def check_model(model: Any, name: str = "bm") -> BoltzmannMachine:
+def check_model(model: Any, name: str = "model") -> BoltzmannMachine:
     """Return ``model`` if it is a :class:`BoltzmannMachine`, else ``TypeError`` naming ``name``.
 
     Parameters
     ----------
     model : object
         The object to check.
-    name : str, default "bm"
+    name : str, default "model"
         The argument named in the error message.
 
     Returns

@@ -325,7 +325,7 @@ def moment_error_curve(
     from mrflib.inference import exact, sampling
     from mrflib.models.boltzmann import check_model
 
-    bm = check_model(bm)
+    bm = check_model(bm, "bm")
     if sampler not in ("gibbs", "exact"):
         raise ValueError(f"sampler must be 'gibbs' or 'exact', got {sampler!r}")
     sample_sizes = check_counts(sample_sizes, "sample_sizes")

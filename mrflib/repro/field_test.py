@@ -191,7 +191,7 @@ def image_log_likelihoods(bm: Any, x: Any) -> np.ndarray:
     the junction tree beyond), once per model; the mean of the result is
     :func:`mrflib.inference.exact.log_likelihood`.
     """
-    bm = check_model(bm)
+    bm = check_model(bm, "bm")
     x = check_spins(x, bm.n, "x")
     return bm.log_weight(x) - exact.log_partition(bm)
 

@@ -27,7 +27,7 @@ def junction_tree_moments(bm: BoltzmannMachine) -> tuple[np.ndarray, np.ndarray]
     is one gradient evaluation of maximum-likelihood learning (eq. 5). Its cost grows
     like ``2^treewidth`` (treewidth ``J`` for a ``J x J`` lattice).
     """
-    bm = check_model(bm)
+    bm = check_model(bm, "bm")
     import logging
 
     what = "junction_tree_moments (the pgmpy peer)"

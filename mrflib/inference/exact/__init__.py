@@ -192,6 +192,9 @@ def plan(model: Any, n: int | None = None) -> Plan:
     if isinstance(model, FactorGraph):
         # (searched no more than marginals would search it: a hopeless model in a second)
         return elimination.plan(model, check=False, give_up=sliced.give_up(model, "MAR"))
+    if model is None or isinstance(model, (str, bytes, int, float, dict)):
+        raise TypeError("model must be a BoltzmannMachine, a FactorGraph, a Graph or an (E, 2) "
+                        f"edge array, got {type(model).__name__}")
     return junction_tree.plan(model, n)
 
 

@@ -147,6 +147,7 @@ def give_up(model: FactorGraph, task: str, time_limit: float = MAX_SECONDS) -> f
     float or None
         The natural log of the number of entries, or ``None``.
     """
+    check_instance(model, FactorGraph, "model")
     if _has_zeros(model):
         return None
     if task == "PR" and model.scopes:
