@@ -1,17 +1,13 @@
-"""The learning modules' vocabulary and reference docstrings.
+"""The learning modules' vocabulary.
 
 A function of a Boltzmann machine takes it as ``model`` (the calling conventions of
 CONTRIBUTING.md); the old keyword ``bm=`` still works for one release, with a
-:class:`FutureWarning` naming the new call. Every public function of the learning modules
-the API reference renders has numpydoc ``Parameters`` (one entry per argument of its
-signature) and ``Returns`` sections.
+:class:`FutureWarning` naming the new call. (The docstrings' sections are checked for every
+rendered module by ``tests/test_numpydoc_sections.py``.)
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import re
 import warnings
 
 import numpy as np
@@ -64,51 +60,3 @@ def test_a_wrong_model_is_refused_by_its_new_name(fn, rest):
         fn(model=np.zeros(4), **rest)
     with pytest.raises(TypeError, match="both"):
         fn(model=MODEL, bm=MODEL, **rest)
-
-
-LEARNING_MODULES = [
-    "learners", "fit_result", "factor_learning", "factor_layout", "stochastic_learning",
-    "tying", "existence", "lap", "lap_gaussian", "neighbourhoods", "potentials", "fsll",
-    "log_linear",
-]
-
-
-def _documented_functions():
-    """``(id, function)`` for every public function and method the reference renders."""
-    out = []
-    for short in LEARNING_MODULES:
-        mod = importlib.import_module(f"mrflib.learning.{short}")
-        for name in mod.__all__:
-            obj = getattr(mod, name)
-            if getattr(obj, "__module__", None) != mod.__name__:
-                continue  # re-exported: checked in its home module
-            if inspect.isfunction(obj):
-                out.append((f"{short}.{name}", obj))
-            elif inspect.isclass(obj):
-                out += [(f"{short}.{name}.{m}", f) for m, f in vars(obj).items()
-                        if inspect.isfunction(f) and not m.startswith("_")]
-    return out
-
-
-def _section(doc: str, title: str) -> str | None:
-    """The body of a numpydoc section (``None`` if absent); its underline must match."""
-    match = re.search(rf"^{title}\n(-+)\n(.*?)(?=^\w[\w ]*\n-+\n|\Z)", doc, re.M | re.S)
-    if match is None:
-        return None
-    assert len(match.group(1)) == len(title), f"the underline of {title} has the wrong length"
-    return match.group(2)
-
-
-@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in _documented_functions()])
-def test_public_function_has_parameters_and_returns(fn):
-    doc = inspect.getdoc(fn) or ""
-    params = [p for p in inspect.signature(fn).parameters if p not in ("self", "cls")]
-    if params:
-        body = _section(doc, "Parameters")
-        assert body is not None, "no Parameters section"
-        names = {n.strip().lstrip("*") for line in re.findall(r"^(\**\w[\w, *]*?)(?: :|$)",
-                                                                body, re.M)
-                 for n in line.split(",")}
-        assert set(params) <= names, f"undocumented: {sorted(set(params) - names)}"
-    if inspect.signature(fn).return_annotation not in (None, "None"):
-        assert _section(doc, "Returns") is not None or _section(doc, "Yields") is not None

@@ -1,4 +1,4 @@
-"""The models and io modules' vocabulary and reference docstrings.
+"""The models and io modules' vocabulary.
 
 A function of a Boltzmann machine takes it as ``model`` (the calling conventions of
 CONTRIBUTING.md); the old keyword ``bm=`` still works for one release, with a
@@ -11,8 +11,6 @@ and public method of the models and io modules the API reference renders has num
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 import warnings
 
@@ -63,58 +61,3 @@ def test_omitted_rng_warns_and_keeps_seed_0(name, make):
         omitted = make()
     assert all(r.filename == __file__ for r in w)  # the warning names the caller's line
     assert omitted == seeded  # bit-identical: the old default seed
-
-
-MODULES = ["mrflib.models.graphs", "mrflib.models.boltzmann", "mrflib.models.factor_graph",
-           "mrflib.models.lattices", "mrflib.models.image_noise", "mrflib.models.precision",
-           "mrflib.io.uai", "mrflib.io.pgmpy_models", "mrflib.io.solve", "mrflib.io.anytime",
-           "mrflib.io.datasets", "mrflib.io.images"]
-
-
-def _public_functions():
-    """(id, function) of every public function and public method defined in MODULES."""
-    out = []
-    for name in MODULES:
-        mod = importlib.import_module(name)
-        for attr, obj in vars(mod).items():
-            if attr.startswith("_") or getattr(obj, "__module__", None) != name:
-                continue
-            if inspect.isfunction(obj):
-                out.append((f"{name}.{attr}", obj))
-            elif inspect.isclass(obj):
-                for meth, member in vars(obj).items():
-                    fn = getattr(member, "__func__", member)
-                    if not meth.startswith("_") and inspect.isfunction(fn):
-                        out.append((f"{name}.{attr}.{meth}", fn))
-    return out
-
-
-def _section(doc: str, title: str) -> str | None:
-    """The body of a numpydoc section (``None`` if absent); its underline must match."""
-    match = re.search(rf"^{title}\n(-+)\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.M | re.S)
-    if match is None:
-        return None
-    assert len(match.group(1)) == len(title), f"{title} underline of the wrong length"
-    return match.group(2)
-
-
-def _entries(body: str) -> list[str]:
-    """The parameter names of a Parameters section (``a, b : type`` gives both)."""
-    names = []
-    for line in body.splitlines():
-        if line and not line.startswith(" "):
-            names += [n.strip() for n in line.split(" : ")[0].split(",")]
-    return names
-
-
-@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in _public_functions()])
-def test_public_function_has_parameters_and_returns(fn):
-    doc = inspect.getdoc(fn) or ""
-    sig = inspect.signature(fn)
-    params = [p.name for p in sig.parameters.values() if p.name not in ("self", "cls")]
-    if params:
-        body = _section(doc, "Parameters")
-        assert body is not None, "no Parameters section"
-        assert _entries(body) == params
-    if sig.return_annotation not in (None, "None"):
-        assert _section(doc, "Returns") is not None or _section(doc, "Yields") is not None

@@ -1,7 +1,7 @@
-"""The API reference's numpydoc sections: every public function of the modules below states
-its parameters (names as in its signature) and what it returns, and every public named
-tuple or dataclass its attributes, so that the rendered reference shows each type and
-default."""
+"""The API reference's numpydoc sections: every public function of every module the reference
+renders states its parameters (names as in its signature) and what it returns, and every
+public named tuple or dataclass its attributes, so that the rendered reference shows each
+type and default."""
 
 from __future__ import annotations
 
@@ -9,17 +9,22 @@ import dataclasses
 import importlib
 import inspect
 import re
+from pathlib import Path
 
 import pytest
 
-MODULES = [
-    "mrflib.inference.approx", "mrflib.inference.approx.result", "mrflib.inference.approx.lbp",
-    "mrflib.inference.approx.mean_field", "mrflib.inference.approx.wmb",
-    "mrflib.inference.approx.max_mini_bucket", "mrflib.inference.approx.map_search",
-    "mrflib.inference.approx.point_estimates", "mrflib.inference.bounds",
-    "mrflib.inference.bounds.expansion", "mrflib.inference.sampling",
-    "mrflib.inference.sampling.chains", "mrflib.inference.smci", "mrflib.inference.smci.regions",
-]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rendered_modules() -> list[str]:
+    """The modules the API reference pages render with ``automodule``."""
+    names = set()
+    for page in (ROOT / "book" / "api").glob("*.md"):
+        names |= set(re.findall(r"\.\. automodule:: ([\w.]+)", page.read_text()))
+    return sorted(names)
+
+
+MODULES = _rendered_modules()
 ENTRY = re.compile(r"^(\*{0,2}\w+(?:, \*{0,2}\w+)*)(?: : .*)?$")
 
 
@@ -28,8 +33,10 @@ def _public():
     out = []
     for name in MODULES:
         mod = importlib.import_module(name)
+        shown = getattr(mod, "__all__", None)  # what autodoc renders
         for n, obj in vars(mod).items():
-            if n.startswith("_") or getattr(obj, "__module__", None) != name:
+            if (n.startswith("_") or getattr(obj, "__module__", None) != name
+                    or (shown is not None and n not in shown)):
                 continue
             if inspect.isfunction(obj):
                 out.append((f"{name}.{n}", obj, "function"))
