@@ -32,7 +32,7 @@ import numpy as np
 
 from mrflib._support.validation import as_rng, check_instance, check_positive, require_memory
 from mrflib.inference import _factor_gibbs_kernels as _k
-from mrflib.inference import elimination
+from mrflib.inference import _pairwise, elimination
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
@@ -246,12 +246,32 @@ def gibbs(
     model, free, x, record, per_chain, rng, plan = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
     card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    out = _pairwise_run(plan, card, x, free, record, per_chain, rng)
+    if out is not None:
+        return out.reshape(-1, model.n)[:n_samples]
     out = np.empty((per_chain, len(x), model.n), dtype=np.int64)
     for slot in record:
         _sweep(x, rng, plan, card, free)
         if slot >= 0:
             out[slot] = x
     return out.reshape(-1, model.n)[:n_samples]
+
+
+def _pairwise_run(plan: tuple, card: np.ndarray, x: np.ndarray, free: np.ndarray,
+                  record: np.ndarray, n_slots: int, rng: np.random.Generator,
+                  pairwise: _pairwise.Pairwise | None = None, reference: bool = False
+                  ) -> np.ndarray | None:
+    """The sweeps of ``record`` on a model whose factors all hold at most two variables,
+    by the pairwise kernels (:mod:`mrflib.inference._pairwise`; ``reference``: their numpy
+    twin), chains in place, the records returned; ``None`` for any other model. One key per
+    chain is drawn from ``rng``: it seeds the chain's counter-based stream."""
+    pw = pairwise if pairwise is not None else _pairwise.structure(*plan[4:], card)
+    if pw is None:
+        return None
+    w, logs = _pairwise.weights(pw, plan[0])
+    keys = rng.integers(0, 2**64, size=len(x), dtype=np.uint64)
+    run = _pairwise._gibbs_numpy if reference else _pairwise.run
+    return run(pw, w, logs, x, _pairwise.sweep_order(pw, free), keys, record, n_slots)
 
 
 def _sweep(x: np.ndarray, rng: np.random.Generator, plan: tuple, card: np.ndarray,
@@ -312,11 +332,17 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
 
 
 def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, plan: tuple,
-                   card: np.ndarray) -> np.ndarray:
+                   card: np.ndarray, pairwise: _pairwise.Pairwise | None = None
+                   ) -> np.ndarray:
     """:func:`advance` on a model given as its :func:`pack` (tables flattened in factor
     order) and int64 cardinalities, for callers that keep the tables flat (a learner's
-    steps) and whose chains are valid by construction: nothing is checked."""
+    steps) and whose chains are valid by construction: nothing is checked. ``pairwise``:
+    the model's :func:`mrflib.inference._pairwise.structure`, kept by a caller that advances
+    chains under many models of one structure (else derived from ``plan``)."""
     free = np.arange(chains.shape[1], dtype=np.int64)
+    if n_sweeps and _pairwise_run(plan, card, chains, free, np.full(n_sweeps, -1, np.int64),
+                                  0, rng, pairwise) is not None:
+        return chains
     for _ in range(n_sweeps):
         _sweep(chains, rng, plan, card, free)
     return chains
@@ -328,8 +354,12 @@ def gibbs_numpy(
     rng: Any,
 ) -> np.ndarray:
     """Plain numpy reference of :func:`gibbs` (the same draws; vectorized over chains)."""
-    model, free, x, record, per_chain, rng, _ = _setup(
+    model, free, x, record, per_chain, rng, plan = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
+    out = _pairwise_run(plan, np.ascontiguousarray(model.cardinalities, dtype=np.int64), x,
+                        free, record, per_chain, rng, reference=True)
+    if out is not None:
+        return out.reshape(-1, model.n)[:n_samples]
     card = model.cardinalities
     vf = model.variable_factors()
     flat = [np.ravel(t) for t in model.log_tables]
