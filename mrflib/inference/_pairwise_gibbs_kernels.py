@@ -115,25 +115,25 @@ def _block(r0, nb, x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record,
 
 
 @njit(cache=True, parallel=True)
-def sweeps_parallel(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record,
-                    out):  # pragma: no cover - numba
-    """``len(record)`` sweeps of the chains ``x (M, n)`` in place, blocks of chains in
-    parallel (see :func:`_block`)."""
+def sweeps_parallel(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, out,
+                    block=CHAIN_BLOCK):  # pragma: no cover - numba
+    """``len(record)`` sweeps of the chains ``x (M, n)`` in place, blocks of ``block``
+    chains in parallel (see :func:`_block`; the bits do not depend on ``block``)."""
     M = x.shape[0]
-    blocks = (M + CHAIN_BLOCK - 1) // CHAIN_BLOCK
+    blocks = (M + block - 1) // block
     for q in prange(blocks):
-        r0 = q * CHAIN_BLOCK
-        _block(r0, min(CHAIN_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff, card, logs,
+        r0 = q * block
+        _block(r0, min(block, M - r0), x, w, order, nptr, nbr, noff, uoff, card, logs,
                keys, record, out)
 
 
 @njit(cache=True)
-def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record,
-                  out):  # pragma: no cover - numba
+def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, out,
+                  block=CHAIN_BLOCK):  # pragma: no cover - numba
     """:func:`sweeps_parallel` on one thread (the same bits)."""
     M = x.shape[0]
-    for r0 in range(0, M, CHAIN_BLOCK):
-        _block(r0, min(CHAIN_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff, card, logs,
+    for r0 in range(0, M, block):
+        _block(r0, min(block, M - r0), x, w, order, nptr, nbr, noff, uoff, card, logs,
                keys, record, out)
 
 

@@ -6,6 +6,14 @@ conditional ``P(x_i | x_rest) ∝ exp(Σ_{k ∋ i} θ_k(x_{S_k}))`` (a numba ker
 uniforms are drawn per sweep as ``rng.random((n, n_chains))`` (row ``i`` decides variable
 ``i``), so the result depends only on the seed.
 
+A model whose factors all hold at most two variables (Potts, clock, any pairwise model with
+fields, zero weights and evidence) is swept by the pairwise kernels of
+:mod:`mrflib.inference._pairwise` instead, chosen by that structure alone: colour class by
+colour class, each update drawing from a counter-based stream of its chain (one key per
+chain drawn from ``rng``), so again the result depends only on the seed, not on the
+threads; :func:`gibbs_numpy` follows the same path. The distribution is the same; the
+bits differ from the general kernel's.
+
 Zero weights (``-inf`` log entries: hard constraints, deterministic conditional tables) are
 allowed. A chain never draws a state of zero weight given the rest, so a chain that starts
 in a state of positive weight stays in the support; a chain is therefore never started
