@@ -59,6 +59,7 @@ import numpy as np
 
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
+from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
@@ -114,6 +115,7 @@ class _Chains:
         self.structure = packed[1:]
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
+        self.pairwise = _pairwise.structure(*packed[4:], self.card)
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
@@ -167,9 +169,11 @@ class _Chains:
             self.first = False
         elif self.method == "cd":
             self.states = factor_gibbs.advance_packed(self._data_rows(), self.sweeps,
-                                                      self.rng, plan, self.card)
+                                                      self.rng, plan, self.card,
+                                                      self.pairwise)
         else:
-            factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card)
+            factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card,
+                                        self.pairwise)
         if self.order == 0:
             counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))

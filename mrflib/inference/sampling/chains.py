@@ -6,6 +6,14 @@ conditional ``P(x_i | x_rest) ∝ exp(Σ_{k ∋ i} θ_k(x_{S_k}))`` (a numba ker
 uniforms are drawn per sweep as ``rng.random((n, n_chains))`` (row ``i`` decides variable
 ``i``), so the result depends only on the seed.
 
+A model whose factors all hold at most two variables (Potts, clock, any pairwise model with
+fields, zero weights and evidence) is swept by the pairwise kernels of
+:mod:`mrflib.inference.sampling._pairwise` instead, chosen by that structure alone: colour class by
+colour class, each update drawing from a counter-based stream of its chain (one key per
+chain drawn from ``rng``), so again the result depends only on the seed, not on the
+threads; :func:`gibbs_numpy` follows the same path. The distribution is the same; the
+bits differ from the general kernel's.
+
 Zero weights (``-inf`` log entries: hard constraints, deterministic conditional tables) are
 allowed. A chain never draws a state of zero weight given the rest, so a chain that starts
 in a state of positive weight stays in the support; a chain is therefore never started
@@ -34,6 +42,7 @@ import numpy as np
 from mrflib._support.validation import as_rng, check_instance, check_positive, require_memory
 from mrflib.inference.exact import elimination
 from mrflib.inference.sampling import _chains_kernels as _k
+from mrflib.inference.sampling import _pairwise
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 __all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
@@ -275,12 +284,32 @@ def gibbs(
     model, free, x, record, per_chain, rng, plan = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
     card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    out = _pairwise_run(plan, card, x, free, record, per_chain, rng)
+    if out is not None:
+        return out.reshape(-1, model.n)[:n_samples]
     out = np.empty((per_chain, len(x), model.n), dtype=np.int64)
     for slot in record:
         _sweep(x, rng, plan, card, free)
         if slot >= 0:
             out[slot] = x
     return out.reshape(-1, model.n)[:n_samples]
+
+
+def _pairwise_run(plan: tuple, card: np.ndarray, x: np.ndarray, free: np.ndarray,
+                  record: np.ndarray, n_slots: int, rng: np.random.Generator,
+                  pairwise: _pairwise.Pairwise | None = None, reference: bool = False
+                  ) -> np.ndarray | None:
+    """The sweeps of ``record`` on a model whose factors all hold at most two variables,
+    by the pairwise kernels (:mod:`mrflib.inference.sampling._pairwise`; ``reference``: their numpy
+    twin), chains in place, the records returned; ``None`` for any other model. One key per
+    chain is drawn from ``rng``: it seeds the chain's counter-based stream."""
+    pw = pairwise if pairwise is not None else _pairwise.structure(*plan[4:], card)
+    if pw is None:
+        return None
+    w, logs = _pairwise.weights(pw, plan[0])
+    keys = rng.integers(0, 2**64, size=len(x), dtype=np.uint64)
+    run = _pairwise._gibbs_numpy if reference else _pairwise.run
+    return run(pw, w, logs, x, _pairwise.sweep_order(pw, free), keys, record, n_slots)
 
 
 def _sweep(x: np.ndarray, rng: np.random.Generator, plan: tuple, card: np.ndarray,
@@ -344,7 +373,8 @@ def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
 
 
 def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, plan: tuple,
-                   card: np.ndarray) -> np.ndarray:
+                   card: np.ndarray, pairwise: _pairwise.Pairwise | None = None
+                   ) -> np.ndarray:
     """:func:`advance` on a model given as its :func:`pack`, nothing checked.
 
     For callers that keep the tables flat (a learner's steps) and whose chains are valid
@@ -362,6 +392,11 @@ def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, 
         :func:`pack` of the model (tables flattened in factor order).
     card : numpy.ndarray of int64, shape (n,)
         The model's cardinalities.
+    pairwise : Pairwise or None, default None
+        The model's pairwise structure (``mrflib.inference.sampling._pairwise.structure``), kept by
+        a
+        caller that advances chains under many models of one structure; else derived from
+        ``plan`` when the model is pairwise.
 
     Returns
     -------
@@ -369,6 +404,9 @@ def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, 
         ``chains`` itself.
     """
     free = np.arange(chains.shape[1], dtype=np.int64)
+    if n_sweeps and _pairwise_run(plan, card, chains, free, np.full(n_sweeps, -1, np.int64),
+                                  0, rng, pairwise) is not None:
+        return chains
     for _ in range(n_sweeps):
         _sweep(chains, rng, plan, card, free)
     return chains
@@ -405,8 +443,12 @@ def gibbs_numpy(
     ndarray of int64, shape (n_samples, n)
         The samples :func:`gibbs` returns for the same arguments.
     """
-    model, free, x, record, per_chain, rng, _ = _setup(
+    model, free, x, record, per_chain, rng, plan = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
+    out = _pairwise_run(plan, np.ascontiguousarray(model.cardinalities, dtype=np.int64), x,
+                        free, record, per_chain, rng, reference=True)
+    if out is not None:
+        return out.reshape(-1, model.n)[:n_samples]
     card = model.cardinalities
     vf = model.variable_factors()
     flat = [np.ravel(t) for t in model.log_tables]

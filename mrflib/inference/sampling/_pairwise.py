@@ -1,0 +1,276 @@
+"""Gibbs sampling of pairwise factor graphs: the packing, the colouring and the sweeps.
+
+A factor graph whose factors all hold at most two variables (Potts and clock models,
+fields, zero weights, any cardinalities, any graph) is packed once into per-variable
+arrays: its unary tables summed per variable, and for each neighbour ``j`` of ``i`` the sum
+of the tables of every factor on ``{i, j}``, oriented for ``i`` (one row of ``|X_i|``
+entries per state of ``x_j``). A Gibbs update of ``x_i`` then reads its unary row and one
+row per neighbour, with no factor indirection (the kernels are in
+:mod:`mrflib.inference.sampling._pairwise_kernels`).
+
+The weights are exponentiated once per model, each row divided by its largest entry, so an
+update multiplies rows instead of taking one exponential per state, whenever no product
+can underflow: when every variable's rows span at most :data:`LOG_RANGE` in log-weight
+(their finite entries). Otherwise the kernels add log-weights (the same distribution).
+
+A sweep visits the colour classes of a proper colouring in turn (two on a bipartite graph,
+a checkerboard on a lattice; greedy colours otherwise), each class in index order. Every
+update draws from its own counter-based SplitMix64 stream (chain, sweep, variable), so the
+same seed gives the same bits whatever the number of threads. :func:`_gibbs_numpy` is the
+plain-numpy reference of the kernels (the same draws in the same order).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mrflib._support.threads import parallel_ok
+from mrflib.inference.sampling import _pairwise_kernels as _k
+from mrflib.inference.sampling._checkerboard import _two_colouring
+
+__all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run"]
+
+#: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
+#: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
+#: of rows scaled to a largest entry of 1 stays above ``exp(-LOG_RANGE)``, far from
+#: float64's underflow at ``exp(-708)``.
+LOG_RANGE = 600.0
+
+
+class Pairwise(NamedTuple):
+    """The structure of a pairwise factor graph, for :func:`weights` and :func:`run`.
+
+    ``nbr[nptr[i]:nptr[i+1]]`` are the neighbours of ``i`` (ascending); ``noff[k]`` the
+    start of entry ``k``'s table in the flat weights (row of the neighbour's state ``s``
+    at ``noff[k] + s * card[i]``), ``uoff[i]`` that of ``i``'s unary row, ``size`` their
+    length. The weights are the model's flat tables mapped by ``src -> dst`` and summed
+    (:func:`numpy.bincount`). ``row_start`` are the starts of the rows (``row_len`` long),
+    ``block_start`` the first row of each table (a variable's unary row, then one table per
+    neighbour) and ``var_block`` the first table of each variable. ``colour`` is a proper
+    colouring of the graph.
+    """
+
+    card: np.ndarray
+    nptr: np.ndarray
+    nbr: np.ndarray
+    noff: np.ndarray
+    uoff: np.ndarray
+    size: int
+    src: np.ndarray
+    dst: np.ndarray
+    row_start: np.ndarray
+    row_len: np.ndarray
+    block_start: np.ndarray
+    var_block: np.ndarray
+    colour: np.ndarray
+
+
+def is_pairwise(fptr: np.ndarray) -> bool:
+    """Whether every factor of a packing (``fptr``: scope boundaries) holds at most two
+    variables."""
+    return bool(np.all(np.diff(fptr) <= 2))
+
+
+def _counting(lengths: np.ndarray) -> np.ndarray:
+    """``0 .. lengths[k] - 1`` for each ``k``, concatenated."""
+    total = int(lengths.sum())
+    starts = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
+              offsets: np.ndarray, card: np.ndarray) -> Pairwise | None:
+    """The pairwise structure of a model given as its factor-graph packing
+    (:func:`mrflib.inference.sampling.chains.pack`), or ``None`` when some factor holds more
+    than two variables.
+
+    Parameters
+    ----------
+    fptr, fvars, fstride, offsets : ndarray of int64
+        Scope boundaries, scope variables, their strides and the tables' offsets.
+    card : ndarray of int64
+        Cardinalities.
+
+    Returns
+    -------
+    Pairwise or None
+    """
+    if not is_pairwise(fptr):
+        return None
+    card = np.ascontiguousarray(card, dtype=np.int64)
+    n = len(card)
+    sizes = np.diff(fptr)
+    pk = np.flatnonzero(sizes == 2)
+    uk = np.flatnonzero(sizes == 1)
+    a, b = fvars[fptr[pk]], fvars[fptr[pk] + 1]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    pairs, pair_of = np.unique(lo * n + hi, return_inverse=True)
+    P = len(pairs)
+    centre = np.concatenate([pairs // n, pairs % n]).astype(np.int64)
+    other = np.concatenate([pairs % n, pairs // n]).astype(np.int64)
+    order = np.lexsort((other, centre))
+    centre, other = centre[order], other[order]
+    directed = np.empty(2 * P, dtype=np.int64)
+    directed[order] = np.arange(2 * P)  # directed[p]: lo -> hi, directed[P + p]: hi -> lo
+    nptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(centre, minlength=n), out=nptr[1:])
+    blk = card[other] * card[centre]
+    per_var = card + np.bincount(centre, weights=blk, minlength=n).astype(np.int64)
+    vstart = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_var, out=vstart[1:])
+    uoff = vstart[:-1].copy()
+    excl = np.zeros(2 * P + 1, dtype=np.int64)
+    np.cumsum(blk, out=excl[1:])
+    noff = uoff[centre] + card[centre] + excl[:-1] - excl[nptr[centre]]
+    # unary factors: entry s of variable v's table adds to its row
+    uv = fvars[fptr[uk]]
+    ucnt = card[uv]
+    us = _counting(ucnt)
+    src = [np.repeat(offsets[uk], ucnt) + us * np.repeat(fstride[fptr[uk]], ucnt),
+           np.repeat(uoff[uv], ucnt) + us]
+    # pair factors: each entry adds to the tables oriented for both of its variables
+    first_lo = a == lo  # the factor's first variable is its pair's lower one
+    d_a = np.where(first_lo, directed[pair_of], directed[P + pair_of])
+    d_b = np.where(first_lo, directed[P + pair_of], directed[pair_of])
+    m = card[a] * card[b]
+    t = _counting(m)
+    ca, cb = np.repeat(card[a], m), np.repeat(card[b], m)
+    xa, xb = t // cb, t % cb
+    psrc = (np.repeat(offsets[pk], m) + xa * np.repeat(fstride[fptr[pk]], m)
+            + xb * np.repeat(fstride[fptr[pk] + 1], m))
+    dst_a = np.repeat(noff[d_a], m) + xb * ca + xa
+    dst_b = np.repeat(noff[d_b], m) + xa * cb + xb
+    src_all = np.concatenate([src[0], psrc, psrc]).astype(np.int64)
+    dst_all = np.concatenate([src[1], dst_a, dst_b]).astype(np.int64)
+    # rows: a variable's unary row, then card[j] rows per neighbour j, each card[i] long
+    nrows = per_var // card
+    row_var = np.repeat(np.arange(n, dtype=np.int64), nrows)
+    row_start = uoff[row_var] + _counting(nrows) * card[row_var]
+    var_block = np.arange(n, dtype=np.int64) + nptr[:-1]
+    block_rows = np.ones(n + 2 * P, dtype=np.int64)
+    block_rows[centre + np.arange(2 * P) + 1] = card[other]
+    block_start = np.cumsum(block_rows) - block_rows
+    colour = _colouring(nptr, other)
+    return Pairwise(card, nptr, other, noff.astype(np.int64), uoff, int(vstart[-1]), src_all,
+                    dst_all, row_start, card[row_var], block_start, var_block, colour)
+
+
+def _colouring(nptr: np.ndarray, nbr: np.ndarray) -> np.ndarray:
+    """Two colours on a bipartite graph, greedy colours otherwise."""
+    colour = _two_colouring(nptr, nbr)
+    if len(colour) and colour[0] < 0:
+        colour = _k.greedy_colouring(nptr, nbr)
+    return colour
+
+
+def sweep_order(pw: Pairwise, free: np.ndarray) -> np.ndarray:
+    """The variables ``free`` in the order a sweep updates them: colour by colour, each
+    colour class in index order."""
+    free = np.asarray(free, dtype=np.int64)
+    return free[np.lexsort((free, pw.colour[free]))] if len(free) else free
+
+
+def _log_weights(pw: Pairwise, tables: np.ndarray) -> np.ndarray:
+    """The flat log-weights: every factor's entries summed into the rows."""
+    return np.bincount(pw.dst, weights=tables[pw.src], minlength=pw.size)
+
+
+def weights(pw: Pairwise, tables: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The kernels' weights of a model with flat log-tables ``tables`` (factor order) and
+    whether they are log-weights: exponentiated rows, each scaled to a largest entry of 1,
+    when no variable's rows span more than :data:`LOG_RANGE`, else the log-weights.
+
+    Parameters
+    ----------
+    pw : Pairwise
+    tables : ndarray of float64
+        The model's log-tables raveled and joined in factor order.
+
+    Returns
+    -------
+    (ndarray of float64, bool)
+    """
+    lw = _log_weights(pw, tables)
+    if pw.size == 0:
+        return lw, False
+    finite = np.isfinite(lw)
+    top = np.maximum.reduceat(np.where(finite, lw, -np.inf), pw.row_start)
+    low = np.minimum.reduceat(np.where(finite, lw, np.inf), pw.row_start)
+    spread = np.where(np.isfinite(top), top - low, 0.0)
+    per_block = np.maximum.reduceat(spread, pw.block_start)
+    per_var = np.add.reduceat(per_block, pw.var_block)
+    if not per_var.max() <= LOG_RANGE:
+        return lw, True
+    shift = np.repeat(np.where(np.isfinite(top), top, 0.0), pw.row_len)
+    with np.errstate(invalid="ignore"):
+        return np.exp(lw - shift), False
+
+
+def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
+        keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
+    """Advance the chains ``x (M, n)`` (int64, C-contiguous) in place by ``len(record)``
+    sweeps over ``order``; after sweep ``s`` with ``record[s] >= 0`` the chains are stored
+    in that slot of the returned ``(n_slots, M, n)`` array. ``keys`` (uint64, one per
+    chain) seed the chains' streams.
+
+    Parameters
+    ----------
+    pw : Pairwise
+    w : ndarray of float64
+        :func:`weights`.
+    logs : bool
+        Whether ``w`` are log-weights.
+    x : ndarray of int64, shape (M, n)
+    order : ndarray of int64
+        :func:`sweep_order`.
+    keys : ndarray of uint64, shape (M,)
+    record : ndarray of int64
+    n_slots : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_slots, M, n)
+    """
+    M, n = x.shape
+    out = np.empty((n_slots, M, n), dtype=np.int64)
+    work = float(len(record)) * M * (len(order) + len(pw.nbr))
+    parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
+    kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
+    kernel(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, bool(logs), keys, record,
+           out)
+    return out
+
+
+def _uniforms_numpy(keys: np.ndarray, counter: int) -> np.ndarray:
+    """The uniforms of draw ``counter`` of the streams ``keys`` (as the kernels)."""
+    z = keys + np.uint64((counter + 1) * 0x9E3779B97F4A7C15 % 2**64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _gibbs_numpy(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
+                 keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
+    """Plain-numpy reference of :func:`run` (the same draws, the same operations in the
+    same order; vectorised over chains)."""
+    M, n = x.shape
+    out = np.empty((n_slots, M, n), dtype=np.int64)
+    keys = np.asarray(keys, dtype=np.uint64)
+    for s in range(len(record)):
+        for i in order.tolist():
+            c = int(pw.card[i])
+            score = np.repeat(w[pw.uoff[i]:pw.uoff[i] + c][None, :], M, axis=0)
+            for k in range(pw.nptr[i], pw.nptr[i + 1]):
+                rows = w[pw.noff[k] + x[:, pw.nbr[k]][:, None] * c + np.arange(c)[None, :]]
+                score = score + rows if logs else score * rows
+            if logs:
+                score = np.exp(score - score.max(axis=1, keepdims=True))
+            cum = np.cumsum(score, axis=1)
+            target = _uniforms_numpy(keys, s * n + i) * cum[:, -1]
+            x[:, i] = (cum[:, :c - 1] <= target[:, None]).sum(axis=1)
+        if record[s] >= 0:
+            out[record[s]] = x
+    return out
