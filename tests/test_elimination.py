@@ -191,7 +191,7 @@ def test_log_weights_whose_sums_overflow_are_refused(tables):
     with pytest.raises(ValueError, match=r"log_tables: the largest \|log-weight\|.*1e\+300"):
         FactorGraph([2], [(0,), (0,)], tables)
     huge = BoltzmannMachine(np.array([1e308, 1e308]), np.array([[0, 1]]), np.array([1e308]))
-    with pytest.raises(ValueError, match=r"bm \(its biases and couplings\)"):
+    with pytest.raises(ValueError, match=r"model \(its biases and couplings\)"):
         exact.marginals(huge)
 
 

@@ -175,7 +175,7 @@ def test_classifier_refuses_bad_input(tiny):
         fg.class_conditional_accuracy(train, y_train[:-1], test, y_test, s, "mle")
     with pytest.raises(ValueError, match="learner"):
         fg.class_conditional_accuracy(train, y_train, test, y_test, s, "cd")
-    with pytest.raises(ValueError, match="structure"):
+    with pytest.raises(TypeError, match="structure"):
         fg.class_conditional_accuracy(train, y_train, test, y_test, None, "mle")
 
 
@@ -233,5 +233,5 @@ def test_lap_on_model_data():
     assert f.gap["true model"] == 0 and np.all(np.abs(f.gap) < 0.05)  # consistent learners
     g = fg.lap_on_model_data(model, 4000, 0)
     assert g.ll.tolist() == f.ll.tolist()  # seeded
-    with pytest.raises(ValueError, match="model"):
+    with pytest.raises(TypeError, match="model"):
         fg.lap_on_model_data(None, 10, 0)

@@ -203,7 +203,6 @@ def test_salt_and_pepper_middle_levels_are_evidence():
      "noisy"),
     (lambda: inz.posterior(inz.potts_grid(2, 2, 4, 1.0), np.zeros((2, 3), int), 4), "prior"),
     (lambda: inz.posterior(inz.potts_grid(2, 3, 3, 1.0), np.zeros((2, 3), int), 4), "prior"),
-    (lambda: inz.posterior("prior", np.zeros((2, 3), int), 4), "prior"),
     (lambda: inz.potts_grid(2, 3, 4, math.inf), "coupling"),
     (lambda: inz.potts_grid(2, 3, 4, 1.0, field=[0.0, 1.0]), "field"),
     (lambda: inz.potts_grid(0, 3, 4, 1.0), "rows"),
@@ -217,6 +216,11 @@ def test_salt_and_pepper_middle_levels_are_evidence():
 def test_bad_input_is_a_named_value_error(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_a_prior_of_the_wrong_type_is_a_named_type_error():
+    with pytest.raises(TypeError, match="prior must be a FactorGraph"):
+        inz.posterior("prior", np.zeros((2, 3), int), 4)
 
 
 # ------------------------------------------------------------------------ sizes and huge numbers

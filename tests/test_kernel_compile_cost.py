@@ -21,8 +21,8 @@ import pytest
 
 import mrflib
 
-MODULES = ["inference/_elimination_kernels.py", "inference/_elimination_order_kernels.py",
-           "inference/_compiled_passes_kernels.py"]
+MODULES = ["inference/_elimination_kernels.py", "inference/exact/_elimination_order_kernels.py",
+           "inference/exact/_compiled_passes_kernels.py"]
 SLOW = {"sort", "argsort", "concatenate"}
 
 

@@ -135,7 +135,7 @@ def test_bad_input_is_refused():
         sf.estimate(model, x, targets="edges")
     with pytest.raises(ValueError, match="samples"):
         sf.marginals(model, x[:, :3])
-    with pytest.raises(ValueError, match="model"):
+    with pytest.raises(TypeError, match="model"):
         sf.marginals(None, x)
     hard = factor_models.potts_lattice(2, 2, 2, rng=0).condition({0: 1})
     bad = np.zeros((3, 4), dtype=np.int64)  # x_0 = 0 contradicts the evidence
