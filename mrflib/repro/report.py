@@ -24,7 +24,7 @@ from .notation import typeset
 from .scorecard import CLAIM_VERDICTS as _CLAIM_VERDICTS
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
-from .scorecard import claims
+from .scorecard import claims, outcome
 from .scorecard import kind as _kind
 
 if TYPE_CHECKING:
@@ -772,9 +772,10 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
 
 def write_pages(results: Path, bench_results: Path, book_dir: Path,
                 paper_results: Path | None = None) -> None:
-    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``,
-    and ``_layers_table.md`` (:func:`mrflib.repro.layers.layers_markdown`, the Architecture
-    page's layers as ``pyproject.toml``'s import-linter contract states them).
+    """Write ``_scorecard_table.md``, ``_outcome.md`` (the intro's three sentences,
+    :func:`mrflib.repro.scorecard.outcome`), ``_performance_tables.md`` and figures to
+    ``book_dir``, and ``_layers_table.md`` (:func:`mrflib.repro.layers.layers_markdown`, the
+    Architecture page's layers as ``pyproject.toml``'s import-linter contract states them).
 
     ``paper_results`` is the folder of committed paper-profile rows (``book/results/paper``);
     the scorecard shows them beside the build's own, and ``_paper_runs.md`` (its provenance
@@ -782,8 +783,9 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     """
     book_dir = Path(book_dir)
     paper = None if paper_results is None else load_records(paper_results, published=True)
-    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
-                                                                     paper))
+    recorded = load_records(results)
+    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(recorded, paper))
+    (book_dir / "_outcome.md").write_text(outcome(recorded))
     if paper_results is not None:
         from .paper import provenance_markdown, read_provenance
 

@@ -18,7 +18,7 @@ from .experiments import FIELDS, VERDICTS, records
 from .notation import typeset
 
 __all__ = ["PAPER_TITLES", "VERDICT_MARK", "CLAIM_VERDICTS", "CHECK_VERDICTS", "kind",
-           "claims", "paper_summary", "chapter_conclusion"]
+           "claims", "paper_summary", "chapter_conclusion", "outcome"]
 
 #: Short citation of each paper (the ``paper`` field of a recorded row) in the scorecard.
 PAPER_TITLES = {
@@ -186,3 +186,48 @@ def chapter_conclusion(chapter: str, df: pd.DataFrame | None = None) -> str:
     lines += ["", "Every row, with the paper-scale run beside it, is in the "
                   "{doc}`reproduction scorecard <../book/scorecard>`."]
     return "\n".join(lines) + "\n"
+
+
+def outcome(df: pd.DataFrame, link: str = "scorecard") -> str:
+    """The book's outcome in three sentences, for its first page: how many of the papers'
+    claims hold (in number, in kind) and how many do not, where the ones that do not are, and
+    that the book's own checks and new results are counted apart.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Recorded rows (:func:`mrflib.repro.report.load_records`).
+    link : str
+        The scorecard page as a ``{doc}`` target from the page that shows the text.
+
+    Returns
+    -------
+    str
+        Markdown; a sentence saying so when nothing is recorded.
+    """
+    lacking = sorted(set(FIELDS) - set(df))
+    if lacking:
+        raise ValueError(f"df must have the recorded columns {FIELDS}; lacks {lacking}")
+    scorecard = f"{{doc}}`reproduction scorecard <{link}>`"
+    if df.empty:
+        return (f"_No chapter has been run yet, so the {scorecard} has no claims to count._\n")
+    c = claims(df.reset_index(drop=True))
+    kinds = c["verdict"].map(kind)
+    paper = c[kinds == "claim"]
+    n = {v: int((paper["verdict"] == v).sum()) for v in CLAIM_VERDICTS}
+    first = (f"Of the {len(paper)} claims of the papers that the chapters check, "
+             f"{n['reproduced']} are reproduced in number, {n['reproduced in kind']} in kind "
+             f"(the claim holds, the numbers differ) and {n['not reproduced']} are not.")
+    failing = paper[paper["verdict"] == "not reproduced"]
+    if len(failing):
+        where = failing.groupby("paper", sort=False).size()
+        second = ("The claims not reproduced are " + ", ".join(
+            f"{k} of {PAPER_TITLES.get(p, p)}" for p, k in where.items())
+            + ", each with the paper's number, ours and the reason in the " + scorecard + ".")
+    else:
+        second = f"Every claim checked holds, in number or in kind (the {scorecard})."
+    checks, new = c[kinds == "check"], c[kinds == "new"]
+    failed = int((checks["verdict"] == "check failed").sum())
+    third = (f"The book's own checks ({len(checks)}, {failed} failed) and its {len(new)} new "
+             "results, numbers no paper gives, are counted apart and never as a paper's.")
+    return " ".join((first, second, third)) + "\n"
