@@ -239,7 +239,7 @@ def test_the_papers_summary_counts_only_their_claims():
     head = md.split("**p** (chapter", 1)[0]
     assert "| p | 2 | 1 | 0 | 1 |" in head and "| all | 2 | 1 | 0 | 1 |" in head
     assert "2 claims of the papers, measured by 2 recorded numbers" in head
-    assert "2 checks of the book's own (1 failed) and 1 new results" in head
+    assert "2 checks of the book's own (1 failed) and 1 new result," in head
     claims_part, checks_part = md.split("## The book's own checks", 1)
     checks_part, new_part = checks_part.split("## New results", 1)
     assert "MAR score" not in claims_part and "real data" not in claims_part
@@ -294,3 +294,26 @@ def test_the_provenance_shows_no_path_of_the_machine_that_ran_it():
     assert portable_command("x --out=/tmp/a C:\\runs\\b") == "x --out=DIR DIR"
     md = provenance_markdown(read_provenance(report.PAPER_RESULTS))
     assert "/work" not in md and "/home" not in md and "/tmp" not in md
+
+
+def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path):
+    from mrflib.repro import scorecard
+
+    df = _rows({"item": "Theorem 2"}, {"item": "Table 1", "verdict": "reproduced in kind"},
+               {"item": "Figure 5", "verdict": "not reproduced", "note": "reversed"},
+               {"item": "MAR score", "verdict": "check passed"},
+               {"item": "real data", "paper_value": "", "verdict": "new"})
+    text = scorecard.outcome(df)
+    assert text.startswith("Of the 3 claims of the papers that the chapters check, 1 is "
+                           "reproduced in number, 1 in kind (the claim holds, the numbers "
+                           "differ) and 1 is not.")
+    assert "The claims not reproduced are 1 of p" in text
+    assert "{doc}`reproduction scorecard <scorecard>`" in text
+    assert "own checks (1, 0 failed) and its new results (1, numbers" in text
+    assert text.count(". ") == 2  # three sentences
+    assert scorecard.outcome(df.iloc[:0]).startswith("_No chapter has been run yet")
+    res = tmp_path / "results"
+    res.mkdir()
+    df.to_csv(res / "ch.csv", index=False)
+    report.write_pages(res, tmp_path / "bench", tmp_path)
+    assert (tmp_path / "_outcome.md").read_text() == text

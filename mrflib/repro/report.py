@@ -24,7 +24,7 @@ from .notation import typeset
 from .scorecard import CLAIM_VERDICTS as _CLAIM_VERDICTS
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
-from .scorecard import claims, outcome
+from .scorecard import _count, claims, outcome
 from .scorecard import kind as _kind
 
 if TYPE_CHECKING:
@@ -153,9 +153,9 @@ def _summary_lines(df: pd.DataFrame, claim: pd.DataFrame) -> list[str]:
     return [*lines, "", f"{len(paper)} claims of the papers, measured by {n_rows} recorded "
                         "numbers (a claim measured on several cases, such as a table's cells, "
                         "counts once; its numbers are folded under its paper's table). Apart "
-                        f"from them: {len(checks)} checks of the book's own ({failed} failed) "
-                        f"and {len(new)} new results, numbers no paper gives, in their own "
-                        "tables below.", ""]
+                        f"from them: {_count(len(checks), 'check')} of the book's own "
+                        f"({failed} failed) and {_count(len(new), 'new result')}, numbers no "
+                        "paper gives, in their own tables below.", ""]
 
 
 def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> list[str]:

@@ -63,6 +63,11 @@ def kind(verdict: str) -> str:
     raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _listed(values: list[str]) -> str:
     """The values of a claim's rows in one cell: one when they are all the same, nothing
     when all are empty, else at most three and how many."""
@@ -169,10 +174,11 @@ def chapter_conclusion(chapter: str, df: pd.DataFrame | None = None) -> str:
     checks, new = c[kinds == "check"], c[kinds == "new"]
     if len(checks):
         failed = int((checks["verdict"] == "check failed").sum())
-        head += (f" It also ran {len(checks)} checks of the book's own ({failed} failed), "
-                 "not counted among the paper's claims.")
+        head += (f" It also ran {_count(len(checks), 'check')} of the book's own ({failed} "
+                 "failed), not counted among the papers' claims.")
     if len(new):
-        head += f" It recorded {len(new)} new results, numbers the paper does not give."
+        head += (f" It recorded {_count(len(new), 'new result')}, numbers the papers do not "
+                 "give.")
     lines = [head]
     for verdict, lead in (("not reproduced", "Not reproduced"),
                           ("reproduced in kind", "Reproduced in kind (the claim holds, the "
@@ -215,9 +221,12 @@ def outcome(df: pd.DataFrame, link: str = "scorecard") -> str:
     kinds = c["verdict"].map(kind)
     paper = c[kinds == "claim"]
     n = {v: int((paper["verdict"] == v).sum()) for v in CLAIM_VERDICTS}
+    def are(k: int) -> str:
+        return f"{k} is" if k == 1 else f"{k} are"
+
     first = (f"Of the {len(paper)} claims of the papers that the chapters check, "
-             f"{n['reproduced']} are reproduced in number, {n['reproduced in kind']} in kind "
-             f"(the claim holds, the numbers differ) and {n['not reproduced']} are not.")
+             f"{are(n['reproduced'])} reproduced in number, {n['reproduced in kind']} in kind "
+             f"(the claim holds, the numbers differ) and {are(n['not reproduced'])} not.")
     failing = paper[paper["verdict"] == "not reproduced"]
     if len(failing):
         where = failing.groupby("paper", sort=False).size()
@@ -228,6 +237,6 @@ def outcome(df: pd.DataFrame, link: str = "scorecard") -> str:
         second = f"Every claim checked holds, in number or in kind (the {scorecard})."
     checks, new = c[kinds == "check"], c[kinds == "new"]
     failed = int((checks["verdict"] == "check failed").sum())
-    third = (f"The book's own checks ({len(checks)}, {failed} failed) and its {len(new)} new "
-             "results, numbers no paper gives, are counted apart and never as a paper's.")
+    third = (f"The book's own checks ({len(checks)}, {failed} failed) and its new results "
+             f"({len(new)}, numbers no paper gives) are counted apart, never as a paper's.")
     return " ".join((first, second, third)) + "\n"
