@@ -240,8 +240,8 @@ def test_the_papers_summary_counts_only_their_claims():
     assert "| p | 2 | 1 | 0 | 1 |" in head and "| all | 2 | 1 | 0 | 1 |" in head
     assert "2 claims of the papers, measured by 2 recorded numbers" in head
     assert "2 checks of the book's own (1 failed) and 1 new result," in head
-    claims_part, checks_part = md.split("## The book's own checks", 1)
-    checks_part, new_part = checks_part.split("## New results", 1)
+    claims_part, checks_part = md.split("**The book's own checks.**", 1)
+    checks_part, new_part = checks_part.split("**New results.**", 1)
     assert "MAR score" not in claims_part and "real data" not in claims_part
     assert "MAR score" in checks_part and "check-failed" in checks_part
     assert "| item | quantity | expected | ours | verdict |" in checks_part

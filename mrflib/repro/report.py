@@ -286,7 +286,8 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
             ("new", "New results", "reference")):
         g = claim[kinds == which]
         if len(g):
-            lines += ["", f"## {title}", "", _SECTION_LEAD[which], ""]
+            # a bold title, not a heading: the scorecard page includes this inside a container
+            lines += ["", f"**{title}.** {_SECTION_LEAD[which]}", ""]
             lines += _claim_table(df, g, cells, paper is not None, reference, title=title)
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
