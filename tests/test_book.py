@@ -94,6 +94,31 @@ def test_every_notebook_is_in_the_toc():
         assert (ROOT / f"{f}.md").exists() or (ROOT / f"{f}.ipynb").exists(), f
 
 
+def test_a_reader_starts_here_and_meets_the_internals_after_the_chapters():
+    """The first page after the intro is "Start here" (install, the two commands, where to go
+    next); the developer-facing Architecture page comes after every chapter; the intro states
+    the outcome (generated from the records) and links to the scorecard."""
+    files = build_book.toc_files(ROOT)
+    assert files[1] == "book/start_here"
+    start = (ROOT / "book" / "start_here.md").read_text()
+    assert "pip install" in start and "`make book`" in start and "`make test`" in start
+    assert "## Where to go next" in start
+    last_chapter = max(i for i, f in enumerate(files) if f.startswith("notebooks/"))
+    assert files.index("book/architecture") > last_chapter
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "```{include} _outcome.md" in intro and "<scorecard>" in intro
+
+
+def test_no_page_or_chapter_shows_a_path_of_the_machine_that_built_it():
+    """Absolute paths of the machine that ran a job mean nothing to a reader."""
+    pages = [*(ROOT / "book").glob("*.md"), *(ROOT / "book" / "results" / "paper").glob("*.md"),
+             *NOTEBOOKS]
+    found = [f"{p.name}: {m.group()}" for p in pages
+             for m in re.finditer(r"(?<![\w.])/(?:work|home|Users|tmp|root)/[\w./-]*",
+                                  p.read_text())]
+    assert not found
+
+
 # ----------------------------------------------------------------------------- presentation
 def _out(kind, mime="text/plain"):
     if kind == "stream":

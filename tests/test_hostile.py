@@ -1076,6 +1076,7 @@ EXEMPT = {
                            "folders): tests/test_paper_run.py"
        for f in ("run_chapter", "check_run", "collect", "figures", "publish",
                  "check_publish", "check_published", "read_provenance", "main")},
+    "repro.paper.portable_command": "rewrites the paths of any text; tests/test_report.py",
     "inference.exact.elimination.upward_peak_bytes":
         "sizes a plan exact.plan built; tests/test_sliced.py",
     "inference.exact.elimination.marginals_and_log_partition":
@@ -1112,6 +1113,7 @@ EXEMPT = {
         "the harness's fit of recorded times; tests/test_experiments.py",
     "repro.report.bench_ratio": "reads one benchmark record; tests/test_report.py",
     "repro.scorecard.claims": "groups recorded rows; tests/test_report.py",
+    "repro.scorecard.kind": "names a verdict's kind, ValueError otherwise; tests/test_report.py",
     "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",
     "repro.scorecard.chapter_conclusion":
         "writes a chapter's paragraph from its rows; tests/test_report.py",

@@ -175,15 +175,15 @@ def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
     assert claim.loc[0, "quantity"].startswith("5 measurements: q0; q1; q2; …")
     md = report.scorecard_markdown(df)
     head, tables = md.split("**p** (chapter", 1)
-    assert "| p | {doc}`ch <../notebooks/ch>` | 4 | 1 | 3 | 0 | 0 |" in head
-    assert "| paper | chapters | claims | not reproduced | in kind | reproduced | new |" in head
+    assert "| p | 4 | 1 | 3 | 0 |" in head
+    assert "| paper | claims | not reproduced | in kind | reproduced |" in head
     assert "**Not reproduced** (1):" in head and "Why: a typo." in head
     claim_rows = tables.split(":::{dropdown}")[0]
     assert claim_rows.count("\n| ") == 5  # header and four claims
     assert md.count("The 8 measured numbers of p") == 1  # all of them, folded
     text = scorecard.chapter_conclusion("ch", df)
-    assert "4 claims (8 measured numbers): 1 not reproduced, 3 reproduced in kind." \
-           in text
+    assert "4 claims of the papers (8 measured numbers): 1 not reproduced, 3 reproduced " \
+           "in kind." in text
     assert "Eq. (4), bound: the paper: 1; ours: 2 (a typo)." in text
     assert "Table 1, 5 measurements: same order." in text
     assert scorecard.chapter_conclusion("other", df).startswith("_No scorecard rows")
@@ -215,3 +215,105 @@ def test_scorecard_typesets_the_recorded_notation():
         r"$\langle dH \rangle$, $\sigma_w$ = 1 &amp; a &lt;b"
     assert typeset("plain words, exact_inference 4x5") == "plain words, exact_inference 4x5"
     assert "|" not in typeset("KL(p_d||p_theta)"), "no table-cell separator in the math"
+
+
+def _rows(*rows):
+    base = dict(chapter="ch", paper="p", item="Figure 1", quantity="q", paper_value="1",
+                ours="1", verdict="reproduced", note="", profile="quick")
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_the_papers_summary_counts_only_their_claims():
+    """The book's own checks and new results sit in tables of their own, never among the
+    claims of a paper, in the scorecard and in a chapter's closing paragraph."""
+    from mrflib.repro import scorecard
+
+    df = _rows({"item": "Theorem 2"},
+               {"item": "Figure 5", "verdict": "not reproduced", "note": "reversed"},
+               {"item": "MAR score", "paper_value": "above 85", "ours": "90",
+                "verdict": "check passed", "note": "the project's target"},
+               {"item": "peer", "paper_value": "(exact)", "ours": "1e-15",
+                "verdict": "check failed", "note": "pgmpy"},
+               {"item": "real data", "paper_value": "", "ours": "0.9", "verdict": "new"})
+    md = report.scorecard_markdown(df)
+    head = md.split("**p** (chapter", 1)[0]
+    assert "| p | 2 | 1 | 0 | 1 |" in head and "| all | 2 | 1 | 0 | 1 |" in head
+    assert "2 claims of the papers, measured by 2 recorded numbers" in head
+    assert "2 checks of the book's own (1 failed) and 1 new result," in head
+    claims_part, checks_part = md.split("**The book's own checks.**", 1)
+    checks_part, new_part = checks_part.split("**New results.**", 1)
+    assert "MAR score" not in claims_part and "real data" not in claims_part
+    assert "MAR score" in checks_part and "check-failed" in checks_part
+    assert "| item | quantity | expected | ours | verdict |" in checks_part
+    assert "real data" in new_part and "| item | quantity | reference |" in new_part
+    summary = scorecard.paper_summary(df)
+    assert summary.loc["p", "claims"] == 2 and "new" not in summary.columns
+    text = scorecard.chapter_conclusion("ch", df)
+    assert text.startswith("This run at profile quick checked 2 claims of the papers (2 "
+                           "measured numbers): 1 not reproduced, 1 reproduced. It also ran "
+                           "2 checks of the book's own (1 failed)")
+    assert "failed:" in text and "peer, q: the paper: (exact); ours: 1e-15 (pgmpy)" in text
+    with pytest.raises(ValueError, match="verdict"):
+        scorecard.kind("new (not in the paper)")
+
+
+def test_a_claims_cells_list_a_shared_value_once_and_no_empty_separators():
+    from mrflib.repro import scorecard
+
+    same = scorecard.claims(_rows({"quantity": "a", "paper_value": "> 1", "note": "n"},
+                                  {"quantity": "b", "paper_value": "> 1", "note": "n"}))
+    assert same.loc[0, "paper_value"] == "> 1"
+    empty = scorecard.claims(_rows({"quantity": "a", "paper_value": "", "note": "n"},
+                                   {"quantity": "b", "paper_value": "", "note": "n"}))
+    assert empty.loc[0, "paper_value"] == ""
+    mixed = scorecard.claims(_rows({"quantity": "a", "paper_value": "", "note": "n"},
+                                   {"quantity": "b", "paper_value": "2", "note": "n"}))
+    assert mixed.loc[0, "paper_value"] == "-; 2"
+
+
+def test_generated_text_reads_as_prose(tmp_path):
+    """A table of one row says "1 measurement"; a rate with no target or ratio is named as a
+    measurement, not a verdict of "up to"."""
+    res = tmp_path / "results"
+    res.mkdir()
+    _write(res / "uai.csv", [dict(benchmark="MAR score", case="hard problems", method="ours",
+                                  seconds=20.0, baseline="", ratio="", rate=100.0,
+                                  rate_unit="score", note="")])
+    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    assert "1 measurements" not in md and "(1 measurement)" in md
+    assert "up to" not in md
+    assert "**Verdict:** the best score measured is 100, on hard problems." in md
+
+
+def test_the_provenance_shows_no_path_of_the_machine_that_ran_it():
+    from mrflib.repro.paper import portable_command, provenance_markdown, read_provenance
+
+    assert portable_command("python -m mrflib paper nb.ipynb --out /work/runs --publish "
+                            "book/results/paper") == \
+        "python -m mrflib paper nb.ipynb --out DIR --publish book/results/paper"
+    assert portable_command("x --out=/tmp/a C:\\runs\\b") == "x --out=DIR DIR"
+    md = provenance_markdown(read_provenance(report.PAPER_RESULTS))
+    assert "/work" not in md and "/home" not in md and "/tmp" not in md
+
+
+def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path):
+    from mrflib.repro import scorecard
+
+    df = _rows({"item": "Theorem 2"}, {"item": "Table 1", "verdict": "reproduced in kind"},
+               {"item": "Figure 5", "verdict": "not reproduced", "note": "reversed"},
+               {"item": "MAR score", "verdict": "check passed"},
+               {"item": "real data", "paper_value": "", "verdict": "new"})
+    text = scorecard.outcome(df)
+    assert text.startswith("Of the 3 claims of the papers that the chapters check, 1 is "
+                           "reproduced in number, 1 in kind (the claim holds, the numbers "
+                           "differ) and 1 is not.")
+    assert "The claims not reproduced are 1 of p" in text
+    assert "{doc}`reproduction scorecard <scorecard>`" in text
+    assert "own checks (1, 0 failed) and its new results (1, numbers" in text
+    assert text.count(". ") == 2  # three sentences
+    assert scorecard.outcome(df.iloc[:0]).startswith("_No chapter has been run yet")
+    res = tmp_path / "results"
+    res.mkdir()
+    df.to_csv(res / "ch.csv", index=False)
+    report.write_pages(res, tmp_path / "bench", tmp_path)
+    assert (tmp_path / "_outcome.md").read_text() == text

@@ -57,7 +57,11 @@ __all__ = [
 ]
 
 PROFILES = ("quick", "book", "paper")
-VERDICTS = ("reproduced", "reproduced in kind", "not reproduced", "new")
+#: The verdicts of a row: three for a claim of a paper, one for a number the paper does not
+#: give, two for a check of the book's own (a target it sets, a cross-check against a peer or
+#: a known value), which is never counted among a paper's claims.
+VERDICTS = ("reproduced", "reproduced in kind", "not reproduced", "new", "check passed",
+            "check failed")
 FIELDS = (
     "chapter",
     "paper",
@@ -177,8 +181,11 @@ def record(
         What is compared, in words.
     paper_value, ours
         The paper's number (or claim, as text) and ours, measured in this run.
-    verdict : {"reproduced", "reproduced in kind", "not reproduced", "new"}
-        Our honest verdict; "new" marks a number the paper does not give.
+    verdict : {"reproduced", "reproduced in kind", "not reproduced", "new", "check passed", \
+"check failed"}
+        Our honest verdict on a claim of the paper (the first three); "new" marks a number
+        the paper does not give; "check passed" and "check failed" a check of the book's own
+        (``paper_value`` is then the value it expects), never a claim of the paper.
     note : str
         Anything a reader needs to judge the verdict.
     profile : str

@@ -50,6 +50,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,7 +65,7 @@ from mrflib._support.files import atomic_write, holder, lock, release, try_lock
 from . import experiments, sweep, trials
 
 __all__ = ["run_chapter", "check_run", "collect", "figures", "publish", "check_publish",
-           "check_published", "read_provenance", "main"]
+           "check_published", "read_provenance", "portable_command", "main"]
 
 PROFILE = "paper"
 #: The most chunks a chapter is split into. Each chunk is one notebook run (seconds of
@@ -357,7 +358,8 @@ def publish(rec: dict[str, Any], dest: str | Path, command: str) -> None:
         prov[chapter] = {
             "commit": rec["commit"], "chunk_commits": rec.get("chunk_commits", [rec["commit"]]),
             "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": experiments.machine(), "command": command, "chunks": rec["n_chunks"],
+            "machine": experiments.machine(), "command": portable_command(command),
+            "chunks": rec["n_chunks"],
             "seed": rec["seed"], "chunk_wall_s": round(rec["chunk_wall_s"], 1),
             "chunk_sum_s": round(rec["chunk_sum_s"], 1), "merge_s": round(rec["merge_s"], 1),
             "merge_computed_trials": rec["merge_computed"], "figures": sorted(pngs),
@@ -483,10 +485,23 @@ def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True) -> 
             f"| {chapter} | merge `{p['commit'][:12]}`{dirty}"
             + (f"; chunks {chunked}" if chunked else "")
             + f" | {p['date_utc']} | {p['machine']} | {p['chunks']} | {_mins(p['chunk_wall_s'])} "
-            + f"| {_mins(p['chunk_sum_s'])} | {_mins(p['merge_s'])} | `{p['command']}` |")
+            + f"| {_mins(p['chunk_sum_s'])} | {_mins(p['merge_s'])} "
+            + f"| `{portable_command(p['command'])}` |")
     total = sum(p["chunk_wall_s"] + p["merge_s"] for p in prov.values())
     lines += ["", f"Total wall time of the chapters listed: {_mins(total)}.", ""]
     return "\n".join(lines)
+
+
+def portable_command(command: str) -> str:
+    """``command`` with every absolute path replaced by ``DIR``: a folder of the machine that
+    ran it means nothing to a reader elsewhere, and the book shows the command to rerun.
+
+    Examples
+    --------
+    >>> portable_command("python -m mrflib paper nb.ipynb --out /home/me/runs --publish out")
+    'python -m mrflib paper nb.ipynb --out DIR --publish out'
+    """
+    return re.sub(r"(?<![^\s=])(?:/|[A-Za-z]:\\)[^\s]*", "DIR", str(command))
 
 
 def _mins(seconds: float) -> str:

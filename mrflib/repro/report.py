@@ -21,9 +21,11 @@ from mrflib._support.validation import check_instance, check_path
 from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
 from .notation import typeset
+from .scorecard import CLAIM_VERDICTS as _CLAIM_VERDICTS
 from .scorecard import PAPER_TITLES as _PAPER_TITLES
 from .scorecard import VERDICT_MARK as _VERDICT_MARK
-from .scorecard import claims
+from .scorecard import _count, claims, outcome
+from .scorecard import kind as _kind
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -131,22 +133,29 @@ def _paper_column(df: pd.DataFrame, paper: pd.DataFrame) -> tuple[list[str], lis
 
 
 def _summary_lines(df: pd.DataFrame, claim: pd.DataFrame) -> list[str]:
-    """The scorecard's opening: claims per paper and verdict, one row per paper."""
-    order = ["not reproduced", "reproduced in kind", "reproduced", "new"]
+    """The scorecard's opening: the claims of each paper per verdict, one row per paper;
+    the book's own checks and new results are counted apart, never as a paper's claims."""
+    order = list(_CLAIM_VERDICTS)
     short = {"reproduced in kind": "in kind"}  # narrow columns: the table fits the column
-    header = "| paper | chapters | claims | " + " | ".join(short.get(v, v) for v in order) + " |"
+    header = "| paper | claims | " + " | ".join(short.get(v, v) for v in order) + " |"
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
-    for key, g in claim.groupby("paper", sort=False):
-        chapters = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`"
-                             for c in dict.fromkeys(g["chapter"]))
+    paper = claim[claim["verdict"].isin(order)]
+    for key, g in paper.groupby("paper", sort=False):
         counts = g["verdict"].value_counts()
-        lines.append(f"| {_cell(_PAPER_TITLES.get(key, key))} | {chapters} | {len(g)} | "
+        lines.append(f"| {_cell(_PAPER_TITLES.get(key, key))} | {len(g)} | "
                      + " | ".join(str(counts.get(v, 0)) for v in order) + " |")
-    lines.append(f"| all | | {len(claim)} | " + " | ".join(
-        str(int((claim["verdict"] == v).sum())) for v in order) + " |")
-    return [*lines, "", f"{len(claim)} claims, measured by {len(df)} recorded numbers (a "
-                        "claim measured on several cases, such as a table's cells, counts "
-                        "once; its numbers are folded under its paper's table).", ""]
+    lines.append(f"| all | {len(paper)} | " + " | ".join(
+        str(int((paper["verdict"] == v).sum())) for v in order) + " |")
+    kinds = claim["verdict"].map(_kind)
+    checks, new = claim[kinds == "check"], claim[kinds == "new"]
+    failed = int((checks["verdict"] == "check failed").sum())
+    n_rows = int(df["verdict"].isin(order).sum())
+    return [*lines, "", f"{len(paper)} claims of the papers, measured by {n_rows} recorded "
+                        "numbers (a claim measured on several cases, such as a table's cells, "
+                        "counts once; its numbers are folded under its paper's table). Apart "
+                        f"from them: {_count(len(checks), 'check')} of the book's own "
+                        f"({failed} failed) and {_count(len(new), 'new result')}, numbers no "
+                        "paper gives, in their own tables below.", ""]
 
 
 def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> list[str]:
@@ -171,7 +180,7 @@ def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> li
                          f"ours: {_cell(r['ours'])}."
                          + (f" Why: {_cell(r['note'])}." if r["note"].strip() else ""))
     if not lines:
-        return ["Every claim checked was reproduced, in number or in kind, or is new.", ""]
+        return ["Every claim of the papers checked was reproduced, in number or in kind.", ""]
     return [f"**Not reproduced** ({len(lines)}):", "", *lines, ""]
 
 
@@ -186,10 +195,51 @@ def _claim_paper_cell(cells: list[str]) -> str:
                    f"{differs}" if differs else ", same verdict" if measured else "")
 
 
+#: What the two tables apart from the papers' claims hold.
+_SECTION_LEAD = {
+    "check": "Checks the book sets itself (a target of this project, a cross-check against a "
+             "peer library or a known value): they test the library, not a paper, and are "
+             "never counted among a paper's claims.",
+    "new": "Numbers no paper gives (a baseline a paper omits, a paper's method run on data or "
+           "models it was not shown on): they are reported, not judged against a paper.",
+}
+
+
+def _claim_table(df: pd.DataFrame, g: pd.DataFrame, cells: list[str], with_paper: bool,
+                 reference: str, title: str = "") -> list[str]:
+    """One table of claims ``g`` (rows of :func:`mrflib.repro.scorecard.claims` of ``df``):
+    one row per claim, the measured numbers of claims of several rows folded beneath.
+    ``reference`` names the column of the recorded ``paper_value``."""
+    header = f"| item | quantity | {reference} | ours | verdict |"
+    header += " ours, paper profile |" if with_paper else ""
+    header += " note |"
+    rule = "|---" * (header.count("|") - 1) + "|"
+    many = len(set(g["chapter"])) > 1
+
+    def row(r, paper_cell: str) -> str:
+        item = _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
+                                   f"{r['chapter']}>`)" if many else "")
+        out = [item, _cell(r["quantity"]), _cell(r["paper_value"]), _cell(r["ours"]),
+               _badge(r["verdict"])]
+        return "| " + " | ".join([*out, *([paper_cell] if with_paper else []),
+                                  _cell(r["note"])]) + " |"
+
+    lines = [header, rule]
+    lines += [row(r, _claim_paper_cell([cells[i] for i in r["rows"]]))
+              for r in g.to_dict("records")]
+    if (g["n"] > 1).any():
+        measured = [i for rows in g["rows"] for i in rows]
+        what = title or _cell(_PAPER_TITLES.get(g["paper"].iloc[0], g["paper"].iloc[0]))
+        lines += ["", f":::{{dropdown}} The {len(measured)} measured numbers of {what}",
+                  header, rule, *(row(df.loc[i], cells[i]) for i in measured), ":::"]
+    return lines
+
+
 def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
-    """The reproduction scorecard: per-paper summary, the claims not reproduced, then one
-    table per paper with one row per claim (:func:`mrflib.repro.scorecard.claims`) and its
-    measured numbers folded beneath.
+    """The reproduction scorecard: per-paper summary, the claims not reproduced, one table per
+    paper with one row per claim (:func:`mrflib.repro.scorecard.claims`) and its measured
+    numbers folded beneath; then the book's own checks and the new results, each in a table of
+    its own and never counted among a paper's claims.
 
     Parameters
     ----------
@@ -212,7 +262,6 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
     df = df.reset_index(drop=True)
     claim = claims(df)
     lines = _summary_lines(df, claim) + _not_reproduced_lines(claim, paper)
-    header = "| item | quantity | paper | ours | verdict |"
     cells: list[str] = []
     if paper is not None:
         cells, differ = _paper_column(df, paper)
@@ -226,31 +275,20 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
                       f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
         if only:
             lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
-        header += " ours, paper profile |"
-    header += " note |"
     cells = cells or [""] * len(df)
-    rule = "|---" * (header.count("|") - 1) + "|"
-    for key, g in claim.groupby("paper", sort=False):
-        chapters = list(dict.fromkeys(g["chapter"]))
-        links = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`" for c in chapters)
-        title = _cell(_PAPER_TITLES.get(key, key))
-        lines += ["", f"**{title}** (chapter {links})", "", header, rule]
-
-        def row(r, paper_cell: str, many: bool = len(chapters) > 1) -> str:
-            item = _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
-                                       f"{r['chapter']}>`)" if many else "")
-            out = [item, _cell(r["quantity"]), _cell(r["paper_value"]), _cell(r["ours"]),
-                   _badge(r["verdict"])]
-            return "| " + " | ".join([*out, *([paper_cell] if paper is not None else []),
-                                      _cell(r["note"])]) + " |"
-
-        for r in g.to_dict("records"):
-            lines.append(row(r, _claim_paper_cell([cells[i] for i in r["rows"]])))
-        if (g["n"] > 1).any():
-            measured = [i for rows in g["rows"] for i in rows]
-            lines += ["", f":::{{dropdown}} The {len(measured)} measured numbers of "
-                          f"{title}", header, rule,
-                      *(row(df.loc[i], cells[i]) for i in measured), ":::"]
+    kinds = claim["verdict"].map(_kind)
+    for key, g in claim[kinds == "claim"].groupby("paper", sort=False):
+        links = ", ".join(f"{{doc}}`{c} <../notebooks/{c}>`" for c in dict.fromkeys(g["chapter"]))
+        lines += ["", f"**{_cell(_PAPER_TITLES.get(key, key))}** (chapter {links})", ""]
+        lines += _claim_table(df, g, cells, paper is not None, "paper")
+    for which, title, reference in (
+            ("check", "The book's own checks", "expected"),
+            ("new", "New results", "reference")):
+        g = claim[kinds == which]
+        if len(g):
+            # a bold title, not a heading: the scorecard page includes this inside a container
+            lines += ["", f"**{title}.** {_SECTION_LEAD[which]}", ""]
+            lines += _claim_table(df, g, cells, paper is not None, reference, title=title)
     profiles = sorted(set(df["profile"]) - {""})
     if profiles:
         lines += ["", f"Measured in profile(s): {', '.join(profiles)}."]
@@ -448,7 +486,9 @@ def _verdict(b: pd.DataFrame, curves) -> str:
     rate = _num(b.get("rate"))
     if not parts and rate is not None and rate.notna().any():
         i = rate.idxmax()
-        parts.append(f"up to {rate[i]:.3g} {b.loc[i, 'rate_unit']}")
+        unit = str(b.loc[i, "rate_unit"]).strip()
+        parts.append(f"the best {unit or 'rate'} measured is {rate[i]:.3g}, on "
+                     f"{_cell(b.loc[i, 'case'])}")
     return ("**Verdict:** " + "; ".join(parts) + ".") if parts else ""
 
 
@@ -725,15 +765,18 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
             verdict = _verdict(b, curves)
             if verdict:
                 parts.append(verdict + "\n")
-            parts += [f":::{{dropdown}} Table: {len(b)} measurements", *_table(b), ":::", ""]
+            counted = f"{len(b)} measurement" + ("s" if len(b) != 1 else "")
+            parts += [f":::{{dropdown}} The table of {bench} ({counted})", *_table(b), ":::",
+                      ""]
     return "\n".join(parts) + "\n"
 
 
 def write_pages(results: Path, bench_results: Path, book_dir: Path,
                 paper_results: Path | None = None) -> None:
-    """Write ``_scorecard_table.md``, ``_performance_tables.md`` and figures to ``book_dir``,
-    and ``_layers_table.md`` (:func:`mrflib.repro.layers.layers_markdown`, the Architecture
-    page's layers as ``pyproject.toml``'s import-linter contract states them).
+    """Write ``_scorecard_table.md``, ``_outcome.md`` (the intro's three sentences,
+    :func:`mrflib.repro.scorecard.outcome`), ``_performance_tables.md`` and figures to
+    ``book_dir``, and ``_layers_table.md`` (:func:`mrflib.repro.layers.layers_markdown`, the
+    Architecture page's layers as ``pyproject.toml``'s import-linter contract states them).
 
     ``paper_results`` is the folder of committed paper-profile rows (``book/results/paper``);
     the scorecard shows them beside the build's own, and ``_paper_runs.md`` (its provenance
@@ -741,8 +784,9 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
     """
     book_dir = Path(book_dir)
     paper = None if paper_results is None else load_records(paper_results, published=True)
-    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(load_records(results),
-                                                                     paper))
+    recorded = load_records(results)
+    (book_dir / "_scorecard_table.md").write_text(scorecard_markdown(recorded, paper))
+    (book_dir / "_outcome.md").write_text(outcome(recorded))
     if paper_results is not None:
         from .paper import provenance_markdown, read_provenance
 
