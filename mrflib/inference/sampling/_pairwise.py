@@ -30,7 +30,8 @@ from mrflib._support.threads import parallel_ok
 from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling._checkerboard import _two_colouring
 
-__all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run"]
+__all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
+           "fixed_states"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -236,11 +237,27 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     M, n = x.shape
     out = np.empty((n_slots, M, n), dtype=np.int64)
     work = float(len(record)) * M * (len(order) + len(pw.nbr))
+    q = fixed_states(pw)
+    if q and not logs:
+        parallel = M > _k.FIXED_BLOCK and parallel_ok(work)
+        kernel = _k.fixed_parallel if parallel else _k.fixed_serial
+        kernel((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out)
+        return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
     kernel(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, bool(logs), keys, record,
            out)
     return out
+
+
+def fixed_states(pw: Pairwise) -> int:
+    """The number of states shared by every variable when it is at most
+    :data:`~mrflib.inference.sampling._pairwise_kernels.MAX_FIXED_STATES` (the kernels
+    compiled for it apply), else 0."""
+    if len(pw.card) == 0:
+        return 0
+    q = int(pw.card[0])
+    return q if q <= _k.MAX_FIXED_STATES and bool(np.all(pw.card == q)) else 0
 
 
 def _uniforms_numpy(keys: np.ndarray, counter: int) -> np.ndarray:
