@@ -3,7 +3,8 @@
 Model: ``potts_lattice(L, L, 4, rng=0)`` (256x256, q = 4: fields and one Potts coupling per
 edge). Rates are single-variable updates per second per core, each kernel timed alone on
 one numba thread (best of a few repeats after a warm-up call, packing excluded; the note
-gives the packing's time):
+gives the packing's time; the machine's load average goes into the notes, as the
+machine is shared and a loaded core runs slower):
 
 - ``pairwise kernel``: :mod:`mrflib.inference.sampling._pairwise_kernels` on one thread;
 - ``numpy checkerboard``: a vectorised numpy Gibbs sampler of the Potts lattice written
@@ -22,6 +23,7 @@ of PCD with 1,000 chains and one sweep (the learner's sweep and counting pass; t
 
 from __future__ import annotations
 
+import os
 import time
 
 import numba
@@ -56,10 +58,17 @@ def _pairwise_rate(model, M, S, repeats):
     keys = np.arange(M, dtype=np.uint64)
     out = np.empty((0, M, model.n), dtype=np.int64)
 
+    q = _pairwise.fixed_states(pw)
+
     def call(sweeps):
         x = x0.copy()
-        _k.sweeps_serial(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, logs,
-                         keys, np.full(sweeps, -1, np.int64), out)
+        record = np.full(sweeps, -1, np.int64)
+        if q and not logs:  # the kernel run() dispatches to: compiled for q states
+            _k.fixed_serial((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
+                            keys, record, out)
+        else:
+            _k.sweeps_serial(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, logs,
+                             keys, record, out)
         return x
 
     call(1)
@@ -143,14 +152,23 @@ def _pcd_step(model, data, chains):
     return best_seconds(lambda: sampler.step(tables), 2)[0]
 
 
+def load_now() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    if not os.path.exists("/proc/loadavg"):
+        return "n/a"
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def run(quick: bool = False) -> list[dict]:
     L = 32 if quick else 256
-    M, S, reps = (16, 4, 2) if quick else (16, 20, 3)
+    M, S, reps = (32, 4, 2) if quick else (64, 10, 3)
     model = potts_lattice(L, L, Q, rng=0)
     case = f"{L}x{L} Potts lattice, q = {Q}"
     unit = "updates/s/core"
     rows = []
     threads = numba.get_num_threads()
+    load = load_now()
     numba.set_num_threads(1)
     try:
         rate, t, pack_s, logs = _pairwise_rate(model, M, S, reps)
@@ -161,7 +179,8 @@ def run(quick: bool = False) -> list[dict]:
         rows.append(dict(base, method="pairwise kernel", seconds=t, rate=rate,
                          baseline="numpy checkerboard", ratio=rate / np_rate, target=1e8,
                          note=f"{M} chains x {S} sweeps on one thread; packing "
-                              f"{pack_s:.2f} s ({'log-weights' if logs else 'products'})"))
+                              f"{pack_s:.2f} s ({'log-weights' if logs else 'products'}); "
+                              f"load average {load}"))
         rows.append(dict(base, method="numpy checkerboard", seconds=np_t, rate=np_rate,
                          baseline="", ratio=np.nan,
                          note=f"{M} chains x {max(1, S // 4)} sweeps, vectorised numpy"))
@@ -194,12 +213,12 @@ def run(quick: bool = False) -> list[dict]:
                      seconds=t_data, rate=chains * sweeps * L * L / t_data,
                      rate_unit="updates/s", baseline="", ratio=np.nan, target=np.nan,
                      note=f"{chains} chains x {sweeps} sweeps, {threads} threads, end to end "
-                          "(target 30 s)"))
+                          f"(target 30 s); load average {load_now()}"))
     pcd_chains = 100 if quick else 1000
     t_pcd = _pcd_step(model, data, pcd_chains)
     rows.append(dict(benchmark="pairwise Gibbs", case=case, method="PCD step",
                      seconds=t_pcd, rate=pcd_chains * L * L / t_pcd, rate_unit="updates/s",
                      baseline="", ratio=np.nan, target=np.nan,
                      note=f"{pcd_chains} chains, one sweep and the counting pass, {threads} "
-                          "threads (target 1 s)"))
+                          f"threads (target 1 s); load average {load_now()}"))
     return rows
