@@ -149,8 +149,8 @@ def _fixed_block(qt, r0, nb, x, w, order, nptr, nbr, noff, uoff, keys, record,
                  out):  # pragma: no cover - numba
     """:func:`_block` for products of weights when every variable has ``len(qt)`` states
     (a constant of the compiled kernel: its loops over states unroll), on a block of
-    :data:`FIXED_BLOCK` chains (``nb`` of them real; the rest are padding, drawn and
-    dropped). The same operations in the same order as :func:`_block`, so the same bits.
+    at most :data:`FIXED_BLOCK` chains (``nb``). The same operations in the same order as
+    :func:`_block`, so the same bits.
 
     One chain is updated at a time with its weights in registers; the indices are
     unsigned, which spares every read the test for a negative index (half of the
@@ -175,7 +175,7 @@ def _fixed_block(qt, r0, nb, x, w, order, nptr, nbr, noff, uoff, keys, record,
             k1 = np.uint64(nptr[i + _ONE])
             step = (first + i) * _GAMMA
             iB = i * uB
-            for b in range(FIXED_BLOCK):
+            for b in range(nb):
                 ub = np.uint64(b)
                 for v in range(Q):
                     sc[v] = w[u0 + np.uint64(v)]
