@@ -11,7 +11,7 @@ rows: for every row and factor, the flat position of its entry in the concatenat
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -24,4 +24,37 @@ def factor_counts(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover 
             for a in range(fptr[k], fptr[k + 1]):
                 pos += x[r, fvars[a]] * fstride[a]
             counts[pos] += 1
+    return counts
+
+
+#: Factors per task of :func:`factor_counts_blocked`: their tables stay in cache while
+#: every row is counted, and the variables they read are a short window of each row.
+FACTOR_BLOCK = 512
+
+
+@njit(cache=True, parallel=True)
+def factor_counts_blocked(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover
+    """:func:`factor_counts` by blocks of :data:`FACTOR_BLOCK` consecutive factors, in
+    parallel: each block counts all rows into its own tables, so every count is written
+    by one thread only and the counts are :func:`factor_counts`'s whatever the threads.
+    (Counting row by row over all factors scatters the increments over every table,
+    one cache miss each on a large model.)"""
+    M = x.shape[0]
+    F = offsets.shape[0]
+    counts = np.zeros(total, dtype=np.int64)
+    blocks = (F + FACTOR_BLOCK - 1) // FACTOR_BLOCK
+    for c in prange(blocks):
+        k0 = c * FACTOR_BLOCK
+        k1 = min(F, k0 + FACTOR_BLOCK)
+        for r in range(M):
+            row = x[r]
+            for k in range(k0, k1):
+                # unsigned positions: no test for a negative index on every read
+                pos = np.uint64(offsets[k])
+                a = np.uint64(fptr[k])
+                a1 = np.uint64(fptr[k + 1])
+                while a < a1:
+                    pos += np.uint64(row[np.uint64(fvars[a])]) * np.uint64(fstride[a])
+                    a += np.uint64(1)
+                counts[pos] += 1
     return counts

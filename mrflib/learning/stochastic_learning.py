@@ -175,7 +175,7 @@ class _Chains:
             factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card,
                                         self.pairwise)
         if self.order == 0:
-            counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
+            counts = _k.factor_counts_blocked(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1:

@@ -22,6 +22,7 @@ plain-numpy reference of the kernels (the same draws in the same order).
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +31,8 @@ from mrflib._support.threads import parallel_ok
 from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling._checkerboard import _two_colouring
 
-__all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run"]
+__all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
+           "fixed_states"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -65,6 +67,9 @@ class Pairwise(NamedTuple):
     block_start: np.ndarray
     var_block: np.ndarray
     colour: np.ndarray
+    #: Whether every weight comes from one table entry at most (no two factors on one
+    #: scope): the weights are then a scatter of the tables, no sums.
+    single: bool = False
 
 
 def is_pairwise(fptr: np.ndarray) -> bool:
@@ -153,8 +158,10 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     block_rows[centre + np.arange(2 * P) + 1] = card[other]
     block_start = np.cumsum(block_rows) - block_rows
     colour = _colouring(nptr, other)
-    return Pairwise(card, nptr, other, noff.astype(np.int64), uoff, int(vstart[-1]), src_all,
-                    dst_all, row_start, card[row_var], block_start, var_block, colour)
+    size = int(vstart[-1])
+    single = bool(np.bincount(dst_all, minlength=size).max(initial=0) <= 1)
+    return Pairwise(card, nptr, other, noff.astype(np.int64), uoff, size, src_all,
+                    dst_all, row_start, card[row_var], block_start, var_block, colour, single)
 
 
 def _colouring(nptr: np.ndarray, nbr: np.ndarray) -> np.ndarray:
@@ -174,6 +181,10 @@ def sweep_order(pw: Pairwise, free: np.ndarray) -> np.ndarray:
 
 def _log_weights(pw: Pairwise, tables: np.ndarray) -> np.ndarray:
     """The flat log-weights: every factor's entries summed into the rows."""
+    if pw.single:  # the same values as the sums (0 + t = t), without the summing pass
+        lw = np.zeros(pw.size)
+        lw[pw.dst] = tables[pw.src]
+        return lw
     return np.bincount(pw.dst, weights=tables[pw.src], minlength=pw.size)
 
 
@@ -195,6 +206,11 @@ def weights(pw: Pairwise, tables: np.ndarray) -> tuple[np.ndarray, bool]:
     lw = _log_weights(pw, tables)
     if pw.size == 0:
         return lw, False
+    q = fixed_states(pw)
+    if q:
+        fast = _fixed_weights(pw, lw, q)
+        if fast is not None:
+            return fast, False
     finite = np.isfinite(lw)
     top = np.maximum.reduceat(np.where(finite, lw, -np.inf), pw.row_start)
     low = np.minimum.reduceat(np.where(finite, lw, np.inf), pw.row_start)
@@ -206,6 +222,28 @@ def weights(pw: Pairwise, tables: np.ndarray) -> tuple[np.ndarray, bool]:
     shift = np.repeat(np.where(np.isfinite(top), top, 0.0), pw.row_len)
     with np.errstate(invalid="ignore"):
         return np.exp(lw - shift), False
+
+
+def _fixed_weights(pw: Pairwise, lw: np.ndarray, q: int) -> np.ndarray | None:
+    """:func:`weights` in place on rows of one length ``q`` (a learner's every step):
+    the rows as a ``(rows, q)`` array, no segmented reductions. ``None`` when the quick
+    bound (the widest row's spread times the most tables of a variable) exceeds
+    :data:`LOG_RANGE`: the exact test decides then."""
+    rows = lw.reshape(-1, q)
+    # column by column: numpy's reductions along a short last axis are many times slower
+    top = functools.reduce(np.maximum, (rows[:, v] for v in range(q)))
+    if np.isneginf(lw).any():
+        finite = np.where(np.isneginf(rows), np.inf, rows)
+        low = functools.reduce(np.minimum, (finite[:, v] for v in range(q)))
+        with np.errstate(invalid="ignore"):
+            spread = np.where(np.isfinite(top), top - low, 0.0)
+    else:
+        spread = top - functools.reduce(np.minimum, (rows[:, v] for v in range(q)))
+    tables_per_var = int(np.diff(pw.nptr).max(initial=0)) + 1
+    if not spread.max() * tables_per_var <= LOG_RANGE:
+        return None
+    rows -= np.where(np.isfinite(top), top, 0.0)[:, None]
+    return np.exp(lw, out=lw)
 
 
 def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
@@ -236,11 +274,27 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     M, n = x.shape
     out = np.empty((n_slots, M, n), dtype=np.int64)
     work = float(len(record)) * M * (len(order) + len(pw.nbr))
+    q = fixed_states(pw)
+    if q and not logs:
+        parallel = M > _k.FIXED_BLOCK and parallel_ok(work)
+        kernel = _k.fixed_parallel if parallel else _k.fixed_serial
+        kernel((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out)
+        return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
     kernel(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, bool(logs), keys, record,
            out)
     return out
+
+
+def fixed_states(pw: Pairwise) -> int:
+    """The number of states shared by every variable when it is at most
+    :data:`~mrflib.inference.sampling._pairwise_kernels.MAX_FIXED_STATES` (the kernels
+    compiled for it apply), else 0."""
+    if len(pw.card) == 0:
+        return 0
+    q = int(pw.card[0])
+    return q if q <= _k.MAX_FIXED_STATES and bool(np.all(pw.card == q)) else 0
 
 
 def _uniforms_numpy(keys: np.ndarray, counter: int) -> np.ndarray:

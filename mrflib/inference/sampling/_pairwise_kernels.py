@@ -22,10 +22,16 @@ from numba import njit, prange
 
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
-__all__ = ["CHAIN_BLOCK", "sweeps_parallel", "sweeps_serial"]
+__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "sweeps_parallel",
+           "sweeps_serial", "fixed_parallel", "fixed_serial"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
+#: Chains updated together at each site by the kernels of a fixed number of states.
+FIXED_BLOCK = 32
+#: Largest number of states for which a kernel is compiled with it as a constant.
+MAX_FIXED_STATES = 8
+_ONE = np.uint64(1)
 _TWO_M53 = 2.0**-53
 
 
@@ -136,6 +142,93 @@ def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, 
     for r0 in range(0, M, block):
         _block(r0, min(block, M - r0), x, w, order, nptr, nbr, noff, uoff, card, logs,
                keys, record, out)
+
+
+@njit(cache=True)
+def _fixed_block(qt, r0, nb, x, w, order, nptr, nbr, noff, uoff, keys, record,
+                 out):  # pragma: no cover - numba
+    """:func:`_block` for products of weights when every variable has ``len(qt)`` states
+    (a constant of the compiled kernel: its loops over states unroll), on a block of
+    at most :data:`FIXED_BLOCK` chains (``nb``). The same operations in the same order as
+    :func:`_block`, so the same bits.
+
+    One chain is updated at a time with its weights in registers; the indices are
+    unsigned, which spares every read the test for a negative index (half of the
+    instructions of the update otherwise)."""
+    Q = len(qt)
+    uQ = np.uint64(Q)
+    uB = np.uint64(FIXED_BLOCK)
+    n = x.shape[1]
+    buf = np.zeros(n * FIXED_BLOCK, dtype=np.int32)  # buf[i B + b]: chain b's state of i
+    sc = np.empty(Q)
+    ks = np.zeros(FIXED_BLOCK, dtype=np.uint64)
+    for b in range(nb):
+        ks[b] = keys[r0 + b]
+        for i in range(n):
+            buf[i * FIXED_BLOCK + b] = x[r0 + b, i]
+    for s in range(record.shape[0]):
+        first = np.uint64(s) * np.uint64(n) + _ONE
+        for a in range(order.shape[0]):
+            i = np.uint64(order[a])
+            u0 = np.uint64(uoff[i])
+            k0 = np.uint64(nptr[i])
+            k1 = np.uint64(nptr[i + _ONE])
+            step = (first + i) * _GAMMA
+            iB = i * uB
+            for b in range(nb):
+                ub = np.uint64(b)
+                for v in range(Q):
+                    sc[v] = w[u0 + np.uint64(v)]
+                k = k0
+                while k < k1:  # each neighbour's row, in list order
+                    base = (np.uint64(noff[k])
+                            + np.uint64(buf[np.uint64(nbr[k]) * uB + ub]) * uQ)
+                    for v in range(Q):
+                        sc[v] *= w[base + np.uint64(v)]
+                    k += _ONE
+                z = ks[ub] + step
+                z = (z ^ (z >> np.uint64(30))) * _MIX1
+                z = (z ^ (z >> np.uint64(27))) * _MIX2
+                z = z ^ (z >> np.uint64(31))
+                tot = 0.0
+                for v in range(Q):
+                    tot += sc[v]
+                    sc[v] = tot
+                target = np.float64(z >> np.uint64(11)) * _TWO_M53 * tot
+                pick = 0
+                for v in range(Q - 1):
+                    pick += sc[v] <= target
+                buf[iB + ub] = pick
+        if record[s] >= 0:
+            for b in range(nb):
+                for i in range(n):
+                    out[record[s], r0 + b, i] = buf[i * FIXED_BLOCK + b]
+    for b in range(nb):
+        for i in range(n):
+            x[r0 + b, i] = buf[i * FIXED_BLOCK + b]
+
+
+@njit(cache=True, parallel=True)
+def fixed_parallel(qt, x, w, order, nptr, nbr, noff, uoff, keys, record,
+                   out):  # pragma: no cover - numba
+    """:func:`sweeps_parallel` (products of weights) when every variable has ``len(qt)``
+    states, blocks of :data:`FIXED_BLOCK` chains in parallel (:func:`_fixed_block`)."""
+    M = x.shape[0]
+    blocks = (M + FIXED_BLOCK - 1) // FIXED_BLOCK
+    for q in prange(blocks):
+        r0 = q * FIXED_BLOCK
+        _fixed_block(qt, r0, min(FIXED_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff,
+                     keys, record, out)
+
+
+@njit(cache=True)
+def fixed_serial(qt, x, w, order, nptr, nbr, noff, uoff, keys, record,
+                 out):  # pragma: no cover - numba
+    """:func:`fixed_parallel` on one thread (the same bits)."""
+    M = x.shape[0]
+    for r0 in range(0, M, FIXED_BLOCK):
+        _fixed_block(qt, r0, min(FIXED_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff,
+                     keys, record, out)
 
 
 @njit(cache=True)
