@@ -145,7 +145,7 @@ class AnswerFile:
         Parameters
         ----------
         value : float or list of ndarray or ndarray
-            An answer of :attr:`task`, as :func:`mrflib.io.uai.write_answer` takes it
+            An answer of ``task``, as :func:`mrflib.io.uai.write_answer` takes it
             (checked before anything is written).
 
         Returns
@@ -186,7 +186,7 @@ class AnswerFile:
         Returns
         -------
         bool
-            ``True`` once an answer is written whose log-weight meets :attr:`upper`.
+            ``True`` once an answer is written whose log-weight meets ``upper``.
         """
         return bool(self.values) and bound_meets(self.upper, self.log_weight)
 
@@ -196,7 +196,7 @@ class AnswerFile:
         Parameters
         ----------
         value : float or list of ndarray or ndarray
-            An answer of :attr:`task`.
+            An answer of ``task``.
         how : str
             How it was found, for the line.
         say : callable
@@ -204,7 +204,7 @@ class AnswerFile:
             names the answer's log-weight and the lowest upper bound known).
         bound : float or None, default None
             An upper bound on the MAP log-weight found with the answer, kept in
-            :attr:`upper` when lower.
+            ``upper`` when lower.
 
         Returns
         -------

@@ -327,7 +327,7 @@ class BoltzmannMachine:
         Returns
         -------
         BoltzmannMachine
-            A new machine on :attr:`graph`.
+            A new machine on ``graph``.
         """
         theta = check_array(theta, "theta", shape=(self.n + len(self.edges),))
         return BoltzmannMachine(theta[: self.n], self.graph, theta[self.n:])

@@ -220,7 +220,7 @@ class JunctionTree(Plan):
         Number of nodes, at least 1.
     order : array_like of int or None, default None
         An elimination order to use (a permutation of ``0..n-1``); ``None`` searches one
-        (:func:`elimination_order`).
+        (``elimination_order``).
 
     Attributes
     ----------
