@@ -1115,6 +1115,7 @@ EXEMPT = {
     "repro.scorecard.claims": "groups recorded rows; tests/test_report.py",
     "repro.scorecard.kind": "names a verdict's kind, ValueError otherwise; tests/test_report.py",
     "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",
+    "repro.scorecard.outcome": "summarizes recorded rows in three sentences; tests/test_report.py",
     "repro.scorecard.chapter_conclusion":
         "writes a chapter's paragraph from its rows; tests/test_report.py",
 }
