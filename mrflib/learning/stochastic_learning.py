@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
@@ -76,10 +77,11 @@ METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
 #: SMCI-PCD's estimators and their SMCI order (0: plain Monte Carlo).
 ESTIMATORS = {"mci": 0, "1-smci": 1, "2-smci": 2}
 _COMMON = frozenset({"l2", "tie"})
+_DRAWS = _COMMON | {"schedule"}
 _OPTIONS = {"1-smci": _COMMON,
-            "cd": _COMMON | {"k", "n_chains"},
-            "pcd": _COMMON | {"k", "n_chains", "extension_rate"},
-            "smci-pcd": _COMMON | {"estimator", "extension_rate", "kappa", "samples"}}
+            "cd": _DRAWS | {"k", "n_chains"},
+            "pcd": _DRAWS | {"k", "n_chains", "extension_rate"},
+            "smci-pcd": _DRAWS | {"estimator", "extension_rate", "kappa", "samples"}}
 
 
 class _Chains:
@@ -194,22 +196,26 @@ def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
 
 
 def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, tol: Any,
-              progress: Any) -> tuple[float, int, float, float]:
+              progress: Any, n_rows: int) -> tuple[float, int, float, float, str | None]:
     unknown = set(options) - _OPTIONS[method]
     if unknown:
         raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
                          "FactorGraph")
     draws = method != "1-smci"
+    schedule = _limits.check_schedule(options.get("schedule", "averaged")) if draws else None
     learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
                                    "learning_rate")
     max_steps = check_positive((1000 if draws else 10_000) if max_steps is None
                                else max_steps, "max_steps", integer=True, allow_zero=True)
-    tol = check_positive((0.0 if draws else 1e-6) if tol is None else tol, "tol",
-                         allow_zero=True)
+    if tol is None:
+        # a factor state's indicator has a standard deviation of at most 1/2
+        tol = (1e-6 if not draws else default_tol(n_rows, 0.5)
+               if schedule == "averaged" else 0.0)
+    tol = check_positive(tol, "tol", allow_zero=True)
     l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True, False or None, got {progress!r}")
-    return learning_rate, max_steps, tol, l2
+    return learning_rate, max_steps, float(tol), l2, schedule
 
 
 def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
@@ -283,9 +289,9 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    learning_rate, max_steps, tol, l2 = _settings(method, options, learning_rate, max_steps,
-                                                  tol, progress)
     x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
+    learning_rate, max_steps, tol, l2, schedule = _settings(
+        method, options, learning_rate, max_steps, tol, progress, x.shape[0])
     lay = tying._layout(structure, options.get("tie"))
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
@@ -302,18 +308,24 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
             g -= l2 * phi
         return scale * g
 
+    rule = AveragedRule(lay.n_params, tol) if schedule == "averaged" else None
     with _limits.fit_reporting(progress):
         phi, steps, converged, params, gmax, _ = _gradient_ascent(
             direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
             max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
-            progress=progress, desc=f"fit {method}", deadline=deadline)
-    verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
-                                       stochastic=method != "1-smci")
+            progress=progress, desc=f"fit {method}", deadline=deadline, averaged=rule)
+    if rule is not None:
+        verdict = _limits.averaged_verdict(rule, steps, max_steps, deadline)
+    else:
+        verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
+                                           stochastic=method != "1-smci")
     converged, reason = not_converged_if(missing, "mle", *verdict)
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
+    if schedule is not None:
+        kept["schedule"] = schedule
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
                params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
                                         max_steps=max_steps),
                None if method in ("1-smci", "cd") else chains.states, reason,
-               tying.tied_parameters(lay, phi))
+               tying.tied_parameters(lay, phi), None if rule is None else rule.history())
