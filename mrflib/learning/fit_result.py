@@ -39,7 +39,7 @@ class Fit:
         Whether the fit's stopping rule held before ``max_steps`` or the time limit: for a
         deterministic ascent ``max |Delta| < tol``; for the learners that draw (CD, PCD,
         SMCI-PCD) under ``schedule="averaged"`` the averaged gradient within its own
-        noise (:mod:`mrflib._support.averaging`; ``checks`` holds what the rule saw);
+        noise (``mrflib._support.averaging``; ``checks`` holds what the rule saw);
         never for them under ``schedule="constant"``, which has no stopping rule.
     seconds : float
         Wall time of the fit (validation included, history table excluded).

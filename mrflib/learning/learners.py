@@ -748,11 +748,15 @@ def fit(
         (:func:`mrflib.learning.factor_learning.fit`).
     tol : float or None, default None
         Stop when ``max |Delta| < tol`` (``None``: 1e-6). For L-BFGS, the tolerance on the
-        max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD default to 0,
-        with which this rule never fires: they have no stopping rule, run ``max_steps``
-        (or until ``time_limit``) and always report ``converged=False``, as their stop
-        reason says; a ``tol > 0`` stops them once the noisy estimate falls below it,
-        still reported as not converged (a small noisy estimate proves no convergence).
+        max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD, under their
+        default ``schedule="constant"``, default to 0, with which this rule never fires:
+        they have no stopping rule, run ``max_steps`` (or until ``time_limit``) and
+        always report ``converged=False``, as their stop reason says; a ``tol > 0`` stops
+        them once the noisy estimate falls below it, still reported as not converged (a
+        small noisy estimate proves no convergence). Under ``schedule="averaged"``,
+        ``tol`` is the largest standard error of the averaged gradient's coordinates at
+        which their stopping rule may hold (``None``: ``1 / (20 sqrt(N))``, a twentieth
+        of the largest sampling error ``1 / sqrt(N)`` of a data average of spins).
         The exact solver fits at :func:`mrflib.inference.exact.fit_mle`'s own tolerance
         unless ``tol`` is given, and LAP at :func:`mrflib.learning.lap.fit_ising`'s; a
         FactorGraph structure has its own defaults
@@ -785,6 +789,13 @@ def fit(
         far with the others at zero, the stop reason saying how many were fitted: not a
         LAP estimate of the whole model.
     **options
+        CD, PCD and SMCI-PCD: ``schedule``, ``"constant"`` (the default for a Boltzmann
+        machine: the last iterate of a constant-step ascent, no stopping rule) or
+        ``"averaged"`` (the default for a FactorGraph structure): a constant step, the
+        average of the iterates over a window of recent steps (Polyak-Ruppert) as the
+        model, and ``converged`` when, at three consecutive checks, the averaged gradient
+        is within its batch-means standard error and that error is at most ``tol``
+        (``mrflib._support.averaging``; ``Fit.checks`` keeps every check).
         CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
         for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,
         ``extension_rate`` e (the chains start as the e-replicated data).

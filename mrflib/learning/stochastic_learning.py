@@ -31,18 +31,27 @@ the free parameters, ``D`` the number of factors sharing each parameter (1 untie
 coupling moves by the average of its factors' gradients, whatever the group's size; a
 constant diagonal preconditioner, so the fixed points are the ridge-penalized estimator's).
 The gradient ascent is the ±1 learners' driver (its progress bar included), with their
-defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI), ``tol`` 0 for the
-draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
+defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI).
 
-Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
-gradient is a noisy estimate, and a small one proves nothing. With its default ``tol = 0``
-it has no stopping rule at all (``max |Δ| < 0`` never holds) and runs until ``max_steps``
-or its ``time_limit``; ``stop_reason`` says which, or that the estimate fell below a given
-``tol``. 1-SMCI's
-direction is exact given the data: it converges when it vanishes. When the data leave the
-likelihood without a maximum (:mod:`mrflib.learning.existence`: a factor state, or a class
-of tied entries, the data never show; no ridge), a warning says so and no learner reports
-convergence: 1-SMCI's direction would vanish as a parameter diverges.
+Convergence. 1-SMCI's direction is exact given the data: it converges when
+``max |Δ| < tol`` (default 1e-6). The learners that draw (CD, PCD, SMCI-PCD) see a noisy
+direction that never vanishes, so by default (``schedule="averaged"``) they run the
+schedule and stopping rule of ``mrflib._support.averaging``: a constant step ``η``,
+the returned ``φ`` the average of the iterates over a window of recent steps
+(Polyak-Ruppert; the windows double, so each lies in the later half of the run), and
+``converged`` when, at three consecutive checks, the averaged gradient is within its
+batch-means standard error (its rms in standard errors at most 1.5) and that standard
+error is at most ``tol`` in every coordinate; ``tol`` defaults to ``1 / (40 sqrt(N))``, a
+twentieth of the largest sampling error ``1 / (2 sqrt(N))`` of a data frequency.
+``Fit.checks`` (and ``Fit.history``) keep every check. A fit that reaches ``max_steps``
+or its ``time_limit`` first is not converged and says which limit ended it and how far
+the rule was from holding. ``schedule="constant"`` is the plain ascent: the last
+iterate, no stopping rule (``tol`` then defaults to 0, which ``max |Δ| < tol`` never
+meets, and a given ``tol`` stops the fit unconverged once the noisy estimate falls
+below it). When the data leave the likelihood without a maximum
+(:mod:`mrflib.learning.existence`: a factor state, or a class of tied entries, the data
+never show; no ridge), a warning says so and no learner reports convergence: 1-SMCI's
+direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
@@ -239,12 +248,15 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI, which accepts ``None``); the
         same seed gives the same fit and the same final chains.
     learning_rate : float or None, default None
-        ``η`` (``None``: 0.2).
+        ``η`` (``None``: 0.2), constant under either schedule.
     max_steps : int or None, default None
         Parameter updates (``None``: 1000; 10000 for 1-SMCI).
     tol : float or None, default None
-        Stop when ``max |Δ| < tol`` (``None``: 0 for the learners that draw, 1e-6 for
-        1-SMCI).
+        1-SMCI: stop when ``max |Δ| < tol`` (``None``: 1e-6). The learners that draw,
+        under ``schedule="averaged"``: the largest standard error of the averaged
+        gradient's coordinates at which the stopping rule may hold (``None``:
+        ``1 / (40 sqrt(N))``; 0: no precision test); under ``schedule="constant"``:
+        stop, unconverged, when the noisy ``max |Δ| < tol`` (``None``: 0, never).
     init : FactorGraph or array or None, default None
         Initial tables (same scopes and cardinalities), or with ``tie`` the initial ``φ``.
         ``None``: all zeros.
@@ -259,18 +271,23 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         chains of that moment.
     **options
         ``l2`` (ridge on ``φ``, default 0) and ``tie`` (a :class:`~mrflib.learning.tying.Tie`
-        or group labels) for every method. CD/PCD: ``k`` (Gibbs sweeps per step, default
-        1) and ``n_chains`` (default N for CD, ``min(N, 1000)`` for PCD, started at random
-        data rows) or, for PCD, ``extension_rate`` e (the chains start as the
-        e-replicated data). SMCI-PCD: ``estimator`` ("1-smci", "2-smci", "mci"),
-        ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1),
+        or group labels) for every method. CD, PCD and SMCI-PCD: ``schedule``
+        (``"averaged"``, the default: iterate averaging and the stopping rule of the
+        module docstring; ``"constant"``: the last iterate, no stopping rule). CD/PCD:
+        ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N for CD,
+        ``min(N, 1000)`` for PCD, started at random data rows) or, for PCD,
+        ``extension_rate`` e (the chains start as the e-replicated data). SMCI-PCD:
+        ``estimator`` ("1-smci", "2-smci", "mci"), ``extension_rate`` e (default 1),
+        ``kappa`` (sweeps per step, default 1),
         ``samples`` (an initial sample set instead of the replicated data).
 
     Returns
     -------
     Fit
-        ``model`` with normalized tables; ``params`` the ``φ`` history; ``chains`` the
-        final sample set of PCD and SMCI-PCD.
+        ``model`` with normalized tables; ``params`` the ``φ`` history (under the averaged
+        schedule, the averaged ``φ`` a fit stopped at each step returns); ``chains`` the
+        final sample set of PCD and SMCI-PCD; ``checks`` the stopping rule's checks
+        (averaged schedule).
 
     Examples
     --------
@@ -282,6 +299,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     >>> fit = learning.fit(data, truth, "pcd", max_steps=50, n_chains=100, rng=2)
     >>> fit.converged, fit.n_steps
     (False, 50)
+    >>> fit.stop_reason.startswith("max_steps = 50 reached before the stopping rule held")
+    True
     """
     t0 = time.perf_counter()
     deadline = _limits.deadline(time_limit)
