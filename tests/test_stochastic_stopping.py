@@ -20,7 +20,7 @@ from mrflib.learning.factor_layout import _data_marginals, _Layout
 from mrflib.learning.tying import Tie
 from mrflib.models import lattices
 
-#: Steps every learner gets; the fits below end by the rule in 400 to 1,600.
+#: Steps every learner gets; the fits below end by the rule in 700 to 1,600.
 BUDGET = 2500
 #: Largest |log-table entry - MLE's| a finished fit may leave (0.01 to 0.07 seen, N = 1000).
 TOLERANCE = 0.15

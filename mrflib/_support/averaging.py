@@ -37,7 +37,10 @@ of each coordinate ``SE_i = sd_i(m) / sqrt(k)`` and ``s = |SE|_2``:
   ``θ*``, ``ḡ ≈ -H (θ̄ - θ*)``, so ``θ̄`` is within about ``H^{-1} (ratio s)`` of ``θ*``.
 
 The rule *holds* at a check when both tests pass; the ascent has converged when it holds
-at ``patience`` consecutive checks. The estimate returned (:meth:`AveragedRule.estimate`)
+at ``patience`` consecutive checks, and at every check from one window into the next: a
+slow mode of the ascent (a flat direction of the objective) drifts too little within a
+short window to show in its averaged gradient, and the next window is twice as long.
+The estimate returned (:meth:`AveragedRule.estimate`)
 is the average of the iterates over the window's completed batches once they number
 ``min_batches``, else the previous window's average, else (before any window has enough
 batches) the mean of the iterates so far: the estimate of a run stopped at step ``k`` is
@@ -94,6 +97,7 @@ class AveragedRule:
         self.ratio, self.patience = float(ratio), patience
         self.steps = 0          # pairs (θ_t, g_t) seen
         self.streak = 0         # consecutive checks at which the rule held
+        self.streak_from = 0    # the first step of the window where the streak began
         self.converged = False
         self.last: dict | None = None  # the statistics of the last check
         self.checks: dict[str, list] = {k: [] for k in (
@@ -154,8 +158,12 @@ class AveragedRule:
         max_grad = float(np.max(np.abs(gbar))) if gbar.size else 0.0
         max_se = float(np.max(se)) if se.size else 0.0
         held = z_rms <= self.ratio and (self.tol == 0 or max_se <= self.tol)
+        if held and not self.streak:
+            self.streak_from = self.start
         self.streak = self.streak + 1 if held else 0
-        self.converged = self.streak >= self.patience
+        # a slow mode drifts too little within one window to show in its gradient: the
+        # rule must keep holding into the next, twice as long, window
+        self.converged = self.streak >= self.patience and self.streak_from < self.start
         self.last = dict(step=self.steps - 1, window_start=self.start, batches=k,
                          z_rms=z_rms, max_grad=max_grad,
                          grad_norm=float(np.sqrt(np.sum(gbar**2))),
