@@ -100,13 +100,23 @@ class DivergenceError(FloatingPointError, ValueError):
 
 
 def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
-                     n, record, progress, desc, deadline=None):
+                     n, record, progress, desc, deadline=None, averaged=None):
     """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``,
     ``max_steps`` or, after at least one step, the ``deadline`` (which it then marks
     ``hit``): a fit stopped by its deadline at step ``k`` is the fit of ``max_steps = k``.
 
+    With ``averaged``, an :class:`mrflib._support.averaging.AveragedRule`, the stopping
+    rule is that object's instead of ``max|Delta| < tol`` (``tol`` is unused): it takes
+    every ``(theta, Delta)``, and the parameters returned and recorded at each step are
+    its estimate (the window's average of the iterates), what a fit stopped there returns.
+
     Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
     """
+    if averaged is not None:
+        return _averaged_ascent(direction, theta0, free, learning_rate=learning_rate,
+                                max_steps=max_steps, ref_coupling=ref_coupling, n=n,
+                                record=record, progress=progress, desc=desc,
+                                deadline=deadline, rule=averaged)
     from tqdm import tqdm
 
     theta = theta0.copy()
@@ -166,6 +176,67 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
         if errs is not None:
             errs = errs[: step + 1]
     return theta, step, converged, params, gmax, errs
+
+
+def _averaged_ascent(direction, theta0, free, *, learning_rate, max_steps, ref_coupling, n,
+                     record, progress, desc, deadline, rule):
+    """:func:`_gradient_ascent` under an :class:`~mrflib._support.averaging.AveragedRule`:
+    the same constant-step updates, the rule's stopping test and estimate."""
+    from tqdm import tqdm
+
+    theta = theta0.copy()
+    if record:
+        require_memory(8.0 * (max_steps + 1) * (theta.size + 2),
+                       f"the history of max_steps = {max_steps} steps of {theta.size} "
+                       "parameters (record=False keeps none)")
+    params = np.empty((max_steps + 1, theta.size)) if record else None
+    gmax = np.empty(max_steps + 1) if record else None
+    errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
+    converged = False
+    step = 0
+    shown = progress if progress is not None else sys.stderr.isatty()
+    bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=not shown,
+               mininterval=0.5, unit="step")
+    tick = step_ticker(desc, max_steps, deadline)
+    try:
+        while True:
+            d = direction(theta)
+            d[~free] = 0.0
+            g = float(np.max(np.abs(d))) if d.size else 0.0
+            if not np.isfinite(g):
+                raise DivergenceError(
+                    f"{desc}: the ascent direction became non-finite at step {step}; lower "
+                    "learning_rate or start from a smaller init"
+                )
+            converged = rule.add(theta, d)
+            if record:
+                est = rule.estimate()
+                params[step] = est
+                gmax[step] = g
+                if errs is not None:
+                    errs[step] = np.mean(np.abs(est[n:] - ref_coupling)) if est.size > n else 0
+            if converged or step == max_steps:
+                break
+            if step and deadline is not None and deadline.expired():
+                deadline.hit = True
+                break
+            theta += learning_rate * d
+            step += 1
+            if step % 64 == 0 and not bar.disable and rule.last is not None:
+                c = rule.last
+                bar.set_postfix_str(f"|avg grad| {c['grad_norm']:.2e} (SE {c['se_norm']:.2e})",
+                                    refresh=False)
+            bar.update(1)
+            if tick is not None:
+                tick(step)
+    finally:
+        bar.close()
+    if record:
+        params = params[: step + 1]
+        gmax = gmax[: step + 1]
+        if errs is not None:
+            errs = errs[: step + 1]
+    return rule.estimate().copy(), step, converged, params, gmax, errs
 
 
 #: float64's unit roundoff, the relative error of an evaluated objective's last bits.

@@ -27,8 +27,13 @@ from mrflib._support import progress as _progress
 from mrflib._support.optimizers import Deadline, step_ticker
 from mrflib._support.validation import check_positive
 
-__all__ = ["LOG_EVERY", "check_time_limit", "deadline", "fit_reporting", "gradient_verdict",
-           "run_in_batches"]
+__all__ = ["LOG_EVERY", "SCHEDULES", "averaged_verdict", "check_schedule", "check_time_limit",
+           "deadline", "fit_reporting", "gradient_verdict", "run_in_batches"]
+
+#: The step-size schedules of the learners that draw: ``"constant"`` (a constant step,
+#: the last iterate, no stopping rule) and ``"averaged"`` (a constant step, iterate
+#: averaging and the stopping rule of :mod:`mrflib._support.averaging`).
+SCHEDULES = ("constant", "averaged")
 
 #: Seconds between the progress lines a fit logs to a stderr that is not a terminal.
 LOG_EVERY = 5.0
@@ -94,6 +99,25 @@ def gradient_verdict(converged: bool, steps: int, max_steps: int, tol: float,
         reason += (" (a stochastic fit has no stopping rule: with tol = 0, max |gradient| "
                    "< tol never holds, so it never reports convergence)")
     return False, reason
+
+
+def check_schedule(schedule: Any) -> str:
+    """``schedule`` validated: one of :data:`SCHEDULES`."""
+    if not isinstance(schedule, str) or schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    return schedule
+
+
+def averaged_verdict(rule: Any, steps: int, max_steps: int,
+                     deadline: Deadline) -> tuple[bool, str]:
+    """``(converged, stop_reason)`` of a fit under the averaged schedule
+    (:class:`mrflib._support.averaging.AveragedRule`): converged when its rule held, else
+    which limit ended the fit first, with the rule's last check either way."""
+    if rule.converged:
+        return True, ("converged: the averaged gradient was within its noise at "
+                      f"{rule.patience} consecutive checks ({rule.describe()})")
+    limit = deadline.reason(steps) if deadline.hit else f"max_steps = {max_steps} reached"
+    return False, f"{limit} before the stopping rule held ({rule.describe()})"
 
 
 def run_in_batches(n_items: int, fit_batch: Callable[[int, int], Any],

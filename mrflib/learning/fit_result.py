@@ -22,7 +22,7 @@ class Fit:
     The learners build it; its constructor takes the attributes below, in their order
     (``model``, ``method``, ``solver``, ``n_steps``, ``converged``, ``seconds``, then the
     optional ``params``, ``grad_max``, ``mae``, ``options``, ``chains``, ``stop_reason``,
-    ``tied``).
+    ``tied``, ``checks``).
 
     Attributes
     ----------
@@ -36,12 +36,17 @@ class Fit:
     n_steps : int
         Parameter updates made (gradient steps, or L-BFGS iterations).
     converged : bool
-        Whether the stopping tolerance was met before ``max_steps`` or the time limit
-        (never for the learners that draw: CD, PCD, SMCI-PCD).
+        Whether the fit's stopping rule held before ``max_steps`` or the time limit: for a
+        deterministic ascent ``max |Delta| < tol``; for the learners that draw (CD, PCD,
+        SMCI-PCD) under ``schedule="averaged"`` the averaged gradient within its own
+        noise (``mrflib._support.averaging``; ``checks`` holds what the rule saw);
+        never for them under ``schedule="constant"``, which has no stopping rule.
     seconds : float
         Wall time of the fit (validation included, history table excluded).
     params : ndarray, shape (steps + 1, n + E) or None
-        Parameters ``(bias, coupling)`` at every step, from the initial ones on.
+        Parameters ``(bias, coupling)`` at every step, from the initial ones on: what a fit
+        stopped at that step returns (under ``schedule="averaged"``, the averaged iterate,
+        which changes when an averaging batch completes).
     grad_max : ndarray, shape (steps + 1,) or None
         ``max |Delta|`` of the ascent direction at every recorded step.
     mae : ndarray or None
@@ -55,8 +60,13 @@ class Fit:
         With ``tie``: each group's fitted parameters by label
         (:meth:`mrflib.learning.tying.Tie.parameters`; ``fit.tied["J"]`` is a tied Potts
         coupling ``J``), whether or not the history was recorded; else ``None``.
+    checks : dict or None
+        Under ``schedule="averaged"``, the stopping rule's checks, one entry each (arrays):
+        ``step``, ``window_start``, ``batches``, ``grad_norm`` (``|ḡ|_2`` of the averaged
+        gradient), ``se_norm`` (its batch-means standard error ``s``), ``max_se`` and
+        ``held``; else ``None``.
     stop_reason : str
-        Why the fit stopped: converged (and the tolerance), ``max_steps`` reached, the
+        Why the fit stopped: converged (and the rule), ``max_steps`` reached, the
         time limit reached (``"time limit of 2 s reached after 341 steps"``, the same
         words for every learner), or
         for ``"mle"`` with the exact solver the optimizer's message or that the MLE does
@@ -76,6 +86,7 @@ class Fit:
     chains: np.ndarray | None = None
     stop_reason: str = ""
     tied: dict | None = None
+    checks: dict | None = None
 
     def __repr__(self) -> str:
         """One line: what ran, how it ended and what it kept (never the history itself)."""
@@ -91,7 +102,9 @@ class Fit:
 
     @property
     def history(self):
-        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference)."""
+        """Per-step records as a pandas DataFrame (step, grad_max, mae if a reference; under
+        ``schedule="averaged"`` the stopping rule's ``avg_grad_norm``, ``avg_grad_se`` and
+        ``rule_held`` at the steps it checked, missing at the others)."""
         import pandas as pd
 
         if self.params is None:
@@ -102,4 +115,11 @@ class Fit:
             cols["grad_max"] = self.grad_max
         if self.mae is not None:
             cols["mae"] = self.mae
-        return pd.DataFrame(cols)
+        frame = pd.DataFrame(cols)
+        if self.checks is not None and len(self.checks["step"]):
+            rule = pd.DataFrame({"step": self.checks["step"],
+                                 "avg_grad_norm": self.checks["grad_norm"],
+                                 "avg_grad_se": self.checks["se_norm"],
+                                 "rule_held": self.checks["held"]})
+            frame = frame.merge(rule, on="step", how="left")
+        return frame

@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.deprecation import renamed_argument
 from mrflib._support.optimizers import (
     Deadline,
@@ -121,10 +122,11 @@ _TABLE = {m.name: m for m in (
     _Method("mpf", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
     _Method("1-smci"),
     _Method("s2-smci"),
-    _Method("cd", options=frozenset({"k", "n_chains"}), stochastic=True),
-    _Method("pcd", options=frozenset({"k", "n_chains", "extension_rate"}), stochastic=True),
-    _Method("smci-pcd", options=frozenset({"estimator", "extension_rate", "kappa", "samples"}),
+    _Method("cd", options=frozenset({"k", "n_chains", "schedule"}), stochastic=True),
+    _Method("pcd", options=frozenset({"k", "n_chains", "extension_rate", "schedule"}),
             stochastic=True),
+    _Method("smci-pcd", options=frozenset({"estimator", "extension_rate", "kappa", "samples",
+                                           "schedule"}), stochastic=True),
     _Method("lap", ("lap",), options=frozenset({"cliques", "scheduler", "n_jobs", "l2"})),
 )}
 METHODS = tuple(_TABLE)
@@ -643,6 +645,7 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
         raise ValueError(f"progress must be True, False or None, got {progress!r}")
     if stochastic:
         rng = as_rng(rng)
+        _limits.check_schedule(options.get("schedule", "constant"))
     return solver, learning_rate, max_steps, tol, rng
 
 
@@ -745,11 +748,15 @@ def fit(
         (:func:`mrflib.learning.factor_learning.fit`).
     tol : float or None, default None
         Stop when ``max |Delta| < tol`` (``None``: 1e-6). For L-BFGS, the tolerance on the
-        max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD default to 0,
-        with which this rule never fires: they have no stopping rule, run ``max_steps``
-        (or until ``time_limit``) and always report ``converged=False``, as their stop
-        reason says; a ``tol > 0`` stops them once the noisy estimate falls below it,
-        still reported as not converged (a small noisy estimate proves no convergence).
+        max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD, under their
+        default ``schedule="constant"``, default to 0, with which this rule never fires:
+        they have no stopping rule, run ``max_steps`` (or until ``time_limit``) and
+        always report ``converged=False``, as their stop reason says; a ``tol > 0`` stops
+        them once the noisy estimate falls below it, still reported as not converged (a
+        small noisy estimate proves no convergence). Under ``schedule="averaged"``,
+        ``tol`` is the largest standard error of the averaged gradient's coordinates at
+        which their stopping rule may hold (``None``: ``1 / (20 sqrt(N))``, a twentieth
+        of the largest sampling error ``1 / sqrt(N)`` of a data average of spins).
         The exact solver fits at :func:`mrflib.inference.exact.fit_mle`'s own tolerance
         unless ``tol`` is given, and LAP at :func:`mrflib.learning.lap.fit_ising`'s; a
         FactorGraph structure has its own defaults
@@ -782,6 +789,13 @@ def fit(
         far with the others at zero, the stop reason saying how many were fitted: not a
         LAP estimate of the whole model.
     **options
+        CD, PCD and SMCI-PCD: ``schedule``, ``"constant"`` (the default for a Boltzmann
+        machine: the last iterate of a constant-step ascent, no stopping rule) or
+        ``"averaged"`` (the default for a FactorGraph structure): a constant step, the
+        average of the iterates over a window of recent steps (Polyak-Ruppert) as the
+        model, and ``converged`` when, at three consecutive checks, the averaged gradient
+        is within its batch-means standard error and that error is at most ``tol``
+        (``mrflib._support.averaging``; ``Fit.checks`` keeps every check).
         CD/PCD: ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N
         for CD, ``min(N, 1000)`` for PCD, started at random data points), or, for PCD,
         ``extension_rate`` e (the chains start as the e-replicated data).
@@ -827,20 +841,25 @@ def fit(
             return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling,
                             record, t0, options, deadline)
         theta0, free = _initial_theta(init, bias, n, P)
+        rule = None
         if solver == "lbfgs":
             out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
                          ref_coupling=ref_coupling, record=record, deadline=deadline)
         else:
+            if options.get("schedule", "constant") == "averaged":
+                if tol_given is None:  # spins and their products: standard deviation <= 1
+                    tol = default_tol(prob.x.shape[0], 1.0)
+                rule = AveragedRule(P, tol)
             direction = _direction_fn(prob, method, rng, options)
             theta, steps, converged, *history = _gradient_ascent(
                 direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
                 tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
-                desc=f"fit {method}", deadline=deadline,
+                desc=f"fit {method}", deadline=deadline, averaged=rule,
             )
             out = (theta, steps, converged, None, *history)
     state = getattr(direction, "state", None) if solver == "gradient" else None
     return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
-                          options, state, t0, deadline)
+                          options, state, t0, deadline, rule)
 
 
 def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
@@ -854,18 +873,22 @@ def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
 
 def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_steps: int,
                    tol: float, learning_rate: float, bias: bool, options: dict,
-                   state: dict | None, t0: float, deadline: Deadline) -> Fit:
+                   state: dict | None, t0: float, deadline: Deadline,
+                   rule: AveragedRule | None = None) -> Fit:
     """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
     reason it stopped."""
     theta, steps, converged, reason, params, gmax, errs = out
     model = prob.model(theta)
     opts = {k: v for k, v in options.items() if k != "samples"}
-    if reason is None:  # gradient ascent (L-BFGS's verdict comes with it)
+    if rule is not None:
+        converged, reason = _limits.averaged_verdict(rule, steps, max_steps, deadline)
+    elif reason is None:  # gradient ascent (L-BFGS's verdict comes with it)
         converged, reason = _limits.gradient_verdict(
             converged, steps, max_steps, tol, deadline, stochastic=_TABLE[method].stochastic)
     return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
                errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
-               None if state is None else state["chains"], reason)
+               None if state is None else state["chains"], reason,
+               checks=None if rule is None else rule.history())
 
 
 # --------------------------------------------------------------------------- Theorem 1

@@ -31,18 +31,27 @@ the free parameters, ``D`` the number of factors sharing each parameter (1 untie
 coupling moves by the average of its factors' gradients, whatever the group's size; a
 constant diagonal preconditioner, so the fixed points are the ridge-penalized estimator's).
 The gradient ascent is the ±1 learners' driver (its progress bar included), with their
-defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI), ``tol`` 0 for the
-draws (never met: a fit runs every step) and 1e-6 for 1-SMCI.
+defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI).
 
-Convergence. A fit that draws (CD, PCD, SMCI-PCD) never reports ``converged``: its
-gradient is a noisy estimate, and a small one proves nothing. With its default ``tol = 0``
-it has no stopping rule at all (``max |Δ| < 0`` never holds) and runs until ``max_steps``
-or its ``time_limit``; ``stop_reason`` says which, or that the estimate fell below a given
-``tol``. 1-SMCI's
-direction is exact given the data: it converges when it vanishes. When the data leave the
-likelihood without a maximum (:mod:`mrflib.learning.existence`: a factor state, or a class
-of tied entries, the data never show; no ridge), a warning says so and no learner reports
-convergence: 1-SMCI's direction would vanish as a parameter diverges.
+Convergence. 1-SMCI's direction is exact given the data: it converges when
+``max |Δ| < tol`` (default 1e-6). The learners that draw (CD, PCD, SMCI-PCD) see a noisy
+direction that never vanishes, so by default (``schedule="averaged"``) they run the
+schedule and stopping rule of ``mrflib._support.averaging``: a constant step ``η``,
+the returned ``φ`` the average of the iterates over a window of recent steps
+(Polyak-Ruppert; the windows double, so each lies in the later half of the run), and
+``converged`` when, at three consecutive checks, the averaged gradient is within its
+batch-means standard error (its rms in standard errors at most 1.5) and that standard
+error is at most ``tol`` in every coordinate; ``tol`` defaults to ``1 / (40 sqrt(N))``, a
+twentieth of the largest sampling error ``1 / (2 sqrt(N))`` of a data frequency.
+``Fit.checks`` (and ``Fit.history``) keep every check. A fit that reaches ``max_steps``
+or its ``time_limit`` first is not converged and says which limit ended it and how far
+the rule was from holding. ``schedule="constant"`` is the plain ascent: the last
+iterate, no stopping rule (``tol`` then defaults to 0, which ``max |Δ| < tol`` never
+meets, and a given ``tol`` stops the fit unconverged once the noisy estimate falls
+below it). When the data leave the likelihood without a maximum
+(:mod:`mrflib.learning.existence`: a factor state, or a class of tied entries, the data
+never show; no ridge), a warning says so and no learner reports convergence: 1-SMCI's
+direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
@@ -57,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
@@ -76,10 +86,11 @@ METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
 #: SMCI-PCD's estimators and their SMCI order (0: plain Monte Carlo).
 ESTIMATORS = {"mci": 0, "1-smci": 1, "2-smci": 2}
 _COMMON = frozenset({"l2", "tie"})
+_DRAWS = _COMMON | {"schedule"}
 _OPTIONS = {"1-smci": _COMMON,
-            "cd": _COMMON | {"k", "n_chains"},
-            "pcd": _COMMON | {"k", "n_chains", "extension_rate"},
-            "smci-pcd": _COMMON | {"estimator", "extension_rate", "kappa", "samples"}}
+            "cd": _DRAWS | {"k", "n_chains"},
+            "pcd": _DRAWS | {"k", "n_chains", "extension_rate"},
+            "smci-pcd": _DRAWS | {"estimator", "extension_rate", "kappa", "samples"}}
 
 
 class _Chains:
@@ -194,22 +205,26 @@ def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
 
 
 def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, tol: Any,
-              progress: Any) -> tuple[float, int, float, float]:
+              progress: Any, n_rows: int) -> tuple[float, int, float, float, str | None]:
     unknown = set(options) - _OPTIONS[method]
     if unknown:
         raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
                          "FactorGraph")
     draws = method != "1-smci"
+    schedule = _limits.check_schedule(options.get("schedule", "averaged")) if draws else None
     learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
                                    "learning_rate")
     max_steps = check_positive((1000 if draws else 10_000) if max_steps is None
                                else max_steps, "max_steps", integer=True, allow_zero=True)
-    tol = check_positive((0.0 if draws else 1e-6) if tol is None else tol, "tol",
-                         allow_zero=True)
+    if tol is None:
+        # a factor state's indicator has a standard deviation of at most 1/2
+        tol = (1e-6 if not draws else default_tol(n_rows, 0.5)
+               if schedule == "averaged" else 0.0)
+    tol = check_positive(tol, "tol", allow_zero=True)
     l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True, False or None, got {progress!r}")
-    return learning_rate, max_steps, tol, l2
+    return learning_rate, max_steps, float(tol), l2, schedule
 
 
 def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
@@ -233,12 +248,15 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI, which accepts ``None``); the
         same seed gives the same fit and the same final chains.
     learning_rate : float or None, default None
-        ``η`` (``None``: 0.2).
+        ``η`` (``None``: 0.2), constant under either schedule.
     max_steps : int or None, default None
         Parameter updates (``None``: 1000; 10000 for 1-SMCI).
     tol : float or None, default None
-        Stop when ``max |Δ| < tol`` (``None``: 0 for the learners that draw, 1e-6 for
-        1-SMCI).
+        1-SMCI: stop when ``max |Δ| < tol`` (``None``: 1e-6). The learners that draw,
+        under ``schedule="averaged"``: the largest standard error of the averaged
+        gradient's coordinates at which the stopping rule may hold (``None``:
+        ``1 / (40 sqrt(N))``; 0: no precision test); under ``schedule="constant"``:
+        stop, unconverged, when the noisy ``max |Δ| < tol`` (``None``: 0, never).
     init : FactorGraph or array or None, default None
         Initial tables (same scopes and cardinalities), or with ``tie`` the initial ``φ``.
         ``None``: all zeros.
@@ -253,18 +271,23 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         chains of that moment.
     **options
         ``l2`` (ridge on ``φ``, default 0) and ``tie`` (a :class:`~mrflib.learning.tying.Tie`
-        or group labels) for every method. CD/PCD: ``k`` (Gibbs sweeps per step, default
-        1) and ``n_chains`` (default N for CD, ``min(N, 1000)`` for PCD, started at random
-        data rows) or, for PCD, ``extension_rate`` e (the chains start as the
-        e-replicated data). SMCI-PCD: ``estimator`` ("1-smci", "2-smci", "mci"),
-        ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1),
+        or group labels) for every method. CD, PCD and SMCI-PCD: ``schedule``
+        (``"averaged"``, the default: iterate averaging and the stopping rule of the
+        module docstring; ``"constant"``: the last iterate, no stopping rule). CD/PCD:
+        ``k`` (Gibbs sweeps per step, default 1) and ``n_chains`` (default N for CD,
+        ``min(N, 1000)`` for PCD, started at random data rows) or, for PCD,
+        ``extension_rate`` e (the chains start as the e-replicated data). SMCI-PCD:
+        ``estimator`` ("1-smci", "2-smci", "mci"), ``extension_rate`` e (default 1),
+        ``kappa`` (sweeps per step, default 1),
         ``samples`` (an initial sample set instead of the replicated data).
 
     Returns
     -------
     Fit
-        ``model`` with normalized tables; ``params`` the ``φ`` history; ``chains`` the
-        final sample set of PCD and SMCI-PCD.
+        ``model`` with normalized tables; ``params`` the ``φ`` history (under the averaged
+        schedule, the averaged ``φ`` a fit stopped at each step returns); ``chains`` the
+        final sample set of PCD and SMCI-PCD; ``checks`` the stopping rule's checks
+        (averaged schedule).
 
     Examples
     --------
@@ -276,6 +299,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     >>> fit = learning.fit(data, truth, "pcd", max_steps=50, n_chains=100, rng=2)
     >>> fit.converged, fit.n_steps
     (False, 50)
+    >>> fit.stop_reason.startswith("max_steps = 50 reached before the stopping rule held")
+    True
     """
     t0 = time.perf_counter()
     deadline = _limits.deadline(time_limit)
@@ -283,9 +308,9 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    learning_rate, max_steps, tol, l2 = _settings(method, options, learning_rate, max_steps,
-                                                  tol, progress)
     x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
+    learning_rate, max_steps, tol, l2, schedule = _settings(
+        method, options, learning_rate, max_steps, tol, progress, x.shape[0])
     lay = tying._layout(structure, options.get("tie"))
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
@@ -302,18 +327,24 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
             g -= l2 * phi
         return scale * g
 
+    rule = AveragedRule(lay.n_params, tol) if schedule == "averaged" else None
     with _limits.fit_reporting(progress):
         phi, steps, converged, params, gmax, _ = _gradient_ascent(
             direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
             max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
-            progress=progress, desc=f"fit {method}", deadline=deadline)
-    verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
-                                       stochastic=method != "1-smci")
+            progress=progress, desc=f"fit {method}", deadline=deadline, averaged=rule)
+    if rule is not None:
+        verdict = _limits.averaged_verdict(rule, steps, max_steps, deadline)
+    else:
+        verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
+                                           stochastic=method != "1-smci")
     converged, reason = not_converged_if(missing, "mle", *verdict)
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
+    if schedule is not None:
+        kept["schedule"] = schedule
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
                params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
                                         max_steps=max_steps),
                None if method in ("1-smci", "cd") else chains.states, reason,
-               tying.tied_parameters(lay, phi))
+               tying.tied_parameters(lay, phi), None if rule is None else rule.history())

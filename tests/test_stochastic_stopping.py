@@ -1,0 +1,155 @@
+"""The averaged schedule and stopping rule of the learners that draw
+(:mod:`mrflib._support.averaging`).
+
+Every factor-graph learner that draws (CD, PCD, SMCI-PCD) ends ``converged`` under its
+default rule within a modest step budget, near the exact MLE of small models (a 3x3 Potts
+lattice of 3 states with fields, a 4x4 binary lattice, a tied Potts lattice); 1-SMCI
+reaches its own fixed point under ``max |Δ| < tol``; a fit given too few steps or too
+little time says so; the ±1 learners take the rule when asked. The rule itself is checked
+on synthetic directions against a plain numpy window average.
+"""
+
+import numpy as np
+import pytest
+
+from mrflib import BoltzmannMachine, exact, graphs, learning
+from mrflib._support.averaging import AveragedRule
+from mrflib._support.optimizers import _gradient_ascent
+from mrflib.inference.smci import regions as smci_factor_graph
+from mrflib.learning.factor_layout import _data_marginals, _Layout
+from mrflib.learning.tying import Tie
+from mrflib.models import lattices
+
+#: Steps every learner gets; the fits below end by the rule in 700 to 1,600.
+BUDGET = 2500
+#: Largest |log-table entry - MLE's| a finished fit may leave (0.01 to 0.07 seen, N = 1000).
+TOLERANCE = 0.15
+
+
+def _max_error(fit, reference):
+    return max(float(np.max(np.abs(a - b)))
+               for a, b in zip(fit.model.log_tables, reference.model.log_tables))
+
+
+def _potts_tie(model):
+    groups = ["field" if len(s) == 1 else ("h" if s[1] == s[0] + 1 else "v")
+              for s in model.scopes]
+    return Tie(model, groups, form={"h": "potts", "v": "potts"})
+
+
+@pytest.fixture(scope="module", params=["potts-3x3-q3", "binary-4x4", "tied-potts-3x3"])
+def problem(request):
+    """A model, 1,000 exact draws, the learners' extra options and the exact MLE."""
+    if request.param == "binary-4x4":
+        truth = lattices.potts_lattice(4, 4, 2, coupling=0.5, rng=3)
+    else:
+        truth = lattices.potts_lattice(3, 3, 3, coupling=0.4, rng=0)
+    data = exact.sample(truth, 1000, rng=1)
+    extra = {"tie": _potts_tie(truth)} if request.param.startswith("tied") else {}
+    return truth, data, extra, learning.fit(data, truth, "mle", **extra)
+
+
+@pytest.mark.parametrize("method, kw", [
+    ("pcd", dict(n_chains=1000)),
+    ("cd", dict(k=5)),
+    ("smci-pcd", dict(learning_rate=2.0)),
+    ("smci-pcd", dict(estimator="mci")),
+])
+def test_every_learner_that_draws_finishes_near_the_mle(problem, method, kw):
+    truth, data, extra, mle = problem
+    kw = dict(dict(learning_rate=1.0), **kw)
+    fit = learning.fit(data, truth, method, rng=0, max_steps=BUDGET, progress=False,
+                       **extra, **kw)
+    assert fit.converged, fit.stop_reason
+    assert fit.stop_reason.startswith("converged: the averaged gradient was within its noise")
+    assert fit.n_steps < BUDGET and fit.options["schedule"] == "averaged"
+    assert _max_error(fit, mle) < TOLERANCE
+    # what the rule looked at: its last checks held, and the history shows them
+    assert fit.checks["held"][-3:].all() and fit.checks["step"][-1] == fit.n_steps
+    assert fit.checks["max_se"][-1] <= fit.options["tol"]
+    assert fit.history["rule_held"].notna().sum() == len(fit.checks["step"])
+
+
+@pytest.mark.parametrize("which", ["potts-3x3-q3", "binary-4x4"])
+def test_one_smci_reaches_its_own_fixed_point(which):
+    """1-SMCI's direction is exact given the data: it ends under ``max |Δ| < tol`` where
+    the data's factor marginals equal its estimates on the data (eq. (26))."""
+    truth = (lattices.potts_lattice(4, 4, 2, coupling=0.5, rng=3) if which == "binary-4x4"
+             else lattices.potts_lattice(3, 3, 3, coupling=0.4, rng=0))
+    data = exact.sample(truth, 1000, rng=1)
+    fit = learning.fit(data, truth, "1-smci", learning_rate=2.0, progress=False)
+    assert fit.converged and fit.stop_reason.startswith("converged: max |gradient| < tol")
+    lay = _Layout(truth)
+    est = smci_factor_graph.factor_marginals(fit.model, data, order=1)
+    gap = lay.A.T @ (_data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
+    assert np.max(np.abs(gap)) < 1e-5
+
+
+def test_a_fit_given_too_few_steps_says_it_ran_out():
+    truth = lattices.potts_lattice(3, 3, 3, coupling=0.4, rng=0)
+    data = exact.sample(truth, 1000, rng=1)
+    short = learning.fit(data, truth, "pcd", rng=0, max_steps=40, n_chains=200,
+                         progress=False)
+    assert not short.converged and short.n_steps == 40
+    assert short.stop_reason.startswith("max_steps = 40 reached before the stopping rule held")
+    assert "last check at step 39" in short.stop_reason
+    timed = learning.fit(data, truth, "cd", rng=0, time_limit=0, progress=False)
+    assert not timed.converged and timed.n_steps == 1
+    assert timed.stop_reason.startswith("time limit of 0 s reached after 1 steps before the "
+                                        "stopping rule held (no check yet")
+
+
+def test_the_spin_learners_take_the_rule_when_asked():
+    """The ±1 PCD keeps its constant schedule by default (no stopping rule); with
+    ``schedule="averaged"`` it ends converged near the exact MLE."""
+    bm = BoltzmannMachine.random(graphs.square_grid(3, 3), 9, bias_scale=0.3,
+                                 coupling_scale=0.4, rng=3)
+    spins = exact.sample(bm, 1000, rng=4)
+    mle = learning.fit(spins, bm, "mle").model
+    plain = learning.fit(spins, bm, "pcd", rng=5, max_steps=30, n_chains=500, progress=False)
+    assert plain.checks is None and "has no stopping rule" in plain.stop_reason
+    fit = learning.fit(spins, bm, "pcd", rng=5, max_steps=BUDGET, n_chains=500,
+                       schedule="averaged", progress=False)
+    assert fit.converged and fit.n_steps < BUDGET, fit.stop_reason
+    assert np.max(np.abs(fit.model.params - mle.params)) < 0.05
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        learning.fit(spins, bm, "pcd", rng=5, schedule="decay")
+
+
+# ----------------------------------------------------------------- the rule itself
+def _ascent(directions, steps, rule, record=True):
+    """Run the driver on a direction read from a list (the iterate is irrelevant)."""
+    it = iter(directions)
+    return _gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
+                            np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
+                            max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
+                            progress=False, desc="test", averaged=rule)
+
+
+def test_noise_without_drift_converges_and_a_drift_never_does():
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=(4000, 5))
+    _, steps, converged, _, _, _ = _ascent(noise, 3999, AveragedRule(5, 0.0))
+    assert converged and steps < 600
+    _, steps, converged, _, _, _ = _ascent(noise + 0.3, 3999, AveragedRule(5, 0.0))
+    assert not converged and steps == 3999
+    # a precision the window cannot reach: the rule waits for longer windows
+    _, steps, converged, _, _, _ = _ascent(noise, 3999, AveragedRule(5, 0.05))
+    assert converged and 1024 < steps < 3999
+
+
+def test_the_estimate_is_the_window_average_of_the_iterates():
+    """Against numpy: the returned parameters are the mean of the iterates over the
+    window's completed batches, and row k of the history is the fit of max_steps = k."""
+    rng = np.random.default_rng(1)
+    d = rng.normal(size=(300, 3))
+    theta, steps, _, params, _, _ = _ascent(d, 299, AveragedRule(3, 0.0, patience=10**6))
+    iterates = np.vstack([np.zeros(3), np.cumsum(0.1 * d, axis=0)])[:300]
+    # steps 0..299: windows [0, 64), [64, 128), [128, 256), [256, 512) with 16 batches of
+    # 4, 4, 8 and 16 steps; 2 of the last are complete, fewer than 8: the previous window's average
+    assert np.allclose(theta, iterates[128:256].mean(axis=0), rtol=0, atol=1e-12)
+    assert np.allclose(params[100], iterates[64:64 + 9 * 4].mean(axis=0), atol=1e-12)
+    assert np.allclose(params[20], iterates[:21].mean(axis=0), atol=1e-12)
+    for k in (20, 100, 200):
+        again, _, _, _, _, _ = _ascent(d, k, AveragedRule(3, 0.0, patience=10**6))
+        assert np.array_equal(again, params[k])
