@@ -209,7 +209,7 @@ def _check_out(out: str, inputs: tuple = ()) -> None:
 def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Usage errors the parser's types cannot see, refused as its own are (one line,
     status 2) before the model is read."""
-    from mrflib.io.anytime import methods
+    from mrflib.io.anytime import default_method, methods
 
     if args.time_limit is not None and not (args.time_limit > 0
                                             and math.isfinite(args.time_limit)):
@@ -221,7 +221,7 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                          "exact)")
     if args.seed is not None and args.seed < 0:
         parser.error(f"argument --seed: expected an integer >= 0, got {args.seed}")
-    args.method = "wmb" if args.method is None else args.method
+    args.method = default_method(args.task) if args.method is None else args.method
     args.seed = 0 if args.seed is None else args.seed
     if args.method not in methods(args.task):
         parser.error(f"argument --method: expected one of {methods(args.task)} for "

@@ -35,8 +35,11 @@ state of positive weight; a sample of weight zero (a state the relaxation allows
 model does not) counts as a weight of 0. When the sampled variables leave a mini-bucket no
 state of positive mass (its message is ``-inf`` there), every completion has zero weight:
 the mixture takes its other mini-buckets (uniform if none is left) and the sample's weight
-is 0. Evidence is exact: observed variables are clamped, and variables no factor holds are
-summed out exactly (``log |X_v|`` each).
+is 0. Evidence is exact: observed variables are clamped, variables no factor holds are
+summed out exactly (``log |X_v|`` each), and barren conditional probability tables (a
+child no other factor holds, recursively, as the exact engine prunes them for ``log Z``)
+are left out of the proposal's model, which has the same ``Z``; their children are drawn
+from the tables after the rest, so that every variable of a sample is drawn.
 
 Samples come in batches of :data:`FIRST_BATCH`, doubling to :data:`LARGEST_BATCH`, all
 drawn from one generator: the same ``rng`` and proposal give the same bits, and a time
@@ -129,15 +132,31 @@ class _Conditional:
 
     __slots__ = ("table", "message", "weight", "rest", "strides")
 
-    def __init__(self, node: Any, nodes: list, card: np.ndarray) -> None:
-        b = wmb._belief(node, nodes, False)
-        self.table = b.reshape(b.shape[0], -1)
-        self.message = np.asarray(node.fwd, dtype=np.float64).reshape(-1)
-        self.weight = float(node.weight)
-        self.rest = np.array(node.clique[1:], dtype=np.int64)
-        sizes = [int(card[v]) for v in node.clique[1:]]
+    def __init__(self, table: np.ndarray, message: Any, weight: float, rest: tuple,
+                 card: np.ndarray) -> None:
+        self.table = table.reshape(table.shape[0], -1)
+        self.message = np.asarray(message, dtype=np.float64).reshape(-1)
+        self.weight = float(weight)
+        self.rest = np.array(rest, dtype=np.int64)
+        sizes = [int(card[v]) for v in rest]
         self.strides = np.array([math.prod(sizes[j + 1:]) for j in range(len(sizes))],
                                 dtype=np.int64)
+
+    @classmethod
+    def of_node(cls, node: Any, nodes: list, card: np.ndarray) -> _Conditional:
+        """A mini-bucket's ``q_r``."""
+        return cls(wmb._belief(node, nodes, False), node.fwd, node.weight, node.clique[1:],
+                   card)
+
+    @classmethod
+    def of_cpt(cls, scope: tuple, table: np.ndarray, child: int, card: np.ndarray
+               ) -> _Conditional:
+        """A conditional probability table's ``p(child | the rest)`` (its log table sums
+        to zero over the child)."""
+        a = scope.index(child)
+        rest = scope[:a] + scope[a + 1:]
+        t = np.moveaxis(np.asarray(table, dtype=np.float64), a, 0)
+        return cls(t, np.zeros(max(1, t[0].size)), 1.0, rest, card)
 
     def probabilities(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(q_r(· | x_rest), valid)`` for each sample (row of ``x``): ``(|X_v|, N)``
@@ -173,21 +192,24 @@ class Proposal:
         self.log_upper_bound, self.weight_bound, self.ibound = (
             log_upper_bound, weight_bound, ibound)
         self.const = red.const + red.free_log
+        self.cpts = _cpt_steps(red)
         self._flat = [(np.asarray(t, dtype=np.float64).reshape(-1), np.array(s, np.int64),
                        np.array([math.prod(int(red.card[u]) for u in s[j + 1:])
                                  for j in range(len(s))], dtype=np.int64))
                       for s, t in zip(red.scopes, red.tables)]
 
-    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, n: int, rng: np.random.Generator, whole: bool = True
+               ) -> tuple[np.ndarray, np.ndarray]:
         """``n`` states (rows; observed variables at their values, free ones at 0) and
         their log weights ``log f(x) - log q(x)`` (``-inf`` for a state of zero weight),
-        ``log Z``'s constants included."""
+        ``log Z``'s constants included; without ``whole`` the children of pruned CPTs are
+        not drawn (they stay at 0: the weights are the same, the states incomplete)."""
         x = np.zeros((n, self.model.n), dtype=np.int64)
         for v, value in self.red.observed.items():
             x[:, v] = value
         logq = np.zeros(n)
         rows = np.arange(n)
-        for v, parts in self.steps:
+        for k, (v, parts) in enumerate(self.steps + (self.cpts if whole else [])):
             if isinstance(parts, np.ndarray):  # a product proposal's q_v
                 p = np.broadcast_to(parts[:, None], (parts.size, n))
             else:
@@ -201,8 +223,9 @@ class Proposal:
             u = rng.random(n) * c[-1]
             xv = np.minimum(np.sum(c <= u, axis=0), p.shape[0] - 1)
             x[:, v] = xv
-            with np.errstate(divide="ignore"):
-                logq += np.log(p[xv, rows] / c[-1])
+            if k < len(self.steps):  # a pruned CPT's p / p is 1: not in the weight
+                with np.errstate(divide="ignore"):
+                    logq += np.log(p[xv, rows] / c[-1])
         logf = np.full(n, self.const)
         for table, scope, strides in self._flat:
             logf += table[x[:, scope] @ strides]
@@ -212,8 +235,11 @@ class Proposal:
 
 
 def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
+    """The model, and the model with the evidence clamped and the barren conditional
+    probability tables pruned (:class:`mrflib.inference.exact.elimination._Reduced`: they
+    sum to one, so ``Z`` is that of the rest, as the exact engine computes it)."""
     fg = as_factor_graph(model)
-    return fg, _Reduced(fg, barren=False)
+    return fg, _Reduced(fg, barren=True)
 
 
 def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
@@ -244,15 +270,23 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
                 wmb._backward(nodes, buckets, order, {}, stop_at)
             except wmb._Late:
                 break
-    steps = [(order[t], [_Conditional(nodes[i], nodes, red.card) for i in buckets[t]])
+    steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
     width = max((len(nd.clique) for nd in nodes), default=0)
     return last, best, steps, width
 
 
+def _cpt_steps(red: _Reduced) -> list:
+    """The barren CPTs pruned from the model, sampled forward from their tables after the
+    variables of the reduced model, roots first (they multiply ``Z`` by one, and a weight
+    by ``p / p``)."""
+    return [(child, [_Conditional.of_cpt(scope, table, child, red.card)])
+            for scope, table, child in reversed(red.pruned)]
+
+
 def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
                  memory: float | None = None, time_limit: float | None = None,
-                 passes: int = PROPOSAL_PASSES) -> Proposal:
+                 passes: int = PROPOSAL_PASSES, order: Any = None) -> Proposal:
     """The weighted mini-bucket proposal (see the module notes).
 
     Parameters
@@ -270,6 +304,9 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         Seconds the proposal may take (the first pass of the first run always ends).
     passes : int, default :data:`PROPOSAL_PASSES`
         Forward passes of a run at most.
+    order : sequence of int or None, default None
+        The elimination order (:func:`mrflib.inference.approx.wmb.elimination_order`;
+        ``None``: computed).
 
     Returns
     -------
@@ -285,7 +322,7 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
     if time_limit is not None:
         check_positive(time_limit, "time_limit", allow_zero=True)
     start = time.perf_counter()
-    order = wmb._order(red, fg.n)
+    order = wmb.checked_order(red, order) or wmb._order(red, fg.n)
     if time_limit is None or ibound is not None or memory is not None:
         budgets = [float(memory or wmb.DEFAULT_MEMORY)]
     else:
@@ -399,8 +436,8 @@ def probabilistic_bounds(log_weights: np.ndarray, log_weight_bound: float,
 def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
                          n_samples: int | None = None, time_limit: float | None = None,
                          proposal: Proposal | None = None, ibound: int | None = None,
-                         delta: float = DELTA, marginals: list | None = None
-                         ) -> Iterator[ImportanceResult]:
+                         delta: float = DELTA, marginals: list | None = None,
+                         order: Any = None) -> Iterator[ImportanceResult]:
     """:func:`importance_sampling` one batch at a time: the estimate after each.
 
     Parameters
@@ -425,6 +462,8 @@ def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
         A list that, given, gets one array of weighted counts per variable (updated with
         each batch, relative to the largest weight so far; normalized, the self-normalized
         importance sampling marginals).
+    order : sequence of int or None, default None
+        The default proposal's elimination order (as :func:`wmb_proposal` takes it).
 
     Yields
     ------
@@ -449,7 +488,7 @@ def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
     if proposal is None:
         share = None if time_limit is None else time_limit * PROPOSAL_SHARE
         try:
-            proposal = wmb_proposal(fg, ibound=ibound, time_limit=share)
+            proposal = wmb_proposal(fg, ibound=ibound, time_limit=share, order=order)
         except (TimeoutError, MemoryError, ValueError) as err:
             if ibound is not None and not isinstance(err, (TimeoutError, MemoryError)):
                 raise
@@ -472,7 +511,7 @@ def _batches(fg: FactorGraph, proposal: Proposal, gen: np.random.Generator,
         t0 = time.perf_counter()
         m = size if n_samples is None else min(size, n_samples - n)
         require_memory(8.0 * m * (fg.n + 4), f"a batch of {m} importance samples")
-        x, lw = proposal.sample(m, gen)
+        x, lw = proposal.sample(m, gen, whole=marginals is not None)
         drawn.append(lw)
         n += m
         if marginals is not None:
@@ -527,7 +566,7 @@ def _result(lw: np.ndarray, proposal: Proposal, delta: float, start: float
 def importance_sampling(model: FactorGraph | BoltzmannMachine, *, rng: Any,
                         n_samples: int | None = None, time_limit: float | None = None,
                         proposal: Proposal | None = None, ibound: int | None = None,
-                        delta: float = DELTA) -> ImportanceResult:
+                        delta: float = DELTA, order: Any = None) -> ImportanceResult:
     """An unbiased estimate of ``Z`` by importance sampling, and bounds on ``log Z``.
 
     Parameters
@@ -546,6 +585,8 @@ def importance_sampling(model: FactorGraph | BoltzmannMachine, *, rng: Any,
         As in :func:`importance_estimates`.
     delta : float, default :data:`DELTA`
         The probability with which the bounds may fail.
+    order : sequence of int or None, default None
+        As in :func:`importance_estimates`.
 
     Returns
     -------
@@ -553,5 +594,5 @@ def importance_sampling(model: FactorGraph | BoltzmannMachine, *, rng: Any,
         The estimate after the last batch.
     """
     runs = importance_estimates(model, rng=rng, n_samples=n_samples, time_limit=time_limit,
-                                proposal=proposal, ibound=ibound, delta=delta)
+                                proposal=proposal, ibound=ibound, delta=delta, order=order)
     return collections.deque(runs, maxlen=1)[0]  # the first batch always runs
