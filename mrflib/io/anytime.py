@@ -483,18 +483,24 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
     return top / math.log(10.0)
 
 
-def _plan(model: FactorGraph, say: Any, barren: bool = False) -> tuple[list[int], float]:
+def _plan(model: FactorGraph, say: Any, barren: bool = False, mini_bucket: bool = True
+          ) -> tuple[list[int] | None, float]:
     """The mini-bucket elimination order and the estimated seconds of exact elimination:
     in that order, or in the exact engine's best candidate order where it is cheaper (a
     single min-fill order can be thousands of times worse on a pedigree; the engine, which
     also searches further when a plan is large, does no worse than either). With
     ``barren`` (``PR``) the engine's plan prunes barren CPTs, as its ``log Z`` does (a
-    Bayesian network without evidence has nothing left)."""
-    order, biggest, total = elimination_order(model)
+    Bayesian network without evidence has nothing left). Without ``mini_bucket`` no
+    mini-bucket order is made (``None``; its cliques take a minute on a dense SAT-derived
+    model): the estimate is the engine's."""
     engine = plan(model, check=False, search=False, barren=barren)
-    if engine.order is not None and engine.total_bytes / 8.0 < total:
-        total = engine.total_bytes / 8.0
-        biggest = math.log(engine.max_table_bytes / 8.0)
+    total = engine.total_bytes / 8.0 if engine.order is not None else math.inf
+    biggest = math.log(engine.max_table_bytes / 8.0) if engine.order is not None else math.inf
+    order = None
+    if mini_bucket:
+        order, wmb_biggest, wmb_total = elimination_order(model)
+        if not total <= wmb_total:
+            total, biggest = wmb_total, wmb_biggest
     est = EXACT_NS_PER_ENTRY * 1e-9 * total
     say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
         f"exact inference estimated at {est:.3g} s")
@@ -619,7 +625,8 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
     answers while the exact computation runs in a forked child, whose answer, when it comes
     in time, is written last."""
-    order, est = _plan(model, say, barren=args.task == "PR")
+    order, est = _plan(model, say, barren=args.task == "PR",
+                       mini_bucket=args.task != "PR" or args.method == "wmb")
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
         value = solve(model, args.task)
@@ -715,6 +722,11 @@ def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
         bounds = (f"log10 Z in [{res.lower / ln10:.6g}, {res.upper / ln10:.6g}] with "
                   f"probability {1.0 - res.delta:g}, certified log10 Z <= "
                   f"{res.log_upper_bound / ln10:.6g}")
+        if res.details.get("exact"):
+            answers.add(res.log_partition / ln10)
+            say(f"answer {len(answers.values)}: weighted mini-bucket without splitting a "
+                f"bucket (i-bound {res.ibound}): exact; wrote {args.out}")
+            return
         if res.log_partition > -math.inf:
             answers.add(res.log_partition / ln10)
             say(f"answer {len(answers.values)}: importance sampling ({proposal}, "

@@ -110,7 +110,9 @@ class ImportanceResult:
     seconds : float
         Wall time since the call.
     details : dict
-        The weights' effective sample size (``ess``) and share of zeros (``zero_share``).
+        The weights' effective sample size (``ess``) and share of zeros (``zero_share``);
+        ``exact`` when the proposal is the model's distribution and nothing was drawn (the
+        estimate is then ``log Z``, ``n_samples`` 0).
     """
 
     log_partition: float
@@ -184,13 +186,18 @@ class Proposal:
         ``log`` of a bound on every weight (``inf`` when the weights are unbounded).
     ibound : int or None
         The mini-bucket i-bound.
+    exact : bool
+        Whether the proposal is the model's distribution (every bucket one mini-bucket):
+        its bound is then ``log Z`` and every weight ``Z``.
     """
 
     def __init__(self, model: FactorGraph, red: _Reduced, kind: str, steps: list,
-                 log_upper_bound: float, weight_bound: float, ibound: int | None) -> None:
+                 log_upper_bound: float, weight_bound: float, ibound: int | None,
+                 exact: bool = False) -> None:
         self.model, self.red, self.kind, self.steps = model, red, kind, steps
         self.log_upper_bound, self.weight_bound, self.ibound = (
             log_upper_bound, weight_bound, ibound)
+        self.exact = exact
         self.const = red.const + red.free_log
         self.cpts = _cpt_steps(red)
         self._flat = [(np.asarray(t, dtype=np.float64).reshape(-1), np.array(s, np.int64),
@@ -244,8 +251,9 @@ def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
 
 def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
              order: list[int], first_stop: float, stop_at: float, passes: int
-             ) -> tuple[float, float, list, int]:
-    """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound)``;
+             ) -> tuple[float, float, list, int, bool]:
+    """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound, exact)``
+    (``exact``: every bucket one mini-bucket, so the bound is ``log Z``);
     ``wmb._Late`` when the first pass does not end by ``first_stop``; later passes end
     by ``stop_at``."""
     order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound, memory, order, first_stop)
@@ -273,7 +281,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
     width = max((len(nd.clique) for nd in nodes), default=0)
-    return last, best, steps, width
+    return last, best, steps, width, all(len(ids) == 1 for ids in buckets)
 
 
 def _cpt_steps(red: _Reduced) -> list:
@@ -332,15 +340,15 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         stop_at = math.inf if time_limit is None else start + time_limit
         t0 = time.perf_counter()
         try:
-            last, low, steps, width = _wmb_run(fg, red, ibound, budget, order,
-                                               math.inf if k == 0 else stop_at, stop_at,
-                                               passes)
+            last, low, steps, width, exact = _wmb_run(fg, red, ibound, budget, order,
+                                                      math.inf if k == 0 else stop_at,
+                                                      stop_at, passes)
         except (wmb._Late, ValueError):  # out of time, or a budget past the memory
             break
         best = min(best, low)
         if chosen is None or last < chosen[0]:
-            chosen = (last, steps, width)
-        if not last > -math.inf or width == last_width:
+            chosen = (last, steps, width, exact)
+        if not last > -math.inf or width == last_width or exact:
             break
         last_width = width
         took = time.perf_counter() - t0
@@ -348,7 +356,7 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
             break
     if chosen is None:
         raise TimeoutError("no weighted mini-bucket pass ended in time")
-    return Proposal(fg, red, "wmb", chosen[1], best, chosen[0], chosen[2])
+    return Proposal(fg, red, "wmb", chosen[1], best, chosen[0], chosen[2], chosen[3])
 
 
 def mean_field_proposal(model: FactorGraph | BoltzmannMachine, *,
@@ -502,6 +510,11 @@ def _batches(fg: FactorGraph, proposal: Proposal, gen: np.random.Generator,
     if not proposal.log_upper_bound > -math.inf:  # Z = 0, certified: nothing to draw
         yield ImportanceResult(-math.inf, -math.inf, -math.inf, -math.inf, delta, 0, 0.0,
                                proposal.kind, proposal.ibound, time.perf_counter() - start)
+        return
+    if proposal.exact and marginals is None:  # every weight is Z: nothing to draw
+        z = proposal.log_upper_bound
+        yield ImportanceResult(z, z, z, z, delta, 0, 0.0, proposal.kind, proposal.ibound,
+                               time.perf_counter() - start, {"exact": True})
         return
     if marginals is not None:
         marginals[:] = [np.zeros(int(c)) for c in fg.cardinalities]
