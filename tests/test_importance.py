@@ -108,7 +108,7 @@ def test_mean_field_proposal_is_unbiased_and_bounded(seed):
     z = math.exp(exact.log_partition(fg))
     p = imp.mean_field_proposal(fg)
     assert p.weight_bound == math.inf
-    _, lw = p.sample(4000, np.random.default_rng(seed))
+    _, lw = p.sample(40000, np.random.default_rng(seed))
     w = np.exp(lw)
     assert abs(w.mean() - z) <= 4 * w.std(ddof=1) / math.sqrt(w.size) + 1e-12 * z
     r = imp.importance_sampling(fg, rng=seed, n_samples=500, proposal=p)
@@ -160,7 +160,7 @@ def test_log_partition_auto_prefers_exact_then_samples_within_the_limit():
         approx.log_partition(grid, "auto", time_limit=0.0)
     est = approx.log_partition(grid, "auto", time_limit=0.0, rng=0)
     lo, hi = approx.log_partition_bounds(grid, time_limit=0.5)
-    assert lo - 1.0 <= est <= hi
+    assert lo - 1.0 <= est <= hi + 0.1  # an estimate: above log Z by chance, but not far
 
 
 def test_zero_partition_is_certified():

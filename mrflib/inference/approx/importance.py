@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_positive, check_real, require_memory
+from mrflib.inference.approx import _importance_kernels as _kernels
 from mrflib.inference.approx import wmb
 from mrflib.inference.approx.mean_field import mean_field
 from mrflib.inference.exact.elimination import _Reduced
@@ -200,45 +201,112 @@ class Proposal:
         self.exact = exact
         self.const = red.const + red.free_log
         self.cpts = _cpt_steps(red)
-        self._flat = [(np.asarray(t, dtype=np.float64).reshape(-1), np.array(s, np.int64),
-                       np.array([math.prod(int(red.card[u]) for u in s[j + 1:])
-                                 for j in range(len(s))], dtype=np.int64))
-                      for s, t in zip(red.scopes, red.tables)]
+        self._factors = _pack_factors(red)
+        self._packed = _pack(self.steps + self.cpts, len(self.steps), red.card)
 
     def sample(self, n: int, rng: np.random.Generator, whole: bool = True
                ) -> tuple[np.ndarray, np.ndarray]:
         """``n`` states (rows; observed variables at their values, free ones at 0) and
         their log weights ``log f(x) - log q(x)`` (``-inf`` for a state of zero weight),
         ``log Z``'s constants included; without ``whole`` the children of pruned CPTs are
-        not drawn (they stay at 0: the weights are the same, the states incomplete)."""
+        not drawn (they stay at 0: the weights are the same, the states incomplete).
+
+        The uniforms are ``rng.random((n, steps))`` drawn in chunks of rows (the same
+        stream whatever the chunks), one per sample and step."""
+        steps = len(self.steps) + (len(self.cpts) if whole else 0)
         x = np.zeros((n, self.model.n), dtype=np.int64)
         for v, value in self.red.observed.items():
             x[:, v] = value
         logq = np.zeros(n)
+        rows = max(1, SAMPLE_CHUNK // max(steps, 1))
+        packed = _head(self._packed, steps)
+        for a in range(0, n, rows):
+            u = rng.random((min(rows, n - a), steps))
+            logq[a:a + u.shape[0]] = _kernels.draw(u, x[a:a + u.shape[0]], packed)
+        return x, self._log_weights(x, logq)
+
+    def _log_weights(self, x: np.ndarray, logq: np.ndarray) -> np.ndarray:
+        logf = _kernels.log_f(x, self.const, self._factors)
+        with np.errstate(invalid="ignore"):
+            return np.where(logf > -np.inf, logf - logq, -np.inf)
+
+    def _sample_numpy(self, u: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """The numpy reference of the kernel: draws the rows of ``x`` with the uniforms
+        ``u`` (``(N, steps)``, the first steps) and returns their log weights."""
+        n = u.shape[0]
+        logq = np.zeros(n)
         rows = np.arange(n)
-        for k, (v, parts) in enumerate(self.steps + (self.cpts if whole else [])):
-            if isinstance(parts, np.ndarray):  # a product proposal's q_v
-                p = np.broadcast_to(parts[:, None], (parts.size, n))
-            else:
-                p, mass = 0.0, np.zeros(n)
-                for r in parts:
-                    q, valid = r.probabilities(x)
-                    p = p + r.weight * q
-                    mass += r.weight * valid
-                p = np.where(mass > 0, p / np.where(mass > 0, mass, 1.0), 1.0 / p.shape[0])
+        for k, (v, parts) in enumerate((self.steps + self.cpts)[:u.shape[1]]):
+            p, mass = 0.0, np.zeros(n)
+            for r in parts:
+                q, valid = r.probabilities(x)
+                p = p + r.weight * q
+                mass += r.weight * valid
+            p = np.where(mass > 0, p / np.where(mass > 0, mass, 1.0), 1.0 / p.shape[0])
             c = np.cumsum(p, axis=0)
-            u = rng.random(n) * c[-1]
-            xv = np.minimum(np.sum(c <= u, axis=0), p.shape[0] - 1)
+            xv = np.minimum(np.sum(c <= u[:, k] * c[-1], axis=0), p.shape[0] - 1)
             x[:, v] = xv
             if k < len(self.steps):  # a pruned CPT's p / p is 1: not in the weight
                 with np.errstate(divide="ignore"):
                     logq += np.log(p[xv, rows] / c[-1])
-        logf = np.full(n, self.const)
-        for table, scope, strides in self._flat:
-            logf += table[x[:, scope] @ strides]
-        with np.errstate(invalid="ignore"):
-            logw = np.where(logf > -np.inf, logf - logq, -np.inf)
-        return x, logw
+        return self._log_weights(x, logq)
+
+
+#: Uniforms drawn at once by :meth:`Proposal.sample` (rows of ``steps`` each).
+SAMPLE_CHUNK = 2**20
+
+
+def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
+    """The steps' conditionals as the flat arrays of
+    :func:`mrflib.inference.approx._importance_kernels.draw` (each table as
+    ``(|X_v|, rest entries)`` in C order); the first ``counted`` steps count in ``log q``."""
+    conds = [r for _, parts in steps for r in parts]
+    step_ptr = np.cumsum([0] + [len(parts) for _, parts in steps]).astype(np.int64)
+    sizes = np.array([r.table.size for r in conds], dtype=np.int64)
+    msizes = np.array([r.message.size for r in conds], dtype=np.int64)
+    rsizes = np.array([r.rest.size for r in conds], dtype=np.int64)
+    require_memory(8.0 * (2 * sizes.sum() + msizes.sum()), "the importance proposal's tables")
+
+    def cat(arrays: list, dtype: Any) -> np.ndarray:
+        return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
+    return (np.array([v for v, _ in steps], dtype=np.int64),
+            np.array([int(card[v]) for v, _ in steps], dtype=np.int64),
+            np.arange(len(steps)) < counted, step_ptr,
+            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if conds
+            else np.zeros(0, np.int64),
+            np.concatenate([[0], np.cumsum(msizes)[:-1]]).astype(np.int64) if conds
+            else np.zeros(0, np.int64),
+            np.array([r.table.shape[1] for r in conds], dtype=np.int64),
+            np.array([r.weight for r in conds], dtype=np.float64),
+            np.cumsum(np.concatenate([[0], rsizes])).astype(np.int64),
+            cat([r.rest for r in conds], np.int64), cat([r.strides for r in conds], np.int64),
+            cat([r.table.reshape(-1) for r in conds], np.float64),
+            cat([r.message for r in conds], np.float64),
+            np.zeros(int(card.max()) if card.size else 1))
+
+
+def _pack_factors(red: _Reduced) -> tuple:
+    """The reduced model's factors as the flat arrays of
+    :func:`mrflib.inference.approx._importance_kernels.log_f`."""
+    scopes = [tuple(s) for s in red.scopes]
+    strides = [math.prod(int(red.card[u]) for u in s[j + 1:]) for s in scopes
+               for j in range(len(s))]
+    sizes = np.array([np.size(t) for t in red.tables], dtype=np.int64)
+    return (np.cumsum([0] + [len(s) for s in scopes]).astype(np.int64),
+            np.array([v for s in scopes for v in s], dtype=np.int64),
+            np.array(strides, dtype=np.int64),
+            (np.cumsum(sizes) - sizes).astype(np.int64),
+            np.concatenate([np.asarray(t, dtype=np.float64).reshape(-1) for t in red.tables])
+            if red.tables else np.zeros(0))
+
+
+def _head(packed: tuple, steps: int) -> tuple:
+    """The packed arrays of the first ``steps`` steps (the conditionals stay whole)."""
+    out = list(packed)
+    out[0], out[1], out[2], out[3] = packed[0][:steps], packed[1][:steps], packed[2][:steps], \
+        packed[3][:steps + 1]
+    return tuple(out)
 
 
 def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
@@ -380,8 +448,8 @@ def mean_field_proposal(model: FactorGraph | BoltzmannMachine, *,
     steps = []
     for v in red.active:
         c = int(red.card[v])
-        steps.append((v, (1.0 - DEFENSIVE) * np.asarray(q[v], dtype=np.float64)
-                      + DEFENSIVE / c))
+        qv = (1.0 - DEFENSIVE) * np.asarray(q[v], dtype=np.float64) + DEFENSIVE / c
+        steps.append((v, [_Conditional(np.log(qv)[:, None], np.zeros(1), 1.0, (), red.card)]))
     top = (red.const + red.free_log + sum(float(np.max(t)) for t in red.tables if t.size)
            + sum(math.log(int(red.card[v])) for v in red.active))
     return Proposal(fg, red, "mean-field", steps, top, math.inf, None)
