@@ -212,3 +212,23 @@ def test_solve_pr_bayesian_network_is_exact_at_once(tmp_path, capsys):
                        str(out)]) == 0
     assert "exact" in capsys.readouterr().err.splitlines()[-1]
     assert io.read_answer(out).value == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_draws_what_the_numpy_reference_draws(seed):
+    """The same uniforms give the same states and log weights (zeros included) from the
+    kernel as from the numpy reference, for both proposals and a pruned CPT's children."""
+    fg = model(seed)
+    for p in (imp.wmb_proposal(fg, ibound=1), imp.mean_field_proposal(fg)):
+        steps = len(p.steps) + len(p.cpts)
+        u = np.random.default_rng(seed).random((300, steps))
+        x_ref = np.zeros((300, fg.n), dtype=np.int64)
+        for v, value in p.red.observed.items():
+            x_ref[:, v] = value
+        x = x_ref.copy()
+        want = p._sample_numpy(u, x_ref)
+        got = p._log_weights(x, imp._kernels.draw(u, x, p._packed))
+        assert np.array_equal(x, x_ref)
+        assert np.array_equal(np.isneginf(got), np.isneginf(want))
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-12)

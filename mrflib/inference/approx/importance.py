@@ -206,13 +206,29 @@ class Proposal:
 
     def sample(self, n: int, rng: np.random.Generator, whole: bool = True
                ) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` states (rows; observed variables at their values, free ones at 0) and
-        their log weights ``log f(x) - log q(x)`` (``-inf`` for a state of zero weight),
-        ``log Z``'s constants included; without ``whole`` the children of pruned CPTs are
-        not drawn (they stay at 0: the weights are the same, the states incomplete).
+        """Draw ``n`` states and their log weights.
 
-        The uniforms are ``rng.random((n, steps))`` drawn in chunks of rows (the same
-        stream whatever the chunks), one per sample and step."""
+        The uniforms are ``rng.random((n, steps))``, one per sample and step, drawn in
+        chunks of rows (the same stream whatever the chunks).
+
+        Parameters
+        ----------
+        n : int
+            Samples.
+        rng : numpy.random.Generator
+            The generator of the draws.
+        whole : bool, default True
+            Also draw the children of the pruned CPTs (without: they stay at 0, the
+            weights are the same and the states incomplete).
+
+        Returns
+        -------
+        x : ndarray of int64, shape (n, model.n)
+            The states (observed variables at their values, free ones at 0).
+        log_weights : ndarray, shape (n,)
+            ``log f(x) - log q(x)``, ``log Z``'s constants included (``-inf`` for a state
+            of zero weight).
+        """
         steps = len(self.steps) + (len(self.cpts) if whole else 0)
         x = np.zeros((n, self.model.n), dtype=np.int64)
         for v, value in self.red.observed.items():
