@@ -185,7 +185,7 @@ def test_solve_pr_writes_estimates_with_bounds(tmp_path, capsys):
     out = tmp_path / "a.PR"
     stem = DATA / "ObjectDetection_11.uai"
     status = solve_main([str(stem), "--evid", f"{stem}.evid", "--task", "PR",
-                         "--time-limit", "2", "--out", str(out)])
+                         "--time-limit", "4", "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 0
     published = io.read_answer(f"{stem}.PR").value

@@ -699,47 +699,61 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
             + " did not finish in time; stopped")
 
 
+#: Seconds between two importance sampling answers (the last estimate is written at the end).
+ESTIMATE_SECONDS = 1.0
+
+
 def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                  deadline: float, child: Forked | None) -> None:
     """``PR`` answers of importance sampling with the weighted mini-bucket proposal
     (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``): the
-    estimate after each batch, with its bounds on stderr, until the deadline or the exact
-    child's answer. Before any sample of positive weight the proposal's certified upper
-    bound is written (it is below the trivial answer's). A bound of ``-inf`` proves
-    ``Z = 0``."""
+    estimate of the latest batch, with its bounds on stderr, at most every
+    :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
+    answer). Before any sample of positive weight the proposal's certified upper bound is
+    written (it is below the trivial answer's). A bound of ``-inf`` proves ``Z = 0``."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return
     ln10 = math.log(10.0)
-    bound_written = False
-    # the proposal orders the model left after barren pruning itself: not ``order``
-    for res in importance_estimates(model, rng=args.seed, time_limit=left):
-        if not res.log_upper_bound > -math.inf:
-            raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
-                             "-inf)")
+    bound_written, last_write, pending = False, -math.inf, None
+
+    def write(res: Any) -> None:
         proposal = (f"{res.proposal} proposal" + (f", i-bound {res.ibound}"
                                                   if res.ibound is not None else ""))
         bounds = (f"log10 Z in [{res.lower / ln10:.6g}, {res.upper / ln10:.6g}] with "
                   f"probability {1.0 - res.delta:g}, certified log10 Z <= "
                   f"{res.log_upper_bound / ln10:.6g}")
+        answers.add(res.log_partition / ln10)
+        say(f"answer {len(answers.values)}: importance sampling ({proposal}, "
+            f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
+            f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
+
+    # the proposal orders the model left after barren pruning itself: not ``order``
+    for res in importance_estimates(model, rng=args.seed, time_limit=left):
+        if not res.log_upper_bound > -math.inf:
+            raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
+                             "-inf)")
         if res.details.get("exact"):
             answers.add(res.log_partition / ln10)
             say(f"answer {len(answers.values)}: weighted mini-bucket without splitting a "
                 f"bucket (i-bound {res.ibound}): exact; wrote {args.out}")
             return
         if res.log_partition > -math.inf:
-            answers.add(res.log_partition / ln10)
-            say(f"answer {len(answers.values)}: importance sampling ({proposal}, "
-                f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
-                f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
+            pending = res
+            if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
+                write(res)
+                last_write, pending = time.perf_counter(), None
         elif not bound_written:
             bound_written = True
             answers.add(res.log_upper_bound / ln10)
-            say(f"answer {len(answers.values)}: the certified upper bound of the {proposal} "
-                f"(no sample of positive weight yet in {res.n_samples}); {bounds}; "
+            say(f"answer {len(answers.values)}: the certified upper bound of the "
+                f"{res.proposal} proposal (no sample of positive weight yet in "
+                f"{res.n_samples}); certified log10 Z <= {res.log_upper_bound / ln10:.6g}; "
                 f"wrote {args.out}")
         if child is not None and child.done():
-            return
+            break
+    if pending is not None:
+        write(pending)
 
 
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
