@@ -199,18 +199,30 @@ def _importance(model: FactorGraph, *, time_limit: float | None, rng: Any,
                 delta: float = importance.DELTA) -> ApproxResult:
     if n_samples is None and time_limit is None:
         n_samples = IMPORTANCE_SAMPLES
+    clock = _Clock(time_limit)
+    gen = as_rng(rng)
+    proposal = importance.default_proposal(model, time_limit=time_limit, ibound=ibound)
+    if not proposal.log_upper_bound > -math.inf:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): the proposal's upper bound on log Z is -inf")
+    details = {"proposal": proposal.kind, "ibound": proposal.ibound,
+               "log_upper_bound": proposal.log_upper_bound}
+    if proposal.exact and not proposal.red.pruned:
+        # a mini-bucket tree that splits no bucket is the exact elimination: it fits
+        z = proposal.log_upper_bound
+        return ApproxResult(exact.marginals(model), "importance", 0.0, True, z, n_samples=0,
+                            log_partition_bounds=(z, z), confidence=1.0,
+                            details={**details, "exact": True})
     counts: list = []
-    runs = importance.importance_estimates(model, rng=as_rng(rng), n_samples=n_samples,
-                                           time_limit=time_limit, ibound=ibound, delta=delta,
-                                           marginals=counts)
+    runs = importance.importance_estimates(model, rng=gen, n_samples=n_samples,
+                                           time_limit=clock.left(), proposal=proposal,
+                                           delta=delta, marginals=counts)
     r = collections.deque(runs, maxlen=1)[0]
     margs = _weighted_marginals(model, counts)
     return ApproxResult(margs, "importance", 0.0, n_samples is None or r.n_samples >= n_samples,
                         r.log_partition, n_samples=r.n_samples,
                         log_partition_bounds=(r.lower, r.upper), confidence=1.0 - r.delta,
-                        details={"proposal": r.proposal, "ibound": r.ibound,
-                                 "log_upper_bound": r.log_upper_bound,
-                                 "standard_error": r.standard_error, **r.details})
+                        details={**details, "standard_error": r.standard_error, **r.details})
 
 
 def _weighted_marginals(model: FactorGraph, counts: list) -> list[np.ndarray]:

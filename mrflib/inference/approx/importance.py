@@ -68,6 +68,7 @@ from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["ImportanceResult", "Proposal", "wmb_proposal", "mean_field_proposal",
            "importance_sampling", "importance_estimates", "probabilistic_bounds",
+           "default_proposal",
            "DELTA"]
 
 #: The probability with which the bounds may fail, together (both sides).
@@ -525,6 +526,37 @@ def probabilistic_bounds(log_weights: np.ndarray, log_weight_bound: float,
     return lower, min(upper, log_weight_bound)
 
 
+def default_proposal(model: FactorGraph | BoltzmannMachine, *,
+                     time_limit: float | None = None, ibound: int | None = None,
+                     order: Any = None) -> Proposal:
+    """The proposal :func:`importance_estimates` makes by default.
+
+    Parameters
+    ----------
+    model : FactorGraph or BoltzmannMachine
+        The model, evidence applied.
+    time_limit : float or None, default None
+        The whole call's seconds: the proposal takes :data:`PROPOSAL_SHARE` of them.
+    ibound : int or None, default None
+        The mini-bucket i-bound (``None``: grown within the time, or the default memory).
+    order : sequence of int or None, default None
+        The elimination order, as :func:`wmb_proposal` takes it.
+
+    Returns
+    -------
+    Proposal
+        :func:`wmb_proposal`'s, or :func:`mean_field_proposal`'s where that runs out of
+        time or memory (or, without an ``ibound``, refuses the model).
+    """
+    share = None if time_limit is None else time_limit * PROPOSAL_SHARE
+    try:
+        return wmb_proposal(model, ibound=ibound, time_limit=share, order=order)
+    except (TimeoutError, MemoryError, ValueError) as err:
+        if ibound is not None and not isinstance(err, (TimeoutError, MemoryError)):
+            raise
+        return mean_field_proposal(model, time_limit=share)
+
+
 def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
                          n_samples: int | None = None, time_limit: float | None = None,
                          proposal: Proposal | None = None, ibound: int | None = None,
@@ -578,13 +610,7 @@ def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
     if proposal is not None and not isinstance(proposal, Proposal):
         raise TypeError(f"proposal must be a Proposal, got {type(proposal).__name__}")
     if proposal is None:
-        share = None if time_limit is None else time_limit * PROPOSAL_SHARE
-        try:
-            proposal = wmb_proposal(fg, ibound=ibound, time_limit=share, order=order)
-        except (TimeoutError, MemoryError, ValueError) as err:
-            if ibound is not None and not isinstance(err, (TimeoutError, MemoryError)):
-                raise
-            proposal = mean_field_proposal(fg, time_limit=share)
+        proposal = default_proposal(fg, time_limit=time_limit, ibound=ibound, order=order)
     return _batches(fg, proposal, gen, n_samples, time_limit, delta, start, marginals)
 
 
