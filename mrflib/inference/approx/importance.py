@@ -78,8 +78,9 @@ DEFENSIVE = 0.05
 #: Samples of the first batch; each next batch doubles, up to :data:`LARGEST_BATCH`.
 FIRST_BATCH = 64
 LARGEST_BATCH = 8192
-#: Share of a time limit the proposal may take (the rest draws samples).
-PROPOSAL_SHARE = 0.3
+#: Share of a time limit the proposal may take (the rest draws samples): a tighter proposal
+#: is worth more than more samples of a loose one.
+PROPOSAL_SHARE = 0.5
 #: Forward passes (moment matching and weights) of the mini-bucket proposal at most.
 PROPOSAL_PASSES = 10
 
@@ -336,9 +337,9 @@ def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
 
 def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
              order: list[int], first_stop: float, stop_at: float, passes: int
-             ) -> tuple[float, float, list, int, bool]:
-    """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound, exact)``
-    (``exact``: every bucket one mini-bucket, so the bound is ``log Z``);
+             ) -> tuple[float, float, list, int, bool, int]:
+    """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound, exact,
+    passes)`` (``exact``: every bucket one mini-bucket, so the bound is ``log Z``);
     ``wmb._Late`` when the first pass does not end by ``first_stop``; later passes end
     by ``stop_at``."""
     order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound, memory, order, first_stop)
@@ -366,7 +367,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
     width = max((len(nd.clique) for nd in nodes), default=0)
-    return last, best, steps, width, all(len(ids) == 1 for ids in buckets)
+    return last, best, steps, width, all(len(ids) == 1 for ids in buckets), it + 1
 
 
 def _cpt_steps(red: _Reduced) -> list:
@@ -425,9 +426,9 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         stop_at = math.inf if time_limit is None else start + time_limit
         t0 = time.perf_counter()
         try:
-            last, low, steps, width, exact = _wmb_run(fg, red, ibound, budget, order,
-                                                      math.inf if k == 0 else stop_at,
-                                                      stop_at, passes)
+            last, low, steps, width, exact, done = _wmb_run(
+                fg, red, ibound, budget, order, math.inf if k == 0 else stop_at, stop_at,
+                passes)
         except (wmb._Late, ValueError):  # out of time, or a budget past the memory
             break
         best = min(best, low)
@@ -436,8 +437,11 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         if not last > -math.inf or width == last_width or exact:
             break
         last_width = width
-        took = time.perf_counter() - t0
-        if time_limit is not None and took * wmb.GROWTH > start + time_limit - time.perf_counter():
+        # as growing_passes: the next budget while a few passes of this one fit (its first
+        # pass is abandoned at the limit, this run's proposal kept)
+        per_pass = (time.perf_counter() - t0) / done
+        if time_limit is not None and \
+                per_pass * wmb.NEXT_COST > start + time_limit - time.perf_counter():
             break
     if chosen is None:
         raise TimeoutError("no weighted mini-bucket pass ended in time")
