@@ -81,12 +81,15 @@ class Problem(NamedTuple):
     reference: Path | None
 
 
-def problem_set(folder: str | os.PathLike) -> list[Problem]:
-    """The problems of ``folder`` (every ``NAME.uai``), sorted by family then number."""
+def problem_set(folder: str | os.PathLike, *, env: str = ENV, answer: str = ".MAP",
+                what: str = "UAI MPE problems") -> list[Problem]:
+    """The problems of ``folder`` (every ``NAME.uai``, its reference ``NAME.uai`` +
+    ``answer``), sorted by family then number; a bad folder is refused naming ``env`` and
+    ``what`` it should hold."""
     folder = Path(folder)
     out = []
-    for p in uai_files(folder, ENV, "UAI MPE problems"):
-        ev, ref = p.with_name(p.name + ".evid"), p.with_name(p.name + ".MAP")
+    for p in uai_files(folder, env, what):
+        ev, ref = p.with_name(p.name + ".evid"), p.with_name(p.name + answer)
         out.append(Problem(p.stem, family(p.stem), p, ev if ev.is_file() else None,
                            ref if ref.is_file() else None))
     return out

@@ -90,3 +90,20 @@ def test_the_relational_model_is_the_file_and_counts_like_enumeration():
     assert small.scopes[0] == (0, 3, 9) and small.n == 11
     with pytest.raises(ValueError, match="n_a must be an integer of at least 2"):
         counting.relational_model(1, 4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bipartite_log_partition_is_exact(seed):
+    """A complete bipartite pairwise model of a shared table (relational_1's shape, 3 + 4
+    objects, a zero weight, evidence): counting gives the log Z of enumeration."""
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(2, 2))
+    table[1, 0] = -np.inf if seed % 2 else table[1, 0]
+    a, b = [0, 1, 2], [3, 4, 5, 6]
+    ua, ub = rng.normal(size=2), rng.normal(size=2)
+    scopes = [(i, j) for i in a for j in b] + [(v,) for v in a + b]
+    tables = [table] * 12 + [ua] * 3 + [ub] * 4
+    model = FactorGraph(np.full(7, 2), scopes, tables)
+    evidence = {1: 1, 4: 0}
+    want = exact.log_partition(model.condition(evidence))
+    assert counting.bipartite_log_partition(model, evidence) == pytest.approx(want, rel=1e-12)

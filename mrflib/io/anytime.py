@@ -16,7 +16,12 @@ The UAI competitions let a solver write improving answers one after another, eac
    :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
-   hopeless, and meanwhile writes approximate answers of ``args.method``: weighted
+   hopeless, and meanwhile writes approximate answers of ``args.method``: for ``PR`` by
+   default (``"importance"``) importance sampling estimates of ``log Z`` with the weighted
+   mini-bucket proposal (:func:`mrflib.inference.approx.importance.importance_estimates`,
+   seeded with ``args.seed``), one after each batch of samples, its probabilistic bounds
+   and the certified upper bound on stderr (the certified bound is the answer until a
+   sample of positive weight is drawn); weighted
    mini-bucket (``"wmb"``, :func:`mrflib.inference.approx.wmb.growing_passes`, an answer after each
    pass that lowers the upper bound on ``log Z``; for ``MPE`` mini-bucket elimination with
    max instead, :func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`, each
@@ -66,6 +71,7 @@ import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
+from mrflib.inference.approx.importance import importance_estimates, importance_sampling
 from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.approx.max_mini_bucket import (
     bound_meets,
@@ -84,7 +90,7 @@ from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
-           "trivial_answer", "process_age", "methods"]
+           "trivial_answer", "process_age", "methods", "default_method"]
 
 #: Estimated seconds of the exact engine per entry of all its clique tables (MAR, this
 #: machine: 3 to 70 ns on the UAI 2014 problems it answers; the larger end is used).
@@ -96,6 +102,8 @@ HOPELESS_FACTOR = 20.0
 #: Seconds kept back at the end for writing the last answer (plus this share of the limit).
 MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
+#: Samples of :func:`approximate_answer`'s ``"importance"`` without a time limit.
+IMPORTANCE_SAMPLES = 10000
 #: Seconds the first ``MPE`` answer may search for a state of positive weight (it does one
 #: chunk of search however late it is) before the trivial answer is written instead.
 FIRST_ANSWER_SECONDS = 1.0
@@ -250,6 +258,9 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
                        deadline: float | None = None, rng: Any = None) -> Approximate:
     """An approximate answer of ``task`` (:class:`Approximate`).
 
+    ``"importance"`` (``PR``): the importance sampling estimate of ``log10 Z``
+    (:func:`mrflib.inference.approx.importance.importance_sampling`, ``rng``, until ``time_limit``,
+    else ``deadline``, else :data:`IMPORTANCE_SAMPLES` samples).
     ``"wmb"``: weighted mini-bucket (``PR``: its upper bound on ``log10 Z``; ``MAR``: its
     beliefs; ``MPE``: each variable's most probable state under its belief, repaired to a
     state of positive weight by :func:`mrflib.inference.approx.map_search.feasible_state`, which
@@ -280,8 +291,8 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
     deadline : float or None, default None
         ``"wmb"``: seconds after which a running pass is abandoned.
     rng : numpy.random.Generator or int or None, default None
-        Another method's seed or generator (the samplers ``"gibbs"`` and ``"smci"`` refuse
-        ``None``); unused by ``"wmb"``.
+        Another method's seed or generator (the samplers ``"gibbs"``, ``"smci"`` and
+        ``"importance"`` refuse ``None``); unused by ``"wmb"``.
 
     Returns
     -------
@@ -299,6 +310,13 @@ def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
             limit = deadline if deadline is not None else time_limit
             return _mpe_from_wmb(model, res, start + (math.inf if limit is None else limit))
         return _from_wmb(res, task)
+    if method == "importance" and task == "PR":
+        limit = time_limit if time_limit is not None else deadline
+        r = importance_sampling(model, rng=rng, time_limit=limit,
+                                n_samples=None if limit is not None else IMPORTANCE_SAMPLES)
+        return Approximate(r.log_partition / math.log(10.0),
+                           f"importance sampling ({r.proposal} proposal, {r.n_samples} "
+                           f"samples)", r.ibound)
     approx = importlib.import_module("mrflib.inference.approx")
     res = approx.marginals(model, method=method, time_limit=time_limit, rng=rng)
     return Approximate(list(res.marginals), f"{getattr(res, 'method', method)}", None)
@@ -315,13 +333,32 @@ def methods(task: str) -> list[str]:
     Returns
     -------
     list of str
-        ``"wmb"``, and for ``MAR`` every method of ``mrflib.inference.approx`` where that
-        module is installed.
+        ``"wmb"``; for ``PR`` ``"importance"`` first (the default, :func:`default_method`);
+        for ``MAR`` every method of ``mrflib.inference.approx`` where that module is
+        installed.
     """
+    if task == "PR":
+        return ["importance", "wmb"]
     if task != "MAR" or importlib.util.find_spec("mrflib.inference.approx") is None:
         return ["wmb"]
     approx = importlib.import_module("mrflib.inference.approx")
     return ["wmb"] + [m for m in approx.available() if m != "wmb"]
+
+
+def default_method(task: str) -> str:
+    """The method of ``solve --time-limit`` without ``--method``.
+
+    Parameters
+    ----------
+    task : {"PR", "MAR", "MPE"}
+        The UAI task.
+
+    Returns
+    -------
+    str
+        ``"importance"`` for ``PR`` (an estimate of ``Z``, not a bound), ``"wmb"`` otherwise.
+    """
+    return "importance" if task == "PR" else "wmb"
 
 
 def _wmb_how(res: WMBResult, bound: bool = True) -> str:
@@ -446,16 +483,24 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
     return top / math.log(10.0)
 
 
-def _plan(model: FactorGraph, say: Any) -> tuple[list[int], float]:
+def _plan(model: FactorGraph, say: Any, barren: bool = False, mini_bucket: bool = True
+          ) -> tuple[list[int] | None, float]:
     """The mini-bucket elimination order and the estimated seconds of exact elimination:
     in that order, or in the exact engine's best candidate order where it is cheaper (a
     single min-fill order can be thousands of times worse on a pedigree; the engine, which
-    also searches further when a plan is large, does no worse than either)."""
-    order, biggest, total = elimination_order(model)
-    engine = plan(model, check=False, search=False)
-    if engine.order is not None and engine.total_bytes / 8.0 < total:
-        total = engine.total_bytes / 8.0
-        biggest = math.log(engine.max_table_bytes / 8.0)
+    also searches further when a plan is large, does no worse than either). With
+    ``barren`` (``PR``) the engine's plan prunes barren CPTs, as its ``log Z`` does (a
+    Bayesian network without evidence has nothing left). Without ``mini_bucket`` no
+    mini-bucket order is made (``None``; its cliques take a minute on a dense SAT-derived
+    model): the estimate is the engine's."""
+    engine = plan(model, check=False, search=False, barren=barren)
+    total = engine.total_bytes / 8.0 if engine.order is not None else math.inf
+    biggest = math.log(engine.max_table_bytes / 8.0) if engine.order is not None else math.inf
+    order = None
+    if mini_bucket:
+        order, wmb_biggest, wmb_total = elimination_order(model)
+        if not total <= wmb_total:
+            total, biggest = wmb_total, wmb_biggest
     est = EXACT_NS_PER_ENTRY * 1e-9 * total
     say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
         f"exact inference estimated at {est:.3g} s")
@@ -580,7 +625,8 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
     answers while the exact computation runs in a forked child, whose answer, when it comes
     in time, is written last."""
-    order, est = _plan(model, say)
+    order, est = _plan(model, say, barren=args.task == "PR",
+                       mini_bucket=args.task != "PR" or args.method == "wmb")
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
         value = solve(model, args.task)
@@ -594,7 +640,10 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         child = Forked(solve, (model, args.task))
         say(f"exact inference started in process {child.pid}")
     try:
-        if args.method == "wmb":
+        if args.method == "importance" and args.task == "PR":
+            _estimate_pr(model, args, answers, say, deadline, child)
+            _finish([child] if child else [], child, args, answers, say, deadline)
+        elif args.method == "wmb":
             if args.task == "MPE":
                 if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
                     return  # proven optimal: the exact child is stopped below
@@ -648,6 +697,63 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
     for still in pending:
         say(("exact inference" if still is child else f"{args.method}")
             + " did not finish in time; stopped")
+
+
+#: Seconds between two importance sampling answers (the last estimate is written at the end).
+ESTIMATE_SECONDS = 1.0
+
+
+def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
+                 deadline: float, child: Forked | None) -> None:
+    """``PR`` answers of importance sampling with the weighted mini-bucket proposal
+    (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``): the
+    estimate of the latest batch, with its bounds on stderr, at most every
+    :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
+    answer). Before any sample of positive weight the proposal's certified upper bound is
+    written (it is below the trivial answer's). A bound of ``-inf`` proves ``Z = 0``."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return
+    ln10 = math.log(10.0)
+    bound_written, last_write, pending = False, -math.inf, None
+
+    def write(res: Any) -> None:
+        proposal = (f"{res.proposal} proposal" + (f", i-bound {res.ibound}"
+                                                  if res.ibound is not None else ""))
+        bounds = (f"log10 Z in [{res.lower / ln10:.6g}, {res.upper / ln10:.6g}] with "
+                  f"probability {1.0 - res.delta:g}, certified log10 Z <= "
+                  f"{res.log_upper_bound / ln10:.6g}")
+        answers.add(res.log_partition / ln10)
+        say(f"answer {len(answers.values)}: importance sampling ({proposal}, "
+            f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
+            f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
+
+    # the proposal orders the model left after barren pruning itself: not ``order``
+    for res in importance_estimates(model, rng=args.seed, time_limit=left):
+        if not res.log_upper_bound > -math.inf:
+            raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
+                             "-inf)")
+        if res.details.get("exact"):
+            answers.add(res.log_partition / ln10)
+            say(f"answer {len(answers.values)}: weighted mini-bucket without splitting a "
+                f"bucket (i-bound {res.ibound}): exact; wrote {args.out}")
+            return
+        if res.log_partition > -math.inf:
+            pending = res
+            if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
+                write(res)
+                last_write, pending = time.perf_counter(), None
+        elif not bound_written:
+            bound_written = True
+            answers.add(res.log_upper_bound / ln10)
+            say(f"answer {len(answers.values)}: the certified upper bound of the "
+                f"{res.proposal} proposal (no sample of positive weight yet in "
+                f"{res.n_samples}); certified log10 Z <= {res.log_upper_bound / ln10:.6g}; "
+                f"wrote {args.out}")
+        if child is not None and child.done():
+            break
+    if pending is not None:
+        write(pending)
 
 
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,

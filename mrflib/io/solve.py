@@ -29,8 +29,12 @@ exact answer") the command answers every model within the limit (an anytime solv
 the UAI competitions): a model whose exact plan is cheap is solved exactly; otherwise a first
 answer is written at once, then better ones while the exact computation runs in a forked
 child (:mod:`mrflib.io.anytime`), whose answer, when it comes in time, is written last. The
-approximate answers are ``--method``'s: ``wmb`` (weighted mini-bucket,
-:mod:`mrflib.inference.approx.wmb`, small i-bounds first, then larger ones; the default), ``exact``
+approximate answers are ``--method``'s: for ``PR`` by default ``importance`` (importance
+sampling estimates of ``log Z`` with the weighted mini-bucket proposal,
+:mod:`mrflib.inference.approx.importance`, seeded with ``--seed``, their probabilistic and
+certified bounds on stderr); ``wmb`` (weighted mini-bucket,
+:mod:`mrflib.inference.approx.wmb`, small i-bounds first, then larger ones; the default of
+``MAR`` and ``MPE``, and for ``PR`` its upper bound), ``exact``
 (the exact child alone) or, for ``MAR``, a method of :mod:`mrflib.inference.approx`, run in a
 child of its own that the limit stops; ``--seed`` (default 0) is the ``rng`` of the samplers
 ``gibbs`` and ``smci``. Each answer is appended after a ``-BEGIN-`` line
@@ -103,15 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "running meanwhile in a child process stopped at the limit; "
                         "default: exact only")
     p.add_argument("--method", default=None,
-                   help="with --time-limit only: the approximate method, 'wmb' (weighted "
-                        "mini-bucket, the default; every task), 'exact' (the exact "
+                   help="with --time-limit only: the approximate method, 'importance' "
+                        "(PR: importance sampling estimates, the default), 'wmb' (weighted "
+                        "mini-bucket, the default of MAR and MPE; every task), 'exact' (the exact "
                         "computation alone, stopped at the limit) or, for MAR, a method of "
                         "mrflib.inference.approx ('auto', 'lbp', 'mean-field', 'gibbs', "
                         "'smci'), which runs in a child process stopped at the limit")
     p.add_argument("--seed", metavar="N", type=int, default=None,
                    help="with --time-limit only: the seed (an integer >= 0) of the samplers "
-                        "'gibbs' and 'smci'; default 0. The same seed gives the same answer "
-                        "file when the sampler draws all its samples within the limit")
+                        "'importance', 'gibbs' and 'smci'; default 0. The same seed gives the "
+                        "same answer file when the sampler draws all its samples within the "
+                        "limit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -209,7 +215,7 @@ def _check_out(out: str, inputs: tuple = ()) -> None:
 def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Usage errors the parser's types cannot see, refused as its own are (one line,
     status 2) before the model is read."""
-    from mrflib.io.anytime import methods
+    from mrflib.io.anytime import default_method, methods
 
     if args.time_limit is not None and not (args.time_limit > 0
                                             and math.isfinite(args.time_limit)):
@@ -221,7 +227,7 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                          "exact)")
     if args.seed is not None and args.seed < 0:
         parser.error(f"argument --seed: expected an integer >= 0, got {args.seed}")
-    args.method = "wmb" if args.method is None else args.method
+    args.method = default_method(args.task) if args.method is None else args.method
     args.seed = 0 if args.seed is None else args.seed
     if args.method not in methods(args.task):
         parser.error(f"argument --method: expected one of {methods(args.task)} for "

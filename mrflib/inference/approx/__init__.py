@@ -25,6 +25,12 @@ parameters are the options it takes):
   (:mod:`mrflib.inference.approx.wmb`; under a ``time_limit`` its table budget grows from small
   while time remains, :func:`mrflib.inference.approx.wmb.growing_passes`, unless ``ibound`` is
   given);
+* ``"importance"``: importance sampling of ``Z`` with the weighted mini-bucket proposal
+  (a mean-field one where that cannot run), an unbiased estimate of ``Z`` whose log is
+  ``log_partition``, bounds on ``log Z`` that hold with probability ``confidence``
+  (``log_partition_bounds``) and the self-normalized marginals of its samples
+  (:mod:`mrflib.inference.approx.importance`; without ``n_samples`` it draws until the
+  ``time_limit``, or :data:`IMPORTANCE_SAMPLES` samples without one);
 * ``"gibbs"``, ``"smci"``: Gibbs sampling and spatial Monte Carlo integration on factor
   graphs (:mod:`mrflib.inference.sampling.chains`, :mod:`mrflib.inference.smci.regions`),
   with a standard error for every probability;
@@ -33,6 +39,10 @@ parameters are the options it takes):
   weighted mini-bucket's beliefs if that did not converge either and time remains.
   ``result.method`` names the method whose marginals are returned and
   ``result.details["tried"]`` every step, with its time.
+
+:func:`log_partition`'s ``"auto"`` answers ``log Z`` instead: exact where its plan fits
+the ``time_limit`` (as above), otherwise the importance sampling estimate within the time
+left (which needs an ``rng``).
 
 :func:`map_assignment` answers the MPE question (a most probable state) with a
 :class:`~mrflib.inference.approx.result.MapResult`: the best state found, its log-weight and
@@ -81,7 +91,7 @@ import numpy as np
 
 from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import bounds, exact
-from mrflib.inference.approx import map_search, max_mini_bucket, wmb
+from mrflib.inference.approx import importance, map_search, max_mini_bucket, wmb
 from mrflib.inference.approx.lbp import loopy_bp
 from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
 from mrflib.inference.approx.result import ApproxResult, MapResult
@@ -147,7 +157,9 @@ def _exact(model: FactorGraph, *, time_limit: float | None, rng: Any) -> ApproxR
             raise ValueError(f"method 'exact' cannot answer within time_limit = "
                              f"{time_limit:g} s ({why})")
     margs = exact.marginals(model)
-    return ApproxResult(margs, "exact", 0.0, True, exact.log_partition(model))
+    logz = exact.log_partition(model)
+    return ApproxResult(margs, "exact", 0.0, True, logz, log_partition_bounds=(logz, logz),
+                        confidence=1.0)
 
 
 def _lbp(model: FactorGraph, *, time_limit: float | None, rng: Any, damping: float = 0.0,
@@ -176,6 +188,56 @@ def _wmb(model: FactorGraph, *, time_limit: float | None, rng: Any,
                               maxlen=1)[0]
     return ApproxResult(r.marginals, "wmb", 0.0, True, r.log_upper, iterations=r.iterations,
                         details={"ibound": r.ibound})
+
+
+#: Samples of ``"importance"`` without ``n_samples`` or a ``time_limit``.
+IMPORTANCE_SAMPLES = 10000
+
+
+def _importance(model: FactorGraph, *, time_limit: float | None, rng: Any,
+                n_samples: int | None = None, ibound: int | None = None,
+                delta: float = importance.DELTA) -> ApproxResult:
+    if n_samples is None and time_limit is None:
+        n_samples = IMPORTANCE_SAMPLES
+    clock = _Clock(time_limit)
+    gen = as_rng(rng)
+    proposal = importance.default_proposal(model, time_limit=time_limit, ibound=ibound)
+    if not proposal.log_upper_bound > -math.inf:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): the proposal's upper bound on log Z is -inf")
+    details = {"proposal": proposal.kind, "ibound": proposal.ibound,
+               "log_upper_bound": proposal.log_upper_bound}
+    if proposal.exact and not proposal.red.pruned:
+        # a mini-bucket tree that splits no bucket is the exact elimination: it fits
+        z = proposal.log_upper_bound
+        return ApproxResult(exact.marginals(model), "importance", 0.0, True, z, n_samples=0,
+                            log_partition_bounds=(z, z), confidence=1.0,
+                            details={**details, "exact": True})
+    counts: list = []
+    runs = importance.importance_estimates(model, rng=gen, n_samples=n_samples,
+                                           time_limit=clock.left(), proposal=proposal,
+                                           delta=delta, marginals=counts)
+    r = collections.deque(runs, maxlen=1)[0]
+    margs = _weighted_marginals(model, counts)
+    return ApproxResult(margs, "importance", 0.0, n_samples is None or r.n_samples >= n_samples,
+                        r.log_partition, n_samples=r.n_samples,
+                        log_partition_bounds=(r.lower, r.upper), confidence=1.0 - r.delta,
+                        details={**details, "standard_error": r.standard_error, **r.details})
+
+
+def _weighted_marginals(model: FactorGraph, counts: list) -> list[np.ndarray]:
+    """The weighted counts normalized (uniform for a variable no factor holds, whose
+    samples stay at 0, or when every weight was 0; an observed variable's counts are its
+    point mass, its evidence being a factor)."""
+    held = {v for s in model.scopes for v in s}
+    out = []
+    for v, c in enumerate(counts):
+        total = float(c.sum())
+        if total > 0 and v in held:
+            out.append(c / total)
+        else:
+            out.append(np.full(c.size, 1.0 / c.size))
+    return out
 
 
 def _gibbs(model: FactorGraph, *, time_limit: float | None, rng: Any,
@@ -253,6 +315,7 @@ METHODS: dict[str, Callable[..., ApproxResult]] = {
     "lbp": _lbp,
     "mean-field": _mean_field,
     "wmb": _wmb,
+    "importance": _importance,
     "gibbs": _gibbs,
     "smci": _smci,
 }
@@ -332,8 +395,10 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
     method : str, default "lbp"
-        One of ``"exact"``, ``"lbp"``, ``"mean-field"``, ``"wmb"`` (or ``"auto"``, when the
-        method it picks gives ``log Z``).
+        One of ``"exact"``, ``"lbp"``, ``"mean-field"``, ``"wmb"``, ``"importance"`` or
+        ``"auto"``: exact where its plan fits the ``time_limit``, else ``"importance"``
+        within the time left (see the module notes; :func:`marginals` with
+        ``"importance"`` gives its bounds too).
     time_limit : float or None, default None
         As in :func:`marginals`.
     rng : numpy.random.Generator or int or None, default None
@@ -354,12 +419,36 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
         When the method gives no estimate of ``log Z`` (the samplers), and for bad
         arguments.
     """
-    res = marginals(model, method, time_limit=time_limit, rng=rng, evidence=evidence,
-                    **options)
+    if method == "auto":
+        res = _partition_auto(model, time_limit, rng, evidence, options)
+    else:
+        res = marginals(model, method, time_limit=time_limit, rng=rng, evidence=evidence,
+                        **options)
     if res.log_partition is None:
         raise ValueError(f"method {res.method!r} gives no estimate of log Z; use one of "
-                         "'exact', 'lbp', 'mean-field', 'wmb'")
+                         "'exact', 'lbp', 'mean-field', 'wmb', 'importance', 'auto'")
     return float(res.log_partition)
+
+
+def _partition_auto(model: FactorGraph | BoltzmannMachine, time_limit: Any, rng: Any,
+                    evidence: Mapping[Any, Any] | None, options: dict) -> ApproxResult:
+    """``log_partition``'s ``"auto"``: exact where it fits, else importance sampling."""
+    if options:
+        raise ValueError(f"method 'auto' of log_partition takes no options, got "
+                         f"{sorted(options)}")
+    fg = as_factor_graph(with_evidence(model, evidence))
+    clock = _Clock(_check_time_limit(time_limit))
+    if rng is not None:
+        as_rng(rng)
+    with reported(fg):
+        fits, why = _exact_fits(fg, clock)
+        if fits:
+            return _exact(fg, time_limit=None, rng=None)
+        if rng is None:
+            raise ValueError(f"rng is None, but log Z must be estimated by importance "
+                             f"sampling ({why}): give rng (a seed or a Generator)")
+        return _importance(fg, time_limit=clock.left(), rng=rng,
+                           n_samples=None if clock.limit is not None else IMPORTANCE_SAMPLES)
 
 
 def log_partition_bounds(model: FactorGraph | BoltzmannMachine, *,

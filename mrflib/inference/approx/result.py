@@ -34,14 +34,20 @@ class ApproxResult:
         samples were drawn).
     log_partition : float or None
         The method's estimate or bound of ``log Z`` (exact; Bethe for loopy BP; the lower
-        bound for mean field; the upper bound for weighted mini-bucket), ``None`` if it
-        gives none.
+        bound for mean field; the upper bound for weighted mini-bucket; the importance
+        sampling estimate), ``None`` if it gives none.
     n_samples : int or None
         Samples the estimate averages (sampling methods only).
     standard_errors : list of ndarray or None
         One standard error per probability (sampling methods only).
     iterations : int or None
         Sweeps or passes made (iterative methods).
+    log_partition_bounds : tuple of (float, float) or None
+        ``(lower, upper)`` with ``lower <= log Z <= upper`` with probability at least
+        ``confidence`` (importance sampling; exact: both ``log Z``), ``None`` if the method
+        gives none.
+    confidence : float or None
+        The probability with which ``log_partition_bounds`` hold (``1.0``: certified).
     details : dict
         Anything else the method reports (for ``"auto"``: what it tried, and why).
     """
@@ -55,6 +61,8 @@ class ApproxResult:
     standard_errors: list | None = None
     iterations: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    log_partition_bounds: tuple[float, float] | None = None
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,14 @@ class _Node:
         self.bwd: np.ndarray | None = None
 
 
-def _fits(scope: set, card: np.ndarray, max_vars: float, max_entries: float) -> bool:
-    return len(scope) <= max_vars and math.prod(int(card[v]) for v in scope) <= max_entries
+def _fits_with(mini: list, s: set, card: np.ndarray, max_vars: float, max_entries: float
+               ) -> bool:
+    """Whether the mini-bucket ``mini`` (``[scope, factors, children, entries]``) with the
+    scope ``s`` added still fits: its entries grow by the new variables' only (a large
+    bucket tries many mini-buckets for each item)."""
+    new = s - mini[0]
+    return (len(mini[0]) + len(new) <= max_vars
+            and mini[3] * math.prod(int(card[v]) for v in new) <= max_entries)
 
 
 def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars: float,
@@ -129,17 +135,18 @@ def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars
     buckets: list[list[int]] = []
     factors: list[list[int]] = []
     for t, v in enumerate(order):
-        minis: list[list] = []  # [scope, factors, children]
+        minis: list[list] = []  # [scope, factors, children, table entries]
         for _, kind, k, s in sorted(items[t], key=lambda it: (-it[0], it[1], it[2])):
-            home = next((m for m in minis if _fits(m[0] | s, card, max_vars, max_entries)),
+            home = next((m for m in minis if _fits_with(m, s, card, max_vars, max_entries)),
                         None)
             if home is None:
-                home = [set(), [], []]
+                home = [set(), [], [], 1]
                 minis.append(home)
+            home[3] *= math.prod(int(card[u]) for u in s - home[0])
             home[0] |= s
             (home[1] if kind == 0 else home[2]).append(k)
         ids = []
-        for scope, fs, ch in minis:
+        for scope, fs, ch, _ in minis:
             clique = (v, *sorted(scope - {v}, key=pos.__getitem__))
             node = _Node(clique, ch)
             i = len(nodes)

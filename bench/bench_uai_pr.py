@@ -1,0 +1,152 @@
+"""The PR task at a time limit: ``solve --task PR`` on UAI 2014 PR problems.
+
+The problems: the UAI 2014 competition's PR track, as the public GitHub repository
+``mroavi/uai`` keeps it (``uai2014/PR``: ``NAME.uai``, its evidence ``NAME.uai.evid`` and
+the published ``log10 Z``, ``NAME.uai.PR``), in the folder named by ``$MRFLIB_UAI_2014_PR``;
+without it the module is skipped. ``MRFLIB_UAI_2014_PR_SECONDS`` sets the limit (default
+:data:`SECONDS`), ``MRFLIB_UAI_2014_PR_PROBLEMS`` a comma-separated subset (default:
+:data:`SUBSET`, a spread of the families, the SAT-derived ``.cnf`` problems counted as one
+family); ``--quick`` runs the first problem of each family of it.
+
+The solver: ``python -m mrflib solve NAME.uai --evid NAME.uai.evid --task PR --time-limit
+SECONDS`` in a subprocess of its own (start-up, reading and evidence included), killed
+:data:`bench.bench_uai_mpe.GRACE` seconds after the limit; the last complete answer of its
+file counts. Its answer is exact where the exact plan fits the limit, else an importance
+sampling estimate (:mod:`mrflib.inference.approx.importance`); the rows carry the last
+answer's method and the probabilistic bounds it printed.
+
+The published ``log10 Z`` of :data:`COUNTED` is wrong: ``relational_1`` is a complete
+bipartite pairwise model of one shared table (250 + 250 binary variables), whose exact
+``log Z`` counting gives (:func:`mrflib.repro.counting.bipartite_log_partition`): 314.0302
+against the published 316.023 (and 319.2955 without the evidence), below the certified
+weighted mini-bucket bound of 315.2 that the published value lies above. Its row is scored
+against the count, the published value beside it.
+
+Scoring: the UAI 2022 form ``max(0, 100 (1 - Err / MaxErr))``
+(:func:`bench.bench_uai_mpe.score`) with ``Err = |log10 Z - log10 Z*|`` (``Z*`` the
+published value) and ``MaxErr`` the trivial answer's error
+(:func:`mrflib.io.anytime.trivial_answer`: ``Σ_k max θ_k + Σ_v log |X_v|``, in log10). Rows:
+one per problem, the score in ``rate``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import Any
+
+from bench import Skipped
+from bench.bench_approx_uai import solve_in_child
+from bench.bench_uai_mpe import GRACE, Problem, problem_set, read, score
+from mrflib import io
+from mrflib.io import anytime
+
+#: The environment variable naming the problems folder.
+ENV = "MRFLIB_UAI_2014_PR"
+#: Seconds per problem (the competition's shortest limit).
+SECONDS = 20.0
+#: The problems of the committed rows: spread over the families (every problem whose exact
+#: answer the MPE-era run could not give is among them).
+SUBSET = ("Alchemy_11", "BN_69", "BN_75", "CSP_11", "DBN_11", "Grids_11", "Grids_15",
+          "ObjectDetection_11", "ObjectDetection_20", "Pedigree_11", "Promedus_11",
+          "Promedus_20", "Segmentation_11", "linkage_11", "linkage_20", "relational_1",
+          "log-5.cnf", "prob012.pddl.cnf")
+#: Problems scored against their exact ``log Z`` by counting, not the published value.
+COUNTED = ("relational_1",)
+EXTRA_COLUMNS = ["family", "status", "log10_z", "reference_log10_z", "published_log10_z",
+                 "error",
+                 "trivial_log10_z", "lower_log10_z", "upper_log10_z", "certified_upper",
+                 "answers", "last_method"]
+
+
+def pr_family(name: str) -> str:
+    """The family of a PR problem: ``"cnf"`` for the SAT-derived ``*.cnf`` problems, else
+    the name without its trailing number."""
+    from bench.bench_uai_2014 import family
+
+    return "cnf" if name.endswith(".cnf") else family(name)
+
+
+def pr_score(value: float | None, reference: float, trivial: float) -> float:
+    """The UAI 2022 score of ``log10 Z`` answer ``value`` (see the module notes)."""
+    if value is None or math.isnan(value):
+        return 0.0
+    return score(-abs(value - reference), 0.0, -abs(trivial - reference))
+
+
+def ours(problem: Problem, seconds: float) -> dict:
+    """``solve --task PR --time-limit`` in a subprocess: its last answer and stderr's
+    account of it (the last bounds printed)."""
+    value, status, err, took = solve_in_child(problem, "PR", seconds, GRACE)
+    lines = [ln for ln in err.splitlines() if re.search(r"\banswer \d+: ", ln)]
+    last = lines[-1].split(": ", 1)[1].split("; wrote")[0] if lines else ""
+    found = re.findall(r"log10 Z in \[(\S+), (\S+)\] with probability \S+, certified "
+                       r"log10 Z <= (\S+?);", err)
+    low, high, cert = (float(v) for v in found[-1]) if found else (math.nan,) * 3
+    if lines and "exact" in last:
+        low = high = cert = math.nan  # the exact answer needs no bounds
+    return {"value": None if value is None else float(value), "seconds": took,
+            "status": status, "answers": len(lines), "last_method": last[:200],
+            "lower": low, "upper": high, "certified": cert}
+
+
+def problem_row(problem: Problem, seconds: float) -> dict:
+    """The row of ``problem``: our answer scored against the published one."""
+    published = float(io.read_answer(problem.reference).value)
+    reference, note = published, ""
+    if problem.name in COUNTED:
+        from mrflib.repro import counting
+
+        model = io.read_uai(problem.model)
+        evidence = io.read_evidence(problem.evidence, model) if problem.evidence else {}
+        reference = counting.bipartite_log_partition(model, evidence) / math.log(10.0)
+        note = (f"exact log10 Z by counting {reference:.6f}; the published {published:g} "
+                "is wrong")
+    trivial = float(anytime.trivial_answer(read(problem), "PR"))
+    g = ours(problem, seconds)
+    s = pr_score(g["value"], reference, trivial)
+    v = math.nan if g["value"] is None else g["value"]
+    print(f"   {problem.name:20s} score {s:6.1f}  log10 Z {v:12.6g}  published "
+          f"{reference:12.6g}  {g['seconds']:5.1f} s  {g['status']}  {g['last_method'][:60]}",
+          flush=True)
+    return {"benchmark": f"PR score at {seconds:g} s", "case": problem.name,
+            "method": "mrflib", "seconds": g["seconds"], "rate": s, "rate_unit": "score",
+            "family": problem.family, "status": g["status"], "log10_z": v,
+            "reference_log10_z": reference, "published_log10_z": published,
+            "error": abs(v - reference),
+            "trivial_log10_z": trivial, "lower_log10_z": g["lower"],
+            "upper_log10_z": g["upper"], "certified_upper": g["certified"],
+            "answers": g["answers"], "last_method": g["last_method"], "note": note}
+
+
+def problems(folder: str) -> list[Problem]:
+    """The problems of ``folder`` with a published ``log10 Z`` (``NAME.uai.PR``)."""
+    out = []
+    for p in problem_set(folder, env=ENV, answer=".PR", what="UAI PR problems"):
+        if p.reference is not None:
+            out.append(p._replace(family=pr_family(p.name)))
+    return out
+
+
+def run(quick: bool = False) -> list[dict]:
+    """The rows of the problems in ``$MRFLIB_UAI_2014_PR`` (see the module notes);
+    :class:`bench.Skipped` when the variable is not set."""
+    folder = os.environ.get(ENV, "").strip()
+    if not folder:
+        raise Skipped(f"set {ENV} to the folder of the UAI 2014 PR problems (the public "
+                      "repository mroavi/uai, uai2014/PR) to run it")
+    seconds = float(os.environ.get(f"{ENV}_SECONDS", SECONDS))
+    found = problems(folder)
+    chosen = os.environ.get(f"{ENV}_PROBLEMS", "").strip()
+    names: Any = chosen.split(",") if chosen else SUBSET
+    unknown = sorted(set(names) - {p.name for p in found})
+    if unknown:
+        raise ValueError(f"{ENV}_PROBLEMS (or the default subset) names problems not in the "
+                         f"folder: {unknown}")
+    chosen_problems = [p for p in found if p.name in names]
+    if quick:
+        first: dict[str, Problem] = {}
+        chosen_problems = [first.setdefault(p.family, p) for p in chosen_problems
+                           if p.family not in first]
+    return [problem_row(p, seconds) for p in chosen_problems]
