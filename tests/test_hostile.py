@@ -1116,6 +1116,10 @@ EXEMPT = {
     "repro.scorecard.kind": "names a verdict's kind, ValueError otherwise; tests/test_report.py",
     "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",
     "repro.scorecard.outcome": "summarizes recorded rows in three sentences; tests/test_report.py",
+    "inference.approx.importance.probabilistic_bounds": "bounds from the weights an estimator "
+        "drew (a step of importance_sampling); their coverage in tests/test_importance.py",
+    "io.anytime.default_method": "the method solve picks for a task it validated; "
+        "tests/test_importance.py",
     "repro.scorecard.chapter_conclusion":
         "writes a chapter's paragraph from its rows; tests/test_report.py",
 }
