@@ -137,6 +137,20 @@ def test_a_bound_against_enumeration_says_where_the_cost_curves_cross(tmp_path):
     assert "bound costs more than enumerate below it" in md
 
 
+def test_a_scored_benchmark_plots_each_solvers_score_not_its_seconds(tmp_path):
+    """A contest under a time limit (rows whose rate is a score) plots the scores per
+    problem on 0..100; its seconds are the limit's, not a result."""
+    rows = [dict(module="m", benchmark="MPE score at 20 s", case=case, method=method,
+                 seconds=19.5, baseline="", ratio=None, rate=score, rate_unit="score", note="")
+            for case, ours, peer in (("A", 99.0, 100.0), ("B", 0.0, 97.5))
+            for method, score in (("mrflib", ours), ("toulbar2", peer))]
+    df = pd.DataFrame(rows)
+    table = report._per_case(df)
+    assert table.attrs["score"] and table.loc["B", "toulbar2"] == 97.5
+    text = report.performance_markdown(df, tmp_path, "_perf")
+    assert "score per problem" in text and "time per problem" not in text
+
+
 def test_performance_draws_each_methods_time_per_case(tmp_path):
     """A benchmark timing ours and peers (their own rows, no ratio) on the same problems
     gets a per-problem time panel; skipped peers (no time) leave a gap, not an error."""

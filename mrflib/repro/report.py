@@ -581,20 +581,34 @@ def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
             fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(per_case) *
                                                             len(per_case.columns) / 2 + 1.4)))
             _per_case_panel(ax, per_case)
-            save(fig, "per-case", f"{title}: each method's time per problem (log scale; a "
-                                  "missing bar: skipped).")
+            if per_case.attrs.get("score"):
+                save(fig, "per-case", f"{title}: each solver's score per problem (0 to 100, "
+                                      "higher is better; all solvers under one time limit).")
+            else:
+                save(fig, "per-case", f"{title}: each method's time per problem (log scale; "
+                                      "a missing bar: skipped).")
     return out
+
+
+def _scored(b: pd.DataFrame) -> bool:
+    """True for a benchmark whose rows report a score (``rate_unit`` ``score``): a contest
+    under a time limit, where the seconds are the limit's and the score is the result."""
+    return "rate_unit" in b and (b["rate_unit"].astype(str) == "score").any()
 
 
 def _per_case(b: pd.DataFrame) -> pd.DataFrame:
     """Seconds per case (rows) and method (columns), for benchmarks that time several
-    methods (ours and peers' own rows) on the same cases and have no size curve; empty
-    otherwise."""
-    t = b.assign(seconds=_num(b["seconds"])).dropna(subset=["seconds"])
-    if t["method"].nunique() < 2 or t["case"].nunique() < 2:
+    methods (ours and peers' own rows) on the same cases and have no size curve; for a
+    scored benchmark, each method's score instead; empty otherwise."""
+    column = "rate" if _scored(b) else "seconds"
+    t = b.assign(**{column: _num(b[column])}).dropna(subset=[column])
+    if t["case"].nunique() < 2 or (t["method"].nunique() < 2 and column == "seconds"):
         return pd.DataFrame()
-    table = t.pivot_table(index="case", columns="method", values="seconds", aggfunc="min",
+    table = t.pivot_table(index="case", columns="method", values=column, aggfunc="min",
                           sort=False)
+    if column == "rate":
+        table.attrs["score"] = True
+        return table
     return table if (table.notna().sum(axis=1) >= 2).any() else pd.DataFrame()
 
 
@@ -606,10 +620,14 @@ def _per_case_panel(ax, table: pd.DataFrame) -> None:
         ax.barh(np.arange(len(table)) + (j - (k - 1) / 2) * width,
                 table[method].to_numpy(float), height=width, color=f"C{j}",
                 label=str(method)[:40])
-    ax.set_xscale("log")
+    if table.attrs.get("score"):
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("score (0 to 100; no bar: a score of 0 or no answer)")
+    else:
+        ax.set_xscale("log")
+        ax.set_xlabel("seconds (log; missing bar: skipped)")
     ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index])
     ax.invert_yaxis()
-    ax.set_xlabel("seconds (log; missing bar: skipped)")
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
