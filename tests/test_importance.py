@@ -232,3 +232,11 @@ def test_kernel_draws_what_the_numpy_reference_draws(seed):
         assert np.array_equal(np.isneginf(got), np.isneginf(want))
         finite = np.isfinite(want)
         np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-12)
+
+
+def test_log_partitions_default_is_auto_as_every_fronts():
+    """One default rule: every approximate front's method defaults to ``"auto"``."""
+    import inspect
+
+    for fn in (approx.marginals, approx.log_partition, approx.map_assignment):
+        assert inspect.signature(fn).parameters["method"].default == "auto"

@@ -3,7 +3,7 @@
 ::
 
     approx.marginals(model, method="auto", *, time_limit=None, rng=None, **options)
-    approx.log_partition(model, method="lbp", ...)
+    approx.log_partition(model, method="auto", ...)
     approx.log_partition_bounds(model, *, time_limit=None)  # lower <= log Z <= upper
     approx.map_assignment(model, method="auto", *, time_limit=None, rng=None)  # MAP, bound
 
@@ -384,7 +384,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
     return replace(res, seconds=time.perf_counter() - start)
 
 
-def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
+def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
                   time_limit: float | None = None, rng: Any = None,
                   evidence: Mapping[Any, Any] | None = None, **options: Any) -> float:
     """``log Z`` as ``method`` estimates or bounds it: exact, the Bethe approximation
@@ -394,10 +394,11 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "lbp", *,
     ----------
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
-    method : str, default "lbp"
+    method : str, default "auto"
         One of ``"exact"``, ``"lbp"``, ``"mean-field"``, ``"wmb"``, ``"importance"`` or
-        ``"auto"``: exact where its plan fits the ``time_limit``, else ``"importance"``
-        within the time left (see the module notes; :func:`marginals` with
+        ``"auto"`` (the default of every front): exact where its plan fits the
+        ``time_limit``, else ``"importance"`` within the time left (see the module notes;
+        :func:`marginals` with
         ``"importance"`` gives its bounds too).
     time_limit : float or None, default None
         As in :func:`marginals`.
