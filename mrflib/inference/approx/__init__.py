@@ -398,8 +398,7 @@ def log_partition(model: FactorGraph | BoltzmannMachine, method: str = "auto", *
         One of ``"exact"``, ``"lbp"``, ``"mean-field"``, ``"wmb"``, ``"importance"`` or
         ``"auto"`` (the default of every front): exact where its plan fits the
         ``time_limit``, else ``"importance"`` within the time left (see the module notes;
-        :func:`marginals` with
-        ``"importance"`` gives its bounds too).
+        :func:`marginals` with ``"importance"`` gives its bounds too).
     time_limit : float or None, default None
         As in :func:`marginals`.
     rng : numpy.random.Generator or int or None, default None
