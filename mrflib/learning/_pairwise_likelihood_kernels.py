@@ -9,6 +9,12 @@ the product of its rows) or log-weights (``logs`` true: their sum, then one expo
 state). Every entry of ``w`` belongs to exactly one variable's rows, so the gradient of a
 variable's conditionals lands in slots no other variable writes: the variables run in
 parallel with no reduction, and each variable's rows are summed in row order.
+
+The data rows of a variable are taken in blocks of :data:`ROW_BLOCK`, the block's index the
+innermost loop (``sc[v, b]``), so that the compiler makes the products vector loops
+whatever the cardinality. With exponentiated rows the log-conditionals of the observed
+states are multiplied together and their logarithm taken once per underflow-safe run
+(one logarithm per many rows instead of one per row).
 """
 
 from __future__ import annotations
@@ -16,61 +22,124 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+__all__ = ["ROW_BLOCK", "pl_parallel", "pl_serial"]
+
+#: Data rows whose conditionals are computed together.
+ROW_BLOCK = 16
+#: A running product of probabilities is flushed to its logarithm below this.
+_FLUSH = 1e-200
+#: A probability below this is taken to its logarithm alone (the running product of ones
+#: above it stays above ``_FLUSH * _ALONE``, far from float64's underflow).
+_ALONE = 1e-100
+
 
 @njit(cache=True)
-def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc
-              ):  # pragma: no cover - numba
+def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, base,
+              tot, obs):  # pragma: no cover - numba
     """``Σ_r log P(x_i = xt[i, r] | the rest of row r)``, its gradient added to ``grad``
-    (the rows of ``i``), ``sc`` a scratch of ``card[i]`` entries."""
+    (the rows of ``i``); ``sc (cmax, ROW_BLOCK)``, ``base``, ``tot``, ``obs`` scratch
+    (``obs[b]``: 1, or 0 for a row whose conditional has no state of positive weight,
+    which adds no gradient)."""
     c = card[i]
     u0 = uoff[i]
     lo, hi = nptr[i], nptr[i + 1]
+    N = xt.shape[1]
     value = 0.0
-    for r in range(xt.shape[1]):
+    prod = 1.0
+    for r0 in range(0, N, ROW_BLOCK):
+        nb = min(ROW_BLOCK, N - r0)
         for v in range(c):
-            sc[v] = w[u0 + v]
+            wv = w[u0 + v]
+            for b in range(nb):
+                sc[v, b] = wv
         for k in range(lo, hi):
-            b = noff[k] + xt[nbr[k], r] * c
+            o = noff[k]
+            j = nbr[k]
+            for b in range(nb):
+                base[b] = o + xt[j, r0 + b] * c
             if logs:
                 for v in range(c):
-                    sc[v] += w[b + v]
+                    for b in range(nb):
+                        sc[v, b] += w[base[b] + v]
             else:
                 for v in range(c):
-                    sc[v] *= w[b + v]
-        o = xt[i, r]
-        if logs:
-            mx = sc[0]
+                    for b in range(nb):
+                        sc[v, b] *= w[base[b] + v]
+        if logs:  # the largest log-weight to 0, then exponentials
+            for b in range(nb):
+                tot[b] = sc[0, b]
             for v in range(1, c):
-                mx = max(mx, sc[v])
-            if mx == -np.inf:  # no state of positive weight: a zero-probability row
-                value = -np.inf
-                continue
-            tot = 0.0
-            obs = sc[o] - mx
-            for v in range(c):
-                sc[v] = np.exp(sc[v] - mx)
-                tot += sc[v]
-            value += obs - np.log(tot)
-        else:
-            tot = 0.0
-            for v in range(c):
-                tot += sc[v]
-            if tot == 0.0:
-                value = -np.inf
-                continue
-            value += np.log(sc[o] / tot)
-        if want_grad:
-            inv = 1.0 / tot
-            for v in range(c):
-                sc[v] = -sc[v] * inv
-            sc[o] += 1.0
-            for v in range(c):
-                grad[u0 + v] += sc[v]
-            for k in range(lo, hi):
-                b = noff[k] + xt[nbr[k], r] * c
+                for b in range(nb):
+                    tot[b] = max(tot[b], sc[v, b])
+            for b in range(nb):
+                mx = tot[b]
+                if mx == -np.inf:  # no state of positive weight: a zero-probability row
+                    value = -np.inf
+                    for v in range(c):
+                        sc[v, b] = 0.0
+                    tot[b] = 1.0
+                    obs[b] = 0.0
+                    continue
+                value += sc[xt[i, r0 + b], b] - mx
+                obs[b] = 1.0
+                t = 0.0
                 for v in range(c):
-                    grad[b + v] += sc[v]
-    return value
+                    sc[v, b] = np.exp(sc[v, b] - mx)
+                    t += sc[v, b]
+                tot[b] = t
+                value -= np.log(t)
+        else:
+            for b in range(nb):
+                tot[b] = sc[0, b]
+            for v in range(1, c):
+                for b in range(nb):
+                    tot[b] += sc[v, b]
+            for b in range(nb):
+                t = tot[b]
+                obs[b] = 1.0
+                if t == 0.0:  # no state of positive weight: a zero-probability row
+                    value = -np.inf
+                    tot[b] = 1.0
+                    obs[b] = 0.0
+                    continue
+                p = sc[xt[i, r0 + b], b] / t
+                if p < _ALONE:
+                    value += np.log(p)
+                else:
+                    prod *= p
+                    if prod < _FLUSH:
+                        value += np.log(prod)
+                        prod = 1.0
+        if want_grad:
+            for b in range(nb):
+                tot[b] = -1.0 / tot[b]
+            for v in range(c):
+                for b in range(nb):
+                    sc[v, b] *= tot[b]
+            for b in range(nb):  # a zero-probability row adds no gradient (obs 0)
+                sc[xt[i, r0 + b], b] += obs[b]
+            for v in range(c):
+                s = 0.0
+                for b in range(nb):
+                    s += sc[v, b]
+                grad[u0 + v] += s
+            for k in range(lo, hi):
+                o = noff[k]
+                j = nbr[k]
+                for b in range(nb):
+                    at = o + xt[j, r0 + b] * c
+                    for v in range(c):
+                        grad[at + v] += sc[v, b]
+    return value + np.log(prod)
+
+
+@njit(cache=True)
+def _scratch(card):  # pragma: no cover - numba
+    cmax = 1
+    for i in range(card.shape[0]):
+        cmax = max(cmax, card[i])
+    return (np.empty((cmax, ROW_BLOCK)), np.empty(ROW_BLOCK, dtype=np.int64),
+            np.empty(ROW_BLOCK), np.empty(ROW_BLOCK))
 
 
 @njit(cache=True, parallel=True)
@@ -79,23 +148,17 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, value
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
     threads; ``xt`` the rows transposed, ``(n, N)``."""
-    cmax = 1
-    for i in range(card.shape[0]):
-        cmax = max(cmax, card[i])
     for i in prange(card.shape[0]):
-        sc = np.empty(cmax)
+        sc, base, tot, obs = _scratch(card)
         values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad,
-                              sc)
+                              sc, base, tot, obs)
 
 
 @njit(cache=True)
 def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, values
               ):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    cmax = 1
-    for i in range(card.shape[0]):
-        cmax = max(cmax, card[i])
-    sc = np.empty(cmax)
+    sc, base, tot, obs = _scratch(card)
     for i in range(card.shape[0]):
         values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad,
-                              sc)
+                              sc, base, tot, obs)
