@@ -61,6 +61,7 @@ from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import _pairwise_scopes
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _k
@@ -110,12 +111,15 @@ class _Chains:
                            if "extension_rate" in options else self._data_rows())
         # the structure's arrays, once per fit: the sampler's packing and SMCI's scopes
         packed = factor_gibbs.pack(lay.structure)
-        self.plan = (smci_factor_graph._scope_plan(lay.structure, packed) if self.order == 1
-                     else None)
         self.structure = packed[1:]
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
+        self.plan = None
+        if self.order == 1:  # a pairwise structure's scopes by its own kernels
+            self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
+                         if self.pairwise is not None
+                         else smci_factor_graph._scope_plan(lay.structure, packed))
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
@@ -178,6 +182,8 @@ class _Chains:
             counts = _k.factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
+        if self.order == 1 and self.pairwise is not None:
+            return _pairwise_scopes.flat_marginals(self.plan, tables, self.states)
         if self.order == 1:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:
