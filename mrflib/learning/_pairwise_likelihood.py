@@ -49,12 +49,15 @@ class PairwisePL:
 
     def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray) -> None:
         N, n = x.shape
-        # the rows transposed, the packed weights, their gradient, and the gradient mapped
-        require_memory(8.0 * (N * n + 3 * pw.size + 2 * len(pw.src)),
+        # the data checked and transposed, the packed weights, their gradient, and the
+        # gradient mapped
+        require_memory(12.0 * N * n + 8.0 * (3 * pw.size + 2 * len(pw.src)),
                        f"the pseudo-likelihood of {n} variables over {N} rows")
         self.pw = pw
         self.N = N
-        self.xt = np.ascontiguousarray(x.T, dtype=np.int64)
+        # the rows transposed (a variable's states contiguous), in the smallest integer type
+        self.xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
+                                       else np.int32)
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:

@@ -8,7 +8,8 @@ unary row times the rows of its other neighbours at their sampled states. A fact
 ``{i}`` gets the conditional of ``x_i`` given the rest. The kernels
 (:mod:`._pairwise_scopes_kernels`) compute every cavity of a row by a prefix and a suffix
 product over each neighbour list, so a row costs ``O(edges q^2)``, with nothing of size
-``N x factors`` kept. :func:`_scope_sums_numpy` is the plain-numpy reference.
+``N x factors`` kept (the rows are transposed once, in bytes when the cardinalities
+allow). :func:`_scope_sums_numpy` is the plain-numpy reference.
 """
 
 from __future__ import annotations
@@ -24,10 +25,6 @@ from mrflib.inference.smci import _pairwise_scopes_kernels as _k
 
 __all__ = ["PairwiseScopes", "plan", "scope_sums", "flat_marginals"]
 
-#: Doubles of the cavities of a chunk of rows (the chunk's rows times the cavities' size).
-BUFFER = 1 << 22
-
-
 class PairwiseScopes(NamedTuple):
     """A pairwise structure's packing for 1-SMCI of its scopes (:func:`plan`).
 
@@ -35,7 +32,9 @@ class PairwiseScopes(NamedTuple):
     neighbour list is ``klo[p]`` (``khi[p]`` in ``phi``'s), its table over
     ``(x_lo, x_hi)`` at ``poff[p]`` of the pair tables, read from the packed
     log-weights at ``pidx``; ``eoff[k]`` the start of neighbour entry ``k``'s cavity in a
-    row's buffer, ``voff[i]`` of variable ``i``'s conditional; ``out`` maps every entry of
+    row's buffer (the reference's), ``pslot[k]`` the pair of neighbour entry ``k`` when
+    its centre is the pair's lower end (else -1), ``voff[i]`` the start of variable
+    ``i``'s conditional; ``out`` maps every entry of
     the factors' flat tables to the joined ``(variables, pairs, [1])`` sums (the last: a
     factor of empty scope, whose marginal is 1).
     """
@@ -48,6 +47,7 @@ class PairwiseScopes(NamedTuple):
     poff: np.ndarray
     pidx: np.ndarray
     eoff: np.ndarray
+    pslot: np.ndarray
     voff: np.ndarray
     out: np.ndarray
 
@@ -83,8 +83,10 @@ def plan(pw: _pairwise.Pairwise, fptr: np.ndarray, fvars: np.ndarray, fstride: n
     eoff = np.concatenate([[0], np.cumsum(card[centre])]).astype(np.int64)
     voff = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     out = _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets)
+    pslot = np.full(len(pw.nbr), -1, dtype=np.int64)
+    pslot[klo] = np.arange(len(klo))
     return PairwiseScopes(pw, plo, phi, klo.astype(np.int64), khi.astype(np.int64), poff,
-                          pidx.astype(np.int64), eoff, voff, out)
+                          pidx.astype(np.int64), eoff, pslot, voff, out)
 
 
 def _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets) -> np.ndarray:
@@ -186,23 +188,23 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
         The sums (a factor of empty scope: the batch's row count).
     """
     pw = sp.pw
-    N = x.shape[0]
-    V, PA, E = int(sp.voff[-1]), int(sp.poff[-1]), int(sp.eoff[-1])
-    require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + BUFFER + 3 * pw.size),
-                   f"the 1-SMCI sums of {len(pw.card)} variables and {len(sp.plo)} pairs")
+    N, n = x.shape
+    V, PA = int(sp.voff[-1]), int(sp.poff[-1])
+    # the rows transposed (a variable's states contiguous), in the smallest integer type
+    require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + 3 * pw.size) + 4.0 * N * n,
+                   f"the 1-SMCI sums of {n} variables and {len(sp.plo)} pairs")
     w, pe, logs = _weights(sp, tables)
-    R = max(1, min(N, BUFFER // max(E, 1)))
-    buf = np.empty((R, E))
+    xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
+                              else np.int32)
     vacc = np.zeros((n_batches, V))
     pacc = np.zeros((n_batches, PA))
-    vbad = np.full(len(pw.card), -1, dtype=np.int64)
-    pbad = np.full(len(sp.plo), -1, dtype=np.int64)
+    first = np.full(n, -1, dtype=np.int64)
     work = float(N) * (4 * len(pw.nbr) * 4 + 4 * PA)
     kernel = _k.scope_sums_parallel if parallel_ok(work) else _k.scope_sums_serial
-    kernel(np.ascontiguousarray(x, dtype=np.int64), np.ascontiguousarray(batch, np.int64), w,
-           pe, bool(logs), pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.eoff, sp.voff,
-           sp.plo, sp.phi, sp.klo, sp.khi, sp.poff, buf, vacc, pacc, vbad, pbad)
-    bad = np.concatenate([vbad[vbad >= 0], pbad[pbad >= 0]])
+    kernel(xt, np.ascontiguousarray(batch, dtype=np.int64), n_batches == 1, w, pe, bool(logs),
+           pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot, sp.poff, vacc,
+           pacc, first)
+    bad = first[first >= 0]
     counts = np.bincount(batch, minlength=n_batches).astype(np.float64)
     joined = np.concatenate([vacc, pacc, counts[:, None]], axis=1)
     return joined[:, sp.out], int(bad.min()) if len(bad) else -1

@@ -5,15 +5,18 @@ The weights ``w`` are those of :class:`mrflib.inference.sampling._pairwise.Pairw
 variable's unary row at ``uoff[i]``; for its ``k``-th neighbour a table whose row of the
 neighbour's state ``s`` starts at ``noff[k] + s * card[i]``), exponentiated rows (``logs``
 false) or log-weights (``logs`` true); ``pe`` holds each pair's table over
-``(x_lo, x_hi)`` at ``poff[p]``, exponentiated with its largest entry 1 or in logs.
+``(x_lo, x_hi)`` at ``poff[p]``, exponentiated with its largest entry 1, or in logs.
 
-The rows are taken in chunks of ``buf.shape[0]``. First, every variable in parallel: for
-each row of the chunk, its *cavity* towards each neighbour ``k`` (its unary row times the
-rows of all its other neighbours, by a prefix and a suffix product over its neighbour
-list) into ``buf[b, eoff[k]:]``, and its conditional given the rest, added to ``vacc``.
-Then every pair in parallel: ``P(x_lo, x_hi | rest) ∝ cav_lo(x_lo) pe(x_lo, x_hi)
-cav_hi(x_hi)``, added to ``pacc``. Each variable and each pair owns its accumulators,
-filled in row order: the sums do not depend on the threads.
+Each variable ``i`` (in parallel) owns its conditional and the pairs it is the lower end
+of. Its data rows are taken in blocks of :data:`ROW_BLOCK`, the block's index the innermost
+loop (``a[v, b]``), so that the compiler makes the products vector loops whatever the
+cardinality. For a block: ``i``'s *cavity* towards each neighbour (its unary row times the
+rows of all its other neighbours at their states) by a prefix and a suffix product over
+its neighbour list, its conditional given the rest from the full product; then for each
+pair ``(i, j)``, ``j > i``, the cavity of ``j`` towards ``i`` and
+``P(x_i, x_j | rest) ∝ cav_i(x_i) pe(x_i, x_j) cav_j(x_j)``. Every sum is over the rows in
+order, into slots only that variable writes (with one batch, lane ``b`` of a block sums
+its own rows and the lanes are added at the end): the sums do not depend on the threads.
 """
 
 from __future__ import annotations
@@ -21,170 +24,217 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["scope_sums_parallel", "scope_sums_serial"]
+__all__ = ["ROW_BLOCK", "scope_sums_parallel", "scope_sums_serial"]
+
+#: Data rows whose conditionals are computed together.
+ROW_BLOCK = 16
 
 
 @njit(cache=True)
-def _cavities(i, r0, nb, x, batch, w, logs, nptr, nbr, noff, uoff, card, eoff, voff, buf,
-              vacc, acc, suf):  # pragma: no cover - numba
-    """Variable ``i``'s cavities and conditionals for rows ``r0 .. r0 + nb - 1``; returns
-    the first of them whose state of ``x_i`` has zero unary weight, or -1."""
+def _times_row(acc, w, base, c, nb, logs):  # pragma: no cover - numba
+    """``acc[v, b] *= w[base[b] + v]`` (``+=`` for logs)."""
+    if logs:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] += w[base[b] + v]
+    else:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] *= w[base[b] + v]
+
+
+@njit(cache=True)
+def _normalized(acc, c, nb, logs, tot):  # pragma: no cover - numba
+    """``acc[:c, :nb]`` exponentiated (logs: its largest entry per row to 0 first) and
+    ``tot[b]`` set to the reciprocal of each column's sum (0 for a column of zeros)."""
+    if logs:
+        for b in range(nb):
+            tot[b] = acc[0, b]
+        for v in range(1, c):
+            for b in range(nb):
+                tot[b] = max(tot[b], acc[v, b])
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] = np.exp(acc[v, b] - tot[b]) if tot[b] > -np.inf else 0.0
+    for b in range(nb):
+        tot[b] = acc[0, b]
+    for v in range(1, c):
+        for b in range(nb):
+            tot[b] += acc[v, b]
+    for b in range(nb):
+        tot[b] = 1.0 / tot[b] if tot[b] > 0.0 else 0.0  # a zero-weight row adds nothing
+
+
+@njit(cache=True)
+def _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff, pslot,
+              poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc, vloc
+              ):  # pragma: no cover - numba
+    """Variable ``i``'s conditional and its pairs' conditionals over all rows, added to
+    ``vacc`` and ``pacc``; returns the first row whose observed states have zero unary
+    weight at ``i`` or zero pair weight at one of its pairs, or -1."""
     c = card[i]
-    u0 = uoff[i]
+    u0, v0 = uoff[i], voff[i]
     lo, hi = nptr[i], nptr[i + 1]
+    zero = -np.inf if logs else 0.0
+    unit = 0.0 if logs else 1.0
+    N = xt.shape[1]
     bad = -1
-    for b in range(nb):
-        r = r0 + b
-        o = x[r, i]
-        if (w[u0 + o] == -np.inf) if logs else (w[u0 + o] == 0.0):
-            if bad < 0:
-                bad = r
+    if one:
+        vloc[:] = 0.0
+        loc[:] = 0.0
+    for r0 in range(0, N, ROW_BLOCK):
+        nb = min(ROW_BLOCK, N - r0)
+        for b in range(nb):
+            if w[u0 + xt[i, r0 + b]] == zero and bad < 0:
+                bad = r0 + b
+        # prefix products into the cavities, the full product in acc
         for v in range(c):
-            acc[v] = w[u0 + v]
-            suf[v] = 0.0 if logs else 1.0
+            for b in range(nb):
+                acc[v, b] = w[u0 + v]
         for k in range(lo, hi):
-            e = eoff[k]
-            at = noff[k] + x[r, nbr[k]] * c
+            o, j = noff[k], nbr[k]
+            for b in range(nb):
+                base[b] = o + xt[j, r0 + b] * c
             for v in range(c):
-                buf[b, e + v] = acc[v]
-                if logs:
-                    acc[v] += w[at + v]
-                else:
-                    acc[v] *= w[at + v]
+                for b in range(nb):
+                    cav[k - lo, v, b] = acc[v, b]
+            _times_row(acc, w, base, c, nb, logs)
+        # suffix products (aj as scratch)
+        for v in range(c):
+            for b in range(nb):
+                aj[v, b] = unit
         for k in range(hi - 1, lo - 1, -1):
-            e = eoff[k]
-            at = noff[k] + x[r, nbr[k]] * c
+            o, j = noff[k], nbr[k]
+            for b in range(nb):
+                base[b] = o + xt[j, r0 + b] * c
+            if logs:
+                for v in range(c):
+                    for b in range(nb):
+                        cav[k - lo, v, b] += aj[v, b]
+            else:
+                for v in range(c):
+                    for b in range(nb):
+                        cav[k - lo, v, b] *= aj[v, b]
+            _times_row(aj, w, base, c, nb, logs)
+        _normalized(acc, c, nb, logs, tot)
+        if one:
             for v in range(c):
-                if logs:
-                    buf[b, e + v] += suf[v]
-                    suf[v] += w[at + v]
-                else:
-                    buf[b, e + v] *= suf[v]
-                    suf[v] *= w[at + v]
-        if logs:
-            mx = acc[0]
-            for v in range(1, c):
-                mx = max(mx, acc[v])
-            if mx == -np.inf:
-                continue
-            for v in range(c):
-                acc[v] = np.exp(acc[v] - mx)
-        tot = 0.0
-        for v in range(c):
-            tot += acc[v]
-        if tot == 0.0:  # a row of zero weight, refused by the caller
-            continue
-        inv = 1.0 / tot
-        g = batch[r]
-        for v in range(c):
-            vacc[g, voff[i] + v] += acc[v] * inv
-    return bad
-
-
-@njit(cache=True)
-def _pair(p, r0, nb, x, batch, pe, logs, plo, phi, klo, khi, poff, card, eoff, buf, pacc,
-          m):  # pragma: no cover - numba
-    """Pair ``p``'s conditionals for rows ``r0 .. r0 + nb - 1``; returns the first of
-    them whose states of the pair have zero pair weight, or -1."""
-    i, j = plo[p], phi[p]
-    ca, cb = card[i], card[j]
-    ea, eb = eoff[klo[p]], eoff[khi[p]]
-    p0 = poff[p]
-    bad = -1
-    for b in range(nb):
-        r = r0 + b
-        obs = pe[p0 + x[r, i] * cb + x[r, j]]
-        if (obs == -np.inf) if logs else (obs == 0.0):
-            if bad < 0:
-                bad = r
-        if logs:
-            mx = -np.inf
-            for a in range(ca):
-                ua = buf[b, ea + a]
-                for s in range(cb):
-                    t = ua + pe[p0 + a * cb + s] + buf[b, eb + s]
-                    m[a * cb + s] = t
-                    mx = max(mx, t)
-            if mx == -np.inf:
-                continue
-            for t in range(ca * cb):
-                m[t] = np.exp(m[t] - mx)
+                for b in range(nb):
+                    vloc[v, b] += acc[v, b] * tot[b]
         else:
-            for a in range(ca):
-                ua = buf[b, ea + a]
-                for s in range(cb):
-                    m[a * cb + s] = ua * pe[p0 + a * cb + s] * buf[b, eb + s]
-        z = 0.0
-        for t in range(ca * cb):
-            z += m[t]
-        if z == 0.0:  # a row of zero weight, refused by the caller
-            continue
-        inv = 1.0 / z
-        g = batch[r]
-        for t in range(ca * cb):
-            pacc[g, p0 + t] += m[t] * inv
+            for v in range(c):
+                for b in range(nb):
+                    vacc[batch[r0 + b], v0 + v] += acc[v, b] * tot[b]
+        # the pairs (i, j), j > i
+        for k in range(lo, hi):
+            p = pslot[k]
+            if p < 0:
+                continue
+            j = nbr[k]
+            cb = card[j]
+            p0 = poff[p]
+            for b in range(nb):
+                if pe[p0 + xt[i, r0 + b] * cb + xt[j, r0 + b]] == zero and bad < 0:
+                    bad = r0 + b
+            for s in range(cb):
+                for b in range(nb):
+                    aj[s, b] = w[uoff[j] + s]
+            for kk in range(nptr[j], nptr[j + 1]):
+                jj = nbr[kk]
+                if jj == i:
+                    continue
+                oo = noff[kk]
+                for b in range(nb):
+                    base[b] = oo + xt[jj, r0 + b] * cb
+                _times_row(aj, w, base, cb, nb, logs)
+            ci = k - lo
+            size = c * cb
+            for b in range(nb):
+                vals[b] = 0.0
+            if logs:  # the largest log-weight of each row to 0
+                for b in range(nb):
+                    tot[b] = -np.inf
+                for a in range(c):
+                    for s in range(cb):
+                        t = pe[p0 + a * cb + s]
+                        for b in range(nb):
+                            m[a * cb + s, b] = cav[ci, a, b] + t + aj[s, b]
+                            tot[b] = max(tot[b], m[a * cb + s, b])
+                for t in range(size):
+                    for b in range(nb):
+                        m[t, b] = np.exp(m[t, b] - tot[b]) if tot[b] > -np.inf else 0.0
+                        vals[b] += m[t, b]
+            else:
+                for a in range(c):
+                    for s in range(cb):
+                        t = pe[p0 + a * cb + s]
+                        for b in range(nb):
+                            m[a * cb + s, b] = cav[ci, a, b] * t * aj[s, b]
+                for t in range(size):
+                    for b in range(nb):
+                        vals[b] += m[t, b]
+            for b in range(nb):
+                vals[b] = 1.0 / vals[b] if vals[b] > 0.0 else 0.0
+            if one:  # lane by lane over the blocks, the lanes summed at the end
+                for t in range(size):
+                    for b in range(nb):
+                        loc[ci, t, b] += m[t, b] * vals[b]
+            else:
+                for t in range(size):
+                    for b in range(nb):
+                        pacc[batch[r0 + b], p0 + t] += m[t, b] * vals[b]
+    if one:
+        for v in range(c):
+            s_ = 0.0
+            for b in range(ROW_BLOCK):
+                s_ += vloc[v, b]
+            vacc[0, v0 + v] += s_
+        for k in range(lo, hi):
+            p = pslot[k]
+            if p < 0:
+                continue
+            size = c * card[nbr[k]]
+            for t in range(size):
+                s_ = 0.0
+                for b in range(ROW_BLOCK):
+                    s_ += loc[k - lo, t, b]
+                pacc[0, poff[p] + t] += s_
     return bad
 
 
 @njit(cache=True)
-def _sizes(card, plo, phi):  # pragma: no cover - numba
-    cmax, pmax = 1, 1
+def _scratch(nptr, card):  # pragma: no cover - numba
+    cmax, dmax = 1, 1
     for i in range(card.shape[0]):
         cmax = max(cmax, card[i])
-    for p in range(plo.shape[0]):
-        pmax = max(pmax, card[plo[p]] * card[phi[p]])
-    return cmax, pmax
+        dmax = max(dmax, nptr[i + 1] - nptr[i])
+    return (np.empty((dmax, cmax, ROW_BLOCK)), np.empty((cmax, ROW_BLOCK)),
+            np.empty((cmax, ROW_BLOCK)), np.empty(ROW_BLOCK, dtype=np.int64),
+            np.empty(ROW_BLOCK), np.empty(ROW_BLOCK), np.empty((cmax * cmax, ROW_BLOCK)),
+            np.zeros((dmax, cmax * cmax, ROW_BLOCK)), np.zeros((cmax, ROW_BLOCK)))
 
 
 @njit(cache=True, parallel=True)
-def scope_sums_parallel(x, batch, w, pe, logs, nptr, nbr, noff, uoff, card, eoff, voff,
-                        plo, phi, klo, khi, poff, buf, vacc, pacc, vbad, pbad
-                        ):  # pragma: no cover - numba
+def scope_sums_parallel(xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                        pslot, poff, vacc, pacc, bad):  # pragma: no cover - numba
     """The per-batch sums of every variable's and every pair's conditional over the rows
-    ``x (N, n)`` (``batch[r]`` the batch of row ``r``) into ``vacc`` and ``pacc`` (zeros
-    on entry); ``vbad[i]``, ``pbad[p]`` the first row (or -1) where the variable's unary
-    weight, or the pair's weight, of the observed states is zero. Variables, then pairs, on
-    all threads, chunk by chunk of rows."""
-    n, P = card.shape[0], plo.shape[0]
-    cmax, pmax = _sizes(card, plo, phi)
-    N, R = x.shape[0], buf.shape[0]
-    for r0 in range(0, N, R):
-        nb = min(R, N - r0)
-        for i in prange(n):
-            acc = np.empty(cmax)
-            suf = np.empty(cmax)
-            bad = _cavities(i, r0, nb, x, batch, w, logs, nptr, nbr, noff, uoff, card, eoff,
-                            voff, buf, vacc, acc, suf)
-            if bad >= 0 and vbad[i] < 0:
-                vbad[i] = bad
-        for p in prange(P):
-            m = np.empty(pmax)
-            bad = _pair(p, r0, nb, x, batch, pe, logs, plo, phi, klo, khi, poff, card, eoff,
-                        buf, pacc, m)
-            if bad >= 0 and pbad[p] < 0:
-                pbad[p] = bad
+    (``xt (n, N)`` transposed; ``batch[r]`` the batch of row ``r``, all 0 when ``one``)
+    into ``vacc`` and ``pacc`` (zeros on entry); ``bad[i]`` the first row (or -1) where
+    ``i``'s unary weight, or one of its pairs' weight, of the observed states is zero.
+    The variables on all threads."""
+    for i in prange(card.shape[0]):
+        cav, acc, aj, base, tot, vals, m, loc, vloc = _scratch(nptr, card)
+        bad[i] = _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                           pslot, poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc,
+                           vloc)
 
 
 @njit(cache=True)
-def scope_sums_serial(x, batch, w, pe, logs, nptr, nbr, noff, uoff, card, eoff, voff,
-                      plo, phi, klo, khi, poff, buf, vacc, pacc, vbad, pbad
-                      ):  # pragma: no cover - numba
+def scope_sums_serial(xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                      pslot, poff, vacc, pacc, bad):  # pragma: no cover - numba
     """:func:`scope_sums_parallel` on one thread (the same operations, the same sums)."""
-    n, P = card.shape[0], plo.shape[0]
-    cmax, pmax = _sizes(card, plo, phi)
-    acc = np.empty(cmax)
-    suf = np.empty(cmax)
-    m = np.empty(pmax)
-    N, R = x.shape[0], buf.shape[0]
-    for r0 in range(0, N, R):
-        nb = min(R, N - r0)
-        for i in range(n):
-            bad = _cavities(i, r0, nb, x, batch, w, logs, nptr, nbr, noff, uoff, card, eoff,
-                            voff, buf, vacc, acc, suf)
-            if bad >= 0 and vbad[i] < 0:
-                vbad[i] = bad
-        for p in range(P):
-            bad = _pair(p, r0, nb, x, batch, pe, logs, plo, phi, klo, khi, poff, card, eoff,
-                        buf, pacc, m)
-            if bad >= 0 and pbad[p] < 0:
-                pbad[p] = bad
+    cav, acc, aj, base, tot, vals, m, loc, vloc = _scratch(nptr, card)
+    for i in range(card.shape[0]):
+        bad[i] = _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                           pslot, poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc,
+                           vloc)

@@ -362,6 +362,8 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     if order == 1 and targets == "variables":
         return _variables_order_one(model, x, batch, counts, flat)
     if order == 1 and max(map(len, model.scopes), default=0) <= 2 and targets == "factors":
+        if plan is not None:
+            _plan_for(model, plan)  # a plan given is checked, though these kernels need none
         return _factors_pairwise(model, x, batch, counts, flat)
     if order == 1 and max((t.size for t in model.log_tables),
                           default=0) <= MAX_KERNEL_STATES:
