@@ -85,7 +85,7 @@ def _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
     for r0 in range(0, N, ROW_BLOCK):
         nb = min(ROW_BLOCK, N - r0)
         for b in range(nb):
-            if w[u0 + xt[i, r0 + b]] == zero and bad < 0:
+            if w[u0 + xt[i, r0 + b]] == zero and (bad < 0 or r0 + b < bad):
                 bad = r0 + b
         # prefix products into the cavities, the full product in acc
         for v in range(c):
@@ -134,7 +134,8 @@ def _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
             cb = card[j]
             p0 = poff[p]
             for b in range(nb):
-                if pe[p0 + xt[i, r0 + b] * cb + xt[j, r0 + b]] == zero and bad < 0:
+                obs = pe[p0 + xt[i, r0 + b] * cb + xt[j, r0 + b]]
+                if obs == zero and (bad < 0 or r0 + b < bad):
                     bad = r0 + b
             for s in range(cb):
                 for b in range(nb):
