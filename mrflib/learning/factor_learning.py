@@ -24,7 +24,11 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     N and each conditional is computed once per context (numba kernel); L-BFGS. With
     tied parameters, variables whose conditionals are the same function of ``φ`` share
     their contexts (:mod:`._contexts`), so an evaluation costs what the distinct tied
-    conditionals cost, not what the variables do.
+    conditionals cost, not what the variables do. A structure whose factors all hold at
+    most two variables, untied, is evaluated row by row instead
+    (:mod:`._pairwise_likelihood`): each conditional from the variable's unary row and one
+    row per neighbour, its gradient accumulated into those rows, the variables in
+    parallel, with memory linear in the model and in N.
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
