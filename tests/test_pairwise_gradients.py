@@ -98,6 +98,20 @@ def test_pseudo_likelihood_matches_the_contexts_and_the_numpy_reference(name):
     np.testing.assert_allclose(grad, reference[1], atol=1e-13)
 
 
+def test_pseudo_likelihood_mixes_contexts_and_rows():
+    """Variables with few blanket states go by their distinct contexts, the others row by
+    row, in one evaluation: both paths meet the contexts of the general kernel."""
+    model = MODELS["lattice q=5"]
+    x = _data(model, 60, 8)
+    pl = ppl.objective(model, x)
+    assert pl.chosen.any() and not pl.chosen.all()
+    flat = factor_gibbs.flat_tables(model)
+    value, grad = pl(flat)
+    general = _Contexts(_Layout(model), x)(flat)
+    assert value == pytest.approx(general[0], abs=1e-12)
+    np.testing.assert_allclose(grad, general[1], atol=1e-13)
+
+
 def test_pseudo_likelihood_of_rows_of_zero_weight_is_minus_infinity():
     """A row whose state some zero forbids: -inf, as the contexts give, and the gradient
     of the other rows."""
@@ -127,12 +141,13 @@ def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():
     x = _data(model, 300, 2)
     pl = ppl.objective(model, x)
     pw = pl.pw
+    assert pl.chosen.any()
     outs = []
     for kernel in (pplk.pl_serial, pplk.pl_parallel):
         w, logs = _pairwise.weights(pw, factor_gibbs.flat_tables(model))
         grad, values = np.zeros(pw.size), np.zeros(len(pw.card))
-        kernel(pl.xt, w, logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, grad,
-               values)
+        kernel(pl.xt, w, np.log(w), logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card,
+               pl.chosen, pl.cptr, pl.qoff, pl.codes, pl.counts, grad, values)
         outs.append((grad, values))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 

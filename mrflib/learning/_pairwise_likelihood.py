@@ -49,26 +49,62 @@ class PairwisePL:
 
     def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray) -> None:
         N, n = x.shape
-        # the data checked and transposed, the packed weights, their gradient, and the
-        # gradient mapped
-        require_memory(12.0 * N * n + 8.0 * (3 * pw.size + 2 * len(pw.src)),
+        # the data checked and transposed, the packed weights and their logs, their
+        # gradient, and the gradient mapped
+        require_memory(12.0 * N * n + 8.0 * (4 * pw.size + 2 * len(pw.src)),
                        f"the pseudo-likelihood of {n} variables over {N} rows")
         self.pw = pw
         self.N = N
         # the rows transposed (a variable's states contiguous), in the smallest integer type
         self.xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
                                        else np.int32)
+        self._contexts()
+
+    def _contexts(self) -> None:
+        """The distinct contexts of the variables whose blanket states are few: a variable
+        is evaluated over them when its blanket's code space (times its states) is at
+        most ``4 N`` and the data show at most ``N / 2`` of its blanket states, else row
+        by row."""
+        pw, N = self.pw, self.N
+        n = len(pw.card)
+        nb_card = pw.card[pw.nbr].astype(np.float64)
+        cum = np.concatenate([[0.0], np.cumsum(np.log2(nb_card))])
+        log_space = cum[pw.nptr[1:]] - cum[pw.nptr[:-1]]
+        chosen = log_space + np.log2(pw.card) <= np.log2(4.0 * N)
+        radix = np.ones(len(pw.nbr), dtype=np.int64)
+        space = np.ones(n, dtype=np.int64)
+        _k.blanket_radix(pw.nptr, pw.nbr, pw.card, chosen, radix, space)
+        n_ctx = np.zeros(n, dtype=np.int64)
+        _k.context_counts(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, n_ctx)
+        chosen &= 2 * n_ctx <= N
+        n_ctx[~chosen] = 0
+        cptr = np.concatenate([[0], np.cumsum(n_ctx)]).astype(np.int64)
+        qoff = np.concatenate([[0], np.cumsum(n_ctx * pw.card)]).astype(np.int64)
+        require_memory(8.0 * cptr[-1] + 4.0 * qoff[-1],
+                       f"the pseudo-likelihood contexts of {int(chosen.sum())} variables")
+        codes = np.zeros(cptr[-1], dtype=np.int64)
+        counts = np.zeros(qoff[-1], dtype=np.int32)
+        _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
+                        codes, counts)
+        self.chosen, self.cptr, self.qoff, self.codes, self.counts = (chosen, cptr, qoff,
+                                                                      codes, counts)
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
         pw = self.pw
         w, logs = _pairwise.weights(pw, flat)
+        if logs:
+            lws = w
+        else:
+            with np.errstate(divide="ignore"):
+                lws = np.log(w)
         grad = np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
         kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
-        kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
-               pw.card, grad, values)
+        kernel(self.xt, w, lws, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
+               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.codes, self.counts,
+               grad, values)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

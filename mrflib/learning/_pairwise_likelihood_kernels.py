@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["ROW_BLOCK", "pl_parallel", "pl_serial"]
+__all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "pl_parallel",
+           "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -134,31 +135,173 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
 
 
 @njit(cache=True)
-def _scratch(card):  # pragma: no cover - numba
-    cmax = 1
+def blanket_radix(nptr, nbr, card, chosen, radix, space):  # pragma: no cover - numba
+    """The mixed radix of each chosen variable's blanket codes (its neighbours in list
+    order, the first the lowest digit) and the size of its code space."""
+    for i in range(card.shape[0]):
+        if chosen[i]:
+            r = 1
+            for k in range(nptr[i], nptr[i + 1]):
+                radix[k] = r
+                r *= card[nbr[k]]
+            space[i] = r
+
+
+@njit(cache=True, parallel=True)
+def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
+                   ):  # pragma: no cover - numba
+    """``n_ctx[i]``: the distinct blanket states of each ``chosen`` variable ``i`` in the
+    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``)."""
+    for i in prange(card.shape[0]):
+        if not chosen[i]:
+            continue
+        seen = np.zeros(space[i], dtype=np.uint8)
+        for r in range(xt.shape[1]):
+            code = 0
+            for k in range(nptr[i], nptr[i + 1]):
+                code += xt[nbr[k], r] * radix[k]
+            seen[code] = 1
+        total = 0
+        for code in range(space[i]):
+            total += seen[code]
+        n_ctx[i] = total
+
+
+@njit(cache=True, parallel=True)
+def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, codes, counts
+                 ):  # pragma: no cover - numba
+    """The blanket codes (ascending) of each chosen variable's contexts at
+    ``codes[cptr[i]:cptr[i+1]]`` and the counts of its states seen with each at
+    ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``."""
+    for i in prange(card.shape[0]):
+        if not chosen[i]:
+            continue
+        q = card[i]
+        hist = np.zeros(space[i] * q, dtype=np.int32)
+        for r in range(xt.shape[1]):
+            code = 0
+            for k in range(nptr[i], nptr[i + 1]):
+                code += xt[nbr[k], r] * radix[k]
+            hist[code * q + xt[i, r]] += 1
+        at = cptr[i]
+        for code in range(space[i]):
+            seen = 0
+            for v in range(q):
+                seen += hist[code * q + v]
+            if seen == 0:
+                continue
+            codes[at] = code
+            for v in range(q):
+                counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
+            at += 1
+
+
+@njit(cache=True)
+def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, qoff,
+                 codes, counts, grad, sc, kbase):  # pragma: no cover - numba
+    """:func:`_variable` over variable ``i``'s distinct contexts: each conditional once,
+    weighted by the counts of the states seen with it. The log-conditional of a seen state
+    is its summed log-weights (``lws``, the logs of ``w``) less the log of the total, one
+    logarithm a context."""
+    c = card[i]
+    u0 = uoff[i]
+    lo, hi = nptr[i], nptr[i + 1]
+    value = 0.0
+    for t in range(cptr[i], cptr[i + 1]):
+        code = codes[t]
+        for k in range(lo, hi):
+            cj = card[nbr[k]]
+            kbase[k - lo] = noff[k] + (code % cj) * c
+            code //= cj
+        q0 = qoff[i] + (t - cptr[i]) * c
+        for v in range(c):
+            sc[v, 0] = w[u0 + v]
+        for k in range(lo, hi):
+            b = kbase[k - lo]
+            if logs:
+                for v in range(c):
+                    sc[v, 0] += w[b + v]
+            else:
+                for v in range(c):
+                    sc[v, 0] *= w[b + v]
+        seen = 0.0
+        for v in range(c):
+            n_v = counts[q0 + v]
+            if n_v > 0:
+                seen += n_v
+                s = lws[u0 + v]
+                for k in range(lo, hi):
+                    s += lws[kbase[k - lo] + v]
+                value += n_v * s
+        if logs:
+            mx = sc[0, 0]
+            for v in range(1, c):
+                mx = max(mx, sc[v, 0])
+            if mx == -np.inf:  # no state of positive weight: a zero-probability context
+                value = -np.inf
+                continue
+            tot = 0.0
+            for v in range(c):
+                sc[v, 0] = np.exp(sc[v, 0] - mx)
+                tot += sc[v, 0]
+            value -= seen * (mx + np.log(tot))
+        else:
+            tot = 0.0
+            for v in range(c):
+                tot += sc[v, 0]
+            if tot == 0.0:
+                value = -np.inf
+                continue
+            value -= seen * np.log(tot)
+        if want_grad:
+            scale = seen / tot
+            for v in range(c):
+                sc[v, 0] = counts[q0 + v] - scale * sc[v, 0]
+            for v in range(c):
+                grad[u0 + v] += sc[v, 0]
+            for k in range(lo, hi):
+                b = kbase[k - lo]
+                for v in range(c):
+                    grad[b + v] += sc[v, 0]
+    return value
+
+
+@njit(cache=True)
+def _scratch(card, nptr):  # pragma: no cover - numba
+    cmax, dmax = 1, 1
     for i in range(card.shape[0]):
         cmax = max(cmax, card[i])
-    return (np.empty((cmax, ROW_BLOCK)), np.empty(ROW_BLOCK, dtype=np.int64),
+        dmax = max(dmax, nptr[i + 1] - nptr[i])
+    return (np.empty((cmax, ROW_BLOCK)), np.empty(max(ROW_BLOCK, dmax), dtype=np.int64),
             np.empty(ROW_BLOCK), np.empty(ROW_BLOCK))
 
 
 @njit(cache=True, parallel=True)
-def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, values
-                ):  # pragma: no cover - numba
+def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
+                codes, counts, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
-    threads; ``xt`` the rows transposed, ``(n, N)``."""
+    threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`), the
+    others row by row (``xt``, the rows transposed, ``(n, N)``)."""
     for i in prange(card.shape[0]):
-        sc, base, tot, obs = _scratch(card)
-        values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad,
-                              sc, base, tot, obs)
+        sc, base, tot, obs = _scratch(card, nptr)
+        if chosen[i]:
+            values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
+                                     cptr, qoff, codes, counts, grad, sc, base)
+        else:
+            values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
+                                  grad, sc, base, tot, obs)
 
 
 @njit(cache=True)
-def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, values
-              ):  # pragma: no cover - numba
+def pl_serial(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
+              codes, counts, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    sc, base, tot, obs = _scratch(card)
+    sc, base, tot, obs = _scratch(card, nptr)
     for i in range(card.shape[0]):
-        values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad,
-                              sc, base, tot, obs)
+        if chosen[i]:
+            values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
+                                     cptr, qoff, codes, counts, grad, sc, base)
+        else:
+            values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
+                                  grad, sc, base, tot, obs)
