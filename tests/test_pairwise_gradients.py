@@ -147,7 +147,7 @@ def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():
         w, logs = _pairwise.weights(pw, factor_gibbs.flat_tables(model))
         grad, values = np.zeros(pw.size), np.zeros(len(pw.card))
         kernel(pl.xt, w, np.log(w), logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card,
-               pl.chosen, pl.cptr, pl.qoff, pl.codes, pl.counts, grad, values)
+               pl.chosen, pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, grad, values)
         outs.append((grad, values))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 

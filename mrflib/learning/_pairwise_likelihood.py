@@ -80,14 +80,16 @@ class PairwisePL:
         n_ctx[~chosen] = 0
         cptr = np.concatenate([[0], np.cumsum(n_ctx)]).astype(np.int64)
         qoff = np.concatenate([[0], np.cumsum(n_ctx * pw.card)]).astype(np.int64)
-        require_memory(8.0 * cptr[-1] + 4.0 * qoff[-1],
+        soff = np.concatenate([[0], np.cumsum(n_ctx * np.diff(pw.nptr))]).astype(np.int64)
+        require_memory(4.0 * (soff[-1] + qoff[-1]),
                        f"the pseudo-likelihood contexts of {int(chosen.sum())} variables")
-        codes = np.zeros(cptr[-1], dtype=np.int64)
+        # the blankets' states decoded once (no division in the evaluations), as the rows
+        states = np.zeros(soff[-1], dtype=self.xt.dtype)
         counts = np.zeros(qoff[-1], dtype=np.int32)
         _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
-                        codes, counts)
-        self.chosen, self.cptr, self.qoff, self.codes, self.counts = (chosen, cptr, qoff,
-                                                                      codes, counts)
+                        soff, states, counts)
+        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
+        self.states, self.counts = states, counts
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -103,8 +105,8 @@ class PairwisePL:
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
         kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
         kernel(self.xt, w, lws, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
-               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.codes, self.counts,
-               grad, values)
+               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
+               self.counts, grad, values)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

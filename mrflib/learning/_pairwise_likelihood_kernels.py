@@ -168,11 +168,12 @@ def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
 
 
 @njit(cache=True, parallel=True)
-def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, codes, counts
-                 ):  # pragma: no cover - numba
-    """The blanket codes (ascending) of each chosen variable's contexts at
-    ``codes[cptr[i]:cptr[i+1]]`` and the counts of its states seen with each at
-    ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``."""
+def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, states,
+                 counts):  # pragma: no cover - numba
+    """Each chosen variable's contexts, in ascending order of their blanket codes: the
+    blanket's states of context ``c`` (its neighbours in list order) at
+    ``states[soff[i] + (c - cptr[i]) * degree:][:degree]`` and the counts of the
+    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``."""
     for i in prange(card.shape[0]):
         if not chosen[i]:
             continue
@@ -190,7 +191,12 @@ def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, codes, c
                 seen += hist[code * q + v]
             if seen == 0:
                 continue
-            codes[at] = code
+            rest = code
+            d = nptr[i + 1] - nptr[i]
+            for k in range(nptr[i], nptr[i + 1]):
+                cj = card[nbr[k]]
+                states[soff[i] + (at - cptr[i]) * d + k - nptr[i]] = rest % cj
+                rest //= cj
             for v in range(q):
                 counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
             at += 1
@@ -198,7 +204,7 @@ def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, codes, c
 
 @njit(cache=True)
 def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, qoff,
-                 codes, counts, grad, sc, kbase):  # pragma: no cover - numba
+                 soff, states, counts, grad, sc, kbase):  # pragma: no cover - numba
     """:func:`_variable` over variable ``i``'s distinct contexts: each conditional once,
     weighted by the counts of the states seen with it. The log-conditional of a seen state
     is its summed log-weights (``lws``, the logs of ``w``) less the log of the total, one
@@ -207,12 +213,11 @@ def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, 
     u0 = uoff[i]
     lo, hi = nptr[i], nptr[i + 1]
     value = 0.0
+    d = hi - lo
     for t in range(cptr[i], cptr[i + 1]):
-        code = codes[t]
+        s0 = soff[i] + (t - cptr[i]) * d
         for k in range(lo, hi):
-            cj = card[nbr[k]]
-            kbase[k - lo] = noff[k] + (code % cj) * c
-            code //= cj
+            kbase[k - lo] = noff[k] + states[s0 + k - lo] * c
         q0 = qoff[i] + (t - cptr[i]) * c
         for v in range(c):
             sc[v, 0] = w[u0 + v]
@@ -278,7 +283,7 @@ def _scratch(card, nptr):  # pragma: no cover - numba
 
 @njit(cache=True, parallel=True)
 def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
-                codes, counts, grad, values):  # pragma: no cover - numba
+                soff, states, counts, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`), the
@@ -287,7 +292,7 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
         sc, base, tot, obs = _scratch(card, nptr)
         if chosen[i]:
             values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                     cptr, qoff, codes, counts, grad, sc, base)
+                                     cptr, qoff, soff, states, counts, grad, sc, base)
         else:
             values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
                                   grad, sc, base, tot, obs)
@@ -295,13 +300,13 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
 
 @njit(cache=True)
 def pl_serial(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
-              codes, counts, grad, values):  # pragma: no cover - numba
+              soff, states, counts, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
     sc, base, tot, obs = _scratch(card, nptr)
     for i in range(card.shape[0]):
         if chosen[i]:
             values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                     cptr, qoff, codes, counts, grad, sc, base)
+                                     cptr, qoff, soff, states, counts, grad, sc, base)
         else:
             values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
                                   grad, sc, base, tot, obs)
