@@ -21,10 +21,15 @@ Size. ``make bench`` runs a 32x32 lattice (a few minutes); the environment varia
 ``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run;
 ``MRFLIB_BENCH_SCALE_STEPS`` the gradient learners' steps (default 5). Each row is printed
 to stderr as it is measured, so a long run shows where it is. The
-committed results are of the full 256x256 lattice, 2 gradient steps each
-(107 min at loads of 3 to 4 on this machine's two cores): data 8.6 min, MPLE 30 min (peak
-4.5 GiB), LAP 51 min (196,096 auxiliary fits on two cores), a step of 1-SMCI or SMCI-PCD
-about 3.3 min, of PCD 42 s.
+committed results are of the full 256x256 lattice, 2 gradient steps each. The rows data,
+mple, 1-smci and smci-pcd are from a run with the pairwise gradient kernels (the pseudo-
+likelihood and 1-SMCI of the factor scopes), at one-minute loads of 1.8 to 3.8 on this
+machine's two cores: data 2.4 min, MPLE 10.5 min to its stopping rule (133 L-BFGS steps,
+peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SMCI-PCD 147
+s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
+lap, cd, pcd and smci-pcd (mci) are from the earlier full run with the general kernels
+(107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
+auxiliary fits on two cores), a step of PCD 42 s.
 """
 
 from __future__ import annotations

@@ -180,8 +180,11 @@ def test_pseudo_likelihood_contexts_are_checked_before_counting():
 
     rng = np.random.default_rng(0)
     n, N = 12, 20000
-    scopes = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    model = FactorGraph([6] * n, scopes, [np.zeros((6, 6))] * len(scopes))
+    # a factor of three variables keeps the model off the pairwise kernel, which has no
+    # contexts
+    scopes = [(i, j) for i in range(n) for j in range(i + 1, n)] + [(0, 1, 2)]
+    model = FactorGraph([6] * n, scopes, [np.zeros((6, 6))] * (len(scopes) - 1)
+                        + [np.zeros((6, 6, 6))])
     data = rng.integers(0, 6, (N, n))
     with memory_requests() as log:
         tracemalloc.start()

@@ -24,7 +24,11 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     N and each conditional is computed once per context (numba kernel); L-BFGS. With
     tied parameters, variables whose conditionals are the same function of ``φ`` share
     their contexts (:mod:`._contexts`), so an evaluation costs what the distinct tied
-    conditionals cost, not what the variables do.
+    conditionals cost, not what the variables do. A structure whose factors all hold at
+    most two variables, untied, is evaluated row by row instead
+    (:mod:`._pairwise_likelihood`): each conditional from the variable's unary row and one
+    row per neighbour, its gradient accumulated into those rows, the variables in
+    parallel, with memory linear in the model and in N.
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
@@ -60,6 +64,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.sampling.chains import flat_tables
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _limits
+from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
 from mrflib.learning._contexts import _Contexts
@@ -187,7 +192,7 @@ def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     model = _check_structure(model, "model")
     x = _check_data(data, model)
     lay = _Layout(model)
-    return float(_Contexts(lay, x)(flat_tables(model), False)[0])
+    return float(_pl_objective(lay, x)(flat_tables(model), False)[0])
 
 
 def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
@@ -211,9 +216,20 @@ def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     return float(total / len(x))
 
 
+def _pl_objective(lay, x) -> Any:
+    """The pseudo-likelihood as a function of the flat tables: row by row on a pairwise
+    structure without tied variables (:mod:`._pairwise_likelihood`), else over the data's
+    distinct contexts, pooled over tied variables (:mod:`._contexts`)."""
+    if not isinstance(lay, _tying.Tie):
+        pl = _ppl.objective(lay.structure, np.ascontiguousarray(x, dtype=np.int64))
+        if pl is not None:
+            return pl
+    return _Contexts(lay, x)
+
+
 def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
              deadline=None) -> Any:
-    ctx = _Contexts(lay, x)
+    ctx = _pl_objective(lay, x)
     # pooled contexts read only their representatives' tables, the rows ctx.rows of A
     A = lay.A if ctx.rows is None else lay.A[ctx.rows]
     At = A.T.tocsr()

@@ -55,8 +55,11 @@ direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
-the factor scopes' conditionals for each row of the sample set. All linear in the model
-and in the rows; the structure of the sampler is packed once per fit.
+the factor scopes' conditionals for each row of the sample set (on a structure whose
+factors all hold at most two variables, by the pairwise kernels of
+:mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
+variables' cavities, ``O(edges q^2)`` a row). All linear in the model and in the rows;
+the structure of the sampler is packed once per fit.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import _pairwise_scopes
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _k
@@ -121,12 +125,15 @@ class _Chains:
                            if "extension_rate" in options else self._data_rows())
         # the structure's arrays, once per fit: the sampler's packing and SMCI's scopes
         packed = factor_gibbs.pack(lay.structure)
-        self.plan = (smci_factor_graph._scope_plan(lay.structure, packed) if self.order == 1
-                     else None)
         self.structure = packed[1:]
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
+        self.plan = None
+        if self.order == 1:  # a pairwise structure's scopes by its own kernels
+            self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
+                         if self.pairwise is not None
+                         else smci_factor_graph._scope_plan(lay.structure, packed))
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
@@ -189,6 +196,8 @@ class _Chains:
             counts = _k.factor_counts_blocked(self.states, self.fptr, self.fvars, self.fstride,
                                       self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
+        if self.order == 1 and self.pairwise is not None:
+            return _pairwise_scopes.flat_marginals(self.plan, tables, self.states)
         if self.order == 1:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:

@@ -50,7 +50,9 @@ from mrflib.inference import exact
 from mrflib.inference._factor_ops import LINEAR_SPAN, logsumexp
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import _chains_kernels as _k
+from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import _pairwise_scopes
 from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
 
 __all__ = ["Estimate", "ScopePlan", "scope_plan", "estimate", "marginals", "factor_marginals",
@@ -359,6 +361,10 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     want = _targets(model, targets)
     if order == 1 and targets == "variables":
         return _variables_order_one(model, x, batch, counts, flat)
+    if order == 1 and max(map(len, model.scopes), default=0) <= 2 and targets == "factors":
+        if plan is not None:
+            _plan_for(model, plan)  # a plan given is checked, though these kernels need none
+        return _factors_pairwise(model, x, batch, counts, flat)
     if order == 1 and max((t.size for t in model.log_tables),
                           default=0) <= MAX_KERNEL_STATES:
         return _factors_order_one(model, x, batch, counts, plan, flat)
@@ -516,6 +522,23 @@ def _factors_order_one(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
         values[k] = m[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
         errors[k] = s[out_ptr[j]:out_ptr[j + 1]].reshape(shape)
     return Estimate(values, errors)
+
+
+def _factors_pairwise(model: FactorGraph, x: np.ndarray, batch: np.ndarray,
+                      counts: np.ndarray, tables: np.ndarray) -> Estimate:
+    """1-SMCI of every factor's scope of a pairwise model by the pairwise kernels
+    (:mod:`._pairwise_scopes`), summed per batch; the samples' weights are checked by the
+    caller."""
+    packed = factor_gibbs.pack(model, tables)
+    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    sp = _pairwise_scopes.plan(_pairwise.structure(*packed[4:], card), *packed[4:])
+    sums, _ = _pairwise_scopes.scope_sums(sp, tables, x, batch.astype(np.int64), len(counts))
+    m, s = factor_gibbs.batch_standard_errors(sums, counts)
+    offsets = np.concatenate([[0], np.cumsum([t.size for t in model.log_tables])])
+    return Estimate([m[a:b].reshape(t.shape) for a, b, t in
+                     zip(offsets[:-1], offsets[1:], model.log_tables)],
+                    [s[a:b].reshape(t.shape) for a, b, t in
+                     zip(offsets[:-1], offsets[1:], model.log_tables)])
 
 
 def _scope_sums(tables: np.ndarray, x: np.ndarray, batch: np.ndarray, counts: np.ndarray,

@@ -1,0 +1,272 @@
+"""1-SMCI of the factor scopes of a pairwise factor graph: every pair's conditional given
+the rest, from the packed rows of :mod:`mrflib.inference.sampling._pairwise`.
+
+For a factor on ``{i, j}``, 1-SMCI sums ``P(x_i, x_j | x_rest)`` over the sample set; with
+pairwise factors that conditional is ``cav_i(x_i) T_ij(x_i, x_j) cav_j(x_j)``, where
+``T_ij`` sums the tables of every factor on ``{i, j}`` and the cavity ``cav_i`` is ``i``'s
+unary row times the rows of its other neighbours at their sampled states. A factor on
+``{i}`` gets the conditional of ``x_i`` given the rest. The kernels
+(:mod:`._pairwise_scopes_kernels`) compute every cavity of a row by a prefix and a suffix
+product over each neighbour list, so a row costs ``O(edges q^2)``, with nothing of size
+``N x factors`` kept (the rows are transposed once, in bytes when the cardinalities
+allow). :func:`_scope_sums_numpy` is the plain-numpy reference.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mrflib._support.threads import parallel_ok
+from mrflib._support.validation import require_memory
+from mrflib.inference.sampling import _pairwise
+from mrflib.inference.smci import _pairwise_scopes_kernels as _k
+
+__all__ = ["PairwiseScopes", "plan", "scope_sums", "flat_marginals"]
+
+class PairwiseScopes(NamedTuple):
+    """A pairwise structure's packing for 1-SMCI of its scopes (:func:`plan`).
+
+    ``pw`` the packing; pair ``p`` joins ``plo[p] < phi[p]``, its entry in ``plo``'s
+    neighbour list is ``klo[p]`` (``khi[p]`` in ``phi``'s), its table over
+    ``(x_lo, x_hi)`` at ``poff[p]`` of the pair tables, read from the packed
+    log-weights at ``pidx``; ``eoff[k]`` the start of neighbour entry ``k``'s cavity in a
+    row's buffer (the reference's), ``pslot[k]`` the pair of neighbour entry ``k`` when
+    its centre is the pair's lower end (else -1), ``voff[i]`` the start of variable
+    ``i``'s conditional; ``out`` maps every entry of
+    the factors' flat tables to the joined ``(variables, pairs, [1])`` sums (the last: a
+    factor of empty scope, whose marginal is 1).
+    """
+
+    pw: _pairwise.Pairwise
+    plo: np.ndarray
+    phi: np.ndarray
+    klo: np.ndarray
+    khi: np.ndarray
+    poff: np.ndarray
+    pidx: np.ndarray
+    eoff: np.ndarray
+    pslot: np.ndarray
+    voff: np.ndarray
+    out: np.ndarray
+
+
+def plan(pw: _pairwise.Pairwise, fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
+         offsets: np.ndarray) -> PairwiseScopes:
+    """The :class:`PairwiseScopes` of a pairwise structure.
+
+    Parameters
+    ----------
+    pw : Pairwise
+        :func:`mrflib.inference.sampling._pairwise.structure` of the packing below.
+    fptr, fvars, fstride, offsets : ndarray of int64
+        The factors' scopes, strides and table offsets
+        (:func:`mrflib.inference.sampling.chains.pack`).
+
+    Returns
+    -------
+    PairwiseScopes
+    """
+    card, n = pw.card, len(pw.card)
+    centre = np.repeat(np.arange(n, dtype=np.int64), np.diff(pw.nptr))
+    key = centre * n + pw.nbr  # ascending: the lists are sorted by centre, then neighbour
+    klo = np.flatnonzero(centre < pw.nbr)
+    plo, phi = centre[klo], pw.nbr[klo]
+    khi = np.searchsorted(key, phi * n + plo)
+    size = card[plo] * card[phi]
+    poff = np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
+    t = _pairwise._counting(size)
+    a, b = t // np.repeat(card[phi], size), t % np.repeat(card[phi], size)
+    # the lower variable's table holds the row of the upper's state b at b * card[lo]
+    pidx = np.repeat(pw.noff[klo], size) + b * np.repeat(card[plo], size) + a
+    eoff = np.concatenate([[0], np.cumsum(card[centre])]).astype(np.int64)
+    voff = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
+    out = _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets)
+    pslot = np.full(len(pw.nbr), -1, dtype=np.int64)
+    pslot[klo] = np.arange(len(klo))
+    return PairwiseScopes(pw, plo, phi, klo.astype(np.int64), khi.astype(np.int64), poff,
+                          pidx.astype(np.int64), eoff, pslot, voff, out)
+
+
+def _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets) -> np.ndarray:
+    """For every flat table entry, its position in the joined (variables, pairs, [1])."""
+    n = len(pw.card)
+    V, PA = int(voff[-1]), int(poff[-1])
+    sizes = np.diff(fptr)
+    fptr = fptr[:-1]
+    tsize = np.ones(len(sizes), dtype=np.int64)
+    one = sizes == 1
+    two = sizes == 2
+    tsize[one] = pw.card[fvars[fptr[one]]]
+    tsize[two] = pw.card[fvars[fptr[two]]] * pw.card[fvars[fptr[two] + 1]]
+    total = int(tsize.sum())
+    out = np.full(total, V + PA, dtype=np.int64)
+    k1 = np.flatnonzero(one)
+    v1 = fvars[fptr[k1]]
+    c1 = pw.card[v1]
+    s1 = _pairwise._counting(c1)
+    out[np.repeat(offsets[k1], c1) + s1 * np.repeat(fstride[fptr[k1]], c1)] = (
+        np.repeat(voff[v1], c1) + s1)
+    k2 = np.flatnonzero(two)
+    va, vb = fvars[fptr[k2]], fvars[fptr[k2] + 1]
+    lo, hi = np.minimum(va, vb), np.maximum(va, vb)
+    pair = np.searchsorted(plo * n + phi, lo * n + hi)
+    m = pw.card[va] * pw.card[vb]
+    t = _pairwise._counting(m)
+    cb = np.repeat(pw.card[vb], m)
+    xa, xb = t // cb, t % cb
+    flip = np.repeat(va > vb, m)
+    x_lo, x_hi = np.where(flip, xb, xa), np.where(flip, xa, xb)
+    at = (np.repeat(offsets[k2], m) + xa * np.repeat(fstride[fptr[k2]], m)
+          + xb * np.repeat(fstride[fptr[k2] + 1], m))
+    out[at] = V + np.repeat(poff[pair], m) + x_lo * np.repeat(pw.card[hi], m) + x_hi
+    return out
+
+
+def _pair_tables(sp: PairwiseScopes, lw: np.ndarray, logs: bool) -> np.ndarray:
+    """The pair tables from the packed log-weights: exponentiated, each scaled to a
+    largest entry of 1, or as logs."""
+    pe = lw[sp.pidx]
+    if logs or len(pe) == 0:
+        return pe
+    top = np.maximum.reduceat(pe, sp.poff[:-1]) if len(sp.poff) > 1 else pe[:0]
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore"):
+        return np.exp(pe - np.repeat(top, np.diff(sp.poff)))
+
+
+def _weights(sp: PairwiseScopes, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The kernels' rows, pair tables and whether they are logs: exponentiated when no
+    pair's conditional can underflow (the spreads of both variables' rows and of the
+    pair's table within :data:`mrflib.inference.sampling._pairwise.LOG_RANGE` together)."""
+    pw = sp.pw
+    w, logs = _pairwise.weights(pw, tables)
+    lw = _pairwise._log_weights(pw, tables)
+    if not logs and len(sp.plo):
+        pe = lw[sp.pidx]
+        finite = np.isfinite(pe)
+        top = np.maximum.reduceat(np.where(finite, pe, -np.inf), sp.poff[:-1])
+        low = np.minimum.reduceat(np.where(finite, pe, np.inf), sp.poff[:-1])
+        spread = np.where(np.isfinite(top), top - low, 0.0)
+        var = _variable_spreads(pw, lw)
+        if not np.max(var[sp.plo] + var[sp.phi] + spread) <= _pairwise.LOG_RANGE:
+            logs = True
+    if logs:
+        return lw, _pair_tables(sp, lw, True), True
+    return w, _pair_tables(sp, lw, False), False
+
+
+def _variable_spreads(pw: _pairwise.Pairwise, lw: np.ndarray) -> np.ndarray:
+    """Each variable's summed spread of its rows (as :func:`_pairwise.weights` bounds)."""
+    finite = np.isfinite(lw)
+    top = np.maximum.reduceat(np.where(finite, lw, -np.inf), pw.row_start)
+    low = np.minimum.reduceat(np.where(finite, lw, np.inf), pw.row_start)
+    spread = np.where(np.isfinite(top), top - low, 0.0)
+    return np.add.reduceat(np.maximum.reduceat(spread, pw.block_start), pw.var_block)
+
+
+def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.ndarray,
+               n_batches: int) -> tuple[np.ndarray, int]:
+    """Per-batch sums of 1-SMCI of every factor's scope, in the flat tables' layout, and
+    the first row of zero weight (-1: none).
+
+    Parameters
+    ----------
+    sp : PairwiseScopes
+    tables : ndarray of float64
+        The model's flat log-tables.
+    x : ndarray of int64, shape (N, n)
+        The sample set (trusted).
+    batch : ndarray of int64, shape (N,)
+        Each row's batch.
+    n_batches : int
+
+    Returns
+    -------
+    (ndarray of float64, shape (n_batches, len(tables)), int)
+        The sums (a factor of empty scope: the batch's row count).
+    """
+    pw = sp.pw
+    N, n = x.shape
+    V, PA = int(sp.voff[-1]), int(sp.poff[-1])
+    # the rows transposed (a variable's states contiguous), in the smallest integer type
+    require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + 3 * pw.size) + 4.0 * N * n,
+                   f"the 1-SMCI sums of {n} variables and {len(sp.plo)} pairs")
+    w, pe, logs = _weights(sp, tables)
+    xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
+                              else np.int32)
+    vacc = np.zeros((n_batches, V))
+    pacc = np.zeros((n_batches, PA))
+    first = np.full(n, -1, dtype=np.int64)
+    work = float(N) * (4 * len(pw.nbr) * 4 + 4 * PA)
+    kernel = _k.scope_sums_parallel if parallel_ok(work) else _k.scope_sums_serial
+    kernel(xt, np.ascontiguousarray(batch, dtype=np.int64), n_batches == 1, w, pe, bool(logs),
+           pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot, sp.poff, vacc,
+           pacc, first)
+    bad = first[first >= 0]
+    counts = np.bincount(batch, minlength=n_batches).astype(np.float64)
+    joined = np.concatenate([vacc, pacc, counts[:, None]], axis=1)
+    return joined[:, sp.out], int(bad.min()) if len(bad) else -1
+
+
+def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """1-SMCI of every factor's scope over the rows ``x``, in the flat tables' layout
+    (what :func:`mrflib.inference.smci.regions.flat_scope_marginals` returns).
+
+    Parameters
+    ----------
+    sp : PairwiseScopes
+    tables : ndarray of float64
+        The model's flat log-tables.
+    x : ndarray of int64, shape (N, n)
+        The sample set (trusted).
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        When a row has zero weight under the model.
+    """
+    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1)
+    if bad >= 0:
+        raise ValueError(f"samples[{bad}] has zero weight under the model: SMCI conditions "
+                         "on states of positive weight")
+    return sums[0] / len(x)
+
+
+def _scope_sums_numpy(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Plain-numpy reference of :func:`flat_marginals` (log-weights, vectorised over rows;
+    rows of zero weight are not checked)."""
+    pw = sp.pw
+    lw = _pairwise._log_weights(pw, tables)
+    N, n = x.shape
+    V, PA = int(sp.voff[-1]), int(sp.poff[-1])
+
+    def cavity(i, skip):
+        c = int(pw.card[i])
+        s = np.repeat(lw[pw.uoff[i]:pw.uoff[i] + c][None, :], N, axis=0)
+        for k in range(pw.nptr[i], pw.nptr[i + 1]):
+            if k != skip:
+                s = s + lw[pw.noff[k] + x[:, pw.nbr[k]][:, None] * c + np.arange(c)[None, :]]
+        return s
+
+    full = [cavity(i, -1) for i in range(n)]
+    out = np.zeros(V + PA + 1)
+    out[-1] = 1.0
+    for i in range(n):
+        p = np.exp(full[i] - full[i].max(axis=1, keepdims=True))
+        out[sp.voff[i]:sp.voff[i + 1]] = (p / p.sum(axis=1, keepdims=True)).mean(axis=0)
+    for p_ in range(len(sp.plo)):
+        i, j = int(sp.plo[p_]), int(sp.phi[p_])
+        ci, cj = int(pw.card[i]), int(pw.card[j])
+        cav_i, cav_j = cavity(i, sp.klo[p_]), cavity(j, sp.khi[p_])
+        pair = lw[sp.pidx[sp.poff[p_]:sp.poff[p_ + 1]]].reshape(ci, cj)
+        s = cav_i[:, :, None] + pair[None] + cav_j[:, None, :]
+        e = np.exp(s - s.max(axis=(1, 2), keepdims=True))
+        e /= e.sum(axis=(1, 2), keepdims=True)
+        out[V + sp.poff[p_]:V + sp.poff[p_ + 1]] = e.mean(axis=0).ravel()
+    return out[sp.out]

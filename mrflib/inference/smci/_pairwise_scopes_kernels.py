@@ -1,0 +1,241 @@
+"""Numba kernels of 1-SMCI of the factor scopes of a pairwise factor graph
+(:mod:`mrflib.inference.smci._pairwise_scopes`).
+
+The weights ``w`` are those of :class:`mrflib.inference.sampling._pairwise.Pairwise` (a
+variable's unary row at ``uoff[i]``; for its ``k``-th neighbour a table whose row of the
+neighbour's state ``s`` starts at ``noff[k] + s * card[i]``), exponentiated rows (``logs``
+false) or log-weights (``logs`` true); ``pe`` holds each pair's table over
+``(x_lo, x_hi)`` at ``poff[p]``, exponentiated with its largest entry 1, or in logs.
+
+Each variable ``i`` (in parallel) owns its conditional and the pairs it is the lower end
+of. Its data rows are taken in blocks of :data:`ROW_BLOCK`, the block's index the innermost
+loop (``a[v, b]``), so that the compiler makes the products vector loops whatever the
+cardinality. For a block: ``i``'s *cavity* towards each neighbour (its unary row times the
+rows of all its other neighbours at their states) by a prefix and a suffix product over
+its neighbour list, its conditional given the rest from the full product; then for each
+pair ``(i, j)``, ``j > i``, the cavity of ``j`` towards ``i`` and
+``P(x_i, x_j | rest) ∝ cav_i(x_i) pe(x_i, x_j) cav_j(x_j)``. Every sum is over the rows in
+order, into slots only that variable writes (with one batch, lane ``b`` of a block sums
+its own rows and the lanes are added at the end): the sums do not depend on the threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["ROW_BLOCK", "scope_sums_parallel", "scope_sums_serial"]
+
+#: Data rows whose conditionals are computed together.
+ROW_BLOCK = 16
+
+
+@njit(cache=True)
+def _times_row(acc, w, base, c, nb, logs):  # pragma: no cover - numba
+    """``acc[v, b] *= w[base[b] + v]`` (``+=`` for logs)."""
+    if logs:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] += w[base[b] + v]
+    else:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] *= w[base[b] + v]
+
+
+@njit(cache=True)
+def _normalized(acc, c, nb, logs, tot):  # pragma: no cover - numba
+    """``acc[:c, :nb]`` exponentiated (logs: its largest entry per row to 0 first) and
+    ``tot[b]`` set to the reciprocal of each column's sum (0 for a column of zeros)."""
+    if logs:
+        for b in range(nb):
+            tot[b] = acc[0, b]
+        for v in range(1, c):
+            for b in range(nb):
+                tot[b] = max(tot[b], acc[v, b])
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] = np.exp(acc[v, b] - tot[b]) if tot[b] > -np.inf else 0.0
+    for b in range(nb):
+        tot[b] = acc[0, b]
+    for v in range(1, c):
+        for b in range(nb):
+            tot[b] += acc[v, b]
+    for b in range(nb):
+        tot[b] = 1.0 / tot[b] if tot[b] > 0.0 else 0.0  # a zero-weight row adds nothing
+
+
+@njit(cache=True)
+def _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff, pslot,
+              poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc, vloc
+              ):  # pragma: no cover - numba
+    """Variable ``i``'s conditional and its pairs' conditionals over all rows, added to
+    ``vacc`` and ``pacc``; returns the first row whose observed states have zero unary
+    weight at ``i`` or zero pair weight at one of its pairs, or -1."""
+    c = card[i]
+    u0, v0 = uoff[i], voff[i]
+    lo, hi = nptr[i], nptr[i + 1]
+    zero = -np.inf if logs else 0.0
+    unit = 0.0 if logs else 1.0
+    N = xt.shape[1]
+    bad = -1
+    if one:
+        vloc[:] = 0.0
+        loc[:] = 0.0
+    for r0 in range(0, N, ROW_BLOCK):
+        nb = min(ROW_BLOCK, N - r0)
+        for b in range(nb):
+            if w[u0 + xt[i, r0 + b]] == zero and (bad < 0 or r0 + b < bad):
+                bad = r0 + b
+        # prefix products into the cavities, the full product in acc
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] = w[u0 + v]
+        for k in range(lo, hi):
+            o, j = noff[k], nbr[k]
+            for b in range(nb):
+                base[b] = o + xt[j, r0 + b] * c
+            for v in range(c):
+                for b in range(nb):
+                    cav[k - lo, v, b] = acc[v, b]
+            _times_row(acc, w, base, c, nb, logs)
+        # suffix products (aj as scratch)
+        for v in range(c):
+            for b in range(nb):
+                aj[v, b] = unit
+        for k in range(hi - 1, lo - 1, -1):
+            o, j = noff[k], nbr[k]
+            for b in range(nb):
+                base[b] = o + xt[j, r0 + b] * c
+            if logs:
+                for v in range(c):
+                    for b in range(nb):
+                        cav[k - lo, v, b] += aj[v, b]
+            else:
+                for v in range(c):
+                    for b in range(nb):
+                        cav[k - lo, v, b] *= aj[v, b]
+            _times_row(aj, w, base, c, nb, logs)
+        _normalized(acc, c, nb, logs, tot)
+        if one:
+            for v in range(c):
+                for b in range(nb):
+                    vloc[v, b] += acc[v, b] * tot[b]
+        else:
+            for v in range(c):
+                for b in range(nb):
+                    vacc[batch[r0 + b], v0 + v] += acc[v, b] * tot[b]
+        # the pairs (i, j), j > i
+        for k in range(lo, hi):
+            p = pslot[k]
+            if p < 0:
+                continue
+            j = nbr[k]
+            cb = card[j]
+            p0 = poff[p]
+            for b in range(nb):
+                obs = pe[p0 + xt[i, r0 + b] * cb + xt[j, r0 + b]]
+                if obs == zero and (bad < 0 or r0 + b < bad):
+                    bad = r0 + b
+            for s in range(cb):
+                for b in range(nb):
+                    aj[s, b] = w[uoff[j] + s]
+            for kk in range(nptr[j], nptr[j + 1]):
+                jj = nbr[kk]
+                if jj == i:
+                    continue
+                oo = noff[kk]
+                for b in range(nb):
+                    base[b] = oo + xt[jj, r0 + b] * cb
+                _times_row(aj, w, base, cb, nb, logs)
+            ci = k - lo
+            size = c * cb
+            for b in range(nb):
+                vals[b] = 0.0
+            if logs:  # the largest log-weight of each row to 0
+                for b in range(nb):
+                    tot[b] = -np.inf
+                for a in range(c):
+                    for s in range(cb):
+                        t = pe[p0 + a * cb + s]
+                        for b in range(nb):
+                            m[a * cb + s, b] = cav[ci, a, b] + t + aj[s, b]
+                            tot[b] = max(tot[b], m[a * cb + s, b])
+                for t in range(size):
+                    for b in range(nb):
+                        m[t, b] = np.exp(m[t, b] - tot[b]) if tot[b] > -np.inf else 0.0
+                        vals[b] += m[t, b]
+            else:
+                for a in range(c):
+                    for s in range(cb):
+                        t = pe[p0 + a * cb + s]
+                        for b in range(nb):
+                            m[a * cb + s, b] = cav[ci, a, b] * t * aj[s, b]
+                for t in range(size):
+                    for b in range(nb):
+                        vals[b] += m[t, b]
+            for b in range(nb):
+                vals[b] = 1.0 / vals[b] if vals[b] > 0.0 else 0.0
+            if one:  # lane by lane over the blocks, the lanes summed at the end
+                for t in range(size):
+                    for b in range(nb):
+                        loc[ci, t, b] += m[t, b] * vals[b]
+            else:
+                for t in range(size):
+                    for b in range(nb):
+                        pacc[batch[r0 + b], p0 + t] += m[t, b] * vals[b]
+    if one:
+        for v in range(c):
+            s_ = 0.0
+            for b in range(ROW_BLOCK):
+                s_ += vloc[v, b]
+            vacc[0, v0 + v] += s_
+        for k in range(lo, hi):
+            p = pslot[k]
+            if p < 0:
+                continue
+            size = c * card[nbr[k]]
+            for t in range(size):
+                s_ = 0.0
+                for b in range(ROW_BLOCK):
+                    s_ += loc[k - lo, t, b]
+                pacc[0, poff[p] + t] += s_
+    return bad
+
+
+@njit(cache=True)
+def _scratch(nptr, card):  # pragma: no cover - numba
+    cmax, dmax = 1, 1
+    for i in range(card.shape[0]):
+        cmax = max(cmax, card[i])
+        dmax = max(dmax, nptr[i + 1] - nptr[i])
+    return (np.empty((dmax, cmax, ROW_BLOCK)), np.empty((cmax, ROW_BLOCK)),
+            np.empty((cmax, ROW_BLOCK)), np.empty(ROW_BLOCK, dtype=np.int64),
+            np.empty(ROW_BLOCK), np.empty(ROW_BLOCK), np.empty((cmax * cmax, ROW_BLOCK)),
+            np.zeros((dmax, cmax * cmax, ROW_BLOCK)), np.zeros((cmax, ROW_BLOCK)))
+
+
+@njit(cache=True, parallel=True)
+def scope_sums_parallel(xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                        pslot, poff, vacc, pacc, bad):  # pragma: no cover - numba
+    """The per-batch sums of every variable's and every pair's conditional over the rows
+    (``xt (n, N)`` transposed; ``batch[r]`` the batch of row ``r``, all 0 when ``one``)
+    into ``vacc`` and ``pacc`` (zeros on entry); ``bad[i]`` the first row (or -1) where
+    ``i``'s unary weight, or one of its pairs' weight, of the observed states is zero.
+    The variables on all threads."""
+    for i in prange(card.shape[0]):
+        cav, acc, aj, base, tot, vals, m, loc, vloc = _scratch(nptr, card)
+        bad[i] = _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                           pslot, poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc,
+                           vloc)
+
+
+@njit(cache=True)
+def scope_sums_serial(xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                      pslot, poff, vacc, pacc, bad):  # pragma: no cover - numba
+    """:func:`scope_sums_parallel` on one thread (the same operations, the same sums)."""
+    cav, acc, aj, base, tot, vals, m, loc, vloc = _scratch(nptr, card)
+    for i in range(card.shape[0]):
+        bad[i] = _variable(i, xt, batch, one, w, pe, logs, nptr, nbr, noff, uoff, card, voff,
+                           pslot, poff, vacc, pacc, cav, acc, aj, base, tot, vals, m, loc,
+                           vloc)

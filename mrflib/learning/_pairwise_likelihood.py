@@ -1,0 +1,167 @@
+"""The pseudo-likelihood of a pairwise factor graph and its gradient, row by row.
+
+A factor graph whose factors all hold at most two variables is packed once into the
+per-variable rows of :mod:`mrflib.inference.sampling._pairwise` (a variable's unary row and,
+per neighbour, the sum of the pair tables oriented for it). The conditional
+``P(x_i | x_{-i})`` of a row is then its unary row times one row per neighbour, and the
+gradient of ``log P(x_i^μ | x_{-i}^μ)`` in those rows is ``[v = x_i^μ] - P(x_i = v | ...)``
+on each row read. The kernel (:mod:`._pairwise_likelihood_kernels`) walks the data rows for
+each variable, the variables in parallel; its gradient in the packed rows maps back to the
+factors' tables through the packing's ``src -> dst`` map. Memory: the data transposed,
+the packed rows and their gradient, nothing of size ``N x factors``: this is why it
+replaces the distinct contexts of :mod:`._contexts` on pairwise models, whose
+``min(N, |blanket states|)`` contexts per variable, each with its factors' positions, reach
+gigabytes on a 256x256 lattice.
+
+:func:`_pseudo_log_likelihood_numpy` is the plain-numpy reference (the same sums,
+vectorised over rows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.threads import parallel_ok
+from mrflib._support.validation import require_memory
+from mrflib.inference.sampling import _pairwise
+from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.learning import _pairwise_likelihood_kernels as _k
+
+__all__ = ["PairwisePL", "objective"]
+
+
+class PairwisePL:
+    """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` of a pairwise structure over the data
+    ``x`` and its gradient in the flat tables, as a callable of the flat log-tables (the
+    interface of :class:`mrflib.learning._contexts._Contexts`).
+
+    Parameters
+    ----------
+    pw : Pairwise
+        The structure's packing (:func:`mrflib.inference.sampling._pairwise.structure`).
+    x : ndarray of int64, shape (N, n)
+        The data (trusted).
+    """
+
+    rows = None  # the objective reads every table entry (no pooling of tied variables)
+
+    def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray) -> None:
+        N, n = x.shape
+        # the data checked and transposed, the packed weights and their logs, their
+        # gradient, and the gradient mapped
+        require_memory(12.0 * N * n + 8.0 * (4 * pw.size + 2 * len(pw.src)),
+                       f"the pseudo-likelihood of {n} variables over {N} rows")
+        self.pw = pw
+        self.N = N
+        # the rows transposed (a variable's states contiguous), in the smallest integer type
+        self.xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
+                                       else np.int32)
+        self._contexts()
+
+    def _contexts(self) -> None:
+        """The distinct contexts of the variables whose blanket states are few: a variable
+        is evaluated over them when its blanket's code space (times its states) is at
+        most ``4 N`` and the data show at most ``N / 2`` of its blanket states, else row
+        by row."""
+        pw, N = self.pw, self.N
+        n = len(pw.card)
+        nb_card = pw.card[pw.nbr].astype(np.float64)
+        cum = np.concatenate([[0.0], np.cumsum(np.log2(nb_card))])
+        log_space = cum[pw.nptr[1:]] - cum[pw.nptr[:-1]]
+        chosen = log_space + np.log2(pw.card) <= np.log2(4.0 * N)
+        radix = np.ones(len(pw.nbr), dtype=np.int64)
+        space = np.ones(n, dtype=np.int64)
+        _k.blanket_radix(pw.nptr, pw.nbr, pw.card, chosen, radix, space)
+        n_ctx = np.zeros(n, dtype=np.int64)
+        _k.context_counts(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, n_ctx)
+        chosen &= 2 * n_ctx <= N
+        n_ctx[~chosen] = 0
+        cptr = np.concatenate([[0], np.cumsum(n_ctx)]).astype(np.int64)
+        qoff = np.concatenate([[0], np.cumsum(n_ctx * pw.card)]).astype(np.int64)
+        soff = np.concatenate([[0], np.cumsum(n_ctx * np.diff(pw.nptr))]).astype(np.int64)
+        require_memory(4.0 * (soff[-1] + qoff[-1]),
+                       f"the pseudo-likelihood contexts of {int(chosen.sum())} variables")
+        # the blankets' states decoded once (no division in the evaluations), as the rows
+        states = np.zeros(soff[-1], dtype=self.xt.dtype)
+        counts = np.zeros(qoff[-1], dtype=np.int32)
+        _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
+                        soff, states, counts)
+        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
+        self.states, self.counts = states, counts
+
+    def __call__(self, flat: np.ndarray, want_grad: bool = True
+                 ) -> tuple[float, np.ndarray]:
+        pw = self.pw
+        w, logs = _pairwise.weights(pw, flat)
+        if logs:
+            lws = w
+        else:
+            with np.errstate(divide="ignore"):
+                lws = np.log(w)
+        grad = np.zeros(pw.size)
+        values = np.zeros(len(pw.card))
+        work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
+        kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
+        kernel(self.xt, w, lws, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
+               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
+               self.counts, grad, values)
+        value = float(values.sum()) / self.N
+        if not want_grad:
+            return value, np.zeros(len(flat))
+        g = np.bincount(pw.src, weights=grad[pw.dst], minlength=len(flat)) / self.N
+        return value, g
+
+
+def objective(structure: Any, x: np.ndarray) -> PairwisePL | None:
+    """The pseudo-likelihood objective of the data ``x`` over ``structure``'s family when
+    every factor holds at most two variables, else ``None``.
+
+    Parameters
+    ----------
+    structure : FactorGraph
+        The family (its tables are not read).
+    x : ndarray of int64, shape (N, n)
+        The data (trusted).
+
+    Returns
+    -------
+    PairwisePL or None
+    """
+    if max(map(len, structure.scopes), default=0) > 2:
+        return None
+    packed = factor_gibbs.pack(structure)
+    card = np.ascontiguousarray(structure.cardinalities, dtype=np.int64)
+    pw = _pairwise.structure(*packed[4:], card)
+    return None if pw is None else PairwisePL(pw, x)
+
+
+def _pseudo_log_likelihood_numpy(pw: _pairwise.Pairwise, flat: np.ndarray, x: np.ndarray
+                                 ) -> tuple[float, np.ndarray]:
+    """Plain-numpy reference of :class:`PairwisePL`: the value and the gradient in the flat
+    tables, from the log-weights (no exponentiated rows), vectorised over rows."""
+    lw = _pairwise._log_weights(pw, flat)
+    N = x.shape[0]
+    g = np.zeros(pw.size)
+    total = 0.0
+    for i in range(len(pw.card)):
+        c = int(pw.card[i])
+        idx = [np.repeat((pw.uoff[i] + np.arange(c))[None, :], N, axis=0)]
+        for k in range(pw.nptr[i], pw.nptr[i + 1]):
+            idx.append(pw.noff[k] + x[:, pw.nbr[k]][:, None] * c + np.arange(c)[None, :])
+        score = sum(lw[ix] for ix in idx)
+        mx = score.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.exp(score - mx)
+            lse = mx[:, 0] + np.log(p.sum(axis=1))
+            p /= p.sum(axis=1, keepdims=True)
+        obs = score[np.arange(N), x[:, i]]
+        dead = mx[:, 0] == -np.inf
+        total += -np.inf if dead.any() else float(np.sum(obs - lse))
+        d = -p
+        d[np.arange(N), x[:, i]] += 1.0
+        d[dead] = 0.0
+        for ix in idx:
+            np.add.at(g, ix, d)
+    return total / N, np.bincount(pw.src, weights=g[pw.dst], minlength=len(flat)) / N
