@@ -15,7 +15,6 @@ takes a model, or is listed in ``EXEMPT`` with the test file that drives it.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import math
 import pkgutil
@@ -140,8 +139,8 @@ def outcome(call, names: tuple[str, ...]):
 # ----------------------------------------------------------------------- bad arguments: bm
 def forwards(info: pkgutil.ModuleInfo) -> bool:
     """True for a deprecated module path that only forwards to the module replacing it."""
-    spec = importlib.util.find_spec(info.name)
-    return spec.origin is not None and "alias_module(__name__" in Path(spec.origin).read_text()
+    path = Path(info.module_finder.path) / f"{info.name.rpartition('.')[2]}.py"
+    return path.is_file() and "alias_module(__name__" in path.read_text()
 
 
 def public_functions() -> dict[str, object]:
