@@ -23,12 +23,10 @@ The names users call are importable from the top; submodules load on first use, 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import os
-import sys
 from typing import Any
 
+from mrflib._support.deprecation import ModuleAliases
 from mrflib._support.numba_cache import ensure_cache_dir as _ensure_cache_dir
 
 # before any kernel module imports numba: its cache must have a writable folder
@@ -82,27 +80,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_PUBLIC))
 
 
-class _ShortPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports ``mrflib.<short>`` (``import mrflib.approx``) as the module it names in
-    :data:`_PUBLIC`: the same module object, not a copy, so its names, ``isinstance`` checks
-    and monkeypatching are the real module's."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        head, _, short = fullname.partition(".")
-        if head == "mrflib" and _PUBLIC.get(short, fullname) != fullname:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec: Any) -> Any:
-        module = importlib.import_module(_PUBLIC[spec.name.partition(".")[2]])
-        self._spec = module.__spec__  # the import system sets the short path's spec on it
-        return module
-
-    def exec_module(self, module: Any) -> None:
-        """Nothing to run (:meth:`create_module` returned the loaded module); its own spec
-        is put back."""
-        module.__spec__ = self._spec
-
-
-if not any(isinstance(finder, _ShortPaths) for finder in sys.meta_path):
-    sys.meta_path.append(_ShortPaths())
+ModuleAliases("mrflib", _PUBLIC).install()

@@ -137,18 +137,12 @@ def outcome(call, names: tuple[str, ...]):
 
 
 # ----------------------------------------------------------------------- bad arguments: bm
-def forwards(info: pkgutil.ModuleInfo) -> bool:
-    """True for a deprecated module path that only forwards to the module replacing it."""
-    path = Path(info.module_finder.path) / f"{info.name.rpartition('.')[2]}.py"
-    return path.is_file() and "alias_module(__name__" in path.read_text()
-
-
 def public_functions() -> dict[str, object]:
     """``"module.name" -> function`` for every function in the ``__all__`` of every public
     module of mrflib (a function re-exported by several modules is listed once)."""
     out, seen = {}, set()
     for info in sorted(pkgutil.walk_packages(mrflib.__path__, "mrflib."), key=lambda m: m.name):
-        if any(part.startswith("_") for part in info.name.split(".")) or forwards(info):
+        if any(part.startswith("_") for part in info.name.split(".")):
             continue
         mod = importlib.import_module(info.name)
         for name in getattr(mod, "__all__", ()):

@@ -5,8 +5,9 @@ Three kinds of alias cover every rename in the library:
 - :func:`renamed_argument` lets a function accept a keyword argument under its old name
   (``bm=`` for ``model=``, ``max_seconds=`` for ``time_limit=``);
 - :func:`deprecated_function` makes an old function name call the new one;
-- :func:`alias_module` makes an old module path import the module that replaced it, so that
-  ``import mrflib.inference.factor_gibbs`` and the objects it holds are the new module's own.
+- :class:`ModuleAliases` makes module paths import other modules: the short paths of the top
+  level (``import mrflib.approx``), and old module paths that import the module replacing
+  them, with a warning (``import mrflib.inference.factor_gibbs``), both without a file.
 
 Every warning is a :class:`FutureWarning` (shown to users by default, unlike
 :class:`DeprecationWarning`, which Python hides outside ``__main__``) and names the call to use.
@@ -16,12 +17,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["alias_module", "deprecated_function", "renamed_argument", "warn_deprecated"]
+__all__ = ["ModuleAliases", "deprecated_function", "renamed_argument", "warn_deprecated"]
 
 
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -102,19 +105,55 @@ def deprecated_function(new: Callable[..., Any], old_name: str,
     return alias
 
 
-def alias_module(old: str, new: str) -> None:
-    """Make module path ``old`` an alias of module ``new``, with a :class:`FutureWarning`.
+class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Module paths ``<package>.<name>`` that import another module, the same object.
 
-    Call it from the body of the old module, ``alias_module(__name__, "mrflib...new")``. After
-    it, ``sys.modules[old]`` is the new module object itself, so names (public and private),
-    ``isinstance`` checks and monkeypatching all act on the one module.
+    ``import mrflib.approx`` gives :mod:`mrflib.inference.approx` itself, not a copy, so its
+    names, ``isinstance`` checks and monkeypatching are the real module's. With ``warn``,
+    each alias is a deprecated path: importing it warns and names the module to import.
+    No file stands for an alias.
 
     Parameters
     ----------
-    old : str
-        The deprecated dotted module path (the caller's ``__name__``).
-    new : str
-        The dotted path of the module that replaces it.
+    package : str
+        The package under which the aliases live (``"mrflib"``).
+    targets : mapping of str to str
+        Alias name (below ``package``) to the dotted path of the module it gives.
+    warn : bool, default False
+        Whether importing an alias is deprecated (a :class:`FutureWarning`).
     """
-    warn_deprecated(f"module {old}", f"module {new}", stacklevel=4)
-    sys.modules[old] = importlib.import_module(new)
+
+    def __init__(self, package: str, targets: Mapping[str, str], *, warn: bool = False) -> None:
+        self.package, self.targets, self.warn = package, dict(targets), warn
+        self._specs: dict[str, Any] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        """A spec for an alias whose target is another module, else ``None``."""
+        head, _, name = fullname.rpartition(".")
+        if head == self.package and self.targets.get(name, fullname) != fullname:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        """The target module, imported (with the deprecation warning, if any)."""
+        new = self.targets[spec.name.rpartition(".")[2]]
+        if self.warn:
+            warn_deprecated(f"module {spec.name}", f"module {new}", stacklevel=5)
+        module = importlib.import_module(new)
+        self._specs[spec.name] = module.__spec__  # the import system sets the alias's on it
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing to run: :meth:`create_module` returned the loaded module, whose own spec
+        is put back."""
+        for spec in self._specs.values():
+            if spec.name == module.__name__:
+                module.__spec__ = spec
+
+    def install(self) -> ModuleAliases:
+        """Put the finder on :data:`sys.meta_path` (once per package) and return it."""
+        for finder in sys.meta_path:
+            if isinstance(finder, ModuleAliases) and finder.package == self.package:
+                return finder
+        sys.meta_path.append(self)
+        return self

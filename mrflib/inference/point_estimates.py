@@ -1,8 +1,0 @@
-"""Deprecated module path.
-
-Importing it warns and gives :mod:`mrflib.inference.approx.point_estimates`.
-"""
-
-from mrflib._support.deprecation import alias_module
-
-alias_module(__name__, "mrflib.inference.approx.point_estimates")
