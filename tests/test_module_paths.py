@@ -33,3 +33,16 @@ def test_import_statement_of_a_short_path_in_a_fresh_process():
 def test_unknown_short_path_is_not_found():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("mrflib.no_such_module")
+
+
+def test_a_renamed_argument_warns_names_the_new_one_and_refuses_both():
+    from mrflib._support.deprecation import renamed_argument
+
+    @renamed_argument("bm", "model")
+    def f(model, k=1):
+        return model, k
+
+    with pytest.warns(FutureWarning, match=r"f\(model=...\)"):
+        assert f(bm=3, k=2) == (3, 2)
+    with pytest.raises(TypeError, match="both model= and its deprecated name bm="):
+        f(model=1, bm=2)

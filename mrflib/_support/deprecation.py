@@ -1,10 +1,9 @@
 """Deprecation aliases: old names keep working for one release, with a warning naming the new call.
 
-Three kinds of alias cover every rename in the library:
+Two kinds of alias cover every rename in the library:
 
 - :func:`renamed_argument` lets a function accept a keyword argument under its old name
   (``bm=`` for ``model=``, ``max_seconds=`` for ``time_limit=``);
-- :func:`deprecated_function` makes an old function name call the new one;
 - :class:`ModuleAliases` makes module paths import other modules: the short paths of the top
   level (``import mrflib.approx``), and old module paths that import the module replacing
   them, with a warning (``import mrflib.inference.factor_gibbs``), both without a file.
@@ -24,7 +23,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ModuleAliases", "deprecated_function", "renamed_argument", "warn_deprecated"]
+__all__ = ["ModuleAliases", "renamed_argument", "warn_deprecated"]
 
 
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -73,36 +72,6 @@ def renamed_argument(old: str, new: str) -> Callable[[Callable[..., Any]], Calla
         return wrapper
 
     return decorate
-
-
-def deprecated_function(new: Callable[..., Any], old_name: str,
-                        new_name: str) -> Callable[..., Any]:
-    """An alias of ``new`` that warns, on every call, that ``old_name`` is deprecated.
-
-    Parameters
-    ----------
-    new : callable
-        The function that replaces the old one.
-    old_name : str
-        The old dotted name, as users called it (``"exact.fit_mle"``).
-    new_name : str
-        The dotted name to call instead.
-
-    Returns
-    -------
-    callable
-        A function with ``new``'s signature and a docstring pointing at ``new_name``.
-    """
-
-    @functools.wraps(new)
-    def alias(*args: Any, **kwargs: Any) -> Any:
-        warn_deprecated(old_name, new_name)
-        return new(*args, **kwargs)
-
-    alias.__doc__ = f"Deprecated alias of :func:`{new_name}`; it will be removed."
-    alias.__name__ = old_name.rsplit(".", 1)[-1]
-    alias.__qualname__ = alias.__name__
-    return alias
 
 
 class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
