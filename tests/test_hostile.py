@@ -1109,6 +1109,10 @@ EXEMPT = {
     "repro.scorecard.kind": "names a verdict's kind, ValueError otherwise; tests/test_report.py",
     "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",
     "repro.scorecard.outcome": "summarizes recorded rows in three sentences; tests/test_report.py",
+    "inference.smci.regions.order_of": "parses an estimator's name, ValueError otherwise; "
+        "tests/test_smci_factor_graph.py",
+    "inference.smci.regions.method_name": "names a checked order; "
+        "tests/test_smci_factor_graph.py",
     "inference.approx.importance.probabilistic_bounds": "bounds from the weights an estimator "
         "drew (a step of importance_sampling); their coverage in tests/test_importance.py",
     "io.anytime.default_method": "the method solve picks for a task it validated; "

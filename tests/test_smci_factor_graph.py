@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from _random_factor_graphs import random_factor_graph
 
-from mrflib import exact
+from mrflib import approx, exact
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as sf
 from mrflib.models import lattices as factor_models
@@ -32,7 +32,7 @@ def test_region_paths_agree(model):
     vf = model.variable_factors()
     for order in (1, 2):
         for target in [(i,) for i in range(model.n)] + [s for s in model.scopes if s]:
-            region, boundary, factors = sf.sum_region(model, target, order, vf)
+            region, boundary, factors = sf.sum_region(model, target, sf.method_name(order), vf)
             dense = sf._dense_rho(model, x, region, factors, len(target))
             plan = sf._einsum_plan(model, region, factors, len(target))
             if plan is not None:
@@ -43,10 +43,10 @@ def test_region_paths_agree(model):
                 sf._exact_rho(model, x[:4], region, boundary, factors, len(target)),
                 dense[:4], atol=1e-12)
     generic = [sf._rho(model, x, (i,), 1, vf).mean(axis=0) for i in range(model.n)]
-    for a, b in zip(generic, sf.marginals(model, x, order=1)):  # the variables' kernel
+    for a, b in zip(generic, sf.marginals(model, x, method="1-smci")):  # the variables' kernel
         np.testing.assert_allclose(a, b, atol=1e-12)
     generic = [sf._rho(model, x, s, 1, vf).mean(axis=0) for s in model.scopes]
-    for a, b in zip(generic, sf.factor_marginals(model, x, order=1)):  # the scopes' kernel
+    for a, b in zip(generic, sf.factor_marginals(model, x, method="1-smci")):  # the scopes' kernel
         np.testing.assert_allclose(a, b, atol=1e-12)
 
 
@@ -66,7 +66,8 @@ def test_theorem_2_variance_ordering(model):
     """The exact per-sample variances (eq. (12)) fall with the order, for every probability
     of every variable and factor scope, plain Monte Carlo (order 0) the largest."""
     for targets in ("variables", "factors"):
-        var = [sf.asymptotic_variance(model, order=k, targets=targets) for k in ORDERS]
+        var = [sf.asymptotic_variance(model, method=sf.method_name(k), targets=targets)
+               for k in ORDERS]
         for lo, hi in zip(var[1:], var[:-1]):
             for a, b in zip(lo, hi):
                 assert np.all(a <= b + 1e-12)
@@ -85,14 +86,14 @@ def test_unbiased_on_exact_samples_with_the_predicted_variance(model):
     vf = model.variable_factors()
     truth = exact.factor_marginals(model)
     for k in (0, 1, 2):
-        var = sf.asymptotic_variance(model, order=k, targets="factors")
+        var = sf.asymptotic_variance(model, method=sf.method_name(k), targets="factors")
         for target, p, v in zip(model.scopes, truth, var):
             rho = sf._rho(model, x, target, k, vf).reshape((R, M) + p.shape)
             sets = rho.mean(axis=1)
             assert np.all(np.abs(sets.mean(axis=0) - p) <= 5 * np.sqrt(v / M / R) + 1e-12)
             if v.sum() > 1e-3:
                 assert 0.6 < sets.var(axis=0).sum() / (v.sum() / M) < 1.6
-    first = sf.factor_marginals(model, x[:M], order=2)
+    first = sf.factor_marginals(model, x[:M], method="2-smci")
     for target, e in zip(model.scopes, first):
         np.testing.assert_allclose(e, sf._rho(model, x[:M], target, 2, vf).mean(axis=0))
 
@@ -104,7 +105,8 @@ def test_consistent_error_falls_as_one_over_root_n():
         err = {}
         for M in (100, 6400):
             e = [np.mean([np.abs(a - b).sum() for a, b in
-                          zip(sf.marginals(model, exact.sample(model, M, rng=r), order=k),
+                          zip(sf.marginals(model, exact.sample(model, M, rng=r),
+                                           method=sf.method_name(k)),
                               truth)]) for r in range(6)]
             err[M] = np.mean(e)
         assert 4 < err[100] / err[6400] < 16  # sqrt(64) = 8
@@ -113,7 +115,7 @@ def test_consistent_error_falls_as_one_over_root_n():
 def test_standard_errors_and_gibbs_samples_with_evidence():
     model = factor_models.potts_lattice(3, 3, 3, coupling=0.6, rng=4)
     ev = {2: 1}
-    res = sf.smci_marginals(model, order=2, n_samples=4000, burn_in=10, n_chains=100,
+    res = sf.smci_marginals(model, method="2-smci", n_samples=4000, burn_in=10, n_chains=100,
                             evidence=ev, rng=3)
     truth = exact.marginals(model.condition(ev))
     assert res["n_samples"] == 4000
@@ -121,7 +123,7 @@ def test_standard_errors_and_gibbs_samples_with_evidence():
     for p, m, s in zip(truth, res["marginals"], res["standard_errors"]):
         assert np.all(np.abs(p - m) <= 5 * s + 1e-9)
     x = factor_gibbs.gibbs(model, 400, burn_in=10, n_chains=40, rng=0)
-    est = sf.estimate(model, x, order=1, targets="factors", n_chains=40)
+    est = sf.estimate(model, x, method="1-smci", targets="factors", n_chains=40)
     assert [e.shape for e in est.values] == [t.shape for t in model.log_tables]
     assert all(np.all(s >= 0) for s in est.standard_errors)
 
@@ -129,8 +131,8 @@ def test_standard_errors_and_gibbs_samples_with_evidence():
 def test_bad_input_is_refused():
     model = MODELS[4]
     x = exact.sample(model, 5, rng=0)
-    with pytest.raises(ValueError, match="order"):
-        sf.marginals(model, x, order=-1)
+    with pytest.raises(ValueError, match="method"):
+        sf.marginals(model, x, method="-1-smci")
     with pytest.raises(ValueError, match="targets"):
         sf.estimate(model, x, targets="edges")
     with pytest.raises(ValueError, match="samples"):
@@ -141,9 +143,9 @@ def test_bad_input_is_refused():
     bad = np.zeros((3, 4), dtype=np.int64)  # x_0 = 0 contradicts the evidence
     for order in (1, 2):
         with pytest.raises(ValueError, match=r"samples\[0\] has zero weight"):
-            sf.factor_marginals(hard, bad, order=order)
+            sf.factor_marginals(hard, bad, method=sf.method_name(order))
     with pytest.raises(ValueError, match=r"samples\[0\] has zero weight"):
-        sf.marginals(hard, bad, order=1)
+        sf.marginals(hard, bad, method="1-smci")
 
 
 def test_the_kernels_name_a_row_of_zero_weight_themselves():
@@ -167,16 +169,15 @@ def test_the_kernels_name_a_row_of_zero_weight_themselves():
 def test_time_limit_bounds_the_region_sums_and_says_so():
     """Under a time limit, order-2 sums run over the samples that fit in the time left (whole
     sweeps), or fall back to order 1, and the result says which; no limit: order 2 on all."""
-    from mrflib.inference import approx
     from mrflib.models.lattices import potts_lattice
 
     model = potts_lattice(4, 4, 3, rng=2)
-    full = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1)
+    full = approx.marginals(model, "smci", estimator="2-smci", n_samples=200, n_chains=10, rng=1)
     assert full.details["order"] == 2 and full.n_samples == 200 and full.converged
-    roomy = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1,
+    roomy = approx.marginals(model, "smci", estimator="2-smci", n_samples=200, n_chains=10, rng=1,
                              time_limit=1000.0)
     assert roomy.details["order"] == 2 and roomy.n_samples == 200
-    tight = approx.marginals(model, "smci", order=2, n_samples=200, n_chains=10, rng=1,
+    tight = approx.marginals(model, "smci", estimator="2-smci", n_samples=200, n_chains=10, rng=1,
                              time_limit=1e-6)
     assert tight.details["order"] == 1 and not tight.converged
     assert all(abs(p.sum() - 1) < 1e-12 for p in tight.marginals)
@@ -207,3 +208,20 @@ def test_a_plan_of_another_structure_is_refused():
         sf.factor_marginals(a, x, plan=sf.scope_plan(b))
     with pytest.raises(ValueError, match="plan must be a ScopePlan"):
         sf.factor_marginals(a, x, plan="plan")
+
+
+def test_the_estimator_is_spelled_by_name_and_order_warns():
+    """One spelling of SMCI's estimator: ``"mci"`` or ``"k-smci"``; the old ``order=k``
+    still works for one release, with a warning naming the new call, and the same bits."""
+    model = MODELS[4]
+    x = exact.sample(model, 5, rng=0)
+    assert [sf.order_of(m) for m in ("mci", "1-smci", "2-smci")] == [0, 1, 2]
+    assert sf.method_name(0) == "mci" and sf.method_name(3) == "3-smci"
+    with pytest.warns(FutureWarning, match='marginals\\(method="2-smci"\\)'):
+        old = sf.marginals(model, x, order=2)
+    new = sf.marginals(model, x, method="2-smci")
+    assert all(np.array_equal(a, b) for a, b in zip(old, new))
+    with pytest.raises(ValueError, match="method must be 'mci' or 'k-smci'"):
+        sf.marginals(model, x, method="smci")
+    with pytest.warns(FutureWarning, match='estimator="2-smci"'):
+        approx.marginals(model, "smci", order=2, n_samples=20, n_chains=4, rng=1)

@@ -116,7 +116,7 @@ def test_one_smci_solves_its_moment_equations(which, request):
     truth, data, mle = request.getfixturevalue(which)
     fit = learning.fit(data, truth, "1-smci", learning_rate=2.0, tol=1e-7)
     assert fit.converged and fit.stop_reason.startswith("converged")
-    est = smci_factor_graph.factor_marginals(fit.model, data, order=1)
+    est = smci_factor_graph.factor_marginals(fit.model, data, method="1-smci")
     lay = _Layout(truth)
     gap = lay.A.T @ (_data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
     assert np.max(np.abs(gap)) < 1e-6

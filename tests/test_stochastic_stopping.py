@@ -80,7 +80,7 @@ def test_one_smci_reaches_its_own_fixed_point(which):
     fit = learning.fit(data, truth, "1-smci", learning_rate=2.0, progress=False)
     assert fit.converged and fit.stop_reason.startswith("converged: max |gradient| < tol")
     lay = _Layout(truth)
-    est = smci_factor_graph.factor_marginals(fit.model, data, order=1)
+    est = smci_factor_graph.factor_marginals(fit.model, data, method="1-smci")
     gap = lay.A.T @ (_data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
     assert np.max(np.abs(gap)) < 1e-5
 

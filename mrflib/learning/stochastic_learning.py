@@ -87,8 +87,9 @@ from mrflib.models.factor_graph import FactorGraph, _check_states
 __all__ = ["METHODS", "ESTIMATORS", "fit"]
 
 METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
-#: SMCI-PCD's estimators and their SMCI order (0: plain Monte Carlo).
-ESTIMATORS = {"mci": 0, "1-smci": 1, "2-smci": 2}
+#: SMCI-PCD's estimators, named as every SMCI function names them
+#: (:func:`mrflib.inference.smci.regions.order_of` reads their order; 0: plain Monte Carlo).
+ESTIMATORS = ("mci", "1-smci", "2-smci")
 _COMMON = frozenset({"l2", "tie"})
 _DRAWS = _COMMON | {"schedule"}
 _OPTIONS = {"1-smci": _COMMON,
@@ -115,7 +116,7 @@ class _Chains:
             if not isinstance(estimator, str) or estimator not in ESTIMATORS:
                 raise ValueError(f"estimator must be one of {tuple(ESTIMATORS)}, got "
                                  f"{estimator!r}")
-            self.order = ESTIMATORS[estimator]
+            self.order = smci_factor_graph.order_of(estimator, "estimator")
             self.sweeps = check_positive(options.get("kappa", 1), "kappa", integer=True)
             self.states = self._initial_set(options)
         else:
@@ -202,8 +203,9 @@ class _Chains:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:
                 return flat
+        method = smci_factor_graph.method_name(self.order)
         values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
-                                                    order=self.order, plan=self.plan)
+                                                    method=method, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
 

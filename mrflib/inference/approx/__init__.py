@@ -89,6 +89,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import bounds, exact
 from mrflib.inference.approx import importance, map_search, max_mini_bucket, wmb
@@ -253,10 +254,15 @@ def _gibbs(model: FactorGraph, *, time_limit: float | None, rng: Any,
 
 
 def _smci(model: FactorGraph, *, time_limit: float | None, rng: Any,
-          n_samples: int = 1000, burn_in: int = 100, order: int = 1,
-          n_chains: int | None = None) -> ApproxResult:
+          n_samples: int = 1000, burn_in: int = 100, estimator: str = "1-smci",
+          n_chains: int | None = None, order: int | None = None) -> ApproxResult:
+    if order is not None:  # deprecated: the estimator's one spelling is its name
+        estimator = smci_factor_graph.method_name(order)
+        warn_deprecated('approx.marginals(model, "smci", order=...)',
+                        f'approx.marginals(model, "smci", estimator="{estimator}")')
+    order = smci_factor_graph.order_of(estimator, "estimator")
     r = smci_factor_graph.smci_marginals(
-        model, n_samples=n_samples, burn_in=burn_in, order=order, n_chains=n_chains,
+        model, n_samples=n_samples, burn_in=burn_in, method=estimator, n_chains=n_chains,
         time_limit=time_limit, rng=as_rng(rng))
     return ApproxResult(r["marginals"], "smci", 0.0,
                         r["n_samples"] >= n_samples and r["order"] == order

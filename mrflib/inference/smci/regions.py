@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -45,6 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import opt_einsum
 
+from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference import exact
 from mrflib.inference._factor_ops import LINEAR_SPAN, logsumexp
@@ -56,7 +58,8 @@ from mrflib.inference.smci import _pairwise_scopes
 from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
 
 __all__ = ["Estimate", "ScopePlan", "scope_plan", "estimate", "marginals", "factor_marginals",
-           "asymptotic_variance", "smci_marginals", "MAX_DENSE_STATES", "MAX_KERNEL_STATES",
+           "asymptotic_variance", "smci_marginals", "sum_region", "order_of", "method_name",
+           "MAX_DENSE_STATES", "MAX_KERNEL_STATES",
            "MAX_ORDER"]
 
 #: Sum regions with more joint states are summed by the exact engine per boundary.
@@ -99,17 +102,78 @@ def _check_order(order: Any) -> int:
     return order
 
 
-def sum_region(model: FactorGraph, target: Sequence[int], order: int,
+def order_of(method: Any, name: str = "method") -> int:
+    """The SMCI order of an estimator named as everywhere in the library: ``"mci"`` (plain
+    Monte Carlo, order 0) or ``"k-smci"`` (order ``k``, at most :data:`MAX_ORDER`).
+
+    Parameters
+    ----------
+    method : str
+        The estimator's name.
+    name : str, default "method"
+        The argument named in the error message.
+
+    Returns
+    -------
+    int
+        Its order ``k`` (0 for ``"mci"``).
+    """
+    m = re.fullmatch(r"([0-9]+)-smci", method) if isinstance(method, str) else None
+    if method == "mci":
+        return 0
+    if m is None or not 1 <= int(m.group(1)) <= MAX_ORDER:
+        raise ValueError(f"{name} must be 'mci' or 'k-smci' with 1 <= k <= {MAX_ORDER}, got "
+                         f"{method!r}")
+    return int(m.group(1))
+
+
+def method_name(order: int) -> str:
+    """The estimator's name of an SMCI order: ``"mci"`` for 0, ``"k-smci"`` otherwise.
+
+    Parameters
+    ----------
+    order : int
+        The order, ``0 <= order <=`` :data:`MAX_ORDER`.
+
+    Returns
+    -------
+    str
+        The name :func:`order_of` reads back.
+    """
+    order = _check_order(order)
+    return "mci" if order == 0 else f"{order}-smci"
+
+
+def _order_keyword(fn: Any) -> Any:
+    """Accept the deprecated ``order=k`` as ``method="k-smci"``, with a FutureWarning."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "order" in kwargs:
+            if "method" in kwargs:
+                raise TypeError(f"{fn.__name__}() got both method= and its deprecated form "
+                                "order=")
+            method = method_name(kwargs.pop("order"))
+            warn_deprecated(f"{fn.__name__}(order=...)", f'{fn.__name__}(method="{method}")')
+            kwargs["method"] = method
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_order_keyword
+def sum_region(model: FactorGraph, target: Sequence[int], method: str = "1-smci",
                variable_factors: list | None = None) -> tuple[tuple, tuple, list]:
-    """``(A, ∂A, F(A))`` of ``target`` at ``order``: ``A = R_{order-1}(T)`` (eq. (5)).
+    """``(A, ∂A, F(A))`` of ``target`` for the estimator ``method``: ``A = R_{k-1}(T)`` of
+    k-SMCI (eq. (5)).
 
     Parameters
     ----------
     model : FactorGraph
     target : sequence of int
         The target ``T``'s variables (not checked).
-    order : int
-        ``k`` of k-SMCI; ``0`` gives ``A = ()``.
+    method : str, default "1-smci"
+        ``"k-smci"`` (:func:`order_of`); ``"mci"`` gives ``A = ()``.
     variable_factors : list or None, default None
         ``model.variable_factors()``, when the caller has it; ``None``: computed here.
 
@@ -122,6 +186,16 @@ def sum_region(model: FactorGraph, target: Sequence[int], order: int,
     factors : list of int
         The factors meeting ``A``, sorted.
     """
+    model = _check_model(model)
+    if isinstance(method, (int, np.integer)) and not isinstance(method, bool):
+        warn_deprecated("sum_region(model, target, k)", f'sum_region(model, target, '
+                        f'"{method_name(method)}")')
+        method = method_name(method)
+    return _sum_region(model, target, order_of(method), variable_factors)
+
+
+def _sum_region(model: FactorGraph, target: Sequence[int], order: int,
+                variable_factors: list | None = None) -> tuple[tuple, tuple, list]:
     vf = model.variable_factors() if variable_factors is None else variable_factors
     region = list(dict.fromkeys(int(v) for v in target)) if order > 0 else []
     inside = set(region)
@@ -291,7 +365,7 @@ def _rho(model: FactorGraph, x: np.ndarray, target: tuple, order: int,
         flat = np.ravel_multi_index(tuple(x[:, v] for v in target), shape) if target else 0
         out[np.arange(len(x)), flat] = 1.0
         return out.reshape((len(x),) + shape)
-    region, boundary, factors = sum_region(model, target, order, vf)
+    region, boundary, factors = _sum_region(model, target, order, vf)
     if not factors:  # the target's variables are in no factor: uniform, whatever the rest
         shape = tuple(int(card[v]) for v in target)
         return np.full((len(x),) + shape, 1.0 / math.prod(shape))
@@ -318,7 +392,8 @@ def _batches(N: int, n_chains: Any) -> tuple[np.ndarray, np.ndarray]:
     return batch, np.bincount(batch)
 
 
-def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
+@_order_keyword
+def estimate(model: FactorGraph, samples: Any, *, method: str = "1-smci",
              targets: str = "variables", n_chains: int | None = None,
              plan: ScopePlan | None = None) -> Estimate:
     """SMCI estimates (eq. (7)-(8)) of the marginals of every variable or factor scope.
@@ -331,9 +406,10 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
     samples : array_like of int, shape (M, n)
         States of positive weight (exact samples, or
         :func:`mrflib.inference.sampling.chains.gibbs`), at least one row.
-    order : int, default 1
-        ``k`` of k-SMCI: the sum region is ``R_{k-1}(T)``; ``0`` is plain Monte Carlo. At
-        most :data:`MAX_ORDER`.
+    method : str, default "1-smci"
+        The estimator, ``"k-smci"`` (the sum region is ``R_{k-1}(T)``, ``k`` at most
+        :data:`MAX_ORDER`) or ``"mci"`` (plain Monte Carlo), as :func:`order_of` reads it.
+        The deprecated ``order=k`` still works, with a ``FutureWarning``.
     targets : {"variables", "factors"}, default "variables"
         Single-variable marginals, or the marginal of each factor's scope (shaped like
         its table, axes in scope order).
@@ -350,7 +426,7 @@ def estimate(model: FactorGraph, samples: Any, *, order: int = 1,
         The estimates and their standard errors, one per target.
     """
     model = _check_model(model)
-    order = _check_order(order)
+    order = order_of(method)
     x = _check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
@@ -587,7 +663,8 @@ def flat_scope_marginals(tables: np.ndarray, samples: np.ndarray,
     return factor_gibbs.batch_mean(_scope_sums(tables, samples, batch, counts, plan), counts)
 
 
-def marginals(model: FactorGraph, samples: Any, *, order: int = 1,
+@_order_keyword
+def marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci",
               n_chains: int | None = None) -> list[np.ndarray]:
     """SMCI estimates of ``P(x_i)`` of every variable (see :func:`estimate`).
 
@@ -597,8 +674,8 @@ def marginals(model: FactorGraph, samples: Any, *, order: int = 1,
         As in :func:`estimate`.
     samples : array_like of int, shape (M, n)
         As in :func:`estimate`.
-    order : int, default 1
-        ``k`` of k-SMCI, as in :func:`estimate`.
+    method : str, default "1-smci"
+        The estimator, as in :func:`estimate`.
     n_chains : int or None, default None
         As in :func:`estimate`.
 
@@ -607,10 +684,11 @@ def marginals(model: FactorGraph, samples: Any, *, order: int = 1,
     list of numpy.ndarray
         One ``(|X_i|,)`` array per variable.
     """
-    return estimate(model, samples, order=order, n_chains=n_chains).values
+    return estimate(model, samples, method=method, n_chains=n_chains).values
 
 
-def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
+@_order_keyword
+def factor_marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci",
                      n_chains: int | None = None, plan: ScopePlan | None = None
                      ) -> list[np.ndarray]:
     """SMCI estimates of ``P(x_{S_k})`` of every factor (see :func:`estimate`).
@@ -621,8 +699,8 @@ def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
         As in :func:`estimate`.
     samples : array_like of int, shape (M, n)
         As in :func:`estimate`.
-    order : int, default 1
-        ``k`` of k-SMCI, as in :func:`estimate`.
+    method : str, default "1-smci"
+        The estimator, as in :func:`estimate`.
     n_chains : int or None, default None
         As in :func:`estimate`.
     plan : ScopePlan or None, default None
@@ -633,11 +711,12 @@ def factor_marginals(model: FactorGraph, samples: Any, *, order: int = 1,
     list of numpy.ndarray
         One array per factor, shaped like ``model.log_tables[k]``.
     """
-    return estimate(model, samples, order=order, targets="factors", n_chains=n_chains,
+    return estimate(model, samples, method=method, targets="factors", n_chains=n_chains,
                     plan=plan).values
 
 
-def asymptotic_variance(model: FactorGraph, *, order: int = 1,
+@_order_keyword
+def asymptotic_variance(model: FactorGraph, *, method: str = "1-smci",
                         targets: str = "variables") -> list[np.ndarray]:
     """The per-sample variance ``M v(A)`` of eq. (12) of each estimated probability on
     i.i.d. exact samples, by enumeration of the model's states.
@@ -649,8 +728,9 @@ def asymptotic_variance(model: FactorGraph, *, order: int = 1,
     ----------
     model : FactorGraph
         Small enough for its states to be enumerated in memory.
-    order : int, default 1
-        ``k`` of k-SMCI; ``0`` gives plain Monte Carlo's ``P(x_T)(1 - P(x_T))``.
+    method : str, default "1-smci"
+        The estimator, as in :func:`estimate`; ``"mci"`` gives plain Monte Carlo's
+        ``P(x_T)(1 - P(x_T))``.
     targets : {"variables", "factors"}, default "variables"
         As in :func:`estimate`.
 
@@ -665,7 +745,7 @@ def asymptotic_variance(model: FactorGraph, *, order: int = 1,
         When the enumeration of the states does not fit in memory.
     """
     model = _check_model(model)
-    order = _check_order(order)
+    order = order_of(method)
     require_memory(24.0 * math.prod(model.cardinalities.tolist()) * (model.n + 2),
                    "asymptotic_variance: the enumeration of the model's states")
     p = np.exp(factor_enumeration.joint_log_table(model)
@@ -684,8 +764,9 @@ def asymptotic_variance(model: FactorGraph, *, order: int = 1,
     return out
 
 
+@_order_keyword
 def smci_marginals(
-    model: FactorGraph, *, order: int = 1, n_samples: int, burn_in: int,
+    model: FactorGraph, *, method: str = "1-smci", n_samples: int, burn_in: int,
     n_chains: int | None = None, evidence: Mapping | None = None,
     time_limit: float | None = None, rng: Any,
 ) -> dict:
@@ -702,8 +783,8 @@ def smci_marginals(
     ----------
     model : FactorGraph
         The model, without the evidence (given as ``evidence``).
-    order : int, default 1
-        ``k`` of k-SMCI, at most :data:`MAX_ORDER`.
+    method : str, default "1-smci"
+        The estimator, as in :func:`estimate`.
     n_samples : int
         Gibbs samples wanted.
     burn_in : int
@@ -725,7 +806,7 @@ def smci_marginals(
     """
     start = time.perf_counter()
     model = _check_model(model)
-    order = _check_order(order)
+    order = order_of(method)
     rng = as_rng(rng)
     if time_limit is None:
         x = factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, n_chains=n_chains,
@@ -739,7 +820,7 @@ def smci_marginals(
     if time_limit is not None and order >= 2:
         x, order = _rows_within(cond, x, chains, order,
                                 limit - (time.perf_counter() - start))
-    est = estimate(cond, x, order=order, n_chains=chains)
+    est = estimate(cond, x, method=method_name(order), n_chains=chains)
     return {"marginals": est.values, "standard_errors": est.standard_errors,
             "n_samples": len(x), "order": order, "burn_in": burned,
             "seconds": time.perf_counter() - start}
