@@ -493,7 +493,7 @@ def test_to_pgmpy_and_back_keeps_the_weights_and_the_partition_function():
     np.testing.assert_allclose(back.log_weight(x), lw, rtol=1e-12)
     with pytest.raises(ValueError, match="distinct node names"):
         io.to_pgmpy(model, names=["a", "a", "b", "c"])
-    with pytest.raises(ValueError, match="DiscreteBayesianNetwork"):
+    with pytest.raises(TypeError, match="DiscreteBayesianNetwork"):
         io.from_pgmpy(model)
 
 

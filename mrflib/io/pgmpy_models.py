@@ -95,10 +95,12 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
 
     Raises
     ------
+    TypeError
+        For a model of another kind.
     ValueError
-        For a model of another kind, a variable in no factor (its cardinality is unknown),
-        a variable with different cardinalities or state names in two factors, or nodes
-        whose names coincide as strings.
+        For a variable in no factor (its cardinality is unknown), a variable with different
+        cardinalities or state names in two factors, or nodes whose names coincide as
+        strings.
     """
     models, _ = _pgmpy("io.from_pgmpy")
     if isinstance(model, _classes(models, "DiscreteBayesianNetwork", "BayesianNetwork")):
@@ -165,9 +167,11 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
 
     Raises
     ------
+    TypeError
+        For a model that is not a FactorGraph.
     ValueError
-        For a model that is not a FactorGraph, names that are not ``n`` distinct nodes, or a
-        log-weight whose ``exp`` overflows or underflows float64.
+        For names that are not ``n`` distinct nodes, or a log-weight whose ``exp`` overflows
+        or underflows float64.
     """
     models, discrete = _pgmpy("io.to_pgmpy")
     if not isinstance(model, FactorGraph):
