@@ -112,11 +112,6 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
 
     Returns ``(theta, n_steps, converged, params, grad_max, mae)``.
     """
-    if averaged is not None:
-        return _averaged_ascent(direction, theta0, free, learning_rate=learning_rate,
-                                max_steps=max_steps, ref_coupling=ref_coupling, n=n,
-                                record=record, progress=progress, desc=desc,
-                                deadline=deadline, rule=averaged)
     from tqdm import tqdm
 
     theta = theta0.copy()
@@ -127,12 +122,15 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
     params = np.empty((max_steps + 1, theta.size)) if record else None
     gmax = np.empty(max_steps + 1) if record else None
     errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
+    hint = ("lower learning_rate, start from a smaller init, or use solver='lbfgs' (MPLE, "
+            "RM, MPF)" if averaged is None else "lower learning_rate or start from a smaller "
+            "init")
     converged = False
     step = 0
     # None: a bar only on a terminal (a notebook's or a log's stderr would keep every
-    # redraw); no total: a fit stops at its tolerance, usually long before max_steps, so a
+    # redraw); no total: a fit stops at its rule, usually long before max_steps, so a
     # bar sized to max_steps would promise a wait that never comes; it shows the steps,
-    # their rate and the gradient against the tolerance instead
+    # their rate and what the rule looks at instead
     shown = progress if progress is not None else sys.stderr.isatty()
     bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=not shown,
                mininterval=0.5, unit="step")
@@ -143,74 +141,13 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
             d[~free] = 0.0
             g = float(np.max(np.abs(d))) if d.size else 0.0
             if not np.isfinite(g):
-                raise DivergenceError(
-                    f"{desc}: the ascent direction became non-finite at step {step}; lower "
-                    "learning_rate, start from a smaller init, or use solver='lbfgs' (MPLE, "
-                    "RM, MPF)"
-                )
+                raise DivergenceError(f"{desc}: the ascent direction became non-finite at "
+                                      f"step {step}; {hint}")
+            if averaged is None:
+                converged, est = g < tol, theta
+            else:
+                converged, est = averaged.add(theta, d), averaged.estimate()
             if record:
-                params[step] = theta
-                gmax[step] = g
-                if errs is not None:
-                    errs[step] = np.mean(np.abs(theta[n:] - ref_coupling)) if theta.size > n else 0
-            if g < tol:
-                converged = True
-                break
-            if step == max_steps:
-                break
-            if step and deadline is not None and deadline.expired():
-                deadline.hit = True
-                break
-            theta += learning_rate * d
-            step += 1
-            if step % 64 == 0 and not bar.disable:
-                bar.set_postfix_str(f"max|grad| {g:.2e} (tol {tol:g})", refresh=False)
-            bar.update(1)
-            if tick is not None:
-                tick(step)
-    finally:
-        bar.close()
-    if record:
-        params = params[: step + 1]
-        gmax = gmax[: step + 1]
-        if errs is not None:
-            errs = errs[: step + 1]
-    return theta, step, converged, params, gmax, errs
-
-
-def _averaged_ascent(direction, theta0, free, *, learning_rate, max_steps, ref_coupling, n,
-                     record, progress, desc, deadline, rule):
-    """:func:`_gradient_ascent` under an :class:`~mrflib._support.averaging.AveragedRule`:
-    the same constant-step updates, the rule's stopping test and estimate."""
-    from tqdm import tqdm
-
-    theta = theta0.copy()
-    if record:
-        require_memory(8.0 * (max_steps + 1) * (theta.size + 2),
-                       f"the history of max_steps = {max_steps} steps of {theta.size} "
-                       "parameters (record=False keeps none)")
-    params = np.empty((max_steps + 1, theta.size)) if record else None
-    gmax = np.empty(max_steps + 1) if record else None
-    errs = np.empty(max_steps + 1) if (record and ref_coupling is not None) else None
-    converged = False
-    step = 0
-    shown = progress if progress is not None else sys.stderr.isatty()
-    bar = tqdm(total=None, desc=desc, delay=2.0, leave=False, disable=not shown,
-               mininterval=0.5, unit="step")
-    tick = step_ticker(desc, max_steps, deadline)
-    try:
-        while True:
-            d = direction(theta)
-            d[~free] = 0.0
-            g = float(np.max(np.abs(d))) if d.size else 0.0
-            if not np.isfinite(g):
-                raise DivergenceError(
-                    f"{desc}: the ascent direction became non-finite at step {step}; lower "
-                    "learning_rate or start from a smaller init"
-                )
-            converged = rule.add(theta, d)
-            if record:
-                est = rule.estimate()
                 params[step] = est
                 gmax[step] = g
                 if errs is not None:
@@ -222,10 +159,8 @@ def _averaged_ascent(direction, theta0, free, *, learning_rate, max_steps, ref_c
                 break
             theta += learning_rate * d
             step += 1
-            if step % 64 == 0 and not bar.disable and rule.last is not None:
-                c = rule.last
-                bar.set_postfix_str(f"|avg grad| {c['grad_norm']:.2e} (SE {c['se_norm']:.2e})",
-                                    refresh=False)
+            if step % 64 == 0 and not bar.disable:
+                bar.set_postfix_str(_watched(g, tol, averaged), refresh=False)
             bar.update(1)
             if tick is not None:
                 tick(step)
@@ -236,7 +171,16 @@ def _averaged_ascent(direction, theta0, free, *, learning_rate, max_steps, ref_c
         gmax = gmax[: step + 1]
         if errs is not None:
             errs = errs[: step + 1]
-    return rule.estimate().copy(), step, converged, params, gmax, errs
+    final = theta if averaged is None else averaged.estimate().copy()
+    return final, step, converged, params, gmax, errs
+
+
+def _watched(g: float, tol: float, averaged: Any) -> str:
+    """What the stopping rule looks at, for the progress bar."""
+    if averaged is None:
+        return f"max|grad| {g:.2e} (tol {tol:g})"
+    c = averaged.last
+    return "" if c is None else f"|avg grad| {c['grad_norm']:.2e} (SE {c['se_norm']:.2e})"
 
 
 #: float64's unit roundoff, the relative error of an evaluated objective's last bits.
