@@ -76,3 +76,20 @@ def test_results_do_not_depend_on_the_policy(clean_env):
     a = learning.fit(data, edges, "mple", record=False).model.params
     b = learning.fit.__wrapped__(data, edges, "mple", record=False).model.params
     assert np.array_equal(a, b)
+
+
+def test_a_forked_child_runs_serial_kernels_after_the_parent_ran_a_parallel_one():
+    """GNU OpenMP kills a forked child at its first parallel region once the parent has run
+    one: a child of :class:`Forked` takes the serial kernels, and answers."""
+    from mrflib._support.forked import Forked
+    from mrflib.inference.sampling import chains
+    from mrflib.models.lattices import potts_lattice
+
+    model = potts_lattice(4, 4, 3, rng=0)
+    assert not _threads._SERIAL_ONLY[0]
+    chains.gibbs(model, 64, burn_in=2, n_chains=64, rng=0)  # parallel where the cores allow
+    child = Forked(_threads.parallel_ok, (1e12,))
+    try:
+        assert child.result(wait=60) == ("ok", False)
+    finally:
+        child.stop()

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import wait as _wait_connections
 from typing import Any
 
+from mrflib._support.threads import serial_only
+
 __all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done"]
 
 #: Longest single wait on a pipe, in seconds: a longer wait is cut into such steps, so a
@@ -72,6 +74,7 @@ def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the for
 def _child(fn: Callable[..., Any], args: tuple, conn: Any, parent: int
            ) -> None:  # pragma: no cover - runs in the forked child
     _die_with_parent(parent)
+    serial_only()  # the parent may have run a parallel region: see threads.serial_only
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_WRONLY)

@@ -37,6 +37,7 @@ __all__ = [
     "blas_single_threaded",
     "idle_cores",
     "parallel_ok",
+    "serial_only",
     "single_blas",
     "user_sets_blas",
     "user_sets_numba",
@@ -112,15 +113,27 @@ def blas_single_threaded(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+_SERIAL_ONLY = [False]
+
+
+def serial_only() -> None:
+    """Make :func:`parallel_ok` false for the rest of this process: a forked child's. GNU
+    OpenMP, numba's threading layer here, kills a forked child with SIGTERM at its first
+    parallel region once the parent has run one, so a child of a fork runs serial kernels."""
+    _SERIAL_ONLY[0] = True
+
+
 def parallel_ok(work: float) -> bool:
     """Whether a numba kernel with ``work`` elementary operations should run in parallel.
 
-    ``True`` when the user set ``NUMBA_NUM_THREADS`` above 1 (their choice wins), or
-    when the work is at least :data:`PARALLEL_WORK`, numba has more than one thread and
-    at least two cores are idle.
+    ``False`` in a forked child (:func:`serial_only`); else ``True`` when the user set
+    ``NUMBA_NUM_THREADS`` above 1 (their choice wins), or when the work is at least
+    :data:`PARALLEL_WORK`, numba has more than one thread and at least two cores are idle.
     """
     import numba
 
+    if _SERIAL_ONLY[0]:
+        return False
     if user_sets_numba():
         return numba.config.NUMBA_NUM_THREADS > 1
     return work >= PARALLEL_WORK and numba.get_num_threads() > 1 and idle_cores() >= 2
