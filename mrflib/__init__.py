@@ -26,7 +26,7 @@ import importlib
 import os
 from typing import Any
 
-from mrflib._support.deprecation import ModuleAliases
+from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
 from mrflib._support.numba_cache import ensure_cache_dir as _ensure_cache_dir
 
 # before any kernel module imports numba: its cache must have a writable folder
@@ -80,4 +80,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_PUBLIC))
 
 
-ModuleAliases("mrflib", _PUBLIC).install()
+_ModuleAliases("mrflib", _PUBLIC).install()

@@ -7,7 +7,7 @@ junction tree and the factor-graph elimination engine), Gibbs sampling
 (:mod:`~mrflib.inference.bounds`).
 """
 
-from mrflib._support.deprecation import ModuleAliases
+from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
 
 #: Module paths of the flat layout that preceded the sub-packages, and the modules that
 #: replaced them: importing one warns and gives its replacement (for one release).
@@ -31,4 +31,4 @@ MOVED = {
     "wmb": "mrflib.inference.approx.wmb",
 }
 
-ModuleAliases(__name__, MOVED, warn=True).install()
+_ModuleAliases(__name__, MOVED, warn=True).install()
