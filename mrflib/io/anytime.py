@@ -636,10 +636,13 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     # "exact" asks for the exact computation alone, hopeless or not: it runs in the child,
     # where the deadline can stop it (the engine itself cannot be interrupted)
     child = None
-    if args.method == "exact" or est <= HOPELESS_FACTOR * max(left, 0.0):
-        child = Forked(solve, (model, args.task))
-        say(f"exact inference started in process {child.pid}")
     try:
+        # a signal that comes between the fork and the line naming the child waits for the
+        # line: whoever watches the output sees every child that was started
+        if args.method == "exact" or est <= HOPELESS_FACTOR * max(left, 0.0):
+            with deferred():
+                child = Forked(solve, (model, args.task))
+                say(f"exact inference started in process {child.pid}")
         if args.method == "importance" and args.task == "PR":
             _estimate_pr(model, args, answers, say, deadline, child)
             _finish([child] if child else [], child, args, answers, say, deadline)
@@ -653,14 +656,17 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         elif args.method == "exact":
             _finish([child], child, args, answers, say, deadline)
         else:
-            helper = Forked(_method_answer, (model, args.task, args.method,
-                                             max(deadline - time.perf_counter(), 0.0),
-                                             args.seed))
-            say(f"{args.method} started in process {helper.pid}")
+            helper = None
             try:
+                with deferred():
+                    helper = Forked(_method_answer, (model, args.task, args.method,
+                                                     max(deadline - time.perf_counter(), 0.0),
+                                                     args.seed))
+                    say(f"{args.method} started in process {helper.pid}")
                 _finish([c for c in (child, helper) if c], child, args, answers, say, deadline)
             finally:
-                helper.stop()
+                if helper is not None:
+                    helper.stop()
     finally:
         if child is not None:
             child.stop()
