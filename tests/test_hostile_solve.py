@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -180,30 +181,39 @@ def test_a_signal_ends_the_solver_and_its_child_at_once(tmp_path, sig, status):
     """The exact computation of a 14x14 Potts lattice (q = 3, about 30 s estimated) runs
     in the child when the signal comes: the command ends within seconds with the signal's
     status, its pipes closed (the child does not hold them), the answers written so far
-    complete, and the child gone."""
+    complete, and the child gone. The signal is sent once the solver has named its child
+    on stderr, so that even SIGKILL, which nothing defers, comes after that line."""
     model = grid(14, 14, 3)
     io.write_uai(model, tmp_path / "m.uai")
     out = tmp_path / "m.MAR"
     proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, "solve", str(tmp_path / "m.uai"),
                              "--task", "MAR", "--time-limit", "60", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
     kids: list[int] = []
     try:
-        for _ in range(600):
-            kids = _children(proc.pid)
-            if (kids and out.exists()) or proc.poll() is not None:
+        for _ in range(1200):
+            named = [ln for ln in list(lines) if "exact inference started in process" in ln]
+            if named or proc.poll() is not None:
                 break
             time.sleep(0.1)
-        assert kids and out.exists(), "the exact child did not start"
+        assert named, "the exact child did not start: " + "".join(lines)
+        kids = [int(named[0].split()[-1])]
+        assert kids[0] in _children(proc.pid) and out.exists()
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=15)
+        reader.join(15)  # end of file: every holder of the pipe has closed it
+        assert not reader.is_alive(), "the solver's stderr stayed open"
+        proc.wait(15)
     finally:
         proc.kill()
         for pid in kids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
-        proc.communicate()
+        proc.wait()
+    stderr = "".join(lines)
     assert proc.returncode == status, stderr
     got = io.read_answer(out).value
     assert [len(p) for p in got] == model.cardinalities.tolist()
@@ -212,7 +222,6 @@ def test_a_signal_ends_the_solver_and_its_child_at_once(tmp_path, sig, status):
             break
         time.sleep(0.1)
     assert not any(_alive(pid) for pid in kids)
-    assert f"exact inference started in process {kids[0]}" in stderr
     if sig == signal.SIGTERM:
         assert stderr.splitlines()[-1] == ("mrflib solve: terminated by SIGTERM; the answers "
                                            "written so far stand")
