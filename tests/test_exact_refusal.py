@@ -90,11 +90,11 @@ def test_the_table_bound_takes_the_fewest_states():
 # --------------------------------------------------------------------------- refusals
 def test_a_40x40_potts_lattice_is_refused_at_once(no_search):
     model = lattices.potts_lattice(40, 40, q=3, rng=0)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ValueError, match=r"treewidth >= 39: every elimination order has a "
                                          r"clique table of at least [\d.]+ EiB"):
         exact.marginals(model)
-    assert time.perf_counter() - start < 20  # a backstop: it takes a fraction of a second
+    assert time.process_time() - start < 20  # a CPU-time backstop: it takes a fraction of a second
 
 
 @pytest.mark.parametrize("call", ["log_partition", "marginals", "map_assignment"])
@@ -154,10 +154,10 @@ def test_no_quick_refusal_where_slices_reduce_their_domains():
 # --------------------------------------------------------------------------- approx
 def test_approx_exact_honours_the_time_limit(no_search):
     model = lattices.potts_lattice(30, 30, q=3, rng=0)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ValueError, match=r"time_limit = 0.2 s.*treewidth >= 29"):
         approx.marginals(model, "exact", time_limit=0.2)
-    assert time.perf_counter() - start < 20  # a backstop: it takes a fraction of a second
+    assert time.process_time() - start < 20  # a CPU-time backstop: it takes a fraction of a second
 
 
 def test_approx_exact_refuses_a_plan_beyond_the_time_left(no_search):
