@@ -1,3 +1,5 @@
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -6,8 +8,9 @@ from conftest import brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrflib import BoltzmannMachine, exact, graphs
+from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.validation import format_bytes
+from mrflib.learning._maximum_likelihood import fit_exact
 
 
 @pytest.mark.parametrize("fixture", ["grid_bm", "dense_bm"])
@@ -85,7 +88,7 @@ def test_fit_mle_matches_independent_scipy(grid_bm):
     import scipy.optimize
 
     data = exact.sample(grid_bm, 3000, rng=2)
-    fit = exact.fit_mle(data, grid_bm.edges)
+    fit = learning.fit(data, grid_bm.edges, "mle").model
     # first-order optimality: model moments equal data moments
     m_d, p_d = exact.sufficient_statistics(data, grid_bm.edges)
     m_f, p_f = exact.moments(fit)
@@ -106,7 +109,7 @@ def test_fit_mle_matches_independent_scipy(grid_bm):
 
 def test_fit_mle_without_bias(grid_bm):
     data = exact.sample(grid_bm, 2000, rng=3)
-    fit = exact.fit_mle(data, grid_bm.edges, bias=False)
+    fit = learning.fit(data, grid_bm.edges, "mle", bias=False).model
     assert np.all(fit.bias == 0)
     _, p_d = exact.sufficient_statistics(data, grid_bm.edges)
     assert np.abs(exact.moments(fit)[1] - p_d).max() < 1e-7
@@ -117,15 +120,15 @@ def test_refuses_too_large_before_allocating():
     need = format_bytes(exact.MAX_STATE_BYTES_FACTOR * 2.0**64)
     with pytest.raises(ValueError, match=f"would need {need}"):
         exact.log_partition(bm, method="enumerate")
-    with pytest.raises(ValueError, match="exact maximum likelihood"):
-        exact.fit_mle(np.ones((3, 64)), graphs.square_grid(8, 8), method="enumerate")
+    with pytest.raises(ValueError, match="exact log Z and moments"):
+        learning.fit(np.ones((3, 64)), graphs.square_grid(8, 8), "mle", engine="enumerate")
 
 
 def test_bad_input(grid_bm):
     with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
         exact.moments("model")
     with pytest.raises(ValueError, match="data must contain only spins"):
-        exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)
+        learning.fit(np.zeros((4, 9)), grid_bm.edges, "mle")
     with pytest.raises(ValueError, match="data must have 9 columns"):
         exact.log_likelihood(grid_bm, np.ones((4, 8)))
 
@@ -137,8 +140,8 @@ def test_auto_enumerates_up_to_20_spins_bit_identically(grid_bm):
     assert np.array_equal(exact.sample(grid_bm, 100, rng=3),
                           exact.sample(grid_bm, 100, rng=3, method="enumerate"))
     data = exact.sample(grid_bm, 500, rng=1)
-    assert np.array_equal(exact.fit_mle(data, grid_bm.edges).params,
-                          exact.fit_mle(data, grid_bm.edges, method="enumerate").params)
+    assert np.array_equal(learning.fit(data, grid_bm.edges, "mle").model.params,
+                          learning.fit(data, grid_bm.edges, "mle", engine="enumerate").model.params)
     with pytest.raises(ValueError, match="method must be one of"):
         exact.log_partition(grid_bm, method="bp")
 
@@ -152,15 +155,15 @@ def test_auto_uses_the_junction_tree_beyond_20_spins():
 
 def test_fit_mle_junction_tree_equals_enumeration(grid_bm):
     data = exact.sample(grid_bm, 2000, rng=4)
-    a = exact.fit_mle(data, grid_bm.edges, method="enumerate")
-    b = exact.fit_mle(data, grid_bm.edges, method="junction-tree")
+    a = learning.fit(data, grid_bm.edges, "mle", engine="enumerate").model
+    b = learning.fit(data, grid_bm.edges, "mle", engine="junction-tree").model
     assert np.abs(a.params - b.params).max() < 1e-6
 
 
 def test_fit_mle_beyond_enumeration_matches_moments():
     bm = BoltzmannMachine.random(graphs.square_grid(6, 6), 36, rng=3)
     data = exact.sample(bm, 4000, rng=5)
-    fit, res = exact.fit_mle(data, bm.edges, return_result=True)
+    fit, res = fit_exact(data, bm.edges)
     m_d, p_d = exact.sufficient_statistics(data, bm.edges)
     m_f, p_f = exact.moments(fit)
     assert res.success and res.grad_max < 1e-9
@@ -168,7 +171,7 @@ def test_fit_mle_beyond_enumeration_matches_moments():
 
 
 @pytest.mark.parametrize("f", [
-    lambda d, bm: exact.fit_mle(d, bm.edges, n=9),
+    lambda d, bm: fit_exact(d, bm.edges, n=9),
     lambda d, bm: exact.kl_data_model(bm, d),
     lambda d, bm: exact.log_likelihood(bm, d),
     lambda d, bm: exact.empirical_distribution(d, 9),
@@ -193,9 +196,9 @@ def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
     else:
         data[:, 3] = -data[:, 0]
     with pytest.warns(RuntimeWarning, match="does not exist.*" + pattern):
-        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
-    assert not res.success and "does not exist" in res.message
-    assert np.all(np.isfinite(fit.params))
+        fit = learning.fit(data, grid_bm.edges, "mle", max_steps=200)
+    assert not fit.converged and "does not exist" in fit.stop_reason
+    assert np.all(np.isfinite(fit.model.params))
 
 
 def test_fit_mle_warns_when_an_edge_misses_one_joint_state(grid_bm):
@@ -207,12 +210,55 @@ def test_fit_mle_warns_when_an_edge_misses_one_joint_state(grid_bm):
     data[both, 1] = -1
     assert len({tuple(r) for r in data[:, :2]}) == 3
     with pytest.warns(RuntimeWarning, match=r"\(0, 1\)\] never seen in one of their four"):
-        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
+        fit, res = fit_exact(data, grid_bm.edges, max_iter=200)
     assert not res.success and not res.mle_exists and np.all(np.isfinite(fit.params))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _, res = exact.fit_mle(data, grid_bm.edges, bias=False, return_result=True)
+        _, res = fit_exact(data, grid_bm.edges, bias=False)
     assert res.mle_exists
+
+
+def test_fit_mle_is_a_deprecated_alias_of_the_mle_learner(grid_bm):
+    """``exact.fit_mle`` and its ``return_result`` flag answer as before, warn, and name
+    the call of the learner that replaced them, whose model is bit-identical."""
+    data = exact.sample(grid_bm, 500, rng=1)
+    new = learning.fit(data, grid_bm.edges, "mle").model
+    with pytest.warns(FutureWarning,
+                      match=r'exact\.fit_mle\(\.\.\.\) is deprecated.*learning\.fit\(data, '
+                            r'edges, "mle"\)$'):
+        old = exact.fit_mle(data, grid_bm.edges)
+    assert isinstance(old, BoltzmannMachine) and np.array_equal(old.params, new.params)
+    with pytest.warns(FutureWarning, match=r'return_result=True\) is deprecated.*learning\.fit'
+                                           r'\(data, edges, "mle", engine="enumerate"\)'):
+        old, res = exact.fit_mle(data, grid_bm.edges, return_result=True, method="enumerate")
+    assert np.array_equal(old.params, new.params) and res.success
+    from mrflib.inference.exact import fit_mle
+
+    assert fit_mle is exact.fit_mle and "fit_mle" not in exact.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'fit_mle_'"):
+        exact.fit_mle_  # noqa: B018
+
+
+def test_the_exact_front_imports_no_learner():
+    """The inference layer cannot import learning: the deprecated name loads it only when
+    asked for."""
+    code = ("import sys\nimport mrflib.inference.exact as e\n"
+            "assert not [m for m in sys.modules if m.startswith('mrflib.learning')]\n"
+            "assert e.fit_mle.__module__ == 'mrflib.learning._maximum_likelihood'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_calibrator_gives_log_z_and_the_moments_of_either_engine(grid_bm):
+    for method in ("enumerate", "junction-tree"):
+        calibrate = exact.calibrator(grid_bm.edges, grid_bm.n, method=method)
+        logz, mean, pair = calibrate(grid_bm.bias, grid_bm.coupling)
+        assert calibrate.engine == method
+        assert logz == pytest.approx(exact.log_partition(grid_bm), abs=1e-12)
+        m, p = exact.moments(grid_bm)
+        assert np.allclose(mean, m, atol=1e-12) and np.allclose(pair, p, atol=1e-12)
+    assert exact.calibrator(grid_bm.edges).engine == "enumerate"
+    with pytest.raises(ValueError, match="method must be one of"):
+        exact.calibrator(grid_bm.edges, method="bp")
 
 
 # ----------------------------------------------------------------------------- factor graphs

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
+from mrflib.learning._maximum_likelihood import fit_exact
 
 
 @pytest.fixture
@@ -13,10 +14,10 @@ def data_edges():
     return exact.sample(bm, 1000, rng=2), bm.edges
 
 
-def test_default_is_exact_fit_mle_and_converged(data_edges):
+def test_default_is_the_exact_solver_and_converged(data_edges):
     data, edges = data_edges
     fit = learning.fit(data, edges, "mle")
-    assert np.array_equal(fit.model.params, exact.fit_mle(data, edges).params)
+    assert np.array_equal(fit.model.params, fit_exact(data, edges)[0].params)
     assert fit.converged and fit.n_steps > 0 and fit.stop_reason
 
 
