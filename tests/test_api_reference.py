@@ -33,7 +33,7 @@ CONTRACT = [
     "learning.fit", "learning.Fit",
     "fsll.fit", "fsll.dual", "fsll.Model",
     "lap.fit_ising", "lap.fit_gaussian", "lap.one_neighbourhood",
-    "bounds.coefficients", "bounds.optimal_mu", "bounds.mean_field",
+    "bounds.coefficients", "bounds.optimal_mu", "bounds.mean_field_solution",
     "bounds.delta_h_moments", "bounds.log_partition_lower_bound", "bounds.partition_graphs",
     "datasets.digits",
     "FactorGraph", "FactorGraph.log_weight", "FactorGraph.condition",

@@ -186,11 +186,12 @@ def plan(model: Any, n: int | None = None) -> Plan:
     Returns
     -------
     Plan
-        A :class:`~mrflib.inference.exact.elimination_order.Plan`: its ``order``,
-        ``heuristic``, ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a
-        factor graph's also ``fits``: a model too large for the available memory gives its
-        plan with ``fits`` false rather than an error, and where no order was found,
-        ``treewidth`` ``None`` and ``treewidth_lower_bound``, a proved lower bound.
+        A :class:`~mrflib.inference.exact.elimination_order.Plan`, the one plan type of
+        both kinds: its ``order``, ``heuristic``, ``treewidth``, ``cliques``,
+        ``max_table_bytes``, ``total_bytes``, ``fits`` and ``treewidth_lower_bound``. A
+        factor graph too large for the available memory gives its plan with ``fits``
+        false rather than an error, and where no order was found, ``treewidth`` ``None``
+        and ``treewidth_lower_bound``, a proved lower bound.
     """
     if isinstance(model, FactorGraph):
         # (searched no more than marginals would search it: a hopeless model in a second)
