@@ -193,18 +193,9 @@ def fit_exact(
     return bm, res
 
 
-def fit_mle(
-    data: Any,
-    edges: Any,
-    n: int | None = None,
-    *,
-    bias: bool = True,
-    init: Any = None,
-    tol: float = 1e-9,
-    max_iter: int = 10_000,
-    return_result: bool = False,
-    method: str = "auto",
-) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
+def fit_mle(data: Any, edges: Any, n: int | None = None, *, return_result: bool = False,
+            method: str = "auto", **options: Any
+            ) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
     """Deprecated: ``learning.fit(data, edges, "mle")`` returns the same model as a
     :class:`~mrflib.learning.fit_result.Fit` (its ``model``, ``converged``, ``n_steps``
     and ``stop_reason``); ``method=`` is its option ``engine=``.
@@ -213,12 +204,14 @@ def fit_mle(
 
     Parameters
     ----------
-    data, edges, n, bias, init, tol, max_iter
+    data, edges, n
         As in :func:`fit_exact`.
     return_result : bool, default False
         Also return scipy's ``OptimizeResult`` (:func:`fit_exact`'s second answer).
     method : {"auto", "enumerate", "junction-tree"}, default "auto"
         The engine, :func:`fit_exact`'s ``engine``.
+    **options
+        :func:`fit_exact`'s ``bias``, ``init``, ``tol`` and ``max_iter``.
 
     Returns
     -------
@@ -232,6 +225,5 @@ def fit_mle(
         new += ", whose Fit has model, converged, n_steps and stop_reason"
     warn_deprecated("exact.fit_mle(...)" if not return_result
                     else "exact.fit_mle(..., return_result=True)", new)
-    bm, res = fit_exact(data, edges, n, bias=bias, init=init, tol=tol, max_iter=max_iter,
-                        engine=method)
+    bm, res = fit_exact(data, edges, n, engine=method, **options)
     return (bm, res) if return_result else bm

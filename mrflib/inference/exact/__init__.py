@@ -180,8 +180,7 @@ def plan(model: Any, n: int | None = None) -> Plan:
     model : FactorGraph or BoltzmannMachine or array_like of int, shape (E, 2)
         The model, or the edge list of a graph.
     n : int or None, default None
-        Number of nodes of an edge list (``None``: one more than its largest node);
-        ignored for a model.
+        The nodes of an edge list, as in :func:`mrflib.inference.exact.junction_tree.plan`.
 
     Returns
     -------

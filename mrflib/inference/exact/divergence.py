@@ -38,8 +38,7 @@ def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
     model : BoltzmannMachine or FactorGraph
         The model (a ``TypeError`` naming ``model`` otherwise).
     data : array_like of int, shape (N, n)
-        Samples in the model's domain (spins ``-1/+1`` of a Boltzmann machine, integer
-        states of a factor graph); at least one.
+        As in :func:`~mrflib.inference.exact.log_likelihood`: samples in the model's domain.
 
     Returns
     -------

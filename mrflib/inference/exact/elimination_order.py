@@ -360,16 +360,8 @@ def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequenc
 
     Parameters
     ----------
-    adj : list of set of int
-        Neighbour sets of the interaction graph (:func:`interaction_graph`).
-    logc : sequence of float
-        ``log |X_v|`` of every variable.
-    nodes : sequence of int
-        The variables to order.
-    criterion : str
-        One of :data:`CRITERIA`.
-    limit : float, default inf
-        Log entries of a clique table past which the search stops.
+    adj, logc, nodes, criterion, limit
+        As in :func:`greedy_order`.
 
     Returns
     -------
@@ -804,10 +796,8 @@ def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
 
     Parameters
     ----------
-    adj : list of set of int
-        Neighbour sets of the interaction graph (:func:`interaction_graph`).
-    nodes : sequence of int
-        The nodes; edges to other nodes are ignored.
+    adj, nodes
+        As in :func:`components`: the interaction graph's neighbour sets, and the nodes.
 
     Returns
     -------
