@@ -53,6 +53,22 @@ def test_no_mle_is_reported_not_converged(data_edges):
     assert not fit.converged and "does not exist" in fit.stop_reason
 
 
+def test_engine_option_picks_the_exact_engine_and_is_checked(data_edges):
+    """``engine`` (what ``exact.fit_mle`` called ``method``) reaches both solvers of "mle"."""
+    data, edges = data_edges
+    a = learning.fit(data, edges, "mle", engine="junction-tree")
+    b = learning.fit(data, edges, "mle", engine="enumerate")
+    assert a.converged and np.abs(a.model.params - b.model.params).max() < 1e-6
+    c, d = (learning.fit(data, edges, "mle", solver="gradient", engine=e, max_steps=3)
+            for e in ("junction-tree", "enumerate"))
+    assert np.abs(c.model.params - d.model.params).max() < 1e-12
+    for bad in ("bp", None, 3):
+        with pytest.raises(ValueError, match="engine must be one of"):
+            learning.fit(data, edges, "mle", engine=bad)
+    with pytest.raises(ValueError, match="unknown options"):
+        learning.fit(data, edges, "mple", engine="enumerate")
+
+
 def test_mle_beyond_enumeration_on_a_long_lattice():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 12), 36, rng=4)
     data = exact.sample(bm, 3000, rng=5)

@@ -1,7 +1,8 @@
-"""Exact inference by enumeration of all ``2^n`` spin configurations.
+"""Exact inference: the front of every exact engine, for both model kinds.
 
-State order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so
-spin 0 is the least significant digit, as in the flat order of ``book/notation.md``.
+Its own engine enumerates all ``2^n`` spin configurations of a Boltzmann machine. State
+order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so spin 0 is
+the least significant digit, as in the flat order of ``book/notation.md``.
 
 The kernels split the spins into a low block (``l`` spins) and a high block
 (``h = n - l`` spins) and write every log-weight as
