@@ -36,7 +36,7 @@ def run(quick: bool = False) -> list[dict]:
 
     def model(N):
         bm = bounds.sk_model(N, 1.0, rng=rng)
-        return bm, bounds.mean_field(bm, rng=0)
+        return bm, bounds.mean_field_solution(bm, rng=0)
 
     # --- N = 14, both methods in the same run
     bm, m = model(14)

@@ -11,7 +11,7 @@
    learners compress the data once into local-pattern counts; the note gives that pass.
    Target: MPLE at least 10x faster than scikit-learn at N = 20,000, fit time nearly
    flat in N.
-3. **Thread pools**: every learner and ``exact.fit_mle`` under the default
+3. **Thread pools**: every learner (exact ML as ``mle (exact)``) under the default
    environment (mrflib's thread policy active) against the same call with BLAS forced to
    one thread; target: within 10%. The note gives the time without the policy (BLAS's
    own default threads).
@@ -137,7 +137,7 @@ def _threads(repeats: int) -> list[dict]:
     edges = graphs.square_grid(4, 4)
     data = _data(edges, 16, 20000, seed=5)
     quiet = dict(record=False, progress=False)
-    calls = {"exact.fit_mle": (exact.fit_mle, {})}
+    calls = {"mle (exact)": (learning.fit, dict(method="mle", **quiet))}
     for m in ("mple", "rm", "mpf", "1-smci"):
         calls[m] = (learning.fit, dict(method=m, **quiet))
     calls["s2-smci"] = (learning.fit, dict(method="s2-smci", max_steps=10, **quiet))

@@ -26,6 +26,7 @@ import importlib
 import os
 from typing import Any
 
+from mrflib._support import deprecation as _deprecation
 from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
 from mrflib._support.numba_cache import ensure_cache_dir as _ensure_cache_dir
 
@@ -61,6 +62,12 @@ _PUBLIC = {
 
 #: Harness modules once reachable from the top; they live in :mod:`mrflib.repro`.
 _MOVED = {name: f"mrflib.repro.{name}" for name in ("experiments", "report", "sweep")}
+
+#: Functions that left a module for one of a higher layer, which the old module cannot
+#: import: reached from the old module for one release, warning when called.
+_deprecation.MOVED_NAMES.update({
+    "mrflib.inference.exact.fit_mle": "mrflib.learning._maximum_likelihood:fit_mle",
+})
 
 __all__ = ["BoltzmannMachine", "FactorGraph", "__version__", *_PUBLIC]
 

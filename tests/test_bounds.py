@@ -209,7 +209,7 @@ def assert_moments_close(a, b, rtol=1e-10):
 def test_graphs_equal_enumerate_sk(N):
     # every order up to 9 at once: the moments 0..9 of one call
     bm = sk_model(N, 0.3 + 0.1 * N, rng=100 + N)
-    m = bounds.mean_field(bm, rng=0)
+    m = bounds.mean_field_solution(bm, rng=0)
     a = bounds.delta_h_moments(bm, m, 9, "graphs")
     b = bounds.delta_h_moments(bm, m, 9, "enumerate")
     assert_moments_close(a, b)
@@ -218,11 +218,11 @@ def test_graphs_equal_enumerate_sk(N):
 def test_graphs_equal_enumerate_sparse_and_zero_field():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 3), 9, bias_scale=0.5,
                                  coupling_scale=0.6, rng=11)
-    m = bounds.mean_field(bm, rng=0)
+    m = bounds.mean_field_solution(bm, rng=0)
     assert_moments_close(bounds.delta_h_moments(bm, m, 8, "graphs"),
                          bounds.delta_h_moments(bm, m, 8, "enumerate"))
     bm0 = BoltzmannMachine(np.zeros(8), graphs.complete(8), sk_model(8, 1.5, rng=4).coupling)
-    z = bounds.mean_field(bm0, solution="zero")
+    z = bounds.mean_field_solution(bm0, solution="zero")
     assert_moments_close(bounds.delta_h_moments(bm0, z, 9, "graphs"),
                          bounds.delta_h_moments(bm0, z, 9, "enumerate"))
 
@@ -244,7 +244,7 @@ def test_bound_below_log_z_and_monotone_on_random_networks():
         lb = bounds.log_partition_lower_bounds(bm, orders, method="enumerate")
         assert np.all(lb <= logz + 1e-10), (trial, lb, logz)
         assert np.all(np.diff(lb) >= -1e-10), (trial, lb)
-        m = bounds.mean_field(bm, rng=0)
+        m = bounds.mean_field_solution(bm, rng=0)
         assert lb[0] == pytest.approx(bounds.mean_field_log_partition(bm, m))
 
 
@@ -264,7 +264,7 @@ def test_pair_correlation_estimates():
     bm = sk_model(8, 0.4, rng=3)
     exact_corr = exact.moments(bm)[1][0]
     est = bounds.pair_correlation_estimates(bm, [1, 9], edge=0, method="enumerate")
-    m = bounds.mean_field(bm, rng=0)
+    m = bounds.mean_field_solution(bm, rng=0)
     assert est[0] == pytest.approx(m[0] * m[1], abs=1e-6)
     assert abs(est[1] - exact_corr) < abs(est[0] - exact_corr)
 
@@ -272,7 +272,7 @@ def test_pair_correlation_estimates():
 # ----------------------------------------------------------------- mean field
 def test_mean_field_fixed_point_and_kernel_reference():
     bm = sk_model(12, 1.5, rng=9)
-    m = bounds.mean_field(bm, rng=0)
+    m = bounds.mean_field_solution(bm, rng=0)
     assert bounds.mean_field_residual(bm, m) < 1e-12
     # kernel vs plain loop
     theta, W = bm.bias.copy(), bm.coupling_matrix()
@@ -285,7 +285,7 @@ def test_mean_field_fixed_point_and_kernel_reference():
             b[i] = np.tanh(theta[i] + W[i] @ b)
     np.testing.assert_allclose(a, b, rtol=1e-14)
     # the chosen solution maximizes the first-order bound over the starts
-    other = bounds.mean_field(bm, init=-m)
+    other = bounds.mean_field_solution(bm, init=-m)
     assert bounds.mean_field_log_partition(bm, m) >= bounds.mean_field_log_partition(
         bm, other) - 1e-12
     assert bounds.mean_field_log_partition(bm, m) <= exact.log_partition(bm)
@@ -293,9 +293,9 @@ def test_mean_field_fixed_point_and_kernel_reference():
 
 def test_zero_solution():
     bm0 = BoltzmannMachine(np.zeros(6), graphs.complete(6), np.full(15, 0.1))
-    assert np.all(bounds.mean_field(bm0, solution="zero") == 0)
+    assert np.all(bounds.mean_field_solution(bm0, solution="zero") == 0)
     with pytest.raises(ValueError, match="threshold"):
-        bounds.mean_field(sk_model(6, 1.0, rng=0), solution="zero")
+        bounds.mean_field_solution(sk_model(6, 1.0, rng=0), solution="zero")
 
 
 # ----------------------------------------------------------------- validation
@@ -316,7 +316,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="m must"):
         bounds.delta_h_moments(bm, np.full(6, 1.5), 3, method="enumerate")
     with pytest.raises(TypeError, match="model must"):
-        bounds.mean_field("not a model", rng=0)
+        bounds.mean_field_solution("not a model", rng=0)
     with pytest.raises(ValueError, match="edge"):
         bounds.pair_correlation_estimates(bm, [1], edge=99)
 
@@ -357,7 +357,7 @@ def test_damaged_partition_graph_cache_is_regenerated(tmp_path, monkeypatch, how
     monkeypatch.setenv("MRFLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(partition_graphs, "_CONNECTED", {})
     bm = sk_model(9, 1.0, rng=3)
-    m = bounds.mean_field(bm, rng=0)
+    m = bounds.mean_field_solution(bm, rng=0)
     good = bounds.delta_h_moments(bm, m, 6, "graphs")
     path = bounds.partition_graph_cache_path()
     _damage(path, how)
@@ -391,7 +391,7 @@ def test_high_order_bound_is_finite_and_below_log_z(sigma_w):
     # the adjoint eq. (13) of the multiple-precision path equals optimal_mu
     import mpmath
 
-    M = bounds.delta_h_moments(bm, bounds.mean_field(bm, rng=0), 9, "enumerate")
+    M = bounds.delta_h_moments(bm, bounds.mean_field_solution(bm, rng=0), 9, "enumerate")
     adj = bounds._optimal_mu_adjoint([mpmath.mpf(v) for v in M], 10, mpmath.mpf(1))
     np.testing.assert_allclose([float(v) for v in adj], bounds.optimal_mu(M, 10), rtol=1e-9)
 
@@ -430,7 +430,7 @@ RENAMED_M = np.full(4, 0.1)
 RENAMED = [
     ("mean_field_residual", dict(m=RENAMED_M)),
     ("mean_field_log_partition", dict(m=RENAMED_M)),
-    ("mean_field", dict(rng=0)),
+    ("mean_field_solution", dict(rng=0)),
     ("delta_h_moments", dict(m=RENAMED_M, order=3, method="enumerate")),
     ("log_partition_lower_bounds", dict(orders=[1, 3])),
     ("log_partition_lower_bound", dict(order=3)),
@@ -449,13 +449,25 @@ def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs)
     np.testing.assert_array_equal(got, want)
 
 
+def test_mean_field_is_a_deprecated_name_of_mean_field_solution():
+    """Not the naive mean field of ``approx`` (a MeanFieldResult): the means ``m``, under a
+    name of their own; the old name warns, names it and answers the same."""
+    bm = BoltzmannMachine.random(graphs.complete(5), 5, coupling_scale=1.0, rng=4)
+    want = bounds.mean_field_solution(bm, rng=0)
+    with pytest.warns(FutureWarning, match=r"bounds\.mean_field\(\.\.\.\) is deprecated.*"
+                                           r"bounds\.mean_field_solution\(\.\.\.\)"):
+        got = bounds.mean_field(bm, rng=0)
+    np.testing.assert_array_equal(got, want)
+    assert "mean_field" not in bounds.__all__ and "mean_field_solution" in bounds.__all__
+
+
 def test_mean_field_without_rng_warns_and_keeps_seed_zero():
     bm = BoltzmannMachine.random(graphs.complete(5), 5, coupling_scale=1.0, rng=4)
-    with pytest.warns(FutureWarning, match=r"mean_field\(\) without rng="):
-        got = bounds.mean_field(bm)
-    np.testing.assert_array_equal(got, bounds.mean_field(bm, rng=0))
+    with pytest.warns(FutureWarning, match=r"mean_field_solution\(\) without rng="):
+        got = bounds.mean_field_solution(bm)
+    np.testing.assert_array_equal(got, bounds.mean_field_solution(bm, rng=0))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing random is drawn: no seed to ask for
-        bounds.mean_field(bm, init=got)
-        bounds.mean_field(BoltzmannMachine(np.zeros(5), bm.edges, bm.coupling),
+        bounds.mean_field_solution(bm, init=got)
+        bounds.mean_field_solution(BoltzmannMachine(np.zeros(5), bm.edges, bm.coupling),
                           solution="zero")

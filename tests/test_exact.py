@@ -6,8 +6,9 @@ from conftest import brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrflib import BoltzmannMachine, exact, graphs
+from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.validation import format_bytes
+from mrflib.learning._maximum_likelihood import fit_exact
 
 
 @pytest.mark.parametrize("fixture", ["grid_bm", "dense_bm"])
@@ -81,51 +82,20 @@ def test_exact_sampling_is_reproducible_and_correct(grid_bm):
     assert np.abs(a.mean(0) - m).max() < 4 / np.sqrt(20000) * 2
 
 
-def test_fit_mle_matches_independent_scipy(grid_bm):
-    import scipy.optimize
-
-    data = exact.sample(grid_bm, 3000, rng=2)
-    fit = exact.fit_mle(data, grid_bm.edges)
-    # first-order optimality: model moments equal data moments
-    m_d, p_d = exact.sufficient_statistics(data, grid_bm.edges)
-    m_f, p_f = exact.moments(fit)
-    assert np.abs(m_f - m_d).max() < 1e-7 and np.abs(p_f - p_d).max() < 1e-7
-    # an independent optimization of the brute-force likelihood (BFGS, no gradient)
-    X = exact.states(9).astype(float)
-    F = np.hstack([X, X[:, grid_bm.edges[:, 0]] * X[:, grid_bm.edges[:, 1]]])
-    t = np.concatenate([m_d, p_d])
-
-    def nll(theta):
-        lw = F @ theta
-        return np.log(np.exp(lw - lw.max()).sum()) + lw.max() - theta @ t
-
-    ref = scipy.optimize.minimize(nll, np.zeros(F.shape[1]), method="BFGS",
-                                  options={"gtol": 1e-9})
-    assert np.abs(ref.x - fit.params).max() < 1e-4
-
-
-def test_fit_mle_without_bias(grid_bm):
-    data = exact.sample(grid_bm, 2000, rng=3)
-    fit = exact.fit_mle(data, grid_bm.edges, bias=False)
-    assert np.all(fit.bias == 0)
-    _, p_d = exact.sufficient_statistics(data, grid_bm.edges)
-    assert np.abs(exact.moments(fit)[1] - p_d).max() < 1e-7
-
-
 def test_refuses_too_large_before_allocating():
     bm = BoltzmannMachine.random(graphs.square_grid(8, 8), 64, rng=0)
     need = format_bytes(exact.MAX_STATE_BYTES_FACTOR * 2.0**64)
     with pytest.raises(ValueError, match=f"would need {need}"):
         exact.log_partition(bm, method="enumerate")
-    with pytest.raises(ValueError, match="exact maximum likelihood"):
-        exact.fit_mle(np.ones((3, 64)), graphs.square_grid(8, 8), method="enumerate")
+    with pytest.raises(ValueError, match="exact log Z and moments"):
+        learning.fit(np.ones((3, 64)), graphs.square_grid(8, 8), "mle", engine="enumerate")
 
 
 def test_bad_input(grid_bm):
     with pytest.raises(TypeError, match="model must be a BoltzmannMachine"):
         exact.moments("model")
     with pytest.raises(ValueError, match="data must contain only spins"):
-        exact.fit_mle(np.zeros((4, 9)), grid_bm.edges)
+        learning.fit(np.zeros((4, 9)), grid_bm.edges, "mle")
     with pytest.raises(ValueError, match="data must have 9 columns"):
         exact.log_likelihood(grid_bm, np.ones((4, 8)))
 
@@ -137,8 +107,8 @@ def test_auto_enumerates_up_to_20_spins_bit_identically(grid_bm):
     assert np.array_equal(exact.sample(grid_bm, 100, rng=3),
                           exact.sample(grid_bm, 100, rng=3, method="enumerate"))
     data = exact.sample(grid_bm, 500, rng=1)
-    assert np.array_equal(exact.fit_mle(data, grid_bm.edges).params,
-                          exact.fit_mle(data, grid_bm.edges, method="enumerate").params)
+    assert np.array_equal(learning.fit(data, grid_bm.edges, "mle").model.params,
+                          learning.fit(data, grid_bm.edges, "mle", engine="enumerate").model.params)
     with pytest.raises(ValueError, match="method must be one of"):
         exact.log_partition(grid_bm, method="bp")
 
@@ -150,25 +120,8 @@ def test_auto_uses_the_junction_tree_beyond_20_spins():
         exact.log_partition(bm, method="enumerate"), abs=1e-10)
 
 
-def test_fit_mle_junction_tree_equals_enumeration(grid_bm):
-    data = exact.sample(grid_bm, 2000, rng=4)
-    a = exact.fit_mle(data, grid_bm.edges, method="enumerate")
-    b = exact.fit_mle(data, grid_bm.edges, method="junction-tree")
-    assert np.abs(a.params - b.params).max() < 1e-6
-
-
-def test_fit_mle_beyond_enumeration_matches_moments():
-    bm = BoltzmannMachine.random(graphs.square_grid(6, 6), 36, rng=3)
-    data = exact.sample(bm, 4000, rng=5)
-    fit, res = exact.fit_mle(data, bm.edges, return_result=True)
-    m_d, p_d = exact.sufficient_statistics(data, bm.edges)
-    m_f, p_f = exact.moments(fit)
-    assert res.success and res.grad_max < 1e-9
-    assert np.abs(m_f - m_d).max() < 1e-8 and np.abs(p_f - p_d).max() < 1e-8
-
-
 @pytest.mark.parametrize("f", [
-    lambda d, bm: exact.fit_mle(d, bm.edges, n=9),
+    lambda d, bm: fit_exact(d, bm.edges, n=9),
     lambda d, bm: exact.kl_data_model(bm, d),
     lambda d, bm: exact.log_likelihood(bm, d),
     lambda d, bm: exact.empirical_distribution(d, 9),
@@ -179,40 +132,17 @@ def test_zero_samples_are_refused(f, grid_bm):
         f(np.zeros((0, 9), dtype=np.int8), grid_bm)
 
 
-@pytest.mark.parametrize("case,pattern", [
-    ("constant", r"spin\(s\) \[2\] constant"),
-    ("equal", r"\(0, 1\)\] always equal"),
-    ("opposite", r"\(0, 3\)\] always opposite"),
-])
-def test_fit_mle_warns_when_the_mle_does_not_exist(case, pattern, grid_bm):
-    data = exact.sample(grid_bm, 300, rng=6).copy()
-    if case == "constant":
-        data[:, 2] = 1
-    elif case == "equal":
-        data[:, 1] = data[:, 0]
-    else:
-        data[:, 3] = -data[:, 0]
-    with pytest.warns(RuntimeWarning, match="does not exist.*" + pattern):
-        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
-    assert not res.success and "does not exist" in res.message
-    assert np.all(np.isfinite(fit.params))
-
-
-def test_fit_mle_warns_when_an_edge_misses_one_joint_state(grid_bm):
-    """Neither spin constant, the pair neither always equal nor always opposite, but the
-    state (+1, +1) of edge (0, 1) never seen: with biases the MLE does not exist (that
-    state's probability is positive under every finite θ); without biases it does."""
-    data = exact.sample(grid_bm, 300, rng=6).copy()
-    both = (data[:, 0] == 1) & (data[:, 1] == 1)
-    data[both, 1] = -1
-    assert len({tuple(r) for r in data[:, :2]}) == 3
-    with pytest.warns(RuntimeWarning, match=r"\(0, 1\)\] never seen in one of their four"):
-        fit, res = exact.fit_mle(data, grid_bm.edges, max_iter=200, return_result=True)
-    assert not res.success and not res.mle_exists and np.all(np.isfinite(fit.params))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        _, res = exact.fit_mle(data, grid_bm.edges, bias=False, return_result=True)
-    assert res.mle_exists
+def test_calibrator_gives_log_z_and_the_moments_of_either_engine(grid_bm):
+    for method in ("enumerate", "junction-tree"):
+        calibrate = exact.calibrator(grid_bm.edges, grid_bm.n, method=method)
+        logz, mean, pair = calibrate(grid_bm.bias, grid_bm.coupling)
+        assert calibrate.engine == method
+        assert logz == pytest.approx(exact.log_partition(grid_bm), abs=1e-12)
+        m, p = exact.moments(grid_bm)
+        assert np.allclose(mean, m, atol=1e-12) and np.allclose(pair, p, atol=1e-12)
+    assert exact.calibrator(grid_bm.edges).engine == "enumerate"
+    with pytest.raises(ValueError, match="method must be one of"):
+        exact.calibrator(grid_bm.edges, method="bp")
 
 
 # ----------------------------------------------------------------------------- factor graphs

@@ -108,7 +108,7 @@ def test_nodewise_logistic_close_to_mple_and_verdicts():
 
 # --------------------------------------------------------------------------- repro.field_networks
 def test_pairwise_log_linear_is_the_boltzmann_machine_on_binary_data():
-    from mrflib import exact
+    from mrflib import exact, learning
     from mrflib.repro import field_networks as fn
 
     net_rng = np.random.default_rng(0)
@@ -117,7 +117,7 @@ def test_pairwise_log_linear_is_the_boltzmann_machine_on_binary_data():
     cards = (2, 2, 2, 2)
     counts = np.bincount(x.astype(np.int64) @ (1 << np.arange(4)), minlength=16)
     q, info = fn.fit_log_linear(counts / 400, cards, fn.order_mask(cards, 2), tol=1e-10)
-    bm = exact.fit_mle((2 * x - 1).astype(np.int8), graphs.complete(4))
+    bm = learning.fit((2 * x - 1).astype(np.int8), graphs.complete(4), "mle").model
     np.testing.assert_allclose(q, exact.probabilities(bm), atol=1e-6)
     assert fn.order_mask((3, 2), 1).tolist() == [False, True, True, True, False, False]
 

@@ -253,8 +253,8 @@ CASES = [
      dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
     ("exact.empirical_distribution", exact.empirical_distribution, dict(data=DATA),
      dict(data=SPINS_BAD)),
-    ("exact.fit_mle", exact.fit_mle, dict(data=DATA, edges=EDGES),
-     dict(data=SPINS_BAD, edges=EDGES_BAD)),
+    ("exact.calibrator", exact.calibrator, dict(edges=EDGES, n=N),
+     dict(edges=EDGES_BAD, method=["bp", None, 3, ""])),
     ("sampling.gibbs", sampling.gibbs, dict(model=BM, n_samples=4, burn_in=2, rng=0),
      dict(n_samples=COUNT_BAD, burn_in=[-1, 1.5, None, math.nan, "2"],
           thin=COUNT_BAD, n_chains=COUNT_BAD, rng=RNG_BAD, init=SPINS_BAD)),
@@ -324,7 +324,7 @@ CASES = [
      dict(model=BM, orders=[1], edge=0),
      dict(edge=[-1, len(EDGES), 1.5, None, math.nan], orders=[[2], [-1], [1.5], None],
           step=FLOAT_BAD + [-1e-5, 0.0])),
-    ("bounds.mean_field", bounds.mean_field, dict(model=BM, rng=0),
+    ("bounds.mean_field_solution", bounds.mean_field_solution, dict(model=BM, rng=0),
      dict(init=[np.full(N, np.nan), np.zeros(N + 1), np.full(N, 2.0), np.zeros(N) + 1j],
           damping=FLOAT_BAD + [-0.5, 1.5], n_starts=COUNT_BAD[:-1], max_iter=COUNT_BAD,
           solution=["x", None], rng=RNG_BAD)),
@@ -1228,7 +1228,7 @@ def test_oversize_refused_before_allocating(call, name):
 
 
 HANGS = [
-    ("bounds.mean_field(bm, n_starts=2**70)", None),
+    ("bounds.mean_field_solution(bm, n_starts=2**70)", None),
     ("sampling.gibbs(bm, 2, burn_in=10**12, n_chains=1, rng=0)", None),
 ]
 

@@ -54,7 +54,7 @@ HUGE_CALLS = {
                                  "weights"),
     "gibbs time_limit": (lambda x: factor_gibbs.gibbs_marginals(
         SMALL_FG, n_samples=10, burn_in=1, time_limit=x, rng=0), "time_limit"),
-    "bounds mean_field time_limit": (lambda x: bounds.mean_field(
+    "bounds mean_field time_limit": (lambda x: bounds.mean_field_solution(
         BoltzmannMachine.random(EDGES, 4, rng=0), time_limit=x, rng=0), "time_limit"),
 }
 
@@ -141,9 +141,9 @@ def test_time_limited_smci_is_seeded_by_the_limit():
 def test_mean_field_of_the_bounds_polls_its_limit():
     bm = BoltzmannMachine.random(graphs.square_grid(4, 4), 16, coupling_scale=0.5, rng=0)
     with pytest.raises(TimeoutError, match="time_limit"):
-        bounds.mean_field(bm, time_limit=0.0, rng=0)
-    np.testing.assert_array_equal(bounds.mean_field(bm, rng=0),
-                                  bounds.mean_field(bm, time_limit=1e6, rng=0))
+        bounds.mean_field_solution(bm, time_limit=0.0, rng=0)
+    np.testing.assert_array_equal(bounds.mean_field_solution(bm, rng=0),
+                                  bounds.mean_field_solution(bm, time_limit=1e6, rng=0))
 
 
 def test_third_order_bound_runs_under_the_fronts_limit(monkeypatch):

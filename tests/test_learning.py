@@ -499,7 +499,8 @@ def test_fit_lap_equals_lap_fit_ising(problem):
     assert f.stop_reason.startswith("converged")
     g = learning.fit(data, graphs.Graph(9, edges), "lap", cliques="maximal", l2=0.1)
     assert g.model == lap.fit_ising(data, edges, cliques="maximal", l2=0.1)
-    with pytest.warns(DeprecationWarning, match="return_info"):
+    with pytest.warns(FutureWarning, match=r"return_info=\.\.\.\) is deprecated.*learning\.fit"
+                                           r'\(data, edges, "lap"\)'):
         bm, info = lap.fit_ising(data, edges, return_info=True)
     assert bm == f.model and info["converged"].all()
     with warnings.catch_warnings():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from mrflib import exact, fsll, graphs
+from mrflib import exact, fsll, graphs, learning
 from mrflib.learning import log_linear
 
 
@@ -21,13 +21,13 @@ def _binary_data(n_samples: int = 400) -> np.ndarray:
 
 def test_pairwise_family_on_binary_data_is_the_exact_mle_boltzmann_machine():
     """Order <= 2 on binary variables is the complete Boltzmann machine with biases: the fit
-    equals :func:`mrflib.inference.exact.fit_mle` (bit i of the flat index is spin i)."""
+    equals the exact maximum-likelihood machine (bit i of the flat index is spin i)."""
     x = _binary_data()
     cards = (2, 2, 2, 2)
     counts = np.bincount(fsll.flat_index(x, cards), minlength=16)
     q, info = log_linear.fit_log_linear(counts / counts.sum(), cards,
                                         log_linear.order_mask(cards, 2), tol=1e-8)
-    bm = exact.fit_mle((2 * x - 1).astype(np.int8), graphs.complete(4))
+    bm = learning.fit((2 * x - 1).astype(np.int8), graphs.complete(4), "mle").model
     np.testing.assert_allclose(q, exact.probabilities(bm), atol=1e-7)
     assert info["converged"] and q.sum() == pytest.approx(1.0)
     assert np.all(info["theta"][~log_linear.order_mask(cards, 2)] == 0)

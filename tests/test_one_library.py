@@ -74,8 +74,12 @@ def test_same_types_back(both):
             assert isinstance(a[key], ApproxResult) and isinstance(b[key], ApproxResult)
             assert _shape(a[key].marginals) == _shape(b[key].marginals)
             continue
-        if key == "plan":
+        if key == "plan":  # one type, whose every attribute both kinds answer
             assert isinstance(a[key], Plan) and isinstance(b[key], Plan)
+            for name in ("n", "order", "heuristic", "treewidth", "cliques", "max_table_bytes",
+                         "total_bytes", "fits", "treewidth_lower_bound"):
+                assert type(getattr(a[key], name)) is type(getattr(b[key], name)) or (
+                    name == "order" and len(a[key].order) == len(b[key].order)), name
             continue
         assert _shape(a[key]) == _shape(b[key]), key
     assert isinstance(a["fit_mle"], Fit) and isinstance(b["fit_mple"], Fit)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from mrflib import exact, graphs, learning
+from mrflib import graphs, learning
 from mrflib._support import threads as _threads
+from mrflib.learning._maximum_likelihood import fit_exact
 
 
 def _blas_threads():
@@ -49,7 +50,7 @@ def test_decorated_entry_points_run_single_threaded(clean_env):
         return 3
 
     assert probe() == 3 and seen[0] <= {1}
-    assert hasattr(exact.fit_mle, "__wrapped__") and hasattr(learning.fit, "__wrapped__")
+    assert hasattr(fit_exact, "__wrapped__") and hasattr(learning.fit, "__wrapped__")
 
 
 def test_parallel_only_for_large_work(clean_env):

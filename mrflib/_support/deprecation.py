@@ -1,12 +1,14 @@
 """Deprecation aliases: old names keep working for one release, with a warning naming the new call.
 
-Two kinds of alias cover every rename in the library:
+Three kinds of alias cover every rename in the library:
 
 - :func:`renamed_argument` lets a function accept a keyword argument under its old name
   (``bm=`` for ``model=``, ``max_seconds=`` for ``time_limit=``);
 - :class:`ModuleAliases` makes module paths import other modules: the short paths of the top
   level (``import mrflib.approx``), and old module paths that import the module replacing
-  them, with a warning (``import mrflib.inference.factor_gibbs``), both without a file.
+  them, with a warning (``import mrflib.inference.factor_gibbs``), both without a file;
+- :func:`moved_names` keeps a function importable from the module it left for a higher
+  layer (``exact.fit_mle``, now a learner), which its old module cannot import.
 
 Every warning is a :class:`FutureWarning` (shown to users by default, unlike
 :class:`DeprecationWarning`, which Python hides outside ``__main__``) and names the call to use.
@@ -23,7 +25,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ModuleAliases", "renamed_argument", "warn_deprecated"]
+__all__ = ["ModuleAliases", "MOVED_NAMES", "moved_names", "renamed_argument", "warn_deprecated"]
 
 
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -126,3 +128,35 @@ class ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return finder
         sys.meta_path.append(self)
         return self
+
+
+#: Public names that moved to a module of a higher layer than the module users imported
+#: them from (which cannot import it): ``"old.module.name"`` to ``"new.module:name"``. The
+#: top-level package, which stands above every layer, declares them; :func:`moved_names`
+#: resolves them.
+MOVED_NAMES: dict[str, str] = {}
+
+
+def moved_names(module: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` giving the names :data:`MOVED_NAMES` lists under ``module``.
+
+    Parameters
+    ----------
+    module : str
+        The dotted name of the module whose ``__getattr__`` this becomes.
+
+    Returns
+    -------
+    callable
+        ``__getattr__(name)``: the moved object (imported on first use; the object warns
+        when called, naming the call to use), else ``AttributeError``.
+    """
+
+    def __getattr__(name: str) -> Any:
+        target = MOVED_NAMES.get(f"{module}.{name}")
+        if target is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        path, _, attr = target.partition(":")
+        return getattr(importlib.import_module(path), attr)
+
+    return __getattr__

@@ -1,9 +1,9 @@
 """Thread policy: decide threads per operation, not per process.
 
 Two pools can fight inside one process: the BLAS library's (OpenBLAS, MKL) and
-numba's. The learners, ``exact.fit_mle`` and the samplers make many small BLAS calls
-from inside optimizer loops and next to numba's parallel regions; waking a BLAS
-thread pool for each costs more than the call (measured: ``exact.fit_mle`` on a 4x4
+numba's. The learners (exact maximum likelihood among them) and the samplers make many
+small BLAS calls from inside optimizer loops and next to numba's parallel regions; waking a
+BLAS thread pool for each costs more than the call (measured: exact ML on a 4x4
 lattice, N = 20,000, 119 ms with OpenBLAS's default threads against 33 ms with one).
 The policy, applied with :mod:`threadpoolctl`:
 

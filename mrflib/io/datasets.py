@@ -399,17 +399,15 @@ def bn20_54(
 
     Parameters
     ----------
-    n_samples : int
-        Number of samples, positive.
-    rng : numpy.random.Generator or int
-        Generator or non-negative seed of the samples.
+    n_samples, rng
+        As in :func:`bn20_37`.
     structure_seed : int, default 2054
         The seed of the network (:func:`bayesian_network`).
 
     Returns
     -------
     Dataset
-        The samples, ``p*`` and the structure (``parents``, ``tables``, ``n_edges``).
+        As :func:`bn20_37` returns it, of this network.
     """
     return _bn_dataset("BN20-54", 3, n_samples, rng, structure_seed)
 

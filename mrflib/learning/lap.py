@@ -48,12 +48,14 @@ from typing import Any
 import numpy as np
 
 from mrflib._support import progress as _progress
+from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.executor import Executor
 from mrflib._support.optimizers import Deadline, lbfgs
 from mrflib._support.validation import check_positive, check_spins, is_choice
 from mrflib.inference import exact
 from mrflib.learning import _lap_kernels as _k
 from mrflib.learning import _limits
+from mrflib.learning._maximum_likelihood import mle_degeneracies
 from mrflib.learning.lap_gaussian import (
     fit_gaussian,
     fit_gaussian_decomposable,
@@ -344,9 +346,9 @@ def fit_ising(
                           l2=l2, tol=tol, max_iter=max_iter)
     if return_info is _UNSET:
         return bm
-    warnings.warn("lap.fit_ising(return_info=...) is deprecated; use "
-                  "learning.fit(data, edges, 'lap'), whose Fit has n_steps, converged and "
-                  "stop_reason", DeprecationWarning, stacklevel=2)
+    warn_deprecated("lap.fit_ising(..., return_info=...)",
+                    'learning.fit(data, edges, "lap"), whose Fit has n_steps, converged and '
+                    "stop_reason")
     return (bm, info) if return_info else bm
 
 
@@ -459,7 +461,8 @@ def _partial_parameters(q_ptr, q_nodes, bias_q, inner, eid, done, n, E, cliques)
 
 def _missing_estimate(s: np.ndarray, edges: np.ndarray) -> list[str]:
     """Why LAP's estimate does not exist for spins ``s`` (``[]`` when nothing says so):
-    the maximum-likelihood checks with biases (:func:`mrflib.inference.exact._mle_degeneracies`).
+    the maximum-likelihood checks with biases
+    (:func:`mrflib.learning._maximum_likelihood.mle_degeneracies`).
 
     Each is the end of some auxiliary fit. A spin ``i`` constant in the data: the fit of
     any ``Q`` holding ``i`` must match ``<s_i> = ±1`` with ``E[P(s_i | x_{A\\Q})]``, which
@@ -469,6 +472,6 @@ def _missing_estimate(s: np.ndarray, edges: np.ndarray) -> list[str]:
     conditional probability zero in the samples where ``s_j = b``, again at infinity.
     A multi-spin separation beyond these shows as a Newton fit that does not converge."""
     mean, pair = exact.sufficient_statistics(s, edges)
-    return exact._mle_degeneracies(mean, pair, edges, True, s.shape[0])
+    return mle_degeneracies(mean, pair, edges, True, s.shape[0])
 
 

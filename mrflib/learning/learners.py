@@ -5,8 +5,10 @@ One entry point, :func:`fit`, and one gradient-ascent driver shared by every met
 
 ``"mle"``
     exact maximum likelihood, eq. (2), (5) of Yasuda (2018) -- the reference; by
-    default delegated to :func:`mrflib.inference.exact.fit_mle`, or ``solver="gradient"``
-    for gradient ascent on eq. (5) with exact moments.
+    default by L-BFGS-B on the exact likelihood (:mod:`mrflib.learning._maximum_likelihood`),
+    or ``solver="gradient"`` for gradient ascent on eq. (5) with exact moments; option
+    ``engine`` (``"auto"``, ``"enumerate"``, ``"junction-tree"``) picks the exact engine of
+    ``log Z`` and the moments.
 ``"mple"``
     maximum pseudo-likelihood, eq. (7); ascent direction eq. (13) (half of eq. (10)).
 ``"rm"``
@@ -88,6 +90,7 @@ from mrflib._support.validation import (
 )
 from mrflib.learning import _flow, _limits, _local
 from mrflib.learning import _learners_kernels as _k
+from mrflib.learning._maximum_likelihood import fit_exact
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.graphs import as_graph
@@ -97,6 +100,8 @@ __all__ = ["METHODS", "LOCAL_METHODS", "STOCHASTIC_METHODS", "Fit", "fit", "obje
            "mple_rho", "mae"]
 
 SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
+#: The exact engines of ``"mle"`` (option ``engine``), those of ``mrflib.inference.exact``.
+_ENGINES = ("auto", "enumerate", "junction-tree")
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,7 @@ class _Method:
 
 
 _TABLE = {m.name: m for m in (
-    _Method("mle", ("exact", "gradient")),
+    _Method("mle", ("exact", "gradient"), options=frozenset({"engine"})),
     _Method("mple", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
     _Method("rm", ("gradient", "lbfgs"), scale=(2.0, 1.0)),
     _Method("mpf", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
@@ -412,8 +417,10 @@ def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
     if method == "mle":
         from mrflib import exact
 
+        engine = options.get("engine", "auto")
+
         def direction(theta):
-            mean, pair = exact.moments(prob.model(theta))
+            mean, pair = exact.moments(prob.model(theta), method=engine)
             return target - np.concatenate([mean, pair])
 
         return direction
@@ -546,31 +553,29 @@ def ascent_direction(model, data, method: str, *, rng: Any = None, **options) ->
 
 
 def _fit_exact_mle(prob, bias, init, max_steps, tol, ref_coupling, record, t0,
-                   deadline: Deadline) -> Fit:
-    """``solver="exact"``: :func:`mrflib.inference.exact.fit_mle` (L-BFGS-B on the exact
-    likelihood; enumeration up to 20 spins, the junction tree beyond), with its
-    ``max_iter`` = ``max_steps`` and ``tol`` when given, else its own defaults
-    (``10000``, ``1e-9``). ``converged`` is true only if the MLE exists and
+                   deadline: Deadline, engine: str = "auto") -> Fit:
+    """``solver="exact"``: :func:`mrflib.learning._maximum_likelihood.fit_exact` (L-BFGS-B
+    on the exact likelihood; ``engine`` enumeration up to 20 spins, the junction tree
+    beyond), with its ``max_iter`` = ``max_steps`` and ``tol`` when given, else its own
+    defaults (``10000``, ``1e-9``). ``converged`` is true only if the MLE exists and
     ``max |gradient| < tol`` at the returned point (``tol`` defaulting to ``1e-6`` as for
     the other methods); ``stop_reason`` says why it stopped."""
-    from mrflib import exact
-
     n = prob.n
     kw = {}
     if max_steps is not None:
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    with time_limited(deadline, "fit mle (L-BFGS)"):  # fit_mle's L-BFGS obeys it
-        model, res = exact.fit_mle(prob.x, prob.edges, n, bias=bool(bias), init=init,
-                                   return_result=True, **kw)
+    with time_limited(deadline, "fit mle (L-BFGS)"):  # fit_exact's L-BFGS obeys it
+        model, res = fit_exact(prob.x, prob.edges, n, bias=bool(bias), init=init,
+                               engine=engine, **kw)
     theta = np.concatenate([np.asarray(model.bias, float), np.asarray(model.coupling, float)])
     params = theta[None, :] if record else None
     errs = None
     if record and ref_coupling is not None:
         errs = np.array([np.mean(np.abs(theta[n:] - ref_coupling)) if prob.E else 0.0])
     # judged at the caller's tol (1e-6 by default, as for the other methods) by the rule
-    # of every L-BFGS fit; the fit itself ran at exact.fit_mle's tol
+    # of every L-BFGS fit; the fit itself ran at fit_exact's tol
     tol = kw.get("tol", 1e-6)
     _, converged, reason = lbfgs_verdict(res, tol, kw.get("max_iter", 10_000))
     converged = bool(res.mle_exists and converged)
@@ -641,6 +646,8 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
     )
     tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
                          allow_zero=True)
+    if "engine" in options and not is_choice(options["engine"], _ENGINES):
+        raise ValueError(f"engine must be one of {_ENGINES}, got {options['engine']!r}")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True, False or None, got {progress!r}")
     if stochastic:
@@ -736,7 +743,8 @@ def fit(
         ``None`` picks the method's default solver. ``"gradient"`` (default except for
         MLE and LAP): the gradient ascent of section 5, ``w <- w + eta Delta``.
         ``"lbfgs"``: scipy L-BFGS on the objective (MPLE, RM, MPF). ``"exact"`` (default
-        for MLE): :func:`mrflib.inference.exact.fit_mle`. ``"lap"`` (LAP only):
+        for MLE): L-BFGS-B on the exact likelihood, its ``log Z`` and moments from
+        :func:`mrflib.inference.exact.calibrator`. ``"lap"`` (LAP only):
         :func:`mrflib.learning.lap.fit_ising`, whose ``max_iter`` and ``tol`` are
         ``max_steps`` and ``tol`` when given (else its own defaults).
     learning_rate : float, default 0.2
@@ -757,9 +765,9 @@ def fit(
         ``tol`` is the largest standard error of the averaged gradient's coordinates at
         which their stopping rule may hold (``None``: ``1 / (20 sqrt(N))``, a twentieth
         of the largest sampling error ``1 / sqrt(N)`` of a data average of spins).
-        The exact solver fits at :func:`mrflib.inference.exact.fit_mle`'s own tolerance
-        unless ``tol`` is given, and LAP at :func:`mrflib.learning.lap.fit_ising`'s; a
-        FactorGraph structure has its own defaults
+        The exact solver fits at its own tolerance (``1e-9``, and at most 10,000
+        iterations) unless ``tol`` (``max_steps``) is given, and LAP at
+        :func:`mrflib.learning.lap.fit_ising`'s; a FactorGraph structure has its own defaults
         (:func:`mrflib.learning.factor_learning.fit`).
     init : BoltzmannMachine or array (n + E,) or None, default None
         Initial parameters (``None``: zeros, as in section 5). LAP takes none.
@@ -802,8 +810,10 @@ def fit(
         SMCI-PCD: ``estimator`` ("1-smci" default, "s2-smci", "mci", "2-smci"),
         ``extension_rate`` e (default 1), ``kappa`` (sweeps per step, default 1) and
         optionally ``samples``, an explicit initial sample set instead of the
-        replicated data. LAP: ``cliques``, ``scheduler``, ``n_jobs``, ``l2`` of
-        :func:`mrflib.learning.lap.fit_ising`.
+        replicated data. MLE: ``engine``, the exact engine of ``log Z`` and the moments
+        (``"auto"``, the default: enumeration up to 20 spins, the junction tree beyond;
+        ``"enumerate"``; ``"junction-tree"``). LAP: ``cliques``, ``scheduler``, ``n_jobs``,
+        ``l2`` of :func:`mrflib.learning.lap.fit_ising`.
 
     Returns
     -------
@@ -836,7 +846,7 @@ def fit(
     with _limits.fit_reporting(progress):
         if solver == "exact":
             return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
-                                  record, t0, deadline)
+                                  record, t0, deadline, options.get("engine", "auto"))
         if solver == "lap":
             return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling,
                             record, t0, options, deadline)

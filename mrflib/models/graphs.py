@@ -868,14 +868,10 @@ def N_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
 
     Parameters
     ----------
-    edges : array_like of int, shape (E, 2), or Graph
-        A canonical edge array or a :class:`Graph`.
-    n : int or None
-        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
-    T : array_like of int
-        A non-empty set of distinct nodes in ``0..n-1``.
-    k : int
-        The region index, ``>= 0``.
+    edges, n
+        The graph, as in :func:`as_graph`.
+    T, k
+        As in :meth:`Graph.N_k`.
 
     Returns
     -------
@@ -890,14 +886,10 @@ def R_k(edges: Any, n: int | None, T: Any, k: int) -> np.ndarray:
 
     Parameters
     ----------
-    edges : array_like of int, shape (E, 2), or Graph
-        A canonical edge array or a :class:`Graph`.
-    n : int or None
-        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
-    T : array_like of int
-        A non-empty set of distinct nodes in ``0..n-1``.
-    k : int
-        The region index, ``>= 0``.
+    edges, n
+        The graph, as in :func:`as_graph`.
+    T, k
+        As in :meth:`Graph.R_k`.
 
     Returns
     -------
@@ -912,12 +904,10 @@ def boundary(edges: Any, n: int | None, A: Any) -> np.ndarray:
 
     Parameters
     ----------
-    edges : array_like of int, shape (E, 2), or Graph
-        A canonical edge array or a :class:`Graph`.
-    n : int or None
-        Number of nodes; may be ``None`` for a :class:`Graph` or a non-empty edge array.
-    A : array_like of int
-        A non-empty set of distinct nodes in ``0..n-1``.
+    edges, n
+        The graph, as in :func:`as_graph`.
+    A
+        As in :meth:`Graph.boundary`.
 
     Returns
     -------

@@ -41,8 +41,8 @@ def sk_errors(
     Figure 2) and, with ``correlations``, ``corr, corr_exact, corr_sq_error`` for
     ``⟨s_0 s_1⟩`` (Figure 3, :func:`mrflib.inference.bounds.pair_correlation_estimates`).
     ``solution`` (one name or several, evaluated on the same networks) is passed to
-    :func:`mrflib.inference.bounds.mean_field`: ``"zero"`` with ``theta_sd = 0`` gives Figure 4. The
-    moments come from enumeration (``N`` small).
+    :func:`mrflib.inference.bounds.mean_field_solution`: ``"zero"`` with ``theta_sd = 0``
+    gives Figure 4. The moments come from enumeration (``N`` small).
     """
     n_networks = check_positive(n_networks, "n_networks", integer=True)
     gen = as_rng(rng)
@@ -54,7 +54,7 @@ def sk_errors(
         logz = exact.log_partition(bm)
         c = float(exact.moments(bm)[1][0]) if correlations else math.nan
         for sol in solutions:
-            m = bounds.mean_field(bm, solution=sol, rng=gen)
+            m = bounds.mean_field_solution(bm, solution=sol, rng=gen)
             lb = bounds.log_partition_lower_bounds(bm, orders, m=m, method="enumerate")
             if correlations:
                 est = bounds.pair_correlation_estimates(bm, orders, 0, m=m, method="enumerate")

@@ -21,8 +21,7 @@ network (or the marginal of an ancestral subset of a large one) we know the exac
     ``argmin_q KL(p*||q)``): the floor no pairwise learner can pass, at any ``N``.
 ``BM-DI``, ``BM-PCD``
     on binary networks, the Boltzmann machines of the FSLL chapter:
-    :func:`mrflib.inference.exact.fit_mle` and :func:`mrflib.learning.learners.fit` ``"pcd"`` on
-    the complete
+    :func:`mrflib.learning.learners.fit` with ``"mle"`` and with ``"pcd"`` on the complete
     graph (spins ``s = 2 x - 1``).
 """
 
@@ -66,7 +65,7 @@ def _boltzmann(data: np.ndarray, model: str, rng: Any, pcd: dict) -> np.ndarray:
     spins = (2 * data.astype(np.int8) - 1).astype(np.int8)
     edges = graphs.complete(data.shape[1])
     if model == "BM-DI":
-        bm = exact.fit_mle(spins, edges)
+        bm = learning.fit(spins, edges, "mle", record=False, progress=False).model
     else:
         bm = learning.fit(spins, edges, "pcd", rng=rng, record=False, progress=False,
                           **pcd).model

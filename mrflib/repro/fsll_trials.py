@@ -57,14 +57,13 @@ def learn_and_score(
     """Fit one model of section 3 to a :class:`mrflib.io.datasets.Dataset` and score it.
 
     ``model``: ``"FL"`` (:func:`mrflib.learning.fsll.fit`), ``"BM-DI"`` (fully connected Boltzmann
-    machine with biases, exact gradient, quasi-Newton: :func:`mrflib.inference.exact.fit_mle`,
-    L-BFGS-B
-    rather than the paper's BFGS) or ``"BM-PCD"`` (:func:`mrflib.learning.learners.fit` with
-    ``"pcd"``:
-    learning rate ``pcd_rate``, ``pcd_chains`` persistent chains, ``pcd_steps`` updates of one
-    Gibbs sweep each, our reading of "chain length 10000"). The Boltzmann machines see the data
-    as spins ``s = 2 x - 1``; a fully connected machine with biases is the same exponential
-    family in either encoding.
+    machine with biases, exact gradient, quasi-Newton: :func:`mrflib.learning.learners.fit`
+    with ``"mle"``, L-BFGS-B rather than the paper's BFGS) or ``"BM-PCD"``
+    (:func:`mrflib.learning.learners.fit` with ``"pcd"``: learning rate ``pcd_rate``,
+    ``pcd_chains`` persistent chains, ``pcd_steps`` updates of one Gibbs sweep each, our
+    reading of "chain length 10000"). The Boltzmann machines see the data as spins
+    ``s = 2 x - 1``; a fully connected machine with biases is the same exponential family in
+    either encoding.
 
     Returns a dict with ``kl_data`` (``KL(p_d||p_theta)``), ``kl_true``
     (``KL(p*||p_theta)``), ``n_basis`` and ``seconds`` (wall time of the learning alone).
@@ -86,7 +85,7 @@ def learn_and_score(
     edges = graphs.complete(n)
     t0 = time.perf_counter()
     if model == "BM-DI":
-        bm = exact.fit_mle(spins, edges)
+        bm = learning.fit(spins, edges, "mle", record=False, progress=False).model
     else:
         bm = learning.fit(spins, edges, "pcd", rng=rng, learning_rate=pcd_rate,
                           max_steps=pcd_steps, n_chains=pcd_chains, record=False,

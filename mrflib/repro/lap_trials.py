@@ -203,10 +203,9 @@ def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list
     Draws a generating machine on the ``grid x grid`` square lattice
     (:meth:`BoltzmannMachine.random`: biases U[-0.2, 0.2], couplings U[-0.3, 0.3]) and, for
     every ``N`` in ``sizes``, ``N`` exact samples (:func:`mrflib.inference.exact.sample`), fitted by
-    LAP (:func:`mrflib.learning.lap.fit_ising`), exact ML (:func:`mrflib.inference.exact.fit_mle`)
-    and MPLE
-    (:func:`mrflib.learning.learners.fit`, L-BFGS). The signature is the one
-    :meth:`mrflib.repro.trials.Trials.map` calls.
+    LAP (:func:`mrflib.learning.lap.fit_ising`), exact ML and MPLE
+    (:func:`mrflib.learning.learners.fit`: ``"mle"``, and ``"mple"`` with L-BFGS). The
+    signature is the one :meth:`mrflib.repro.trials.Trials.map` calls.
 
     Returns
     -------
@@ -224,7 +223,8 @@ def accuracy_trial(t: int, rng: Any, *, grid: int, sizes: Sequence[int]) -> list
         d = exact.sample(gen, N, rng=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            est = {"LAP": lap.fit_ising(d, edges), "MLE": exact.fit_mle(d, edges),
+            est = {"LAP": lap.fit_ising(d, edges),
+                   "MLE": learning.fit(d, edges, "mle", record=False, progress=False).model,
                    "MPLE": learning.fit(d, edges, "mple", solver="lbfgs", record=False,
                                         progress=False).model}
         for m, bm in est.items():

@@ -78,7 +78,7 @@ __all__ = [
     "partition_graphs",
     "connected_partition_graphs",
     "partition_graph_cache_path",
-    "mean_field",
+    "mean_field_solution",
     "mean_field_log_partition",
     "mean_field_residual",
     "delta_h_moments",
@@ -100,10 +100,10 @@ AUTO_ENUMERATE_N = 20
 MAX_ORDER = 401
 #: Largest residual of eq. (17) the "graphs" method accepts.
 MEAN_FIELD_TOL = 1e-9
-#: Largest ``n_starts`` :func:`mean_field` accepts (the default is 8).
+#: Largest ``n_starts`` :func:`mean_field_solution` accepts (the default is 8).
 MAX_MEAN_FIELD_STARTS = 10_000
 
-# mean_field's rng when the caller passes none: seed 0, with a FutureWarning, so that the
+# mean_field_solution's rng when the caller passes none: seed 0, with a FutureWarning, so that the
 # results of callers that relied on the seed stay the same while they add one
 _SEED_ZERO = object()
 
@@ -480,7 +480,7 @@ def _starts(first: np.ndarray, n_starts: int, gen: np.random.Generator) -> Itera
 
 
 @renamed_argument("bm", "model")
-def mean_field(
+def mean_field_solution(
     model: BoltzmannMachine,
     *,
     solution: str = "best",
@@ -560,8 +560,8 @@ def mean_field(
     else:
         if rng is _SEED_ZERO:
             # stacklevel 4: past the renamed_argument wrapper, at the caller's line
-            warn_deprecated("mean_field() without rng=", "mean_field(..., rng=<seed or Generator>)",
-                            stacklevel=4)
+            warn_deprecated("mean_field_solution() without rng=",
+                            "mean_field_solution(..., rng=<seed or Generator>)", stacklevel=4)
             rng = 0
         gen = as_rng(rng)
         starts = _starts(np.tanh(theta), n_starts, gen)
@@ -595,6 +595,28 @@ def mean_field(
         raise ValueError("the mean-field iteration did not converge from any start; raise "
                          "max_iter or tol")
     return best
+
+
+def mean_field(*args: Any, **kwargs: Any) -> np.ndarray:
+    """Deprecated name of :func:`mean_field_solution`, kept for one release.
+
+    :func:`mrflib.inference.approx.mean_field.mean_field` is naive mean field on any
+    model and returns a :class:`~mrflib.inference.approx.mean_field.MeanFieldResult`;
+    this one returns the means ``m`` of eq. (17), so the two have different names.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :func:`mean_field_solution`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n,)
+        :func:`mean_field_solution`'s means ``m``.
+    """
+    warn_deprecated("bounds.mean_field(...)", "bounds.mean_field_solution(...), which "
+                    "returns the same means m")
+    return mean_field_solution(*args, **kwargs)
 
 
 def _sweeps_within(theta: np.ndarray, W: np.ndarray, m: np.ndarray, max_iter: int,
@@ -700,7 +722,7 @@ def delta_h_moments(
         if not res <= MEAN_FIELD_TOL:
             raise ValueError(f"method='graphs' needs m solving the mean-field equations (17) "
                              f"(eq. 18 assumes it); residual {res:.3g} > {MEAN_FIELD_TOL:g}. "
-                             f"Use mean_field(model, rng=...) or method='enumerate'")
+                             f"Use mean_field_solution(model, rng=...) or method='enumerate'")
         return dh_moments_graphs(model.coupling_matrix(), m, order)
     raise ValueError(f"method must be 'graphs' or 'enumerate', got {method!r}")
 
@@ -733,7 +755,7 @@ def log_partition_lower_bounds(
     orders : sequence of int
         Odd orders, each at most :data:`MAX_ORDER`; not empty.
     m : array_like, shape (n,), optional
-        The means of the factorized distribution. Default: :func:`mean_field` ``(model,
+        The means of the factorized distribution. Default: :func:`mean_field_solution` ``(model,
         rng=0)``, under ``time_limit`` seconds when given.
     method : {"auto", "graphs", "enumerate"}, default "auto"
         How the moments ``⟨ΔH^n⟩`` are computed (:func:`delta_h_moments`); ``"auto"``
@@ -756,7 +778,7 @@ def log_partition_lower_bounds(
     orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
-    m = (mean_field(model, time_limit=time_limit, rng=0) if m is None
+    m = (mean_field_solution(model, time_limit=time_limit, rng=0) if m is None
          else _check_m(m, model.n))
     top = max(orders)
     method = _auto_method(method, model.n, top)
@@ -864,7 +886,7 @@ def pair_correlation_estimates(
     method : {"auto", "graphs", "enumerate"}, default "auto"
         As in :func:`log_partition_lower_bounds`.
     m : array_like, shape (n,), optional
-        The mean-field solution to start from. Default: :func:`mean_field` ``(model,
+        The mean-field solution to start from. Default: :func:`mean_field_solution` ``(model,
         rng=0)``.
 
     Returns
@@ -880,13 +902,13 @@ def pair_correlation_estimates(
         raise ValueError(f"edge must be a row index of model.edges in "
                          f"[0, {len(model.edges)}), got {edge!r}")
     step = check_positive(step, "step")
-    m = mean_field(model, rng=0) if m is None else _check_m(m, model.n)
+    m = mean_field_solution(model, rng=0) if m is None else _check_m(m, model.n)
     out = []
     for sign in (1.0, -1.0):
         theta = model.params.copy()
         theta[model.n + edge] += sign * step
         b2 = model.with_params(theta)
-        m2 = mean_field(b2, init=m)
+        m2 = mean_field_solution(b2, init=m)
         out.append(log_partition_lower_bounds(b2, orders, m=m2, method=method))
     return (out[0] - out[1]) / (2 * step)
 

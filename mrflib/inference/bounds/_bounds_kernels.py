@@ -1,7 +1,8 @@
 """Numba kernels of :mod:`mrflib.inference.bounds`.
 
-Only the sequential mean-field sweeps live here; :func:`mrflib.inference.bounds.mean_field` calls
-them behind input validation and the tests compare them with a plain-numpy loop.
+Only the sequential mean-field sweeps live here;
+:func:`mrflib.inference.bounds.mean_field_solution` calls them behind input validation and
+the tests compare them with a plain-numpy loop.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Exact inference by enumeration of all ``2^n`` spin configurations.
+"""Exact inference: the front of every exact engine, for both model kinds.
 
-State order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so
-spin 0 is the least significant digit, as in the flat order of ``book/notation.md``.
+Its own engine enumerates all ``2^n`` spin configurations of a Boltzmann machine. State
+order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so spin 0 is
+the least significant digit, as in the flat order of ``book/notation.md``.
 
 The kernels split the spins into a low block (``l`` spins) and a high block
 (``h = n - l`` spins) and write every log-weight as
@@ -27,7 +28,7 @@ may then be wrong, and within the limit it is exact (see :mod:`mrflib.models.pre
 Beyond enumeration, :mod:`mrflib.inference.exact.junction_tree` computes the same quantities by
 variable
 elimination on a junction tree, in time and memory exponential in the treewidth only.
-``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and ``fit_mle`` take
+``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and :func:`calibrator` take
 ``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
 ``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
 :func:`plan` shows the elimination order and treewidth the engine chose.
@@ -50,22 +51,26 @@ accepts, ``int8`` spins ``-1/+1`` of a Boltzmann machine and ``int64`` states
 least significant digit) for both. The moments of a factor graph are its mean
 parameters, the expected sufficient statistics of its tables: the variable and factor
 marginals.
+
+The Kullback-Leibler divergences (:func:`kl_data_model`, :func:`kl_model`,
+:func:`kl_divergence`) live in :mod:`mrflib.inference.exact.divergence`. Exact maximum
+likelihood is a learner: ``learning.fit(data, edges, "mle")``, which asks :func:`calibrator`
+for ``log Z`` and the moments at every step (``exact.fit_mle`` still reaches it, deprecated,
+for one release).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
-from mrflib._support.optimizers import lbfgs
-from mrflib._support.threads import blas_single_threaded
+from mrflib._support.deprecation import moved_names
 from mrflib._support.validation import (
     as_rng,
-    check_array,
     check_edges,
     check_indices,
     check_positive,
@@ -75,7 +80,9 @@ from mrflib._support.validation import (
 )
 from mrflib.inference.exact import elimination, junction_tree, sliced
 from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
 from mrflib.inference.exact.elimination_order import Plan
+from mrflib.models import graphs
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
     check_model,
@@ -91,9 +98,6 @@ from mrflib.models.factor_graph import (
     flat_states,
     with_evidence,
 )
-
-if TYPE_CHECKING:  # scipy.optimize costs about 0.5 s to import; only fit_mle uses it
-    import scipy.optimize
 from mrflib.models.precision import checked
 
 __all__ = [
@@ -109,7 +113,7 @@ __all__ = [
     "sufficient_statistics",
     "empirical_distribution",
     "log_likelihood",
-    "fit_mle",
+    "calibrator",
     "kl_divergence",
     "kl_data_model",
     "kl_model",
@@ -177,17 +181,17 @@ def plan(model: Any, n: int | None = None) -> Plan:
     model : FactorGraph or BoltzmannMachine or array_like of int, shape (E, 2)
         The model, or the edge list of a graph.
     n : int or None, default None
-        Number of nodes of an edge list (``None``: one more than its largest node);
-        ignored for a model.
+        The nodes of an edge list, as in :func:`mrflib.inference.exact.junction_tree.plan`.
 
     Returns
     -------
     Plan
-        A :class:`~mrflib.inference.exact.elimination_order.Plan`: its ``order``,
-        ``heuristic``, ``treewidth``, ``cliques``, ``max_table_bytes``, ``total_bytes``; a
-        factor graph's also ``fits``: a model too large for the available memory gives its
-        plan with ``fits`` false rather than an error, and where no order was found,
-        ``treewidth`` ``None`` and ``treewidth_lower_bound``, a proved lower bound.
+        A :class:`~mrflib.inference.exact.elimination_order.Plan`, the one plan type of
+        both kinds: its ``order``, ``heuristic``, ``treewidth``, ``cliques``,
+        ``max_table_bytes``, ``total_bytes``, ``fits`` and ``treewidth_lower_bound``. A
+        factor graph too large for the available memory gives its plan with ``fits``
+        false rather than an error, and where no order was found, ``treewidth`` ``None``
+        and ``treewidth_lower_bound``, a proved lower bound.
     """
     if isinstance(model, FactorGraph):
         # (searched no more than marginals would search it: a hopeless model in a second)
@@ -640,10 +644,58 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
         return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
 
-def _entropy_of_rows(s: np.ndarray) -> float:
-    _, counts = np.unique(s, axis=0, return_counts=True)
-    p = counts / counts.sum()
-    return float(-(p * np.log(p)).sum())
+def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
+               ) -> Callable[[Any, Any], tuple[float, np.ndarray, np.ndarray]]:
+    """``log Z`` and the moments of every Boltzmann machine on one graph, as a function of
+    its parameters: what exact maximum likelihood asks at each step.
+
+    The engine is chosen, and its tables sized or its junction tree built, once; each call
+    then costs one enumeration or one upward and downward pass.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (E, 2), or Graph
+        The graph.
+    n : int or None, default None
+        Number of spins (``None``: one more than the largest node of ``edges``).
+    method : {"auto", "enumerate", "junction-tree"}, default "auto"
+        The engine, as in :func:`log_partition`: ``"auto"`` enumerates for ``n <= 20``
+        and uses the junction tree beyond.
+
+    Returns
+    -------
+    callable
+        ``calibrate(bias, coupling) -> (log_z, mean, pair)``: ``bias`` of shape ``(n,)``
+        and ``coupling`` of shape ``(E,)``, one per edge, in; ``log Z``, ``⟨x_i⟩`` of shape
+        ``(n,)`` and ``⟨x_i x_j⟩`` of each edge, shape ``(E,)``, out. Its attribute
+        ``engine`` names the engine chosen.
+
+    Raises
+    ------
+    ValueError
+        For a bad graph or ``method``, and when the enumeration's tables would not fit in
+        memory.
+    """
+    n = graphs.num_nodes(edges, n)
+    edges = check_edges(edges, n)
+    engine = _engine(method, n)
+    if engine == "junction-tree":
+        calibrate_tree = junction_tree.plan(edges, n).calibrate
+
+        def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
+            return calibrate_tree(bias, coupling)
+    else:
+        _check_enumerable(n, "exact log Z and moments")
+        ei, ej = edges[:, 0], edges[:, 1]
+
+        def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
+            P, k = _log_weights(bias, edges, coupling)
+            logz = _logsumexp_inplace_probs(P, k)
+            mean, C = _moments_matrix(P, n)
+            return logz, mean, C[ei, ej]
+
+    calibrate.engine = engine
+    return calibrate
 
 
 def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
@@ -651,111 +703,6 @@ def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
     if len(x) == 0:
         raise ValueError("data must contain at least one sample (got 0 rows)")
     return x
-
-
-def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
-    """``KL(p_data ‖ P_model)`` in nats, without forming the empirical table.
-
-    Parameters
-    ----------
-    model : BoltzmannMachine or FactorGraph
-        The model (a ``TypeError`` naming ``model`` otherwise).
-    data : array_like of int, shape (N, n)
-        Samples in the model's domain (spins ``-1/+1`` of a Boltzmann machine, integer
-        states of a factor graph); at least one.
-
-    Returns
-    -------
-    float
-        The divergence, at least 0.
-    """
-    if isinstance(model, FactorGraph):
-        x = _check_factor_samples(model, data)
-        return max(0.0, -_entropy_of_rows(x) - log_likelihood(model, x))
-    bm = check_model(model, "model")
-    s = _check_samples(data, bm.n)
-    return max(0.0, -_entropy_of_rows(s) - log_likelihood(bm, s))
-
-
-def kl_divergence(p: Any, q: Any) -> float:
-    """``KL(p ‖ q) = Σ p log(p / q)`` in nats for two probability vectors (``0 log 0 = 0``).
-
-    Parameters
-    ----------
-    p : array_like of float, shape (K,)
-        A probability vector: non-negative, summing to 1.
-    q : array_like of float, shape (K,)
-        A probability vector of the same shape.
-
-    Returns
-    -------
-    float
-        The divergence; ``inf`` where ``q`` vanishes on the support of ``p``.
-    """
-    p = check_array(p, "p", ndim=1)
-    q = check_array(q, "q", shape=p.shape)
-    for name, a in (("p", p), ("q", q)):
-        if np.any(a < 0) or not np.isclose(a.sum(), 1.0, atol=1e-8):
-            raise ValueError(f"{name} must be a probability vector (non-negative, summing to 1)")
-    support = p > 0
-    if np.any(q[support] == 0):
-        return float("inf")
-    return float(np.sum(p[support] * (np.log(p[support]) - np.log(q[support]))))
-
-
-def _kl_factor_graphs(p: FactorGraph, q: FactorGraph) -> float:
-    """``KL(P_p ‖ P_q)`` of two factor graphs on the same variables, by enumeration."""
-    if not np.array_equal(p.cardinalities, q.cardinalities):
-        raise ValueError("q must have the same variables and cardinalities as p")
-    lp = factor_enumeration.joint_log_table(p)
-    lp -= factor_enumeration.log_partition(p)
-    lq = factor_enumeration.joint_log_table(q)
-    lq -= factor_enumeration.log_partition(q)
-    if not (np.isfinite(lp.max()) and np.isfinite(lq.max())):
-        raise ValueError("p and q must have Z > 0 (some state of positive weight)")
-    pp = np.exp(lp)
-    support = pp > 0
-    if np.any(lq[support] == -np.inf):
-        return float("inf")
-    return max(0.0, float(np.sum(pp[support] * (lp[support] - lq[support]))))
-
-
-def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGraph) -> float:
-    """``KL(P_p ‖ P_q)`` between two models on the same variables, by enumeration.
-
-    A Boltzmann machine against a factor graph is compared through
-    :meth:`~mrflib.models.factor_graph.FactorGraph.from_boltzmann`.
-
-    Parameters
-    ----------
-    p : BoltzmannMachine or FactorGraph
-        The first model.
-    q : BoltzmannMachine or FactorGraph
-        The second, on the same variables and numbers of states.
-
-    Returns
-    -------
-    float
-        The divergence in nats, at least 0; ``inf`` where ``q`` gives zero weight to a
-        state of positive ``p`` probability (factor graphs).
-    """
-    if isinstance(p, FactorGraph) or isinstance(q, FactorGraph):
-        return _kl_factor_graphs(as_factor_graph(p), as_factor_graph(q))
-    p, q = check_model(p, "p"), check_model(q, "q")
-    if p.n != q.n:
-        raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
-    # log P (held) while log Q is built: its log-weights and one temporary; the half-state
-    # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
-    require_memory((MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
-                   f"kl_model over 2^{p.n} states")
-    lp = _log_probabilities(p)
-    lq = _log_probabilities(q)
-    with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0
-        np.subtract(lp, lq, out=lq)  # log(p / q)
-    np.exp(lp, out=lp)
-    lq[lp == 0.0] = 0.0
-    lq *= lp
-    return max(0.0, float(np.sum(lq)))
 
 
 @checked
@@ -908,156 +855,6 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
     return _factor_engine(method, model).map_assignment(model)
 
 
-def _mle_degeneracies(mean_d: np.ndarray, pair_d: np.ndarray, edges: np.ndarray,
-                      bias: bool, n_samples: int) -> list[str]:
-    """Why the MLE does not exist: statistics on the boundary of the marginal polytope.
-
-    Every finite ``θ`` gives each edge's four joint states positive probability, so with
-    biases the MLE exists only if the data show all four states of every edge (their
-    frequencies ``(1 + a m_i + b m_j + ab c_ij) / 4``, multiples of ``1/N``); without
-    biases only the product ``s_i s_j`` is a statistic, so only a pair always equal or
-    always opposite is degenerate."""
-    found = []
-    if bias:
-        const = np.flatnonzero(np.abs(mean_d) == 1.0)
-        if const.size:
-            found.append(f"spin(s) {const[:8].tolist()} constant in every sample")
-    for value, word in ((1.0, "equal"), (-1.0, "opposite")):
-        hit = np.flatnonzero(pair_d == value)
-        if hit.size:
-            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
-            found.append(f"spin pair(s) {pairs} always {word}")
-    if bias and len(edges):
-        mi, mj = mean_d[edges[:, 0]], mean_d[edges[:, 1]]
-        corners = np.stack([1 + a * mi + b * mj + a * b * pair_d
-                            for a in (1, -1) for b in (1, -1)], axis=1) / 4
-        explained = ((np.abs(pair_d) == 1.0) | (np.abs(mi) == 1.0) | (np.abs(mj) == 1.0))
-        hit = np.flatnonzero(np.any(corners < 0.5 / n_samples, axis=1) & ~explained)
-        if hit.size:
-            pairs = [tuple(e) for e in edges[hit[:8]].tolist()]
-            found.append(f"spin pair(s) {pairs} never seen in one of their four joint states")
-    return found
-
-
-def _mle_init(init: Any, n: int, edges: np.ndarray, bias: bool) -> np.ndarray:
-    E = len(edges)
-    if init is None:
-        return np.zeros(n + E if bias else E)
-    if isinstance(init, BoltzmannMachine):
-        if init.n != n or not np.array_equal(init.edges, edges):
-            raise ValueError("init must be a BoltzmannMachine on the same spins and edges")
-        theta = init.params
-    else:
-        theta = check_array(init, "init", shape=(n + E,))
-    return theta.copy() if bias else theta[n:].copy()
-
-
-@blas_single_threaded
-def fit_mle(
-    data: Any,
-    edges: Any,
-    n: int | None = None,
-    *,
-    bias: bool = True,
-    init: Any = None,
-    tol: float = 1e-9,
-    max_iter: int = 10_000,
-    return_result: bool = False,
-    method: str = "auto",
-) -> BoltzmannMachine | tuple[BoltzmannMachine, scipy.optimize.OptimizeResult]:
-    """Exact maximum-likelihood Boltzmann machine on a given graph.
-
-    Maximizes the exact average log-likelihood
-    ``l(θ) = θ · s_data - log Z(θ)`` (eq. (4)-(5) of Yasuda, SMCI learning), whose
-    gradient is ``s_data - ⟨s⟩_θ`` (eq. (6)-(7)), with scipy's L-BFGS-B on the exact
-    ``log Z`` and moments: enumerated (``method="enumerate"``) or from the junction
-    tree (``"junction-tree"``, its plan built once, then quasi-Newton steps on the
-    gradient alone where the line search can no longer resolve the objective);
-    ``"auto"`` enumerates for ``n <= 20`` and uses the junction tree beyond.
-
-    Parameters
-    ----------
-    data : array_like, int, shape (N, n)
-        Spins in {-1, +1}; at least one sample.
-    edges : array_like, shape (E, 2)
-        The learner's graph.
-    n : int or None, default None
-        Number of spins (``None``: ``data.shape[1]``).
-    bias : bool, default True
-        Learn biases (``True``) or fix them at zero (the bias-free model of the SMCI
-        learning paper).
-    init : BoltzmannMachine or array_like of float, shape (n + E,), or None, default None
-        Starting point (``None``: all parameters zero).
-    tol : float, default 1e-9
-        Stop when the largest gradient component is below ``tol``.
-    max_iter : int, default 10_000
-        Iteration limit.
-    return_result : bool, default False
-        Also return scipy's ``OptimizeResult``, with ``success`` true only when the
-        fit converged by the rule of every L-BFGS fit (``max |gradient| <= tol`` at the
-        returned point, or within the objective's float64 resolution where the line
-        search stalled: :func:`mrflib._support.optimizers.lbfgs_verdict`) and the MLE exists,
-        ``grad_max`` that component, ``mle_exists`` and ``message`` the stopping reason.
-    method : {"auto", "enumerate", "junction-tree"}, default "auto"
-        The engine of ``log Z`` and the moments, as above.
-
-    Returns
-    -------
-    BoltzmannMachine or tuple of (BoltzmannMachine, scipy.optimize.OptimizeResult)
-        The fitted model on ``edges`` (biases zero without ``bias``); with
-        ``return_result``, also the optimizer's result.
-
-    Warns
-    -----
-    RuntimeWarning
-        When the MLE does not exist (a spin constant in every sample, two coupled spins
-        always equal or always opposite, or, with biases, an edge whose four joint states
-        do not all occur in the data): the likelihood approaches its supremum only as
-        parameters diverge, so whatever stops the fit (``max_iter``, a line-search failure,
-        a gradient below ``tol``) it is reported as not converged.
-    """
-    s = _check_samples(data, n)
-    n = s.shape[1]
-    edges = check_edges(edges, n)
-    tol = check_positive(tol, "tol")
-    max_iter = check_positive(max_iter, "max_iter", integer=True)
-    engine = _engine(method, n)
-    if engine == "enumerate":
-        _check_enumerable(n, "exact maximum likelihood")
-    else:
-        jt = junction_tree.plan(edges, n)
-    mean_d, pair_d = sufficient_statistics(s, edges)
-    target = np.concatenate([mean_d, pair_d]) if bias else pair_d
-    degenerate = _mle_degeneracies(mean_d, pair_d, edges, bias, s.shape[0])
-    if degenerate:
-        warnings.warn("the maximum-likelihood estimate does not exist for this data ("
-                      + "; ".join(degenerate) + "): parameters diverge and the fit is "
-                      "reported as not converged", RuntimeWarning, stacklevel=2)
-    x0 = _mle_init(init, n, edges, bias)
-    zeros = np.zeros(n)
-    ei, ej = edges[:, 0], edges[:, 1]
-
-    def negll(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        b = theta[:n] if bias else zeros
-        J = theta[n:] if bias else theta
-        if engine == "junction-tree":
-            logz, mean, pair = jt.calibrate(b, J)
-        else:
-            P, k = _log_weights(b, edges, J)
-            logz = _logsumexp_inplace_probs(P, k)
-            mean, C = _moments_matrix(P, n)
-            pair = C[ei, ej]
-        model = np.concatenate([mean, pair]) if bias else pair
-        return logz - theta @ target, model - target
-
-    res = lbfgs(negll, x0, max_iter=max_iter, tol=tol, memory=30,
-                polish=50 if engine == "junction-tree" else 0)
-    theta = res.x
-    res.mle_exists = not degenerate
-    res.success = bool(res.converged and not degenerate)
-    if degenerate:
-        res.message = "the MLE does not exist: " + "; ".join(degenerate)
-    else:
-        res.message = res.stop_reason
-    bm = BoltzmannMachine(theta[:n] if bias else zeros, edges, theta[n:] if bias else theta)
-    return (bm, res) if return_result else bm
+#: ``exact.fit_mle``, a learner, moved to the learning layer, which this one cannot import;
+#: the top-level package declares where (``mrflib._support.deprecation.MOVED_NAMES``).
+__getattr__ = moved_names(__name__)

@@ -146,6 +146,12 @@ class Plan:
         ``(order[t], N_t)`` for each step.
     max_table_bytes, total_bytes : int
         Bytes of the largest clique table and of all of them (float64).
+    fits : bool
+        Whether a calibration fits in memory. A factor graph's plan may say no (it is
+        returned to be read); a :class:`~mrflib.inference.exact.junction_tree.JunctionTree`
+        that would not fit is refused instead, so every one says yes.
+    treewidth_lower_bound : int or None
+        A proved lower bound on the treewidth where no order was found, else ``None``.
     """
 
     n: int
@@ -155,6 +161,9 @@ class Plan:
     cliques: list
     max_table_bytes: int
     total_bytes: int
+    # the defaults of a plan that exists only when it fits (the ±1 junction tree)
+    fits: bool = True
+    treewidth_lower_bound: int | None = None
 
     def memory_bytes(self) -> float:  # pragma: no cover - every plan defines it
         """Peak bytes of one calibration.
@@ -351,16 +360,8 @@ def greedy_order_sets(adj: list[set[int]], logc: Sequence[float], nodes: Sequenc
 
     Parameters
     ----------
-    adj : list of set of int
-        Neighbour sets of the interaction graph (:func:`interaction_graph`).
-    logc : sequence of float
-        ``log |X_v|`` of every variable.
-    nodes : sequence of int
-        The variables to order.
-    criterion : str
-        One of :data:`CRITERIA`.
-    limit : float, default inf
-        Log entries of a clique table past which the search stops.
+    adj, logc, nodes, criterion, limit
+        As in :func:`greedy_order`.
 
     Returns
     -------
@@ -795,10 +796,8 @@ def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
 
     Parameters
     ----------
-    adj : list of set of int
-        Neighbour sets of the interaction graph (:func:`interaction_graph`).
-    nodes : sequence of int
-        The nodes; edges to other nodes are ignored.
+    adj, nodes
+        As in :func:`components`: the interaction graph's neighbour sets, and the nodes.
 
     Returns
     -------

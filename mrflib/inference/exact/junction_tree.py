@@ -370,14 +370,13 @@ class JunctionTree(Plan):
         return float(logz), msgs, logodds, table
 
     def log_partition(self, bias: Any, coupling: Any) -> float:
-        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range).
+        """``log Z`` by one upward pass (``+inf`` with a warning beyond the float range):
+        :meth:`log_partition_scaled`, scaled back.
 
         Parameters
         ----------
-        bias : array_like of float, shape (n,)
-            Biases ``b_i``: finite reals (checked as the model constructor checks them).
-        coupling : array_like of float, shape (E,)
-            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+        bias, coupling
+            As in :meth:`calibrate`.
 
         Returns
         -------
@@ -391,10 +390,8 @@ class JunctionTree(Plan):
 
         Parameters
         ----------
-        bias : array_like of float, shape (n,)
-            Biases ``b_i``: finite reals (checked as the model constructor checks them).
-        coupling : array_like of float, shape (E,)
-            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+        bias, coupling
+            The parameters, as in :meth:`calibrate`.
 
         Returns
         -------
@@ -444,10 +441,8 @@ class JunctionTree(Plan):
 
         Parameters
         ----------
-        bias : array_like of float, shape (n,)
-            Biases ``b_i``: finite reals (checked as the model constructor checks them).
-        coupling : array_like of float, shape (E,)
-            Couplings ``J_ij``, one per row of ``edges``: finite reals.
+        bias, coupling
+            The parameters, as in :meth:`calibrate`.
         n_samples : int
             Number of samples, at least 1.
         rng : int or numpy.random.Generator
