@@ -33,12 +33,12 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     assert "time grows as N^p with p from 1.00 to 1.00" in md
     assert "time grows as n^p" in md  # size parsed from "n=16 grid"
     figs = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
-    assert figs == ["junction-tree-fit-scaling.png", "newthing-fit-scaling.png",
-                    "newthing-fit-speedup.png"]  # one figure per view, each with its caption
-    assert ":::{figure} _perf/newthing-fit-speedup.png" in md
-    assert ":name: performance-newthing-fit-scaling" in md
+    assert figs == ["junction-tree.png", "newthing.png"]  # one figure per module
+    assert ":::{figure} _perf/newthing.png" in md
+    assert ":name: performance-newthing" in md
+    assert "fit: time against size" in md  # the caption names each panel's view
     captions = [ln for ln in md.splitlines() if ln.startswith(":alt: ")]
-    assert len(captions) == 3 and len(set(captions)) == 3
+    assert len(captions) == 2 and len(set(captions)) == 2
 
 
 def test_empty_results(tmp_path):
@@ -79,7 +79,8 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
     assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
             "kept), 9e+07 (big, new model)") in md
     assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
-    assert (tmp_path / "fig" / "foundation-gibbs-throughput.png").exists()
+    assert (tmp_path / "fig" / "foundation.png").exists()
+    assert "gibbs: speed-up against the strongest baseline" in md
 
 
 def _bench(rows):
@@ -164,7 +165,7 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     table = report._per_case(df)
     assert list(table.columns) == ["mrflib", "peer"] and table.loc["A", "peer"] == 1.0
     text = report.performance_markdown(df, tmp_path, "_perf")
-    assert "time per problem" in text and (tmp_path / "m-pr-per-case.png").exists()
+    assert "time per problem" in text and (tmp_path / "m.png").exists()
     assert report._per_case(df[df["method"] == "mrflib"]).empty
     # read back from CSV (empty cells stay strings): the skipped peer's time is left blank
     folder = tmp_path / "results"
