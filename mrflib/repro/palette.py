@@ -56,7 +56,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "MPLE": (_VERMILLION, "v"),
     "LAP": (_PURPLE, "s"),
     "RM": (_ORANGE, "<"),
-    "MPF": (_INDIGO, ">"),
+    "MPF": (_INDIGO, "d"),
     "CD": (_ROSE, "x"),
     "PCD": (_WINE, "X"),
     "SMCI-PCD": (_TEAL, "h"),
@@ -65,8 +65,10 @@ METHODS: dict[str, tuple[str, str]] = {
     "BM-PCD": (_WINE, "P"),
     "empirical": (_GREY, "x"),
     "pairwise ML": (_BLACK, "^"),
-    "best pairwise": (_SKY, "^"),
+    "best pairwise": (_SKY, "<"),
     "graphical lasso": (_OLIVE, "v"),
+    "ML, chordal completion": (_GREY, "D"),
+    "ML, no pattern": (_SKY, "o"),
     # image restoration
     "noisy": (_GREY, "."),
     "median 3x3": (_SKY, "v"),
@@ -74,7 +76,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "ICM": (_BLUISH_GREEN, "D"),
     # elimination orders
     "min-degree": (_ORANGE, "o"),
-    "min-fill": (_SKY, "s"),
+    "min-fill": (_SKY, "p"),
     "weighted-min-fill": (_BLUISH_GREEN, "^"),
     "engine": (_BLACK, "*"),
     # peers and baselines
@@ -109,11 +111,13 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                  "SMCI-PCD"),
     "factor learners": ("FSLL", "BM-DI", "BM-PCD", "empirical", "pairwise ML",
                         "best pairwise"),
-    "precision matrices": ("LAP", "MLE", "MPLE", "graphical lasso", "exact"),
-    "image restoration": ("noisy", "median 3x3", "median 5x5", "LBP", "ICM"),
+    "precision matrices": ("LAP", "MLE", "graphical lasso", "ML, chordal completion",
+                           "ML, no pattern"),
+    "image restoration": ("noisy", "median 3x3", "median 5x5", "LBP", "mean field", "Gibbs",
+                          "ICM"),
     "elimination orders": ("min-degree", "min-fill", "weighted-min-fill", "engine"),
     "peers": ("mrflib", "pgmpy", "pyGMs", "pyAgrum", "toulbar2", "scikit-learn", "numpy",
-              "paper", "LAP", "exact"),
+              "paper"),
 }
 
 
