@@ -332,3 +332,33 @@ def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path
     df.to_csv(res / "ch.csv", index=False)
     report.write_pages(res, tmp_path / "bench", tmp_path)
     assert (tmp_path / "_outcome.md").read_text() == text
+
+
+def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar(tmp_path):
+    """Every Performance figure is drawn no wider than the 688 px column, so its text of
+    FIG_FONT_PT reads at 9 pt or more; one figure per module, a panel per benchmark with two
+    values or more (a lone speed-up is said in the verdict, not drawn as one bar); a contest
+    plots its scores; the headline figure sets every peer comparison on one axis."""
+    from PIL import Image
+
+    rows = [dict(benchmark="PR", case=f"UAI {k}", seconds=0.1, baseline=peer, ratio=r)
+            for k, (peer, r) in enumerate((("pyGMs JTree", 3.0), ("pyGMs JTree", 30.0),
+                                           ("pgmpy VariableElimination", 900.0)))]
+    rows.append(dict(benchmark="lone", case="one case", seconds=1.0, baseline="numpy",
+                     ratio=4.0))
+    rows += [dict(benchmark="MAR score at 20 s", case=f"P{k}", method=m, seconds=20.0,
+                  rate=s, rate_unit="score") for k in range(3)
+             for m, s in (("mrflib", 90.0 + k), ("toulbar2", 99.0))]
+    df = _bench(rows)
+    md = report.performance_markdown(df, tmp_path, "_perf")
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["m.png"]
+    assert "PR: speed-up against the strongest baseline" in md
+    assert "MAR score at 20 s: each solver's score per problem" in md
+    assert "lone:" not in md.split("#### lone")[0]  # no panel of a single value
+    assert "4× faster than numpy" in md
+    summary = report.performance_summary(df, tmp_path, "_perf")
+    assert ":::{figure} _perf/peers.png" in summary
+    for png in tmp_path.glob("*.png"):
+        width = Image.open(png).size[0]
+        assert width <= 688, (png.name, width)
+    assert report.FIG_FONT_PT * 100 / 96 >= 9
