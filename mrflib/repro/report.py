@@ -535,15 +535,21 @@ def _label(text: object, width: int = 40) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def _method_colour(name: str, k: int) -> str:
-    """The palette's colour of a method or peer, else the ``k``-th categorical colour."""
-    method = palette.lookup(str(name))
-    return palette.METHODS[method][0] if method else palette.categorical(k)
-
-
-def _method_marker(name: str, k: int) -> str:
-    method = palette.lookup(str(name))
-    return palette.METHODS[method][1] if method else "osD^v<>"[k % 7]
+def _styles(names) -> list[tuple[str, str]]:
+    """``(colour, marker)`` of each series of one panel: the palette's for a method or peer,
+    else a categorical colour; a series whose method is already drawn in the panel (such as
+    "1-smci" and "1-smci (new samples)") gets the next categorical colour and marker, so
+    that no two series of a panel look alike."""
+    out: list[tuple[str, str]] = []
+    for k, name in enumerate(names):
+        method = palette.lookup(str(name))
+        style = palette.METHODS[method] if method else (palette.categorical(k), "osD^v<>"[k % 7])
+        j = k
+        while style in out:
+            j += 1
+            style = (palette.categorical(j), "osD^v<>ph"[j % 9])
+        out.append(style)
+    return out
 
 
 def _strongest(b: pd.DataFrame) -> pd.DataFrame:
@@ -633,14 +639,15 @@ def _ratio_panel(ax, ratios: pd.DataFrame) -> str:
     labelled row per case, or the sorted profile when there are many cases; colour and
     marker: which baseline was the strongest."""
     bases = list(dict.fromkeys(ratios["baseline"].astype(str)))
+    styles = _styles(bases)
     many = len(ratios) > _MAX_ROWS
     order = ratios.sort_values("_r").reset_index(drop=True) if many else \
         ratios.reset_index(drop=True)
     for k, base in enumerate(bases):
         sel = order[order["baseline"].astype(str) == base]
         pos = sel.index.to_numpy()
-        kw = dict(color=_method_colour(base, k), marker=_method_marker(base, k), ls="none",
-                  ms=6, label=f"vs {_label(base, 40)}")
+        kw = dict(color=styles[k][0], marker=styles[k][1], ls="none", ms=6,
+                  label=f"vs {_label(base, 40)}")
         if many:
             ax.plot(pos + 1, sel["_r"], **kw)
         else:
@@ -673,9 +680,10 @@ def _ratio_panel(ax, ratios: pd.DataFrame) -> str:
 
 
 def _scaling_panel(ax, curves, unit: str) -> None:
-    for k, (label, x, y, slope) in enumerate(curves):
-        ax.loglog(x, y, "-", color=_method_colour(label, k), marker=_method_marker(label, k),
-                  ms=5, label=f"{_label(label, 28)} (p = {slope:.2f})")
+    styles = _styles([c[0] for c in curves])
+    for (label, x, y, slope), (col, mark) in zip(curves, styles):
+        ax.loglog(x, y, "-", color=col, marker=mark, ms=5,
+                  label=f"{_label(label, 28)} (p = {slope:.2f})")
     ax.set_xlabel(f"{unit} (log)")
     ax.set_ylabel("seconds (log)")
     _log_ticks(ax.xaxis)
@@ -686,10 +694,10 @@ def _scaling_panel(ax, curves, unit: str) -> None:
 def _score_panel(ax, table: pd.DataFrame) -> None:
     """Each solver's score per problem (0 to 100, higher is better), problems sorted by
     score per solver: a profile that reads the same for 5 problems or 150."""
-    for k, method in enumerate(table.columns):
+    for method, (col, mark) in zip(table.columns, _styles(table.columns)):
         v = np.sort(table[method].fillna(0.0).to_numpy(float))[::-1]
-        ax.plot(np.arange(1, len(v) + 1), v, "-", color=_method_colour(method, k),
-                marker=_method_marker(method, k), ms=4, label=_label(method, 30))
+        ax.plot(np.arange(1, len(v) + 1), v, "-", color=col, marker=mark, ms=4,
+                label=_label(method, 30))
     ax.set_ylim(-3, 103)
     from matplotlib.ticker import MaxNLocator
 
@@ -702,10 +710,9 @@ def _score_panel(ax, table: pd.DataFrame) -> None:
 def _per_case_panel(ax, table: pd.DataFrame) -> None:
     """Each method's time on each case (log scale): dots, one row per case."""
     many = len(table) > _MAX_ROWS
-    for k, method in enumerate(table.columns):
+    for method, (col, mark) in zip(table.columns, _styles(table.columns)):
         v = table[method].to_numpy(float)
-        kw = dict(color=_method_colour(method, k), marker=_method_marker(method, k),
-                  ls="none", ms=6, label=_label(method, 30))
+        kw = dict(color=col, marker=mark, ls="none", ms=6, label=_label(method, 30))
         if many:
             v = np.sort(v[np.isfinite(v)])
             ax.plot(np.arange(1, len(v) + 1), v, **kw)
@@ -838,12 +845,18 @@ def peer_figure(df: pd.DataFrame, figdir: Path) -> str | None:
                          "xtick.labelsize": FIG_FONT_PT, "ytick.labelsize": FIG_FONT_PT}):
         fig, ax = plt.subplots(figsize=(_FIG_WIDTH, 0.42 * len(rows) + 1.3),
                                layout="constrained")
-        for y, (_title, sel) in enumerate(rows):
+        # one peer, one look: pgmpy's two engines and the plan-reused row share its colour
+        def peer(sel: pd.DataFrame) -> str:
             base = str(sel["baseline"].iloc[0])
+            return palette.lookup(base) or base
+
+        peers = list(dict.fromkeys(peer(sel) for _, sel in rows))
+        styles = dict(zip(peers, _styles(peers)))
+        for y, (_title, sel) in enumerate(rows):
+            col, mark = styles[peer(sel)]
             v = sel["_r"].to_numpy(float)
             jitter = np.linspace(-0.15, 0.15, len(v)) if len(v) > 1 else np.zeros(1)
-            ax.plot(v, y + jitter, ls="none", alpha=0.8, ms=5,
-                    color=_method_colour(base, y), marker=_method_marker(base, y))
+            ax.plot(v, y + jitter, ls="none", alpha=0.8, ms=5, color=col, marker=mark)
             ax.plot([np.median(v)] * 2, [y - 0.3, y + 0.3], color=palette.REFERENCE, lw=2)
         ax.axvline(1.0, color=palette.GUIDE, lw=1)
         ax.set_xscale("log")
