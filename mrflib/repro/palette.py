@@ -55,7 +55,7 @@ METHODS: dict[str, tuple[str, str]] = {
     # learners
     "MPLE": (_VERMILLION, "v"),
     "LAP": (_PURPLE, "s"),
-    "RM": (_ORANGE, "<"),
+    "RM": (_OLIVE, "<"),
     "MPF": (_INDIGO, "d"),
     "CD": (_ROSE, "x"),
     "PCD": (_WINE, "X"),
