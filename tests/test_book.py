@@ -596,23 +596,23 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
 
 
 def test_figure_check_catches_small_text():
-    """A chapter figure of 14 in (1,400 px) shown in the 688 px column has its 14 pt ticks
-    at 7.2 pt and is refused, and so is one of 12 in (8.4 pt); one of 11 in passes (9.1 pt),
-    and so does one shown at its own width. The Performance page draws at the column's
+    """A chapter figure of 14 in (1,400 px) shown in the 672 px column has its 14 pt ticks
+    at 7.0 pt and is refused, and so is one of 1,111 px (8.8 pt); one of 1,080 px passes
+    (9.1 pt), and so does one shown at its own width. The Performance page draws at the column's
     width: its 10 pt text reads at 10.4 pt, and would fail at half that width."""
-    wide = {"src": "_images/abc.png", "natural": 1400, "shown": 688.0, "output": True}
+    wide = {"src": "_images/abc.png", "natural": 1400, "shown": 672.0, "output": True}
     assert _smallest_style_pt() == 14.0
-    assert "reads at 7.2 pt" in _small_text("notebooks/x", wide)
-    assert "reads at 8.4 pt" in _small_text("notebooks/x", dict(wide, natural=1200))
-    assert _small_text("notebooks/x", dict(wide, natural=1100)) is None
+    assert "reads at 7.0 pt" in _small_text("notebooks/x", wide)
+    assert "reads at 8.8 pt" in _small_text("notebooks/x", dict(wide, natural=1111))
+    assert _small_text("notebooks/x", dict(wide, natural=1080)) is None
     assert _small_text("notebooks/x", dict(wide, natural=500, shown=500.0)) is None
     assert _small_text("book/intro", dict(wide, output=False)) is None  # not a figure drawn here
     old = next(iter(_PAPER_FIGURES))  # a committed paper figure: drawn at 13 pt, held to 8
     assert _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png", natural=1078)) is None
-    assert "reads at 6.7 pt" in _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png"))
-    perf = {"src": "_perf/bounds.png", "natural": 680, "shown": 680.0, "output": False}
+    assert "reads at 6.5 pt" in _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png"))
+    perf = {"src": "_perf/bounds.png", "natural": 670, "shown": 670.0, "output": False}
     assert _small_text("book/performance", perf) is None
-    assert "reads at 5.2 pt" in _small_text("book/performance", dict(perf, shown=340.0))
+    assert "reads at 5.2 pt" in _small_text("book/performance", dict(perf, shown=335.0))
 
 
 def test_figure_check_catches_figures_sharing_a_caption():

@@ -335,7 +335,7 @@ def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path
 
 
 def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar(tmp_path):
-    """Every Performance figure is drawn no wider than the 688 px column, so its text of
+    """Every Performance figure is drawn no wider than the 672 px column, so its text of
     FIG_FONT_PT reads at 9 pt or more; one figure per module, a panel per benchmark with two
     values or more (a lone speed-up is said in the verdict, not drawn as one bar); a contest
     plots its scores; the headline figure sets every peer comparison on one axis."""
@@ -360,5 +360,5 @@ def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar
     assert ":::{figure} _perf/peers.png" in summary
     for png in tmp_path.glob("*.png"):
         width = Image.open(png).size[0]
-        assert width <= 688, (png.name, width)
+        assert width <= 672, (png.name, width)
     assert report.FIG_FONT_PT * 100 / 96 >= 9

@@ -519,10 +519,10 @@ def _crossings(curves, unit: str) -> list[str]:
 
 
 #: The Performance page's figures are drawn this wide (inches, at 100 dpi): no wider than
-#: the text column (688 px at a 1280 px window), so they are shown at their own size and
+#: the text column (672 px at a 1280 px window), so they are shown at their own size and
 #: their text of ``FIG_FONT_PT`` points reads at that size (10 pt at 100 dpi is 10.4 pt on a
 #: 96 dpi page).
-_FIG_WIDTH = 6.8
+_FIG_WIDTH = 6.7
 FIG_FONT_PT = 10
 #: More cases than this: a panel draws the sorted profile of its values, not one labelled
 #: row per case.
@@ -599,9 +599,9 @@ def _legend_above(ax, ncol: int = 2) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
-    # about 0.6 em a character at FIG_FONT_PT, plus the marker: columns that fit 6.4 in
+    # about 0.6 em a character at FIG_FONT_PT, plus the marker: columns that fit 6.3 in
     width = max(len(t) for t in labels) * 0.6 * FIG_FONT_PT / 72 + 0.45
-    ncol = max(1, min(len(labels), int(6.4 // width)))
+    ncol = max(1, min(len(labels), int(6.3 // width)))
     ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0, 1.02), ncol=ncol,
               frameon=False, borderaxespad=0, handletextpad=0.4, columnspacing=1.0)
 
