@@ -830,8 +830,8 @@ def peer_figure(df: pd.DataFrame, figdir: Path) -> str | None:
                                 if "also" in peer else [])):
             sel = _select(df, select) if not df.empty else pd.DataFrame()
             if len(sel):
-                rows.append((title.replace(" against ", " vs ").replace("Exact inference",
-                                                                        "exact"), sel))
+                rows.append((title.replace(" against ", " vs ").replace(
+                    "Exact inference on ", "Exact, "), sel))
     if not rows:
         return None
     import matplotlib
@@ -862,7 +862,7 @@ def peer_figure(df: pd.DataFrame, figdir: Path) -> str | None:
         ax.set_xscale("log")
         ax.set_yticks(range(len(rows)), [_label(t, 44) for t, _ in rows])
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_xlabel("speed-up: peer time / mrflib time (log; bar: median)")
+        ax.set_xlabel("speed-up: peer time / ours (log; bar: median)")
         _log_ticks(ax.xaxis)
         fig.savefig(figdir / "peers.png", dpi=100)
         plt.close(fig)
