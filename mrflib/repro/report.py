@@ -801,6 +801,8 @@ def _module_figure(g: pd.DataFrame, figdir: Path, stem: str, title: str
         fig.savefig(figdir / name, dpi=100)
         plt.close(fig)
     views = "; ".join(f"{bench}: {what}" for bench, _, _, what, _ in panels)
+    if len(panels) == 1:
+        return [(name, f"{title}, {views} (log axes for times and speed-ups).")]
     return [(name, f"{title}, one panel per benchmark ({views}; log axes for times and "
                    "speed-ups).")]
 
