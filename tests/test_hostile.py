@@ -1002,6 +1002,11 @@ EXEMPT = {
     "repro.report.performance_markdown": "draws the performance page's figures: "
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
+    "repro.report.peer_figure": "draws the performance page's headline figure: "
+                                "tests/test_report.py",
+    **{f"repro.palette.{f}": "a method's name or a colour's index (non-str names, unknown "
+                             "names, negative indices): tests/test_palette.py"
+       for f in ("lookup", "style", "colour", "categorical")},
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "inference.approx.available": "takes no arguments: tests/test_approx.py",
     "inference.approx.max_mini_bucket.bound_meets": "two floats compared: tests/test_map_front.py",

@@ -33,12 +33,12 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     assert "time grows as N^p with p from 1.00 to 1.00" in md
     assert "time grows as n^p" in md  # size parsed from "n=16 grid"
     figs = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
-    assert figs == ["junction-tree-fit-scaling.png", "newthing-fit-scaling.png",
-                    "newthing-fit-speedup.png"]  # one figure per view, each with its caption
-    assert ":::{figure} _perf/newthing-fit-speedup.png" in md
-    assert ":name: performance-newthing-fit-scaling" in md
+    assert figs == ["junction-tree.png", "newthing.png"]  # one figure per module
+    assert ":::{figure} _perf/newthing.png" in md
+    assert ":name: performance-newthing" in md
+    assert "fit: time against size" in md  # the caption names each panel's view
     captions = [ln for ln in md.splitlines() if ln.startswith(":alt: ")]
-    assert len(captions) == 3 and len(set(captions)) == 3
+    assert len(captions) == 2 and len(set(captions)) == 2
 
 
 def test_empty_results(tmp_path):
@@ -79,7 +79,8 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
     assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
             "kept), 9e+07 (big, new model)") in md
     assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
-    assert (tmp_path / "fig" / "foundation-gibbs-throughput.png").exists()
+    assert (tmp_path / "fig" / "foundation.png").exists()
+    assert "gibbs: speed-up against the strongest baseline" in md
 
 
 def _bench(rows):
@@ -164,7 +165,7 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
     table = report._per_case(df)
     assert list(table.columns) == ["mrflib", "peer"] and table.loc["A", "peer"] == 1.0
     text = report.performance_markdown(df, tmp_path, "_perf")
-    assert "time per problem" in text and (tmp_path / "m-pr-per-case.png").exists()
+    assert "time per problem" in text and (tmp_path / "m.png").exists()
     assert report._per_case(df[df["method"] == "mrflib"]).empty
     # read back from CSV (empty cells stay strings): the skipped peer's time is left blank
     folder = tmp_path / "results"
@@ -331,3 +332,33 @@ def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path
     df.to_csv(res / "ch.csv", index=False)
     report.write_pages(res, tmp_path / "bench", tmp_path)
     assert (tmp_path / "_outcome.md").read_text() == text
+
+
+def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar(tmp_path):
+    """Every Performance figure is drawn no wider than the 672 px column, so its text of
+    FIG_FONT_PT reads at 9 pt or more; one figure per module, a panel per benchmark with two
+    values or more (a lone speed-up is said in the verdict, not drawn as one bar); a contest
+    plots its scores; the headline figure sets every peer comparison on one axis."""
+    from PIL import Image
+
+    rows = [dict(benchmark="PR", case=f"UAI {k}", seconds=0.1, baseline=peer, ratio=r)
+            for k, (peer, r) in enumerate((("pyGMs JTree", 3.0), ("pyGMs JTree", 30.0),
+                                           ("pgmpy VariableElimination", 900.0)))]
+    rows.append(dict(benchmark="lone", case="one case", seconds=1.0, baseline="numpy",
+                     ratio=4.0))
+    rows += [dict(benchmark="MAR score at 20 s", case=f"P{k}", method=m, seconds=20.0,
+                  rate=s, rate_unit="score") for k in range(3)
+             for m, s in (("mrflib", 90.0 + k), ("toulbar2", 99.0))]
+    df = _bench(rows)
+    md = report.performance_markdown(df, tmp_path, "_perf")
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["m.png"]
+    assert "PR: speed-up against the strongest baseline" in md
+    assert "MAR score at 20 s: each solver's score per problem" in md
+    assert "lone:" not in md.split("#### lone")[0]  # no panel of a single value
+    assert "4× faster than numpy" in md
+    summary = report.performance_summary(df, tmp_path, "_perf")
+    assert ":::{figure} _perf/peers.png" in summary
+    for png in tmp_path.glob("*.png"):
+        width = Image.open(png).size[0]
+        assert width <= 672, (png.name, width)
+    assert report.FIG_FONT_PT * 100 / 96 >= 9

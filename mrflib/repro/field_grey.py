@@ -34,6 +34,7 @@ from mrflib._support.validation import as_rng, check_positive
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
 from . import field_test as ft
+from . import palette
 
 __all__ = [
     "LEARNERS",
@@ -396,7 +397,7 @@ def plot_gains(table: Any) -> Any:
             err = np.vstack([f.gain - f.gain_low, f.gain_high - f.gain])
             row[0].errorbar(f.gain, y, xerr=err, fmt="o", capsize=3, label=space)
             row[1].barh(y, f.seconds, height=0.2, label=space)
-        row[0].axvline(0, color="grey", lw=0.8)
+        row[0].axvline(0, color=palette.GUIDE, lw=0.8)
         row[0].set(yticks=np.arange(len(names)), yticklabels=names, title=f"{kind} lattice",
                    xlabel="held-out gain over independent pixels (nats per image)")
         row[1].set(yticks=np.arange(len(names)), yticklabels=[], xscale="log",

@@ -40,6 +40,8 @@ from mrflib._support.validation import (
 from mrflib.models.boltzmann import check_model
 from mrflib.models.factor_graph import _check_states
 
+from . import palette
+
 __all__ = [
     "LEARNERS",
     "DEFAULT_OPTIONS",
@@ -474,7 +476,7 @@ def plot_scores(frame: Any) -> Any:
         y = np.arange(len(f))
         err = np.vstack([f.gap - f.gap_low, f.gap_high - f.gap])
         row[0].errorbar(f.gap, y, xerr=err, fmt="o", capsize=3)
-        row[0].axvline(0, color="grey", lw=0.8)
+        row[0].axvline(0, color=palette.GUIDE, lw=0.8)
         row[0].set(yticks=y, yticklabels=f.learner, xlabel="held-out log-likelihood - best "
                    "(nats per image)", title=f"{kind} lattice")
         row[1].barh(y, f.seconds)

@@ -10,6 +10,7 @@ shows one chapter's rows at the end of its notebook.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ import pandas as pd
 
 from mrflib._support.validation import check_instance, check_path
 
+from . import palette
 from .experiments import FIELDS, PROFILES, _check_chapter, records
 from .layers import layers_markdown
 from .notation import typeset
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
 __all__ = ["load_records", "load_bench", "bench_ratio", "scorecard_markdown", "chapter_scorecard",
-           "paper_figure", "performance_summary", "performance_markdown", "write_pages",
+           "paper_figure", "performance_summary", "performance_markdown", "peer_figure",
+           "write_pages",
            "PEER_COMPARISONS"]
 
 #: The committed paper-profile results (numbers, figures, provenance) of the book.
@@ -515,79 +518,357 @@ def _crossings(curves, unit: str) -> list[str]:
             f"below it and less above it"]
 
 
-#: The Performance page's figures are drawn this wide (inches, at 100 dpi) and shown at the
-#: text column's width (672 px at 1280 px, a scale of 0.84), with text of ``FIG_FONT_PT``
-#: points: it reads at about 9 pt.
-_FIG_WIDTH = 8.0
+#: The Performance page's figures are drawn this wide (inches, at 100 dpi): no wider than
+#: the text column (672 px at a 1280 px window), so they are shown at their own size and
+#: their text of ``FIG_FONT_PT`` points reads at that size (10 pt at 100 dpi is 10.4 pt on a
+#: 96 dpi page).
+_FIG_WIDTH = 6.7
 FIG_FONT_PT = 10
+#: More cases than this: a panel draws the sorted profile of its values, not one labelled
+#: row per case.
+_MAX_ROWS = 14
 
 
-def _figures(b: pd.DataFrame, curves, figdir: Path, stem: str, title: str
-             ) -> list[tuple[str, str]]:
-    """One figure per view of a benchmark, each ``(file name, caption)``: speed-up bars (one
-    colour per baseline), log-log time against size, throughput against a target, each
-    method's time per case; legends outside the data."""
+def _label(text: object, width: int = 40) -> str:
+    """A short label for a tick or a legend entry: at most ``width`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _styles(names) -> list[tuple[str, str]]:
+    """``(colour, marker)`` of each series of one panel: the palette's for a method or peer,
+    else a categorical colour; a series whose method is already drawn in the panel (such as
+    "1-smci" and "1-smci (new samples)") gets the next categorical colour and marker, so
+    that no two series of a panel look alike."""
+    out: list[tuple[str, str]] = []
+    for k, name in enumerate(names):
+        method = palette.lookup(str(name))
+        style = palette.METHODS[method] if method else (palette.categorical(k), "osD^v<>"[k % 7])
+        j = k
+        while style in out:
+            j += 1
+            style = (palette.categorical(j), "osD^v<>ph"[j % 9])
+        out.append(style)
+    return out
+
+
+def _strongest(b: pd.DataFrame) -> pd.DataFrame:
+    """Per case (and method), the ratio against the strongest baseline: the fastest one,
+    whose time over ours is the smallest ratio."""
+    r = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
+    r = r[r["_r"] > 0]
+    if r.empty:
+        return r
+    keys = ["case", "method"] if r["method"].nunique() > 1 else ["case"]
+    return r.loc[r.groupby(keys, sort=False)["_r"].idxmin()]
+
+
+def _panels(b: pd.DataFrame, curves) -> list[tuple[str, object, str]]:
+    """The one view of a benchmark worth a panel, as ``(kind, data, what it shows)``: the
+    scores of a contest; time against size; the speed-up against the strongest baseline;
+    throughput against a target; each method's time per case. Nothing for a view of a
+    single value (the verdict and the table say it)."""
+    if _scored(b):
+        table = _per_case(b)
+        return [("score", table, "each solver's score per problem")] if len(table) else []
+    if 0 < len(curves) <= 6:  # more curves than that: a legend, not a figure
+        return [("scaling", curves, "time against size (log-log, fitted exponent p)")]
+    ratios = _strongest(b)
+    if len(ratios) >= 2:
+        return [("ratio", ratios, "speed-up against the strongest baseline")]
+    targets = _targets(b)
+    if len(targets) >= 2:
+        return [("target", targets, "throughput against its target")]
+    per_case = _per_case(b)
+    if len(per_case):
+        return [("per-case", per_case, "each method's time per problem")]
+    return []
+
+
+def _panel_height(kind: str, data) -> float:
+    rows = len(data)
+    if kind in ("ratio", "target") and rows <= _MAX_ROWS:
+        return 0.24 * rows + 1.5
+    if kind == "per-case" and rows <= _MAX_ROWS:
+        return 0.24 * rows * max(1, data.shape[1]) / 2 + 1.5
+    return 2.9
+
+
+def _legend_above(ax, ncol: int = 2) -> None:
+    """The panel's legend above its data, never on it: as many columns as fit the width."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    # about 0.6 em a character at FIG_FONT_PT, plus the marker: columns that fit 6.3 in
+    width = max(len(t) for t in labels) * 0.6 * FIG_FONT_PT / 72 + 0.45
+    ncol = max(1, min(len(labels), int(6.3 // width)))
+    ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0, 1.02), ncol=ncol,
+              frameon=False, borderaxespad=0, handletextpad=0.4, columnspacing=1.0)
+
+
+def _short_labels(labels: list[str]) -> tuple[list[str], str]:
+    """``labels`` without the words they all begin with, and those words (for the title):
+    ``["4x4 lattice, N = 20 · mple", "4x4 lattice, N = 20 · rm"]`` -> ``["mple", "rm"]``."""
+    if len(labels) < 2:
+        return labels, ""
+    words = [re.split(r"(?<=[\s,·])", t) for t in labels]
+    k = 0
+    while all(len(w) > k + 1 and w[k] == words[0][k] for w in words):
+        k += 1
+    common = "".join(words[0][:k]).strip(" ,·")
+    return ["".join(w[k:]).strip() for w in words], common
+
+
+def _log_ticks(axis) -> None:
+    """Readable ticks on a log axis of any span: 1-2-5 steps within a decade or two, powers
+    of ten beyond, plain numbers, no minor labels."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    span = np.log10(high / low) if low > 0 else 3.0
+    subs = (1.0, 2.0, 5.0) if span < 1.5 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    if span > 6:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=6))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _ratio_panel(ax, ratios: pd.DataFrame) -> str:
+    """Speed-up against the strongest baseline of each case (log axis, 1: as fast): one
+    labelled row per case, or the sorted profile when there are many cases; colour and
+    marker: which baseline was the strongest."""
+    bases = list(dict.fromkeys(ratios["baseline"].astype(str)))
+    styles = _styles(bases)
+    many = len(ratios) > _MAX_ROWS
+    order = ratios.sort_values("_r").reset_index(drop=True) if many else \
+        ratios.reset_index(drop=True)
+    for k, base in enumerate(bases):
+        sel = order[order["baseline"].astype(str) == base]
+        pos = sel.index.to_numpy()
+        kw = dict(color=styles[k][0], marker=styles[k][1], ls="none", ms=6,
+                  label=f"vs {_label(base, 40)}")
+        if many:
+            ax.plot(pos + 1, sel["_r"], **kw)
+        else:
+            ax.plot(sel["_r"], pos, **kw)
+    if many:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_yscale("log")
+        ax.axhline(1.0, color=palette.GUIDE, lw=1)
+        ax.set_xlabel(f"the {len(order)} cases, sorted by speed-up")
+        ax.set_ylabel("speed-up (log)")
+    else:
+        ax.set_xscale("log")
+        ax.axvline(1.0, color=palette.GUIDE, lw=1)
+        labels, common = _short_labels(
+            [f"{r.case} · {r.method}" if order["method"].nunique() > 1 else str(r.case)
+             for r in order.itertuples()])
+        ax.set_yticks(range(len(order)), [_label(t) for t in labels])
+        ax.set_ylim(len(order) - 0.5, -0.5)
+        ax.set_xlabel("speed-up: baseline time / ours (log; right of 1: ours faster)")
+        ax.set_xlim(min(order["_r"].min(), 1.0) / 1.5, max(order["_r"].max(), 1.0) * 1.5)
+        _log_ticks(ax.xaxis)
+        _legend_above(ax)
+        return common
+    ax.set_xlim(0, len(order) + 1)
+    _log_ticks(ax.yaxis)
+    _legend_above(ax)
+    return ""
+
+
+def _scaling_panel(ax, curves, unit: str) -> None:
+    styles = _styles([c[0] for c in curves])
+    for (label, x, y, slope), (col, mark) in zip(curves, styles):
+        ax.loglog(x, y, "-", color=col, marker=mark, ms=5,
+                  label=f"{_label(label, 28)} (p = {slope:.2f})")
+    ax.set_xlabel(f"{unit} (log)")
+    ax.set_ylabel("seconds (log)")
+    _log_ticks(ax.xaxis)
+    _log_ticks(ax.yaxis)
+    _legend_above(ax)
+
+
+def _score_panel(ax, table: pd.DataFrame) -> None:
+    """Each solver's score per problem (0 to 100, higher is better), problems sorted by
+    score per solver: a profile that reads the same for 5 problems or 150."""
+    for method, (col, mark) in zip(table.columns, _styles(table.columns)):
+        v = np.sort(table[method].fillna(0.0).to_numpy(float))[::-1]
+        ax.plot(np.arange(1, len(v) + 1), v, "-", color=col, marker=mark, ms=4,
+                label=_label(method, 30))
+    ax.set_ylim(-3, 103)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"problems, sorted by score ({len(table)} problems)")
+    ax.set_ylabel("score (0 to 100)")
+    _legend_above(ax, ncol=3)
+
+
+def _per_case_panel(ax, table: pd.DataFrame) -> None:
+    """Each method's time on each case (log scale): dots, one row per case."""
+    many = len(table) > _MAX_ROWS
+    for method, (col, mark) in zip(table.columns, _styles(table.columns)):
+        v = table[method].to_numpy(float)
+        kw = dict(color=col, marker=mark, ls="none", ms=6, label=_label(method, 30))
+        if many:
+            v = np.sort(v[np.isfinite(v)])
+            ax.plot(np.arange(1, len(v) + 1), v, **kw)
+        else:
+            ax.plot(v, np.arange(len(table)), **kw)
+    if many:
+        ax.set_yscale("log")
+        ax.set_xlabel(f"problems, sorted by time ({len(table)} problems)")
+        ax.set_ylabel("seconds (log)")
+        _log_ticks(ax.yaxis)
+    else:
+        ax.set_xscale("log")
+        ax.set_xlabel("seconds (log; no dot: skipped)")
+        ax.set_yticks(range(len(table)), [_label(c) for c in table.index])
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        _log_ticks(ax.xaxis)
+    _legend_above(ax, ncol=3)
+
+
+def _target_panel(ax, targets: pd.DataFrame) -> None:
+    """Throughput of each row with a target (dots), the target as a dashed line."""
+    met = (targets["rate_value"] >= targets["target_value"]).to_numpy()
+    y = np.arange(len(targets))
+    rate = targets["rate_value"].to_numpy(float)
+    ax.plot(rate[met], y[met], "o", color=palette.categorical(0), ms=7, label="target met")
+    ax.plot(rate[~met], y[~met], "X", color=palette.categorical(3), ms=7,
+            label="target not met")
+    for t in dict.fromkeys(targets["target_value"]):
+        ax.axvline(t, color=palette.REFERENCE, ls="--", lw=1, label=f"target {t:.3g}")
+    ax.set_xscale("log")
+    low = min(targets["rate_value"].min(), targets["target_value"].min())
+    high = max(targets["rate_value"].max(), targets["target_value"].max())
+    ax.set_xlim(low / 3, high * 3)
+    ax.set_yticks(y, [_label(r.case) for r in targets.itertuples()])
+    ax.set_ylim(len(targets) - 0.5, -0.5)
+    ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log)")
+    _log_ticks(ax.xaxis)
+    _legend_above(ax, ncol=3)
+
+
+def _draw(ax, kind: str, data, b: pd.DataFrame) -> str:
+    """Draw one panel; the words its labels share, for its title."""
+    if kind == "ratio":
+        return _ratio_panel(ax, data)
+    if kind == "scaling":
+        _scaling_panel(ax, data, _unit(b))
+    elif kind == "score":
+        _score_panel(ax, data)
+    elif kind == "target":
+        _target_panel(ax, data)
+    else:
+        _per_case_panel(ax, data)
+    return ""
+
+
+def _module_figure(g: pd.DataFrame, figdir: Path, stem: str, title: str
+                   ) -> list[tuple[str, str]]:
+    """One figure per bench module, one panel per benchmark with a view of two values or
+    more (:func:`_panels`), drawn at the column's width; ``[(file name, caption)]``, or
+    nothing when no benchmark has such a view."""
+    panels = []
+    for bench, b in g.groupby("benchmark", sort=False):
+        b = b.reset_index(drop=True)
+        panels += [(bench, kind, data, what, b) for kind, data, what in _panels(b, _scaling(b))]
+    if not panels:
+        return []
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bars = b.assign(_r=_num(b.get("ratio"))).dropna(subset=["_r"])
-    targets = _targets(b)
-    per_case = pd.DataFrame() if curves else _per_case(b)
-    out: list[tuple[str, str]] = []
-
-    def save(fig, suffix: str, caption: str) -> None:
-        fig.tight_layout()
-        fig.savefig(figdir / f"{stem}-{suffix}.png", dpi=100)
+    style = {"font.size": FIG_FONT_PT, "legend.fontsize": FIG_FONT_PT,
+             "axes.titlesize": FIG_FONT_PT + 1, "xtick.labelsize": FIG_FONT_PT,
+             "ytick.labelsize": FIG_FONT_PT, "axes.labelsize": FIG_FONT_PT}
+    heights = [_panel_height(kind, data) + 0.9 for _, kind, data, _, _ in panels]
+    with plt.rc_context(style):
+        # a sub-figure per panel: each lays out its own labels and legend
+        fig = plt.figure(figsize=(_FIG_WIDTH, sum(heights)), layout="constrained")
+        subs = fig.subfigures(len(panels), 1, height_ratios=heights, squeeze=False)[:, 0]
+        for sub, (bench, kind, data, _, b) in zip(subs, panels):
+            ax = sub.subplots()
+            common = _draw(ax, kind, data, b)
+            sub.suptitle(_label(f"{bench}: {common}" if common else bench, 90),
+                         x=0.01, ha="left", fontsize=FIG_FONT_PT + 1, fontweight="bold")
+        name = f"{stem}.png"
+        fig.savefig(figdir / name, dpi=100)
         plt.close(fig)
-        out.append((f"{stem}-{suffix}.png", caption))
+    views = "; ".join(f"{bench}: {what}" for bench, _, _, what, _ in panels)
+    if len(panels) == 1:
+        return [(name, f"{title}, {views} (log axes for times and speed-ups).")]
+    return [(name, f"{title}, one panel per benchmark ({views}; log axes for times and "
+                   "speed-ups).")]
 
-    with plt.rc_context({"font.size": FIG_FONT_PT, "legend.fontsize": FIG_FONT_PT}):
-        if len(bars):
-            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(bars) + 1.4)))
-            colours = {base: f"C{k}" for k, base in enumerate(dict.fromkeys(bars["baseline"]))}
-            labels = [f"{r.case} · {r.method}"[:60] for r in bars.itertuples()]
-            ax.barh(range(len(bars)), bars["_r"].astype(float),
-                    color=[colours[x] for x in bars["baseline"]])
-            ax.axvline(1.0, color="k", lw=0.8)
-            ax.set_xscale("log")
-            ax.set_yticks(range(len(bars)), labels)
-            ax.invert_yaxis()
-            ax.set_xlabel("speed-up (baseline time / ours, same run; log scale)")
-            from matplotlib.patches import Patch
 
-            ax.legend(handles=[Patch(color=col, label=f"vs {base}"[:50])
-                               for base, col in colours.items()],
-                      loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
-            save(fig, "speedup", f"{title}: speed-up over each baseline, measured in the same "
-                                 "run (log scale; right of the line at 1, ours is faster).")
-        if curves:
-            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, 4.2))
-            for k, (label, x, y, slope) in enumerate(curves):
-                ax.loglog(x, y, "o-", color=plt.cm.tab20(k % 20),
-                          label=f"{label[:40]} (p = {slope:.2f})")
-            ax.set_xlabel(f"{_unit(b)} (log)")
-            ax.set_ylabel("seconds (log)")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
-            save(fig, "scaling", f"{title}: time against {_unit(b)} on log-log axes, each "
-                                 "curve labelled with its fitted exponent p.")
-        if len(targets):
-            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(targets) + 1.4)))
-            _target_panel(ax, targets)
-            save(fig, "throughput", f"{title}: throughput of each case against its target "
-                                    "(dashed line; green: met, red: not met).")
-        if len(per_case):
-            fig, ax = plt.subplots(figsize=(_FIG_WIDTH, max(2.4, 0.3 * len(per_case) *
-                                                            len(per_case.columns) / 2 + 1.4)))
-            _per_case_panel(ax, per_case)
-            if per_case.attrs.get("score"):
-                save(fig, "per-case", f"{title}: each solver's score per problem (0 to 100, "
-                                      "higher is better; all solvers under one time limit).")
-            else:
-                save(fig, "per-case", f"{title}: each method's time per problem (log scale; "
-                                      "a missing bar: skipped).")
-    return out
+def peer_figure(df: pd.DataFrame, figdir: Path) -> str | None:
+    """The Performance page's headline figure: every :data:`PEER_COMPARISONS` speed-up on
+    one log axis, one row per comparison, one dot per case in the peer's colour, the median
+    marked; the file name, or None when no comparison is measured.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The benchmark rows (:func:`load_bench`).
+    figdir : Path
+        Where the figure is written (created if missing).
+
+    Returns
+    -------
+    str or None
+        The figure's file name in ``figdir``.
+    """
+    check_instance(df, pd.DataFrame, "df")
+    rows = []
+    for peer in PEER_COMPARISONS:
+        for select, title in ((peer["select"], peer["title"]),
+                              *([(peer["also"][0], peer["title"] + ", plan reused")]
+                                if "also" in peer else [])):
+            sel = _select(df, select) if not df.empty else pd.DataFrame()
+            if len(sel):
+                rows.append((title.replace(" against ", " vs ").replace(
+                    "Exact inference on ", "Exact, "), sel))
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figdir = Path(figdir)
+    figdir.mkdir(parents=True, exist_ok=True)
+    with plt.rc_context({"font.size": FIG_FONT_PT, "legend.fontsize": FIG_FONT_PT,
+                         "xtick.labelsize": FIG_FONT_PT, "ytick.labelsize": FIG_FONT_PT}):
+        fig, ax = plt.subplots(figsize=(_FIG_WIDTH, 0.42 * len(rows) + 1.3),
+                               layout="constrained")
+        # one peer, one look: pgmpy's two engines and the plan-reused row share its colour
+        def peer(sel: pd.DataFrame) -> str:
+            base = str(sel["baseline"].iloc[0])
+            return palette.lookup(base) or base
+
+        peers = list(dict.fromkeys(peer(sel) for _, sel in rows))
+        styles = dict(zip(peers, _styles(peers)))
+        for y, (_title, sel) in enumerate(rows):
+            col, mark = styles[peer(sel)]
+            v = sel["_r"].to_numpy(float)
+            jitter = np.linspace(-0.15, 0.15, len(v)) if len(v) > 1 else np.zeros(1)
+            ax.plot(v, y + jitter, ls="none", alpha=0.8, ms=5, color=col, marker=mark)
+            ax.plot([np.median(v)] * 2, [y - 0.3, y + 0.3], color=palette.REFERENCE, lw=2)
+        ax.axvline(1.0, color=palette.GUIDE, lw=1)
+        ax.set_xscale("log")
+        ax.set_yticks(range(len(rows)), [_label(t, 44) for t, _ in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlabel("speed-up: peer time / ours (log; bar: median)")
+        _log_ticks(ax.xaxis)
+        fig.savefig(figdir / "peers.png", dpi=100)
+        plt.close(fig)
+    return "peers.png"
 
 
 def _scored(b: pd.DataFrame) -> bool:
@@ -610,46 +891,6 @@ def _per_case(b: pd.DataFrame) -> pd.DataFrame:
         table.attrs["score"] = True
         return table
     return table if (table.notna().sum(axis=1) >= 2).any() else pd.DataFrame()
-
-
-def _per_case_panel(ax, table: pd.DataFrame) -> None:
-    """Grouped bars: each method's time on each case (log scale)."""
-    k = len(table.columns)
-    width = 0.8 / k
-    for j, method in enumerate(table.columns):
-        ax.barh(np.arange(len(table)) + (j - (k - 1) / 2) * width,
-                table[method].to_numpy(float), height=width, color=f"C{j}",
-                label=str(method)[:40])
-    if table.attrs.get("score"):
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("score (0 to 100; no bar: a score of 0 or no answer)")
-    else:
-        ax.set_xscale("log")
-        ax.set_xlabel("seconds (log; missing bar: skipped)")
-    ax.set_yticks(range(len(table)), [str(c)[:40] for c in table.index])
-    ax.invert_yaxis()
-    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
-
-
-def _target_panel(ax, targets: pd.DataFrame) -> None:
-    """Throughput of each row with a target, the target as a dashed line."""
-    labels = [f"{r.case}"[:60] for r in targets.itertuples()]
-    met = targets["rate_value"] >= targets["target_value"]
-    ax.barh(range(len(targets)), targets["rate_value"].astype(float),
-            color=["C2" if m else "C3" for m in met])
-    for t in dict.fromkeys(targets["target_value"]):
-        ax.axvline(t, color="k", ls="--", lw=1, label=f"target {t:.3g}")
-    ax.set_xscale("log")
-    low = min(targets["rate_value"].min(), targets["target_value"].min())
-    high = max(targets["rate_value"].max(), targets["target_value"].max())
-    ax.set_xlim(low / 4, high * 2)
-    from matplotlib.ticker import NullFormatter
-
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_yticks(range(len(targets)), labels)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"{targets['rate_unit'].iloc[0]} (log; green: target met)")
-    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False)
 
 
 def _table(b: pd.DataFrame) -> list[str]:
@@ -729,14 +970,25 @@ def _speedups(rows: pd.DataFrame) -> str:
             f"{x(np.median(v))}, range {x(v.min())[:-1]}–{x(v.max())})")
 
 
-def performance_summary(df: pd.DataFrame) -> str:
-    """The Performance page's headline: each :data:`PEER_COMPARISONS` entry with its verdict.
+def performance_summary(df: pd.DataFrame, figdir: Path | None = None, rel: str = "_perf"
+                        ) -> str:
+    """The Performance page's headline: each :data:`PEER_COMPARISONS` entry with its verdict,
+    led by :func:`peer_figure` (written to ``figdir``, linked as ``rel/peers.png``) when
+    ``figdir`` is given.
 
     A verdict is *faster* when mrflib wins every case measured, *slower* when it loses every
     one, else *mixed*; the speed-ups (peer time / ours, measured in the same run) follow,
     with the cases named in the tables below.
     """
     lines = []
+    name = peer_figure(df, figdir) if figdir is not None else None
+    if name:
+        caption = ("mrflib against peers doing the same job: each comparison's speed-ups "
+                   "(peer time / ours, measured in the same run; log scale; right of the line "
+                   "at 1, mrflib is faster), one dot per case in the peer's colour, the bar "
+                   "at the median.")
+        lines += [f":::{{figure}} {rel}/{name}", ":name: performance-peers",
+                  f":alt: {caption}", "", caption, ":::", ""]
     for peer in PEER_COMPARISONS:
         rows = _select(df, peer["select"]) if not df.empty else pd.DataFrame()
         lines += [f"**{peer['title']}.** The job: {peer['job']}.", ""]
@@ -759,12 +1011,14 @@ def performance_summary(df: pd.DataFrame) -> str:
 def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     """The ``make bench`` results, one section per bench module, generic over modules.
 
-    Each benchmark leads with a figure (speed-up against each baseline as bars; time
-    against problem size on log-log axes with the fitted exponent, for modules that give
-    the optional ``size`` column; throughput against the target, for rows with the
-    optional ``target`` column), a one-line verdict (which says whether each target is
-    met and the throughput reached), and its table folded in a dropdown. A new
-    ``bench/results/<module>.csv`` appears without any change here.
+    Each module leads with one figure, a panel per benchmark (:func:`_panels`: a contest's
+    scores; time against problem size on log-log axes with the fitted exponent, for
+    modules that give the optional ``size`` column; the speed-up against the strongest
+    baseline; throughput against the target, for rows with the optional ``target``
+    column), colours from :mod:`mrflib.repro.palette`. Each benchmark then gets a one-line
+    verdict (which says whether each target is met and the throughput reached) and its
+    table folded in a dropdown. A new ``bench/results/<module>.csv`` appears without any
+    change here.
     """
     if df.empty:
         return "_No benchmark results yet: run `make bench`._\n"
@@ -772,14 +1026,13 @@ def performance_markdown(df: pd.DataFrame, figdir: Path, rel: str) -> str:
     parts = []
     for module, g in df.groupby("module", sort=True):
         parts.append(f"### {module}\n")
+        for name, caption in _module_figure(g, figdir, _slug(module), module):
+            parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
+                      f":alt: {caption}", "", caption, ":::", ""]
         for bench, b in g.groupby("benchmark", sort=False):
             b = b.reset_index(drop=True)
             curves = _scaling(b)
-            stem = f"{_slug(module)}-{_slug(bench)}"
             parts.append(f"#### {bench}\n")
-            for name, caption in _figures(b, curves, figdir, stem, f"{module}: {bench}"):
-                parts += [f":::{{figure}} {rel}/{name}", f":name: performance-{name[:-4]}",
-                          f":alt: {caption}", "", caption, ":::", ""]
             verdict = _verdict(b, curves)
             if verdict:
                 parts.append(verdict + "\n")
@@ -812,7 +1065,8 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
             provenance_markdown(read_provenance(paper_results), title=False))
     machine = Path(bench_results) / "machine.txt"
     bench = load_bench(bench_results)
-    (book_dir / "_performance_summary.md").write_text(performance_summary(bench))
+    (book_dir / "_performance_summary.md").write_text(
+        performance_summary(bench, book_dir / "_perf", "_perf"))
     text = performance_markdown(bench, book_dir / "_perf", "_perf")
     if machine.exists():
         text = "Machine: " + machine.read_text().strip() + "\n\n" + text
