@@ -849,7 +849,7 @@ def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
     if red.infeasible:
         raise ValueError("the model has Z = 0 (the zeros' propagation emptied a domain)")
     left = (deadline - time.perf_counter()) * EXACT_PARTS_SHARE
-    x = exact_parts(red, left)
+    x = exact_parts(red, left) if left > 0 else None
     sizes = sorted((p.n for p in red.parts), reverse=True)
     what = (f"{red.fixed} variables fixed, {red.eliminated} eliminated, {len(sizes)} parts "
             f"left (largest {sizes[0] if sizes else 0} variables)")

@@ -222,7 +222,7 @@ def _shrink(fs: _Factors, alive: list[np.ndarray]) -> float:
 def _bucket(fs: _Factors, card: np.ndarray, v: int) -> tuple[tuple[int, ...], int]:
     """The scope a max over ``v`` leaves of its bucket, and its table's entries."""
     rest = sorted({u for k in fs.holders[v] for u in fs.scopes[k]} - {v})
-    return tuple(rest), int(np.prod([card[u] for u in rest], dtype=np.float64))
+    return tuple(rest), math.prod(int(card[u]) for u in rest)
 
 
 def _eliminate(fs: _Factors, card: np.ndarray, v: int, rest: tuple[int, ...]
@@ -345,6 +345,39 @@ def _split(fs: _Factors, card: np.ndarray) -> tuple[tuple[FactorGraph, ...],
     return tuple(parts), tuple(variables)
 
 
+def _greedy_entries(part: FactorGraph, budget: float) -> float:
+    """The clique table entries of a min-size greedy elimination of ``part``'s interaction
+    graph (tables not built), counted until they pass ``budget``."""
+    card = [int(c) for c in part.cardinalities]
+    adj: list[set[int]] = [set() for _ in range(part.n)]
+    for s in part.scopes:
+        for v in s:
+            adj[v].update(s)
+    for v in range(part.n):
+        adj[v].discard(v)
+    heap = [(math.prod(card[u] for u in adj[v]) * card[v], v) for v in range(part.n)]
+    heapq.heapify(heap)
+    done = [False] * part.n
+    total = 0.0
+    while heap and total <= budget:
+        size, v = heapq.heappop(heap)
+        if done[v]:
+            continue
+        now = math.prod(card[u] for u in adj[v]) * card[v]
+        if now != size:
+            heapq.heappush(heap, (now, v))
+            continue
+        done[v] = True
+        total += now
+        for u in adj[v]:
+            adj[u].discard(v)
+            adj[u].update(w for w in adj[v] if w != u)
+        for u in adj[v]:
+            heapq.heappush(heap, (math.prod(card[w] for w in adj[u]) * card[u], u))
+        adj[v] = set()
+    return total
+
+
 def exact_parts(red: MapReduction, seconds: float | None = None) -> np.ndarray | None:
     """A most probable state of the reduced model by max-product elimination of each part,
     or ``None`` when some part's plan (greedy orders, no order search) does not fit in
@@ -368,6 +401,9 @@ def exact_parts(red: MapReduction, seconds: float | None = None) -> np.ndarray |
         raise ValueError("the model has Z = 0 (proven by the reduction): no most probable "
                          "state")
     plans, entries = [], 0.0
+    budget = math.inf if seconds is None else seconds * EXACT_ENTRIES_PER_SECOND
+    if sum(_greedy_entries(p, budget) for p in red.parts) > budget:
+        return None  # planning a part far too wide takes seconds: refused at once
     for part in red.parts:
         try:
             plan = elimination.plan(part, check=False, search=False)
