@@ -153,6 +153,18 @@ def test_local_search_on_parts_leaves_a_blocked_start():
     assert model.log_weight(x) == pytest.approx(brute_max(model))
 
 
+def test_deadline_stops_the_reduction():
+    """A deadline of 0 stops a reduction of more steps than one look at the clock; bad
+    deadlines are refused."""
+    model = noisy_or_chain(2 * map_reduction.CLOCK_STEPS)
+    with pytest.raises(TimeoutError):
+        map_reduction.reduce_map(model, deadline=0.0)
+    assert not map_reduction.reduce_map(model, deadline=None).infeasible
+    for bad in (-1.0, "1", True, complex(1, 0)):
+        with pytest.raises(ValueError, match="deadline"):
+            map_reduction.reduce_map(model, deadline=bad)
+
+
 def test_bad_arguments():
     model = random_model(2)
     for bad in (-1, 1.5, True, "8", None):

@@ -832,6 +832,8 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
     return _stop_optimal(answers, say)
 
 
+#: Share of the time left that the reduction for MAP may take.
+REDUCTION_SHARE = 0.2
 #: Share of the time left that the max-product elimination of the reduced parts may take.
 EXACT_PARTS_SHARE = 0.5
 
@@ -840,11 +842,19 @@ def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
              ) -> MapReduction | bool | None:
     """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`):
     ``None`` when its parts were solved exactly (the answer written is optimal), ``False``
-    when the reduction did not fit in memory; a proof of ``Z = 0`` raises."""
+    when the model has no evidence (no variable fixed) or the reduction did not fit in
+    memory or in :data:`REDUCTION_SHARE` of the time left; a proof of ``Z = 0`` raises."""
+    if not _observed(model):
+        # without evidence nothing is fixed to propagate, and on large models the
+        # reduction takes seconds of the limit (a loaded machine multiplies them)
+        return False
     try:
-        red = reduce_map(model)
+        red = reduce_map(model, deadline=(deadline - time.perf_counter()) * REDUCTION_SHARE)
     except MemoryError:
         say("the reduction for MAP did not fit in memory; skipped")
+        return False
+    except TimeoutError:
+        say("the reduction for MAP did not end in its share of the time; skipped")
         return False
     if red.infeasible:
         raise ValueError("the model has Z = 0 (the zeros' propagation emptied a domain)")

@@ -65,7 +65,8 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
 * ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
   on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
 * ``"auto"``: ``"exact"`` where its plan fits the time left (as :func:`marginals`'
-  ``"auto"`` decides); otherwise the model reduced for MAP
+  ``"auto"`` decides); otherwise, where the evidence fixes variables, the model reduced
+  for MAP
   (:func:`mrflib.inference.approx.map_reduction.reduce_map`: the zeros propagated, small
   buckets eliminated, connected parts split), each part solved by max-product where they
   all fit half the time left (:func:`~mrflib.inference.approx.map_reduction.exact_parts`);
@@ -660,7 +661,11 @@ def _map_reduced(fg: FactorGraph, clock: _Clock, best: _Best
     """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`),
     its parts solved by max-product where they fit half the time left (then ``None``: the
     best state is optimal); a proof of ``Z = 0`` raises."""
-    red = map_reduction.reduce_map(fg)
+    try:
+        red = map_reduction.reduce_map(fg, deadline=clock.left(MAP_SEARCH_SHARE))
+    except TimeoutError:
+        best.details["reduction"] = "did not end in its share of the time"
+        return map_reduction.MapReduction(fg.n, 0.0, (), (), 0, 0)  # fixes nothing: unused
     if red.infeasible:
         raise _zero("the zeros' propagation emptied a domain")
     best.details["reduction"] = {"fixed": red.fixed, "eliminated": red.eliminated,
@@ -677,17 +682,17 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
     fits, why = _exact_fits(fg, clock)
     tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
     best.details["tried"] = tried
-    if not fits:
+    steps_reduced: list[tuple[str, Callable[[], None]]] = []
+    # without evidence nothing is fixed to propagate, and the reduction takes seconds
+    if not fits and elimination._observed(fg):
         red = _map_reduced(fg, clock, best)
         tried.append({"step": "reduction", "seconds": clock.elapsed(),
                       "log_weight": best.value, "upper_bound": best.upper})
-        if red is None:
+        if red is None:  # solved on its parts
             return
-        if red.fixed:  # see map_reduction.local_search_parts: one-variable moves are blocked
+        if red.fixed:  # one-variable moves are blocked: map_reduction.local_search_parts
             steps_reduced = [("search on the reduced parts",
                               lambda: _map_search_parts(fg, red, clock, rng, best))]
-        else:
-            steps_reduced = []
     steps: list[tuple[str, Callable[[], None]]] = [
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
         ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,6 +151,28 @@ class MapReduction:
         return out
 
 
+#: Steps of :func:`reduce_map` between two looks at the clock.
+CLOCK_STEPS = 256
+
+
+class _Deadline:
+    """A deadline looked at every :data:`CLOCK_STEPS` steps (``TimeoutError`` past it)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        if seconds is not None and not (isinstance(seconds, (int, float, np.floating))
+                                        and not isinstance(seconds, bool)
+                                        and seconds >= 0):
+            raise ValueError(f"deadline must be None or a non-negative number of seconds, "
+                             f"got {seconds!r}")
+        self.stop = math.inf if seconds is None else time.perf_counter() + float(seconds)
+        self.steps = 0
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps % CLOCK_STEPS == 0 and time.perf_counter() >= self.stop:
+            raise TimeoutError("the reduction for MAP did not end within its deadline")
+
+
 class _Factors:
     """The working factors: scopes, tables, and each variable's holders."""
 
@@ -173,7 +196,8 @@ class _Factors:
         del self.tables[k]
 
 
-def _propagate(card: np.ndarray, fs: _Factors) -> list[np.ndarray] | None:
+def _propagate(card: np.ndarray, fs: _Factors, clock: _Deadline
+               ) -> list[np.ndarray] | None:
     """The values left to each variable by arc consistency on the zeros (``None``: a
     domain emptied, ``Z = 0``)."""
     alive = [np.ones(int(c), dtype=np.bool_) for c in card]
@@ -182,6 +206,7 @@ def _propagate(card: np.ndarray, fs: _Factors) -> list[np.ndarray] | None:
     while queue:
         k = queue.pop()
         queued.discard(k)
+        clock.tick()
         scope, table = fs.scopes[k], fs.tables[k]
         sub = table[np.ix_(*[alive[v] for v in scope])] > -np.inf
         for a, v in enumerate(scope):
@@ -243,7 +268,8 @@ def _eliminate(fs: _Factors, card: np.ndarray, v: int, rest: tuple[int, ...]
 
 
 def reduce_map(model: FactorGraph | BoltzmannMachine, *,
-               max_entries: int = REDUCTION_ENTRIES) -> MapReduction:
+               max_entries: int = REDUCTION_ENTRIES, deadline: float | None = None
+               ) -> MapReduction:
     """The model reduced for MAP: zeros propagated, small buckets eliminated, parts split
     (see the module notes).
 
@@ -255,13 +281,22 @@ def reduce_map(model: FactorGraph | BoltzmannMachine, *,
     max_entries : int, default REDUCTION_ENTRIES
         Largest table a bucket elimination may make (0: no elimination but of the
         variables of no factor).
+    deadline : float, optional
+        Seconds from the call after which the reduction stops (it looks at the clock
+        every :data:`CLOCK_STEPS` factors or eliminations).
 
     Returns
     -------
     MapReduction
         The constant, the parts left, and how to extend their states to the model's.
+
+    Raises
+    ------
+    TimeoutError
+        When the deadline passes first.
     """
     fg = as_factor_graph(model)
+    clock = _Deadline(deadline)
     if isinstance(max_entries, bool) or not isinstance(max_entries, (int, np.integer)) \
             or max_entries < 0:
         raise ValueError(f"max_entries must be a non-negative int, got {max_entries!r}")
@@ -273,7 +308,7 @@ def reduce_map(model: FactorGraph | BoltzmannMachine, *,
             fs.add(tuple(s), np.asarray(t, dtype=np.float64))
         else:
             constant += float(t)
-    alive = _propagate(card, fs) if constant > -math.inf else None
+    alive = _propagate(card, fs, clock) if constant > -math.inf else None
     if alive is None:
         return MapReduction(fg.n, -math.inf, (), (), 0, 0)
     values = [np.flatnonzero(a) for a in alive]
@@ -287,6 +322,7 @@ def reduce_map(model: FactorGraph | BoltzmannMachine, *,
     gone = np.zeros(fg.n, dtype=np.bool_)
     while heap and constant > -math.inf:
         entries, v = heapq.heappop(heap)
+        clock.tick()
         if gone[v]:
             continue
         rest, now = _bucket(fs, small, v)
