@@ -806,12 +806,15 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                      child: Forked | None, order: list[int], seed: Any = 0) -> bool:
-    """``MPE`` answers of max mini-bucket runs of growing budgets
+    """``MPE`` answers: where the evidence fixes variables, first the model reduced for MAP
+    (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
+    optimal); then answers of max mini-bucket runs of growing budgets
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
     the bound (``True``: proven optimal, nothing left to do); then half the time left goes
-    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``)."""
+    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``; on the
+    reduced parts where the reduction fixed variables)."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
