@@ -239,6 +239,7 @@ def problem_rows(problem: Problem, seconds: float, solvers: tuple[str, ...] = SO
     trivial = log_weight(model, anytime.trivial_answer(model, "MPE"))
     best = max([ref, *values.values()])
     rank = dict(zip(values, ranks(list(values.values()))))
+    load = load_average()
     rows = []
     for name, g in got.items():
         v = values[name]
@@ -250,10 +251,20 @@ def problem_rows(problem: Problem, seconds: float, solvers: tuple[str, ...] = SO
                      "trivial_log_weight": trivial, "relative_gap": relative_gap(v, best),
                      "rank": rank[name], "answers": g["answers"],
                      "upper_bound": g["upper_bound"], "optimal": g["optimal"],
-                     "last_method": g["last_method"], "note": ""})
+                     "last_method": g["last_method"], "note": load})
         print(f"   {problem.name:20s} {name:9s} score {s:6.1f}  log-weight {v:12.6g}  "
               f"best {best:12.6g}  {g['seconds']:5.1f} s  {g['status']}", flush=True)
     return rows
+
+
+def load_average() -> str:
+    """The machine's load averages when the rows are made (``/proc/loadavg``; empty where
+    it does not exist): other users' work slows both solvers alike, and this says how much
+    there was."""
+    try:
+        return "loadavg " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
 
 
 def _available(solvers: tuple[str, ...]) -> tuple[str, ...]:

@@ -72,6 +72,12 @@ import numpy as np
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.approx.importance import importance_estimates, importance_sampling
+from mrflib.inference.approx.map_reduction import (
+    MapReduction,
+    exact_parts,
+    local_search_parts,
+    reduce_map,
+)
 from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.approx.max_mini_bucket import (
     bound_meets,
@@ -800,15 +806,21 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                      child: Forked | None, order: list[int], seed: Any = 0) -> bool:
-    """``MPE`` answers of max mini-bucket runs of growing budgets
+    """``MPE`` answers: where the evidence fixes variables, first the model reduced for MAP
+    (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
+    optimal); then answers of max mini-bucket runs of growing budgets
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
     the bound (``True``: proven optimal, nothing left to do); then half the time left goes
-    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``)."""
+    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``; on the
+    reduced parts where the reduction fixed variables)."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
+    red = _reduced(model, answers, say, deadline)
+    if red is None:
+        return True
     memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
     if memory is None:
         return True
@@ -816,8 +828,50 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
         if _branch_and_bound(model, answers, say, deadline, order, memory):
             return True
     if child is None or not child.done():
-        _perturbed(model, answers, say, deadline, child, seed)
+        # where evidence or zeros fixed variables, the deterministic tables they make
+        # binding block one-variable moves of the model: the rounds move the reduced parts
+        _perturbed(model, answers, say, deadline, child, seed,
+                   red if red is not False and red.fixed else None)
     return _stop_optimal(answers, say)
+
+
+#: Share of the time left that the reduction for MAP may take.
+REDUCTION_SHARE = 0.2
+#: Share of the time left that the max-product elimination of the reduced parts may take.
+EXACT_PARTS_SHARE = 0.5
+
+
+def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
+             ) -> MapReduction | bool | None:
+    """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`):
+    ``None`` when its parts were solved exactly (the answer written is optimal), ``False``
+    when the model has no evidence (no variable fixed) or the reduction did not fit in
+    memory or in :data:`REDUCTION_SHARE` of the time left; a proof of ``Z = 0`` raises."""
+    if not _observed(model):
+        # without evidence nothing is fixed to propagate, and on large models the
+        # reduction takes seconds of the limit (a loaded machine multiplies them)
+        return False
+    try:
+        red = reduce_map(model, deadline=(deadline - time.perf_counter()) * REDUCTION_SHARE)
+    except MemoryError:
+        say("the reduction for MAP did not fit in memory; skipped")
+        return False
+    except TimeoutError:
+        say("the reduction for MAP did not end in its share of the time; skipped")
+        return False
+    if red.infeasible:
+        raise ValueError("the model has Z = 0 (the zeros' propagation emptied a domain)")
+    left = (deadline - time.perf_counter()) * EXACT_PARTS_SHARE
+    x = exact_parts(red, left) if left > 0 else None
+    sizes = sorted((p.n for p in red.parts), reverse=True)
+    what = (f"{red.fixed} variables fixed, {red.eliminated} eliminated, {len(sizes)} parts "
+            f"left (largest {sizes[0] if sizes else 0} variables)")
+    if x is None:
+        say(f"reduced for MAP: {what}; too wide for exact max-product in the time")
+        return red
+    answers.offer(x, f"max-product on the reduced model ({what})", say,
+                  bound=float(model.log_weight(x)))
+    return None if _stop_optimal(answers, say) else red
 
 
 #: Share of the time left after the mini-buckets that the branch and bound may take.
@@ -852,17 +906,24 @@ PERTURB_ROUND_SECONDS = 1.0
 
 
 def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-               child: Forked | None, seed: Any) -> None:
+               child: Forked | None, seed: Any, red: MapReduction | None = None) -> None:
     """Local search with perturbations of the last answer
-    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
-    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
-    round's better state offered."""
+    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``; on the parts of
+    ``red`` where given, :func:`mrflib.inference.approx.map_reduction.local_search_parts`) in
+    rounds of :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer,
+    each round's better state offered."""
     if not answers.values or not answers.log_weight > -math.inf:
         return
     rng = np.random.default_rng(seed)
     while time.perf_counter() < deadline and (child is None or not child.done()):
-        left = min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter())
-        r = local_search(model, answers.values[-1], deadline=max(left, 0.0),
+        left = max(min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter()), 0.0)
+        if red is not None:
+            x = local_search_parts(red, answers.values[-1], deadline=left,
+                                   perturbations=10**9, rng=rng)
+            if float(model.log_weight(x)) > answers.log_weight:
+                answers.offer(x, "local search with perturbations on the reduced parts", say)
+            continue
+        r = local_search(model, answers.values[-1], deadline=left,
                          perturbations=10**9, rng=rng)
         if r.log_weight > answers.log_weight:
             answers.offer(r.state, f"local search with perturbations ({r.perturbations} "

@@ -65,7 +65,14 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
 * ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
   on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
 * ``"auto"``: ``"exact"`` where its plan fits the time left (as :func:`marginals`'
-  ``"auto"`` decides); otherwise ``"search"``, then ``"mini-bucket"``, then (under a
+  ``"auto"`` decides); otherwise, where the evidence fixes variables, the model reduced
+  for MAP
+  (:func:`mrflib.inference.approx.map_reduction.reduce_map`: the zeros propagated, small
+  buckets eliminated, connected parts split), each part solved by max-product where they
+  all fit half the time left (:func:`~mrflib.inference.approx.map_reduction.exact_parts`);
+  otherwise ``"search"`` (where the reduction fixed variables, then a local search on the
+  reduced parts, :func:`~mrflib.inference.approx.map_reduction.local_search_parts`), then
+  ``"mini-bucket"``, then (under a
   ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
   perturbations of the best state, stopping as soon as a bound meets the best log-weight.
 
@@ -92,7 +99,7 @@ import numpy as np
 from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import bounds, exact
-from mrflib.inference.approx import importance, map_search, max_mini_bucket, wmb
+from mrflib.inference.approx import importance, map_reduction, map_search, max_mini_bucket, wmb
 from mrflib.inference.approx.lbp import loopy_bp
 from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
 from mrflib.inference.approx.result import ApproxResult, MapResult
@@ -649,16 +656,51 @@ def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best)
         best.upper = min(best.upper, best.value)
 
 
+def _map_reduced(fg: FactorGraph, clock: _Clock, best: _Best
+                 ) -> map_reduction.MapReduction | None:
+    """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`),
+    its parts solved by max-product where they fit half the time left (then ``None``: the
+    best state is optimal); a proof of ``Z = 0`` raises."""
+    try:
+        red = map_reduction.reduce_map(fg, deadline=clock.left(MAP_SEARCH_SHARE))
+    except TimeoutError:
+        best.details["reduction"] = "did not end in its share of the time"
+        return map_reduction.MapReduction(fg.n, 0.0, (), (), 0, 0)  # fixes nothing: unused
+    if red.infeasible:
+        raise _zero("the zeros' propagation emptied a domain")
+    best.details["reduction"] = {"fixed": red.fixed, "eliminated": red.eliminated,
+                                 "parts": [p.n for p in red.parts]}
+    x = map_reduction.exact_parts(red, clock.left(0.5))
+    if x is None:
+        return red
+    best.offer(x, "exact on the reduced parts")
+    best.upper = best.value  # the maximum itself
+    return None
+
+
 def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
     fits, why = _exact_fits(fg, clock)
     tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
     best.details["tried"] = tried
+    steps_reduced: list[tuple[str, Callable[[], None]]] = []
+    # without evidence nothing is fixed to propagate, and the reduction takes seconds
+    if not fits and elimination._observed(fg):
+        red = _map_reduced(fg, clock, best)
+        tried.append({"step": "reduction", "seconds": clock.elapsed(),
+                      "log_weight": best.value, "upper_bound": best.upper})
+        if red is None:  # solved on its parts
+            return
+        if red.fixed:  # one-variable moves are blocked: map_reduction.local_search_parts
+            steps_reduced = [("search on the reduced parts",
+                              lambda: _map_search_parts(fg, red, clock, rng, best))]
     steps: list[tuple[str, Callable[[], None]]] = [
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
         ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),
         ("mini-bucket", lambda: _map_mini_bucket(fg, clock, rng, best))]
     if not fits and clock.limit is not None:  # without a limit it could take forever
         steps.append(("branch-and-bound", lambda: _map_branch_and_bound(fg, clock, rng, best)))
+    if not fits:
+        steps[1:1] = steps_reduced
     if not fits and rng is not None:
         steps.append(("perturbations", lambda: best.offer(_improve(
             fg, best.state, clock, rng)[0], best.method + " and perturbations")))
@@ -669,6 +711,19 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
                       "log_weight": best.value, "upper_bound": best.upper})
         if best.done() or clock.over():
             break
+
+
+def _map_search_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _Clock,
+                      rng: Any, best: _Best) -> None:
+    """The best state improved by local search on the reduced parts (with ``rng``, with
+    perturbations) for :data:`MAP_SEARCH_SHARE` of the time left."""
+    if best.state is None or not best.value > -math.inf:
+        return
+    left = clock.left(MAP_SEARCH_SHARE)
+    x = map_reduction.local_search_parts(
+        red, best.state, deadline=left,
+        perturbations=0 if rng is None else MAP_PERTURBATIONS, rng=rng)
+    best.offer(x, "search on the reduced parts")
 
 
 #: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).
