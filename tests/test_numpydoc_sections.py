@@ -67,7 +67,7 @@ def test_public_docstring_has_its_sections(obj, kind):
         assert len(rule) == len(heading), f"underline of {heading!r} is {len(rule)} long"
     if kind == "class":
         if dataclasses.is_dataclass(obj):
-            fields = [f.name for f in dataclasses.fields(obj)]
+            fields = [f.name for f in dataclasses.fields(obj) if not f.name.startswith("_")]
         else:
             fields = list(getattr(obj, "_fields", ()))
         assert set(fields) <= set(_section(doc, "Attributes")), "undocumented attributes"
