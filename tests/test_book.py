@@ -79,6 +79,73 @@ def test_every_chapter_ends_in_prose(nb):
         f"{nb.name} does not end in a prose conclusion"
 
 
+# What a conclusion may say in digits without quoting a record: references to the paper's
+# figures, tables, theorems and equations, method and data-set names, years, ±1 spins and the
+# paper's own words in quotation marks. Every other number of a conclusion is computed: a
+# glued paragraph ({glue:md}), a glued value ({glue:text}) or the chapter's generated
+# conclusion (mrflib.repro.scorecard.chapter_conclusion), all read from this run's records.
+_QUOTED_OK = re.compile(
+    r"(?:Figures?|Fig\.|Tables?|Theorems?|Definitions?|Algorithms?|Lemmas?|Corollary|[Ee]qs?\."
+    r"|[Ss]ections?|[Aa]ppendix|[Pp]art)\s*\(?[\dA-Z][\d.]*\)?"
+    r"(?:\s*(?:-|–|and|,)\s*\(?\d[\d.]*\)?)*"
+    r"|\(\d+\)(?:\s*-\s*\(\d+\))?"  # an equation of the paper: recursion (3), (13)-(15)
+    r"|\b[12ks]2?-SMCI\b|\bUAI 20\d\d\b|\b(?:19|20)\d\d\b|\bBN20-\d+[SL]?\b"
+    r"|\bIsing\d+x\d+[SL]?\b|±1|\bL-BFGS\b|\bfloat64\b"
+    r'|"[^"\n]*"|“[^”]*”')
+
+
+def _conclusion_prose(nb: Path) -> str:
+    """The text a reader sees in a chapter's conclusion section (its markdown cells from the
+    "Conclusion" heading on) without math, code, roles and directives."""
+    text, inside = [], False
+    for cell in json.loads(nb.read_text())["cells"]:
+        src = "".join(cell["source"])
+        inside = inside or (cell["cell_type"] == "markdown"
+                            and re.match(r"#+\s+Conclusion", src.strip()) is not None)
+        if inside and cell["cell_type"] == "markdown":
+            text.append(src)
+    out = "\n".join(text)
+    for pattern in (r"(?s)```.*?```", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"`[^`]*`",
+                    r"\{[\w:-]+\}", r"(?m)^:[\w-]+:.*$", r"\]\([^)]*\)", r"(?m)^#+ .*$"):
+        out = re.sub(pattern, " ", out)
+    return out
+
+
+@pytest.mark.parametrize("nb", TOC_NOTEBOOKS, ids=[p.stem for p in TOC_NOTEBOOKS])
+def test_conclusions_quote_no_hand_typed_numbers(nb):
+    """A conclusion's numbers come from the run's records (glued or generated), so that the
+    prose cannot contradict its own tables: no digit outside equations, code and the
+    references of :data:`_QUOTED_OK`."""
+    prose = _conclusion_prose(nb)
+    assert prose.strip(), f"{nb.name} has no Conclusion section"
+    left = _QUOTED_OK.sub(" ", prose)
+    typed = [" ".join(left[max(0, m.start() - 30):m.end() + 20].split())
+             for m in re.finditer(r"\d+", left)]
+    assert not typed, f"{nb.name}: hand-typed numbers in the conclusion: {typed}"
+
+
+def test_the_quoted_numbers_check_catches_a_typed_number():
+    """The check above finds a number typed into prose and lets references, math and glue
+    through."""
+    fine = ("## Conclusion\n\nTheorem 2 and eq. (12) hold; Figure 3(b) and the recursion (3) "
+            "too, for 1-SMCI on BN20-37S ($N = 1000$), as \"about 100 times\" says; "
+            "{glue:text}`ratio` of `n = 5`.")
+    assert not re.search(r"\d", _QUOTED_OK.sub(" ", _strip_prose(fine)))
+    typed = "## Conclusion\n\nThe fit took 2.6 s on a 427 x 640 image at 20%."
+    assert re.findall(r"\d+", _QUOTED_OK.sub(" ", _strip_prose(typed))) == \
+        ["2", "6", "427", "640", "20"]
+
+
+def _strip_prose(markdown: str) -> str:
+    cell = {"cell_type": "markdown", "source": [markdown], "metadata": {}}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "x.ipynb"
+        path.write_text(json.dumps({"cells": [cell]}))
+        return _conclusion_prose(path)
+
+
 def test_build_refuses_stderr_outputs():
     out = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning: overflow\n"}
     nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [out]},
