@@ -375,13 +375,14 @@ _INSPECT_JS = r"""() => {
   // content wider than the column even where a box of its own scrolls it: display math,
   // tables and visible code must fit, a reader should not have to scroll sideways
   const overflow = [];
-  const column = right - article.getBoundingClientRect().left;
+  const style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft)
+                 - parseFloat(style.paddingRight);
   for (const t of article.querySelectorAll('mjx-container[display="true"], table, '
                                            + 'div.cell_input pre, div.highlight pre')) {
     if (!t.offsetParent) continue;  // folded (hide-input) or in a closed dropdown
-    const width = Math.max(t.scrollWidth, Math.round(t.getBoundingClientRect().width));
-    const r = t.getBoundingClientRect();
-    if (width > t.clientWidth + 1 || r.left + width > right + 1)
+    const width = t.scrollWidth;  // its content, also where its own box scrolls it
+    if (width > t.clientWidth + 1 || t.getBoundingClientRect().left + width > right + 1)
       overflow.push({tag: t.tagName.toLowerCase(), width: width, column: Math.round(column),
                      head: (t.querySelector('tr')?.textContent || t.textContent || '')
                            .trim().slice(0, 60)});
