@@ -35,7 +35,7 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def _clock(clock: str) -> Callable[[], float]:
-    if clock not in CLOCKS:
+    if not isinstance(clock, str) or clock not in CLOCKS:
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
     return CLOCKS[clock]
 
