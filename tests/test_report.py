@@ -342,3 +342,17 @@ def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path
     df.to_csv(res / "ch.csv", index=False)
     report.write_pages(res, tmp_path / "bench", tmp_path)
     assert (tmp_path / "_outcome.md").read_text() == text
+
+
+def test_long_lists_of_paper_scale_items_are_folded():
+    """Items measured only at paper scale, and more than a few differing verdicts, are listed
+    in folded blocks, one item a line, not in one paragraph that runs down the page."""
+    build = _rows(*({"quantity": f"q{k}"} for k in range(4)))
+    paper = _rows(*({"quantity": f"q{k}", "verdict": "not reproduced", "profile": "paper"}
+                    for k in range(4)), *({"quantity": f"extra{k}", "profile": "paper"}
+                                          for k in range(5)))
+    md = report.scorecard_markdown(build, paper)
+    assert "verdict differs from this build's for 4." in md
+    assert ":::{dropdown} The 4 items whose verdict differs" in md
+    assert ":::{dropdown} Measured only at the paper profile (5 items)" in md
+    assert md.count("\n* ch: Figure 1, extra") == 5 and "\n* ch: Figure 1, q3" in md

@@ -242,6 +242,10 @@ def _claim_table(df: pd.DataFrame, g: pd.DataFrame, cells: list[str], with_paper
     return [*lines, ":::"]
 
 
+#: At most this many items are listed in a sentence; more are folded in a list.
+_INLINE_ITEMS = 3
+
+
 def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
     """The reproduction scorecard: per-paper summary, the claims not reproduced, one table per
     paper with one row per claim (:func:`mrflib.repro.scorecard.claims`) and its measured
@@ -277,11 +281,18 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         only = [f"{r['chapter']}: {r['item']}, {r['quantity']} ({r['ours']}, "
                 f"{_badge(r['verdict'])})"
                 for r in paper.to_dict("records") if tuple(r[k] for k in _KEY) not in keys]
+        # a long list folds away: the page stays short, the items stay one click away
+        few = len(differ) <= _INLINE_ITEMS
         lines += [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
                       f"{len(df)} items measured; verdict differs from this build's for "
-                      f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
+                      f"{len(differ)}" + (": " + "; ".join(differ) if differ and few else "")
+                  + ".", ""]
+        if not few:
+            lines += [f":::{{dropdown}} The {len(differ)} items whose verdict differs", "",
+                      *(f"* {d}" for d in differ), ":::", ""]
         if only:
-            lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
+            lines += [f":::{{dropdown}} Measured only at the paper profile ({len(only)} items)",
+                      "", *(f"* {o}" for o in only), ":::", ""]
     cells = cells or [""] * len(df)
     kinds = claim["verdict"].map(_kind)
     for key, g in claim[kinds == "claim"].groupby("paper", sort=False):
