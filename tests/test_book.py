@@ -103,6 +103,73 @@ def test_every_chapter_ends_in_prose(nb):
         f"{nb.name} does not end in a prose conclusion"
 
 
+# What a conclusion may say in digits without quoting a record: references to the paper's
+# figures, tables, theorems and equations, method and data-set names, years, ±1 spins and the
+# paper's own words in quotation marks. Every other number of a conclusion is computed: a
+# glued paragraph ({glue:md}), a glued value ({glue:text}) or the chapter's generated
+# conclusion (mrflib.repro.scorecard.chapter_conclusion), all read from this run's records.
+_QUOTED_OK = re.compile(
+    r"(?:Figures?|Fig\.|Tables?|Theorems?|Definitions?|Algorithms?|Lemmas?|Corollary|[Ee]qs?\."
+    r"|[Ss]ections?|[Aa]ppendix|[Pp]art)\s*\(?[\dA-Z][\d.]*\)?"
+    r"(?:\s*(?:-|–|and|,)\s*\(?\d[\d.]*\)?)*"
+    r"|\(\d+\)(?:\s*-\s*\(\d+\))?"  # an equation of the paper: recursion (3), (13)-(15)
+    r"|\b[12ks]2?-SMCI\b|\bUAI 20\d\d\b|\b(?:19|20)\d\d\b|\bBN20-\d+[SL]?\b"
+    r"|\bIsing\d+x\d+[SL]?\b|±1|\bL-BFGS\b|\bfloat64\b"
+    r'|"[^"\n]*"|“[^”]*”')
+
+
+def _conclusion_prose(nb: Path) -> str:
+    """The text a reader sees in a chapter's conclusion section (its markdown cells from the
+    "Conclusion" heading on) without math, code, roles and directives."""
+    text, inside = [], False
+    for cell in json.loads(nb.read_text())["cells"]:
+        src = "".join(cell["source"])
+        inside = inside or (cell["cell_type"] == "markdown"
+                            and re.match(r"#+\s+Conclusion", src.strip()) is not None)
+        if inside and cell["cell_type"] == "markdown":
+            text.append(src)
+    out = "\n".join(text)
+    for pattern in (r"(?s)```.*?```", r"(?s)\$\$.*?\$\$", r"\$[^$]*\$", r"`[^`]*`",
+                    r"\{[\w:-]+\}", r"(?m)^:[\w-]+:.*$", r"\]\([^)]*\)", r"(?m)^#+ .*$"):
+        out = re.sub(pattern, " ", out)
+    return out
+
+
+@pytest.mark.parametrize("nb", TOC_NOTEBOOKS, ids=[p.stem for p in TOC_NOTEBOOKS])
+def test_conclusions_quote_no_hand_typed_numbers(nb):
+    """A conclusion's numbers come from the run's records (glued or generated), so that the
+    prose cannot contradict its own tables: no digit outside equations, code and the
+    references of :data:`_QUOTED_OK`."""
+    prose = _conclusion_prose(nb)
+    assert prose.strip(), f"{nb.name} has no Conclusion section"
+    left = _QUOTED_OK.sub(" ", prose)
+    typed = [" ".join(left[max(0, m.start() - 30):m.end() + 20].split())
+             for m in re.finditer(r"\d+", left)]
+    assert not typed, f"{nb.name}: hand-typed numbers in the conclusion: {typed}"
+
+
+def test_the_quoted_numbers_check_catches_a_typed_number():
+    """The check above finds a number typed into prose and lets references, math and glue
+    through."""
+    fine = ("## Conclusion\n\nTheorem 2 and eq. (12) hold; Figure 3(b) and the recursion (3) "
+            "too, for 1-SMCI on BN20-37S ($N = 1000$), as \"about 100 times\" says; "
+            "{glue:text}`ratio` of `n = 5`.")
+    assert not re.search(r"\d", _QUOTED_OK.sub(" ", _strip_prose(fine)))
+    typed = "## Conclusion\n\nThe fit took 2.6 s on a 427 x 640 image at 20%."
+    assert re.findall(r"\d+", _QUOTED_OK.sub(" ", _strip_prose(typed))) == \
+        ["2", "6", "427", "640", "20"]
+
+
+def _strip_prose(markdown: str) -> str:
+    cell = {"cell_type": "markdown", "source": [markdown], "metadata": {}}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "x.ipynb"
+        path.write_text(json.dumps({"cells": [cell]}))
+        return _conclusion_prose(path)
+
+
 def test_build_refuses_stderr_outputs():
     out = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning: overflow\n"}
     nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [out]},
@@ -286,7 +353,7 @@ def served_book(quick_book):
 
 # What a page shows a reader: raw MyST left in the text (outside code), unresolved
 # cross-references, images and whether each sits in a captioned, folded figure, links.
-_INSPECT_JS = """() => {
+_INSPECT_JS = r"""() => {
   const article = document.querySelector('article.bd-article') || document.querySelector('main')
                   || document.body;
   const prose = article.cloneNode(true);
@@ -329,10 +396,30 @@ _INSPECT_JS = """() => {
                              head: (t.querySelector('tr')?.textContent || t.textContent || '')
                                    .trim().slice(0, 60)});
   }
+  // content wider than the column even where a box of its own scrolls it: display math,
+  // tables and visible code must fit, a reader should not have to scroll sideways
+  const overflow = [];
+  const style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft)
+                 - parseFloat(style.paddingRight);
+  for (const t of article.querySelectorAll('mjx-container[display="true"], table, '
+                                           + 'div.cell_input pre, div.highlight pre')) {
+    if (!t.offsetParent) continue;  // folded (hide-input) or in a closed dropdown
+    const width = t.scrollWidth;  // its content, also where its own box scrolls it
+    if (width > t.clientWidth + 1 || t.getBoundingClientRect().left + width > right + 1)
+      overflow.push({tag: t.tagName.toLowerCase(), width: width, column: Math.round(column),
+                     head: (t.querySelector('tr')?.textContent || t.textContent || '')
+                           .trim().slice(0, 60)});
+  }
+  // numbers shown as Python reprs rather than formatted
+  const reprs = (article.textContent.match(/np\.(?:float|int)\d+\(/g) || []).length;
+  // display equations that carry a number the prose can refer to
+  const numbered = article.querySelectorAll('div.math span.eqno').length;
   // stderr a reader would see (warnings, tracebacks written to stderr)
   const stderr = Array.from(article.querySelectorAll('.output.stderr, .stderr'))
       .filter(e => e.offsetParent).map(e => e.textContent.trim().slice(0, 120));
-  return {text: prose.textContent, images, unresolved, links, wide, stderr};
+  return {text: prose.textContent, images, unresolved, links, wide, stderr, overflow, reprs,
+          numbered};
 }"""
 # TeX left outside typeset math: a backslash command or a dollar sign in the text a reader
 # sees (code, typeset math and MathJax's own markup removed), i.e. math the parser missed.
@@ -423,6 +510,11 @@ def _page_problems(f: str, found: dict) -> list[str]:
     for t in found["wide"]:
         problems.append(f"{f}: a {t['tag']} {t['width']} px wide in a text column of "
                         f"{t['column']} px, without a scrolling container ('{t['head']}')")
+    for t in found.get("overflow", []):
+        problems.append(f"{f}: a {t['tag']} {t['width']} px wide in a text column of "
+                        f"{t['column']} px: the reader scrolls it sideways ('{t['head']}')")
+    if found.get("reprs"):
+        problems.append(f"{f}: {found['reprs']} raw numpy repr(s) such as 'np.float64(' shown")
     for text in found.get("stderr", []):
         problems.append(f"{f}: a stderr output ('{text}')")
     if found["unresolved"]:
@@ -456,6 +548,45 @@ def _inspect(page, f: str) -> tuple[dict, list[str]]:
             problems.append(f"{f}: math not typeset ({typeset} typeset, {raw} raw)")
     found = page.evaluate(_INSPECT_JS)
     return found, problems + _page_problems(f, found)
+
+
+_LABELLED = re.compile(r"\$\$[ \t]*\([\w-]+\)")
+
+
+def _labelled_equations(f: str) -> int:
+    """Display equations of the page ``f`` (a toc entry) that carry a label (``$$ ...
+    $$ (label)``), so that the prose can refer to them by number."""
+    for suffix in (".md", ".ipynb"):
+        path = ROOT / f"{f}{suffix}"
+        if path.exists():
+            text = path.read_text()
+            if suffix == ".ipynb":
+                text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                                 if c["cell_type"] == "markdown")
+            return len(_LABELLED.findall(text))
+    return 0
+
+
+def test_the_prose_refers_to_numbered_equations():
+    """Every {eq} reference names a label of its own page, and the pages that define the
+    notation and the estimators number their display equations."""
+    problems = []
+    for f in build_book.toc_files(ROOT):
+        for suffix in (".md", ".ipynb"):
+            path = ROOT / f"{f}{suffix}"
+            if not path.exists():
+                continue
+            text = path.read_text()
+            if suffix == ".ipynb":
+                text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                                 if c["cell_type"] == "markdown")
+            labels = set(re.findall(r"\$\$[ \t]*\(([\w-]+)\)", text))
+            problems += [f"{f}: {{eq}}`{ref}` names no equation of the page"
+                         for ref in re.findall(r"\{eq\}`([^`]+)`", text) if ref not in labels]
+    assert not problems, "\n".join(problems)
+    for f in ("book/notation", "notebooks/smci", "notebooks/approximate_inference",
+              "notebooks/learning"):
+        assert _labelled_equations(f) >= 1, f"{f} numbers none of its display equations"
 
 
 def _image_outputs(nb: Path) -> int:
@@ -531,6 +662,9 @@ def test_pages_in_headless_chromium(served_book, quick_book):
                 problems.append(f"{f}: images not loaded {broken}")
             found, page_problems = _inspect(page, f)
             problems += page_problems
+            if found["numbered"] < _labelled_equations(f):
+                problems.append(f"{f}: {_labelled_equations(f)} labelled display equations in "
+                                f"the source, {found['numbered']} shown with a number")
             executed = quick_book["html"].parent / "src" / f"{f}.ipynb"
             if executed.exists() and _image_outputs(executed) != len(found["images"]):
                 problems.append(f"{f}: {_image_outputs(executed)} images in the executed "
@@ -561,6 +695,17 @@ _FIXED_DEFINITION_5 = r"""<p>Then</p>
 _WIDE = "<table><tr>" + "<td>a_long_unbreakable_cell_value</td>" * 12 + "</tr></table>"
 _WIDE_PRE = "<pre>" + "an_unbreakable_printed_line_" * 40 + "</pre>"
 _STDERR = '<div class="output stderr"><pre>Warning: on stderr</pre></div>'
+# Display math, a table and a visible code cell that each scroll in a box of their own, and a
+# raw repr: what the reader had to scroll sideways and read as Python.
+_SCROLLED = ('<div style="overflow-x: auto"><mjx-container display="true" style="display: block;'
+             ' width: 900px">x</mjx-container></div><div style="overflow-x: auto"><table><tr>'
+             + "<td>scrolled_cell_value_without_spaces</td>" * 12 + '</tr></table></div>'
+             '<div class="cell_input"><pre style="overflow-x: auto">x = 1' + " + 1" * 80
+             + '</pre></div><p>0.021 printed as np.float64(0.021)</p>')
+# The same content as the reader should get it: wrapping table cells, wrapped code.
+_WRAPPED = ('<table><tr>' + "<td>a cell of words that wrap</td>" * 12 + '</tr></table>'
+            '<div class="cell_input"><pre style="white-space: pre-wrap">x = 1' + " + 1" * 80
+            + '</pre></div><p>0.021, formatted</p>')
 _PAGE = ('<html><body><main><article class="bd-article" style="width: 600px">{}</article>'
          '</main></body></html>')
 
@@ -573,8 +718,8 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     assert CHROMIUM, "Debian's chromium is not installed: run `make browser` (make test does)"
     from playwright.sync_api import sync_playwright
 
-    pages = {"old": _OLD_DEFINITION_5 + _WIDE + _WIDE_PRE + _STDERR,
-             "fixed": _FIXED_DEFINITION_5 + f'<div style="overflow-x: auto">{_WIDE}</div>'
+    pages = {"old": _OLD_DEFINITION_5 + _WIDE + _WIDE_PRE + _STDERR + _SCROLLED,
+             "fixed": _FIXED_DEFINITION_5 + _WRAPPED
              + f'<div style="overflow-x: auto">{_WIDE_PRE}</div>'}
     found = {}
     with sync_playwright() as p:
@@ -593,6 +738,11 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
     assert "raw TeX '\\\\mathcal'" in old and "x^{\\mathcal B}" in old
     assert "a table" in old and "without a scrolling container" in old
     assert "a pre " in old and "a stderr output ('Warning: on stderr')" in old
+    # scrolling is no remedy for display math, tables and visible code: they must fit
+    assert "a mjx-container 900 px wide in a text column of 600 px: the reader scrolls" in old
+    assert "a table" in old and "the reader scrolls it sideways ('scrolled_cell" in old
+    assert "a pre" in old and "the reader scrolls it sideways ('x = 1" in old
+    assert "old: 1 raw numpy repr(s)" in old
 
 
 def test_figure_check_catches_small_text():

@@ -7,7 +7,7 @@ import numpy as np
 
 import mrflib
 from mrflib import learning
-from mrflib._support.optimizers import lbfgs, resolution
+from mrflib._support.optimizers import lbfgs, lbfgs_in_words, lbfgs_verdict, resolution
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.models import lattices as factor_models
 
@@ -40,6 +40,25 @@ def test_verdict_on_a_quadratic_and_the_resolution():
     assert np.allclose(res.x, a)
     assert resolution(0.5) == resolution(-1.0) == np.sqrt(np.finfo(float).eps)
     assert np.isclose(resolution(1600.0), np.sqrt(np.finfo(float).eps * 1600))
+
+
+def test_stop_reasons_say_in_words_why_l_bfgs_stopped():
+    """No optimizer status string ("ABNORMAL: ") reaches a reader: scipy's message is said in
+    words, in every stop reason of the one rule."""
+    assert lbfgs_in_words("ABNORMAL: ") == "its line search found no step that lowers the " \
+                                            "objective"
+    assert lbfgs_in_words("CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH") == \
+        "the objective stopped changing by more than its relative tolerance"
+    assert lbfgs_in_words(b"STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT".decode()) == \
+        "it reached its limit of iterations"
+    assert lbfgs_in_words("Something New") == "something new" and lbfgs_in_words("") != ""
+
+    class Stalled:  # a line search that failed far above the objective's resolution
+        jac, fun, status, nit, message = np.array([0.5]), 1.0, 2, 3, "ABNORMAL: "
+
+    g, converged, reason = lbfgs_verdict(Stalled(), 1e-6, 100)
+    assert not converged and "ABNORMAL" not in reason
+    assert "L-BFGS stopped because its line search found no step" in reason
 
 
 def _small_fit(**kw):

@@ -473,10 +473,11 @@ def test_scorecard_shows_paper_values_and_flags_changed_verdicts():
     text = report.scorecard_markdown(build, at_paper)
     assert "2 of 3 items measured" in text and "differs from this build's for 1: c: Figure 1, r" \
         in text
-    lines = [ln for ln in text.split("**p** (chapter", 1)[1].splitlines() if ln.startswith("| ")]
+    details = text.split("**p** (chapter", 1)[1].split(":::{dropdown}", 1)[1]
+    lines = [ln for ln in details.splitlines() if ln.startswith("| ") and "quantity" not in ln]
     assert len({ln.count("|") for ln in lines}) == 1  # every row has every column
-    assert "0.95" in lines[1] and "differs</span> verdict" in lines[2]
-    assert "not run at paper scale" in lines[3]
+    assert "0.95" in lines[0] and "differs</span> verdict" in lines[1]
+    assert "not run at paper scale" in lines[2]
     with pytest.raises(ValueError, match="paper must have the recorded columns"):
         report.scorecard_markdown(build, at_paper.drop(columns="verdict"))
     with pytest.raises(TypeError, match="paper"):

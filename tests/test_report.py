@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -195,7 +197,12 @@ def test_scorecard_is_one_row_per_claim_and_opens_with_what_is_not_reproduced():
     assert "**Not reproduced** (1):" in head and "Why: a typo." in head
     claim_rows = tables.split(":::{dropdown}")[0]
     assert claim_rows.count("\n| ") == 5  # header and four claims
-    assert md.count("The 8 measured numbers of p") == 1  # all of them, folded
+    assert "| claim | verdict | reason |" in claim_rows
+    assert "| Table 1 | <span" in claim_rows and "| same order |" in claim_rows
+    assert md.count("Details: the 8 measured numbers of p") == 1  # all of them, folded
+    details = tables.split(":::{dropdown}")[1]
+    # the five cells of Table 1 and the first row of Table 2; a note in full under its table
+    assert len(re.findall(r"\n\| q\d ", details)) == 6 and "\na typo\n" in details
     text = scorecard.chapter_conclusion("ch", df)
     assert "4 claims of the papers (8 measured numbers): 1 not reproduced, 3 reproduced " \
            "in kind." in text
@@ -259,8 +266,8 @@ def test_the_papers_summary_counts_only_their_claims():
     checks_part, new_part = checks_part.split("**New results.**", 1)
     assert "MAR score" not in claims_part and "real data" not in claims_part
     assert "MAR score" in checks_part and "check-failed" in checks_part
-    assert "| item | quantity | expected | ours | verdict |" in checks_part
-    assert "real data" in new_part and "| item | quantity | reference |" in new_part
+    assert "| quantity | expected | ours |" in checks_part
+    assert "real data" in new_part and "| quantity | reference | ours |" in new_part
     summary = scorecard.paper_summary(df)
     assert summary.loc["p", "claims"] == 2 and "new" not in summary.columns
     text = scorecard.chapter_conclusion("ch", df)
@@ -309,6 +316,10 @@ def test_the_provenance_shows_no_path_of_the_machine_that_ran_it():
     assert portable_command("x --out=/tmp/a C:\\runs\\b") == "x --out=DIR DIR"
     md = provenance_markdown(read_provenance(report.PAPER_RESULTS))
     assert "/work" not in md and "/home" not in md and "/tmp" not in md
+    narrow = provenance_markdown(read_provenance(report.PAPER_RESULTS), narrow=True)
+    rows = [ln for ln in narrow.splitlines() if ln.startswith("| ")]
+    assert rows[0] == "| chapter | run | wall time | command |"
+    assert len(rows) > 1 and {ln.count(" | ") for ln in rows} == {3}  # four columns
 
 
 def test_the_intros_outcome_counts_the_papers_claims_in_three_sentences(tmp_path):
@@ -362,3 +373,17 @@ def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar
         width = Image.open(png).size[0]
         assert width <= 672, (png.name, width)
     assert report.FIG_FONT_PT * 100 / 96 >= 9
+
+
+def test_long_lists_of_paper_scale_items_are_folded():
+    """Items measured only at paper scale, and more than a few differing verdicts, are listed
+    in folded blocks, one item a line, not in one paragraph that runs down the page."""
+    build = _rows(*({"quantity": f"q{k}"} for k in range(4)))
+    paper = _rows(*({"quantity": f"q{k}", "verdict": "not reproduced", "profile": "paper"}
+                    for k in range(4)), *({"quantity": f"extra{k}", "profile": "paper"}
+                                          for k in range(5)))
+    md = report.scorecard_markdown(build, paper)
+    assert "verdict differs from this build's for 4." in md
+    assert ":::{dropdown} The 4 items whose verdict differs" in md
+    assert ":::{dropdown} Measured only at the paper profile (5 items)" in md
+    assert md.count("\n* ch: Figure 1, extra") == 5 and "\n* ch: Figure 1, q3" in md

@@ -49,3 +49,20 @@ def test_best_seconds_is_the_shortest_call_and_returns_the_result():
         timing.best_seconds(1.0)
     with pytest.raises(ValueError, match="repeats"):
         timing.best_seconds(lambda: None, repeats=0)
+
+
+def test_cpu_time_is_the_processor_time_of_this_process_not_the_time_waited():
+    """A call that sleeps takes wall time but almost no CPU time: a job that shares the cores
+    (as a sleeping call stands for here) does not add to a time read from the CPU clock."""
+    import time
+
+    t, out = timing.cpu_seconds(lambda: time.sleep(0.2) or "done")
+    assert out == "done" and 0 <= t < 0.1
+    assert timing.median_seconds(lambda: time.sleep(0.05), repeats=1, clock="wall") >= 0.05
+    assert timing.median_seconds(lambda: time.sleep(0.05), repeats=1, clock="cpu") < 0.04
+    best, _ = timing.best_seconds(lambda: time.sleep(0.05), repeats=1, clock="cpu")
+    assert best < 0.04
+    with pytest.raises(ValueError, match="clock must be one of"):
+        timing.median_seconds(lambda: None, clock="gpu")
+    with pytest.raises(TypeError, match="fn must be callable"):
+        timing.cpu_seconds(1.0)

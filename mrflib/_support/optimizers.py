@@ -271,6 +271,32 @@ def resolution(f: float) -> float:
     return math.sqrt(_EPS * max(1.0, abs(float(f))))
 
 
+#: What scipy's L-BFGS-B status words mean, said for a reader (its message is "STATUS: TASK",
+#: such as "ABNORMAL: " when the line search failed without a task message).
+_LBFGS_WORDS = {
+    "ABNORMAL": "its line search found no step that lowers the objective",
+    "NORM OF PROJECTED GRADIENT <= PGTOL": "its projected gradient fell below its tolerance",
+    "PROJECTED GRADIENT IS SUFFICIENTLY SMALL": "its projected gradient fell below its tolerance",
+    "RELATIVE REDUCTION OF F <= FACTR*EPSMCH": "the objective stopped changing by more than "
+                                               "its relative tolerance",
+    "TOTAL NO. OF F,G EVALUATIONS EXCEEDS LIMIT": "it reached its limit of evaluations",
+    "TOTAL NO. OF ITERATIONS REACHED LIMIT": "it reached its limit of iterations",
+    "ROUNDING ERRORS PREVENT PROGRESS": "rounding errors kept it from progressing",
+    "CALLBACK REQUESTED HALT": "it was asked to halt",
+}
+
+
+def lbfgs_in_words(message: object) -> str:
+    """scipy's L-BFGS-B ``message`` ("ABNORMAL: ", "CONVERGENCE: RELATIVE REDUCTION OF F <=
+    FACTR*EPSMCH", ...) as words a reader understands; an unknown message in lower case."""
+    text = " ".join(str(message).replace("_", " ").split()).strip().rstrip(":").strip()
+    status, _, task = text.partition(":")
+    for key in (task.strip().upper(), status.strip().upper()):
+        if key in _LBFGS_WORDS:
+            return _LBFGS_WORDS[key]
+    return text.lower() or "no reason given"
+
+
 def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str]:
     """``(grad_max, converged, stop_reason)`` of an L-BFGS result: the one rule.
 
@@ -289,18 +315,18 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
         return g, False, (res.deadline.reason(int(res.nit))
                           + f" (max |gradient| {g:.3g} > tol {tol:g})")
     floor = resolution(res.fun)
-    message = str(getattr(res, "message", "")).strip().rstrip(":").strip() or "no message"
+    message = lbfgs_in_words(getattr(res, "message", ""))
     limit = int(res.status) == 1  # scipy's status for its iteration or evaluation limit
     if not limit and g <= floor:
         return g, True, (
             f"converged at float64 resolution: max |gradient| {g:.3g} is within the "
             f"{floor:.2g} a line search can resolve on an objective of {float(res.fun):.4g} "
-            f"(tol {tol:g} is finer than that; L-BFGS: {message})")
+            f"(tol {tol:g} is finer than that; L-BFGS stopped because {message})")
     if limit:
         return g, False, (f"not converged: the limit of {max_iter} iterations or its "
                           f"evaluations was reached at max |gradient| {g:.3g} > tol {tol:g}")
-    return g, False, (f"not converged: L-BFGS stopped ({message}) at max |gradient| {g:.3g},"
-                      f" above tol {tol:g} and the objective's resolution {floor:.2g}")
+    return g, False, (f"not converged: L-BFGS stopped because {message}, at max |gradient| "
+                      f"{g:.3g}, above tol {tol:g} and the objective's resolution {floor:.2g}")
 
 
 def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record,

@@ -456,9 +456,12 @@ def read_provenance(folder: str | Path) -> dict[str, dict[str, Any]]:
     return prov
 
 
-def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True) -> str:
+def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True,
+                        narrow: bool = False) -> str:
     """``PROVENANCE.md``: one row per chapter of the committed paper-profile results (without
-    its title, ``title=False``, for inclusion in a book page)."""
+    its title, ``title=False``, for inclusion in a book page; ``narrow``: four columns, the
+    run's facts and its wall times each in one cell, so that the table fits a book's text
+    column with its command wrapped rather than cut)."""
     lines = [
         *(["# Provenance of the paper-profile results", ""] if title else []),
         "Each `book/results/paper/<chapter>.csv` holds the numbers a chapter recorded when run",
@@ -473,14 +476,25 @@ def provenance_markdown(prov: dict[str, dict[str, Any]], title: bool = True) -> 
         "at a later commit reads the chunks' trials only if those are unchanged (else it",
         "computes them again); the commit column names the merge's commit and the chunks'.",
         "",
-        "| chapter | commit | date (UTC) | machine | chunks | chunks wall | chunk sum | merge "
-        "| command |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
+    if narrow:
+        lines += ["| chapter | run | wall time | command |", "|---|---|---|---|"]
+    else:
+        lines += ["| chapter | commit | date (UTC) | machine | chunks | chunks wall | chunk sum "
+                  "| merge | command |", "|---|---|---|---|---|---|---|---|---|"]
     for chapter in sorted(prov):
         p = prov[chapter]
         dirty = " (dirty)" if "uncommitted" in p["commit"] else ""
         chunked = ", ".join(f"`{c[:12]}`" for c in p.get("chunk_commits", []))
+        if narrow:
+            lines.append(
+                f"| {chapter} | merge `{p['commit'][:12]}`{dirty}"
+                + (f"; chunks {chunked}" if chunked else "")
+                + f"; {p['date_utc']}; {p['machine']}; {p['chunks']} chunks "
+                + f"| chunks wall {_mins(p['chunk_wall_s'])}; chunk sum "
+                + f"{_mins(p['chunk_sum_s'])}; merge {_mins(p['merge_s'])} "
+                + f"| `{portable_command(p['command'])}` |")
+            continue
         lines.append(
             f"| {chapter} | merge `{p['commit'][:12]}`{dirty}"
             + (f"; chunks {chunked}" if chunked else "")

@@ -187,17 +187,6 @@ def _not_reproduced_lines(claim: pd.DataFrame, paper: pd.DataFrame | None) -> li
     return [f"**Not reproduced** ({len(lines)}):", "", *lines, ""]
 
 
-def _claim_paper_cell(cells: list[str]) -> str:
-    """The paper-profile cell of a claim of several measurements."""
-    if len(cells) == 1:
-        return cells[0]
-    measured = [c for c in cells if c != "not run at paper scale"]
-    differs = sum("verdict-differs" in c for c in measured)
-    text = f"{len(measured)} of {len(cells)} measured"
-    return text + (f"; verdict <span class=\"verdict verdict-differs\">differs</span> for "
-                   f"{differs}" if differs else ", same verdict" if measured else "")
-
-
 #: What the two tables apart from the papers' claims hold.
 _SECTION_LEAD = {
     "check": "Checks the book sets itself (a target of this project, a cross-check against a "
@@ -208,34 +197,56 @@ _SECTION_LEAD = {
 }
 
 
+#: The longest one-line reason of a claim in a paper's summary table (characters); the whole
+#: note is in the claim's details.
+_REASON_CHARS = 90
+
+
+def _reason(r: dict) -> str:
+    """A claim's one-line reason for the summary table: its note's first clause (at most
+    :data:`_REASON_CHARS` characters, cut at a word), else its quantity."""
+    text = " ".join(str(r["note"]).split()) or " ".join(str(r["quantity"]).split())
+    first = text.split("; ")[0]
+    if len(first) > _REASON_CHARS:
+        first = first[:_REASON_CHARS].rsplit(" ", 1)[0] + " …"
+    return _cell(first + (" …" if first != text and not first.endswith("…") else ""))
+
+
 def _claim_table(df: pd.DataFrame, g: pd.DataFrame, cells: list[str], with_paper: bool,
                  reference: str, title: str = "") -> list[str]:
-    """One table of claims ``g`` (rows of :func:`mrflib.repro.scorecard.claims` of ``df``):
-    one row per claim, the measured numbers of claims of several rows folded beneath.
-    ``reference`` names the column of the recorded ``paper_value``."""
-    header = f"| item | quantity | {reference} | ours | verdict |"
-    header += " ours, paper profile |" if with_paper else ""
-    header += " note |"
-    rule = "|---" * (header.count("|") - 1) + "|"
+    """One paper's claims ``g`` (rows of :func:`mrflib.repro.scorecard.claims` of ``df``):
+    a summary of three columns (claim, verdict, one-line reason) that fits the text column,
+    then a folded block with each claim's measured numbers (quantity, ``reference``: the
+    recorded ``paper_value``, ours and, ``with_paper``, the paper-profile value) and its note
+    in full beneath its table."""
     many = len(set(g["chapter"])) > 1
 
-    def row(r, paper_cell: str) -> str:
-        item = _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
+    def claim_name(r) -> str:
+        return _cell(r["item"]) + (f" ({{doc}}`{r['chapter']} <../notebooks/"
                                    f"{r['chapter']}>`)" if many else "")
-        out = [item, _cell(r["quantity"]), _cell(r["paper_value"]), _cell(r["ours"]),
-               _badge(r["verdict"])]
-        return "| " + " | ".join([*out, *([paper_cell] if with_paper else []),
-                                  _cell(r["note"])]) + " |"
 
-    lines = [header, rule]
-    lines += [row(r, _claim_paper_cell([cells[i] for i in r["rows"]]))
+    lines = ["| claim | verdict | reason |", "|---|---|---|"]
+    lines += [f"| {claim_name(r)} | {_badge(r['verdict'])} | {_reason(r)} |"
               for r in g.to_dict("records")]
-    if (g["n"] > 1).any():
-        measured = [i for rows in g["rows"] for i in rows]
-        what = title or _cell(_PAPER_TITLES.get(g["paper"].iloc[0], g["paper"].iloc[0]))
-        lines += ["", f":::{{dropdown}} The {len(measured)} measured numbers of {what}",
-                  header, rule, *(row(df.loc[i], cells[i]) for i in measured), ":::"]
-    return lines
+    header = f"| quantity | {reference} | ours |" + (" ours, paper profile |" if with_paper
+                                                     else "")
+    rule = "|---" * (header.count("|") - 1) + "|"
+    what = title or _cell(_PAPER_TITLES.get(g["paper"].iloc[0], g["paper"].iloc[0]))
+    n = int(g["n"].sum())
+    lines += ["", f":::{{dropdown}} Details: the {_count(n, 'measured number')} of {what}"]
+    for r in g.to_dict("records"):
+        lines += ["", f"**{claim_name(r)}**, {_badge(r['verdict'])}", "", header, rule]
+        for i in r["rows"]:
+            m = df.loc[i]
+            lines.append(f"| {_cell(m['quantity'])} | {_cell(m['paper_value'])} | "
+                         f"{_cell(m['ours'])} |" + (f" {cells[i]} |" if with_paper else ""))
+        if str(r["note"]).strip():
+            lines += ["", _cell(r["note"])]
+    return [*lines, ":::"]
+
+
+#: At most this many items are listed in a sentence; more are folded in a list.
+_INLINE_ITEMS = 3
 
 
 def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
@@ -273,11 +284,18 @@ def scorecard_markdown(df: pd.DataFrame, paper: pd.DataFrame | None = None) -> s
         only = [f"{r['chapter']}: {r['item']}, {r['quantity']} ({r['ours']}, "
                 f"{_badge(r['verdict'])})"
                 for r in paper.to_dict("records") if tuple(r[k] for k in _KEY) not in keys]
+        # a long list folds away: the page stays short, the items stay one click away
+        few = len(differ) <= _INLINE_ITEMS
         lines += [f"Paper profile (committed run, `book/results/paper/`): {covered} of "
                       f"{len(df)} items measured; verdict differs from this build's for "
-                      f"{len(differ)}" + (": " + "; ".join(differ) if differ else "") + ".", ""]
+                      f"{len(differ)}" + (": " + "; ".join(differ) if differ and few else "")
+                  + ".", ""]
+        if not few:
+            lines += [f":::{{dropdown}} The {len(differ)} items whose verdict differs", "",
+                      *(f"* {d}" for d in differ), ":::", ""]
         if only:
-            lines += [f"Measured only at the paper profile: {'; '.join(only)}.", ""]
+            lines += [f":::{{dropdown}} Measured only at the paper profile ({len(only)} items)",
+                      "", *(f"* {o}" for o in only), ":::", ""]
     cells = cells or [""] * len(df)
     kinds = claim["verdict"].map(_kind)
     for key, g in claim[kinds == "claim"].groupby("paper", sort=False):
@@ -1062,7 +1080,8 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
         from .paper import provenance_markdown, read_provenance
 
         (book_dir / "_paper_runs.md").write_text(
-            provenance_markdown(read_provenance(paper_results), title=False))
+            provenance_markdown(read_provenance(paper_results), title=False,
+                                narrow=True))
     machine = Path(bench_results) / "machine.txt"
     bench = load_bench(bench_results)
     (book_dir / "_performance_summary.md").write_text(

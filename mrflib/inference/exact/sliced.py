@@ -20,9 +20,9 @@ reductions make the work smaller:
    with ``S`` removed, whose cliques are those of the whole model minus ``S``. The
    slices' answers are combined in log space:
 
-   .. math:: \\log Z = \\log \\sum_s Z_s,\\qquad
-             P(x_i) = \\sum_s \\frac{Z_s}{Z} P_s(x_i),\\qquad
-             \\max_x w(x) = \\max_s \\max_{x: x_S = s} w(x),
+   .. math:: \\log Z &= \\log \\sum_s Z_s,\\\\
+             P(x_i) &= \\sum_s \\frac{Z_s}{Z} P_s(x_i),\\\\
+             \\max_x w(x) &= \\max_s \\max_{x: x_S = s} w(x),
 
    with ``Z_s`` the partition function of slice ``s`` (a slice with ``Z_s = 0`` adds
    nothing). ``S`` is chosen greedily: while the sliced plan does not fit, the variable of
