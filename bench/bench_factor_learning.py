@@ -23,7 +23,7 @@ import numpy as np
 from bench.bench_learning import _best
 from mrflib import graphs, learning
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.learning import factor_learning, potentials
+from mrflib.learning import potentials, table_learners
 from mrflib.models import lattices as factor_models
 
 Q = 3
@@ -59,7 +59,7 @@ def _agreement(fit_model, regressions, data, nbrs, edges):
     for i, lr in enumerate(regressions):
         proba = lr.predict_proba(_one_hot(data[:, nbrs[i]]))
         untied += np.mean(np.log(proba[np.arange(len(data)), data[:, i]]))
-    gap = untied - factor_learning.pseudo_log_likelihood(fit_model, data)
+    gap = untied - table_learners.pseudo_log_likelihood(fit_model, data)
     V = potentials.factor_graph_potentials(fit_model)
     worst = 0.0
     for i, j in edges.tolist():

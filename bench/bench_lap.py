@@ -33,7 +33,7 @@ import numpy as np
 
 from mrflib import BoltzmannMachine, graphs, lap, learning, sampling
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.learning import factor_learning
+from mrflib.learning import table_learners
 from mrflib.models import lattices as factor_models
 from mrflib.repro.peers import junction_tree_moments
 from mrflib.repro.timing import best_seconds
@@ -57,7 +57,7 @@ def _factor_lap_row(case, truth, N, repeats):
     t = best_seconds(lambda: learning.fit(data, truth, "lap"), repeats)[0]
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
-        ref = factor_learning._lap_reference(data, truth)
+        ref = table_learners._lap_reference(data, truth)
         t_ref = time.perf_counter() - t0
     diff = max(float(np.max(np.abs(a - b)))
                for a, b in zip(fit.model.log_tables, ref.model.log_tables))

@@ -14,8 +14,8 @@ import pytest
 
 from mrflib import learning
 from mrflib.inference import exact
-from mrflib.learning import existence, factor_learning
-from mrflib.learning.factor_layout import _data_marginals, _Layout
+from mrflib.learning import existence, table_learners
+from mrflib.learning.parameter_layout import _data_marginals, _Layout
 from mrflib.learning.tying import FORMS, Tie
 from mrflib.models import lattices
 from mrflib.models.factor_graph import FactorGraph
@@ -64,7 +64,7 @@ def test_every_unseen_class_is_a_direction_of_unbounded_ascent(seed):
     d = _data_marginals(tie, data)
     phi = rng.normal(0, 0.5, tie.n_params)
     for in_context in (False, True):
-        objective = (factor_learning.pseudo_log_likelihood if in_context
+        objective = (table_learners.pseudo_log_likelihood if in_context
                      else _log_likelihood)
         for j in np.flatnonzero(existence._unseen_classes(tie, d, in_context)):
             v = _direction(tie, int(j))

@@ -49,7 +49,7 @@ from mrflib.inference.exact import elimination, junction_tree
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
-from mrflib.learning import factor_learning, learners, potentials
+from mrflib.learning import learners, potentials, table_learners
 from mrflib.models import factor_graph
 from mrflib.models import lattices as factor_models
 from mrflib.models.precision import PrecisionWarning
@@ -410,15 +410,15 @@ CASES += [
       for mod in (elimination, factor_enumeration)
       for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
     ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
-    ("factor_learning.fit", factor_learning.fit,
+    ("table_learners.fit", table_learners.fit,
      dict(data=STATES, structure=FG, method="mple"),
      dict(data=STATES_BAD, structure=MODEL_BAD, method=["rm", None, 3], tol=FLOAT_BAD,
           max_steps=COUNT_BAD[:-1], init=[3, "init", BM])),
-    *[(f"factor_learning.{fn.__name__}", fn, dict(model=FG, data=STATES),
+    *[(f"table_learners.{fn.__name__}", fn, dict(model=FG, data=STATES),
        dict(model=MODEL_BAD, data=STATES_BAD))
-      for fn in (factor_learning.pseudo_log_likelihood,
-                 factor_learning._pseudo_log_likelihood_numpy)],
-    ("factor_learning.data_factor_marginals", factor_learning.data_factor_marginals,
+      for fn in (table_learners.pseudo_log_likelihood,
+                 table_learners._pseudo_log_likelihood_numpy)],
+    ("table_learners.data_factor_marginals", table_learners.data_factor_marginals,
      dict(structure=FG, data=STATES), dict(structure=MODEL_BAD, data=STATES_BAD)),
     ("factor_models.potts_lattice", factor_models.potts_lattice, dict(rows=2, cols=3, q=3, rng=0),
      dict(rows=COUNT_BAD, cols=COUNT_BAD, q=COUNT_BAD + [1], coupling=FLOAT_BAD,
@@ -983,7 +983,7 @@ EXEMPT = {
     "repro.learning_comparison.draw": "the chapter's data: bad counts in "
                                       "tests/test_learning_comparison.py",
     "repro.learning_comparison.parameter_error": "two models of one structure, through "
-                                                 "factor_layout: "
+                                                 "parameter_layout: "
                                                  "tests/test_learning_comparison.py",
     "repro.learning_comparison.error_curve": "a Fit's recorded iterates: "
                                              "tests/test_learning_comparison.py",
@@ -1204,12 +1204,12 @@ OVERSIZE = [
     ("learning.fit", lambda: learning.fit(DATA, EDGES, "pcd", rng=0, max_steps=2,
                                           n_chains=HUGE), "n_chains"),
     ("fsll.fit", lambda: fsll.fit(np.zeros((2, 40), int), [2] * 40), "cardinalities"),
-    *[(f"factor_learning.fit-{m}", lambda m=m: factor_learning.fit(HUGE_STATES, FG, m), "data")
-      for m in factor_learning.METHODS],
-    ("factor_learning.pseudo_log_likelihood",
-     lambda: factor_learning.pseudo_log_likelihood(FG, HUGE_STATES), "data"),
-    ("factor_learning.data_factor_marginals",
-     lambda: factor_learning.data_factor_marginals(FG, HUGE_STATES), "data"),
+    *[(f"table_learners.fit-{m}", lambda m=m: table_learners.fit(HUGE_STATES, FG, m), "data")
+      for m in table_learners.METHODS],
+    ("table_learners.pseudo_log_likelihood",
+     lambda: table_learners.pseudo_log_likelihood(FG, HUGE_STATES), "data"),
+    ("table_learners.data_factor_marginals",
+     lambda: table_learners.data_factor_marginals(FG, HUGE_STATES), "data"),
     ("exact.log_likelihood-factor-graph", lambda: exact.log_likelihood(FG, HUGE_STATES), "data"),
     ("lap.sample_gaussian", lambda: lap.sample_gaussian(np.eye(3), HUGE, rng=0), "n_samples"),
     *[(f"factor_graph.{cid}-broadcast-cardinalities", lambda f=f: f(np.broadcast_to(2, HUGE)),

@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 from mrflib import FactorGraph
-from mrflib.learning import factor_layout
+from mrflib.learning import parameter_layout
 from mrflib.learning._layout_groups import layout_size
-from mrflib.learning.factor_layout import _Layout, _model_of, _term_entries
+from mrflib.learning.parameter_layout import _Layout, _model_of, _term_entries
 from mrflib.learning.potentials import clique_owners
 from mrflib.learning.tying import Tie
 from mrflib.models.lattices import potts_lattice, triangle_lattice
@@ -125,7 +125,7 @@ def test_memory_bound_counts_as_before_beyond_int64():
     fake = [np.broadcast_to(np.zeros(()), (2**12,) * 4)]
     big._set(card, ((0, 1, 2, 3),), tuple(fake))
     assert layout_size(big.scopes, big.cardinalities) is None
-    assert factor_layout._layout_size_exact(big) == _reference_size(big)
+    assert parameter_layout._layout_size_exact(big) == _reference_size(big)
     with pytest.raises(ValueError, match="would need"):
         _Layout(big)
 

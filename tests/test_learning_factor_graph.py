@@ -14,7 +14,7 @@ import scipy.optimize
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.learning import existence, factor_learning, potentials
+from mrflib.learning import existence, potentials, table_learners
 from mrflib.models import lattices as factor_models
 from mrflib.models.factor_graph import all_states
 
@@ -136,9 +136,9 @@ def test_normalize_refuses_zero_weights():
 # ---------------------------------------------------------------- objectives, kernels
 def test_pseudo_likelihood_kernel_matches_the_numpy_reference(small):
     model, data = small
-    assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
-        factor_learning._pseudo_log_likelihood_numpy(model, data), abs=1e-12)
-    assert factor_learning.pseudo_log_likelihood(model, data) == pytest.approx(
+    assert table_learners.pseudo_log_likelihood(model, data) == pytest.approx(
+        table_learners._pseudo_log_likelihood_numpy(model, data), abs=1e-12)
+    assert table_learners.pseudo_log_likelihood(model, data) == pytest.approx(
         -_plain_negpl(data)(model), abs=1e-12)
 
 
@@ -146,14 +146,14 @@ def test_pseudo_likelihood_kernel_on_every_counting_path(small):
     """Few rows (blanket codes sorted, not counted in a table) and a blanket of 63
     binary variables (its code overflows int64: rows sorted) give the reference too."""
     model, data = small
-    assert factor_learning.pseudo_log_likelihood(model, data[:3]) == pytest.approx(
-        factor_learning._pseudo_log_likelihood_numpy(model, data[:3]), abs=1e-12)
+    assert table_learners.pseudo_log_likelihood(model, data[:3]) == pytest.approx(
+        table_learners._pseudo_log_likelihood_numpy(model, data[:3]), abs=1e-12)
     rng = np.random.default_rng(3)
     star = FactorGraph([2] * 64, [(0, j) for j in range(1, 64)],
                        [rng.normal(0, 0.3, (2, 2)) for _ in range(63)])
     x = rng.integers(0, 2, (7, 64))
-    assert factor_learning.pseudo_log_likelihood(star, x) == pytest.approx(
-        factor_learning._pseudo_log_likelihood_numpy(star, x), abs=1e-12)
+    assert table_learners.pseudo_log_likelihood(star, x) == pytest.approx(
+        table_learners._pseudo_log_likelihood_numpy(star, x), abs=1e-12)
 
 
 def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
@@ -163,11 +163,11 @@ def test_pseudo_likelihood_of_a_zero_probability_context_is_minus_inf():
     t[0, :] = -np.inf
     model = FactorGraph([3, 2], [(0, 1), (1,)], [t, np.zeros(2)])
     data = np.array([[0, 0], [1, 1]])
-    assert factor_learning.pseudo_log_likelihood(model, data) == -np.inf
-    assert factor_learning._pseudo_log_likelihood_numpy(model, data) == -np.inf
+    assert table_learners.pseudo_log_likelihood(model, data) == -np.inf
+    assert table_learners._pseudo_log_likelihood_numpy(model, data) == -np.inf
     ok = data[1:]
-    assert factor_learning.pseudo_log_likelihood(model, ok) == pytest.approx(
-        factor_learning._pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
+    assert table_learners.pseudo_log_likelihood(model, ok) == pytest.approx(
+        table_learners._pseudo_log_likelihood_numpy(model, ok), abs=1e-12)
 
 
 def test_pseudo_likelihood_contexts_are_checked_before_counting():
@@ -188,7 +188,7 @@ def test_pseudo_likelihood_contexts_are_checked_before_counting():
     data = rng.integers(0, 6, (N, n))
     with memory_requests() as log:
         tracemalloc.start()
-        factor_learning.pseudo_log_likelihood(model, data)
+        table_learners.pseudo_log_likelihood(model, data)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     asked = [b for what, b in log if "pseudo-likelihood contexts" in what]
@@ -202,7 +202,7 @@ def test_fitted_tables_are_normalized_bit_for_bit():
     for model in (factor_models.potts_lattice(3, 3, 3, coupling=0.4, rng=0),
                   FactorGraph.from_boltzmann(BoltzmannMachine.random(
                       graphs.square_grid(2, 3), 6, rng=0))):
-        lay = factor_learning._Layout(model)
+        lay = table_learners._Layout(model)
         assert lay.one_term_per_entry
         for scale in (1e-3, 1.0, 1e3):
             fitted = lay.model(rng.normal(0, scale, lay.n_params))
@@ -225,7 +225,7 @@ def test_mle_is_the_likelihood_optimum_and_matches_every_factor_marginal(small):
     assert isinstance(fit.model, FactorGraph) and fit.model.scopes == model.scopes
     assert fit.model == potentials.normalize(fit.model)
     for got, want in zip(_factor_marginals(fit.model),
-                         factor_learning.data_factor_marginals(model, data)):
+                         table_learners.data_factor_marginals(model, data)):
         np.testing.assert_allclose(got, want, atol=1e-6)
     plain = _plain_optimum(model, _plain_negll(data))
     assert _max_diff(fit.model, plain) < 1e-4
@@ -254,8 +254,8 @@ def test_pseudo_likelihood_counts_only_zero_states_a_sample_meets():
     """Data only in state (0, 0, 0) of a binary three-variable factor: all 7 other states
     are missing for ML, but only the 3 one change away enter the pseudo-likelihood."""
     s = FactorGraph([2, 2, 2], [(0, 1, 2)], [np.zeros((2, 2, 2))])
-    lay = factor_learning._Layout(s)
-    d = factor_learning._data_marginals(lay, np.zeros((5, 3), int))
+    lay = table_learners._Layout(s)
+    d = table_learners._data_marginals(lay, np.zeros((5, 3), int))
     assert existence.unbounded(lay, d).startswith("7 factor state(s)")
     assert existence.unbounded(lay, d, True).startswith("3 factor state(s)")
 
@@ -271,7 +271,7 @@ def test_mple_is_the_pseudo_likelihood_optimum(small):
 def test_mle_has_the_highest_training_likelihood(small):
     model, data = small
     ll = {m: exact.log_likelihood(learning.fit(data, model, m).model, data)
-          for m in factor_learning.METHODS}
+          for m in table_learners.METHODS}
     assert ll["mle"] >= max(ll.values()) - 1e-12
     assert ll["mle"] >= exact.log_likelihood(model, data)
 
@@ -334,7 +334,7 @@ def _lap_both_paths(model, data, **options):
         owned.setdefault(k, []).append(B)
     args = (x, model.cardinalities, model.scopes, options.get("gauge", "reference"),
             options.get("l2", 0.0), 1e-12, 100, sorted(owned.items()))
-    return factor_learning._lap_chunk(*args), factor_learning._lap_chunk_numpy(*args)
+    return table_learners._lap_chunk(*args), table_learners._lap_chunk_numpy(*args)
 
 
 @pytest.mark.parametrize("gauge", potentials.GAUGES)
@@ -423,7 +423,7 @@ def test_lap_gauges_differ_at_finite_n_but_both_are_lap(ising):
 
 # ------------------------------------------------------------------- consistency in N
 def _errors(truth, sizes, seed):
-    errs = {m: [] for m in factor_learning.METHODS}
+    errs = {m: [] for m in table_learners.METHODS}
     target = potentials.normalize(truth)
     for N in sizes:
         data = _sample(truth, N, seed)
@@ -463,7 +463,7 @@ def test_gibbs_matches_the_exact_factor_marginals():
     assert np.array_equal(x, factor_gibbs.gibbs(model, 20_000, burn_in=30, rng=2))
     ref = factor_gibbs.gibbs_numpy(model, 20_000, burn_in=30, rng=2)
     assert np.mean(x != ref) < 1e-4  # the same draws (exp may differ in the last bit)
-    got = factor_learning.data_factor_marginals(model, x)
+    got = table_learners.data_factor_marginals(model, x)
     for g, w in zip(got, _factor_marginals(model)):
         np.testing.assert_allclose(g, w, atol=0.02)
 
@@ -554,10 +554,10 @@ def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
 
     structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])
     data = np.zeros((4, 8), dtype=np.int64)
-    lay = factor_learning._Layout(structure)
+    lay = table_learners._Layout(structure)
     assert lay.A.nnz <= 5**8 - 3**8  # the bound: Π(2c - 1) - Π c, 18 MB at 48 bytes each
     monkeypatch.setattr(_validation, "available_memory", lambda: 2**23)
-    for method in factor_learning.METHODS:
+    for method in table_learners.METHODS:
         with pytest.raises(ValueError, match=r"parameters of the structure .* would need"):
             learning.fit(data, structure, method)
 

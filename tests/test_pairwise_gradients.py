@@ -17,7 +17,7 @@ from mrflib.learning import _pairwise_likelihood as ppl
 from mrflib.learning import _pairwise_likelihood_kernels as pplk
 from mrflib.learning import stochastic_learning
 from mrflib.learning._contexts import _Contexts
-from mrflib.learning.factor_layout import _Layout
+from mrflib.learning.parameter_layout import _Layout
 from mrflib.models import lattices
 from mrflib.models.factor_graph import all_states
 
@@ -127,13 +127,13 @@ def test_pseudo_likelihood_of_rows_of_zero_weight_is_minus_infinity():
 
 def test_pseudo_likelihood_against_enumerated_conditionals():
     """Each conditional from the weights of every value of the variable, the rest held
-    (factor_learning's per-sample reference)."""
-    from mrflib.learning import factor_learning
+    (table_learners's per-sample reference)."""
+    from mrflib.learning import table_learners
     for name in ("lattice q=5", "random graph q=2..5", "log-weights"):
         model = MODELS[name]
         x = _data(model, 40, 1)
-        assert factor_learning.pseudo_log_likelihood(model, x) == pytest.approx(
-            factor_learning._pseudo_log_likelihood_numpy(model, x), abs=1e-11)
+        assert table_learners.pseudo_log_likelihood(model, x) == pytest.approx(
+            table_learners._pseudo_log_likelihood_numpy(model, x), abs=1e-11)
 
 
 def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():

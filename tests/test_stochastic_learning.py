@@ -16,7 +16,7 @@ from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import stochastic_learning
-from mrflib.learning.factor_layout import _data_marginals, _Layout
+from mrflib.learning.parameter_layout import _data_marginals, _Layout
 from mrflib.learning.tying import Tie
 from mrflib.models import lattices
 

@@ -16,7 +16,7 @@ from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.averaging import AveragedRule
 from mrflib._support.optimizers import _gradient_ascent
 from mrflib.inference.smci import regions as smci_factor_graph
-from mrflib.learning.factor_layout import _data_marginals, _Layout
+from mrflib.learning.parameter_layout import _data_marginals, _Layout
 from mrflib.learning.tying import Tie
 from mrflib.models import lattices
 

@@ -14,8 +14,8 @@ from scipy import optimize
 
 from mrflib import FactorGraph, exact, learning
 from mrflib._support.validation import memory_requests
-from mrflib.learning import _contexts, factor_learning
-from mrflib.learning.factor_layout import _Layout
+from mrflib.learning import _contexts, table_learners
+from mrflib.learning.parameter_layout import _Layout
 from mrflib.learning.tying import Tie
 from mrflib.models import image_noise, lattices
 
@@ -92,7 +92,7 @@ def test_pooled_objective_is_the_numpy_pseudo_likelihood():
     pooled = _contexts._Contexts(tie, x)
     value, _ = pooled(tie.A[pooled.rows] @ phi, False)
     assert value == pytest.approx(
-        factor_learning._pseudo_log_likelihood_numpy(tie.model(phi), x), rel=1e-12)
+        table_learners._pseudo_log_likelihood_numpy(tie.model(phi), x), rel=1e-12)
 
 
 def test_a_lattice_has_four_classes_of_tied_variables():
@@ -164,7 +164,7 @@ def test_tied_mple_is_the_brute_force_pseudo_likelihood_optimum():
     assert fit.converged
 
     def negpl(phi):
-        return -factor_learning._pseudo_log_likelihood_numpy(tie.model(phi), x)
+        return -table_learners._pseudo_log_likelihood_numpy(tie.model(phi), x)
 
     best = optimize.minimize(negpl, np.zeros(tie.n_params), method="BFGS",
                              options={"gtol": 1e-9})

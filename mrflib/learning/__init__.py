@@ -1,13 +1,13 @@
 """Learning: data in, a model out.
 
-:func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model types
-(it returns a
-:class:`~mrflib.learning.fit_result.Fit`); its methods live in :mod:`~mrflib.learning.learners`
-(the ±1 learners),
-:mod:`~mrflib.learning.factor_learning` (factor graphs), :mod:`~mrflib.learning.lap`
-(LAP) and beside them :mod:`~mrflib.learning.fsll` (the full-span log-linear model).
+:func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model
+types (it returns a :class:`~mrflib.learning.fit_result.Fit`); its methods live in
+:mod:`~mrflib.learning.learners` (the ±1 learners), :mod:`~mrflib.learning.table_learners` (the
+family of free log-tables over any scopes), :mod:`~mrflib.learning.lap` (LAP) and beside them
+:mod:`~mrflib.learning.fsll` (the full-span log-linear model).
 """
 
+from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
 from mrflib.learning.learners import (
     LOCAL_METHODS,
     METHODS,
@@ -37,3 +37,12 @@ __all__ = [
     "mple_rho",
     "mae",
 ]
+
+#: Module paths named for a model kind, and the modules named for their idea that replaced
+#: them: importing one warns and gives its replacement (for one release).
+MOVED = {
+    "factor_learning": "mrflib.learning.table_learners",
+    "factor_layout": "mrflib.learning.parameter_layout",
+}
+
+_ModuleAliases(__name__, MOVED, warn=True).install()

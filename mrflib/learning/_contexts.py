@@ -4,7 +4,7 @@ The pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` depends on 
 through the counts of the local patterns ``(x_i, x_blanket(i))``. :class:`_Contexts`
 counts them once: a *context* is a variable and a state of its Markov blanket, with the
 counts of the states of ``x_i`` seen with it, and the kernel
-(:func:`mrflib.learning._factor_learning_kernels.pl_objective`) computes each context's
+(:func:`mrflib.learning._table_learners_kernels.pl_objective`) computes each context's
 conditional once.
 
 Tied parameters (:class:`mrflib.learning.tying.Tie`, tables ``t = B φ``). Two variables
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import require_memory
-from mrflib.learning import _factor_learning_kernels as _k
+from mrflib.learning import _table_learners_kernels as _k
 from mrflib.learning.tying import Tie
 
 #: Pattern codes counted at once when the classes are counted (a chunk of members).
@@ -53,7 +53,7 @@ class _Contexts:
     blanket codes sorted when the code space is large); the patterns sharing a blanket
     state form one context, whose conditional the kernel evaluates once. A context is
     stored as, for each factor holding ``i``, the flat position of its entry at
-    ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._factor_learning_kernels`).
+    ``x_i = 0`` and the stride of ``x_i`` (see :mod:`._table_learners_kernels`).
 
     With a :class:`~mrflib.learning.tying.Tie` in which some variables are tied, one pass
     per class of tied variables instead (see the module notes); the contexts then read

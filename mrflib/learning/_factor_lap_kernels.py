@@ -2,7 +2,7 @@
 
 For a factor ``Q`` with 1-neighbourhood ``A_Q`` (Definition 7 of Mizrahi, de Freitas &
 Tenorio), the auxiliary ML of the potentials meeting ``Q`` is the conditional ML of
-``x_Q`` given the rest ``R = A_Q \\ Q`` (see :mod:`mrflib.learning.factor_learning`). Its
+``x_Q`` given the rest ``R = A_Q \\ Q`` (see :mod:`mrflib.learning.table_learners`). Its
 sufficient statistics are, for each distinct data pattern ``u`` of ``x_R``, the counts
 ``n_us`` of the states ``s`` of ``x_Q`` seen with it; the conditional log-likelihood is
 
@@ -22,7 +22,7 @@ variables is coded mixed-radix with the first variable the fastest digit, so the
 ``s + S u``: ``s`` the index of ``x_Q`` in :func:`mrflib.models.factor_graph.all_states` order
 and ``u`` the code of ``x_R``. The kernels are ``nogil`` and deterministic (every sum
 sequential); the plain numpy reference is ``_lap_factor_numpy`` in
-:mod:`mrflib.learning.factor_learning`.
+:mod:`mrflib.learning.table_learners`.
 """
 
 from __future__ import annotations

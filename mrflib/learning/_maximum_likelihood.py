@@ -4,7 +4,7 @@ structure, "mle")`` (its default solver, ``"exact"``).
 A learner makes a model from data, so it lives in the learning layer; what it needs from
 inference is ``log Z`` and the moments of every machine on one graph as a function of the
 parameters (:func:`mrflib.inference.exact.calibrator`: enumeration, or the junction tree).
-The factor-graph twin is :mod:`mrflib.learning.factor_learning`.
+The factor-graph twin is :mod:`mrflib.learning.table_learners`.
 
 ``mrflib.inference.exact.fit_mle`` is :func:`fit_mle` here: the call of the previous
 release, kept for one release with a :class:`FutureWarning` (the inference layer cannot

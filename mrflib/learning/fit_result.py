@@ -1,7 +1,7 @@
 """The result of a learner: :class:`Fit`, what :func:`mrflib.learning.learners.fit` returns.
 
 In its own module so that every learner (:mod:`mrflib.learning.learners` for Boltzmann machines,
-:mod:`mrflib.learning.factor_learning` for factor graphs) returns the same type without importing
+:mod:`mrflib.learning.table_learners` for factor graphs) returns the same type without importing
 the other; ``mrflib.learning.learners.Fit`` is the same class.
 """
 

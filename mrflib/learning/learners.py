@@ -719,7 +719,7 @@ def fit(
         parameters are ignored). A :class:`mrflib.models.factor_graph.FactorGraph` (its
         scopes and cardinalities define the family, each factor a free table) learns a
         general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"`` (see
-        :func:`mrflib.learning.factor_learning.fit`) or the stochastic ``"1-smci"``,
+        :func:`mrflib.learning.table_learners.fit`) or the stochastic ``"1-smci"``,
         ``"cd"``, ``"pcd"``, ``"smci-pcd"`` (:func:`mrflib.learning.stochastic_learning.fit`),
         with a ridge (``l2``) for every one and tied parameters (``tie``,
         :class:`mrflib.learning.tying.Tie`) for every one but ``"lap"``, which estimates
@@ -753,7 +753,7 @@ def fit(
     max_steps : int or None, default None
         Maximum updates (``None``: 10000; 1000 for the stochastic methods; for the exact
         and LAP solvers, their own defaults). A FactorGraph structure has its own defaults
-        (:func:`mrflib.learning.factor_learning.fit`).
+        (:func:`mrflib.learning.table_learners.fit`).
     tol : float or None, default None
         Stop when ``max |Delta| < tol`` (``None``: 1e-6). For L-BFGS, the tolerance on the
         max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD, under their
@@ -768,7 +768,7 @@ def fit(
         The exact solver fits at its own tolerance (``1e-9``, and at most 10,000
         iterations) unless ``tol`` (``max_steps``) is given, and LAP at
         :func:`mrflib.learning.lap.fit_ising`'s; a FactorGraph structure has its own defaults
-        (:func:`mrflib.learning.factor_learning.fit`).
+        (:func:`mrflib.learning.table_learners.fit`).
     init : BoltzmannMachine or array (n + E,) or None, default None
         Initial parameters (``None``: zeros, as in section 5). LAP takes none.
     reference : BoltzmannMachine or array (E,) or None, default None
@@ -831,8 +831,8 @@ def fit(
 
     if isinstance(structure, FactorGraph):
         _check_factor_graph_call(n, bias, solver, reference)
-        from mrflib.learning import factor_learning
-        return factor_learning.fit(data, structure, method, max_steps=max_steps, tol=tol,
+        from mrflib.learning import table_learners
+        return table_learners.fit(data, structure, method, max_steps=max_steps, tol=tol,
                                    init=init, record=record, rng=rng,
                                    learning_rate=learning_rate, progress=progress,
                                    time_limit=time_limit, **options)

@@ -3,7 +3,7 @@
 :func:`mrflib.learning.learners.fit` comes here for these methods when its structure is a
 :class:`~mrflib.models.factor_graph.FactorGraph`. Every one ascends the log-likelihood
 along an estimate of its gradient. With the tables ``t = B φ`` (``B`` the normalized
-potentials' map :class:`~mrflib.learning.factor_layout._Layout`, or a
+potentials' map :class:`~mrflib.learning.parameter_layout._Layout`, or a
 :class:`~mrflib.learning.tying.Tie`), the gradient of the averaged log-likelihood is
 ``B^T (p̂ - p_φ)``: the data's factor marginals minus the model's (eq. (5) of Yasuda 2018
 written for factor tables). The learners differ in how they estimate ``p_φ``:
@@ -79,8 +79,8 @@ from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning.existence import check_existence, not_converged_if
-from mrflib.learning.factor_layout import _check_data, _data_marginals, _model_of
 from mrflib.learning.fit_result import Fit
+from mrflib.learning.parameter_layout import _check_data, _data_marginals, _model_of
 from mrflib.learning.potentials import normalize
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
@@ -245,7 +245,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         **options: Any) -> Fit:
     """Learn a factor graph by a stochastic-gradient learner (see the module docstring).
 
-    :func:`mrflib.learning.factor_learning.fit` delegates these four methods here.
+    :func:`mrflib.learning.table_learners.fit` delegates these four methods here.
 
     Parameters
     ----------

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
-from mrflib.learning.factor_layout import _flat_tables, _model_of
+from mrflib.learning.parameter_layout import _flat_tables, _model_of
 from mrflib.models._factor_bulk import group_by
 from mrflib.models.factor_graph import FactorGraph
 
@@ -290,9 +290,9 @@ def tied_parameters(lay: Any, phi: np.ndarray) -> dict | None:
 
 def _layout(structure: FactorGraph, tie: Any) -> Any:
     """The parameter map a learner optimizes: the normalized potentials
-    (:class:`~mrflib.learning.factor_layout._Layout`) when ``tie`` is None, else the
+    (:class:`~mrflib.learning.parameter_layout._Layout`) when ``tie`` is None, else the
     :class:`Tie` (given, or made from a sequence of group labels)."""
-    from mrflib.learning.factor_layout import _Layout
+    from mrflib.learning.parameter_layout import _Layout
 
     if tie is None:
         return _Layout(structure)

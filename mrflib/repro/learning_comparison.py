@@ -29,7 +29,7 @@ from mrflib._support.validation import as_rng, check_positive
 from mrflib.inference import exact
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import learners
-from mrflib.learning.factor_layout import _Layout
+from mrflib.learning.parameter_layout import _Layout
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["draw", "parameter_error", "error_curve", "compare", "LEARNERS"]

@@ -1,6 +1,6 @@
 """The parameter layout of a factor graph's learners and the data's factor marginals.
 
-Every factor-graph learner of :mod:`mrflib.learning.factor_learning` (ML, pseudo-likelihood,
+Every factor-graph learner of :mod:`mrflib.learning.table_learners` (ML, pseudo-likelihood,
 LAP) works on one flat parameter vector: the entries of every factor's log table in the
 normalized-potential gauge (Mizrahi et al., Definition 5), mapped to the tables by a sparse
 matrix. :class:`_Layout` builds that map once per structure; :func:`data_factor_marginals`

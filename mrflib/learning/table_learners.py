@@ -69,14 +69,14 @@ from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
 from mrflib.learning._contexts import _Contexts
 from mrflib.learning.existence import check_existence, not_converged_if
-from mrflib.learning.factor_layout import (
+from mrflib.learning.fit_result import Fit
+from mrflib.learning.parameter_layout import (
     _check_data,
     _check_structure,
     _data_marginals,
     _Layout,
     data_factor_marginals,
 )
-from mrflib.learning.fit_result import Fit
 from mrflib.learning.potentials import (
     GAUGES,
     clique_owners,

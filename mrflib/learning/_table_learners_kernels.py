@@ -1,11 +1,11 @@
-"""Numba kernel of the factor-graph pseudo-likelihood (:mod:`mrflib.learning.factor_learning`).
+"""Numba kernel of the factor-graph pseudo-likelihood (:mod:`mrflib.learning.table_learners`).
 
 The data enter through their distinct contexts ``(i, x_blanket(i))``, each with the counts
 of the states of ``x_i`` seen with it; a context is stored as the flat position, in the
 concatenated log-tables, of each factor holding ``i`` at ``x_i = 0`` (``base``) and the
 stride of ``x_i`` in that table, so the factor's entry at ``x_i = v`` is
 ``base + v * stride``. The plain numpy reference is
-:func:`mrflib.learning.factor_learning._pseudo_log_likelihood_numpy`.
+:func:`mrflib.learning.table_learners._pseudo_log_likelihood_numpy`.
 """
 
 from __future__ import annotations
