@@ -21,10 +21,11 @@ import numpy as np
 from numba import njit
 
 from mrflib.inference._packed import advance
-from mrflib.inference.exact._domains_kernels import _supports
+from mrflib.inference.exact._domains_kernels import TOP, propagate, remove
 
-#: ``regs`` of :func:`search`: levels on the stack, removals on the trail, phase.
-DEPTH, TOP, PHASE = 0, 1, 2
+#: ``regs`` of :func:`search`: levels on the stack, removals on the trail (``TOP``, as
+#: :func:`~mrflib.inference.exact._domains_kernels.propagate` keeps it), phase.
+DEPTH, PHASE = 0, 2
 #: Phases: propagate at the root, choose a variable, try the next value, found, none.
 ROOT, CHOOSE, TRY, FOUND, NONE = 0, 1, 2, 3, 4
 
@@ -66,61 +67,12 @@ def value_scores(v, tables, off, fptr, fvars, vptr, vfac, card, alive, sptr, idx
 
 
 @njit(cache=True)
-def _remove(s, alive, size, svar, trail, regs):  # pragma: no cover - compiled
-    alive[s] = False
-    size[svar[s]] -= 1
-    trail[regs[TOP]] = s
-    regs[TOP] += 1
-
-
-@njit(cache=True)
 def _undo(mark, alive, size, svar, trail, regs):  # pragma: no cover - compiled
     while regs[TOP] > mark:
         regs[TOP] -= 1
         s = trail[regs[TOP]]
         alive[s] = True
         size[svar[s]] += 1
-
-
-@njit(cache=True)
-def _propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card, alive, size,
-               sptr, svar, trail, regs, soff, sup, idx):  # pragma: no cover - compiled
-    """Arc consistency from the ``top`` factors on ``queue``: returns ``(ok, work)``, ``ok``
-    false when a domain became empty (the queue is then emptied)."""
-    work = 0
-    while top > 0:
-        top -= 1
-        f = queue[top]
-        queued[f] = False
-        d = fptr[f + 1] - fptr[f]
-        for a in range(d):
-            soff[a + 1] = soff[a] + card[fvars[fptr[f] + a]]
-        _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
-        work += off[f + 1] - off[f]
-        for a in range(d):
-            v = fvars[fptr[f] + a]
-            changed = False
-            for x in range(card[v]):
-                s = sptr[v] + x
-                if alive[s] and not sup[soff[a] + x]:
-                    _remove(s, alive, size, svar, trail, regs)
-                    changed = True
-            if not changed:
-                continue
-            if size[v] == 0:
-                for i in range(top):
-                    queued[queue[i]] = False
-                return False, work
-            for i in range(cvptr[v], cvptr[v + 1]):
-                g = cvfac[i]
-                if g != f and not queued[g]:
-                    queued[g] = True
-                    queue[top] = g
-                    top += 1
-            # the removals may take away the supports of the scope's other variables
-            _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
-            work += off[f + 1] - off[f]
-    return True, work
 
 
 @njit(cache=True)
@@ -188,7 +140,7 @@ def search(tables, off, fptr, fvars, vptr, vfac, card, pos, cvptr, cvfac, constr
             for i in range(constraints.shape[0]):
                 queue[i] = constraints[i]
                 queued[constraints[i]] = True
-            ok, w = _propagate(constraints.shape[0], queue, queued, pos, off, fptr, fvars,
+            ok, w = propagate(constraints.shape[0], queue, queued, pos, off, fptr, fvars,
                                cvptr, cvfac, card, alive, size, sptr, svar, trail, regs, soff,
                                sup, idx)
             work += w
@@ -223,13 +175,13 @@ def search(tables, off, fptr, fvars, vptr, vfac, card, pos, cvptr, cvfac, constr
             a = order[sptr[v] + p]
             for x in range(card[v]):
                 if x != a and alive[sptr[v] + x]:
-                    _remove(sptr[v] + x, alive, size, svar, trail, regs)
+                    remove(sptr[v] + x, alive, size, svar, trail, regs)
             top = 0
             for i in range(cvptr[v], cvptr[v + 1]):
                 queue[top] = cvfac[i]
                 queued[cvfac[i]] = True
                 top += 1
-            ok, w = _propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card,
+            ok, w = propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card,
                                alive, size, sptr, svar, trail, regs, soff, sup, idx)
             work += w + card[v]
             if ok:

@@ -1,4 +1,5 @@
-"""Numba kernel of the domain reduction (:mod:`mrflib.inference.exact.domains`).
+"""Numba kernels of the domain reduction (:mod:`mrflib.inference.exact.domains`) and of the
+search's propagation (:mod:`mrflib.inference.approx.map_search`).
 
 ``arc_consistency`` runs generalized arc consistency on the factors that hold a zero, given
 as flat arrays: their positive-weight masks concatenated in C order (``pos``, factor ``f``'s
@@ -15,6 +16,9 @@ import numpy as np
 from numba import njit
 
 from mrflib.inference._packed import advance
+
+#: ``regs[TOP]``: the number of removals on the trail of :func:`propagate`.
+TOP = 1
 
 
 @njit(cache=True)
@@ -40,12 +44,67 @@ def _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup,
 
 
 @njit(cache=True)
+def remove(s, alive, size, svar, trail, regs):  # pragma: no cover - compiled
+    """Clear state ``s``, shrink its variable's domain and record ``s`` on the trail."""
+    alive[s] = False
+    size[svar[s]] -= 1
+    trail[regs[TOP]] = s
+    regs[TOP] += 1
+
+
+@njit(cache=True)
+def propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card, alive, size,
+               sptr, svar, trail, regs, soff, sup, idx):  # pragma: no cover - compiled
+    """Arc consistency from the ``top`` factors on ``queue`` (popped from the end, the
+    factors holding a variable that lost a state pushed in ``cvfac`` order), each removal
+    recorded on ``trail`` so that a search can undo it: returns ``(ok, work)``, ``ok``
+    false when a domain became empty (the queue is then emptied), ``work`` the table
+    entries read."""
+    work = 0
+    while top > 0:
+        top -= 1
+        f = queue[top]
+        queued[f] = False
+        d = fptr[f + 1] - fptr[f]
+        for a in range(d):
+            soff[a + 1] = soff[a] + card[fvars[fptr[f] + a]]
+        _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
+        work += off[f + 1] - off[f]
+        for a in range(d):
+            v = fvars[fptr[f] + a]
+            changed = False
+            for x in range(card[v]):
+                s = sptr[v] + x
+                if alive[s] and not sup[soff[a] + x]:
+                    remove(s, alive, size, svar, trail, regs)
+                    changed = True
+            if not changed:
+                continue
+            if size[v] == 0:
+                for i in range(top):
+                    queued[queue[i]] = False
+                return False, work
+            for i in range(cvptr[v], cvptr[v + 1]):
+                g = cvfac[i]
+                if g != f and not queued[g]:
+                    queued[g] = True
+                    queue[top] = g
+                    top += 1
+            # the removals may take away the supports of the scope's other variables
+            _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
+            work += off[f + 1] - off[f]
+    return True, work
+
+
+@njit(cache=True)
 def arc_consistency(pos, off, fptr, fvars, vptr, vfac, card, alive,
                     sptr):  # pragma: no cover - compiled
     """Remove from ``alive`` every state without support, factor by factor, until nothing
-    changes (see the module text). Returns ``-1`` at the fixed point, or the variable that
-    lost its last state (the reduction stops there: ``Z = 0``)."""
+    changes (see the module text): :func:`propagate` from every factor, the last on top.
+    Returns ``-1`` at the fixed point, or the variable that lost its last state (the
+    reduction stops there: ``Z = 0``)."""
     m = fptr.shape[0] - 1
+    n = card.shape[0]
     width = 0
     most = 1
     for f in range(m):
@@ -58,39 +117,18 @@ def arc_consistency(pos, off, fptr, fvars, vptr, vfac, card, alive,
     soff = np.zeros(width + 1, dtype=np.int64)
     sup = np.zeros(most, dtype=np.bool_)
     idx = np.zeros(max(width, 1), dtype=np.int64)
-    stack = np.empty(m, dtype=np.int64)
+    queue = np.arange(m)
     queued = np.ones(m, dtype=np.bool_)
-    for f in range(m):
-        stack[f] = f
-    top = m
-    while top > 0:
-        top -= 1
-        f = stack[top]
-        queued[f] = False
-        d = fptr[f + 1] - fptr[f]
-        for a in range(d):
-            soff[a + 1] = soff[a] + card[fvars[fptr[f] + a]]
-        _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
-        for a in range(d):
-            v = fvars[fptr[f] + a]
-            changed = False
-            left = 0
-            for x in range(card[v]):
-                if alive[sptr[v] + x]:
-                    if sup[soff[a] + x]:
-                        left += 1
-                    else:
-                        alive[sptr[v] + x] = False
-                        changed = True
-            if not changed:
-                continue
-            if left == 0:
-                return v
-            for i in range(vptr[v], vptr[v + 1]):
-                g = vfac[i]
-                if g != f and not queued[g]:
-                    queued[g] = True
-                    stack[top] = g
-                    top += 1
-            _supports(f, pos, off, fptr, fvars, card, alive, sptr, soff, sup, idx)
-    return -1
+    size = np.zeros(n, dtype=np.int64)
+    svar = np.empty(sptr[n], dtype=np.int64)
+    for v in range(n):
+        for x in range(card[v]):
+            svar[sptr[v] + x] = v
+            size[v] += alive[sptr[v] + x]
+    trail = np.empty(sptr[n], dtype=np.int64)
+    regs = np.zeros(TOP + 1, dtype=np.int64)
+    ok, _ = propagate(m, queue, queued, pos, off, fptr, fvars, vptr, vfac, card, alive, size,
+                      sptr, svar, trail, regs, soff, sup, idx)
+    if ok:
+        return -1
+    return svar[trail[regs[TOP] - 1]]  # the last state removed emptied its domain
