@@ -30,6 +30,23 @@ def random_factor_graph(rng, n=6, n_factors=8, zeros=0.25, max_card=5, max_scope
     return model
 
 
+def zeroed_model(seed: int, most_evidence: int = 1) -> FactorGraph:
+    """1-7 variables and 0-8 factors with zeros, up to ``most_evidence`` variables observed
+    on every third seed; the odd seeds get extra zeros that may remove the planted state (so
+    some have ``Z = 0``)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 8))
+    model = random_factor_graph(rng, n=n, n_factors=int(rng.integers(0, 9)), zeros=0.5,
+                                max_card=3, evidence=min(n, most_evidence) * int(seed % 3 == 0))
+    if seed % 2:
+        tables = [np.array(t) for t in model.log_tables]
+        for t in tables:
+            if t.ndim >= 2:
+                t[rng.random(t.shape) < 0.4] = -np.inf
+        model = FactorGraph(model.cardinalities, model.scopes, tables)
+    return model
+
+
 def colouring(rows: int, cols: int, seed: int, q: int = 3) -> FactorGraph:
     """A grid whose neighbours must differ (zeros), with random soft unary and pairwise
     weights: many states of positive weight, and few decodings of marginals among them."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _random_factor_graphs import random_factor_graph
+from _random_factor_graphs import zeroed_model
 
 from mrflib import FactorGraph
 from mrflib.inference.approx import map_reduction, map_search
@@ -12,19 +12,7 @@ from mrflib.models.factor_graph import all_states
 
 
 def random_model(seed: int) -> FactorGraph:
-    """Small random models with zeros, and evidence on every third seed; the odd seeds get
-    extra zeros (some then have ``Z = 0``)."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 8))
-    model = random_factor_graph(rng, n=n, n_factors=int(rng.integers(0, 9)), zeros=0.5,
-                                max_card=3, evidence=min(n, 2) * int(seed % 3 == 0))
-    if seed % 2:
-        tables = [np.array(t) for t in model.log_tables]
-        for t in tables:
-            if t.ndim >= 2:
-                t[rng.random(t.shape) < 0.4] = -np.inf
-        model = FactorGraph(model.cardinalities, model.scopes, tables)
-    return model
+    return zeroed_model(seed, most_evidence=2)
 
 
 def brute_max(model: FactorGraph) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from mrflib.inference._packed import advance
-from mrflib.inference.exact._domains_kernels import TOP, propagate, remove
+from mrflib.inference.exact._domains_kernels import TOP, propagate, remove, workspace
 
 #: ``regs`` of :func:`search`: levels on the stack, removals on the trail (``TOP``, as
 #: :func:`~mrflib.inference.exact._domains_kernels.propagate` keeps it), phase.
@@ -116,18 +116,7 @@ def search(tables, off, fptr, fvars, vptr, vfac, card, pos, cvptr, cvfac, constr
     table entries of work. Returns :data:`FOUND` (every searched variable has one state
     left, a state of positive weight of the constraints), :data:`NONE` (none exists) or
     :data:`TRY` / :data:`CHOOSE` / :data:`ROOT` when the budget ran out (call again)."""
-    width = 1
-    most = 1
-    for f in range(fptr.shape[0] - 1):
-        d = fptr[f + 1] - fptr[f]
-        width = max(width, d)
-        total = 0
-        for a in range(d):
-            total += card[fvars[fptr[f] + a]]
-        most = max(most, total)
-    soff = np.zeros(width + 1, dtype=np.int64)
-    sup = np.zeros(most, dtype=np.bool_)
-    idx = np.zeros(width, dtype=np.int64)
+    soff, sup, idx = workspace(fptr, fvars, card)
     top_card = 1
     for v in range(card.shape[0]):
         top_card = max(top_card, card[v])

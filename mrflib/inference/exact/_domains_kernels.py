@@ -97,6 +97,24 @@ def propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card, ali
 
 
 @njit(cache=True)
+def workspace(fptr, fvars, card):  # pragma: no cover - compiled
+    """The scratch arrays :func:`propagate` needs for the widest factor: ``soff`` (offsets
+    of the scope's variables in ``sup``), ``sup`` (one support flag per state of the scope)
+    and ``idx`` (a row's index)."""
+    width = 1
+    most = 1
+    for f in range(fptr.shape[0] - 1):
+        d = fptr[f + 1] - fptr[f]
+        width = max(width, d)
+        total = 0
+        for a in range(d):
+            total += card[fvars[fptr[f] + a]]
+        most = max(most, total)
+    return (np.zeros(width + 1, dtype=np.int64), np.zeros(most, dtype=np.bool_),
+            np.zeros(width, dtype=np.int64))
+
+
+@njit(cache=True)
 def arc_consistency(pos, off, fptr, fvars, vptr, vfac, card, alive,
                     sptr):  # pragma: no cover - compiled
     """Remove from ``alive`` every state without support, factor by factor, until nothing
@@ -105,18 +123,7 @@ def arc_consistency(pos, off, fptr, fvars, vptr, vfac, card, alive,
     reduction stops there: ``Z = 0``)."""
     m = fptr.shape[0] - 1
     n = card.shape[0]
-    width = 0
-    most = 1
-    for f in range(m):
-        d = fptr[f + 1] - fptr[f]
-        width = max(width, d)
-        total = 0
-        for a in range(d):
-            total += card[fvars[fptr[f] + a]]
-        most = max(most, total)
-    soff = np.zeros(width + 1, dtype=np.int64)
-    sup = np.zeros(most, dtype=np.bool_)
-    idx = np.zeros(max(width, 1), dtype=np.int64)
+    soff, sup, idx = workspace(fptr, fvars, card)
     queue = np.arange(m)
     queued = np.ones(m, dtype=np.bool_)
     size = np.zeros(n, dtype=np.int64)
