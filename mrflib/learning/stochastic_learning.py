@@ -249,10 +249,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
 
     Parameters
     ----------
-    data : array_like of int, shape (N, n)
-        States ``0..cardinality-1`` of every variable, ``N >= 1`` rows.
-    structure : FactorGraph
-        Its cardinalities and scopes define the family; its tables are ignored.
+    data, structure
+        As in :func:`mrflib.learning.table_learners.fit`.
     method : {"1-smci", "cd", "pcd", "smci-pcd"}
         The learner (see the module docstring).
     rng : Generator or int or None, default None
