@@ -185,7 +185,7 @@ def transposed(sp: PairwiseScopes, x: np.ndarray) -> np.ndarray:
     M = -(-N // _k.ROW_BLOCK) * _k.ROW_BLOCK
     dtype = np.uint8 if sp.pw.card.max(initial=1) <= 256 else np.int32
     xt = np.zeros((n, M), dtype=dtype)
-    xt[:, :N] = x.T
+    _k.transpose_rows(np.ascontiguousarray(x), xt)
     return xt
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["ROW_BLOCK", "scope_sums_parallel", "scope_sums_serial"]
+__all__ = ["ROW_BLOCK", "TILE", "scope_sums_parallel", "scope_sums_serial", "transpose_rows"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -419,3 +419,22 @@ def scope_sums_serial(xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, nof
     for i in range(card.shape[0]):
         bad[i] = _one_variable(i, xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, noff,
                                uoff, card, voff, pslot, poff, vacc, pacc, cmax, dmax)
+
+
+#: Side of the tiles of :func:`transpose_rows`: a tile's rows and columns stay in cache.
+TILE = 64
+
+
+@njit(cache=True)
+def transpose_rows(x, xt):  # pragma: no cover - numba
+    """``xt[:, :N] = x.T`` (``x (N, n)``, any integer type; ``xt (n, M)``, ``M >= N``) by
+    tiles of :data:`TILE` rows and columns (the rows of a large sample set are far apart:
+    column by column, every read would miss the cache)."""
+    N, n = x.shape
+    for r0 in range(0, N, TILE):
+        r1 = min(N, r0 + TILE)
+        for c0 in range(0, n, TILE):
+            c1 = min(n, c0 + TILE)
+            for r in range(r0, r1):
+                for c in range(c0, c1):
+                    xt[c, r] = x[r, c]
