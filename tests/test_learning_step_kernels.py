@@ -64,6 +64,16 @@ def test_data_marginals_by_blocks_equal_one_bincount_per_factor(name):
     assert np.array_equal(_data_marginals(lay, x), _data_marginals_numpy(lay, x))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
+def test_data_marginals_of_any_integer_type_and_order(dtype):
+    model = MODELS["lattice q=3"]
+    lay = _Layout(model)
+    x = np.ascontiguousarray(exact.sample(model, 41, rng=2))
+    want = _data_marginals_numpy(lay, x)
+    assert np.array_equal(_data_marginals(lay, x.astype(dtype)), want)
+    assert np.array_equal(_data_marginals(lay, np.asfortranarray(x.astype(dtype))), want)
+
+
 def test_serial_counts_equal_the_parallel_counts():
     model = lattices.potts_lattice(20, 30, 3, rng=0)  # more factors than one block holds
     _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)

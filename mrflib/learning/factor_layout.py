@@ -167,16 +167,17 @@ def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]
 def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
     """The data's factor marginals, flat as ``θ``'s tables: the counts of one pass over
     the rows by blocks of factors (:func:`_factor_counts`), nothing of size ``N`` by the
-    factor count.
-    :func:`_data_marginals_numpy` is the plain numpy reference."""
-    x = np.ascontiguousarray(x, dtype=np.int64)
+    factor count. :func:`_data_marginals_numpy` is the plain numpy reference."""
+    # the states in their own integer type: no copy of a large data set to int64
+    x = np.asarray(x)
+    x = np.ascontiguousarray(x, dtype=x.dtype if x.dtype.kind in "iu" else np.int64)
     scopes = pack(lay.structure, np.zeros(0))[4:]
     return _factor_counts(x, *scopes, int(lay.offsets[-1])) / x.shape[0]
 
 
 def _factor_counts(x: np.ndarray, fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
                    offsets: np.ndarray, total: int) -> np.ndarray:
-    """The counts of every factor's states over the rows of ``x`` (int64, C order), in
+    """The counts of every factor's states over the rows of ``x`` (integers, C order), in
     the flat tables' layout (:func:`mrflib.inference.sampling.chains.pack`'s scopes), on
     every core when the work is large and the cores are idle."""
     work = float(x.shape[0]) * len(fvars)
