@@ -54,12 +54,13 @@ never show; no ridge), a warning says so and no learner reports convergence: 1-S
 direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
-counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
-the factor scopes' conditionals for each row of the sample set (on a structure whose
+counting pass by blocks of factors (:func:`.factor_layout._factor_counts`); SMCI-PCD and
+1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
 variables' cavities, ``O(edges q^2)`` a row). All linear in the model and in the rows;
-the structure of the sampler is packed once per fit.
+the structure of the sampler is packed once per fit, the data's factor marginals are
+counted once, and 1-SMCI's data rows are laid out for the pairwise kernel once.
 """
 
 from __future__ import annotations

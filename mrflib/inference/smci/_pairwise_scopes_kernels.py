@@ -9,14 +9,20 @@ false) or log-weights (``logs`` true); ``pe`` holds each pair's table over
 
 Each variable ``i`` (in parallel) owns its conditional and the pairs it is the lower end
 of. Its data rows are taken in blocks of :data:`ROW_BLOCK`, the block's index the innermost
-loop (``a[v, b]``), so that the compiler makes the products vector loops whatever the
-cardinality. For a block: ``i``'s *cavity* towards each neighbour (its unary row times the
-rows of all its other neighbours at their states) by a prefix and a suffix product over
-its neighbour list, its conditional given the rest from the full product; then for each
-pair ``(i, j)``, ``j > i``, the cavity of ``j`` towards ``i`` and
+loop, so that the compiler makes the products vector loops whatever the cardinality. For
+a block: ``i``'s *cavity* towards each upper neighbour (its unary row times the rows of all
+its other neighbours at their states) by a prefix and a suffix product over its neighbour
+list, its conditional given the rest from the full product; then for each pair ``(i, j)``,
+``j > i``, the cavity of ``j`` towards ``i`` and
 ``P(x_i, x_j | rest) ∝ cav_i(x_i) pe(x_i, x_j) cav_j(x_j)``. Every sum is over the rows in
 order, into slots only that variable writes (with one batch, lane ``b`` of a block sums
 its own rows and the lanes are added at the end): the sums do not depend on the threads.
+
+With exponentiated rows (:func:`_variable_weights`, the path of every model whose weights
+cannot underflow) the rows are padded to whole blocks, the scratch is flat and indexed by
+unsigned integers, and a pair's conditional is summed as an outer product whose table is
+applied once at the end; with log-weights (:func:`_variable`) the blocks may be partial
+and every entry is exponentiated row by row.
 """
 
 from __future__ import annotations
