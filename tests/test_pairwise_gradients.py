@@ -244,13 +244,13 @@ def test_scope_kernels_give_the_same_bits_on_any_threads():
     pw, packed = _pw(model)
     sp = ps.plan(pw, *packed[4:])
     w, pe, logs = ps._weights(sp, factor_gibbs.flat_tables(model))
-    xt = np.ascontiguousarray(x.T, dtype=np.uint8)
+    xt = ps.transposed(sp, x)
     outs = []
     for kernel in (psk.scope_sums_serial, psk.scope_sums_parallel):
         vacc, pacc = np.zeros((1, sp.voff[-1])), np.zeros((1, sp.poff[-1]))
         bad = np.full(len(pw.card), -1, dtype=np.int64)
-        kernel(xt, np.zeros(len(x), dtype=np.int64), True, w, pe, logs, pw.nptr, pw.nbr,
-               pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot, sp.poff, vacc, pacc, bad)
+        kernel(xt, len(x), np.zeros(len(x), dtype=np.int64), True, w, pe, logs, True, pw.nptr,
+               pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot, sp.poff, vacc, pacc, bad)
         outs.append((vacc, pacc))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 

@@ -208,7 +208,8 @@ def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, 
     """:func:`_variable` over variable ``i``'s distinct contexts: each conditional once,
     weighted by the counts of the states seen with it. The log-conditional of a seen state
     is its summed log-weights (``lws``, the logs of ``w``) less the log of the total, one
-    logarithm a context."""
+    logarithm a context. The indices are unsigned: a signed one is tested for a negative
+    value on every read."""
     c = card[i]
     u0 = uoff[i]
     lo, hi = nptr[i], nptr[i + 1]
@@ -217,43 +218,43 @@ def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, 
     for t in range(cptr[i], cptr[i + 1]):
         s0 = soff[i] + (t - cptr[i]) * d
         for k in range(lo, hi):
-            kbase[k - lo] = noff[k] + states[s0 + k - lo] * c
+            kbase[np.uint64(k - lo)] = noff[k] + states[np.uint64(s0 + k - lo)] * c
         q0 = qoff[i] + (t - cptr[i]) * c
         for v in range(c):
-            sc[v, 0] = w[u0 + v]
+            sc[np.uint64(v), np.uint64(0)] = w[np.uint64(u0 + v)]
         for k in range(lo, hi):
-            b = kbase[k - lo]
+            b = kbase[np.uint64(k - lo)]
             if logs:
                 for v in range(c):
-                    sc[v, 0] += w[b + v]
+                    sc[np.uint64(v), np.uint64(0)] += w[np.uint64(b + v)]
             else:
                 for v in range(c):
-                    sc[v, 0] *= w[b + v]
+                    sc[np.uint64(v), np.uint64(0)] *= w[np.uint64(b + v)]
         seen = 0.0
         for v in range(c):
-            n_v = counts[q0 + v]
+            n_v = counts[np.uint64(q0 + v)]
             if n_v > 0:
                 seen += n_v
-                s = lws[u0 + v]
+                s = lws[np.uint64(u0 + v)]
                 for k in range(lo, hi):
-                    s += lws[kbase[k - lo] + v]
+                    s += lws[np.uint64(kbase[np.uint64(k - lo)] + v)]
                 value += n_v * s
         if logs:
-            mx = sc[0, 0]
+            mx = sc[np.uint64(0), np.uint64(0)]
             for v in range(1, c):
-                mx = max(mx, sc[v, 0])
+                mx = max(mx, sc[np.uint64(v), np.uint64(0)])
             if mx == -np.inf:  # no state of positive weight: a zero-probability context
                 value = -np.inf
                 continue
             tot = 0.0
             for v in range(c):
-                sc[v, 0] = np.exp(sc[v, 0] - mx)
-                tot += sc[v, 0]
+                sc[np.uint64(v), np.uint64(0)] = np.exp(sc[np.uint64(v), np.uint64(0)] - mx)
+                tot += sc[np.uint64(v), np.uint64(0)]
             value -= seen * (mx + np.log(tot))
         else:
             tot = 0.0
             for v in range(c):
-                tot += sc[v, 0]
+                tot += sc[np.uint64(v), np.uint64(0)]
             if tot == 0.0:
                 value = -np.inf
                 continue
@@ -261,22 +262,29 @@ def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, 
         if want_grad:
             scale = seen / tot
             for v in range(c):
-                sc[v, 0] = counts[q0 + v] - scale * sc[v, 0]
+                uv = np.uint64(v)
+                sc[uv, np.uint64(0)] = counts[np.uint64(q0 + v)] - scale * sc[uv, np.uint64(0)]
             for v in range(c):
-                grad[u0 + v] += sc[v, 0]
+                grad[np.uint64(u0 + v)] += sc[np.uint64(v), np.uint64(0)]
             for k in range(lo, hi):
-                b = kbase[k - lo]
+                b = kbase[np.uint64(k - lo)]
                 for v in range(c):
-                    grad[b + v] += sc[v, 0]
+                    grad[np.uint64(b + v)] += sc[np.uint64(v), np.uint64(0)]
     return value
 
 
 @njit(cache=True)
-def _scratch(card, nptr):  # pragma: no cover - numba
+def _widths(card, nptr):  # pragma: no cover - numba
+    """The most states of a variable and the most neighbours: the scratch's sizes."""
     cmax, dmax = 1, 1
     for i in range(card.shape[0]):
         cmax = max(cmax, card[i])
         dmax = max(dmax, nptr[i + 1] - nptr[i])
+    return cmax, dmax
+
+
+@njit(cache=True)
+def _scratch(cmax, dmax):  # pragma: no cover - numba
     return (np.empty((cmax, ROW_BLOCK)), np.empty(max(ROW_BLOCK, dmax), dtype=np.int64),
             np.empty(ROW_BLOCK), np.empty(ROW_BLOCK))
 
@@ -288,8 +296,9 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
     respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`), the
     others row by row (``xt``, the rows transposed, ``(n, N)``)."""
+    cmax, dmax = _widths(card, nptr)  # once: per variable it would cost O(n) each
     for i in prange(card.shape[0]):
-        sc, base, tot, obs = _scratch(card, nptr)
+        sc, base, tot, obs = _scratch(cmax, dmax)
         if chosen[i]:
             values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
                                      cptr, qoff, soff, states, counts, grad, sc, base)
@@ -302,7 +311,7 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
 def pl_serial(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
               soff, states, counts, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    sc, base, tot, obs = _scratch(card, nptr)
+    sc, base, tot, obs = _scratch(*_widths(card, nptr))
     for i in range(card.shape[0]):
         if chosen[i]:
             values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,

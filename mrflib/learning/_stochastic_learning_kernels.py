@@ -5,7 +5,8 @@ The factor marginals of a set of states (a chain set of PCD or CD) as one pass o
 rows: for every row and factor, the flat position of its entry in the concatenated tables
 (``offsets[k] + Σ_a x_{S_k[a]} fstride[a]``, the layout of
 :func:`mrflib.inference.sampling.chains.pack`) is counted. The plain numpy reference is
-:func:`mrflib.learning.parameter_layout._data_marginals` (one ``bincount`` per factor).
+:func:`mrflib.learning.parameter_layout._data_marginals_numpy` (one ``bincount`` per
+factor).
 """
 
 from __future__ import annotations
@@ -32,6 +33,22 @@ def factor_counts(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover 
 FACTOR_BLOCK = 512
 
 
+@njit(cache=True)
+def _count_block(x, fptr, fvars, fstride, offsets, counts, k0, k1):  # pragma: no cover
+    """Count the factors ``k0:k1`` over all rows of ``x`` into ``counts``."""
+    for r in range(x.shape[0]):
+        row = x[r]
+        for k in range(k0, k1):
+            # unsigned positions: no test for a negative index on every read
+            pos = np.uint64(offsets[k])
+            a = np.uint64(fptr[k])
+            a1 = np.uint64(fptr[k + 1])
+            while a < a1:
+                pos += np.uint64(row[np.uint64(fvars[a])]) * np.uint64(fstride[a])
+                a += np.uint64(1)
+            counts[pos] += 1
+
+
 @njit(cache=True, parallel=True)
 def factor_counts_blocked(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover
     """:func:`factor_counts` by blocks of :data:`FACTOR_BLOCK` consecutive factors, in
@@ -39,22 +56,20 @@ def factor_counts_blocked(x, fptr, fvars, fstride, offsets, total):  # pragma: n
     by one thread only and the counts are :func:`factor_counts`'s whatever the threads.
     (Counting row by row over all factors scatters the increments over every table,
     one cache miss each on a large model.)"""
-    M = x.shape[0]
     F = offsets.shape[0]
     counts = np.zeros(total, dtype=np.int64)
     blocks = (F + FACTOR_BLOCK - 1) // FACTOR_BLOCK
     for c in prange(blocks):
         k0 = c * FACTOR_BLOCK
-        k1 = min(F, k0 + FACTOR_BLOCK)
-        for r in range(M):
-            row = x[r]
-            for k in range(k0, k1):
-                # unsigned positions: no test for a negative index on every read
-                pos = np.uint64(offsets[k])
-                a = np.uint64(fptr[k])
-                a1 = np.uint64(fptr[k + 1])
-                while a < a1:
-                    pos += np.uint64(row[np.uint64(fvars[a])]) * np.uint64(fstride[a])
-                    a += np.uint64(1)
-                counts[pos] += 1
+        _count_block(x, fptr, fvars, fstride, offsets, counts, k0, min(F, k0 + FACTOR_BLOCK))
+    return counts
+
+
+@njit(cache=True)
+def factor_counts_serial(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover
+    """:func:`factor_counts_blocked` on one thread (the same counts)."""
+    F = offsets.shape[0]
+    counts = np.zeros(total, dtype=np.int64)
+    for k0 in range(0, F, FACTOR_BLOCK):
+        _count_block(x, fptr, fvars, fstride, offsets, counts, k0, min(F, k0 + FACTOR_BLOCK))
     return counts

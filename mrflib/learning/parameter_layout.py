@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import require_memory
+from mrflib.inference.sampling.chains import pack
+from mrflib.learning import _stochastic_learning_kernels as _sk
 from mrflib.learning._layout_groups import layout_matrix, layout_size, layout_terms
 from mrflib.learning.potentials import (
     clique_owners,
@@ -162,8 +165,29 @@ def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]
 
 
 def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
-    """The data's factor marginals, flat as ``θ``'s tables: one ``bincount`` per factor,
-    so the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
+    """The data's factor marginals, flat as ``θ``'s tables: the counts of one pass over
+    the rows by blocks of factors (:func:`_factor_counts`), nothing of size ``N`` by the
+    factor count. :func:`_data_marginals_numpy` is the plain numpy reference."""
+    # the states in their own integer type: no copy of a large data set to int64
+    x = np.asarray(x)
+    x = np.ascontiguousarray(x, dtype=x.dtype if x.dtype.kind in "iu" else np.int64)
+    scopes = pack(lay.structure, np.zeros(0))[4:]
+    return _factor_counts(x, *scopes, int(lay.offsets[-1])) / x.shape[0]
+
+
+def _factor_counts(x: np.ndarray, fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
+                   offsets: np.ndarray, total: int) -> np.ndarray:
+    """The counts of every factor's states over the rows of ``x`` (integers, C order), in
+    the flat tables' layout (:func:`mrflib.inference.sampling.chains.pack`'s scopes), on
+    every core when the work is large and the cores are idle."""
+    work = float(x.shape[0]) * len(fvars)
+    kernel = _sk.factor_counts_blocked if parallel_ok(work) else _sk.factor_counts_serial
+    return kernel(x, fptr, fvars, fstride, offsets, total)
+
+
+def _data_marginals_numpy(lay: _Layout, x: np.ndarray) -> np.ndarray:
+    """Plain numpy reference of :func:`_data_marginals`: one ``bincount`` per factor, so
+    the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
     counts = np.empty(int(lay.offsets[-1]), dtype=np.int64)
     for k, s in enumerate(lay.scopes):
         local = (np.ravel_multi_index(tuple(x[:, v] for v in s), lay.shapes[k]) if s

@@ -54,12 +54,13 @@ never show; no ridge), a warning says so and no learner reports convergence: 1-S
 direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
-counting pass (:func:`._stochastic_learning_kernels.factor_counts`); SMCI-PCD and 1-SMCI:
-the factor scopes' conditionals for each row of the sample set (on a structure whose
+counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`); SMCI-PCD and
+1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
 variables' cavities, ``O(edges q^2)`` a row). All linear in the model and in the rows;
-the structure of the sampler is packed once per fit.
+the structure of the sampler is packed once per fit, the data's factor marginals are
+counted once, and 1-SMCI's data rows are laid out for the pairwise kernel once.
 """
 
 from __future__ import annotations
@@ -77,10 +78,14 @@ from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
-from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
-from mrflib.learning.parameter_layout import _check_data, _data_marginals, _model_of
+from mrflib.learning.parameter_layout import (
+    _check_data,
+    _data_marginals_numpy,
+    _factor_counts,
+    _model_of,
+)
 from mrflib.learning.potentials import normalize
 from mrflib.models.factor_graph import FactorGraph, _check_states
 
@@ -130,7 +135,7 @@ class _Chains:
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
-        self.plan = None
+        self.plan = self.xt = None
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
@@ -194,11 +199,15 @@ class _Chains:
             factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card,
                                         self.pairwise)
         if self.order == 0:
-            counts = _k.factor_counts_blocked(self.states, self.fptr, self.fvars, self.fstride,
-                                      self.offsets, int(self.lay.offsets[-1]))
+            counts = _factor_counts(self.states, self.fptr, self.fvars, self.fstride,
+                                    self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
-            return _pairwise_scopes.flat_marginals(self.plan, tables, self.states)
+            if self.method == "1-smci" and self.xt is None:  # a fixed set: transposed once
+                self.xt = _pairwise_scopes.transposed(self.plan, self.states)
+            return _pairwise_scopes.flat_marginals(self.plan, tables, self.states,
+                                                   self.xt if self.method == "1-smci"
+                                                   else None)
         if self.order == 1:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:
@@ -212,7 +221,7 @@ class _Chains:
 def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
     """Plain numpy reference of the chains' factor marginals (one ``bincount`` per
     factor), against which the tests check :func:`._stochastic_learning_kernels.factor_counts`."""
-    return _data_marginals(lay, states)
+    return _data_marginals_numpy(lay, states)
 
 
 def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, tol: Any,
@@ -324,7 +333,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
-    d = _data_marginals(lay, x)
+    d = _factor_counts(x, chains.fptr, chains.fvars, chains.fstride, chains.offsets,
+                       int(lay.offsets[-1])) / x.shape[0]
     target = lay.A.T @ d
     missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()

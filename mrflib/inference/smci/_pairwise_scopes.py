@@ -23,7 +23,7 @@ from mrflib._support.validation import require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.smci import _pairwise_scopes_kernels as _k
 
-__all__ = ["PairwiseScopes", "plan", "scope_sums", "flat_marginals"]
+__all__ = ["PairwiseScopes", "plan", "scope_sums", "flat_marginals", "transposed"]
 
 class PairwiseScopes(NamedTuple):
     """A pairwise structure's packing for 1-SMCI of its scopes (:func:`plan`).
@@ -166,8 +166,31 @@ def _variable_spreads(pw: _pairwise.Pairwise, lw: np.ndarray) -> np.ndarray:
     return np.add.reduceat(np.maximum.reduceat(spread, pw.block_start), pw.var_block)
 
 
+def transposed(sp: PairwiseScopes, x: np.ndarray) -> np.ndarray:
+    """The rows ``x (N, n)`` as the kernels read them: transposed (a variable's states
+    contiguous), in the smallest integer type, padded with state 0 to a multiple of
+    :data:`._pairwise_scopes_kernels.ROW_BLOCK` columns (the padding weighs nothing).
+
+    Parameters
+    ----------
+    sp : PairwiseScopes
+    x : ndarray of int, shape (N, n)
+        The sample set (trusted).
+
+    Returns
+    -------
+    ndarray of uint8 or int32, shape (n, M)
+    """
+    N, n = x.shape
+    M = -(-N // _k.ROW_BLOCK) * _k.ROW_BLOCK
+    dtype = np.uint8 if sp.pw.card.max(initial=1) <= 256 else np.int32
+    xt = np.zeros((n, M), dtype=dtype)
+    _k.transpose_rows(np.ascontiguousarray(x), xt)
+    return xt
+
+
 def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.ndarray,
-               n_batches: int) -> tuple[np.ndarray, int]:
+               n_batches: int, xt: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Per-batch sums of 1-SMCI of every factor's scope, in the flat tables' layout, and
     the first row of zero weight (-1: none).
 
@@ -181,6 +204,9 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     batch : ndarray of int64, shape (N,)
         Each row's batch.
     n_batches : int
+    xt : ndarray or None, default None
+        :func:`transposed` of ``x`` when the caller keeps it (a fixed sample set);
+        ``None``: made here.
 
     Returns
     -------
@@ -190,27 +216,28 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     pw = sp.pw
     N, n = x.shape
     V, PA = int(sp.voff[-1]), int(sp.poff[-1])
-    # the rows transposed (a variable's states contiguous), in the smallest integer type
     require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + 3 * pw.size) + 4.0 * N * n,
                    f"the 1-SMCI sums of {n} variables and {len(sp.plo)} pairs")
     w, pe, logs = _weights(sp, tables)
-    xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
-                              else np.int32)
+    if xt is None:
+        xt = transposed(sp, x)
     vacc = np.zeros((n_batches, V))
     pacc = np.zeros((n_batches, PA))
     first = np.full(n, -1, dtype=np.int64)
     work = float(N) * (4 * len(pw.nbr) * 4 + 4 * PA)
     kernel = _k.scope_sums_parallel if parallel_ok(work) else _k.scope_sums_serial
-    kernel(xt, np.ascontiguousarray(batch, dtype=np.int64), n_batches == 1, w, pe, bool(logs),
-           pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot, sp.poff, vacc,
-           pacc, first)
+    zeros = bool(logs or np.any(w == 0.0) or np.any(pe == 0.0))  # a row may weigh 0
+    kernel(xt, N, np.ascontiguousarray(batch, dtype=np.int64), n_batches == 1, w, pe,
+           bool(logs), zeros, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot,
+           sp.poff, vacc, pacc, first)
     bad = first[first >= 0]
     counts = np.bincount(batch, minlength=n_batches).astype(np.float64)
     joined = np.concatenate([vacc, pacc, counts[:, None]], axis=1)
     return joined[:, sp.out], int(bad.min()) if len(bad) else -1
 
 
-def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.ndarray:
+def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
+                   xt: np.ndarray | None = None) -> np.ndarray:
     """1-SMCI of every factor's scope over the rows ``x``, in the flat tables' layout
     (what :func:`mrflib.inference.smci.regions.flat_scope_marginals` returns).
 
@@ -221,6 +248,8 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.
         The model's flat log-tables.
     x : ndarray of int64, shape (N, n)
         The sample set (trusted).
+    xt : ndarray or None, default None
+        :func:`transposed` of ``x`` when the caller keeps it; ``None``: made here.
 
     Returns
     -------
@@ -231,7 +260,7 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.
     ValueError
         When a row has zero weight under the model.
     """
-    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1)
+    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1, xt)
     if bad >= 0:
         raise ValueError(f"samples[{bad}] has zero weight under the model: SMCI conditions "
                          "on states of positive weight")
