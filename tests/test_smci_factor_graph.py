@@ -53,12 +53,12 @@ def test_region_paths_agree(model):
 def test_sum_regions_follow_the_paper():
     """Figure 3 (a) of the GSMCI paper on a 5x5 grid (nodes 1..25 there, 0..24 here)."""
     model = factor_models.potts_lattice(5, 5, 2, rng=0)
-    region, boundary, _ = sf.sum_region(model, (12,), 1)
+    region, boundary, _ = sf.sum_region(model, (12,), "1-smci")
     assert region == (12,) and boundary == (7, 11, 13, 17)
-    region, boundary, _ = sf.sum_region(model, (12,), 2)
+    region, boundary, _ = sf.sum_region(model, (12,), "2-smci")
     assert region == (12, 7, 11, 13, 17)
     assert boundary == (2, 6, 8, 10, 14, 16, 18, 22)
-    assert sf.sum_region(model, (11, 12), 1)[1] == (6, 7, 10, 13, 16, 17)  # Figure 3 (b)
+    assert sf.sum_region(model, (11, 12), "1-smci")[1] == (6, 7, 10, 13, 16, 17)  # Figure 3 (b)
 
 
 @pytest.mark.parametrize("model", MODELS)
