@@ -505,8 +505,21 @@ def log_partition(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
 
     Parameters
     ----------
-    model, time_limit, memory, progress, anneal
-        As in :func:`solve` (a FactorGraph, its evidence applied; limits and seed).
+    model : FactorGraph
+        The model, evidence applied (a ``TypeError`` naming ``model`` otherwise).
+    time_limit : float, default 600.0
+        Limit, in seconds, on the *estimated* time of a sliced computation
+        (:data:`MAX_SECONDS`, 600 s): a positive number (``inf``: no limit). It is checked
+        against the estimate before any slice is solved, not against the wall clock.
+    memory : float or None, default None
+        Bytes each plan is held to (a positive number); ``None``: the memory available.
+    progress : callable or None, default None
+        Called with a line of text when the model is sliced or annealed, and at each
+        slice (``None``: silent).
+    anneal : int, default 0
+        Seed (a non-negative int) of the annealed order tried where the slices would be
+        refused (:data:`ANNEAL_SEED`, 0); another seed, another order: an independent check
+        of an answer.
 
     Returns
     -------
@@ -516,7 +529,10 @@ def log_partition(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
     Raises
     ------
     ValueError
-        As :func:`solve` raises it.
+        When the slices' estimated time exceeds ``time_limit`` (with the estimate), or no
+        order with clique tables of at most ``2^48`` entries is found; at once, before any
+        order search, where a lower bound on the treewidth shows that no order fits in
+        memory and none would be sliced in time (:func:`give_up`).
     """
     return solve(model, "PR", time_limit=time_limit, memory=memory,
                  progress=progress, anneal=anneal)[0]
@@ -533,7 +549,7 @@ def marginals(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
     Parameters
     ----------
     model, time_limit, memory, progress, anneal
-        As in :func:`solve` (a FactorGraph, its evidence applied; limits and seed).
+        As in :func:`log_partition`.
 
     Returns
     -------
@@ -543,7 +559,7 @@ def marginals(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
     Raises
     ------
     ValueError
-        As :func:`solve` raises it.
+        As :func:`log_partition` raises it.
         Also when ``Z = 0`` (e.g. impossible evidence): the marginals are undefined.
     """
     logz, out = solve(model, "MAR", time_limit=time_limit, memory=memory,
@@ -565,7 +581,7 @@ def map_assignment(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
     Parameters
     ----------
     model, time_limit, memory, progress, anneal
-        As in :func:`solve` (a FactorGraph, its evidence applied; limits and seed).
+        As in :func:`log_partition`.
 
     Returns
     -------
@@ -577,7 +593,7 @@ def map_assignment(model: FactorGraph, *, time_limit: float = MAX_SECONDS,
     Raises
     ------
     ValueError
-        As :func:`solve` raises it.
+        As :func:`log_partition` raises it.
         Also when ``Z = 0`` (e.g. impossible evidence): there is no most probable state.
     """
     best, x = solve(model, "MPE", time_limit=time_limit, memory=memory,
