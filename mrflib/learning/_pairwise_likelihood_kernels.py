@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from mrflib.inference.sampling._pairwise_kernels import widths
+
 __all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "pl_parallel",
            "pl_serial"]
 
@@ -274,16 +276,6 @@ def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, 
 
 
 @njit(cache=True)
-def _widths(card, nptr):  # pragma: no cover - numba
-    """The most states of a variable and the most neighbours: the scratch's sizes."""
-    cmax, dmax = 1, 1
-    for i in range(card.shape[0]):
-        cmax = max(cmax, card[i])
-        dmax = max(dmax, nptr[i + 1] - nptr[i])
-    return cmax, dmax
-
-
-@njit(cache=True)
 def _scratch(cmax, dmax):  # pragma: no cover - numba
     return (np.empty((cmax, ROW_BLOCK)), np.empty(max(ROW_BLOCK, dmax), dtype=np.int64),
             np.empty(ROW_BLOCK), np.empty(ROW_BLOCK))
@@ -296,7 +288,7 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
     respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`), the
     others row by row (``xt``, the rows transposed, ``(n, N)``)."""
-    cmax, dmax = _widths(card, nptr)  # once: per variable it would cost O(n) each
+    cmax, dmax = widths(nptr, card)  # once: per variable it would cost O(n) each
     for i in prange(card.shape[0]):
         sc, base, tot, obs = _scratch(cmax, dmax)
         if chosen[i]:
@@ -311,7 +303,7 @@ def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen
 def pl_serial(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
               soff, states, counts, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    sc, base, tot, obs = _scratch(*_widths(card, nptr))
+    sc, base, tot, obs = _scratch(*widths(nptr, card))
     for i in range(card.shape[0]):
         if chosen[i]:
             values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,

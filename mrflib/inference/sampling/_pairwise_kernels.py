@@ -23,7 +23,7 @@ from numba import njit, prange
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
 __all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "sweeps_parallel",
-           "sweeps_serial", "fixed_parallel", "fixed_serial"]
+           "sweeps_serial", "fixed_parallel", "fixed_serial", "widths"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
@@ -33,6 +33,18 @@ FIXED_BLOCK = 32
 MAX_FIXED_STATES = 8
 _ONE = np.uint64(1)
 _TWO_M53 = 2.0**-53
+
+
+@njit(cache=True)
+def widths(nptr, card):  # pragma: no cover - numba
+    """The most states of a variable and the most neighbours of the layout above: the
+    sizes of a kernel's scratch, found once per call (per variable they would cost O(n)
+    each)."""
+    cmax, dmax = 1, 1
+    for i in range(card.shape[0]):
+        cmax = max(cmax, card[i])
+        dmax = max(dmax, nptr[i + 1] - nptr[i])
+    return cmax, dmax
 
 
 @njit(cache=True)

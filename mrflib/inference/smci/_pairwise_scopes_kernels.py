@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from mrflib.inference.sampling._pairwise_kernels import widths
+
 __all__ = ["ROW_BLOCK", "TILE", "scope_sums_parallel", "scope_sums_serial", "transpose_rows"]
 
 #: Data rows whose conditionals are computed together.
@@ -376,16 +378,6 @@ def _variable(i, xt, n_rows, batch, one, w, pe, logs, nptr, nbr, noff, uoff, car
 
 
 @njit(cache=True)
-def _widths(nptr, card):  # pragma: no cover - numba
-    """The most states of a variable and the most neighbours: the scratch's sizes."""
-    cmax, dmax = 1, 1
-    for i in range(card.shape[0]):
-        cmax = max(cmax, card[i])
-        dmax = max(dmax, nptr[i + 1] - nptr[i])
-    return cmax, dmax
-
-
-@njit(cache=True)
 def _one_variable(i, xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, noff, uoff, card,
                   voff, pslot, poff, vacc, pacc, cmax, dmax):  # pragma: no cover - numba
     """Variable ``i``'s sums by :func:`_variable_weights` (exponentiated rows) or
@@ -411,7 +403,7 @@ def scope_sums_parallel(xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, n
     unary weight, or one of its pairs' weight, of the observed states is zero (looked for
     with exponentiated rows only when ``zeros``: some weight is 0). The variables on all
     threads."""
-    cmax, dmax = _widths(nptr, card)
+    cmax, dmax = widths(nptr, card)
     for i in prange(card.shape[0]):
         bad[i] = _one_variable(i, xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, noff,
                                uoff, card, voff, pslot, poff, vacc, pacc, cmax, dmax)
@@ -421,7 +413,7 @@ def scope_sums_parallel(xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, n
 def scope_sums_serial(xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, noff, uoff, card, voff,
                       pslot, poff, vacc, pacc, bad):  # pragma: no cover - numba
     """:func:`scope_sums_parallel` on one thread (the same operations, the same sums)."""
-    cmax, dmax = _widths(nptr, card)
+    cmax, dmax = widths(nptr, card)
     for i in range(card.shape[0]):
         bad[i] = _one_variable(i, xt, n_rows, batch, one, w, pe, logs, zeros, nptr, nbr, noff,
                                uoff, card, voff, pslot, poff, vacc, pacc, cmax, dmax)
