@@ -43,6 +43,14 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     assert len(captions) == 2 and len(set(captions)) == 2
 
 
+def test_a_table_keeps_only_the_columns_its_rows_fill():
+    b = pd.DataFrame([dict(case="n=4", method="jt", seconds=0.5, baseline="", ratio="",
+                           rate="", rate_unit="", note="")])
+    lines = report._table(b)
+    assert lines[0] == "| case | method | time (s) |"
+    assert lines[2] == "| n=4 | jt | 0.5 |"
+
+
 def test_empty_results(tmp_path):
     assert "run `make bench`" in report.performance_markdown(pd.DataFrame(), tmp_path, "_p")
 
@@ -80,7 +88,7 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
     md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
     assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
             "kept), 9e+07 (big, new model)") in md
-    assert "| big, new model | ours | 1 | numpy | 3× | 9e+07 updates/s | target 1e+08 |" in md
+    assert "| big, new model | ours | 1 | 3× over numpy | 9e+07 updates/s | target 1e+08 |" in md
     assert (tmp_path / "fig" / "foundation.png").exists()
     assert "gibbs: speed-up against the strongest baseline" in md
 
