@@ -459,9 +459,9 @@ def _shown_text_pt(f: str, img: dict) -> float | None:
         paper = _PAPER_FIGURES.get(img["src"].rsplit("/", 1)[-1].split(".")[0])
         drawn = _PAPER_DRAWN_PT if paper else _smallest_style_pt()
     elif f == "book/performance":
-        from mrflib.repro import report
+        from mrflib.repro import performance
 
-        drawn = report.FIG_FONT_PT
+        drawn = performance.FIG_FONT_PT
     else:
         return None
     scale = min(1.0, img["shown"] / img["natural"]) if img["natural"] else 1.0

@@ -61,6 +61,7 @@ from mrflib.repro import (
     fsll_trials,
     layers,
     learning_trials,
+    performance,
     report,
     smci_trials,
     sweep,
@@ -574,7 +575,7 @@ CASES += [
     ("repro.layers.read_layers", layers.read_layers, {}, dict(pyproject=PATH_BAD)),
     ("repro.layers.layers_markdown", layers.layers_markdown, {}, dict(pyproject=PATH_BAD)),
     ("repro.report.load_records", report.load_records, dict(results=TMP), dict(results=PATH_BAD)),
-    ("repro.report.load_bench", report.load_bench, dict(bench_results=TMP),
+    ("repro.performance.load_bench", performance.load_bench, dict(bench_results=TMP),
      dict(bench_results=PATH_BAD)),
     ("repro.report.scorecard_markdown", report.scorecard_markdown,
      dict(df=experiments.records("no-such-chapter")), dict(df=[None, 3, "df"])),
@@ -993,6 +994,8 @@ EXEMPT = {
                                           "frame through problem_outcomes): "
                                           "tests/test_bench_uai_2014.py",
     "repro.notation.typeset": "any object's text, typeset: tests/test_report.py",
+    "repro.notation.table_cell": "any object's text as a Markdown table cell (typeset): "
+                                 "tests/test_report.py",
     "repro.sweep.execute": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.compute_point": "runs a notebook through papermill: tests/test_sweep.py",
     "repro.sweep.sweep": "runs notebooks: damaged files, two sweeps, killed parent in "
@@ -1001,10 +1004,10 @@ EXEMPT = {
     "repro.sweep.main": "the command line of sweep.sweep: tests/test_sweep.py",
     "repro.experiments.record": "writes the results folder: concurrent writers and bad "
                                 "MRFLIB_RESULTS_DIR in tests/test_experiments.py",
-    "repro.report.performance_markdown": "draws the performance page's figures: "
+    "repro.performance.performance_markdown": "draws the performance page's figures: "
                                          "tests/test_report.py",
     "repro.report.write_pages": "writes the book's generated pages: tests/test_report.py",
-    "repro.report.peer_figure": "draws the performance page's headline figure: "
+    "repro.performance.peer_figure": "draws the performance page's headline figure: "
                                 "tests/test_report.py",
     **{f"repro.palette.{f}": "a method's name or a colour's index (non-str names, unknown "
                              "names, negative indices): tests/test_palette.py"
@@ -1023,7 +1026,7 @@ EXEMPT = {
     "learning.existence.unbounded": "the learners' test on their own layout and data "
                                     "marginals (learning.fit's rows here): "
                                     "tests/test_existence.py",
-    "repro.report.performance_summary": "the Performance page's headline from benchmark "
+    "repro.performance.performance_summary": "the Performance page's headline from benchmark "
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
                                      "the fsll chapter at profile quick",
@@ -1116,7 +1119,7 @@ EXEMPT = {
     "models.precision.warn_if_imprecise": "warns on that sum; tests/test_exact.py",
     "repro.experiments.exponential_fit":
         "the harness's fit of recorded times; tests/test_experiments.py",
-    "repro.report.bench_ratio": "reads one benchmark record; tests/test_report.py",
+    "repro.performance.bench_ratio": "reads one benchmark record; tests/test_report.py",
     "repro.scorecard.claims": "groups recorded rows; tests/test_report.py",
     "repro.scorecard.kind": "names a verdict's kind, ValueError otherwise; tests/test_report.py",
     "repro.scorecard.paper_summary": "summarizes recorded rows; tests/test_report.py",

@@ -1,4 +1,4 @@
-"""The Performance page renderer (mrflib.repro.report): generic over bench modules."""
+"""The Performance page (mrflib.repro.performance) and the scorecard (mrflib.repro.report)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from mrflib.repro import experiments, report
+from mrflib.repro import experiments, performance, report
 
 
 def _write(path, rows):
@@ -28,7 +28,7 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
     _write(res / "junction_tree.csv", [
         dict(base, case=f"n={n} grid", method="jt", seconds=0.01 * n, ratio="", rate=5.0,
              rate_unit="states/s", baseline="") for n in (16, 64)])
-    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    md = performance.performance_markdown(performance.load_bench(res), tmp_path / "fig", "_perf")
     assert "## newthing" in md and "## junction_tree" in md
     assert md.count(":::{dropdown}") == 2
     assert "against peer: faster in 4 of 4 cases" in md
@@ -46,13 +46,13 @@ def test_any_bench_module_gets_figure_verdict_and_folded_table(tmp_path):
 def test_a_table_keeps_only_the_columns_its_rows_fill():
     b = pd.DataFrame([dict(case="n=4", method="jt", seconds=0.5, baseline="", ratio="",
                            rate="", rate_unit="", note="")])
-    lines = report._table(b)
+    lines = performance._table(b)
     assert lines[0] == "| case | method | time (s) |"
     assert lines[2] == "| n=4 | jt | 0.5 |"
 
 
 def test_empty_results(tmp_path):
-    assert "run `make bench`" in report.performance_markdown(pd.DataFrame(), tmp_path, "_p")
+    assert "run `make bench`" in performance.performance_markdown(pd.DataFrame(), tmp_path, "_p")
 
 
 def test_chapter_scorecard_shows_one_chapters_rows_in_full(monkeypatch):
@@ -85,7 +85,7 @@ def test_rows_with_a_target_get_a_verdict_and_a_panel(tmp_path):
         dict(base, case="small", rate=5e7, target=""),
         dict(base, case="big, tables kept", rate=4e8, target=1e8),
         dict(base, case="big, new model", rate=9e7, target=1e8)])
-    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    md = performance.performance_markdown(performance.load_bench(res), tmp_path / "fig", "_perf")
     assert ("target 1e+08 updates/s met in part (1 of 2 rows): reached 4e+08 (big, tables "
             "kept), 9e+07 (big, new model)") in md
     assert "| big, new model | ours | 1 | 3× over numpy | 9e+07 updates/s | target 1e+08 |" in md
@@ -111,7 +111,7 @@ def test_performance_summary_leads_with_peers_doing_the_same_job():
         dict(case="4x4", method="cd", baseline="scikit-learn LogisticRegression", ratio=0.01),
         dict(benchmark="sampling.gibbs", case="grid", method="ours",
              baseline="numpy checkerboard", ratio=15.0)])
-    md = report.performance_summary(df)
+    md = performance.performance_summary(df)
     exact, pygms, fg_pgmpy, fg_agrum, mple, gibbs = (
         "\n".join(p) for p in zip(*[iter(md.split("\n\n"))] * 2))
     assert "Verdict: mrflib is faster**: faster in 2 of 2 cases (speed-up median 12.5×, " \
@@ -124,12 +124,13 @@ def test_performance_summary_leads_with_peers_doing_the_same_job():
     assert "mrflib is faster" in gibbs
     with_pygms = pd.concat([df, _bench([dict(baseline="pyGMs", ratio=3.0, case="chain"),
                                         dict(baseline="pyGMs", ratio=0.5, case="grid")])])
-    assert "mrflib is mixed**: faster in 1 of 2 cases" in report.performance_summary(with_pygms)
+    mixed = performance.performance_summary(with_pygms)
+    assert "mrflib is mixed**: faster in 1 of 2 cases" in mixed
     with_ve = pd.concat([df, _bench([dict(baseline="pgmpy VariableElimination", ratio=9.0,
                                           case="UAI")])])
-    ising, _, ve = report.performance_summary(with_ve).split("\n\n")[1:6:2]
+    ising, _, ve = performance.performance_summary(with_ve).split("\n\n")[1:6:2]
     assert "faster in 2 of 2 cases" in ising and "faster in 1 of 1 cases" in ve
-    assert "Not measured yet" in report.performance_summary(pd.DataFrame()).split("\n\n")[1]
+    assert "Not measured yet" in performance.performance_summary(pd.DataFrame()).split("\n\n")[1]
 
 
 def test_a_bound_against_enumeration_says_where_the_cost_curves_cross(tmp_path):
@@ -141,7 +142,7 @@ def test_a_bound_against_enumeration_says_where_the_cost_curves_cross(tmp_path):
                   seconds=1e-6 * 2.0 ** n) for n in (10, 14, 18)]
     rows.append(dict(benchmark="one", case="N=10", method="bound", seconds=0.1,
                      baseline="enumerate", ratio=0.01))
-    md = report.performance_markdown(_bench(rows), tmp_path, "_perf")
+    md = performance.performance_markdown(_bench(rows), tmp_path, "_perf")
     assert "100× the time of enumerate" in md and "the speed of" not in md
     found = float(md.split("cross at N ≈ ")[1].split(":")[0])
     assert 14 < found < 18  # bound 0.14 s < enumeration 0.016 s at 14, > 0.26 s at 18
@@ -156,9 +157,9 @@ def test_a_scored_benchmark_plots_each_solvers_score_not_its_seconds(tmp_path):
             for case, ours, peer in (("A", 99.0, 100.0), ("B", 0.0, 97.5))
             for method, score in (("mrflib", ours), ("toulbar2", peer))]
     df = pd.DataFrame(rows)
-    table = report._per_case(df)
+    table = performance._per_case(df)
     assert table.attrs["score"] and table.loc["B", "toulbar2"] == 97.5
-    text = report.performance_markdown(df, tmp_path, "_perf")
+    text = performance.performance_markdown(df, tmp_path, "_perf")
     assert "score per problem" in text and "time per problem" not in text
 
 
@@ -172,16 +173,16 @@ def test_performance_draws_each_methods_time_per_case(tmp_path):
                  dict(module="m", benchmark="PR", case=case, method="peer", seconds=peer,
                       baseline="", ratio=None, rate=None, rate_unit="", note="")]
     df = pd.DataFrame(rows)
-    table = report._per_case(df)
+    table = performance._per_case(df)
     assert list(table.columns) == ["mrflib", "peer"] and table.loc["A", "peer"] == 1.0
-    text = report.performance_markdown(df, tmp_path, "_perf")
+    text = performance.performance_markdown(df, tmp_path, "_perf")
     assert "time per problem" in text and (tmp_path / "m.png").exists()
-    assert report._per_case(df[df["method"] == "mrflib"]).empty
+    assert performance._per_case(df[df["method"] == "mrflib"]).empty
     # read back from CSV (empty cells stay strings): the skipped peer's time is left blank
     folder = tmp_path / "results"
     folder.mkdir()
     df.drop(columns="module").to_csv(folder / "m.csv", index=False)
-    text = report.performance_markdown(report.load_bench(folder), tmp_path, "_perf")
+    text = performance.performance_markdown(performance.load_bench(folder), tmp_path, "_perf")
     assert "| B | peer |  |" in text
 
 
@@ -226,12 +227,12 @@ def test_bench_ratio_reads_the_last_case_of_one_benchmark(tmp_path):
                  baseline="pgmpy BeliefPropagation", ratio=r, rate="", rate_unit="", note=m)
             for J in (3, 7) for m, r in (("mrflib", 10.0 * J), ("mrflib, plan reused", 99.0))]
     _write(tmp_path / "junction_tree.csv", rows)
-    got = report.bench_ratio("junction_tree", "edge marginals", "mrflib",
+    got = performance.bench_ratio("junction_tree", "edge marginals", "mrflib",
                              "pgmpy BeliefPropagation", tmp_path)
     assert got["case"] == "7x7 lattice" and got["ratio"] == 70.0  # like for like, not 99
-    assert report.bench_ratio("junction_tree", "other", "mrflib", "pgmpy BeliefPropagation",
+    assert performance.bench_ratio("junction_tree", "other", "mrflib", "pgmpy BeliefPropagation",
                               tmp_path) is None
-    assert report.bench_ratio("junction_tree", "edge marginals", "mrflib", "x",
+    assert performance.bench_ratio("junction_tree", "edge marginals", "mrflib", "x",
                               tmp_path / "none") is None
 
 
@@ -245,6 +246,13 @@ def test_scorecard_typesets_the_recorded_notation():
         r"$\langle dH \rangle$, $\sigma_w$ = 1 &amp; a &lt;b"
     assert typeset("plain words, exact_inference 4x5") == "plain words, exact_inference 4x5"
     assert "|" not in typeset("KL(p_d||p_theta)"), "no table-cell separator in the math"
+
+
+def test_a_table_cell_is_one_line_with_its_bars_escaped():
+    from mrflib.repro.notation import table_cell
+
+    assert table_cell("a | b\nc <d") == "a \\| b c &lt;d"
+    assert table_cell(1.5) == "1.5"
 
 
 def _rows(*rows):
@@ -309,7 +317,7 @@ def test_generated_text_reads_as_prose(tmp_path):
     _write(res / "uai.csv", [dict(benchmark="MAR score", case="hard problems", method="ours",
                                   seconds=20.0, baseline="", ratio="", rate=100.0,
                                   rate_unit="score", note="")])
-    md = report.performance_markdown(report.load_bench(res), tmp_path / "fig", "_perf")
+    md = performance.performance_markdown(performance.load_bench(res), tmp_path / "fig", "_perf")
     assert "1 measurements" not in md and "(1 measurement)" in md
     assert "up to" not in md
     assert "**Verdict:** the best score measured is 100, on hard problems." in md
@@ -369,18 +377,18 @@ def test_performance_figures_fit_the_column_with_readable_text_and_no_single_bar
                   rate=s, rate_unit="score") for k in range(3)
              for m, s in (("mrflib", 90.0 + k), ("toulbar2", 99.0))]
     df = _bench(rows)
-    md = report.performance_markdown(df, tmp_path, "_perf")
+    md = performance.performance_markdown(df, tmp_path, "_perf")
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["m.png"]
     assert "PR: speed-up against the strongest baseline" in md
     assert "MAR score at 20 s: each solver's score per problem" in md
     assert "lone:" not in md.split("#### lone")[0]  # no panel of a single value
     assert "4× faster than numpy" in md
-    summary = report.performance_summary(df, tmp_path, "_perf")
+    summary = performance.performance_summary(df, tmp_path, "_perf")
     assert ":::{figure} _perf/peers.png" in summary
     for png in tmp_path.glob("*.png"):
         width = Image.open(png).size[0]
         assert width <= 672, (png.name, width)
-    assert report.FIG_FONT_PT * 100 / 96 >= 9
+    assert performance.FIG_FONT_PT * 100 / 96 >= 9
 
 
 def test_long_lists_of_paper_scale_items_are_folded():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["PATTERNS", "typeset"]
+__all__ = ["PATTERNS", "table_cell", "typeset"]
 
 _NAME = r"(MCI|MPLE|1-?SMCI)"
 
@@ -74,3 +74,10 @@ def typeset(text: object, markup: bool = False) -> str:
         latex = r(m) if callable(r) else r
         out += [_text(s[pos:m.start()], markup), f"${latex}$"]
         pos = m.end()
+
+
+def table_cell(text: object) -> str:
+    """``text`` for a Markdown table cell: one line, its notation typeset (:func:`typeset`:
+    ``<``, ``>``, ``&`` of the text as entities, so a quantity such as ``<dH>`` is never read
+    as an HTML tag), ``|`` escaped."""
+    return typeset(text).replace("|", "\\|").replace("\n", " ")
