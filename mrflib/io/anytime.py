@@ -841,7 +841,8 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
         # the propagated moves of the reduced parts find far better states than the
         # mini-buckets' decodings there, so they come first
         _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
-               * (deadline - time.perf_counter()), red, np.random.default_rng(seed))
+               * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
+               fresh=True)
         if _stop_optimal(answers, say):
             return True
     memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
@@ -958,20 +959,24 @@ MOVES_ROUND_SECONDS = 4.0
 
 
 def _moves(model: FactorGraph, answers: AnswerFile, say: Any, stop: float,
-           red: MapReduction, rng: np.random.Generator) -> None:
+           red: MapReduction, rng: np.random.Generator, fresh: bool = False) -> None:
     """The iterated local search of propagated moves on the reduced parts
     (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`) from the last
-    answer until the :func:`time.perf_counter` time ``stop``, each better state offered
-    as soon as it is found."""
+    answer (``fresh``: from each part's state by score, found by search) until the
+    :func:`time.perf_counter` time ``stop``, each state better than the last answer
+    offered as soon as it is found."""
     left = stop - time.perf_counter()
-    if left <= 0 or not answers.values or not answers.log_weight > -math.inf:
+    if left <= 0 or not answers.values or (not fresh and not answers.log_weight > -math.inf):
         return
 
     def better(x: np.ndarray, value: float) -> None:
-        if value > answers.log_weight:
+        # the parts' sum may round apart from the model's log-weight, which the file keeps
+        if float(model.log_weight(x)) > answers.log_weight:
             answers.offer(x, "propagated moves on the reduced parts", say)
 
-    propagated_moves_parts(red, answers.values[-1], deadline=left, rng=rng, report=better)
+    x = propagated_moves_parts(red, None if fresh else answers.values[-1], deadline=left,
+                               rng=rng, report=better)
+    better(x, math.nan)
 
 
 def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,

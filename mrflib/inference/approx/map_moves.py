@@ -56,7 +56,7 @@ __all__ = ["propagated_moves", "KICK_MOVES", "REPAIR_WORK"]
 #: Random propagated moves of a kick of the iterated local search.
 KICK_MOVES = 2
 #: Table entries the search of one move's repair may read before the move is given up.
-REPAIR_WORK = 1 << 18
+REPAIR_WORK = 1 << 16
 
 
 class _Repair:

@@ -40,7 +40,7 @@ import numpy as np
 
 from mrflib._support.validation import as_rng
 from mrflib.inference.approx.map_moves import propagated_moves
-from mrflib.inference.approx.map_search import local_search
+from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.exact import elimination
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
@@ -515,8 +515,11 @@ def propagated_moves_parts(red: MapReduction, state: Any, *, deadline: float | N
     ----------
     red : MapReduction
         A feasible reduction (:func:`reduce_map`).
-    state : array_like of int, shape (red.n,)
-        The start, a state of positive weight of the original model.
+    state : array_like of int, shape (red.n,), or None
+        The start, a state of positive weight of the original model; ``None``: each part
+        from the state :func:`mrflib.inference.approx.map_search.feasible_state` finds on
+        it without a preferred state (values by decreasing score), often a better start
+        than a state near the evidence and state 0 elsewhere.
     deadline : float or None, default None
         Seconds the search may take, shared by the parts in proportion to their variables
         (``None``: each part's first descent only).
@@ -534,9 +537,19 @@ def propagated_moves_parts(red: MapReduction, state: Any, *, deadline: float | N
     """
     if not isinstance(red, MapReduction):
         raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
+    if red.infeasible:
+        raise ValueError("the model has Z = 0 (proven by the reduction): no state to improve")
     if report is not None and not callable(report):
         raise TypeError(f"report must be callable or None, got {type(report).__name__}")
-    states = red.project(state)
+    if state is None:
+        states = []
+        for part in red.parts:
+            y = feasible_state(part)
+            if y is None:  # a reduction's part always has one; no search proves otherwise
+                raise ValueError("a reduced part has no state of positive weight")
+            states.append(y)
+    else:
+        states = red.project(state)
     gen = None if rng is None else as_rng(rng)
     total = max(1, sum(p.n for p in red.parts))
     values = [float(p.log_weight(y)) for p, y in zip(red.parts, states)]
