@@ -186,6 +186,7 @@ def test_solve_mpe_first_answer_survives_a_slow_kernel_load(tmp_path, monkeypatc
         return run(self, stop)
 
     monkeypatch.setattr(map_search._Search, "run", slow_first)
+    monkeypatch.setattr(map_search, "SEARCH_CHUNK", 8)  # a search of several chunks
     out = tmp_path / "m.MPE"
     assert solve_cli.main([str(path), "--task", "MPE", "--time-limit", "4",
                            "--out", str(out)]) == 0
