@@ -63,9 +63,9 @@ def test_the_search_only_improves_and_stays_feasible(seed):
     for i in np.flatnonzero(lw > -np.inf)[::3].tolist():
         seen: list[float] = []
 
-        def report(x, value, seen=seen):
+        def report(x, value, seen=seen, start=lw[i]):
             assert value == pytest.approx(model.log_weight(x))
-            assert value > (seen[-1] if seen else lw[i])
+            assert value > (seen[-1] if seen else start)
             seen.append(value)
 
         r = map_moves.propagated_moves(model, states[i], kicks=3, rng=seed, report=report)
