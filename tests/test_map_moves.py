@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from _random_factor_graphs import zeroed_model
+from _random_factor_graphs import colouring, zeroed_model
 
 from mrflib import FactorGraph, io
 from mrflib.inference.approx import map_moves, map_reduction, map_search
@@ -194,3 +194,26 @@ def test_solve_mpe_first_answer_survives_a_slow_kernel_load(tmp_path, monkeypatc
     first = next(line for line in err.splitlines() if "answer 1: " in line)
     assert "search from" in first and "log-weight -inf" not in first, err
     assert model.log_weight(io.read_answer(out).value) > -np.inf
+
+
+def test_solve_mpe_answers_on_reduced_parts_only_improve(tmp_path, monkeypatch, capsys):
+    """``solve --task MPE`` on a 3-colouring grid with evidence, the exact engines kept
+    out: the reduction leaves a part, the propagated moves run on it, and every answer
+    written has positive weight and a log-weight strictly above the one before."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    monkeypatch.setattr(anytime, "EXACT_PARTS_SHARE", 0.0)
+    model = colouring(8, 8, seed=3).condition({0: 0, 63: 1})
+    path = tmp_path / "m.uai"
+    io.write_uai(model, path)
+    out = tmp_path / "m.MPE"
+    assert solve_cli.main([str(path), "--task", "MPE", "--time-limit", "3",
+                           "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "reduced for MAP" in err and "propagated moves on the reduced parts" in err, err
+    written = [float(line.split("log-weight ")[1].split(",")[0])
+               for line in err.splitlines() if "answer " in line and ": " in line
+               and "log-weight " in line and "not written" not in line]
+    assert written and all(math.isfinite(w) for w in written), err
+    assert all(b > a for a, b in zip(written, written[1:])), err
+    assert model.log_weight(io.read_answer(out).value) == pytest.approx(written[-1])
