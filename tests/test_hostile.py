@@ -1020,6 +1020,9 @@ EXEMPT = {
     "inference.approx.map_reduction.local_search_parts": "takes a MapReduction: another "
                                                          "object in "
                                                          "tests/test_map_reduction.py",
+    "inference.approx.map_reduction.propagated_moves_parts": "takes a MapReduction: another "
+                                                             "object in "
+                                                             "tests/test_map_moves.py",
     "inference.smci.regions.scope_plan": "the structure of a model estimate checks (its "
                                               "rows here); a plan of another structure and "
                                               "a non-plan in tests/test_smci_factor_graph.py",

@@ -6,7 +6,7 @@ The UAI competitions let a solver write improving answers one after another, eac
 0. writes a trivial answer (:func:`trivial_answer`: uniform marginals), so that the file
    holds an answer from the start; for ``MPE`` a state of positive weight instead when
    :func:`mrflib.inference.approx.map_search.feasible_state` finds one within
-   :data:`FIRST_ANSWER_SECONDS` (improved by
+   :data:`FIRST_ANSWER_SECONDS`, counted once its kernels are loaded (improved by
    :func:`~mrflib.inference.approx.map_search.local_search`);
 1. orders the variables once for the mini-buckets
    (:func:`mrflib.inference.approx.wmb.elimination_order`) and estimates the exact computation's
@@ -27,12 +27,15 @@ The UAI competitions let a solver write improving answers one after another, eac
    max instead, :func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`, each
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
-   then larger budgets while the next run is expected to end in time (for ``MPE`` half the
-   time left after them goes to a branch and bound over the last run's mini-buckets,
+   then larger budgets while the next run is expected to end in time (for ``MPE`` where
+   the evidence fixes variables, the model is first reduced for MAP and the best answer
+   improved by the propagated moves of its parts for :data:`MOVES_SHARE` of the time,
+   :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`; half the
+   time left after the runs goes to a branch and bound over the last run's mini-buckets,
    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, which proves its answer
    optimal when it ends, and the rest to local search with perturbations of the best
-   answer, seeded with ``args.seed``); ``"exact"``, the exact child alone, started even
-   when hopeless;
+   answer, or to propagated moves on the reduced parts, seeded with ``args.seed``);
+   ``"exact"``, the exact child alone, started even when hopeless;
    or a method of ``mrflib.inference.approx`` (``MAR``), with
    ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
    kernel's first compilation can be interrupted and the limit must hold;
@@ -75,7 +78,7 @@ from mrflib.inference.approx.importance import importance_estimates, importance_
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
     exact_parts,
-    local_search_parts,
+    propagated_moves_parts,
     reduce_map,
 )
 from mrflib.inference.approx.map_search import feasible_state, local_search
@@ -425,6 +428,16 @@ def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximat
                           f"bounds the MAP log-weight too), {how}", res.ibound)
 
 
+def _load_search_kernels() -> None:
+    """Load the compiled kernels of the search and the local search (from numba's cache,
+    or compiled) on a model of two variables, so that :data:`FIRST_ANSWER_SECONDS` is
+    spent searching: loading them takes about half a second on an idle machine and
+    several on a loaded one, which left the first search no time at all."""
+    tiny = FactorGraph(np.array([2, 2]), [(0, 1)],
+                       [np.array([[-np.inf, 0.0], [0.0, -np.inf]])])
+    local_search(tiny, feasible_state(tiny, start=np.array([0, 0])))
+
+
 def _first_answer(model: FactorGraph, task: str, stop: float) -> tuple[Any, str]:
     """The first answer and how it was found: for ``MPE`` the better of the trivial state
     and a search's own state, each made feasible and improved (:func:`_improved`) by
@@ -574,6 +587,8 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     if args.task == "MAR":
         io._require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task, model)
+    if args.task == "MPE":
+        _load_search_kernels()
     first = _first_answer(model, args.task,
                           min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
     answers.offer(*first, say, bound=trivial_upper_bound(model) if args.task == "MPE"
@@ -821,6 +836,15 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
     red = _reduced(model, answers, say, deadline)
     if red is None:
         return True
+    if red is not False and red.fixed:
+        # the deterministic tables the evidence makes binding block one-variable moves;
+        # the propagated moves of the reduced parts find far better states than the
+        # mini-buckets' decodings there, so they come first
+        _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
+               * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
+               fresh=True)
+        if _stop_optimal(answers, say):
+            return True
     memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
     if memory is None:
         return True
@@ -908,26 +932,51 @@ PERTURB_ROUND_SECONDS = 1.0
 def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                child: Forked | None, seed: Any, red: MapReduction | None = None) -> None:
     """Local search with perturbations of the last answer
-    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``; on the parts of
-    ``red`` where given, :func:`mrflib.inference.approx.map_reduction.local_search_parts`) in
-    rounds of :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer,
-    each round's better state offered."""
+    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
+    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
+    round's better state offered; on the parts of ``red`` where given, the propagated moves
+    of :func:`_moves` instead, in rounds of :data:`MOVES_ROUND_SECONDS`."""
     if not answers.values or not answers.log_weight > -math.inf:
         return
     rng = np.random.default_rng(seed)
     while time.perf_counter() < deadline and (child is None or not child.done()):
-        left = max(min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter()), 0.0)
         if red is not None:
-            x = local_search_parts(red, answers.values[-1], deadline=left,
-                                   perturbations=10**9, rng=rng)
-            if float(model.log_weight(x)) > answers.log_weight:
-                answers.offer(x, "local search with perturbations on the reduced parts", say)
+            _moves(model, answers, say, min(deadline, time.perf_counter()
+                                            + MOVES_ROUND_SECONDS), red, rng)
             continue
+        left = max(min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter()), 0.0)
         r = local_search(model, answers.values[-1], deadline=left,
                          perturbations=10**9, rng=rng)
         if r.log_weight > answers.log_weight:
             answers.offer(r.state, f"local search with perturbations ({r.perturbations} "
                                    f"in this round, {r.improvements} improving)", say)
+
+
+#: Share of the time left after the reduction that the first propagated moves take.
+MOVES_SHARE = 0.4
+#: Seconds of each round of propagated moves between two looks at the exact child.
+MOVES_ROUND_SECONDS = 4.0
+
+
+def _moves(model: FactorGraph, answers: AnswerFile, say: Any, stop: float,
+           red: MapReduction, rng: np.random.Generator, fresh: bool = False) -> None:
+    """The iterated local search of propagated moves on the reduced parts
+    (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`) from the last
+    answer (``fresh``: from each part's state by score, found by search) until the
+    :func:`time.perf_counter` time ``stop``, each state better than the last answer
+    offered as soon as it is found."""
+    left = stop - time.perf_counter()
+    if left <= 0 or not answers.values or (not fresh and not answers.log_weight > -math.inf):
+        return
+
+    def better(x: np.ndarray, value: float) -> None:
+        # the parts' sum may round apart from the model's log-weight, which the file keeps
+        if float(model.log_weight(x)) > answers.log_weight:
+            answers.offer(x, "propagated moves on the reduced parts", say)
+
+    x = propagated_moves_parts(red, None if fresh else answers.values[-1], deadline=left,
+                               rng=rng, report=better)
+    better(x, math.nan)
 
 
 def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,

@@ -70,8 +70,10 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
   (:func:`mrflib.inference.approx.map_reduction.reduce_map`: the zeros propagated, small
   buckets eliminated, connected parts split), each part solved by max-product where they
   all fit half the time left (:func:`~mrflib.inference.approx.map_reduction.exact_parts`);
-  otherwise ``"search"`` (where the reduction fixed variables, then a local search on the
-  reduced parts, :func:`~mrflib.inference.approx.map_reduction.local_search_parts`), then
+  otherwise ``"search"`` (where the reduction fixed variables, then the iterated local
+  search of propagated moves on the reduced parts,
+  :func:`~mrflib.inference.approx.map_reduction.propagated_moves_parts`, whose moves fix one
+  variable and let the zeros move the rest), then
   ``"mini-bucket"``, then (under a
   ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
   perturbations of the best state, stopping as soon as a bound meets the best log-weight.
@@ -540,6 +542,9 @@ def _reraise_unless_zero(err: ValueError) -> None:
 MAP_PERTURBATIONS = 100
 #: Share of the time left that ``"auto"`` gives the search before the mini-buckets.
 MAP_SEARCH_SHARE = 0.2
+#: Share of the time left that each run of ``"auto"``'s propagated moves on the reduced
+#: parts takes (two runs: from each part's state by score, then from the best state).
+MAP_MOVES_SHARE = 0.3
 def _zero(how: str) -> ValueError:
     return ValueError(f"model has Z = 0 (every state has zero weight, e.g. impossible "
                       f"evidence): {how}")
@@ -690,8 +695,8 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
                       "log_weight": best.value, "upper_bound": best.upper})
         if red is None:  # solved on its parts
             return
-        if red.fixed:  # one-variable moves are blocked: map_reduction.local_search_parts
-            steps_reduced = [("search on the reduced parts",
+        if red.fixed:  # one-variable moves are blocked: the parts' propagated moves
+            steps_reduced = [("propagated moves on the reduced parts",
                               lambda: _map_search_parts(fg, red, clock, rng, best))]
     steps: list[tuple[str, Callable[[], None]]] = [
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
@@ -715,15 +720,15 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
 
 def _map_search_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _Clock,
                       rng: Any, best: _Best) -> None:
-    """The best state improved by local search on the reduced parts (with ``rng``, with
-    perturbations) for :data:`MAP_SEARCH_SHARE` of the time left."""
-    if best.state is None or not best.value > -math.inf:
-        return
-    left = clock.left(MAP_SEARCH_SHARE)
-    x = map_reduction.local_search_parts(
-        red, best.state, deadline=left,
-        perturbations=0 if rng is None else MAP_PERTURBATIONS, rng=rng)
-    best.offer(x, "search on the reduced parts")
+    """The propagated moves of the reduced parts
+    (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`; with ``rng``,
+    kicks too) from each part's state by score, then from the best state, each for
+    :data:`MAP_MOVES_SHARE` of the time left."""
+    for start in (None, best.state):
+        if start is None or best.value > -math.inf:
+            x = map_reduction.propagated_moves_parts(
+                red, start, deadline=clock.left(MAP_MOVES_SHARE), rng=rng)
+            best.offer(x, "propagated moves on the reduced parts")
 
 
 #: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).

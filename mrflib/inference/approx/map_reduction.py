@@ -32,18 +32,21 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from mrflib.inference.approx.map_search import local_search
+from mrflib._support.validation import as_rng
+from mrflib.inference.approx.map_moves import propagated_moves
+from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.exact import elimination
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["MapReduction", "reduce_map", "exact_parts", "local_search_parts",
+           "propagated_moves_parts",
            "REDUCTION_ENTRIES",
            "EXACT_ENTRIES_PER_SECOND"]
 
@@ -496,4 +499,68 @@ def local_search_parts(red: MapReduction, state: Any, *, deadline: float | None 
         r = local_search(part, y, deadline=share,
                          perturbations=perturbations, rng=rng)
         states.append(r.state)
+    return red.expand(states)
+
+
+def propagated_moves_parts(red: MapReduction, state: Any, *, deadline: float | None = None,
+                           rng: Any = None,
+                           report: Callable[[np.ndarray, float], Any] | None = None
+                           ) -> np.ndarray:
+    """A state of positive weight improved by the iterated local search of propagated
+    moves (:func:`mrflib.inference.approx.map_moves.propagated_moves`) on each reduced part,
+    from its projection; the moves of a part fix one of its variables and let the zeros
+    move the rest, which the deterministic tables left after the reduction require.
+
+    Parameters
+    ----------
+    red : MapReduction
+        A feasible reduction (:func:`reduce_map`).
+    state : array_like of int, shape (red.n,), or None
+        The start, a state of positive weight of the original model; ``None``: each part
+        from the state :func:`mrflib.inference.approx.map_search.feasible_state` finds on
+        it without a preferred state (values by decreasing score), often a better start
+        than a state near the evidence and state 0 elsewhere.
+    deadline : float or None, default None
+        Seconds the search may take, shared by the parts in proportion to their variables
+        (``None``: each part's first descent only).
+    rng : seed or Generator or None, default None
+        The order of the moves and the kicks (``None``: in increasing order, no kick).
+    report : callable, optional
+        Called as ``report(x, log_weight)`` with each state of the original model found
+        better than every one before (``log_weight`` is the original model's).
+
+    Returns
+    -------
+    ndarray of int64, shape (red.n,)
+        The improved state of the original model (never of lower weight than
+        ``state``'s expansion).
+    """
+    if not isinstance(red, MapReduction):
+        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
+    if red.infeasible:
+        raise ValueError("the model has Z = 0 (proven by the reduction): no state to improve")
+    if report is not None and not callable(report):
+        raise TypeError(f"report must be callable or None, got {type(report).__name__}")
+    if state is None:
+        states = []
+        for part in red.parts:
+            y = feasible_state(part)
+            if y is None:  # a reduction's part always has one; no search proves otherwise
+                raise ValueError("a reduced part has no state of positive weight")
+            states.append(y)
+    else:
+        states = red.project(state)
+    gen = None if rng is None else as_rng(rng)
+    total = max(1, sum(p.n for p in red.parts))
+    values = [float(p.log_weight(y)) for p, y in zip(red.parts, states)]
+    for i, part in enumerate(red.parts):
+        share = None if deadline is None else max(0.0, deadline) * part.n / total
+
+        def seen(y: np.ndarray, value: float, i: int = i) -> None:
+            states[i], values[i] = y, value
+            report(red.expand(states), red.constant + sum(values))
+
+        r = propagated_moves(part, states[i], deadline=share, rng=gen,
+                             report=None if report is None else seen)
+        states[i], values[i] = r.state, r.log_weight
     return red.expand(states)
