@@ -238,7 +238,7 @@ class _Search:
                                     self.local)
         bits = _eok.bit_matrix(k, rows, cols)
         order = np.empty(k, dtype=np.int64)
-        found = _eok.greedy_keyed(bits, 0, logc, self.size[comp], self.limit, MAX_ORDER_WORK,
+        found = _eok.greedy_keyed(bits, 3, logc, self.size[comp], self.limit, MAX_ORDER_WORK,
                                   order)
         return order if found == 0 else None
 
