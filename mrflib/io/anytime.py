@@ -116,6 +116,8 @@ MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
 #: Samples of :func:`approximate_answer`'s ``"importance"`` without a time limit.
 IMPORTANCE_SAMPLES = 10000
+#: Scheduling niceness of the conditioning search's child (``PR``), above the parent's.
+CONDITIONING_NICENESS = 10
 #: Seconds the first ``MPE`` answer may search for a state of positive weight (it does one
 #: chunk of search however late it is) before the trivial answer is written instead.
 FIRST_ANSWER_SECONDS = 1.0
@@ -713,6 +715,10 @@ def _start_conditioning(model: FactorGraph, say: Any, deadline: float) -> Forked
 
 def _conditioned_pr(model: FactorGraph, left: float
                     ) -> float:  # pragma: no cover - runs in a forked child
+    # the search finishes only on some models; the sampling in the parent answers all of
+    # them, so on a busy machine the search takes only the processor time left over
+    with contextlib.suppress(OSError):
+        os.nice(CONDITIONING_NICENESS)
     return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
 
 
