@@ -14,7 +14,7 @@ as model counters do (sharpSAT, c2d; AND/OR search with caching, Dechter and Mat
    :func:`mrflib.inference.exact.domains.reduce_domains` does at the root): a variable
    left with one state is fixed, and its factors become smaller tables or constants;
 2. the variables not fixed split into connected components, whose ``Z`` multiply;
-3. a component whose interaction graph has a greedy (min-fill) elimination order with
+3. a component whose interaction graph has a greedy (min-degree) elimination order with
    clique tables of at most ``max_table_entries`` entries is summed by variable
    elimination (:mod:`mrflib.inference.exact.elimination`) on its conditioned factors;
    otherwise the search branches again, on the variable with the most neighbours;
@@ -58,10 +58,15 @@ __all__ = ["Conditioning", "conditioned_log_partition", "MAX_TABLE_ENTRIES"]
 
 #: Default largest clique table (entries) of a component summed by elimination.
 MAX_TABLE_ENTRIES = 2**16
-#: Components kept in the cache at most (one float and a key of some words each).
-MAX_CACHE_ENTRIES = 2_000_000
-#: Pair checks the greedy min-fill order of a component may cost before the component is
-#: taken as too wide to eliminate (it is then conditioned on).
+#: Bytes of keys the cache holds at most (a key is some words per variable of its
+#: component); past them, components are solved without being kept.
+MAX_CACHE_BYTES = 2**28
+#: Bytes a cache entry costs besides its key (the dict slot, the bytes and float objects).
+CACHE_ENTRY_BYTES = 120
+#: Greedy criterion of a component's order (min-degree: its keys cost nothing to update; a
+#: min-fill order costs 76 ms on a component of 2,650 variables, at every branch).
+ORDER_CRITERION = 3
+#: Work bound of the greedy order (counted only by the fill criteria).
 MAX_ORDER_WORK = 4_000_000
 
 
@@ -156,6 +161,7 @@ class _Search:
         self.local = np.zeros(n, dtype=np.int64)
         self.stamp = 0
         self.cache: dict[bytes, float] = {}
+        self.cache_bytes = 0
         self.branches = self.cache_hits = self.components = self.eliminations = 0
 
     # ------------------------------------------------------------------ search
@@ -212,8 +218,9 @@ class _Search:
         value = self._eliminate(comp, factors, order) if order is not None else None
         if value is None:
             value = self._branch(comp)
-        if len(self.cache) < MAX_CACHE_ENTRIES:
+        if self.cache_bytes + len(key) <= MAX_CACHE_BYTES:
             self.cache[key] = value
+            self.cache_bytes += len(key) + CACHE_ENTRY_BYTES
         return value
 
     def _branch(self, comp: np.ndarray) -> float:
@@ -237,7 +244,7 @@ class _Search:
 
     # ------------------------------------------------------------------ elimination
     def _order(self, comp: np.ndarray, factors: np.ndarray) -> np.ndarray | None:
-        """A min-fill order of the component whose clique tables stay within the budget,
+        """A min-degree order of the component whose clique tables stay within the budget,
         or ``None``."""
         k = len(comp)
         logc = np.log(self.size[comp].astype(np.float64))
@@ -248,8 +255,8 @@ class _Search:
                                     self.local)
         bits = _eok.bit_matrix(k, rows, cols)
         order = np.empty(k, dtype=np.int64)
-        found = _eok.greedy_keyed(bits, 3, logc, self.size[comp], self.limit, MAX_ORDER_WORK,
-                                  order)
+        found = _eok.greedy_keyed(bits, ORDER_CRITERION, logc, self.size[comp], self.limit,
+                                  MAX_ORDER_WORK, order)
         return order if found == 0 else None
 
     def _eliminate(self, comp: np.ndarray, factors: np.ndarray, order: np.ndarray
