@@ -309,3 +309,39 @@ def test_an_exact_answer_no_better_than_the_last_is_not_written(tmp_path, capsys
     assert model.log_weight(states[-1]) == pytest.approx(fe.map_assignment(model)[1])
     err = capsys.readouterr().err
     assert "exact" in err
+
+
+def _formula(n: int = 14, seed: int = 0, zero: float = -np.inf) -> FactorGraph:
+    """A random 3-SAT formula of ``2n`` clauses, each a factor with one row of log-weight
+    ``zero`` (``-inf``: a zero)."""
+    rng = np.random.default_rng(seed)
+    scopes, tables = [], []
+    for _ in range(2 * n):
+        scope = tuple(rng.choice(n, size=3, replace=False).tolist())
+        t = np.zeros((2, 2, 2))
+        t[tuple(rng.integers(0, 2, 3).tolist())] = zero
+        scopes.append(scope)
+        tables.append(t)
+    return FactorGraph(np.full(n, 2), scopes, tables)
+
+
+@pytest.mark.parametrize("zeros", [True, False])
+def test_pr_beyond_the_junction_tree_conditions_on_zeros(tmp_path, monkeypatch, capsys,
+                                                          zeros):
+    """With the junction tree ruled out, a model with zeros is answered exactly by the
+    conditioning search (its answer the last); one without zeros never starts it."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    monkeypatch.setattr(anytime, "EXACT_NS_PER_ENTRY", 1e15)
+    model = _formula(zero=-np.inf if zeros else -1.0)
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.PR"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", "PR", "--time-limit", "60",
+                       "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    if zeros:
+        assert "exact (conditioning)" in err
+        want = fe.log_partition(model) / math.log(10)
+        assert io.read_answer(out).value == pytest.approx(want, abs=1e-9)
+    else:
+        assert "conditioning" not in err

@@ -45,7 +45,7 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference.exact import elimination, junction_tree
+from mrflib.inference.exact import conditioning, elimination, junction_tree
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
@@ -411,6 +411,9 @@ CASES += [
       for mod in (elimination, factor_enumeration)
       for f in ("log_partition", "marginals", "factor_marginals", "map_assignment")],
     ("elimination.plan", elimination.plan, dict(model=FG), dict(model=MODEL_BAD)),
+    ("conditioning.conditioned_log_partition", conditioning.conditioned_log_partition,
+     dict(model=FG), dict(model=MODEL_BAD[:-1], time_limit=[0, -1, math.nan, -math.inf, "1", 1j],
+                          max_table_entries=COUNT_BAD, evidence=[{N: 0}, {0: 2}, {0: -1}])),
     ("table_learners.fit", table_learners.fit,
      dict(data=STATES, structure=FG, method="mple"),
      dict(data=STATES_BAD, structure=MODEL_BAD, method=["rm", None, 3], tol=FLOAT_BAD,

@@ -16,7 +16,12 @@ The UAI competitions let a solver write improving answers one after another, eac
    :data:`QUICK_EXACT_SECONDS` is solved at once and is the only answer;
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
-   hopeless, and meanwhile writes approximate answers of ``args.method``: for ``PR`` by
+   hopeless (for ``PR``, when it is not expected within the time left and some table
+   holds a zero, also the conditioning search of
+   :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates
+   the zeros, splits and caches components, and either finishes exactly by the deadline
+   or gives up), and meanwhile writes approximate answers of
+   ``args.method``: for ``PR`` by
    default (``"importance"``) importance sampling estimates of ``log Z`` with the weighted
    mini-bucket proposal (:func:`mrflib.inference.approx.importance.importance_estimates`,
    seeded with ``args.seed``), one after each batch of samples, its probabilistic bounds
@@ -94,6 +99,7 @@ from mrflib.inference.approx.wmb import (
     growing_passes,
     weighted_mini_bucket,
 )
+from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.inference.exact.elimination import _observed, plan
 from mrflib.io import uai as io
 from mrflib.models.factor_graph import FactorGraph
@@ -113,6 +119,8 @@ MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
 #: Samples of :func:`approximate_answer`'s ``"importance"`` without a time limit.
 IMPORTANCE_SAMPLES = 10000
+#: Scheduling niceness of the conditioning search's child (``PR``), above the parent's.
+CONDITIONING_NICENESS = 10
 #: Seconds the first ``MPE`` answer may search for a state of positive weight (it does one
 #: chunk of search however late it is) before the trivial answer is written instead.
 FIRST_ANSWER_SECONDS = 1.0
@@ -665,8 +673,16 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
                 child = Forked(solve, (model, args.task))
                 say(f"exact inference started in process {child.pid}")
         if args.method == "importance" and args.task == "PR":
-            _estimate_pr(model, args, answers, say, deadline, child)
-            _finish([child] if child else [], child, args, answers, say, deadline)
+            # where the junction tree is not expected in time, zeros may still let
+            # conditioning finish exactly
+            cond = _start_conditioning(model, say, deadline) if est > left else None
+            try:
+                _estimate_pr(model, args, answers, say, deadline, child, cond)
+                _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
+                        cond)
+            finally:
+                if cond is not None:
+                    cond.stop()
         elif args.method == "wmb":
             if args.task == "MPE":
                 if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
@@ -693,16 +709,45 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
             child.stop()
 
 
+def _has_zeros(model: FactorGraph) -> bool:
+    """Whether some table of ``model`` with a scope holds a zero (``-inf``)."""
+    return any(bool(np.isneginf(t).any()) for s, t in zip(model.scopes, model.log_tables) if s)
+
+
+def _start_conditioning(model: FactorGraph, say: Any, deadline: float) -> Forked | None:
+    """The conditioning search
+    (:func:`mrflib.inference.exact.conditioning.conditioned_log_partition`) in a forked
+    child until the deadline, when the model has zeros to propagate; ``None`` otherwise."""
+    left = deadline - time.perf_counter()
+    if left <= 0 or not _has_zeros(model):
+        return None
+    with deferred():
+        cond = Forked(_conditioned_pr, (model, left))
+        say("exact inference by conditioning (zeros propagated, components cached) started "
+            f"in process {cond.pid}")
+    return cond
+
+
+def _conditioned_pr(model: FactorGraph, left: float
+                    ) -> float:  # pragma: no cover - runs in a forked child
+    # the search finishes only on some models; the sampling in the parent answers all of
+    # them, so on a busy machine the search takes only the processor time left over
+    with contextlib.suppress(OSError):
+        os.nice(CONDITIONING_NICENESS)
+    return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
+
+
 def _method_answer(model: FactorGraph, task: str, method: str, left: float, seed: int
                    ) -> Approximate:  # pragma: no cover - runs in a forked child
     return approximate_answer(model, task, method=method, time_limit=left, rng=seed)
 
 
 def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: AnswerFile,
-            say: Any, deadline: float) -> None:
-    """Write the answers of the ``pending`` children (the exact ``child``, an approximate
-    method's) as they come, until the deadline or the exact answer, which ends the wait
-    (an approximate answer after it would count instead of it)."""
+            say: Any, deadline: float, cond: Forked | None = None) -> None:
+    """Write the answers of the ``pending`` children (the exact ``child``, the conditioning
+    search ``cond``, an approximate method's) as they come, until the deadline or an exact
+    answer, which ends the wait (an approximate answer after it would count instead of
+    it)."""
     while pending:
         done = first_done(pending, deadline)
         if done is None:
@@ -712,18 +757,18 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
         if kind == "error":
             if _proves_zero(value):
                 raise ValueError(value)
-            say(("exact inference" if done is child else f"{args.method}")
-                + f" failed: {value}")
+            say(("exact inference" if done is child else "conditioning" if done is cond
+                 else f"{args.method}") + f" failed: {value}")
             continue
-        if done is child:
-            answers.offer(value, "exact", say,
+        if done is child or done is cond:
+            answers.offer(value, "exact" if done is child else "exact (conditioning)", say,
                           bound=_exact_bound(answers.model, args.task, value))
             _stop_optimal(answers, say)
             return
         answers.offer(value.value, value.how, say)
     for still in pending:
-        say(("exact inference" if still is child else f"{args.method}")
-            + " did not finish in time; stopped")
+        say(("exact inference" if still is child else "conditioning" if still is cond
+             else f"{args.method}") + " did not finish in time; stopped")
 
 
 #: Seconds between two importance sampling answers (the last estimate is written at the end).
@@ -731,13 +776,14 @@ ESTIMATE_SECONDS = 1.0
 
 
 def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
-                 deadline: float, child: Forked | None) -> None:
+                 deadline: float, child: Forked | None, cond: Forked | None = None) -> None:
     """``PR`` answers of importance sampling with the weighted mini-bucket proposal
     (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``): the
     estimate of the latest batch, with its bounds on stderr, at most every
     :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
-    answer). Before any sample of positive weight the proposal's certified upper bound is
-    written (it is below the trivial answer's). A bound of ``-inf`` proves ``Z = 0``."""
+    answer, or the conditioning search's ``cond``). Before any sample of positive weight
+    the proposal's certified upper bound is written (it is below the trivial answer's). A
+    bound of ``-inf`` proves ``Z = 0``."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return
@@ -777,7 +823,7 @@ def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                 f"{res.proposal} proposal (no sample of positive weight yet in "
                 f"{res.n_samples}); certified log10 Z <= {res.log_upper_bound / ln10:.6g}; "
                 f"wrote {args.out}")
-        if child is not None and child.done():
+        if any(c is not None and c.done() for c in (child, cond)):
             break
     if pending is not None:
         write(pending)

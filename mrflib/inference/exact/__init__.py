@@ -28,6 +28,10 @@ may then be wrong, and within the limit it is exact (see :mod:`mrflib.models.pre
 Beyond enumeration, :mod:`mrflib.inference.exact.junction_tree` computes the same quantities by
 variable
 elimination on a junction tree, in time and memory exponential in the treewidth only.
+Where the treewidth is beyond it but the model is full of zeros (clauses, deterministic
+tables, evidence), :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`
+sums ``log Z`` over the states of one variable at a time, propagating the zeros, splitting
+and caching components, and eliminating a component once it is narrow enough.
 ``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and :func:`calibrator` take
 ``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
 ``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
