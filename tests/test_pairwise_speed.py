@@ -60,8 +60,9 @@ def test_fixed_state_kernels_give_the_general_kernels_bits(name):
     runs = []
     threads = numba.get_num_threads()
     try:
-        for kernel, t in (("general", 1), ("serial", 1), ("parallel", 1),
-                          ("parallel", max(2, threads))):
+        for kernel, t, block in (("general", 1, 0), ("serial", 1, _k.FIXED_BLOCK),
+                                 ("serial", 1, 7), ("parallel", 1, _k.FIXED_BLOCK),
+                                 ("parallel", max(2, threads), 13)):
             numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
             x = x0.copy()
             out = np.empty((2, M, model.n), dtype=np.int64)
@@ -70,8 +71,10 @@ def test_fixed_state_kernels_give_the_general_kernels_bits(name):
                                  logs, keys, record, out)
             else:
                 fn = _k.fixed_serial if kernel == "serial" else _k.fixed_parallel
-                fn((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record,
-                   out)
+                xt = _pairwise.site_major(x)
+                fn((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record,
+                   out, block)
+                x = _pairwise.chain_major(xt)
             runs.append((x, out))
     finally:
         numba.set_num_threads(threads)

@@ -32,7 +32,7 @@ from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling._checkerboard import _two_colouring
 
 __all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
-           "fixed_states"]
+           "run_site_major", "site_major", "chain_major", "fixed_states"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -276,15 +276,94 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     work = float(len(record)) * M * (len(order) + len(pw.nbr))
     q = fixed_states(pw)
     if q and not logs:
-        parallel = M > _k.FIXED_BLOCK and parallel_ok(work)
-        kernel = _k.fixed_parallel if parallel else _k.fixed_serial
-        kernel((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out)
+        xt = site_major(x)
+        _run_fixed(pw, w, q, xt, order, keys, record, out)
+        x[:] = xt.T
         return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
     kernel(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, bool(logs), keys, record,
            out)
     return out
+
+
+def site_major(x: np.ndarray) -> np.ndarray:
+    """Chains ``x (M, n)`` as the fixed-state kernels hold them: ``(n, M)`` uint8, a
+    site's states of all chains adjacent (every state below 256).
+
+    Parameters
+    ----------
+    x : ndarray of int, shape (M, n)
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, M)
+    """
+    return x.T.astype(np.uint8, order="C")
+
+
+def chain_major(xt: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`site_major`: ``(M, n)`` int64 chains."""
+    return xt.T.astype(np.int64, order="C")
+
+
+def _chain_block(M: int) -> int:
+    """Chains per task of the fixed-state kernels: at most
+    :data:`~mrflib.inference.sampling._pairwise_kernels.FIXED_BLOCK`, the blocks of equal
+    size (two blocks of 50 for 100 chains, not 64 and 36: the threads get equal work)."""
+    blocks = max(1, -(-M // _k.FIXED_BLOCK))
+    return max(1, -(-M // blocks))
+
+
+def _run_fixed(pw: Pairwise, w: np.ndarray, q: int, xt: np.ndarray, order: np.ndarray,
+               keys: np.ndarray, record: np.ndarray, out: np.ndarray) -> None:
+    """The fixed-state kernel on site-major chains ``xt``, on every core when the work is
+    large and the cores are idle."""
+    n, M = xt.shape
+    block = _chain_block(M)
+    work = float(len(record)) * M * (len(order) + len(pw.nbr))
+    parallel = M > block and parallel_ok(work)
+    kernel = _k.fixed_parallel if parallel else _k.fixed_serial
+    kernel((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out,
+           block)
+
+
+def run_site_major(pw: Pairwise, w: np.ndarray, logs: bool, xt: np.ndarray,
+                   order: np.ndarray, keys: np.ndarray, n_sweeps: int) -> np.ndarray:
+    """:func:`run` without records on site-major chains ``xt (n, M)`` (uint8,
+    :func:`site_major`), in place: the same draws as :func:`run` on ``chain_major(xt)``.
+    Persistent chains kept in this layout cost no conversion per call when every variable
+    has the same number of states and the weights are products; otherwise the chains are
+    converted for the general kernel and back.
+
+    Parameters
+    ----------
+    pw : Pairwise
+    w : ndarray of float64
+        :func:`weights`.
+    logs : bool
+        Whether ``w`` are log-weights.
+    xt : ndarray of uint8, shape (n, M)
+    order : ndarray of int64
+        :func:`sweep_order`.
+    keys : ndarray of uint64, shape (M,)
+    n_sweeps : int
+
+    Returns
+    -------
+    ndarray of uint8
+        ``xt`` itself.
+    """
+    record = np.full(n_sweeps, -1, dtype=np.int64)
+    n, M = xt.shape
+    q = fixed_states(pw)
+    if q and not logs:
+        _run_fixed(pw, w, q, xt, order, keys, record, np.empty((0, M, n), dtype=np.int64))
+        return xt
+    x = chain_major(xt)
+    run(pw, w, logs, x, order, keys, record, 0)
+    xt[:] = x.T
+    return xt
 
 
 def fixed_states(pw: Pairwise) -> int:
