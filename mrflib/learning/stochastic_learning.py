@@ -72,12 +72,14 @@ import numpy as np
 
 from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
+from mrflib.learning import _stochastic_learning_kernels as _sk
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.parameter_layout import (
@@ -136,6 +138,16 @@ class _Chains:
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
         self.plan = self.xt = None
+        # CD and PCD on a pairwise model of one small number of states hold their chains
+        # site-major (uint8): the sweeps and the counting pass then read them in place
+        self.site = self.site_data = None
+        if (self.order == 0 and self.pairwise is not None
+                and _pairwise.fixed_states(self.pairwise)):
+            if method == "cd":
+                self.site_data = _pairwise.site_major(x)
+            else:
+                self.site = _pairwise.site_major(self.states)
+            self.states = None
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
@@ -170,6 +182,28 @@ class _Chains:
             return self.x.copy()
         return self.x[self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)]
 
+    def _site_data_rows(self) -> np.ndarray:
+        """:meth:`_data_rows` site-major (the same draws)."""
+        N = self.x.shape[0]
+        if self.n_chains == N:
+            return self.site_data.copy()
+        rows = self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)
+        return np.ascontiguousarray(self.site_data[:, rows])
+
+    def final_states(self) -> np.ndarray:
+        """The sample set as rows ``(M, n)`` of int64 states."""
+        return self.states if self.site is None else _pairwise.chain_major(self.site)
+
+    def _site_step(self, plan: tuple) -> np.ndarray:
+        """:meth:`step` of CD and PCD on site-major chains."""
+        if self.site_data is not None:
+            self.site = self._site_data_rows()
+        factor_gibbs.advance_site_major(self.site, self.sweeps, self.rng, plan, self.card,
+                                        self.pairwise)
+        counts = _site_major_counts(self.site, self.fptr, self.fvars, self.fstride,
+                                    self.offsets, int(self.lay.offsets[-1]))
+        return counts / self.site.shape[1]
+
     def _initial_set(self, options: dict) -> np.ndarray:
         if options.get("samples") is None:
             return self._replicated(options.get("extension_rate", 1))
@@ -189,6 +223,8 @@ class _Chains:
         million factors) building the model object, or lists of its tables, would cost more
         than the sweeps."""
         plan = (tables,) + tuple(self.structure)
+        if self.site_data is not None or self.site is not None:
+            return self._site_step(plan)
         if self.first or self.sweeps == 0:
             self.first = False
         elif self.method == "cd":
@@ -216,6 +252,15 @@ class _Chains:
         values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
                                                     method=method, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
+
+
+def _site_major_counts(xt: np.ndarray, fptr: np.ndarray, fvars: np.ndarray,
+                       fstride: np.ndarray, offsets: np.ndarray, total: int) -> np.ndarray:
+    """The counts of every factor's states over the site-major chains ``xt (n, M)``, on
+    every core when the work is large and the cores are idle."""
+    work = float(xt.shape[1]) * len(fvars)
+    kernel = (_sk.site_major_counts if parallel_ok(work) else _sk.site_major_counts_serial)
+    return kernel(xt, fptr, fvars, fstride, offsets, total)
 
 
 def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
@@ -365,5 +410,5 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
                params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
                                         max_steps=max_steps),
-               None if method in ("1-smci", "cd") else chains.states, reason,
+               None if method in ("1-smci", "cd") else chains.final_states(), reason,
                tying.tied_parameters(lay, phi), None if rule is None else rule.history())

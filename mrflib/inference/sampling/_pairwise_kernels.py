@@ -10,6 +10,9 @@ exponentiated (``logs`` false: a conditional is the product of its rows) or log-
 
 Chains are swept in blocks of :data:`CHAIN_BLOCK`, held site-major (``buf[i, b]``), so that a
 site's rows are read once for the block while they are in cache; blocks run in parallel.
+The kernels for a fixed number of states take the chains site-major themselves
+(``xt[i, c]``, uint8: :func:`mrflib.inference.sampling._pairwise.site_major`), so persistent
+chains need no copy per call.
 Every update draws from its own counter-based stream: chain ``c``'s update of variable
 ``i`` in sweep ``s`` uses ``splitmix64(keys[c] + (s n + i + 1) gamma)``, so the bits depend
 on neither the blocks, the threads nor the order of a colour class.
@@ -223,7 +226,7 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
 def fixed_parallel(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
                    block=FIXED_BLOCK):  # pragma: no cover - numba
     """:func:`sweeps_parallel` (products of weights) when every variable has ``len(qt)``
-    states (``qt = (0.0,) * q``), on site-major states ``xt (n, M)`` of at most 255 states (uint8) updated in
+    states (``qt = (0.0,) * q``), on site-major states ``xt (n, M)`` (uint8) updated in
     place, blocks of ``block`` chains in parallel (:func:`_fixed_block`; the bits depend
     on neither the block nor the threads)."""
     M = xt.shape[1]
