@@ -71,12 +71,17 @@ def _pairwise_rate(model, M, S, repeats):
 
     q = _pairwise.fixed_states(pw)
 
+    xt0 = _pairwise.site_major(x0)
+    block = _pairwise._chain_block(M)
+
     def call(sweeps):
         x = x0.copy()
         record = np.full(sweeps, -1, np.int64)
-        if q and not logs:  # the kernel run() dispatches to: compiled for q states
-            _k.fixed_serial((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
-                            keys, record, out)
+        if q and not logs:  # the kernel run() dispatches to: compiled for q states, on
+            # site-major chains (as a learner's persistent chains are held)
+            xt = xt0.copy()
+            _k.fixed_serial((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
+                            keys, record, out, block)
         else:
             _k.sweeps_serial(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, logs,
                              keys, record, out)

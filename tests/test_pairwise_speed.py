@@ -189,6 +189,11 @@ def test_site_major_layout_round_trips():
     assert np.array_equal(xt, x.T)
     back = _pairwise.chain_major(xt)
     assert back.dtype == np.int64 and back.flags.c_contiguous and np.array_equal(back, x)
+    big = np.random.default_rng(1).integers(0, 4, (_k.TILE + 3, 2 * _k.TILE + 1))
+    assert np.array_equal(_pairwise.chain_major(_pairwise.site_major(big)), big)
+    rows = np.array([4, 0, 0, 2])
+    taken = _pairwise.take_chains(xt, rows)
+    assert taken.flags.c_contiguous and np.array_equal(taken, xt[:, rows])
 
 
 SITE_MODELS = dict(MODELS)
@@ -216,7 +221,7 @@ def test_site_major_sweeps_give_the_row_kernels_bits(name):
 
 
 @pytest.mark.parametrize(("method", "options"), [
-    ("pcd", {"n_chains": 70}), ("pcd", {"extension_rate": 2, "k": 2}), ("cd", {}),
+    ("pcd", {}), ("pcd", {"n_chains": 70}), ("pcd", {"extension_rate": 2, "k": 2}), ("cd", {}),
     ("cd", {"n_chains": 50})])
 def test_site_major_learners_give_the_row_chains_bits(method, options, monkeypatch):
     """CD and PCD on site-major chains fit what the chains in rows fit, bit for bit (the

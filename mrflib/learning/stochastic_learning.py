@@ -115,6 +115,7 @@ class _Chains:
         self.lay, self.x, self.method, self.rng = lay, x, method, rng
         self.order = 0
         self.first = method in ("smci-pcd", "1-smci")  # S_0 is used before any sweep
+        self.states = None
         N = x.shape[0]
         if method == "1-smci":
             self.order, self.sweeps, self.states = 1, 0, x
@@ -126,11 +127,6 @@ class _Chains:
             self.order = smci_factor_graph.order_of(estimator, "estimator")
             self.sweeps = check_positive(options.get("kappa", 1), "kappa", integer=True)
             self.states = self._initial_set(options)
-        else:
-            self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
-            self.n_chains = self._chain_count(options, N)
-            self.states = (self._replicated(options["extension_rate"])
-                           if "extension_rate" in options else self._data_rows())
         # the structure's arrays, once per fit: the sampler's packing and SMCI's scopes
         packed = factor_gibbs.pack(lay.structure)
         self.structure = packed[1:]
@@ -138,16 +134,20 @@ class _Chains:
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
         self.plan = self.xt = None
-        # CD and PCD on a pairwise model of one small number of states hold their chains
-        # site-major (uint8): the sweeps and the counting pass then read them in place
+        # CD and PCD on a pairwise model of one small number of states hold the data and
+        # their chains site-major (uint8): the sweeps and the counting passes read them in
+        # place
         self.site = self.site_data = None
-        if (self.order == 0 and self.pairwise is not None
-                and _pairwise.fixed_states(self.pairwise)):
-            if method == "cd":
+        if method in ("cd", "pcd"):
+            self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
+            self.n_chains = self._chain_count(options, N)
+            if self.pairwise is not None and _pairwise.fixed_states(self.pairwise):
                 self.site_data = _pairwise.site_major(x)
+                self.site = (self._site_replicated(options["extension_rate"])
+                             if "extension_rate" in options else self._site_data_rows())
             else:
-                self.site = _pairwise.site_major(self.states)
-            self.states = None
+                self.states = (self._replicated(options["extension_rate"])
+                               if "extension_rate" in options else self._data_rows())
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
@@ -182,13 +182,29 @@ class _Chains:
             return self.x.copy()
         return self.x[self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)]
 
+    def _site_replicated(self, e: Any) -> np.ndarray:
+        """:meth:`_replicated` site-major."""
+        e = check_positive(e, "extension_rate", integer=True)
+        self._require(e * self.x.shape[0], f"extension_rate = {e}")
+        return np.tile(self.site_data, (1, e))
+
     def _site_data_rows(self) -> np.ndarray:
         """:meth:`_data_rows` site-major (the same draws)."""
         N = self.x.shape[0]
-        if self.n_chains == N:
+        self._require(self.n_chains, f"n_chains = {self.n_chains}")
+        if self.method == "cd" and self.n_chains == N:
             return self.site_data.copy()
         rows = self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)
-        return np.ascontiguousarray(self.site_data[:, rows])
+        return _pairwise.take_chains(self.site_data, rows)
+
+    def data_counts(self) -> np.ndarray:
+        """The counts of every factor's states over the data (the fit's fixed side)."""
+        total = int(self.lay.offsets[-1])
+        if self.site_data is not None:
+            return _site_major_counts(self.site_data, self.fptr, self.fvars, self.fstride,
+                                      self.offsets, total)
+        return _factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
+                              total)
 
     def final_states(self) -> np.ndarray:
         """The sample set as rows ``(M, n)`` of int64 states."""
@@ -196,7 +212,7 @@ class _Chains:
 
     def _site_step(self, plan: tuple) -> np.ndarray:
         """:meth:`step` of CD and PCD on site-major chains."""
-        if self.site_data is not None:
+        if self.method == "cd":
             self.site = self._site_data_rows()
         factor_gibbs.advance_site_major(self.site, self.sweeps, self.rng, plan, self.card,
                                         self.pairwise)
@@ -223,7 +239,7 @@ class _Chains:
         million factors) building the model object, or lists of its tables, would cost more
         than the sweeps."""
         plan = (tables,) + tuple(self.structure)
-        if self.site_data is not None or self.site is not None:
+        if self.site is not None:
             return self._site_step(plan)
         if self.first or self.sweeps == 0:
             self.first = False
@@ -378,8 +394,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
-    d = _factor_counts(x, chains.fptr, chains.fvars, chains.fstride, chains.offsets,
-                       int(lay.offsets[-1])) / x.shape[0]
+    d = chains.data_counts() / x.shape[0]
     target = lay.A.T @ d
     missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()

@@ -32,7 +32,7 @@ from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling._checkerboard import _two_colouring
 
 __all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
-           "run_site_major", "site_major", "chain_major", "fixed_states"]
+           "run_site_major", "site_major", "chain_major", "take_chains", "fixed_states"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -278,7 +278,7 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     if q and not logs:
         xt = site_major(x)
         _run_fixed(pw, w, q, xt, order, keys, record, out)
-        x[:] = xt.T
+        _k.transpose(xt, x)
         return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
@@ -299,12 +299,24 @@ def site_major(x: np.ndarray) -> np.ndarray:
     -------
     ndarray of uint8, shape (n, M)
     """
-    return x.T.astype(np.uint8, order="C")
+    x = np.ascontiguousarray(x)
+    xt = np.empty(x.shape[::-1], dtype=np.uint8)
+    _k.transpose(x, xt)
+    return xt
 
 
 def chain_major(xt: np.ndarray) -> np.ndarray:
     """The inverse of :func:`site_major`: ``(M, n)`` int64 chains."""
-    return xt.T.astype(np.int64, order="C")
+    x = np.empty(xt.shape[::-1], dtype=np.int64)
+    _k.transpose(np.ascontiguousarray(xt), x)
+    return x
+
+
+def take_chains(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The chains ``rows`` of site-major chains ``xt (n, M)``: ``xt[:, rows]``, C order."""
+    out = np.empty((xt.shape[0], len(rows)), dtype=xt.dtype)
+    _k.take_columns(xt, np.asarray(rows, dtype=np.int64), out)
+    return out
 
 
 def _chain_block(M: int) -> int:
@@ -362,7 +374,7 @@ def run_site_major(pw: Pairwise, w: np.ndarray, logs: bool, xt: np.ndarray,
         return xt
     x = chain_major(xt)
     run(pw, w, logs, x, order, keys, record, 0)
-    xt[:] = x.T
+    _k.transpose(x, xt)
     return xt
 
 

@@ -26,8 +26,9 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
-__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "sweeps_parallel",
-           "sweeps_serial", "fixed_parallel", "fixed_serial", "widths"]
+__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE", "sweeps_parallel",
+           "sweeps_serial", "fixed_parallel", "fixed_serial", "widths", "transpose",
+           "take_columns"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
@@ -245,6 +246,33 @@ def fixed_serial(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
     for r0 in range(0, M, block):
         _fixed_block(qt, r0, min(block, M - r0), xt, w, order, nptr, nbr, noff, uoff,
                      keys, record, out)
+
+
+#: Side of the square tiles of :func:`transpose`: a tile's rows of both arrays stay in cache.
+TILE = 64
+
+
+@njit(cache=True)
+def transpose(src, dst):  # pragma: no cover - numba
+    """``dst[j, i] = src[i, j]`` (cast to ``dst``'s type) by square tiles of :data:`TILE`:
+    element by element, one of the two arrays would be read or written a cache line per
+    element."""
+    n, m = src.shape
+    for i0 in range(0, n, TILE):
+        i1 = min(n, i0 + TILE)
+        for j0 in range(0, m, TILE):
+            j1 = min(m, j0 + TILE)
+            for i in range(i0, i1):
+                for j in range(j0, j1):
+                    dst[j, i] = src[i, j]
+
+
+@njit(cache=True)
+def take_columns(src, cols, dst):  # pragma: no cover - numba
+    """``dst[:, c] = src[:, cols[c]]``, row by row."""
+    for i in range(src.shape[0]):
+        for c in range(cols.shape[0]):
+            dst[i, c] = src[i, cols[c]]
 
 
 @njit(cache=True)
