@@ -88,16 +88,29 @@ def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
     return float(np.sqrt(((n - 1) / n * within + between / n) / within))
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    if not os.path.exists("/proc/loadavg"):
+        return "n/a"
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def _measure(fn):
+    """``fn()``, its wall seconds and peak memory, and a note of its CPU seconds
+    (``time.process_time``: the fair measure on a loaded machine) and the load averages
+    before and after."""
+    before = _load()
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = fn()
     finally:
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    return out, seconds, peak
+    return out, seconds, peak, (f"{cpu:.1f} CPU s (process_time); load average {before} "
+                                f"before, {_load()} after")
 
 
 def _report(row: dict) -> None:
@@ -111,7 +124,7 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
         side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
     steps = int(os.environ.get("MRFLIB_BENCH_SCALE_STEPS", str(STEPS)))
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
-    data, t_data, peak_data = _measure(lambda: factor_gibbs.gibbs(
+    data, t_data, peak_data, cpu_data = _measure(lambda: factor_gibbs.gibbs(
         truth, N, burn_in=BURN_IN, thin=THIN, n_chains=CHAINS, rng=1))
     case = f"{side}x{side} Potts lattice, q = {Q}, N = {N}"
     base = dict(benchmark="Factor-graph learners at scale", case=case, baseline="",
@@ -120,7 +133,7 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
                  note=(f"{CHAINS} chains, {BURN_IN} sweeps of burn-in, one state every "
                        f"{THIN} sweeps; R-hat of the log-weight "
                        f"{_r_hat(truth.log_weight(data), CHAINS):.3f}; peak "
-                       f"{format_bytes(peak_data)}"))]
+                       f"{format_bytes(peak_data)}; {cpu_data}"))]
     _report(rows[-1])
     try:
         learning.fit(data, truth, "mle")
@@ -142,13 +155,13 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
             kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
             kw.update(max_steps=steps, rng=2)
-        fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
-                                                                          **k))
+        fit, seconds, peak, cpu = _measure(lambda m=method, k=kw: learning.fit(data, truth,
+                                                                               m, **k))
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
         rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak, rate=rate,
                          rate_unit="steps/s" if rate else "",
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
-                               f"{format_bytes(peak)}")))
+                               f"{format_bytes(peak)}; {cpu}")))
         _report(rows[-1])
     return rows
