@@ -6,7 +6,8 @@ one numba thread (least CPU time of a few repeats after a warm-up call, packing 
 gives the packing's time; the machine's load average goes into the notes, as the
 machine is shared and a loaded core runs slower):
 
-- ``pairwise kernel``: :mod:`mrflib.inference.sampling._pairwise_kernels` on one thread;
+- ``pairwise kernel``: :mod:`mrflib.inference.sampling._pairwise_kernels` on one thread
+  (the kernel compiled for q states, on site-major uint8 chains, as a learner holds them);
 - ``numpy checkerboard``: a vectorised numpy Gibbs sampler of the Potts lattice written
   here as the peer (all sites of one colour of all chains at once);
 - ``general factor-graph kernel``: the factor-graph kernel of

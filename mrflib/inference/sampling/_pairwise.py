@@ -18,6 +18,13 @@ a checkerboard on a lattice; greedy colours otherwise), each class in index orde
 update draws from its own counter-based SplitMix64 stream (chain, sweep, variable), so the
 same seed gives the same bits whatever the number of threads. :func:`_gibbs_numpy` is the
 plain-numpy reference of the kernels (the same draws in the same order).
+
+When every variable has the same number of states, at most
+:data:`~mrflib.inference.sampling._pairwise_kernels.MAX_FIXED_STATES`, and the weights are
+products, the kernels compiled for that number take the chains site-major
+(:func:`site_major`: ``(n, M)`` uint8, a variable's states in all chains adjacent), the
+same bits. :func:`run` converts rows to that layout and back; persistent chains (CD and
+PCD) are kept in it and advanced by :func:`run_site_major`, with no conversion per call.
 """
 
 from __future__ import annotations
