@@ -27,14 +27,21 @@ likelihood and 1-SMCI of the factor scopes), at one-minute loads of 1.8 to 3.8 o
 machine's two cores: data 2.4 min, MPLE 10.5 min to its stopping rule (133 L-BFGS steps,
 peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SMCI-PCD 147
 s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
-lap, cd, pcd and smci-pcd (mci) are from the earlier full run with the general kernels
+lap and smci-pcd (mci) are from the earlier full run with the general kernels
 (107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
-auxiliary fits on two cores), a step of PCD 42 s. The rows 1-smci, smci-pcd and pcd are
+auxiliary fits on two cores). The rows 1-smci and smci-pcd are
 from a later run on the same data draw with the vectorised 1-SMCI kernel and the data's
 factor marginals counted by blocks of factors, at one-minute loads of 4.5 to 7.5 (the
 machine shared with other benchmarks): their notes give the CPU seconds of the process
 (``time.process_time``) beside the wall time, the fair measure at such loads (1-SMCI
-36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s; PCD 16 s). The
+36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s). The rows data,
+cd and pcd are from a run with the pairwise Gibbs kernel compiled for q states on
+site-major uint8 chains (the same data draw, bit for bit), CD and PCD holding the data and
+their chains in that layout, at one-minute loads of 4.9 to 7.2, every row's note giving
+its CPU seconds: the data 33 s of CPU (73 s wall), CD and PCD 17 s of CPU each for the
+fit (setup, the first calls' imports and numba cache loads, the data's counts and three
+direction evaluations of about 1.5 s of CPU each, one sweep of 1,000 chains and the
+counting pass; one thread, as the loaded cores refuse the parallel kernels). The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
