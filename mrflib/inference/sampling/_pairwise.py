@@ -328,8 +328,12 @@ def take_chains(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _chain_block(M: int) -> int:
     """Chains per task of the fixed-state kernels: at most
-    :data:`~mrflib.inference.sampling._pairwise_kernels.FIXED_BLOCK`, the blocks of equal
-    size (two blocks of 50 for 100 chains, not 64 and 36: the threads get equal work)."""
+    :data:`~mrflib.inference.sampling._pairwise_kernels.FIXED_BLOCK`. Few blocks are of
+    equal size (two blocks of 50 for 100 chains, not 64 and 36: the threads get equal
+    work); many are of exactly that size, a block's states of a site then starting at a
+    multiple of 64 bytes within the site's row."""
+    if M >= 4 * _k.FIXED_BLOCK:
+        return _k.FIXED_BLOCK
     blocks = max(1, -(-M // _k.FIXED_BLOCK))
     return max(1, -(-M // blocks))
 

@@ -26,9 +26,9 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
-__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE", "sweeps_parallel",
-           "sweeps_serial", "fixed_parallel", "fixed_serial", "widths", "transpose",
-           "take_columns"]
+__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "FOLD_CHAINS", "MAX_FIXED_STATES", "TILE",
+           "sweeps_parallel", "sweeps_serial", "fixed_parallel", "fixed_serial", "widths",
+           "transpose", "take_columns"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
@@ -162,6 +162,46 @@ def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, 
                keys, record, out)
 
 
+#: Fewest chains of a block for which :func:`_fixed_block` folds a site's unary row and its
+#: first two neighbours' rows into one table (``q^3`` products per site and block).
+FOLD_CHAINS = 8
+
+
+@njit(cache=True, inline="always")
+def _times_rows(sc, w, flat, nbr, noff, k, k1, M, c, uQ):  # pragma: no cover - numba
+    """``sc`` times the rows of the neighbours ``k .. k1 - 1`` (in list order) selected
+    by chain ``c``'s states."""
+    Q = len(sc)
+    while k < k1:
+        base = np.uint64(noff[k]) + np.uint64(flat[np.uint64(nbr[k]) * M + c]) * uQ
+        for v in range(Q):
+            sc = tuple_setitem(sc, v, sc[v] * w[base + np.uint64(v)])
+        k += _ONE
+    return sc
+
+
+@njit(cache=True, inline="always")
+def _draw(sc, key, step):  # pragma: no cover - numba
+    """The state drawn from the weights ``sc`` by the uniform ``splitmix64(key + step)``:
+    the first whose cumulative weight exceeds the uniform times the total (a state of zero
+    weight adds nothing, so it is never drawn)."""
+    Q = len(sc)
+    z = key + step
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    tot = 0.0
+    for v in range(Q):  # cumulative weights
+        tot += sc[v]
+        sc = tuple_setitem(sc, v, tot)
+    # below 2**53 the signed conversion is exact and needs no unsigned fix-up
+    target = np.float64(np.int64(z >> np.uint64(11))) * _TWO_M53 * tot
+    pick = 0
+    for v in range(Q - 1):
+        pick += sc[v] <= target
+    return pick
+
+
 @njit(cache=True)
 def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
                  out):  # pragma: no cover - numba
@@ -174,15 +214,21 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
     One chain is updated at a time. The state weights are a tuple (registers, after the
     unrolling), each a product of the site's unary entry and each neighbour's row in list
     order: an array would send every product through memory, a store and a load on the
-    critical path of each factor. The indices are unsigned, which spares every read the
-    test for a negative index. The block's states of a site are adjacent bytes (one cache
-    line for a block of 64 chains), so the neighbours' states of all the block's chains are
-    read in a few lines while the site's rows stay in cache."""
+    critical path of each factor. For a site of two neighbours or more, the products of
+    the unary row and the first two neighbours' rows are tabulated once for the block
+    (``fold[s1, s2, v] = (u_v w1[s1, v]) w2[s2, v]``, the very products an update would
+    form), so an update reads one row of the table instead of multiplying three. The
+    indices are unsigned, which spares every read the test for a negative index. The
+    block's states of a site are adjacent bytes (one cache line for a block of 64 chains),
+    so the neighbours' states of all the block's chains are read in a few lines while the
+    site's rows stay in cache."""
     Q = len(qt)
     uQ = np.uint64(Q)
     n = xt.shape[0]
     M = np.uint64(xt.shape[1])
     flat = xt.ravel()  # a view: site j's state of chain c at j M + c
+    fold = np.empty(Q * Q * Q)
+    two = np.uint64(2)
     for s in range(record.shape[0]):
         first = np.uint64(s) * np.uint64(n) + _ONE
         for a in range(order.shape[0]):
@@ -191,32 +237,34 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
             k0 = np.uint64(nptr[i])
             k1 = np.uint64(nptr[i + _ONE])
             step = (first + i) * _GAMMA
+            iM = i * M
             unary = qt
             for v in range(Q):
                 unary = tuple_setitem(unary, v, w[u0 + np.uint64(v)])
-            for b in range(nb):
-                c = np.uint64(r0 + b)
-                sc = unary
-                k = k0
-                while k < k1:  # each neighbour's row, in list order
-                    base = np.uint64(noff[k]) + np.uint64(flat[np.uint64(nbr[k]) * M + c]) * uQ
+            if k1 - k0 >= two and nb >= FOLD_CHAINS:
+                o1 = np.uint64(noff[k0])
+                o2 = np.uint64(noff[k0 + _ONE])
+                for s1 in range(Q):
+                    for s2 in range(Q):
+                        f = (s1 * Q + s2) * Q
+                        for v in range(Q):
+                            fold[f + v] = ((unary[v] * w[o1 + np.uint64(s1 * Q + v)])
+                                           * w[o2 + np.uint64(s2 * Q + v)])
+                m1 = np.uint64(nbr[k0]) * M
+                m2 = np.uint64(nbr[k0 + _ONE]) * M
+                for b in range(nb):
+                    c = np.uint64(r0 + b)
+                    f0 = (np.uint64(flat[m1 + c]) * uQ + np.uint64(flat[m2 + c])) * uQ
+                    sc = qt
                     for v in range(Q):
-                        sc = tuple_setitem(sc, v, sc[v] * w[base + np.uint64(v)])
-                    k += _ONE
-                z = keys[c] + step
-                z = (z ^ (z >> np.uint64(30))) * _MIX1
-                z = (z ^ (z >> np.uint64(27))) * _MIX2
-                z = z ^ (z >> np.uint64(31))
-                tot = 0.0
-                for v in range(Q):  # cumulative weights
-                    tot += sc[v]
-                    sc = tuple_setitem(sc, v, tot)
-                # below 2**53 the signed conversion is exact and needs no unsigned fix-up
-                target = np.float64(np.int64(z >> np.uint64(11))) * _TWO_M53 * tot
-                pick = 0
-                for v in range(Q - 1):
-                    pick += sc[v] <= target
-                flat[i * M + c] = pick
+                        sc = tuple_setitem(sc, v, fold[f0 + np.uint64(v)])
+                    sc = _times_rows(sc, w, flat, nbr, noff, k0 + two, k1, M, c, uQ)
+                    flat[iM + c] = _draw(sc, keys[c], step)
+            else:
+                for b in range(nb):
+                    c = np.uint64(r0 + b)
+                    sc = _times_rows(unary, w, flat, nbr, noff, k0, k1, M, c, uQ)
+                    flat[iM + c] = _draw(sc, keys[c], step)
         if record[s] >= 0:
             for b in range(nb):
                 for j in range(n):
