@@ -26,7 +26,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
-__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "FOLD_CHAINS", "MAX_FIXED_STATES", "TILE",
+__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE",
            "sweeps_parallel", "sweeps_serial", "fixed_parallel", "fixed_serial", "widths",
            "transpose", "take_columns"]
 
@@ -162,11 +162,6 @@ def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, 
                keys, record, out)
 
 
-#: Fewest chains of a block for which :func:`_fixed_block` folds a site's unary row and its
-#: first two neighbours' rows into one table (``q^3`` products per site and block).
-FOLD_CHAINS = 8
-
-
 @njit(cache=True, inline="always")
 def _times_rows(sc, w, flat, nbr, noff, k, k1, M, c, uQ):  # pragma: no cover - numba
     """``sc`` times the rows of the neighbours ``k .. k1 - 1`` (in list order) selected
@@ -217,7 +212,8 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
     critical path of each factor. For a site of two neighbours or more, the products of
     the unary row and the first two neighbours' rows are tabulated once for the block
     (``fold[s1, s2, v] = (u_v w1[s1, v]) w2[s2, v]``, the very products an update would
-    form), so an update reads one row of the table instead of multiplying three. The
+    form) when the block has at least ``q^2`` chains, so an update reads one row of the
+    table instead of multiplying three. The
     indices are unsigned, which spares every read the test for a negative index. The
     block's states of a site are adjacent bytes (one cache line for a block of 64 chains),
     so the neighbours' states of all the block's chains are read in a few lines while the
@@ -241,7 +237,8 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
             unary = qt
             for v in range(Q):
                 unary = tuple_setitem(unary, v, w[u0 + np.uint64(v)])
-            if k1 - k0 >= two and nb >= FOLD_CHAINS:
+            # the table costs 2 q^3 products per block, and saves 2 q per update
+            if k1 - k0 >= two and nb >= Q * Q:
                 o1 = np.uint64(noff[k0])
                 o2 = np.uint64(noff[k0 + _ONE])
                 for s1 in range(Q):
