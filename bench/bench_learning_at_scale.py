@@ -37,11 +37,11 @@ machine shared with other benchmarks): their notes give the CPU seconds of the p
 36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s). The rows data,
 cd and pcd are from a run with the pairwise Gibbs kernel compiled for q states on
 site-major uint8 chains (the same data draw, bit for bit), CD and PCD holding the data and
-their chains in that layout, at one-minute loads of 4.9 to 7.2, every row's note giving
-its CPU seconds: the data 33 s of CPU (73 s wall), CD and PCD 17 s of CPU each for the
-fit (setup, the first calls' imports and numba cache loads, the data's counts and three
-direction evaluations of about 1.5 s of CPU each, one sweep of 1,000 chains and the
-counting pass; one thread, as the loaded cores refuse the parallel kernels). The
+their chains in that layout, at one-minute loads of 4.2 to 4.7, every row's note giving
+its CPU seconds: the data 22 s of CPU (27 s wall; the process's first calls, numba's
+cache loads included), CD 10 s and PCD 11 s of CPU for the fit (setup, the data's
+counts, and three direction evaluations of about 1.3 s of CPU each: one sweep of 1,000
+chains and the counting pass; the final chains of PCD returned as int64 rows). The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
