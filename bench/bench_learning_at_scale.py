@@ -27,14 +27,21 @@ likelihood and 1-SMCI of the factor scopes), at one-minute loads of 1.8 to 3.8 o
 machine's two cores: data 2.4 min, MPLE 10.5 min to its stopping rule (133 L-BFGS steps,
 peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SMCI-PCD 147
 s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
-lap, cd, pcd and smci-pcd (mci) are from the earlier full run with the general kernels
+lap and smci-pcd (mci) are from the earlier full run with the general kernels
 (107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
-auxiliary fits on two cores), a step of PCD 42 s. The rows 1-smci, smci-pcd and pcd are
+auxiliary fits on two cores). The rows 1-smci and smci-pcd are
 from a later run on the same data draw with the vectorised 1-SMCI kernel and the data's
 factor marginals counted by blocks of factors, at one-minute loads of 4.5 to 7.5 (the
 machine shared with other benchmarks): their notes give the CPU seconds of the process
 (``time.process_time``) beside the wall time, the fair measure at such loads (1-SMCI
-36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s; PCD 16 s). The
+36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s). The rows data,
+cd and pcd are from a run with the pairwise Gibbs kernel compiled for q states on
+site-major uint8 chains (the same data draw, bit for bit), CD and PCD holding the data and
+their chains in that layout, at one-minute loads of 4.2 to 4.7, every row's note giving
+its CPU seconds: the data 22 s of CPU (27 s wall; the process's first calls, numba's
+cache loads included), CD 10 s and PCD 11 s of CPU for the fit (setup, the data's
+counts, and three direction evaluations of about 1.3 s of CPU each: one sweep of 1,000
+chains and the counting pass; the final chains of PCD returned as int64 rows). The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
@@ -88,16 +95,29 @@ def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
     return float(np.sqrt(((n - 1) / n * within + between / n) / within))
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    if not os.path.exists("/proc/loadavg"):
+        return "n/a"
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def _measure(fn):
+    """``fn()``, its wall seconds and peak memory, and a note of its CPU seconds
+    (``time.process_time``: the fair measure on a loaded machine) and the load averages
+    before and after."""
+    before = _load()
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = fn()
     finally:
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    return out, seconds, peak
+    return out, seconds, peak, (f"{cpu:.1f} CPU s (process_time); load average {before} "
+                                f"before, {_load()} after")
 
 
 def _report(row: dict) -> None:
@@ -111,7 +131,7 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
         side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
     steps = int(os.environ.get("MRFLIB_BENCH_SCALE_STEPS", str(STEPS)))
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
-    data, t_data, peak_data = _measure(lambda: factor_gibbs.gibbs(
+    data, t_data, peak_data, cpu_data = _measure(lambda: factor_gibbs.gibbs(
         truth, N, burn_in=BURN_IN, thin=THIN, n_chains=CHAINS, rng=1))
     case = f"{side}x{side} Potts lattice, q = {Q}, N = {N}"
     base = dict(benchmark="Factor-graph learners at scale", case=case, baseline="",
@@ -120,7 +140,7 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
                  note=(f"{CHAINS} chains, {BURN_IN} sweeps of burn-in, one state every "
                        f"{THIN} sweeps; R-hat of the log-weight "
                        f"{_r_hat(truth.log_weight(data), CHAINS):.3f}; peak "
-                       f"{format_bytes(peak_data)}"))]
+                       f"{format_bytes(peak_data)}; {cpu_data}"))]
     _report(rows[-1])
     try:
         learning.fit(data, truth, "mle")
@@ -142,13 +162,13 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
             kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
             kw.update(max_steps=steps, rng=2)
-        fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
-                                                                          **k))
+        fit, seconds, peak, cpu = _measure(lambda m=method, k=kw: learning.fit(data, truth,
+                                                                               m, **k))
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
         rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak, rate=rate,
                          rate_unit="steps/s" if rate else "",
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
-                               f"{format_bytes(peak)}")))
+                               f"{format_bytes(peak)}; {cpu}")))
         _report(rows[-1])
     return rows

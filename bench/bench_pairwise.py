@@ -6,7 +6,8 @@ one numba thread (least CPU time of a few repeats after a warm-up call, packing 
 gives the packing's time; the machine's load average goes into the notes, as the
 machine is shared and a loaded core runs slower):
 
-- ``pairwise kernel``: :mod:`mrflib.inference.sampling._pairwise_kernels` on one thread;
+- ``pairwise kernel``: :mod:`mrflib.inference.sampling._pairwise_kernels` on one thread
+  (the kernel compiled for q states, on site-major uint8 chains, as a learner holds them);
 - ``numpy checkerboard``: a vectorised numpy Gibbs sampler of the Potts lattice written
   here as the peer (all sites of one colour of all chains at once);
 - ``general factor-graph kernel``: the factor-graph kernel of
@@ -71,12 +72,17 @@ def _pairwise_rate(model, M, S, repeats):
 
     q = _pairwise.fixed_states(pw)
 
+    xt0 = _pairwise.site_major(x0)
+    block = _pairwise._chain_block(M)
+
     def call(sweeps):
         x = x0.copy()
         record = np.full(sweeps, -1, np.int64)
-        if q and not logs:  # the kernel run() dispatches to: compiled for q states
-            _k.fixed_serial((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
-                            keys, record, out)
+        if q and not logs:  # the kernel run() dispatches to: compiled for q states, on
+            # site-major chains (as a learner's persistent chains are held)
+            xt = xt0.copy()
+            _k.fixed_serial((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
+                            keys, record, out, block)
         else:
             _k.sweeps_serial(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, logs,
                              keys, record, out)

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from _random_factor_graphs import random_factor_graph
 
-from mrflib import FactorGraph
+from mrflib import FactorGraph, learning
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import _stochastic_learning_kernels as _sk
+from mrflib.learning import parameter_layout, stochastic_learning, tying
 from mrflib.models import lattices
 
 
@@ -60,8 +61,9 @@ def test_fixed_state_kernels_give_the_general_kernels_bits(name):
     runs = []
     threads = numba.get_num_threads()
     try:
-        for kernel, t in (("general", 1), ("serial", 1), ("parallel", 1),
-                          ("parallel", max(2, threads))):
+        for kernel, t, block in (("general", 1, 0), ("serial", 1, _k.FIXED_BLOCK),
+                                 ("serial", 1, 7), ("parallel", 1, _k.FIXED_BLOCK),
+                                 ("parallel", max(2, threads), 13)):
             numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
             x = x0.copy()
             out = np.empty((2, M, model.n), dtype=np.int64)
@@ -70,8 +72,10 @@ def test_fixed_state_kernels_give_the_general_kernels_bits(name):
                                  logs, keys, record, out)
             else:
                 fn = _k.fixed_serial if kernel == "serial" else _k.fixed_parallel
-                fn((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record,
-                   out)
+                xt = _pairwise.site_major(x)
+                fn((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record,
+                   out, block)
+                x = _pairwise.chain_major(xt)
             runs.append((x, out))
     finally:
         numba.set_num_threads(threads)
@@ -152,3 +156,86 @@ def test_counts_by_blocks_of_factors_equal_the_row_by_row_counts(seed):
             assert np.array_equal(got, want)
     finally:
         numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_site_major_counts_equal_the_numpy_counts(seed):
+    rng = np.random.default_rng(seed)
+    if seed == 0:  # more factors than one block holds
+        model = lattices.potts_lattice(12, 12, 3, rng=0)
+    else:  # scopes of one to four variables
+        model = random_factor_graph(rng, max_scope=4, evidence=0)
+    lay = tying._layout(model, None)
+    _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
+    total = int(lay.offsets[-1])
+    x = rng.integers(0, model.cardinalities, (37, model.n))
+    want = parameter_layout._data_marginals_numpy(lay, x) * len(x)
+    xt = _pairwise.site_major(x)
+    threads = numba.get_num_threads()
+    try:
+        for t in (1, max(2, threads)):
+            numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
+            for kernel in (_sk.site_major_counts, _sk.site_major_counts_serial):
+                got = kernel(xt, fptr, fvars, fstride, offsets, total)
+                assert got.dtype == np.int64 and np.array_equal(got, want)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def test_site_major_layout_round_trips():
+    x = np.random.default_rng(0).integers(0, 8, (5, 11))
+    xt = _pairwise.site_major(x)
+    assert xt.dtype == np.uint8 and xt.shape == (11, 5) and xt.flags.c_contiguous
+    assert np.array_equal(xt, x.T)
+    back = _pairwise.chain_major(xt)
+    assert back.dtype == np.int64 and back.flags.c_contiguous and np.array_equal(back, x)
+    big = np.random.default_rng(1).integers(0, 4, (_k.TILE + 3, 2 * _k.TILE + 1))
+    assert np.array_equal(_pairwise.chain_major(_pairwise.site_major(big)), big)
+    rows = np.array([4, 0, 0, 2])
+    taken = _pairwise.take_chains(xt, rows)
+    assert taken.flags.c_contiguous and np.array_equal(taken, xt[:, rows])
+
+
+SITE_MODELS = dict(MODELS)
+SITE_MODELS["log-weights"] = (FactorGraph([3, 3], [(0, 1)], [np.array(
+    [[0.0, -700.0, 0.0], [0.0, 0.0, 0.0], [-700.0, 0.0, 0.0]])]), None)
+SITE_MODELS["mixed states"] = (FactorGraph([2, 3, 2], [(0,), (0, 1), (1, 2)], [
+    np.array([0.3, -0.2]), np.arange(6.0).reshape(2, 3) / 5, np.ones((3, 2))]), None)
+
+
+@pytest.mark.parametrize("name", list(SITE_MODELS))
+def test_site_major_sweeps_give_the_row_kernels_bits(name):
+    """The persistent site-major chains against the same chains in rows: the fixed-state
+    kernel in place, and on the other models the conversion to the general kernel."""
+    model, planted = SITE_MODELS[name]
+    plan = factor_gibbs.pack(model)
+    card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
+    pw = _pairwise.structure(*plan[4:], card)
+    M = 2 * _k.FIXED_BLOCK + 3
+    x = (np.tile(planted, (M, 1)) if planted is not None
+         else np.random.default_rng(0).integers(0, card, (M, model.n)))
+    xt = _pairwise.site_major(x)
+    factor_gibbs.advance_packed(x, 3, np.random.default_rng(5), plan, card, pw)
+    got = factor_gibbs.advance_site_major(xt, 3, np.random.default_rng(5), plan, card, pw)
+    assert got is xt and np.array_equal(_pairwise.chain_major(xt), x)
+
+
+@pytest.mark.parametrize(("method", "options"), [
+    ("pcd", {}), ("pcd", {"n_chains": 70}), ("pcd", {"extension_rate": 2, "k": 2}), ("cd", {}),
+    ("cd", {"n_chains": 50})])
+def test_site_major_learners_give_the_row_chains_bits(method, options, monkeypatch):
+    """CD and PCD on site-major chains fit what the chains in rows fit, bit for bit (the
+    rows forced by declaring no fixed number of states to the learner)."""
+    truth = lattices.potts_lattice(3, 4, 3, coupling=0.4, rng=0)
+    data = np.random.default_rng(1).integers(0, 3, (60, truth.n))
+    fits = []
+    for forced in (False, True):
+        if forced:
+            monkeypatch.setattr(stochastic_learning._pairwise, "fixed_states", lambda pw: 0)
+        fits.append(learning.fit(data, truth, method, max_steps=6, rng=2, **options))
+    monkeypatch.undo()
+    site, rows = fits
+    for a, b in zip(site.model.log_tables, rows.model.log_tables):
+        assert np.array_equal(a, b)
+    if method == "pcd":
+        assert site.chains.dtype == np.int64 and np.array_equal(site.chains, rows.chains)

@@ -73,3 +73,56 @@ def factor_counts_serial(x, fptr, fvars, fstride, offsets, total):  # pragma: no
     for k0 in range(0, F, FACTOR_BLOCK):
         _count_block(x, fptr, fvars, fstride, offsets, counts, k0, min(F, k0 + FACTOR_BLOCK))
     return counts
+
+
+@njit(cache=True)
+def _count_site_major(xt, fptr, fvars, fstride, offsets, counts, k0, k1):  # pragma: no cover
+    """Count the factors ``k0:k1`` over all chains of the site-major states ``xt (n, M)``
+    into ``counts``: a factor's variables are rows of ``xt``, read in order."""
+    M = xt.shape[1]
+    for k in range(k0, k1):
+        a0, a1 = fptr[k], fptr[k + 1]
+        off = offsets[k]
+        if a1 - a0 == 2:  # a pair: two rows, no loop over the scope
+            ra, rb = xt[fvars[a0]], xt[fvars[a0 + 1]]
+            sa, sb = np.uint64(fstride[a0]), np.uint64(fstride[a0 + 1])
+            for c in range(M):
+                counts[np.uint64(off) + np.uint64(ra[c]) * sa + np.uint64(rb[c]) * sb] += 1
+        elif a1 - a0 == 1:
+            ra = xt[fvars[a0]]
+            sa = np.uint64(fstride[a0])
+            for c in range(M):
+                counts[np.uint64(off) + np.uint64(ra[c]) * sa] += 1
+        else:
+            for c in range(M):
+                pos = off
+                for a in range(a0, a1):
+                    pos += np.int64(xt[fvars[a], c]) * fstride[a]
+                counts[pos] += 1
+
+
+@njit(cache=True, parallel=True)
+def site_major_counts(xt, fptr, fvars, fstride, offsets, total):  # pragma: no cover
+    """:func:`factor_counts` of the chains held site-major (``xt (n, M)``, row ``i`` the
+    states of variable ``i`` in every chain), by blocks of :data:`FACTOR_BLOCK` factors in
+    parallel: each block writes only its own factors' counts, so the counts do not depend
+    on the threads. A factor's states are read from its variables' rows, contiguous."""
+    F = offsets.shape[0]
+    counts = np.zeros(total, dtype=np.int64)
+    blocks = (F + FACTOR_BLOCK - 1) // FACTOR_BLOCK
+    for c in prange(blocks):
+        k0 = c * FACTOR_BLOCK
+        _count_site_major(xt, fptr, fvars, fstride, offsets, counts, k0,
+                          min(F, k0 + FACTOR_BLOCK))
+    return counts
+
+
+@njit(cache=True)
+def site_major_counts_serial(xt, fptr, fvars, fstride, offsets, total):  # pragma: no cover
+    """:func:`site_major_counts` on one thread (the same counts)."""
+    F = offsets.shape[0]
+    counts = np.zeros(total, dtype=np.int64)
+    for k0 in range(0, F, FACTOR_BLOCK):
+        _count_site_major(xt, fptr, fvars, fstride, offsets, counts, k0,
+                          min(F, k0 + FACTOR_BLOCK))
+    return counts

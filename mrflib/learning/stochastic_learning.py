@@ -54,7 +54,13 @@ never show; no ridge), a warning says so and no learner reports convergence: 1-S
 direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
-counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`); SMCI-PCD and
+counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`). On a pairwise
+structure whose variables all have one small number of states (Potts and clock lattices,
+Boltzmann machines) the data and the chains are held site-major as uint8 for the whole fit
+(:func:`mrflib.inference.sampling._pairwise.site_major`): the sweeps update them in place
+and the counting pass reads each factor's variables as contiguous rows
+(:func:`._stochastic_learning_kernels.site_major_counts`), the same bits as the chains in
+rows; the final chains of PCD are returned in rows (int64). SMCI-PCD and
 1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
@@ -72,12 +78,14 @@ import numpy as np
 
 from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
+from mrflib.learning import _stochastic_learning_kernels as _sk
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
 from mrflib.learning.parameter_layout import (
@@ -113,6 +121,7 @@ class _Chains:
         self.lay, self.x, self.method, self.rng = lay, x, method, rng
         self.order = 0
         self.first = method in ("smci-pcd", "1-smci")  # S_0 is used before any sweep
+        self.states = None
         N = x.shape[0]
         if method == "1-smci":
             self.order, self.sweeps, self.states = 1, 0, x
@@ -124,11 +133,6 @@ class _Chains:
             self.order = smci_factor_graph.order_of(estimator, "estimator")
             self.sweeps = check_positive(options.get("kappa", 1), "kappa", integer=True)
             self.states = self._initial_set(options)
-        else:
-            self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
-            self.n_chains = self._chain_count(options, N)
-            self.states = (self._replicated(options["extension_rate"])
-                           if "extension_rate" in options else self._data_rows())
         # the structure's arrays, once per fit: the sampler's packing and SMCI's scopes
         packed = factor_gibbs.pack(lay.structure)
         self.structure = packed[1:]
@@ -136,6 +140,20 @@ class _Chains:
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
         self.plan = self.xt = None
+        # CD and PCD on a pairwise model of one small number of states hold the data and
+        # their chains site-major (uint8): the sweeps and the counting passes read them in
+        # place
+        self.site = self.site_data = None
+        if method in ("cd", "pcd"):
+            self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
+            self.n_chains = self._chain_count(options, N)
+            if self.pairwise is not None and _pairwise.fixed_states(self.pairwise):
+                self.site_data = _pairwise.site_major(x)
+                self.site = (self._site_replicated(options["extension_rate"])
+                             if "extension_rate" in options else self._site_data_rows())
+            else:
+                self.states = (self._replicated(options["extension_rate"])
+                               if "extension_rate" in options else self._data_rows())
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
@@ -170,6 +188,44 @@ class _Chains:
             return self.x.copy()
         return self.x[self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)]
 
+    def _site_replicated(self, e: Any) -> np.ndarray:
+        """:meth:`_replicated` site-major."""
+        e = check_positive(e, "extension_rate", integer=True)
+        self._require(e * self.x.shape[0], f"extension_rate = {e}")
+        return np.tile(self.site_data, (1, e))
+
+    def _site_data_rows(self) -> np.ndarray:
+        """:meth:`_data_rows` site-major (the same draws)."""
+        N = self.x.shape[0]
+        self._require(self.n_chains, f"n_chains = {self.n_chains}")
+        if self.method == "cd" and self.n_chains == N:
+            return self.site_data.copy()
+        rows = self.rng.choice(N, size=self.n_chains, replace=self.n_chains > N)
+        return _pairwise.take_chains(self.site_data, rows)
+
+    def data_counts(self) -> np.ndarray:
+        """The counts of every factor's states over the data (the fit's fixed side)."""
+        total = int(self.lay.offsets[-1])
+        if self.site_data is not None:
+            return _site_major_counts(self.site_data, self.fptr, self.fvars, self.fstride,
+                                      self.offsets, total)
+        return _factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
+                              total)
+
+    def final_states(self) -> np.ndarray:
+        """The sample set as rows ``(M, n)`` of int64 states."""
+        return self.states if self.site is None else _pairwise.chain_major(self.site)
+
+    def _site_step(self, plan: tuple) -> np.ndarray:
+        """:meth:`step` of CD and PCD on site-major chains."""
+        if self.method == "cd":
+            self.site = self._site_data_rows()
+        factor_gibbs.advance_site_major(self.site, self.sweeps, self.rng, plan, self.card,
+                                        self.pairwise)
+        counts = _site_major_counts(self.site, self.fptr, self.fvars, self.fstride,
+                                    self.offsets, int(self.lay.offsets[-1]))
+        return counts / self.site.shape[1]
+
     def _initial_set(self, options: dict) -> np.ndarray:
         if options.get("samples") is None:
             return self._replicated(options.get("extension_rate", 1))
@@ -189,6 +245,8 @@ class _Chains:
         million factors) building the model object, or lists of its tables, would cost more
         than the sweeps."""
         plan = (tables,) + tuple(self.structure)
+        if self.site is not None:
+            return self._site_step(plan)
         if self.first or self.sweeps == 0:
             self.first = False
         elif self.method == "cd":
@@ -216,6 +274,15 @@ class _Chains:
         values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
                                                     method=method, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
+
+
+def _site_major_counts(xt: np.ndarray, fptr: np.ndarray, fvars: np.ndarray,
+                       fstride: np.ndarray, offsets: np.ndarray, total: int) -> np.ndarray:
+    """The counts of every factor's states over the site-major chains ``xt (n, M)``, on
+    every core when the work is large and the cores are idle."""
+    work = float(xt.shape[1]) * len(fvars)
+    kernel = (_sk.site_major_counts if parallel_ok(work) else _sk.site_major_counts_serial)
+    return kernel(xt, fptr, fvars, fstride, offsets, total)
 
 
 def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
@@ -333,8 +400,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
-    d = _factor_counts(x, chains.fptr, chains.fvars, chains.fstride, chains.offsets,
-                       int(lay.offsets[-1])) / x.shape[0]
+    d = chains.data_counts() / x.shape[0]
     target = lay.A.T @ d
     missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()
@@ -365,5 +431,5 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     return Fit(model, method, "gradient", steps, converged, time.perf_counter() - t0,
                params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
                                         max_steps=max_steps),
-               None if method in ("1-smci", "cd") else chains.states, reason,
+               None if method in ("1-smci", "cd") else chains.final_states(), reason,
                tying.tied_parameters(lay, phi), None if rule is None else rule.history())

@@ -18,6 +18,13 @@ a checkerboard on a lattice; greedy colours otherwise), each class in index orde
 update draws from its own counter-based SplitMix64 stream (chain, sweep, variable), so the
 same seed gives the same bits whatever the number of threads. :func:`_gibbs_numpy` is the
 plain-numpy reference of the kernels (the same draws in the same order).
+
+When every variable has the same number of states, at most
+:data:`~mrflib.inference.sampling._pairwise_kernels.MAX_FIXED_STATES`, and the weights are
+products, the kernels compiled for that number take the chains site-major
+(:func:`site_major`: ``(n, M)`` uint8, a variable's states in all chains adjacent), the
+same bits. :func:`run` converts rows to that layout and back; persistent chains (CD and
+PCD) are kept in it and advanced by :func:`run_site_major`, with no conversion per call.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling._checkerboard import _two_colouring
 
 __all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
-           "fixed_states"]
+           "run_site_major", "site_major", "chain_major", "take_chains", "fixed_states"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -276,15 +283,110 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     work = float(len(record)) * M * (len(order) + len(pw.nbr))
     q = fixed_states(pw)
     if q and not logs:
-        parallel = M > _k.FIXED_BLOCK and parallel_ok(work)
-        kernel = _k.fixed_parallel if parallel else _k.fixed_serial
-        kernel((0,) * q, x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out)
+        xt = site_major(x)
+        _run_fixed(pw, w, q, xt, order, keys, record, out)
+        _k.transpose(xt, x)
         return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
     kernel(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, bool(logs), keys, record,
            out)
     return out
+
+
+def site_major(x: np.ndarray) -> np.ndarray:
+    """Chains ``x (M, n)`` as the fixed-state kernels hold them: ``(n, M)`` uint8, a
+    site's states of all chains adjacent (every state below 256).
+
+    Parameters
+    ----------
+    x : ndarray of int, shape (M, n)
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, M)
+    """
+    x = np.ascontiguousarray(x)
+    xt = np.empty(x.shape[::-1], dtype=np.uint8)
+    _k.transpose(x, xt)
+    return xt
+
+
+def chain_major(xt: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`site_major`: ``(M, n)`` int64 chains."""
+    x = np.empty(xt.shape[::-1], dtype=np.int64)
+    _k.transpose(np.ascontiguousarray(xt), x)
+    return x
+
+
+def take_chains(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The chains ``rows`` of site-major chains ``xt (n, M)``: ``xt[:, rows]``, C order."""
+    out = np.empty((xt.shape[0], len(rows)), dtype=xt.dtype)
+    _k.take_columns(xt, np.asarray(rows, dtype=np.int64), out)
+    return out
+
+
+def _chain_block(M: int) -> int:
+    """Chains per task of the fixed-state kernels: at most
+    :data:`~mrflib.inference.sampling._pairwise_kernels.FIXED_BLOCK`. Few blocks are of
+    equal size (two blocks of 50 for 100 chains, not 64 and 36: the threads get equal
+    work); many are of exactly that size, a block's states of a site then starting at a
+    multiple of 64 bytes within the site's row."""
+    if M >= 4 * _k.FIXED_BLOCK:
+        return _k.FIXED_BLOCK
+    blocks = max(1, -(-M // _k.FIXED_BLOCK))
+    return max(1, -(-M // blocks))
+
+
+def _run_fixed(pw: Pairwise, w: np.ndarray, q: int, xt: np.ndarray, order: np.ndarray,
+               keys: np.ndarray, record: np.ndarray, out: np.ndarray) -> None:
+    """The fixed-state kernel on site-major chains ``xt``, on every core when the work is
+    large and the cores are idle."""
+    n, M = xt.shape
+    block = _chain_block(M)
+    work = float(len(record)) * M * (len(order) + len(pw.nbr))
+    parallel = M > block and parallel_ok(work)
+    kernel = _k.fixed_parallel if parallel else _k.fixed_serial
+    kernel((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out,
+           block)
+
+
+def run_site_major(pw: Pairwise, w: np.ndarray, logs: bool, xt: np.ndarray,
+                   order: np.ndarray, keys: np.ndarray, n_sweeps: int) -> np.ndarray:
+    """:func:`run` without records on site-major chains ``xt (n, M)`` (uint8,
+    :func:`site_major`), in place: the same draws as :func:`run` on ``chain_major(xt)``.
+    Persistent chains kept in this layout cost no conversion per call when every variable
+    has the same number of states and the weights are products; otherwise the chains are
+    converted for the general kernel and back.
+
+    Parameters
+    ----------
+    pw : Pairwise
+    w : ndarray of float64
+        :func:`weights`.
+    logs : bool
+        Whether ``w`` are log-weights.
+    xt : ndarray of uint8, shape (n, M)
+    order : ndarray of int64
+        :func:`sweep_order`.
+    keys : ndarray of uint64, shape (M,)
+    n_sweeps : int
+
+    Returns
+    -------
+    ndarray of uint8
+        ``xt`` itself.
+    """
+    record = np.full(n_sweeps, -1, dtype=np.int64)
+    n, M = xt.shape
+    q = fixed_states(pw)
+    if q and not logs:
+        _run_fixed(pw, w, q, xt, order, keys, record, np.empty((0, M, n), dtype=np.int64))
+        return xt
+    x = chain_major(xt)
+    run(pw, w, logs, x, order, keys, record, 0)
+    _k.transpose(x, xt)
+    return xt
 
 
 def fixed_states(pw: Pairwise) -> int:

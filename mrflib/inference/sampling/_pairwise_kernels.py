@@ -10,6 +10,9 @@ exponentiated (``logs`` false: a conditional is the product of its rows) or log-
 
 Chains are swept in blocks of :data:`CHAIN_BLOCK`, held site-major (``buf[i, b]``), so that a
 site's rows are read once for the block while they are in cache; blocks run in parallel.
+The kernels for a fixed number of states take the chains site-major themselves
+(``xt[i, c]``, uint8: :func:`mrflib.inference.sampling._pairwise.site_major`), so persistent
+chains need no copy per call.
 Every update draws from its own counter-based stream: chain ``c``'s update of variable
 ``i`` in sweep ``s`` uses ``splitmix64(keys[c] + (s n + i + 1) gamma)``, so the bits depend
 on neither the blocks, the threads nor the order of a colour class.
@@ -19,16 +22,19 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.tuple import tuple_setitem
 
 from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
 
-__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "sweeps_parallel",
-           "sweeps_serial", "fixed_parallel", "fixed_serial", "widths"]
+__all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE",
+           "sweeps_parallel", "sweeps_serial", "fixed_parallel", "fixed_serial", "widths",
+           "transpose", "take_columns"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
-#: Chains updated together at each site by the kernels of a fixed number of states.
-FIXED_BLOCK = 32
+#: Most chains updated together at each site by the kernels of a fixed number of states:
+#: their states of a site fill one 64-byte cache line (uint8).
+FIXED_BLOCK = 64
 #: Largest number of states for which a kernel is compiled with it as a constant.
 MAX_FIXED_STATES = 8
 _ONE = np.uint64(1)
@@ -156,28 +162,69 @@ def sweeps_serial(x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record, 
                keys, record, out)
 
 
+@njit(cache=True, inline="always")
+def _times_rows(sc, w, flat, nbr, noff, k, k1, M, c, uQ):  # pragma: no cover - numba
+    """``sc`` times the rows of the neighbours ``k .. k1 - 1`` (in list order) selected
+    by chain ``c``'s states."""
+    Q = len(sc)
+    while k < k1:
+        base = np.uint64(noff[k]) + np.uint64(flat[np.uint64(nbr[k]) * M + c]) * uQ
+        for v in range(Q):
+            sc = tuple_setitem(sc, v, sc[v] * w[base + np.uint64(v)])
+        k += _ONE
+    return sc
+
+
+@njit(cache=True, inline="always")
+def _draw(sc, key, step):  # pragma: no cover - numba
+    """The state drawn from the weights ``sc`` by the uniform ``splitmix64(key + step)``:
+    the first whose cumulative weight exceeds the uniform times the total (a state of zero
+    weight adds nothing, so it is never drawn)."""
+    Q = len(sc)
+    z = key + step
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    tot = 0.0
+    for v in range(Q):  # cumulative weights
+        tot += sc[v]
+        sc = tuple_setitem(sc, v, tot)
+    # below 2**53 the signed conversion is exact and needs no unsigned fix-up
+    target = np.float64(np.int64(z >> np.uint64(11))) * _TWO_M53 * tot
+    pick = 0
+    for v in range(Q - 1):
+        pick += sc[v] <= target
+    return pick
+
+
 @njit(cache=True)
-def _fixed_block(qt, r0, nb, x, w, order, nptr, nbr, noff, uoff, keys, record,
+def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
                  out):  # pragma: no cover - numba
     """:func:`_block` for products of weights when every variable has ``len(qt)`` states
-    (a constant of the compiled kernel: its loops over states unroll), on a block of
-    at most :data:`FIXED_BLOCK` chains (``nb``). The same operations in the same order as
-    :func:`_block`, so the same bits.
+    (``qt``: a tuple of that many floats, a constant of the compiled kernel: its loops over
+    states unroll), on the chains ``r0 .. r0 + nb - 1`` of the site-major states
+    ``xt (n, M)``, in place. The same operations in the same order as :func:`_block`, so
+    the same bits.
 
-    One chain is updated at a time with its weights in registers; the indices are
-    unsigned, which spares every read the test for a negative index (half of the
-    instructions of the update otherwise)."""
+    One chain is updated at a time. The state weights are a tuple (registers, after the
+    unrolling), each a product of the site's unary entry and each neighbour's row in list
+    order: an array would send every product through memory, a store and a load on the
+    critical path of each factor. For a site of two neighbours or more, the products of
+    the unary row and the first two neighbours' rows are tabulated once for the block
+    (``fold[s1, s2, v] = (u_v w1[s1, v]) w2[s2, v]``, the very products an update would
+    form) when the block has at least ``q^2`` chains, so an update reads one row of the
+    table instead of multiplying three. The
+    indices are unsigned, which spares every read the test for a negative index. The
+    block's states of a site are adjacent bytes (one cache line for a block of 64 chains),
+    so the neighbours' states of all the block's chains are read in a few lines while the
+    site's rows stay in cache."""
     Q = len(qt)
     uQ = np.uint64(Q)
-    uB = np.uint64(FIXED_BLOCK)
-    n = x.shape[1]
-    buf = np.zeros(n * FIXED_BLOCK, dtype=np.int32)  # buf[i B + b]: chain b's state of i
-    sc = np.empty(Q)
-    ks = np.zeros(FIXED_BLOCK, dtype=np.uint64)
-    for b in range(nb):
-        ks[b] = keys[r0 + b]
-        for i in range(n):
-            buf[i * FIXED_BLOCK + b] = x[r0 + b, i]
+    n = xt.shape[0]
+    M = np.uint64(xt.shape[1])
+    flat = xt.ravel()  # a view: site j's state of chain c at j M + c
+    fold = np.empty(Q * Q * Q)
+    two = np.uint64(2)
     for s in range(record.shape[0]):
         first = np.uint64(s) * np.uint64(n) + _ONE
         for a in range(order.shape[0]):
@@ -186,61 +233,91 @@ def _fixed_block(qt, r0, nb, x, w, order, nptr, nbr, noff, uoff, keys, record,
             k0 = np.uint64(nptr[i])
             k1 = np.uint64(nptr[i + _ONE])
             step = (first + i) * _GAMMA
-            iB = i * uB
-            for b in range(nb):
-                ub = np.uint64(b)
-                for v in range(Q):
-                    sc[v] = w[u0 + np.uint64(v)]
-                k = k0
-                while k < k1:  # each neighbour's row, in list order
-                    base = (np.uint64(noff[k])
-                            + np.uint64(buf[np.uint64(nbr[k]) * uB + ub]) * uQ)
+            iM = i * M
+            unary = qt
+            for v in range(Q):
+                unary = tuple_setitem(unary, v, w[u0 + np.uint64(v)])
+            # the table costs 2 q^3 products per block, and saves 2 q per update
+            if k1 - k0 >= two and nb >= Q * Q:
+                o1 = np.uint64(noff[k0])
+                o2 = np.uint64(noff[k0 + _ONE])
+                for s1 in range(Q):
+                    for s2 in range(Q):
+                        f = (s1 * Q + s2) * Q
+                        for v in range(Q):
+                            fold[f + v] = ((unary[v] * w[o1 + np.uint64(s1 * Q + v)])
+                                           * w[o2 + np.uint64(s2 * Q + v)])
+                m1 = np.uint64(nbr[k0]) * M
+                m2 = np.uint64(nbr[k0 + _ONE]) * M
+                for b in range(nb):
+                    c = np.uint64(r0 + b)
+                    f0 = (np.uint64(flat[m1 + c]) * uQ + np.uint64(flat[m2 + c])) * uQ
+                    sc = qt
                     for v in range(Q):
-                        sc[v] *= w[base + np.uint64(v)]
-                    k += _ONE
-                z = ks[ub] + step
-                z = (z ^ (z >> np.uint64(30))) * _MIX1
-                z = (z ^ (z >> np.uint64(27))) * _MIX2
-                z = z ^ (z >> np.uint64(31))
-                tot = 0.0
-                for v in range(Q):
-                    tot += sc[v]
-                    sc[v] = tot
-                target = np.float64(z >> np.uint64(11)) * _TWO_M53 * tot
-                pick = 0
-                for v in range(Q - 1):
-                    pick += sc[v] <= target
-                buf[iB + ub] = pick
+                        sc = tuple_setitem(sc, v, fold[f0 + np.uint64(v)])
+                    sc = _times_rows(sc, w, flat, nbr, noff, k0 + two, k1, M, c, uQ)
+                    flat[iM + c] = _draw(sc, keys[c], step)
+            else:
+                for b in range(nb):
+                    c = np.uint64(r0 + b)
+                    sc = _times_rows(unary, w, flat, nbr, noff, k0, k1, M, c, uQ)
+                    flat[iM + c] = _draw(sc, keys[c], step)
         if record[s] >= 0:
             for b in range(nb):
-                for i in range(n):
-                    out[record[s], r0 + b, i] = buf[i * FIXED_BLOCK + b]
-    for b in range(nb):
-        for i in range(n):
-            x[r0 + b, i] = buf[i * FIXED_BLOCK + b]
+                for j in range(n):
+                    out[record[s], r0 + b, j] = xt[j, r0 + b]
 
 
 @njit(cache=True, parallel=True)
-def fixed_parallel(qt, x, w, order, nptr, nbr, noff, uoff, keys, record,
-                   out):  # pragma: no cover - numba
+def fixed_parallel(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
+                   block=FIXED_BLOCK):  # pragma: no cover - numba
     """:func:`sweeps_parallel` (products of weights) when every variable has ``len(qt)``
-    states, blocks of :data:`FIXED_BLOCK` chains in parallel (:func:`_fixed_block`)."""
-    M = x.shape[0]
-    blocks = (M + FIXED_BLOCK - 1) // FIXED_BLOCK
+    states (``qt = (0.0,) * q``), on site-major states ``xt (n, M)`` (uint8) updated in
+    place, blocks of ``block`` chains in parallel (:func:`_fixed_block`; the bits depend
+    on neither the block nor the threads)."""
+    M = xt.shape[1]
+    blocks = (M + block - 1) // block
     for q in prange(blocks):
-        r0 = q * FIXED_BLOCK
-        _fixed_block(qt, r0, min(FIXED_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff,
+        r0 = q * block
+        _fixed_block(qt, r0, min(block, M - r0), xt, w, order, nptr, nbr, noff, uoff,
                      keys, record, out)
 
 
 @njit(cache=True)
-def fixed_serial(qt, x, w, order, nptr, nbr, noff, uoff, keys, record,
-                 out):  # pragma: no cover - numba
+def fixed_serial(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
+                 block=FIXED_BLOCK):  # pragma: no cover - numba
     """:func:`fixed_parallel` on one thread (the same bits)."""
-    M = x.shape[0]
-    for r0 in range(0, M, FIXED_BLOCK):
-        _fixed_block(qt, r0, min(FIXED_BLOCK, M - r0), x, w, order, nptr, nbr, noff, uoff,
+    M = xt.shape[1]
+    for r0 in range(0, M, block):
+        _fixed_block(qt, r0, min(block, M - r0), xt, w, order, nptr, nbr, noff, uoff,
                      keys, record, out)
+
+
+#: Side of the square tiles of :func:`transpose`: a tile's rows of both arrays stay in cache.
+TILE = 64
+
+
+@njit(cache=True)
+def transpose(src, dst):  # pragma: no cover - numba
+    """``dst[j, i] = src[i, j]`` (cast to ``dst``'s type) by square tiles of :data:`TILE`:
+    element by element, one of the two arrays would be read or written a cache line per
+    element."""
+    n, m = src.shape
+    for i0 in range(0, n, TILE):
+        i1 = min(n, i0 + TILE)
+        for j0 in range(0, m, TILE):
+            j1 = min(m, j0 + TILE)
+            for i in range(i0, i1):
+                for j in range(j0, j1):
+                    dst[j, i] = src[i, j]
+
+
+@njit(cache=True)
+def take_columns(src, cols, dst):  # pragma: no cover - numba
+    """``dst[:, c] = src[:, cols[c]]``, row by row."""
+    for i in range(src.shape[0]):
+        for c in range(cols.shape[0]):
+            dst[i, c] = src[i, cols[c]]
 
 
 @njit(cache=True)

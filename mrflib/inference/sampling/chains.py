@@ -456,6 +456,44 @@ def advance_packed(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator, 
     return chains
 
 
+def advance_site_major(chains: np.ndarray, n_sweeps: int, rng: np.random.Generator,
+                       plan: tuple, card: np.ndarray, pairwise: _pairwise.Pairwise
+                       ) -> np.ndarray:
+    """:func:`advance_packed` of a pairwise model on chains held site-major, in place.
+
+    The layout of the pairwise kernels for a fixed number of states
+    (:func:`mrflib.inference.sampling._pairwise.site_major`): persistent chains kept in it
+    cost no conversion per call. The draws are those of :func:`advance_packed` on the
+    same chains in rows.
+
+    Parameters
+    ----------
+    chains : numpy.ndarray of uint8, shape (n, M), C-contiguous
+        Row ``i``: the states of variable ``i`` in every chain; updated in place.
+    n_sweeps : int
+        Sweeps of every variable.
+    rng : numpy.random.Generator
+        The source of the chains' keys.
+    plan : tuple
+        :func:`pack` of the model (tables flattened in factor order).
+    card : numpy.ndarray of int64, shape (n,)
+        The model's cardinalities.
+    pairwise : Pairwise
+        The model's pairwise structure (``_pairwise.structure``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``chains`` itself.
+    """
+    if not n_sweeps:
+        return chains
+    w, logs = _pairwise.weights(pairwise, plan[0])
+    keys = rng.integers(0, 2**64, size=chains.shape[1], dtype=np.uint64)
+    order = _pairwise.sweep_order(pairwise, np.arange(chains.shape[0], dtype=np.int64))
+    return _pairwise.run_site_major(pairwise, w, logs, chains, order, keys, n_sweeps)
+
+
 def gibbs_numpy(
     model: FactorGraph, n_samples: int, *, burn_in: int, thin: int = 1,
     n_chains: int | None = None, init: Any = None, evidence: Mapping | None = None,
