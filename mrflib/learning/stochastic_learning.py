@@ -75,7 +75,7 @@ from mrflib._support.optimizers import _gradient_ascent
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.inference.smci import _pairwise_scopes
+from mrflib.inference.smci import _pairwise_scopes, _scope_patterns
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning.existence import check_existence, not_converged_if
@@ -135,7 +135,7 @@ class _Chains:
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
-        self.plan = self.xt = None
+        self.plan = self.xt = self.keys = None
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
@@ -203,11 +203,14 @@ class _Chains:
                                     self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
-            if self.method == "1-smci" and self.xt is None:  # a fixed set: transposed once
+            if self.method == "1-smci" and self.xt is None:  # a fixed set: laid out once
                 self.xt = _pairwise_scopes.transposed(self.plan, self.states)
+                if _scope_patterns.applies(self.pairwise, self.states.shape[0]):
+                    self.keys = _scope_patterns.keys(self.pairwise, self.xt,
+                                                     self.states.shape[0])
             return _pairwise_scopes.flat_marginals(self.plan, tables, self.states,
                                                    self.xt if self.method == "1-smci"
-                                                   else None)
+                                                   else None, self.keys)
         if self.order == 1:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:
