@@ -88,6 +88,15 @@ def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
     return float(np.sqrt(((n - 1) / n * within + between / n) / within))
 
 
+def _load() -> str:
+    """The one-, five- and fifteen-minute load averages (``/proc/loadavg``), or "n/a"."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def _measure(fn):
     tracemalloc.start()
     t0 = time.perf_counter()
@@ -142,13 +151,17 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
             kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
             kw.update(max_steps=steps, rng=2)
+        load_before, cpu0 = _load(), time.process_time()
         fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
                                                                           **k))
+        cpu = time.process_time() - cpu0
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
         rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak, rate=rate,
                          rate_unit="steps/s" if rate else "",
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
-                               f"{format_bytes(peak)}")))
+                               f"{format_bytes(peak)}; {cpu:.1f} CPU s (process_time, the "
+                               f"whole fit); load average {load_before} before, {_load()} "
+                               "after")))
         _report(rows[-1])
     return rows

@@ -46,30 +46,31 @@ def boundary_keys(xt, n_rows, nptr, nbr, card, ids):  # pragma: no cover - numba
 def _products(i, skip, w, nptr, nbr, noff, uoff, card, out, row):  # pragma: no cover - numba
     """``out[k * c + v]``: ``i``'s unary row times its neighbours' rows at configuration
     ``k`` of its neighbours other than entry ``skip`` (-1: all), for every ``k`` (mixed
-    radix, as :func:`boundary_keys`); returns their number. Digit by digit in place: the
-    entries of configuration ``k`` move to ``k ce .. k ce + ce - 1``, taken from the
-    highest ``k`` down (``row`` holds the entries being moved)."""
-    c = card[i]
+    radix, as :func:`boundary_keys`); returns their number. Digit by digit from the least
+    significant, in place: with ``m`` configurations so far, the new digit's state ``x``
+    fills block ``x`` of ``m c`` entries from block 0, ``x = 0`` last (indices unsigned,
+    as in :func:`_expand`; ``row`` is unused scratch kept for the signature)."""
+    c = np.uint64(card[i])
     lo = nptr[i]
-    u0 = uoff[i]
+    u0 = np.uint64(uoff[i])
     for v in range(c):
         out[v] = w[u0 + v]
-    m = 1
-    for e in range(nptr[i + 1] - lo):
+    m = np.uint64(1)
+    for e in range(nptr[i + 1] - lo - 1, -1, -1):
         if e == skip:
             continue
         ce = card[nbr[lo + e]]
-        o = noff[lo + e]
-        for k in range(m - 1, -1, -1):
-            for v in range(c):
-                row[v] = out[k * c + v]
-            for x in range(ce - 1, -1, -1):
-                t0 = (k * ce + x) * c
-                b = o + x * c
+        o = np.uint64(noff[lo + e])
+        mc = m * c
+        for x in range(ce - 1, -1, -1):
+            d0 = np.uint64(x) * mc
+            b = o + np.uint64(x) * c
+            for k in range(m):
+                k0 = k * c
                 for v in range(c):
-                    out[t0 + v] = row[v] * w[b + v]
-        m *= ce
-    return m
+                    out[d0 + k0 + v] = out[k0 + v] * w[b + v]
+        m *= np.uint64(ce)
+    return np.int64(m)
 
 
 @njit(cache=True)
@@ -113,6 +114,34 @@ def _fold(src, m, width, ce, rad, dst, m_red):  # pragma: no cover - numba
 
 
 @njit(cache=True)
+def _times_table(A, m, c, cb, pe, p0, out):  # pragma: no cover - numba
+    """``out[a, s] = Σ_x A[a, x] pe[p0 + x cb + s]`` for ``a < m`` (unsigned indices, as
+    in :func:`_expand`)."""
+    uc, ucb = np.uint64(c), np.uint64(cb)
+    for t in range(np.uint64(m) * ucb):
+        out[t] = 0.0
+    for a in range(np.uint64(m)):
+        for x in range(uc):
+            ax = A[a * uc + x]
+            t0 = np.uint64(p0) + x * ucb
+            for s in range(ucb):
+                out[a * ucb + s] += ax * pe[t0 + s]
+
+
+@njit(cache=True)
+def _outer_sum(A, m, c, S, cb, out):  # pragma: no cover - numba
+    """``out[x, s] = Σ_a A[a, x] S[a, s]`` over ``a < m`` (unsigned indices)."""
+    uc, ucb = np.uint64(c), np.uint64(cb)
+    for t in range(uc * ucb):
+        out[t] = 0.0
+    for a in range(np.uint64(m)):
+        for x in range(uc):
+            ax = A[a * uc + x]
+            for s in range(ucb):
+                out[x * ucb + s] += ax * S[a * ucb + s]
+
+
+@njit(cache=True)
 def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, poff, khi,
               vacc, pacc, full, A, B, vred, vfull, bfull, S, row):  # pragma: no cover - numba
     """Variable ``i``'s conditional and the conditionals of the pairs it is the lower end
@@ -120,16 +149,16 @@ def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, p
     c = card[i]
     lo = nptr[i]
     m = _products(i, -1, w, nptr, nbr, noff, uoff, card, full, row)
-    for k in range(m):
+    uc = np.uint64(c)
+    for k in range(np.uint64(m)):
         z = 0.0
-        for v in range(c):
-            z += full[k * c + v]
+        for v in range(uc):
+            z += full[k * uc + v]
         z = 1.0 / z
-        for v in range(c):
-            full[k * c + v] *= z
+        for v in range(uc):
+            full[k * uc + v] *= z
     for v in range(c):
         row[v] = 0.0
-    uc = np.uint64(c)
     for r in range(n_rows):
         k0 = np.uint64(ids[i, r]) * uc
         for v in range(uc):
@@ -147,19 +176,13 @@ def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, p
         f = khi[p] - nptr[j]  # i's entry in j's list
         ma = _products(i, e, w, nptr, nbr, noff, uoff, card, A, row)
         mb = _products(j, f, w, nptr, nbr, noff, uoff, card, B, row)
-        for t in range(ma * cb):
-            vred[t] = 0.0
-        for a in range(ma):
-            for x in range(c):
-                ax = A[a * c + x]
-                for s in range(cb):
-                    vred[a * cb + s] += ax * pe[p0 + x * cb + s]
+        _times_table(A, ma, c, cb, pe, p0, vred)
         rad_i = _radix(i, e, nptr, nbr, card)
         rad_j = _radix(j, f, nptr, nbr, card)
         _expand(vred, m, cb, cb, rad_i, vfull)
         mj = mb * c
         _expand(B, mj, cb, c, rad_j, bfull)
-        for t in range(m * cb):
+        for t in range(np.uint64(m * cb)):
             S[t] = 0.0
         ucb = np.uint64(cb)
         for r in range(n_rows):
@@ -172,13 +195,7 @@ def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, p
             for s in range(ucb):
                 S[a0 + s] += bfull[b0 + s] * z
         _fold(S, m, cb, cb, rad_i, vred, ma)
-        for t in range(c * cb):
-            vfull[t] = 0.0  # the pair's sums before pe
-        for a in range(ma):
-            for x in range(c):
-                ax = A[a * c + x]
-                for s in range(cb):
-                    vfull[x * cb + s] += ax * vred[a * cb + s]
+        _outer_sum(A, ma, c, vred, cb, vfull)  # the pair's sums before pe
         for t in range(c * cb):
             pacc[p0 + t] += pe[p0 + t] * vfull[t]
 
