@@ -58,9 +58,12 @@ counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`); S
 1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
-variables' cavities, ``O(edges q^2)`` a row). All linear in the model and in the rows;
-the structure of the sampler is packed once per fit, the data's factor marginals are
-counted once, and 1-SMCI's data rows are laid out for the pairwise kernel once.
+variables' cavities; when a variable's neighbours have few joint configurations, as on a
+lattice, the cavities are tabulated once per configuration and a row costs one dot product
+and one ``q``-vector update per pair, :mod:`mrflib.inference.smci._scope_patterns`). All
+linear in the model and in the rows; the structure of the sampler is packed once per fit,
+the data's factor marginals are counted once, and 1-SMCI's data rows are laid out for the
+pairwise kernel, and the keys of their neighbours' configurations found, once.
 """
 
 from __future__ import annotations

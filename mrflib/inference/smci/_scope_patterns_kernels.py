@@ -43,13 +43,13 @@ def boundary_keys(xt, n_rows, nptr, nbr, card, ids):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _products(i, skip, w, nptr, nbr, noff, uoff, card, out, row):  # pragma: no cover - numba
+def _products(i, skip, w, nptr, nbr, noff, uoff, card, out):  # pragma: no cover - numba
     """``out[k * c + v]``: ``i``'s unary row times its neighbours' rows at configuration
     ``k`` of its neighbours other than entry ``skip`` (-1: all), for every ``k`` (mixed
     radix, as :func:`boundary_keys`); returns their number. Digit by digit from the least
     significant, in place: with ``m`` configurations so far, the new digit's state ``x``
     fills block ``x`` of ``m c`` entries from block 0, ``x = 0`` last (indices unsigned,
-    as in :func:`_expand`; ``row`` is unused scratch kept for the signature)."""
+    as in :func:`_expand`)."""
     c = np.uint64(card[i])
     lo = nptr[i]
     u0 = np.uint64(uoff[i])
@@ -148,7 +148,7 @@ def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, p
     of, summed over the rows into ``vacc`` and ``pacc``."""
     c = card[i]
     lo = nptr[i]
-    m = _products(i, -1, w, nptr, nbr, noff, uoff, card, full, row)
+    m = _products(i, -1, w, nptr, nbr, noff, uoff, card, full)
     uc = np.uint64(c)
     for k in range(np.uint64(m)):
         z = 0.0
@@ -174,8 +174,8 @@ def _variable(i, ids, n_rows, w, pe, nptr, nbr, noff, uoff, card, voff, pslot, p
         cb = card[j]
         p0 = poff[p]
         f = khi[p] - nptr[j]  # i's entry in j's list
-        ma = _products(i, e, w, nptr, nbr, noff, uoff, card, A, row)
-        mb = _products(j, f, w, nptr, nbr, noff, uoff, card, B, row)
+        ma = _products(i, e, w, nptr, nbr, noff, uoff, card, A)
+        mb = _products(j, f, w, nptr, nbr, noff, uoff, card, B)
         _times_table(A, ma, c, cb, pe, p0, vred)
         rad_i = _radix(i, e, nptr, nbr, card)
         rad_j = _radix(j, f, nptr, nbr, card)
