@@ -29,12 +29,21 @@ peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SM
 s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
 lap, cd, pcd and smci-pcd (mci) are from the earlier full run with the general kernels
 (107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
-auxiliary fits on two cores), a step of PCD 42 s. The rows 1-smci, smci-pcd and pcd are
-from a later run on the same data draw with the vectorised 1-SMCI kernel and the data's
-factor marginals counted by blocks of factors, at one-minute loads of 4.5 to 7.5 (the
-machine shared with other benchmarks): their notes give the CPU seconds of the process
-(``time.process_time``) beside the wall time, the fair measure at such loads (1-SMCI
-36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s; PCD 16 s). The
+auxiliary fits on two cores), a step of PCD 42 s. The pcd row is from a later run on the
+same data draw with the data's factor marginals counted by blocks of factors, at
+one-minute loads of 4.5 to 7.5 (the machine shared with other benchmarks): its note gives
+the CPU seconds of the process (``time.process_time``) beside the wall time, the fair
+measure at such loads (PCD 16 s of CPU for its setup and three direction evaluations).
+The rows 1-smci and smci-pcd are from two runs after that (2 steps, and 1 step, which
+their notes give), with 1-SMCI of the scopes by tables over the configurations of each
+variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`), at one-minute
+loads of 4 to 6.5: 1-SMCI 15.7 s of CPU for its setup and three direction evaluations
+(22.6 s wall), SMCI-PCD 19.2 s (29.6 s wall). A fit evaluates the direction once more
+than its steps; with the same data one evaluation of 1-SMCI took 2.8 to 3.2 s of CPU on
+one thread (the kernel 2.2 to 3.0 s of it) and one of SMCI-PCD about 4.9 s (the kernel
+2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s, laying the chains out and keying their
+configurations 0.4 s), at loads of 5 to 7, when the kernels ran on one thread
+(:func:`mrflib._support.threads.parallel_ok` wants two idle cores). The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
