@@ -39,11 +39,12 @@ their notes give), with 1-SMCI of the scopes by tables over the configurations o
 variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`), at one-minute
 loads of 4 to 6.5: 1-SMCI 15.7 s of CPU for its setup and three direction evaluations
 (22.6 s wall), SMCI-PCD 19.2 s (29.6 s wall). A fit evaluates the direction once more
-than its steps; with the same data one evaluation of 1-SMCI took 2.8 to 3.2 s of CPU on
-one thread (the kernel 2.2 to 3.0 s of it) and one of SMCI-PCD about 4.9 s (the kernel
-2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s, laying the chains out and keying their
-configurations 0.4 s), at loads of 5 to 7, when the kernels ran on one thread
-(:func:`mrflib._support.threads.parallel_ok` wants two idle cores). The
+than its steps; with the same data one evaluation of 1-SMCI took 2.8 to 4.0 s of CPU on
+one thread (the kernel 2.2 to 3.5 s of it, the rest the step's weights) and one of
+SMCI-PCD 4.9 to 6.7 s (the kernel about 2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s
+and more, laying the chains out and keying their configurations 0.4 s), at loads of 3.5 to
+7, when the kernels ran on one thread (:func:`mrflib._support.threads.parallel_ok` wants
+two idle cores); the same operation's CPU time varies by half with the load. The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
