@@ -29,19 +29,25 @@ peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SM
 s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
 lap and smci-pcd (mci) are from the earlier full run with the general kernels
 (107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
-auxiliary fits on two cores). The rows 1-smci and smci-pcd are
-from a later run on the same data draw with the vectorised 1-SMCI kernel and the data's
-factor marginals counted by blocks of factors, at one-minute loads of 4.5 to 7.5 (the
-machine shared with other benchmarks): their notes give the CPU seconds of the process
-(``time.process_time``) beside the wall time, the fair measure at such loads (1-SMCI
-36 s of CPU for its setup and three direction evaluations; SMCI-PCD 42 s). The rows data,
-cd and pcd are from a run with the pairwise Gibbs kernel compiled for q states on
-site-major uint8 chains (the same data draw, bit for bit), CD and PCD holding the data and
-their chains in that layout, at one-minute loads of 4.2 to 4.7, every row's note giving
-its CPU seconds: the data 22 s of CPU (27 s wall; the process's first calls, numba's
-cache loads included), CD 10 s and PCD 11 s of CPU for the fit (setup, the data's
+auxiliary fits on two cores). The rows data, cd and pcd are from a run with the pairwise
+Gibbs kernel compiled for q states on site-major uint8 chains (the same data draw, bit for
+bit), CD and PCD holding the data and their chains in that layout, at one-minute loads of
+4.2 to 4.7, every row's note giving its CPU seconds (``time.process_time``, the fair
+measure on a shared machine): the data 22 s of CPU (27 s wall; the process's first calls,
+numba's cache loads included), CD 10 s and PCD 11 s of CPU for the fit (setup, the data's
 counts, and three direction evaluations of about 1.3 s of CPU each: one sweep of 1,000
-chains and the counting pass; the final chains of PCD returned as int64 rows). The
+chains and the counting pass; the final chains of PCD returned as int64 rows). The rows
+1-smci and smci-pcd are from two runs on the same data draw (2 steps, and 1 step, which
+their notes give), with 1-SMCI of the scopes by tables over the configurations of each
+variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`), at one-minute
+loads of 4 to 6.5: 1-SMCI 15.7 s of CPU for its setup and three direction evaluations
+(22.6 s wall), SMCI-PCD 19.2 s (29.6 s wall). A fit evaluates the direction once more
+than its steps; with the same data one evaluation of 1-SMCI took 2.8 to 4.0 s of CPU on
+one thread (the kernel 2.2 to 3.5 s of it, the rest the step's weights) and one of
+SMCI-PCD 4.9 to 6.7 s (the kernel about 2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s
+and more, laying the chains out and keying their configurations 0.4 s), at loads of 3.5 to
+7, when the kernels ran on one thread (:func:`mrflib._support.threads.parallel_ok` wants
+two idle cores); the same operation's CPU time varies by half with the load. The
 mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
 indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
 earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
@@ -96,11 +102,12 @@ def _r_hat(log_weights: np.ndarray, n_chains: int) -> float:
 
 
 def _load() -> str:
-    """The 1, 5 and 15 minute load averages (the machine is shared)."""
-    if not os.path.exists("/proc/loadavg"):
+    """The one-, five- and fifteen-minute load averages (``/proc/loadavg``), or "n/a"."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
         return "n/a"
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def _measure(fn):

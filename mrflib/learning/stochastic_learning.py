@@ -64,9 +64,12 @@ rows; the final chains of PCD are returned in rows (int64). SMCI-PCD and
 1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two
-variables' cavities, ``O(edges q^2)`` a row). All linear in the model and in the rows;
-the structure of the sampler is packed once per fit, the data's factor marginals are
-counted once, and 1-SMCI's data rows are laid out for the pairwise kernel once.
+variables' cavities; when a variable's neighbours have few joint configurations, as on a
+lattice, the cavities are tabulated once per configuration and a row costs one dot product
+and one ``q``-vector update per pair, :mod:`mrflib.inference.smci._scope_patterns`). All
+linear in the model and in the rows; the structure of the sampler is packed once per fit,
+the data's factor marginals are counted once, and 1-SMCI's data rows are laid out for the
+pairwise kernel, and the keys of their neighbours' configurations found, once.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.inference.smci import _pairwise_scopes
+from mrflib.inference.smci import _pairwise_scopes, _scope_patterns
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _sk
@@ -139,7 +142,7 @@ class _Chains:
         _, _, _, _, self.fptr, self.fvars, self.fstride, self.offsets = packed
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
-        self.plan = self.xt = None
+        self.plan = self.xt = self.keys = None
         # CD and PCD on a pairwise model of one small number of states hold the data and
         # their chains site-major (uint8): the sweeps and the counting passes read them in
         # place
@@ -261,11 +264,14 @@ class _Chains:
                                     self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
-            if self.method == "1-smci" and self.xt is None:  # a fixed set: transposed once
+            if self.method == "1-smci" and self.xt is None:  # a fixed set: laid out once
                 self.xt = _pairwise_scopes.transposed(self.plan, self.states)
+                if _scope_patterns.applies(self.pairwise, self.states.shape[0]):
+                    self.keys = _scope_patterns.keys(self.pairwise, self.xt,
+                                                     self.states.shape[0])
             return _pairwise_scopes.flat_marginals(self.plan, tables, self.states,
                                                    self.xt if self.method == "1-smci"
-                                                   else None)
+                                                   else None, self.keys)
         if self.order == 1:
             flat = smci_factor_graph.flat_scope_marginals(tables, self.states, self.plan)
             if flat is not None:

@@ -9,7 +9,11 @@ unary row times the rows of its other neighbours at their sampled states. A fact
 (:mod:`._pairwise_scopes_kernels`) compute every cavity of a row by a prefix and a suffix
 product over each neighbour list, so a row costs ``O(edges q^2)``, with nothing of size
 ``N x factors`` kept (the rows are transposed once, in bytes when the cardinalities
-allow). :func:`_scope_sums_numpy` is the plain-numpy reference.
+allow). When no row can weigh zero, one batch is asked for and the variables' neighbours
+have few joint configurations (:func:`mrflib.inference.smci._scope_patterns.applies`),
+:func:`scope_sums` tabulates the cavities over those configurations instead
+(:mod:`mrflib.inference.smci._scope_patterns`: the same sums up to the order of
+summation). :func:`_scope_sums_numpy` is the plain-numpy reference.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import require_memory
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.smci import _pairwise_scopes_kernels as _k
+from mrflib.inference.smci import _scope_patterns
 
 __all__ = ["PairwiseScopes", "plan", "scope_sums", "flat_marginals", "transposed"]
 
@@ -190,7 +195,8 @@ def transposed(sp: PairwiseScopes, x: np.ndarray) -> np.ndarray:
 
 
 def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.ndarray,
-               n_batches: int, xt: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+               n_batches: int, xt: np.ndarray | None = None,
+               keys: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Per-batch sums of 1-SMCI of every factor's scope, in the flat tables' layout, and
     the first row of zero weight (-1: none).
 
@@ -207,6 +213,10 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     xt : ndarray or None, default None
         :func:`transposed` of ``x`` when the caller keeps it (a fixed sample set);
         ``None``: made here.
+    keys : ndarray or None, default None
+        :func:`mrflib.inference.smci._scope_patterns.keys` of the rows when the caller
+        keeps them; ``None``: made here when the tables over the neighbours'
+        configurations apply (:func:`mrflib.inference.smci._scope_patterns.applies`).
 
     Returns
     -------
@@ -219,14 +229,22 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + 3 * pw.size) + 4.0 * N * n,
                    f"the 1-SMCI sums of {n} variables and {len(sp.plo)} pairs")
     w, pe, logs = _weights(sp, tables)
-    if xt is None:
-        xt = transposed(sp, x)
     vacc = np.zeros((n_batches, V))
     pacc = np.zeros((n_batches, PA))
+    zeros = bool(logs or np.any(w == 0.0) or np.any(pe == 0.0))  # a row may weigh 0
+    if n_batches == 1 and not zeros and (keys is not None
+                                         or _scope_patterns.applies(pw, N)):
+        # every row weighs more than 0: none to refuse
+        if keys is None:
+            keys = _scope_patterns.keys(pw, transposed(sp, x) if xt is None else xt, N)
+        _scope_patterns.pattern_sums(sp, w, pe, keys, vacc[0], pacc[0])
+        joined = np.concatenate([vacc[0], pacc[0], [float(N)]])
+        return joined[None, sp.out], -1
+    if xt is None:
+        xt = transposed(sp, x)
     first = np.full(n, -1, dtype=np.int64)
     work = float(N) * (4 * len(pw.nbr) * 4 + 4 * PA)
     kernel = _k.scope_sums_parallel if parallel_ok(work) else _k.scope_sums_serial
-    zeros = bool(logs or np.any(w == 0.0) or np.any(pe == 0.0))  # a row may weigh 0
     kernel(xt, N, np.ascontiguousarray(batch, dtype=np.int64), n_batches == 1, w, pe,
            bool(logs), zeros, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, sp.voff, sp.pslot,
            sp.poff, vacc, pacc, first)
@@ -237,7 +255,7 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
 
 
 def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
-                   xt: np.ndarray | None = None) -> np.ndarray:
+                   xt: np.ndarray | None = None, keys: np.ndarray | None = None) -> np.ndarray:
     """1-SMCI of every factor's scope over the rows ``x``, in the flat tables' layout
     (what :func:`mrflib.inference.smci.regions.flat_scope_marginals` returns).
 
@@ -250,6 +268,8 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
         The sample set (trusted).
     xt : ndarray or None, default None
         :func:`transposed` of ``x`` when the caller keeps it; ``None``: made here.
+    keys : ndarray or None, default None
+        As in :func:`scope_sums`.
 
     Returns
     -------
@@ -260,7 +280,7 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
     ValueError
         When a row has zero weight under the model.
     """
-    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1, xt)
+    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1, xt, keys)
     if bad >= 0:
         raise ValueError(f"samples[{bad}] has zero weight under the model: SMCI conditions "
                          "on states of positive weight")
