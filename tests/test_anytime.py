@@ -345,3 +345,24 @@ def test_pr_beyond_the_junction_tree_conditions_on_zeros(tmp_path, monkeypatch, 
         assert io.read_answer(out).value == pytest.approx(want, abs=1e-9)
     else:
         assert "conditioning" not in err
+
+
+@pytest.mark.parametrize("bound_log10, written", [(1e3, False), (-5.0, True)])
+def test_a_proposal_bound_looser_than_the_trivial_one_is_not_written(tmp_path, monkeypatch,
+                                                                      bound_log10, written):
+    """Before any sample of positive weight, ``PR`` writes the proposal's certified bound
+    only where it is below the trivial answer, itself a certified bound on ``log Z``."""
+    from types import SimpleNamespace
+
+    model = grid_model(3, 3, 2)
+    res = SimpleNamespace(log_partition=-np.inf, log_upper_bound=bound_log10 * np.log(10.0),
+                          n_samples=64, proposal="wmb", details={})
+    monkeypatch.setattr(anytime, "importance_estimates", lambda *a, **k: iter([res]))
+    out = tmp_path / "m.PR"
+    answers = anytime.AnswerFile(out, "PR", model)
+    answers.add(anytime.trivial_answer(model, "PR"))
+    lines: list[str] = []
+    anytime._estimate_pr(model, SimpleNamespace(seed=0, out=out), answers, lines.append,
+                         time.perf_counter() + 60.0, None)
+    assert len(answers.values) == (2 if written else 1)
+    assert ("not written" in lines[-1]) != written

@@ -782,12 +782,15 @@ def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     estimate of the latest batch, with its bounds on stderr, at most every
     :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
     answer, or the conditioning search's ``cond``). Before any sample of positive weight
-    the proposal's certified upper bound is written (it is below the trivial answer's). A
-    bound of ``-inf`` proves ``Z = 0``."""
+    the proposal's certified upper bound is written where it is below the trivial answer's
+    (:func:`trivial_answer`, also a certified bound: the mini-buckets' bound on the model
+    after evidence and pruning can be the looser of the two). A bound of ``-inf`` proves
+    ``Z = 0``."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return
     ln10 = math.log(10.0)
+    trivial = trivial_answer(model, "PR")
     bound_written, last_write, pending = False, -math.inf, None
 
     def write(res: Any) -> None:
@@ -818,11 +821,15 @@ def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                 last_write, pending = time.perf_counter(), None
         elif not bound_written:
             bound_written = True
-            answers.add(res.log_upper_bound / ln10)
-            say(f"answer {len(answers.values)}: the certified upper bound of the "
-                f"{res.proposal} proposal (no sample of positive weight yet in "
-                f"{res.n_samples}); certified log10 Z <= {res.log_upper_bound / ln10:.6g}; "
-                f"wrote {args.out}")
+            bound = res.log_upper_bound / ln10
+            if bound < trivial:
+                answers.add(bound)
+                say(f"answer {len(answers.values)}: the certified upper bound of the "
+                    f"{res.proposal} proposal (no sample of positive weight yet in "
+                    f"{res.n_samples}); certified log10 Z <= {bound:.6g}; wrote {args.out}")
+            else:
+                say(f"the {res.proposal} proposal's certified bound log10 Z <= {bound:.6g} "
+                    f"is no tighter than the trivial bound {trivial:.6g}: not written")
         if any(c is not None and c.done() for c in (child, cond)):
             break
     if pending is not None:
