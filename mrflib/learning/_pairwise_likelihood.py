@@ -43,11 +43,16 @@ class PairwisePL:
         The structure's packing (:func:`mrflib.inference.sampling._pairwise.structure`).
     x : ndarray of int64, shape (N, n)
         The data (trusted).
+    contexts : bool or None
+        Evaluate every variable over its distinct contexts (``True``: a table of its
+        blanket's code space each, for small blankets), every variable row by row
+        (``False``), or each as its blanket's states make cheaper (``None``).
     """
 
     rows = None  # the objective reads every table entry (no pooling of tied variables)
 
-    def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray) -> None:
+    def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray,
+                 contexts: bool | None = None) -> None:
         N, n = x.shape
         # the data checked and transposed, the packed weights and their logs, their
         # gradient, and the gradient mapped
@@ -58,25 +63,28 @@ class PairwisePL:
         # the rows transposed (a variable's states contiguous), in the smallest integer type
         self.xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
                                        else np.int32)
-        self._contexts()
+        self._contexts(contexts)
 
-    def _contexts(self) -> None:
+    def _contexts(self, contexts: bool | None) -> None:
         """The distinct contexts of the variables whose blanket states are few: a variable
         is evaluated over them when its blanket's code space (times its states) is at
         most ``4 N`` and the data show at most ``N / 2`` of its blanket states, else row
-        by row."""
+        by row (``contexts``: all one way or the other instead)."""
         pw, N = self.pw, self.N
         n = len(pw.card)
         nb_card = pw.card[pw.nbr].astype(np.float64)
         cum = np.concatenate([[0.0], np.cumsum(np.log2(nb_card))])
         log_space = cum[pw.nptr[1:]] - cum[pw.nptr[:-1]]
         chosen = log_space + np.log2(pw.card) <= np.log2(4.0 * N)
+        if contexts is not None:
+            chosen[:] = contexts
         radix = np.ones(len(pw.nbr), dtype=np.int64)
         space = np.ones(n, dtype=np.int64)
         _k.blanket_radix(pw.nptr, pw.nbr, pw.card, chosen, radix, space)
         n_ctx = np.zeros(n, dtype=np.int64)
         _k.context_counts(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, n_ctx)
-        chosen &= 2 * n_ctx <= N
+        if contexts is None:
+            chosen &= 2 * n_ctx <= N
         n_ctx[~chosen] = 0
         cptr = np.concatenate([[0], np.cumsum(n_ctx)]).astype(np.int64)
         qoff = np.concatenate([[0], np.cumsum(n_ctx * pw.card)]).astype(np.int64)
@@ -90,24 +98,34 @@ class PairwisePL:
                         soff, states, counts)
         self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
         self.states, self.counts = states, counts
+        # the part linear in the log-weights, counted once: how often each entry is read
+        # at the observed state, and the rows of each context
+        require_memory(8.0 * pw.size + 4.0 * cptr[-1],
+                       "the pseudo-likelihood's observed counts")
+        lin = np.zeros(pw.size)
+        self.seen = np.zeros(cptr[-1], dtype=np.int32)
+        _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
+                          states, counts, lin, self.seen)
+        self.lin = lin
+        self.read = np.flatnonzero(lin)
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
         pw = self.pw
         w, logs = _pairwise.weights(pw, flat)
-        if logs:
-            lws = w
-        else:
-            with np.errstate(divide="ignore"):
-                lws = np.log(w)
-        grad = np.zeros(pw.size)
+        grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
         kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
-        kernel(self.xt, w, lws, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
-               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-               self.counts, grad, values)
-        value = float(values.sum()) / self.N
+        kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
+               pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
+               self.counts, self.seen, grad, values)
+        lws = w[self.read]
+        if not logs:
+            with np.errstate(divide="ignore"):
+                lws = np.log(lws)
+        linear = float(self.lin[self.read] @ lws)  # the contexts' observed weights
+        value = (float(values.sum()) + linear) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))
         g = np.bincount(pw.src, weights=grad[pw.dst], minlength=len(flat)) / self.N
