@@ -108,6 +108,7 @@ class PairwisePL:
                           states, counts, lin, self.seen)
         self.lin = lin
         self.read = np.flatnonzero(lin)
+        self.lin_read = lin[self.read]
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -120,11 +121,7 @@ class PairwisePL:
         kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
                pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
                self.counts, self.seen, grad, values)
-        lws = w[self.read]
-        if not logs:
-            with np.errstate(divide="ignore"):
-                lws = np.log(lws)
-        linear = float(self.lin[self.read] @ lws)  # the contexts' observed weights
+        linear = _k.linear_part(w, bool(logs), self.read, self.lin_read)
         value = (float(values.sum()) + linear) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

@@ -25,7 +25,7 @@ from numba import njit, prange
 from mrflib.inference.sampling._pairwise_kernels import widths
 
 __all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "context_linear",
-           "pl_parallel", "pl_serial"]
+           "linear_part", "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -228,6 +228,18 @@ def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, cou
                 for k in range(lo, hi):
                     lin[noff[k] + states[s0 + k - lo] * c + v] += n_v
             seen[t] = total
+
+
+@njit(cache=True)
+def linear_part(w, logs, read, lin_read):  # pragma: no cover - numba
+    """``Σ_j lin_read[j] log w[read[j]]`` (``w`` itself with ``logs``) in index order:
+    the chosen variables' observed log-weights, the same sum whatever the memory layout
+    (a BLAS dot's order may depend on its operands' alignment)."""
+    total = 0.0
+    for j in range(read.shape[0]):
+        e = w[read[j]]
+        total += lin_read[j] * (e if logs else np.log(e))
+    return total
 
 
 @njit(cache=True)
