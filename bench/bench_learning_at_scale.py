@@ -100,6 +100,16 @@ def _measure(fn):
     return out, seconds, peak
 
 
+def _loadavg() -> str:
+    """The one-, five- and fifteen-minute load averages (``/proc/loadavg``; "unknown"
+    where there is none): the machine is shared, so each row says how busy it was."""
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def _report(row: dict) -> None:
     seconds = "" if row["seconds"] is None else f" {row['seconds']:.1f} s"
     print(f"[learning at scale] {row['method']}:{seconds} {row['note']}", file=sys.stderr,
@@ -142,13 +152,17 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
             kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
             kw.update(max_steps=steps, rng=2)
+        load_before, cpu0 = _loadavg(), time.process_time()
         fit, seconds, peak = _measure(lambda m=method, k=kw: learning.fit(data, truth, m,
                                                                           **k))
+        cpu = time.process_time() - cpu0
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None
         rows.append(dict(base, method=name, seconds=seconds, peak_bytes=peak, rate=rate,
                          rate_unit="steps/s" if rate else "",
                          note=(f"{fit.n_steps} steps, {fit.stop_reason}; mean |J error| "
                                f"{_coupling_error(fit.model, truth):.3f}; peak "
-                               f"{format_bytes(peak)}")))
+                               f"{format_bytes(peak)}; {cpu:.1f} CPU s (process_time, the "
+                               f"whole fit); load average {load_before} before, "
+                               f"{_loadavg()} after")))
         _report(rows[-1])
     return rows

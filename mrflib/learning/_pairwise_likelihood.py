@@ -1,17 +1,19 @@
-"""The pseudo-likelihood of a pairwise factor graph and its gradient, row by row.
+"""The pseudo-likelihood of a pairwise factor graph and its gradient, over the data's
+distinct contexts or row by row.
 
 A factor graph whose factors all hold at most two variables is packed once into the
 per-variable rows of :mod:`mrflib.inference.sampling._pairwise` (a variable's unary row and,
 per neighbour, the sum of the pair tables oriented for it). The conditional
 ``P(x_i | x_{-i})`` of a row is then its unary row times one row per neighbour, and the
 gradient of ``log P(x_i^μ | x_{-i}^μ)`` in those rows is ``[v = x_i^μ] - P(x_i = v | ...)``
-on each row read. The kernel (:mod:`._pairwise_likelihood_kernels`) walks the data rows for
-each variable, the variables in parallel; its gradient in the packed rows maps back to the
-factors' tables through the packing's ``src -> dst`` map. Memory: the data transposed,
-the packed rows and their gradient, nothing of size ``N x factors``: this is why it
-replaces the distinct contexts of :mod:`._contexts` on pairwise models, whose
-``min(N, |blanket states|)`` contexts per variable, each with its factors' positions, reach
-gigabytes on a 256x256 lattice.
+on each row read. The kernel (:mod:`._pairwise_likelihood_kernels`) walks, for each
+variable, its distinct contexts with their counts (found once per fit, where the blanket's
+states are few) or else its data rows, the variables in parallel; its gradient in the packed
+rows maps back to the factors' tables through the packing's ``src -> dst`` map. Memory: the
+data transposed, the contexts, the packed rows and their gradient, nothing of size ``N x
+factors``: this is why it replaces the distinct contexts of :mod:`._contexts` on pairwise
+models, whose ``min(N, |blanket states|)`` contexts per variable, each with its factors'
+positions, reach gigabytes on a 256x256 lattice.
 
 :func:`_pseudo_log_likelihood_numpy` is the plain-numpy reference (the same sums,
 vectorised over rows).
