@@ -120,6 +120,10 @@ def test_pseudo_likelihood_over_contexts_equals_the_rows_and_the_references(name
     pw, _ = _pw(model)
     by_ctx, by_row = ppl.PairwisePL(pw, x, contexts=True), ppl.PairwisePL(pw, x, contexts=False)
     assert by_ctx.chosen.all() and not by_row.chosen.any()
+    # each variable's rows are one block of the weights (the linear part sums blocks)
+    owner = np.repeat(np.arange(len(pw.card)), np.diff(pw.nptr))
+    end = np.append(pw.uoff[1:], pw.size)
+    assert np.all((pw.noff >= pw.uoff[owner]) & (pw.noff < end[owner]))
     general = _Contexts(_Layout(model), x)
     for flat in _points(model, 7):
         value, grad = by_ctx(flat)
@@ -228,7 +232,7 @@ def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():
         w, logs = _pairwise.weights(pw, factor_gibbs.flat_tables(model))
         grad, values = np.zeros(pw.size), np.zeros(len(pw.card))
         kernel(pl.xt, w, logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, pl.chosen,
-               pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, pl.seen, grad, values)
+               pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, pl.seen, pl.lin, grad, values)
         outs.append((grad, values))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 

@@ -109,8 +109,6 @@ class PairwisePL:
         _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
                           states, counts, lin, self.seen)
         self.lin = lin
-        self.read = np.flatnonzero(lin)
-        self.lin_read = lin[self.read]
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -122,9 +120,8 @@ class PairwisePL:
         kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
         kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
                pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-               self.counts, self.seen, grad, values)
-        linear = _k.linear_part(w, bool(logs), self.read, self.lin_read)
-        value = (float(values.sum()) + linear) / self.N
+               self.counts, self.seen, self.lin, grad, values)
+        value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))
         g = np.bincount(pw.src, weights=grad[pw.dst], minlength=len(flat)) / self.N

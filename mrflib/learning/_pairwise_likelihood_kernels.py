@@ -22,7 +22,7 @@ Potts lattice at N = 1,000, 246 contexts of a variable's 256 on average, 590 dis
 (state, context) patterns of the 1,000 rows). The data are fixed for a fit, so the part
 of ``Σ log P(x_i | context)`` linear in the log-weights (the observed states' own
 weights) is a fixed count per entry of ``w`` (:func:`context_linear`, once per fit):
-an evaluation adds it by one dot product (:func:`linear_part`) and its gradient by a
+an evaluation adds it variable by variable (:func:`_linear`) and its gradient by a
 copy, and a context costs its conditional's normaliser, one logarithm, and the
 gradient ``-seen P(v | context)`` of its rows. Variables of at most four states hold
 their four weights in registers (:func:`_by_contexts_narrow`); wider ones walk their
@@ -38,7 +38,7 @@ from numba import njit, prange
 from mrflib.inference.sampling._pairwise_kernels import widths
 
 __all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "context_linear",
-           "linear_part", "pl_parallel", "pl_serial"]
+           "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -244,14 +244,18 @@ def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, cou
 
 
 @njit(cache=True)
-def linear_part(w, logs, read, lin_read):  # pragma: no cover - numba
-    """``Σ_j lin_read[j] log w[read[j]]`` (``w`` itself with ``logs``) in index order:
-    the chosen variables' observed log-weights, the same sum whatever the memory layout
-    (a BLAS dot's order may depend on its operands' alignment)."""
+def _linear(i, w, logs, lin, uoff, size):  # pragma: no cover - numba
+    """``Σ_e lin[e] log w[e]`` (``w`` itself with ``logs``) over variable ``i``'s rows
+    (its block of ``w``, from ``uoff[i]`` to the next variable's): its contexts' observed
+    log-weights, summed per variable so that the large sums of observed weights and of
+    normalisers meet variable by variable, not as two totals whose rounding would
+    swamp the objective's last digits."""
+    end = uoff[i + 1] if i + 1 < uoff.shape[0] else size
     total = 0.0
-    for j in range(read.shape[0]):
-        e = w[read[j]]
-        total += lin_read[j] * (e if logs else np.log(e))
+    for e in range(uoff[i], end):
+        n_e = lin[e]
+        if n_e != 0.0:
+            total += n_e * (w[e] if logs else np.log(w[e]))
     return total
 
 
@@ -467,21 +471,23 @@ def _scratch(cmax, dmax):  # pragma: no cover - numba
 
 @njit(cache=True, parallel=True)
 def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
-                soff, states, counts, seen, grad, values):  # pragma: no cover - numba
+                soff, states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (on entry zeros, or the linear part of
     the chosen variables' contexts, :func:`context_linear`), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`; its
-    value without the linear part), the others row by row (``xt``, the rows transposed,
+    value's linear part by :func:`_linear`), the others row by row (``xt``, the rows transposed,
     ``(n, N)``)."""
     cmax, dmax = widths(nptr, card)  # once: per variable it would cost O(n) each
     for i in prange(card.shape[0]):
         sc, base, tot, obs, trie, acc, path = _scratch(cmax, dmax)
         if chosen[i] and card[i] <= 4:
-            values[i] = _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
                                             cptr, qoff, soff, states, counts, seen, grad, base)
         elif chosen[i]:
-            values[i] = _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
                                      qoff, soff, states, counts, seen, grad, trie, acc,
                                      path, base)
         else:
@@ -491,15 +497,17 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
 
 @njit(cache=True)
 def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
-              states, counts, seen, grad, values):  # pragma: no cover - numba
+              states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
     sc, base, tot, obs, trie, acc, path = _scratch(*widths(nptr, card))
     for i in range(card.shape[0]):
         if chosen[i] and card[i] <= 4:
-            values[i] = _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
                                             cptr, qoff, soff, states, counts, seen, grad, base)
         elif chosen[i]:
-            values[i] = _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
                                      qoff, soff, states, counts, seen, grad, trie, acc,
                                      path, base)
         else:
