@@ -20,38 +20,33 @@ Size. ``make bench`` runs a 32x32 lattice (a few minutes); the environment varia
 ``MRFLIB_BENCH_SCALE_LEARNERS`` (comma-separated row names, for example
 ``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run;
 ``MRFLIB_BENCH_SCALE_STEPS`` the gradient learners' steps (default 5). Each row is printed
-to stderr as it is measured, so a long run shows where it is. The
-committed results are of the full 256x256 lattice, 2 gradient steps each. The rows data,
-mple, 1-smci and smci-pcd are from a run with the pairwise gradient kernels (the pseudo-
-likelihood and 1-SMCI of the factor scopes), at one-minute loads of 1.8 to 3.8 on this
-machine's two cores: data 2.4 min, MPLE 10.5 min to its stopping rule (133 L-BFGS steps,
-peak 1.5 GiB; 30 min and 4.5 GiB with the general contexts), 1-SMCI 115 s and SMCI-PCD 147
-s for 2 steps each, setup included (the general kernels: about 6.5 min each). The rows
-lap and smci-pcd (mci) are from the earlier full run with the general kernels
-(107 min at loads of 3 to 4, its own data draw; its note says so): LAP 51 min (196,096
-auxiliary fits on two cores). The rows data, cd and pcd are from a run with the pairwise
-Gibbs kernel compiled for q states on site-major uint8 chains (the same data draw, bit for
-bit), CD and PCD holding the data and their chains in that layout, at one-minute loads of
-4.2 to 4.7, every row's note giving its CPU seconds (``time.process_time``, the fair
-measure on a shared machine): the data 22 s of CPU (27 s wall; the process's first calls,
-numba's cache loads included), CD 10 s and PCD 11 s of CPU for the fit (setup, the data's
-counts, and three direction evaluations of about 1.3 s of CPU each: one sweep of 1,000
-chains and the counting pass; the final chains of PCD returned as int64 rows). The rows
-1-smci and smci-pcd are from two runs on the same data draw (2 steps, and 1 step, which
-their notes give), with 1-SMCI of the scopes by tables over the configurations of each
-variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`), at one-minute
-loads of 4 to 6.5: 1-SMCI 15.7 s of CPU for its setup and three direction evaluations
-(22.6 s wall), SMCI-PCD 19.2 s (29.6 s wall). A fit evaluates the direction once more
-than its steps; with the same data one evaluation of 1-SMCI took 2.8 to 4.0 s of CPU on
-one thread (the kernel 2.2 to 3.5 s of it, the rest the step's weights) and one of
-SMCI-PCD 4.9 to 6.7 s (the kernel about 2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s
-and more, laying the chains out and keying their configurations 0.4 s), at loads of 3.5 to
-7, when the kernels ran on one thread (:func:`mrflib._support.threads.parallel_ok` wants
-two idle cores); the same operation's CPU time varies by half with the load. The
-mple row is from a run after that, with the pseudo-likelihood's contexts read by unsigned
-indices (the same bits), at loads of 1.6 to 4.7: 616 s of CPU for 185 L-BFGS steps (the
-earlier run's 133 steps are not reproduced; the objective and its gradient at the truth
-are bit-identical between the two kernels).
+to stderr as it is measured, so a long run shows where it is.
+
+The committed results are of the full 256x256 lattice, 2 gradient steps each, on this
+machine's two cores shared with other work; every row measured by the current kernels
+notes its CPU seconds (``time.process_time``, the fair measure on a shared machine) and
+the one-minute load averages before and after it. They come from several runs on the
+same data draw (bit for bit), each row from the last run of its learner:
+
+* data, cd and pcd: the pairwise Gibbs kernel compiled for q states on site-major uint8
+  chains, CD and PCD holding the data and their chains in that layout (loads 4.2 to 4.7):
+  the data 22 s of CPU (27 s wall, numba's cache loads included), CD 10 s and PCD 11 s of
+  CPU for the fit (setup, the data's counts, and three direction evaluations of about
+  1.3 s of CPU each: one sweep of 1,000 chains and the counting pass);
+* 1-smci and smci-pcd: 1-SMCI of the scopes by tables over the configurations of each
+  variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`; loads 4 to 6.5):
+  15.7 and 19.2 s of CPU for the fit. Profiled alone, one evaluation of 1-SMCI takes 2.8
+  to 4.0 s of CPU on one thread (the kernel 2.2 to 3.5 s of it) and one of SMCI-PCD 4.9 to
+  6.7 s (the kernel about 2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s and more); the
+  kernels run on one thread unless two cores are idle
+  (:func:`mrflib._support.threads.parallel_ok`);
+* mple: the pseudo-likelihood over contexts whose part linear in the log-weights is counted
+  once per fit (loads 6.2 falling to 2.6): 283 s of CPU (407 s wall) for 133 L-BFGS steps to
+  the stopping rule, about 1.6 s of CPU an evaluation and a fifth of the fit in scipy's
+  L-BFGS-B itself;
+* lap and smci-pcd (mci): the general kernels, from an earlier full run with its own data
+  draw (107 min at loads of 3 to 4; their notes say so): LAP 51 min for 196,096 auxiliary
+  fits on two cores.
 """
 
 from __future__ import annotations

@@ -98,6 +98,91 @@ def test_pseudo_likelihood_matches_the_contexts_and_the_numpy_reference(name):
     np.testing.assert_allclose(grad, reference[1], atol=1e-13)
 
 
+CONTEXT_MODELS = dict(MODELS, **{"log-weights q=5": _big_field(MODELS["lattice q=5"])})
+
+
+def _points(model, seed, count=3):
+    """The model's own tables, then ``count - 1`` random points of its family (zeros
+    kept: an entry of weight zero stays zero)."""
+    flat = factor_gibbs.flat_tables(model)
+    rng = np.random.default_rng(seed)
+    return [flat] + [np.where(np.isfinite(flat), rng.normal(scale=1.5, size=flat.size),
+                              flat) for _ in range(count - 1)]
+
+
+@pytest.mark.parametrize("name", list(CONTEXT_MODELS))
+def test_pseudo_likelihood_over_contexts_equals_the_rows_and_the_references(name):
+    """Every variable over its distinct contexts (the four-state registers for q <= 4,
+    the trie beyond), against every variable row by row, the numpy reference and the
+    general contexts, at the model and at random points: value and gradient to rounding."""
+    model = CONTEXT_MODELS[name]
+    x = _data(model, 80, 5)
+    pw, _ = _pw(model)
+    by_ctx, by_row = ppl.PairwisePL(pw, x, contexts=True), ppl.PairwisePL(pw, x, contexts=False)
+    assert by_ctx.chosen.all() and not by_row.chosen.any()
+    # each variable's rows are one block of the weights (the linear part sums blocks)
+    owner = np.repeat(np.arange(len(pw.card)), np.diff(pw.nptr))
+    end = np.append(pw.uoff[1:], pw.size)
+    assert np.all((pw.noff >= pw.uoff[owner]) & (pw.noff < end[owner]))
+    general = _Contexts(_Layout(model), x)
+    for flat in _points(model, 7):
+        value, grad = by_ctx(flat)
+        for other in (by_row(flat), general(flat),
+                      ppl._pseudo_log_likelihood_numpy(pw, flat, x)):
+            assert value == pytest.approx(other[0], rel=1e-12, abs=1e-12)
+            np.testing.assert_allclose(grad, other[1], rtol=1e-10, atol=1e-12)
+        assert by_ctx(flat, want_grad=False)[0] == value
+
+
+@pytest.mark.parametrize("q", [2, 3, 4, 5])
+def test_pseudo_likelihood_over_contexts_against_enumeration(q):
+    """The value over contexts against the enumerated conditionals of every sample, on a
+    lattice and on a random graph, with fields; the gradient against central differences
+    of the enumerated value."""
+    from mrflib.learning import table_learners
+    for model in (lattices.potts_lattice(3, 3, q, coupling=0.7, couplings="mixed", rng=q),
+                  _random_pairwise(10 + q, [q] * 6)):
+        x = _data(model, 50, q)
+        pw, _ = _pw(model)
+        pl = ppl.PairwisePL(pw, x, contexts=True)
+        flat = factor_gibbs.flat_tables(model)
+        value, grad = pl(flat)
+        assert value == pytest.approx(
+            table_learners._pseudo_log_likelihood_numpy(model, x), abs=1e-11)
+        for e in np.random.default_rng(q).choice(flat.size, 6, replace=False):
+            h = np.zeros(flat.size)
+            h[e] = 1e-5
+            up, down = pl(flat + h, False)[0], pl(flat - h, False)[0]
+            assert grad[e] == pytest.approx((up - down) / 2e-5, abs=1e-6)
+
+
+def _forbidding(q):
+    """A variable of ``q`` states whose every state a neighbour's state 1 forbids."""
+    rng = np.random.default_rng(q)
+    pair = rng.normal(size=(q, 3))
+    pair[:, 1] = -np.inf
+    return FactorGraph([q, 3, 2], [(0, 1), (0, 2), (1,)],
+                       [pair, rng.normal(size=(q, 2)), rng.normal(size=3)])
+
+
+@pytest.mark.parametrize("name", ["random graph, zeros", "q=3 forbidden", "q=5 forbidden"])
+@pytest.mark.parametrize("big_field", [False, True])
+def test_pseudo_likelihood_over_contexts_of_zero_probability(name, big_field):
+    """Contexts in which zeros forbid every state (four-state registers and the trie;
+    weights and log-weights): the value is -inf and they add no gradient, as row by row."""
+    model = MODELS.get(name) or _forbidding(int(name[2]))
+    model = _big_field(model) if big_field else model
+    rng = np.random.default_rng(4)
+    x = np.stack([rng.integers(0, c, 80) for c in model.cardinalities], axis=1)
+    pw, _ = _pw(model)
+    flat = factor_gibbs.flat_tables(model)
+    assert _pairwise.weights(pw, flat)[1] == big_field
+    v_ctx, g_ctx = ppl.PairwisePL(pw, x, contexts=True)(flat)
+    v_row, g_row = ppl.PairwisePL(pw, x, contexts=False)(flat)
+    assert v_ctx == v_row == -np.inf
+    np.testing.assert_allclose(g_ctx, g_row, atol=1e-12)
+
+
 def test_pseudo_likelihood_mixes_contexts_and_rows():
     """Variables with few blanket states go by their distinct contexts, the others row by
     row, in one evaluation: both paths meet the contexts of the general kernel."""
@@ -146,8 +231,8 @@ def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():
     for kernel in (pplk.pl_serial, pplk.pl_parallel):
         w, logs = _pairwise.weights(pw, factor_gibbs.flat_tables(model))
         grad, values = np.zeros(pw.size), np.zeros(len(pw.card))
-        kernel(pl.xt, w, np.log(w), logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card,
-               pl.chosen, pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, grad, values)
+        kernel(pl.xt, w, logs, True, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, pl.chosen,
+               pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, pl.seen, pl.lin, grad, values)
         outs.append((grad, values))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 

@@ -1,17 +1,19 @@
-"""The pseudo-likelihood of a pairwise factor graph and its gradient, row by row.
+"""The pseudo-likelihood of a pairwise factor graph and its gradient, over the data's
+distinct contexts or row by row.
 
 A factor graph whose factors all hold at most two variables is packed once into the
 per-variable rows of :mod:`mrflib.inference.sampling._pairwise` (a variable's unary row and,
 per neighbour, the sum of the pair tables oriented for it). The conditional
 ``P(x_i | x_{-i})`` of a row is then its unary row times one row per neighbour, and the
 gradient of ``log P(x_i^μ | x_{-i}^μ)`` in those rows is ``[v = x_i^μ] - P(x_i = v | ...)``
-on each row read. The kernel (:mod:`._pairwise_likelihood_kernels`) walks the data rows for
-each variable, the variables in parallel; its gradient in the packed rows maps back to the
-factors' tables through the packing's ``src -> dst`` map. Memory: the data transposed,
-the packed rows and their gradient, nothing of size ``N x factors``: this is why it
-replaces the distinct contexts of :mod:`._contexts` on pairwise models, whose
-``min(N, |blanket states|)`` contexts per variable, each with its factors' positions, reach
-gigabytes on a 256x256 lattice.
+on each row read. The kernel (:mod:`._pairwise_likelihood_kernels`) walks, for each
+variable, its distinct contexts with their counts (found once per fit, where the blanket's
+states are few) or else its data rows, the variables in parallel; its gradient in the packed
+rows maps back to the factors' tables through the packing's ``src -> dst`` map. Memory: the
+data transposed, the contexts, the packed rows and their gradient, nothing of size ``N x
+factors``: this is why it replaces the distinct contexts of :mod:`._contexts` on pairwise
+models, whose ``min(N, |blanket states|)`` contexts per variable, each with its factors'
+positions, reach gigabytes on a 256x256 lattice.
 
 :func:`_pseudo_log_likelihood_numpy` is the plain-numpy reference (the same sums,
 vectorised over rows).
@@ -43,11 +45,16 @@ class PairwisePL:
         The structure's packing (:func:`mrflib.inference.sampling._pairwise.structure`).
     x : ndarray of int64, shape (N, n)
         The data (trusted).
+    contexts : bool or None
+        Evaluate every variable over its distinct contexts (``True``: a table of its
+        blanket's code space each, for small blankets), every variable row by row
+        (``False``), or each as its blanket's states make cheaper (``None``).
     """
 
     rows = None  # the objective reads every table entry (no pooling of tied variables)
 
-    def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray) -> None:
+    def __init__(self, pw: _pairwise.Pairwise, x: np.ndarray,
+                 contexts: bool | None = None) -> None:
         N, n = x.shape
         # the data checked and transposed, the packed weights and their logs, their
         # gradient, and the gradient mapped
@@ -58,25 +65,28 @@ class PairwisePL:
         # the rows transposed (a variable's states contiguous), in the smallest integer type
         self.xt = np.ascontiguousarray(x.T, dtype=np.uint8 if pw.card.max(initial=1) <= 256
                                        else np.int32)
-        self._contexts()
+        self._contexts(contexts)
 
-    def _contexts(self) -> None:
+    def _contexts(self, contexts: bool | None) -> None:
         """The distinct contexts of the variables whose blanket states are few: a variable
         is evaluated over them when its blanket's code space (times its states) is at
         most ``4 N`` and the data show at most ``N / 2`` of its blanket states, else row
-        by row."""
+        by row (``contexts``: all one way or the other instead)."""
         pw, N = self.pw, self.N
         n = len(pw.card)
         nb_card = pw.card[pw.nbr].astype(np.float64)
         cum = np.concatenate([[0.0], np.cumsum(np.log2(nb_card))])
         log_space = cum[pw.nptr[1:]] - cum[pw.nptr[:-1]]
         chosen = log_space + np.log2(pw.card) <= np.log2(4.0 * N)
+        if contexts is not None:
+            chosen[:] = contexts
         radix = np.ones(len(pw.nbr), dtype=np.int64)
         space = np.ones(n, dtype=np.int64)
         _k.blanket_radix(pw.nptr, pw.nbr, pw.card, chosen, radix, space)
         n_ctx = np.zeros(n, dtype=np.int64)
         _k.context_counts(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, n_ctx)
-        chosen &= 2 * n_ctx <= N
+        if contexts is None:
+            chosen &= 2 * n_ctx <= N
         n_ctx[~chosen] = 0
         cptr = np.concatenate([[0], np.cumsum(n_ctx)]).astype(np.int64)
         qoff = np.concatenate([[0], np.cumsum(n_ctx * pw.card)]).astype(np.int64)
@@ -90,23 +100,27 @@ class PairwisePL:
                         soff, states, counts)
         self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
         self.states, self.counts = states, counts
+        # the part linear in the log-weights, counted once: how often each entry is read
+        # at the observed state, and the rows of each context
+        require_memory(8.0 * pw.size + 4.0 * cptr[-1],
+                       "the pseudo-likelihood's observed counts")
+        lin = np.zeros(pw.size)
+        self.seen = np.zeros(cptr[-1], dtype=np.int32)
+        _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
+                          states, counts, lin, self.seen)
+        self.lin = lin
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
         pw = self.pw
         w, logs = _pairwise.weights(pw, flat)
-        if logs:
-            lws = w
-        else:
-            with np.errstate(divide="ignore"):
-                lws = np.log(w)
-        grad = np.zeros(pw.size)
+        grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
         kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
-        kernel(self.xt, w, lws, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
-               pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-               self.counts, grad, values)
+        kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
+               pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
+               self.counts, self.seen, self.lin, grad, values)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

@@ -15,6 +15,19 @@ innermost loop (``sc[v, b]``), so that the compiler makes the products vector lo
 whatever the cardinality. With exponentiated rows the log-conditionals of the observed
 states are multiplied together and their logarithm taken once per underflow-safe run
 (one logarithm per many rows instead of one per row).
+
+A variable whose blanket states are few goes over its distinct contexts instead (a state
+of its neighbours, with the counts of its own states seen with it; on the 256x256 q = 4
+Potts lattice at N = 1,000, 246 contexts of a variable's 256 on average, 590 distinct
+(state, context) patterns of the 1,000 rows). The data are fixed for a fit, so the part
+of ``Σ log P(x_i | context)`` linear in the log-weights (the observed states' own
+weights) is a fixed count per entry of ``w`` (:func:`context_linear`, once per fit):
+an evaluation adds it variable by variable (:func:`_linear`) and its gradient by a
+copy, and a context costs its conditional's normaliser, one logarithm, and the
+gradient ``-seen P(v | context)`` of its rows. Variables of at most four states hold
+their four weights in registers (:func:`_by_contexts_narrow`); wider ones walk their
+contexts, sorted by blanket code, as a trie that recomputes only the rows of the
+neighbours whose state changed (:func:`_by_contexts`).
 """
 
 from __future__ import annotations
@@ -24,8 +37,8 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "pl_parallel",
-           "pl_serial"]
+__all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "context_linear",
+           "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -204,110 +217,299 @@ def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, st
             at += 1
 
 
+@njit(cache=True, parallel=True)
+def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, counts, lin,
+                   seen):  # pragma: no cover - numba
+    """Once per fit, from each chosen variable's contexts: ``lin``, how often each entry of
+    the variable's rows is read at the observed state (the counts of the states summed
+    over the contexts that read the row: the pseudo-likelihood's part linear in the
+    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t``."""
+    for i in prange(card.shape[0]):
+        if not chosen[i]:
+            continue
+        c = card[i]
+        lo, hi = nptr[i], nptr[i + 1]
+        d = hi - lo
+        for t in range(cptr[i], cptr[i + 1]):
+            s0 = soff[i] + (t - cptr[i]) * d
+            q0 = qoff[i] + (t - cptr[i]) * c
+            total = 0
+            for v in range(c):
+                n_v = counts[q0 + v]
+                total += n_v
+                lin[uoff[i] + v] += n_v
+                for k in range(lo, hi):
+                    lin[noff[k] + states[s0 + k - lo] * c + v] += n_v
+            seen[t] = total
+
+
 @njit(cache=True)
-def _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, cptr, qoff,
-                 soff, states, counts, grad, sc, kbase):  # pragma: no cover - numba
-    """:func:`_variable` over variable ``i``'s distinct contexts: each conditional once,
-    weighted by the counts of the states seen with it. The log-conditional of a seen state
-    is its summed log-weights (``lws``, the logs of ``w``) less the log of the total, one
-    logarithm a context. The indices are unsigned: a signed one is tested for a negative
-    value on every read."""
+def _linear(i, w, logs, lin, uoff, size):  # pragma: no cover - numba
+    """``Σ_e lin[e] log w[e]`` (``w`` itself with ``logs``) over variable ``i``'s rows
+    (its block of ``w``, from ``uoff[i]`` to the next variable's): its contexts' observed
+    log-weights, summed per variable so that the large sums of observed weights and of
+    normalisers meet variable by variable, not as two totals whose rounding would
+    swamp the objective's last digits."""
+    end = uoff[i + 1] if i + 1 < uoff.shape[0] else size
+    total = 0.0
+    for e in range(uoff[i], end):
+        n_e = lin[e]
+        if n_e != 0.0:
+            total += n_e * (w[e] if logs else np.log(w[e]))
+    return total
+
+
+@njit(cache=True)
+def _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states,
+                 counts, seen, grad, sc, acc, path, base):  # pragma: no cover - numba
+    """``-Σ_t seen[t] log Σ_v (the weights of v in context t)`` over variable ``i``'s
+    distinct contexts, and its gradient added to ``grad``; the part linear in the
+    log-weights (the observed states' own weights) is the caller's (:func:`context_linear`).
+
+    The contexts are in ascending order of their blanket codes, the last neighbour the
+    most significant digit, so consecutive contexts share the states of their last
+    neighbours: the neighbours are the levels of a trie, level ``L`` (1 .. d) the
+    neighbour ``hi - L``, and ``sc[L]`` is the product (with ``logs``, the sum) of the
+    unary row and the rows of levels 1 .. L. A context recomputes the levels from its
+    first state that differs from the previous context's, about one row a context
+    instead of one per neighbour. The gradient goes up the same trie: ``acc[L]`` holds the
+    summed gradient of the contexts under the current row of level ``L`` (level 0: the
+    unary row), added to that row's entries and passed to level ``L - 1`` when the row
+    changes (``path[L]`` the state, ``base[L]`` the
+    row's start). A context with no state of positive weight makes the value ``-inf`` and
+    adds no gradient: its counts are taken back from the linear part's."""
     c = card[i]
     u0 = uoff[i]
     lo, hi = nptr[i], nptr[i + 1]
-    value = 0.0
     d = hi - lo
+    value = 0.0
+    for v in range(c):
+        sc[0, v] = w[u0 + v]
+        for L in range(d + 1):
+            acc[L, v] = 0.0
+    base[0] = u0
     for t in range(cptr[i], cptr[i + 1]):
         s0 = soff[i] + (t - cptr[i]) * d
-        for k in range(lo, hi):
-            kbase[np.uint64(k - lo)] = noff[k] + states[np.uint64(s0 + k - lo)] * c
-        q0 = qoff[i] + (t - cptr[i]) * c
-        for v in range(c):
-            sc[np.uint64(v), np.uint64(0)] = w[np.uint64(u0 + v)]
-        for k in range(lo, hi):
-            b = kbase[np.uint64(k - lo)]
+        top = 1
+        if t > cptr[i]:
+            top = d + 1
+            for L in range(1, d + 1):
+                if states[s0 + d - L] != path[L]:
+                    top = L
+                    break
+            if want_grad:  # the rows left: their gradients added, and passed up
+                for L in range(d - 1, top - 1, -1):
+                    b = base[L]
+                    for v in range(c):
+                        grad[b + v] += acc[L, v]
+                        acc[L - 1, v] += acc[L, v]
+                        acc[L, v] = 0.0
+        for L in range(top, d + 1):
+            s = states[s0 + d - L]
+            path[L] = s
+            b = noff[hi - L] + s * c
+            base[L] = b
             if logs:
                 for v in range(c):
-                    sc[np.uint64(v), np.uint64(0)] += w[np.uint64(b + v)]
+                    sc[L, v] = sc[L - 1, v] + w[b + v]
             else:
                 for v in range(c):
-                    sc[np.uint64(v), np.uint64(0)] *= w[np.uint64(b + v)]
-        seen = 0.0
-        for v in range(c):
-            n_v = counts[np.uint64(q0 + v)]
-            if n_v > 0:
-                seen += n_v
-                s = lws[np.uint64(u0 + v)]
-                for k in range(lo, hi):
-                    s += lws[np.uint64(kbase[np.uint64(k - lo)] + v)]
-                value += n_v * s
+                    sc[L, v] = sc[L - 1, v] * w[b + v]
+        n_t = seen[t]
         if logs:
-            mx = sc[np.uint64(0), np.uint64(0)]
+            mx = sc[d, 0]
             for v in range(1, c):
-                mx = max(mx, sc[np.uint64(v), np.uint64(0)])
-            if mx == -np.inf:  # no state of positive weight: a zero-probability context
-                value = -np.inf
-                continue
+                mx = max(mx, sc[d, v])
+            dead = mx == -np.inf
             tot = 0.0
-            for v in range(c):
-                sc[np.uint64(v), np.uint64(0)] = np.exp(sc[np.uint64(v), np.uint64(0)] - mx)
-                tot += sc[np.uint64(v), np.uint64(0)]
-            value -= seen * (mx + np.log(tot))
+            if not dead:
+                for v in range(c):
+                    sc[d + 1, v] = np.exp(sc[d, v] - mx)
+                    tot += sc[d + 1, v]
+                value -= n_t * (mx + np.log(tot))
         else:
             tot = 0.0
             for v in range(c):
-                tot += sc[np.uint64(v), np.uint64(0)]
-            if tot == 0.0:
-                value = -np.inf
-                continue
-            value -= seen * np.log(tot)
+                sc[d + 1, v] = sc[d, v]
+                tot += sc[d, v]
+            dead = tot == 0.0
+            if not dead:
+                value -= n_t * np.log(tot)
+        if dead:  # no state of positive weight: a zero-probability context
+            value = -np.inf
         if want_grad:
-            scale = seen / tot
-            for v in range(c):
-                uv = np.uint64(v)
-                sc[uv, np.uint64(0)] = counts[np.uint64(q0 + v)] - scale * sc[uv, np.uint64(0)]
-            for v in range(c):
-                grad[np.uint64(u0 + v)] += sc[np.uint64(v), np.uint64(0)]
-            for k in range(lo, hi):
-                b = kbase[np.uint64(k - lo)]
+            b = base[d]
+            if dead:
+                q0 = qoff[i] + (t - cptr[i]) * c
                 for v in range(c):
-                    grad[np.uint64(b + v)] += sc[np.uint64(v), np.uint64(0)]
+                    sc[d + 1, v] = -float(counts[q0 + v])
+            else:
+                scale = -n_t / tot
+                for v in range(c):
+                    sc[d + 1, v] *= scale
+            for v in range(c):
+                grad[b + v] += sc[d + 1, v]
+            if d > 0:
+                for v in range(c):
+                    acc[d - 1, v] += sc[d + 1, v]
+    if want_grad and cptr[i + 1] > cptr[i]:
+        for L in range(d - 1, 0, -1):
+            b = base[L]
+            for v in range(c):
+                grad[b + v] += acc[L, v]
+                acc[L - 1, v] += acc[L, v]
+        if d > 0:
+            for v in range(c):
+                grad[u0 + v] += acc[0, v]
+    return value
+
+
+@njit(cache=True)
+def _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff,
+                        states, counts, seen, grad, kbase):  # pragma: no cover - numba
+    """:func:`_by_contexts` for a variable of at most 4 states: the weights of its states
+    in four scalars (registers), every context's rows multiplied afresh (a trie's rows
+    in memory and a loop over a runtime number of states as short as this cost more
+    than the products they save). The states beyond ``c`` have weight 0 (log-weight
+    ``-inf``) and are never read from ``w`` or written to ``grad``; the unary row's
+    gradient is summed in scalars and written once."""
+    c = card[i]
+    u0 = uoff[i]
+    lo, hi = nptr[i], nptr[i + 1]
+    d = hi - lo
+    pad = -np.inf if logs else 0.0
+    value = 0.0
+    g0 = g1 = g2 = g3 = 0.0
+    for t in range(cptr[i], cptr[i + 1]):
+        s0 = soff[i] + (t - cptr[i]) * d
+        a0 = w[u0]
+        a1 = w[u0 + 1] if c > 1 else pad
+        a2 = w[u0 + 2] if c > 2 else pad
+        a3 = w[u0 + 3] if c > 3 else pad
+        for k in range(d):
+            b = noff[lo + k] + states[s0 + k] * c
+            kbase[k] = b
+            if logs:
+                a0 += w[b]
+                if c > 1:
+                    a1 += w[b + 1]
+                if c > 2:
+                    a2 += w[b + 2]
+                if c > 3:
+                    a3 += w[b + 3]
+            else:
+                a0 *= w[b]
+                if c > 1:
+                    a1 *= w[b + 1]
+                if c > 2:
+                    a2 *= w[b + 2]
+                if c > 3:
+                    a3 *= w[b + 3]
+        n_t = seen[t]
+        tot = 0.0
+        if logs:
+            mx = max(max(a0, a1), max(a2, a3))
+            dead = mx == -np.inf
+            if not dead:
+                a0 = np.exp(a0 - mx)
+                a1 = np.exp(a1 - mx)
+                a2 = np.exp(a2 - mx)
+                a3 = np.exp(a3 - mx)
+                tot = a0 + a1 + a2 + a3
+                value -= n_t * (mx + np.log(tot))
+        else:
+            tot = a0 + a1 + a2 + a3
+            dead = tot == 0.0
+            if not dead:
+                value -= n_t * np.log(tot)
+        if dead:  # no state of positive weight: a zero-probability context
+            value = -np.inf
+        if want_grad:
+            if dead:  # its counts taken back from the linear part's
+                q0 = qoff[i] + (t - cptr[i]) * c
+                a0 = -float(counts[q0])
+                a1 = -float(counts[q0 + 1]) if c > 1 else 0.0
+                a2 = -float(counts[q0 + 2]) if c > 2 else 0.0
+                a3 = -float(counts[q0 + 3]) if c > 3 else 0.0
+            else:
+                scale = -n_t / tot
+                a0 *= scale
+                a1 *= scale
+                a2 *= scale
+                a3 *= scale
+            g0 += a0
+            g1 += a1
+            g2 += a2
+            g3 += a3
+            for k in range(d):
+                b = kbase[k]
+                grad[b] += a0
+                if c > 1:
+                    grad[b + 1] += a1
+                if c > 2:
+                    grad[b + 2] += a2
+                if c > 3:
+                    grad[b + 3] += a3
+    if want_grad:
+        grad[u0] += g0
+        if c > 1:
+            grad[u0 + 1] += g1
+        if c > 2:
+            grad[u0 + 2] += g2
+        if c > 3:
+            grad[u0 + 3] += g3
     return value
 
 
 @njit(cache=True)
 def _scratch(cmax, dmax):  # pragma: no cover - numba
-    return (np.empty((cmax, ROW_BLOCK)), np.empty(max(ROW_BLOCK, dmax), dtype=np.int64),
-            np.empty(ROW_BLOCK), np.empty(ROW_BLOCK))
+    """The row kernel's ``sc, base, tot, obs`` and the contexts' ``trie, acc, path``."""
+    return (np.empty((cmax, ROW_BLOCK)), np.empty(max(ROW_BLOCK, dmax + 1), dtype=np.int64),
+            np.empty(ROW_BLOCK), np.empty(ROW_BLOCK), np.empty((dmax + 2, cmax)),
+            np.empty((dmax + 1, cmax)), np.empty(dmax + 1, dtype=np.int64))
 
 
 @njit(cache=True, parallel=True)
-def pl_parallel(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
-                soff, states, counts, grad, values):  # pragma: no cover - numba
+def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
+                soff, states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
-    respect to ``w``'s log-weights into ``grad`` (zeros on entry), the variables on all
-    threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`), the
-    others row by row (``xt``, the rows transposed, ``(n, N)``)."""
+    respect to ``w``'s log-weights into ``grad`` (on entry zeros, or the linear part of
+    the chosen variables' contexts, :func:`context_linear`), the variables on all
+    threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`; its
+    value's linear part by :func:`_linear`), the others row by row (``xt``, the rows transposed,
+    ``(n, N)``)."""
     cmax, dmax = widths(nptr, card)  # once: per variable it would cost O(n) each
     for i in prange(card.shape[0]):
-        sc, base, tot, obs = _scratch(cmax, dmax)
-        if chosen[i]:
-            values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                     cptr, qoff, soff, states, counts, grad, sc, base)
+        sc, base, tot, obs, trie, acc, path = _scratch(cmax, dmax)
+        if chosen[i] and card[i] <= 4:
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+                                            cptr, qoff, soff, states, counts, seen, grad, base)
+        elif chosen[i]:
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
+                                     qoff, soff, states, counts, seen, grad, trie, acc,
+                                     path, base)
         else:
             values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
                                   grad, sc, base, tot, obs)
 
 
 @njit(cache=True)
-def pl_serial(xt, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
-              soff, states, counts, grad, values):  # pragma: no cover - numba
+def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
+              states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    sc, base, tot, obs = _scratch(*widths(nptr, card))
+    sc, base, tot, obs, trie, acc, path = _scratch(*widths(nptr, card))
     for i in range(card.shape[0]):
-        if chosen[i]:
-            values[i] = _by_contexts(i, w, lws, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                     cptr, qoff, soff, states, counts, grad, sc, base)
+        if chosen[i] and card[i] <= 4:
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+                                            cptr, qoff, soff, states, counts, seen, grad, base)
+        elif chosen[i]:
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
+                                     qoff, soff, states, counts, seen, grad, trie, acc,
+                                     path, base)
         else:
             values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
                                   grad, sc, base, tot, obs)
