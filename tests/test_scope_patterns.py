@@ -181,3 +181,58 @@ def test_a_variable_of_too_many_configurations_takes_the_row_kernel():
     x = np.stack([rng.integers(0, 5, 50) for _ in range(8)], axis=1)
     np.testing.assert_allclose(ps.flat_marginals(sp, flat, x),
                                ps._scope_sums_numpy(sp, flat, x), atol=1e-13)
+
+
+def _weights_measured(sp, tables):
+    """The kernels' weights with every variable's spread measured (the test that
+    :func:`ps._weights` settles by a bound where it can)."""
+    pw = sp.pw
+    w, logs = _pairwise.weights(pw, tables)
+    lw = _pairwise._log_weights(pw, tables)
+    pe = lw[sp.pidx]
+    if logs or not len(sp.plo):
+        return (lw if logs else w), pe, logs
+    finite = np.isfinite(pe)
+    top = np.maximum.reduceat(np.where(finite, pe, -np.inf), sp.poff[:-1])
+    low = np.minimum.reduceat(np.where(finite, pe, np.inf), sp.poff[:-1])
+    spread = np.where(np.isfinite(top), top - low, 0.0)
+    var = ps._variable_spreads(pw, lw)
+    if not np.max(var[sp.plo] + var[sp.phi] + spread) <= _pairwise.LOG_RANGE:
+        return lw, pe, True
+    raw = np.maximum.reduceat(pe, sp.poff[:-1])
+    return w, np.exp(pe - np.repeat(np.where(np.isfinite(raw), raw, 0.0), np.diff(sp.poff))), False
+
+
+def _spread_model(field, coupling, zero=False):
+    """A 2x3 lattice of 3 states whose first variable's field spans ``field`` and whose
+    first pair's table spans ``coupling`` (``zero``: one entry of weight zero)."""
+    model = lattices.potts_lattice(2, 3, 3, coupling=0.4, rng=0)
+    tables = [np.array(t, dtype=float) for t in model.log_tables]
+    first = next(k for k, s in enumerate(model.scopes) if s == (0,))
+    pair = next(k for k, s in enumerate(model.scopes) if len(s) == 2)
+    tables[first] = np.array([0.0, field / 2, field])
+    tables[pair] = tables[pair] + np.diag([coupling, 0.0, 0.0])
+    if zero:
+        tables[pair][1, 2] = -np.inf
+    return FactorGraph(model.cardinalities, model.scopes, tables)
+
+
+@pytest.mark.parametrize(("field", "coupling", "zero"), [
+    (0.5, 0.5, False), (0.5, 0.5, True),
+    (350.0, 1.0, False),  # the bound fails (twice 350), the measured test holds
+    (350.0, 1.0, True),
+    (300.0, 120.0, False),  # the rows are products, the pairs' conditionals are not
+    (400.0, 300.0, False),  # the rows are not
+    (1.0, 599.0, False)])
+@pytest.mark.parametrize("fixed", [True, False])
+def test_weights_decide_as_the_measured_spreads(field, coupling, zero, fixed, monkeypatch):
+    """The rows, pair tables and their kind equal those of the measured spreads, bit for
+    bit, whether the bound settles the test or not (rows of one number of states, and
+    the general rows)."""
+    if not fixed:
+        monkeypatch.setattr(_pairwise, "fixed_states", lambda pw: 0)
+    model = _spread_model(field, coupling, zero)
+    sp, flat, _ = _setup(model, 1)
+    got, want = ps._weights(sp, flat), _weights_measured(sp, flat)
+    assert got[2] == want[2]
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -143,10 +143,17 @@ class _Chains:
         self.card = np.ascontiguousarray(lay.card, dtype=np.int64)
         self.pairwise = _pairwise.structure(*packed[4:], self.card)
         self.plan = self.xt = self.keys = None
-        # CD and PCD on a pairwise model of one small number of states hold the data and
-        # their chains site-major (uint8): the sweeps and the counting passes read them in
-        # place
+        # CD, PCD and SMCI-PCD (by plain Monte Carlo or 1-SMCI) on a pairwise model of one
+        # small number of states hold their chains site-major (uint8), CD and PCD their
+        # data too: the sweeps, the counting passes and the keys of the neighbours'
+        # configurations read them in place
         self.site = self.site_data = None
+        self.patterns = False
+        if (method == "smci-pcd" and self.order <= 1 and self.pairwise is not None
+                and _pairwise.fixed_states(self.pairwise)):
+            self.site = _pairwise.site_major(self.states)
+            self.states = None
+            self.patterns = _scope_patterns.applies(self.pairwise, self.site.shape[1])
         if method in ("cd", "pcd"):
             self.sweeps = check_positive(options.get("k", 1), "k", integer=True)
             self.n_chains = self._chain_count(options, N)
@@ -220,11 +227,19 @@ class _Chains:
         return self.states if self.site is None else _pairwise.chain_major(self.site)
 
     def _site_step(self, plan: tuple) -> np.ndarray:
-        """:meth:`step` of CD and PCD on site-major chains."""
+        """:meth:`step` on site-major chains (CD, PCD, and SMCI-PCD of order 0 or 1)."""
         if self.method == "cd":
             self.site = self._site_data_rows()
-        factor_gibbs.advance_site_major(self.site, self.sweeps, self.rng, plan, self.card,
-                                        self.pairwise)
+        if self.first:
+            self.first = False
+        else:
+            factor_gibbs.advance_site_major(self.site, self.sweeps, self.rng, plan,
+                                            self.card, self.pairwise)
+        if self.order == 1:
+            M = self.site.shape[1]
+            keys = _scope_patterns.keys(self.pairwise, self.site, M) if self.patterns else None
+            return _pairwise_scopes.flat_marginals(self.plan, plan[0], None, self.site, keys,
+                                                   n_rows=M)
         counts = _site_major_counts(self.site, self.fptr, self.fvars, self.fstride,
                                     self.offsets, int(self.lay.offsets[-1]))
         return counts / self.site.shape[1]

@@ -210,32 +210,44 @@ def weights(pw: Pairwise, tables: np.ndarray) -> tuple[np.ndarray, bool]:
     -------
     (ndarray of float64, bool)
     """
-    lw = _log_weights(pw, tables)
+    w, logs, _ = _weights_of_logs(pw, _log_weights(pw, tables))
+    return w, logs
+
+
+def _weights_of_logs(pw: Pairwise, lw: np.ndarray) -> tuple[np.ndarray, bool, float]:
+    """:func:`weights` of the log-weights ``lw`` (exponentiated in place when they are
+    products), and an upper bound on every variable's spread (its rows' spreads summed
+    as :data:`LOG_RANGE` bounds them; the exact largest when the rows have several
+    lengths), for callers that bound further products of the rows without measuring the
+    spreads again."""
     if pw.size == 0:
-        return lw, False
+        return lw, False, 0.0
     q = fixed_states(pw)
     if q:
-        fast = _fixed_weights(pw, lw, q)
+        fast, bound = _fixed_weights(pw, lw, q)
         if fast is not None:
-            return fast, False
+            return fast, False, bound
     finite = np.isfinite(lw)
     top = np.maximum.reduceat(np.where(finite, lw, -np.inf), pw.row_start)
     low = np.minimum.reduceat(np.where(finite, lw, np.inf), pw.row_start)
     spread = np.where(np.isfinite(top), top - low, 0.0)
     per_block = np.maximum.reduceat(spread, pw.block_start)
     per_var = np.add.reduceat(per_block, pw.var_block)
-    if not per_var.max() <= LOG_RANGE:
-        return lw, True
+    largest = float(per_var.max())
+    if not largest <= LOG_RANGE:
+        return lw, True, largest
     shift = np.repeat(np.where(np.isfinite(top), top, 0.0), pw.row_len)
     with np.errstate(invalid="ignore"):
-        return np.exp(lw - shift), False
+        return np.exp(lw - shift), False, largest
 
 
-def _fixed_weights(pw: Pairwise, lw: np.ndarray, q: int) -> np.ndarray | None:
+def _fixed_weights(pw: Pairwise, lw: np.ndarray, q: int
+                   ) -> tuple[np.ndarray | None, float]:
     """:func:`weights` in place on rows of one length ``q`` (a learner's every step):
-    the rows as a ``(rows, q)`` array, no segmented reductions. ``None`` when the quick
-    bound (the widest row's spread times the most tables of a variable) exceeds
-    :data:`LOG_RANGE`: the exact test decides then."""
+    the rows as a ``(rows, q)`` array, no segmented reductions, and the quick bound on
+    every variable's spread (the widest row's spread times the most tables of a
+    variable). ``None`` when that bound exceeds :data:`LOG_RANGE`: the exact test
+    decides then."""
     rows = lw.reshape(-1, q)
     # column by column: numpy's reductions along a short last axis are many times slower
     top = functools.reduce(np.maximum, (rows[:, v] for v in range(q)))
@@ -247,10 +259,11 @@ def _fixed_weights(pw: Pairwise, lw: np.ndarray, q: int) -> np.ndarray | None:
     else:
         spread = top - functools.reduce(np.minimum, (rows[:, v] for v in range(q)))
     tables_per_var = int(np.diff(pw.nptr).max(initial=0)) + 1
-    if not spread.max() * tables_per_var <= LOG_RANGE:
-        return None
+    bound = float(spread.max()) * tables_per_var
+    if not bound <= LOG_RANGE:
+        return None, bound
     rows -= np.where(np.isfinite(top), top, 0.0)[:, None]
-    return np.exp(lw, out=lw)
+    return np.exp(lw, out=lw), bound
 
 
 def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,

@@ -129,13 +129,9 @@ def _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets) -> np.n
     return out
 
 
-def _pair_tables(sp: PairwiseScopes, lw: np.ndarray, logs: bool) -> np.ndarray:
-    """The pair tables from the packed log-weights: exponentiated, each scaled to a
-    largest entry of 1, or as logs."""
-    pe = lw[sp.pidx]
-    if logs or len(pe) == 0:
-        return pe
-    top = np.maximum.reduceat(pe, sp.poff[:-1]) if len(sp.poff) > 1 else pe[:0]
+def _scaled(sp: PairwiseScopes, pe: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """The pair tables' log-weights ``pe`` exponentiated, each less its largest entry
+    ``top`` (0 where that is not finite)."""
     top = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(invalid="ignore"):
         return np.exp(pe - np.repeat(top, np.diff(sp.poff)))
@@ -144,22 +140,35 @@ def _pair_tables(sp: PairwiseScopes, lw: np.ndarray, logs: bool) -> np.ndarray:
 def _weights(sp: PairwiseScopes, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """The kernels' rows, pair tables and whether they are logs: exponentiated when no
     pair's conditional can underflow (the spreads of both variables' rows and of the
-    pair's table within :data:`mrflib.inference.sampling._pairwise.LOG_RANGE` together)."""
+    pair's table within :data:`mrflib.inference.sampling._pairwise.LOG_RANGE` together).
+
+    The log-weights are summed once per step. The variables' spreads are measured only
+    when the bound that the rows' exponentiation finds anyway (the largest variable
+    spread, twice, plus the widest pair table's) does not settle the test: the bound
+    holding implies the measured test holds, so both decide alike."""
     pw = sp.pw
-    w, logs = _pairwise.weights(pw, tables)
     lw = _pairwise._log_weights(pw, tables)
-    if not logs and len(sp.plo):
-        pe = lw[sp.pidx]
-        finite = np.isfinite(pe)
-        top = np.maximum.reduceat(np.where(finite, pe, -np.inf), sp.poff[:-1])
-        low = np.minimum.reduceat(np.where(finite, pe, np.inf), sp.poff[:-1])
+    pe = lw[sp.pidx]  # gathered before the rows are exponentiated in place
+    w, logs, bound = _pairwise._weights_of_logs(pw, lw)
+    if logs or not len(sp.plo):
+        return w, pe, logs
+    finite = np.isfinite(pe)
+    starts = sp.poff[:-1]
+    if finite.all():
+        top = np.maximum.reduceat(pe, starts)
+        spread = top - np.minimum.reduceat(pe, starts)
+        raw = top
+    else:
+        top = np.maximum.reduceat(np.where(finite, pe, -np.inf), starts)
+        low = np.minimum.reduceat(np.where(finite, pe, np.inf), starts)
         spread = np.where(np.isfinite(top), top - low, 0.0)
+        raw = np.maximum.reduceat(pe, starts)
+    if not 2.0 * bound + spread.max() <= _pairwise.LOG_RANGE:
+        lw = _pairwise._log_weights(pw, tables)
         var = _variable_spreads(pw, lw)
         if not np.max(var[sp.plo] + var[sp.phi] + spread) <= _pairwise.LOG_RANGE:
-            logs = True
-    if logs:
-        return lw, _pair_tables(sp, lw, True), True
-    return w, _pair_tables(sp, lw, False), False
+            return lw, pe, True
+    return w, _scaled(sp, pe, raw), False
 
 
 def _variable_spreads(pw: _pairwise.Pairwise, lw: np.ndarray) -> np.ndarray:
@@ -194,8 +203,19 @@ def transposed(sp: PairwiseScopes, x: np.ndarray) -> np.ndarray:
     return xt
 
 
-def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.ndarray,
-               n_batches: int, xt: np.ndarray | None = None,
+def _padded(xt: np.ndarray) -> np.ndarray:
+    """Site-major rows ``xt (n, M)`` with state-0 columns added to a multiple of
+    :data:`._pairwise_scopes_kernels.ROW_BLOCK` (``xt`` itself when it is one)."""
+    n, M = xt.shape
+    if M % _k.ROW_BLOCK == 0:
+        return xt
+    out = np.zeros((n, -(-M // _k.ROW_BLOCK) * _k.ROW_BLOCK), dtype=xt.dtype)
+    out[:, :M] = xt
+    return out
+
+
+def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray | None,
+               batch: np.ndarray, n_batches: int, xt: np.ndarray | None = None,
                keys: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Per-batch sums of 1-SMCI of every factor's scope, in the flat tables' layout, and
     the first row of zero weight (-1: none).
@@ -205,14 +225,16 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     sp : PairwiseScopes
     tables : ndarray of float64
         The model's flat log-tables.
-    x : ndarray of int64, shape (N, n)
-        The sample set (trusted).
+    x : ndarray of int64, shape (N, n), or None
+        The sample set (trusted); ``None`` when ``xt`` holds it.
     batch : ndarray of int64, shape (N,)
         Each row's batch.
     n_batches : int
     xt : ndarray or None, default None
-        :func:`transposed` of ``x`` when the caller keeps it (a fixed sample set);
-        ``None``: made here.
+        The sample set site-major when the caller keeps it: :func:`transposed` of ``x``
+        (a fixed sample set), or persistent chains held site-major
+        (:func:`mrflib.inference.sampling._pairwise.site_major`, padded here when the
+        row-by-row kernel needs it); ``None``: made here.
     keys : ndarray or None, default None
         :func:`mrflib.inference.smci._scope_patterns.keys` of the rows when the caller
         keeps them; ``None``: made here when the tables over the neighbours'
@@ -224,7 +246,7 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
         The sums (a factor of empty scope: the batch's row count).
     """
     pw = sp.pw
-    N, n = x.shape
+    N, n = len(batch), len(pw.card)
     V, PA = int(sp.voff[-1]), int(sp.poff[-1])
     require_memory(8.0 * (2 * n_batches * (V + PA + len(tables)) + 3 * pw.size) + 4.0 * N * n,
                    f"the 1-SMCI sums of {n} variables and {len(sp.plo)} pairs")
@@ -240,8 +262,7 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
         _scope_patterns.pattern_sums(sp, w, pe, keys, vacc[0], pacc[0])
         joined = np.concatenate([vacc[0], pacc[0], [float(N)]])
         return joined[None, sp.out], -1
-    if xt is None:
-        xt = transposed(sp, x)
+    xt = transposed(sp, x) if xt is None else _padded(xt)
     first = np.full(n, -1, dtype=np.int64)
     work = float(N) * (4 * len(pw.nbr) * 4 + 4 * PA)
     kernel = _k.scope_sums_parallel if parallel_ok(work) else _k.scope_sums_serial
@@ -254,8 +275,9 @@ def scope_sums(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray, batch: np.
     return joined[:, sp.out], int(bad.min()) if len(bad) else -1
 
 
-def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
-                   xt: np.ndarray | None = None, keys: np.ndarray | None = None) -> np.ndarray:
+def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray | None,
+                   xt: np.ndarray | None = None, keys: np.ndarray | None = None,
+                   n_rows: int | None = None) -> np.ndarray:
     """1-SMCI of every factor's scope over the rows ``x``, in the flat tables' layout
     (what :func:`mrflib.inference.smci.regions.flat_scope_marginals` returns).
 
@@ -264,12 +286,14 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
     sp : PairwiseScopes
     tables : ndarray of float64
         The model's flat log-tables.
-    x : ndarray of int64, shape (N, n)
-        The sample set (trusted).
+    x : ndarray of int64, shape (N, n), or None
+        The sample set (trusted); ``None`` when ``xt`` holds it.
     xt : ndarray or None, default None
-        :func:`transposed` of ``x`` when the caller keeps it; ``None``: made here.
+        The sample set site-major, as in :func:`scope_sums`; ``None``: made here.
     keys : ndarray or None, default None
         As in :func:`scope_sums`.
+    n_rows : int or None, default None
+        The rows when ``x`` is ``None`` (``xt`` may hold padding past them).
 
     Returns
     -------
@@ -280,11 +304,12 @@ def flat_marginals(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray,
     ValueError
         When a row has zero weight under the model.
     """
-    sums, bad = scope_sums(sp, tables, x, np.zeros(len(x), dtype=np.int64), 1, xt, keys)
+    N = len(x) if n_rows is None else n_rows
+    sums, bad = scope_sums(sp, tables, x, np.zeros(N, dtype=np.int64), 1, xt, keys)
     if bad >= 0:
         raise ValueError(f"samples[{bad}] has zero weight under the model: SMCI conditions "
                          "on states of positive weight")
-    return sums[0] / len(x)
+    return sums[0] / N
 
 
 def _scope_sums_numpy(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> np.ndarray:
