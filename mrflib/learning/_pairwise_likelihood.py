@@ -124,8 +124,17 @@ class PairwisePL:
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))
-        g = np.bincount(pw.src, weights=grad[pw.dst], minlength=len(flat)) / self.N
-        return value, g
+        return value, _table_gradient(pw, grad, len(flat)) / self.N
+
+
+def _table_gradient(pw: _pairwise.Pairwise, grad: np.ndarray, size: int) -> np.ndarray:
+    """The gradient in the packed weights mapped to the flat tables: each entry sums the
+    weights it feeds. When every weight comes from exactly one entry
+    (``pw.gather``), an entry feeds at most two (its pair's two orientations), whose sum
+    is the same in either order: one pass over ``grad`` in its own order, no gather."""
+    if pw.gather is not None:
+        return np.bincount(pw.gather, weights=grad, minlength=size)
+    return np.bincount(pw.src, weights=grad[pw.dst], minlength=size)
 
 
 def objective(structure: Any, x: np.ndarray) -> PairwisePL | None:

@@ -77,6 +77,10 @@ class Pairwise(NamedTuple):
     #: Whether every weight comes from one table entry at most (no two factors on one
     #: scope): the weights are then a scatter of the tables, no sums.
     single: bool = False
+    #: When every weight comes from exactly one table entry (every variable has one
+    #: unary factor and each neighbour one pair factor): that entry, so that the
+    #: log-weights are one gather ``tables[gather]`` (else ``None``).
+    gather: np.ndarray | None = None
 
 
 def is_pairwise(fptr: np.ndarray) -> bool:
@@ -166,9 +170,15 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     block_start = np.cumsum(block_rows) - block_rows
     colour = _colouring(nptr, other)
     size = int(vstart[-1])
-    single = bool(np.bincount(dst_all, minlength=size).max(initial=0) <= 1)
+    hits = np.bincount(dst_all, minlength=size)
+    single = bool(hits.max(initial=0) <= 1)
+    gather = None
+    if single and bool(np.all(hits == 1)):
+        gather = np.empty(size, dtype=np.int64)
+        gather[dst_all] = src_all
     return Pairwise(card, nptr, other, noff.astype(np.int64), uoff, size, src_all,
-                    dst_all, row_start, card[row_var], block_start, var_block, colour, single)
+                    dst_all, row_start, card[row_var], block_start, var_block, colour, single,
+                    gather)
 
 
 def _colouring(nptr: np.ndarray, nbr: np.ndarray) -> np.ndarray:
@@ -188,6 +198,8 @@ def sweep_order(pw: Pairwise, free: np.ndarray) -> np.ndarray:
 
 def _log_weights(pw: Pairwise, tables: np.ndarray) -> np.ndarray:
     """The flat log-weights: every factor's entries summed into the rows."""
+    if pw.gather is not None:  # the same values as the scatter below, in one pass
+        return tables[pw.gather]
     if pw.single:  # the same values as the sums (0 + t = t), without the summing pass
         lw = np.zeros(pw.size)
         lw[pw.dst] = tables[pw.src]
