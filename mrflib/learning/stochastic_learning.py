@@ -56,11 +56,12 @@ direction would vanish as a parameter diverges.
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`). On a pairwise
 structure whose variables all have one small number of states (Potts and clock lattices,
-Boltzmann machines) the data and the chains are held site-major as uint8 for the whole fit
-(:func:`mrflib.inference.sampling._pairwise.site_major`): the sweeps update them in place
-and the counting pass reads each factor's variables as contiguous rows
-(:func:`._stochastic_learning_kernels.site_major_counts`), the same bits as the chains in
-rows; the final chains of PCD are returned in rows (int64). SMCI-PCD and
+Boltzmann machines) the chains (and CD's and PCD's data) are held site-major as uint8 for
+the whole fit (:func:`mrflib.inference.sampling._pairwise.site_major`): the sweeps update
+them in place, the counting pass reads each factor's variables as contiguous rows
+(:func:`._stochastic_learning_kernels.site_major_counts`) and SMCI-PCD's 1-SMCI reads them
+as its kernels' transposed rows, the same bits as the chains in rows; the final chains of
+PCD and SMCI-PCD are returned in rows (int64). SMCI-PCD and
 1-SMCI: the factor scopes' conditionals for each row of the sample set (on a structure whose
 factors all hold at most two variables, by the pairwise kernels of
 :mod:`mrflib.inference.smci._pairwise_scopes`: each pair's conditional from the two

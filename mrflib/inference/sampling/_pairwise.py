@@ -23,8 +23,9 @@ When every variable has the same number of states, at most
 :data:`~mrflib.inference.sampling._pairwise_kernels.MAX_FIXED_STATES`, and the weights are
 products, the kernels compiled for that number take the chains site-major
 (:func:`site_major`: ``(n, M)`` uint8, a variable's states in all chains adjacent), the
-same bits. :func:`run` converts rows to that layout and back; persistent chains (CD and
-PCD) are kept in it and advanced by :func:`run_site_major`, with no conversion per call.
+same bits. :func:`run` converts rows to that layout and back; persistent chains (CD, PCD
+and SMCI-PCD) are kept in it and advanced by :func:`run_site_major`, with no conversion
+per call.
 """
 
 from __future__ import annotations
