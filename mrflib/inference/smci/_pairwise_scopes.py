@@ -10,7 +10,8 @@ unary row times the rows of its other neighbours at their sampled states. A fact
 product over each neighbour list, so a row costs ``O(edges q^2)``, with nothing of size
 ``N x factors`` kept (the rows are transposed once, in bytes when the cardinalities
 allow, or read as persistent chains already held site-major). When no row can weigh
-zero, one batch is asked for and the variables' neighbours have few joint configurations (:func:`mrflib.inference.smci._scope_patterns.applies`),
+zero, one batch is asked for and the variables' neighbours have few joint
+configurations (:func:`mrflib.inference.smci._scope_patterns.applies`),
 :func:`scope_sums` tabulates the cavities over those configurations instead
 (:mod:`mrflib.inference.smci._scope_patterns`: the same sums up to the order of
 summation). :func:`_scope_sums_numpy` is the plain-numpy reference.
