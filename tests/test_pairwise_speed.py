@@ -243,14 +243,18 @@ def test_site_major_learners_give_the_row_chains_bits(method, options, monkeypat
 
 @pytest.mark.parametrize(("options", "patterns"), [
     ({}, True), ({}, False), ({"estimator": "mci"}, True),
-    ({"extension_rate": 2, "kappa": 2}, True), ({"extension_rate": 2, "kappa": 2}, False)])
+    ({"extension_rate": 2, "kappa": 2}, True), ({"extension_rate": 2, "kappa": 2}, False),
+    ({"samples": True}, True)])
 def test_site_major_smci_pcd_gives_the_row_chains_bits(options, patterns, monkeypatch):
     """SMCI-PCD on site-major chains (swept in place, 1-SMCI reading them unpadded or
-    padded) fits what the chains in rows fit, bit for bit, by the tables over the
-    neighbours' configurations and by the row-by-row kernel (60 and 120 chains: not a
-    multiple of the kernel's row block)."""
+    padded, the data's counts read from them before the first sweep) fits what the
+    chains in rows fit, bit for bit, by the tables over the neighbours' configurations
+    and by the row-by-row kernel (60 and 120 chains: not a multiple of the kernel's row
+    block), from the data or from samples of their own."""
     truth = lattices.potts_lattice(3, 4, 3, coupling=0.4, rng=0)
     data = np.random.default_rng(1).integers(0, 3, (60, truth.n))
+    if "samples" in options:
+        options = {"samples": np.random.default_rng(4).integers(0, 3, (60, truth.n))}
     fits = []
     for forced in (False, True):
         if not patterns:

@@ -149,10 +149,12 @@ class _Chains:
         # data too: the sweeps, the counting passes and the keys of the neighbours'
         # configurations read them in place
         self.site = self.site_data = None
-        self.patterns = False
+        self.patterns = self.holds_data = False
         if (method == "smci-pcd" and self.order <= 1 and self.pairwise is not None
                 and _pairwise.fixed_states(self.pairwise)):
             self.site = _pairwise.site_major(self.states)
+            # S_0 is the data itself (extension rate 1) until the first sweep
+            self.holds_data = options.get("samples") is None and self.site.shape[1] == N
             self.states = None
             self.patterns = _scope_patterns.applies(self.pairwise, self.site.shape[1])
         if method in ("cd", "pcd"):
@@ -217,9 +219,12 @@ class _Chains:
     def data_counts(self) -> np.ndarray:
         """The counts of every factor's states over the data (the fit's fixed side)."""
         total = int(self.lay.offsets[-1])
-        if self.site_data is not None:
-            return _site_major_counts(self.site_data, self.fptr, self.fvars, self.fstride,
-                                      self.offsets, total)
+        site = self.site_data
+        if site is None and self.holds_data and self.first:
+            site = self.site  # SMCI-PCD's unswept S_0: the data, site-major already
+        if site is not None:
+            return _site_major_counts(site, self.fptr, self.fvars, self.fstride, self.offsets,
+                                      total)
         return _factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
                               total)
 
