@@ -33,13 +33,21 @@ same data draw (bit for bit), each row from the last run of its learner:
   the data 22 s of CPU (27 s wall, numba's cache loads included), CD 10 s and PCD 11 s of
   CPU for the fit (setup, the data's counts, and three direction evaluations of about
   1.3 s of CPU each: one sweep of 1,000 chains and the counting pass);
-* 1-smci and smci-pcd: 1-SMCI of the scopes by tables over the configurations of each
-  variable's neighbours (:mod:`mrflib.inference.smci._scope_patterns`; loads 4 to 6.5):
-  15.7 and 19.2 s of CPU for the fit. Profiled alone, one evaluation of 1-SMCI takes 2.8
-  to 4.0 s of CPU on one thread (the kernel 2.2 to 3.5 s of it) and one of SMCI-PCD 4.9 to
-  6.7 s (the kernel about 2.1 s, one Gibbs sweep of the 1,000 chains 2.0 s and more); the
-  kernels run on one thread unless two cores are idle
-  (:func:`mrflib._support.threads.parallel_ok`);
+* 1-smci: 1-SMCI of the scopes by tables over the configurations of each variable's
+  neighbours (:mod:`mrflib.inference.smci._scope_patterns`; loads 4 to 6.5): 15.7 s of
+  CPU for the fit. Profiled alone, one evaluation takes 2.8 to 4.0 s of CPU on one thread
+  (the kernel 2.2 to 3.5 s of it); the kernels run on one thread unless two cores are
+  idle (:func:`mrflib._support.threads.parallel_ok`);
+* smci-pcd: the same 1-SMCI, its persistent chains held site-major as uint8 for the whole
+  fit as CD's and PCD's are (the sweep runs in place, the keys of the neighbours'
+  configurations read the chains with no transpose, the data's counts read the unswept
+  chains) and the log-weights summed once a step (loads 3.2 to 3.6): 22.8 s of CPU for
+  the fit, of which about 5 s is its setup (packing the structure, laying out and
+  counting the data, the final chains in rows). One evaluation, from runs of its own on
+  the same data (a 3-step fit less a 1-step fit, halved; loads 3.1 to 3.6), takes 2.3 s
+  of CPU (4.3 s with the chains in rows: three transposes a step and the weights summed
+  twice), 5.2 s against 7.5 s with numba held to one thread: the figures move by a
+  factor of two with the other work on the machine, the difference of about 2 s does not;
 * mple: the pseudo-likelihood over contexts whose part linear in the log-weights is counted
   once per fit (loads 6.2 falling to 2.6): 283 s of CPU (407 s wall) for 133 L-BFGS steps to
   the stopping rule, about 1.6 s of CPU an evaluation and a fifth of the fit in scipy's
