@@ -347,7 +347,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     best = last = math.inf
     for it in range(passes):
         try:
-            last = const + wmb._forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
+            last = const + wmb._forward(nodes, buckets, *wmb.pass_steps(it),
                                         first_stop if it == 0 else stop_at)
         except wmb._Late:
             if it == 0:
