@@ -344,10 +344,13 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     by ``stop_at``."""
     order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound, memory, order, first_stop)
     const = red.const + red.free_log
+    exact = all(len(ids) == 1 for ids in buckets)
     best = last = math.inf
     for it in range(passes):
         try:
-            last = const + wmb._forward(nodes, buckets, *wmb.pass_steps(it),
+            if it == 0 and not exact:
+                best = const + wmb.unmatched_bound(nodes, buckets, first_stop)
+            last = const + wmb._forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
                                         first_stop if it == 0 else stop_at)
         except wmb._Late:
             if it == 0:
@@ -357,7 +360,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
             last = const + wmb._forward(nodes, buckets, 0.0, 0.0)
             break
         best = min(best, last)
-        if not last > -math.inf or all(len(ids) == 1 for ids in buckets):
+        if not last > -math.inf or exact:
             break
         if it + 1 < passes:
             try:
@@ -367,7 +370,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
     width = max((len(nd.clique) for nd in nodes), default=0)
-    return last, best, steps, width, all(len(ids) == 1 for ids in buckets), it + 1
+    return last, best, steps, width, exact, it + 1
 
 
 def _cpt_steps(red: _Reduced) -> list:

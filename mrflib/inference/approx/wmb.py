@@ -258,29 +258,35 @@ def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float)
             nodes[i].weight = wr
 
 
-def pass_steps(it: int) -> tuple[float, float]:
-    """The matching and weight step sizes of forward pass ``it`` (from 0).
+def unmatched_bound(nodes: list[_Node], buckets: list[list[int]],
+                    stop_at: float = math.inf) -> float:
+    """The message sum of a forward pass that matches nothing (the state is unchanged; the
+    forward messages it leaves are those of the next pass once that has run).
 
-    The first pass matches nothing: with the model's own tables and weights ``1 / R`` it
-    is at most the trivial bound ``Σ_k max θ_k + Σ_v log |X_v|`` (per bucket,
+    With the model's own tables and weights ``1 / R`` the bound is at most the trivial
+    bound ``Σ_k max θ_k + Σ_v log |X_v|`` (per bucket,
     ``Π_r (Σ_x f_r^{1/w_r})^{w_r} <= |X| Π_r max f_r``, then by induction over the
-    buckets). Matching before any backward pass moves ``θ`` by beliefs that treat every
-    later variable as uniform, a poor guide where the later buckets' small weights make
-    their power sums nearly maxima: on a SAT-derived model it can more than double the
-    bound. The later passes match with the backward messages, and every reported bound is
-    the lowest so far, so no reported bound exceeds the trivial one.
+    buckets). A matched pass has no such guarantee: before any backward message it moves
+    ``θ`` by beliefs that treat every later variable as uniform, a poor guide where the
+    later buckets' small weights make their power sums nearly maxima, and on a SAT-derived
+    model it can more than double the bound. So a run's first reported bound is the lower
+    of the two, and no reported bound exceeds the trivial one.
 
     Parameters
     ----------
-    it : int
-        The pass's index.
+    nodes : list of _Node
+        The mini-buckets, with the model's tables and their first weights.
+    buckets : list of list of int
+        Each bucket's node ids, in elimination order.
+    stop_at : float, default inf
+        The ``time.perf_counter()`` past which the pass is abandoned (``_Late``).
 
     Returns
     -------
-    tuple of float
-        ``(step_theta, step_weights)`` for :func:`_forward`.
+    float
+        The bound's message sum (add the reduced model's constants).
     """
-    return (0.0, 0.0) if it == 0 else (STEP_THETA, STEP_WEIGHTS)
+    return _forward(nodes, buckets, 0.0, 0.0, stop_at)
 
 
 def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
@@ -501,7 +507,9 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
     best, prev, it = math.inf, math.inf, 0
     while it < max_iter:
         try:
-            bound = const + _forward(nodes, buckets, *pass_steps(it), stop_at)
+            low = (const + unmatched_bound(nodes, buckets, stop_at) if it == 0 and not single
+                   else math.inf)
+            bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
             if not bound > -math.inf:
                 raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
                                  "impossible evidence): the upper bound on log Z is -inf")
@@ -513,7 +521,7 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
                                    f"deadline of {deadline:g} s") from None
             return
         it += 1
-        best = min(best, bound)
+        best = min(best, low, bound)
         yield WMBResult(best, _final_marginals(model, red, marg), width,
                         time.perf_counter() - start, it)
         late = time_limit is not None and time.perf_counter() - start > time_limit
