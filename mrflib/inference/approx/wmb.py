@@ -19,9 +19,12 @@ every reparameterization ``θ_r`` of the model (factors moved between mini-bucke
 is unchanged) and every weighting, so each forward pass first *matches* the mini-buckets of
 a bucket (moves ``θ`` so that their beliefs on ``x_v`` agree, the paper's sec. 5 fixed
 point) and moves the weights along the bound's gradient, the conditional entropies
-``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. A backward pass sends
-each mini-bucket the weighted message of its parent, so that every mini-bucket has a
-belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
+``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. The first
+matched pass has no backward message to guide it and can end far above the trivial bound
+``Σ_k max θ_k + Σ_v log |X_v|``, which the model's own tables never exceed: each run's
+first bound is therefore also taken without matching (``unmatched_bound``). A backward
+pass sends each mini-bucket the weighted message of its parent, so that every mini-bucket
+has a belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
 bucket's mini-bucket beliefs. When ``ibound`` covers the order's width every bucket is one
 mini-bucket of weight one and the bound is ``log Z`` and the beliefs are exact.
 
