@@ -344,9 +344,12 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     by ``stop_at``."""
     order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound, memory, order, first_stop)
     const = red.const + red.free_log
+    exact = all(len(ids) == 1 for ids in buckets)
     best = last = math.inf
     for it in range(passes):
         try:
+            if it == 0 and not exact:
+                best = const + wmb.unmatched_bound(nodes, buckets, first_stop)
             last = const + wmb._forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
                                         first_stop if it == 0 else stop_at)
         except wmb._Late:
@@ -357,7 +360,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
             last = const + wmb._forward(nodes, buckets, 0.0, 0.0)
             break
         best = min(best, last)
-        if not last > -math.inf or all(len(ids) == 1 for ids in buckets):
+        if not last > -math.inf or exact:
             break
         if it + 1 < passes:
             try:
@@ -367,7 +370,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
     width = max((len(nd.clique) for nd in nodes), default=0)
-    return last, best, steps, width, all(len(ids) == 1 for ids in buckets), it + 1
+    return last, best, steps, width, exact, it + 1
 
 
 def _cpt_steps(red: _Reduced) -> list:
@@ -578,7 +581,8 @@ def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
         Samples at most (``None``: until the ``time_limit``; one of the two is needed).
     time_limit : float or None, default None
         Seconds for the proposal and the samples; no batch starts once the time is spent,
-        nor one expected to end past it (the first batch always runs).
+        nor one expected to end past it, and a batch running at the deadline stops soon
+        after it (the first batch always draws at least one sample).
     proposal : Proposal or None, default None
         The proposal (default: :func:`wmb_proposal` within :data:`PROPOSAL_SHARE` of the
         time, :func:`mean_field_proposal` where that refuses or runs out of time).
@@ -634,22 +638,45 @@ def _batches(fg: FactorGraph, proposal: Proposal, gen: np.random.Generator,
         marginals[:] = [np.zeros(int(c)) for c in fg.cardinalities]
     drawn: list[np.ndarray] = []
     n, size, top = 0, FIRST_BATCH, -math.inf
+    stop_at = math.inf if time_limit is None else start + time_limit
     while n_samples is None or n < n_samples:
         t0 = time.perf_counter()
         m = size if n_samples is None else min(size, n_samples - n)
         require_memory(8.0 * m * (fg.n + 4), f"a batch of {m} importance samples")
-        x, lw = proposal.sample(m, gen, whole=marginals is not None)
+        x, lw = _draw(proposal, m, gen, marginals is not None, stop_at)
         drawn.append(lw)
-        n += m
+        n += lw.size
         if marginals is not None:
             top = _accumulate(marginals, x, lw, top)
         yield _result(np.concatenate(drawn), proposal, delta, start)
+        if lw.size < m:  # cut at the deadline
+            return
         took = time.perf_counter() - t0
         size = min(2 * size, LARGEST_BATCH)
         if time_limit is not None:
             left = start + time_limit - time.perf_counter()
             if left <= took * size / m:
                 return
+
+
+def _draw(proposal: Proposal, m: int, gen: np.random.Generator, whole: bool,
+          stop_at: float) -> tuple[np.ndarray, np.ndarray]:
+    """``proposal.sample(m, gen, whole)``, under a deadline in pieces of 1, 2, 4, ...
+    rows with the clock read after each, so that a batch sized by a faster pass (or the
+    first, sized by none) ends soon after ``stop_at`` with the rows drawn so far (at least
+    one). The rows are those of one call: the uniforms are one stream whatever the pieces."""
+    if stop_at == math.inf:
+        return proposal.sample(m, gen, whole=whole)
+    xs, lws, done, piece = [], [], 0, 1
+    while done < m:
+        x, lw = proposal.sample(min(piece, m - done), gen, whole=whole)
+        xs.append(x)
+        lws.append(lw)
+        done += lw.size
+        piece *= 2
+        if time.perf_counter() > stop_at:
+            break
+    return np.concatenate(xs), np.concatenate(lws)
 
 
 def _accumulate(counts: list, x: np.ndarray, lw: np.ndarray, top: float) -> float:

@@ -19,9 +19,12 @@ every reparameterization ``θ_r`` of the model (factors moved between mini-bucke
 is unchanged) and every weighting, so each forward pass first *matches* the mini-buckets of
 a bucket (moves ``θ`` so that their beliefs on ``x_v`` agree, the paper's sec. 5 fixed
 point) and moves the weights along the bound's gradient, the conditional entropies
-``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. A backward pass sends
-each mini-bucket the weighted message of its parent, so that every mini-bucket has a
-belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
+``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. The first
+matched pass has no backward message to guide it and can end far above the trivial bound
+``Σ_k max θ_k + Σ_v log |X_v|``, which the model's own tables never exceed: each run's
+first bound is therefore also taken without matching (``unmatched_bound``). A backward
+pass sends each mini-bucket the weighted message of its parent, so that every mini-bucket
+has a belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
 bucket's mini-bucket beliefs. When ``ibound`` covers the order's width every bucket is one
 mini-bucket of weight one and the bound is ``log Z`` and the beliefs are exact.
 
@@ -258,6 +261,37 @@ def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float)
             nodes[i].weight = wr
 
 
+def unmatched_bound(nodes: list[_Node], buckets: list[list[int]],
+                    stop_at: float = math.inf) -> float:
+    """The message sum of a forward pass that matches nothing (the state is unchanged; the
+    forward messages it leaves are those of the next pass once that has run).
+
+    With the model's own tables and weights ``1 / R`` the bound is at most the trivial
+    bound ``Σ_k max θ_k + Σ_v log |X_v|`` (per bucket,
+    ``Π_r (Σ_x f_r^{1/w_r})^{w_r} <= |X| Π_r max f_r``, then by induction over the
+    buckets). A matched pass has no such guarantee: before any backward message it moves
+    ``θ`` by beliefs that treat every later variable as uniform, a poor guide where the
+    later buckets' small weights make their power sums nearly maxima, and on a SAT-derived
+    model it can more than double the bound. So a run's first reported bound is the lower
+    of the two, and no reported bound exceeds the trivial one.
+
+    Parameters
+    ----------
+    nodes : list of _Node
+        The mini-buckets, with the model's tables and their first weights.
+    buckets : list of list of int
+        Each bucket's node ids, in elimination order.
+    stop_at : float, default inf
+        The ``time.perf_counter()`` past which the pass is abandoned (``_Late``).
+
+    Returns
+    -------
+    float
+        The bound's message sum (add the reduced model's constants).
+    """
+    return _forward(nodes, buckets, 0.0, 0.0, stop_at)
+
+
 def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
              step_w: float, stop_at: float = math.inf) -> float:
     """One forward pass (matching each bucket first); returns the bound's message sum."""
@@ -476,6 +510,8 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
     best, prev, it = math.inf, math.inf, 0
     while it < max_iter:
         try:
+            low = (const + unmatched_bound(nodes, buckets, stop_at) if it == 0 and not single
+                   else math.inf)
             bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
             if not bound > -math.inf:
                 raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
@@ -488,7 +524,7 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
                                    f"deadline of {deadline:g} s") from None
             return
         it += 1
-        best = min(best, bound)
+        best = min(best, low, bound)
         yield WMBResult(best, _final_marginals(model, red, marg), width,
                         time.perf_counter() - start, it)
         late = time_limit is not None and time.perf_counter() - start > time_limit
