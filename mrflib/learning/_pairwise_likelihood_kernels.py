@@ -469,6 +469,25 @@ def _scratch(cmax, dmax):  # pragma: no cover - numba
             np.empty((dmax + 1, cmax)), np.empty(dmax + 1, dtype=np.int64))
 
 
+@njit(cache=True)
+def _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
+         states, counts, seen, lin, grad, scratch):  # pragma: no cover - numba
+    """Variable ``i``'s summed log-conditionals (its gradient added into ``grad``): over its
+    distinct contexts where ``chosen`` (the linear part by :func:`_linear`), else row by
+    row; ``scratch`` is :func:`_scratch`'s."""
+    sc, base, tot, obs, trie, acc, path = scratch
+    if chosen[i] and card[i] <= 4:
+        value = _linear(i, w, logs, lin, uoff, w.shape[0])
+        return value + _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+                                           cptr, qoff, soff, states, counts, seen, grad, base)
+    if chosen[i]:
+        value = _linear(i, w, logs, lin, uoff, w.shape[0])
+        return value + _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
+                                    soff, states, counts, seen, grad, trie, acc, path, base)
+    return _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, base,
+                     tot, obs)
+
+
 @njit(cache=True, parallel=True)
 def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
                 soff, states, counts, seen, lin, grad, values):  # pragma: no cover - numba
@@ -480,36 +499,15 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
     ``(n, N)``)."""
     cmax, dmax = widths(nptr, card)  # once: per variable it would cost O(n) each
     for i in prange(card.shape[0]):
-        sc, base, tot, obs, trie, acc, path = _scratch(cmax, dmax)
-        if chosen[i] and card[i] <= 4:
-            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
-            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
-                                            cptr, qoff, soff, states, counts, seen, grad, base)
-        elif chosen[i]:
-            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
-            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
-                                     qoff, soff, states, counts, seen, grad, trie, acc,
-                                     path, base)
-        else:
-            values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                  grad, sc, base, tot, obs)
+        values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
+                         qoff, soff, states, counts, seen, lin, grad, _scratch(cmax, dmax))
 
 
 @njit(cache=True)
 def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
               states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
-    sc, base, tot, obs, trie, acc, path = _scratch(*widths(nptr, card))
+    scratch = _scratch(*widths(nptr, card))
     for i in range(card.shape[0]):
-        if chosen[i] and card[i] <= 4:
-            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
-            values[i] += _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
-                                            cptr, qoff, soff, states, counts, seen, grad, base)
-        elif chosen[i]:
-            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0])
-            values[i] += _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
-                                     qoff, soff, states, counts, seen, grad, trie, acc,
-                                     path, base)
-        else:
-            values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card,
-                                  grad, sc, base, tot, obs)
+        values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
+                         qoff, soff, states, counts, seen, lin, grad, scratch)

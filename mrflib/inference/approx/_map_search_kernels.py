@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from mrflib.inference._packed import advance
-from mrflib.inference.exact._domains_kernels import TOP, propagate, remove, workspace
+from mrflib.inference.exact._domains_kernels import TOP, propagate, remove, undo, workspace
 
 #: ``regs`` of :func:`search`: levels on the stack, removals on the trail (``TOP``, as
 #: :func:`~mrflib.inference.exact._domains_kernels.propagate` keeps it), phase.
@@ -64,15 +64,6 @@ def value_scores(v, tables, off, fptr, fvars, vptr, vfac, card, alive, sptr, idx
             score[a] += best[a]
         work += off[k + 1] - off[k]
     return work
-
-
-@njit(cache=True)
-def _undo(mark, alive, size, svar, trail, regs):  # pragma: no cover - compiled
-    while regs[TOP] > mark:
-        regs[TOP] -= 1
-        s = trail[regs[TOP]]
-        alive[s] = True
-        size[svar[s]] += 1
 
 
 @njit(cache=True)
@@ -153,7 +144,7 @@ def search(tables, off, fptr, fvars, vptr, vfac, card, pos, cvptr, cvfac, constr
                 regs[PHASE] = NONE
                 continue
             v = lvl_var[d]
-            _undo(lvl_mark[d], alive, size, svar, trail, regs)
+            undo(lvl_mark[d], alive, size, svar, trail, regs)
             p = lvl_pos[d]
             while p < card[v] and not alive[sptr[v] + order[sptr[v] + p]]:
                 p += 1

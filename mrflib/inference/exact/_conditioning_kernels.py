@@ -239,16 +239,6 @@ def assign(v, x, alive, size, svar, sptr, card, trail, regs, top_at):  # pragma:
 
 
 @njit(cache=True)
-def undo(mark_at, alive, size, svar, trail, regs, top_at):  # pragma: no cover - compiled
-    """Restore the states removed since the trail held ``mark_at`` removals."""
-    while regs[top_at] > mark_at:
-        regs[top_at] -= 1
-        s = trail[regs[top_at]]
-        alive[s] = True
-        size[svar[s]] += 1
-
-
-@njit(cache=True)
 def condition(v, x, pos, off, fptr, fvars, cvptr, cvfac, card, alive, size, sptr, svar,
               trail, regs, queue, queued, soff, sup, idx):  # pragma: no cover - compiled
     """Fix ``v`` at ``x`` and propagate the zeros from the constraints holding ``v``

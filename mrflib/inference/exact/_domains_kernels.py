@@ -53,6 +53,16 @@ def remove(s, alive, size, svar, trail, regs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def undo(mark, alive, size, svar, trail, regs):  # pragma: no cover - compiled
+    """Restore the states :func:`remove` cleared since the trail held ``mark`` removals."""
+    while regs[TOP] > mark:
+        regs[TOP] -= 1
+        s = trail[regs[TOP]]
+        alive[s] = True
+        size[svar[s]] += 1
+
+
+@njit(cache=True)
 def propagate(top, queue, queued, pos, off, fptr, fvars, cvptr, cvfac, card, alive, size,
                sptr, svar, trail, regs, soff, sup, idx):  # pragma: no cover - compiled
     """Arc consistency from the ``top`` factors on ``queue`` (popped from the end, the

@@ -51,7 +51,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.exact import _conditioning_kernels as _k
 from mrflib.inference.exact import _elimination_order_kernels as _eok
 from mrflib.inference.exact import elimination
-from mrflib.inference.exact._domains_kernels import TOP, propagate, workspace
+from mrflib.inference.exact._domains_kernels import TOP, propagate, undo, workspace
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
 
 __all__ = ["Conditioning", "conditioned_log_partition", "MAX_TABLE_ENTRIES"]
@@ -239,7 +239,7 @@ class _Search:
                                   self.queued, self.soff, self.sup, self.idx)
                 terms.append(self._split(comp) if ok else -math.inf)
             finally:
-                _k.undo(top, self.alive, self.size, self.svar, self.trail, self.regs, TOP)
+                undo(top, self.alive, self.size, self.svar, self.trail, self.regs)
         return _logsumexp(terms)
 
     # ------------------------------------------------------------------ elimination
