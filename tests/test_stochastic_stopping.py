@@ -153,3 +153,20 @@ def test_the_estimate_is_the_window_average_of_the_iterates():
     for k in (20, 100, 200):
         again, _, _, _, _, _ = _ascent(d, k, AveragedRule(3, 0.0, patience=10**6))
         assert np.array_equal(again, params[k])
+
+
+def test_a_bias_far_above_its_tiny_noise_stops_once_within_tol():
+    """A direction with a constant offset of 1e-3 and noise of 1e-6 (SMCI-PCD's regime: an
+    estimator far less noisy than the data's resolution) is never within its noise, but
+    it is within ``tol = 2e-3``: the rule holds by that test, and says so; with the offset
+    above ``tol`` it never holds."""
+    rng = np.random.default_rng(2)
+    directions = 1e-3 + 1e-6 * rng.normal(size=(4000, 5))
+    rule = AveragedRule(5, 2e-3)
+    _, steps, converged, _, _, _ = _ascent(directions, 3999, rule)
+    assert converged and steps < 600
+    checks = rule.history()
+    assert checks["within_tol"][-1] and checks["z_rms"][-1] > rule.ratio
+    rule = AveragedRule(5, 0.5e-3)
+    _, steps, converged, _, _, _ = _ascent(directions, 3999, rule)
+    assert not converged and steps == 3999 and not rule.history()["within_tol"].any()

@@ -27,11 +27,14 @@ with batch means ``m_1..m_k`` of the direction and ``ḡ`` their mean (the avera
 gradient, the mean direction at the window's iterates), the batch-means standard error
 of each coordinate ``SE_i = sd_i(m) / sqrt(k)`` and ``s = |SE|_2``:
 
-- the averaged gradient is within its own noise, ``|ḡ|_2 <= ratio * s``, or within the
-  tolerance, ``max_i |ḡ_i| <= tol`` (the deterministic rule, for an estimator whose noise
-  is far below ``tol``, such as SMCI's). In a stationary window
-  ``E ḡ = E(θ_end - θ_start) / (η W) = 0`` exactly (the iterates do not drift), and
-  ``|ḡ|^2`` is then about ``s^2``; a drift toward the fixed point makes ``ḡ`` larger;
+- the averaged gradient is within its own noise, the root mean square of the
+  coordinates' ``|ḡ_i| / SE_i`` at most ``ratio``, or within the tolerance,
+  ``max_i |ḡ_i| <= tol`` (the deterministic rule, for an estimator whose noise is far
+  below ``tol``, such as SMCI-PCD's: its tiny noise would expose the order-``η`` bias of
+  the average long after the average is as close to the fixed point as the data resolve).
+  In a stationary window ``E ḡ = E(θ_end - θ_start) / (η W) = 0`` exactly (the iterates
+  do not drift), and each ``|ḡ_i| / SE_i`` is then about 1; a drift toward the fixed
+  point makes ``ḡ`` larger;
 - the average is precise: ``max_i SE_i <= tol`` (no test with ``tol = 0``), so that
   the noise the first test tolerates is itself small. Linearized at the fixed point
   ``θ*``, ``ḡ ≈ -H (θ̄ - θ*)``, so ``θ̄`` is within about ``H^{-1} (ratio s)`` of ``θ*``.
@@ -102,7 +105,7 @@ class AveragedRule:
         self.last: dict | None = None  # the statistics of the last check
         self.checks: dict[str, list] = {k: [] for k in (
             "step", "window_start", "batches", "z_rms", "max_grad", "grad_norm", "se_norm",
-            "max_se", "held")}
+            "max_se", "within_tol", "held")}
         self._previous: np.ndarray | None = None
         self._open_window(0, first)
 
@@ -157,7 +160,8 @@ class AveragedRule:
         z_rms = float(np.sqrt(np.mean(z**2))) if z.size else 0.0
         max_grad = float(np.max(np.abs(gbar))) if gbar.size else 0.0
         max_se = float(np.max(se)) if se.size else 0.0
-        held = z_rms <= self.ratio and (self.tol == 0 or max_se <= self.tol)
+        small = self.tol > 0 and max_grad <= self.tol
+        held = (z_rms <= self.ratio or small) and (self.tol == 0 or max_se <= self.tol)
         if held and not self.streak:
             self.streak_from = self.start
         self.streak = self.streak + 1 if held else 0
@@ -167,7 +171,8 @@ class AveragedRule:
         self.last = dict(step=self.steps - 1, window_start=self.start, batches=k,
                          z_rms=z_rms, max_grad=max_grad,
                          grad_norm=float(np.sqrt(np.sum(gbar**2))),
-                         se_norm=float(np.sqrt(np.sum(se**2))), max_se=max_se, held=held)
+                         se_norm=float(np.sqrt(np.sum(se**2))), max_se=max_se,
+                         within_tol=small, held=held)
         for key, value in self.last.items():
             self.checks[key].append(value)
 
@@ -186,9 +191,10 @@ class AveragedRule:
 
     def history(self) -> dict[str, np.ndarray]:
         """The statistics of every check, one entry each: the step (its last pair), the
-        window's first step, the completed batches, ``|ḡ|_2``, ``s``, ``max SE`` and
+        window's first step, the completed batches, the rms of ``|ḡ_i| / SE_i``,
+        ``max |ḡ_i|``, ``|ḡ|_2``, ``s``, ``max SE``, whether ``max |ḡ_i| <= tol`` and
         whether the rule held."""
-        return {k: np.asarray(v, dtype=bool if k == "held" else None)
+        return {k: np.asarray(v, dtype=bool if k in ("within_tol", "held") else None)
                 for k, v in self.checks.items()}
 
     def describe(self) -> str:

@@ -114,7 +114,9 @@ def averaged_verdict(rule: Any, steps: int, max_steps: int,
     (:class:`mrflib._support.averaging.AveragedRule`): converged when its rule held, else
     which limit ended the fit first, with the rule's last check either way."""
     if rule.converged:
-        return True, ("converged: the averaged gradient was within its noise at "
+        how = ("within its noise" if rule.last["z_rms"] <= rule.ratio else
+               "within tol, its noise being far smaller,")
+        return True, (f"converged: the averaged gradient was {how} at "
                       f"{rule.patience} consecutive checks ({rule.describe()})")
     limit = deadline.reason(steps) if deadline.hit else f"max_steps = {max_steps} reached"
     return False, f"{limit} before the stopping rule held ({rule.describe()})"
