@@ -82,6 +82,7 @@ from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.approx.importance import importance_estimates, importance_sampling
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
+    dual_branch_and_bound_parts,
     exact_parts,
     propagated_moves_parts,
     reduce_map,
@@ -896,14 +897,18 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
         _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
                * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
                fresh=True)
-        if _stop_optimal(answers, say):
+        if _stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
             return True
-    memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
-    if memory is None:
-        return True
-    if memory and (child is None or not child.done()):
-        if _branch_and_bound(model, answers, say, deadline, order, memory):
+        # the mini-buckets of the whole model bound far above the parts' dual bound
+        # there, and their decodings repaired are far below the moves' states: the time
+        # left goes to the moves
+    else:
+        memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+        if memory is None:
             return True
+        if memory and (child is None or not child.done()):
+            if _branch_and_bound(model, answers, say, deadline, order, memory):
+                return True
     if child is None or not child.done():
         # where evidence or zeros fixed variables, the deterministic tables they make
         # binding block one-variable moves of the model: the rounds move the reduced parts
@@ -949,6 +954,37 @@ def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
     answers.offer(x, f"max-product on the reduced model ({what})", say,
                   bound=float(model.log_weight(x)))
     return None if _stop_optimal(answers, say) else red
+
+
+#: Share of the time left after the first propagated moves that the dual bound and the
+#: branch and bound of the reduced parts may take.
+DUAL_PARTS_SHARE = 0.8
+
+
+def _dual_parts(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                red: MapReduction) -> bool:
+    """The reduced parts solved by branch and bound over their models reparameterized by
+    the dual bound (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`)
+    for :data:`DUAL_PARTS_SHARE` of the time left, from the last answer; ``True`` when its
+    answer is proven optimal."""
+    left = (deadline - time.perf_counter()) * DUAL_PARTS_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    how = "branch and bound on the reduced parts reparameterized by the dual bound"
+
+    def better(x: np.ndarray, value: float) -> None:
+        if float(model.log_weight(x)) > answers.log_weight:
+            answers.offer(x, how, say)
+
+    r = dual_branch_and_bound_parts(red, answers.values[-1], deadline=left, report=better)
+    if float(model.log_weight(r.state)) > answers.log_weight:
+        answers.offer(r.state, how, say)
+    answers.upper = min(answers.upper, r.upper_bound)
+    if r.optimal:
+        answers.upper = min(answers.upper, max(answers.log_weight, r.log_weight))
+    say(f"{how}: upper bound {r.upper_bound:.10g}" + (", every part's search ended"
+                                                      if r.optimal else ""))
+    return _stop_optimal(answers, say)
 
 
 #: Share of the time left after the mini-buckets that the branch and bound may take.
@@ -1005,8 +1041,10 @@ def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: floa
                                    f"in this round, {r.improvements} improving)", say)
 
 
-#: Share of the time left after the reduction that the first propagated moves take.
-MOVES_SHARE = 0.4
+#: Share of the time left after the reduction that the first propagated moves take (their
+#: first answers come within a second; the dual bound and the branch and bound, which prove
+#: optimality, need the rest).
+MOVES_SHARE = 0.15
 #: Seconds of each round of propagated moves between two looks at the exact child.
 MOVES_ROUND_SECONDS = 4.0
 
