@@ -33,9 +33,13 @@ The UAI competitions let a solver write improving answers one after another, eac
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
    then larger budgets while the next run is expected to end in time (for ``MPE`` where
-   the evidence fixes variables, the model is first reduced for MAP and the best answer
+   the evidence fixes variables, the model is instead reduced for MAP, the best answer
    improved by the propagated moves of its parts for :data:`MOVES_SHARE` of the time,
-   :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`; half the
+   :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`, and each part
+   solved by a branch and bound over the part reparameterized by its dual bound for
+   :data:`DUAL_PARTS_SHARE` of the time left,
+   :func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`, which proves
+   its answer optimal when every part's search ends; elsewhere half the
    time left after the runs goes to a branch and bound over the last run's mini-buckets,
    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, which proves its answer
    optimal when it ends, and the rest to local search with perturbations of the best
@@ -875,9 +879,11 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
                      child: Forked | None, order: list[int], seed: Any = 0) -> bool:
-    """``MPE`` answers: where the evidence fixes variables, first the model reduced for MAP
+    """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
     (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
-    optimal); then answers of max mini-bucket runs of growing budgets
+    optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
+    dual bound (:func:`_dual_parts`); elsewhere answers of max mini-bucket runs of growing
+    budgets
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
