@@ -9,7 +9,8 @@ The UAI competitions let a solver write improving answers one after another, eac
    :data:`FIRST_ANSWER_SECONDS`, counted once its kernels are loaded (improved by
    :func:`~mrflib.inference.approx.map_search.local_search`);
 1. orders the variables once for the mini-buckets
-   (:func:`mrflib.inference.approx.wmb.elimination_order`) and estimates the exact computation's
+   (:func:`mrflib.inference.approx.wmb.elimination_order`; for ``MPE`` with evidence only
+   once the reduction for MAP is found to fix nothing) and estimates the exact computation's
    time from the clique tables of that order or of the exact engine's own candidates
    (:func:`mrflib.inference.exact.elimination.plan` without its seconds-long randomized search),
    whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
@@ -659,8 +660,12 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
     answers while the exact computation runs in a forked child, whose answer, when it comes
     in time, is written last."""
+    # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
+    # order (seconds on a Promedas network) is not used: it is made later where needed
+    reduced_mpe = args.task == "MPE" and bool(_observed(model))
     order, est = _plan(model, say, barren=args.task == "PR",
-                       mini_bucket=args.task != "PR" or args.method == "wmb")
+                       mini_bucket=(args.task != "PR" or args.method == "wmb")
+                       and not reduced_mpe)
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
         value = solve(model, args.task)
@@ -878,7 +883,8 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                     child: Forked | None, order: list[int], seed: Any = 0) -> bool:
+                     child: Forked | None, order: list[int] | None, seed: Any = 0
+                     ) -> bool:
     """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
     (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
     optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
@@ -909,6 +915,8 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
         # there, and their decodings repaired are far below the moves' states: the time
         # left goes to the moves
     else:
+        if order is None:
+            order = elimination_order(model)[0]
         memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
         if memory is None:
             return True
