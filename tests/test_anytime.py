@@ -366,3 +366,28 @@ def test_a_proposal_bound_looser_than_the_trivial_one_is_not_written(tmp_path, m
                          time.perf_counter() + 60.0, None)
     assert len(answers.values) == (2 if written else 1)
     assert ("not written" in lines[-1]) != written
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mpe_with_evidence_proven_on_the_reduced_parts(tmp_path, monkeypatch, capsys, seed):
+    """With evidence, exact inference and max-product on the parts ruled out, the reduced
+    parts' propagated moves and their branch and bound over the dual bound answer: every
+    answer of positive probability and better than the one before, the last a most
+    probable state, proven so."""
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    monkeypatch.setattr(anytime, "exact_parts", lambda red, seconds=None: None)
+    model = colouring(3, 4, seed)
+    evidence = {0: 0, 5: 1}
+    io.write_uai(model, tmp_path / "m.uai")
+    (tmp_path / "m.evid").write_text(f"{len(evidence)} "
+                                     + " ".join(f"{v} {a}" for v, a in evidence.items()))
+    out = tmp_path / "m.MPE"
+    assert solve_main([str(tmp_path / "m.uai"), "--evid", str(tmp_path / "m.evid"),
+                       "--task", "MPE", "--time-limit", "30", "--out", str(out)]) == 0
+    conditioned = model.condition(evidence)
+    lw = assert_improving(conditioned, written_states(out))
+    assert lw[-1] == pytest.approx(fe.map_assignment(conditioned)[1], abs=1e-9)
+    err = capsys.readouterr().err
+    assert "reduced for MAP" in err and "optimal:" in err
+    assert "reparameterized by the dual bound" in err

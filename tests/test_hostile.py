@@ -1026,6 +1026,10 @@ EXEMPT = {
     "inference.approx.map_reduction.propagated_moves_parts": "takes a MapReduction: another "
                                                              "object in "
                                                              "tests/test_map_moves.py",
+    "inference.approx.map_reduction.dual_branch_and_bound_parts": "takes a MapReduction: "
+                                                                  "another object, a Z = 0 "
+                                                                  "one and a bad report in "
+                                                                  "tests/test_map_dual.py",
     "inference.smci.regions.scope_plan": "the structure of a model estimate checks (its "
                                               "rows here); a plan of another structure and "
                                               "a non-plan in tests/test_smci_factor_graph.py",

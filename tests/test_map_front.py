@@ -244,3 +244,27 @@ def test_solve_answers_carry_a_bound_above_the_optimum(tmp_path, monkeypatch, ca
         assert bounds and min(bounds) >= best - 1e-6
         assert float(model.log_weight(got)) == pytest.approx(best, abs=TOL)
         assert "optimal: the log-weight" in err
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_auto_proves_on_the_reduced_parts_by_the_dual_branch_and_bound(monkeypatch, seed):
+    """Where neither the exact engine nor max-product on the reduced parts may run,
+    ``"auto"`` under a time limit answers by the reduced parts' propagated moves and their
+    branch and bound over the dual bound: a most probable state, of positive weight,
+    proven optimal."""
+    from mrflib.inference.approx import map_reduction
+
+    monkeypatch.setattr(approx, "_exact_fits", lambda fg, clock: (False, "ruled out"))
+    monkeypatch.setattr(map_reduction, "exact_parts", lambda red, seconds=None: None)
+    reduce_map = map_reduction.reduce_map  # no elimination: parts are left to search
+    monkeypatch.setattr(map_reduction, "reduce_map",
+                        lambda fg, deadline=None: reduce_map(fg, max_entries=0))
+    rng = np.random.default_rng(seed)
+    model = random_factor_graph(rng, n=7, n_factors=9, max_card=3, evidence=2)
+    best = brute_max(model)
+    r = approx.map_assignment(model, "auto", time_limit=30.0)
+    assert model.log_weight(r.state) == pytest.approx(best, abs=TOL) and best > -np.inf
+    assert r.optimal and r.upper_bound >= best - TOL
+    assert r.details["reduction"]["parts"]
+    assert "dual branch and bound on the reduced parts" in [t["step"]
+                                                            for t in r.details["tried"]]

@@ -9,7 +9,8 @@ The UAI competitions let a solver write improving answers one after another, eac
    :data:`FIRST_ANSWER_SECONDS`, counted once its kernels are loaded (improved by
    :func:`~mrflib.inference.approx.map_search.local_search`);
 1. orders the variables once for the mini-buckets
-   (:func:`mrflib.inference.approx.wmb.elimination_order`) and estimates the exact computation's
+   (:func:`mrflib.inference.approx.wmb.elimination_order`; for ``MPE`` with evidence only
+   once the reduction for MAP is found to fix nothing) and estimates the exact computation's
    time from the clique tables of that order or of the exact engine's own candidates
    (:func:`mrflib.inference.exact.elimination.plan` without its seconds-long randomized search),
    whichever is smaller (:data:`EXACT_NS_PER_ENTRY` per entry); an estimate under
@@ -33,9 +34,13 @@ The UAI competitions let a solver write improving answers one after another, eac
    run's decoding repaired to a state of positive weight and improved by local search,
    written when its log-weight beats the last answer's) with a small table budget first,
    then larger budgets while the next run is expected to end in time (for ``MPE`` where
-   the evidence fixes variables, the model is first reduced for MAP and the best answer
+   the evidence fixes variables, the model is instead reduced for MAP, the best answer
    improved by the propagated moves of its parts for :data:`MOVES_SHARE` of the time,
-   :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`; half the
+   :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`, and each part
+   solved by a branch and bound over the part reparameterized by its dual bound for
+   :data:`DUAL_PARTS_SHARE` of the time left,
+   :func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`, which proves
+   its answer optimal when every part's search ends; elsewhere half the
    time left after the runs goes to a branch and bound over the last run's mini-buckets,
    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, which proves its answer
    optimal when it ends, and the rest to local search with perturbations of the best
@@ -82,6 +87,7 @@ from mrflib._support.validation import check_instance, is_choice, require_memory
 from mrflib.inference.approx.importance import importance_estimates, importance_sampling
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
+    dual_branch_and_bound_parts,
     exact_parts,
     propagated_moves_parts,
     reduce_map,
@@ -654,8 +660,12 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
     answers while the exact computation runs in a forked child, whose answer, when it comes
     in time, is written last."""
+    # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
+    # order (seconds on a Promedas network) is not used: it is made later where needed
+    reduced_mpe = args.task == "MPE" and bool(_observed(model))
     order, est = _plan(model, say, barren=args.task == "PR",
-                       mini_bucket=args.task != "PR" or args.method == "wmb")
+                       mini_bucket=(args.task != "PR" or args.method == "wmb")
+                       and not reduced_mpe)
     left = deadline - time.perf_counter()
     if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
         value = solve(model, args.task)
@@ -873,10 +883,13 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
 
 
 def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                     child: Forked | None, order: list[int], seed: Any = 0) -> bool:
-    """``MPE`` answers: where the evidence fixes variables, first the model reduced for MAP
+                     child: Forked | None, order: list[int] | None, seed: Any = 0
+                     ) -> bool:
+    """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
     (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
-    optimal); then answers of max mini-bucket runs of growing budgets
+    optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
+    dual bound (:func:`_dual_parts`); elsewhere answers of max mini-bucket runs of growing
+    budgets
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
     repaired and improved (:func:`_improved`), offered with the run's upper bound on the
     MAP log-weight, until the runs end, the exact child has answered, or an answer meets
@@ -896,14 +909,20 @@ def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline
         _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
                * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
                fresh=True)
-        if _stop_optimal(answers, say):
+        if _stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
             return True
-    memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
-    if memory is None:
-        return True
-    if memory and (child is None or not child.done()):
-        if _branch_and_bound(model, answers, say, deadline, order, memory):
+        # the mini-buckets of the whole model bound far above the parts' dual bound
+        # there, and their decodings repaired are far below the moves' states: the time
+        # left goes to the moves
+    else:
+        if order is None:
+            order = elimination_order(model)[0]
+        memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+        if memory is None:
             return True
+        if memory and (child is None or not child.done()):
+            if _branch_and_bound(model, answers, say, deadline, order, memory):
+                return True
     if child is None or not child.done():
         # where evidence or zeros fixed variables, the deterministic tables they make
         # binding block one-variable moves of the model: the rounds move the reduced parts
@@ -949,6 +968,37 @@ def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
     answers.offer(x, f"max-product on the reduced model ({what})", say,
                   bound=float(model.log_weight(x)))
     return None if _stop_optimal(answers, say) else red
+
+
+#: Share of the time left after the first propagated moves that the dual bound and the
+#: branch and bound of the reduced parts may take.
+DUAL_PARTS_SHARE = 0.8
+
+
+def _dual_parts(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
+                red: MapReduction) -> bool:
+    """The reduced parts solved by branch and bound over their models reparameterized by
+    the dual bound (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`)
+    for :data:`DUAL_PARTS_SHARE` of the time left, from the last answer; ``True`` when its
+    answer is proven optimal."""
+    left = (deadline - time.perf_counter()) * DUAL_PARTS_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    how = "branch and bound on the reduced parts reparameterized by the dual bound"
+
+    def better(x: np.ndarray, value: float) -> None:
+        if float(model.log_weight(x)) > answers.log_weight:
+            answers.offer(x, how, say)
+
+    r = dual_branch_and_bound_parts(red, answers.values[-1], deadline=left, report=better)
+    if float(model.log_weight(r.state)) > answers.log_weight:
+        answers.offer(r.state, how, say)
+    answers.upper = min(answers.upper, r.upper_bound)
+    if r.optimal:
+        answers.upper = min(answers.upper, max(answers.log_weight, r.log_weight))
+    say(f"{how}: upper bound {r.upper_bound:.10g}" + (", every part's search ended"
+                                                      if r.optimal else ""))
+    return _stop_optimal(answers, say)
 
 
 #: Share of the time left after the mini-buckets that the branch and bound may take.
@@ -1005,8 +1055,10 @@ def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: floa
                                    f"in this round, {r.improvements} improving)", say)
 
 
-#: Share of the time left after the reduction that the first propagated moves take.
-MOVES_SHARE = 0.4
+#: Share of the time left after the reduction that the first propagated moves take (their
+#: first answers come within a second; the dual bound and the branch and bound, which prove
+#: optimality, need the rest).
+MOVES_SHARE = 0.15
 #: Seconds of each round of propagated moves between two looks at the exact child.
 MOVES_ROUND_SECONDS = 4.0
 

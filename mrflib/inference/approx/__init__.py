@@ -73,7 +73,9 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
   otherwise ``"search"`` (where the reduction fixed variables, then the iterated local
   search of propagated moves on the reduced parts,
   :func:`~mrflib.inference.approx.map_reduction.propagated_moves_parts`, whose moves fix one
-  variable and let the zeros move the rest), then
+  variable and let the zeros move the rest, then under a ``time_limit`` each part's branch
+  and bound over its dual reparameterization,
+  :func:`~mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`), then
   ``"mini-bucket"``, then (under a
   ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
   perturbations of the best state, stopping as soon as a bound meets the best log-weight.
@@ -545,6 +547,9 @@ MAP_SEARCH_SHARE = 0.2
 #: Share of the time left that each run of ``"auto"``'s propagated moves on the reduced
 #: parts takes (two runs: from each part's state by score, then from the best state).
 MAP_MOVES_SHARE = 0.3
+#: Share of the time left that ``"auto"``'s dual bound and branch and bound of the reduced
+#: parts take.
+MAP_DUAL_SHARE = 0.8
 def _zero(how: str) -> ValueError:
     return ValueError(f"model has Z = 0 (every state has zero weight, e.g. impossible "
                       f"evidence): {how}")
@@ -698,6 +703,9 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
         if red.fixed:  # one-variable moves are blocked: the parts' propagated moves
             steps_reduced = [("propagated moves on the reduced parts",
                               lambda: _map_search_parts(fg, red, clock, rng, best))]
+            if clock.limit is not None:  # without a limit it could take forever
+                steps_reduced.append(("dual branch and bound on the reduced parts",
+                                      lambda: _map_dual_parts(fg, red, clock, best)))
     steps: list[tuple[str, Callable[[], None]]] = [
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
         ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),
@@ -729,6 +737,20 @@ def _map_search_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _
             x = map_reduction.propagated_moves_parts(
                 red, start, deadline=clock.left(MAP_MOVES_SHARE), rng=rng)
             best.offer(x, "propagated moves on the reduced parts")
+
+
+def _map_dual_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _Clock,
+                    best: _Best) -> None:
+    """The reduced parts solved by branch and bound over their dual reparameterization
+    (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`) from the
+    best state, for :data:`MAP_DUAL_SHARE` of the time left."""
+    if not best.value > -math.inf:
+        return
+    r = map_reduction.dual_branch_and_bound_parts(red, best.state,
+                                                  deadline=clock.left(MAP_DUAL_SHARE))
+    best.offer(r.state, "dual branch and bound on the reduced parts", r.upper_bound)
+    if r.optimal:
+        best.upper = min(best.upper, max(best.value, r.log_weight))
 
 
 #: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).

@@ -35,6 +35,7 @@ import numpy as np
 
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference._factor_ops import expand
+from mrflib.inference.approx import _max_mini_bucket_kernels as _bb
 from mrflib.inference.approx import wmb
 from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
@@ -414,49 +415,64 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
                                 time.perf_counter() - start)
 
 
-def _above(best: float) -> float:
-    """The bound a branch must pass to be searched: above ``best`` by more than rounding."""
-    return best + 1e-12 * max(1.0, abs(best)) if best > -math.inf else -math.inf
+def _pack(red: _Reduced, order: list[int], tables: list) -> tuple:
+    """The levels' mini-bucket tables flat, for
+    :func:`mrflib.inference.approx._max_mini_bucket_kernels.search`."""
+    card = np.ascontiguousarray(red.card, dtype=np.int64)
+    bptr = np.zeros(len(order) + 1, dtype=np.int64)
+    flat, moff, vstride, mptr, mvars, mstride = [], [], [], [0], [], []
+    at = 0
+    for t, tabs in enumerate(tables):
+        bptr[t + 1] = bptr[t] + len(tabs)
+        for b, rest in tabs:
+            b = np.ascontiguousarray(b, dtype=np.float64)
+            strides = [st // 8 for st in b.strides] if b.ndim else []
+            flat.append(b.ravel())
+            moff.append(at)
+            at += b.size
+            vstride.append(strides[0])
+            mvars.extend(int(u) for u in rest)
+            mstride.extend(strides[1:])
+            mptr.append(len(mvars))
+    i64 = np.int64
+    return (card, bptr, np.array(moff, dtype=i64), np.array(vstride, dtype=i64),
+            np.array(mptr, dtype=i64), np.array(mvars, dtype=i64),
+            np.array(mstride, dtype=i64),
+            np.concatenate(flat) if flat else np.zeros(0))
 
 
 def _search(fg: FactorGraph, red: _Reduced, order: list[int], tables: list, top: float,
             floor: float, stop_at: float) -> tuple[np.ndarray | None, float, bool, int]:
-    """The depth-first search of :func:`branch_and_bound` (log-weights less the constant)."""
+    """The depth-first search of :func:`branch_and_bound` (log-weights less the constant),
+    compiled (:func:`mrflib.inference.approx._max_mini_bucket_kernels.search`), the clock
+    looked at every :data:`NODES_PER_CHECK` nodes."""
     x = np.zeros(fg.n, dtype=np.int64)
     for v, value in red.observed.items():
         x[v] = value
-    depth_of = len(order)
-    best, best_x, count = floor, None, 0
-    # each frame: (bucket index t, bound before bucket t, values left to try with bounds)
-    stack: list[tuple[int, list]] = []
-
-    def expand_bucket(t: int, acc: float) -> list:
-        score = np.zeros(int(red.card[order[t]]))
-        for b, rest in tables[t]:
-            score = score + b[(slice(None),) + tuple(int(x[u]) for u in rest)]
-        cand = acc + score
-        keep = np.flatnonzero(cand > _above(best))
-        return sorted(((float(cand[a]), int(a)) for a in keep), reverse=True)
-
-    if depth_of == 0:
+    levels = len(order)
+    if levels == 0:
         return x.copy(), 0.0, True, 0
     if not top > floor:
         return None, floor, True, 0  # the bound itself proves nothing better exists
-    stack.append((depth_of - 1, expand_bucket(depth_of - 1, top)))
-    while stack:
-        count += 1
-        if count % NODES_PER_CHECK == 0 and time.perf_counter() > stop_at:
-            return best_x, best, False, count
-        t, cands = stack[-1]
-        if cands and not cands[0][0] > _above(best):
-            cands.clear()  # sorted: none of the others is above either
-        if not cands:
-            stack.pop()
-            continue
-        bound, a = cands.pop(0)
-        x[order[t]] = a
-        if t == 0:
-            best, best_x = bound, x.copy()
-            continue
-        stack.append((t - 1, expand_bucket(t - 1, bound)))
-    return best_x, best, True, count
+    card, bptr, moff, vstride, mptr, mvars, mstride, tabs = _pack(red, order, tables)
+    width = int(card[np.asarray(order, dtype=np.int64)].max())
+    order_a = np.asarray(order, dtype=np.int64)
+    best_x = x.copy()
+    best = np.array([floor])
+    regs = np.zeros(3, dtype=np.int64)
+    cand_v = np.zeros((levels, width), dtype=np.int64)
+    cand_b = np.zeros((levels, width))
+    ncand = np.zeros(levels, dtype=np.int64)
+    icand = np.zeros(levels, dtype=np.int64)
+    score = np.zeros(width)
+    count = 0
+    while True:
+        count += _bb.search(order_a, card, bptr, moff, vstride, mptr, mvars, mstride, tabs,
+                            float(top), x, best_x, best, regs, cand_v, cand_b, ncand, icand,
+                            score, NODES_PER_CHECK)
+        if regs[_bb.ENDED]:
+            break
+        if time.perf_counter() > stop_at:
+            break
+    found = best[0] > floor
+    return (best_x if found else None), float(best[0]), bool(regs[_bb.ENDED]), count
