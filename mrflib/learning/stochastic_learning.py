@@ -323,7 +323,7 @@ def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
     return _data_marginals_numpy(lay, states)
 
 
-def check_solver(solver: Any, method: str) -> str:
+def _check_solver(solver: Any, method: str) -> str:
     """``solver`` validated for ``method`` (``None``: ``"gradient"``): one of
     :data:`SOLVERS` for 1-SMCI, ``"gradient"`` for the learners that draw."""
     allowed = SOLVERS if method == "1-smci" else SOLVERS[:1]
@@ -447,7 +447,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
     learning_rate, max_steps, tol, l2, schedule = _settings(
         method, options, learning_rate, max_steps, tol, progress, x.shape[0])
-    solver = check_solver(solver, method)
+    solver = _check_solver(solver, method)
     lay = tying._layout(structure, options.get("tie"))
     phi0 = tying._initial(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
