@@ -19,7 +19,9 @@ One entry point, :func:`fit`, and one gradient-ascent driver shared by every met
     al. 2011): ``K = (1/N) sum_mu sum_i exp((E(x) - E(x^{-i})) / 2)``.
 ``"1-smci"``
     1-SMCI learning, eq. (23)-(27): the model moments are replaced by the 1-SMCI
-    estimates of :func:`mrflib.inference.smci.moments` with the sample set fixed to the data.
+    estimates of :func:`mrflib.inference.smci.moments` with the sample set fixed to the data;
+    ``solver="anderson"`` accelerates its fixed-point iteration
+    (:mod:`mrflib._support.anderson`; the same fixed point and stopping rule).
 ``"s2-smci"``
     the same with the s2-SMCI estimates, eq. (22)-(26) of Yasuda & Uchizawa (GSMCI),
     the sample set fixed to the data (the "(fix)" curves of their Figure 7).
