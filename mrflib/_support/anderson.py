@@ -22,10 +22,11 @@ fixed point it can overshoot. An accelerated step is kept only when its residual
 iteration returns to that iterate, takes the plain step from it and clears the memory.
 A rejected step costs one evaluation of ``Δ`` and counts as a step.
 
-Why hand-written: scipy's ``scipy.optimize.anderson`` is a root finder on the same
-update, but it has no restart or step rejection (its line search adds evaluations of
-``Δ`` along a merit function instead), and the driver's record, progress and deadline
-would have to reach it through a callback that cannot refuse a step. The least-squares
+Why hand-written: ``scipy.optimize.anderson`` is a root finder of the same family,
+but it has no restart or step rejection, the driver's record, progress and deadline
+would reach it only through a callback that cannot refuse a step, and its iteration
+costs more: on the 32x32 lattice below (memory 15, eta 1) it met tol 1e-6 in 177
+evaluations of ``Δ`` and 26 CPU s, this one in 172 and 9 CPU s. The least-squares
 problem (``m`` columns) is numpy's ``lstsq``, with a relative singular-value cut-off
 ``rcond`` that drops the near-collinear differences a converging iteration produces.
 """
