@@ -488,6 +488,9 @@ def test_bad_options_are_refused(small):
             learning.fit(data, model, method)
     with pytest.raises(ValueError, match="Boltzmann machines only"):
         learning.fit(data, model, "mle", bias=False)
+    for solver in (np.array(["a", "b"]), ["lbfgs"]):  # an array raised 'truth value ...'
+        with pytest.raises(ValueError, match=r"options \['solver'\] apply to Boltzmann"):
+            learning.fit(data, model, "mple", solver=solver)
     with pytest.raises(ValueError, match="unknown options"):
         learning.fit(data, model, "mle", gauge="zero-sum")
     with pytest.raises(ValueError, match="gauge"):

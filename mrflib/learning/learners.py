@@ -674,14 +674,24 @@ def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
     return theta0, free
 
 
+def _given(value: Any, default: Any) -> bool:
+    """Whether an option differs from its default; an array (which has no single truth
+    value) always counts as given."""
+    if value is default:
+        return False
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):
+        return True
+
+
 def _check_factor_graph_call(n, bias, solver, reference, method) -> None:
     """A FactorGraph structure takes none of the Boltzmann-machine options (and ``rng``,
     which its learners do not need) but 1-SMCI's ``solver``."""
     given = [name for name, value, default in (("n", n, None), ("bias", bias, True),
                                                  ("solver", solver, None),
                                                  ("reference", reference, None))
-             if value is not default and value != default
-             and not (name == "solver" and method == "1-smci")]
+             if _given(value, default) and not (name == "solver" and method == "1-smci")]
     if given:
         raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
                          "structure takes max_steps, tol, init, record, l2, tie, the "
