@@ -74,6 +74,9 @@ def _blas_controller():
     global _controller
     with _controller_lock:
         if _controller is None:
+            # the controller limits only the libraries loaded when it is built: scipy's
+            # own OpenBLAS (L-BFGS-B's BLAS) loads with scipy.linalg, so load it first
+            import scipy.linalg  # noqa: F401
             from threadpoolctl import ThreadpoolController
 
             _controller = ThreadpoolController()
