@@ -28,7 +28,9 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     most two variables, untied, is evaluated row by row instead
     (:mod:`._pairwise_likelihood`): each conditional from the variable's unary row and one
     row per neighbour, its gradient accumulated into those rows, the variables in
-    parallel, with memory linear in the model and in N.
+    parallel, with memory linear in the model and in N; L-BFGS then runs on the centred,
+    curvature-scaled parameters of :mod:`._centering` (the same optimum, judged by the
+    same rule on ``θ``'s gradient, in less than half the iterations on Potts lattices).
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
