@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from mrflib import FactorGraph, learning
 from mrflib._support import threads as _threads
-from mrflib._support.optimizers import lbfgs
+from mrflib._support.optimizers import lbfgs, resolution
 from mrflib.inference import exact
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
@@ -151,12 +151,14 @@ def test_mple_stops_at_its_optimum_and_equals_the_plain_fit(name, monkeypatch):
     x = _data(model, 400, 3)
     kw = dict(tol=1e-9, l2=0.02, record=False)  # a ridge: an optimum whatever is missing
     fit = learning.fit(x, model, "mple", **kw)
-    assert fit.converged and fit.stop_reason.startswith("converged: max |gradient|")
+    assert fit.converged
     lay = _Layout(model)
     theta = lay.theta(fit.model)
     pl = ppl.objective(model, x)
-    g = lay.A.T @ pl(lay.A @ theta)[1] - 0.02 * theta
-    assert np.max(np.abs(g)) <= 1e-9
+    value, g = pl(lay.A @ theta)
+    g = lay.A.T @ g - 0.02 * theta
+    # the one rule: tol, or a stall within what float64 resolves on this objective
+    assert np.max(np.abs(g)) <= max(1e-9, resolution(value))
     _unpreconditioned(monkeypatch)
     plain = learning.fit(x, model, "mple", **kw)
     monkeypatch.setattr(ppl, "objective", lambda *a: None)

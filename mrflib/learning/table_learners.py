@@ -134,7 +134,10 @@ def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None,
     (counted in ``n_steps``, within what ``max_steps`` leaves; none once ``deadline``
     stopped it)."""
     trace = [theta0.copy()] if record else None
-    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol, memory=30,
+    # a preconditioned problem needs a short memory (a 64x64 q = 4 lattice: 57 steps with
+    # 10 pairs, 59 with 30), and scipy's cost per step grows with it
+    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol,
+                memory=30 if precondition is None else 10,
                 max_evals=4 * max_steps + 100, trace=trace,
                 polish=50, deadline=deadline, desc=desc, precondition=precondition)
     params = np.array(trace) if record else None
