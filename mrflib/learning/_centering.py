@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mrflib._support.validation import require_memory
+
 __all__ = ["centring"]
 
 
@@ -69,6 +71,10 @@ def centring(terms: list, term_offsets: np.ndarray, card: np.ndarray, x: np.ndar
     ij = np.array([terms[k] for k in pairs], dtype=np.int64).reshape(-1, 2)
     if len(pairs) and np.any(unary[ij] < 0):
         return None
+    m = (card[ij[:, 0]] - 1) * (card[ij[:, 1]] - 1)
+    # per pair entry: its indices and values here, then M's and M_inv's triplets and CSR
+    require_memory(48.0 * n_par + 160.0 * float(m.sum()),
+                   f"the centred parameters' map of {n_par} parameters")
     p = _frequencies(x, card)
     v = (card - 1.0) / (card * card)  # a conditional's uniform variance of one indicator
     h = np.empty(n_par)
@@ -76,7 +82,6 @@ def centring(terms: list, term_offsets: np.ndarray, card: np.ndarray, x: np.ndar
         i = terms[k][0]
         h[term_offsets[k]:term_offsets[k + 1]] = v[i]
     i, j = ij[:, 0], ij[:, 1]
-    m = (card[i] - 1) * (card[j] - 1)
     t = np.repeat(np.arange(len(pairs)), m)
     local = np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m)
     a = local // (card[j[t]] - 1) + 1
