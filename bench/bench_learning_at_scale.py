@@ -49,9 +49,16 @@ same data draw (bit for bit), each row from the last run of its learner:
   twice), 5.2 s against 7.5 s with numba held to one thread: the figures move by a
   factor of two with the other work on the machine, the difference of about 2 s does not;
 * mple: the pseudo-likelihood over contexts whose part linear in the log-weights is counted
-  once per fit (loads 6.2 falling to 2.6): 283 s of CPU (407 s wall) for 133 L-BFGS steps to
-  the stopping rule, about 1.6 s of CPU an evaluation and a fifth of the fit in scipy's
-  L-BFGS-B itself;
+  once per fit, L-BFGS (10 pairs) on centred, curvature-scaled parameters
+  (:mod:`mrflib.learning._centering`) with scipy's BLAS on one thread (loads 3.6 to 3.9,
+  the machine's two cores shared with two other engineers' work): 124 s of CPU for 58
+  L-BFGS steps to the stopping rule, 186 s wall (the same run at loads 6.5 to 5.6 took
+  the same 124 s of CPU and 450 s wall, same bits; on an idle machine the wall time is
+  at most the CPU time, less where the kernel runs on both cores). The previous kernels
+  took 283 s of CPU (407 s wall, loads 6.2 falling to 2.6) for 133 steps: the plain
+  parameters took more than twice the steps, and scipy's L-BFGS-B ran on OpenBLAS's two
+  threads, about five times its single-thread CPU on the loaded machine. Mean |J error|
+  0.211 either way;
 * lap and smci-pcd (mci): the general kernels, from an earlier full run with its own data
   draw (107 min at loads of 3 to 4; their notes say so): LAP 51 min for 196,096 auxiliary
   fits on two cores.

@@ -200,7 +200,8 @@ _EPS = float(np.finfo(np.float64).eps)
 
 def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: int = 10,
           max_evals: int = 15_000, trace: list | None = None, polish: int = 0,
-          deadline: Deadline | None = None, desc: str | None = None) -> Any:
+          deadline: Deadline | None = None, desc: str | None = None,
+          precondition: tuple[Any, Any] | None = None) -> Any:
     """Minimize ``fun(x) -> (f, gradient)`` by scipy's L-BFGS-B, then judge the result.
 
     scipy runs with ``gtol = tol`` (its test is ``max |gradient| <= tol``), ``ftol = 0``
@@ -213,6 +214,14 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
     iterate, unpolished; ``desc`` (default: that block's, else ``"L-BFGS"``) names it in
     progress lines.
 
+    ``precondition``, a pair ``(M, M_inv)`` of square matrices (scipy sparse or dense,
+    inverse of each other), preconditions the search: scipy minimizes ``z -> fun(M z)``
+    from ``z = M_inv x0``, with gradient ``M^T g``; an ``M`` that makes the Hessian in
+    ``z`` nearer a multiple of the identity saves iterations. The rule stays the one of
+    ``x``: the search stops once ``max |gradient|`` in ``x`` is at most ``tol`` (checked
+    after every iteration, scipy's own gradient test off), and the result, its
+    gradient and ``trace`` are in ``x``.
+
     Returns scipy's ``OptimizeResult`` with three more fields from :func:`lbfgs_verdict`:
     ``grad_max``, ``converged`` and ``stop_reason``.
     """
@@ -224,32 +233,72 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
         desc = _ACTIVE["desc"]
     limited = deadline is not None and deadline.seconds is not None
     tick = step_ticker(desc, max_iter, deadline)
+    scaled = None if precondition is None else _Preconditioned(fun, *precondition)
     callback = None
-    if trace is not None or limited or tick is not None:
+    if trace is not None or limited or tick is not None or scaled is not None:
         done = [0]
 
         def callback(xk):
             if trace is not None:
-                trace.append(np.array(xk, copy=True))
+                trace.append(np.array(xk, copy=True) if scaled is None else scaled.M @ xk)
             done[0] += 1
             if tick is not None:
                 tick(done[0])
+            if scaled is not None and scaled.met(xk, tol):
+                raise StopIteration  # the rule in x met: scipy stops at this iterate
             if limited and deadline.expired():
                 deadline.hit = True
                 raise StopIteration  # scipy >= 1.11 stops at this iterate
 
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=callback,
-                   options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": memory,
-                            "maxfun": max_evals})
+    res = minimize(fun if scaled is None else scaled,
+                   x0 if scaled is None else scaled.M_inv @ x0,
+                   jac=True, method="L-BFGS-B", callback=callback,
+                   options={"maxiter": max_iter, "gtol": tol if scaled is None else 0.0,
+                            "ftol": 0.0, "maxcor": memory, "maxfun": max_evals})
+    if scaled is not None:
+        scaled.to_x(res)
     res.deadline = deadline if limited and deadline.hit else None
     if polish and res.deadline is None:
-        _polish(res, fun, tol, min(polish, max(0, max_iter - int(res.nit))))
+        _polish(res, fun, tol, min(polish, max(0, max_iter - int(res.nit))),
+                None if scaled is None else scaled.M)
     res.grad_max, res.converged, res.stop_reason = lbfgs_verdict(res, tol, max_iter)
     return res
 
 
-def _polish(res: Any, fun: Callable, tol: float, steps: int) -> None:
-    """Quasi-Newton steps ``x <- x - H g`` (L-BFGS's inverse Hessian) while ``max |g|``
+class _Preconditioned:
+    """``z -> fun(M z)`` and its gradient ``M^T g`` in ``z``, remembering the last point's
+    gradient in ``x`` (where scipy's iterations end: its line search accepts the last
+    point it evaluated)."""
+
+    def __init__(self, fun: Callable, M: Any, M_inv: Any) -> None:
+        self.fun, self.M, self.M_inv, self.Mt = fun, M, M_inv, M.T
+        self.z = self.g = None
+
+    def __call__(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = self.fun(self.M @ z)
+        self.z, self.g = np.array(z, copy=True), np.asarray(g)
+        return f, self.Mt @ g
+
+    def _gradient_at(self, z: np.ndarray) -> np.ndarray | None:
+        """The gradient in ``x`` at ``z`` if it was the last point evaluated."""
+        return self.g if self.z is not None and np.array_equal(z, self.z) else None
+
+    def met(self, z: np.ndarray, tol: float) -> bool:
+        """Whether ``max |gradient|`` in ``x`` at the iterate ``z`` is at most ``tol``."""
+        g = self._gradient_at(z)
+        return g is not None and (not g.size or float(np.max(np.abs(g))) <= tol)
+
+    def to_x(self, res: Any) -> None:
+        """Scipy's result in ``z`` turned into one in ``x``: the point and its gradient
+        (``res.hess_inv`` stays the inverse Hessian in ``z``)."""
+        g = self._gradient_at(res.x)
+        res.jac = g if g is not None else self.fun(self.M @ res.x)[1]
+        res.x = self.M @ res.x
+
+
+def _polish(res: Any, fun: Callable, tol: float, steps: int, M: Any = None) -> None:
+    """Quasi-Newton steps ``x <- x - H g`` (L-BFGS's inverse Hessian; with ``M``, the
+    inverse Hessian in ``z`` of ``x = M z``: ``x <- x - M H M^T g``) while ``max |g|``
     falls: they finish a fit whose line search stopped because the objective's change
     fell below its rounding error (about ``1e-16 |f|``) before ``max |g| <= tol``. Each
     step counts as an iteration (``res.nit``)."""
@@ -257,7 +306,10 @@ def _polish(res: Any, fun: Callable, tol: float, steps: int) -> None:
     for _ in range(steps):
         if not g.size or np.max(np.abs(g)) < tol:
             break
-        x = res.x - res.hess_inv.matvec(g)
+        if M is None:
+            x = res.x - res.hess_inv.matvec(g)
+        else:
+            x = res.x - M @ res.hess_inv.matvec(M.T @ g)
         f, g2 = fun(x)
         if np.max(np.abs(g2)) >= np.max(np.abs(g)):
             break

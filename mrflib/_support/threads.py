@@ -74,6 +74,9 @@ def _blas_controller():
     global _controller
     with _controller_lock:
         if _controller is None:
+            # the controller limits only the libraries loaded when it is built: scipy's
+            # own OpenBLAS (L-BFGS-B's BLAS) loads with scipy.linalg, so load it first
+            import scipy.linalg  # noqa: F401
             from threadpoolctl import ThreadpoolController
 
             _controller = ThreadpoolController()
@@ -123,12 +126,18 @@ def serial_only() -> None:
     _SERIAL_ONLY[0] = True
 
 
-def parallel_ok(work: float) -> bool:
+def parallel_ok(work: float, min_idle: float = 2.0) -> bool:
     """Whether a numba kernel with ``work`` elementary operations should run in parallel.
 
     ``False`` in a forked child (:func:`serial_only`); else ``True`` when the user set
     ``NUMBA_NUM_THREADS`` above 1 (their choice wins), or when the work is at least
-    :data:`PARALLEL_WORK`, numba has more than one thread and at least two cores are idle.
+    :data:`PARALLEL_WORK`, numba has more than one thread and at least ``min_idle``
+    cores are idle (:func:`idle_cores`). Two by default: a region split statically waits
+    for its slowest thread. A kernel that hands its work out in small chunks as threads
+    finish (``numba.parallel_chunksize``) loses little to a thread on a shared core and
+    may ask for one: on a two-core machine a long serial fit alone keeps the load
+    average at about 1, and a parallel one above it, so two idle cores are never seen
+    while it runs.
     """
     import numba
 
@@ -136,7 +145,8 @@ def parallel_ok(work: float) -> bool:
         return False
     if user_sets_numba():
         return numba.config.NUMBA_NUM_THREADS > 1
-    return work >= PARALLEL_WORK and numba.get_num_threads() > 1 and idle_cores() >= 2
+    return (work >= PARALLEL_WORK and numba.get_num_threads() > 1
+            and idle_cores() >= min_idle)
 
 
 def idle_cores() -> float:

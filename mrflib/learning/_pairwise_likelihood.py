@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from mrflib._support.threads import parallel_ok
@@ -117,10 +118,15 @@ class PairwisePL:
         grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
-        kernel = _k.pl_parallel if parallel_ok(work) else _k.pl_serial
-        kernel(self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
-               pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-               self.counts, self.seen, self.lin, grad, values)
+        args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
+                pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
+                self.counts, self.seen, self.lin, grad, values)
+        # blocks of variables handed out one at a time: one idle core is enough
+        if parallel_ok(work, min_idle=1.0):
+            with numba.parallel_chunksize(1):
+                _k.pl_parallel(*args)
+        else:
+            _k.pl_serial(*args)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

@@ -37,11 +37,13 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "blanket_radix", "context_counts", "context_fill", "context_linear",
-           "pl_parallel", "pl_serial"]
+__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "blanket_radix", "context_counts", "context_fill",
+           "context_linear", "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
+#: Variables a thread of :func:`pl_parallel` takes at a time.
+VARIABLE_BLOCK = 128
 #: A running product of probabilities is flushed to its logarithm below this.
 _FLUSH = 1e-200
 #: A probability below this is taken to its logarithm alone (the running product of ones
@@ -496,11 +498,22 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
     the chosen variables' contexts, :func:`context_linear`), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`; its
     value's linear part by :func:`_linear`), the others row by row (``xt``, the rows transposed,
-    ``(n, N)``)."""
+    ``(n, N)``).
+
+    The variables go in blocks of :data:`VARIABLE_BLOCK` (one scratch a block); called
+    under ``numba.parallel_chunksize(1)`` the threads take one block at a time as each
+    finishes its last, so a thread that shares its core with another process takes
+    fewer blocks instead of holding the region up (a static split waits for the slowest
+    thread). Each variable writes only its own slots, so the results are the same
+    whichever thread takes which block."""
     cmax, dmax = widths(nptr, card)  # once: per variable it would cost O(n) each
-    for i in prange(card.shape[0]):
-        values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
-                         qoff, soff, states, counts, seen, lin, grad, _scratch(cmax, dmax))
+    n = card.shape[0]
+    n_blocks = (n + VARIABLE_BLOCK - 1) // VARIABLE_BLOCK
+    for blk in prange(n_blocks):
+        scratch = _scratch(cmax, dmax)
+        for i in range(blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK)):
+            values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen,
+                             cptr, qoff, soff, states, counts, seen, lin, grad, scratch)
 
 
 @njit(cache=True)

@@ -28,7 +28,9 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     most two variables, untied, is evaluated row by row instead
     (:mod:`._pairwise_likelihood`): each conditional from the variable's unary row and one
     row per neighbour, its gradient accumulated into those rows, the variables in
-    parallel, with memory linear in the model and in N.
+    parallel, with memory linear in the model and in N; L-BFGS then runs on the centred,
+    curvature-scaled parameters of :mod:`._centering` (the same optimum, judged by the
+    same rule on ``θ``'s gradient, in less than half the iterations on Potts lattices).
 ``"lap"``
     LAP (section 4): for each factor ``Q``, its 1-neighbourhood ``A_Q`` (Definition 7),
     the auxiliary MRF on it (every factor meeting ``Q`` as a free table, and a free
@@ -60,10 +62,11 @@ import numpy as np
 from mrflib._support import progress as _progress
 from mrflib._support.executor import Executor
 from mrflib._support.optimizers import Deadline, lbfgs
+from mrflib._support.threads import single_blas
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.sampling.chains import flat_tables
+from mrflib.learning import _centering, _limits
 from mrflib.learning import _factor_lap_kernels as _flk
-from mrflib.learning import _limits
 from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
@@ -124,14 +127,19 @@ def _result(method, lay, theta, steps, converged, reason, t0, params, gmax, opti
                stop_reason=reason, tied=_tying.tied_parameters(lay, theta))
 
 
-def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None):
-    """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs`, then up to 50
-    quasi-Newton polish steps (counted in ``n_steps``, within what ``max_steps`` leaves;
-    none once ``deadline`` stopped it)."""
+def _lbfgs(objective, theta0, max_steps, tol, record, deadline=None, desc=None,
+           precondition=None):
+    """Minimize a convex ``objective -> (f, grad)`` by :func:`lbfgs` (preconditioned by
+    ``precondition``, ``(M, M_inv)``, if given), then up to 50 quasi-Newton polish steps
+    (counted in ``n_steps``, within what ``max_steps`` leaves; none once ``deadline``
+    stopped it)."""
     trace = [theta0.copy()] if record else None
-    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol, memory=30,
+    # a preconditioned problem needs a short memory (a 64x64 q = 4 lattice: 57 steps with
+    # 10 pairs, 59 with 30), and scipy's cost per step grows with it
+    res = lbfgs(objective, theta0, max_iter=max_steps, tol=tol,
+                memory=30 if precondition is None else 10,
                 max_evals=4 * max_steps + 100, trace=trace,
-                polish=50, deadline=deadline, desc=desc)
+                polish=50, deadline=deadline, desc=desc, precondition=precondition)
     params = np.array(trace) if record else None
     return res.x, int(res.nit), res.converged, res.stop_reason, params
 
@@ -239,8 +247,13 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
         return -value, -(At @ g)
 
     missing = check_existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
-    theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps, tol,
-                                                record, deadline, "fit mple (L-BFGS)")
+    # the centred, scaled parameters of a pairwise family (its own module's docstring)
+    pre = (_centering.centring(lay.terms, lay.term_offsets, lay.card, x, l2)
+           if isinstance(ctx, _ppl.PairwisePL) else None)
+    with single_blas():  # scipy's L-BFGS-B: BLAS-1 calls on long vectors, one thread
+        theta, steps, conv, reason, params = _lbfgs(_ridge(negpl, l2), theta0, max_steps,
+                                                    tol, record, deadline,
+                                                    "fit mple (L-BFGS)", pre)
     conv, reason = not_converged_if(missing, "mple", conv, reason)
     return _result("mple", lay, theta, steps, conv, reason, t0, params, None,
                    {"max_steps": max_steps, "tol": tol} | _extra_options(l2, tie))
