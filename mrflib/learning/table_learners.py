@@ -49,10 +49,12 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -64,6 +66,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.sampling.chains import flat_tables
 from mrflib.learning import _factor_lap_kernels as _flk
 from mrflib.learning import _limits
+from mrflib.learning import _pairwise_lap_kernels as _plk
 from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
@@ -419,15 +422,29 @@ def _lap_pack(card, structs):
             ptr(b_len), arr(b_pos, np.int64), arr(t_off, np.int64), ptr(d))
 
 
-def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
-    """The auxiliary fits of factors ``ks`` in one numba call, after refusing the worst
-    one's memory: ``(θ per factor, iterations, converged)``."""
+def _pairwise(st) -> bool:
+    """Whether the auxiliary model ``st`` has a scope and potentials of at most two
+    variables each (fitted by :mod:`._pairwise_lap_kernels`)."""
+    return len(st["Q"]) <= 2 and all(len(B) <= 2 for B in st["terms"])
+
+
+def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1):
+    """The auxiliary fits of factors ``ks``, after refusing the worst one's memory:
+    ``(θ per factor, iterations, converged)``. Each pairwise auxiliary model goes through
+    :mod:`._pairwise_lap_kernels`, these factors dealt to ``threads`` threads (the kernel
+    releases the GIL; a factor's fit is the same on any thread and in any batch), the
+    others through the general kernel in one call."""
     card = np.ascontiguousarray(card, dtype=np.int64)
     N = x.shape[0]
-    require_memory(8.0 * N * (x.shape[1] + 5), f"the data by variable ({N} rows) and the "
-                   "counts of a factor's 1-neighbourhood patterns")
-    x_t = np.ascontiguousarray(x.T, dtype=np.int64)
-    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = _lap_pack(card, structs)
+    pairwise = np.array([_pairwise(st) for st in structs], dtype=bool)
+    # the data as the narrowest type that holds every state (a kernel compiled per type)
+    small = int(card.max(initial=1)) <= 256
+    require_memory((1.0 if small else 8.0) * N * x.shape[1] + 40.0 * N,
+                   f"the data by variable ({N} rows) and the counts of a factor's "
+                   "1-neighbourhood patterns")
+    x_t = np.ascontiguousarray(x.T, dtype=np.uint8 if small else np.int64)
+    packed = _lap_pack(card, structs)
+    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = packed
     P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
     # codes and their histogram; weights, indices and counts per (pattern, state of x_Q);
     # the Hessian, the next one and the solve's copies
@@ -436,19 +453,42 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
                    + 6 * (st["D"] + 6) ** 2) for i, st in enumerate(structs)]
     i = int(np.argmax(need))
     st = structs[i]
-    require_memory(need[i], f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
+    require_memory(need[i] * max(1, threads),
+                   f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
                    f"of the {len(st['A']) - len(st['Q'])} other variables of its "
                    f"1-neighbourhood, {S[i]} states of its scope, {st['D']} parameters)")
-    theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
-                                          b_pos, t_off, d_ptr, float(l2), float(tol),
-                                          int(max_iter), _RIDGE)
-    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(len(ks))], iters, conv
+    K = len(structs)
+    theta, iters, conv = np.zeros(d_ptr[K]), np.zeros(K, np.int64), np.zeros(K, bool)
+    todo = np.flatnonzero(pairwise).astype(np.int64)
+    if len(todo):
+        threads = max(1, min(threads, len(todo)))
+
+        def part(r):
+            _plk.fit_factors(x_t, card, *packed, todo[r::threads], float(l2), float(tol),
+                             int(max_iter), _RIDGE, theta, iters, conv)
+
+        if threads == 1:
+            part(0)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(part, range(threads)))
+    rest = [i for i in range(K) if not pairwise[i]]
+    if rest:
+        g_ptr, g_vars, g_q, g_t, g_b, g_pos, g_off, g_d = _lap_pack(
+            card, [structs[i] for i in rest])
+        th, it, ok = _flk.fit_factors(x_t, card, g_ptr, g_vars, g_q, g_t, g_b, g_pos, g_off,
+                                      g_d, float(l2), float(tol), int(max_iter), _RIDGE)
+        for j, i in enumerate(rest):
+            theta[d_ptr[i]:d_ptr[i + 1]] = th[g_d[j]:g_d[j + 1]]
+            iters[i], conv[i] = it[j], ok[j]
+    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(K)], iters, conv
 
 
-def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1):
     """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
-    the numba kernel, batched (a 1-neighbourhood whose joint states do not fit a 62-bit
-    code goes through the numpy reference); ``[(k, potentials, iterations, ok)]``."""
+    the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
+    whose joint states do not fit a 62-bit code goes through the numpy reference);
+    ``[(k, potentials, iterations, ok)]``."""
     vf: dict[int, list[int]] = {}
     for c, s in enumerate(scopes):
         for v in s:
@@ -460,7 +500,7 @@ def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
     out = {}
     if fits:
         thetas, iters, conv = _lap_fit_structures(x, card, fits, [structs[k] for k in fits],
-                                                  l2, tol, max_iter)
+                                                  l2, tol, max_iter, threads)
         out = {k: (thetas[i], int(iters[i]), bool(conv[i])) for i, k in enumerate(fits)}
     results = []
     for k, owned in jobs:
@@ -495,7 +535,12 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
     jobs = sorted(owned.items())
     shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
     limited = deadline is not None and deadline.seconds is not None
-    local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2
+    # pairwise fits run on threads in this process: one copy of the data, nothing pickled
+    threaded = (chunk is _lap_chunk and scheduler is None and n_jobs > 1
+                and max(map(len, lay.scopes), default=0) <= 2)
+    if threaded:
+        chunk = functools.partial(_lap_chunk, threads=min(n_jobs, os.cpu_count() or 1))
+    local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2 or threaded
     if limited and not local:
         raise ValueError("time_limit is polled between LAP's auxiliary fits in this "
                          "process; give n_jobs=1 and no scheduler, or no time_limit")
