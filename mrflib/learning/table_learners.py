@@ -428,21 +428,28 @@ def _pairwise(st) -> bool:
     return len(st["Q"]) <= 2 and all(len(B) <= 2 for B in st["terms"])
 
 
-def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1):
+def _by_variable(x, card):
+    """The data ``x (N, n)`` by variable ``(n, N)``, as the narrowest type that holds every
+    state (the kernels are compiled per type), after refusing its memory."""
+    small = int(np.max(card, initial=1)) <= 256
+    N = x.shape[0]
+    require_memory((1.0 if small else 8.0) * N * x.shape[1] + 40.0 * N,
+                   f"the data by variable ({N} rows) and the counts of a factor's "
+                   "1-neighbourhood patterns")
+    return np.ascontiguousarray(x.T, dtype=np.uint8 if small else np.int64)
+
+
+def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1, x_t=None):
     """The auxiliary fits of factors ``ks``, after refusing the worst one's memory:
     ``(θ per factor, iterations, converged)``. Each pairwise auxiliary model goes through
     :mod:`._pairwise_lap_kernels`, these factors dealt to ``threads`` threads (the kernel
     releases the GIL; a factor's fit is the same on any thread and in any batch), the
-    others through the general kernel in one call."""
+    others through the general kernel in one call. ``x_t``: :func:`_by_variable` of ``x``
+    when the caller holds it already."""
     card = np.ascontiguousarray(card, dtype=np.int64)
     N = x.shape[0]
     pairwise = np.array([_pairwise(st) for st in structs], dtype=bool)
-    # the data as the narrowest type that holds every state (a kernel compiled per type)
-    small = int(card.max(initial=1)) <= 256
-    require_memory((1.0 if small else 8.0) * N * x.shape[1] + 40.0 * N,
-                   f"the data by variable ({N} rows) and the counts of a factor's "
-                   "1-neighbourhood patterns")
-    x_t = np.ascontiguousarray(x.T, dtype=np.uint8 if small else np.int64)
+    x_t = _by_variable(x, card) if x_t is None else x_t
     packed = _lap_pack(card, structs)
     l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = packed
     P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
@@ -484,11 +491,12 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1):
     return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(K)], iters, conv
 
 
-def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1):
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=None):
     """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
     the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
     whose joint states do not fit a 62-bit code goes through the numpy reference);
-    ``[(k, potentials, iterations, ok)]``."""
+    ``[(k, potentials, iterations, ok)]``. ``x_t``: the data by variable, when the
+    caller fits several chunks of the same data in this process."""
     vf: dict[int, list[int]] = {}
     for c, s in enumerate(scopes):
         for v in s:
@@ -500,7 +508,7 @@ def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1):
     out = {}
     if fits:
         thetas, iters, conv = _lap_fit_structures(x, card, fits, [structs[k] for k in fits],
-                                                  l2, tol, max_iter, threads)
+                                                  l2, tol, max_iter, threads, x_t)
         out = {k: (thetas[i], int(iters[i]), bool(conv[i])) for i, k in enumerate(fits)}
     results = []
     for k, owned in jobs:
@@ -538,9 +546,10 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
     # pairwise fits run on threads in this process: one copy of the data, nothing pickled
     threaded = (chunk is _lap_chunk and scheduler is None and n_jobs > 1
                 and max(map(len, lay.scopes), default=0) <= 2)
-    if threaded:
-        chunk = functools.partial(_lap_chunk, threads=min(n_jobs, os.cpu_count() or 1))
     local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2 or threaded
+    if chunk is _lap_chunk and local:  # the batches share one copy of the data by variable
+        chunk = functools.partial(_lap_chunk, x_t=_by_variable(x, lay.card),
+                                  threads=min(n_jobs, os.cpu_count() or 1) if threaded else 1)
     if limited and not local:
         raise ValueError("time_limit is polled between LAP's auxiliary fits in this "
                          "process; give n_jobs=1 and no scheduler, or no time_limit")
