@@ -307,9 +307,9 @@ def _lap_setup_numpy(x, card, scopes, k):
     return dict(st, idx=idx, obs=obs, w=counts / counts.sum())
 
 
-def _lap_newton_numpy(prob, l2, tol, max_iter):
-    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
-    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
+def _lap_objective_numpy(prob, l2):
+    """``evaluate(θ) -> (ℓ, ∇ℓ, ∇²ℓ)`` of the averaged conditional log-likelihood of
+    ``x_Q`` given ``x_{A\\Q}`` of the auxiliary problem ``prob`` (reference)."""
     idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
     P, S, m = idx.shape
     require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
@@ -334,6 +334,15 @@ def _lap_newton_numpy(prob, l2, tol, max_iter):
         H = (M.T * w) @ M - (F.T * r) @ F - l2 * eye
         return ll, g, H
 
+    return evaluate
+
+
+def _lap_newton_numpy(prob, l2, tol, max_iter):
+    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
+    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
+    D = prob["D"]
+    eye = np.eye(D)
+    evaluate = _lap_objective_numpy(prob, l2)
     theta = np.zeros(D)
     ll, g, H = evaluate(theta)
     for it in range(max_iter):
@@ -491,16 +500,24 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1, x_t=
     return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(K)], iters, conv
 
 
-def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=None):
-    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
-    the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
-    whose joint states do not fit a 62-bit code goes through the numpy reference);
-    ``[(k, potentials, iterations, ok)]``. ``x_t``: the data by variable, when the
-    caller fits several chunks of the same data in this process."""
+def _factors_of(scopes):
+    """The factors meeting each variable, ``{v: [c, ...]}`` in factor order."""
     vf: dict[int, list[int]] = {}
     for c, s in enumerate(scopes):
         for v in s:
             vf.setdefault(v, []).append(c)
+    return vf
+
+
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=None,
+               vf=None):
+    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
+    the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
+    whose joint states do not fit a 62-bit code goes through the numpy reference);
+    ``[(k, potentials, iterations, ok)]``. ``x_t`` (the data by variable) and ``vf``
+    (:func:`_factors_of` the scopes), when the caller fits several chunks in this process
+    (built per chunk, they would cost a pass over the whole model each)."""
+    vf = _factors_of(scopes) if vf is None else vf
     structs = {k: _lap_structure(card, scopes, k, sorted({c for v in scopes[k] for c in vf[v]}))
                for k, _ in jobs}
     fits = [k for k, _ in jobs
@@ -549,6 +566,7 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
     local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2 or threaded
     if chunk is _lap_chunk and local:  # the batches share one copy of the data by variable
         chunk = functools.partial(_lap_chunk, x_t=_by_variable(x, lay.card),
+                                  vf=_factors_of(lay.scopes),
                                   threads=min(n_jobs, os.cpu_count() or 1) if threaded else 1)
     if limited and not local:
         raise ValueError("time_limit is polled between LAP's auxiliary fits in this "
