@@ -296,12 +296,14 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
             for a in range(D):
                 th[a] += delta[a]
             return th, it, True
+        # the full step is almost always taken: its Hessian at once when it will be wanted
+        fresh = dec > _FRESH or dec > _SLOW * last
         step = 1.0
-        ll_new, g_new = ll, g
+        ll_new, g_new, H_new = ll, g, H
         for _ in range(40):
             for a in range(D):
                 new[a] = th[a] + step * delta[a]
-            ll_new, g_new, _h = _evaluate(new, prob, l2, False)
+            ll_new, g_new, H_new = _evaluate(new, prob, l2, fresh and step == 1.0)
             if ll_new >= ll + 1e-4 * step * dec:
                 break
             step *= 0.5
@@ -310,9 +312,11 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
         for a in range(D):
             th[a] = new[a]
         ll, g = ll_new, g_new
-        fresh = dec > _FRESH or step < 1.0 or dec > _SLOW * last
-        if fresh:
+        if step < 1.0:
+            fresh = True
             ll, g, H = _evaluate(th, prob, l2, True)
+        elif fresh:
+            H = H_new
         last = dec
     return th, max_iter, False
 
