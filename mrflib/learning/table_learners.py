@@ -36,11 +36,17 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     cliques ``Q`` owns are pulled out. As in :mod:`mrflib.learning.lap`, the auxiliary ML of the
     potentials meeting ``Q`` is the conditional ML of ``x_Q`` given ``x_{A\\Q}`` (the
     free ``g`` fits the marginal of ``x_{A\\Q}``), a convex problem over the distinct
-    data patterns of ``x_A``, solved by damped Newton. The fits run in numba
-    (:mod:`._factor_lap_kernels`), the factors of a chunk in one call: each factor's
-    distinct patterns of ``x_{A\\Q}`` counted once with the counts of the states of
-    ``x_Q`` seen with them, the small model over ``x_Q`` enumerated, a sparse Hessian
-    (``_lap_factor_numpy`` is the plain numpy reference). With ``gauge="zero-sum"`` the
+    data patterns of ``x_A``, solved by damped Newton. The fits run in numba, the
+    factors of a chunk in one call: each factor's distinct patterns of ``x_{A\\Q}``
+    counted once with the counts of the states of ``x_Q`` seen with them, the small model
+    over ``x_Q`` enumerated (``_lap_factor_numpy`` is the plain numpy reference). A factor
+    whose auxiliary model is pairwise (its scope and every potential meeting it of at
+    most two variables) is fitted by :mod:`._pairwise_lap_kernels`: the Hessian summed by
+    the base functions of ``x_Q`` and kept near the optimum (chord steps, the same
+    optimum); for a pairwise model ``n_jobs`` threads share these fits in this process
+    (one copy of the data, nothing pickled; a time limit holds). The others go through
+    the general kernel (:mod:`._factor_lap_kernels`, a sparse Hessian at every step) and,
+    with ``n_jobs > 1``, local processes. With ``gauge="zero-sum"`` the
     potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
     is the ±1 parameterization of :func:`mrflib.learning.lap.fit_ising` (the two gauges give the
     same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
@@ -691,7 +697,8 @@ def fit(
         instead of every table (MLE and MPLE; LAP estimates each factor's potentials from
         its own auxiliary model and has no tied form). LAP only: ``gauge`` ("reference",
         Definition 5, default; or "zero-sum"), ``l2`` (ridge on each auxiliary fit),
-        ``n_jobs`` (local processes, default 1), ``scheduler`` (a Dask cluster).
+        ``n_jobs`` (default 1: threads in this process for a pairwise structure, local
+        processes otherwise), ``scheduler`` (a Dask cluster).
 
     Returns
     -------
