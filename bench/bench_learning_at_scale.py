@@ -8,7 +8,8 @@ recording a state every ``THIN`` sweeps after ``BURN_IN``; the data row's note g
 Gelman-Rubin R-hat of the samples' log-weight across the chains (near 1: the chains agree).
 Each learner's row gives its wall time and peak memory (tracemalloc, numpy buffers
 included) for a fixed budget of work: MPLE and LAP to their tolerances (LAP's independent
-auxiliary fits on every core: ``n_jobs=os.cpu_count()``); the gradient
+auxiliary fits on every core: ``n_jobs=os.cpu_count()``, threads in this process for this
+pairwise model, so its peak memory is the whole fit's); the gradient
 learners (1-SMCI, CD, PCD, SMCI-PCD) for ``STEPS`` steps, so their rows are the cost of
 that many steps (their time grows linearly with the steps; ``rate`` is steps per second),
 not of a converged fit; each row's note gives the mean absolute error of the fitted pair
@@ -59,9 +60,14 @@ same data draw (bit for bit), each row from the last run of its learner:
   parameters took more than twice the steps, and scipy's L-BFGS-B ran on OpenBLAS's two
   threads, about five times its single-thread CPU on the loaded machine. Mean |J error|
   0.211 either way;
-* lap and smci-pcd (mci): the general kernels, from an earlier full run with its own data
-  draw (107 min at loads of 3 to 4; their notes say so): LAP 51 min for 196,096 auxiliary
-  fits on two cores.
+* lap: the pairwise LAP kernels (:mod:`mrflib.learning._pairwise_lap_kernels`: the Hessian
+  summed by the base functions of the scope, kept near the optimum) on two threads, the
+  same estimates as the general kernels (mean |J error| 0.208 in both runs): 1,493 s of
+  CPU (both threads, the Python setup of each batch included) for 196,096 auxiliary fits,
+  2,807 s wall at loads of 7.4 falling to 3.2, the machine shared with other benchmarks
+  (about half a core for this run on average);
+* smci-pcd (mci): the general kernels, from an earlier full run with its own data draw (107
+  min at loads of 3 to 4; its note says so).
 """
 
 from __future__ import annotations

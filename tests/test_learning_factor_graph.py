@@ -341,7 +341,8 @@ def _lap_both_paths(model, data, **options):
 @pytest.mark.parametrize("which", ["small", "potts-3x3-q3", "triangles-3x3-q3", "ridge"])
 def test_lap_kernel_matches_the_numpy_reference(small, which, gauge):
     """The batched numba fits (patterns of the rest of A_Q counted once, enumeration over
-    x_Q, sparse Hessian) give the numpy reference's potentials and Newton steps."""
+    x_Q) give the numpy reference's potentials (and, by the general kernel, its Newton
+    steps)."""
     options = {"gauge": gauge}
     if which in ("small", "ridge"):
         model, data = small
@@ -352,11 +353,21 @@ def test_lap_kernel_matches_the_numpy_reference(small, which, gauge):
                  factor_models.triangle_lattice(3, 3, 3, scale=0.6, rng=3))
         data = _sample(model, 700, 5)
     got, want = _lap_both_paths(model, data, **options)
-    assert [(k, it, ok) for k, _, it, ok in got] == [(k, it, ok) for k, _, it, ok in want]
-    for (_, a, _, _), (_, b, _, _) in zip(got, want):
+    _assert_lap_outputs_agree(model, got, want)
+
+
+def _assert_lap_outputs_agree(model, got, want):
+    """The general kernel's factors take the reference's Newton steps to 1e-10; the
+    pairwise kernel's (chord steps near the optimum: its own step count) agree to 1e-8."""
+    pairwise = {k: all(len(model.scopes[c]) <= 2 for c, s in enumerate(model.scopes)
+                       if set(s) & set(model.scopes[k]))
+                for k, _, _, _ in got}
+    for (k, a, it, ok), (k0, b, it0, ok0) in zip(got, want):
+        assert (k, ok) == (k0, ok0)
+        assert pairwise[k] or it == it0
         assert a.keys() == b.keys()
         for B in a:
-            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=1e-10)
+            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=1e-8 if pairwise[k] else 1e-10)
 
 
 def test_lap_neighbourhood_beyond_a_62_bit_code_takes_the_numpy_path():
@@ -369,10 +380,7 @@ def test_lap_neighbourhood_beyond_a_62_bit_code_takes_the_numpy_path():
     model = FactorGraph(card, scopes, [np.zeros(tuple(card[v] for v in s)) for s in scopes])
     data = np.column_stack([rng.integers(0, c, 20) for c in card])
     got, want = _lap_both_paths(model, data, l2=0.5)
-    for (ka, a, ia, oa), (kb, b, ib, ob) in zip(got, want):
-        assert (ka, ia, oa) == (kb, ib, ob)
-        for B in a:
-            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=1e-10)
+    _assert_lap_outputs_agree(model, got, want)
 
 
 def test_lap_refuses_an_auxiliary_model_too_large_before_allocating():

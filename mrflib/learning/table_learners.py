@@ -38,11 +38,17 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     cliques ``Q`` owns are pulled out. As in :mod:`mrflib.learning.lap`, the auxiliary ML of the
     potentials meeting ``Q`` is the conditional ML of ``x_Q`` given ``x_{A\\Q}`` (the
     free ``g`` fits the marginal of ``x_{A\\Q}``), a convex problem over the distinct
-    data patterns of ``x_A``, solved by damped Newton. The fits run in numba
-    (:mod:`._factor_lap_kernels`), the factors of a chunk in one call: each factor's
-    distinct patterns of ``x_{A\\Q}`` counted once with the counts of the states of
-    ``x_Q`` seen with them, the small model over ``x_Q`` enumerated, a sparse Hessian
-    (``_lap_factor_numpy`` is the plain numpy reference). With ``gauge="zero-sum"`` the
+    data patterns of ``x_A``, solved by damped Newton. The fits run in numba, the
+    factors of a chunk in one call: each factor's distinct patterns of ``x_{A\\Q}``
+    counted once with the counts of the states of ``x_Q`` seen with them, the small model
+    over ``x_Q`` enumerated (``_lap_factor_numpy`` is the plain numpy reference). A factor
+    whose auxiliary model is pairwise (its scope and every potential meeting it of at
+    most two variables) is fitted by :mod:`._pairwise_lap_kernels`: the Hessian summed by
+    the base functions of ``x_Q`` and kept near the optimum (chord steps, the same
+    optimum); for a pairwise model ``n_jobs`` threads share these fits in this process
+    (one copy of the data, nothing pickled; a time limit holds). The others go through
+    the general kernel (:mod:`._factor_lap_kernels`, a sparse Hessian at every step) and,
+    with ``n_jobs > 1``, local processes. With ``gauge="zero-sum"`` the
     potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
     is the ±1 parameterization of :func:`mrflib.learning.lap.fit_ising` (the two gauges give the
     same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
@@ -51,10 +57,12 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -67,6 +75,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.sampling.chains import flat_tables
 from mrflib.learning import _centering, _limits
 from mrflib.learning import _factor_lap_kernels as _flk
+from mrflib.learning import _pairwise_lap_kernels as _plk
 from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
@@ -317,9 +326,9 @@ def _lap_setup_numpy(x, card, scopes, k):
     return dict(st, idx=idx, obs=obs, w=counts / counts.sum())
 
 
-def _lap_newton_numpy(prob, l2, tol, max_iter):
-    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
-    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
+def _lap_objective_numpy(prob, l2):
+    """``evaluate(θ) -> (ℓ, ∇ℓ, ∇²ℓ)`` of the averaged conditional log-likelihood of
+    ``x_Q`` given ``x_{A\\Q}`` of the auxiliary problem ``prob`` (reference)."""
     idx, obs, w, D = prob["idx"], prob["obs"], prob["w"], prob["D"]
     P, S, m = idx.shape
     require_memory(8.0 * P * S * (3 * D + 4) + 16.0 * D * D,
@@ -344,6 +353,15 @@ def _lap_newton_numpy(prob, l2, tol, max_iter):
         H = (M.T * w) @ M - (F.T * r) @ F - l2 * eye
         return ll, g, H
 
+    return evaluate
+
+
+def _lap_newton_numpy(prob, l2, tol, max_iter):
+    """Damped Newton on the averaged conditional log-likelihood of ``x_Q`` given
+    ``x_{A\\Q}`` (convex; reference); returns ``(θ, iterations, converged)``."""
+    D = prob["D"]
+    eye = np.eye(D)
+    evaluate = _lap_objective_numpy(prob, l2)
     theta = np.zeros(D)
     ll, g, H = evaluate(theta)
     for it in range(max_iter):
@@ -432,15 +450,36 @@ def _lap_pack(card, structs):
             ptr(b_len), arr(b_pos, np.int64), arr(t_off, np.int64), ptr(d))
 
 
-def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
-    """The auxiliary fits of factors ``ks`` in one numba call, after refusing the worst
-    one's memory: ``(θ per factor, iterations, converged)``."""
+def _pairwise(st) -> bool:
+    """Whether the auxiliary model ``st`` has a scope and potentials of at most two
+    variables each (fitted by :mod:`._pairwise_lap_kernels`)."""
+    return len(st["Q"]) <= 2 and all(len(B) <= 2 for B in st["terms"])
+
+
+def _by_variable(x, card):
+    """The data ``x (N, n)`` by variable ``(n, N)``, as the narrowest type that holds every
+    state (the kernels are compiled per type), after refusing its memory."""
+    small = int(np.max(card, initial=1)) <= 256
+    N = x.shape[0]
+    require_memory((1.0 if small else 8.0) * N * x.shape[1] + 40.0 * N,
+                   f"the data by variable ({N} rows) and the counts of a factor's "
+                   "1-neighbourhood patterns")
+    return np.ascontiguousarray(x.T, dtype=np.uint8 if small else np.int64)
+
+
+def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter, threads=1, x_t=None):
+    """The auxiliary fits of factors ``ks``, after refusing the worst one's memory:
+    ``(θ per factor, iterations, converged)``. Each pairwise auxiliary model goes through
+    :mod:`._pairwise_lap_kernels`, these factors dealt to ``threads`` threads (the kernel
+    releases the GIL; a factor's fit is the same on any thread and in any batch), the
+    others through the general kernel in one call. ``x_t``: :func:`_by_variable` of ``x``
+    when the caller holds it already."""
     card = np.ascontiguousarray(card, dtype=np.int64)
     N = x.shape[0]
-    require_memory(8.0 * N * (x.shape[1] + 5), f"the data by variable ({N} rows) and the "
-                   "counts of a factor's 1-neighbourhood patterns")
-    x_t = np.ascontiguousarray(x.T, dtype=np.int64)
-    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = _lap_pack(card, structs)
+    pairwise = np.array([_pairwise(st) for st in structs], dtype=bool)
+    x_t = _by_variable(x, card) if x_t is None else x_t
+    packed = _lap_pack(card, structs)
+    l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = packed
     P = _flk.count_patterns(x_t, card, l_ptr, l_vars, q_len)
     # codes and their histogram; weights, indices and counts per (pattern, state of x_Q);
     # the Hessian, the next one and the solve's copies
@@ -449,23 +488,55 @@ def _lap_fit_structures(x, card, ks, structs, l2, tol, max_iter):
                    + 6 * (st["D"] + 6) ** 2) for i, st in enumerate(structs)]
     i = int(np.argmax(need))
     st = structs[i]
-    require_memory(need[i], f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
+    require_memory(need[i] * max(1, threads),
+                   f"the auxiliary problem of factor {ks[i]} ({P[i]} data patterns "
                    f"of the {len(st['A']) - len(st['Q'])} other variables of its "
                    f"1-neighbourhood, {S[i]} states of its scope, {st['D']} parameters)")
-    theta, iters, conv = _flk.fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr,
-                                          b_pos, t_off, d_ptr, float(l2), float(tol),
-                                          int(max_iter), _RIDGE)
-    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(len(ks))], iters, conv
+    K = len(structs)
+    theta, iters, conv = np.zeros(d_ptr[K]), np.zeros(K, np.int64), np.zeros(K, bool)
+    todo = np.flatnonzero(pairwise).astype(np.int64)
+    if len(todo):
+        threads = max(1, min(threads, len(todo)))
+
+        def part(r):
+            _plk.fit_factors(x_t, card, *packed, todo[r::threads], float(l2), float(tol),
+                             int(max_iter), _RIDGE, theta, iters, conv)
+
+        if threads == 1:
+            part(0)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(part, range(threads)))
+    rest = [i for i in range(K) if not pairwise[i]]
+    if rest:
+        g_ptr, g_vars, g_q, g_t, g_b, g_pos, g_off, g_d = _lap_pack(
+            card, [structs[i] for i in rest])
+        th, it, ok = _flk.fit_factors(x_t, card, g_ptr, g_vars, g_q, g_t, g_b, g_pos, g_off,
+                                      g_d, float(l2), float(tol), int(max_iter), _RIDGE)
+        for j, i in enumerate(rest):
+            theta[d_ptr[i]:d_ptr[i + 1]] = th[g_d[j]:g_d[j + 1]]
+            iters[i], conv[i] = it[j], ok[j]
+    return [theta[d_ptr[i]:d_ptr[i + 1]] for i in range(K)], iters, conv
 
 
-def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
-    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
-    the numba kernel, batched (a 1-neighbourhood whose joint states do not fit a 62-bit
-    code goes through the numpy reference); ``[(k, potentials, iterations, ok)]``."""
+def _factors_of(scopes):
+    """The factors meeting each variable, ``{v: [c, ...]}`` in factor order."""
     vf: dict[int, list[int]] = {}
     for c, s in enumerate(scopes):
         for v in s:
             vf.setdefault(v, []).append(c)
+    return vf
+
+
+def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=None,
+               vf=None):
+    """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
+    the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
+    whose joint states do not fit a 62-bit code goes through the numpy reference);
+    ``[(k, potentials, iterations, ok)]``. ``x_t`` (the data by variable) and ``vf``
+    (:func:`_factors_of` the scopes), when the caller fits several chunks in this process
+    (built per chunk, they would cost a pass over the whole model each)."""
+    vf = _factors_of(scopes) if vf is None else vf
     structs = {k: _lap_structure(card, scopes, k, sorted({c for v in scopes[k] for c in vf[v]}))
                for k, _ in jobs}
     fits = [k for k, _ in jobs
@@ -473,7 +544,7 @@ def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs):
     out = {}
     if fits:
         thetas, iters, conv = _lap_fit_structures(x, card, fits, [structs[k] for k in fits],
-                                                  l2, tol, max_iter)
+                                                  l2, tol, max_iter, threads, x_t)
         out = {k: (thetas[i], int(iters[i]), bool(conv[i])) for i, k in enumerate(fits)}
     results = []
     for k, owned in jobs:
@@ -508,7 +579,14 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
     jobs = sorted(owned.items())
     shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
     limited = deadline is not None and deadline.seconds is not None
-    local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2
+    # pairwise fits run on threads in this process: one copy of the data, nothing pickled
+    threaded = (chunk is _lap_chunk and scheduler is None and n_jobs > 1
+                and max(map(len, lay.scopes), default=0) <= 2)
+    local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2 or threaded
+    if chunk is _lap_chunk and local:  # the batches share one copy of the data by variable
+        chunk = functools.partial(_lap_chunk, x_t=_by_variable(x, lay.card),
+                                  vf=_factors_of(lay.scopes),
+                                  threads=min(n_jobs, os.cpu_count() or 1) if threaded else 1)
     if limited and not local:
         raise ValueError("time_limit is polled between LAP's auxiliary fits in this "
                          "process; give n_jobs=1 and no scheduler, or no time_limit")
@@ -632,7 +710,8 @@ def fit(
         instead of every table (MLE and MPLE; LAP estimates each factor's potentials from
         its own auxiliary model and has no tied form). LAP only: ``gauge`` ("reference",
         Definition 5, default; or "zero-sum"), ``l2`` (ridge on each auxiliary fit),
-        ``n_jobs`` (local processes, default 1), ``scheduler`` (a Dask cluster).
+        ``n_jobs`` (default 1: threads in this process for a pairwise structure, local
+        processes otherwise), ``scheduler`` (a Dask cluster).
 
     Returns
     -------

@@ -1,0 +1,196 @@
+"""LAP's pairwise kernels (:mod:`mrflib.learning._pairwise_lap_kernels`): the objective
+against the plain numpy reference, the fits against the reference and the general kernel,
+on lattices and random graphs of 2, 3 and 5 states, with fields, unseen states and constant
+columns; fixed bits under any thread count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mrflib import FactorGraph, learning
+from mrflib.inference.sampling import chains
+from mrflib.learning import _factor_lap_kernels as flk
+from mrflib.learning import _pairwise_lap_kernels as plk
+from mrflib.learning import potentials, table_learners
+from mrflib.models import lattices
+
+TOL = 1e-12  # the Newton tolerance of learning.fit's LAP
+ATOL = 1e-8  # Newton's and the chord steps' estimates agree to this (sqrt(2 TOL) = 1.4e-6)
+
+
+def _random_graph(n, cards, p_edge, fields, seed):
+    """A pairwise factor graph on an Erdos-Renyi graph (every variable in some edge), the
+    cardinalities cycled from ``cards``, unary factors on ``fields`` of the variables."""
+    rng = np.random.default_rng(seed)
+    card = [cards[i % len(cards)] for i in range(n)]
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < p_edge]
+    edges += [(i, i + 1) for i in range(n - 1)
+              if not any(i in e for e in edges) or not any(i + 1 in e for e in edges)]
+    scopes = [(i,) for i in range(n) if rng.random() < fields] + sorted(set(edges))
+    tables = [rng.normal(0, 0.6, tuple(card[v] for v in s)) for s in scopes]
+    return FactorGraph(card, scopes, tables)
+
+
+def _data(model, N, seed):
+    return np.asarray(chains.gibbs(model, N, burn_in=30, thin=3, n_chains=10, rng=seed))
+
+
+def _case(name):
+    """``(model, data, l2)`` of a named case."""
+    if name.startswith("potts"):
+        q = int(name[-1])
+        model = lattices.potts_lattice(3, 4, q, coupling=0.5, field_scale=0.4, rng=q)
+        return model, _data(model, 600, q), 0.0
+    if name == "random-mixed":
+        model = _random_graph(7, [2, 3, 5], 0.4, 0.6, 1)
+        return model, _data(model, 800, 2), 0.0
+    if name == "random-q3-no-fields":
+        model = _random_graph(6, [3], 0.5, 0.0, 3)
+        return model, _data(model, 500, 4), 0.0
+    model = lattices.potts_lattice(3, 3, 3, coupling=0.5, rng=5)
+    data = _data(model, 300, 6)
+    data[data[:, 4] == 2, 4] = 1  # a state never seen: no finite ML without the ridge
+    data[:, 7] = 0  # a constant column
+    return model, data, 0.5
+
+
+CASES = ["potts-q2", "potts-q3", "potts-q5", "random-mixed", "random-q3-no-fields",
+         "unseen-state-and-constant-column"]
+
+
+def _structures(model):
+    scopes, card = model.scopes, np.asarray(model.cardinalities)
+    ks = sorted(set(potentials.clique_owners(scopes).values()))
+    structs = [table_learners._lap_structure(
+        card, scopes, k, [c for c, s in enumerate(scopes) if set(s) & set(scopes[k])])
+        for k in ks]
+    return ks, structs
+
+
+def _packed(model, data):
+    card = np.asarray(model.cardinalities, dtype=np.int64)
+    ks, structs = _structures(model)
+    x_t = table_learners._by_variable(data, card)
+    return ks, structs, (x_t, card, *table_learners._lap_pack(card, structs))
+
+
+def _pairwise_fits(packed, K, l2, threads_todo=None):
+    d_ptr = packed[-1]
+    theta, iters, conv = np.zeros(d_ptr[K]), np.zeros(K, np.int64), np.zeros(K, bool)
+    todos = threads_todo or [np.arange(K, dtype=np.int64)]
+    for todo in todos:
+        plk.fit_factors(*packed, todo, l2, TOL, 100, table_learners._RIDGE, theta, iters,
+                        conv)
+    return theta, iters, conv
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_objective_equals_the_numpy_reference(name):
+    """ℓ, its gradient and Hessian at random θ, every factor: the base-function kernel
+    against the reference's dense features (and the Hessian-free evaluation's ℓ and
+    gradient are the same numbers)."""
+    model, data, l2 = _case(name)
+    ks, structs, packed = _packed(model, data)
+    x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr = packed
+    rng = np.random.default_rng(0)
+    for i, k in enumerate(ks):
+        D = int(d_ptr[i + 1] - d_ptr[i])
+        prob = plk._problem(x_t, l_vars[l_ptr[i]:l_ptr[i + 1]], q_len[i], card, t_ptr[i],
+                            t_ptr[i + 1], b_ptr, b_pos, t_off, D)
+        ref = table_learners._lap_objective_numpy(
+            table_learners._lap_setup_numpy(data, card, model.scopes, k), l2)
+        for _ in range(2):
+            th = rng.normal(0, 0.7, D)
+            ll, g, H = plk._evaluate(th, prob, l2, True)
+            ll0, g0, _ = plk._evaluate(th, prob, l2, False)
+            want = ref(th)
+            np.testing.assert_allclose(ll, want[0], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(g, want[1], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(H, want[2], rtol=0, atol=1e-12)
+            assert ll0 == ll and np.array_equal(g0, g)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fits_equal_the_general_kernel_and_the_numpy_reference(name):
+    """Every factor's auxiliary θ from the pairwise kernel against the general kernel's
+    (exact Newton), and the potentials of the whole chunk against the numpy reference."""
+    model, data, l2 = _case(name)
+    ks, structs, packed = _packed(model, data)
+    assert all(table_learners._pairwise(st) for st in structs)
+    theta, iters, conv = _pairwise_fits(packed, len(ks), l2)
+    theta0, iters0, conv0 = flk.fit_factors(*packed, l2, TOL, 100, table_learners._RIDGE)
+    assert conv.all() and conv0.all()
+    np.testing.assert_allclose(theta, theta0, rtol=0, atol=ATOL)
+    owned: dict[int, list] = {}
+    for B, k in potentials.clique_owners(model.scopes).items():
+        owned.setdefault(k, []).append(B)
+    args = (data, np.asarray(model.cardinalities), model.scopes, "reference", l2, TOL, 100,
+            sorted(owned.items()))
+    got, want = table_learners._lap_chunk(*args), table_learners._lap_chunk_numpy(*args)
+    for (k, a, _, ok), (k0, b, _, ok0) in zip(got, want):
+        assert k == k0 and ok and ok0 and a.keys() == b.keys()
+        for B in a:
+            np.testing.assert_allclose(a[B], b[B], rtol=0, atol=ATOL)
+
+
+def test_a_factor_fit_is_the_same_bits_in_any_order_and_split():
+    """The factors fitted in one call, in reverse order, or dealt to three calls (as the
+    threads get them) give the same bits."""
+    model, data, l2 = _case("random-mixed")
+    ks, _, packed = _packed(model, data)
+    K = len(ks)
+    one = _pairwise_fits(packed, K, l2)
+    rev = _pairwise_fits(packed, K, l2, [np.arange(K - 1, -1, -1, dtype=np.int64)])
+    dealt = _pairwise_fits(packed, K, l2, [np.arange(r, K, 3, dtype=np.int64)
+                                           for r in range(3)])
+    for other in (rev, dealt):
+        for a, b in zip(one, other):
+            assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["potts-q3", "random-q3-no-fields"])
+def test_fit_is_seeded_and_independent_of_the_thread_count(name):
+    model, data, l2 = _case(name)
+    fits = [learning.fit(data, model, "lap", l2=l2, n_jobs=n) for n in (1, 1, 2, 3)]
+    for f in fits:
+        assert f.converged
+    for f in fits[1:]:
+        for a, b in zip(f.model.log_tables, fits[0].model.log_tables):
+            assert np.array_equal(a, b)
+
+
+def test_a_mixed_model_fits_its_pairwise_factors_by_the_pairwise_kernel():
+    """A triangle factor beside pairs: the factors whose auxiliary model is pairwise go
+    through the pairwise kernel, the others through the general one, and the whole fit is
+    the numpy reference's."""
+    rng = np.random.default_rng(2)
+    card = [3, 2, 3, 2, 3]
+    scopes = [(0,), (0, 1), (1, 2, 3), (2, 3), (3, 4), (4,)]
+    model = FactorGraph(card, scopes, [rng.normal(0, 0.5, tuple(card[v] for v in s))
+                                       for s in scopes])
+    data = _data(model, 600, 3)
+    _, structs = _structures(model)
+    kinds = [table_learners._pairwise(st) for st in structs]
+    assert any(kinds) and not all(kinds)
+    got = learning.fit(data, model, "lap")
+    want = table_learners._lap_reference(data, model)
+    assert got.converged and want.converged
+    for a, b in zip(got.model.log_tables, want.model.log_tables):
+        np.testing.assert_allclose(a, b, rtol=0, atol=ATOL)
+
+
+def test_a_time_limited_fit_runs_its_threads_here_and_batches_change_no_bits():
+    """Pairwise fits on threads stay in this process, so a time limit holds with
+    ``n_jobs > 1``: a limit of 0 fits the first factor only and says so; a generous limit
+    (the fits in batches, the clock polled between them) gives the unlimited fit's bits."""
+    model, data, l2 = _case("potts-q3")
+    full = learning.fit(data, model, "lap", n_jobs=2, progress=False)
+    part = learning.fit(data, model, "lap", n_jobs=2, time_limit=0, progress=False)
+    assert not part.converged and "not a LAP estimate of the whole model" in part.stop_reason
+    assert np.array_equal(part.model.log_tables[0], full.model.log_tables[0])
+    assert not np.any(part.model.log_tables[-1])
+    batched = learning.fit(data, model, "lap", n_jobs=2, time_limit=10**6, progress=False)
+    assert batched.converged
+    for a, b in zip(batched.model.log_tables, full.model.log_tables):
+        assert np.array_equal(a, b)
