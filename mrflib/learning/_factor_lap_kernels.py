@@ -188,11 +188,19 @@ def _scores(th, idx, nnz, p, sc, pr):  # pragma: no cover - numba
         sc[s] = v
         if v > mx:
             mx = v
+    return normalize_scores(sc, pr, mx)
+
+
+@njit(cache=True, nogil=True)
+def normalize_scores(sc, pr, mx):  # pragma: no cover - numba
+    """``pr[s] = exp(sc[s] - mx) / Σ_s' exp(sc[s'] - mx)`` over the first ``len(pr)``
+    scores, ``mx`` their maximum; returns ``log Σ_s exp sc[s]`` (finite for every finite
+    score). The pairwise kernels of :mod:`._pairwise_lap_kernels` share it."""
     z = 0.0
-    for s in range(S):
+    for s in range(pr.shape[0]):
         pr[s] = np.exp(sc[s] - mx)
         z += pr[s]
-    for s in range(S):
+    for s in range(pr.shape[0]):
         pr[s] /= z
     return mx + np.log(z)
 

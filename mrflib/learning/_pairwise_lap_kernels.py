@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._lapack_kernels import solve_symmetric
-from mrflib.learning._factor_lap_kernels import _statistics
+from mrflib.learning._factor_lap_kernels import _statistics, normalize_scores
 
 #: Newton decrement above which the Hessian is recomputed after every step.
 _FRESH = 1e-3
@@ -174,13 +174,8 @@ def _evaluate(th, prob, l2, hessian):  # pragma: no cover - numba
             sc[s] = v
             if v > mx:
                 mx = v
-        z = 0.0
+        lse = normalize_scores(sc, pr, mx)
         for s in range(S):
-            pr[s] = np.exp(sc[s] - mx)
-            z += pr[s]
-        lse = mx + np.log(z)
-        for s in range(S):
-            pr[s] /= z
             ll += w[p, s] * (sc[s] - lse)
         for b in range(nb):
             E[b] = 0.0
