@@ -23,8 +23,8 @@ from mrflib.models import lattices
 #: (method, solver) of every ±1 learner, each solver it allows.
 BM_LEARNERS = [("mle", "exact"), ("mle", "gradient"), ("mple", "gradient"),
                ("mple", "lbfgs"), ("rm", "gradient"), ("rm", "lbfgs"), ("mpf", "gradient"),
-               ("mpf", "lbfgs"), ("1-smci", None), ("s2-smci", None), ("cd", None),
-               ("pcd", None), ("smci-pcd", None), ("lap", None)]
+               ("mpf", "lbfgs"), ("1-smci", None), ("1-smci", "anderson"), ("s2-smci", None),
+               ("cd", None), ("pcd", None), ("smci-pcd", None), ("lap", None)]
 FG_LEARNERS = ["mle", "mple", "lap", "1-smci", "cd", "pcd", "smci-pcd"]
 STOCHASTIC = ("cd", "pcd", "smci-pcd")
 
@@ -78,12 +78,13 @@ def test_time_limit_zero_gives_one_step_factor_graph(potts, method):
         assert fit.n_steps == 1
 
 
-@pytest.mark.parametrize("method", ["1-smci", "pcd"])
-def test_a_gradient_fit_stopped_at_step_k_is_the_fit_of_max_steps_k(grid, method):
+@pytest.mark.parametrize("method, solver", [("1-smci", None), ("1-smci", "anderson"),
+                                            ("pcd", None)])
+def test_a_gradient_fit_stopped_at_step_k_is_the_fit_of_max_steps_k(grid, method, solver):
     """The time limit ends the loop where ``max_steps`` would: same parameters, same
     chains, same history, bit for bit."""
     truth, data = grid
-    kw = _options(method)
+    kw = _options(method, solver)
     stopped = learning.fit(data, truth, method, time_limit=0, progress=False, **kw)
     short = learning.fit(data, truth, method, max_steps=1, progress=False, **kw)
     assert np.array_equal(stopped.model.params, short.model.params)
@@ -131,8 +132,9 @@ def test_lap_refuses_a_time_limit_across_processes(grid):
         learning.fit(data, truth, "lap", time_limit=5, n_jobs=2)
 
 
-@pytest.mark.parametrize("method, solver", [("1-smci", None), ("mple", "lbfgs"),
-                                            ("mle", "exact"), ("lap", None)])
+@pytest.mark.parametrize("method, solver", [("1-smci", None), ("1-smci", "anderson"),
+                                            ("mple", "lbfgs"), ("mle", "exact"),
+                                            ("lap", None)])
 def test_progress_lines_under_a_reporter(grid, method, solver):
     """Inside ``reporting(say, every=0)`` every step loop sends lines, even with
     ``progress=False`` (the caller asked for them)."""

@@ -1559,6 +1559,10 @@ LOOSE = [
     ("smci-method-array", lambda: smci.moments(BM, DATA, method=np.array(["mci"])), "method"),
     ("exact-method-list", lambda: exact.log_partition(BM, method=["auto"]), "method"),
     ("learning-method-array", lambda: learning.fit(DATA, EDGES, np.array(["mple"])), "method"),
+    ("learning-solver-list", lambda: learning.fit(DATA, EDGES, "1-smci", solver=["anderson"]),
+     "solver"),
+    ("learning-factor-graph-solver-array",
+     lambda: learning.fit(STATES, FG, "1-smci", solver=np.array(["anderson"])), "solver"),
 ]
 
 

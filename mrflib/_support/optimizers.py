@@ -100,10 +100,16 @@ class DivergenceError(FloatingPointError, ValueError):
 
 
 def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
-                     n, record, progress, desc, deadline=None, averaged=None):
+                     n, record, progress, desc, deadline=None, averaged=None,
+                     accelerated=None):
     """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``,
     ``max_steps`` or, after at least one step, the ``deadline`` (which it then marks
     ``hit``): a fit stopped by its deadline at step ``k`` is the fit of ``max_steps = k``.
+
+    With ``accelerated``, an :class:`mrflib._support.anderson.Anderson` (for a
+    deterministic ``Delta`` only), that object takes each step instead of the plain
+    update and may send the iteration back to its last kept iterate, which the step then
+    records; the stopping rule is the same.
 
     With ``averaged``, an :class:`mrflib._support.averaging.AveragedRule`, the stopping
     rule is that object's instead of ``max|Delta| < tol`` (``tol`` is unused): it takes
@@ -139,6 +145,8 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
         while True:
             d = direction(theta)
             d[~free] = 0.0
+            if accelerated is not None:
+                theta, d = accelerated.check(theta, d)
             g = float(np.max(np.abs(d))) if d.size else 0.0
             if not np.isfinite(g):
                 raise DivergenceError(f"{desc}: the ascent direction became non-finite at "
@@ -157,7 +165,10 @@ def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, 
             if step and deadline is not None and deadline.expired():
                 deadline.hit = True
                 break
-            theta += learning_rate * d
+            if accelerated is None:
+                theta += learning_rate * d
+            else:
+                theta = accelerated.step(theta, d)
             step += 1
             if step % 64 == 0 and not bar.disable:
                 bar.set_postfix_str(_watched(g, tol, averaged), refresh=False)
