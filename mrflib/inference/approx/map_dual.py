@@ -19,7 +19,7 @@ the dual of the local-polytope linear relaxation. MPLP (Globerson and Jaakkola 2
 star form over factors of Sontag, Globerson and Jaakkola 2011) lowers it by block
 coordinate descent: each factor in turn sends its variables its max-marginals given what
 the rest of the model sends them, shared equally, which never raises the bound. The
-reparameterized model (:attr:`DualResult.model`) carries the messages: the mini-buckets of
+reparameterized model (``model`` of :class:`DualResult`) carries the messages: the mini-buckets of
 :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound` over it start from this
 bound instead of the model's own (the cost shifting that tightens the mini-bucket heuristic
 of AND/OR branch and bound: Ihler, Flerova, Dechter and Otten 2012), and each variable's

@@ -613,11 +613,12 @@ def dual_branch_and_bound_parts(red: MapReduction, state: Any = None, *,
     the dual bound: :func:`mrflib.inference.approx.map_dual.dual_bound` first (its decoding,
     repaired to positive weight and improved by a descent of propagated moves for
     :data:`DESCENT_SHARE` of the time left, is the incumbent when better), then
-    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound` on
-    :attr:`~mrflib.inference.approx.map_dual.DualResult.model`, whose mini-buckets start from
-    the dual bound instead of the part's own, much looser where deterministic tables
-    overlap (the reduced Promedas networks of UAI 2014: a bound 17 to 23 nats above the
-    optimum from the part's mini-buckets at i-bound 17, under 1 from the dual).
+    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound` on the
+    reparameterized part (``model`` of :class:`~mrflib.inference.approx.map_dual.DualResult`),
+    whose mini-buckets start from the dual bound instead of the part's own, much looser
+    where deterministic tables overlap (the reduced Promedas networks of UAI 2014: a bound
+    17 to 23 nats above the optimum from the part's mini-buckets at i-bound 17, under 1
+    from the dual).
 
     Parameters
     ----------
