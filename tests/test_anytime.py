@@ -311,40 +311,45 @@ def test_an_exact_answer_no_better_than_the_last_is_not_written(tmp_path, capsys
     assert "exact" in err
 
 
-def _formula(n: int = 14, seed: int = 0, zero: float = -np.inf) -> FactorGraph:
+def _formula(n: int = 14, seed: int = 0, zero: float = -np.inf, graded: bool = False
+             ) -> FactorGraph:
     """A random 3-SAT formula of ``2n`` clauses, each a factor with one row of log-weight
-    ``zero`` (``-inf``: a zero)."""
+    ``zero`` (``-inf``: a zero); ``graded``: the other rows random, not all one."""
     rng = np.random.default_rng(seed)
     scopes, tables = [], []
     for _ in range(2 * n):
         scope = tuple(rng.choice(n, size=3, replace=False).tolist())
-        t = np.zeros((2, 2, 2))
+        t = rng.normal(size=(2, 2, 2)) if graded else np.zeros((2, 2, 2))
         t[tuple(rng.integers(0, 2, 3).tolist())] = zero
         scopes.append(scope)
         tables.append(t)
     return FactorGraph(np.full(n, 2), scopes, tables)
 
 
-@pytest.mark.parametrize("zeros", [True, False])
-def test_pr_beyond_the_junction_tree_conditions_on_zeros(tmp_path, monkeypatch, capsys,
-                                                          zeros):
-    """With the junction tree ruled out, a model with zeros is answered exactly by the
-    conditioning search (its answer the last); one without zeros never starts it."""
+@pytest.mark.parametrize("kind", ["constraints", "graded", "no zeros"])
+def test_pr_beyond_the_junction_tree_searches_the_zeros(tmp_path, monkeypatch, capsys,
+                                                        kind):
+    """With the junction tree ruled out, a constraint model (every table one value where
+    not zero) is counted exactly by the model counter, another model with zeros by the
+    conditioning search (the answer the last); a model without zeros starts neither."""
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
     monkeypatch.setattr(anytime, "EXACT_NS_PER_ENTRY", 1e15)
-    model = _formula(zero=-np.inf if zeros else -1.0)
+    if kind == "constraints":
+        pytest.importorskip("pyganak")
+    model = _formula(zero=-1.0 if kind == "no zeros" else -np.inf, graded=kind == "graded")
     io.write_uai(model, tmp_path / "m.uai")
     out = tmp_path / "m.PR"
     assert solve_main([str(tmp_path / "m.uai"), "--task", "PR", "--time-limit", "60",
                        "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    if zeros:
-        assert "exact (conditioning)" in err
-        want = fe.log_partition(model) / math.log(10)
-        assert io.read_answer(out).value == pytest.approx(want, abs=1e-9)
-    else:
-        assert "conditioning" not in err
+    want = fe.log_partition(model) / math.log(10)
+    if kind == "no zeros":
+        assert "conditioning" not in err and "model counting" not in err
+        return
+    how = "model counting" if kind == "constraints" else "conditioning"
+    assert f"exact ({how})" in err
+    assert io.read_answer(out).value == pytest.approx(want, abs=1e-9)
 
 
 @pytest.mark.parametrize("bound_log10, written", [(1e3, False), (-5.0, True)])

@@ -18,10 +18,13 @@ The UAI competitions let a solver write improving answers one after another, eac
 2. otherwise starts the exact computation (its own plan, refused when it does not fit in
    memory) in a forked child (:class:`mrflib._support.forked.Forked`) unless the estimate is
    hopeless (for ``PR``, when it is not expected within the time left and some table
-   holds a zero, also the conditioning search of
+   holds a zero, also an exact search over the zeros: for a constraint model (every table
+   one positive value where it is not zero, as in the SAT encodings) the exact model
+   counter of :func:`mrflib.inference.exact.model_counting.counted_log_partition` when
+   ``pyganak`` is installed, otherwise the conditioning search of
    :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates
-   the zeros, splits and caches components, and either finishes exactly by the deadline
-   or gives up), and meanwhile writes approximate answers of
+   the zeros, splits and caches components; either finishes exactly by the deadline or is
+   stopped), and meanwhile writes approximate answers of
    ``args.method``: for ``PR`` by
    default (``"importance"``) importance sampling estimates of ``log Z`` with the weighted
    mini-bucket proposal (:func:`mrflib.inference.approx.importance.importance_estimates`,
@@ -105,6 +108,7 @@ from mrflib.inference.approx.wmb import (
     growing_passes,
     weighted_mini_bucket,
 )
+from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.inference.exact.elimination import _observed, plan
 from mrflib.io import uai as io
@@ -663,6 +667,22 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
     # order (seconds on a Promedas network) is not used: it is made later where needed
     reduced_mpe = args.task == "MPE" and bool(_observed(model))
+    # a constraint model is counted from the start: the plan alone can take seconds on one
+    # (an order search over thousands of clauses), and the count is its likeliest answer
+    counting = (_start_counting(model, say, deadline)
+                if args.task == "PR" and args.method == "importance" else None)
+    try:
+        _improve_planned(model, args, answers, say, deadline, solve, reduced_mpe, counting)
+    finally:
+        if counting is not None:
+            counting.stop()
+
+
+def _improve_planned(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
+                     deadline: float, solve: Any, reduced_mpe: bool,
+                     counting: Forked | None) -> None:
+    """:func:`_improve` once the model count (``counting``, ``PR`` on a constraint model)
+    runs: the plan, then the exact answer at once or the approximate answers."""
     order, est = _plan(model, say, barren=args.task == "PR",
                        mini_bucket=(args.task != "PR" or args.method == "wmb")
                        and not reduced_mpe)
@@ -685,11 +705,14 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         if args.method == "importance" and args.task == "PR":
             # where the junction tree is not expected in time, zeros may still let
             # conditioning finish exactly
-            cond = _start_conditioning(model, say, deadline) if est > left else None
+            cond, cond_name = counting, "model counting"
+            if cond is None:
+                cond, cond_name = (_start_conditioning(model, say, deadline) if est > left
+                                   else (None, ""))
             try:
                 _estimate_pr(model, args, answers, say, deadline, child, cond)
                 _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
-                        cond)
+                        cond, cond_name)
             finally:
                 if cond is not None:
                     cond.stop()
@@ -724,18 +747,35 @@ def _has_zeros(model: FactorGraph) -> bool:
     return any(bool(np.isneginf(t).any()) for s, t in zip(model.scopes, model.log_tables) if s)
 
 
-def _start_conditioning(model: FactorGraph, say: Any, deadline: float) -> Forked | None:
+def _start_counting(model: FactorGraph, say: Any, deadline: float) -> Forked | None:
+    """The exact model count
+    (:func:`mrflib.inference.exact.model_counting.counted_log_partition`) in a forked child,
+    when the model is a constraint model (every table one positive value where it is not
+    zero) with zeros and the counter is installed; ``None`` otherwise."""
+    if (deadline <= time.perf_counter() or not _has_zeros(model)
+            or model_counting.constraint_scale(model) is None
+            or not model_counting.available()):
+        return None
+    with deferred():
+        child = Forked(_counted_pr, (model,))
+        say(f"exact inference by model counting (Ganak) started in process {child.pid}")
+    return child
+
+
+def _start_conditioning(model: FactorGraph, say: Any, deadline: float
+                        ) -> tuple[Forked | None, str]:
     """The conditioning search
     (:func:`mrflib.inference.exact.conditioning.conditioned_log_partition`) in a forked
-    child until the deadline, when the model has zeros to propagate; ``None`` otherwise."""
+    child until the deadline, when the model has zeros to propagate, and its name;
+    ``(None, "")`` otherwise."""
     left = deadline - time.perf_counter()
     if left <= 0 or not _has_zeros(model):
-        return None
+        return None, ""
     with deferred():
         cond = Forked(_conditioned_pr, (model, left))
         say("exact inference by conditioning (zeros propagated, components cached) started "
             f"in process {cond.pid}")
-    return cond
+    return cond, "conditioning"
 
 
 def _conditioned_pr(model: FactorGraph, left: float
@@ -747,15 +787,23 @@ def _conditioned_pr(model: FactorGraph, left: float
     return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
 
 
+def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a forked child
+    # not niced: on a constraint model the sampling's samples have weight zero nearly
+    # always, and the count is the answer that matters
+    return model_counting.counted_log_partition(model) / math.log(10.0)
+
+
 def _method_answer(model: FactorGraph, task: str, method: str, left: float, seed: int
                    ) -> Approximate:  # pragma: no cover - runs in a forked child
     return approximate_answer(model, task, method=method, time_limit=left, rng=seed)
 
 
 def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: AnswerFile,
-            say: Any, deadline: float, cond: Forked | None = None) -> None:
-    """Write the answers of the ``pending`` children (the exact ``child``, the conditioning
-    search ``cond``, an approximate method's) as they come, until the deadline or an exact
+            say: Any, deadline: float, cond: Forked | None = None, cond_name: str = ""
+            ) -> None:
+    """Write the answers of the ``pending`` children (the exact ``child``, the search over
+    the zeros ``cond``, named ``cond_name``, an approximate method's) as they come, until
+    the deadline or an exact
     answer, which ends the wait (an approximate answer after it would count instead of
     it)."""
     while pending:
@@ -767,17 +815,17 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
         if kind == "error":
             if _proves_zero(value):
                 raise ValueError(value)
-            say(("exact inference" if done is child else "conditioning" if done is cond
+            say(("exact inference" if done is child else cond_name if done is cond
                  else f"{args.method}") + f" failed: {value}")
             continue
         if done is child or done is cond:
-            answers.offer(value, "exact" if done is child else "exact (conditioning)", say,
+            answers.offer(value, "exact" if done is child else f"exact ({cond_name})", say,
                           bound=_exact_bound(answers.model, args.task, value))
             _stop_optimal(answers, say)
             return
         answers.offer(value.value, value.how, say)
     for still in pending:
-        say(("exact inference" if still is child else "conditioning" if still is cond
+        say(("exact inference" if still is child else cond_name if still is cond
              else f"{args.method}") + " did not finish in time; stopped")
 
 
