@@ -432,9 +432,9 @@ _RAW_MYST = re.compile(r"```|:::|\{[A-Za-z][\w:-]*\}`|\{(?:prf|cite|doc|ref|numr
 
 # Figures: the smallest text a figure is drawn with (points at 100 dpi), by where it is
 # drawn: the chapters' style file, or the Performance page's own size.
-def _smallest_style_pt() -> float:
+def _style_pt(text: str) -> float:
     sizes = {}
-    for line in (ROOT / "notebooks" / "matplotlibrc").read_text().splitlines():
+    for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip().endswith(("size", "fontsize")) and value.strip():
             sizes[key.strip()] = float(value)
@@ -442,22 +442,60 @@ def _smallest_style_pt() -> float:
                                                              "legend", "figure")))
 
 
-_PAPER_FIGURES = {hashlib.sha256(p.read_bytes()).hexdigest(): p.stem
-                  for p in (ROOT / "book" / "results" / "paper" / "figures").glob("*.png")}
+def _smallest_style_pt() -> float:
+    return _style_pt((ROOT / "notebooks" / "matplotlibrc").read_text())
+
+
+@functools.cache
+def _style_pt_at(commit: str) -> float | None:
+    """The smallest text of the chapters' style file at ``commit``; None where this clone
+    lacks the commit."""
+    import subprocess
+
+    got = subprocess.run(["git", "show", f"{commit}:notebooks/matplotlibrc"], cwd=ROOT,
+                         capture_output=True, text=True)
+    return _style_pt(got.stdout) if got.returncode == 0 else None
+
+
+def _paper_figures() -> dict[str, tuple[str, float | None]]:
+    """The committed paper-scale figures by the sha256 of their file: their name and the
+    smallest text of the style their run drew them with (the style file at the run's
+    commit, from ``provenance.json``)."""
+    folder = ROOT / "book" / "results" / "paper"
+    runs = json.loads((folder / "provenance.json").read_text())
+    commit = {name: run["commit"] for run in runs.values() for name in run["figures"]}
+    return {hashlib.sha256(p.read_bytes()).hexdigest():
+            (p.stem, _style_pt_at(commit[p.stem]) if p.stem in commit else None)
+            for p in (folder / "figures").glob("*.png")}
+
+
+_PAPER_FIGURES = _paper_figures()
 #: No text in a figure smaller than this as shown (points) at a 1280 px window.
 _SMALLEST_TEXT_PT = 9.0
-#: The committed paper-scale figures (book/results/paper/figures) were drawn by their run
-#: with the style of that commit, 13 pt ticks under the former 8 pt rule; they are held to
-#: that rule until `python -m mrflib paper --publish` redraws them with the current style.
+#: A paper-scale figure (book/results/paper/figures) is drawn by its run with the style of
+#: that run's commit. One drawn with the current style is held to the rule of any chapter
+#: figure; one drawn before the style's 14 pt text (13 pt ticks, as is assumed where this
+#: clone lacks the run's commit) was drawn under the former 8 pt rule and is held to that
+#: until `python -m mrflib paper --publish` redraws it with the current style.
 _PAPER_DRAWN_PT, _PAPER_SMALLEST_PT = 13.0, 8.0
+
+
+def _paper_rule(digest: str) -> tuple[float, float] | None:
+    """(drawn pt, smallest pt wanted) of a paper figure; None for any other image."""
+    if digest not in _PAPER_FIGURES:
+        return None
+    drawn = _PAPER_FIGURES[digest][1]
+    if drawn is not None and drawn >= _smallest_style_pt():
+        return drawn, _SMALLEST_TEXT_PT
+    return _PAPER_DRAWN_PT, _PAPER_SMALLEST_PT
 
 
 def _shown_text_pt(f: str, img: dict) -> float | None:
     """The smallest text size of an image as shown (pt), when it is a figure this book
     draws (a notebook's output or the Performance page's); None otherwise."""
     if img["output"]:
-        paper = _PAPER_FIGURES.get(img["src"].rsplit("/", 1)[-1].split(".")[0])
-        drawn = _PAPER_DRAWN_PT if paper else _smallest_style_pt()
+        rule = _paper_rule(img["src"].rsplit("/", 1)[-1].split(".")[0])
+        drawn = rule[0] if rule else _smallest_style_pt()
     elif f == "book/performance":
         from mrflib.repro import performance
 
@@ -470,9 +508,11 @@ def _shown_text_pt(f: str, img: dict) -> float | None:
 
 def _small_text(f: str, img: dict) -> str | None:
     name = img["src"].rsplit("/", 1)[-1]
-    paper = _PAPER_FIGURES.get(name.split(".")[0], "")
+    digest = name.split(".")[0]
+    paper = _PAPER_FIGURES[digest][0] if digest in _PAPER_FIGURES else ""
+    rule = _paper_rule(digest)
     pt = _shown_text_pt(f, img)
-    wanted = _PAPER_SMALLEST_PT if paper else _SMALLEST_TEXT_PT
+    wanted = rule[1] if rule else _SMALLEST_TEXT_PT
     if pt is None or pt >= wanted:
         return None
     return (f"{f}: figure {paper or name} is {img['natural']} px wide, shown at "
@@ -757,9 +797,15 @@ def test_figure_check_catches_small_text():
     assert _small_text("notebooks/x", dict(wide, natural=1080)) is None
     assert _small_text("notebooks/x", dict(wide, natural=500, shown=500.0)) is None
     assert _small_text("book/intro", dict(wide, output=False)) is None  # not a figure drawn here
-    old = next(iter(_PAPER_FIGURES))  # a committed paper figure: drawn at 13 pt, held to 8
+    # a paper figure of the older style: drawn at 13 pt, held to 8; of the current style,
+    # held to 9 like any chapter figure
+    old = next(d for d, (_, pt) in _PAPER_FIGURES.items() if pt is None or pt < 14.0)
     assert _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png", natural=1078)) is None
     assert "reads at 6.5 pt" in _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png"))
+    new = [d for d, (_, pt) in _PAPER_FIGURES.items() if pt is not None and pt >= 14.0]
+    for d in new[:1]:
+        assert "at least 9 wanted" in _small_text(
+            "notebooks/x", dict(wide, src=f"_images/{d}.png", natural=1111))
     perf = {"src": "_perf/bounds.png", "natural": 670, "shown": 670.0, "output": False}
     assert _small_text("book/performance", perf) is None
     assert "reads at 5.2 pt" in _small_text("book/performance", dict(perf, shown=335.0))
