@@ -231,3 +231,21 @@ def test_incumbent_keeps_the_heaviest_state_and_the_lowest_bound():
     assert inc.state.dtype == np.int64 and not inc.done()
     inc.offer(None, "proof", float(lw[order[-1]]))
     assert inc.done()
+
+
+def test_reduced_steps_name_a_bad_argument():
+    model = noisy_or_chain(2)
+    red = map_reduction.reduce_map(model, max_entries=0)
+    inc = MapIncumbent(model, math.inf)
+    for step in (map_reduction.moves_on_parts, map_reduction.dual_on_parts):
+        extra = (None,) if step is map_reduction.moves_on_parts else ()
+        with pytest.raises(TypeError, match="red must be a MapReduction"):
+            step(model, inc, no_limit, 0.5, *extra)
+        with pytest.raises(TypeError, match="best must be a MapIncumbent"):
+            step(red, {"value": 0.0}, no_limit, 0.5, *extra)
+        with pytest.raises(TypeError, match="left must be callable"):
+            step(red, inc, 0.5, 0.5, *extra)
+    with pytest.raises(TypeError, match="model must be a FactorGraph"):
+        map_reduction.solve_reduced(red, inc, no_limit, 0.5)
+    with pytest.raises(TypeError, match="best must be a MapIncumbent"):
+        map_reduction.solve_reduced(model, None, no_limit, 0.5)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import as_rng
+from mrflib._support.validation import as_rng, check_instance
 from mrflib.inference.approx.map_dual import dual_bound
 from mrflib.inference.approx.map_moves import propagated_moves
 from mrflib.inference.approx.map_search import feasible_state, local_search
@@ -420,8 +420,7 @@ def _greedy_entries(part: FactorGraph, budget: float) -> float:
     return total
 
 
-def _check_reduction(red: Any, refused: str | None = None,
-                     report: Any = None) -> None:
+def _check_reduction(red: Any, refused: str | None = None, report: Any = None) -> None:
     """``red`` a :class:`MapReduction`, feasible where ``refused`` names what it cannot give
     otherwise, and ``report`` ``None`` or callable, else the error naming them."""
     if not isinstance(red, MapReduction):
@@ -707,13 +706,17 @@ def dual_branch_and_bound_parts(red: MapReduction, state: Any = None, *,
 
 
 # ------------------------------------------------- steps of approx.map_assignment
-# left(share): the seconds left of the call's time limit times share (None: no limit),
-# asked as each step starts
-Left = Callable[[float], "float | None"]
+def _check_step(red: Any, best: Any, left: Any) -> None:
+    if red is not None:
+        _check_reduction(red)
+    if not isinstance(best, MapIncumbent):
+        raise TypeError(f"best must be a MapIncumbent, got {type(best).__name__}")
+    if not callable(left):
+        raise TypeError(f"left must be callable, got {type(left).__name__}")
 
 
-def solve_reduced(model: FactorGraph, best: MapIncumbent, left: Left, share: float
-                  ) -> MapReduction | None:
+def solve_reduced(model: FactorGraph, best: MapIncumbent,
+                  left: Callable[[float], float | None], share: float) -> MapReduction | None:
     """``model`` reduced (:func:`reduce_map`, in ``share`` of the time left), its parts
     solved by max-product where they fit half the time left (:func:`exact_parts`).
 
@@ -721,11 +724,9 @@ def solve_reduced(model: FactorGraph, best: MapIncumbent, left: Left, share: flo
     ----------
     model : FactorGraph
         The model, evidence applied.
-    best, left
-        The incumbent, given the optimum and the notes, and ``left(share)``, the seconds
-        left times ``share`` (``None``: no limit).
-    share : float
-        Share of the time left the reduction may take.
+    best, left, share
+        The incumbent, given the optimum and the notes; ``left(share)``, the seconds left
+        times ``share`` (``None``: no limit), asked as the step starts; the reduction's share.
 
     Returns
     -------
@@ -733,6 +734,8 @@ def solve_reduced(model: FactorGraph, best: MapIncumbent, left: Left, share: flo
         ``None`` when ``best`` holds the optimum, else the reduction (one that fixes
         nothing when it did not end in time); ``Z = 0`` proven raises a ``ValueError``.
     """
+    check_instance(model, FactorGraph, "model")
+    _check_step(None, best, left)
     try:
         red = reduce_map(model, deadline=left(share))
     except TimeoutError:
@@ -751,18 +754,15 @@ def solve_reduced(model: FactorGraph, best: MapIncumbent, left: Left, share: flo
     return None
 
 
-def moves_on_parts(red: MapReduction, best: MapIncumbent, left: Left, share: float,
-                   rng: Any) -> None:
+def moves_on_parts(red: MapReduction, best: MapIncumbent,
+                   left: Callable[[float], float | None], share: float, rng: Any) -> None:
     """:func:`propagated_moves_parts` (with ``rng``, kicks too) from each part's state by
     score, then from the best state, each run for ``share`` of the time left.
 
     Parameters
     ----------
-    red, best, left
-        A feasible reduction of ``best``'s model, the incumbent offered each run's state,
-        and the time left, as in :func:`solve_reduced`.
-    share : float
-        Share of the time left each run may take.
+    red, best, left, share
+        A feasible reduction of ``best``'s model; the rest as in :func:`solve_reduced`.
     rng : numpy.random.Generator or None
         The moves' order and kicks (``None``: increasing order, no kick).
 
@@ -770,27 +770,28 @@ def moves_on_parts(red: MapReduction, best: MapIncumbent, left: Left, share: flo
     -------
     None
     """
+    _check_step(red, best, left)
     for start in (None, best.state):
         if start is None or best.value > -math.inf:
             x = propagated_moves_parts(red, start, deadline=left(share), rng=rng)
             best.offer(x, "propagated moves on the reduced parts")
 
 
-def dual_on_parts(red: MapReduction, best: MapIncumbent, left: Left, share: float) -> None:
+def dual_on_parts(red: MapReduction, best: MapIncumbent,
+                  left: Callable[[float], float | None], share: float) -> None:
     """:func:`dual_branch_and_bound_parts` from the best state for ``share`` of the time
     left, offering ``best`` its state and bound; nothing without a state of positive weight.
 
     Parameters
     ----------
-    red, best, left
+    red, best, left, share
         As in :func:`moves_on_parts`.
-    share : float
-        Share of the time left the search may take.
 
     Returns
     -------
     None
     """
+    _check_step(red, best, left)
     if not best.value > -math.inf:
         return
     r = dual_branch_and_bound_parts(red, best.state, deadline=left(share))

@@ -131,7 +131,7 @@ class MapIncumbent:
     upper : float
         The lowest upper bound offered on the largest log-weight.
     details : dict
-        What the steps report (copied into :attr:`MapResult.details`).
+        What the steps report (the ``details`` of the :class:`MapResult`).
     """
 
     def __init__(self, model: FactorGraph, upper: float) -> None:
