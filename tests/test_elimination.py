@@ -1083,3 +1083,28 @@ def test_marginals_renormalized_together_are_renormalized_one_by_one(seed):
             np.testing.assert_array_equal(a, b)
     same = fo.renormalize_all(ps, 0.5 * fo.RENORMALIZE_LOG_Z)
     assert all(a is b for a, b in zip(same, ps))
+
+
+def test_factor_tables_put_reduced_beliefs_at_the_observed_values():
+    """Elimination's factor marginals and loopy BP's factor beliefs come out of one
+    expansion (``_Reduced.factor_tables``): a point mass on the observed axes, the reduced
+    factor's belief at the observed values; on a chain with evidence the two agree (BP is
+    exact on a tree)."""
+    from mrflib.inference.approx.lbp import loopy_bp
+
+    rng = np.random.default_rng(3)
+    card = [2, 3, 2, 3]
+    scopes = [(0, 1), (1, 2), (2, 3), (3,)]
+    tables = [rng.normal(size=(card[a], card[b])) for a, b in scopes[:3]] + [rng.normal(size=3)]
+    observed = np.array([-np.inf, -np.inf, 0.0])  # variable 1 observed at 2
+    model = FactorGraph(card, scopes + [(1,)], tables + [observed])
+    red = elimination._Reduced(model, barren=False)
+    empty = red.factor_tables(model, [])
+    assert [t.shape for t in empty] == [t.shape for t in model.log_tables]
+    assert empty[0][:, 2].tolist() == [1.0, 1.0] and empty[0].sum() == 2.0
+    assert empty[2].sum() == 6.0  # no observed axis: ones until a belief is placed
+    exact_tables = elimination.factor_marginals(model)
+    bp_tables = loopy_bp(model, factor_beliefs=True).factor_beliefs
+    for a, b in zip(exact_tables, bp_tables):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+        assert a.shape == b.shape

@@ -178,6 +178,7 @@ FILL = {
     "x": DATA, "q": BM, "K": 2, "nodes": [0], "values": [1], "trials": 1, "sampler": "exact",
     "init": np.zeros(N, dtype=np.int64), "time_limit": 1.0, "path": "never-written.uai",
     "task": "MAR", "chains": np.zeros((2, N), dtype=np.int64), "noisy": np.zeros((2, 2)),
+    "best": None, "left": None, "share": 0.5,
 }
 METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 
@@ -1113,6 +1114,12 @@ EXEMPT = {
         "the slicer's choice on a validated model; tests/test_sliced.py",
     "inference.approx.wmb.elimination_order":
         "the order weighted_mini_bucket reuses; tests/test_wmb.py",
+    "inference.approx.wmb.check_budget":
+        "the budgets of the mini-bucket methods; bad ones in tests/test_wmb.py",
+    "inference.approx.map_reduction.moves_on_parts":
+        "takes a MapReduction and a MapIncumbent: other objects in tests/test_map_reduction.py",
+    "inference.approx.map_reduction.dual_on_parts":
+        "takes a MapReduction and a MapIncumbent: other objects in tests/test_map_reduction.py",
     "io.format_answers": "format_answer for several answers; bad answers in tests/test_anytime.py",
     "io.write_answers": "write_answer for several answers; bad answers in tests/test_anytime.py",
     "io.anytime.solve_anytime":

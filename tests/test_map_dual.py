@@ -116,3 +116,17 @@ def test_parts_search_arguments():
     dead = map_reduction.MapReduction(2, -math.inf, (), (), 0, 0)
     with pytest.raises(ValueError, match="Z = 0"):
         map_reduction.dual_branch_and_bound_parts(dead)
+
+
+def test_dual_kernels_walk_tables_with_the_shared_odometer():
+    """The dual's kernels step a table's entries with :func:`inference._packed.advance`,
+    the odometer of every packed kernel, compiled into them and cached."""
+    from mrflib.inference import _packed
+    from mrflib.inference.approx import _map_dual_kernels as k
+
+    assert k.advance is _packed.advance
+    assert not [n for n in vars(k) if n.startswith("_next")]
+    model = zeroed_model(4)
+    map_dual.dual_bound(model)
+    assert k.sweep.signatures and k.bound.signatures
+    assert type(k.sweep._cache).__name__ != "NullCache"  # cache=True kept

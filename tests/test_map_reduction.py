@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from _random_factor_graphs import zeroed_model
 
 from mrflib import FactorGraph
 from mrflib.inference.approx import map_reduction, map_search
+from mrflib.inference.approx.result import MapIncumbent
 from mrflib.models.factor_graph import all_states
 
 
@@ -169,3 +172,80 @@ def test_bad_arguments():
         red.expand([np.zeros(1, dtype=np.int64)] * (len(red.parts) + 1))
     with pytest.raises(ValueError, match="shape"):
         red.project(np.zeros(model.n + 1, dtype=np.int64))
+
+
+# ------------------------------------------- steps of approx.map_assignment's "auto"
+def no_limit(share: float) -> None:
+    return None
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_reduced_steps_solve_an_or_chain(k):
+    """The reduction with max-product on its parts leaves the maximum in the incumbent; on
+    the parts of a reduction that eliminates nothing, the propagated moves find a state of
+    positive weight and the dual branch and bound proves the maximum."""
+    model = noisy_or_chain(k)
+    best = brute_max(model)
+    inc = MapIncumbent(model, math.inf)
+    assert map_reduction.solve_reduced(model, inc, no_limit, 0.2) is None
+    assert inc.value == pytest.approx(best) and inc.upper == inc.value and inc.done()
+    assert inc.details["reduction"]["fixed"] >= 1
+    red = map_reduction.reduce_map(model, max_entries=0)
+    assert red.parts
+    inc = MapIncumbent(model, math.inf)
+    map_reduction.dual_on_parts(red, inc, no_limit, 0.8)  # no state yet: nothing to do
+    assert inc.state is None and inc.upper == math.inf
+    map_reduction.moves_on_parts(red, inc, no_limit, 0.3, None)
+    assert -math.inf < inc.value <= best + 1e-9
+    assert inc.method == "propagated moves on the reduced parts"
+    map_reduction.dual_on_parts(red, inc, no_limit, 0.8)
+    assert inc.value == pytest.approx(best) and inc.done()
+    assert inc.upper >= best - 1e-9
+
+
+def test_reduced_steps_out_of_time_and_at_z_zero():
+    """A reduction out of its share of the time fixes nothing and says so; one that proves
+    Z = 0 raises naming it."""
+    model = noisy_or_chain(2 * map_reduction.CLOCK_STEPS)
+    inc = MapIncumbent(model, math.inf)
+    red = map_reduction.solve_reduced(model, inc, lambda s: 0.0, 0.2)
+    assert red.fixed == 0 and red.parts == ()
+    assert "did not end" in inc.details["reduction"]
+    t = np.array([[0.0, -np.inf], [-np.inf, 0.0]])
+    zero = FactorGraph([2, 2], [(0, 1)], [t]).condition({0: 0, 1: 1})
+    with pytest.raises(ValueError, match="Z = 0"):
+        map_reduction.solve_reduced(zero, MapIncumbent(zero, math.inf), no_limit, 0.2)
+
+
+def test_incumbent_keeps_the_heaviest_state_and_the_lowest_bound():
+    model = noisy_or_chain(2)
+    states = all_states(model.cardinalities)
+    lw = model.log_weight(states)
+    order = np.argsort(lw, kind="stable")
+    inc = MapIncumbent(model, 10.0)
+    inc.offer(None, "bound only", 5.0)
+    assert inc.state is None and inc.upper == 5.0 and inc.value == -math.inf
+    inc.offer(states[order[-1]], "best", 7.0)
+    inc.offer(states[order[0]], "worst", 6.0)
+    assert inc.method == "best" and inc.value == lw[order[-1]] and inc.upper == 5.0
+    assert inc.state.dtype == np.int64 and not inc.done()
+    inc.offer(None, "proof", float(lw[order[-1]]))
+    assert inc.done()
+
+
+def test_reduced_steps_name_a_bad_argument():
+    model = noisy_or_chain(2)
+    red = map_reduction.reduce_map(model, max_entries=0)
+    inc = MapIncumbent(model, math.inf)
+    for step in (map_reduction.moves_on_parts, map_reduction.dual_on_parts):
+        extra = (None,) if step is map_reduction.moves_on_parts else ()
+        with pytest.raises(TypeError, match="red must be a MapReduction"):
+            step(model, inc, no_limit, 0.5, *extra)
+        with pytest.raises(TypeError, match="best must be a MapIncumbent"):
+            step(red, {"value": 0.0}, no_limit, 0.5, *extra)
+        with pytest.raises(TypeError, match="left must be callable"):
+            step(red, inc, 0.5, 0.5, *extra)
+    with pytest.raises(TypeError, match="model must be a FactorGraph"):
+        map_reduction.solve_reduced(red, inc, no_limit, 0.5)
+    with pytest.raises(TypeError, match="best must be a MapIncumbent"):
+        map_reduction.solve_reduced(model, None, no_limit, 0.5)

@@ -145,3 +145,27 @@ def test_elimination_order_is_reusable():
     assert a.log_upper == b.log_upper
     with pytest.raises(ValueError, match="order"):
         weighted_mini_bucket(model, ibound=2, order=order[:-1] if order else [0, 0])
+
+
+@pytest.mark.parametrize("bad", [{"ibound": 0}, {"ibound": 1.5}, {"memory": -1.0},
+                                 {"memory": "8"}, {"seconds": -1.0}])
+def test_one_budget_check_for_the_mini_bucket_methods(bad):
+    """wmb, max mini-bucket and the importance proposal refuse a bad i-bound, memory or
+    time through one check, which names the argument as the caller spells it."""
+    from mrflib.inference.approx import importance, max_mini_bucket, wmb
+
+    model = FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))])
+    args = {"ibound": None, "memory": None, "seconds": None, **bad}
+    name = next(iter(bad)) if "seconds" not in bad else "time_limit"
+    with pytest.raises(ValueError, match=name):
+        wmb.check_budget(args["ibound"], args["memory"], args["seconds"])
+    calls = [(weighted_mini_bucket, "time_limit"), (importance.wmb_proposal, "time_limit"),
+             (max_mini_bucket.max_mini_bucket, "deadline")]
+    for fn, seconds in calls:
+        kw = {n: v for n, v in bad.items() if n != "seconds"}
+        if "seconds" in bad:
+            kw[seconds] = bad["seconds"]
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            fn(model, **kw)
+    wmb.check_budget(None, None, None)
+    wmb.check_budget(2, 1e6, 0.0)

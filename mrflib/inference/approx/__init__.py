@@ -106,7 +106,7 @@ from mrflib.inference import bounds, exact
 from mrflib.inference.approx import importance, map_reduction, map_search, max_mini_bucket, wmb
 from mrflib.inference.approx.lbp import loopy_bp
 from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
-from mrflib.inference.approx.result import ApproxResult, MapResult
+from mrflib.inference.approx.result import ApproxResult, MapIncumbent, MapResult
 from mrflib.inference.exact import elimination
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
@@ -555,27 +555,6 @@ def _zero(how: str) -> ValueError:
                       f"evidence): {how}")
 
 
-class _Best:
-    """The best state so far, the lowest bound, and the steps taken."""
-
-    def __init__(self, fg: FactorGraph, upper: float) -> None:
-        self.fg, self.upper = fg, upper
-        self.state: np.ndarray | None = None
-        self.value, self.method = -math.inf, ""
-        self.details: dict[str, Any] = {}
-
-    def offer(self, x: np.ndarray | None, method: str, upper: float = math.inf) -> None:
-        self.upper = min(self.upper, float(upper))
-        if x is None:
-            return
-        value = float(self.fg.log_weight(x))
-        if self.state is None or value > self.value:
-            self.state, self.value, self.method = np.asarray(x, dtype=np.int64), value, method
-
-    def done(self) -> bool:
-        return max_mini_bucket.bound_meets(self.upper, self.value)
-
-
 def _improve(fg: FactorGraph, x: np.ndarray | None, clock: _Clock, rng: Any,
              share: float = 1.0) -> tuple[np.ndarray | None, float]:
     """``x`` repaired to positive weight (its values tried first; a search from scratch
@@ -595,7 +574,7 @@ def _improve(fg: FactorGraph, x: np.ndarray | None, clock: _Clock, rng: Any,
     return r.state, start
 
 
-def _map_exact(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+def _map_exact(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
     if clock.limit is not None:
         fits, why = _exact_fits(fg, clock)
         if not fits:
@@ -606,14 +585,14 @@ def _map_exact(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
     best.upper = best.value  # the maximum itself
 
 
-def _map_search(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best,
+def _map_search(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent,
                 share: float = 1.0) -> None:
     x, start = _improve(fg, None, clock, rng, share)
     best.details.setdefault("start_log_weight", start)
     best.offer(x, "search")
 
 
-def _map_mini_bucket(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+def _map_mini_bucket(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
     left = clock.left()
     try:
         runs = ([max_mini_bucket.max_mini_bucket(fg)] if left is None else
@@ -635,7 +614,7 @@ def _map_mini_bucket(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> N
     best.details["ibounds"] = ibounds
 
 
-def _map_wmb(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+def _map_wmb(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
     left = clock.left()
     if left is None:
         res = wmb.weighted_mini_bucket(fg)
@@ -655,7 +634,7 @@ def _map_wmb(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
 MAP_SEARCH_MEMORY = 2**20
 
 
-def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
     if best.state is None:
         _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)
     r = max_mini_bucket.branch_and_bound(fg, memory=MAP_SEARCH_MEMORY, deadline=clock.left(),
@@ -666,46 +645,26 @@ def _map_branch_and_bound(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best)
         best.upper = min(best.upper, best.value)
 
 
-def _map_reduced(fg: FactorGraph, clock: _Clock, best: _Best
-                 ) -> map_reduction.MapReduction | None:
-    """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`),
-    its parts solved by max-product where they fit half the time left (then ``None``: the
-    best state is optimal); a proof of ``Z = 0`` raises."""
-    try:
-        red = map_reduction.reduce_map(fg, deadline=clock.left(MAP_SEARCH_SHARE))
-    except TimeoutError:
-        best.details["reduction"] = "did not end in its share of the time"
-        return map_reduction.MapReduction(fg.n, 0.0, (), (), 0, 0)  # fixes nothing: unused
-    if red.infeasible:
-        raise _zero("the zeros' propagation emptied a domain")
-    best.details["reduction"] = {"fixed": red.fixed, "eliminated": red.eliminated,
-                                 "parts": [p.n for p in red.parts]}
-    x = map_reduction.exact_parts(red, clock.left(0.5))
-    if x is None:
-        return red
-    best.offer(x, "exact on the reduced parts")
-    best.upper = best.value  # the maximum itself
-    return None
-
-
-def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
+def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
     fits, why = _exact_fits(fg, clock)
     tried: list[dict] = [{"step": "plan", "seconds": clock.elapsed(), "note": why}]
     best.details["tried"] = tried
     steps_reduced: list[tuple[str, Callable[[], None]]] = []
     # without evidence nothing is fixed to propagate, and the reduction takes seconds
     if not fits and elimination._observed(fg):
-        red = _map_reduced(fg, clock, best)
+        red = map_reduction.solve_reduced(fg, best, clock.left, MAP_SEARCH_SHARE)
         tried.append({"step": "reduction", "seconds": clock.elapsed(),
                       "log_weight": best.value, "upper_bound": best.upper})
         if red is None:  # solved on its parts
             return
         if red.fixed:  # one-variable moves are blocked: the parts' propagated moves
             steps_reduced = [("propagated moves on the reduced parts",
-                              lambda: _map_search_parts(fg, red, clock, rng, best))]
+                              lambda: map_reduction.moves_on_parts(
+                                  red, best, clock.left, MAP_MOVES_SHARE, rng))]
             if clock.limit is not None:  # without a limit it could take forever
                 steps_reduced.append(("dual branch and bound on the reduced parts",
-                                      lambda: _map_dual_parts(fg, red, clock, best)))
+                                      lambda: map_reduction.dual_on_parts(
+                                          red, best, clock.left, MAP_DUAL_SHARE)))
     steps: list[tuple[str, Callable[[], None]]] = [
         ("exact", lambda: _map_exact(fg, _Clock(None), rng, best))] if fits else [
         ("search", lambda: _map_search(fg, clock, None, best, MAP_SEARCH_SHARE)),
@@ -724,33 +683,6 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: _Best) -> None:
                       "log_weight": best.value, "upper_bound": best.upper})
         if best.done() or clock.over():
             break
-
-
-def _map_search_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _Clock,
-                      rng: Any, best: _Best) -> None:
-    """The propagated moves of the reduced parts
-    (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`; with ``rng``,
-    kicks too) from each part's state by score, then from the best state, each for
-    :data:`MAP_MOVES_SHARE` of the time left."""
-    for start in (None, best.state):
-        if start is None or best.value > -math.inf:
-            x = map_reduction.propagated_moves_parts(
-                red, start, deadline=clock.left(MAP_MOVES_SHARE), rng=rng)
-            best.offer(x, "propagated moves on the reduced parts")
-
-
-def _map_dual_parts(fg: FactorGraph, red: map_reduction.MapReduction, clock: _Clock,
-                    best: _Best) -> None:
-    """The reduced parts solved by branch and bound over their dual reparameterization
-    (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`) from the
-    best state, for :data:`MAP_DUAL_SHARE` of the time left."""
-    if not best.value > -math.inf:
-        return
-    r = map_reduction.dual_branch_and_bound_parts(red, best.state,
-                                                  deadline=clock.left(MAP_DUAL_SHARE))
-    best.offer(r.state, "dual branch and bound on the reduced parts", r.upper_bound)
-    if r.optimal:
-        best.upper = min(best.upper, max(best.value, r.log_weight))
 
 
 #: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).
@@ -805,7 +737,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     start = time.perf_counter()
     clock = _Clock(time_limit)
     with reported(fg):
-        best = _Best(fg, max_mini_bucket.trivial_upper_bound(fg))
+        best = MapIncumbent(fg, max_mini_bucket.trivial_upper_bound(fg))
         if not best.upper > -math.inf:
             raise _zero("a factor is zero everywhere once the evidence is clamped")
         MAP_METHODS[method](fg, clock, gen, best)

@@ -7,7 +7,8 @@ The factors of more than one variable are packed as for the Gibbs sampler
 scope entry ``j`` (factor ``k``, variable ``v = fvars[j]``), and ``tot[sptr[v]:sptr[v] +
 card[v]]`` the unary table of ``v`` plus the messages it receives, kept equal to that sum.
 A table's entries are visited in C order with an odometer of its variables' values
-(``digit``), the last variable moving fastest.
+(``digit``, stepped by :func:`mrflib.inference._packed.advance`), the last variable moving
+fastest.
 """
 
 from __future__ import annotations
@@ -15,17 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _next(digit, lo, hi, fvars, card):  # pragma: no cover - compiled
-    """Advance the odometer ``digit[0:hi - lo]`` of the scope ``fvars[lo:hi]`` by one."""
-    i = hi - lo - 1
-    while i >= 0:
-        digit[i] += 1
-        if digit[i] < card[fvars[lo + i]]:
-            return
-        digit[i] = 0
-        i -= 1
+from mrflib.inference._packed import advance
 
 
 @njit(cache=True)
@@ -62,7 +53,7 @@ def sweep(tables, off, fptr, fvars, card, sptr, loff, lam, tot, belief, mu,
                 if s > best[pos + digit[i]]:
                     best[pos + digit[i]] = s
                 pos += card[fvars[lo + i]]
-            _next(digit, lo, hi, fvars, card)
+            advance(digit, hi - lo, fvars, lo, card)
         pos = 0
         for j in range(lo, hi):
             v = fvars[j]
@@ -96,6 +87,6 @@ def bound(tables, off, fptr, fvars, card, sptr, loff, lam, tot,
                 s -= lam[loff[lo + i] + digit[i]]
             if s > m:
                 m = s
-            _next(digit, lo, hi, fvars, card)
+            advance(digit, hi - lo, fvars, lo, card)
         total += m
     return total

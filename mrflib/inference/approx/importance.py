@@ -412,12 +412,7 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
     """
     fg, red = _reduced(model)
     check_positive(passes, "passes", integer=True)
-    if ibound is not None:
-        check_positive(ibound, "ibound", integer=True)
-    if memory is not None:
-        check_positive(memory, "memory")
-    if time_limit is not None:
-        check_positive(time_limit, "time_limit", allow_zero=True)
+    wmb.check_budget(ibound, memory, time_limit)
     start = time.perf_counter()
     order = wmb.checked_order(red, order) or wmb._order(red, fg.n)
     if time_limit is None or ibound is not None or memory is not None:

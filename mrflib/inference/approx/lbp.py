@@ -384,17 +384,8 @@ def _bethe_numpy(prep: Prepared, r: np.ndarray, b: np.ndarray) -> float:
 
 def _factor_beliefs(prep: Prepared, q: np.ndarray) -> list[np.ndarray]:
     """Factor beliefs shaped like the model's tables (observed axes a point mass)."""
-    model, red, obs = prep.model, prep.red, prep.observed
-    out = []
-    for s, t in zip(model.scopes, model.log_tables):
-        full = np.zeros(t.shape)
-        full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
-        out.append(full)
-    for k, bk in enumerate(_factor_beliefs_reduced(prep.packed, q)):
-        orig = model.scopes[red.origin[k]]
-        where = tuple(obs[v] if v in obs else slice(None) for v in orig)
-        out[red.origin[k]][where] = bk
-    return out
+    return prep.red.factor_tables(prep.model,
+                                  enumerate(_factor_beliefs_reduced(prep.packed, q)))
 
 
 def loopy_bp_numpy(model: FactorGraph | BoltzmannMachine, *, damping: float = 0.0,

@@ -38,20 +38,20 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import as_rng
+from mrflib._support.validation import as_rng, check_instance
 from mrflib.inference.approx.map_dual import dual_bound
 from mrflib.inference.approx.map_moves import propagated_moves
 from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.approx.max_mini_bucket import bound_meets, branch_and_bound
+from mrflib.inference.approx.result import MapIncumbent
 from mrflib.inference.exact import elimination
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["MapReduction", "reduce_map", "exact_parts", "local_search_parts",
            "propagated_moves_parts", "PartsSearch", "dual_branch_and_bound_parts",
-           "DUAL_SHARE", "DESCENT_SHARE", "PARTS_SEARCH_MEMORY",
-           "REDUCTION_ENTRIES",
-           "EXACT_ENTRIES_PER_SECOND"]
+           "DUAL_SHARE", "DESCENT_SHARE", "PARTS_SEARCH_MEMORY", "REDUCTION_ENTRIES",
+           "EXACT_ENTRIES_PER_SECOND", "solve_reduced", "moves_on_parts", "dual_on_parts"]
 
 #: Largest table (entries) a bucket elimination of :func:`reduce_map` may make by default.
 REDUCTION_ENTRIES = 1 << 10
@@ -420,6 +420,36 @@ def _greedy_entries(part: FactorGraph, budget: float) -> float:
     return total
 
 
+def _check_reduction(red: Any, refused: str | None = None, report: Any = None) -> None:
+    """``red`` a :class:`MapReduction`, feasible where ``refused`` names what it cannot give
+    otherwise, and ``report`` ``None`` or callable, else the error naming them."""
+    if not isinstance(red, MapReduction):
+        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
+    if refused is not None and red.infeasible:
+        raise ValueError(f"the model has Z = 0 (proven by the reduction): {refused}")
+    if report is not None and not callable(report):
+        raise TypeError(f"report must be callable or None, got {type(report).__name__}")
+
+
+def _starts(red: MapReduction, state: Any) -> list[np.ndarray]:
+    """Each part's start: ``state`` projected, or (``None``) the state
+    :func:`~mrflib.inference.approx.map_search.feasible_state` finds on the part."""
+    if state is not None:
+        return red.project(state)
+    states = []
+    for part in red.parts:
+        y = feasible_state(part)
+        if y is None:  # a reduction's part always has one; no search proves otherwise
+            raise ValueError("a reduced part has no state of positive weight")
+        states.append(y)
+    return states
+
+
+def _share(deadline: float | None, part: FactorGraph, total: int) -> float | None:
+    """``part``'s share of ``deadline`` seconds, in proportion to its variables of ``total``."""
+    return None if deadline is None else max(0.0, deadline) * part.n / total
+
+
 def exact_parts(red: MapReduction, seconds: float | None = None) -> np.ndarray | None:
     """A most probable state of the reduced model by max-product elimination of each part,
     or ``None`` when some part's plan (greedy orders, no order search) does not fit in
@@ -437,11 +467,7 @@ def exact_parts(red: MapReduction, seconds: float | None = None) -> np.ndarray |
     ndarray of int64, shape (red.n,), or None
         A most probable state of the original model (:meth:`MapReduction.expand`).
     """
-    if not isinstance(red, MapReduction):
-        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
-    if red.infeasible:
-        raise ValueError("the model has Z = 0 (proven by the reduction): no most probable "
-                         "state")
+    _check_reduction(red, "no most probable state")
     plans, entries = [], 0.0
     budget = math.inf if seconds is None else seconds * EXACT_ENTRIES_PER_SECOND
     if sum(_greedy_entries(p, budget) for p in red.parts) > budget:
@@ -492,14 +518,12 @@ def local_search_parts(red: MapReduction, state: Any, *, deadline: float | None 
         The improved state of the original model (never of lower weight than
         ``state``'s expansion).
     """
-    if not isinstance(red, MapReduction):
-        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
+    _check_reduction(red)
     starts = red.project(state)
     total = max(1, sum(p.n for p in red.parts))
     states = []
     for part, y in zip(red.parts, starts):
-        share = None if deadline is None else max(0.0, deadline) * part.n / total
-        r = local_search(part, y, deadline=share,
+        r = local_search(part, y, deadline=_share(deadline, part, total),
                          perturbations=perturbations, rng=rng)
         states.append(r.state)
     return red.expand(states)
@@ -538,26 +562,13 @@ def propagated_moves_parts(red: MapReduction, state: Any, *, deadline: float | N
         The improved state of the original model (never of lower weight than
         ``state``'s expansion).
     """
-    if not isinstance(red, MapReduction):
-        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
-    if red.infeasible:
-        raise ValueError("the model has Z = 0 (proven by the reduction): no state to improve")
-    if report is not None and not callable(report):
-        raise TypeError(f"report must be callable or None, got {type(report).__name__}")
-    if state is None:
-        states = []
-        for part in red.parts:
-            y = feasible_state(part)
-            if y is None:  # a reduction's part always has one; no search proves otherwise
-                raise ValueError("a reduced part has no state of positive weight")
-            states.append(y)
-    else:
-        states = red.project(state)
+    _check_reduction(red, "no state to improve", report)
+    states = _starts(red, state)
     gen = None if rng is None else as_rng(rng)
     total = max(1, sum(p.n for p in red.parts))
     values = [float(p.log_weight(y)) for p, y in zip(red.parts, states)]
     for i, part in enumerate(red.parts):
-        share = None if deadline is None else max(0.0, deadline) * part.n / total
+        share = _share(deadline, part, total)
 
         def seen(y: np.ndarray, value: float, i: int = i) -> None:
             states[i], values[i] = y, value
@@ -644,19 +655,9 @@ def dual_branch_and_bound_parts(red: MapReduction, state: Any = None, *,
     PartsSearch
         The best state, its log-weight, the bound and whether it is proven optimal.
     """
-    if not isinstance(red, MapReduction):
-        raise TypeError(f"red must be a MapReduction, got {type(red).__name__}")
-    if red.infeasible:
-        raise ValueError("the model has Z = 0 (proven by the reduction): no state to search")
-    if report is not None and not callable(report):
-        raise TypeError(f"report must be callable or None, got {type(report).__name__}")
+    _check_reduction(red, "no state to search", report)
     stop = math.inf if deadline is None else time.perf_counter() + max(0.0, float(deadline))
-    if state is None:
-        states = [feasible_state(part) for part in red.parts]
-        if any(y is None for y in states):
-            raise ValueError("a reduced part has no state of positive weight")
-    else:
-        states = red.project(state)
+    states = _starts(red, state)
     values = [float(p.log_weight(y)) for p, y in zip(red.parts, states)]
     bounds = list(values)
     proven = True
@@ -702,3 +703,98 @@ def dual_branch_and_bound_parts(red: MapReduction, state: Any = None, *,
     x = red.expand(states)
     value = red.constant + sum(values)
     return PartsSearch(x, value, max(value, red.constant + sum(bounds)), proven)
+
+
+# ------------------------------------------------- steps of approx.map_assignment
+def _check_step(red: Any, best: Any, left: Any) -> None:
+    if red is not None:
+        _check_reduction(red)
+    if not isinstance(best, MapIncumbent):
+        raise TypeError(f"best must be a MapIncumbent, got {type(best).__name__}")
+    if not callable(left):
+        raise TypeError(f"left must be callable, got {type(left).__name__}")
+
+
+def solve_reduced(model: FactorGraph, best: MapIncumbent,
+                  left: Callable[[float], float | None], share: float) -> MapReduction | None:
+    """``model`` reduced (:func:`reduce_map`, in ``share`` of the time left), its parts
+    solved by max-product where they fit half the time left (:func:`exact_parts`).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    best, left, share
+        The incumbent, given the optimum and the notes; ``left(share)``, the seconds left
+        times ``share`` (``None``: no limit), asked as the step starts; the reduction's share.
+
+    Returns
+    -------
+    MapReduction or None
+        ``None`` when ``best`` holds the optimum, else the reduction (one that fixes
+        nothing when it did not end in time); ``Z = 0`` proven raises a ``ValueError``.
+    """
+    check_instance(model, FactorGraph, "model")
+    _check_step(None, best, left)
+    try:
+        red = reduce_map(model, deadline=left(share))
+    except TimeoutError:
+        best.details["reduction"] = "did not end in its share of the time"
+        return MapReduction(model.n, 0.0, (), (), 0, 0)  # fixes nothing: unused
+    if red.infeasible:
+        raise ValueError("model has Z = 0 (every state has zero weight, e.g. impossible "
+                         "evidence): the zeros' propagation emptied a domain")
+    best.details["reduction"] = {"fixed": red.fixed, "eliminated": red.eliminated,
+                                 "parts": [p.n for p in red.parts]}
+    x = exact_parts(red, left(0.5))
+    if x is None:
+        return red
+    best.offer(x, "exact on the reduced parts")
+    best.upper = best.value  # the maximum itself
+    return None
+
+
+def moves_on_parts(red: MapReduction, best: MapIncumbent,
+                   left: Callable[[float], float | None], share: float, rng: Any) -> None:
+    """:func:`propagated_moves_parts` (with ``rng``, kicks too) from each part's state by
+    score, then from the best state, each run for ``share`` of the time left.
+
+    Parameters
+    ----------
+    red, best, left, share
+        A feasible reduction of ``best``'s model; the rest as in :func:`solve_reduced`.
+    rng : numpy.random.Generator or None
+        The moves' order and kicks (``None``: increasing order, no kick).
+
+    Returns
+    -------
+    None
+    """
+    _check_step(red, best, left)
+    for start in (None, best.state):
+        if start is None or best.value > -math.inf:
+            x = propagated_moves_parts(red, start, deadline=left(share), rng=rng)
+            best.offer(x, "propagated moves on the reduced parts")
+
+
+def dual_on_parts(red: MapReduction, best: MapIncumbent,
+                  left: Callable[[float], float | None], share: float) -> None:
+    """:func:`dual_branch_and_bound_parts` from the best state for ``share`` of the time
+    left, offering ``best`` its state and bound; nothing without a state of positive weight.
+
+    Parameters
+    ----------
+    red, best, left, share
+        As in :func:`moves_on_parts`.
+
+    Returns
+    -------
+    None
+    """
+    _check_step(red, best, left)
+    if not best.value > -math.inf:
+        return
+    r = dual_branch_and_bound_parts(red, best.state, deadline=left(share))
+    best.offer(r.state, "dual branch and bound on the reduced parts", r.upper_bound)
+    if r.optimal:
+        best.upper = min(best.upper, max(best.value, r.log_weight))

@@ -182,15 +182,6 @@ def _decode(model: FactorGraph, red: _Reduced, nodes: list, buckets: list[list[i
     return x
 
 
-def _check(ibound: Any, memory: Any, deadline: Any) -> None:
-    if ibound is not None:
-        check_positive(ibound, "ibound", integer=True)
-    if memory is not None:
-        check_positive(memory, "memory")
-    if deadline is not None:
-        check_positive(deadline, "deadline", allow_zero=True)
-
-
 def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
                     memory: float | None = None, order: Any = None,
                     deadline: float | None = None) -> MaxMiniBucketResult:
@@ -222,7 +213,7 @@ def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None
         When ``deadline`` passes before the run ends.
     """
     start = time.perf_counter()
-    _check(ibound, memory, deadline)
+    wmb.check_budget(ibound, memory, deadline, "deadline")
     fg = as_factor_graph(model)
     require_memory(8.0 * fg.n, f"the decoding of {fg.n} variables")
     red = _Reduced(fg, barren=False)
@@ -391,7 +382,7 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
         The best state found above ``lower``, and whether the search ended.
     """
     start = time.perf_counter()
-    _check(ibound, memory, deadline)
+    wmb.check_budget(ibound, memory, deadline, "deadline")
     lower = float(lower)
     if math.isnan(lower):
         raise ValueError("lower must be a log-weight or -inf, got nan")

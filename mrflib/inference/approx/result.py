@@ -2,16 +2,23 @@
 
 A method plugged into :data:`mrflib.inference.approx.METHODS` builds an :class:`ApproxResult`
 (marginals); :func:`mrflib.inference.approx.map_assignment` returns a :class:`MapResult` (a
-most probable state and a bound on its log-weight). They live in their own module so that
-the methods need not import the front that dispatches to them.
+most probable state and a bound on its log-weight), which a :class:`MapIncumbent` builds up
+step by step. They live in their own module so that the methods need not import the front
+that dispatches to them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ApproxResult", "MapResult"]
+import numpy as np
+
+from mrflib.inference.approx.max_mini_bucket import bound_meets
+from mrflib.models.factor_graph import FactorGraph
+
+__all__ = ["ApproxResult", "MapResult", "MapIncumbent"]
 
 
 @dataclass(frozen=True)
@@ -100,3 +107,68 @@ class MapResult:
     method: str
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
+
+
+class MapIncumbent:
+    """The best state a MAP search has found so far, the lowest upper bound, and the steps'
+    notes: what the steps of :func:`mrflib.inference.approx.map_assignment` share.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model searched (evidence applied).
+    upper : float
+        An upper bound on its largest log-weight to start from.
+
+    Attributes
+    ----------
+    state : ndarray of int64, shape (n,), or None
+        The best state offered so far (``None`` before the first).
+    value : float
+        Its log-weight (``-inf`` before the first).
+    method : str
+        The step that offered it.
+    upper : float
+        The lowest upper bound offered on the largest log-weight.
+    details : dict
+        What the steps report (the ``details`` of the :class:`MapResult`).
+    """
+
+    def __init__(self, model: FactorGraph, upper: float) -> None:
+        self.model, self.upper = model, upper
+        self.state: np.ndarray | None = None
+        self.value, self.method = -math.inf, ""
+        self.details: dict[str, Any] = {}
+
+    def offer(self, x: np.ndarray | None, method: str, upper: float = math.inf) -> None:
+        """Keep ``x`` when it weighs more than the best state, and ``upper`` when lower.
+
+        Parameters
+        ----------
+        x : ndarray of int or None
+            A state of the model (``None``: only a bound).
+        method : str
+            The step that found it.
+        upper : float, default inf
+            An upper bound on the largest log-weight.
+
+        Returns
+        -------
+        None
+        """
+        self.upper = min(self.upper, float(upper))
+        if x is None:
+            return
+        value = float(self.model.log_weight(x))
+        if self.state is None or value > self.value:
+            self.state, self.value, self.method = np.asarray(x, dtype=np.int64), value, method
+
+    def done(self) -> bool:
+        """Whether the bound meets the best log-weight (``bound_meets``).
+
+        Returns
+        -------
+        bool
+            ``True`` when the best state is proven most probable.
+        """
+        return bound_meets(self.upper, self.value)

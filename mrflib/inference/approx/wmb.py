@@ -55,7 +55,7 @@ from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["WMBResult", "weighted_mini_bucket", "wmb_passes", "growing_passes",
-           "elimination_order", "DEFAULT_MEMORY"]
+           "elimination_order", "check_budget", "DEFAULT_MEMORY"]
 
 #: The default budget of one mini-bucket table, in bytes (``2^21`` float64 entries).
 DEFAULT_MEMORY = 2**24
@@ -332,16 +332,40 @@ def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
         marg[order[t]] = p / p.sum()
 
 
+def check_budget(ibound: Any, memory: Any, seconds: Any, seconds_name: str = "time_limit"
+                 ) -> None:
+    """Check the budgets of a mini-bucket method, each optional (``None`` passes).
+
+    Parameters
+    ----------
+    ibound : int or None
+        Variables of a mini-bucket's scope at most: a positive int.
+    memory : float or None
+        Bytes of its largest table: a positive number.
+    seconds : float or None
+        Time the method may take: a non-negative number (``0``: the first pass only, as
+        for every approx method).
+    seconds_name : str, default "time_limit"
+        The name of ``seconds`` in the caller's signature, which a refusal names.
+
+    Returns
+    -------
+    None
+        A bad budget raises a ``ValueError`` naming it.
+    """
+    if ibound is not None:
+        check_positive(ibound, "ibound", integer=True)
+    if memory is not None:
+        check_positive(memory, "memory")
+    if seconds is not None:
+        check_positive(seconds, seconds_name, allow_zero=True)
+
+
 def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any, tol: Any
                    ) -> None:
     check_positive(tol, "tol", allow_zero=True)
-    if ibound is not None:
-        check_positive(ibound, "ibound", integer=True)
     check_positive(max_iter, "max_iter", integer=True)
-    if time_limit is not None:  # 0: the first pass only, as for every approx method
-        check_positive(time_limit, "time_limit", allow_zero=True)
-    if memory is not None:
-        check_positive(memory, "memory")
+    check_budget(ibound, memory, time_limit)
 
 
 def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,

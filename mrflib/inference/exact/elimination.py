@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -182,6 +182,22 @@ class _Reduced:
                      if v not in held and v not in self.observed and v not in summed]
         # each free variable multiplies Z by its number of states (a max by one)
         self.free_log = float(sum(math.log(self.card[v]) for v in self.free))
+
+    def factor_tables(self, model: FactorGraph,
+                      beliefs: Iterable[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+        """Tables shaped like ``model``'s factors from the beliefs ``(k, b_k)`` of reduced
+        factors: each factor a point mass on its observed axes, its reduced factor's belief
+        at the observed values (a factor sliced to a constant: the point mass alone)."""
+        obs = self.observed
+        at = lambda scope: tuple(obs[v] if v in obs else slice(None) for v in scope)  # noqa: E731
+        out = []
+        for s, t in zip(model.scopes, model.log_tables):
+            full = np.zeros(t.shape)
+            full[at(s)] = 1.0
+            out.append(full)
+        for k, b in beliefs:
+            out[self.origin[k]][at(model.scopes[self.origin[k]])] = b
+        return out
 
 
 # --------------------------------------------------------------------------- plan
@@ -910,19 +926,10 @@ def factor_marginals(model: FactorGraph) -> list[np.ndarray]:
         When ``Z = 0`` (e.g. impossible evidence).
     """
     jt, msgs, _, scale = _calibrated(model)
-    red, obs = jt.red, jt.observed
-    out = []
-    for s, t in zip(model.scopes, model.log_tables):
-        full = np.zeros(t.shape)
-        full[tuple(obs[v] if v in obs else slice(None) for v in s)] = 1.0
-        out.append(full)
-    wanted = lambda t: [red.scopes[k] for k in jt.assigned[t]]  # noqa: E731
-    for t, ms in jt.beliefs(msgs, wanted):
-        for k, m in zip(jt.assigned[t], ms):
-            orig = model.scopes[red.origin[k]]
-            where = tuple(obs[v] if v in obs else slice(None) for v in orig)
-            out[red.origin[k]][where] = renormalize(np.exp(m), scale)
-    return out
+    wanted = lambda t: [jt.red.scopes[k] for k in jt.assigned[t]]  # noqa: E731
+    return jt.red.factor_tables(model, ((k, renormalize(np.exp(m), scale))
+                                        for t, ms in jt.beliefs(msgs, wanted)
+                                        for k, m in zip(jt.assigned[t], ms)))
 
 
 @checked
