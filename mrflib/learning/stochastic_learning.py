@@ -42,7 +42,8 @@ The learners that draw (CD, PCD, SMCI-PCD) see a noisy
 direction that never vanishes, so by default (``schedule="averaged"``) they run the
 schedule and stopping rule of ``mrflib._support.averaging``: a constant step ``η``,
 the returned ``φ`` the average of the iterates over a window of recent steps
-(Polyak-Ruppert; the windows double, so each lies in the later half of the run), and
+(Polyak-Ruppert; the windows, of two interleaved doubling sequences, each lie in the
+later half of the run, and one is checked at nearly every batch end), and
 ``converged`` when, at three consecutive checks, the averaged gradient is within its
 batch-means standard error (its rms in standard errors at most 1.5) and that standard
 error is at most ``tol`` in every coordinate; ``tol`` defaults to ``1 / (40 sqrt(N))``, a
