@@ -61,7 +61,12 @@ def test_every_learner_that_draws_finishes_near_the_mle(problem, method, kw):
     fit = learning.fit(data, truth, method, rng=0, max_steps=BUDGET, progress=False,
                        **extra, **kw)
     assert fit.converged, fit.stop_reason
-    assert fit.stop_reason.startswith("converged: the averaged gradient was within its noise")
+    # the reason names the test that held: within its noise, or within tol (SMCI-PCD's
+    # estimate can be far less noisy than tol)
+    noise = fit.checks["z_rms"][-1] <= 1.5
+    assert fit.stop_reason.startswith("converged: the averaged gradient was within "
+                                      + ("its noise" if noise else "tol"))
+    assert noise or fit.checks["within_tol"][-1]
     assert fit.n_steps < BUDGET and fit.options["schedule"] == "averaged"
     assert _max_error(fit, mle) < TOLERANCE
     # what the rule looked at: its last checks held, and the history shows them
@@ -224,3 +229,18 @@ def test_the_rule_ends_a_transient_without_waiting_for_a_doubled_window():
         assert checks["held"][-3:].all() and checks["step"][-1] == steps - 1
         began = len(checks["held"]) - np.argmin(checks["held"][::-1])  # the streak's first
         assert checks["window_start"][began] < checks["window_start"][-1]
+
+
+def test_the_default_step_is_larger_under_the_averaged_schedule():
+    """The average's noise does not grow with the step, the approach is faster the larger
+    it is: 1.0 under the averaged schedule, the ±1 learners' 0.2 under the constant one and
+    for 1-SMCI."""
+    truth = lattices.potts_lattice(2, 2, 2, coupling=0.4, rng=0)
+    data = exact.sample(truth, 50, rng=1)
+    for method in ("cd", "pcd", "smci-pcd"):
+        fit = learning.fit(data, truth, method, rng=0, max_steps=1, progress=False)
+        assert fit.options["learning_rate"] == 1.0
+        fit = learning.fit(data, truth, method, rng=0, max_steps=1, progress=False,
+                           schedule="constant")
+        assert fit.options["learning_rate"] == 0.2
+    assert learning.fit(data, truth, "1-smci", max_steps=1).options["learning_rate"] == 0.2
