@@ -29,9 +29,10 @@ the younger is checked. With ``min_batches`` half of ``n_batches`` (the default)
 window at a time is checked (a window's last batch ends with its successor's
 ``min_batches``-th when the successor starts ``4/3`` times as late), so that a check, over
 the batches of the later half (to two thirds) of the run, comes at every batch end of
-the checked window except in short gaps (the steps ``[2a, 9a/4)`` for the starts
-``a = first 2^j``); a single doubling sequence would leave half of the run unchecked, and
-a fit that holds there waits until the next window, twice as long, is half done.
+the checked window except in short gaps (the steps ``[first, 3 first / 2)``, and
+``[2a, 9a/4)`` for the starts ``a = first 2^j``); a single doubling sequence would leave
+half of the run unchecked, and a fit that holds there waits until the next window, twice
+as long, is half done.
 
 Stopping rule: after every completed batch of a checked window, with batch means
 ``m_1..m_k`` of the direction and ``ḡ`` their mean (the averaged
