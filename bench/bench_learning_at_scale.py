@@ -20,7 +20,10 @@ Size. ``make bench`` runs a 32x32 lattice (a few minutes); the environment varia
 ``MRFLIB_BENCH_SCALE_SIDE`` sets the side, 256 for the full size, and
 ``MRFLIB_BENCH_SCALE_LEARNERS`` (comma-separated row names, for example
 ``mple,1-smci,cd,pcd``) the learners run; the others' rows say they were not run;
-``MRFLIB_BENCH_SCALE_STEPS`` the gradient learners' steps (default 5). Each row is printed
+``MRFLIB_BENCH_SCALE_STEPS`` the gradient learners' most steps (default 5) and
+``MRFLIB_BENCH_SCALE_TIME_LIMIT`` their ``time_limit`` in seconds (default none): with
+enough steps a learner that draws runs to its stopping rule or to that limit, and its
+row says which ended it. Each row is printed
 to stderr as it is measured, so a long run shows where it is.
 
 The committed results are of the full 256x256 lattice, 2 gradient steps each, on this
@@ -153,6 +156,8 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
     if side is None:
         side = 16 if quick else int(os.environ.get("MRFLIB_BENCH_SCALE_SIDE", "32"))
     steps = int(os.environ.get("MRFLIB_BENCH_SCALE_STEPS", str(STEPS)))
+    limit = os.environ.get("MRFLIB_BENCH_SCALE_TIME_LIMIT")
+    time_limit = None if limit is None else float(limit)
     truth = lattices.potts_lattice(side, side, Q, coupling=0.4, rng=0)
     data, t_data, peak_data, cpu_data = _measure(lambda: factor_gibbs.gibbs(
         truth, N, burn_in=BURN_IN, thin=THIN, n_chains=CHAINS, rng=1))
@@ -184,7 +189,7 @@ def run(quick: bool = False, side: int | None = None) -> list[dict]:
         if method == "lap":
             kw.update(n_jobs=os.cpu_count() or 1)
         if method not in ("mple", "lap"):
-            kw.update(max_steps=steps, rng=2)
+            kw.update(max_steps=steps, rng=2, time_limit=time_limit)
         fit, seconds, peak, cpu = _measure(lambda m=method, k=kw: learning.fit(data, truth,
                                                                                m, **k))
         rate = fit.n_steps / seconds if method not in ("mple", "lap") else None

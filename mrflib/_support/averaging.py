@@ -16,14 +16,26 @@ reached the fixed point. The price of the constant step is a bias of order ``η`
 average of a non-quadratic objective (Dieuleveut, Durmus & Bach 2020), below the noise
 the rule tolerates at the learners' default step.
 
-Windows: the first spans the steps ``[0, first)``, each next one ``[a, 2a)``, so every
-window after the first lies within the later half of the run: the transient from the
-initial parameters is left out without a burn-in parameter (in the first window the
-drift test below catches it). Each window is cut into
-``n_batches`` equal batches (``first`` is a multiple of it).
+Windows: the first spans the steps ``[0, first)``; every next one is ``[s, 2s)`` for the
+starts ``s`` of two interleaved doubling sequences, ``first 2^j`` and ``3 first 2^j / 2``
+(``first, 3 first / 2, 2 first, 3 first, 4 first, ...``: each start ``4/3`` or ``3/2`` times
+the previous one). Every window after the first lies within the later half of the run
+that ends with it: the transient from the initial parameters is left out without a
+burn-in parameter (in the first window the drift test below catches it). At most two
+windows are open at a time. Each window is cut into ``n_batches`` equal batches
+(``first`` is a multiple of ``2 n_batches``), and it is checked after each of its batches
+from the ``min_batches``-th on; when two windows complete a batch at the same step, only
+the younger is checked. With ``min_batches`` half of ``n_batches`` (the default) one
+window at a time is checked (a window's last batch ends with its successor's
+``min_batches``-th when the successor starts ``4/3`` times as late), so that a check, over
+the batches of the later half (to two thirds) of the run, comes at every batch end of
+the checked window except in short gaps (the steps ``[first, 3 first / 2)``, and
+``[2a, 9a/4)`` for the starts ``a = first 2^j``); a single doubling sequence would leave
+half of the run unchecked, and a fit that holds there waits until the next window, twice
+as long, is half done.
 
-Stopping rule: after every completed batch, from the ``min_batches``-th of a window on,
-with batch means ``m_1..m_k`` of the direction and ``ḡ`` their mean (the averaged
+Stopping rule: after every completed batch of a checked window, with batch means
+``m_1..m_k`` of the direction and ``ḡ`` their mean (the averaged
 gradient, the mean direction at the window's iterates), the batch-means standard error
 of each coordinate ``SE_i = sd_i(m) / sqrt(k)`` and ``s = |SE|_2``:
 
@@ -40,16 +52,18 @@ of each coordinate ``SE_i = sd_i(m) / sqrt(k)`` and ``s = |SE|_2``:
   ``θ*``, ``ḡ ≈ -H (θ̄ - θ*)``, so ``θ̄`` is within about ``H^{-1} (ratio s)`` of ``θ*``.
 
 The rule *holds* at a check when both tests pass; the ascent has converged when it holds
-at ``patience`` consecutive checks, and at every check from one window into the next: a
-slow mode of the ascent (a flat direction of the objective) drifts too little within a
-short window to show in its averaged gradient, and the next window is twice as long.
+at ``patience`` consecutive checks, and at every check from one window into a later one:
+a slow mode of the ascent (a flat direction of the objective) drifts too little within a
+short window to show in its averaged gradient, and the later window is longer (by
+``4/3`` or ``3/2``), ends later, and its checks span a later stretch of the run.
 The estimate returned (:meth:`AveragedRule.estimate`)
-is the average of the iterates over the window's completed batches once they number
-``min_batches``, else the previous window's average, else (before any window has enough
-batches) the mean of the iterates so far: the estimate of a run stopped at step ``k`` is
-the estimate of a run of ``k`` steps.
+is the average of the iterates over the checked window's completed batches once they
+number ``min_batches``, else the average of the last window completed, else (before any
+window has enough batches) the mean of the iterates so far: the estimate of a run
+stopped at step ``k`` is the estimate of a run of ``k`` steps.
 
-Memory: six vectors of the parameters' size, whatever the number of steps.
+Memory: five vectors of the parameters' size for each of the two open windows, and the
+last completed window's average, whatever the number of steps.
 """
 
 from __future__ import annotations
@@ -68,6 +82,43 @@ def default_tol(n_rows: int, spread: float) -> float:
     return spread / (20.0 * float(n_rows) ** 0.5)
 
 
+class _Window:
+    """The steps ``[start, start + length)`` cut into ``n_batches`` batches: the sums of
+    the iterates over its completed batches, and of its batch means and their squares."""
+
+    def __init__(self, size: int, start: int, length: int, n_batches: int) -> None:
+        self.start, self.length = start, length
+        self.batch = length // n_batches
+        self.done = 0                          # completed batches
+        self.theta_sum = np.zeros(size)        # over completed batches
+        self.mean_sum = np.zeros(size)         # Σ m_b
+        self.mean_sq = np.zeros(size)          # Σ m_b²
+        self.theta_open = np.zeros(size)       # the batch in progress
+        self.g_open = np.zeros(size)
+        self.in_batch = 0
+
+    def add(self, theta: np.ndarray, g: np.ndarray) -> bool:
+        """Take a pair; returns whether it completed a batch."""
+        self.theta_open += theta
+        self.g_open += g
+        self.in_batch += 1
+        if self.in_batch < self.batch:
+            return False
+        mean = self.g_open / self.batch
+        self.mean_sum += mean
+        self.mean_sq += mean * mean
+        self.theta_sum += self.theta_open
+        self.theta_open[:] = 0.0
+        self.g_open[:] = 0.0
+        self.in_batch = 0
+        self.done += 1
+        return True
+
+    def average(self) -> np.ndarray:
+        """The mean of the iterates over the completed batches."""
+        return self.theta_sum / (self.done * self.batch)
+
+
 class AveragedRule:
     """The averaging windows and stopping rule of the module docstring.
 
@@ -79,7 +130,7 @@ class AveragedRule:
         The largest standard error of the averaged gradient's coordinates at which the
         rule may hold (0: no precision test).
     first : int
-        Length of the first window (a multiple of ``n_batches``).
+        Length of the first window (a multiple of ``2 n_batches``).
     n_batches : int
         Batches per window.
     min_batches : int
@@ -92,8 +143,8 @@ class AveragedRule:
 
     def __init__(self, size: int, tol: float, *, first: int = 64, n_batches: int = 16,
                  min_batches: int = 8, ratio: float = 1.5, patience: int = 3) -> None:
-        if first % n_batches or not 2 <= min_batches <= n_batches:
-            raise ValueError("first must be a multiple of n_batches and 2 <= min_batches "
+        if first % (2 * n_batches) or not 2 <= min_batches <= n_batches:
+            raise ValueError("first must be a multiple of 2 n_batches and 2 <= min_batches "
                              "<= n_batches")
         self.size, self.tol, self.first = size, float(tol), first
         self.n_batches, self.min_batches = n_batches, min_batches
@@ -106,53 +157,50 @@ class AveragedRule:
         self.checks: dict[str, list] = {k: [] for k in (
             "step", "window_start", "batches", "z_rms", "max_grad", "grad_norm", "se_norm",
             "max_se", "within_tol", "held")}
-        self._previous: np.ndarray | None = None
-        self._open_window(0, first)
+        self._previous: np.ndarray | None = None  # the last completed window's average
+        self._estimate: np.ndarray | None = None
+        self._windows = [_Window(size, 0, first, n_batches)]
+        self._next = first      # the start of the next window
+
+    def _following(self, start: int) -> int:
+        """The start after ``start``: ``first 2^j`` is followed by ``3 first 2^j / 2``,
+        that by ``first 2^(j+1)``."""
+        m, r = divmod(start, self.first)
+        doubling = r == 0 and m & (m - 1) == 0
+        return start * 3 // 2 if doubling else start * 4 // 3
 
     # ------------------------------------------------------------------ windows
-    def _open_window(self, start: int, length: int) -> None:
-        self.start, self.length = start, length
-        self.batch = length // self.n_batches
-        self.done = 0                             # completed batches
-        self.theta_sum = np.zeros(self.size)      # over completed batches
-        self.mean_sum = np.zeros(self.size)       # Σ m_b
-        self.mean_sq = np.zeros(self.size)        # Σ m_b²
-        self.theta_open = np.zeros(self.size)     # the batch in progress
-        self.g_open = np.zeros(self.size)
-        self.in_batch = 0
-        self._estimate: np.ndarray | None = None
-
     def add(self, theta: np.ndarray, g: np.ndarray) -> bool:
         """Take the direction ``g`` evaluated at the iterate ``theta``; returns whether the
         ascent has converged (the rule held at ``patience`` consecutive checks)."""
-        self.theta_open += theta
-        self.g_open += g
-        self.in_batch += 1
+        if self.steps == self._next:
+            self._windows.append(_Window(self.size, self._next, self._next,
+                                         self.n_batches))
+            self._next = self._following(self._next)
         self.steps += 1
-        if self.in_batch < self.batch:
-            if self.done < self.min_batches and self._previous is None:
+        ended = [w for w in self._windows if w.add(theta, g)]
+        due = [w for w in ended if w.done >= self.min_batches]
+        if due:  # the youngest: a window's last batch can end with its successor's 8th
+            self._check(due[-1])
+        if not ended:
+            if self._previous is None and self._checked() is None:
                 self._estimate = None  # the running mean changes every step
             return self.converged
-        self.mean_sum += self.g_open / self.batch
-        self.mean_sq += (self.g_open / self.batch) ** 2
-        self.theta_sum += self.theta_open
-        self.theta_open[:] = 0.0
-        self.g_open[:] = 0.0
-        self.in_batch = 0
-        self.done += 1
         self._estimate = None
-        if self.done >= self.min_batches:
-            self._check()
-        if self.done == self.n_batches:
-            self._previous = self.theta_sum / (self.done * self.batch)
-            end = self.start + self.length
-            self._open_window(end, end)
+        for w in [w for w in self._windows if w.done == self.n_batches]:
+            self._previous = w.average()
+            self._windows.remove(w)
         return self.converged
 
-    def _check(self) -> None:
-        k = self.done
-        gbar = self.mean_sum / k
-        var = np.maximum(self.mean_sq - k * gbar**2, 0.0) / (k - 1)
+    def _checked(self) -> _Window | None:
+        """The youngest open window with ``min_batches`` completed batches."""
+        due = [w for w in self._windows if w.done >= self.min_batches]
+        return due[-1] if due else None
+
+    def _check(self, w: _Window) -> None:
+        k = w.done
+        gbar = w.mean_sum / k
+        var = np.maximum(w.mean_sq - k * gbar**2, 0.0) / (k - 1)
         se = np.sqrt(var / k)
         moving = (se > 0) | (gbar != 0)  # a coordinate the ascent never moves tells nothing
         with np.errstate(divide="ignore"):
@@ -163,12 +211,12 @@ class AveragedRule:
         small = self.tol > 0 and max_grad <= self.tol
         held = (z_rms <= self.ratio or small) and (self.tol == 0 or max_se <= self.tol)
         if held and not self.streak:
-            self.streak_from = self.start
+            self.streak_from = w.start
         self.streak = self.streak + 1 if held else 0
         # a slow mode drifts too little within one window to show in its gradient: the
-        # rule must keep holding into the next, twice as long, window
-        self.converged = self.streak >= self.patience and self.streak_from < self.start
-        self.last = dict(step=self.steps - 1, window_start=self.start, batches=k,
+        # rule must keep holding into a later, longer, window
+        self.converged = self.streak >= self.patience and self.streak_from < w.start
+        self.last = dict(step=self.steps - 1, window_start=w.start, batches=k,
                          z_rms=z_rms, max_grad=max_grad,
                          grad_norm=float(np.sqrt(np.sum(gbar**2))),
                          se_norm=float(np.sqrt(np.sum(se**2))), max_se=max_se,
@@ -180,13 +228,15 @@ class AveragedRule:
     def estimate(self) -> np.ndarray:
         """The parameters a run stopped now returns (see the module docstring)."""
         if self._estimate is None:
-            if self.done >= self.min_batches:
-                self._estimate = self.theta_sum / (self.done * self.batch)
+            checked = self._checked()
+            if checked is not None:
+                self._estimate = checked.average()
             elif self._previous is not None:
                 self._estimate = self._previous
             else:
-                n = self.done * self.batch + self.in_batch
-                self._estimate = (self.theta_sum + self.theta_open) / max(n, 1)
+                w = self._windows[0]  # the first window: every step so far
+                n = w.done * w.batch + w.in_batch
+                self._estimate = (w.theta_sum + w.theta_open) / max(n, 1)
         return self._estimate
 
     def history(self) -> dict[str, np.ndarray]:

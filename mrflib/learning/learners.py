@@ -641,7 +641,8 @@ def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, 
     if not is_choice(solver, spec.solvers):
         raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
                          f"got {solver!r}")
-    learning_rate = check_positive(learning_rate, "learning_rate")
+    learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
+                                   "learning_rate")
     stochastic = spec.stochastic
     max_steps = check_positive(
         (1000 if stochastic else 10000) if max_steps is None else max_steps,
@@ -710,7 +711,7 @@ def fit(
     rng: Any = None,
     bias: bool = True,
     solver: str | None = None,
-    learning_rate: float = 0.2,
+    learning_rate: float | None = None,
     max_steps: int | None = None,
     tol: float | None = None,
     init: Any = None,
@@ -765,9 +766,11 @@ def fit(
         :func:`mrflib.inference.exact.calibrator`. ``"lap"`` (LAP only):
         :func:`mrflib.learning.lap.fit_ising`, whose ``max_iter`` and ``tol`` are
         ``max_steps`` and ``tol`` when given (else its own defaults).
-    learning_rate : float, default 0.2
-        ``eta`` (0.2 is the paper's). Used by the gradient solver and the stochastic
-        learners of a FactorGraph.
+    learning_rate : float or None, default None
+        ``eta`` (``None``: 0.2, the paper's; for CD, PCD and SMCI-PCD of a FactorGraph
+        under the averaged schedule 1.0, see
+        :func:`mrflib.learning.stochastic_learning.fit`). Used by the gradient solver and
+        the stochastic learners of a FactorGraph.
     max_steps : int or None, default None
         Maximum updates (``None``: 10000; 1000 for the stochastic methods; for the exact
         and LAP solvers, their own defaults). A FactorGraph structure has its own defaults

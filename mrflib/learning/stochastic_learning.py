@@ -31,7 +31,14 @@ the free parameters, ``D`` the number of factors sharing each parameter (1 untie
 coupling moves by the average of its factors' gradients, whatever the group's size; a
 constant diagonal preconditioner, so the fixed points are the ridge-penalized estimator's).
 The gradient ascent is the ±1 learners' driver (its progress bar included), with their
-defaults: ``learning_rate`` 0.2, ``max_steps`` 1000 (10000 for 1-SMCI).
+defaults ``learning_rate`` 0.2 and ``max_steps`` 1000 (10000 for 1-SMCI), except the step of
+the learners that draw under the averaged schedule: 1.0. Their returned average has a
+noise that does not grow with ``η`` (see ``mrflib._support.averaging``), while the ascent
+approaches the fixed point, and its windows' averaged gradient falls within its noise,
+faster the larger ``η``: at 0.2 a PCD fit of a 32x32 Potts lattice (q = 4, N = 1000) was
+still drifting by three standard errors after 3,000 steps, at 1.0 it stopped by its rule
+within 800. (An indicator's variance is at most 1/4, a spin's 1: 1.0 on indicators is a
+step like the ±1 learners' 0.2 on spins.)
 
 Convergence. 1-SMCI's direction is exact given the data: it converges when
 ``max |Δ| < tol`` (default 1e-6). Its plain ascent is a fixed-point iteration that
@@ -42,7 +49,8 @@ The learners that draw (CD, PCD, SMCI-PCD) see a noisy
 direction that never vanishes, so by default (``schedule="averaged"``) they run the
 schedule and stopping rule of ``mrflib._support.averaging``: a constant step ``η``,
 the returned ``φ`` the average of the iterates over a window of recent steps
-(Polyak-Ruppert; the windows double, so each lies in the later half of the run), and
+(Polyak-Ruppert; the windows, of two interleaved doubling sequences, each lie in the
+later half of the run, and one is checked at nearly every batch end), and
 ``converged`` when, at three consecutive checks, the averaged gradient is within its
 batch-means standard error (its rms in standard errors at most 1.5) and that standard
 error is at most ``tol`` in every coordinate; ``tol`` defaults to ``1 / (40 sqrt(N))``, a
@@ -347,8 +355,9 @@ def _settings(method: str, options: dict, learning_rate: Any, max_steps: Any, to
                          "FactorGraph")
     draws = method != "1-smci"
     schedule = _limits.check_schedule(options.get("schedule", "averaged")) if draws else None
-    learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
-                                   "learning_rate")
+    if learning_rate is None:
+        learning_rate = 1.0 if schedule == "averaged" else 0.2
+    learning_rate = check_positive(learning_rate, "learning_rate")
     max_steps = check_positive((1000 if draws else 10_000) if max_steps is None
                                else max_steps, "max_steps", integer=True, allow_zero=True)
     if tol is None:
@@ -381,7 +390,8 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         The draws of CD, PCD and SMCI-PCD (unused by 1-SMCI, which accepts ``None``); the
         same seed gives the same fit and the same final chains.
     learning_rate : float or None, default None
-        ``η`` (``None``: 0.2), constant under either schedule.
+        ``η`` (``None``: 1.0 for CD, PCD and SMCI-PCD under the averaged schedule, 0.2
+        otherwise), constant under either schedule.
     max_steps : int or None, default None
         Parameter updates (``None``: 1000; 10000 for 1-SMCI).
     tol : float or None, default None
