@@ -258,8 +258,8 @@ def _problem(x_t, vars_, nq, card, t_lo, t_hi, b_ptr, b_pos, t_off, D):  # pragm
 
 
 @njit(cache=True, nogil=True)
-def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
-    """Damped Newton on ``ℓ`` from ``θ = 0``: ``(θ, iterations, converged)``, with the
+def _newton(prob, th0, l2, tol, max_iter, ridge):  # pragma: no cover - numba
+    """Damped Newton on ``ℓ`` from ``θ = th0``: ``(θ, iterations, converged)``, with the
     general kernels' line search and stopping rule (half the squared Newton decrement
     below ``tol``, the step then taken). Near the optimum the Hessian is kept from the
     last point where it was computed (a chord step: the gradient is always current, so
@@ -268,7 +268,8 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
     factor :data:`_SLOW`. A chord step converges linearly, at a rate of at most about
     ``√_SLOW`` in ``θ``: under a kept Hessian the rule asks for a decrement ``_SLOW²``
     smaller, so that the last step leaves ``θ`` as close to the optimum as Newton's."""
-    th = np.zeros(D)
+    D = th0.shape[0]
+    th = th0.copy()
     if D == 0:
         return th, 0, True
     ll, g, H = _evaluate(th, prob, l2, True)
@@ -318,16 +319,19 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr, todo,
-                l2, tol, max_iter, ridge, theta, iters, conv):  # pragma: no cover - numba
+                l2, tol, max_iter, ridge, init, theta, iters, conv):  # pragma: no cover - numba
     """The auxiliary fits of the factors ``todo`` (indices into the packed description of
-    :func:`mrflib.learning._factor_lap_kernels.fit_factors`), one after the other, written
-    into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``), ``iters`` and ``conv`` at their slots: calls
-    on disjoint ``todo`` may run at once on threads."""
+    :func:`mrflib.learning._factor_lap_kernels.fit_factors`), one after the other, each
+    started at its slot of ``init`` (the objective is concave: the start changes the
+    iterations, not the maximiser), written into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``),
+    ``iters`` and ``conv`` at their slots: calls on disjoint ``todo`` may run at once on
+    threads."""
     for k in todo:
         vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
         D = d_ptr[k + 1] - d_ptr[k]
         prob = _problem(x_t, vars_, q_len[k], card, t_ptr[k], t_ptr[k + 1], b_ptr, b_pos,
                         t_off, D)
-        th, iters[k], conv[k] = _newton(prob, D, l2, tol, max_iter, ridge)
+        th, iters[k], conv[k] = _newton(prob, init[d_ptr[k]:d_ptr[k + 1]], l2, tol,
+                                        max_iter, ridge)
         for a in range(D):
             theta[d_ptr[k] + a] = th[a]
