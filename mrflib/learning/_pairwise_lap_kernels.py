@@ -323,7 +323,8 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
     """The auxiliary fits of the factors ``todo`` (indices into the packed description of
     :func:`mrflib.learning._factor_lap_kernels.fit_factors`), one after the other, each
     started at its slot of ``init`` (the objective is concave: the start changes the
-    iterations, not the maximiser), written into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``),
+    iterations, not the maximiser; a fit without a ridge whose data miss a feature starts
+    at zero), written into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``),
     ``iters`` and ``conv`` at their slots: calls on disjoint ``todo`` may run at once on
     threads."""
     for k in todo:
@@ -331,7 +332,12 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
         D = d_ptr[k + 1] - d_ptr[k]
         prob = _problem(x_t, vars_, q_len[k], card, t_ptr[k], t_ptr[k + 1], b_ptr, b_pos,
                         t_off, D)
-        th, iters[k], conv[k] = _newton(prob, init[d_ptr[k]:d_ptr[k + 1]], l2, tol,
-                                        max_iter, ridge)
+        start = init[d_ptr[k]:d_ptr[k + 1]]
+        # a feature the data never show has its supremum at -inf (without a ridge): where
+        # Newton stops along that ray depends on the path, so such a fit keeps the path
+        # from zero
+        if l2 <= 0.0 and D > 0 and np.min(prob[2]) <= 0.0:
+            start = np.zeros(D)
+        th, iters[k], conv[k] = _newton(prob, start, l2, tol, max_iter, ridge)
         for a in range(D):
             theta[d_ptr[k] + a] = th[a]

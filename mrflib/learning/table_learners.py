@@ -387,6 +387,12 @@ def _lap_potentials(card, scopes, st, theta, owned, gauge):
     parameters ``θ`` of a structure ``st`` (:func:`_lap_structure`), in ``gauge``."""
     if gauge == "reference":
         return _reference_potentials(card, st, theta, owned)
+    return _gauge_potentials(card, scopes, st, theta, owned, gauge)
+
+
+def _gauge_potentials(card, scopes, st, theta, owned, gauge):
+    """:func:`_lap_potentials` in any gauge: the touching factors' tables summed from
+    ``θ``, then each owned clique's term of every table holding it."""
     tables = {c: np.zeros(tuple(int(card[v]) for v in scopes[c])) for c in st["touching"]}
     for t, B in enumerate(st["terms"]):
         c = st["host"][B]
