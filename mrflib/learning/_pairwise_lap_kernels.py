@@ -5,8 +5,10 @@ The objective, the parameters ``θ`` and their layout are those of
 :mod:`mrflib.learning._factor_lap_kernels` (the general kernels, whose packed description
 of the factors these kernels read): for a factor with scope ``Q`` (one or two variables) and
 rest ``R = A_Q \\ Q``, damped Newton on the conditional log-likelihood of ``x_Q`` given
-``x_R``, from ``θ = 0``, with the same line search and the same stopping rule. What the
-pairwise structure allows is a cheaper evaluation.
+``x_R``, with the same line search and the same stopping rule, from the start the caller
+gives (zero, or the one-variable factors' estimates of the same potentials: the maximiser
+is the same, Newton's steps fewer). What the pairwise structure allows is a cheaper
+evaluation.
 
 Every potential meeting ``Q`` is a unary or pair potential of ``Q`` itself, or a pair
 ``(a, r)`` of a variable ``a`` of ``Q`` and a variable ``r`` of ``R``. Each entry of the
