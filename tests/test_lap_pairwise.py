@@ -299,3 +299,20 @@ def test_reference_potentials_read_off_theta_equal_the_tables_inversion(name):
         assert got.keys() == want.keys()
         for B in got:
             np.testing.assert_allclose(got[B], want[B], rtol=0, atol=1e-13)
+
+
+def test_a_mixed_model_in_processes_gives_the_bits_of_one_process():
+    """A triangle beside pairs goes to local processes with ``n_jobs=2`` (the one-variable
+    factors in a first round, their estimates passed to the second): the bits of the fit
+    in this process."""
+    rng = np.random.default_rng(5)
+    card = [3, 2, 3, 2, 3, 3]
+    scopes = [(0,), (4,), (5,), (0, 1), (1, 2, 3), (2, 3), (3, 4), (4, 5)]
+    model = FactorGraph(card, scopes, [rng.normal(0, 0.5, tuple(card[v] for v in s))
+                                       for s in scopes])
+    data = _data(model, 500, 7)
+    one = learning.fit(data, model, "lap", progress=False)
+    two = learning.fit(data, model, "lap", n_jobs=2, progress=False)
+    assert one.converged and two.converged
+    for a, b in zip(one.model.log_tables, two.model.log_tables):
+        assert np.array_equal(a, b)
