@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._lapack_kernels import solve_symmetric
-from mrflib.learning._factor_lap_kernels import _statistics, normalize_scores
+from mrflib.learning._factor_lap_kernels import _statistics, decode_rest, normalize_scores
 
 #: Newton decrement above which the Hessian is recomputed after every step.
 _FRESH = 1e-3
@@ -93,10 +93,7 @@ def _cross_features(ext, vars_, nq, card, cross, n0):  # pragma: no cover - numb
     cnt = np.zeros(P, np.int64)
     row = np.zeros(nl, np.int64)
     for p in range(P):
-        e = ext[p]
-        for j in range(nq, nl):
-            row[j] = e % card[vars_[j]]
-            e //= card[vars_[j]]
+        decode_rest(ext[p], vars_, card, nq, row)
         n = 0
         for c in range(cross.shape[0]):
             a, r, off, first = cross[c, 0], cross[c, 1], cross[c, 2], cross[c, 3]
