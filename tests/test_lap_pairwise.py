@@ -75,13 +75,13 @@ def _packed(model, data):
     return ks, structs, (x_t, card, *table_learners._lap_pack(card, structs))
 
 
-def _pairwise_fits(packed, K, l2, threads_todo=None):
+def _pairwise_fits(packed, K, l2, threads_todo=None, init=None):
     d_ptr = packed[-1]
     theta, iters, conv = np.zeros(d_ptr[K]), np.zeros(K, np.int64), np.zeros(K, bool)
     todos = threads_todo or [np.arange(K, dtype=np.int64)]
     for todo in todos:
-        plk.fit_factors(*packed, todo, l2, TOL, 100, table_learners._RIDGE, theta, iters,
-                        conv)
+        plk.fit_factors(*packed, todo, l2, TOL, 100, table_learners._RIDGE,
+                        np.zeros(d_ptr[K]) if init is None else init, theta, iters, conv)
     return theta, iters, conv
 
 
@@ -128,7 +128,7 @@ def test_fits_equal_the_general_kernel_and_the_numpy_reference(name):
     args = (data, np.asarray(model.cardinalities), model.scopes, "reference", l2, TOL, 100,
             sorted(owned.items()))
     got, want = table_learners._lap_chunk(*args), table_learners._lap_chunk_numpy(*args)
-    for (k, a, _, ok), (k0, b, _, ok0) in zip(got, want):
+    for (k, a, _, ok, *_), (k0, b, _, ok0) in zip(got, want):
         assert k == k0 and ok and ok0 and a.keys() == b.keys()
         for B in a:
             np.testing.assert_allclose(a[B], b[B], rtol=0, atol=ATOL)
@@ -193,4 +193,126 @@ def test_a_time_limited_fit_runs_its_threads_here_and_batches_change_no_bits():
     batched = learning.fit(data, model, "lap", n_jobs=2, time_limit=10**6, progress=False)
     assert batched.converged
     for a, b in zip(batched.model.log_tables, full.model.log_tables):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_fit_from_any_start_reaches_the_same_maximiser(name):
+    """Each factor's fit started at a random point (as far as the warm starts never are)
+    and at the one-variable factors' estimates gives the fit from zero's θ (the objective
+    is concave: the start changes the steps, not the maximiser)."""
+    model, data, l2 = _case(name)
+    ks, structs, packed = _packed(model, data)
+    K, d_ptr = len(ks), packed[-1]
+    zero = _pairwise_fits(packed, K, l2)
+    rng = np.random.default_rng(4)
+    far = _pairwise_fits(packed, K, l2, init=rng.normal(0, 0.5, d_ptr[K]))
+    warm = {model.scopes[k][0]: table_learners._warm_terms(st, zero[0][d_ptr[i]:d_ptr[i + 1]])
+            for i, (k, st) in enumerate(zip(ks, structs)) if len(model.scopes[k]) == 1}
+    near = _pairwise_fits(packed, K, l2, init=np.concatenate(
+        [np.zeros(0)] + [table_learners._warm_start(st, warm) for st in structs]))
+    for other in (far, near):
+        assert other[2].all()
+        np.testing.assert_allclose(other[0], zero[0], rtol=0, atol=ATOL)
+
+
+def test_the_warm_start_reads_the_one_variable_factors_fits():
+    """A pair's start: its own potential at the mean of its two variables' estimates, each
+    variable's field and its other pairs at that variable's estimate, the rest zero."""
+    model = lattices.potts_lattice(2, 3, 3, coupling=0.5, rng=1)
+    card = np.asarray(model.cardinalities)
+    vf = table_learners._factors_of(model.scopes)
+    st = {k: table_learners._lap_structure(card, model.scopes, k,
+                                           sorted({c for v in model.scopes[k] for c in vf[v]}))
+          for k in range(len(model.scopes))}
+    edge = model.scopes.index((0, 1))
+    rng = np.random.default_rng(0)
+    warm = {v: table_learners._warm_terms(st[v], rng.normal(size=st[v]["D"]))
+            for v in (0, 1)}
+    start = table_learners._warm_start(st[edge], warm)
+    for t, B in enumerate(st[edge]["terms"]):
+        got = start[st[edge]["off"][t]:st[edge]["off"][t + 1]]
+        seen = [warm[v][B] for v in (0, 1) if B in warm[v]]
+        want = sum(seen) / len(seen) if seen else np.zeros_like(got)
+        assert len(seen) == (2 if B == (0, 1) else 1)
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["potts-q2", "potts-q5"])
+def test_warm_started_fits_take_fewer_steps(name):
+    """On lattices with fields, the pairs' fits from the one-variable factors' estimates
+    take fewer Newton steps in all than from zero (the point of the warm start; on a small
+    random graph with few fields the starts are rougher and need not save steps)."""
+    model, data, l2 = _case(name)
+    owned: dict[int, list] = {}
+    for B, k in potentials.clique_owners(model.scopes).items():
+        owned.setdefault(k, []).append(B)
+    pairs = [job for job in sorted(owned.items()) if len(model.scopes[job[0]]) == 2]
+    args = (data, np.asarray(model.cardinalities), model.scopes, "reference", l2, TOL, 100)
+    warm = {model.scopes[k][0]: terms
+            for k, _, _, _, terms in table_learners._lap_chunk(*args, sorted(owned.items()))
+            if terms is not None}
+    cold = table_learners._lap_chunk(*args, pairs)
+    hot = table_learners._lap_chunk(*args, pairs, warm=warm)
+    assert sum(r[2] for r in hot) < sum(r[2] for r in cold)
+
+
+@pytest.mark.parametrize("name", ["potts-q3", "random-mixed"])
+def test_the_chunks_give_the_same_bits_however_the_factors_are_split(name):
+    """The one-variable factors fitted in the same chunk as the pairs, or in chunks before
+    them (their estimates passed on as ``warm``), give every factor the same bits."""
+    model, data, l2 = _case(name)
+    owned: dict[int, list] = {}
+    for B, k in potentials.clique_owners(model.scopes).items():
+        owned.setdefault(k, []).append(B)
+    jobs = sorted(owned.items(), key=lambda job: (len(model.scopes[job[0]]) > 1, job[0]))
+    args = (data, np.asarray(model.cardinalities), model.scopes, "reference", l2, TOL, 100)
+    whole = table_learners._lap_chunk(*args, jobs)
+    warm: dict = {}
+    split = []
+    for lo, hi in ((0, 2), (2, len(jobs) // 2 + 1), (len(jobs) // 2 + 1, len(jobs))):
+        part = table_learners._lap_chunk(*args, jobs[lo:hi], warm=warm)
+        warm.update({model.scopes[r[0]][0]: r[4] for r in part if r[4] is not None})
+        split += part
+    for (k, a, it, ok, _), (k0, b, it0, ok0, _) in zip(whole, split):
+        assert (k, it, ok) == (k0, it0, ok0) and a.keys() == b.keys()
+        for B in a:
+            assert np.array_equal(a[B], b[B])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_reference_potentials_read_off_theta_equal_the_tables_inversion(name):
+    """The reference gauge's potentials read off θ against the Möbius inversion of the
+    touching factors' tables, to rounding."""
+    model, data, l2 = _case(name)
+    ks, structs, packed = _packed(model, data)
+    theta = _pairwise_fits(packed, len(ks), l2)[0]
+    d_ptr = packed[-1]
+    card, scopes = np.asarray(model.cardinalities), model.scopes
+    owned: dict[int, list] = {}
+    for B, k in potentials.clique_owners(scopes).items():
+        owned.setdefault(k, []).append(B)
+    for i, (k, st) in enumerate(zip(ks, structs)):
+        th = theta[d_ptr[i]:d_ptr[i + 1]]
+        got = table_learners._reference_potentials(card, st, th, owned[k])
+        want = table_learners._gauge_potentials(card, scopes, st, th, owned[k], "reference")
+        assert got.keys() == want.keys()
+        for B in got:
+            np.testing.assert_allclose(got[B], want[B], rtol=0, atol=1e-13)
+
+
+def test_a_mixed_model_in_processes_gives_the_bits_of_one_process():
+    """A triangle beside pairs goes to local processes with ``n_jobs=2`` (the one-variable
+    factors in a first round, their estimates passed to the second): the bits of the fit
+    in this process."""
+    rng = np.random.default_rng(5)
+    card = [3, 2, 3, 2, 3, 3]
+    scopes = [(0,), (4,), (5,), (0, 1), (1, 2, 3), (2, 3), (3, 4), (4, 5)]
+    model = FactorGraph(card, scopes, [rng.normal(0, 0.5, tuple(card[v] for v in s))
+                                       for s in scopes])
+    data = _data(model, 500, 7)
+    one = learning.fit(data, model, "lap", progress=False)
+    two = learning.fit(data, model, "lap", n_jobs=2, progress=False)
+    assert one.converged and two.converged
+    for a, b in zip(one.model.log_tables, two.model.log_tables):
         assert np.array_equal(a, b)

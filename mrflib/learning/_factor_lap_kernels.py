@@ -135,6 +135,15 @@ def _statistics(x_t, vars_, card, S):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def decode_rest(code, vars_, card, nq, row):  # pragma: no cover - numba
+    """``row[nq:]``: the states of the rest ``vars_[nq:]`` in a pattern's ``code`` (mixed
+    radix, the first variable the fastest digit). The pairwise kernels share it."""
+    for j in range(nq, vars_.shape[0]):
+        row[j] = code % card[vars_[j]]
+        code //= card[vars_[j]]
+
+
+@njit(cache=True, nogil=True)
 def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off):  # pragma: no cover
     """``(idx (P, S, m), nnz (P, S))``: at ``(x_R = u, x_Q = s)``, the parameter indices
     of the potentials' entries that are not a reference zero (no variable in state 0),
@@ -148,10 +157,7 @@ def _indices(ext, vars_, nq, card, S, b_ptr, b_pos, t_lo, t_hi, t_off):  # pragm
     nnz = np.empty((P, S), np.int64)
     row = np.zeros(nl, np.int64)
     for p in range(P):
-        e = ext[p]
-        for j in range(nq, nl):
-            row[j] = e % card[vars_[j]]
-            e //= card[vars_[j]]
+        decode_rest(ext[p], vars_, card, nq, row)
         for s in range(S):
             e = s
             for j in range(nq):

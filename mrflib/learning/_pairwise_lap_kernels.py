@@ -5,8 +5,10 @@ The objective, the parameters ``θ`` and their layout are those of
 :mod:`mrflib.learning._factor_lap_kernels` (the general kernels, whose packed description
 of the factors these kernels read): for a factor with scope ``Q`` (one or two variables) and
 rest ``R = A_Q \\ Q``, damped Newton on the conditional log-likelihood of ``x_Q`` given
-``x_R``, from ``θ = 0``, with the same line search and the same stopping rule. What the
-pairwise structure allows is a cheaper evaluation.
+``x_R``, with the same line search and the same stopping rule, from the start the caller
+gives (zero, or the one-variable factors' estimates of the same potentials: the maximiser
+is the same, Newton's steps fewer). What the pairwise structure allows is a cheaper
+evaluation.
 
 Every potential meeting ``Q`` is a unary or pair potential of ``Q`` itself, or a pair
 ``(a, r)`` of a variable ``a`` of ``Q`` and a variable ``r`` of ``R``. Each entry of the
@@ -33,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._lapack_kernels import solve_symmetric
-from mrflib.learning._factor_lap_kernels import _statistics, normalize_scores
+from mrflib.learning._factor_lap_kernels import _statistics, decode_rest, normalize_scores
 
 #: Newton decrement above which the Hessian is recomputed after every step.
 _FRESH = 1e-3
@@ -91,10 +93,7 @@ def _cross_features(ext, vars_, nq, card, cross, n0):  # pragma: no cover - numb
     cnt = np.zeros(P, np.int64)
     row = np.zeros(nl, np.int64)
     for p in range(P):
-        e = ext[p]
-        for j in range(nq, nl):
-            row[j] = e % card[vars_[j]]
-            e //= card[vars_[j]]
+        decode_rest(ext[p], vars_, card, nq, row)
         n = 0
         for c in range(cross.shape[0]):
             a, r, off, first = cross[c, 0], cross[c, 1], cross[c, 2], cross[c, 3]
@@ -258,8 +257,8 @@ def _problem(x_t, vars_, nq, card, t_lo, t_hi, b_ptr, b_pos, t_off, D):  # pragm
 
 
 @njit(cache=True, nogil=True)
-def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
-    """Damped Newton on ``ℓ`` from ``θ = 0``: ``(θ, iterations, converged)``, with the
+def _newton(prob, th0, l2, tol, max_iter, ridge):  # pragma: no cover - numba
+    """Damped Newton on ``ℓ`` from ``θ = th0``: ``(θ, iterations, converged)``, with the
     general kernels' line search and stopping rule (half the squared Newton decrement
     below ``tol``, the step then taken). Near the optimum the Hessian is kept from the
     last point where it was computed (a chord step: the gradient is always current, so
@@ -268,7 +267,8 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
     factor :data:`_SLOW`. A chord step converges linearly, at a rate of at most about
     ``√_SLOW`` in ``θ``: under a kept Hessian the rule asks for a decrement ``_SLOW²``
     smaller, so that the last step leaves ``θ`` as close to the optimum as Newton's."""
-    th = np.zeros(D)
+    D = th0.shape[0]
+    th = th0.copy()
     if D == 0:
         return th, 0, True
     ll, g, H = _evaluate(th, prob, l2, True)
@@ -318,16 +318,25 @@ def _newton(prob, D, l2, tol, max_iter, ridge):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_ptr, todo,
-                l2, tol, max_iter, ridge, theta, iters, conv):  # pragma: no cover - numba
+                l2, tol, max_iter, ridge, init, theta, iters, conv):  # pragma: no cover - numba
     """The auxiliary fits of the factors ``todo`` (indices into the packed description of
-    :func:`mrflib.learning._factor_lap_kernels.fit_factors`), one after the other, written
-    into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``), ``iters`` and ``conv`` at their slots: calls
-    on disjoint ``todo`` may run at once on threads."""
+    :func:`mrflib.learning._factor_lap_kernels.fit_factors`), one after the other, each
+    started at its slot of ``init`` (the objective is concave: the start changes the
+    iterations, not the maximiser; a fit without a ridge whose data miss a feature starts
+    at zero), written into ``theta`` (at ``d_ptr[k]:d_ptr[k+1]``),
+    ``iters`` and ``conv`` at their slots: calls on disjoint ``todo`` may run at once on
+    threads."""
     for k in todo:
         vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
         D = d_ptr[k + 1] - d_ptr[k]
         prob = _problem(x_t, vars_, q_len[k], card, t_ptr[k], t_ptr[k + 1], b_ptr, b_pos,
                         t_off, D)
-        th, iters[k], conv[k] = _newton(prob, D, l2, tol, max_iter, ridge)
+        start = init[d_ptr[k]:d_ptr[k + 1]]
+        # a feature the data never show has its supremum at -inf (without a ridge): where
+        # Newton stops along that ray depends on the path, so such a fit keeps the path
+        # from zero
+        if l2 <= 0.0 and D > 0 and np.min(prob[2]) <= 0.0:
+            start = np.zeros(D)
+        th, iters[k], conv[k] = _newton(prob, start, l2, tol, max_iter, ridge)
         for a in range(D):
             theta[d_ptr[k] + a] = th[a]
