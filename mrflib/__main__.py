@@ -37,19 +37,6 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def _interrupted(err: BaseException) -> bool:
-    """True when ``err`` is, or was caused by, a ``KeyboardInterrupt`` (numba wraps one
-    raised while a kernel runs in ``SystemError: CPUDispatcher(...) returned a result with
-    an exception set``)."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        if isinstance(err, KeyboardInterrupt):
-            return True
-        seen.add(id(err))
-        err = err.__cause__ or err.__context__
-    return False
-
-
 def _dispatch(argv: list[str]) -> int:
     if not argv:
         _say(f"{PROG}: error: a subcommand is required, one of {', '.join(SUBCOMMANDS)} "
@@ -77,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(argv)
     except (KeyboardInterrupt, SystemError) as err:
-        if not _interrupted(err):
+        from mrflib._support.forked import signal_behind
+
+        if not isinstance(signal_behind(err), KeyboardInterrupt):
             raise
         _say(f"{PROG}: interrupted")
         return 130

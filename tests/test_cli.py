@@ -16,6 +16,7 @@ import mrflib
 from mrflib import FactorGraph, exact
 from mrflib import __main__ as cli
 from mrflib._support import progress as _progress
+from mrflib._support.forked import Terminated
 from mrflib.io import solve as solve_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,23 +69,42 @@ def test_solve_usage_errors_are_one_line_and_status_2(model, capsys, args):
     assert line.startswith("python -m mrflib solve: error: ") and "(see --help)" in line
 
 
+def _numba_wrapped(exc: BaseException):
+    """A call that raises ``exc`` as numba reports a signal that lands while it calls a
+    compiled kernel: a SystemError caused by the signal's exception."""
+    def call(*_args):
+        try:
+            raise exc
+        except BaseException as err:
+            raise SystemError("CPUDispatcher(<function f>) returned a result with an "
+                              "exception set") from err
+    return call
+
+
 def test_an_interrupt_is_one_line_and_status_130(monkeypatch, capsys):
     """Ctrl-C in Python code, and inside a numba kernel, which numba reports as a
     SystemError caused by the KeyboardInterrupt."""
-    def numba_interrupted(argv):
-        try:
-            raise KeyboardInterrupt
-        except KeyboardInterrupt as err:
-            raise SystemError("CPUDispatcher(<function f>) returned a result with an "
-                              "exception set") from err
-
-    for raiser in (numba_interrupted, lambda argv: (_ for _ in ()).throw(KeyboardInterrupt)):
+    plain = lambda argv: (_ for _ in ()).throw(KeyboardInterrupt)  # noqa: E731
+    for raiser in (_numba_wrapped(KeyboardInterrupt()), plain):
         monkeypatch.setattr(cli, "_dispatch", raiser)
         assert cli.main(["solve"]) == 130
         assert one_line(capsys.readouterr().err) == "python -m mrflib: interrupted\n"
     monkeypatch.setattr(cli, "_dispatch", lambda argv: (_ for _ in ()).throw(SystemError("x")))
     with pytest.raises(SystemError):  # a SystemError of another cause is not hidden
         cli.main(["solve"])
+
+
+def test_sigterm_inside_a_kernel_call_still_exits_143(model, monkeypatch, capsys):
+    """SIGTERM can land while numba unpickles a cached kernel; the solver's status is 143
+    all the same, and a SystemError of another cause is not hidden."""
+    monkeypatch.setattr(solve_cli, "_run", _numba_wrapped(Terminated("terminated by SIGTERM")))
+    assert solve_cli.main([str(model), "--task", "MAR"]) == 143
+    assert "terminated by SIGTERM" in capsys.readouterr().err
+    monkeypatch.setattr(solve_cli, "_run", _numba_wrapped(KeyboardInterrupt()))
+    assert cli.main(["solve", str(model), "--task", "MAR"]) == 130
+    monkeypatch.setattr(solve_cli, "_run", lambda args: (_ for _ in ()).throw(SystemError("x")))
+    with pytest.raises(SystemError):
+        solve_cli.main([str(model), "--task", "MAR"])
 
 
 def test_a_real_sigint_while_solving_exits_130(model):

@@ -39,7 +39,8 @@ from typing import Any
 
 from mrflib._support.threads import serial_only
 
-__all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done"]
+__all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done",
+           "signal_behind"]
 
 #: Longest single wait on a pipe, in seconds: a longer wait is cut into such steps, so a
 #: timeout of any size (``1e300`` s) is never handed to ``poll``, which refuses large ones.
@@ -54,6 +55,36 @@ _DEFER = {"depth": 0, "pending": None}
 class Terminated(BaseException):
     """SIGTERM ended the call (the exit status of a process ended so is 143 = 128 + 15); a
     ``BaseException``, as ``KeyboardInterrupt`` is, so that no ``except Exception`` hides it."""
+
+
+def signal_behind(err: BaseException | None) -> BaseException | None:
+    """The :class:`Terminated` or ``KeyboardInterrupt`` that ``err`` is or was caused by, or
+    ``None``.
+
+    A signal handler raises its exception between bytecodes of whatever Python code runs,
+    including the code numba runs while it calls a compiled kernel (unpickling a cached
+    one, boxing a result); numba then reports ``SystemError: CPUDispatcher(...) returned a
+    result with an exception set`` caused by it. Callers that map a signal to an exit
+    status look through such wrappers with this function.
+
+    Parameters
+    ----------
+    err : BaseException or None
+        The exception caught.
+
+    Returns
+    -------
+    BaseException or None
+        The first ``Terminated`` or ``KeyboardInterrupt`` on the chain of causes and
+        contexts of ``err`` (``err`` itself first).
+    """
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, (Terminated, KeyboardInterrupt)):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the forked child

@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
             if not args.debug:
                 warnings.showwarning = _one_line_warning
             _run(args)
-    except forked.Terminated:
+    except (forked.Terminated, SystemError) as err:
+        # numba wraps a signal that lands while it calls a kernel in a SystemError
+        if not isinstance(forked.signal_behind(err), forked.Terminated):
+            raise
         _say("mrflib solve: terminated by SIGTERM; the answers written so far stand")
         return 143
     except BrokenPipeError:  # the reader of stdout went away (| head): nothing to flush
