@@ -159,8 +159,11 @@ def test_log_partition_auto_prefers_exact_then_samples_within_the_limit():
     with pytest.raises(ValueError, match="rng"):
         approx.log_partition(grid, "auto", time_limit=0.0)
     est = approx.log_partition(grid, "auto", time_limit=0.0, rng=0)
-    lo, hi = approx.log_partition_bounds(grid, time_limit=0.5)
-    assert lo - 1.0 <= est <= hi + 0.1  # an estimate: above log Z by chance, but not far
+    _, hi = approx.log_partition_bounds(grid, time_limit=0.5)
+    # a limit of 0 s leaves no time for a mini-bucket pass: a few samples of the mean-field
+    # proposal, whose estimate exceeds log Z by log(1 / δ) with probability δ at most
+    # (Markov's inequality, δ = 0.05), and may fall far below it
+    assert -math.inf < est <= hi + math.log(20)
 
 
 def test_zero_partition_is_certified():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 import numpy as np
+import pytest
 from _random_factor_graphs import random_factor_graph
 
 from mrflib.inference.approx import importance as imp
@@ -53,3 +54,26 @@ def test_a_deadline_not_reached_leaves_the_draws_unchanged():
     assert timed.n_samples == free.n_samples == 300
     assert timed.log_partition == free.log_partition
     assert timed.lower == free.lower
+
+
+def test_a_first_pass_past_the_deadline_gives_way_to_mean_field(monkeypatch):
+    """The first mini-bucket pass polls the caller's deadline: on a model whose first pass
+    cannot end in time the default proposal is mean field's, within the time, not a late
+    mini-bucket one."""
+    model, _ = _proposal()
+    with pytest.raises(TimeoutError):
+        imp.wmb_proposal(model, first_limit=0.0)
+    assert imp.default_proposal(model, time_limit=0.0).kind == "mean-field"
+    # without a limit the first pass always ends
+    assert imp.default_proposal(model).kind == "wmb"
+    with pytest.raises(ValueError, match="first_limit"):
+        imp.wmb_proposal(model, first_limit=-1.0)
+
+
+def test_a_deadline_the_first_pass_meets_leaves_the_proposal_unchanged():
+    model, _ = _proposal()
+    free = imp.wmb_proposal(model, ibound=1)
+    timed = imp.wmb_proposal(model, ibound=1, first_limit=1e6)
+    assert timed.log_upper_bound == free.log_upper_bound
+    assert np.array_equal(timed.sample(50, np.random.default_rng(0))[0],
+                          free.sample(50, np.random.default_rng(0))[0])

@@ -22,8 +22,8 @@ Pontil 2009, their Theorem 4, weights scaled by ``U``), and on the lower side Ma
 inequality, ``P(Ẑ ≥ Z / δ') ≤ δ'`` (valid for any proposal). The upper bound is never
 above ``U``, which is certified.
 
-The mean-field proposal, where weighted mini-bucket cannot run (its first pass did not
-end within the proposal's share of the time): the product of naive mean field's marginals
+The mean-field proposal, where weighted mini-bucket cannot run (its first pass would not
+end within the call's time, or its tables would not fit in memory): the product of naive mean field's marginals
 (:mod:`mrflib.inference.approx.mean_field`), each mixed with :data:`DEFENSIVE` of the uniform
 distribution so that no state of positive weight has zero mass. Its weights are not
 bounded, so its lower bound is Markov's and its upper bound the certified
@@ -383,7 +383,8 @@ def _cpt_steps(red: _Reduced) -> list:
 
 def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = None,
                  memory: float | None = None, time_limit: float | None = None,
-                 passes: int = PROPOSAL_PASSES, order: Any = None) -> Proposal:
+                 passes: int = PROPOSAL_PASSES, order: Any = None,
+                 first_limit: float | None = None) -> Proposal:
     """The weighted mini-bucket proposal (see the module notes).
 
     Parameters
@@ -398,22 +399,36 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         while time remains and the run of the lowest bound is kept; otherwise one run at
         ``memory`` (default :data:`mrflib.inference.approx.wmb.DEFAULT_MEMORY`).
     time_limit : float or None, default None
-        Seconds the proposal may take (the first pass of the first run always ends).
+        Seconds the proposal may take, the first pass of the first run excepted (see
+        ``first_limit``).
     passes : int, default :data:`PROPOSAL_PASSES`
         Forward passes of a run at most.
     order : sequence of int or None, default None
         The elimination order (:func:`mrflib.inference.approx.wmb.elimination_order`;
         ``None``: computed).
+    first_limit : float or None, default None
+        Seconds, from the call, by which the first pass of the first run must end (its
+        structure, its unmatched bound and its pass; ``None``: it always ends, so that a
+        proposal exists). A caller with a hard deadline passes it here: a first pass that
+        cannot end by then is abandoned (``TimeoutError``) rather than overrunning it.
 
     Returns
     -------
     Proposal
         Its weights are at most its pass's bound on ``Z``.
+
+    Raises
+    ------
+    TimeoutError
+        When no pass ended in time (only with ``time_limit`` or ``first_limit``).
     """
+    start = time.perf_counter()
     fg, red = _reduced(model)
     check_positive(passes, "passes", integer=True)
     wmb.check_budget(ibound, memory, time_limit)
-    start = time.perf_counter()
+    if first_limit is not None:
+        check_positive(first_limit, "first_limit", allow_zero=True)
+    first_stop = math.inf if first_limit is None else start + first_limit
     order = wmb.checked_order(red, order) or wmb._order(red, fg.n)
     if time_limit is None or ibound is not None or memory is not None:
         budgets = [float(memory or wmb.DEFAULT_MEMORY)]
@@ -425,8 +440,8 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
         t0 = time.perf_counter()
         try:
             last, low, steps, width, exact, done = _wmb_run(
-                fg, red, ibound, budget, order, math.inf if k == 0 else stop_at, stop_at,
-                passes)
+                fg, red, ibound, budget, order, first_stop if k == 0 else stop_at,
+                min(stop_at, first_stop) if k == 0 else stop_at, passes)
         except (wmb._Late, ValueError):  # out of time, or a budget past the memory
             break
         best = min(best, low)
@@ -538,7 +553,9 @@ def default_proposal(model: FactorGraph | BoltzmannMachine, *,
     model : FactorGraph or BoltzmannMachine
         The model, evidence applied.
     time_limit : float or None, default None
-        The whole call's seconds: the proposal takes :data:`PROPOSAL_SHARE` of them.
+        The whole call's seconds: the proposal takes :data:`PROPOSAL_SHARE` of them, except
+        that the first mini-bucket pass may take all of them (``first_limit`` of
+        :func:`wmb_proposal`); the mean-field proposal gets what is left of the share.
     ibound : int or None, default None
         The mini-bucket i-bound (``None``: grown within the time, or the default memory).
     order : sequence of int or None, default None
@@ -550,13 +567,19 @@ def default_proposal(model: FactorGraph | BoltzmannMachine, *,
         :func:`wmb_proposal`'s, or :func:`mean_field_proposal`'s where that runs out of
         time or memory (or, without an ``ibound``, refuses the model).
     """
+    start = time.perf_counter()
     share = None if time_limit is None else time_limit * PROPOSAL_SHARE
     try:
-        return wmb_proposal(model, ibound=ibound, time_limit=share, order=order)
+        # the first pass may use the whole call's time, never more: a mini-bucket proposal
+        # is worth waiting for, but not past the caller's deadline
+        return wmb_proposal(model, ibound=ibound, time_limit=share, order=order,
+                            first_limit=time_limit)
     except (TimeoutError, MemoryError, ValueError) as err:
         if ibound is not None and not isinstance(err, (TimeoutError, MemoryError)):
             raise
-        return mean_field_proposal(model, time_limit=share)
+        left = None if time_limit is None else \
+            min(share, max(start + time_limit - time.perf_counter(), 0.0))
+        return mean_field_proposal(model, time_limit=left)
 
 
 def importance_estimates(model: FactorGraph | BoltzmannMachine, *, rng: Any,
