@@ -23,9 +23,10 @@ inequality, ``P(Ẑ ≥ Z / δ') ≤ δ'`` (valid for any proposal). The upper b
 above ``U``, which is certified.
 
 The mean-field proposal, where weighted mini-bucket cannot run (its first pass would not
-end within the call's time, or its tables would not fit in memory): the product of naive mean field's marginals
-(:mod:`mrflib.inference.approx.mean_field`), each mixed with :data:`DEFENSIVE` of the uniform
-distribution so that no state of positive weight has zero mass. Its weights are not
+end within the call's time, or its tables would not fit in memory): the product of naive
+mean field's marginals (:mod:`mrflib.inference.approx.mean_field`), each mixed with
+:data:`DEFENSIVE` of the uniform distribution so that no state of positive weight has zero
+mass. Its weights are not
 bounded, so its lower bound is Markov's and its upper bound the certified
 ``Σ_k max θ_k + Σ_v log |X_v|``.
 
