@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._newton_kernels import newton_direction
 from mrflib._support._sort_kernels import sort_int64
 
 _BLOCK = 32  # patterns whose outer products are added to the Hessian together
@@ -302,14 +302,7 @@ def _newton(idx, nnz, w, D, l2, tol, max_iter, ridge):  # pragma: no cover - num
     new = np.zeros(D)
     A = np.empty((D, D))
     for it in range(max_iter):
-        for a in range(D):
-            for b in range(D):
-                A[a, b] = -H[a, b]
-            A[a, a] += ridge
-        delta = solve_symmetric(A, g)  # A is symmetric: _evaluate mirrors H's triangle
-        dec = 0.0
-        for a in range(D):
-            dec += g[a] * delta[a]
+        delta, dec = newton_direction(H, g, ridge, A)  # _evaluate mirrors H's triangle
         if dec < 2.0 * tol:
             for a in range(D):
                 th[a] += delta[a]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._newton_kernels import newton_direction
 from mrflib._support._sort_kernels import sort_int64
 
 
@@ -254,19 +254,12 @@ def _newton(clique, l2, tol, max_iter, ridge):
     H2 = np.zeros((d, d))
     work = (np.empty(T), np.empty(S), np.empty(S), np.empty(T), np.empty((T, T)),
             np.empty(d))
+    A = np.empty((d, d))
     ll = _cond_eval(theta, clique, W, l2, g, H, work)
     it = 0
     ok = False
     while it < max_iter:
-        A = np.empty((d, d))
-        for x in range(d):
-            for y in range(d):
-                A[x, y] = -H[x, y]
-            A[x, x] += ridge
-        delta = solve_symmetric(A, g)  # A is symmetric: _cond_eval mirrors H's triangle
-        dec = 0.0
-        for x in range(d):
-            dec += g[x] * delta[x]
+        delta, dec = newton_direction(H, g, ridge, A)  # _cond_eval mirrors H's triangle
         if dec < 2.0 * tol:
             # converged: take the (tiny) last Newton step, whose error is O(dec^2)
             for x in range(d):

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mrflib._support._lapack_kernels import solve_symmetric
+from mrflib._support._newton_kernels import newton_direction
 from mrflib.learning._factor_lap_kernels import _statistics, decode_rest, normalize_scores
 
 #: Newton decrement above which the Hessian is recomputed after every step.
@@ -277,14 +277,7 @@ def _newton(prob, th0, l2, tol, max_iter, ridge):  # pragma: no cover - numba
     last = np.inf
     fresh = True  # H is the Hessian at th
     for it in range(max_iter):
-        for a in range(D):
-            for b in range(D):
-                A[a, b] = -H[a, b]
-            A[a, a] += ridge
-        delta = solve_symmetric(A, g)
-        dec = 0.0
-        for a in range(D):
-            dec += g[a] * delta[a]
+        delta, dec = newton_direction(H, g, ridge, A)
         # a chord step's error is its length times the stale Hessian's relative error, not
         # its square: it stops only once its decrement is _SLOW^2 below the Newton rule's
         if dec < (2.0 * tol if fresh else 2.0 * tol * _SLOW * _SLOW):
