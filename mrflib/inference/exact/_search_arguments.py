@@ -7,6 +7,8 @@ limit, and must refuse them alike: one reading of them serves both.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,8 +17,9 @@ from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_eviden
 
 
 def conditioned_model(model: Any, evidence: Mapping[Any, Any] | None,
-                      time_limit: float | None) -> tuple[FactorGraph, float | None]:
-    """The factor graph of ``model`` given ``evidence``, and ``time_limit`` checked.
+                      time_limit: float | None) -> tuple[FactorGraph, float | None, float]:
+    """The factor graph of ``model`` given ``evidence``, ``time_limit`` checked, and the
+    deadline it sets from the call.
 
     Parameters
     ----------
@@ -29,15 +32,18 @@ def conditioned_model(model: Any, evidence: Mapping[Any, Any] | None,
 
     Returns
     -------
-    tuple of (FactorGraph, float or None)
-        The conditioned factor graph and the time limit (``None`` kept).
+    tuple of (FactorGraph, float or None, float)
+        The conditioned factor graph, the time limit (``None`` kept) and the
+        :func:`time.perf_counter` time it ends (``inf`` without a limit), counted from
+        this call so that reading the model spends the limit too.
 
     Raises
     ------
     ValueError
         When ``time_limit`` is not a positive number, or the evidence does not fit the model.
     """
+    start = time.perf_counter()
     model = as_factor_graph(with_evidence(model, evidence))
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
-    return model, time_limit
+    return model, time_limit, math.inf if time_limit is None else start + time_limit

@@ -334,9 +334,8 @@ def conditioned_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None 
         When the search does not finish within ``time_limit``.
     """
     start = time.perf_counter()
-    model, time_limit = conditioned_model(model, evidence, time_limit)
+    model, _, deadline = conditioned_model(model, evidence, time_limit)
     max_table_entries = check_positive(max_table_entries, "max_table_entries", integer=True)
-    deadline = math.inf if time_limit is None else start + time_limit
     search = _Search(model, int(max_table_entries), deadline)
     depth = sys.getrecursionlimit()
     sys.setrecursionlimit(max(depth, 4 * model.n + 1000))

@@ -205,8 +205,7 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     TimeoutError
         When the count does not finish within ``time_limit``.
     """
-    start = time.perf_counter()
-    model, time_limit = conditioned_model(model, evidence, time_limit)
+    model, time_limit, deadline = conditioned_model(model, evidence, time_limit)
     scale = constraint_scale(model)
     if scale is None:
         raise ValueError("model must be a constraint model (every table one positive value "
@@ -219,7 +218,7 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     else:
         child = Forked(_count, (n_bool, clauses))
         try:
-            got = child.result(wait=max(start + time_limit - time.perf_counter(), 0.0))
+            got = child.result(wait=max(deadline - time.perf_counter(), 0.0))
         finally:
             child.stop()
         if got is None:
