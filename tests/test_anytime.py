@@ -16,7 +16,7 @@ from _random_factor_graphs import colouring
 
 from mrflib import FactorGraph, io
 from mrflib.inference.exact import enumeration as fe
-from mrflib.io import anytime
+from mrflib.io import anytime, anytime_mpe, anytime_pr
 from mrflib.io.solve import main as solve_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,6 +326,39 @@ def _formula(n: int = 14, seed: int = 0, zero: float = -np.inf, graded: bool = F
     return FactorGraph(np.full(n, 2), scopes, tables)
 
 
+#: What the solver says when it starts each exact search over the zeros.
+STARTED = {"model counting": "exact inference by model counting (Ganak) started in process",
+           "conditioning": "exact inference by conditioning (zeros propagated, components "
+                           "cached) started in process"}
+
+
+@pytest.mark.parametrize("kind, conditioning, late, want", [
+    ("constraints", True, False, "model counting"),
+    ("constraints", False, False, "model counting"),
+    ("graded", True, False, "conditioning"),
+    ("graded", False, False, ""),
+    ("no zeros", True, False, ""),
+    ("graded", True, True, "")])
+def test_one_starter_picks_the_exact_search_over_the_zeros(kind, conditioning, late, want):
+    """The ``PR`` starter counts a constraint model, runs the conditioning search on another
+    model with zeros (only where asked: the count alone starts before the plan), and starts
+    nothing on a model without zeros or past the deadline; its line names the search and
+    the child's process."""
+    if kind == "constraints":
+        pytest.importorskip("pyganak")
+    model = _formula(zero=-1.0 if kind == "no zeros" else -np.inf, graded=kind == "graded")
+    lines: list[str] = []
+    deadline = time.perf_counter() + (-1.0 if late else 60.0)
+    child, name = anytime_pr._start_exact_search(model, lines.append, deadline,
+                                                 conditioning=conditioning)
+    try:
+        assert name == want and (child is None) == (not want)
+        assert lines == ([f"{STARTED[want]} {child.pid}"] if want else [])
+    finally:
+        if child is not None:
+            child.stop()
+
+
 @pytest.mark.parametrize("kind", ["constraints", "graded", "no zeros"])
 def test_pr_beyond_the_junction_tree_searches_the_zeros(tmp_path, monkeypatch, capsys,
                                                         kind):
@@ -362,13 +395,14 @@ def test_a_proposal_bound_looser_than_the_trivial_one_is_not_written(tmp_path, m
     model = grid_model(3, 3, 2)
     res = SimpleNamespace(log_partition=-np.inf, log_upper_bound=bound_log10 * np.log(10.0),
                           n_samples=64, proposal="wmb", details={})
-    monkeypatch.setattr(anytime, "importance_estimates", lambda *a, **k: iter([res]))
+    monkeypatch.setattr(anytime_pr, "importance_estimates", lambda *a, **k: iter([res]))
     out = tmp_path / "m.PR"
     answers = anytime.AnswerFile(out, "PR", model)
     answers.add(anytime.trivial_answer(model, "PR"))
     lines: list[str] = []
-    anytime._estimate_pr(model, SimpleNamespace(seed=0, out=out), answers, lines.append,
-                         time.perf_counter() + 60.0, None)
+    anytime_pr._estimate_pr(model, SimpleNamespace(seed=0, out=out), answers, lines.append,
+                            time.perf_counter() + 60.0, anytime.trivial_answer(model, "PR"),
+                            None)
     assert len(answers.values) == (2 if written else 1)
     assert ("not written" in lines[-1]) != written
 
@@ -381,7 +415,7 @@ def test_mpe_with_evidence_proven_on_the_reduced_parts(tmp_path, monkeypatch, ca
     probable state, proven so."""
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
-    monkeypatch.setattr(anytime, "exact_parts", lambda red, seconds=None: None)
+    monkeypatch.setattr(anytime_mpe, "exact_parts", lambda red, seconds=None: None)
     model = colouring(3, 4, seed)
     evidence = {0: 0, 5: 1}
     io.write_uai(model, tmp_path / "m.uai")

@@ -20,7 +20,7 @@ import pytest
 from mrflib import FactorGraph, io
 from mrflib.inference import approx
 from mrflib.inference.exact import enumeration as fe
-from mrflib.io import anytime
+from mrflib.io import anytime, anytime_mpe
 from mrflib.io import solve as solve_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_every_method_offered_answers(small, tmp_path, monkeypatch, capsys, task
     except for "exact", which is that child), and the same seed gives the same file."""
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
-    monkeypatch.setattr(anytime, "EXACT_PARTS_SHARE", 0.0)  # nor MPE's reduced max-product
+    monkeypatch.setattr(anytime_mpe, "EXACT_PARTS_SHARE", 0.0)  # nor MPE's reduced max-product
     model, path = small
     files = []
     sampler = method in ("gibbs", "smci")

@@ -11,8 +11,8 @@ import pytest
 from mrflib import FactorGraph, learning
 from mrflib.inference.sampling import chains
 from mrflib.learning import _factor_lap_kernels as flk
+from mrflib.learning import _lap_warm_start, potentials, table_learners
 from mrflib.learning import _pairwise_lap_kernels as plk
-from mrflib.learning import potentials, table_learners
 from mrflib.models import lattices
 
 TOL = 1e-12  # the Newton tolerance of learning.fit's LAP
@@ -207,10 +207,10 @@ def test_a_fit_from_any_start_reaches_the_same_maximiser(name):
     zero = _pairwise_fits(packed, K, l2)
     rng = np.random.default_rng(4)
     far = _pairwise_fits(packed, K, l2, init=rng.normal(0, 0.5, d_ptr[K]))
-    warm = {model.scopes[k][0]: table_learners._warm_terms(st, zero[0][d_ptr[i]:d_ptr[i + 1]])
+    warm = {model.scopes[k][0]: _lap_warm_start.warm_terms(st, zero[0][d_ptr[i]:d_ptr[i + 1]])
             for i, (k, st) in enumerate(zip(ks, structs)) if len(model.scopes[k]) == 1}
     near = _pairwise_fits(packed, K, l2, init=np.concatenate(
-        [np.zeros(0)] + [table_learners._warm_start(st, warm) for st in structs]))
+        [np.zeros(0)] + [_lap_warm_start.warm_start(st, warm) for st in structs]))
     for other in (far, near):
         assert other[2].all()
         np.testing.assert_allclose(other[0], zero[0], rtol=0, atol=ATOL)
@@ -227,9 +227,9 @@ def test_the_warm_start_reads_the_one_variable_factors_fits():
           for k in range(len(model.scopes))}
     edge = model.scopes.index((0, 1))
     rng = np.random.default_rng(0)
-    warm = {v: table_learners._warm_terms(st[v], rng.normal(size=st[v]["D"]))
+    warm = {v: _lap_warm_start.warm_terms(st[v], rng.normal(size=st[v]["D"]))
             for v in (0, 1)}
-    start = table_learners._warm_start(st[edge], warm)
+    start = _lap_warm_start.warm_start(st[edge], warm)
     for t, B in enumerate(st[edge]["terms"]):
         got = start[st[edge]["off"][t]:st[edge]["off"][t + 1]]
         seen = [warm[v][B] for v in (0, 1) if B in warm[v]]
@@ -316,3 +316,26 @@ def test_a_mixed_model_in_processes_gives_the_bits_of_one_process():
     assert one.converged and two.converged
     for a, b in zip(one.model.log_tables, two.model.log_tables):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["potts-q2", "random-mixed"])
+def test_every_lap_chunk_takes_the_warm_terms(name):
+    """Both chunk functions are called alike, with the one-variable factors' warm terms:
+    the numpy reference, which fits every factor from zero (the reference of the fits
+    themselves), takes them and gives the same results as without them."""
+    model, data, l2 = _case(name)
+    owned: dict[int, list] = {}
+    for B, k in potentials.clique_owners(model.scopes).items():
+        owned.setdefault(k, []).append(B)
+    jobs = sorted(owned.items())
+    args = (data, np.asarray(model.cardinalities), model.scopes, "reference", l2, TOL, 100)
+    warm = {model.scopes[k][0]: terms
+            for k, _, _, _, terms in table_learners._lap_chunk(*args, jobs)
+            if terms is not None}
+    assert warm
+    cold = table_learners._lap_chunk_numpy(*args, jobs)
+    hot = table_learners._lap_chunk_numpy(*args, jobs, warm=warm)
+    for (k, a, it, ok), (k0, b, it0, ok0) in zip(cold, hot):
+        assert (k, it, ok) == (k0, it0, ok0) and a.keys() == b.keys()
+        for B in a:
+            assert np.array_equal(a[B], b[B])

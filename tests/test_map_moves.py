@@ -12,7 +12,7 @@ from _random_factor_graphs import colouring, zeroed_model
 
 from mrflib import FactorGraph, io
 from mrflib.inference.approx import map_moves, map_reduction, map_search
-from mrflib.io import anytime
+from mrflib.io import anytime, anytime_mpe
 from mrflib.io import solve as solve_cli
 from mrflib.models.factor_graph import all_states
 
@@ -202,7 +202,7 @@ def test_solve_mpe_answers_on_reduced_parts_only_improve(tmp_path, monkeypatch, 
     written has positive weight and a log-weight strictly above the one before."""
     monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
-    monkeypatch.setattr(anytime, "EXACT_PARTS_SHARE", 0.0)
+    monkeypatch.setattr(anytime_mpe, "EXACT_PARTS_SHARE", 0.0)
     model = colouring(8, 8, seed=3).condition({0: 0, 63: 1})
     path = tmp_path / "m.uai"
     io.write_uai(model, path)

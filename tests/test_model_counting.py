@@ -13,6 +13,7 @@ from _random_factor_graphs import zeroed_model
 
 from mrflib import FactorGraph
 from mrflib.inference.exact import enumeration, model_counting
+from mrflib.inference.exact.conditioning import conditioned_log_partition
 
 pytest.importorskip("pyganak")
 
@@ -112,3 +113,26 @@ def test_a_count_past_its_limit_is_a_timeout():
     model = FactorGraph(np.full(n, 2), scopes, tables)
     with pytest.raises(TimeoutError, match="did not finish within"):
         model_counting.counted_log_partition(model, time_limit=1e-9)
+
+
+@pytest.mark.parametrize("time_limit", [0.0, -1.0, math.nan])
+def test_the_count_and_the_conditioning_search_refuse_a_bad_limit_alike(time_limit):
+    """The model count and the conditioning search read their model, evidence and time
+    limit the same way: one refusal, word for word, of a limit that is not positive."""
+    model = _constraint(zeroed_model(4), np.random.default_rng(2))
+    said = []
+    for search in (model_counting.counted_log_partition, conditioned_log_partition):
+        with pytest.raises(ValueError, match="time_limit") as err:
+            search(model, evidence={0: 1}, time_limit=time_limit)
+        said.append(str(err.value))
+    assert said[0] == said[1]
+
+
+def test_the_count_and_the_conditioning_search_condition_alike():
+    """Given evidence, both answer ``log Z`` of the same conditioned model."""
+    model = _constraint(zeroed_model(5), np.random.default_rng(3))
+    evidence = {1: 0, 3: 1}
+    want = enumeration.log_partition(model.condition(evidence))
+    assert _same(model_counting.counted_log_partition(model, evidence=evidence), want)
+    assert _same(conditioned_log_partition(model, evidence=evidence,
+                                           time_limit=60.0).log_partition, want)

@@ -46,3 +46,14 @@ def test_a_renamed_argument_warns_names_the_new_one_and_refuses_both():
         assert f(bm=3, k=2) == (3, 2)
     with pytest.raises(TypeError, match="both model= and its deprecated name bm="):
         f(model=1, bm=2)
+
+
+@pytest.mark.parametrize("name", ["mrflib.learning.table_learners", "mrflib.io.anytime"])
+def test_a_module_split_by_idea_stays_under_the_house_limit(name):
+    """The learners of factor tables and the anytime solver keep to the house limit of 800
+    lines a module: the warm start of LAP's fits and the ``PR`` and ``MPE`` parts of the
+    solver are modules of their own."""
+    from pathlib import Path
+
+    path = Path(importlib.import_module(name).__file__)
+    assert len(path.read_text().splitlines()) <= 800, name

@@ -24,7 +24,7 @@ The UAI competitions let a solver write improving answers one after another, eac
    ``pyganak`` is installed, otherwise the conditioning search of
    :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates
    the zeros, splits and caches components; either finishes exactly by the deadline or is
-   stopped), and meanwhile writes approximate answers of
+   stopped; :mod:`mrflib.io.anytime_pr`), and meanwhile writes approximate answers of
    ``args.method``: for ``PR`` by
    default (``"importance"``) importance sampling estimates of ``log Z`` with the weighted
    mini-bucket proposal (:func:`mrflib.inference.approx.importance.importance_estimates`,
@@ -38,16 +38,18 @@ The UAI competitions let a solver write improving answers one after another, eac
    written when its log-weight beats the last answer's) with a small table budget first,
    then larger budgets while the next run is expected to end in time (for ``MPE`` where
    the evidence fixes variables, the model is instead reduced for MAP, the best answer
-   improved by the propagated moves of its parts for :data:`MOVES_SHARE` of the time,
+   improved by the propagated moves of its parts for
+   :data:`~mrflib.io.anytime_mpe.MOVES_SHARE` of the time,
    :func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`, and each part
    solved by a branch and bound over the part reparameterized by its dual bound for
-   :data:`DUAL_PARTS_SHARE` of the time left,
+   :data:`~mrflib.io.anytime_mpe.DUAL_PARTS_SHARE` of the time left,
    :func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`, which proves
    its answer optimal when every part's search ends; elsewhere half the
    time left after the runs goes to a branch and bound over the last run's mini-buckets,
    :func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, which proves its answer
    optimal when it ends, and the rest to local search with perturbations of the best
-   answer, or to propagated moves on the reduced parts, seeded with ``args.seed``);
+   answer, or to propagated moves on the reduced parts, seeded with ``args.seed``;
+   :mod:`mrflib.io.anytime_mpe`);
    ``"exact"``, the exact child alone, started even when hopeless;
    or a method of ``mrflib.inference.approx`` (``MAR``), with
    ``rng=args.seed``, in a second forked child, since neither the exact engine nor a
@@ -87,31 +89,25 @@ import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
-from mrflib.inference.approx.importance import importance_estimates, importance_sampling
-from mrflib.inference.approx.map_reduction import (
-    MapReduction,
-    dual_branch_and_bound_parts,
-    exact_parts,
-    propagated_moves_parts,
-    reduce_map,
-)
-from mrflib.inference.approx.map_search import feasible_state, local_search
-from mrflib.inference.approx.max_mini_bucket import (
-    bound_meets,
-    branch_and_bound,
-    growing_max_mini_bucket,
-    trivial_upper_bound,
-)
+from mrflib.inference.approx.importance import importance_sampling
+from mrflib.inference.approx.max_mini_bucket import bound_meets, trivial_upper_bound
 from mrflib.inference.approx.wmb import (
     WMBResult,
     elimination_order,
     growing_passes,
     weighted_mini_bucket,
 )
-from mrflib.inference.exact import model_counting
-from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.inference.exact.elimination import _observed, plan
 from mrflib.io import uai as io
+from mrflib.io.anytime_mpe import (
+    _NO_STATE,
+    _approximate_mpe,
+    _improved,
+    _load_search_kernels,
+    _proves_zero,
+    _stop_optimal,
+)
+from mrflib.io.anytime_pr import _estimate_pr, _start_exact_search
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
@@ -129,9 +125,6 @@ MARGIN_SECONDS = 0.3
 MARGIN_SHARE = 0.05
 #: Samples of :func:`approximate_answer`'s ``"importance"`` without a time limit.
 IMPORTANCE_SAMPLES = 10000
-#: Scheduling niceness of the exact searches over the zeros (``PR``: conditioning, model
-#: counting) in their children, above the parent's.
-CONDITIONING_NICENESS = 10
 #: Seconds the first ``MPE`` answer may search for a state of positive weight (it does one
 #: chunk of search however late it is) before the trivial answer is written instead.
 FIRST_ANSWER_SECONDS = 1.0
@@ -409,33 +402,6 @@ def _from_wmb(res: WMBResult, task: str) -> Approximate:
     return Approximate(value, how, res.ibound)
 
 
-#: How :func:`_improved` names a model whose search proved ``Z = 0``.
-_NO_STATE = "the model has no state of positive weight"
-
-
-def _left(stop: float) -> float | None:
-    """Seconds until the :func:`time.perf_counter` time ``stop`` (``None``: no limit)."""
-    return None if stop == math.inf else max(stop - time.perf_counter(), 0.0)
-
-
-def _improved(model: FactorGraph, x: np.ndarray | None, stop: float
-              ) -> tuple[np.ndarray | None, str]:
-    """A state of positive weight (``x``'s values tried first, where given) improved by
-    local search, the search ending by the :func:`time.perf_counter` time ``stop``, and
-    how; ``x`` itself when the search does not end in time or proves ``Z = 0``."""
-    try:
-        y = feasible_state(model, start=x, deadline=_left(stop))
-    except TimeoutError:
-        return x, "not repaired: the search for a state of positive weight ran out of time"
-    if y is None:
-        return x, _NO_STATE
-    if x is None:
-        how = "found by search"
-    else:
-        how = "kept" if np.array_equal(x, y) else "repaired to positive weight"
-    return local_search(model, y, deadline=_left(stop)).state, how + ", improved by local search"
-
-
 def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximate:
     """The ``MPE`` answer of a weighted mini-bucket result: its decoding, improved
     (:func:`_improved`). The bound is on ``log Z``, and so on the MAP log-weight too
@@ -445,16 +411,6 @@ def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximat
     return Approximate(x, f"weighted mini-bucket decoding (i-bound {res.ibound}, "
                           f"{res.iterations} {passes}; its bound log Z <= {res.log_upper:.6g} "
                           f"bounds the MAP log-weight too), {how}", res.ibound)
-
-
-def _load_search_kernels() -> None:
-    """Load the compiled kernels of the search and the local search (from numba's cache,
-    or compiled) on a model of two variables, so that :data:`FIRST_ANSWER_SECONDS` is
-    spent searching: loading them takes about half a second on an idle machine and
-    several on a loaded one, which left the first search no time at all."""
-    tiny = FactorGraph(np.array([2, 2]), [(0, 1)],
-                       [np.array([[-np.inf, 0.0], [0.0, -np.inf]])])
-    local_search(tiny, feasible_state(tiny, start=np.array([0, 0])))
 
 
 def _first_answer(model: FactorGraph, task: str, stop: float) -> tuple[Any, str]:
@@ -624,25 +580,9 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
         _zero_partition(answers, args, say, str(err))
 
 
-def _stop_optimal(answers: AnswerFile, say: Any) -> bool:
-    """Whether the last ``MPE`` answer is proven optimal (its log-weight meets the upper
-    bound), said on ``say``: nothing can improve it, so the solver stops."""
-    if answers.task != "MPE" or not answers.optimal():
-        return False
-    say(f"optimal: the log-weight {answers.log_weight:.10g} meets the upper bound "
-        f"{answers.upper:.10g}; stopped")
-    return True
-
-
 def _exact_bound(model: FactorGraph, task: str, value: Any) -> float | None:
     """The upper bound an exact ``MPE`` answer proves: its own log-weight."""
     return float(model.log_weight(value)) if task == "MPE" else None
-
-
-def _proves_zero(reason: str) -> bool:
-    """Whether an engine's refusal is its proof that ``Z = 0`` (the engines' messages say
-    "Z = 0"; a refusal for memory or time is no such proof)."""
-    return "Z = 0" in reason
 
 
 def _zero_partition(answers: AnswerFile, args: Any, say: Any, reason: str) -> None:
@@ -664,137 +604,66 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
              solve: Any) -> None:
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
     answers while the exact computation runs in a forked child, whose answer, when it comes
-    in time, is written last."""
+    in time, is written last. Every child started is stopped on the way out."""
     # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
     # order (seconds on a Promedas network) is not used: it is made later where needed
     reduced_mpe = args.task == "MPE" and bool(_observed(model))
-    # a constraint model is counted from the start: the plan alone can take seconds on one
-    # (an order search over thousands of clauses), and the count is its likeliest answer
-    counting = (_start_counting(model, say, deadline)
-                if args.task == "PR" and args.method == "importance" else None)
-    try:
-        _improve_planned(model, args, answers, say, deadline, solve, reduced_mpe, counting)
-    finally:
-        if counting is not None:
-            counting.stop()
-
-
-def _improve_planned(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
-                     deadline: float, solve: Any, reduced_mpe: bool,
-                     counting: Forked | None) -> None:
-    """:func:`_improve` once the model count (``counting``, ``PR`` on a constraint model)
-    runs: the plan, then the exact answer at once or the approximate answers."""
-    order, est = _plan(model, say, barren=args.task == "PR",
-                       mini_bucket=(args.task != "PR" or args.method == "wmb")
-                       and not reduced_mpe)
-    left = deadline - time.perf_counter()
-    if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
-        value = solve(model, args.task)
-        answers.offer(value, "exact", say, bound=_exact_bound(model, args.task, value))
-        _stop_optimal(answers, say)
-        return
-    # "exact" asks for the exact computation alone, hopeless or not: it runs in the child,
-    # where the deadline can stop it (the engine itself cannot be interrupted)
-    child = None
-    try:
-        # a signal that comes between the fork and the line naming the child waits for the
-        # line: whoever watches the output sees every child that was started
+    sampled_pr = args.task == "PR" and args.method == "importance"
+    with contextlib.ExitStack() as children:
+        # a constraint model is counted from the start: the plan alone can take seconds on
+        # one (an order search over thousands of clauses), and the count is its likeliest
+        # answer
+        cond, cond_name = (_start_exact_search(model, say, deadline, conditioning=False)
+                           if sampled_pr else (None, ""))
+        if cond is not None:
+            children.callback(cond.stop)
+        order, est = _plan(model, say, barren=args.task == "PR",
+                           mini_bucket=(args.task != "PR" or args.method == "wmb")
+                           and not reduced_mpe)
+        left = deadline - time.perf_counter()
+        if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
+            value = solve(model, args.task)
+            answers.offer(value, "exact", say, bound=_exact_bound(model, args.task, value))
+            _stop_optimal(answers, say)
+            return
+        # "exact" asks for the exact computation alone, hopeless or not: it runs in the
+        # child, where the deadline can stop it (the engine itself cannot be interrupted)
+        child = None
         if args.method == "exact" or est <= HOPELESS_FACTOR * max(left, 0.0):
+            # a signal that comes between the fork and the line naming the child waits for
+            # the line: whoever watches the output sees every child that was started
             with deferred():
                 child = Forked(solve, (model, args.task))
+                children.callback(child.stop)
                 say(f"exact inference started in process {child.pid}")
-        if args.method == "importance" and args.task == "PR":
-            # where the junction tree is not expected in time, zeros may still let
-            # conditioning finish exactly
-            cond, cond_name = counting, "model counting"
-            if cond is None:
-                cond, cond_name = (_start_conditioning(model, say, deadline) if est > left
-                                   else (None, ""))
-            try:
-                _estimate_pr(model, args, answers, say, deadline, child, cond)
-                _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
-                        cond, cond_name)
-            finally:
+        if sampled_pr:
+            if cond is None and est > left:
+                # where the junction tree is not expected in time, zeros may still let
+                # conditioning finish exactly
+                cond, cond_name = _start_exact_search(model, say, deadline)
                 if cond is not None:
-                    cond.stop()
+                    children.callback(cond.stop)
+            _estimate_pr(model, args, answers, say, deadline, trivial_answer(model, "PR"),
+                         child, cond)
+            _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
+                    cond, cond_name)
         elif args.method == "wmb":
             if args.task == "MPE":
                 if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
-                    return  # proven optimal: the exact child is stopped below
+                    return  # proven optimal: the exact child is stopped on the way out
             else:
                 _approximate(model, args, answers, say, deadline, child, order)
             _finish([child] if child else [], child, args, answers, say, deadline)
         elif args.method == "exact":
             _finish([child], child, args, answers, say, deadline)
         else:
-            helper = None
-            try:
-                with deferred():
-                    helper = Forked(_method_answer, (model, args.task, args.method,
-                                                     max(deadline - time.perf_counter(), 0.0),
-                                                     args.seed))
-                    say(f"{args.method} started in process {helper.pid}")
-                _finish([c for c in (child, helper) if c], child, args, answers, say, deadline)
-            finally:
-                if helper is not None:
-                    helper.stop()
-    finally:
-        if child is not None:
-            child.stop()
-
-
-def _has_zeros(model: FactorGraph) -> bool:
-    """Whether some table of ``model`` with a scope holds a zero (``-inf``)."""
-    return any(bool(np.isneginf(t).any()) for s, t in zip(model.scopes, model.log_tables) if s)
-
-
-def _start_counting(model: FactorGraph, say: Any, deadline: float) -> Forked | None:
-    """The exact model count
-    (:func:`mrflib.inference.exact.model_counting.counted_log_partition`) in a forked child,
-    when the model is a constraint model (every table one positive value where it is not
-    zero) with zeros and the counter is installed; ``None`` otherwise."""
-    if (deadline <= time.perf_counter() or not _has_zeros(model)
-            or model_counting.constraint_scale(model) is None
-            or not model_counting.available()):
-        return None
-    with deferred():
-        child = Forked(_counted_pr, (model,))
-        say(f"exact inference by model counting (Ganak) started in process {child.pid}")
-    return child
-
-
-def _start_conditioning(model: FactorGraph, say: Any, deadline: float
-                        ) -> tuple[Forked | None, str]:
-    """The conditioning search
-    (:func:`mrflib.inference.exact.conditioning.conditioned_log_partition`) in a forked
-    child until the deadline, when the model has zeros to propagate, and its name;
-    ``(None, "")`` otherwise."""
-    left = deadline - time.perf_counter()
-    if left <= 0 or not _has_zeros(model):
-        return None, ""
-    with deferred():
-        cond = Forked(_conditioned_pr, (model, left))
-        say("exact inference by conditioning (zeros propagated, components cached) started "
-            f"in process {cond.pid}")
-    return cond, "conditioning"
-
-
-def _conditioned_pr(model: FactorGraph, left: float
-                    ) -> float:  # pragma: no cover - runs in a forked child
-    # the search finishes only on some models; the sampling in the parent answers all of
-    # them, so on a busy machine the search takes only the processor time left over
-    with contextlib.suppress(OSError):
-        os.nice(CONDITIONING_NICENESS)
-    return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
-
-
-def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a forked child
-    # the count finishes only on some models, the parent's certified bound is an answer on
-    # all of them, and its proposal cannot be interrupted: on a busy machine the count
-    # takes only the processor time left over, so the limit holds
-    with contextlib.suppress(OSError):
-        os.nice(CONDITIONING_NICENESS)
-    return model_counting.counted_log_partition(model) / math.log(10.0)
+            with deferred():
+                helper = Forked(_method_answer, (model, args.task, args.method,
+                                                 max(deadline - time.perf_counter(), 0.0),
+                                                 args.seed))
+                children.callback(helper.stop)
+                say(f"{args.method} started in process {helper.pid}")
+            _finish([c for c in (child, helper) if c], child, args, answers, say, deadline)
 
 
 def _method_answer(model: FactorGraph, task: str, method: str, left: float, seed: int
@@ -833,71 +702,6 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
              else f"{args.method}") + " did not finish in time; stopped")
 
 
-#: Seconds between two importance sampling answers (the last estimate is written at the end).
-ESTIMATE_SECONDS = 1.0
-
-
-def _estimate_pr(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
-                 deadline: float, child: Forked | None, cond: Forked | None = None) -> None:
-    """``PR`` answers of importance sampling with the weighted mini-bucket proposal
-    (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``): the
-    estimate of the latest batch, with its bounds on stderr, at most every
-    :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
-    answer, or the conditioning search's ``cond``). Before any sample of positive weight
-    the proposal's certified upper bound is written where it is below the trivial answer's
-    (:func:`trivial_answer`, also a certified bound: the mini-buckets' bound on the model
-    after evidence and pruning can be the looser of the two). A bound of ``-inf`` proves
-    ``Z = 0``."""
-    left = deadline - time.perf_counter()
-    if left <= 0:
-        return
-    ln10 = math.log(10.0)
-    trivial = trivial_answer(model, "PR")
-    bound_written, last_write, pending = False, -math.inf, None
-
-    def write(res: Any) -> None:
-        proposal = (f"{res.proposal} proposal" + (f", i-bound {res.ibound}"
-                                                  if res.ibound is not None else ""))
-        bounds = (f"log10 Z in [{res.lower / ln10:.6g}, {res.upper / ln10:.6g}] with "
-                  f"probability {1.0 - res.delta:g}, certified log10 Z <= "
-                  f"{res.log_upper_bound / ln10:.6g}")
-        answers.add(res.log_partition / ln10)
-        say(f"answer {len(answers.values)}: importance sampling ({proposal}, "
-            f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
-            f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
-
-    # the proposal orders the model left after barren pruning itself: not ``order``
-    for res in importance_estimates(model, rng=args.seed, time_limit=left):
-        if not res.log_upper_bound > -math.inf:
-            raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
-                             "-inf)")
-        if res.details.get("exact"):
-            answers.add(res.log_partition / ln10)
-            say(f"answer {len(answers.values)}: weighted mini-bucket without splitting a "
-                f"bucket (i-bound {res.ibound}): exact; wrote {args.out}")
-            return
-        if res.log_partition > -math.inf:
-            pending = res
-            if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
-                write(res)
-                last_write, pending = time.perf_counter(), None
-        elif not bound_written:
-            bound_written = True
-            bound = res.log_upper_bound / ln10
-            if bound < trivial:
-                answers.add(bound)
-                say(f"answer {len(answers.values)}: the certified upper bound of the "
-                    f"{res.proposal} proposal (no sample of positive weight yet in "
-                    f"{res.n_samples}); certified log10 Z <= {bound:.6g}; wrote {args.out}")
-            else:
-                say(f"the {res.proposal} proposal's certified bound log10 Z <= {bound:.6g} "
-                    f"is no tighter than the trivial bound {trivial:.6g}: not written")
-        if any(c is not None and c.done() for c in (child, cond)):
-            break
-    if pending is not None:
-        write(pending)
-
-
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                  deadline: float, child: Forked | None, order: list[int]) -> None:
     """Weighted mini-bucket answers of growing budgets
@@ -933,234 +737,3 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
             raise
         say(f"weighted mini-bucket stopped: {' '.join(str(err).split())}")
 
-
-def _approximate_mpe(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                     child: Forked | None, order: list[int] | None, seed: Any = 0
-                     ) -> bool:
-    """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
-    (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
-    optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
-    dual bound (:func:`_dual_parts`); elsewhere answers of max mini-bucket runs of growing
-    budgets
-    (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
-    repaired and improved (:func:`_improved`), offered with the run's upper bound on the
-    MAP log-weight, until the runs end, the exact child has answered, or an answer meets
-    the bound (``True``: proven optimal, nothing left to do); then half the time left goes
-    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``; on the
-    reduced parts where the reduction fixed variables)."""
-    left = deadline - time.perf_counter()
-    if left <= 0:
-        return False
-    red = _reduced(model, answers, say, deadline)
-    if red is None:
-        return True
-    if red is not False and red.fixed:
-        # the deterministic tables the evidence makes binding block one-variable moves;
-        # the propagated moves of the reduced parts find far better states than the
-        # mini-buckets' decodings there, so they come first
-        _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
-               * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
-               fresh=True)
-        if _stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
-            return True
-        # the mini-buckets of the whole model bound far above the parts' dual bound
-        # there, and their decodings repaired are far below the moves' states: the time
-        # left goes to the moves
-    else:
-        if order is None:
-            order = elimination_order(model)[0]
-        memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
-        if memory is None:
-            return True
-        if memory and (child is None or not child.done()):
-            if _branch_and_bound(model, answers, say, deadline, order, memory):
-                return True
-    if child is None or not child.done():
-        # where evidence or zeros fixed variables, the deterministic tables they make
-        # binding block one-variable moves of the model: the rounds move the reduced parts
-        _perturbed(model, answers, say, deadline, child, seed,
-                   red if red is not False and red.fixed else None)
-    return _stop_optimal(answers, say)
-
-
-#: Share of the time left that the reduction for MAP may take.
-REDUCTION_SHARE = 0.2
-#: Share of the time left that the max-product elimination of the reduced parts may take.
-EXACT_PARTS_SHARE = 0.5
-
-
-def _reduced(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float
-             ) -> MapReduction | bool | None:
-    """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`):
-    ``None`` when its parts were solved exactly (the answer written is optimal), ``False``
-    when the model has no evidence (no variable fixed) or the reduction did not fit in
-    memory or in :data:`REDUCTION_SHARE` of the time left; a proof of ``Z = 0`` raises."""
-    if not _observed(model):
-        # without evidence nothing is fixed to propagate, and on large models the
-        # reduction takes seconds of the limit (a loaded machine multiplies them)
-        return False
-    try:
-        red = reduce_map(model, deadline=(deadline - time.perf_counter()) * REDUCTION_SHARE)
-    except MemoryError:
-        say("the reduction for MAP did not fit in memory; skipped")
-        return False
-    except TimeoutError:
-        say("the reduction for MAP did not end in its share of the time; skipped")
-        return False
-    if red.infeasible:
-        raise ValueError("the model has Z = 0 (the zeros' propagation emptied a domain)")
-    left = (deadline - time.perf_counter()) * EXACT_PARTS_SHARE
-    x = exact_parts(red, left) if left > 0 else None
-    sizes = sorted((p.n for p in red.parts), reverse=True)
-    what = (f"{red.fixed} variables fixed, {red.eliminated} eliminated, {len(sizes)} parts "
-            f"left (largest {sizes[0] if sizes else 0} variables)")
-    if x is None:
-        say(f"reduced for MAP: {what}; too wide for exact max-product in the time")
-        return red
-    answers.offer(x, f"max-product on the reduced model ({what})", say,
-                  bound=float(model.log_weight(x)))
-    return None if _stop_optimal(answers, say) else red
-
-
-#: Share of the time left after the first propagated moves that the dual bound and the
-#: branch and bound of the reduced parts may take.
-DUAL_PARTS_SHARE = 0.8
-
-
-def _dual_parts(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                red: MapReduction) -> bool:
-    """The reduced parts solved by branch and bound over their models reparameterized by
-    the dual bound (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`)
-    for :data:`DUAL_PARTS_SHARE` of the time left, from the last answer; ``True`` when its
-    answer is proven optimal."""
-    left = (deadline - time.perf_counter()) * DUAL_PARTS_SHARE
-    if left <= 0 or not answers.log_weight > -math.inf:
-        return False
-    how = "branch and bound on the reduced parts reparameterized by the dual bound"
-
-    def better(x: np.ndarray, value: float) -> None:
-        if float(model.log_weight(x)) > answers.log_weight:
-            answers.offer(x, how, say)
-
-    r = dual_branch_and_bound_parts(red, answers.values[-1], deadline=left, report=better)
-    if float(model.log_weight(r.state)) > answers.log_weight:
-        answers.offer(r.state, how, say)
-    answers.upper = min(answers.upper, r.upper_bound)
-    if r.optimal:
-        answers.upper = min(answers.upper, max(answers.log_weight, r.log_weight))
-    say(f"{how}: upper bound {r.upper_bound:.10g}" + (", every part's search ended"
-                                                      if r.optimal else ""))
-    return _stop_optimal(answers, say)
-
-
-#: Share of the time left after the mini-buckets that the branch and bound may take.
-BRANCH_AND_BOUND_SHARE = 0.5
-
-
-def _branch_and_bound(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                      order: list[int], memory: float) -> bool:
-    """Branch and bound above the last answer's log-weight
-    (:func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, the mini-buckets of
-    ``memory`` bytes) for :data:`BRANCH_AND_BOUND_SHARE` of the time left; a search that
-    ends proves its best state (or the last answer) optimal (``True``)."""
-    left = (deadline - time.perf_counter()) * BRANCH_AND_BOUND_SHARE
-    if left <= 0 or not answers.log_weight > -math.inf:
-        return False
-    r = branch_and_bound(model, memory=memory, order=order, deadline=left,
-                         lower=answers.log_weight)
-    how = f"branch and bound (i-bound {r.ibound}, {r.nodes} nodes)"
-    if r.state is not None:
-        answers.offer(r.state, how, say, bound=math.inf if not r.complete else
-                      max(r.log_weight, answers.log_weight))
-    elif r.complete:
-        answers.upper = min(answers.upper, answers.log_weight)
-        say(f"{how}: no state weighs more than the last answer")
-    else:
-        say(f"{how}: nothing better found in {left:.3g} s")
-    return _stop_optimal(answers, say)
-
-
-#: Seconds of each round of perturbations between two looks at the exact child.
-PERTURB_ROUND_SECONDS = 1.0
-
-
-def _perturbed(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-               child: Forked | None, seed: Any, red: MapReduction | None = None) -> None:
-    """Local search with perturbations of the last answer
-    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
-    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
-    round's better state offered; on the parts of ``red`` where given, the propagated moves
-    of :func:`_moves` instead, in rounds of :data:`MOVES_ROUND_SECONDS`."""
-    if not answers.values or not answers.log_weight > -math.inf:
-        return
-    rng = np.random.default_rng(seed)
-    while time.perf_counter() < deadline and (child is None or not child.done()):
-        if red is not None:
-            _moves(model, answers, say, min(deadline, time.perf_counter()
-                                            + MOVES_ROUND_SECONDS), red, rng)
-            continue
-        left = max(min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter()), 0.0)
-        r = local_search(model, answers.values[-1], deadline=left,
-                         perturbations=10**9, rng=rng)
-        if r.log_weight > answers.log_weight:
-            answers.offer(r.state, f"local search with perturbations ({r.perturbations} "
-                                   f"in this round, {r.improvements} improving)", say)
-
-
-#: Share of the time left after the reduction that the first propagated moves take (their
-#: first answers come within a second; the dual bound and the branch and bound, which prove
-#: optimality, need the rest).
-MOVES_SHARE = 0.15
-#: Seconds of each round of propagated moves between two looks at the exact child.
-MOVES_ROUND_SECONDS = 4.0
-
-
-def _moves(model: FactorGraph, answers: AnswerFile, say: Any, stop: float,
-           red: MapReduction, rng: np.random.Generator, fresh: bool = False) -> None:
-    """The iterated local search of propagated moves on the reduced parts
-    (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`) from the last
-    answer (``fresh``: from each part's state by score, found by search) until the
-    :func:`time.perf_counter` time ``stop``, each state better than the last answer
-    offered as soon as it is found."""
-    left = stop - time.perf_counter()
-    if left <= 0 or not answers.values or (not fresh and not answers.log_weight > -math.inf):
-        return
-
-    def better(x: np.ndarray, value: float) -> None:
-        # the parts' sum may round apart from the model's log-weight, which the file keeps
-        if float(model.log_weight(x)) > answers.log_weight:
-            answers.offer(x, "propagated moves on the reduced parts", say)
-
-    x = propagated_moves_parts(red, None if fresh else answers.values[-1], deadline=left,
-                               rng=rng, report=better)
-    better(x, math.nan)
-
-
-def _mini_bucket_answers(model: FactorGraph, answers: AnswerFile, say: Any, deadline: float,
-                         child: Forked | None, order: list[int]) -> float | None:
-    """The max mini-bucket answers of :func:`_approximate_mpe`: ``None`` when one is
-    proven optimal, else the table budget of the last run (0: none ended)."""
-    left = deadline - time.perf_counter()
-    memory = 0.0
-    try:
-        for res in growing_max_mini_bucket(model, left, order=order):
-            if not res.upper_bound > -math.inf:
-                raise ValueError("the model has Z = 0 (the max mini-bucket bound on the MAP "
-                                 "log-weight is -inf)")
-            x, how = _improved(model, res.state, deadline)
-            if how == _NO_STATE:
-                raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
-            answers.offer(x, f"max mini-bucket decoding (i-bound {res.ibound}), {how}", say,
-                          bound=res.upper_bound)
-            memory = res.memory
-            if _stop_optimal(answers, say):
-                return None
-            if child is not None and child.done():
-                return memory
-    except TimeoutError:
-        say("no max mini-bucket run ended in time; stopped")
-    except ValueError as err:
-        if _proves_zero(str(err)):
-            raise
-        say(f"max mini-bucket stopped: {' '.join(str(err).split())}")
-    return memory

@@ -45,13 +45,11 @@ entry by entry. The tables are the linear map ``t = A θ`` (a sparse matrix).
     whose auxiliary model is pairwise (its scope and every potential meeting it of at
     most two variables) is fitted by :mod:`._pairwise_lap_kernels`: the Hessian summed by
     the base functions of ``x_Q`` and kept near the optimum (chord steps, the same
-    optimum), the one-variable factors first and every other factor's fit started at
-    their estimates of its potentials (the same maximiser, about a third fewer Newton
-    steps on a Potts lattice); for a pairwise model ``n_jobs`` threads share these fits
-    in this process (one copy of the data, nothing pickled; a time limit holds). The
-    others go through
-    the general kernel (:mod:`._factor_lap_kernels`, a sparse Hessian at every step) and,
-    with ``n_jobs > 1``, local processes. With ``gauge="zero-sum"`` the
+    optimum), warm-started (:mod:`._lap_warm_start`); for a pairwise model ``n_jobs``
+    threads share these fits in this process (one copy of the data, nothing pickled; a
+    time limit holds). The others go through the general kernel (:mod:`._factor_lap_kernels`,
+    a sparse Hessian at every step) and, with ``n_jobs > 1``, local processes. With
+    ``gauge="zero-sum"`` the
     potentials are pulled out in the zero-sum (ANOVA) gauge instead, which for two states
     is the ±1 parameterization of :func:`mrflib.learning.lap.fit_ising` (the two gauges give the
     same ML and PL estimates, but LAP takes each piece from a different auxiliary MRF, so
@@ -78,6 +76,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.sampling.chains import flat_tables
 from mrflib.learning import _centering, _limits
 from mrflib.learning import _factor_lap_kernels as _flk
+from mrflib.learning import _lap_warm_start as _warm
 from mrflib.learning import _pairwise_lap_kernels as _plk
 from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
@@ -446,7 +445,9 @@ def _lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter):
     return _lap_potentials(card, scopes, prob, theta, owned, gauge), it, ok
 
 
-def _lap_chunk_numpy(x, card, scopes, gauge, l2, tol, max_iter, jobs):
+def _lap_chunk_numpy(x, card, scopes, gauge, l2, tol, max_iter, jobs, warm=None):
+    """:func:`_lap_chunk` in plain numpy: every fit starts at zero, as the reference of the
+    fits themselves, so ``warm`` (the one-variable factors' terms) is taken and unused."""
     return [(k, *_lap_factor_numpy(x, card, scopes, k, owned, gauge, l2, tol, max_iter))
             for k, owned in jobs]
 
@@ -558,58 +559,27 @@ def _factors_of(scopes):
     return vf
 
 
-def _warm_terms(st, theta):
-    """The fitted potentials ``{clique: θ entries}`` of a one-variable factor's pairwise
-    auxiliary model ``st``: where its neighbouring factors' fits start."""
-    return {B: theta[st["off"][t]:st["off"][t + 1]] for t, B in enumerate(st["terms"])}
-
-
-def _warm_start(st, warm):
-    """The start of the auxiliary fit ``st``: each potential at the mean of the fitted
-    values of the one-variable factors of its scope's variables that have it
-    (:func:`_warm_terms` in ``warm``, by variable), else at zero. Every such estimate is
-    near this fit's maximiser (the same potential of the same conditional model), so
-    Newton starts within its quadratic range."""
-    start = np.zeros(st["D"])
-    for t, B in enumerate(st["terms"]):
-        seen = [warm[v][B] for v in st["Q"] if v in warm and B in warm[v]]
-        if seen and st["free"][t]:
-            start[st["off"][t]:st["off"][t + 1]] = sum(seen) / len(seen)
-    return start
-
-
 def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=None,
                vf=None, warm=None):
     """LAP for the factors of ``jobs`` (``(k, cliques k owns)``): the auxiliary fits in
     the numba kernels, batched, pairwise ones on ``threads`` threads (a 1-neighbourhood
-    whose joint states do not fit a 62-bit code goes through the numpy reference);
-    ``[(k, potentials, iterations, ok, warm terms)]``. The one-variable factors are fitted
-    first; a converged pairwise one gives its :func:`_warm_terms` (else ``None``), and the
-    others start at :func:`_warm_start` of those and of ``warm`` (by variable; the caller
-    fits every one-variable factor before the others, so that each fit's start is the
-    same in any batching). ``x_t`` (the data by variable) and ``vf`` (:func:`_factors_of`
-    the scopes), when the caller fits several chunks in this process (built per chunk,
-    they would cost a pass over the whole model each)."""
+    whose joint states do not fit a 62-bit code goes through the numpy reference), the
+    one-variable factors first and the others warm-started from theirs and from ``warm``
+    (:func:`~._lap_warm_start.singles_first`); ``[(k, potentials, iterations, ok, warm
+    terms)]``. ``x_t`` (the data by variable) and ``vf`` (:func:`_factors_of` the scopes),
+    when the caller fits several chunks in this process (built per chunk, they would cost
+    a pass over the whole model each)."""
     vf = _factors_of(scopes) if vf is None else vf
     structs = {k: _lap_structure(card, scopes, k, sorted({c for v in scopes[k] for c in vf[v]}))
                for k, _ in jobs}
     fits = [k for k, _ in jobs
             if np.sum(np.log2(card[structs[k]["A"]].astype(np.float64))) < 62]
-    warm = dict(warm or {})
-    out = {}
-    for phase in (1, 2):
-        ks = [k for k in fits if (len(scopes[k]) == 1) == (phase == 1)]
-        if not ks:
-            continue
-        init = [_warm_start(structs[k], warm) for k in ks] if warm else None
-        thetas, iters, conv = _lap_fit_structures(x, card, ks, [structs[k] for k in ks],
-                                                  l2, tol, max_iter, threads, x_t, init)
-        for i, k in enumerate(ks):
-            terms = (_warm_terms(structs[k], thetas[i])
-                     if phase == 1 and conv[i] and _pairwise(structs[k]) else None)
-            if terms is not None:
-                warm[scopes[k][0]] = terms
-            out[k] = (thetas[i], int(iters[i]), bool(conv[i]), terms)
+
+    def fit(ks, init):
+        return _lap_fit_structures(x, card, ks, [structs[k] for k in ks], l2, tol, max_iter,
+                                   threads, x_t, init)
+
+    out = _warm.singles_first(fit, scopes, structs, fits, warm, _pairwise)
     results = []
     for k, owned in jobs:
         if k in out:
@@ -622,17 +592,10 @@ def _lap_chunk(x, card, scopes, gauge, l2, tol, max_iter, jobs, threads=1, x_t=N
     return results
 
 
-def _warm_option(chunk, warm):
-    """``{"warm": warm}`` for a chunk function that takes the fitted one-variable factors
-    (:func:`_lap_chunk`), else nothing (the numpy reference starts every fit at zero)."""
-    base = chunk.func if isinstance(chunk, functools.partial) else chunk
-    return {"warm": warm} if base is _lap_chunk else {}
-
-
-def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
+def _fit_lap(lay, x, max_steps, tol, options, t0, reference: bool = False,
              deadline: Deadline | None = None) -> Any:
-    """LAP over every factor owning a clique; ``chunk`` fits a list of factors
-    (:func:`_lap_chunk`, or :func:`_lap_chunk_numpy`, the reference). Under a time limit
+    """LAP over every factor owning a clique, each list of factors fitted by
+    :func:`_lap_chunk` (with ``reference``, :func:`_lap_chunk_numpy`). Under a time limit
     (``deadline``), or while progress is reported, the factors are fitted in this process
     in batches with the clock polled between them; the factors not reached when it passes
     keep their potentials at zero."""
@@ -652,10 +615,11 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
     shared = (x, lay.card, lay.scopes, gauge, l2, tol, max_steps)
     limited = deadline is not None and deadline.seconds is not None
     # pairwise fits run on threads in this process: one copy of the data, nothing pickled
-    threaded = (chunk is _lap_chunk and scheduler is None and n_jobs > 1
+    threaded = (not reference and scheduler is None and n_jobs > 1
                 and max(map(len, lay.scopes), default=0) <= 2)
     local = (n_jobs == 1 and scheduler is None) or len(jobs) < 2 or threaded
-    if chunk is _lap_chunk and local:  # the batches share one copy of the data by variable
+    chunk = _lap_chunk_numpy if reference else _lap_chunk
+    if not reference and local:  # the batches share one copy of the data by variable
         chunk = functools.partial(_lap_chunk, x_t=_by_variable(x, lay.card),
                                   vf=_factors_of(lay.scopes),
                                   threads=min(n_jobs, os.cpu_count() or 1) if threaded else 1)
@@ -664,36 +628,18 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, chunk=_lap_chunk,
                          "process; give n_jobs=1 and no scheduler, or no time_limit")
     done = len(jobs)
     warm: dict = {}
-
-    def keep_warm(part):
-        for r in part:
-            if len(r) > 4 and r[4] is not None:
-                warm[lay.scopes[r[0]][0]] = r[4]
-        return part
-
+    keep_warm = functools.partial(_warm.keep_warm, warm, lay.scopes)
     if local and (limited or _progress.active()):
         parts, done = _limits.run_in_batches(
-            len(jobs), lambda start, stop: keep_warm(chunk(*shared, jobs[start:stop],
-                                                           **_warm_option(chunk, warm))),
+            len(jobs), lambda start, stop: keep_warm(chunk(*shared, jobs[start:stop], warm=warm)),
             deadline, "fit lap (auxiliary fits)")
         results = [r for part in parts for r in part]
     elif local:
         results = chunk(*shared, jobs)
     else:
-        singles = [job for job in jobs if len(lay.scopes[job[0]]) == 1]
-        results = []
         with Executor(min(n_jobs, os.cpu_count() or 1) if scheduler is None else n_jobs,
                       scheduler) as ex:
-            for phase in (singles, jobs[len(singles):]):  # as in _lap_chunk: singles first
-                if not phase:
-                    continue
-                parts = max(1, min(len(phase), 2 * ex.slots))
-                chunks = [phase[r::parts] for r in range(parts)]
-                names = [f"LAP factors {c[0][0]}, ... ({len(c)} factors)" for c in chunks]
-                args = [(c,) for c in chunks]
-                done_parts = ex.map(functools.partial(chunk, **_warm_option(chunk, warm)),
-                                    args, shared=shared, names=names)
-                results += [r for part in done_parts for r in keep_warm(part)]
+            results = _warm.map_singles_first(ex, chunk, jobs, lay.scopes, shared, warm)
     potentials, iters, conv = {}, [], []
     for _, V, it, ok, *_ in results:
         potentials.update(V)
@@ -727,7 +673,7 @@ def _lap_reference(data: Any, structure: FactorGraph, **options: Any) -> Any:
     auxiliary fit by :func:`_lap_factor_numpy`): the reference of tests and benchmarks."""
     t0 = time.perf_counter()
     x = _check_data(data, _check_structure(structure))
-    return _fit_lap(_Layout(structure), x, 100, 1e-12, options, t0, chunk=_lap_chunk_numpy)
+    return _fit_lap(_Layout(structure), x, 100, 1e-12, options, t0, reference=True)
 
 
 # ---------------------------------------------------------------------------------- fit

@@ -52,7 +52,8 @@ from mrflib.inference.exact import _conditioning_kernels as _k
 from mrflib.inference.exact import _elimination_order_kernels as _eok
 from mrflib.inference.exact import elimination
 from mrflib.inference.exact._domains_kernels import TOP, propagate, undo, workspace
-from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
+from mrflib.inference.exact._search_arguments import conditioned_model
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["Conditioning", "conditioned_log_partition", "MAX_TABLE_ENTRIES"]
 
@@ -333,11 +334,8 @@ def conditioned_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None 
         When the search does not finish within ``time_limit``.
     """
     start = time.perf_counter()
-    model = as_factor_graph(with_evidence(model, evidence))
-    if time_limit is not None:
-        time_limit = check_positive(time_limit, "time_limit")
+    model, _, deadline = conditioned_model(model, evidence, time_limit)
     max_table_entries = check_positive(max_table_entries, "max_table_entries", integer=True)
-    deadline = math.inf if time_limit is None else start + time_limit
     search = _Search(model, int(max_table_entries), deadline)
     depth = sys.getrecursionlimit()
     sys.setrecursionlimit(max(depth, 4 * model.n + 1000))

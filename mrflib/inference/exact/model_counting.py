@@ -43,8 +43,9 @@ import numpy as np
 
 from mrflib._support.forked import Forked
 from mrflib._support.optional import optional_import
-from mrflib._support.validation import check_positive, require_memory
-from mrflib.models.factor_graph import as_factor_graph, with_evidence
+from mrflib._support.validation import require_memory
+from mrflib.inference.exact._search_arguments import conditioned_model
+from mrflib.models.factor_graph import as_factor_graph
 
 __all__ = ["available", "constraint_scale", "counted_log_partition", "cnf_clauses"]
 
@@ -204,10 +205,7 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     TimeoutError
         When the count does not finish within ``time_limit``.
     """
-    start = time.perf_counter()
-    model = as_factor_graph(with_evidence(model, evidence))
-    if time_limit is not None:
-        time_limit = check_positive(time_limit, "time_limit")
+    model, time_limit, deadline = conditioned_model(model, evidence, time_limit)
     scale = constraint_scale(model)
     if scale is None:
         raise ValueError("model must be a constraint model (every table one positive value "
@@ -220,7 +218,7 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     else:
         child = Forked(_count, (n_bool, clauses))
         try:
-            got = child.result(wait=max(start + time_limit - time.perf_counter(), 0.0))
+            got = child.result(wait=max(deadline - time.perf_counter(), 0.0))
         finally:
             child.stop()
         if got is None:

@@ -1,0 +1,327 @@
+"""The ``MPE`` answers of ``python -m mrflib solve --time-limit SECONDS``
+(:mod:`mrflib.io.anytime`): states of positive weight, each better than the last, and the
+upper bounds that prove one optimal.
+
+Every decoding is first repaired to a state of positive weight and improved by local search
+(:func:`_improved`). Where the evidence fixes variables, the model is reduced for MAP
+(:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
+optimal), the best answer improved by the propagated moves of its parts for
+:data:`MOVES_SHARE` of the time (:func:`_moves`) and each part solved by a branch and bound
+over the part reparameterized by its dual bound for :data:`DUAL_PARTS_SHARE` of the time
+left (:func:`_dual_parts`). Elsewhere max mini-bucket runs of growing budgets answer
+(:func:`_mini_bucket_answers`), then a branch and bound over the last run's mini-buckets
+(:func:`_branch_and_bound`) and local search with perturbations (:func:`_perturbed`). An
+answer whose log-weight meets the lowest upper bound known is optimal
+(:func:`_stop_optimal`): the solver stops. Each function writes to ``answers``, the
+solver's :class:`mrflib.io.anytime.AnswerFile` (given, not imported: that module calls
+this one).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from mrflib._support.forked import Forked
+from mrflib.inference.approx.map_reduction import (
+    MapReduction,
+    dual_branch_and_bound_parts,
+    exact_parts,
+    propagated_moves_parts,
+    reduce_map,
+)
+from mrflib.inference.approx.map_search import feasible_state, local_search
+from mrflib.inference.approx.max_mini_bucket import branch_and_bound, growing_max_mini_bucket
+from mrflib.inference.approx.wmb import elimination_order
+from mrflib.inference.exact.elimination import _observed
+from mrflib.models.factor_graph import FactorGraph
+
+__all__: list[str] = []
+
+#: How :func:`_improved` names a model whose search proved ``Z = 0``.
+_NO_STATE = "the model has no state of positive weight"
+
+
+def _left(stop: float) -> float | None:
+    """Seconds until the :func:`time.perf_counter` time ``stop`` (``None``: no limit)."""
+    return None if stop == math.inf else max(stop - time.perf_counter(), 0.0)
+
+
+def _improved(model: FactorGraph, x: np.ndarray | None, stop: float
+              ) -> tuple[np.ndarray | None, str]:
+    """A state of positive weight (``x``'s values tried first, where given) improved by
+    local search, the search ending by the :func:`time.perf_counter` time ``stop``, and
+    how; ``x`` itself when the search does not end in time or proves ``Z = 0``."""
+    try:
+        y = feasible_state(model, start=x, deadline=_left(stop))
+    except TimeoutError:
+        return x, "not repaired: the search for a state of positive weight ran out of time"
+    if y is None:
+        return x, _NO_STATE
+    if x is None:
+        how = "found by search"
+    else:
+        how = "kept" if np.array_equal(x, y) else "repaired to positive weight"
+    return local_search(model, y, deadline=_left(stop)).state, how + ", improved by local search"
+
+
+def _load_search_kernels() -> None:
+    """Load the compiled kernels of the search and the local search (from numba's cache,
+    or compiled) on a model of two variables, so that
+    :data:`mrflib.io.anytime.FIRST_ANSWER_SECONDS` is spent searching: loading them takes
+    about half a second on an idle machine and several on a loaded one, which would leave
+    the first search no time at all."""
+    tiny = FactorGraph(np.array([2, 2]), [(0, 1)],
+                       [np.array([[-np.inf, 0.0], [0.0, -np.inf]])])
+    local_search(tiny, feasible_state(tiny, start=np.array([0, 0])))
+
+
+def _stop_optimal(answers: Any, say: Any) -> bool:
+    """Whether the last ``MPE`` answer is proven optimal (its log-weight meets the upper
+    bound), said on ``say``: nothing can improve it, so the solver stops."""
+    if answers.task != "MPE" or not answers.optimal():
+        return False
+    say(f"optimal: the log-weight {answers.log_weight:.10g} meets the upper bound "
+        f"{answers.upper:.10g}; stopped")
+    return True
+
+
+def _proves_zero(reason: str) -> bool:
+    """Whether an engine's refusal is its proof that ``Z = 0`` (the engines' messages say
+    "Z = 0"; a refusal for memory or time is no such proof)."""
+    return "Z = 0" in reason
+
+
+def _approximate_mpe(model: FactorGraph, answers: Any, say: Any, deadline: float,
+                     child: Forked | None, order: list[int] | None, seed: Any = 0
+                     ) -> bool:
+    """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
+    (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
+    optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
+    dual bound (:func:`_dual_parts`); elsewhere answers of max mini-bucket runs of growing
+    budgets
+    (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
+    repaired and improved (:func:`_improved`), offered with the run's upper bound on the
+    MAP log-weight, until the runs end, the exact child has answered, or an answer meets
+    the bound (``True``: proven optimal, nothing left to do); then half the time left goes
+    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``; on the
+    reduced parts where the reduction fixed variables)."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return False
+    red = _reduced(model, answers, say, deadline)
+    if red is None:
+        return True
+    if red is not False and red.fixed:
+        # the deterministic tables the evidence makes binding block one-variable moves;
+        # the propagated moves of the reduced parts find far better states than the
+        # mini-buckets' decodings there, so they come first
+        _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
+               * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
+               fresh=True)
+        if _stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
+            return True
+        # the mini-buckets of the whole model bound far above the parts' dual bound
+        # there, and their decodings repaired are far below the moves' states: the time
+        # left goes to the moves
+    else:
+        if order is None:
+            order = elimination_order(model)[0]
+        memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+        if memory is None:
+            return True
+        if memory and (child is None or not child.done()):
+            if _branch_and_bound(model, answers, say, deadline, order, memory):
+                return True
+    if child is None or not child.done():
+        # where evidence or zeros fixed variables, the deterministic tables they make
+        # binding block one-variable moves of the model: the rounds move the reduced parts
+        _perturbed(model, answers, say, deadline, child, seed,
+                   red if red is not False and red.fixed else None)
+    return _stop_optimal(answers, say)
+
+
+#: Share of the time left that the reduction for MAP may take.
+REDUCTION_SHARE = 0.2
+#: Share of the time left that the max-product elimination of the reduced parts may take.
+EXACT_PARTS_SHARE = 0.5
+
+
+def _reduced(model: FactorGraph, answers: Any, say: Any, deadline: float
+             ) -> MapReduction | bool | None:
+    """The model reduced for MAP (:func:`mrflib.inference.approx.map_reduction.reduce_map`):
+    ``None`` when its parts were solved exactly (the answer written is optimal), ``False``
+    when the model has no evidence (no variable fixed) or the reduction did not fit in
+    memory or in :data:`REDUCTION_SHARE` of the time left; a proof of ``Z = 0`` raises."""
+    if not _observed(model):
+        # without evidence nothing is fixed to propagate, and on large models the
+        # reduction takes seconds of the limit (a loaded machine multiplies them)
+        return False
+    try:
+        red = reduce_map(model, deadline=(deadline - time.perf_counter()) * REDUCTION_SHARE)
+    except MemoryError:
+        say("the reduction for MAP did not fit in memory; skipped")
+        return False
+    except TimeoutError:
+        say("the reduction for MAP did not end in its share of the time; skipped")
+        return False
+    if red.infeasible:
+        raise ValueError("the model has Z = 0 (the zeros' propagation emptied a domain)")
+    left = (deadline - time.perf_counter()) * EXACT_PARTS_SHARE
+    x = exact_parts(red, left) if left > 0 else None
+    sizes = sorted((p.n for p in red.parts), reverse=True)
+    what = (f"{red.fixed} variables fixed, {red.eliminated} eliminated, {len(sizes)} parts "
+            f"left (largest {sizes[0] if sizes else 0} variables)")
+    if x is None:
+        say(f"reduced for MAP: {what}; too wide for exact max-product in the time")
+        return red
+    answers.offer(x, f"max-product on the reduced model ({what})", say,
+                  bound=float(model.log_weight(x)))
+    return None if _stop_optimal(answers, say) else red
+
+
+#: Share of the time left after the first propagated moves that the dual bound and the
+#: branch and bound of the reduced parts may take.
+DUAL_PARTS_SHARE = 0.8
+
+
+def _dual_parts(model: FactorGraph, answers: Any, say: Any, deadline: float,
+                red: MapReduction) -> bool:
+    """The reduced parts solved by branch and bound over their models reparameterized by
+    the dual bound (:func:`mrflib.inference.approx.map_reduction.dual_branch_and_bound_parts`)
+    for :data:`DUAL_PARTS_SHARE` of the time left, from the last answer; ``True`` when its
+    answer is proven optimal."""
+    left = (deadline - time.perf_counter()) * DUAL_PARTS_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    how = "branch and bound on the reduced parts reparameterized by the dual bound"
+
+    def better(x: np.ndarray, value: float) -> None:
+        if float(model.log_weight(x)) > answers.log_weight:
+            answers.offer(x, how, say)
+
+    r = dual_branch_and_bound_parts(red, answers.values[-1], deadline=left, report=better)
+    if float(model.log_weight(r.state)) > answers.log_weight:
+        answers.offer(r.state, how, say)
+    answers.upper = min(answers.upper, r.upper_bound)
+    if r.optimal:
+        answers.upper = min(answers.upper, max(answers.log_weight, r.log_weight))
+    say(f"{how}: upper bound {r.upper_bound:.10g}" + (", every part's search ended"
+                                                      if r.optimal else ""))
+    return _stop_optimal(answers, say)
+
+
+#: Share of the time left after the mini-buckets that the branch and bound may take.
+BRANCH_AND_BOUND_SHARE = 0.5
+
+
+def _branch_and_bound(model: FactorGraph, answers: Any, say: Any, deadline: float,
+                      order: list[int], memory: float) -> bool:
+    """Branch and bound above the last answer's log-weight
+    (:func:`mrflib.inference.approx.max_mini_bucket.branch_and_bound`, the mini-buckets of
+    ``memory`` bytes) for :data:`BRANCH_AND_BOUND_SHARE` of the time left; a search that
+    ends proves its best state (or the last answer) optimal (``True``)."""
+    left = (deadline - time.perf_counter()) * BRANCH_AND_BOUND_SHARE
+    if left <= 0 or not answers.log_weight > -math.inf:
+        return False
+    r = branch_and_bound(model, memory=memory, order=order, deadline=left,
+                         lower=answers.log_weight)
+    how = f"branch and bound (i-bound {r.ibound}, {r.nodes} nodes)"
+    if r.state is not None:
+        answers.offer(r.state, how, say, bound=math.inf if not r.complete else
+                      max(r.log_weight, answers.log_weight))
+    elif r.complete:
+        answers.upper = min(answers.upper, answers.log_weight)
+        say(f"{how}: no state weighs more than the last answer")
+    else:
+        say(f"{how}: nothing better found in {left:.3g} s")
+    return _stop_optimal(answers, say)
+
+
+#: Seconds of each round of perturbations between two looks at the exact child.
+PERTURB_ROUND_SECONDS = 1.0
+
+
+def _perturbed(model: FactorGraph, answers: Any, say: Any, deadline: float,
+               child: Forked | None, seed: Any, red: MapReduction | None = None) -> None:
+    """Local search with perturbations of the last answer
+    (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
+    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
+    round's better state offered; on the parts of ``red`` where given, the propagated moves
+    of :func:`_moves` instead, in rounds of :data:`MOVES_ROUND_SECONDS`."""
+    if not answers.values or not answers.log_weight > -math.inf:
+        return
+    rng = np.random.default_rng(seed)
+    while time.perf_counter() < deadline and (child is None or not child.done()):
+        if red is not None:
+            _moves(model, answers, say, min(deadline, time.perf_counter()
+                                            + MOVES_ROUND_SECONDS), red, rng)
+            continue
+        left = max(min(PERTURB_ROUND_SECONDS, deadline - time.perf_counter()), 0.0)
+        r = local_search(model, answers.values[-1], deadline=left,
+                         perturbations=10**9, rng=rng)
+        if r.log_weight > answers.log_weight:
+            answers.offer(r.state, f"local search with perturbations ({r.perturbations} "
+                                   f"in this round, {r.improvements} improving)", say)
+
+
+#: Share of the time left after the reduction that the first propagated moves take (their
+#: first answers come within a second; the dual bound and the branch and bound, which prove
+#: optimality, need the rest).
+MOVES_SHARE = 0.15
+#: Seconds of each round of propagated moves between two looks at the exact child.
+MOVES_ROUND_SECONDS = 4.0
+
+
+def _moves(model: FactorGraph, answers: Any, say: Any, stop: float,
+           red: MapReduction, rng: np.random.Generator, fresh: bool = False) -> None:
+    """The iterated local search of propagated moves on the reduced parts
+    (:func:`mrflib.inference.approx.map_reduction.propagated_moves_parts`) from the last
+    answer (``fresh``: from each part's state by score, found by search) until the
+    :func:`time.perf_counter` time ``stop``, each state better than the last answer
+    offered as soon as it is found."""
+    left = stop - time.perf_counter()
+    if left <= 0 or not answers.values or (not fresh and not answers.log_weight > -math.inf):
+        return
+
+    def better(x: np.ndarray, value: float) -> None:
+        # the parts' sum may round apart from the model's log-weight, which the file keeps
+        if float(model.log_weight(x)) > answers.log_weight:
+            answers.offer(x, "propagated moves on the reduced parts", say)
+
+    x = propagated_moves_parts(red, None if fresh else answers.values[-1], deadline=left,
+                               rng=rng, report=better)
+    better(x, math.nan)
+
+
+def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: float,
+                         child: Forked | None, order: list[int]) -> float | None:
+    """The max mini-bucket answers of :func:`_approximate_mpe`: ``None`` when one is
+    proven optimal, else the table budget of the last run (0: none ended)."""
+    left = deadline - time.perf_counter()
+    memory = 0.0
+    try:
+        for res in growing_max_mini_bucket(model, left, order=order):
+            if not res.upper_bound > -math.inf:
+                raise ValueError("the model has Z = 0 (the max mini-bucket bound on the MAP "
+                                 "log-weight is -inf)")
+            x, how = _improved(model, res.state, deadline)
+            if how == _NO_STATE:
+                raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
+            answers.offer(x, f"max mini-bucket decoding (i-bound {res.ibound}), {how}", say,
+                          bound=res.upper_bound)
+            memory = res.memory
+            if _stop_optimal(answers, say):
+                return None
+            if child is not None and child.done():
+                return memory
+    except TimeoutError:
+        say("no max mini-bucket run ended in time; stopped")
+    except ValueError as err:
+        if _proves_zero(str(err)):
+            raise
+        say(f"max mini-bucket stopped: {' '.join(str(err).split())}")
+    return memory
