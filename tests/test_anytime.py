@@ -430,3 +430,17 @@ def test_mpe_with_evidence_proven_on_the_reduced_parts(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "reduced for MAP" in err and "optimal:" in err
     assert "reparameterized by the dual bound" in err
+
+
+def test_a_plan_out_of_reach_is_reported_with_its_proved_bound():
+    """Where no elimination order is of use the solver says so with the lower bound it
+    proved, not a table of 10^inf entries."""
+    from mrflib.models import lattices
+
+    lines: list[str] = []
+    order, est = anytime._plan(lattices.potts_lattice(40, 40, q=3, rng=0), lines.append,
+                               mini_bucket=False)
+    assert order is None and est == math.inf
+    (line,) = lines
+    assert not re.search(r"\binf\b", line) and "none of use" in line
+    assert re.search(r"at least 10\^\d+\.\d entries, the treewidth is at least \d+", line)

@@ -496,8 +496,15 @@ def _plan(model: FactorGraph, say: Any, barren: bool = False, mini_bucket: bool 
         if not total <= wmb_total:
             total, biggest = wmb_total, wmb_biggest
     est = EXACT_NS_PER_ENTRY * 1e-9 * total
-    say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} entries; "
-        f"exact inference estimated at {est:.3g} s")
+    if math.isfinite(biggest):
+        say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} "
+            f"entries; exact inference estimated at {est:.3g} s")
+    else:  # no order searched: the plan's table size is the proved lower bound
+        width = ("" if engine.treewidth_lower_bound is None else
+                 f", the treewidth is at least {engine.treewidth_lower_bound}")
+        say(f"elimination order: none of use (the largest clique table of every order holds "
+            f"at least 10^{math.log10(engine.max_table_bytes / 8.0):.1f} entries{width}); "
+            f"exact inference out of reach")
     return order, est
 
 
