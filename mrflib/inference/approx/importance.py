@@ -26,9 +26,8 @@ The mean-field proposal, where weighted mini-bucket cannot run (its first pass w
 end within the call's time, or its tables would not fit in memory): the product of naive
 mean field's marginals (:mod:`mrflib.inference.approx.mean_field`), each mixed with
 :data:`DEFENSIVE` of the uniform distribution so that no state of positive weight has zero
-mass. Its weights are not
-bounded, so its lower bound is Markov's and its upper bound the certified
-``Σ_k max θ_k + Σ_v log |X_v|``.
+mass. Its weights are not bounded, so its lower bound is Markov's and its upper bound the
+certified ``Σ_k max θ_k + Σ_v log |X_v|``.
 
 Zeros. A mini-bucket table is ``-inf`` only where the model's weight is zero (a
 relaxation adds support, never removes it), so the mini-bucket proposal gives mass to every
@@ -421,7 +420,8 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
     Raises
     ------
     TimeoutError
-        When no pass ended in time (only with ``time_limit`` or ``first_limit``).
+        When no run has a pass to show: its first pass did not end by ``first_limit``, or
+        its tables exceeded the memory.
     """
     start = time.perf_counter()
     fg, red = _reduced(model)
