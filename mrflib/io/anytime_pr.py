@@ -90,9 +90,9 @@ def _conditioned_pr(model: FactorGraph, left: float
 
 
 def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a forked child
-    # the count finishes only on some models, the parent's certified bound is an answer on
-    # all of them, and its proposal cannot be interrupted: on a busy machine the count
-    # takes only the processor time left over, so the limit holds
+    # the count finishes only on some models and the parent's estimates answer all of them:
+    # on a busy machine the count takes only the processor time left over, so that the
+    # parent's proposal and its certified bound still come within the limit
     with contextlib.suppress(OSError):
         os.nice(CONDITIONING_NICENESS)
     return model_counting.counted_log_partition(model) / math.log(10.0)
