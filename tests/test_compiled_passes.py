@@ -2,6 +2,9 @@
 Python passes to the last bit, equal to enumeration, and the Python passes where a clique
 leaves linear space."""
 
+import ast
+import importlib
+import inspect
 import math
 from pathlib import Path
 
@@ -158,3 +161,19 @@ def test_compiled_passes_report_their_start_to_a_progress_reporter():
     with progress.reporting(lines.append, every=0.0):
         assert cp.marginals(jt) is not None
     assert lines == ["upward pass: 0% done", "downward pass: 0% done"]
+
+
+@pytest.mark.parametrize("module", ["mrflib.inference.exact._compiled_passes_kernels",
+                                    "mrflib.inference._elimination_kernels"])
+def test_kernels_assign_no_array_slices(module):
+    """numba checks the shapes of an assignment to a slice with a formatted exception, a
+    dozen string kernels that a cold cache compiles in seconds: the passes' kernels copy
+    by loops."""
+    def sliced(node):
+        parts = node.elts if isinstance(node, ast.Tuple) else [node]
+        return any(isinstance(p, ast.Slice) for p in parts)
+
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    found = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Subscript) and sliced(t.slice)]
+    assert found == []

@@ -477,7 +477,7 @@ def layout_cost(strides, shape, ostrides, perm):  # pragma: no cover - compiled
     return size * (on_last + R) + 4.0 * (size / last) * (K + R + 2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
     """:func:`clique_product_sum` in the cheaper (by :func:`layout_cost`) of two axis
     orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged

@@ -243,7 +243,10 @@ def downward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_pt
             if not ok:
                 return False, marg, marg_ls
             if r == n_ch:
-                marg[marg_pos[t]:marg_pos[t + 1]] = seg
+                # a loop, not a slice assignment: the assignment's shape check compiles a
+                # formatted exception (a dozen string kernels, seconds on a cold cache)
+                for i in range(seg.shape[0]):
+                    marg[marg_pos[t] + i] = seg[i]
                 marg_ls[t] = ls_m
                 continue
             c = ch_idx[ch_ptr[t] + r]
