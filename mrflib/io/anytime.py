@@ -102,6 +102,7 @@ from mrflib.io import uai as io
 from mrflib.io.anytime_mpe import (
     _NO_STATE,
     _approximate_mpe,
+    _engine_stops,
     _improved,
     _load_search_kernels,
     _proves_zero,
@@ -724,7 +725,8 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     # marginals scored 76 against the 91 of the answer before it), so a pass that does not
     # lower the bound does not replace the last answer.
     written = math.inf
-    try:
+    # a limit so long that the budget outgrows the memory: the answers so far stand
+    with _engine_stops(say, "weighted mini-bucket", "pass"):
         for res in growing_passes(model, left, order=order, strict=True):
             got = _from_wmb(res, args.task)
             if res.log_upper < written:
@@ -736,11 +738,3 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
                     "the bound")
             if child is not None and child.done():
                 return
-    except TimeoutError:
-        say("no weighted mini-bucket pass ended in time; stopped")
-    except ValueError as err:
-        # a limit so long that the budget outgrows the memory: the answers so far stand
-        if _proves_zero(str(err)):
-            raise
-        say(f"weighted mini-bucket stopped: {' '.join(str(err).split())}")
-

@@ -19,8 +19,10 @@ this one).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -93,6 +95,22 @@ def _proves_zero(reason: str) -> bool:
     """Whether an engine's refusal is its proof that ``Z = 0`` (the engines' messages say
     "Z = 0"; a refusal for memory or time is no such proof)."""
     return "Z = 0" in reason
+
+
+@contextlib.contextmanager
+def _engine_stops(say: Any, engine: str, unit: str) -> Iterator[None]:
+    """The loop of an anytime engine whose end by time or by memory leaves the answers
+    written so far standing: a ``TimeoutError`` is said as no ``unit`` of ``engine`` ending
+    in time, a ``ValueError`` (a budget past the memory) as the engine stopping with its
+    reason; a refusal that proves ``Z = 0`` (:func:`_proves_zero`) is raised on."""
+    try:
+        yield
+    except TimeoutError:
+        say(f"no {engine} {unit} ended in time; stopped")
+    except ValueError as err:
+        if _proves_zero(str(err)):
+            raise
+        say(f"{engine} stopped: {' '.join(str(err).split())}")
 
 
 def _approximate_mpe(model: FactorGraph, answers: Any, say: Any, deadline: float,
@@ -303,7 +321,7 @@ def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: f
     proven optimal, else the table budget of the last run (0: none ended)."""
     left = deadline - time.perf_counter()
     memory = 0.0
-    try:
+    with _engine_stops(say, "max mini-bucket", "run"):
         for res in growing_max_mini_bucket(model, left, order=order):
             if not res.upper_bound > -math.inf:
                 raise ValueError("the model has Z = 0 (the max mini-bucket bound on the MAP "
@@ -318,10 +336,4 @@ def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: f
                 return None
             if child is not None and child.done():
                 return memory
-    except TimeoutError:
-        say("no max mini-bucket run ended in time; stopped")
-    except ValueError as err:
-        if _proves_zero(str(err)):
-            raise
-        say(f"max mini-bucket stopped: {' '.join(str(err).split())}")
     return memory
