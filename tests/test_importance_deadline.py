@@ -10,6 +10,7 @@ import pytest
 from _random_factor_graphs import random_factor_graph
 
 from mrflib.inference.approx import importance as imp
+from mrflib.models import lattices
 
 
 def _proposal():
@@ -77,3 +78,13 @@ def test_a_deadline_the_first_pass_meets_leaves_the_proposal_unchanged():
     assert timed.log_upper_bound == free.log_upper_bound
     assert np.array_equal(timed.sample(50, np.random.default_rng(0))[0],
                           free.sample(50, np.random.default_rng(0))[0])
+
+
+def test_tables_past_the_memory_are_refused_as_such_not_as_a_timeout():
+    """A first run whose tables cannot fit says so with their size (a ``ValueError``), not
+    that no pass ended in time."""
+    model = lattices.potts_lattice(12, 12, 8, rng=0)
+    with pytest.raises(ValueError, match="weighted mini-bucket tables .* of memory"):
+        imp.wmb_proposal(model, memory=1e14)
+    with pytest.raises(TimeoutError, match="first_limit = 0.0 s"):
+        imp.wmb_proposal(model, first_limit=0.0)

@@ -420,8 +420,10 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
     Raises
     ------
     TimeoutError
-        When no run has a pass to show: its first pass did not end by ``first_limit``, or
-        its tables exceeded the memory.
+        When the first run's first pass did not end by ``first_limit``.
+    ValueError
+        When the first run's tables would exceed the memory (the message gives their
+        size), or a pass proved ``Z = 0``.
     """
     start = time.perf_counter()
     fg, red = _reduced(model)
@@ -443,7 +445,11 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
             last, low, steps, width, exact, done = _wmb_run(
                 fg, red, ibound, budget, order, first_stop if k == 0 else stop_at,
                 min(stop_at, first_stop) if k == 0 else stop_at, passes)
-        except (wmb._Late, ValueError):  # out of time, or a budget past the memory
+        except wmb._Late:
+            break
+        except ValueError:  # a budget past the memory (or a proof of Z = 0): said below
+            if k == 0:
+                raise
             break
         best = min(best, low)
         if chosen is None or last < chosen[0]:
@@ -458,7 +464,8 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
                 per_pass * wmb.NEXT_COST > start + time_limit - time.perf_counter():
             break
     if chosen is None:
-        raise TimeoutError("no weighted mini-bucket pass ended in time")
+        raise TimeoutError(f"the first weighted mini-bucket pass did not end within "
+                           f"first_limit = {first_limit} s")
     return Proposal(fg, red, "wmb", chosen[1], best, chosen[0], chosen[2], chosen[3])
 
 
