@@ -115,14 +115,17 @@ class _Node:
         self.bwd: np.ndarray | None = None
 
 
-def _fits_with(mini: list, s: set, card: np.ndarray, max_vars: float, max_entries: float
-               ) -> bool:
+def _fits_with(mini: list, s: set, card: list, max_vars: float, max_entries: float) -> bool:
     """Whether the mini-bucket ``mini`` (``[scope, factors, children, entries]``) with the
     scope ``s`` added still fits: its entries grow by the new variables' only (a large
     bucket tries many mini-buckets for each item)."""
     new = s - mini[0]
-    return (len(mini[0]) + len(new) <= max_vars
-            and mini[3] * math.prod(int(card[v]) for v in new) <= max_entries)
+    if len(mini[0]) + len(new) > max_vars:
+        return False
+    entries = mini[3]
+    for v in new:
+        entries *= card[v]
+    return entries <= max_entries
 
 
 def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars: float,
@@ -131,6 +134,7 @@ def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars
     first, go to the first mini-bucket whose union still fits (an item too large alone
     gets its own). Returns the nodes, each bucket's node ids and each node's factors."""
     pos = {v: t for t, v in enumerate(order)}
+    cards = [int(c) for c in card]  # Python ints: exact products, no numpy scalars
     items: list[list[tuple]] = [[] for _ in order]
     for k, s in enumerate(scopes):
         items[min(pos[v] for v in s)].append((len(s), 0, k, set(s)))
@@ -140,12 +144,13 @@ def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars
     for t, v in enumerate(order):
         minis: list[list] = []  # [scope, factors, children, table entries]
         for _, kind, k, s in sorted(items[t], key=lambda it: (-it[0], it[1], it[2])):
-            home = next((m for m in minis if _fits_with(m, s, card, max_vars, max_entries)),
+            home = next((m for m in minis if _fits_with(m, s, cards, max_vars, max_entries)),
                         None)
             if home is None:
                 home = [set(), [], [], 1]
                 minis.append(home)
-            home[3] *= math.prod(int(card[u]) for u in s - home[0])
+            for u in s - home[0]:
+                home[3] *= cards[u]
             home[0] |= s
             (home[1] if kind == 0 else home[2]).append(k)
         ids = []
