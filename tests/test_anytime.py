@@ -444,3 +444,21 @@ def test_a_plan_out_of_reach_is_reported_with_its_proved_bound():
     (line,) = lines
     assert not re.search(r"\binf\b", line) and "none of use" in line
     assert re.search(r"at least 10\^\d+\.\d entries, the treewidth is at least \d+", line)
+
+
+def test_a_plan_not_found_says_how_far_the_search_looked():
+    """Where the proved bound is small but no order was found within the search's reach
+    (a random 3-regular graph: treewidth in the tens, minor-min-width 14), the line says
+    both, so a reader does not take the small bound for the plan's size."""
+    import networkx as nx
+
+    g = nx.random_regular_graph(3, 600, seed=0)
+    scopes = [tuple(e) for e in g.edges()]
+    model = FactorGraph([2] * 600, scopes, [np.zeros((2, 2)) for _ in scopes])
+    lines: list[str] = []
+    order, est = anytime._plan(model, lines.append, mini_bucket=False)
+    assert order is None and est == math.inf
+    (line,) = lines
+    assert "none found with a largest clique table below 10^14.4 entries" in line
+    assert re.search(r"every order holds at least 10\^4\.5 entries, the treewidth is at "
+                     r"least 14\)", line)

@@ -97,7 +97,7 @@ from mrflib.inference.approx.wmb import (
     growing_passes,
     weighted_mini_bucket,
 )
-from mrflib.inference.exact.elimination import _observed, plan
+from mrflib.inference.exact.elimination import REPORT_LOG_ENTRIES, _observed, plan
 from mrflib.io import uai as io
 from mrflib.io.anytime_mpe import (
     _NO_STATE,
@@ -500,12 +500,16 @@ def _plan(model: FactorGraph, say: Any, barren: bool = False, mini_bucket: bool 
     if math.isfinite(biggest):
         say(f"elimination order: largest clique table 10^{biggest / math.log(10):.1f} "
             f"entries; exact inference estimated at {est:.3g} s")
-    else:  # no order searched: the plan's table size is the proved lower bound
+    else:  # no order found: the plan's table size is the proved lower bound
+        least = math.log10(engine.max_table_bytes / 8.0)
         width = ("" if engine.treewidth_lower_bound is None else
                  f", the treewidth is at least {engine.treewidth_lower_bound}")
-        say(f"elimination order: none of use (the largest clique table of every order holds "
-            f"at least 10^{math.log10(engine.max_table_bytes / 8.0):.1f} entries{width}); "
-            f"exact inference out of reach")
+        searched = REPORT_LOG_ENTRIES / math.log(10.0)
+        found = ("" if least > searched else
+                 f"none found with a largest clique table below 10^{searched:.1f} entries; ")
+        say(f"elimination order: none of use ({found}the largest clique table of every "
+            f"order holds at least 10^{least:.1f} entries{width}); exact inference out of "
+            f"reach")
     return order, est
 
 
