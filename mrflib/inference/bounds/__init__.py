@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -534,12 +534,46 @@ def mean_field_solution(
         When the time limit passes before any start has converged.
     """
     model = check_model(model, "model")
-    n = model.n
     if solution == "zero":
-        if np.any(model.bias != 0):
-            raise ValueError("solution='zero' (h = 0) solves eq. (17) only when every "
-                             "threshold (bias) is zero")
-        return np.zeros(n)
+        return _zero_solution(model)
+    damping, tol, max_iter, stop = _iteration_settings(solution, n_starts, damping, tol,
+                                                       max_iter, time_limit)
+    theta = np.ascontiguousarray(model.bias, dtype=np.float64)
+    W = np.ascontiguousarray(model.coupling_matrix())
+    if init is not None:
+        starts = [_check_m(init, model.n, "init")]
+    else:
+        if rng is _SEED_ZERO:
+            # stacklevel 4: past the renamed_argument wrapper, at the caller's line
+            warn_deprecated("mean_field_solution() without rng=",
+                            "mean_field_solution(..., rng=<seed or Generator>)", stacklevel=4)
+            rng = 0
+        gen = as_rng(rng)
+        starts = _starts(np.tanh(theta), n_starts, gen)
+    best = _best_fixed_point(model, theta, W, starts, damping, tol, max_iter, stop)
+    if best is None and time.perf_counter() >= stop:
+        raise TimeoutError(f"the mean-field iteration did not converge from any start within "
+                           f"time_limit={time_limit:g} s")
+    if best is None:
+        raise ValueError("the mean-field iteration did not converge from any start; raise "
+                         "max_iter or tol")
+    return best
+
+
+def _zero_solution(model: BoltzmannMachine) -> np.ndarray:
+    """``solution="zero"`` of :func:`mean_field_solution`: ``m = 0``, refused where a
+    threshold is not zero."""
+    if np.any(model.bias != 0):
+        raise ValueError("solution='zero' (h = 0) solves eq. (17) only when every "
+                         "threshold (bias) is zero")
+    return np.zeros(model.n)
+
+
+def _iteration_settings(solution: Any, n_starts: Any, damping: Any, tol: Any, max_iter: Any,
+                        time_limit: Any) -> tuple[float, float, int, float]:
+    """The checked ``damping``, ``tol``, ``max_iter`` of :func:`mean_field_solution`'s
+    ``"best"``, and the :func:`time.perf_counter` time its iterations stop at (``inf``: no
+    limit); ``n_starts`` is checked too."""
     if solution != "best":
         raise ValueError(f"solution must be 'best' or 'zero', got {solution!r}")
     n_starts = check_positive(n_starts, "n_starts", integer=True)
@@ -553,48 +587,48 @@ def mean_field_solution(
     max_iter = check_positive(max_iter, "max_iter", integer=True)
     stop = (math.inf if time_limit is None
             else time.perf_counter() + check_positive(time_limit, "time_limit", allow_zero=True))
-    theta = np.ascontiguousarray(model.bias, dtype=np.float64)
-    W = np.ascontiguousarray(model.coupling_matrix())
-    if init is not None:
-        starts = [_check_m(init, n, "init")]
-    else:
-        if rng is _SEED_ZERO:
-            # stacklevel 4: past the renamed_argument wrapper, at the caller's line
-            warn_deprecated("mean_field_solution() without rng=",
-                            "mean_field_solution(..., rng=<seed or Generator>)", stacklevel=4)
-            rng = 0
-        gen = as_rng(rng)
-        starts = _starts(np.tanh(theta), n_starts, gen)
+    return damping, tol, max_iter, stop
+
+
+def _best_fixed_point(model: BoltzmannMachine, theta: np.ndarray, W: np.ndarray,
+                      starts: Iterable[np.ndarray], damping: float, tol: float, max_iter: int,
+                      stop: float) -> np.ndarray | None:
+    """Among the fixed points reached from ``starts`` before the clock's ``stop``
+    (:func:`_fixed_point`), the one of the largest first-order bound
+    (:func:`mean_field_log_partition`); ``None`` when none converged."""
     best, best_val = None, -math.inf
     for m0 in starts:
         if time.perf_counter() >= stop:
             break
-        m = m0.astype(np.float64).copy()
-        converged = False
-        for _ in range(max_iter):
-            new = np.tanh(theta + W @ m)
-            change = np.max(np.abs(new - m)) if n else 0.0
-            m = (1 - damping) * m + damping * new
-            if change < tol:
-                converged = True
-                break
-            if time.perf_counter() >= stop:
-                break
-        if not converged and time.perf_counter() < stop:
-            converged = _sweeps_within(theta, W, m, max_iter, tol, stop)
-        m = np.tanh(theta + W @ m) if converged else m
-        if not converged:
+        m = _fixed_point(theta, W, m0, damping, tol, max_iter, stop)
+        if m is None:
             continue
         val = mean_field_log_partition(model, m)
         if val > best_val:
             best, best_val = m, val
-    if best is None and time.perf_counter() >= stop:
-        raise TimeoutError(f"the mean-field iteration did not converge from any start within "
-                           f"time_limit={time_limit:g} s")
-    if best is None:
-        raise ValueError("the mean-field iteration did not converge from any start; raise "
-                         "max_iter or tol")
     return best
+
+
+def _fixed_point(theta: np.ndarray, W: np.ndarray, m0: np.ndarray, damping: float, tol: float,
+                 max_iter: int, stop: float) -> np.ndarray | None:
+    """The fixed point ``tanh(θ + W m)`` the damped iteration from ``m0`` reaches, finished
+    by sequential sweeps (:func:`_sweeps_within`) when it does not converge in ``max_iter``
+    steps; ``None`` when neither converges by ``max_iter`` or the clock's ``stop``."""
+    n = theta.size
+    m = m0.astype(np.float64).copy()
+    converged = False
+    for _ in range(max_iter):
+        new = np.tanh(theta + W @ m)
+        change = np.max(np.abs(new - m)) if n else 0.0
+        m = (1 - damping) * m + damping * new
+        if change < tol:
+            converged = True
+            break
+        if time.perf_counter() >= stop:
+            break
+    if not converged and time.perf_counter() < stop:
+        converged = _sweeps_within(theta, W, m, max_iter, tol, stop)
+    return np.tanh(theta + W @ m) if converged else None
 
 
 def mean_field(*args: Any, **kwargs: Any) -> np.ndarray:
