@@ -49,12 +49,13 @@ def test_a_renamed_argument_warns_names_the_new_one_and_refuses_both():
 
 
 @pytest.mark.parametrize("name", ["mrflib.learning.table_learners", "mrflib.io.anytime",
-                                  "mrflib.learning.learners"])
+                                  "mrflib.learning.learners", "mrflib.inference.bounds"])
 def test_a_module_split_by_idea_stays_under_the_house_limit(name):
-    """The learners of factor tables, the anytime solver and the ±1 learners keep to the
-    house limit of 800 lines a module: the warm start of LAP's fits, the ``PR`` and ``MPE``
-    parts of the solver, and the ±1 learners' table and argument checks, validated problem
-    and ascent directions are modules of their own."""
+    """The learners of factor tables, the anytime solver, the ±1 learners and the bounds of
+    Leisink and Kappen keep to the house limit of 800 lines a module: the warm start of
+    LAP's fits, the ``PR`` and ``MPE`` parts of the solver, the ±1 learners' table and
+    argument checks, validated problem and ascent directions, and the mean-field equations
+    are modules of their own."""
     from pathlib import Path
 
     path = Path(importlib.import_module(name).__file__)
