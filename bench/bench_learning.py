@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling
-from mrflib.learning import learners
+from mrflib.learning._problem import Problem
 from mrflib.repro.timing import best_seconds
 
 PAPER_SECONDS = {"mple": 0.08, "rm": 0.1, "mpf": 0.04, "1-smci": 0.26}
@@ -104,7 +104,7 @@ def _versus_sklearn_case(gname, edges, n, N, repeats) -> list[dict]:
         sklearn_pseudolikelihood(data, edges, n)  # warm-up (imports)
         t_sk, _ = best_seconds(lambda: sklearn_pseudolikelihood(data, edges, n),
                                max(1, repeats // 2))
-    t_comp, _ = best_seconds(lambda: learners._Problem(data, edges, n).local("mple"), repeats)
+    t_comp, _ = best_seconds(lambda: Problem(data, edges, n).local("mple"), repeats)
     rows = []
     for m in ("mple", "rm", "mpf", "1-smci"):
         solver = "gradient" if m == "1-smci" else "lbfgs"

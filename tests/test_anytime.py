@@ -349,7 +349,7 @@ def test_one_starter_picks_the_exact_search_over_the_zeros(kind, conditioning, l
     model = _formula(zero=-1.0 if kind == "no zeros" else -np.inf, graded=kind == "graded")
     lines: list[str] = []
     deadline = time.perf_counter() + (-1.0 if late else 60.0)
-    child, name = anytime_pr._start_exact_search(model, lines.append, deadline,
+    child, name = anytime_pr.start_exact_search(model, lines.append, deadline,
                                                  conditioning=conditioning)
     try:
         assert name == want and (child is None) == (not want)
@@ -400,7 +400,7 @@ def test_a_proposal_bound_looser_than_the_trivial_one_is_not_written(tmp_path, m
     answers = anytime.AnswerFile(out, "PR", model)
     answers.add(anytime.trivial_answer(model, "PR"))
     lines: list[str] = []
-    anytime_pr._estimate_pr(model, SimpleNamespace(seed=0, out=out), answers, lines.append,
+    anytime_pr.estimate_pr(model, SimpleNamespace(seed=0, out=out), answers, lines.append,
                             time.perf_counter() + 60.0, anytime.trivial_answer(model, "PR"),
                             None)
     assert len(answers.values) == (2 if written else 1)

@@ -49,7 +49,7 @@ from mrflib.inference.exact import conditioning, elimination, junction_tree
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
-from mrflib.learning import learners, potentials, table_learners
+from mrflib.learning import _fit_arguments, potentials, table_learners
 from mrflib.models import factor_graph
 from mrflib.models import lattices as factor_models
 from mrflib.models.precision import PrecisionWarning
@@ -1440,7 +1440,7 @@ def test_learning_from_large_couplings_is_finite(method, J):
             assert finite(fit.model)
 
 
-FIT_CASES = [(m, s) for m in learning.METHODS for s in learners._TABLE[m].solvers]
+FIT_CASES = [(m, s) for m in learning.METHODS for s in _fit_arguments.TABLE[m].solvers]
 #: The audit's data sets: a spin constant in every sample plus two identical spins
 #: (``DEGENERATE``), two opposite spins, a single sample, and ordinary data.
 ANTI = DATA.copy()

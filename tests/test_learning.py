@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib.learning import learners
+from mrflib.learning._problem import Problem
 from mrflib.repro import learning_trials
 
 # ----------------------------------------------------------------------------- references
@@ -374,7 +375,7 @@ def test_bad_input(problem):
 
 def test_trusted_model_matches_constructor(problem):
     edges, _, data = problem
-    prob = learners._Problem(data, edges)
+    prob = Problem(data, edges)
     theta = np.random.default_rng(0).normal(size=9 + len(edges))
     fast, ref = prob.trusted_model(theta), prob.model(theta)
     assert fast == ref

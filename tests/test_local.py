@@ -17,6 +17,7 @@ import pytest
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling, smci
 from mrflib.learning import learners
 from mrflib.learning._local import LocalObjective
+from mrflib.learning._problem import Problem
 
 
 def _cases():
@@ -98,7 +99,7 @@ def test_1smci_direction_from_counts_equals_per_sample():
     edges = graphs.square_grid(4, 4)
     gen, data = _data(edges, 16, 4000, 0.4, seed=3)
     bm = BoltzmannMachine.random(edges, 16, rng=9)
-    assert learners._Problem(data, edges).smci1().available
+    assert Problem(data, edges).smci1().available
     db, dj = learning.ascent_direction(bm, data, "1-smci")
     mean, pair = smci._moments_numpy(bm, data, "1-smci")
     x = data.astype(float)
@@ -125,7 +126,7 @@ def test_1smci_counts_finite_for_extreme_couplings(J):
 def test_1smci_dense_graph_falls_back_to_smci_moments():
     edges = graphs.complete(8)
     _, data = _data(edges, 8, 50, 0.3, seed=6)
-    counts = learners._Problem(data, edges).smci1()
+    counts = Problem(data, edges).smci1()
     assert not counts.available
     bm = BoltzmannMachine.random(edges, 8, rng=2)
     _, dj = learning.ascent_direction(bm, data, "1-smci")

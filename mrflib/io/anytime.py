@@ -100,15 +100,15 @@ from mrflib.inference.approx.wmb import (
 from mrflib.inference.exact.elimination import REPORT_LOG_ENTRIES, _observed, plan
 from mrflib.io import uai as io
 from mrflib.io.anytime_mpe import (
-    _NO_STATE,
-    _approximate_mpe,
-    _engine_stops,
-    _improved,
-    _load_search_kernels,
-    _proves_zero,
-    _stop_optimal,
+    NO_STATE,
+    approximate_mpe,
+    engine_stops,
+    improved_state,
+    load_search_kernels,
+    proves_zero,
+    stop_optimal,
 )
-from mrflib.io.anytime_pr import _estimate_pr, _start_exact_search
+from mrflib.io.anytime_pr import estimate_pr, start_exact_search
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
@@ -405,9 +405,9 @@ def _from_wmb(res: WMBResult, task: str) -> Approximate:
 
 def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximate:
     """The ``MPE`` answer of a weighted mini-bucket result: its decoding, improved
-    (:func:`_improved`). The bound is on ``log Z``, and so on the MAP log-weight too
-    (``max_x w(x) <= Σ_x w(x)``)."""
-    x, how = _improved(model, _from_wmb(res, "MPE").value, stop)
+    (:func:`~mrflib.io.anytime_mpe.improved_state`). The bound is on ``log Z``, and so on
+    the MAP log-weight too (``max_x w(x) <= Σ_x w(x)``)."""
+    x, how = improved_state(model, _from_wmb(res, "MPE").value, stop)
     passes = "pass" if res.iterations == 1 else "passes"
     return Approximate(x, f"weighted mini-bucket decoding (i-bound {res.ibound}, "
                           f"{res.iterations} {passes}; its bound log Z <= {res.log_upper:.6g} "
@@ -416,17 +416,17 @@ def _mpe_from_wmb(model: FactorGraph, res: WMBResult, stop: float) -> Approximat
 
 def _first_answer(model: FactorGraph, task: str, stop: float) -> tuple[Any, str]:
     """The first answer and how it was found: for ``MPE`` the better of the trivial state
-    and a search's own state, each made feasible and improved (:func:`_improved`) by
-    ``stop``, when a state of positive weight is found; else, and for the other tasks, the
-    trivial answer."""
+    and a search's own state, each made feasible and improved
+    (:func:`~mrflib.io.anytime_mpe.improved_state`) by ``stop``, when a state of positive
+    weight is found; else, and for the other tasks, the trivial answer."""
     trivial = trivial_answer(model, task)
     if task != "MPE":
         return trivial, "trivial (no inference)"
     best, value, name = trivial, -math.inf, "trivial (no state of positive weight found)"
     for start, origin in ((trivial, "the trivial state"), (None, "no preferred state")):
-        x, how = _improved(model, start, stop)
-        if how == _NO_STATE:
-            return trivial, f"trivial ({_NO_STATE})"
+        x, how = improved_state(model, start, stop)
+        if how == NO_STATE:
+            return trivial, f"trivial ({NO_STATE})"
         weight = -math.inf if x is None else float(model.log_weight(x))
         if weight > value:
             best, value, name = x, weight, f"search from {origin}: {how}"
@@ -575,19 +575,19 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
         io._require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task, model)
     if args.task == "MPE":
-        _load_search_kernels()
+        load_search_kernels()
     first = _first_answer(model, args.task,
                           min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
     answers.offer(*first, say, bound=trivial_upper_bound(model) if args.task == "MPE"
                   else None)
     try:
-        if _NO_STATE in first[1]:  # the search's proof: no MPE answer exists
-            raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
-        if _stop_optimal(answers, say):
+        if NO_STATE in first[1]:  # the search's proof: no MPE answer exists
+            raise ValueError(f"the model has Z = 0 ({NO_STATE}, proven by search)")
+        if stop_optimal(answers, say):
             return
         _improve(model, args, answers, say, deadline, solve)
     except ValueError as err:
-        if not _proves_zero(str(err)):
+        if not proves_zero(str(err)):
             raise
         _zero_partition(answers, args, say, str(err))
 
@@ -625,7 +625,7 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         # a constraint model is counted from the start: the plan alone can take seconds on
         # one (an order search over thousands of clauses), and the count is its likeliest
         # answer
-        cond, cond_name = (_start_exact_search(model, say, deadline, conditioning=False)
+        cond, cond_name = (start_exact_search(model, say, deadline, conditioning=False)
                            if sampled_pr else (None, ""))
         if cond is not None:
             children.callback(cond.stop)
@@ -636,7 +636,7 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         if est <= QUICK_EXACT_SECONDS:  # even when late: a kill would leave the trivial answer
             value = solve(model, args.task)
             answers.offer(value, "exact", say, bound=_exact_bound(model, args.task, value))
-            _stop_optimal(answers, say)
+            stop_optimal(answers, say)
             return
         # "exact" asks for the exact computation alone, hopeless or not: it runs in the
         # child, where the deadline can stop it (the engine itself cannot be interrupted)
@@ -652,16 +652,16 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
             if cond is None and est > left:
                 # where the junction tree is not expected in time, zeros may still let
                 # conditioning finish exactly
-                cond, cond_name = _start_exact_search(model, say, deadline)
+                cond, cond_name = start_exact_search(model, say, deadline)
                 if cond is not None:
                     children.callback(cond.stop)
-            _estimate_pr(model, args, answers, say, deadline, trivial_answer(model, "PR"),
-                         child, cond)
+            estimate_pr(model, args, answers, say, deadline, trivial_answer(model, "PR"),
+                        child, cond)
             _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
                     cond, cond_name)
         elif args.method == "wmb":
             if args.task == "MPE":
-                if _approximate_mpe(model, answers, say, deadline, child, order, args.seed):
+                if approximate_mpe(model, answers, say, deadline, child, order, args.seed):
                     return  # proven optimal: the exact child is stopped on the way out
             else:
                 _approximate(model, args, answers, say, deadline, child, order)
@@ -698,7 +698,7 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
         pending.remove(done)
         kind, value = done.result()
         if kind == "error":
-            if _proves_zero(value):
+            if proves_zero(value):
                 raise ValueError(value)
             say(("exact inference" if done is child else cond_name if done is cond
                  else f"{args.method}") + f" failed: {value}")
@@ -706,7 +706,7 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
         if done is child or done is cond:
             answers.offer(value, "exact" if done is child else f"exact ({cond_name})", say,
                           bound=_exact_bound(answers.model, args.task, value))
-            _stop_optimal(answers, say)
+            stop_optimal(answers, say)
             return
         answers.offer(value.value, value.how, say)
     for still in pending:
@@ -730,7 +730,7 @@ def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,
     # lower the bound does not replace the last answer.
     written = math.inf
     # a limit so long that the budget outgrows the memory: the answers so far stand
-    with _engine_stops(say, "weighted mini-bucket", "pass"):
+    with engine_stops(say, "weighted mini-bucket", "pass"):
         for res in growing_passes(model, left, order=order, strict=True):
             got = _from_wmb(res, args.task)
             if res.log_upper < written:

@@ -3,7 +3,7 @@
 upper bounds that prove one optimal.
 
 Every decoding is first repaired to a state of positive weight and improved by local search
-(:func:`_improved`). Where the evidence fixes variables, the model is reduced for MAP
+(:func:`improved_state`). Where the evidence fixes variables, the model is reduced for MAP
 (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
 optimal), the best answer improved by the propagated moves of its parts for
 :data:`MOVES_SHARE` of the time (:func:`_moves`) and each part solved by a branch and bound
@@ -12,9 +12,10 @@ left (:func:`_dual_parts`). Elsewhere max mini-bucket runs of growing budgets an
 (:func:`_mini_bucket_answers`), then a branch and bound over the last run's mini-buckets
 (:func:`_branch_and_bound`) and local search with perturbations (:func:`_perturbed`). An
 answer whose log-weight meets the lowest upper bound known is optimal
-(:func:`_stop_optimal`): the solver stops. Each function writes to ``answers``, the
+(:func:`stop_optimal`): the solver stops. Each function writes to ``answers``, the
 solver's :class:`mrflib.io.anytime.AnswerFile` (given, not imported: that module calls
-this one).
+this one). The names of ``__all__`` are what the solver calls; the others are the steps of
+:func:`approximate_mpe`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -41,10 +42,11 @@ from mrflib.inference.approx.wmb import elimination_order
 from mrflib.inference.exact.elimination import _observed
 from mrflib.models.factor_graph import FactorGraph
 
-__all__: list[str] = []
+__all__ = ["NO_STATE", "improved_state", "load_search_kernels", "stop_optimal",
+           "proves_zero", "engine_stops", "approximate_mpe"]
 
-#: How :func:`_improved` names a model whose search proved ``Z = 0``.
-_NO_STATE = "the model has no state of positive weight"
+#: How :func:`improved_state` names a model whose search proved ``Z = 0``.
+NO_STATE = "the model has no state of positive weight"
 
 
 def _left(stop: float) -> float | None:
@@ -52,17 +54,38 @@ def _left(stop: float) -> float | None:
     return None if stop == math.inf else max(stop - time.perf_counter(), 0.0)
 
 
-def _improved(model: FactorGraph, x: np.ndarray | None, stop: float
-              ) -> tuple[np.ndarray | None, str]:
-    """A state of positive weight (``x``'s values tried first, where given) improved by
-    local search, the search ending by the :func:`time.perf_counter` time ``stop``, and
-    how; ``x`` itself when the search does not end in time or proves ``Z = 0``."""
+def improved_state(model: FactorGraph, x: np.ndarray | None, stop: float
+                   ) -> tuple[np.ndarray | None, str]:
+    """A state of positive weight improved by local search, and how it was found.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model whose state is sought.
+    x : numpy.ndarray or None
+        The state whose values the search for a state of positive weight tries first
+        (:func:`mrflib.inference.approx.map_search.feasible_state`); ``None``: none
+        preferred.
+    stop : float
+        The :func:`time.perf_counter` time by which the search and the local search end
+        (``math.inf``: no limit).
+
+    Returns
+    -------
+    state : numpy.ndarray or None
+        The state found and improved by
+        :func:`mrflib.inference.approx.map_search.local_search`; ``x`` itself when the
+        search does not end in time or proves ``Z = 0``.
+    how : str
+        How the state was found, for the solver's stderr; :data:`NO_STATE` when the search
+        proved that no state has positive weight.
+    """
     try:
         y = feasible_state(model, start=x, deadline=_left(stop))
     except TimeoutError:
         return x, "not repaired: the search for a state of positive weight ran out of time"
     if y is None:
-        return x, _NO_STATE
+        return x, NO_STATE
     if x is None:
         how = "found by search"
     else:
@@ -70,20 +93,38 @@ def _improved(model: FactorGraph, x: np.ndarray | None, stop: float
     return local_search(model, y, deadline=_left(stop)).state, how + ", improved by local search"
 
 
-def _load_search_kernels() -> None:
-    """Load the compiled kernels of the search and the local search (from numba's cache,
-    or compiled) on a model of two variables, so that
+def load_search_kernels() -> None:
+    """Load the compiled kernels of the search and the local search on a model of two
+    variables.
+
+    They come from numba's cache or are compiled, so that
     :data:`mrflib.io.anytime.FIRST_ANSWER_SECONDS` is spent searching: loading them takes
     about half a second on an idle machine and several on a loaded one, which would leave
-    the first search no time at all."""
+    the first search no time at all.
+    """
     tiny = FactorGraph(np.array([2, 2]), [(0, 1)],
                        [np.array([[-np.inf, 0.0], [0.0, -np.inf]])])
     local_search(tiny, feasible_state(tiny, start=np.array([0, 0])))
 
 
-def _stop_optimal(answers: Any, say: Any) -> bool:
-    """Whether the last ``MPE`` answer is proven optimal (its log-weight meets the upper
-    bound), said on ``say``: nothing can improve it, so the solver stops."""
+def stop_optimal(answers: Any, say: Callable[[str], object]) -> bool:
+    """Whether the last ``MPE`` answer is proven optimal, said on ``say``: nothing can
+    improve it, so the solver stops.
+
+    Parameters
+    ----------
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answers: their task, the last answer's log-weight and the lowest
+        upper bound on the MAP log-weight known.
+    say : callable
+        Takes the line that says the answer optimal.
+
+    Returns
+    -------
+    bool
+        ``True`` when the task is ``MPE`` and the last answer's log-weight meets the upper
+        bound.
+    """
     if answers.task != "MPE" or not answers.optimal():
         return False
     say(f"optimal: the log-weight {answers.log_weight:.10g} meets the upper bound "
@@ -91,42 +132,96 @@ def _stop_optimal(answers: Any, say: Any) -> bool:
     return True
 
 
-def _proves_zero(reason: str) -> bool:
-    """Whether an engine's refusal is its proof that ``Z = 0`` (the engines' messages say
-    "Z = 0"; a refusal for memory or time is no such proof)."""
+def proves_zero(reason: str) -> bool:
+    """Whether an engine's refusal is its proof that ``Z = 0``.
+
+    Parameters
+    ----------
+    reason : str
+        The message of the engine's ``ValueError`` or of a child's error.
+
+    Returns
+    -------
+    bool
+        ``True`` when the message says "Z = 0", as the engines' proofs do; a refusal for
+        memory or time is no such proof.
+    """
     return "Z = 0" in reason
 
 
 @contextlib.contextmanager
-def _engine_stops(say: Any, engine: str, unit: str) -> Iterator[None]:
+def engine_stops(say: Callable[[str], object], engine: str, unit: str) -> Iterator[None]:
     """The loop of an anytime engine whose end by time or by memory leaves the answers
-    written so far standing: a ``TimeoutError`` is said as no ``unit`` of ``engine`` ending
-    in time, a ``ValueError`` (a budget past the memory) as the engine stopping with its
-    reason; a refusal that proves ``Z = 0`` (:func:`_proves_zero`) is raised on."""
+    written so far standing.
+
+    A ``TimeoutError`` is said as no ``unit`` of ``engine`` ending in time, a
+    ``ValueError`` (a budget past the memory) as the engine stopping with its reason; a
+    refusal that proves ``Z = 0`` (:func:`proves_zero`) is raised on.
+
+    Parameters
+    ----------
+    say : callable
+        Takes the line that says why the engine stopped.
+    engine : str
+        The engine's name in that line (``"max mini-bucket"``).
+    unit : str
+        What one step of the engine is called (``"run"``, ``"pass"``).
+
+    Yields
+    ------
+    None
+        The loop runs in the ``with`` block.
+    """
     try:
         yield
     except TimeoutError:
         say(f"no {engine} {unit} ended in time; stopped")
     except ValueError as err:
-        if _proves_zero(str(err)):
+        if proves_zero(str(err)):
             raise
         say(f"{engine} stopped: {' '.join(str(err).split())}")
 
 
-def _approximate_mpe(model: FactorGraph, answers: Any, say: Any, deadline: float,
-                     child: Forked | None, order: list[int] | None, seed: Any = 0
-                     ) -> bool:
-    """``MPE`` answers: where the evidence fixes variables, the model reduced for MAP
-    (:func:`_reduced`: solved on its parts by max-product where they fit, the answer then
-    optimal), its parts' propagated moves (:func:`_moves`) and branch and bound over the
-    dual bound (:func:`_dual_parts`); elsewhere answers of max mini-bucket runs of growing
-    budgets
-    (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`): each run's decoding
-    repaired and improved (:func:`_improved`), offered with the run's upper bound on the
-    MAP log-weight, until the runs end, the exact child has answered, or an answer meets
-    the bound (``True``: proven optimal, nothing left to do); then half the time left goes
-    to :func:`_branch_and_bound` and the rest to :func:`_perturbed` (``seed``; on the
-    reduced parts where the reduction fixed variables)."""
+def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], object],
+                    deadline: float, child: Forked | None, order: list[int] | None,
+                    seed: Any = 0) -> bool:
+    """``MPE`` answers after the first, written to ``answers`` until the deadline.
+
+    Where the evidence fixes variables, the model is reduced for MAP (:func:`_reduced`:
+    solved on its parts by max-product where they fit, the answer then optimal), then its
+    parts' propagated moves (:func:`_moves`) and branch and bound over the dual bound
+    (:func:`_dual_parts`) answer. Elsewhere max mini-bucket runs of growing budgets
+    (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`) answer: each
+    run's decoding repaired and improved (:func:`improved_state`), offered with the run's
+    upper bound on the MAP log-weight, until the runs end, the exact child has answered or
+    an answer meets the bound; then half the time left goes to :func:`_branch_and_bound`.
+    The rest goes to :func:`_perturbed` (on the reduced parts where the reduction fixed
+    variables).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answer file, which keeps only answers better than the last.
+    say : callable
+        Takes each line the solver writes to stderr.
+    deadline : float
+        The :func:`time.perf_counter` time by which the answers end.
+    child : mrflib._support.forked.Forked or None
+        The exact computation's child, whose answer ends the approximate ones; ``None``:
+        none started.
+    order : list of int or None
+        The mini-buckets' elimination order; ``None``: made here where needed.
+    seed : int, numpy.random.Generator or None
+        Seeds the perturbations of the local search and of the propagated moves.
+
+    Returns
+    -------
+    bool
+        ``True`` when an answer is proven optimal (or the reduction solved the model):
+        nothing is left to do.
+    """
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
@@ -140,7 +235,7 @@ def _approximate_mpe(model: FactorGraph, answers: Any, say: Any, deadline: float
         _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
                * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
                fresh=True)
-        if _stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
+        if stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
             return True
         # the mini-buckets of the whole model bound far above the parts' dual bound
         # there, and their decodings repaired are far below the moves' states: the time
@@ -159,7 +254,7 @@ def _approximate_mpe(model: FactorGraph, answers: Any, say: Any, deadline: float
         # binding block one-variable moves of the model: the rounds move the reduced parts
         _perturbed(model, answers, say, deadline, child, seed,
                    red if red is not False and red.fixed else None)
-    return _stop_optimal(answers, say)
+    return stop_optimal(answers, say)
 
 
 #: Share of the time left that the reduction for MAP may take.
@@ -198,7 +293,7 @@ def _reduced(model: FactorGraph, answers: Any, say: Any, deadline: float
         return red
     answers.offer(x, f"max-product on the reduced model ({what})", say,
                   bound=float(model.log_weight(x)))
-    return None if _stop_optimal(answers, say) else red
+    return None if stop_optimal(answers, say) else red
 
 
 #: Share of the time left after the first propagated moves that the dual bound and the
@@ -229,7 +324,7 @@ def _dual_parts(model: FactorGraph, answers: Any, say: Any, deadline: float,
         answers.upper = min(answers.upper, max(answers.log_weight, r.log_weight))
     say(f"{how}: upper bound {r.upper_bound:.10g}" + (", every part's search ended"
                                                       if r.optimal else ""))
-    return _stop_optimal(answers, say)
+    return stop_optimal(answers, say)
 
 
 #: Share of the time left after the mini-buckets that the branch and bound may take.
@@ -256,7 +351,7 @@ def _branch_and_bound(model: FactorGraph, answers: Any, say: Any, deadline: floa
         say(f"{how}: no state weighs more than the last answer")
     else:
         say(f"{how}: nothing better found in {left:.3g} s")
-    return _stop_optimal(answers, say)
+    return stop_optimal(answers, say)
 
 
 #: Seconds of each round of perturbations between two looks at the exact child.
@@ -317,22 +412,22 @@ def _moves(model: FactorGraph, answers: Any, say: Any, stop: float,
 
 def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: float,
                          child: Forked | None, order: list[int]) -> float | None:
-    """The max mini-bucket answers of :func:`_approximate_mpe`: ``None`` when one is
+    """The max mini-bucket answers of :func:`approximate_mpe`: ``None`` when one is
     proven optimal, else the table budget of the last run (0: none ended)."""
     left = deadline - time.perf_counter()
     memory = 0.0
-    with _engine_stops(say, "max mini-bucket", "run"):
+    with engine_stops(say, "max mini-bucket", "run"):
         for res in growing_max_mini_bucket(model, left, order=order):
             if not res.upper_bound > -math.inf:
                 raise ValueError("the model has Z = 0 (the max mini-bucket bound on the MAP "
                                  "log-weight is -inf)")
-            x, how = _improved(model, res.state, deadline)
-            if how == _NO_STATE:
-                raise ValueError(f"the model has Z = 0 ({_NO_STATE}, proven by search)")
+            x, how = improved_state(model, res.state, deadline)
+            if how == NO_STATE:
+                raise ValueError(f"the model has Z = 0 ({NO_STATE}, proven by search)")
             answers.offer(x, f"max mini-bucket decoding (i-bound {res.ibound}), {how}", say,
                           bound=res.upper_bound)
             memory = res.memory
-            if _stop_optimal(answers, say):
+            if stop_optimal(answers, say):
                 return None
             if child is not None and child.done():
                 return memory

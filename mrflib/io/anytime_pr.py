@@ -3,7 +3,7 @@
 over the model's zeros runs beside the junction tree.
 
 A model whose tables hold zeros may have an exact answer where the junction tree is out of
-reach: the zeros cut the states that count. :func:`_start_exact_search` starts the search
+reach: the zeros cut the states that count. :func:`start_exact_search` starts the search
 that suits the model in a forked child (:class:`mrflib._support.forked.Forked`): for a
 constraint model (every table one positive value where it is not zero, as in the SAT
 encodings) the exact model counter of
@@ -12,9 +12,9 @@ installed, otherwise the conditioning search of
 :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates the
 zeros, splits and caches components. Either runs at a lower priority
 (:data:`CONDITIONING_NICENESS`), finishes exactly by the deadline or is stopped.
-Meanwhile :func:`_estimate_pr` writes the estimates of importance sampling with the
+Meanwhile :func:`estimate_pr` writes the estimates of importance sampling with the
 weighted mini-bucket proposal, or its certified upper bound before any sample of positive
-weight.
+weight. These two are what the solver calls.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import contextlib
 import math
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.models.factor_graph import FactorGraph
 
-__all__: list[str] = []
+__all__ = ["start_exact_search", "estimate_pr"]
 
 #: Scheduling niceness of the exact searches over the zeros (``PR``: conditioning, model
 #: counting) in their children, above the parent's.
@@ -59,12 +60,35 @@ def _counts(model: FactorGraph) -> bool:
     return model_counting.constraint_scale(model) is not None and model_counting.available()
 
 
-def _start_exact_search(model: FactorGraph, say: Any, deadline: float,
-                        conditioning: bool = True) -> tuple[Forked | None, str]:
-    """The exact search over the zeros of ``model`` in a forked child until the deadline,
-    and its name: the model count where it answers the model (:func:`_counts`), else the
-    conditioning search (only with ``conditioning``); ``(None, "")`` when the time is out,
-    the model has no zero, or no search is wanted."""
+def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadline: float,
+                       conditioning: bool = True) -> tuple[Forked | None, str]:
+    """Start the exact search over the zeros of ``model`` that suits it in a forked child.
+
+    The model count where it answers the model (:func:`_counts`), else the conditioning
+    search; either runs until the deadline at a lower priority
+    (:data:`CONDITIONING_NICENESS`), and its start is said with the child's process id.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    say : callable
+        Takes the line that names the search and its process.
+    deadline : float
+        The :func:`time.perf_counter` time by which the search ends.
+    conditioning : bool
+        Whether the conditioning search is wanted where the model count does not answer
+        the model.
+
+    Returns
+    -------
+    child : mrflib._support.forked.Forked or None
+        The child computing ``log10 Z``; ``None`` when the time is out, the model has no
+        zero, or no search is wanted.
+    name : str
+        The search's name (``"model counting"``, ``"conditioning"``; ``""`` without a
+        child).
+    """
     left = deadline - time.perf_counter()
     if left <= 0 or not _has_zeros(model):
         return None, ""
@@ -98,18 +122,45 @@ def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a fo
     return model_counting.counted_log_partition(model) / math.log(10.0)
 
 
-def _estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Any, deadline: float,
-                 trivial: float, child: Forked | None, cond: Forked | None = None) -> None:
+def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str], object],
+                deadline: float, trivial: float, child: Forked | None,
+                cond: Forked | None = None) -> None:
     """``PR`` answers of importance sampling with the weighted mini-bucket proposal
-    (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``),
-    written to ``answers`` (:class:`mrflib.io.anytime.AnswerFile`): the estimate of the
-    latest batch, with its bounds on stderr, at most every :data:`ESTIMATE_SECONDS` and
-    when the sampling ends (the deadline, or the exact child's answer, or the search over
-    the zeros ``cond``). Before any sample of positive weight the proposal's certified
-    upper bound is written where it is below ``trivial``, the trivial answer's
-    (:func:`mrflib.io.anytime.trivial_answer`, also a certified bound: the mini-buckets'
-    bound on the model after evidence and pruning can be the looser of the two). A bound
-    of ``-inf`` proves ``Z = 0``."""
+    (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``).
+
+    The estimate of the latest batch, with its bounds on stderr, is written at most every
+    :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
+    answer, or the search over the zeros ``cond``). Before any sample of positive weight
+    the proposal's certified upper bound is written where it is below ``trivial`` (also a
+    certified bound: the mini-buckets' bound on the model after evidence and pruning can
+    be the looser of the two).
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    args : argparse.Namespace
+        The command's arguments: ``seed`` seeds the sampling, ``out`` is the answer file
+        named on stderr.
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answer file.
+    say : callable
+        Takes each line the solver writes to stderr.
+    deadline : float
+        The :func:`time.perf_counter` time by which the sampling ends.
+    trivial : float
+        The trivial answer's ``log10 Z`` (:func:`mrflib.io.anytime.trivial_answer`).
+    child : mrflib._support.forked.Forked or None
+        The exact computation's child, whose answer ends the sampling.
+    cond : mrflib._support.forked.Forked or None
+        The exact search over the zeros (:func:`start_exact_search`), whose answer ends
+        the sampling too.
+
+    Raises
+    ------
+    ValueError
+        When the proposal's bound is ``-inf``, a proof that ``Z = 0``.
+    """
     left = deadline - time.perf_counter()
     if left <= 0:
         return

@@ -39,8 +39,10 @@ One entry point, :func:`fit`, and one gradient-ascent driver shared by every met
     the LAP estimator of Mizrahi, de Freitas & Tenorio (section 4.2),
     :func:`mrflib.learning.lap.fit_ising`: clique by clique, no gradient loop.
 
-The learners are the rows of one table (``_TABLE``: default and allowed solvers, extra
-options, whether the method draws, the scaling of a local gradient); every one returns a
+The learners are the rows of one table (:data:`mrflib.learning._fit_arguments.TABLE`:
+default and allowed solvers, extra options, whether the method draws, the scaling of a
+local gradient), whose checks of :func:`fit`'s arguments live beside it; the ascent
+directions are :mod:`mrflib.learning._ascent_directions`. Every learner returns a
 :class:`Fit` with ``model``, ``converged``, ``n_steps``, ``stop_reason``, ``seconds`` and
 ``history``.
 
@@ -66,7 +68,6 @@ factors (1, 1/2) for (bias, coupling), RM uses (2, 1).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,54 +93,28 @@ from mrflib._support.validation import (
     require_memory,
 )
 from mrflib.learning import _flow, _limits, _local
-from mrflib.learning import _learners_kernels as _k
+from mrflib.learning._ascent_directions import SMCI_ESTIMATORS as SMCI_ESTIMATORS
+from mrflib.learning._ascent_directions import direction_fn
+from mrflib.learning._fit_arguments import (
+    METHODS,
+    TABLE,
+    check_factor_graph_call,
+    check_method,
+    initial_theta,
+    reference_coupling,
+    settings,
+)
 from mrflib.learning._maximum_likelihood import fit_exact
+from mrflib.learning._problem import Problem, problem_from_model
 from mrflib.learning.fit_result import Fit
-from mrflib.models.boltzmann import BoltzmannMachine, check_model
-from mrflib.models.graphs import as_graph
+from mrflib.models.boltzmann import check_model
 
 __all__ = ["METHODS", "LOCAL_METHODS", "STOCHASTIC_METHODS", "Fit", "fit", "objective",
            "objective_gradient", "mpf_log_flow", "ascent_direction", "estimator_variances",
            "mple_rho", "mae"]
 
-SMCI_ESTIMATORS = ("mci", "1-smci", "s2-smci", "2-smci")
-#: The exact engines of ``"mle"`` (option ``engine``), those of ``mrflib.inference.exact``.
-_ENGINES = ("auto", "enumerate", "junction-tree")
-
-
-@dataclass(frozen=True)
-class _Method:
-    """One learner of :func:`fit`: the dispatch table's row.
-
-    ``solvers[0]`` is the default solver; ``scale`` the (bias, coupling) factors making a
-    local method's ascent direction equal eq. (5) at ``theta = 0``; ``options`` the extra
-    keyword options :func:`fit` accepts for it.
-    """
-
-    name: str
-    solvers: tuple[str, ...] = ("gradient",)
-    options: frozenset = frozenset()
-    stochastic: bool = False
-    scale: tuple[float, float] | None = None
-
-
-_TABLE = {m.name: m for m in (
-    _Method("mle", ("exact", "gradient"), options=frozenset({"engine"})),
-    _Method("mple", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
-    _Method("rm", ("gradient", "lbfgs"), scale=(2.0, 1.0)),
-    _Method("mpf", ("gradient", "lbfgs"), scale=(1.0, 0.5)),
-    _Method("1-smci", ("gradient", "anderson")),
-    _Method("s2-smci"),
-    _Method("cd", options=frozenset({"k", "n_chains", "schedule"}), stochastic=True),
-    _Method("pcd", options=frozenset({"k", "n_chains", "extension_rate", "schedule"}),
-            stochastic=True),
-    _Method("smci-pcd", options=frozenset({"estimator", "extension_rate", "kappa", "samples",
-                                           "schedule"}), stochastic=True),
-    _Method("lap", ("lap",), options=frozenset({"cliques", "scheduler", "n_jobs", "l2"})),
-)}
-METHODS = tuple(_TABLE)
 LOCAL_METHODS = _local.LOCAL_METHODS
-STOCHASTIC_METHODS = tuple(m.name for m in _TABLE.values() if m.stochastic)
+STOCHASTIC_METHODS = tuple(m.name for m in TABLE.values() if m.stochastic)
 
 
 # --------------------------------------------------------------------------- results
@@ -168,83 +143,6 @@ def mae(a: Any, b: Any) -> float:
     return float(np.mean(np.abs(ca - cb))) if ca.size else 0.0
 
 
-# --------------------------------------------------------------------------- helpers
-def _bm(bias, edges, coupling):
-    return BoltzmannMachine(bias, edges, coupling)
-
-
-class _Problem:
-    """Validated data and graph, with the structures every method needs."""
-
-    def __init__(self, data, edges, n=None):
-        if isinstance(edges, BoltzmannMachine):  # a machine as the structure: its graph
-            edges, n = edges.graph, edges.n if n is None else n
-        if n is not None:
-            n = check_positive(n, "n", integer=True)
-        arr = np.asarray(data)
-        if n is None:
-            if arr.ndim != 2:
-                raise ValueError(f"data must have shape (N, n), got {arr.shape}")
-            n = arr.shape[1]
-        self.x = check_spins(data, n, "data")
-        if self.x.shape[0] == 0:
-            raise ValueError("data must contain at least one configuration")
-        self.n = n
-        self.graph = as_graph(edges, n)  # validated once; its CSR is cached
-        self.edges = self.graph.edges
-        self.E = self.edges.shape[0]
-        self.ei = np.ascontiguousarray(self.edges[:, 0])
-        self.ej = np.ascontiguousarray(self.edges[:, 1])
-        # exact integer sums, one pass
-        s1, s2 = _k.data_moments(self.x, self.graph.structure)
-        self.data_mean = s1 / self.x.shape[0]
-        self.data_pair = s2 / self.x.shape[0]
-        self._local = {}
-
-    def smci1(self):
-        """1-SMCI moments on these data from pattern counts (compressed once, cached)."""
-        if "1-smci" not in self._local:
-            self._local["1-smci"] = _local.Smci1Moments(self.x, self.graph)
-        return self._local["1-smci"]
-
-    def local(self, method):
-        """The local objective of ``method`` on these data (compressed once, then cached)."""
-        if not is_choice(method, self._local):
-            self._local[method] = _local.LocalObjective(self.x, self.graph, method)
-        return self._local[method]
-
-    def solver_objective(self, method):
-        """What L-BFGS maximises: the local objective, for MPF bounded above ``K = n e^200``
-        (:class:`mrflib.learning._flow.BoundedFlow`: the same optimum, finite for every model)."""
-        local = self.local(method)
-        return _flow.BoundedFlow(local) if method == "mpf" else local
-
-    def split(self, theta):
-        return theta[: self.n], theta[self.n :]
-
-    def model(self, theta):
-        b, j = self.split(theta)
-        return _bm(b.copy(), self.graph, j.copy())
-
-    def trusted_model(self, theta):
-        """The machine at ``theta`` on the problem's :class:`~mrflib.models.graphs.Graph`.
-
-        The gradient loops build one machine per step; the graph was validated once in
-        ``__init__`` and is shared, so the machine is built by the model's unchecked
-        constructor with its CSR weights filled in.
-        """
-        b, j = self.split(theta)
-        b, j = b.copy(), j.copy()
-        w = j[self.graph.edge_ids]
-        w.flags.writeable = False
-        return BoltzmannMachine._from_checked(b, self.graph, j, weights=w)
-
-
-def _problem_from_bm(bm, data) -> _Problem:
-    bm = check_model(bm, "model")
-    return _Problem(data, bm.edges, bm.n)
-
-
 def _local_terms_numpy(
     bm: Any, data: Any, method: str
 ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -270,15 +168,10 @@ def _local_terms_numpy(
     """
     if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
-    prob = _problem_from_bm(bm, data)
+    prob = problem_from_model(bm, data)
     return _local.local_terms_numpy(prob.x, np.asarray(bm.bias, dtype=np.float64),
                                     np.asarray(bm.coupling, dtype=np.float64), prob.edges,
                                     method)
-
-
-def _check_method(method):
-    if not is_choice(method, METHODS):
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
 @renamed_argument("bm", "model")
@@ -309,14 +202,14 @@ def objective(model, data, method: str) -> float:
         for every finite model.
     """
     bm = check_model(model, "model")
-    _check_method(method)
+    check_method(method)
     if method == "mle":
         from mrflib import exact
 
         return float(exact.log_likelihood(bm, check_spins(data, bm.n, "data")))
     if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method {method!r} has no objective function; use ascent_direction")
-    prob = _problem_from_bm(bm, data)
+    prob = problem_from_model(bm, data)
     value, _, _ = prob.local(method)(bm.params)
     if method == "mpf":
         _flow.check_flow_finite(prob.local(method), bm.params, value)
@@ -347,7 +240,7 @@ def objective_gradient(model, data, method: str) -> tuple[np.ndarray, np.ndarray
     if not is_choice(method, LOCAL_METHODS):
         raise ValueError(f"method must be one of {LOCAL_METHODS}, got {method!r}")
     bm = check_model(model, "model")
-    prob = _problem_from_bm(bm, data)
+    prob = problem_from_model(bm, data)
     _, gb, gj = prob.local(method)(bm.params, False)
     if method == "mpf":
         _flow.check_flow_finite(prob.local(method), bm.params, float(np.sum(gb) + np.sum(gj)),
@@ -389,131 +282,6 @@ def mpf_log_flow(model: Any, data: Any) -> tuple[float, np.ndarray, np.ndarray]:
     return _flow.log_flow(local, np.asarray(bm.params, dtype=np.float64))
 
 
-def _require_chains(prob: _Problem, n_chains: int, what: str) -> None:
-    """Refuse, before allocating, a chain set of ``n_chains`` rows (CD, PCD, SMCI-PCD):
-    the int8 chains and their Gibbs copy, the float64 copy and edge products the moments
-    are averaged from, the row index, and the sampler's uniforms."""
-    from mrflib.inference.sampling import _gibbs_bytes
-
-    rows = float(n_chains)
-    need = rows * (8.0 + 10.0 * prob.n + 24.0 * prob.E) + _gibbs_bytes(n_chains, prob.n, 0, 1)
-    require_memory(need, f"{what} ({n_chains} chains of {prob.n} spins)")
-
-
-def _direction_fn(prob: _Problem, method: str, rng, options) -> Callable:
-    """The ascent direction Delta(theta) of a method, as a function of the parameters."""
-    n = prob.n
-    if method in LOCAL_METHODS:
-        sb, sj = _TABLE[method].scale
-        local = prob.local(method)
-
-        def direction(theta):
-            _, gb, gj = local(theta, False)
-            out = np.empty_like(theta)
-            out[:n] = sb * gb
-            out[n:] = sj * gj
-            return out
-
-        return direction
-
-    target = np.concatenate([prob.data_mean, prob.data_pair])
-    if method == "mle":
-        from mrflib import exact
-
-        engine = options.get("engine", "auto")
-
-        def direction(theta):
-            mean, pair = exact.moments(prob.model(theta), method=engine)
-            return target - np.concatenate([mean, pair])
-
-        return direction
-    if method in ("1-smci", "s2-smci"):
-        from mrflib import smci
-
-        counts = prob.smci1() if method == "1-smci" else None
-        if counts is not None and counts.available:  # from pattern counts, cost flat in N
-            def direction(theta):
-                mean, pair = counts(theta[:n], theta[n:])
-                return target - np.concatenate([mean, pair])
-        else:
-            def direction(theta):
-                mean, pair = smci.moments(prob.trusted_model(theta), prob.x, method)
-                return target - np.concatenate([mean, pair])
-
-        return direction
-
-    from mrflib import sampling
-
-    N = prob.x.shape[0]
-    if method == "smci-pcd":
-        from mrflib import smci
-
-        estimator = options.get("estimator", "1-smci")
-        if not is_choice(estimator, SMCI_ESTIMATORS):
-            raise ValueError(f"estimator must be one of {SMCI_ESTIMATORS}, got {estimator!r}")
-        kappa = check_positive(options.get("kappa", 1), "kappa", integer=True)
-        if options.get("samples") is not None:
-            if "extension_rate" in options:
-                raise ValueError("give either samples or extension_rate, not both")
-            chains = check_spins(options["samples"], prob.n, "samples").copy()
-            if chains.shape[0] == 0:
-                raise ValueError("samples must contain at least one configuration")
-        else:
-            e = check_positive(options.get("extension_rate", 1), "extension_rate", integer=True)
-            _require_chains(prob, e * N, f"extension_rate = {e}")
-            chains = np.tile(prob.x, (e, 1))  # S_0: the e-replicated data
-        state = {"chains": chains, "first": True}
-
-        def direction(theta):
-            bm = prob.trusted_model(theta)
-            if not state["first"]:  # S_t: kappa sweeps of S_{t-1} under theta_t (line 7)
-                state["chains"] = sampling.sweep(bm, state["chains"], kappa, rng=rng)
-            state["first"] = False
-            mean, pair = smci.moments(bm, state["chains"], estimator)
-            return target - np.concatenate([mean, pair])
-
-        direction.state = state
-        return direction
-
-    # CD / PCD
-    k = check_positive(options.get("k", 1), "k", integer=True)
-    if "extension_rate" in options:
-        if "n_chains" in options:
-            raise ValueError("give either n_chains or extension_rate, not both")
-        e = check_positive(options["extension_rate"], "extension_rate", integer=True)
-        n_chains = e * N
-        _require_chains(prob, n_chains, f"extension_rate = {e}")
-        init = np.tile(prob.x, (e, 1))
-    else:
-        default_chains = N if method == "cd" else min(N, 1000)
-        n_chains = check_positive(options.get("n_chains", default_chains), "n_chains",
-                                  integer=True)
-        _require_chains(prob, n_chains, f"n_chains = {n_chains}")
-        init = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)].copy()
-    state = {"chains": init}
-
-    def direction(theta):
-        bm = prob.trusted_model(theta)
-        if method == "cd":
-            if n_chains == N:
-                start = prob.x
-            else:
-                start = prob.x[rng.choice(N, size=n_chains, replace=n_chains > N)]
-        else:
-            start = state["chains"]
-        chains = sampling.sweep(bm, start, k, rng=rng)
-        if method == "pcd":
-            state["chains"] = chains
-        cf = chains.astype(np.float64)
-        mean = cf.mean(axis=0)
-        pair = np.mean(cf[:, prob.ei] * cf[:, prob.ej], axis=0)
-        return target - np.concatenate([mean, pair])
-
-    if method == "pcd":
-        direction.state = state
-    return direction
-
-
 @renamed_argument("bm", "model")
 def ascent_direction(model, data, method: str, *, rng: Any = None, **options) -> tuple:
     """The update direction ``Delta = (Delta_b, Delta_J)`` of a method at ``model``.
@@ -543,14 +311,14 @@ def ascent_direction(model, data, method: str, *, rng: Any = None, **options) ->
     tuple of ndarray
         ``(Delta_b, Delta_J)``: float64 arrays of shape ``(n,)`` and ``(E,)``.
     """
-    _check_method(method)
+    check_method(method)
     if method == "lap":
         raise ValueError("method 'lap' fits clique by clique and has no ascent direction")
     bm = check_model(model, "model")
-    prob = _problem_from_bm(bm, data)
+    prob = problem_from_model(bm, data)
     if method in STOCHASTIC_METHODS:
         rng = as_rng(rng)
-    fn = _direction_fn(prob, method, rng, options)
+    fn = direction_fn(prob, method, rng, options)
     d = fn(np.asarray(bm.params, dtype=np.float64).copy())
     return d[: prob.n], d[prob.n :]
 
@@ -623,82 +391,6 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
-
-
-def _fit_settings(method, options, bias, solver, learning_rate, max_steps, tol, progress,
-                  rng):
-    """Validate the options of :func:`fit`; returns ``(solver, learning_rate, max_steps,
-    tol, rng)`` with the defaults filled in."""
-    _check_method(method)
-    spec = _TABLE[method]
-    unknown = set(options) - spec.options
-    if unknown:
-        raise ValueError(f"unknown options {sorted(unknown)} for method {method!r}")
-    if not isinstance(bias, (bool, np.bool_)):
-        raise ValueError(f"bias must be True or False, got {bias!r}")
-    if solver is None:
-        solver = spec.solvers[0]
-    if not is_choice(solver, spec.solvers):
-        raise ValueError(f"solver for method {method!r} must be one of {spec.solvers}, "
-                         f"got {solver!r}")
-    learning_rate = check_positive(0.2 if learning_rate is None else learning_rate,
-                                   "learning_rate")
-    stochastic = spec.stochastic
-    max_steps = check_positive(
-        (1000 if stochastic else 10000) if max_steps is None else max_steps,
-        "max_steps", integer=True, allow_zero=True,
-    )
-    tol = check_positive((0.0 if stochastic else 1e-6) if tol is None else tol, "tol",
-                         allow_zero=True)
-    if "engine" in options and not is_choice(options["engine"], _ENGINES):
-        raise ValueError(f"engine must be one of {_ENGINES}, got {options['engine']!r}")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress must be True, False or None, got {progress!r}")
-    if stochastic:
-        rng = as_rng(rng)
-        _limits.check_schedule(options.get("schedule", "constant"))
-    return solver, learning_rate, max_steps, tol, rng
-
-
-def _initial_theta(init, bias, n, P) -> tuple[np.ndarray, np.ndarray]:
-    """Initial parameters (zeros, as in section 5, unless ``init``) and the free mask
-    (biases held at zero when ``bias`` is false)."""
-    if init is None:
-        theta0 = np.zeros(P)
-    else:
-        theta0 = np.asarray(getattr(init, "params", init), dtype=np.float64)
-        theta0 = check_array(theta0, "init", ndim=1, shape=(P,)).copy()
-    free = np.ones(P, dtype=bool)
-    if not bias:
-        free[:n] = False
-        theta0[:n] = 0.0
-    return theta0, free
-
-
-def _given(value: Any, default: Any) -> bool:
-    """Whether an option differs from its default; an array (which has no single truth
-    value) always counts as given."""
-    if value is default:
-        return False
-    try:
-        return bool(value != default)
-    except (TypeError, ValueError):
-        return True
-
-
-def _check_factor_graph_call(n, bias, solver, reference, method) -> None:
-    """A FactorGraph structure takes none of the Boltzmann-machine options (and ``rng``,
-    which its learners do not need) but 1-SMCI's ``solver``."""
-    given = [name for name, value, default in (("n", n, None), ("bias", bias, True),
-                                                 ("solver", solver, None),
-                                                 ("reference", reference, None))
-             if _given(value, default) and not (name == "solver" and method == "1-smci")]
-    if given:
-        raise ValueError(f"options {given} apply to Boltzmann machines only; a FactorGraph "
-                         "structure takes max_steps, tol, init, record, l2, tie, the "
-                         "stochastic learners' rng, learning_rate, progress, time_limit, "
-                         "1-SMCI's solver and options, "
-                         "and, for 'lap', gauge, n_jobs, scheduler")
 
 
 @blas_single_threaded
@@ -851,77 +543,124 @@ def fit(
     from mrflib.models.factor_graph import FactorGraph
 
     if isinstance(structure, FactorGraph):
-        _check_factor_graph_call(n, bias, solver, reference, method)
-        from mrflib.learning import table_learners
-        if solver is not None:  # 1-SMCI's (the check above refused it for the others)
-            options = dict(options, solver=solver)
-        return table_learners.fit(data, structure, method, max_steps=max_steps, tol=tol,
-                                   init=init, record=record, rng=rng,
-                                   learning_rate=learning_rate, progress=progress,
-                                   time_limit=time_limit, **options)
-    t0, max_steps_given, tol_given = time.perf_counter(), max_steps, tol
-    deadline = _limits.deadline(time_limit)
-    solver, learning_rate, max_steps, tol, rng = _fit_settings(
-        method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
-    prob = _Problem(data, structure, n)
-    n, P = prob.n, prob.n + prob.E
-    ref_coupling = _reference_coupling(reference, prob.E)
+        return _fit_factor_graph(data, structure, method, n, bias, solver, reference, options,
+                                 max_steps=max_steps, tol=tol, init=init, record=record,
+                                 rng=rng, learning_rate=learning_rate, progress=progress,
+                                 time_limit=time_limit)
+    run = _validated(data, structure, method, n, rng, bias, solver, learning_rate, max_steps,
+                     tol, init, reference, record, progress, time_limit, options)
     with _limits.fit_reporting(progress):
-        if solver == "exact":
-            return _fit_exact_mle(prob, bias, init, max_steps_given, tol_given, ref_coupling,
-                                  record, t0, deadline, options.get("engine", "auto"))
-        if solver == "lap":
-            return _fit_lap(prob, bias, init, max_steps_given, tol_given, ref_coupling,
-                            record, t0, options, deadline)
-        theta0, free = _initial_theta(init, bias, n, P)
-        rule = None
-        if solver == "lbfgs":
-            out = _lbfgs(prob, method, theta0, free, max_steps=max_steps, tol=tol,
-                         ref_coupling=ref_coupling, record=record, deadline=deadline)
-        else:
-            if options.get("schedule", "constant") == "averaged":
-                if tol_given is None:  # spins and their products: standard deviation <= 1
-                    tol = default_tol(prob.x.shape[0], 1.0)
-                rule = AveragedRule(P, tol)
-            direction = _direction_fn(prob, method, rng, options)
-            accelerated = Anderson(P, learning_rate) if solver == "anderson" else None
-            theta, steps, converged, *history = _gradient_ascent(
-                direction, theta0, free, learning_rate=learning_rate, max_steps=max_steps,
-                tol=tol, ref_coupling=ref_coupling, n=n, record=record, progress=progress,
-                desc=f"fit {method}", deadline=deadline, averaged=rule,
-                accelerated=accelerated,
-            )
-            out = (theta, steps, converged, None, *history)
-    state = getattr(direction, "state", None) if solver != "lbfgs" else None
-    return _iterative_fit(prob, out, method, solver, max_steps, tol, learning_rate, bias,
-                          options, state, t0, deadline, rule)
+        if run.solver in ("exact", "lap"):
+            return _fit_own_loop(run)
+        out, state, rule = _iterate(run)
+    return _iterative_fit(run, out, state, rule)
 
 
-def _reference_coupling(reference: Any, n_edges: int) -> np.ndarray | None:
-    """The couplings ``(E,)`` of ``reference`` (a machine or an array) the per-step MAE is
-    measured against, or ``None``."""
-    if reference is None:
-        return None
-    ref = getattr(reference, "coupling", reference)
-    return check_array(ref, "reference", ndim=1, shape=(n_edges,))
+def _fit_factor_graph(data: Any, structure: Any, method: str, n: Any, bias: Any, solver: Any,
+                      reference: Any, options: dict, **kw: Any) -> Fit:
+    """A FactorGraph structure's fit (:func:`mrflib.learning.table_learners.fit`), refused
+    the Boltzmann-machine options; ``kw`` are the options both families take."""
+    check_factor_graph_call(n, bias, solver, reference, method)
+    from mrflib.learning import table_learners
+    if solver is not None:  # 1-SMCI's (the check above refused it for the others)
+        options = dict(options, solver=solver)
+    return table_learners.fit(data, structure, method, **kw, **options)
 
 
-def _iterative_fit(prob: _Problem, out: tuple, method: str, solver: str, max_steps: int,
-                   tol: float, learning_rate: float, bias: bool, options: dict,
-                   state: dict | None, t0: float, deadline: Deadline,
+@dataclass(frozen=True)
+class _Run:
+    """The validated arguments of one fit of a Boltzmann machine, the defaults filled in
+    (:func:`mrflib.learning._fit_arguments.settings`). ``max_steps_given`` and
+    ``tol_given`` are the caller's own, which the exact and LAP solvers take (``None``:
+    their own defaults); ``t0`` and ``deadline`` count from the call."""
+
+    prob: Problem
+    method: str
+    solver: str
+    learning_rate: float
+    max_steps: int
+    tol: float
+    max_steps_given: Any
+    tol_given: Any
+    bias: bool
+    init: Any
+    ref_coupling: np.ndarray | None
+    record: bool
+    progress: bool | None
+    rng: Any
+    options: dict
+    t0: float
+    deadline: Deadline
+
+
+def _validated(data, structure, method, n, rng, bias, solver, learning_rate, max_steps, tol,
+               init, reference, record, progress, time_limit, options) -> _Run:
+    """:func:`fit`'s arguments for a Boltzmann machine, checked in this order (the first
+    bad one is the error): time limit, method and options, data and structure, reference;
+    ``init`` and a method's own options are checked where they are used."""
+    t0 = time.perf_counter()
+    deadline = _limits.deadline(time_limit)
+    solver, learning_rate, steps, tolerance, rng = settings(
+        method, options, bias, solver, learning_rate, max_steps, tol, progress, rng)
+    prob = Problem(data, structure, n)
+    ref_coupling = reference_coupling(reference, prob.E)
+    if options.get("schedule", "constant") == "averaged" and tol is None:
+        # spins and their products: standard deviation <= 1
+        tolerance = default_tol(prob.x.shape[0], 1.0)
+    return _Run(prob, method, solver, learning_rate, steps, tolerance, max_steps, tol, bias,
+                init, ref_coupling, record, progress, rng, options, t0, deadline)
+
+
+def _fit_own_loop(run: _Run) -> Fit:
+    """The fit of a solver with its own loop and defaults: ``"exact"`` (MLE by L-BFGS-B,
+    :func:`_fit_exact_mle`) or ``"lap"`` (:func:`_fit_lap`)."""
+    head = (run.prob, run.bias, run.init, run.max_steps_given, run.tol_given,
+            run.ref_coupling, run.record, run.t0)
+    if run.solver == "exact":
+        return _fit_exact_mle(*head, run.deadline, run.options.get("engine", "auto"))
+    return _fit_lap(*head, run.options, run.deadline)
+
+
+def _iterate(run: _Run) -> tuple[tuple, dict | None, AveragedRule | None]:
+    """The L-BFGS run or the gradient ascent (``"anderson"``: accelerated) of a fit from
+    its initial parameters: the loop's output, the chains' state of a method that keeps
+    them, and the rule of the averaged schedule."""
+    prob = run.prob
+    P = prob.n + prob.E
+    theta0, free = initial_theta(run.init, run.bias, prob.n, P)
+    if run.solver == "lbfgs":
+        out = _lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
+                     ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
+        return out, None, None
+    averaged = run.options.get("schedule", "constant") == "averaged"
+    rule = AveragedRule(P, run.tol) if averaged else None
+    direction = direction_fn(prob, run.method, run.rng, run.options)
+    accelerated = Anderson(P, run.learning_rate) if run.solver == "anderson" else None
+    theta, steps, converged, *history = _gradient_ascent(
+        direction, theta0, free, learning_rate=run.learning_rate, max_steps=run.max_steps,
+        tol=run.tol, ref_coupling=run.ref_coupling, n=prob.n, record=run.record,
+        progress=run.progress, desc=f"fit {run.method}", deadline=run.deadline,
+        averaged=rule, accelerated=accelerated,
+    )
+    return (theta, steps, converged, None, *history), getattr(direction, "state", None), rule
+
+
+def _iterative_fit(run: _Run, out: tuple, state: dict | None,
                    rule: AveragedRule | None = None) -> Fit:
     """The :class:`Fit` of a gradient-ascent or L-BFGS run: its model, history and the
     reason it stopped."""
     theta, steps, converged, reason, params, gmax, errs = out
-    model = prob.model(theta)
-    opts = {k: v for k, v in options.items() if k != "samples"}
+    model = run.prob.model(theta)
+    opts = {k: v for k, v in run.options.items() if k != "samples"}
     if rule is not None:
-        converged, reason = _limits.averaged_verdict(rule, steps, max_steps, deadline)
+        converged, reason = _limits.averaged_verdict(rule, steps, run.max_steps, run.deadline)
     elif reason is None:  # gradient ascent (L-BFGS's verdict comes with it)
         converged, reason = _limits.gradient_verdict(
-            converged, steps, max_steps, tol, deadline, stochastic=_TABLE[method].stochastic)
-    return Fit(model, method, solver, steps, converged, time.perf_counter() - t0, params, gmax,
-               errs, dict(opts, learning_rate=learning_rate, tol=tol, bias=bool(bias)),
+            converged, steps, run.max_steps, run.tol, run.deadline,
+            stochastic=TABLE[run.method].stochastic)
+    return Fit(model, run.method, run.solver, steps, converged, time.perf_counter() - run.t0,
+               params, gmax, errs,
+               dict(opts, learning_rate=run.learning_rate, tol=run.tol, bias=bool(run.bias)),
                None if state is None else state["chains"], reason,
                checks=None if rule is None else rule.history())
 

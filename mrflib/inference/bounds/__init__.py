@@ -25,7 +25,9 @@ Indices are 0-based: ``mu[j]`` is the paper's ``μ_{2j}``; ``dh_moments[n]`` is 
 
 The expansion of section 4 (Table 1's corrected moments, the partition graphs with their
 generation, canonical labelling, treewidth, disk cache and einsum plans) lives in
-:mod:`mrflib.inference.bounds.expansion`; its public names are re-exported here. High orders, where
+:mod:`mrflib.inference.bounds.expansion`, and the mean-field equations (17) with their
+solution and free energy in :mod:`mrflib.inference.bounds.mean_field_equations`; the
+public names of both are re-exported here. High orders, where
 ``⟨ΔH^n⟩`` or the coefficients leave the float range or cancel, are evaluated in multiple
 precision (mpmath) instead of overflowing.
 """
@@ -34,12 +36,10 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import xlogy
 
 from mrflib._support.deprecation import renamed_argument, warn_deprecated
 from mrflib._support.validation import (
@@ -50,7 +50,6 @@ from mrflib._support.validation import (
     require_memory,
 )
 from mrflib.inference import exact as _exact
-from mrflib.inference.bounds._bounds_kernels import mean_field_sweeps
 from mrflib.inference.bounds.expansion import (
     MAX_GRAPH_ORDER,
     PartitionGraph,
@@ -62,6 +61,15 @@ from mrflib.inference.bounds.expansion import (
     dh_moments_graphs,
     partition_graph_cache_path,
     partition_graphs,
+)
+from mrflib.inference.bounds.mean_field_equations import (
+    MAX_MEAN_FIELD_STARTS as MAX_MEAN_FIELD_STARTS,
+)
+from mrflib.inference.bounds.mean_field_equations import (
+    check_means,
+    mean_field_log_partition,
+    mean_field_residual,
+    mean_field_solution,
 )
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 
@@ -100,12 +108,6 @@ AUTO_ENUMERATE_N = 20
 MAX_ORDER = 401
 #: Largest residual of eq. (17) the "graphs" method accepts.
 MEAN_FIELD_TOL = 1e-9
-#: Largest ``n_starts`` :func:`mean_field_solution` accepts (the default is 8).
-MAX_MEAN_FIELD_STARTS = 10_000
-
-# mean_field_solution's rng when the caller passes none: seed 0, with a FutureWarning, so that the
-# results of callers that relied on the seed stay the same while they add one
-_SEED_ZERO = object()
 
 
 # ============================================================================ eq. (3), (8)
@@ -419,184 +421,6 @@ def _log_expected_bound_mp(scaled_moments: np.ndarray, scale: float, order: int)
 
 
 # ============================================================================ eq. (17)
-@renamed_argument("bm", "model")
-def mean_field_residual(model: BoltzmannMachine, m: Any) -> float:
-    """``max_i |m_i − tanh(θ_i + Σ_j w_ij m_j)|``: how far ``m`` is from solving eq. (17).
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-    m : array_like, shape (n,)
-        Means in ``[-1, 1]``.
-
-    Returns
-    -------
-    float
-        The largest residual of eq. (17) over the spins.
-    """
-    model = check_model(model, "model")
-    m = _check_m(m, model.n)
-    return float(np.max(np.abs(m - np.tanh(model.bias + model.coupling_matrix() @ m))))
-
-
-@renamed_argument("bm", "model")
-def mean_field_log_partition(model: BoltzmannMachine, m: Any) -> float:
-    """``log Z̃`` of eq. (6) with the constant of eq. (16) fixed by ``⟨ΔH⟩ = 0``.
-
-    ``log Z̃ = Σ_i S(m_i) + Σ_i θ_i m_i + ½ Σ_ij w_ij m_i m_j`` with the binary entropy
-    ``S(m) = −Σ_± (1 ± m)/2 log((1 ± m)/2)``.
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-    m : array_like, shape (n,)
-        Means in ``[−1, 1]^N`` (any, not only solutions of eq. (17)).
-
-    Returns
-    -------
-    float
-        The mean-field free energy: the first-order bound (``K = 2``) on ``log Z``.
-    """
-    model = check_model(model, "model")
-    m = _check_m(m, model.n)
-    p, q = (1 + m) / 2, (1 - m) / 2
-    entropy = -float(np.sum(xlogy(p, p) + xlogy(q, q)))
-    W = model.coupling_matrix()
-    return entropy + float(model.bias @ m) + 0.5 * float(m @ W @ m)
-
-
-def _check_m(m: Any, n: int, name: str = "m") -> np.ndarray:
-    m = check_array(m, name, shape=(n,))
-    if np.any(np.abs(m) > 1):
-        raise ValueError(f"{name} must lie in [-1, 1] (m_i = tanh h_i)")
-    return m
-
-
-def _starts(first: np.ndarray, n_starts: int, gen: np.random.Generator) -> Iterator[np.ndarray]:
-    """``first``, then ``n_starts - 1`` uniform points of ``[-1, 1]^n``, drawn one at a time."""
-    yield first
-    for _ in range(n_starts - 1):
-        yield gen.uniform(-1, 1, first.size)
-
-
-@renamed_argument("bm", "model")
-def mean_field_solution(
-    model: BoltzmannMachine,
-    *,
-    solution: str = "best",
-    n_starts: int = 8,
-    damping: float = 0.5,
-    tol: float = 1e-13,
-    max_iter: int = 5000,
-    init: Any = None,
-    rng: Any = _SEED_ZERO,
-    time_limit: float | None = None,
-) -> np.ndarray:
-    """A solution ``m = tanh h`` of the mean-field equations (17).
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-    solution : {"best", "zero"}, default "best"
-        ``"best"``: damped iteration ``m ← (1 − d) m + d tanh(θ + w m)`` from several starts
-        (``tanh θ`` and ``n_starts − 1`` uniform random points, or ``init`` alone), each
-        finished by sequential updates (coordinate ascent, guaranteed to converge) when the
-        damped iteration does not converge in ``max_iter`` steps; among the fixed points the
-        one with the largest first-order bound (:func:`mean_field_log_partition`) is
-        returned. ``"zero"``: the ``h = 0`` solution, which solves eq. (17) when all
-        thresholds are zero (Figure 4); refused otherwise.
-    n_starts : int, default 8
-        Starts of ``"best"``, at most :data:`MAX_MEAN_FIELD_STARTS`.
-    damping : float, default 0.5
-        The damping ``d`` of the iteration, in (0, 1].
-    tol : float, default 1e-13
-        Convergence tolerance on ``max |Δm|``.
-    max_iter : int, default 5000
-        Iteration cap of each start (damped iterations, then as many sequential sweeps).
-    init : array_like, shape (n,), optional
-        A single start in ``[-1, 1]^n``, used instead of the random starts.
-    rng : numpy.random.Generator or int
-        The seed of the random starts. Omitting it (the random starts then use seed 0)
-        is deprecated and warns with a :class:`FutureWarning` when the random starts are
-        drawn (``solution="best"`` without ``init``).
-    time_limit : float or None, default None
-        Seconds: no iteration starts after them, and the best fixed point found so far is
-        returned (fewer starts tried). Without it every start runs to its end.
-
-    Returns
-    -------
-    numpy.ndarray of float64, shape (n,)
-        The means ``m``.
-
-    Raises
-    ------
-    TimeoutError
-        When the time limit passes before any start has converged.
-    """
-    model = check_model(model, "model")
-    n = model.n
-    if solution == "zero":
-        if np.any(model.bias != 0):
-            raise ValueError("solution='zero' (h = 0) solves eq. (17) only when every "
-                             "threshold (bias) is zero")
-        return np.zeros(n)
-    if solution != "best":
-        raise ValueError(f"solution must be 'best' or 'zero', got {solution!r}")
-    n_starts = check_positive(n_starts, "n_starts", integer=True)
-    if n_starts > MAX_MEAN_FIELD_STARTS:
-        raise ValueError(f"n_starts must be at most {MAX_MEAN_FIELD_STARTS} (each start is a "
-                         f"full mean-field iteration), got {n_starts}")
-    damping = check_positive(damping, "damping")
-    if damping > 1:
-        raise ValueError(f"damping must be in (0, 1], got {damping}")
-    tol = check_positive(tol, "tol")
-    max_iter = check_positive(max_iter, "max_iter", integer=True)
-    stop = (math.inf if time_limit is None
-            else time.perf_counter() + check_positive(time_limit, "time_limit", allow_zero=True))
-    theta = np.ascontiguousarray(model.bias, dtype=np.float64)
-    W = np.ascontiguousarray(model.coupling_matrix())
-    if init is not None:
-        starts = [_check_m(init, n, "init")]
-    else:
-        if rng is _SEED_ZERO:
-            # stacklevel 4: past the renamed_argument wrapper, at the caller's line
-            warn_deprecated("mean_field_solution() without rng=",
-                            "mean_field_solution(..., rng=<seed or Generator>)", stacklevel=4)
-            rng = 0
-        gen = as_rng(rng)
-        starts = _starts(np.tanh(theta), n_starts, gen)
-    best, best_val = None, -math.inf
-    for m0 in starts:
-        if time.perf_counter() >= stop:
-            break
-        m = m0.astype(np.float64).copy()
-        converged = False
-        for _ in range(max_iter):
-            new = np.tanh(theta + W @ m)
-            change = np.max(np.abs(new - m)) if n else 0.0
-            m = (1 - damping) * m + damping * new
-            if change < tol:
-                converged = True
-                break
-            if time.perf_counter() >= stop:
-                break
-        if not converged and time.perf_counter() < stop:
-            converged = _sweeps_within(theta, W, m, max_iter, tol, stop)
-        m = np.tanh(theta + W @ m) if converged else m
-        if not converged:
-            continue
-        val = mean_field_log_partition(model, m)
-        if val > best_val:
-            best, best_val = m, val
-    if best is None and time.perf_counter() >= stop:
-        raise TimeoutError(f"the mean-field iteration did not converge from any start within "
-                           f"time_limit={time_limit:g} s")
-    if best is None:
-        raise ValueError("the mean-field iteration did not converge from any start; raise "
-                         "max_iter or tol")
-    return best
-
-
 def mean_field(*args: Any, **kwargs: Any) -> np.ndarray:
     """Deprecated name of :func:`mean_field_solution`, kept for one release.
 
@@ -617,25 +441,6 @@ def mean_field(*args: Any, **kwargs: Any) -> np.ndarray:
     warn_deprecated("bounds.mean_field(...)", "bounds.mean_field_solution(...), which "
                     "returns the same means m")
     return mean_field_solution(*args, **kwargs)
-
-
-def _sweeps_within(theta: np.ndarray, W: np.ndarray, m: np.ndarray, max_iter: int,
-                   tol: float, stop: float) -> bool:
-    """Sequential sweeps on ``m`` in place until converged (``True``), ``max_iter`` sweeps
-    or the clock's ``stop``; in rounds that cost about a hundredth of a second (the same
-    sweeps as one call of the kernel, whose state is ``m`` alone)."""
-    if stop == math.inf:
-        _, change = mean_field_sweeps(theta, W, m, max_iter, tol)
-        return bool(change < tol)
-    per_round = max(1, int(1e7 / max(W.size, 1)))
-    done = 0
-    while done < max_iter and time.perf_counter() < stop:
-        k = min(per_round, max_iter - done)
-        did, change = mean_field_sweeps(theta, W, m, k, tol)
-        done += did
-        if change < tol:
-            return True
-    return False
 
 
 # ============================================================================ eq. (16), (18)
@@ -709,7 +514,7 @@ def delta_h_moments(
         ``[1, ⟨ΔH⟩ (= 0), ⟨ΔH²⟩, ...]``.
     """
     model = check_model(model, "model")
-    m = _check_m(m, model.n)
+    m = check_means(m, model.n)
     order = check_positive(order, "order", integer=True)
     if method == "enumerate":
         if model.n > MAX_ENUMERATE_N:
@@ -779,7 +584,7 @@ def log_partition_lower_bounds(
     if not orders:
         raise ValueError("orders must not be empty")
     m = (mean_field_solution(model, time_limit=time_limit, rng=0) if m is None
-         else _check_m(m, model.n))
+         else check_means(m, model.n))
     top = max(orders)
     method = _auto_method(method, model.n, top)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -902,7 +707,7 @@ def pair_correlation_estimates(
         raise ValueError(f"edge must be a row index of model.edges in "
                          f"[0, {len(model.edges)}), got {edge!r}")
     step = check_positive(step, "step")
-    m = mean_field_solution(model, rng=0) if m is None else _check_m(m, model.n)
+    m = mean_field_solution(model, rng=0) if m is None else check_means(m, model.n)
     out = []
     for sign in (1.0, -1.0):
         theta = model.params.copy()
