@@ -37,7 +37,7 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "blanket_radix", "context_counts", "context_fill",
+__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_counts", "context_fill",
            "context_linear", "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
@@ -152,27 +152,15 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
 
 
 @njit(cache=True)
-def blanket_radix(nptr, nbr, card, chosen, radix, space):  # pragma: no cover - numba
-    """The mixed radix of each chosen variable's blanket codes (its neighbours in list
-    order, the first the lowest digit) and the size of its code space."""
-    for i in range(card.shape[0]):
-        if chosen[i]:
-            r = 1
-            for k in range(nptr[i], nptr[i + 1]):
-                radix[k] = r
-                r *= card[nbr[k]]
-            space[i] = r
-
-
-@njit(cache=True, parallel=True)
-def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
+def context_counts(xt, nptr, nbr, radix, space, chosen, n_ctx, seen
                    ):  # pragma: no cover - numba
     """``n_ctx[i]``: the distinct blanket states of each ``chosen`` variable ``i`` in the
-    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``)."""
-    for i in prange(card.shape[0]):
+    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``); ``seen`` zeros of at
+    least ``max(space[chosen])``, left zero. One thread: once per fit, a small part of the
+    fit's time, and a parallel region would cost more to compile than it saves."""
+    for i in range(space.shape[0]):
         if not chosen[i]:
             continue
-        seen = np.zeros(space[i], dtype=np.uint8)
         for r in range(xt.shape[1]):
             code = 0
             for k in range(nptr[i], nptr[i + 1]):
@@ -181,21 +169,23 @@ def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
         total = 0
         for code in range(space[i]):
             total += seen[code]
+            seen[code] = 0
         n_ctx[i] = total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, states,
-                 counts):  # pragma: no cover - numba
+                 counts, hist):  # pragma: no cover - numba
     """Each chosen variable's contexts, in ascending order of their blanket codes: the
     blanket's states of context ``c`` (its neighbours in list order) at
     ``states[soff[i] + (c - cptr[i]) * degree:][:degree]`` and the counts of the
-    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``."""
-    for i in prange(card.shape[0]):
+    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``;
+    ``hist`` zeros of at least ``max(space[chosen] * card[chosen])``, left zero (one
+    thread, as :func:`context_counts`)."""
+    for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         q = card[i]
-        hist = np.zeros(space[i] * q, dtype=np.int32)
         for r in range(xt.shape[1]):
             code = 0
             for k in range(nptr[i], nptr[i + 1]):
@@ -216,17 +206,19 @@ def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, st
                 rest //= cj
             for v in range(q):
                 counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
+                hist[code * q + v] = 0
             at += 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, counts, lin,
                    seen):  # pragma: no cover - numba
     """Once per fit, from each chosen variable's contexts: ``lin``, how often each entry of
     the variable's rows is read at the observed state (the counts of the states summed
     over the contexts that read the row: the pseudo-likelihood's part linear in the
-    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t``."""
-    for i in prange(card.shape[0]):
+    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t`` (one
+    thread, as :func:`context_counts`)."""
+    for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         c = card[i]
@@ -524,3 +516,4 @@ def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
     for i in range(card.shape[0]):
         values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
                          qoff, soff, states, counts, seen, lin, grad, scratch)
+
