@@ -110,6 +110,13 @@ class PairwisePL:
         _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
                           states, counts, lin, self.seen)
         self.lin = lin
+        # every variable over its contexts with at most four states: the kernels of that
+        # path alone (decided by the structure and the data, once per fit), and their
+        # scratch (a row of neighbour offsets per block of variables)
+        self.narrow = bool(chosen.all() and pw.card.max(initial=1) <= 4)
+        n_blocks = max(1, -(-n // _k.VARIABLE_BLOCK))
+        self.kbase = np.zeros((n_blocks, max(1, int(np.diff(pw.nptr).max(initial=0)))),
+                              dtype=np.int64) if self.narrow else None
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -118,15 +125,22 @@ class PairwisePL:
         grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
-        args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
-                pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-                self.counts, self.seen, self.lin, grad, values)
+        if self.narrow:
+            args = (w, bool(logs), bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card,
+                    self.cptr, self.qoff, self.soff, self.states, self.counts, self.seen,
+                    self.lin, grad, values, self.kbase)
+            serial, parallel = _k.pl_narrow_serial, _k.pl_narrow_parallel
+        else:
+            args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
+                    pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff,
+                    self.states, self.counts, self.seen, self.lin, grad, values)
+            serial, parallel = _k.pl_serial, _k.pl_parallel
         # blocks of variables handed out one at a time: one idle core is enough
         if parallel_ok(work, min_idle=1.0):
             with numba.parallel_chunksize(1):
-                _k.pl_parallel(*args)
+                parallel(*args)
         else:
-            _k.pl_serial(*args)
+            serial(*args)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))

@@ -38,7 +38,8 @@ from numba import njit, prange
 from mrflib.inference.sampling._pairwise_kernels import widths
 
 __all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_counts", "context_fill",
-           "context_linear", "pl_parallel", "pl_serial"]
+           "context_linear", "pl_narrow_parallel", "pl_narrow_serial", "pl_parallel",
+           "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -517,3 +518,32 @@ def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
         values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
                          qoff, soff, states, counts, seen, lin, grad, scratch)
 
+
+@njit(cache=True, parallel=True)
+def pl_narrow_parallel(w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states,
+                       counts, seen, lin, grad, values, kbase
+                       ):  # pragma: no cover - numba
+    """:func:`pl_parallel` when every variable goes over its contexts and has at most 4
+    states (:func:`_by_contexts_narrow`): the same operations, without the code of the
+    row and trie paths, which would triple a cold first call's compilation. ``kbase`` is
+    scratch, a row of at least the most neighbours of a variable per block of
+    :data:`VARIABLE_BLOCK` variables."""
+    n = card.shape[0]
+    for blk in prange(kbase.shape[0]):
+        for i in range(blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK)):
+            value = _linear(i, w, logs, lin, uoff, w.shape[0])
+            values[i] = value + _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff,
+                                                    card, cptr, qoff, soff, states, counts,
+                                                    seen, grad, kbase[blk])
+
+
+@njit(cache=True)
+def pl_narrow_serial(w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states,
+                     counts, seen, lin, grad, values, kbase):  # pragma: no cover - numba
+    """:func:`pl_narrow_parallel` on one thread (the same operations, the same results;
+    the first row of ``kbase`` used)."""
+    for i in range(card.shape[0]):
+        value = _linear(i, w, logs, lin, uoff, w.shape[0])
+        values[i] = value + _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
+                                                cptr, qoff, soff, states, counts, seen, grad,
+                                                kbase[0])
