@@ -229,8 +229,12 @@ def _narrow_kernel_bits(kernel, pl, flat):
     pw = pl.pw
     w, logs = _pairwise.weights(pw, flat)
     grad, values = pl.lin.copy(), np.zeros(len(pw.card))
-    kernel(w, logs, True, pw.nptr, pw.noff, pw.uoff, pw.card, pl.cptr, pl.qoff, pl.soff,
-           pl.states, pl.counts, pl.seen, pl.lin, grad, values, pl.kbase)
+    args = (w, logs, True, pw.nptr, pw.noff, pw.uoff, pw.card, pl.cptr, pl.qoff, pl.soff,
+            pl.states, pl.counts, pl.seen, pl.lin, grad, values)
+    if kernel is pplk.pl_narrow_serial:
+        kernel(0, len(pw.card), *args, pl.kbase[0])
+    else:
+        kernel(*args, pl.kbase)
     return grad, values
 
 

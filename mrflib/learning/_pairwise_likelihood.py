@@ -125,22 +125,26 @@ class PairwisePL:
         grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
+        # blocks of variables handed out one at a time: one idle core is enough
+        parallel = parallel_ok(work, min_idle=1.0)
         if self.narrow:
             args = (w, bool(logs), bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card,
                     self.cptr, self.qoff, self.soff, self.states, self.counts, self.seen,
-                    self.lin, grad, values, self.kbase)
-            serial, parallel = _k.pl_narrow_serial, _k.pl_narrow_parallel
+                    self.lin, grad, values)
+            if parallel:
+                with numba.parallel_chunksize(1):
+                    _k.pl_narrow_parallel(*args, self.kbase)
+            else:
+                _k.pl_narrow_serial(0, len(pw.card), *args, self.kbase[0])
         else:
             args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
                     pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff,
                     self.states, self.counts, self.seen, self.lin, grad, values)
-            serial, parallel = _k.pl_serial, _k.pl_parallel
-        # blocks of variables handed out one at a time: one idle core is enough
-        if parallel_ok(work, min_idle=1.0):
-            with numba.parallel_chunksize(1):
-                parallel(*args)
-        else:
-            serial(*args)
+            if parallel:
+                with numba.parallel_chunksize(1):
+                    _k.pl_parallel(*args)
+            else:
+                _k.pl_serial(*args)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))
