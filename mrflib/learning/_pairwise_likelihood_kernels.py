@@ -364,14 +364,15 @@ def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cp
                      soff, states, counts, seen, lin, grad, values, kbase
                      ):  # pragma: no cover - numba
     """:func:`pl_serial` over variables ``first .. last - 1`` that all go over their
-    contexts and have at most 4 states (:func:`_by_contexts` and :func:`_linear`, in one
-    kernel: each kernel costs a cold first call its own compilation). The weights of a
-    variable's states in four scalars (registers), every context's rows multiplied
-    afresh (a trie's rows in memory and a loop over a runtime number of states as short
-    as this cost more than the products they save). The states beyond ``c`` have weight
-    0 (log-weight ``-inf``) and are never read from ``w`` or written to ``grad``; the
-    unary row's gradient is summed in scalars and written once. ``kbase`` is scratch of
-    at least the most neighbours of a variable."""
+    contexts and have at most 4 states: :func:`_by_contexts` for so few states, plus the
+    linear part as :func:`_linear`, in one kernel (each kernel costs a cold first call
+    its own compilation). The weights of a variable's states in four scalars
+    (registers), every context's rows multiplied afresh (a trie's rows in memory and a
+    loop over a runtime number of states as short as this cost more than the products
+    they save). The states beyond ``c`` have weight 0 (log-weight ``-inf``) and are
+    never read from ``w`` or written to ``grad``; the unary row's gradient is summed in
+    scalars and written once. ``kbase`` is scratch of at least the most neighbours of a
+    variable."""
     for i in range(first, last):
         c = card[i]
         u0 = uoff[i]
@@ -480,9 +481,9 @@ def _scratch(cmax, dmax):  # pragma: no cover - numba
 def _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
          states, counts, seen, lin, grad, values, scratch):  # pragma: no cover - numba
     """Variable ``i``'s summed log-conditionals into ``values[i]`` (its gradient added
-    into ``grad``): over its
-    distinct contexts where ``chosen`` (the linear part by :func:`_linear`), else row by
-    row; ``scratch`` is :func:`_scratch`'s."""
+    into ``grad``): over its distinct contexts where ``chosen`` (the linear part by
+    :func:`_linear`; at most 4 states by :func:`pl_narrow_serial`), else row by row;
+    ``scratch`` is :func:`_scratch`'s."""
     sc, base, tot, obs, trie, acc, path = scratch
     if chosen[i] and card[i] <= 4:
         pl_narrow_serial(i, i + 1, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
