@@ -255,21 +255,24 @@ potts = lattices.potts_lattice(4, 4, 3, rng=0)
 learning.fit(rng.integers(0, 3, (400, 16)), potts, "mple", max_steps=3, record=False)
 bm = as_factor_graph(BoltzmannMachine.random(graphs.square_grid(3, 3), 9, rng=0))
 learning.fit(rng.integers(0, 2, (300, 9)), bm, "mple", max_steps=3, record=False)
+from mrflib.inference.sampling import _checkerboard, _pairwise_kernels
+colouring = [_checkerboard._two_colouring, _pairwise_kernels.greedy_colouring]
 print(json.dumps({name: len(f.signatures) for name, f in vars(k).items()
-                  if hasattr(f, "signatures")}))
+                  if hasattr(f, "signatures")}
+                 | {"colouring": sum(len(f.signatures) for f in colouring)}))
 """
 
 
 def test_a_narrow_fit_compiles_the_narrow_kernels_alone_once():
     """A first fit whose variables all go over their contexts with at most four states
     (a q = 3 lattice, then a Boltzmann machine's factor graph) compiles neither the row
-    path nor the trie's, and one specialisation of each kernel it calls serves both
-    models: a cold first call pays for the code it runs."""
+    path nor the trie's nor the sweeps' colouring, and one specialisation of each kernel
+    it calls serves both models: a cold first call pays for the code it runs."""
     out = subprocess.run([sys.executable, "-c", _NARROW_FITS], capture_output=True,
                          text=True, check=True)
     signatures = json.loads(out.stdout.splitlines()[-1])
     for unused in ("_variable", "_by_contexts", "_one", "_scratch", "pl_serial",
-                   "pl_parallel"):
+                   "pl_parallel", "colouring"):  # no sweeps: no colours
         assert signatures[unused] == 0, unused
     for once in ("context_counts", "context_fill", "context_linear"):
         assert signatures[once] == 1, once

@@ -198,7 +198,7 @@ def objective(structure: Any, x: np.ndarray) -> PairwisePL | None:
         return None
     packed = factor_gibbs.pack(structure)
     card = np.ascontiguousarray(structure.cardinalities, dtype=np.int64)
-    pw = _pairwise.structure(*packed[4:], card)
+    pw = _pairwise.structure(*packed[4:], card, colouring=False)  # no sweeps here
     return None if pw is None else PairwisePL(pw, x)
 
 
