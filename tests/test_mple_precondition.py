@@ -225,24 +225,45 @@ def _kernel_bits(kernel, pl, flat):
     return grad, values
 
 
-def test_parallel_blocks_give_the_same_bits_on_any_threads():
-    """More variables than a block, contexts and rows mixed: the serial kernel, the
-    parallel one on one thread and on every thread, blocks handed out one at a time."""
-    model = lattices.potts_lattice(16, 17, 5, coupling=0.5, rng=1)
+def _narrow_kernel_bits(kernel, pl, flat):
+    pw = pl.pw
+    w, logs = _pairwise.weights(pw, flat)
+    grad, values = pl.lin.copy(), np.zeros(len(pw.card))
+    args = (w, logs, True, pw.nptr, pw.noff, pw.uoff, pw.card, pl.cptr, pl.qoff, pl.soff,
+            pl.states, pl.counts, pl.seen, pl.lin, grad, values)
+    if kernel is pplk.pl_narrow_serial:
+        kernel(0, len(pw.card), *args, pl.kbase[0])
+    else:
+        kernel(*args, pl.kbase)
+    return grad, values
+
+
+@pytest.mark.parametrize("q", [5, 4])
+def test_parallel_blocks_give_the_same_bits_on_any_threads(q):
+    """More variables than a block: the serial kernel, the parallel one on one thread and
+    on every thread, blocks handed out one at a time; contexts and rows mixed (q = 5),
+    and every variable over its contexts with at most four states (q = 4, the narrow
+    kernels), whose bits are also those of the kernels of every path."""
+    model = lattices.potts_lattice(16, 17, q, coupling=0.5, rng=1)
     assert model.n > 2 * pplk.VARIABLE_BLOCK
     rng = np.random.default_rng(2)  # rows of uneven frequencies: some blankets few
-    x = (rng.random((200, model.n)) ** 3 * 5).astype(np.int64)
+    x = (rng.random((200 if q == 5 else 2000, model.n)) ** 3 * q).astype(np.int64)
     pl = ppl.objective(model, x)
-    assert pl.chosen.any() and not pl.chosen.all()
+    assert pl.narrow == (q == 4) and pl.chosen.any() and pl.chosen.all() == (q == 4)
     flat = factor_gibbs.flat_tables(model)
     ref = _kernel_bits(pplk.pl_serial, pl, flat)
+    kernels = [(_kernel_bits, pplk.pl_parallel)]
+    if pl.narrow:
+        kernels += [(_narrow_kernel_bits, pplk.pl_narrow_serial),
+                    (_narrow_kernel_bits, pplk.pl_narrow_parallel)]
     threads = numba.get_num_threads()
     try:
         for t in sorted({1, threads}):
             numba.set_num_threads(t)
-            with numba.parallel_chunksize(1):
-                out = _kernel_bits(pplk.pl_parallel, pl, flat)
-            assert np.array_equal(out[0], ref[0]) and np.array_equal(out[1], ref[1])
+            for bits, kernel in kernels:
+                with numba.parallel_chunksize(1):
+                    out = bits(kernel, pl, flat)
+                assert np.array_equal(out[0], ref[0]) and np.array_equal(out[1], ref[1])
     finally:
         numba.set_num_threads(threads)
 
@@ -254,16 +275,18 @@ def test_pseudo_likelihood_runs_parallel_with_one_idle_core(monkeypatch):
     x = np.ascontiguousarray(factor_gibbs.gibbs(model, 1200, burn_in=5, rng=1),
                              dtype=np.int64)
     pl = ppl.objective(model, x)
+    assert pl.narrow  # every variable over its contexts, three states
     flat = factor_gibbs.flat_tables(model)
     calls = []
-    for name in ("pl_parallel", "pl_serial"):
+    for name in ("pl_narrow_parallel", "pl_narrow_serial"):
         real = getattr(pplk, name)
         monkeypatch.setattr(pplk, name, lambda *a, _r=real, _n=name: (calls.append(_n),
                                                                       _r(*a))[1])
     monkeypatch.delenv(_threads.NUMBA_ENV, raising=False)
     monkeypatch.setattr(_threads, "idle_cores", lambda: 1.0)
     value, grad = pl(flat)
-    assert calls[-1] == ("pl_parallel" if numba.get_num_threads() > 1 else "pl_serial")
+    assert calls[-1] == ("pl_narrow_parallel" if numba.get_num_threads() > 1
+                         else "pl_narrow_serial")
     monkeypatch.setattr(_threads, "idle_cores", lambda: 0.5)
     assert pl(flat)[0] == value and np.array_equal(pl(flat)[1], grad)
-    assert calls[-1] == "pl_serial"
+    assert calls[-1] == "pl_narrow_serial"

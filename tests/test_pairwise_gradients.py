@@ -3,6 +3,10 @@ the factor scopes, against the general kernels, their numpy references and enume
 (q = 2, 3, 5; lattices and random graphs; fields, zero weights, all-zero tables and
 log-weights), their threads, and the fits they serve against the general path's."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -235,6 +239,45 @@ def test_pseudo_likelihood_kernels_give_the_same_bits_on_any_threads():
                pl.cptr, pl.qoff, pl.soff, pl.states, pl.counts, pl.seen, pl.lin, grad, values)
         outs.append((grad, values))
     assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+
+
+#: A fresh interpreter's fits of two models whose variables all go over their contexts
+#: with at most four states, then the specialisations each kernel of the module holds.
+_NARROW_FITS = """
+import json
+import numpy as np
+from mrflib import BoltzmannMachine, graphs, learning
+from mrflib.learning import _pairwise_likelihood_kernels as k
+from mrflib.models import lattices
+from mrflib.models.factor_graph import as_factor_graph
+rng = np.random.default_rng(1)
+potts = lattices.potts_lattice(4, 4, 3, rng=0)
+learning.fit(rng.integers(0, 3, (400, 16)), potts, "mple", max_steps=3, record=False)
+bm = as_factor_graph(BoltzmannMachine.random(graphs.square_grid(3, 3), 9, rng=0))
+learning.fit(rng.integers(0, 2, (300, 9)), bm, "mple", max_steps=3, record=False)
+from mrflib.inference.sampling import _checkerboard, _pairwise_kernels
+colouring = [_checkerboard._two_colouring, _pairwise_kernels.greedy_colouring]
+print(json.dumps({name: len(f.signatures) for name, f in vars(k).items()
+                  if hasattr(f, "signatures")}
+                 | {"colouring": sum(len(f.signatures) for f in colouring)}))
+"""
+
+
+def test_a_narrow_fit_compiles_the_narrow_kernels_alone_once():
+    """A first fit whose variables all go over their contexts with at most four states
+    (a q = 3 lattice, then a Boltzmann machine's factor graph) compiles neither the row
+    path nor the trie's nor the sweeps' colouring, and one specialisation of each kernel
+    it calls serves both models: a cold first call pays for the code it runs."""
+    out = subprocess.run([sys.executable, "-c", _NARROW_FITS], capture_output=True,
+                         text=True, check=True)
+    signatures = json.loads(out.stdout.splitlines()[-1])
+    for unused in ("_variable", "_by_contexts", "_one", "_scratch", "pl_serial",
+                   "pl_parallel", "colouring"):  # no sweeps: no colours
+        assert signatures[unused] == 0, unused
+    for once in ("context_counts", "context_fill", "context_linear"):
+        assert signatures[once] == 1, once
+    evaluations = [signatures["pl_narrow_serial"], signatures["pl_narrow_parallel"]]
+    assert max(evaluations) == 1 and sum(evaluations) >= 1
 
 
 def test_structures_with_a_wider_factor_keep_the_contexts():

@@ -81,11 +81,10 @@ class PairwisePL:
         chosen = log_space + np.log2(pw.card) <= np.log2(4.0 * N)
         if contexts is not None:
             chosen[:] = contexts
-        radix = np.ones(len(pw.nbr), dtype=np.int64)
-        space = np.ones(n, dtype=np.int64)
-        _k.blanket_radix(pw.nptr, pw.nbr, pw.card, chosen, radix, space)
+        radix, space = _blanket_radix(pw, chosen)
         n_ctx = np.zeros(n, dtype=np.int64)
-        _k.context_counts(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, n_ctx)
+        _k.context_counts(self.xt, pw.nptr, pw.nbr, radix, space, chosen, n_ctx,
+                          np.zeros(space[chosen].max(initial=0), dtype=np.uint8))
         if contexts is None:
             chosen &= 2 * n_ctx <= N
         n_ctx[~chosen] = 0
@@ -97,8 +96,9 @@ class PairwisePL:
         # the blankets' states decoded once (no division in the evaluations), as the rows
         states = np.zeros(soff[-1], dtype=self.xt.dtype)
         counts = np.zeros(qoff[-1], dtype=np.int32)
+        hist = np.zeros((space * pw.card)[chosen].max(initial=0), dtype=np.int32)
         _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
-                        soff, states, counts)
+                        soff, states, counts, hist)
         self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
         self.states, self.counts = states, counts
         # the part linear in the log-weights, counted once: how often each entry is read
@@ -110,6 +110,13 @@ class PairwisePL:
         _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
                           states, counts, lin, self.seen)
         self.lin = lin
+        # every variable over its contexts with at most four states: the kernels of that
+        # path alone (decided by the structure and the data, once per fit), and their
+        # scratch (a row of neighbour offsets per block of variables)
+        self.narrow = bool(chosen.all() and pw.card.max(initial=1) <= 4)
+        n_blocks = max(1, -(-n // _k.VARIABLE_BLOCK))
+        self.kbase = np.zeros((n_blocks, max(1, int(np.diff(pw.nptr).max(initial=0)))),
+                              dtype=np.int64) if self.narrow else None
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -118,19 +125,48 @@ class PairwisePL:
         grad = self.lin.copy() if want_grad else np.zeros(pw.size)
         values = np.zeros(len(pw.card))
         work = float(self.N) * (len(pw.card) + len(pw.nbr)) * 8
-        args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff, pw.uoff,
-                pw.card, self.chosen, self.cptr, self.qoff, self.soff, self.states,
-                self.counts, self.seen, self.lin, grad, values)
         # blocks of variables handed out one at a time: one idle core is enough
-        if parallel_ok(work, min_idle=1.0):
-            with numba.parallel_chunksize(1):
-                _k.pl_parallel(*args)
+        parallel = parallel_ok(work, min_idle=1.0)
+        if self.narrow:
+            args = (w, bool(logs), bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card,
+                    self.cptr, self.qoff, self.soff, self.states, self.counts, self.seen,
+                    self.lin, grad, values)
+            if parallel:
+                with numba.parallel_chunksize(1):
+                    _k.pl_narrow_parallel(*args, self.kbase)
+            else:
+                _k.pl_narrow_serial(0, len(pw.card), *args, self.kbase[0])
         else:
-            _k.pl_serial(*args)
+            args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
+                    pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff,
+                    self.states, self.counts, self.seen, self.lin, grad, values)
+            if parallel:
+                with numba.parallel_chunksize(1):
+                    _k.pl_parallel(*args)
+            else:
+                _k.pl_serial(*args)
         value = float(values.sum()) / self.N
         if not want_grad:
             return value, np.zeros(len(flat))
         return value, _table_gradient(pw, grad, len(flat)) / self.N
+
+
+def _blanket_radix(pw: _pairwise.Pairwise, chosen: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The mixed radix of each chosen variable's blanket codes (its neighbours in list
+    order, the first the lowest digit) and the size of its code space (1 and 1 for the
+    others): one pass per position in the neighbour lists, the lists' entries at that
+    position at once."""
+    radix = np.ones(len(pw.nbr), dtype=np.int64)
+    space = np.ones(len(pw.card), dtype=np.int64)
+    degree = np.diff(pw.nptr)
+    digits = pw.card[pw.nbr]
+    for p in range(int(degree.max(initial=0))):
+        at = np.flatnonzero(chosen & (degree > p))
+        k = pw.nptr[at] + p
+        radix[k] = space[at]
+        space[at] = space[at] * digits[k]
+    return radix, space
 
 
 def _table_gradient(pw: _pairwise.Pairwise, grad: np.ndarray, size: int) -> np.ndarray:
@@ -162,7 +198,7 @@ def objective(structure: Any, x: np.ndarray) -> PairwisePL | None:
         return None
     packed = factor_gibbs.pack(structure)
     card = np.ascontiguousarray(structure.cardinalities, dtype=np.int64)
-    pw = _pairwise.structure(*packed[4:], card)
+    pw = _pairwise.structure(*packed[4:], card, colouring=False)  # no sweeps here
     return None if pw is None else PairwisePL(pw, x)
 
 

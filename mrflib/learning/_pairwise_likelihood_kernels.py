@@ -25,7 +25,7 @@ weights) is a fixed count per entry of ``w`` (:func:`context_linear`, once per f
 an evaluation adds it variable by variable (:func:`_linear`) and its gradient by a
 copy, and a context costs its conditional's normaliser, one logarithm, and the
 gradient ``-seen P(v | context)`` of its rows. Variables of at most four states hold
-their four weights in registers (:func:`_by_contexts_narrow`); wider ones walk their
+their four weights in registers (:func:`pl_narrow_serial`); wider ones walk their
 contexts, sorted by blanket code, as a trie that recomputes only the rows of the
 neighbours whose state changed (:func:`_by_contexts`).
 """
@@ -37,8 +37,9 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "blanket_radix", "context_counts", "context_fill",
-           "context_linear", "pl_parallel", "pl_serial"]
+__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_counts", "context_fill",
+           "context_linear", "pl_narrow_parallel", "pl_narrow_serial", "pl_parallel",
+           "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -152,27 +153,15 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
 
 
 @njit(cache=True)
-def blanket_radix(nptr, nbr, card, chosen, radix, space):  # pragma: no cover - numba
-    """The mixed radix of each chosen variable's blanket codes (its neighbours in list
-    order, the first the lowest digit) and the size of its code space."""
-    for i in range(card.shape[0]):
-        if chosen[i]:
-            r = 1
-            for k in range(nptr[i], nptr[i + 1]):
-                radix[k] = r
-                r *= card[nbr[k]]
-            space[i] = r
-
-
-@njit(cache=True, parallel=True)
-def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
+def context_counts(xt, nptr, nbr, radix, space, chosen, n_ctx, seen
                    ):  # pragma: no cover - numba
     """``n_ctx[i]``: the distinct blanket states of each ``chosen`` variable ``i`` in the
-    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``)."""
-    for i in prange(card.shape[0]):
+    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``); ``seen`` zeros of at
+    least ``max(space[chosen])``, left zero. One thread: once per fit, a small part of the
+    fit's time, and a parallel region would cost more to compile than it saves."""
+    for i in range(space.shape[0]):
         if not chosen[i]:
             continue
-        seen = np.zeros(space[i], dtype=np.uint8)
         for r in range(xt.shape[1]):
             code = 0
             for k in range(nptr[i], nptr[i + 1]):
@@ -181,21 +170,23 @@ def context_counts(xt, nptr, nbr, card, radix, space, chosen, n_ctx
         total = 0
         for code in range(space[i]):
             total += seen[code]
+            seen[code] = 0
         n_ctx[i] = total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, states,
-                 counts):  # pragma: no cover - numba
+                 counts, hist):  # pragma: no cover - numba
     """Each chosen variable's contexts, in ascending order of their blanket codes: the
     blanket's states of context ``c`` (its neighbours in list order) at
     ``states[soff[i] + (c - cptr[i]) * degree:][:degree]`` and the counts of the
-    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``."""
-    for i in prange(card.shape[0]):
+    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``;
+    ``hist`` zeros of at least ``max(space[chosen] * card[chosen])``, left zero (one
+    thread, as :func:`context_counts`)."""
+    for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         q = card[i]
-        hist = np.zeros(space[i] * q, dtype=np.int32)
         for r in range(xt.shape[1]):
             code = 0
             for k in range(nptr[i], nptr[i + 1]):
@@ -216,17 +207,19 @@ def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, st
                 rest //= cj
             for v in range(q):
                 counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
+                hist[code * q + v] = 0
             at += 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, counts, lin,
                    seen):  # pragma: no cover - numba
     """Once per fit, from each chosen variable's contexts: ``lin``, how often each entry of
     the variable's rows is read at the observed state (the counts of the states summed
     over the contexts that read the row: the pseudo-likelihood's part linear in the
-    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t``."""
-    for i in prange(card.shape[0]):
+    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t`` (one
+    thread, as :func:`context_counts`)."""
+    for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         c = card[i]
@@ -367,100 +360,113 @@ def _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff
 
 
 @njit(cache=True)
-def _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff,
-                        states, counts, seen, grad, kbase):  # pragma: no cover - numba
-    """:func:`_by_contexts` for a variable of at most 4 states: the weights of its states
-    in four scalars (registers), every context's rows multiplied afresh (a trie's rows
-    in memory and a loop over a runtime number of states as short as this cost more
-    than the products they save). The states beyond ``c`` have weight 0 (log-weight
-    ``-inf``) and are never read from ``w`` or written to ``grad``; the unary row's
-    gradient is summed in scalars and written once."""
-    c = card[i]
-    u0 = uoff[i]
-    lo, hi = nptr[i], nptr[i + 1]
-    d = hi - lo
-    pad = -np.inf if logs else 0.0
-    value = 0.0
-    g0 = g1 = g2 = g3 = 0.0
-    for t in range(cptr[i], cptr[i + 1]):
-        s0 = soff[i] + (t - cptr[i]) * d
-        a0 = w[u0]
-        a1 = w[u0 + 1] if c > 1 else pad
-        a2 = w[u0 + 2] if c > 2 else pad
-        a3 = w[u0 + 3] if c > 3 else pad
-        for k in range(d):
-            b = noff[lo + k] + states[s0 + k] * c
-            kbase[k] = b
-            if logs:
-                a0 += w[b]
-                if c > 1:
-                    a1 += w[b + 1]
-                if c > 2:
-                    a2 += w[b + 2]
-                if c > 3:
-                    a3 += w[b + 3]
-            else:
-                a0 *= w[b]
-                if c > 1:
-                    a1 *= w[b + 1]
-                if c > 2:
-                    a2 *= w[b + 2]
-                if c > 3:
-                    a3 *= w[b + 3]
-        n_t = seen[t]
-        tot = 0.0
-        if logs:
-            mx = max(max(a0, a1), max(a2, a3))
-            dead = mx == -np.inf
-            if not dead:
-                a0 = np.exp(a0 - mx)
-                a1 = np.exp(a1 - mx)
-                a2 = np.exp(a2 - mx)
-                a3 = np.exp(a3 - mx)
-                tot = a0 + a1 + a2 + a3
-                value -= n_t * (mx + np.log(tot))
-        else:
-            tot = a0 + a1 + a2 + a3
-            dead = tot == 0.0
-            if not dead:
-                value -= n_t * np.log(tot)
-        if dead:  # no state of positive weight: a zero-probability context
-            value = -np.inf
-        if want_grad:
-            if dead:  # its counts taken back from the linear part's
-                q0 = qoff[i] + (t - cptr[i]) * c
-                a0 = -float(counts[q0])
-                a1 = -float(counts[q0 + 1]) if c > 1 else 0.0
-                a2 = -float(counts[q0 + 2]) if c > 2 else 0.0
-                a3 = -float(counts[q0 + 3]) if c > 3 else 0.0
-            else:
-                scale = -n_t / tot
-                a0 *= scale
-                a1 *= scale
-                a2 *= scale
-                a3 *= scale
-            g0 += a0
-            g1 += a1
-            g2 += a2
-            g3 += a3
+def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
+                     soff, states, counts, seen, lin, grad, values, kbase
+                     ):  # pragma: no cover - numba
+    """:func:`pl_serial` over variables ``first .. last - 1`` that all go over their
+    contexts and have at most 4 states: :func:`_by_contexts` for so few states, plus the
+    linear part as :func:`_linear`, in one kernel (each kernel costs a cold first call
+    its own compilation). The weights of a variable's states in four scalars
+    (registers), every context's rows multiplied afresh (a trie's rows in memory and a
+    loop over a runtime number of states as short as this cost more than the products
+    they save). The states beyond ``c`` have weight 0 (log-weight ``-inf``) and are
+    never read from ``w`` or written to ``grad``; the unary row's gradient is summed in
+    scalars and written once. ``kbase`` is scratch of at least the most neighbours of a
+    variable."""
+    for i in range(first, last):
+        c = card[i]
+        u0 = uoff[i]
+        lo, hi = nptr[i], nptr[i + 1]
+        d = hi - lo
+        pad = -np.inf if logs else 0.0
+        value = 0.0
+        g0 = g1 = g2 = g3 = 0.0
+        for t in range(cptr[i], cptr[i + 1]):
+            s0 = soff[i] + (t - cptr[i]) * d
+            a0 = w[u0]
+            a1 = w[u0 + 1] if c > 1 else pad
+            a2 = w[u0 + 2] if c > 2 else pad
+            a3 = w[u0 + 3] if c > 3 else pad
             for k in range(d):
-                b = kbase[k]
-                grad[b] += a0
-                if c > 1:
-                    grad[b + 1] += a1
-                if c > 2:
-                    grad[b + 2] += a2
-                if c > 3:
-                    grad[b + 3] += a3
-    if want_grad:
-        grad[u0] += g0
-        if c > 1:
-            grad[u0 + 1] += g1
-        if c > 2:
-            grad[u0 + 2] += g2
-        if c > 3:
-            grad[u0 + 3] += g3
-    return value
+                b = noff[lo + k] + states[s0 + k] * c
+                kbase[k] = b
+                if logs:
+                    a0 += w[b]
+                    if c > 1:
+                        a1 += w[b + 1]
+                    if c > 2:
+                        a2 += w[b + 2]
+                    if c > 3:
+                        a3 += w[b + 3]
+                else:
+                    a0 *= w[b]
+                    if c > 1:
+                        a1 *= w[b + 1]
+                    if c > 2:
+                        a2 *= w[b + 2]
+                    if c > 3:
+                        a3 *= w[b + 3]
+            n_t = seen[t]
+            tot = 0.0
+            if logs:
+                mx = max(max(a0, a1), max(a2, a3))
+                dead = mx == -np.inf
+                if not dead:
+                    a0 = np.exp(a0 - mx)
+                    a1 = np.exp(a1 - mx)
+                    a2 = np.exp(a2 - mx)
+                    a3 = np.exp(a3 - mx)
+                    tot = a0 + a1 + a2 + a3
+                    value -= n_t * (mx + np.log(tot))
+            else:
+                tot = a0 + a1 + a2 + a3
+                dead = tot == 0.0
+                if not dead:
+                    value -= n_t * np.log(tot)
+            if dead:  # no state of positive weight: a zero-probability context
+                value = -np.inf
+            if want_grad:
+                if dead:  # its counts taken back from the linear part's
+                    q0 = qoff[i] + (t - cptr[i]) * c
+                    a0 = -float(counts[q0])
+                    a1 = -float(counts[q0 + 1]) if c > 1 else 0.0
+                    a2 = -float(counts[q0 + 2]) if c > 2 else 0.0
+                    a3 = -float(counts[q0 + 3]) if c > 3 else 0.0
+                else:
+                    scale = -n_t / tot
+                    a0 *= scale
+                    a1 *= scale
+                    a2 *= scale
+                    a3 *= scale
+                g0 += a0
+                g1 += a1
+                g2 += a2
+                g3 += a3
+                for k in range(d):
+                    b = kbase[k]
+                    grad[b] += a0
+                    if c > 1:
+                        grad[b + 1] += a1
+                    if c > 2:
+                        grad[b + 2] += a2
+                    if c > 3:
+                        grad[b + 3] += a3
+        if want_grad:
+            grad[u0] += g0
+            if c > 1:
+                grad[u0 + 1] += g1
+            if c > 2:
+                grad[u0 + 2] += g2
+            if c > 3:
+                grad[u0 + 3] += g3
+        # the part linear in the log-weights, as :func:`_linear`
+        end = uoff[i + 1] if i + 1 < uoff.shape[0] else w.shape[0]
+        total = 0.0
+        for e in range(uoff[i], end):
+            n_e = lin[e]
+            if n_e != 0.0:
+                total += n_e * (w[e] if logs else np.log(w[e]))
+        values[i] = total + value
 
 
 @njit(cache=True)
@@ -473,21 +479,23 @@ def _scratch(cmax, dmax):  # pragma: no cover - numba
 
 @njit(cache=True)
 def _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
-         states, counts, seen, lin, grad, scratch):  # pragma: no cover - numba
-    """Variable ``i``'s summed log-conditionals (its gradient added into ``grad``): over its
-    distinct contexts where ``chosen`` (the linear part by :func:`_linear`), else row by
-    row; ``scratch`` is :func:`_scratch`'s."""
+         states, counts, seen, lin, grad, values, scratch):  # pragma: no cover - numba
+    """Variable ``i``'s summed log-conditionals into ``values[i]`` (its gradient added
+    into ``grad``): over its distinct contexts where ``chosen`` (the linear part by
+    :func:`_linear`; at most 4 states by :func:`pl_narrow_serial`), else row by row;
+    ``scratch`` is :func:`_scratch`'s."""
     sc, base, tot, obs, trie, acc, path = scratch
     if chosen[i] and card[i] <= 4:
+        pl_narrow_serial(i, i + 1, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
+                         soff, states, counts, seen, lin, grad, values, base)
+    elif chosen[i]:
         value = _linear(i, w, logs, lin, uoff, w.shape[0])
-        return value + _by_contexts_narrow(i, w, logs, want_grad, nptr, noff, uoff, card,
-                                           cptr, qoff, soff, states, counts, seen, grad, base)
-    if chosen[i]:
-        value = _linear(i, w, logs, lin, uoff, w.shape[0])
-        return value + _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
-                                    soff, states, counts, seen, grad, trie, acc, path, base)
-    return _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, base,
-                     tot, obs)
+        values[i] = value + _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
+                                         qoff, soff, states, counts, seen, grad, trie, acc,
+                                         path, base)
+    else:
+        values[i] = _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad,
+                              sc, base, tot, obs)
 
 
 @njit(cache=True, parallel=True)
@@ -512,8 +520,8 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
     for blk in prange(n_blocks):
         scratch = _scratch(cmax, dmax)
         for i in range(blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK)):
-            values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen,
-                             cptr, qoff, soff, states, counts, seen, lin, grad, scratch)
+            _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff,
+                 soff, states, counts, seen, lin, grad, values, scratch)
 
 
 @njit(cache=True)
@@ -522,5 +530,21 @@ def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
     """:func:`pl_parallel` on one thread (the same operations, the same results)."""
     scratch = _scratch(*widths(nptr, card))
     for i in range(card.shape[0]):
-        values[i] = _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
-                         qoff, soff, states, counts, seen, lin, grad, scratch)
+        _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, qoff, soff,
+             states, counts, seen, lin, grad, values, scratch)
+
+
+@njit(cache=True, parallel=True)
+def pl_narrow_parallel(w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states,
+                       counts, seen, lin, grad, values, kbase
+                       ):  # pragma: no cover - numba
+    """:func:`pl_narrow_serial` over every variable, the blocks of :data:`VARIABLE_BLOCK`
+    variables on all threads as :func:`pl_parallel`'s (the same operations, the same
+    results): the kernels of the narrow path alone, without the row path and the trie,
+    which would triple a cold first call's compilation. ``kbase`` is scratch, a row of
+    at least the most neighbours of a variable per block."""
+    n = card.shape[0]
+    for blk in prange(kbase.shape[0]):
+        pl_narrow_serial(blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK), w, logs,
+                         want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states, counts,
+                         seen, lin, grad, values, kbase[blk])

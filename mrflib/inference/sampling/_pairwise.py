@@ -59,7 +59,7 @@ class Pairwise(NamedTuple):
     (:func:`numpy.bincount`). ``row_start`` are the starts of the rows (``row_len`` long),
     ``block_start`` the first row of each table (a variable's unary row, then one table per
     neighbour) and ``var_block`` the first table of each variable. ``colour`` is a proper
-    colouring of the graph.
+    colouring of the graph (``None`` when built without, :func:`structure`).
     """
 
     card: np.ndarray
@@ -74,7 +74,7 @@ class Pairwise(NamedTuple):
     row_len: np.ndarray
     block_start: np.ndarray
     var_block: np.ndarray
-    colour: np.ndarray
+    colour: np.ndarray | None
     #: Whether every weight comes from one table entry at most (no two factors on one
     #: scope): the weights are then a scatter of the tables, no sums.
     single: bool = False
@@ -98,7 +98,8 @@ def _counting(lengths: np.ndarray) -> np.ndarray:
 
 
 def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
-              offsets: np.ndarray, card: np.ndarray) -> Pairwise | None:
+              offsets: np.ndarray, card: np.ndarray, colouring: bool = True
+              ) -> Pairwise | None:
     """The pairwise structure of a model given as its factor-graph packing
     (:func:`mrflib.inference.sampling.chains.pack`), or ``None`` when some factor holds more
     than two variables.
@@ -109,6 +110,10 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
         Scope boundaries, scope variables, their strides and the tables' offsets.
     card : ndarray of int64
         Cardinalities.
+    colouring : bool
+        Whether to colour the graph (``colour``, for the sweeps); ``False`` leaves
+        ``colour`` ``None`` for the users that never sweep, and spares a cold first call
+        the colouring kernels' compilation.
 
     Returns
     -------
@@ -169,7 +174,7 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     block_rows = np.ones(n + 2 * P, dtype=np.int64)
     block_rows[centre + np.arange(2 * P) + 1] = card[other]
     block_start = np.cumsum(block_rows) - block_rows
-    colour = _colouring(nptr, other)
+    colour = _colouring(nptr, other) if colouring else None
     size = int(vstart[-1])
     hits = np.bincount(dst_all, minlength=size)
     single = bool(hits.max(initial=0) <= 1)
