@@ -359,6 +359,18 @@ def _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff
     return value
 
 
+@njit(cache=True, inline="always")
+def _add_row(grad, b, c, a0, a1, a2, a3):  # pragma: no cover - numba
+    """``grad[b : b + c] += (a0, a1, a2, a3)[:c]`` for ``c <= 4`` states held in registers."""
+    grad[b] += a0
+    if c > 1:
+        grad[b + 1] += a1
+    if c > 2:
+        grad[b + 2] += a2
+    if c > 3:
+        grad[b + 3] += a3
+
+
 @njit(cache=True)
 def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
                      soff, states, counts, seen, lin, grad, values, kbase
@@ -443,22 +455,9 @@ def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cp
                 g2 += a2
                 g3 += a3
                 for k in range(d):
-                    b = kbase[k]
-                    grad[b] += a0
-                    if c > 1:
-                        grad[b + 1] += a1
-                    if c > 2:
-                        grad[b + 2] += a2
-                    if c > 3:
-                        grad[b + 3] += a3
+                    _add_row(grad, kbase[k], c, a0, a1, a2, a3)
         if want_grad:
-            grad[u0] += g0
-            if c > 1:
-                grad[u0 + 1] += g1
-            if c > 2:
-                grad[u0 + 2] += g2
-            if c > 3:
-                grad[u0 + 3] += g3
+            _add_row(grad, u0, c, g0, g1, g2, g3)
         # the part linear in the log-weights, as :func:`_linear`
         end = uoff[i + 1] if i + 1 < uoff.shape[0] else w.shape[0]
         total = 0.0
