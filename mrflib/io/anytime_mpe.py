@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.forked import Forked
+from mrflib._support.validation import check_instance
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
     dual_branch_and_bound_parts,
@@ -80,6 +81,7 @@ def improved_state(model: FactorGraph, x: np.ndarray | None, stop: float
         How the state was found, for the solver's stderr; :data:`NO_STATE` when the search
         proved that no state has positive weight.
     """
+    check_instance(model, FactorGraph, "model")
     try:
         y = feasible_state(model, start=x, deadline=_left(stop))
     except TimeoutError:
@@ -222,6 +224,7 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
         ``True`` when an answer is proven optimal (or the reduction solved the model):
         nothing is left to do.
     """
+    check_instance(model, FactorGraph, "model")
     left = deadline - time.perf_counter()
     if left <= 0:
         return False

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.forked import Forked, deferred
+from mrflib._support.validation import check_instance
 from mrflib.inference.approx.importance import importance_estimates
 from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
@@ -89,6 +90,7 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
         The search's name (``"model counting"``, ``"conditioning"``; ``""`` without a
         child).
     """
+    check_instance(model, FactorGraph, "model")
     left = deadline - time.perf_counter()
     if left <= 0 or not _has_zeros(model):
         return None, ""
@@ -161,6 +163,7 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
     ValueError
         When the proposal's bound is ``-inf``, a proof that ``Z = 0``.
     """
+    check_instance(model, FactorGraph, "model")
     left = deadline - time.perf_counter()
     if left <= 0:
         return
