@@ -238,7 +238,7 @@ def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, cou
             seen[t] = total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _linear(i, w, logs, lin, uoff, size):  # pragma: no cover - numba
     """``Σ_e lin[e] log w[e]`` (``w`` itself with ``logs``) over variable ``i``'s rows
     (its block of ``w``, from ``uoff[i]`` to the next variable's): its contexts' observed
@@ -377,8 +377,8 @@ def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cp
                      ):  # pragma: no cover - numba
     """:func:`pl_serial` over variables ``first .. last - 1`` that all go over their
     contexts and have at most 4 states: :func:`_by_contexts` for so few states, plus the
-    linear part as :func:`_linear`, in one kernel (each kernel costs a cold first call
-    its own compilation). The weights of a variable's states in four scalars
+    linear part by :func:`_linear` (inlined: no kernel of its own for a cold first call to
+    compile). The weights of a variable's states in four scalars
     (registers), every context's rows multiplied afresh (a trie's rows in memory and a
     loop over a runtime number of states as short as this cost more than the products
     they save). The states beyond ``c`` have weight 0 (log-weight ``-inf``) and are
@@ -458,14 +458,7 @@ def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cp
                     _add_row(grad, kbase[k], c, a0, a1, a2, a3)
         if want_grad:
             _add_row(grad, u0, c, g0, g1, g2, g3)
-        # the part linear in the log-weights, as :func:`_linear`
-        end = uoff[i + 1] if i + 1 < uoff.shape[0] else w.shape[0]
-        total = 0.0
-        for e in range(uoff[i], end):
-            n_e = lin[e]
-            if n_e != 0.0:
-                total += n_e * (w[e] if logs else np.log(w[e]))
-        values[i] = total + value
+        values[i] = _linear(i, w, logs, lin, uoff, w.shape[0]) + value
 
 
 @njit(cache=True)
