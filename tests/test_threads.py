@@ -94,3 +94,31 @@ def test_a_forked_child_runs_serial_kernels_after_the_parent_ran_a_parallel_one(
         assert child.result(wait=60) == ("ok", False)
     finally:
         child.stop()
+
+
+def test_idle_cores_leave_out_this_process(monkeypatch):
+    """A fit running alone keeps the load average at its own thread count: those cores
+    are its own, not another process's, so they count as idle."""
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_threads, "own_load", lambda: 1.9)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (2.0, 2.0, 2.0))
+    assert _threads.idle_cores() == 2.0  # the 0.1 left is below the slack
+    monkeypatch.setattr(_threads, "own_load", lambda: 1.0)
+    assert _threads.idle_cores() == 1.0  # another process holds a core
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert _threads.idle_cores() == 2.0  # own part larger than the load: no negative load
+
+
+def test_own_load_follows_this_process(monkeypatch):
+    """Busy for a whole window: about one core; then idle for several windows: near zero."""
+    wall, cpu = [100.0], [50.0]
+    monkeypatch.setattr(_threads.time, "monotonic", lambda: wall[0])
+    monkeypatch.setattr(_threads.time, "process_time", lambda: cpu[0])
+    monkeypatch.setattr(_threads, "_OWN", [100.0, 50.0, 0.0])
+    for _ in range(60):
+        wall[0] += 5.0
+        cpu[0] += 5.0
+        _threads.own_load()
+    assert abs(_threads.own_load() - 1.0) < 0.01  # 1 - exp(-5) after five windows
+    wall[0] += 5 * _threads.LOAD_WINDOW
+    assert _threads.own_load() < 0.01

@@ -24,8 +24,10 @@ disjoint slots and reduces them in a fixed order.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -36,6 +38,7 @@ __all__ = [
     "PARALLEL_WORK",
     "blas_single_threaded",
     "idle_cores",
+    "own_load",
     "parallel_ok",
     "serial_only",
     "single_blas",
@@ -50,6 +53,10 @@ BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 NUMBA_ENV = "NUMBA_NUM_THREADS"
 #: Elementary operations per call above which a numba kernel runs in parallel.
 PARALLEL_WORK = 1 << 21
+#: Load of other processes below which a core still counts as idle (daemons, the shell).
+IDLE_SLACK = 0.5
+#: Time constant of the one-minute load average (seconds): Linux decays it as exp(-t / 60).
+LOAD_WINDOW = 60.0
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _state = threading.local()
@@ -135,9 +142,7 @@ def parallel_ok(work: float, min_idle: float = 2.0) -> bool:
     cores are idle (:func:`idle_cores`). Two by default: a region split statically waits
     for its slowest thread. A kernel that hands its work out in small chunks as threads
     finish (``numba.parallel_chunksize``) loses little to a thread on a shared core and
-    may ask for one: on a two-core machine a long serial fit alone keeps the load
-    average at about 1, and a parallel one above it, so two idle cores are never seen
-    while it runs.
+    may ask for one.
     """
     import numba
 
@@ -149,13 +154,37 @@ def parallel_ok(work: float, min_idle: float = 2.0) -> bool:
             and idle_cores() >= min_idle)
 
 
+_OWN_LOCK = threading.Lock()
+_OWN = [time.monotonic(), time.process_time(), 0.0]  # wall, CPU seconds, load estimate
+
+
+def own_load() -> float:
+    """This process's part of the one-minute load average: its CPU seconds per second
+    (all threads), averaged as the kernel averages the load (exponentially, time constant
+    :data:`LOAD_WINDOW`), since this module was imported."""
+    now, cpu = time.monotonic(), time.process_time()
+    with _OWN_LOCK:
+        wall0, cpu0, avg = _OWN
+        dt = now - wall0
+        if dt > 0.0:
+            decay = math.exp(-dt / LOAD_WINDOW)
+            avg = avg * decay + max(cpu - cpu0, 0.0) / dt * (1.0 - decay)
+            _OWN[:] = [now, cpu, avg]
+        return avg
+
+
 def idle_cores() -> float:
-    """Cores not busy with other processes: ``cpu_count - load + 1`` (the one-minute load
-    average counts this process too). A parallel region waits for its slowest thread, so
-    on a machine whose cores are taken by others one thread is faster (measured on a
-    2-core machine under load 8: pattern counting 0.46 ms on one thread, 24 ms on two)."""
+    """Cores not busy with other processes: ``cpu_count - (load - own_load())``, the
+    one-minute load average less this process's own part of it (:func:`own_load`), a
+    load of others below :data:`IDLE_SLACK` counted as none. A parallel region waits for
+    its slowest thread, so on a machine whose cores are taken by others one thread is
+    faster (measured on a 2-core machine under load 8: pattern
+    counting 0.46 ms on one thread, 24 ms on two). The own part is measured, not assumed:
+    a long fit running alone keeps the load at the number of threads it used, which a
+    fixed allowance for the caller would read as another process's."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - platforms without getloadavg
         return float(os.cpu_count() or 1)
-    return (os.cpu_count() or 1) - load + 1.0
+    others = load - own_load()
+    return float(os.cpu_count() or 1) - (others if others > IDLE_SLACK else 0.0)
