@@ -244,3 +244,21 @@ def test_the_default_step_is_larger_under_the_averaged_schedule():
                            schedule="constant")
         assert fit.options["learning_rate"] == 0.2
     assert learning.fit(data, truth, "1-smci", max_steps=1).options["learning_rate"] == 0.2
+
+
+def test_the_stop_reason_counts_the_streak_against_the_patience():
+    """A streak longer than the patience (it waited to reach a later window) is told as
+    such, never as "5 of the 3 checks required"."""
+    rng = np.random.default_rng(0)
+    rule = AveragedRule(5, 0.0)
+    for g in rng.normal(size=(4000, 5)):
+        if rule.add(np.zeros(5), g):
+            break
+    assert rule.converged and rule.streak >= rule.patience
+    text = rule.describe()
+    assert f"held at the last {rule.streak} consecutive checks (3 required" in text
+    assert " of the 3 consecutive" not in text
+    rule.converged = False
+    assert "all in the window where it began" in rule.describe()
+    rule.streak = 1
+    assert "held at 1 of the 3 consecutive checks required" in rule.describe()

@@ -254,8 +254,17 @@ class AveragedRule:
             return f"no check yet (the first is at step {first})"
         c = self.last
         tol = f" (tol {self.tol:g})" if self.tol else ""
+        # the streak may pass the patience while it waits to reach a later window
+        if self.converged:
+            held = (f"the rule held at the last {self.streak} consecutive checks "
+                    f"({self.patience} required, from one window into a later one)")
+        elif self.streak >= self.patience:
+            held = (f"the rule held at the last {self.streak} consecutive checks, all in "
+                    "the window where it began (it must hold into a later one)")
+        else:
+            held = (f"the rule held at {self.streak} of the {self.patience} consecutive "
+                    "checks required")
         return (f"last check at step {c['step']}, over {c['batches']} batches from step "
                 f"{c['window_start']}: averaged gradient {c['z_rms']:.3g} standard errors "
                 f"(rms; at most {self.ratio:g}), max {c['max_grad']:.3g}; max standard "
-                f"error {c['max_se']:.3g}{tol}; the rule held at {self.streak} of the "
-                f"{self.patience} consecutive checks required")
+                f"error {c['max_se']:.3g}{tol}; {held}")
