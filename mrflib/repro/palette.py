@@ -98,7 +98,7 @@ _ALIASES = {
     "minimum probability flow": "MPF", "smci pcd": "SMCI-PCD", "empirical (kt)": "empirical",
     "sklearn": "scikit-learn", "glasso": "graphical lasso", "java": "paper",
     "pygm": "pyGMs", "agrum": "pyAgrum", "pygms-wmb": "WMB", "pygms-lbp": "LBP",
-    "junction-tree": "exact", "mle (junction tree)": "MLE",
+    "junction-tree": "exact", "mle (junction tree)": "MLE", "pseudo-likelihood": "MPLE",
 }
 _BY_KEY = {name.lower(): name for name in METHODS} | _ALIASES
 
