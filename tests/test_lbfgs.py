@@ -113,3 +113,34 @@ def test_bench_first_call_reads_the_readme_example():
     code = bench_first_call.readme_example()
     compile(code, "README.md", "exec")
     assert "learning.fit" in code
+
+
+def test_a_large_curvature_is_judged_by_the_predicted_decrease():
+    """A parameter tied over many factors has a curvature far above one: its gradient stays
+    above sqrt(eps |f|) where no step can lower the objective any more. The verdict then
+    asks what a quasi-Newton step would gain (the pseudo-likelihood of a 427 x 640
+    photograph: gradient 4.1e-4, predicted decrease 1.8e-11 on an objective of 9.5e4)."""
+
+    class Tied:
+        jac, fun, status, nit = np.array([4.08e-4, -1e-5]), 94846.8, 0, 19
+        message = "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH"
+        decrement = 3.6e-11
+
+    g, converged, reason = lbfgs_verdict(Tied(), 1e-8, 100)
+    assert converged and reason.startswith("converged at float64 resolution: a full quasi")
+    Tied.decrement = 1e-6  # a step would still gain far more than the rounding
+    assert not lbfgs_verdict(Tied(), 1e-8, 100)[1]
+    del Tied.decrement  # no inverse Hessian: the gradient's floor alone
+    assert not lbfgs_verdict(Tied(), 1e-8, 100)[1]
+
+
+def test_the_result_carries_its_newton_decrement():
+    h = np.array([1.0, 4.0, 9.0])
+    res = lbfgs(lambda z: (0.5 * np.sum(h * (z - 1.0) ** 2), h * (z - 1.0)), np.zeros(3),
+                max_iter=2, tol=1e-12)
+    g = np.asarray(res.jac)
+    assert np.isclose(res.decrement, g @ res.hess_inv.matvec(g))
+    M = np.diag(1.0 / np.sqrt(h))  # a preconditioner: the decrement is the same quantity
+    pre = lbfgs(lambda z: (0.5 * np.sum(h * (z - 1.0) ** 2), h * (z - 1.0)), np.zeros(3),
+                max_iter=50, tol=1e-12, precondition=(M, np.linalg.inv(M)))
+    assert pre.converged and 0.0 <= pre.decrement < 1e-20

@@ -196,6 +196,9 @@ def _watched(g: float, tol: float, averaged: Any) -> str:
 
 #: float64's unit roundoff, the relative error of an evaluated objective's last bits.
 _EPS = float(np.finfo(np.float64).eps)
+#: The rounding of an objective summed over many terms, in units of ``eps |f|``: a decrease
+#: predicted below it cannot be told from rounding by a line search.
+ROUNDING = 4.0
 
 
 def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: int = 10,
@@ -261,8 +264,25 @@ def lbfgs(fun: Callable, x0: np.ndarray, *, max_iter: int, tol: float, memory: i
     if polish and res.deadline is None:
         _polish(res, fun, tol, min(polish, max(0, max_iter - int(res.nit))),
                 None if scaled is None else scaled.M)
+    res.decrement = _decrement(res, None if scaled is None else scaled.Mt)
     res.grad_max, res.converged, res.stop_reason = lbfgs_verdict(res, tol, max_iter)
     return res
+
+
+def _decrement(res: Any, Mt: Any = None) -> float | None:
+    """``g^T H^-1 g`` at the result: ``g`` its gradient, ``H^-1`` L-BFGS's inverse Hessian
+    (in the preconditioned variables ``z`` when ``Mt``, the transposed preconditioner, is
+    given: the gradient in ``z`` is ``M^T g``). Half of it is the decrease a full
+    quasi-Newton step predicts. None when scipy gave no inverse Hessian."""
+    H = getattr(res, "hess_inv", None)
+    g = np.asarray(res.jac, dtype=np.float64).ravel()
+    if H is None or not g.size:
+        return None
+    if Mt is not None:
+        g = np.asarray(Mt @ g, dtype=np.float64).ravel()
+    hg = H.matvec(g) if hasattr(H, "matvec") else np.asarray(H, dtype=np.float64) @ g
+    d = float(g @ np.asarray(hg, dtype=np.float64).ravel())
+    return d if math.isfinite(d) and d >= 0.0 else None
 
 
 class _Preconditioned:
@@ -366,8 +386,12 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
     Converged when ``max |gradient| <= tol`` at the returned point; or when L-BFGS
     stopped by itself (its line search found no decrease, not an iteration or
     evaluation limit) with ``max |gradient|`` within the objective's floating-point
-    :func:`resolution`: a ``tol`` below what float64 resolves on this objective cannot
-    be met by any line search, and the point is as good as float64 allows. Otherwise not
+    :func:`resolution`, or with a full quasi-Newton step predicted to lower the objective
+    by no more than the rounding of its value (``g^T H^-1 g / 2 <= ROUNDING eps |f|``,
+    ``res.decrement`` from :func:`lbfgs`: the test that holds whatever the curvature,
+    where :func:`resolution` assumes one of order one): a ``tol`` below what float64
+    resolves on this objective cannot be met by any line search, and the point is as
+    good as float64 allows. Otherwise not
     converged, saying whether a limit was reached or the search stalled above that
     resolution.
     """
@@ -385,6 +409,15 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
             f"converged at float64 resolution: max |gradient| {g:.3g} is within the "
             f"{floor:.2g} a line search can resolve on an objective of {float(res.fun):.4g} "
             f"(tol {tol:g} is finer than that; L-BFGS stopped because {message})")
+    dec = getattr(res, "decrement", None)
+    rounding = ROUNDING * _EPS * max(1.0, abs(float(res.fun)))
+    if not limit and dec is not None and 0.5 * dec <= rounding:
+        return g, True, (
+            f"converged at float64 resolution: a full quasi-Newton step would lower the "
+            f"objective of {float(res.fun):.4g} by {0.5 * dec:.2g}, within the "
+            f"{rounding:.2g} to which float64 knows it (max |gradient| {g:.3g}: a large "
+            f"curvature, as of parameters tied over many factors, keeps the gradient above "
+            f"{floor:.2g}; L-BFGS stopped because {message})")
     if limit:
         return g, False, (f"not converged: the limit of {max_iter} iterations or its "
                           f"evaluations was reached at max |gradient| {g:.3g} > tol {tol:g}")
