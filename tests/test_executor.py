@@ -132,3 +132,19 @@ def test_dask_local_cluster():
                     again = ex.map(_scaled_sum, TASKS, shared=(DATA, 2.5))
                 assert client.status == "running"  # a client passed in stays open
     assert out == EXPECTED and again == EXPECTED
+
+
+def _serial_only(_):
+    from mrflib._support import threads
+
+    return threads._SERIAL_ONLY[0]
+
+
+def test_forked_workers_run_serial_kernels():
+    """A forked worker of a parent that ran a parallel region is killed by GNU OpenMP at
+    its own first one: the pool's forked workers never ask for threads."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    assert Executor(workers=2).map(_serial_only, [(k,) for k in range(4)]) == [True] * 4

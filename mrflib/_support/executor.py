@@ -34,6 +34,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolE
 from typing import Any
 
 from mrflib._support.optional import optional_import
+from mrflib._support.threads import serial_only
 
 __all__ = ["Executor", "TaskFailed"]
 
@@ -51,9 +52,11 @@ class TaskFailed(RuntimeError):
 _SHARED: tuple = ()
 
 
-def _init_shared(shared: tuple) -> None:  # pragma: no cover - in a worker process
+def _init_shared(shared: tuple, forked: bool) -> None:  # pragma: no cover - in a worker
     global _SHARED
     _SHARED = shared
+    if forked:  # the parent may have run a parallel region: see threads.serial_only
+        serial_only()
 
 
 def _call_shared(fn: Callable, task: tuple) -> Any:  # pragma: no cover - in a worker process
@@ -180,7 +183,7 @@ class Executor:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         return ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_shared,
-                                   initargs=(shared,))
+                                   initargs=(shared, ctx.get_start_method() == "fork"))
 
     def _imap_pool(self, fn, tasks, shared, names):
         pool = self._pool(shared)

@@ -178,10 +178,10 @@ def idle_cores() -> float:
     one-minute load average less this process's own part of it (:func:`own_load`), a
     load of others below :data:`IDLE_SLACK` counted as none. A parallel region waits for
     its slowest thread, so on a machine whose cores are taken by others one thread is
-    faster (measured on a 2-core machine under load 8: pattern
-    counting 0.46 ms on one thread, 24 ms on two). The own part is measured, not assumed:
-    a long fit running alone keeps the load at the number of threads it used, which a
-    fixed allowance for the caller would read as another process's."""
+    faster (measured on a 2-core machine under load 8: pattern counting 0.46 ms on one
+    thread, 24 ms on two). The own part is measured, not assumed: a long fit running
+    alone keeps the load at the number of threads it used, which a fixed allowance for
+    the caller would read as another process's."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - platforms without getloadavg
