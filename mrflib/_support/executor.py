@@ -180,10 +180,10 @@ class Executor:
             return ThreadPoolExecutor(self.workers)
         # fork: workers inherit the compiled kernels and `shared`, and need no importable
         # __main__; elsewhere spawn (shared is pickled once per worker)
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        forked = "fork" in multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if forked else "spawn")
         return ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_shared,
-                                   initargs=(shared, ctx.get_start_method() == "fork"))
+                                   initargs=(shared, forked))
 
     def _imap_pool(self, fn, tasks, shared, names):
         pool = self._pool(shared)
