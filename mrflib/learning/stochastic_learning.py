@@ -65,6 +65,18 @@ below it). When the data leave the likelihood without a maximum
 never show; no ridge), a warning says so and no learner reports convergence: 1-SMCI's
 direction would vanish as a parameter diverges.
 
+Starting point. From ``init=None`` (all zeros) the learners that draw spend most of their
+steps on the approach: the averaged gradient of a window falls within its noise only once
+the window no longer drifts. Started at the pseudo-likelihood estimate
+(``init=fit(data, structure, "mple").model``, a deterministic fit of a few dozen L-BFGS
+steps), they begin near the fixed point and the rule holds after a few
+windows. On a 64x64 Potts lattice (q = 4, N = 1000, the learners-at-scale benchmark's
+model at a sixteenth of its size) PCD then stops by its rule after 767 steps instead of
+1,535, and SMCI-PCD after 287 instead of 2,303, at the same parameter error (0.210 each,
+pseudo-likelihood's 0.213): SMCI-PCD's far smaller noise lets its rule hold as soon as the
+drift is gone, while PCD's must wait for its windows to grow long enough that their
+standard error falls below ``tol``. The fixed point does not depend on the start.
+
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
 counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`). On a pairwise
 structure whose variables all have one small number of states (Potts and clock lattices,
@@ -402,7 +414,9 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         stop, unconverged, when the noisy ``max |Δ| < tol`` (``None``: 0, never).
     init : FactorGraph or array or None, default None
         Initial tables (same scopes and cardinalities), or with ``tie`` the initial ``φ``.
-        ``None``: all zeros.
+        ``None``: all zeros. A start at the pseudo-likelihood estimate
+        (``fit(data, structure, "mple").model``) shortens the approach of the learners
+        that draw (see "Starting point" in the module docstring).
     record : bool, default True
         Keep the parameters ``φ`` of every step.
     progress : bool or None, default None
