@@ -14,7 +14,7 @@ import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.averaging import AveragedRule
-from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.optimizers import gradient_ascent
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning.parameter_layout import _data_marginals, _Layout
 from mrflib.learning.tying import Tie
@@ -125,7 +125,7 @@ def test_the_spin_learners_take_the_rule_when_asked():
 def _ascent(directions, steps, rule, record=True):
     """Run the driver on a direction read from a list (the iterate is irrelevant)."""
     it = iter(directions)
-    return _gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
+    return gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
                             np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
                             max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
                             progress=False, desc="test", averaged=rule)

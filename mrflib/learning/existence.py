@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.stacklevel import user_stacklevel
 from mrflib.models._factor_bulk import group_by
-from mrflib.models.precision import _user_stacklevel
 
 __all__ = ["unbounded"]  # the rest is the learners' plumbing
 
@@ -182,7 +182,7 @@ def warn_if_undefined(lay: Any, d: np.ndarray, method: str) -> str:
     if missing:
         warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
                       "parameters diverge and the fit is reported as not converged",
-                      RuntimeWarning, stacklevel=_user_stacklevel())
+                      RuntimeWarning, stacklevel=user_stacklevel())
     return missing
 
 

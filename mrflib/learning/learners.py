@@ -78,9 +78,9 @@ from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.deprecation import renamed_argument
 from mrflib._support.optimizers import (
     Deadline,
-    _gradient_ascent,
-    _lbfgs,
+    gradient_ascent,
     lbfgs_verdict,
+    local_lbfgs,
     time_limited,
 )
 from mrflib._support.threads import blas_single_threaded
@@ -629,14 +629,14 @@ def _iterate(run: _Run) -> tuple[tuple, dict | None, AveragedRule | None]:
     P = prob.n + prob.E
     theta0, free = initial_theta(run.init, run.bias, prob.n, P)
     if run.solver == "lbfgs":
-        out = _lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
+        out = local_lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
                      ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
         return out, None, None
     averaged = run.options.get("schedule", "constant") == "averaged"
     rule = AveragedRule(P, run.tol) if averaged else None
     direction = direction_fn(prob, run.method, run.rng, run.options)
     accelerated = Anderson(P, run.learning_rate) if run.solver == "anderson" else None
-    theta, steps, converged, *history = _gradient_ascent(
+    theta, steps, converged, *history = gradient_ascent(
         direction, theta0, free, learning_rate=run.learning_rate, max_steps=run.max_steps,
         tol=run.tol, ref_coupling=run.ref_coupling, n=prob.n, record=run.record,
         progress=run.progress, desc=f"fit {run.method}", deadline=run.deadline,

@@ -94,7 +94,7 @@ import numpy as np
 
 from mrflib._support.anderson import Anderson
 from mrflib._support.averaging import AveragedRule, default_tol
-from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.optimizers import gradient_ascent
 from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
@@ -481,7 +481,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     rule = AveragedRule(lay.n_params, tol) if schedule == "averaged" else None
     accelerated = Anderson(lay.n_params, learning_rate) if solver == "anderson" else None
     with _limits.fit_reporting(progress):
-        phi, steps, converged, params, gmax, _ = _gradient_ascent(
+        phi, steps, converged, params, gmax, _ = gradient_ascent(
             direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
             max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
             progress=progress, desc=f"fit {method}", deadline=deadline, averaged=rule,
