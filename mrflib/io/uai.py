@@ -69,8 +69,9 @@ import numpy as np
 
 from mrflib._support.files import atomic_write
 from mrflib._support.validation import available_memory, check_path, format_count, require_memory
+from mrflib.models._checks import check_evidence
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
+from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph
 
 __all__ = ["BAYES_SUM_TOLERANCE", "MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer",
            "format_answers", "write_answers", "BEGIN", "read_answer",
@@ -648,7 +649,7 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
     if model is not None and not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
     if model is not None:
-        ev = _check_evidence(evidence, model.cardinalities)
+        ev = check_evidence(evidence, model.cardinalities)
     else:
         ev = {}
         for v, x in evidence.items():

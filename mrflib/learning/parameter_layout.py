@@ -24,8 +24,9 @@ from mrflib.learning.potentials import (
     clique_owners,
     factor_graph_potentials,
 )
+from mrflib.models._checks import check_states
 from mrflib.models._factor_bulk import group_by, table_rows
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["data_factor_marginals"]
 
@@ -132,7 +133,7 @@ def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
 
 
 def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
-    x = _check_states(data, structure.cardinalities, "data")
+    x = check_states(data, structure.cardinalities, "data")
     if np.ndim(data) != 2:
         raise ValueError(f"data must have shape (N, {structure.n}), got {np.shape(data)}")
     if x.shape[0] == 0:

@@ -112,7 +112,8 @@ from mrflib.learning.parameter_layout import (
     _model_of,
 )
 from mrflib.learning.potentials import normalize
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["METHODS", "ESTIMATORS", "SOLVERS", "fit"]
 
@@ -272,7 +273,7 @@ class _Chains:
             return self._replicated(options.get("extension_rate", 1))
         if "extension_rate" in options:
             raise ValueError("give either samples or extension_rate, not both")
-        s = _check_states(options["samples"], self.lay.card, "samples")
+        s = check_states(options["samples"], self.lay.card, "samples")
         if s.ndim != 2 or s.shape[0] == 0:
             raise ValueError(f"samples must have shape (M, {self.x.shape[1]}) with M >= 1, "
                              f"got {np.shape(options['samples'])}")

@@ -42,8 +42,9 @@ from mrflib.inference.approx import _map_search_kernels as _k
 from mrflib.inference.approx import _point_estimates_kernels as _icm
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.sampling._chains_kernels import conditional_scores
+from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph, _check_states, as_factor_graph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["LocalSearchResult", "feasible_state", "local_search"]
 
@@ -62,7 +63,7 @@ def _check_state(model: FactorGraph, state: Any, name: str) -> np.ndarray:
     if np.ndim(state) != 1:
         raise ValueError(f"{name} must be one state of shape ({model.n},), got shape "
                          f"{np.shape(state)}")
-    x = _check_states(state, model.cardinalities, name)
+    x = check_states(state, model.cardinalities, name)
     return np.array(x[0], dtype=np.int64)  # a copy: the searches write into it
 
 

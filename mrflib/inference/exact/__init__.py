@@ -87,6 +87,7 @@ from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
 from mrflib.inference.exact.elimination_order import Plan
 from mrflib.models import graphs
+from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
     check_model,
@@ -96,7 +97,6 @@ from mrflib.models.boltzmann import (
 )
 from mrflib.models.factor_graph import (
     FactorGraph,
-    _check_states,
     as_factor_graph,
     flat_index,
     flat_states,
@@ -703,7 +703,7 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
 
 
 def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
-    x = _check_states(data, model.cardinalities, "data")
+    x = check_states(data, model.cardinalities, "data")
     if len(x) == 0:
         raise ValueError("data must contain at least one sample (got 0 rows)")
     return x

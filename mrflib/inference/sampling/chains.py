@@ -44,7 +44,8 @@ from mrflib._support.validation import as_rng, check_instance, check_positive, r
 from mrflib.inference.exact import elimination
 from mrflib.inference.sampling import _chains_kernels as _k
 from mrflib.inference.sampling import _pairwise
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
            "sweep_seconds", "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES",
@@ -219,7 +220,7 @@ def _start(model: FactorGraph, free: np.ndarray, observed: dict, n_chains: int,
     if init is None:
         x = np.floor(rng.random((n_chains, model.n)) * card).astype(np.int64)
     else:
-        x = _check_states(init, card, "init").copy()
+        x = check_states(init, card, "init").copy()
         if x.shape[0] != n_chains:
             raise ValueError(f"init must have n_chains = {n_chains} rows, got {x.shape[0]}")
     for v, val in observed.items():
@@ -669,7 +670,7 @@ def estimate_marginals(samples: Any, cardinalities: Any, *, n_chains: int | None
         Their batch-means standard errors, same shapes.
     """
     card = np.asarray(cardinalities, dtype=np.int64)
-    x = _check_states(samples, card, "samples")
+    x = check_states(samples, card, "samples")
     N = len(x)
     n_chains = N if n_chains is None else check_positive(n_chains, "n_chains", integer=True)
     batch = batch_ids(N, min(n_chains, N))

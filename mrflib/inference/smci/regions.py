@@ -55,7 +55,8 @@ from mrflib.inference.sampling import _chains_kernels as _k
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes
-from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph, all_states
 
 __all__ = ["Estimate", "ScopePlan", "scope_plan", "estimate", "marginals", "factor_marginals",
            "asymptotic_variance", "smci_marginals", "sum_region", "order_of", "method_name",
@@ -427,7 +428,7 @@ def estimate(model: FactorGraph, samples: Any, *, method: str = "1-smci",
     """
     model = _check_model(model)
     order = order_of(method)
-    x = _check_states(samples, model.cardinalities, "samples")
+    x = check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
     flat = factor_gibbs.flat_tables(model)
