@@ -626,7 +626,7 @@ def test_products_past_the_linear_span_are_lifted_and_exact(seed):
     targets = [tuple(clique[1:]), (clique[2],), (clique[0], clique[3])]
     full = fo.clique_sum_numpy(tables, scopes, clique, shape)
     for t, m in zip(targets, fo.marginals_onto(tables, scopes, clique, shape, targets)):
-        np.testing.assert_allclose(fo.as_log(m), fo._reduce_to(full, clique, t),
+        np.testing.assert_allclose(fo.as_log(m), fo.reduce_to(full, clique, t),
                                    rtol=0, atol=tol)
     wider = _spread_tables(rng, clique, shape, scopes, fo.lifted_span(size) + 1.0)
     if all(fo.scaled(t) is not None for t in wider):

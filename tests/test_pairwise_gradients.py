@@ -256,7 +256,7 @@ learning.fit(rng.integers(0, 3, (400, 16)), potts, "mple", max_steps=3, record=F
 bm = as_factor_graph(BoltzmannMachine.random(graphs.square_grid(3, 3), 9, rng=0))
 learning.fit(rng.integers(0, 2, (300, 9)), bm, "mple", max_steps=3, record=False)
 from mrflib.inference.sampling import _checkerboard, _pairwise_kernels
-colouring = [_checkerboard._two_colouring, _pairwise_kernels.greedy_colouring]
+colouring = [_checkerboard.two_colouring, _pairwise_kernels.greedy_colouring]
 print(json.dumps({name: len(f.signatures) for name, f in vars(k).items()
                   if hasattr(f, "signatures")}
                  | {"colouring": sum(len(f.signatures) for f in colouring)}))

@@ -206,7 +206,7 @@ def _pseudo_log_likelihood_numpy(pw: _pairwise.Pairwise, flat: np.ndarray, x: np
                                  ) -> tuple[float, np.ndarray]:
     """Plain-numpy reference of :class:`PairwisePL`: the value and the gradient in the flat
     tables, from the log-weights (no exponentiated rows), vectorised over rows."""
-    lw = _pairwise._log_weights(pw, flat)
+    lw = _pairwise.log_weights(pw, flat)
     N = x.shape[0]
     g = np.zeros(pw.size)
     total = 0.0

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import check_positive, format_bytes, require_memory
-from mrflib.inference._factor_ops import _reduce_to, clique_sum, expand
+from mrflib.inference._factor_ops import clique_sum, expand, reduce_to
 from mrflib.inference.approx import _wmb_kernels as _kernels
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact.elimination import _Reduced
@@ -329,7 +329,7 @@ def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
             acc = acc + np.exp(_kernels.log_marginal0(b))
             for c in node.children:
                 child = nodes[c]
-                proj = _reduce_to(b, node.clique, child.clique[1:])
+                proj = reduce_to(b, node.clique, child.clique[1:])
                 with np.errstate(invalid="ignore"):
                     msg = child.weight * proj + top * child.weight / node.weight - child.fwd
                 child.bwd = np.where(np.isneginf(child.fwd), -np.inf, msg)

@@ -353,7 +353,7 @@ def _pairwise_run(plan: tuple, card: np.ndarray, x: np.ndarray, free: np.ndarray
         return None
     w, logs = _pairwise.weights(pw, plan[0])
     keys = rng.integers(0, 2**64, size=len(x), dtype=np.uint64)
-    run = _pairwise._gibbs_numpy if reference else _pairwise.run
+    run = _pairwise.run_numpy if reference else _pairwise.run
     return run(pw, w, logs, x, _pairwise.sweep_order(pw, free), keys, record, n_slots)
 
 
