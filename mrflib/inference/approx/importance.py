@@ -59,10 +59,10 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_positive, check_real, require_memory
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _importance_kernels as _kernels
 from mrflib.inference.approx import wmb
 from mrflib.inference.approx.mean_field import mean_field
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -194,7 +194,7 @@ class Proposal:
         its bound is then ``log Z`` and every weight ``Z``.
     """
 
-    def __init__(self, model: FactorGraph, red: _Reduced, kind: str, steps: list,
+    def __init__(self, model: FactorGraph, red: Reduced, kind: str, steps: list,
                  log_upper_bound: float, weight_bound: float, ibound: int | None,
                  exact: bool = False) -> None:
         self.model, self.red, self.kind, self.steps = model, red, kind, steps
@@ -304,7 +304,7 @@ def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
             np.zeros(int(card.max()) if card.size else 1))
 
 
-def _pack_factors(red: _Reduced) -> tuple:
+def _pack_factors(red: Reduced) -> tuple:
     """The reduced model's factors as the flat arrays of
     :func:`mrflib.inference.approx._importance_kernels.log_f`."""
     scopes = [tuple(s) for s in red.scopes]
@@ -327,15 +327,15 @@ def _head(packed: tuple, steps: int) -> tuple:
     return tuple(out)
 
 
-def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
+def _reduced(model: Any) -> tuple[FactorGraph, Reduced]:
     """The model, and the model with the evidence clamped and the barren conditional
-    probability tables pruned (:class:`mrflib.inference.exact.elimination._Reduced`: they
+    probability tables pruned (:class:`mrflib.inference._reduction.Reduced`: they
     sum to one, so ``Z`` is that of the rest, as the exact engine computes it)."""
     fg = as_factor_graph(model)
-    return fg, _Reduced(fg, barren=True)
+    return fg, Reduced(fg, barren=True)
 
 
-def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
+def _wmb_run(fg: FactorGraph, red: Reduced, ibound: int | None, memory: float,
              order: list[int], first_stop: float, stop_at: float, passes: int
              ) -> tuple[float, float, list, int, bool, int]:
     """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound, exact,
@@ -373,7 +373,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     return last, best, steps, width, exact, it + 1
 
 
-def _cpt_steps(red: _Reduced) -> list:
+def _cpt_steps(red: Reduced) -> list:
     """The barren CPTs pruned from the model, sampled forward from their tables after the
     variables of the reduced model, roots first (they multiply ``Z`` by one, and a weight
     by ``p / p``)."""

@@ -48,9 +48,9 @@ import numpy as np
 
 from mrflib._support.validation import check_positive, format_bytes, require_memory
 from mrflib.inference._factor_ops import clique_sum, expand, reduce_to
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _wmb_kernels as _kernels
 from mrflib.inference.exact import elimination_order as eo
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -171,7 +171,7 @@ def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars
     return nodes, buckets, factors
 
 
-def _order(red: _Reduced, n: int) -> list[int]:
+def _order(red: Reduced, n: int) -> list[int]:
     """A greedy min-fill order of each connected component (min-degree where the fill
     search gives up on a dense one): one heuristic, not the exact engine's best of several,
     since a mini-bucket tree is not limited by the order's width."""
@@ -203,7 +203,7 @@ def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
         The entries of all the clique tables.
     """
     model = as_factor_graph(model)
-    red = _Reduced(model, barren=False)
+    red = Reduced(model, barren=False)
     order = _order(red, model.n)
     adj = eo.interaction_graph(model.n, red.scopes)
     logc = np.log(red.card.astype(np.float64)).tolist()
@@ -220,7 +220,7 @@ def _check(stop_at: float) -> None:
         raise _Late
 
 
-def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced,
+def _attach(nodes: list[_Node], factors: list[list[int]], red: Reduced,
             stop_at: float = math.inf) -> None:
     """Each node's ``theta``: the sum of its factors over its clique."""
     for node, fs in zip(nodes, factors):
@@ -373,7 +373,7 @@ def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any, tol
     check_budget(ibound, memory, time_limit)
 
 
-def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
+def _structure(red: Reduced, n: int, ibound: int | None, memory: float,
                order: list[int] | None = None, stop_at: float = math.inf
                ) -> tuple[list[int], list[_Node], list[list[int]], list[list[int]]]:
     if order is None:
@@ -388,7 +388,7 @@ def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
     return order, nodes, buckets, factors
 
 
-def _final_marginals(model: FactorGraph, red: _Reduced, marg: dict[int, np.ndarray]
+def _final_marginals(model: FactorGraph, red: Reduced, marg: dict[int, np.ndarray]
                      ) -> list[np.ndarray]:
     out = []
     for v in range(model.n):
@@ -493,18 +493,18 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     model = as_factor_graph(model)
     require_memory(8.0 * float(np.sum(model.cardinalities, dtype=np.float64)),
                    f"the weighted mini-bucket marginals of {model.n} variables")
-    red = _Reduced(model, barren=False)
+    red = Reduced(model, barren=False)
     order = checked_order(red, order)
     return _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
                    deadline)
 
 
-def checked_order(red: _Reduced, order: Any) -> list[int] | None:
+def checked_order(red: Reduced, order: Any) -> list[int] | None:
     """``order`` as a list of ints, checked against the reduced model.
 
     Parameters
     ----------
-    red : _Reduced
+    red : Reduced
         The model with the evidence clamped.
     order : sequence of int or None
         Must list each variable of ``red`` left once the evidence is clamped exactly once.

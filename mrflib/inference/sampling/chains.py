@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_instance, check_positive, require_memory
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.exact import elimination
 from mrflib.inference.sampling import _chains_kernels as _k
 from mrflib.inference.sampling import _pairwise
@@ -168,7 +169,7 @@ def _conditioned(model: Any, evidence: Any) -> tuple[FactorGraph, np.ndarray, di
                              f"{type(evidence).__name__}")
         if evidence:
             model = model.condition(evidence)
-    observed = elimination._observed(model)
+    observed = observed_states(model)
     free = np.array([i for i in range(model.n) if i not in observed], dtype=np.int64)
     return model, free, observed
 
