@@ -37,6 +37,7 @@ from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference._factor_ops import expand
 from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _max_mini_bucket_kernels as _bb
+from mrflib.inference.approx import _mini_buckets as mb
 from mrflib.inference.approx import wmb
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
@@ -225,12 +226,12 @@ def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None
 def _run(fg: FactorGraph, red: Reduced, ibound: int | None, memory: float | None,
          order: list[int] | None, stop_at: float, start: float) -> MaxMiniBucketResult:
     try:
-        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
-                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        order, nodes, buckets, _ = mb.structure(red, fg.n, ibound, memory or wmb.DEFAULT_MEMORY,
+                                                order, stop_at)
         bound = red.const + _forward(nodes, buckets, stop_at)
         if time.perf_counter() > stop_at:  # no time left to decode, nor to use the result
             raise _Late
-    except (_Late, wmb._Late):
+    except (_Late, mb.Late):
         raise TimeoutError("the max mini-bucket run did not end within its deadline") from None
     width = max((len(nd.clique) for nd in nodes), default=0)
     single = all(len(ids) == 1 for ids in buckets)
@@ -391,10 +392,10 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
     order = wmb.checked_order(red, order)
     stop_at = math.inf if deadline is None else start + deadline
     try:
-        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
-                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        order, nodes, buckets, _ = mb.structure(red, fg.n, ibound, memory or wmb.DEFAULT_MEMORY,
+                                                order, stop_at)
         top = _forward(nodes, buckets, stop_at)
-    except (_Late, wmb._Late):
+    except (_Late, mb.Late):
         return BranchAndBoundResult(None, -math.inf, False, 0, 0,
                                     time.perf_counter() - start)
     width = max((len(nd.clique) for nd in nodes), default=0)
