@@ -398,8 +398,8 @@ def test_learners_on_the_pairwise_scopes_equal_the_general_ones(method, monkeypa
     def general_step(self, tables):
         pairwise, self.pairwise = self.pairwise, None
         if self.plan is None:
-            self.plan = regions._scope_plan(self.lay.structure,
-                                            factor_gibbs.pack(self.lay.structure))
+            self.plan = regions.scope_plan(self.lay.structure,
+                                           factor_gibbs.pack(self.lay.structure))
         try:
             return real_step(self, tables)
         finally:

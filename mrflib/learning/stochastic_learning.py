@@ -188,7 +188,7 @@ class _Chains:
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
-                         else smci_factor_graph._scope_plan(lay.structure, packed))
+                         else smci_factor_graph.scope_plan(lay.structure, packed))
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
