@@ -38,7 +38,7 @@ __all__ = ["PairwisePL", "objective"]
 class PairwisePL:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` of a pairwise structure over the data
     ``x`` and its gradient in the flat tables, as a callable of the flat log-tables (the
-    interface of :class:`mrflib.learning._contexts._Contexts`).
+    interface of :class:`mrflib.learning._contexts.Contexts`).
 
     Parameters
     ----------

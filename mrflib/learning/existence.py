@@ -10,7 +10,7 @@ find such directions from the data's factor marginals alone. They are sufficient
 necessary: a direction mixing several factors' states (a frustrated cycle whose every
 sample breaks exactly two of its three bonds) is not looked for.
 
-Free tables (the normalized potentials of :class:`~mrflib.learning.parameter_layout._Layout`)
+Free tables (the normalized potentials of :class:`~mrflib.learning._layout.Layout`)
     A factor state the data never show: lowering its entry alone is such a direction.
 Tied tables (:class:`~mrflib.learning.tying.Tie`)
     The entries of a group's table fall in *classes*: the entries each parameter ``φ_j``
@@ -147,7 +147,7 @@ def unbounded(lay: Any, d: np.ndarray, in_context: bool = False) -> str:
     ----------
     lay : _Layout or Tie
         The parameter map of the fit: free tables
-        (:class:`~mrflib.learning.parameter_layout._Layout`) or tied ones
+        (:class:`~mrflib.learning._layout.Layout`) or tied ones
         (:class:`~mrflib.learning.tying.Tie`).
     d : ndarray of float64, shape (table entries,)
         The data's factor marginals, flat as the tables (every factor's table raveled, in

@@ -362,8 +362,9 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     """``method="lap"``: :func:`mrflib.learning.lap.fit_ising` on the problem's graph (the same
     machine); ``n_steps`` is the most Newton iterations a clique took, ``converged``
     that every clique's Newton iteration converged. Stopped by ``deadline``, the cliques
-    not yet fitted keep their parameters at zero (:func:`mrflib.learning.lap._fit_ising`)."""
-    from mrflib import lap
+    not yet fitted keep their parameters at zero
+    (:func:`mrflib.learning._lap_ising.fit_ising_info`)."""
+    from mrflib.learning._lap_ising import fit_ising_info, stopped_reason
 
     if not bias:
         raise ValueError("method 'lap' estimates the biases; bias must be True")
@@ -374,7 +375,7 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, deadline=deadline, **kw)
+    model, info = fit_ising_info(prob.x, prob.graph, prob.n, deadline=deadline, **kw)
     theta = model.params
     errs = None
     if record and ref_coupling is not None:
@@ -387,7 +388,7 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     if info["missing"]:
         reason = f"the LAP estimate does not exist: {'; '.join(info['missing'])} ({reason})"
     if deadline.hit:
-        converged, reason = False, lap.stopped_reason(deadline, info)
+        converged, reason = False, stopped_reason(deadline, info)
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)

@@ -3,7 +3,7 @@
 :func:`mrflib.learning.learners.fit` comes here for these methods when its structure is a
 :class:`~mrflib.models.factor_graph.FactorGraph`. Every one ascends the log-likelihood
 along an estimate of its gradient. With the tables ``t = B φ`` (``B`` the normalized
-potentials' map :class:`~mrflib.learning.parameter_layout._Layout`, or a
+potentials' map :class:`~mrflib.learning._layout.Layout`, or a
 :class:`~mrflib.learning.tying.Tie`), the gradient of the averaged log-likelihood is
 ``B^T (p̂ - p_φ)``: the data's factor marginals minus the model's (eq. (5) of Yasuda 2018
 written for factor tables). The learners differ in how they estimate ``p_φ``:
@@ -66,7 +66,7 @@ never show; no ridge), a warning says so and no learner reports convergence: 1-S
 direction would vanish as a parameter diverges.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
-counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`). On a pairwise
+counting pass by blocks of factors (:func:`mrflib.learning._layout.factor_counts`). On a pairwise
 structure whose variables all have one small number of states (Potts and clock lattices,
 Boltzmann machines) the chains (and CD's and PCD's data) are held site-major as uint8 for
 the whole fit (:func:`mrflib.inference.sampling._pairwise.site_major`): the sweeps update
@@ -103,14 +103,10 @@ from mrflib.inference.smci import _pairwise_scopes, _scope_patterns
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _sk
+from mrflib.learning._layout import check_data, data_marginals_numpy, factor_counts, model_of
+from mrflib.learning._parameters import initial_parameters, parameter_map
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
-from mrflib.learning.parameter_layout import (
-    _check_data,
-    _data_marginals_numpy,
-    _factor_counts,
-    _model_of,
-)
 from mrflib.learning.potentials import normalize
 from mrflib.models._checks import check_states
 from mrflib.models.factor_graph import FactorGraph
@@ -243,7 +239,7 @@ class _Chains:
         if site is not None:
             return _site_major_counts(site, self.fptr, self.fvars, self.fstride, self.offsets,
                                       total)
-        return _factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
+        return factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
                               total)
 
     def final_states(self) -> np.ndarray:
@@ -299,7 +295,7 @@ class _Chains:
             factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card,
                                         self.pairwise)
         if self.order == 0:
-            counts = _factor_counts(self.states, self.fptr, self.fvars, self.fstride,
+            counts = factor_counts(self.states, self.fptr, self.fvars, self.fstride,
                                     self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
@@ -316,7 +312,7 @@ class _Chains:
             if flat is not None:
                 return flat
         method = smci_factor_graph.method_name(self.order)
-        values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
+        values = smci_factor_graph.factor_marginals(model_of(self.lay, tables), self.states,
                                                     method=method, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
@@ -333,7 +329,7 @@ def _site_major_counts(xt: np.ndarray, fptr: np.ndarray, fvars: np.ndarray,
 def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
     """Plain numpy reference of the chains' factor marginals (one ``bincount`` per
     factor), against which the tests check :func:`._stochastic_learning_kernels.factor_counts`."""
-    return _data_marginals_numpy(lay, states)
+    return data_marginals_numpy(lay, states)
 
 
 def _check_solver(solver: Any, method: str) -> str:
@@ -459,12 +455,12 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
+    x = np.ascontiguousarray(check_data(data, structure), dtype=np.int64)
     learning_rate, max_steps, tol, l2, schedule = _settings(
         method, options, learning_rate, max_steps, tol, progress, x.shape[0])
     solver = _check_solver(solver, method)
-    lay = tying._layout(structure, options.get("tie"))
-    phi0 = tying._initial(lay, structure, init)
+    lay = parameter_map(structure, options.get("tie"))
+    phi0 = initial_parameters(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
     d = chains.data_counts() / x.shape[0]
