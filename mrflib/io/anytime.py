@@ -100,6 +100,7 @@ from mrflib.inference.approx.wmb import (
 )
 from mrflib.inference.exact.elimination import REPORT_LOG_ENTRIES, plan
 from mrflib.io import uai as io
+from mrflib.io._answers import require_answer_memory
 from mrflib.io.anytime_mpe import (
     NO_STATE,
     approximate_mpe,
@@ -573,7 +574,7 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     if args.task == "MAR":
-        io._require_answer_memory(int(model.cardinalities.sum()))
+        require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task, model)
     if args.task == "MPE":
         load_search_kernels()
