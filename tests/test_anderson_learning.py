@@ -197,7 +197,7 @@ def test_memory_zero_is_the_plain_ascent_bit_for_bit():
     free = np.ones(5, dtype=bool)
     plain = gradient_ascent(lambda x: b - A @ x, np.zeros(5), free, **kw)
     zero = gradient_ascent(lambda x: b - A @ x, np.zeros(5), free,
-                            accelerated=Anderson(5, 0.1, memory=0), **kw)
+                           accelerated=Anderson(5, 0.1, memory=0), **kw)
     assert np.array_equal(plain[0], zero[0]) and np.array_equal(plain[3], zero[3])
 
 
@@ -223,9 +223,9 @@ def test_a_divergent_plain_step_still_raises():
     """Only an accelerated step is refused; a non-finite plain direction is divergence."""
     with pytest.raises(FloatingPointError, match="learning_rate"):
         gradient_ascent(lambda x: np.full(2, np.inf), np.zeros(2), np.ones(2, dtype=bool),
-                         learning_rate=1.0, max_steps=5, tol=1e-6, ref_coupling=None, n=0,
-                         record=False, progress=False, desc="test",
-                         accelerated=Anderson(2, 1.0))
+                        learning_rate=1.0, max_steps=5, tol=1e-6, ref_coupling=None, n=0,
+                        record=False, progress=False, desc="test",
+                        accelerated=Anderson(2, 1.0))
 
 
 @pytest.mark.parametrize("method, solver", [("1-smci", "newton"), ("1-smci", 3),

@@ -126,9 +126,9 @@ def _ascent(directions, steps, rule, record=True):
     """Run the driver on a direction read from a list (the iterate is irrelevant)."""
     it = iter(directions)
     return gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
-                            np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
-                            max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
-                            progress=False, desc="test", averaged=rule)
+                           np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
+                           max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
+                           progress=False, desc="test", averaged=rule)
 
 
 def test_noise_without_drift_converges_and_a_drift_never_does():

@@ -182,7 +182,7 @@ def data_marginals(lay: Layout, x: np.ndarray) -> np.ndarray:
 
 
 def factor_counts(x: np.ndarray, fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
-                   offsets: np.ndarray, total: int) -> np.ndarray:
+                  offsets: np.ndarray, total: int) -> np.ndarray:
     """The counts of every factor's states over the rows of ``x`` (integers, C order), in
     the flat tables' layout (:func:`mrflib.inference.sampling.chains.pack`'s scopes), on
     every core when the work is large and the cores are idle."""

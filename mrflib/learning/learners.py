@@ -631,7 +631,7 @@ def _iterate(run: _Run) -> tuple[tuple, dict | None, AveragedRule | None]:
     theta0, free = initial_theta(run.init, run.bias, prob.n, P)
     if run.solver == "lbfgs":
         out = local_lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
-                     ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
+                          ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
         return out, None, None
     averaged = run.options.get("schedule", "constant") == "averaged"
     rule = AveragedRule(P, run.tol) if averaged else None

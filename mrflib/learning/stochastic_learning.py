@@ -240,7 +240,7 @@ class _Chains:
             return _site_major_counts(site, self.fptr, self.fvars, self.fstride, self.offsets,
                                       total)
         return factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
-                              total)
+                             total)
 
     def final_states(self) -> np.ndarray:
         """The sample set as rows ``(M, n)`` of int64 states."""
@@ -296,7 +296,7 @@ class _Chains:
                                         self.pairwise)
         if self.order == 0:
             counts = factor_counts(self.states, self.fptr, self.fvars, self.fstride,
-                                    self.offsets, int(self.lay.offsets[-1]))
+                                   self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
             if self.method == "1-smci" and self.xt is None:  # a fixed set: laid out once

@@ -251,7 +251,7 @@ def unmatched_bound(nodes: list[Node], buckets: list[list[int]],
 
 
 def forward(nodes: list[Node], buckets: list[list[int]], step_theta: float,
-             step_w: float, stop_at: float = math.inf) -> float:
+            step_w: float, stop_at: float = math.inf) -> float:
     """One forward pass, matching each bucket's mini-buckets first (with step sizes
     ``step_theta`` for the tables and ``step_w`` for the weights; zero steps match
     nothing); :class:`Late` once ``stop_at`` has passed.
@@ -275,7 +275,7 @@ def forward(nodes: list[Node], buckets: list[list[int]], step_theta: float,
 
 
 def backward(nodes: list[Node], buckets: list[list[int]], order: list[int],
-              marg: dict[int, np.ndarray], stop_at: float = math.inf) -> None:
+             marg: dict[int, np.ndarray], stop_at: float = math.inf) -> None:
     """The backward pass: each child gets ``w_c log Σ_{parent \\ child} b_p - λ_c``, so its
     belief agrees with its parent's on their shared variables; ``marg[v]`` becomes the
     mean of bucket ``v``'s mini-bucket beliefs on ``x_v`` (``order[t]`` is bucket ``t``'s
@@ -300,8 +300,8 @@ def backward(nodes: list[Node], buckets: list[list[int]], order: list[int],
 
 
 def structure(red: Reduced, n: int, ibound: int | None, memory: float,
-               order: list[int] | None = None, stop_at: float = math.inf
-               ) -> tuple[list[int], list[Node], list[list[int]], list[list[int]]]:
+              order: list[int] | None = None, stop_at: float = math.inf
+              ) -> tuple[list[int], list[Node], list[list[int]], list[list[int]]]:
     """The mini-bucket tree of ``red`` for an ``ibound`` (variables of a mini-bucket at
     most; ``None``: no limit) and ``memory`` (bytes of its table at most), its tables
     summed from the factors; refused before they are allocated when they would not fit
@@ -310,9 +310,9 @@ def structure(red: Reduced, n: int, ibound: int | None, memory: float,
     Parameters
     ----------
     red : Reduced
-        The reduced model.
+        The reduced model, whose factors the mini-buckets share out.
     n : int
-        The model's variables.
+        Variables of the model (for the order when none is given).
     ibound : int or None
         Variables of a mini-bucket at most.
     memory : float

@@ -352,7 +352,7 @@ def _wmb_run(fg: FactorGraph, red: Reduced, ibound: int | None, memory: float,
             if it == 0 and not exact:
                 best = const + mb.unmatched_bound(nodes, buckets, first_stop)
             last = const + mb.forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
-                                        first_stop if it == 0 else stop_at)
+                                      first_stop if it == 0 else stop_at)
         except mb.Late:
             if it == 0:
                 raise

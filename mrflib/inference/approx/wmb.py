@@ -313,7 +313,7 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
     stop_at = math.inf if deadline is None else start + deadline
     try:
         order, nodes, buckets, _ = structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
-                                              order, stop_at)
+                                             order, stop_at)
     except Late:
         raise TimeoutError(f"weighted mini-bucket's tables were not built within the "
                            f"deadline of {deadline:g} s") from None

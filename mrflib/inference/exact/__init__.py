@@ -344,13 +344,15 @@ def log_probabilities(model: BoltzmannMachine) -> np.ndarray:
     Parameters
     ----------
     model : BoltzmannMachine
-        The model (a ``TypeError`` naming ``model`` otherwise).
+        A machine of ``n`` spins, small enough to enumerate (a ``TypeError`` naming
+        ``model`` for anything else).
 
     Returns
     -------
-    ndarray of float64, shape (2^n,)
-        In flat index order; ``-inf`` only where ``P(x)`` underflows, also where the
-        log-weights are beyond the float range (:func:`log_weights` is ``±inf`` there).
+    ndarray of float64
+        ``2^n`` log-probabilities in flat index order; ``-inf`` only where ``P(x)``
+        underflows, also where the log-weights are beyond the float range
+        (:func:`log_weights` is ``±inf`` there).
 
     Raises
     ------

@@ -248,7 +248,7 @@ def gibbs(
                                   n_chains=n_chains, init=init, rng=rng)
     bm = check_model(model, "model")
     n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
-                                                                  n_chains)
+                                                                 n_chains)
     rng = as_rng(rng)
     n_sweeps = max(burn_in, 1) + (per_chain - 1) * thin
     require_memory(gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps, UNIFORM_BLOCK),

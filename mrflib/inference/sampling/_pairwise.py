@@ -445,7 +445,7 @@ def _uniforms_numpy(keys: np.ndarray, counter: int) -> np.ndarray:
 
 
 def run_numpy(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
-                 keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
+              keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
     """Plain-numpy reference of :func:`run` (the same draws, the same operations in the
     same order; vectorised over chains)."""
     M, n = x.shape

@@ -255,7 +255,7 @@ def _schedule(burn_in: int, thin: int, per_chain: int) -> np.ndarray:
 def _setup(model, n_samples, burn_in, thin, n_chains, init, evidence, rng):
     model, free, observed = _conditioned(model, evidence)
     n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
-                                                                  n_chains)
+                                                                 n_chains)
     rng = as_rng(rng)
     # the recorded states, the chains, their uniforms and the packed structure, all
     # linear in the variables (8 bytes an entry)
