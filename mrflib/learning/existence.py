@@ -145,7 +145,7 @@ def unbounded(lay: Any, d: np.ndarray, in_context: bool = False) -> str:
 
     Parameters
     ----------
-    lay : _Layout or Tie
+    lay : Layout or Tie
         The parameter map of the fit: free tables
         (:class:`~mrflib.learning._layout.Layout`) or tied ones
         (:class:`~mrflib.learning.tying.Tie`).
