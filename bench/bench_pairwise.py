@@ -35,7 +35,8 @@ from mrflib.inference.sampling import _chains_kernels as _factor_gibbs_kernels
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.learning import stochastic_learning, tying
+from mrflib.learning import stochastic_learning
+from mrflib.learning._parameters import initial_parameters, parameter_map
 from mrflib.models.lattices import potts_lattice
 from mrflib.repro.timing import best_seconds
 
@@ -160,8 +161,8 @@ def _binary(L: int) -> BoltzmannMachine:
 
 
 def _pcd_step(model, data, chains):
-    lay = tying._layout(model, None)
-    phi = tying._initial(lay, model, None)
+    lay = parameter_map(model, None)
+    phi = initial_parameters(lay, model, None)
     sampler = stochastic_learning._Chains(lay, data, "pcd", {"n_chains": chains},
                                           np.random.default_rng(0))
     tables = lay.tables(phi)

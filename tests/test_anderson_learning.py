@@ -15,7 +15,7 @@ import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.anderson import Anderson
-from mrflib._support.optimizers import Deadline, _gradient_ascent
+from mrflib._support.optimizers import Deadline, gradient_ascent
 from mrflib.inference.sampling import chains
 from mrflib.models import lattices
 from mrflib.models.factor_graph import FactorGraph
@@ -158,7 +158,7 @@ def test_the_driver_polls_the_deadline_after_every_accelerated_step():
         return 0.0 if len(reads) < 5 else 10.0
 
     deadline = Deadline(1.0, clock=clock)
-    theta, steps, converged, params, _, _ = _gradient_ascent(
+    theta, steps, converged, params, _, _ = gradient_ascent(
         lambda x: b - A @ x, np.zeros(5), np.ones(5, dtype=bool), learning_rate=0.1,
         max_steps=1000, tol=1e-12, ref_coupling=None, n=0, record=True, progress=False,
         desc="test", deadline=deadline, accelerated=Anderson(5, 0.1, memory=2))
@@ -181,12 +181,12 @@ def test_on_a_linear_problem_the_memory_finds_the_solution():
     kw = dict(learning_rate=0.5 / np.linalg.eigvalsh(A)[-1], max_steps=5000, tol=1e-9,
               ref_coupling=None, n=0, record=False, progress=False, desc="test")
     free = np.ones(5, dtype=bool)
-    theta, steps, converged, *_ = _gradient_ascent(
+    theta, steps, converged, *_ = gradient_ascent(
         lambda x: b - A @ x, np.zeros(5), free, accelerated=Anderson(5, kw["learning_rate"],
                                                                      memory=5), **kw)
     assert converged and steps <= 12
     assert np.allclose(theta, np.linalg.solve(A, b), atol=1e-6)
-    _, plain_steps, *_ = _gradient_ascent(lambda x: b - A @ x, np.zeros(5), free, **kw)
+    _, plain_steps, *_ = gradient_ascent(lambda x: b - A @ x, np.zeros(5), free, **kw)
     assert plain_steps > 1000
 
 
@@ -195,9 +195,9 @@ def test_memory_zero_is_the_plain_ascent_bit_for_bit():
     kw = dict(learning_rate=0.1, max_steps=50, tol=0.0, ref_coupling=None, n=0, record=True,
               progress=False, desc="test")
     free = np.ones(5, dtype=bool)
-    plain = _gradient_ascent(lambda x: b - A @ x, np.zeros(5), free, **kw)
-    zero = _gradient_ascent(lambda x: b - A @ x, np.zeros(5), free,
-                            accelerated=Anderson(5, 0.1, memory=0), **kw)
+    plain = gradient_ascent(lambda x: b - A @ x, np.zeros(5), free, **kw)
+    zero = gradient_ascent(lambda x: b - A @ x, np.zeros(5), free,
+                           accelerated=Anderson(5, 0.1, memory=0), **kw)
     assert np.array_equal(plain[0], zero[0]) and np.array_equal(plain[3], zero[3])
 
 
@@ -222,10 +222,10 @@ def test_a_step_that_raises_the_residual_is_refused_and_the_memory_cleared():
 def test_a_divergent_plain_step_still_raises():
     """Only an accelerated step is refused; a non-finite plain direction is divergence."""
     with pytest.raises(FloatingPointError, match="learning_rate"):
-        _gradient_ascent(lambda x: np.full(2, np.inf), np.zeros(2), np.ones(2, dtype=bool),
-                         learning_rate=1.0, max_steps=5, tol=1e-6, ref_coupling=None, n=0,
-                         record=False, progress=False, desc="test",
-                         accelerated=Anderson(2, 1.0))
+        gradient_ascent(lambda x: np.full(2, np.inf), np.zeros(2), np.ones(2, dtype=bool),
+                        learning_rate=1.0, max_steps=5, tol=1e-6, ref_coupling=None, n=0,
+                        record=False, progress=False, desc="test",
+                        accelerated=Anderson(2, 1.0))
 
 
 @pytest.mark.parametrize("method, solver", [("1-smci", "newton"), ("1-smci", 3),

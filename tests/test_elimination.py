@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs
+from mrflib.inference._reduction import Reduced, observed_states
 from mrflib.inference.exact import elimination
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact import enumeration as fe
@@ -626,7 +627,7 @@ def test_products_past_the_linear_span_are_lifted_and_exact(seed):
     targets = [tuple(clique[1:]), (clique[2],), (clique[0], clique[3])]
     full = fo.clique_sum_numpy(tables, scopes, clique, shape)
     for t, m in zip(targets, fo.marginals_onto(tables, scopes, clique, shape, targets)):
-        np.testing.assert_allclose(fo.as_log(m), fo._reduce_to(full, clique, t),
+        np.testing.assert_allclose(fo.as_log(m), fo.reduce_to(full, clique, t),
                                    rtol=0, atol=tol)
     wider = _spread_tables(rng, clique, shape, scopes, fo.lifted_span(size) + 1.0)
     if all(fo.scaled(t) is not None for t in wider):
@@ -1048,9 +1049,9 @@ def test_observed_variables_are_read_from_unary_factors_with_one_finite_entry():
         [np.array([ninf, 0.5, ninf]), np.array([0.0, 1.0, ninf]), np.array([2.0, ninf, ninf]),
          np.array([ninf, ninf]), np.array([ninf, ninf, ninf, 0.0]), np.zeros((2, 4)),
          np.array([ninf, ninf, 3.0])])
-    obs = elimination._observed(model)
+    obs = observed_states(model)
     assert obs == {0: 0, 1: 1, 4: 3, 2: 2} and list(obs) == [0, 1, 4, 2]
-    assert elimination._observed(FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))])) == {}
+    assert observed_states(FactorGraph([2, 2], [(0, 1)], [np.zeros((2, 2))])) == {}
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -1087,7 +1088,7 @@ def test_marginals_renormalized_together_are_renormalized_one_by_one(seed):
 
 def test_factor_tables_put_reduced_beliefs_at_the_observed_values():
     """Elimination's factor marginals and loopy BP's factor beliefs come out of one
-    expansion (``_Reduced.factor_tables``): a point mass on the observed axes, the reduced
+    expansion (``Reduced.factor_tables``): a point mass on the observed axes, the reduced
     factor's belief at the observed values; on a chain with evidence the two agree (BP is
     exact on a tree)."""
     from mrflib.inference.approx.lbp import loopy_bp
@@ -1098,7 +1099,7 @@ def test_factor_tables_put_reduced_beliefs_at_the_observed_values():
     tables = [rng.normal(size=(card[a], card[b])) for a, b in scopes[:3]] + [rng.normal(size=3)]
     observed = np.array([-np.inf, -np.inf, 0.0])  # variable 1 observed at 2
     model = FactorGraph(card, scopes + [(1,)], tables + [observed])
-    red = elimination._Reduced(model, barren=False)
+    red = Reduced(model, barren=False)
     empty = red.factor_tables(model, [])
     assert [t.shape for t in empty] == [t.shape for t in model.log_tables]
     assert empty[0][:, 2].tolist() == [1.0, 1.0] and empty[0].sum() == 2.0

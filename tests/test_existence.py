@@ -15,7 +15,7 @@ import pytest
 from mrflib import learning
 from mrflib.inference import exact
 from mrflib.learning import existence, table_learners
-from mrflib.learning.parameter_layout import _data_marginals, _Layout
+from mrflib.learning._layout import Layout, data_marginals
 from mrflib.learning.tying import FORMS, Tie
 from mrflib.models import lattices
 from mrflib.models.factor_graph import FactorGraph
@@ -61,7 +61,7 @@ def test_every_unseen_class_is_a_direction_of_unbounded_ascent(seed):
     data = rng.integers(0, q, (int(rng.integers(1, 4)), n))
     if rng.random() < 0.5:
         data[:] = data[:1]  # one repeated sample: bonds that always agree
-    d = _data_marginals(tie, data)
+    d = data_marginals(tie, data)
     phi = rng.normal(0, 0.5, tie.n_params)
     for in_context in (False, True):
         objective = (table_learners.pseudo_log_likelihood if in_context
@@ -109,7 +109,7 @@ def test_a_parameter_whose_states_never_occur_diverges_down():
     labels = ["h" if len(s) == 1 else "J" for s in structure.scopes]
     tie = Tie(structure, labels, form={"J": "potts"})
     data = np.random.default_rng(0).integers(0, 2, (50, 4))
-    msg = existence.unbounded(tie, _data_marginals(tie, data))
+    msg = existence.unbounded(tie, data_marginals(tie, data))
     assert msg == ("1 class(es) of tied table entries never occur, the first: parameter "
                    "phi[1] of group 'h' (free form) holds no state the data show, so it "
                    "diverges to -inf")
@@ -121,7 +121,7 @@ def test_pseudo_likelihood_counts_only_classes_a_sample_meets():
     count as the untied test)."""
     s = FactorGraph([2, 2, 2], [(0, 1, 2)], [np.zeros((2, 2, 2))])
     tie = Tie(s, ["a"])
-    d = _data_marginals(tie, np.zeros((5, 3), int))
+    d = data_marginals(tie, np.zeros((5, 3), int))
     assert existence.unbounded(tie, d).startswith("7 class(es)")
     assert existence.unbounded(tie, d, True).startswith("3 class(es)")
 
@@ -155,9 +155,9 @@ def test_untied_test_equals_its_factor_by_factor_definition(seed):
                                                replace=False))
               for _ in range(int(rng.integers(1, 7)))]
     model = FactorGraph(card, scopes, [np.zeros([card[v] for v in s]) for s in scopes])
-    lay = _Layout(model)
+    lay = Layout(model)
     data = rng.integers(0, card, (int(rng.integers(1, 8)), n))
-    d = _data_marginals(lay, data)
+    d = data_marginals(lay, data)
     for in_context in (False, True):
         assert (existence.unbounded(lay, d, in_context)
                 == _unseen_factor_state_per_factor(lay, d, in_context))

@@ -333,6 +333,8 @@ CASES = [
           solution=["x", None], rng=RNG_BAD)),
     ("bounds.partition_graphs", bounds.partition_graphs, dict(order=3),
      dict(order=[-1, 0, 1.5, None, math.nan, 2**70])),
+    ("bounds.check_order", bounds.check_order, dict(order=3),
+     dict(order=[-1, 0, 2, 1.5, None, math.nan, 2**70, bounds.MAX_ORDER + 2])),
     ("lap.fit_gaussian", lap.fit_gaussian,
      dict(data=np.random.default_rng(0).normal(size=(30, 4)), edges=[[0, 1], [1, 2], [2, 3]]),
      dict(data=[np.full((5, 4), np.nan), np.ones((5, 4)) * 1j, np.ones((5, 3)), np.ones((0, 4)),

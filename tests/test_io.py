@@ -16,6 +16,7 @@ import pytest
 
 from mrflib import FactorGraph, datasets, io
 from mrflib._support.validation import memory_requests
+from mrflib.io import _answers
 from mrflib.io import uai as _uai  # noqa: F401 (io.uai: the module monkeypatched below)
 from mrflib.io.solve import main as solve_main
 from mrflib.models.factor_graph import all_states
@@ -742,7 +743,7 @@ def test_mar_answer_text_is_sized_before_it_is_built(tmp_path, capsys):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak <= io.uai._ANSWER_ENTRY_BYTES * p.size
+    assert peak <= _answers._ANSWER_ENTRY_BYTES * p.size
 
 
 @pytest.mark.parametrize("blank", ["\f", "\v", "\x1c", "\u2003", "\u3000"])

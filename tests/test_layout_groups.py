@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 from mrflib import FactorGraph
-from mrflib.learning import parameter_layout
+from mrflib.learning import _layout
+from mrflib.learning._layout import Layout, _term_entries, model_of
 from mrflib.learning._layout_groups import layout_size
-from mrflib.learning.parameter_layout import _Layout, _model_of, _term_entries
 from mrflib.learning.potentials import clique_owners
 from mrflib.learning.tying import Tie
 from mrflib.models.lattices import potts_lattice, triangle_lattice
@@ -77,7 +77,7 @@ def _models():
 
 @pytest.mark.parametrize("model", list(_models()), ids=repr)
 def test_layout_is_the_term_by_term_layout(model):
-    lay = _Layout(model)
+    lay = Layout(model)
     terms, owner, term_offsets, A = _reference_terms(lay)
     assert type(lay.terms) is list and lay.terms == terms
     assert all(type(B) is tuple and all(type(v) is int for v in B) for B in lay.terms)
@@ -94,9 +94,9 @@ def test_layout_is_the_term_by_term_layout(model):
 
 @pytest.mark.parametrize("model", list(_models())[::3], ids=repr)
 def test_models_of_flat_tables_are_the_term_by_term_ones(model):
-    lay = _Layout(model)
+    lay = Layout(model)
     flat = np.random.default_rng(0).normal(size=int(lay.offsets[-1]))
-    built = _model_of(lay, flat)
+    built = model_of(lay, flat)
     assert built.scopes == model.scopes and len(built.log_tables) == model.n_factors
     for a, b in zip(built.log_tables, _reference_model(lay, flat)):
         assert a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
@@ -114,7 +114,7 @@ def test_a_scope_of_more_than_24_variables_is_refused_as_before():
     with pytest.raises(ValueError, match=r"scopes\[1\] must hold at most 24"):
         clique_owners(model.scopes)
     with pytest.raises(ValueError, match=r"scopes\[1\] must hold at most 24"):
-        _Layout(model)
+        Layout(model)
 
 
 def test_memory_bound_counts_as_before_beyond_int64():
@@ -125,9 +125,9 @@ def test_memory_bound_counts_as_before_beyond_int64():
     fake = [np.broadcast_to(np.zeros(()), (2**12,) * 4)]
     big._set(card, ((0, 1, 2, 3),), tuple(fake))
     assert layout_size(big.scopes, big.cardinalities) is None
-    assert parameter_layout._layout_size_exact(big) == _reference_size(big)
+    assert _layout._layout_size_exact(big) == _reference_size(big)
     with pytest.raises(ValueError, match="would need"):
-        _Layout(big)
+        Layout(big)
 
 
 def _reference_groups(labels):

@@ -14,7 +14,7 @@ import scipy.optimize
 
 from mrflib import BoltzmannMachine, FactorGraph, exact, graphs, learning
 from mrflib.inference.sampling import chains as factor_gibbs
-from mrflib.learning import existence, potentials, table_learners
+from mrflib.learning import _layout, existence, potentials, table_learners
 from mrflib.models import lattices as factor_models
 from mrflib.models.factor_graph import all_states
 
@@ -202,7 +202,7 @@ def test_fitted_tables_are_normalized_bit_for_bit():
     for model in (factor_models.potts_lattice(3, 3, 3, coupling=0.4, rng=0),
                   FactorGraph.from_boltzmann(BoltzmannMachine.random(
                       graphs.square_grid(2, 3), 6, rng=0))):
-        lay = table_learners._Layout(model)
+        lay = _layout.Layout(model)
         assert lay.one_term_per_entry
         for scale in (1e-3, 1.0, 1e3):
             fitted = lay.model(rng.normal(0, scale, lay.n_params))
@@ -254,8 +254,8 @@ def test_pseudo_likelihood_counts_only_zero_states_a_sample_meets():
     """Data only in state (0, 0, 0) of a binary three-variable factor: all 7 other states
     are missing for ML, but only the 3 one change away enter the pseudo-likelihood."""
     s = FactorGraph([2, 2, 2], [(0, 1, 2)], [np.zeros((2, 2, 2))])
-    lay = table_learners._Layout(s)
-    d = table_learners._data_marginals(lay, np.zeros((5, 3), int))
+    lay = _layout.Layout(s)
+    d = _layout.data_marginals(lay, np.zeros((5, 3), int))
     assert existence.unbounded(lay, d).startswith("7 factor state(s)")
     assert existence.unbounded(lay, d, True).startswith("3 factor state(s)")
 
@@ -565,7 +565,7 @@ def test_a_structure_whose_parameters_cannot_fit_is_refused_first(monkeypatch):
 
     structure = FactorGraph([3] * 8, [tuple(range(8))], [np.zeros((3,) * 8)])
     data = np.zeros((4, 8), dtype=np.int64)
-    lay = table_learners._Layout(structure)
+    lay = _layout.Layout(structure)
     assert lay.A.nnz <= 5**8 - 3**8  # the bound: Π(2c - 1) - Π c, 18 MB at 48 bytes each
     monkeypatch.setattr(_validation, "available_memory", lambda: 2**23)
     for method in table_learners.METHODS:

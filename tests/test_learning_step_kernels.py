@@ -14,7 +14,7 @@ from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes as ps
 from mrflib.inference.smci import _pairwise_scopes_kernels as psk
 from mrflib.learning import _stochastic_learning_kernels as sk
-from mrflib.learning.parameter_layout import _data_marginals, _data_marginals_numpy, _Layout
+from mrflib.learning._layout import Layout, data_marginals, data_marginals_numpy
 from mrflib.models import lattices
 from mrflib.models.factor_graph import all_states
 
@@ -59,19 +59,19 @@ def _structure(model):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_data_marginals_by_blocks_equal_one_bincount_per_factor(name):
     model = MODELS[name]
-    lay = _Layout(model)
+    lay = Layout(model)
     x = np.ascontiguousarray(exact.sample(model, 53, rng=1))
-    assert np.array_equal(_data_marginals(lay, x), _data_marginals_numpy(lay, x))
+    assert np.array_equal(data_marginals(lay, x), data_marginals_numpy(lay, x))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
 def test_data_marginals_of_any_integer_type_and_order(dtype):
     model = MODELS["lattice q=3"]
-    lay = _Layout(model)
+    lay = Layout(model)
     x = np.ascontiguousarray(exact.sample(model, 41, rng=2))
-    want = _data_marginals_numpy(lay, x)
-    assert np.array_equal(_data_marginals(lay, x.astype(dtype)), want)
-    assert np.array_equal(_data_marginals(lay, np.asfortranarray(x.astype(dtype))), want)
+    want = data_marginals_numpy(lay, x)
+    assert np.array_equal(data_marginals(lay, x.astype(dtype)), want)
+    assert np.array_equal(data_marginals(lay, np.asfortranarray(x.astype(dtype))), want)
 
 
 def test_serial_counts_equal_the_parallel_counts():

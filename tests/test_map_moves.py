@@ -11,7 +11,7 @@ import pytest
 from _random_factor_graphs import colouring, zeroed_model
 
 from mrflib import FactorGraph, io
-from mrflib.inference.approx import map_moves, map_reduction, map_search
+from mrflib.inference.approx import _state_search, map_moves, map_reduction, map_search
 from mrflib.io import anytime, anytime_mpe
 from mrflib.io import solve as solve_cli
 from mrflib.models.factor_graph import all_states
@@ -176,7 +176,7 @@ def test_solve_mpe_first_answer_survives_a_slow_kernel_load(tmp_path, monkeypatc
     model = FactorGraph([2] * n, scopes, [differ] * (n - 1))
     path = tmp_path / "m.uai"
     io.write_uai(model, path)
-    run = map_search._Search.run
+    run = _state_search.Search.run
     calls: list[int] = []
 
     def slow_first(self, stop):
@@ -185,8 +185,8 @@ def test_solve_mpe_first_answer_survives_a_slow_kernel_load(tmp_path, monkeypatc
         calls.append(1)
         return run(self, stop)
 
-    monkeypatch.setattr(map_search._Search, "run", slow_first)
-    monkeypatch.setattr(map_search, "SEARCH_CHUNK", 8)  # a search of several chunks
+    monkeypatch.setattr(_state_search.Search, "run", slow_first)
+    monkeypatch.setattr(_state_search, "SEARCH_CHUNK", 8)  # a search of several chunks
     out = tmp_path / "m.MPE"
     assert solve_cli.main([str(path), "--task", "MPE", "--time-limit", "4",
                            "--out", str(out)]) == 0

@@ -20,7 +20,7 @@ from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import _centering
 from mrflib.learning import _pairwise_likelihood as ppl
 from mrflib.learning import _pairwise_likelihood_kernels as pplk
-from mrflib.learning.parameter_layout import _Layout
+from mrflib.learning._layout import Layout
 from mrflib.models import lattices
 from mrflib.models.factor_graph import all_states
 
@@ -64,7 +64,7 @@ def test_centring_changes_the_energy_by_a_constant_only(name):
     conditional sees it); ``M_inv`` inverts ``M``."""
     model = MODELS[name]
     x = _data(model, 200, 1)
-    lay = _Layout(model)
+    lay = Layout(model)
     M, M_inv = _centering.centring(lay.terms, lay.term_offsets, lay.card, x)
     assert np.allclose((M @ M_inv).toarray(), np.eye(lay.n_params), atol=1e-12)
     z = np.random.default_rng(0).normal(size=lay.n_params)
@@ -87,11 +87,11 @@ def test_centring_changes_the_energy_by_a_constant_only(name):
 
 def test_centring_refuses_wider_terms_and_scales_by_the_curvature():
     tri = lattices.triangle_lattice(2, 2, 2, scale=0.5, rng=2)
-    lay = _Layout(tri)
+    lay = Layout(tri)
     x = _data(tri, 50, 0)
     assert _centering.centring(lay.terms, lay.term_offsets, lay.card, x) is None
     model = MODELS["lattice q=3"]
-    lay = _Layout(model)
+    lay = Layout(model)
     x = np.zeros((10, model.n), dtype=np.int64)  # every pair of states unseen
     M, _ = _centering.centring(lay.terms, lay.term_offsets, lay.card, x, l2=0.5)
     assert np.all(np.isfinite(M.data)) and np.all(M.diagonal() > 0)
@@ -152,7 +152,7 @@ def test_mple_stops_at_its_optimum_and_equals_the_plain_fit(name, monkeypatch):
     kw = dict(tol=1e-9, l2=0.02, record=False)  # a ridge: an optimum whatever is missing
     fit = learning.fit(x, model, "mple", **kw)
     assert fit.converged
-    lay = _Layout(model)
+    lay = Layout(model)
     theta = lay.theta(fit.model)
     pl = ppl.objective(model, x)
     value, g = pl(lay.A @ theta)
@@ -178,7 +178,7 @@ def test_mple_takes_fewer_steps_to_the_same_optimum(monkeypatch):
     plain = learning.fit(x, model, "mple", tol=1e-8, record=False)
     assert fit.converged and plain.converged
     assert 2 * fit.n_steps < plain.n_steps, (fit.n_steps, plain.n_steps)
-    lay = _Layout(model)
+    lay = Layout(model)
     np.testing.assert_allclose(lay.theta(fit.model), lay.theta(plain.model), atol=1e-5)
 
 
@@ -188,7 +188,7 @@ def test_mple_record_gives_the_parameters_in_theta():
     model = MODELS["lattice q=3"]
     x = _data(model, 300, 2)
     fit = learning.fit(x, model, "mple", tol=1e-9)
-    lay = _Layout(model)
+    lay = Layout(model)
     pl = ppl.objective(model, x)
     assert np.all(fit.params[0] == 0) and len(fit.params) > 5
     values = [pl(lay.A @ t, False)[0] for t in fit.params]

@@ -11,6 +11,7 @@ import pytest
 from opt_einsum import get_symbol
 
 from mrflib import FactorGraph, graphs
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.exact import elimination
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact import enumeration as fe
@@ -20,7 +21,7 @@ TOL = 1e-9
 
 
 def _structure(model):
-    red = elimination._Reduced(model, False)
+    red = Reduced(model, False)
     adj = eo.interaction_graph(model.n, red.scopes)
     logc = np.log(red.card.astype(np.float64)).tolist()
     return red, adj, logc

@@ -205,5 +205,5 @@ def test_bits_do_not_depend_on_the_threads():
         assert np.array_equal(x, runs[0][0]) and np.array_equal(out, runs[0][1])
     assert np.array_equal(runs[0][1][1], runs[0][0])  # the last sweep is recorded
     ref = x0.copy()
-    ref_out = _pairwise._gibbs_numpy(pw, w, logs, ref, order, keys, record, 2)
+    ref_out = _pairwise.run_numpy(pw, w, logs, ref, order, keys, record, 2)
     assert np.array_equal(ref, runs[0][0]) and np.array_equal(ref_out, runs[0][1])

@@ -20,8 +20,8 @@ from mrflib.inference.smci import regions
 from mrflib.learning import _pairwise_likelihood as ppl
 from mrflib.learning import _pairwise_likelihood_kernels as pplk
 from mrflib.learning import stochastic_learning
-from mrflib.learning._contexts import _Contexts
-from mrflib.learning.parameter_layout import _Layout
+from mrflib.learning._contexts import Contexts
+from mrflib.learning._layout import Layout
 from mrflib.models import lattices
 from mrflib.models.factor_graph import all_states
 
@@ -94,7 +94,7 @@ def test_pseudo_likelihood_matches_the_contexts_and_the_numpy_reference(name):
     pl = ppl.objective(model, x)
     assert pl is not None
     value, grad = pl(flat)
-    general = _Contexts(_Layout(model), x)(flat)
+    general = Contexts(Layout(model), x)(flat)
     reference = ppl._pseudo_log_likelihood_numpy(pl.pw, flat, x)
     assert value == pytest.approx(general[0], abs=1e-12)
     assert value == pytest.approx(reference[0], abs=1e-12)
@@ -128,7 +128,7 @@ def test_pseudo_likelihood_over_contexts_equals_the_rows_and_the_references(name
     owner = np.repeat(np.arange(len(pw.card)), np.diff(pw.nptr))
     end = np.append(pw.uoff[1:], pw.size)
     assert np.all((pw.noff >= pw.uoff[owner]) & (pw.noff < end[owner]))
-    general = _Contexts(_Layout(model), x)
+    general = Contexts(Layout(model), x)
     for flat in _points(model, 7):
         value, grad = by_ctx(flat)
         for other in (by_row(flat), general(flat),
@@ -196,7 +196,7 @@ def test_pseudo_likelihood_mixes_contexts_and_rows():
     assert pl.chosen.any() and not pl.chosen.all()
     flat = factor_gibbs.flat_tables(model)
     value, grad = pl(flat)
-    general = _Contexts(_Layout(model), x)(flat)
+    general = Contexts(Layout(model), x)(flat)
     assert value == pytest.approx(general[0], abs=1e-12)
     np.testing.assert_allclose(grad, general[1], atol=1e-13)
 
@@ -209,7 +209,7 @@ def test_pseudo_likelihood_of_rows_of_zero_weight_is_minus_infinity():
     x = np.stack([rng.integers(0, c, 80) for c in model.cardinalities], axis=1)
     flat = factor_gibbs.flat_tables(model)
     value, grad = ppl.objective(model, x)(flat)
-    general = _Contexts(_Layout(model), x)(flat)
+    general = Contexts(Layout(model), x)(flat)
     assert value == general[0] == -np.inf
     np.testing.assert_allclose(grad, general[1], atol=1e-13)
 
@@ -256,7 +256,7 @@ learning.fit(rng.integers(0, 3, (400, 16)), potts, "mple", max_steps=3, record=F
 bm = as_factor_graph(BoltzmannMachine.random(graphs.square_grid(3, 3), 9, rng=0))
 learning.fit(rng.integers(0, 2, (300, 9)), bm, "mple", max_steps=3, record=False)
 from mrflib.inference.sampling import _checkerboard, _pairwise_kernels
-colouring = [_checkerboard._two_colouring, _pairwise_kernels.greedy_colouring]
+colouring = [_checkerboard.two_colouring, _pairwise_kernels.greedy_colouring]
 print(json.dumps({name: len(f.signatures) for name, f in vars(k).items()
                   if hasattr(f, "signatures")}
                  | {"colouring": sum(len(f.signatures) for f in colouring)}))
@@ -398,8 +398,8 @@ def test_learners_on_the_pairwise_scopes_equal_the_general_ones(method, monkeypa
     def general_step(self, tables):
         pairwise, self.pairwise = self.pairwise, None
         if self.plan is None:
-            self.plan = regions._scope_plan(self.lay.structure,
-                                            factor_gibbs.pack(self.lay.structure))
+            self.plan = regions.scope_plan(self.lay.structure,
+                                           factor_gibbs.pack(self.lay.structure))
         try:
             return real_step(self, tables)
         finally:

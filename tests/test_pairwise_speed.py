@@ -13,8 +13,9 @@ from mrflib import FactorGraph, learning
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import _pairwise_kernels as _k
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.learning import _layout, stochastic_learning
 from mrflib.learning import _stochastic_learning_kernels as _sk
-from mrflib.learning import parameter_layout, stochastic_learning, tying
+from mrflib.learning._parameters import parameter_map
 from mrflib.models import lattices
 
 
@@ -165,11 +166,11 @@ def test_site_major_counts_equal_the_numpy_counts(seed):
         model = lattices.potts_lattice(12, 12, 3, rng=0)
     else:  # scopes of one to four variables
         model = random_factor_graph(rng, max_scope=4, evidence=0)
-    lay = tying._layout(model, None)
+    lay = parameter_map(model, None)
     _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(model)
     total = int(lay.offsets[-1])
     x = rng.integers(0, model.cardinalities, (37, model.n))
-    want = parameter_layout._data_marginals_numpy(lay, x) * len(x)
+    want = _layout.data_marginals_numpy(lay, x) * len(x)
     xt = _pairwise.site_major(x)
     threads = numba.get_num_threads()
     try:

@@ -188,7 +188,7 @@ def _weights_measured(sp, tables):
     :func:`ps._weights` settles by a bound where it can)."""
     pw = sp.pw
     w, logs = _pairwise.weights(pw, tables)
-    lw = _pairwise._log_weights(pw, tables)
+    lw = _pairwise.log_weights(pw, tables)
     pe = lw[sp.pidx]
     if logs or not len(sp.plo):
         return (lw if logs else w), pe, logs

@@ -16,7 +16,7 @@ from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _stochastic_learning_kernels as _k
 from mrflib.learning import stochastic_learning
-from mrflib.learning.parameter_layout import _data_marginals, _Layout
+from mrflib.learning._layout import Layout, data_marginals
 from mrflib.learning.tying import Tie
 from mrflib.models import lattices
 
@@ -51,7 +51,7 @@ def _groups(model):
 # ------------------------------------------------------------------------- kernels
 def test_factor_counts_kernel_matches_the_numpy_reference(triangles):
     truth, data, _ = triangles
-    lay = _Layout(truth)
+    lay = Layout(truth)
     _, _, _, _, fptr, fvars, fstride, offsets = factor_gibbs.pack(truth)
     counts = _k.factor_counts(data, fptr, fvars, fstride, offsets, int(lay.offsets[-1]))
     assert np.array_equal(counts / len(data),
@@ -117,8 +117,8 @@ def test_one_smci_solves_its_moment_equations(which, request):
     fit = learning.fit(data, truth, "1-smci", learning_rate=2.0, tol=1e-7)
     assert fit.converged and fit.stop_reason.startswith("converged")
     est = smci_factor_graph.factor_marginals(fit.model, data, method="1-smci")
-    lay = _Layout(truth)
-    gap = lay.A.T @ (_data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
+    lay = Layout(truth)
+    gap = lay.A.T @ (data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
     assert np.max(np.abs(gap)) < 1e-6
     assert _max_error(fit, mle) < 0.25
 
@@ -209,9 +209,9 @@ def test_l2_mle_is_the_penalized_optimum(potts):
     """At the ridge MLE, the likelihood's gradient A^T(p̂ - p) equals l2 θ."""
     truth, data, _ = potts
     fit = learning.fit(data, truth, "mle", l2=0.05)
-    lay = _Layout(truth)
+    lay = Layout(truth)
     p = np.concatenate([np.ravel(m) for m in exact.factor_marginals(fit.model)])
-    grad = lay.A.T @ (_data_marginals(lay, data) - p)
+    grad = lay.A.T @ (data_marginals(lay, data) - p)
     assert np.allclose(grad, 0.05 * fit.params[-1], atol=1e-6)
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning
 from mrflib._support.averaging import AveragedRule
-from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.optimizers import gradient_ascent
 from mrflib.inference.smci import regions as smci_factor_graph
-from mrflib.learning.parameter_layout import _data_marginals, _Layout
+from mrflib.learning._layout import Layout, data_marginals
 from mrflib.learning.tying import Tie
 from mrflib.models import lattices
 
@@ -84,9 +84,9 @@ def test_one_smci_reaches_its_own_fixed_point(which):
     data = exact.sample(truth, 1000, rng=1)
     fit = learning.fit(data, truth, "1-smci", learning_rate=2.0, progress=False)
     assert fit.converged and fit.stop_reason.startswith("converged: max |gradient| < tol")
-    lay = _Layout(truth)
+    lay = Layout(truth)
     est = smci_factor_graph.factor_marginals(fit.model, data, method="1-smci")
-    gap = lay.A.T @ (_data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
+    gap = lay.A.T @ (data_marginals(lay, data) - np.concatenate([np.ravel(m) for m in est]))
     assert np.max(np.abs(gap)) < 1e-5
 
 
@@ -125,10 +125,10 @@ def test_the_spin_learners_take_the_rule_when_asked():
 def _ascent(directions, steps, rule, record=True):
     """Run the driver on a direction read from a list (the iterate is irrelevant)."""
     it = iter(directions)
-    return _gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
-                            np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
-                            max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
-                            progress=False, desc="test", averaged=rule)
+    return gradient_ascent(lambda theta: next(it).copy(), np.zeros(directions.shape[1]),
+                           np.ones(directions.shape[1], dtype=bool), learning_rate=0.1,
+                           max_steps=steps, tol=0.0, ref_coupling=None, n=0, record=record,
+                           progress=False, desc="test", averaged=rule)
 
 
 def test_noise_without_drift_converges_and_a_drift_never_does():

@@ -15,7 +15,7 @@ from scipy import optimize
 from mrflib import FactorGraph, exact, learning
 from mrflib._support.validation import memory_requests
 from mrflib.learning import _contexts, table_learners
-from mrflib.learning.parameter_layout import _Layout
+from mrflib.learning._layout import Layout
 from mrflib.learning.tying import Tie
 from mrflib.models import image_noise, lattices
 
@@ -62,8 +62,8 @@ MODELS = {
 
 def _objectives(tie, x, phi):
     """(value, gradient in φ) of the unpooled and the pooled contexts."""
-    plain = _contexts._Contexts(tie, x, pool=False)
-    pooled = _contexts._Contexts(tie, x)
+    plain = _contexts.Contexts(tie, x, pool=False)
+    pooled = _contexts.Contexts(tie, x)
     assert pooled.rows is not None
     va, ga = plain(tie.A @ phi)
     B = tie.A[pooled.rows]
@@ -89,7 +89,7 @@ def test_pooled_objective_is_the_numpy_pseudo_likelihood():
     model, tie = _potts_tie(4, 5, 3)
     x = exact.sample(model, 50, rng=3)
     phi = np.random.default_rng(4).normal(0, 1.0, tie.n_params)
-    pooled = _contexts._Contexts(tie, x)
+    pooled = _contexts.Contexts(tie, x)
     value, _ = pooled(tie.A[pooled.rows] @ phi, False)
     assert value == pytest.approx(
         table_learners._pseudo_log_likelihood_numpy(tie.model(phi), x), rel=1e-12)
@@ -137,8 +137,8 @@ def test_untied_contexts_and_a_tie_of_single_variables_are_unpooled_bit_for_bit(
     x = exact.sample(model, 60, rng=5)
     single = Tie(model, None)
     assert _contexts._tied_classes(single) is None
-    reference = _contexts._Contexts(single, x, pool=False)
-    for ctx in (_contexts._Contexts(single, x), _contexts._Contexts(_Layout(model), x)):
+    reference = _contexts.Contexts(single, x, pool=False)
+    for ctx in (_contexts.Contexts(single, x), _contexts.Contexts(Layout(model), x)):
         assert ctx.rows is None
         for name in ("w", "wptr", "fptr", "base", "stride"):
             np.testing.assert_array_equal(getattr(ctx, name), getattr(reference, name))
@@ -177,9 +177,9 @@ def test_patterns_counted_in_chunks_and_by_rows_give_the_same_contexts(monkeypat
     binary neighbours do not fit a 62-bit code (patterns sorted as rows)."""
     model, tie = _potts_tie(5, 6, 3)
     x = np.random.default_rng(8).integers(0, 3, (40, model.n))
-    whole = _contexts._Contexts(tie, x)
+    whole = _contexts.Contexts(tie, x)
     monkeypatch.setattr(_contexts, "_CHUNK", 200)
-    chunked = _contexts._Contexts(tie, x)
+    chunked = _contexts.Contexts(tie, x)
     for name in ("w", "wptr", "base", "stride", "rows"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
     scopes = [(h, j) for h in (0, 1) for j in range(2, 65)]
@@ -215,7 +215,7 @@ def test_pooled_contexts_ask_for_their_memory_first():
     model, tie = _potts_tie(4, 5, 3)
     x = exact.sample(model, 30, rng=11)
     with memory_requests() as log:
-        _contexts._Contexts(tie, x)
+        _contexts.Contexts(tie, x)
     assert any("classes of tied variables" in what for what, _ in log)
 
 

@@ -48,7 +48,7 @@ RCOND = 1e-10
 
 
 class Anderson:
-    """The accelerated step of :func:`mrflib._support.optimizers._gradient_ascent`.
+    """The accelerated step of :func:`mrflib._support.optimizers.gradient_ascent`.
 
     The driver calls :meth:`check` with every evaluated iterate (which may send it back to
     the last kept one) and :meth:`step` for the next iterate.

@@ -75,10 +75,10 @@ def check_folder(folder: Any, what: str) -> Path:
 def connect(scheduler: Any, what: str = "scheduler", timeout: float = 10.0) -> Any:
     """A ``distributed.Client`` of the scheduler at address ``scheduler`` (a string), or
     a ``ValueError`` naming ``what`` when none answers within ``timeout`` seconds."""
-    from mrflib._support.executor import _client_class
+    from mrflib._support.executor import dask_client_class
 
     try:
-        return _client_class()(scheduler, timeout=timeout)
+        return dask_client_class()(scheduler, timeout=timeout)
     except Exception as err:  # noqa: BLE001 - any failure to connect is the same message
         raise ValueError(f"{what} {scheduler!r}: no Dask scheduler answers there "
                          f"({one_line(err)})") from None

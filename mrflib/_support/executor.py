@@ -36,7 +36,7 @@ from typing import Any
 from mrflib._support.optional import optional_import
 from mrflib._support.threads import serial_only
 
-__all__ = ["Executor", "TaskFailed"]
+__all__ = ["Executor", "TaskFailed", "dask_client_class"]
 
 
 class TaskFailed(RuntimeError):
@@ -69,7 +69,9 @@ def _check_workers(workers: Any) -> int:
     return workers
 
 
-def _client_class():
+def dask_client_class() -> type:
+    """``distributed.Client``, imported only when a scheduler is asked for (an
+    ``ImportError`` naming the extra that installs it when it is missing)."""
     return optional_import("distributed", "scheduler (a Dask cluster)", "dask").Client
 
 
@@ -92,7 +94,7 @@ class Executor:
         self.workers = _check_workers(workers)
         self.threads = bool(threads)
         if scheduler is not None and not isinstance(scheduler, str):
-            if not isinstance(scheduler, _client_class()):
+            if not isinstance(scheduler, dask_client_class()):
                 raise ValueError("scheduler must be a Dask scheduler address or a "
                                  f"distributed.Client, got {type(scheduler).__name__}")
         self.scheduler = scheduler
@@ -101,7 +103,7 @@ class Executor:
 
     def __enter__(self) -> Executor:
         if isinstance(self.scheduler, str):
-            client_class = _client_class()  # not installed: ImportError naming the extra
+            client_class = dask_client_class()  # not installed: ImportError naming the extra
             try:
                 self.client = client_class(self.scheduler)
             except Exception as err:  # noqa: BLE001 - a bad or silent address alike

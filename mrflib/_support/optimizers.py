@@ -1,11 +1,11 @@
 """The optimizers every learner drives (private).
 
-``_gradient_ascent`` is the update of section 5 of Yasuda (2018),
+:func:`gradient_ascent` is the update of section 5 of Yasuda (2018),
 ``theta <- theta + eta * Delta(theta)``, shared by every method. :func:`lbfgs` is the one
 place the library calls scipy's L-BFGS-B, with one convergence rule (:func:`lbfgs_verdict`)
 for every fit that uses it: exact ML of either model family, the pseudo-likelihood,
 ratio-matching and MPF learners, the full-span log-linear fit and LAP's reference clique
-fit. ``_lbfgs`` is L-BFGS on the (convex) objective of a local method (MPLE, RM, MPF),
+fit. :func:`local_lbfgs` is L-BFGS on the (convex) objective of a local method (MPLE, RM, MPF),
 evaluated from the data's local-pattern counts.
 
 A :class:`Deadline` bounds any of them in wall time: the gradient loop polls it after
@@ -99,9 +99,11 @@ class DivergenceError(FloatingPointError, ValueError):
     naming the arguments to change (``learning_rate``, ``init``, ``solver``)."""
 
 
-def _gradient_ascent(direction, theta0, free, *, learning_rate, max_steps, tol, ref_coupling,
-                     n, record, progress, desc, deadline=None, averaged=None,
-                     accelerated=None):
+def gradient_ascent(direction: Callable[[np.ndarray], np.ndarray], theta0: np.ndarray,
+                    free: np.ndarray, *, learning_rate: float, max_steps: int, tol: float,
+                    ref_coupling: np.ndarray | None, n: int, record: bool,
+                    progress: bool | None, desc: str, deadline: Deadline | None = None,
+                    averaged: Any = None, accelerated: Any = None) -> tuple:
     """The shared driver: ``theta <- theta + eta * Delta(theta)`` until ``max|Delta| < tol``,
     ``max_steps`` or, after at least one step, the ``deadline`` (which it then marks
     ``hit``): a fit stopped by its deadline at step ``k`` is the fit of ``max_steps = k``.
@@ -425,10 +427,15 @@ def lbfgs_verdict(res: Any, tol: float, max_iter: int) -> tuple[float, bool, str
                       f"{g:.3g}, above tol {tol:g} and the objective's resolution {floor:.2g}")
 
 
-def _lbfgs(prob, method, theta0, free, *, max_steps, tol, ref_coupling, record,
-           deadline=None):
-    """Quasi-Newton path: :func:`lbfgs` on the (convex) objective of a local method;
-    ``(theta, n_steps, converged, stop_reason, params, grad_max, mae)``."""
+def local_lbfgs(prob: Any, method: str, theta0: np.ndarray, free: np.ndarray, *,
+                max_steps: int, tol: float, ref_coupling: np.ndarray | None, record: bool,
+                deadline: Deadline | None = None) -> tuple:
+    """Quasi-Newton path of the ±1 learners: :func:`lbfgs` on the (convex) objective of a
+    local method (``prob.solver_objective(method)``: MPLE, RM, MPF), over the ``free``
+    entries of ``theta`` (the others held at ``theta0``'s).
+
+    Returns ``(theta, n_steps, converged, stop_reason, params, grad_max, mae)``; the last
+    three are ``None`` without ``record`` (``mae`` also without ``ref_coupling``)."""
     n = prob.n
     idx = np.flatnonzero(free)
 

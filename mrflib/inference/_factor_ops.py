@@ -31,7 +31,7 @@ __all__ = ["expand", "logsumexp", "logsumexp_numpy", "draw_categorical", "normal
            "KERNEL_MIN_SIZE", "clique_sum", "clique_sum_numpy", "clique_eliminate",
            "clique_eliminate_numpy", "clique_marginals", "contracted", "gemm_width", "Scaled",
            "scaled", "as_log", "lifted", "lifted_span", "c_order", "eliminate", "marginals_onto",
-           "divide"]
+           "divide", "reduce_to"]
 
 #: Tables with at least this many entries are reduced by the numba kernel.
 KERNEL_MIN_SIZE = 4096
@@ -204,8 +204,10 @@ def clique_marginals(tables: Sequence[np.ndarray], scopes: Sequence[Sequence[int
     return [as_log(m) for m in marginals_onto(tables, scopes, clique, shape, targets)]
 
 
-def _reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
-    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order."""
+def reduce_to(table: np.ndarray, clique: Sequence[int], target: Sequence[int]) -> np.ndarray:
+    """``log Σ exp table`` (axes ``clique``) onto ``target``'s axes, in its order: the
+    log-sum-exp of a log table over the variables of ``clique`` not in ``target`` (a
+    subset of ``clique``), its axes transposed to ``target``'s order."""
     keep = set(target)
     m = logsumexp(table, tuple(a for a, v in enumerate(clique) if v not in keep))
     kept = [v for v in clique if v in keep]
@@ -467,7 +469,7 @@ def marginals_onto(inputs: Sequence[Scaled | np.ndarray], scopes: Sequence[Seque
     if lin is not None:
         return _linear_sums(lin, scopes, clique, shape, targets)
     acc = clique_sum([as_log(x) for x in inputs], scopes, clique, shape)
-    return [_reduce_to(acc, clique, s) for s in targets]
+    return [reduce_to(acc, clique, s) for s in targets]
 
 
 def divide(a: Scaled | np.ndarray, b: Scaled | np.ndarray, shift: float = 0.0

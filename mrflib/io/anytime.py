@@ -89,6 +89,7 @@ import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance, is_choice, require_memory
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx.importance import importance_sampling
 from mrflib.inference.approx.max_mini_bucket import bound_meets, trivial_upper_bound
 from mrflib.inference.approx.wmb import (
@@ -97,8 +98,9 @@ from mrflib.inference.approx.wmb import (
     growing_passes,
     weighted_mini_bucket,
 )
-from mrflib.inference.exact.elimination import REPORT_LOG_ENTRIES, _observed, plan
+from mrflib.inference.exact.elimination import REPORT_LOG_ENTRIES, plan
 from mrflib.io import uai as io
+from mrflib.io._answers import require_answer_memory
 from mrflib.io.anytime_mpe import (
     NO_STATE,
     approximate_mpe,
@@ -459,7 +461,7 @@ def trivial_answer(model: FactorGraph, task: str) -> Any:
         variables), in ``log10``.
     """
     _check_model_task(model, task)
-    observed = _observed(model)
+    observed = observed_states(model)
     card = model.cardinalities.tolist()
     if task == "MAR":
         require_memory(8.0 * sum(card), f"the uniform marginals of {model.n} variables")
@@ -572,7 +574,7 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     say(f"reading {args.model}" + (f" with evidence {args.evid}" if args.evid else ""))
     model = io.read_uai(args.model, evidence=args.evid)
     if args.task == "MAR":
-        io._require_answer_memory(int(model.cardinalities.sum()))
+        require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task, model)
     if args.task == "MPE":
         load_search_kernels()
@@ -619,7 +621,7 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     in time, is written last. Every child started is stopped on the way out."""
     # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
     # order (seconds on a Promedas network) is not used: it is made later where needed
-    reduced_mpe = args.task == "MPE" and bool(_observed(model))
+    reduced_mpe = args.task == "MPE" and bool(observed_states(model))
     sampled_pr = args.task == "PR" and args.method == "importance"
     with contextlib.ExitStack() as children:
         # a constraint model is counted from the start: the plan alone can take seconds on

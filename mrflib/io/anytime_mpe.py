@@ -30,6 +30,7 @@ import numpy as np
 
 from mrflib._support.forked import Forked
 from mrflib._support.validation import check_instance
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
     dual_branch_and_bound_parts,
@@ -40,7 +41,6 @@ from mrflib.inference.approx.map_reduction import (
 from mrflib.inference.approx.map_search import feasible_state, local_search
 from mrflib.inference.approx.max_mini_bucket import branch_and_bound, growing_max_mini_bucket
 from mrflib.inference.approx.wmb import elimination_order
-from mrflib.inference.exact.elimination import _observed
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["NO_STATE", "improved_state", "load_search_kernels", "stop_optimal",
@@ -272,7 +272,7 @@ def _reduced(model: FactorGraph, answers: Any, say: Any, deadline: float
     ``None`` when its parts were solved exactly (the answer written is optimal), ``False``
     when the model has no evidence (no variable fixed) or the reduction did not fit in
     memory or in :data:`REDUCTION_SHARE` of the time left; a proof of ``Z = 0`` raises."""
-    if not _observed(model):
+    if not observed_states(model):
         # without evidence nothing is fixed to propagate, and on large models the
         # reduction takes seconds of the limit (a loaded machine multiplies them)
         return False

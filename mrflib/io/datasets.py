@@ -42,7 +42,7 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.io.pgmpy_models import _values_on
+from mrflib.io._tables import values_on
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = [
@@ -849,7 +849,7 @@ def _expert_network(name: str) -> ExpertNetwork:
         par = sorted(cpd.variables[1:], key=pos.__getitem__)
         # the parents in our order, last parent first and v last, flattened with the first
         # parent least significant (C order of reversed axes)
-        t = _values_on(cpd, [*par[::-1], v])
+        t = values_on(cpd, [*par[::-1], v])
         table = t.reshape(-1, t.shape[-1])
         cards.append(int(t.shape[-1]))
         parents.append(tuple(pos[u] for u in par))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.optional import optional_import
-from mrflib.io.uai import _weights
+from mrflib.io._tables import exact_weights, values_on
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["from_pgmpy", "to_pgmpy", "read_bif", "read_xmlbif"]
@@ -58,17 +58,6 @@ def _node_names(names: Any, what: str) -> list:
     if not distinct:
         raise ValueError(f"{what} must be distinct node names, got {out}")
     return out
-
-
-def _values_on(factor: Any, variables: Sequence[Any]) -> np.ndarray:
-    """The float64 values of a pgmpy ``TabularCPD`` or ``DiscreteFactor`` with one axis per
-    name of ``variables``, in that order (a permutation of ``factor.variables``).
-
-    pgmpy keeps ``values`` with the axes of ``factor.variables``, a conditional table's
-    child first; every conversion of pgmpy's tables into mrflib's reads them here."""
-    own = list(factor.variables)
-    return np.transpose(np.asarray(factor.values, dtype=np.float64),
-                        [own.index(v) for v in variables])
 
 
 def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGraph:
@@ -130,7 +119,7 @@ def from_pgmpy(model: Any, variables: Sequence[Any] | None = None) -> FactorGrap
                 raise ValueError(f"model: variable {nodes[v]!r} has the states "
                                  f"{list(states[v])} in one factor and {list(named)} in another")
         with np.errstate(divide="ignore"):
-            tables.append(np.log(_values_on(f, f.variables)))
+            tables.append(np.log(values_on(f, f.variables)))
         scopes.append(scope)
     lonely = [nodes[i] for i in range(len(nodes)) if i not in card]
     if lonely:
@@ -190,7 +179,7 @@ def to_pgmpy(model: FactorGraph, names: Sequence[Any] | None = None) -> Any:
     net.add_nodes_from(nodes)
     for j, (k, s, t) in enumerate(parts):
         net.add_edges_from((nodes[a], nodes[b]) for i, a in enumerate(s) for b in s[i + 1:])
-        w = _weights(t + const if j == 0 else t, k)
+        w = exact_weights(t + const if j == 0 else t, k)
         states = ({} if model.state_names is None
                   else {nodes[v]: list(model.state_names[v]) for v in s})
         net.add_factors(discrete.DiscreteFactor([nodes[v] for v in s], [card[v] for v in s], w,

@@ -59,6 +59,7 @@ from mrflib._support import forked
 from mrflib._support import progress as _progress
 from mrflib._support.cli import Parser
 from mrflib._support.validation import format_bytes
+from mrflib.io._answers import require_answer_memory
 from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.precision import checked
 
@@ -250,7 +251,7 @@ def _run(args: argparse.Namespace) -> None:
     say(f"read: {model.n} variables, {model.n_factors} factors, "
         f"{format_bytes(model.table_bytes())} of tables; planning...")
     if args.task == "MAR":  # the answer's text, before the marginals are computed
-        io._require_answer_memory(int(model.cardinalities.sum()))
+        require_answer_memory(int(model.cardinalities.sum()))
     say(_describe_plan(exact.plan(model)) + f"; solving {args.task}...")
     with _progress.reporting(say, every=_PROGRESS_SECONDS):
         value = solve(model, args.task, say)

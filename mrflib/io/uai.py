@@ -69,8 +69,11 @@ import numpy as np
 
 from mrflib._support.files import atomic_write
 from mrflib._support.validation import available_memory, check_path, format_count, require_memory
+from mrflib.io._answers import require_answer_memory
+from mrflib.io._tables import exact_weights
+from mrflib.models._checks import check_evidence
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph, _check_evidence
+from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph
 
 __all__ = ["BAYES_SUM_TOLERANCE", "MAR_SUM_TOLERANCE", "TASKS", "Answer", "format_answer",
            "format_answers", "write_answers", "BEGIN", "read_answer",
@@ -105,7 +108,6 @@ _TOKEN_BYTES = 64
 _SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0xC2, 0xE1, 0xE2, 0xE3]
 #: The largest integer a file may hold (its numbers are stored as int64).
 _INT64_MAX = 2**63 - 1
-_EPS = float(np.finfo(np.float64).eps)
 #: A number as the format writes it: ASCII decimal digits, an optional point and exponent
 #: (``inf`` and ``nan`` pass, to be refused by value with the range they are out of).
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -467,47 +469,8 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     return model.condition(evidence)
 
 
-def _weights(table: np.ndarray, k: int) -> np.ndarray:
-    """``exp(table)``, each entry the float whose ``log`` gives the entry back when one
-    within two units in the last place does (always so for a table read from a file)."""
-    target = np.asarray(table, dtype=np.float64).reshape(-1)
-    with np.errstate(over="ignore", under="ignore"):
-        w = np.exp(target)
-    if np.isinf(w).any():
-        raise ValueError(f"model.log_tables[{k}] holds the log-weight {target.max()!r}, whose "
-                         "exp overflows float64: the table cannot be written as UAI weights "
-                         "(subtract a constant from it first)")
-    if ((w == 0) & np.isfinite(target)).any():
-        raise ValueError(f"model.log_tables[{k}] holds the log-weight "
-                         f"{target[np.isfinite(target)].min()!r}, whose exp underflows to 0: "
-                         "it would be written as a zero weight (add a constant to the table "
-                         "first)")
-    with np.errstate(divide="ignore"):
-        miss = np.flatnonzero(np.log(w) != target)
-        for step in (1, -1, 2, -2):
-            if not miss.size:
-                break
-            c = w[miss]
-            for _ in range(abs(step)):
-                c = np.nextafter(c, np.inf if step > 0 else 0.0)
-            hit = np.log(c) == target[miss]
-            w[miss[hit]] = c[hit]
-            miss = miss[~hit]
-        # a subnormal weight has too few digits: exp(-745) is read back as exp(-744.44)
-        off = np.abs(np.log(w[miss]) - target[miss]) > 8 * _EPS * np.maximum(
-            1.0, np.abs(target[miss]))
-    if off.any():
-        bad = float(target[miss[off][0]])
-        raise ValueError(f"model.log_tables[{k}] holds the log-weight {bad!r}, whose exp is "
-                         f"a subnormal float read back as the log-weight "
-                         f"{float(np.log(w[miss[off][0]]))!r}: the table cannot be written "
-                         "as UAI weights without changing the model (add a constant to it "
-                         "first)")
-    return w.reshape(np.shape(table))
-
-
 def _format_table(table: np.ndarray, k: int) -> str:
-    w = _weights(table, k)
+    w = exact_weights(table, k)
     rows = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
     body = "\n".join(" ".join(map(repr, row)) for row in rows.tolist())
     return f"{w.size}\n{body}"
@@ -648,7 +611,7 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
     if model is not None and not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
     if model is not None:
-        ev = _check_evidence(evidence, model.cardinalities)
+        ev = check_evidence(evidence, model.cardinalities)
     else:
         ev = {}
         for v, x in evidence.items():
@@ -684,18 +647,6 @@ def _check_task(task: Any) -> str:
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return task
-
-
-#: Bytes an answer's number costs while its text is built (the ``repr`` string, its list
-#: slot and its share of the joined text), for the memory check of ``MAR`` answers.
-_ANSWER_ENTRY_BYTES = 160
-
-
-def _require_answer_memory(n_numbers: int) -> None:
-    """Refuse, before anything is formatted, a ``MAR`` answer of ``n_numbers``
-    probabilities whose text would not fit in memory (a variable of 10^9 states)."""
-    require_memory(_ANSWER_ENTRY_BYTES * n_numbers,
-                   f"the text of a MAR answer of {n_numbers} probabilities")
 
 
 def format_answer(task: str, value: Any) -> str:
@@ -776,7 +727,7 @@ def _answer_body(task: str, value: Any) -> str:
     if isinstance(value, (np.ndarray, str, bytes)) or not isinstance(value, Sequence):
         raise ValueError("value must be the marginals, a sequence of one 1-d array per "
                          f"variable, got {type(value).__name__}")
-    _require_answer_memory(sum(np.size(p) for p in value))
+    require_answer_memory(sum(np.size(p) for p in value))
     parts = [str(len(value))]
     for i, p in enumerate(value):
         try:

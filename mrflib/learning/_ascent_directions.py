@@ -34,10 +34,12 @@ def require_chains(prob: Problem, n_chains: int, what: str) -> None:
     """Refuse, before allocating, a chain set of ``n_chains`` rows (CD, PCD, SMCI-PCD):
     the int8 chains and their Gibbs copy, the float64 copy and edge products the moments
     are averaged from, the row index, and the sampler's uniforms."""
-    from mrflib.inference.sampling import _gibbs_bytes
+    from mrflib.inference.sampling import UNIFORM_BLOCK
+    from mrflib.inference.sampling._counts import gibbs_bytes
 
     rows = float(n_chains)
-    need = rows * (8.0 + 10.0 * prob.n + 24.0 * prob.E) + _gibbs_bytes(n_chains, prob.n, 0, 1)
+    need = (rows * (8.0 + 10.0 * prob.n + 24.0 * prob.E)
+            + gibbs_bytes(n_chains, prob.n, 0, 1, UNIFORM_BLOCK))
     require_memory(need, f"{what} ({n_chains} chains of {prob.n} spins)")
 
 

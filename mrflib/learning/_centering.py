@@ -45,7 +45,7 @@ def centring(terms: list, term_offsets: np.ndarray, card: np.ndarray, x: np.ndar
     Parameters
     ----------
     terms : list of tuple of int
-        The cliques of ``θ`` in order (:class:`mrflib.learning.parameter_layout._Layout`).
+        The cliques of ``θ`` in order (:class:`mrflib.learning._layout.Layout`).
     term_offsets : ndarray of int64
         Term ``t``'s entries at ``term_offsets[t]:term_offsets[t + 1]`` (states from 1,
         in C order over the clique's variables).

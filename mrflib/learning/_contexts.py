@@ -1,7 +1,7 @@
 """The data of the factor-graph pseudo-likelihood: distinct contexts, pooled over tied variables.
 
 The pseudo-likelihood ``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` depends on the data only
-through the counts of the local patterns ``(x_i, x_blanket(i))``. :class:`_Contexts`
+through the counts of the local patterns ``(x_i, x_blanket(i))``. :class:`Contexts`
 counts them once: a *context* is a variable and a state of its Markov blanket, with the
 counts of the states of ``x_i`` seen with it, and the kernel
 (:func:`mrflib.learning._table_learners_kernels.pl_objective`) computes each context's
@@ -40,11 +40,13 @@ from mrflib._support.validation import require_memory
 from mrflib.learning import _table_learners_kernels as _k
 from mrflib.learning.tying import Tie
 
+__all__ = ["Contexts"]
+
 #: Pattern codes counted at once when the classes are counted (a chunk of members).
 _CHUNK = 1 << 22
 
 
-class _Contexts:
+class Contexts:
     """The distinct contexts ``(i, x_blanket(i))`` of the data (a variable and a state of
     its Markov blanket), each with the counts of the states of ``x_i`` seen with it.
 

@@ -105,9 +105,11 @@ def count_patterns(x_t, card, l_ptr, l_vars, q_len):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _statistics(x_t, vars_, card, S):  # pragma: no cover - numba
+def pattern_statistics(x_t, vars_, card, S):  # pragma: no cover - numba
     """The distinct patterns ``u`` of ``x_R`` (increasing codes) and the weights
-    ``n_us / N`` ``(P, S)``."""
+    ``n_us / N`` ``(P, S)``: the sufficient statistics of a factor's auxiliary fit, for the
+    general fits here and the pairwise ones of
+    :mod:`mrflib.learning._pairwise_lap_kernels`."""
     N = x_t.shape[1]
     data, dense = _histogram_or_sorted(x_t, vars_, card)
     P = _n_patterns(data, dense, S)
@@ -339,7 +341,7 @@ def fit_factors(x_t, card, l_ptr, l_vars, q_len, t_ptr, b_ptr, b_pos, t_off, d_p
         vars_ = l_vars[l_ptr[k]:l_ptr[k + 1]]
         S = _n_states(vars_, card, q_len[k])
         D = d_ptr[k + 1] - d_ptr[k]
-        ext, w = _statistics(x_t, vars_, card, S)
+        ext, w = pattern_statistics(x_t, vars_, card, S)
         idx, nnz = _indices(ext, vars_, q_len[k], card, S, b_ptr, b_pos, t_ptr[k],
                             t_ptr[k + 1], t_off)
         th, iters[k], conv[k] = _newton(idx, nnz, w, D, l2, tol, max_iter, ridge)

@@ -1,6 +1,6 @@
 """The parameter layout of a factor graph's learners computed for whole groups of terms.
 
-:class:`mrflib.learning.parameter_layout._Layout` lists the clique terms of the normalized
+:class:`mrflib.learning._layout.Layout` lists the clique terms of the normalized
 parameterization (every clique ``B`` of a scope, stored by its owner, the smallest factor
 holding it, ties the first: :func:`mrflib.learning.potentials.clique_owners`), ordered by
 owner, then size, then variables, and maps ``θ`` to the flat tables by a sparse matrix

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._newton_kernels import newton_direction
-from mrflib.learning._factor_lap_kernels import _statistics, decode_rest, normalize_scores
+from mrflib.learning._factor_lap_kernels import decode_rest, normalize_scores, pattern_statistics
 
 #: Newton decrement above which the Hessian is recomputed after every step.
 _FRESH = 1e-3
@@ -235,7 +235,7 @@ def _problem(x_t, vars_, nq, card, t_lo, t_hi, b_ptr, b_pos, t_off, D):  # pragm
     c0 = card[vars_[0]]
     c1 = card[vars_[1]] if nq == 2 else 1
     S = c0 * c1
-    ext, w = _statistics(x_t, vars_, card, S)
+    ext, w = pattern_statistics(x_t, vars_, card, S)
     qpar, cross = _layout(vars_, nq, card, t_lo, t_hi, b_ptr, b_pos, t_off)
     par, base, cnt = _cross_features(ext, vars_, nq, card, cross, c0 - 1)
     sb, sn = _state_bases(c0, c1)

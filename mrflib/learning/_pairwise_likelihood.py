@@ -38,7 +38,7 @@ __all__ = ["PairwisePL", "objective"]
 class PairwisePL:
     """``(1/N) Σ_μ Σ_i log P(x_i^μ | x_{-i}^μ)`` of a pairwise structure over the data
     ``x`` and its gradient in the flat tables, as a callable of the flat log-tables (the
-    interface of :class:`mrflib.learning._contexts._Contexts`).
+    interface of :class:`mrflib.learning._contexts.Contexts`).
 
     Parameters
     ----------
@@ -206,7 +206,7 @@ def _pseudo_log_likelihood_numpy(pw: _pairwise.Pairwise, flat: np.ndarray, x: np
                                  ) -> tuple[float, np.ndarray]:
     """Plain-numpy reference of :class:`PairwisePL`: the value and the gradient in the flat
     tables, from the log-weights (no exponentiated rows), vectorised over rows."""
-    lw = _pairwise._log_weights(pw, flat)
+    lw = _pairwise.log_weights(pw, flat)
     N = x.shape[0]
     g = np.zeros(pw.size)
     total = 0.0

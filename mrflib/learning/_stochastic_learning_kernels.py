@@ -5,7 +5,7 @@ The factor marginals of a set of states (a chain set of PCD or CD) as one pass o
 rows: for every row and factor, the flat position of its entry in the concatenated tables
 (``offsets[k] + Σ_a x_{S_k[a]} fstride[a]``, the layout of
 :func:`mrflib.inference.sampling.chains.pack`) is counted. The plain numpy reference is
-:func:`mrflib.learning.parameter_layout._data_marginals_numpy` (one ``bincount`` per
+:func:`mrflib.learning._layout.data_marginals_numpy` (one ``bincount`` per
 factor).
 """
 

@@ -10,7 +10,7 @@ find such directions from the data's factor marginals alone. They are sufficient
 necessary: a direction mixing several factors' states (a frustrated cycle whose every
 sample breaks exactly two of its three bonds) is not looked for.
 
-Free tables (the normalized potentials of :class:`~mrflib.learning.parameter_layout._Layout`)
+Free tables (the normalized potentials of :class:`~mrflib.learning._layout.Layout`)
     A factor state the data never show: lowering its entry alone is such a direction.
 Tied tables (:class:`~mrflib.learning.tying.Tie`)
     The entries of a group's table fall in *classes*: the entries each parameter ``φ_j``
@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.stacklevel import user_stacklevel
 from mrflib.models._factor_bulk import group_by
-from mrflib.models.precision import _user_stacklevel
 
 __all__ = ["unbounded"]  # the rest is the learners' plumbing
 
@@ -145,9 +145,9 @@ def unbounded(lay: Any, d: np.ndarray, in_context: bool = False) -> str:
 
     Parameters
     ----------
-    lay : _Layout or Tie
+    lay : Layout or Tie
         The parameter map of the fit: free tables
-        (:class:`~mrflib.learning.parameter_layout._Layout`) or tied ones
+        (:class:`~mrflib.learning._layout.Layout`) or tied ones
         (:class:`~mrflib.learning.tying.Tie`).
     d : ndarray of float64, shape (table entries,)
         The data's factor marginals, flat as the tables (every factor's table raveled, in
@@ -182,7 +182,7 @@ def warn_if_undefined(lay: Any, d: np.ndarray, method: str) -> str:
     if missing:
         warnings.warn(f"the {method.upper()} does not exist for this data ({missing}): "
                       "parameters diverge and the fit is reported as not converged",
-                      RuntimeWarning, stacklevel=_user_stacklevel())
+                      RuntimeWarning, stacklevel=user_stacklevel())
     return missing
 
 

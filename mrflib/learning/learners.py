@@ -78,9 +78,9 @@ from mrflib._support.averaging import AveragedRule, default_tol
 from mrflib._support.deprecation import renamed_argument
 from mrflib._support.optimizers import (
     Deadline,
-    _gradient_ascent,
-    _lbfgs,
+    gradient_ascent,
     lbfgs_verdict,
+    local_lbfgs,
     time_limited,
 )
 from mrflib._support.threads import blas_single_threaded
@@ -362,8 +362,9 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     """``method="lap"``: :func:`mrflib.learning.lap.fit_ising` on the problem's graph (the same
     machine); ``n_steps`` is the most Newton iterations a clique took, ``converged``
     that every clique's Newton iteration converged. Stopped by ``deadline``, the cliques
-    not yet fitted keep their parameters at zero (:func:`mrflib.learning.lap._fit_ising`)."""
-    from mrflib import lap
+    not yet fitted keep their parameters at zero
+    (:func:`mrflib.learning._lap_ising.fit_ising_info`)."""
+    from mrflib.learning._lap_ising import fit_ising_info, stopped_reason
 
     if not bias:
         raise ValueError("method 'lap' estimates the biases; bias must be True")
@@ -374,7 +375,7 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
         kw["max_iter"] = check_positive(max_steps, "max_steps", integer=True)
     if tol is not None:
         kw["tol"] = check_positive(tol, "tol")
-    model, info = lap._fit_ising(prob.x, prob.graph, prob.n, deadline=deadline, **kw)
+    model, info = fit_ising_info(prob.x, prob.graph, prob.n, deadline=deadline, **kw)
     theta = model.params
     errs = None
     if record and ref_coupling is not None:
@@ -387,7 +388,7 @@ def _fit_lap(prob, bias, init, max_steps, tol, ref_coupling, record, t0, options
     if info["missing"]:
         reason = f"the LAP estimate does not exist: {'; '.join(info['missing'])} ({reason})"
     if deadline.hit:
-        converged, reason = False, lap.stopped_reason(deadline, info)
+        converged, reason = False, stopped_reason(deadline, info)
     return Fit(model, "lap", "lap", int(iters.max(initial=0)), converged,
                time.perf_counter() - t0, theta[None, :] if record else None, None, errs,
                {k: v for k, v in kw.items() if k != "scheduler"}, stop_reason=reason)
@@ -629,14 +630,14 @@ def _iterate(run: _Run) -> tuple[tuple, dict | None, AveragedRule | None]:
     P = prob.n + prob.E
     theta0, free = initial_theta(run.init, run.bias, prob.n, P)
     if run.solver == "lbfgs":
-        out = _lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
-                     ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
+        out = local_lbfgs(prob, run.method, theta0, free, max_steps=run.max_steps, tol=run.tol,
+                          ref_coupling=run.ref_coupling, record=run.record, deadline=run.deadline)
         return out, None, None
     averaged = run.options.get("schedule", "constant") == "averaged"
     rule = AveragedRule(P, run.tol) if averaged else None
     direction = direction_fn(prob, run.method, run.rng, run.options)
     accelerated = Anderson(P, run.learning_rate) if run.solver == "anderson" else None
-    theta, steps, converged, *history = _gradient_ascent(
+    theta, steps, converged, *history = gradient_ascent(
         direction, theta0, free, learning_rate=run.learning_rate, max_steps=run.max_steps,
         tol=run.tol, ref_coupling=run.ref_coupling, n=prob.n, record=run.record,
         progress=run.progress, desc=f"fit {run.method}", deadline=run.deadline,

@@ -1,143 +1,23 @@
-"""The parameter layout of a factor graph's learners and the data's factor marginals.
+"""The data's factor marginals, the sufficient statistics of a factor graph's learners.
 
 Every factor-graph learner of :mod:`mrflib.learning.table_learners` (ML, pseudo-likelihood,
 LAP) works on one flat parameter vector: the entries of every factor's log table in the
 normalized-potential gauge (Mizrahi et al., Definition 5), mapped to the tables by a sparse
-matrix. :class:`_Layout` builds that map once per structure; :func:`data_factor_marginals`
-gives the data's factor marginals, the sufficient statistics of eq. (5) of the LAP paper.
+matrix built once per structure (:mod:`mrflib.learning._layout`);
+:func:`data_factor_marginals` gives the data's factor marginals, the sufficient statistics
+of eq. (5) of the LAP paper.
 """
 
 from __future__ import annotations
 
-import math
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from mrflib._support.threads import parallel_ok
-from mrflib._support.validation import require_memory
-from mrflib.inference.sampling.chains import pack
-from mrflib.learning import _stochastic_learning_kernels as _sk
-from mrflib.learning._layout_groups import layout_matrix, layout_size, layout_terms
-from mrflib.learning.potentials import (
-    clique_owners,
-    factor_graph_potentials,
-)
-from mrflib.models._factor_bulk import group_by, table_rows
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.learning._layout import Layout, check_data, check_structure, data_marginals
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["data_factor_marginals"]
-
-
-# ----------------------------------------------------------------------------- layout
-class _Layout:
-    """The normalized parameterization of a structure: ``θ`` and the map ``t = A θ``."""
-
-    def __init__(self, structure: FactorGraph) -> None:
-        _require_layout_memory(structure)
-        _flat_tables(self, structure)
-        if max(map(len, self.scopes), default=0) > 24:
-            clique_owners(self.scopes)  # refuses the first scope of more than 24 variables
-        terms = layout_terms(self.scopes, self.card)
-        self.terms = terms["terms"]
-        self.owner = terms["owner"].tolist()
-        self.term_offsets = np.concatenate([[0], np.cumsum(terms["free"])]).astype(np.int64)
-        self.A = layout_matrix(terms, self.offsets, self.term_offsets,
-                               (int(self.offsets[-1]), self.n_params), _term_entries)
-        # Every table entry holds at most one entry of θ (each factor owns only its whole
-        # scope): then A θ is already normalize(A θ), bit for bit (its reference entries
-        # are exact zeros, so Definition 5's differences give back θ exactly).
-        self.one_term_per_entry = bool(np.all(np.diff(self.A.indptr) <= 1))
-
-    @property
-    def n_params(self) -> int:
-        return int(self.term_offsets[-1])
-
-    def tables(self, theta: np.ndarray) -> np.ndarray:
-        return self.A @ theta
-
-    def model(self, theta: np.ndarray) -> FactorGraph:
-        return _model_of(self, self.tables(theta))
-
-    def theta(self, model: FactorGraph) -> np.ndarray:
-        """``θ`` of a model over the same scopes (its normalized potentials)."""
-        V = factor_graph_potentials(model)
-        return np.concatenate([V[B][(slice(1, None),) * len(B)].ravel() for B in self.terms]
-                              or [np.zeros(0)])
-
-
-def _flat_tables(lay: Any, structure: FactorGraph) -> None:
-    """Give ``lay`` the flat-table layout of ``structure``: ``structure``, ``card``,
-    ``scopes``, ``shapes`` and ``offsets`` (factor ``k``'s raveled table at
-    ``offsets[k]:offsets[k + 1]``)."""
-    lay.structure = structure
-    lay.card = structure.cardinalities
-    lay.scopes = structure.scopes
-    lay.shapes = list(map(attrgetter("shape"), structure.log_tables))
-    sizes = np.fromiter(map(attrgetter("size"), structure.log_tables), dtype=np.int64,
-                        count=len(lay.shapes))
-    lay.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    lay.shape_groups, lay.shape_where = group_by(lay.shapes)
-
-
-def _model_of(lay: Any, flat: np.ndarray) -> FactorGraph:
-    """The factor graph over ``lay``'s scopes whose log tables are ``flat`` (every table
-    raveled, in factor order at ``lay.offsets``)."""
-    views: list[np.ndarray] = []
-    for shape, idx in lay.shape_groups:  # the tables of one shape gathered at once
-        block = flat[lay.offsets[idx][:, None] + np.arange(math.prod(shape))]
-        views.extend(table_rows(block.reshape(len(idx), *shape)))
-    return FactorGraph._from_checked(lay.card, lay.scopes,
-                                     tuple(map(views.__getitem__, lay.shape_where)))
-
-
-def _require_layout_memory(structure: FactorGraph) -> None:
-    """Refuse before building it a layout that cannot fit: each factor's index grid
-    (``np.indices``, 8 bytes per axis and entry) and the map ``A``, whose non-zeros are at
-    most ``Π_v (2|X_v| - 1) - Π_v |X_v|`` per factor (every non-empty clique ``B`` of the
-    scope fills the entries with ``x_B ≠ 0``), at about 48 bytes each (COO then CSR)."""
-    counted = layout_size(structure.scopes, structure.cardinalities)
-    need, nnz = counted if counted is not None else _layout_size_exact(structure)
-    require_memory(need + 48 * nnz, f"the parameters of the structure ({nnz} entries of its "
-                   "map from normalized potentials to tables)")
-
-
-def _layout_size_exact(structure: FactorGraph) -> tuple[int, int]:
-    """:func:`~mrflib.learning._layout_groups.layout_size` factor by factor in Python
-    integers, for products beyond ``int64``."""
-    need, nnz = 0, 0
-    for s, t in zip(structure.scopes, structure.log_tables):
-        cards = [int(structure.cardinalities[v]) for v in s]
-        nnz += math.prod(2 * c - 1 for c in cards) - t.size
-        need = max(need, 8 * len(s) * t.size)
-    return need, nnz
-
-
-def _term_entries(shape: tuple, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The entries of a table of ``shape`` where the clique's ``axes`` are all non-zero
-    (flat positions) and the position of each one's ``x_B - 1`` in the clique's block of
-    ``θ`` (the potential broadcast over the table's other axes)."""
-    grid = np.indices(shape).reshape(len(shape), -1)
-    xB = grid[list(axes)]
-    ok = np.all(xB > 0, axis=0)
-    return np.flatnonzero(ok), np.ravel_multi_index(xB[:, ok] - 1,
-                                                    [shape[a] - 1 for a in axes])
-
-
-def _check_structure(structure: Any, name: str = "structure") -> FactorGraph:
-    if not isinstance(structure, FactorGraph):
-        raise TypeError(f"{name} must be a FactorGraph, got {type(structure).__name__}")
-    return structure
-
-
-def _check_data(data: Any, structure: FactorGraph) -> np.ndarray:
-    x = _check_states(data, structure.cardinalities, "data")
-    if np.ndim(data) != 2:
-        raise ValueError(f"data must have shape (N, {structure.n}), got {np.shape(data)}")
-    if x.shape[0] == 0:
-        raise ValueError("data must contain at least one sample (got 0 rows)")
-    return x
 
 
 def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]:
@@ -156,45 +36,9 @@ def data_factor_marginals(structure: FactorGraph, data: Any) -> list[np.ndarray]
         One array per factor, of its table's shape: the share of the data rows in which
         the factor's scope takes each joint state.
     """
-    structure = _check_structure(structure)
-    x = _check_data(data, structure)
-    lay = _Layout(structure)
-    d = _data_marginals(lay, x)
+    structure = check_structure(structure)
+    x = check_data(data, structure)
+    lay = Layout(structure)
+    d = data_marginals(lay, x)
     return [d[lay.offsets[k]:lay.offsets[k + 1]].reshape(lay.shapes[k])
             for k in range(len(lay.shapes))]
-
-
-def _data_marginals(lay: _Layout, x: np.ndarray) -> np.ndarray:
-    """The data's factor marginals, flat as ``θ``'s tables: the counts of one pass over
-    the rows by blocks of factors (:func:`_factor_counts`), nothing of size ``N`` by the
-    factor count. :func:`_data_marginals_numpy` is the plain numpy reference."""
-    # the states in their own integer type: no copy of a large data set to int64
-    x = np.asarray(x)
-    x = np.ascontiguousarray(x, dtype=x.dtype if x.dtype.kind in "iu" else np.int64)
-    scopes = pack(lay.structure, np.zeros(0))[4:]
-    return _factor_counts(x, *scopes, int(lay.offsets[-1])) / x.shape[0]
-
-
-def _factor_counts(x: np.ndarray, fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
-                   offsets: np.ndarray, total: int) -> np.ndarray:
-    """The counts of every factor's states over the rows of ``x`` (integers, C order), in
-    the flat tables' layout (:func:`mrflib.inference.sampling.chains.pack`'s scopes), on
-    every core when the work is large and the cores are idle."""
-    work = float(x.shape[0]) * len(fvars)
-    kernel = _sk.factor_counts_blocked if parallel_ok(work) else _sk.factor_counts_serial
-    return kernel(x, fptr, fvars, fstride, offsets, total)
-
-
-def _data_marginals_numpy(lay: _Layout, x: np.ndarray) -> np.ndarray:
-    """Plain numpy reference of :func:`_data_marginals`: one ``bincount`` per factor, so
-    the temporaries are one column of ``N`` codes, never ``N`` by the factor count."""
-    counts = np.empty(int(lay.offsets[-1]), dtype=np.int64)
-    for k, s in enumerate(lay.scopes):
-        local = (np.ravel_multi_index(tuple(x[:, v] for v in s), lay.shapes[k]) if s
-                 else np.zeros(x.shape[0], dtype=np.int64))
-        counts[lay.offsets[k]:lay.offsets[k + 1]] = np.bincount(
-            local, minlength=int(lay.offsets[k + 1] - lay.offsets[k]))
-    return counts / x.shape[0]
-
-
-# ------------------------------------------------------------------------ inference

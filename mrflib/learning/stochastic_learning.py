@@ -3,7 +3,7 @@
 :func:`mrflib.learning.learners.fit` comes here for these methods when its structure is a
 :class:`~mrflib.models.factor_graph.FactorGraph`. Every one ascends the log-likelihood
 along an estimate of its gradient. With the tables ``t = B φ`` (``B`` the normalized
-potentials' map :class:`~mrflib.learning.parameter_layout._Layout`, or a
+potentials' map :class:`~mrflib.learning._layout.Layout`, or a
 :class:`~mrflib.learning.tying.Tie`), the gradient of the averaged log-likelihood is
 ``B^T (p̂ - p_φ)``: the data's factor marginals minus the model's (eq. (5) of Yasuda 2018
 written for factor tables). The learners differ in how they estimate ``p_φ``:
@@ -78,7 +78,7 @@ drift is gone, while PCD's must wait for its windows to grow long enough that th
 standard error falls below ``tol``. The fixed point does not depend on the start.
 
 Cost per step. CD/PCD: ``k`` sweeps of the chains (``M n`` conditional draws) and one
-counting pass by blocks of factors (:func:`.parameter_layout._factor_counts`). On a pairwise
+counting pass by blocks of factors (:func:`mrflib.learning._layout.factor_counts`). On a pairwise
 structure whose variables all have one small number of states (Potts and clock lattices,
 Boltzmann machines) the chains (and CD's and PCD's data) are held site-major as uint8 for
 the whole fit (:func:`mrflib.inference.sampling._pairwise.site_major`): the sweeps update
@@ -106,7 +106,7 @@ import numpy as np
 
 from mrflib._support.anderson import Anderson
 from mrflib._support.averaging import AveragedRule, default_tol
-from mrflib._support.optimizers import _gradient_ascent
+from mrflib._support.optimizers import gradient_ascent
 from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
@@ -115,16 +115,13 @@ from mrflib.inference.smci import _pairwise_scopes, _scope_patterns
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _limits, tying
 from mrflib.learning import _stochastic_learning_kernels as _sk
+from mrflib.learning._layout import check_data, data_marginals_numpy, factor_counts, model_of
+from mrflib.learning._parameters import initial_parameters, parameter_map
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
-from mrflib.learning.parameter_layout import (
-    _check_data,
-    _data_marginals_numpy,
-    _factor_counts,
-    _model_of,
-)
 from mrflib.learning.potentials import normalize
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["METHODS", "ESTIMATORS", "SOLVERS", "fit"]
 
@@ -199,7 +196,7 @@ class _Chains:
         if self.order == 1:  # a pairwise structure's scopes by its own kernels
             self.plan = (_pairwise_scopes.plan(self.pairwise, *packed[4:])
                          if self.pairwise is not None
-                         else smci_factor_graph._scope_plan(lay.structure, packed))
+                         else smci_factor_graph.scope_plan(lay.structure, packed))
 
     def _chain_count(self, options: dict, N: int) -> int:
         if "extension_rate" in options:
@@ -254,8 +251,8 @@ class _Chains:
         if site is not None:
             return _site_major_counts(site, self.fptr, self.fvars, self.fstride, self.offsets,
                                       total)
-        return _factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
-                              total)
+        return factor_counts(self.x, self.fptr, self.fvars, self.fstride, self.offsets,
+                             total)
 
     def final_states(self) -> np.ndarray:
         """The sample set as rows ``(M, n)`` of int64 states."""
@@ -284,7 +281,7 @@ class _Chains:
             return self._replicated(options.get("extension_rate", 1))
         if "extension_rate" in options:
             raise ValueError("give either samples or extension_rate, not both")
-        s = _check_states(options["samples"], self.lay.card, "samples")
+        s = check_states(options["samples"], self.lay.card, "samples")
         if s.ndim != 2 or s.shape[0] == 0:
             raise ValueError(f"samples must have shape (M, {self.x.shape[1]}) with M >= 1, "
                              f"got {np.shape(options['samples'])}")
@@ -310,8 +307,8 @@ class _Chains:
             factor_gibbs.advance_packed(self.states, self.sweeps, self.rng, plan, self.card,
                                         self.pairwise)
         if self.order == 0:
-            counts = _factor_counts(self.states, self.fptr, self.fvars, self.fstride,
-                                    self.offsets, int(self.lay.offsets[-1]))
+            counts = factor_counts(self.states, self.fptr, self.fvars, self.fstride,
+                                   self.offsets, int(self.lay.offsets[-1]))
             return counts / self.states.shape[0]
         if self.order == 1 and self.pairwise is not None:
             if self.method == "1-smci" and self.xt is None:  # a fixed set: laid out once
@@ -327,7 +324,7 @@ class _Chains:
             if flat is not None:
                 return flat
         method = smci_factor_graph.method_name(self.order)
-        values = smci_factor_graph.factor_marginals(_model_of(self.lay, tables), self.states,
+        values = smci_factor_graph.factor_marginals(model_of(self.lay, tables), self.states,
                                                     method=method, plan=self.plan)
         return np.concatenate([np.ravel(v) for v in values])
 
@@ -344,7 +341,7 @@ def _site_major_counts(xt: np.ndarray, fptr: np.ndarray, fvars: np.ndarray,
 def _factor_marginals_numpy(lay: Any, states: np.ndarray) -> np.ndarray:
     """Plain numpy reference of the chains' factor marginals (one ``bincount`` per
     factor), against which the tests check :func:`._stochastic_learning_kernels.factor_counts`."""
-    return _data_marginals_numpy(lay, states)
+    return data_marginals_numpy(lay, states)
 
 
 def _check_solver(solver: Any, method: str) -> str:
@@ -472,12 +469,12 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
         raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    x = np.ascontiguousarray(_check_data(data, structure), dtype=np.int64)
+    x = np.ascontiguousarray(check_data(data, structure), dtype=np.int64)
     learning_rate, max_steps, tol, l2, schedule = _settings(
         method, options, learning_rate, max_steps, tol, progress, x.shape[0])
     solver = _check_solver(solver, method)
-    lay = tying._layout(structure, options.get("tie"))
-    phi0 = tying._initial(lay, structure, init)
+    lay = parameter_map(structure, options.get("tie"))
+    phi0 = initial_parameters(lay, structure, init)
     rng = as_rng(rng) if method != "1-smci" else None
     chains = _Chains(lay, x, method, options, rng)
     d = chains.data_counts() / x.shape[0]
@@ -495,7 +492,7 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     rule = AveragedRule(lay.n_params, tol) if schedule == "averaged" else None
     accelerated = Anderson(lay.n_params, learning_rate) if solver == "anderson" else None
     with _limits.fit_reporting(progress):
-        phi, steps, converged, params, gmax, _ = _gradient_ascent(
+        phi, steps, converged, params, gmax, _ = gradient_ascent(
             direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
             max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
             progress=progress, desc=f"fit {method}", deadline=deadline, averaged=rule,

@@ -81,16 +81,12 @@ from mrflib.learning import _pairwise_lap_kernels as _plk
 from mrflib.learning import _pairwise_likelihood as _ppl
 from mrflib.learning import tying as _tying
 from mrflib.learning._clique_groups import subset_positions
-from mrflib.learning._contexts import _Contexts
+from mrflib.learning._contexts import Contexts
+from mrflib.learning._layout import Layout, check_data, check_structure, data_marginals
+from mrflib.learning._parameters import initial_parameters, parameter_map
 from mrflib.learning.existence import check_existence, not_converged_if
 from mrflib.learning.fit_result import Fit
-from mrflib.learning.parameter_layout import (
-    _check_data,
-    _check_structure,
-    _data_marginals,
-    _Layout,
-    data_factor_marginals,
-)
+from mrflib.learning.parameter_layout import data_factor_marginals
 from mrflib.learning.potentials import (
     GAUGES,
     clique_owners,
@@ -112,7 +108,7 @@ METHODS = ("mle", "mple", "lap")
 _RIDGE = 1e-10
 
 
-def _inference(lay: _Layout):
+def _inference(lay: Layout):
     """``flat tables -> (log Z, flat factor marginals)`` by the exact engine
     (:func:`mrflib.inference.exact.factor_marginals`, ``"auto"``: enumeration up to ``2^14``
     joint states, the junction tree beyond; on a 3x3 lattice of 4-state variables the tree
@@ -174,7 +170,7 @@ def _extra_options(l2: float, tie: Any) -> dict:
 
 def _fit_mle(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
              deadline=None) -> Any:
-    d = _data_marginals(lay, x)
+    d = data_marginals(lay, x)
     infer = _inference(lay)
     A, At = lay.A, lay.A.T.tocsr()
 
@@ -208,17 +204,17 @@ def pseudo_log_likelihood(model: FactorGraph, data: Any) -> float:
     float
         The pseudo-log-likelihood, averaged over the data rows.
     """
-    model = _check_structure(model, "model")
-    x = _check_data(data, model)
-    lay = _Layout(model)
+    model = check_structure(model, "model")
+    x = check_data(data, model)
+    lay = Layout(model)
     return float(_pl_objective(lay, x)(flat_tables(model), False)[0])
 
 
 def _pseudo_log_likelihood_numpy(model: FactorGraph, data: Any) -> float:
     """Plain per-sample reference of :func:`pseudo_log_likelihood`: for every sample and
     variable, the log-weights of all values of ``x_i`` with the rest held."""
-    model = _check_structure(model, "model")
-    x = _check_data(data, model)
+    model = check_structure(model, "model")
+    x = check_data(data, model)
     total = 0.0
     for i in range(model.n):
         lw = []
@@ -243,7 +239,7 @@ def _pl_objective(lay, x) -> Any:
         pl = _ppl.objective(lay.structure, np.ascontiguousarray(x, dtype=np.int64))
         if pl is not None:
             return pl
-    return _Contexts(lay, x)
+    return Contexts(lay, x)
 
 
 def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
@@ -257,7 +253,7 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
-    missing = check_existence(lay, lambda: _data_marginals(lay, x), "mple", l2)
+    missing = check_existence(lay, lambda: data_marginals(lay, x), "mple", l2)
     # the centred, scaled parameters of a pairwise family (its own module's docstring)
     pre = (_centering.centring(lay.terms, lay.term_offsets, lay.card, x, l2)
            if isinstance(ctx, _ppl.PairwisePL) else None)
@@ -648,7 +644,7 @@ def _fit_lap(lay, x, max_steps, tol, options, t0, reference: bool = False,
     model = normalize(tables_from_potentials(lay.card, lay.scopes, potentials))
     bad = len(conv) - int(np.sum(conv))
     # a ridge (l2 > 0) gives every auxiliary fit a finite optimum
-    missing = check_existence(lay, lambda: _data_marginals(lay, x), "lap", l2)
+    missing = check_existence(lay, lambda: data_marginals(lay, x), "lap", l2)
     if bad and not missing:
         warnings.warn(f"LAP: {bad} of {len(conv)} auxiliary fits did not converge in "
                       f"{max_steps} Newton steps (data that separate a clique have no "
@@ -672,8 +668,8 @@ def _lap_reference(data: Any, structure: FactorGraph, **options: Any) -> Any:
     """``learning.fit(data, structure, "lap", **options)`` on the plain numpy path (every
     auxiliary fit by :func:`_lap_factor_numpy`): the reference of tests and benchmarks."""
     t0 = time.perf_counter()
-    x = _check_data(data, _check_structure(structure))
-    return _fit_lap(_Layout(structure), x, 100, 1e-12, options, t0, reference=True)
+    x = check_data(data, check_structure(structure))
+    return _fit_lap(Layout(structure), x, 100, 1e-12, options, t0, reference=True)
 
 
 # ---------------------------------------------------------------------------------- fit
@@ -754,7 +750,7 @@ def fit(
         (:func:`mrflib.learning.potentials.normalize`); ``params`` the ``θ`` history.
     """
     t0 = time.perf_counter()
-    structure = _check_structure(structure)
+    structure = check_structure(structure)
     if isinstance(method, str) and method in STOCHASTIC_METHODS:
         from mrflib.learning import stochastic_learning
 
@@ -774,9 +770,9 @@ def fit(
     if unknown:
         raise ValueError(f"unknown options {sorted(unknown)} for method {method!r} on a "
                          "FactorGraph")
-    x = _check_data(data, structure)
+    x = check_data(data, structure)
     if method == "lap":
-        lay = _Layout(structure)
+        lay = Layout(structure)
         if init is not None:
             raise ValueError("method 'lap' has no initial parameters; init must be None")
         max_steps = check_positive(100 if max_steps is None else max_steps, "max_steps",
@@ -788,8 +784,8 @@ def fit(
                                integer=True)
     tol = check_positive(1e-8 if tol is None else tol, "tol")
     l2 = check_positive(options.get("l2", 0.0), "l2", allow_zero=True)
-    lay = _tying._layout(structure, options.get("tie"))
-    theta0 = _tying._initial(lay, structure, init)
+    lay = parameter_map(structure, options.get("tie"))
+    theta0 = initial_parameters(lay, structure, init)
     run = _fit_mle if method == "mle" else _fit_mple
     with _limits.fit_reporting(progress):
         return run(lay, x, theta0, max_steps, tol, bool(record), t0, l2, options.get("tie"),

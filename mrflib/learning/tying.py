@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mrflib._support.validation import check_array, require_memory
-from mrflib.learning.parameter_layout import _flat_tables, _model_of
+from mrflib.learning._layout import flat_tables, model_of
 from mrflib.models._factor_bulk import group_by
 from mrflib.models.factor_graph import FactorGraph
 
@@ -111,7 +111,7 @@ class Tie:
                  form: str | Mapping = "free") -> None:
         if not isinstance(structure, FactorGraph):
             raise TypeError(f"structure must be a FactorGraph, got {type(structure).__name__}")
-        _flat_tables(self, structure)
+        flat_tables(self, structure)
         # B has one non-zero per table entry at most, so B φ is no normalized potential:
         # a fit's model is normalized on the way out
         self.one_term_per_entry = False
@@ -182,7 +182,7 @@ class Tie:
         FactorGraph
             The structure's scopes and cardinalities with log tables ``B φ``.
         """
-        return _model_of(self, self.tables(phi))
+        return model_of(self, self.tables(phi))
 
     def parameters(self, phi: Any) -> dict:
         """Each group's parameters in ``φ``, by label.
@@ -286,48 +286,3 @@ def tied_parameters(lay: Any, phi: np.ndarray) -> dict | None:
     """``lay.parameters(phi)`` for a :class:`Tie` (a tied fit's groups by label), else
     ``None`` (an untied fit's parameters are its model's tables)."""
     return lay.parameters(phi) if isinstance(lay, Tie) else None
-
-
-def _layout(structure: FactorGraph, tie: Any) -> Any:
-    """The parameter map a learner optimizes: the normalized potentials
-    (:class:`~mrflib.learning.parameter_layout._Layout`) when ``tie`` is None, else the
-    :class:`Tie` (given, or made from a sequence of group labels)."""
-    from mrflib.learning.parameter_layout import _Layout
-
-    if tie is None:
-        return _Layout(structure)
-    if not isinstance(tie, Tie):
-        if isinstance(tie, (str, bytes, Mapping)) or not hasattr(tie, "__len__"):
-            raise ValueError("tie must be a Tie or a sequence of group labels (one per "
-                             f"factor), got {type(tie).__name__}")
-        return Tie(structure, tie)
-    if (not np.array_equal(tie.card, structure.cardinalities)
-            or tie.scopes != structure.scopes):
-        raise ValueError("tie must be made for the structure (the same cardinalities and "
-                         "scopes)")
-    return tie
-
-
-def _initial(lay: Any, structure: FactorGraph, init: Any) -> np.ndarray:
-    """The starting parameters: zeros, or those of ``init`` (a FactorGraph over the same
-    scopes, untied; an array of ``n_params`` with a :class:`Tie`)."""
-    if init is None:
-        return np.zeros(lay.n_params)
-    if isinstance(lay, Tie):
-        if isinstance(init, FactorGraph):
-            raise ValueError("init with a tie must be an array of the tie's n_params = "
-                             f"{lay.n_params} parameters (a FactorGraph need not be in the "
-                             "tied family)")
-        return check_array(init, "init", ndim=1, shape=(lay.n_params,)).astype(
-            np.float64, copy=True)
-    if not isinstance(init, FactorGraph):
-        raise TypeError(f"init must be a FactorGraph, got {type(init).__name__}")
-    if (not np.array_equal(init.cardinalities, structure.cardinalities)
-            or init.scopes != structure.scopes):
-        raise ValueError("init must be a FactorGraph with the structure's cardinalities "
-                         "and scopes")
-    bad = [k for k, t in enumerate(init.log_tables) if not np.all(np.isfinite(t))]
-    if bad:
-        raise ValueError(f"init must have finite log-tables (a zero weight has no "
-                         f"normalized potentials, Theorem 6), got -inf in factor {bad[0]}")
-    return lay.theta(init)

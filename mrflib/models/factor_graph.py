@@ -38,6 +38,7 @@ from mrflib._support.validation import (
     integer_values,
     require_memory,
 )
+from mrflib.models._checks import check_evidence, check_states
 from mrflib.models._factor_bulk import check_factors
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
@@ -134,30 +135,6 @@ def _check_factors(card: np.ndarray, scopes: Sequence, log_tables: Sequence
                    for k, (s, t) in enumerate(zip(sc, log_tables)))
     _check_magnitude(tables)
     return sc, tables
-
-
-def _check_states(states: Any, cardinalities: np.ndarray, name: str = "states") -> np.ndarray:
-    """Integer states ``(N, n)`` within ``0..cardinality-1``; one row ``(n,)`` is ``(1, n)``."""
-    n = len(cardinalities)
-    arr = np.asarray(states)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] != n:
-        raise ValueError(f"{name} must have shape (N, {n}) (one column per variable), "
-                         f"got {np.shape(states)}")
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must contain integer states, got dtype {arr.dtype}")
-    # the int64 copy and the checks' temporaries (a float input: its rounded copy and
-    # masks): refused before allocating, also for a broadcast view of a huge N
-    require_memory(24.0 * arr.size, f"{name} ({format_count(arr.shape[0])} rows of {n} "
-                   "states) as int64 with its checks")
-    arr = integer_values(arr, f"{name} must contain integer states")
-    bad = (arr < 0) | (arr >= cardinalities[None, :])
-    if bad.any():
-        r, c = (int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name}[{r}, {c}] = {int(arr[r, c])} is outside 0..{cardinalities[c] - 1}"
-                         f" (variable {c} has {cardinalities[c]} states)")
-    return arr
 
 
 def flat_strides(cardinalities: Any) -> np.ndarray:
@@ -512,7 +489,7 @@ class FactorGraph:
             ``-inf`` where some factor has zero weight.
         """
         single = np.ndim(states) == 1
-        x = _check_states(states, self.cardinalities)
+        x = check_states(states, self.cardinalities)
         lw = np.zeros(len(x))
         for s, t in zip(self.scopes, self.log_tables):
             lw += t[tuple(x[:, v] for v in s)] if s else float(t)
@@ -566,7 +543,7 @@ class FactorGraph:
             raise ValueError("evidence must be a mapping {variable: value}, got "
                              f"{type(evidence).__name__}")
         if not any(isinstance(k, str) or isinstance(x, str) for k, x in evidence.items()):
-            return _check_evidence(evidence, self.cardinalities)
+            return check_evidence(evidence, self.cardinalities)
         out: dict[int, int] = {}
         for v, x in evidence.items():
             i = self._variable(v, "evidence")
@@ -739,31 +716,6 @@ def _check_state_names(state_names: Any, card: np.ndarray
             seen[key] = _names_tuple(s, f"state_names[{i}]", c)
         out.append(seen[key])
     return tuple(out)
-
-
-def _check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
-    """``{variable: value}`` with integer keys in ``0..n-1`` and values in range."""
-    if not isinstance(evidence, Mapping):
-        raise ValueError("evidence must be a mapping {variable: value}, got "
-                         f"{type(evidence).__name__}")
-    n = len(cardinalities)
-    out: dict[int, int] = {}
-    for v, x in evidence.items():
-        for what, val in (("variable", v), ("value", x)):
-            if isinstance(val, (bool, np.bool_)) or not isinstance(val, (int, np.integer)):
-                raise ValueError(f"evidence must map integer variables to integer values, "
-                                 f"got {what} {val!r}")
-        v, x = int(v), int(x)
-        if not 0 <= v < n:
-            raise ValueError(f"evidence names variable {v}, but n = {n} (variables are "
-                             f"0..{n - 1})")
-        if not 0 <= x < cardinalities[v]:
-            raise ValueError(f"evidence sets variable {v} to {x}, outside "
-                             f"0..{cardinalities[v] - 1}")
-        if v in out:  # a mapping whose keys are distinct objects but the same integer
-            raise ValueError(f"evidence names variable {v} twice")
-        out[v] = x
-    return out
 
 
 def with_evidence(model: BoltzmannMachine | FactorGraph,

@@ -30,14 +30,13 @@ import contextvars
 import functools
 import inspect
 import math
-import os
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+
+from mrflib._support.stacklevel import user_stacklevel
 
 # reported and checked are the engines' plumbing, not part of the public contract
 __all__ = ["PRECISE_LOG_WEIGHT", "PrecisionWarning", "magnitude", "warn_if_imprecise"]
@@ -105,20 +104,6 @@ def _batches(tables: Iterable[np.ndarray]) -> Iterable[list[np.ndarray]]:
         yield batch
 
 
-#: Files whose frames a warning skips to reach the user's call: the package and the
-#: context managers it enters.
-_INSIDE = (str(Path(__file__).resolve().parents[1]) + os.sep, contextlib.__file__)
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` of :func:`warnings.warn`, called from :func:`warn_if_imprecise`,
-    that names the first frame outside mrflib: the user's call, however deep the engine."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_INSIDE):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def warn_if_imprecise(total: float, what: str = "model", stacklevel: int | None = None
                       ) -> None:
     """Warn (:class:`PrecisionWarning`) when ``total`` passes :data:`PRECISE_LOG_WEIGHT`.
@@ -142,7 +127,7 @@ def warn_if_imprecise(total: float, what: str = "model", stacklevel: int | None 
                       f"beyond {PRECISE_LOG_WEIGHT:.3g} (2^32): float64 rounds its "
                       f"log-weights by up to {lost}, so the exact answer may be wrong",
                       PrecisionWarning,
-                      stacklevel=_user_stacklevel() if stacklevel is None else stacklevel)
+                      stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
 
 
 def model_magnitude(model: Any) -> float | None:

@@ -46,7 +46,7 @@ def sk_errors(
     """
     n_networks = check_positive(n_networks, "n_networks", integer=True)
     gen = as_rng(rng)
-    orders = [bounds._check_order(o) for o in check_counts(orders, "orders")]
+    orders = [bounds.check_order(o) for o in check_counts(orders, "orders")]
     solutions = [solution] if isinstance(solution, str) else list(solution)
     rows = []
     for net in range(n_networks):

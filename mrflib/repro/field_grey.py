@@ -31,7 +31,8 @@ import numpy as np
 
 from mrflib import exact, learning
 from mrflib._support.validation import as_rng, check_positive
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph
 
 from . import field_test as ft
 from . import palette
@@ -150,7 +151,7 @@ def image_log_likelihoods(model: FactorGraph, x: Any) -> np.ndarray:
     (:func:`mrflib.inference.exact.log_partition`); the mean is
     :func:`mrflib.inference.exact.log_likelihood`."""
     _check_structure(model, "model")
-    x = _check_states(x, model.cardinalities, "x")
+    x = check_states(x, model.cardinalities, "x")
     return model.log_weight(x) - exact.log_partition(model)
 
 
@@ -193,7 +194,7 @@ def class_conditional_accuracy(train: Any, y_train: Any, test: Any, y_test: Any,
     """
     train, test, y_train, y_test = _check_split(train, y_train, test, y_test, structure)
     if pseudo is not None:
-        pseudo = _check_states(pseudo, structure.cardinalities, "pseudo")
+        pseudo = check_states(pseudo, structure.cardinalities, "pseudo")
 
     def fit_class(xc: np.ndarray) -> tuple[Any, float]:
         if pseudo is not None:
@@ -241,7 +242,7 @@ def _check_images(x: Any, name: str, q: int, n: int | None = None) -> np.ndarray
         raise ValueError(f"{name} must be a non-empty 2-d array of states with {want}, got "
                          f"shape {np.shape(x)}")
     try:
-        return _check_states(x, np.full(np.shape(x)[1], q), name)
+        return check_states(x, np.full(np.shape(x)[1], q), name)
     except ValueError as ex:
         raise ValueError(f"{ex} (q = {q} states)") from None
 
@@ -275,8 +276,8 @@ def _check_split(train: Any, y_train: Any, test: Any, y_test: Any,
                  structure: FactorGraph) -> tuple[np.ndarray, ...]:
     """Images of ``structure``'s states (at least one each) and one label per image."""
     _check_structure(structure)
-    train = _check_states(train, structure.cardinalities, "train")
-    test = _check_states(test, structure.cardinalities, "test")
+    train = check_states(train, structure.cardinalities, "train")
+    test = check_states(test, structure.cardinalities, "test")
     for name, x in (("train", train), ("test", test)):
         if x.shape[0] == 0:
             raise ValueError(f"{name} must contain at least one image")

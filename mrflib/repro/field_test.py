@@ -37,8 +37,8 @@ from mrflib._support.validation import (
     check_spins,
     require_memory,
 )
+from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import check_model
-from mrflib.models.factor_graph import _check_states
 
 from . import palette
 
@@ -106,7 +106,7 @@ def crop(x: Any, side: int, offset: int | None = None, width: int = 8,
         x = check_spins(x, width * width, "x")
     else:
         levels = check_positive(levels, "levels", integer=True)
-        x = _check_states(x, np.full(width * width, levels), "x")
+        x = check_states(x, np.full(width * width, levels), "x")
     side = check_positive(side, "side", integer=True)
     if side > width:
         raise ValueError(f"side must be at most {width}, got {side}")

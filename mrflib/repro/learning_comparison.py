@@ -29,7 +29,7 @@ from mrflib._support.validation import as_rng, check_positive
 from mrflib.inference import exact
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.learning import learners
-from mrflib.learning.parameter_layout import _Layout
+from mrflib.learning._layout import Layout
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["draw", "parameter_error", "error_curve", "compare", "LEARNERS"]
@@ -86,7 +86,7 @@ def draw(model: FactorGraph, n_samples: int, *, rng: Any, sweeps: int = 200
 def parameter_error(model: FactorGraph, truth: FactorGraph) -> float:
     """Mean absolute difference of the normalized potentials of ``model`` and ``truth`` (the
     same scopes), over every free entry (Definition 5 of Mizrahi et al.)."""
-    lay = _Layout(truth)
+    lay = Layout(truth)
     return float(np.mean(np.abs(lay.theta(model) - lay.theta(truth))))
 
 
@@ -98,7 +98,7 @@ def error_curve(fit: Any, truth: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
     ``fit.params`` must hold the normalized potentials ``θ`` of each step, as every
     untied factor-graph learner but LAP records them; LAP gives its one estimate.
     """
-    theta = _Layout(truth).theta(truth)
+    theta = Layout(truth).theta(truth)
     if fit.params is None or len(fit.params) == 0:
         return np.array([fit.seconds]), np.array([parameter_error(fit.model, truth)])
     err = np.abs(np.asarray(fit.params) - theta).mean(axis=1)

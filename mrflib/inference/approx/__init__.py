@@ -103,6 +103,7 @@ import numpy as np
 from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import bounds, exact
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx import importance, map_reduction, map_search, max_mini_bucket, wmb
 from mrflib.inference.approx.lbp import loopy_bp
 from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
@@ -651,7 +652,7 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> N
     best.details["tried"] = tried
     steps_reduced: list[tuple[str, Callable[[], None]]] = []
     # without evidence nothing is fixed to propagate, and the reduction takes seconds
-    if not fits and elimination._observed(fg):
+    if not fits and observed_states(fg):
         red = map_reduction.solve_reduced(fg, best, clock.left, MAP_SEARCH_SHARE)
         tried.append({"step": "reduction", "seconds": clock.elapsed(),
                       "log_weight": best.value, "upper_bound": best.upper})
@@ -743,7 +744,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
         MAP_METHODS[method](fg, clock, gen, best)
     state = best.state
     if state is None:  # no state of positive weight found in the time
-        state = np.array([elimination._observed(fg).get(v, 0) for v in range(fg.n)],
+        state = np.array([observed_states(fg).get(v, 0) for v in range(fg.n)],
                          dtype=np.int64)
         best.offer(state, "none found: the evidence and state 0 elsewhere")
     value = best.value

@@ -59,10 +59,11 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_positive, check_real, require_memory
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _importance_kernels as _kernels
+from mrflib.inference.approx import _mini_buckets as mb
 from mrflib.inference.approx import wmb
 from mrflib.inference.approx.mean_field import mean_field
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -150,7 +151,7 @@ class _Conditional:
     @classmethod
     def of_node(cls, node: Any, nodes: list, card: np.ndarray) -> _Conditional:
         """A mini-bucket's ``q_r``."""
-        return cls(wmb._belief(node, nodes, False), node.fwd, node.weight, node.clique[1:],
+        return cls(mb.belief(node, nodes, False), node.fwd, node.weight, node.clique[1:],
                    card)
 
     @classmethod
@@ -194,7 +195,7 @@ class Proposal:
         its bound is then ``log Z`` and every weight ``Z``.
     """
 
-    def __init__(self, model: FactorGraph, red: _Reduced, kind: str, steps: list,
+    def __init__(self, model: FactorGraph, red: Reduced, kind: str, steps: list,
                  log_upper_bound: float, weight_bound: float, ibound: int | None,
                  exact: bool = False) -> None:
         self.model, self.red, self.kind, self.steps = model, red, kind, steps
@@ -304,7 +305,7 @@ def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
             np.zeros(int(card.max()) if card.size else 1))
 
 
-def _pack_factors(red: _Reduced) -> tuple:
+def _pack_factors(red: Reduced) -> tuple:
     """The reduced model's factors as the flat arrays of
     :func:`mrflib.inference.approx._importance_kernels.log_f`."""
     scopes = [tuple(s) for s in red.scopes]
@@ -327,45 +328,45 @@ def _head(packed: tuple, steps: int) -> tuple:
     return tuple(out)
 
 
-def _reduced(model: Any) -> tuple[FactorGraph, _Reduced]:
+def _reduced(model: Any) -> tuple[FactorGraph, Reduced]:
     """The model, and the model with the evidence clamped and the barren conditional
-    probability tables pruned (:class:`mrflib.inference.exact.elimination._Reduced`: they
+    probability tables pruned (:class:`mrflib.inference._reduction.Reduced`: they
     sum to one, so ``Z`` is that of the rest, as the exact engine computes it)."""
     fg = as_factor_graph(model)
-    return fg, _Reduced(fg, barren=True)
+    return fg, Reduced(fg, barren=True)
 
 
-def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
+def _wmb_run(fg: FactorGraph, red: Reduced, ibound: int | None, memory: float,
              order: list[int], first_stop: float, stop_at: float, passes: int
              ) -> tuple[float, float, list, int, bool, int]:
     """One mini-bucket run: ``(last pass's bound, lowest bound, steps, i-bound, exact,
     passes)`` (``exact``: every bucket one mini-bucket, so the bound is ``log Z``);
-    ``wmb._Late`` when the first pass does not end by ``first_stop``; later passes end
-    by ``stop_at``."""
-    order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound, memory, order, first_stop)
+    :class:`~mrflib.inference.approx._mini_buckets.Late` when the first pass does not end
+    by ``first_stop``; later passes end by ``stop_at``."""
+    order, nodes, buckets, _ = mb.structure(red, fg.n, ibound, memory, order, first_stop)
     const = red.const + red.free_log
     exact = all(len(ids) == 1 for ids in buckets)
     best = last = math.inf
     for it in range(passes):
         try:
             if it == 0 and not exact:
-                best = const + wmb.unmatched_bound(nodes, buckets, first_stop)
-            last = const + wmb._forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
-                                        first_stop if it == 0 else stop_at)
-        except wmb._Late:
+                best = const + mb.unmatched_bound(nodes, buckets, first_stop)
+            last = const + mb.forward(nodes, buckets, wmb.STEP_THETA, wmb.STEP_WEIGHTS,
+                                      first_stop if it == 0 else stop_at)
+        except mb.Late:
             if it == 0:
                 raise
             # the tables of an abandoned pass are half-matched: run the last finished
             # pass's state again without matching, so that tables and messages agree
-            last = const + wmb._forward(nodes, buckets, 0.0, 0.0)
+            last = const + mb.forward(nodes, buckets, 0.0, 0.0)
             break
         best = min(best, last)
         if not last > -math.inf or exact:
             break
         if it + 1 < passes:
             try:
-                wmb._backward(nodes, buckets, order, {}, stop_at)
-            except wmb._Late:
+                mb.backward(nodes, buckets, order, {}, stop_at)
+            except mb.Late:
                 break
     steps = [(order[t], [_Conditional.of_node(nodes[i], nodes, red.card) for i in buckets[t]])
              for t in range(len(buckets) - 1, -1, -1)]
@@ -373,7 +374,7 @@ def _wmb_run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float,
     return last, best, steps, width, exact, it + 1
 
 
-def _cpt_steps(red: _Reduced) -> list:
+def _cpt_steps(red: Reduced) -> list:
     """The barren CPTs pruned from the model, sampled forward from their tables after the
     variables of the reduced model, roots first (they multiply ``Z`` by one, and a weight
     by ``p / p``)."""
@@ -432,7 +433,7 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
     if first_limit is not None:
         check_positive(first_limit, "first_limit", allow_zero=True)
     first_stop = math.inf if first_limit is None else start + first_limit
-    order = wmb.checked_order(red, order) or wmb._order(red, fg.n)
+    order = wmb.checked_order(red, order) or mb.mini_bucket_order(red, fg.n)
     if time_limit is None or ibound is not None or memory is not None:
         budgets = [float(memory or wmb.DEFAULT_MEMORY)]
     else:
@@ -445,7 +446,7 @@ def wmb_proposal(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = 
             last, low, steps, width, exact, done = _wmb_run(
                 fg, red, ibound, budget, order, first_stop if k == 0 else stop_at,
                 min(stop_at, first_stop) if k == 0 else stop_at, passes)
-        except wmb._Late:
+        except mb.Late:
             break
         except ValueError:  # a budget past the memory (or a proof of Z = 0): said below
             if k == 0:

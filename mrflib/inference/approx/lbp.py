@@ -44,8 +44,8 @@ import numpy as np
 from mrflib._support.validation import check_positive, check_real, format_count, require_memory
 from mrflib.inference._factor_ops import expand, logsumexp_numpy
 from mrflib.inference._packed import Packed, pack
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _lbp_kernels as _k
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -95,7 +95,7 @@ class Prepared:
     ----------
     model : FactorGraph
         The model as a factor graph.
-    red : _Reduced
+    red : Reduced
         The model with the evidence sliced out.
     observed : dict
         ``{variable: state}`` of the observed variables.
@@ -109,7 +109,7 @@ class Prepared:
 
     def __init__(self, model: FactorGraph | BoltzmannMachine) -> None:
         model = as_factor_graph(model)
-        red = _Reduced(model, barren=False)
+        red = Reduced(model, barren=False)
         if red.const == -np.inf:
             raise ValueError("model has Z = 0 (a factor without variables, or one sliced "
                              "by the evidence, has zero weight): its marginals are undefined")

@@ -40,13 +40,8 @@ import numpy as np
 from mrflib._support.validation import as_rng, check_positive
 from mrflib.inference.approx import _map_search_kernels as _k
 from mrflib.inference.approx._map_search_kernels import CHOOSE, PHASE
-from mrflib.inference.approx.map_search import (
-    LocalSearchResult,
-    _Ascent,
-    _check_state,
-    _Search,
-    _stop,
-)
+from mrflib.inference.approx._state_search import Ascent, Search, check_state, stop_time
+from mrflib.inference.approx.map_search import LocalSearchResult
 from mrflib.inference.exact._domains_kernels import TOP, propagate, remove, workspace
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
@@ -67,7 +62,7 @@ class _Repair:
     those domains, the state's values tried first."""
 
     def __init__(self, model: FactorGraph, plan: tuple) -> None:
-        s = self.search = _Search(model, np.full(model.n, -1, dtype=np.int64))
+        s = self.search = Search(model, np.full(model.n, -1, dtype=np.int64))
         self.card = s.card
         self.work = workspace(s.fptr, s.fvars, s.card)
         self.feasible = True
@@ -149,7 +144,7 @@ class _Moves:
 
     def __init__(self, model: FactorGraph, stop: float, report: Any) -> None:
         self.model, self.stop, self.report = model, stop, report
-        self.ascent = _Ascent(model)
+        self.ascent = Ascent(model)
         self.repair = _Repair(model, self.ascent.plan)
         self.moves = self.better = 0
 
@@ -247,8 +242,8 @@ def propagated_moves(model: FactorGraph | BoltzmannMachine, init: Any, *,
         propagated move improves the state (the last descent ended on it).
     """
     fg = as_factor_graph(model)
-    x = _check_state(fg, init, "init")
-    stop = _stop(deadline)
+    x = check_state(fg, init, "init")
+    stop = stop_time(deadline)
     if kicks is None:
         kicks = 0 if deadline is None else 2**62
     kicks = check_positive(kicks, "kicks", integer=True, allow_zero=True)

@@ -35,9 +35,10 @@ import numpy as np
 
 from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference._factor_ops import expand
+from mrflib.inference._reduction import Reduced
 from mrflib.inference.approx import _max_mini_bucket_kernels as _bb
+from mrflib.inference.approx import _mini_buckets as mb
 from mrflib.inference.approx import wmb
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -92,7 +93,7 @@ def trivial_upper_bound(model: FactorGraph | BoltzmannMachine) -> float:
         An upper bound on the MAP log-weight (``-inf`` when a factor is zero everywhere
         once the evidence is clamped: ``Z = 0``).
     """
-    red = _Reduced(as_factor_graph(model), barren=False)
+    red = Reduced(as_factor_graph(model), barren=False)
     return float(red.const + sum(float(np.max(t)) for t in red.tables if t.size))
 
 
@@ -164,7 +165,7 @@ def _forward(nodes: list, buckets: list[list[int]], stop_at: float) -> float:
     return bound
 
 
-def _decode(model: FactorGraph, red: _Reduced, nodes: list, buckets: list[list[int]],
+def _decode(model: FactorGraph, red: Reduced, nodes: list, buckets: list[list[int]],
             order: list[int]) -> np.ndarray:
     """The values from the last eliminated variable to the first, each the best under its
     bucket's mini-buckets given those chosen."""
@@ -216,21 +217,21 @@ def max_mini_bucket(model: FactorGraph | BoltzmannMachine, *, ibound: int | None
     wmb.check_budget(ibound, memory, deadline, "deadline")
     fg = as_factor_graph(model)
     require_memory(8.0 * fg.n, f"the decoding of {fg.n} variables")
-    red = _Reduced(fg, barren=False)
+    red = Reduced(fg, barren=False)
     order = wmb.checked_order(red, order)
     stop_at = math.inf if deadline is None else start + deadline
     return _run(fg, red, ibound, memory, order, stop_at, start)
 
 
-def _run(fg: FactorGraph, red: _Reduced, ibound: int | None, memory: float | None,
+def _run(fg: FactorGraph, red: Reduced, ibound: int | None, memory: float | None,
          order: list[int] | None, stop_at: float, start: float) -> MaxMiniBucketResult:
     try:
-        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
-                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        order, nodes, buckets, _ = mb.structure(red, fg.n, ibound, memory or wmb.DEFAULT_MEMORY,
+                                                order, stop_at)
         bound = red.const + _forward(nodes, buckets, stop_at)
         if time.perf_counter() > stop_at:  # no time left to decode, nor to use the result
             raise _Late
-    except (_Late, wmb._Late):
+    except (_Late, mb.Late):
         raise TimeoutError("the max mini-bucket run did not end within its deadline") from None
     width = max((len(nd.clique) for nd in nodes), default=0)
     single = all(len(ids) == 1 for ids in buckets)
@@ -273,7 +274,7 @@ def _growing(fg: FactorGraph, time_limit: float, order: list[int]
              ) -> Iterator[MaxMiniBucketResult]:
     start = time.perf_counter()
     stop_at = start + time_limit
-    red = _Reduced(fg, barren=False)
+    red = Reduced(fg, barren=False)
     memory, last, best = float(wmb.FIRST_MEMORY), -1, math.inf
     while True:
         t0 = time.perf_counter()
@@ -328,7 +329,7 @@ class BranchAndBoundResult:
     seconds: float
 
 
-def _heuristic(red: _Reduced, nodes: list, buckets: list[list[int]]
+def _heuristic(red: Reduced, nodes: list, buckets: list[list[int]]
                ) -> list[list[tuple[np.ndarray, tuple]]]:
     """Per bucket, each mini-bucket's table ``b_r - λ_r`` over its clique (``λ_r`` a
     constant for a root): the bound of the assigned buckets is the mini-bucket bound (the
@@ -387,14 +388,14 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
     if math.isnan(lower):
         raise ValueError("lower must be a log-weight or -inf, got nan")
     fg = as_factor_graph(model)
-    red = _Reduced(fg, barren=False)
+    red = Reduced(fg, barren=False)
     order = wmb.checked_order(red, order)
     stop_at = math.inf if deadline is None else start + deadline
     try:
-        order, nodes, buckets, _ = wmb._structure(red, fg.n, ibound,
-                                                  memory or wmb.DEFAULT_MEMORY, order, stop_at)
+        order, nodes, buckets, _ = mb.structure(red, fg.n, ibound, memory or wmb.DEFAULT_MEMORY,
+                                                order, stop_at)
         top = _forward(nodes, buckets, stop_at)
-    except (_Late, wmb._Late):
+    except (_Late, mb.Late):
         return BranchAndBoundResult(None, -math.inf, False, 0, 0,
                                     time.perf_counter() - start)
     width = max((len(nd.clique) for nd in nodes), default=0)
@@ -406,7 +407,7 @@ def branch_and_bound(model: FactorGraph | BoltzmannMachine, *, ibound: int | Non
                                 time.perf_counter() - start)
 
 
-def _pack(red: _Reduced, order: list[int], tables: list) -> tuple:
+def _pack(red: Reduced, order: list[int], tables: list) -> tuple:
     """The levels' mini-bucket tables flat, for
     :func:`mrflib.inference.approx._max_mini_bucket_kernels.search`."""
     card = np.ascontiguousarray(red.card, dtype=np.int64)
@@ -432,7 +433,7 @@ def _pack(red: _Reduced, order: list[int], tables: list) -> tuple:
             np.concatenate(flat) if flat else np.zeros(0))
 
 
-def _search(fg: FactorGraph, red: _Reduced, order: list[int], tables: list, top: float,
+def _search(fg: FactorGraph, red: Reduced, order: list[int], tables: list, top: float,
             floor: float, stop_at: float) -> tuple[np.ndarray | None, float, bool, int]:
     """The depth-first search of :func:`branch_and_bound` (log-weights less the constant),
     compiled (:func:`mrflib.inference.approx._max_mini_bucket_kernels.search`), the clock

@@ -30,8 +30,9 @@ from mrflib.inference import approx
 from mrflib.inference.approx import _point_estimates_kernels as _k
 from mrflib.inference.approx.result import ApproxResult
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import BoltzmannMachine
-from mrflib.models.factor_graph import FactorGraph, _check_states, as_factor_graph
+from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
 __all__ = ["ICMResult", "icm", "mpm", "modes"]
 
@@ -111,7 +112,7 @@ class ICMResult:
 
 
 def _check_init(model: FactorGraph, init: Any) -> np.ndarray:
-    x = _check_states(init, model.cardinalities, "init")
+    x = check_states(init, model.cardinalities, "init")
     if len(x) != 1:
         raise ValueError(f"init must be one state of shape ({model.n},), got {np.shape(init)}")
     return np.array(x, dtype=np.int64, order="C")  # a copy: the sweeps write into it

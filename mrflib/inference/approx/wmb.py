@@ -22,11 +22,16 @@ point) and moves the weights along the bound's gradient, the conditional entropi
 ``H(x_v | x_{C_r \\ v})`` (eq. (9)), as pyGMs' ``WMB.msgForward`` does. The first
 matched pass has no backward message to guide it and can end far above the trivial bound
 ``Σ_k max θ_k + Σ_v log |X_v|``, which the model's own tables never exceed: each run's
-first bound is therefore also taken without matching (``unmatched_bound``). A backward
+first bound is therefore also taken without matching
+(:func:`~mrflib.inference.approx._mini_buckets.unmatched_bound`). A backward
 pass sends each mini-bucket the weighted message of its parent, so that every mini-bucket
 has a belief ``b_r ∝ exp((θ_r + messages) / w_r)``; a variable's marginal is the mean of its
 bucket's mini-bucket beliefs. When ``ibound`` covers the order's width every bucket is one
 mini-bucket of weight one and the bound is ``log Z`` and the beliefs are exact.
+
+The mini-bucket tree and its passes are those of
+:mod:`mrflib.inference.approx._mini_buckets`, which the importance sampler's proposal and the
+max-product heuristic of :mod:`mrflib.inference.approx.max_mini_bucket` share.
 
 Zero weights (``-inf`` log entries) are exact: the power sums are computed in log space
 with ``-inf`` kept, and a relaxation only ever adds support, so a state a mini-bucket
@@ -46,11 +51,17 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.validation import check_positive, format_bytes, require_memory
-from mrflib.inference._factor_ops import _reduce_to, clique_sum, expand
-from mrflib.inference.approx import _wmb_kernels as _kernels
+from mrflib._support.validation import check_positive, require_memory
+from mrflib.inference._reduction import Reduced
+from mrflib.inference.approx._mini_buckets import (
+    Late,
+    backward,
+    forward,
+    mini_bucket_order,
+    structure,
+    unmatched_bound,
+)
 from mrflib.inference.exact import elimination_order as eo
-from mrflib.inference.exact.elimination import _Reduced
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -99,92 +110,6 @@ class WMBResult:
     iterations: int
 
 
-class _Node:
-    """A mini-bucket: the variable ``clique[0]`` it sums out, the rest ordered by
-    elimination, its log table ``theta``, weight, messages and tree links."""
-
-    __slots__ = ("clique", "theta", "weight", "children", "parent", "fwd", "bwd")
-
-    def __init__(self, clique: tuple, children: list[int]) -> None:
-        self.clique = clique
-        self.children = children
-        self.parent = -1
-        self.weight = 1.0
-        self.theta: np.ndarray = np.zeros(0)
-        self.fwd: np.ndarray = np.zeros(0)
-        self.bwd: np.ndarray | None = None
-
-
-def _fits_with(mini: list, s: set, card: list, max_vars: float, max_entries: float) -> bool:
-    """Whether the mini-bucket ``mini`` (``[scope, factors, children, entries]``) with the
-    scope ``s`` added still fits: its entries grow by the new variables' only (a large
-    bucket tries many mini-buckets for each item)."""
-    new = s - mini[0]
-    if len(mini[0]) + len(new) > max_vars:
-        return False
-    entries = mini[3]
-    for v in new:
-        entries *= card[v]
-    return entries <= max_entries
-
-
-def _partition(order: list[int], scopes: list[tuple], card: np.ndarray, max_vars: float,
-               max_entries: float) -> tuple[list[_Node], list[list[int]], list[list[int]]]:
-    """The mini-bucket tree by scopes: each bucket's factors and incoming messages, largest
-    first, go to the first mini-bucket whose union still fits (an item too large alone
-    gets its own). Returns the nodes, each bucket's node ids and each node's factors."""
-    pos = {v: t for t, v in enumerate(order)}
-    cards = [int(c) for c in card]  # Python ints: exact products, no numpy scalars
-    items: list[list[tuple]] = [[] for _ in order]
-    for k, s in enumerate(scopes):
-        items[min(pos[v] for v in s)].append((len(s), 0, k, set(s)))
-    nodes: list[_Node] = []
-    buckets: list[list[int]] = []
-    factors: list[list[int]] = []
-    for t, v in enumerate(order):
-        minis: list[list] = []  # [scope, factors, children, table entries]
-        for _, kind, k, s in sorted(items[t], key=lambda it: (-it[0], it[1], it[2])):
-            home = next((m for m in minis if _fits_with(m, s, cards, max_vars, max_entries)),
-                        None)
-            if home is None:
-                home = [set(), [], [], 1]
-                minis.append(home)
-            for u in s - home[0]:
-                home[3] *= cards[u]
-            home[0] |= s
-            (home[1] if kind == 0 else home[2]).append(k)
-        ids = []
-        for scope, fs, ch, _ in minis:
-            clique = (v, *sorted(scope - {v}, key=pos.__getitem__))
-            node = _Node(clique, ch)
-            i = len(nodes)
-            for c in ch:
-                nodes[c].parent = i
-            nodes.append(node)
-            factors.append(fs)
-            ids.append(i)
-            if len(clique) > 1:
-                items[pos[clique[1]]].append((len(clique) - 1, 1, i, set(clique[1:])))
-        for i in ids:
-            nodes[i].weight = 1.0 / len(ids)
-        buckets.append(ids)
-    return nodes, buckets, factors
-
-
-def _order(red: _Reduced, n: int) -> list[int]:
-    """A greedy min-fill order of each connected component (min-degree where the fill
-    search gives up on a dense one): one heuristic, not the exact engine's best of several,
-    since a mini-bucket tree is not limited by the order's width."""
-    adj = eo.interaction_graph(n, red.scopes)
-    logc = np.log(red.card.astype(np.float64)).tolist()
-    order: list[int] = []
-    for comp in eo.components(adj, red.active):
-        found = eo.greedy_order(adj, logc, comp, "min-fill")
-        order += found if found is not None else eo.greedy_order(adj, logc, comp,
-                                                                 "min-degree")
-    return order
-
-
 def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
     """The order :func:`weighted_mini_bucket` uses, with the cost of exact elimination in it.
 
@@ -203,138 +128,12 @@ def elimination_order(model: FactorGraph) -> tuple[list[int], float, float]:
         The entries of all the clique tables.
     """
     model = as_factor_graph(model)
-    red = _Reduced(model, barren=False)
-    order = _order(red, model.n)
+    red = Reduced(model, barren=False)
+    order = mini_bucket_order(red, model.n)
     adj = eo.interaction_graph(model.n, red.scopes)
     logc = np.log(red.card.astype(np.float64)).tolist()
     _, biggest, total = eo.order_cliques(adj, order, logc)
     return order, biggest, total
-
-
-class _Late(Exception):
-    """A pass stopped at the hard deadline (its results are not used)."""
-
-
-def _check(stop_at: float) -> None:
-    if time.perf_counter() > stop_at:
-        raise _Late
-
-
-def _attach(nodes: list[_Node], factors: list[list[int]], red: _Reduced,
-            stop_at: float = math.inf) -> None:
-    """Each node's ``theta``: the sum of its factors over its clique."""
-    for node, fs in zip(nodes, factors):
-        _check(stop_at)
-        shape = tuple(int(red.card[v]) for v in node.clique)
-        node.theta = clique_sum([red.tables[k] for k in fs], [red.scopes[k] for k in fs],
-                                node.clique, shape)
-
-
-def _belief(node: _Node, nodes: list[_Node], backward: bool) -> np.ndarray:
-    """``θ_r`` plus the children's forward messages (and with ``backward`` the parent's
-    backward message): ``w_r`` times the log belief, unnormalized."""
-    b = node.theta.copy()
-    for c in node.children:
-        child = nodes[c]
-        b += expand(child.fwd, child.clique[1:], node.clique)
-    if backward and node.bwd is not None:
-        b += node.bwd[np.newaxis]
-    return b
-
-
-def _match(ids: list[int], nodes: list[_Node], step_theta: float, step_w: float) -> None:
-    """Reparameterize a bucket's mini-buckets toward equal beliefs on ``x_v`` (their
-    weighted geometric mean) and move their weights by the entropy gradient."""
-    bels = [_belief(nodes[i], nodes, True) / nodes[i].weight for i in ids]
-    logm = [_kernels.log_marginal0(b) for b in bels]
-    w = np.array([nodes[i].weight for i in ids])
-    finite = np.logical_and.reduce([np.isfinite(m) for m in logm])
-    avg = sum(wr * np.where(finite, m, 0.0) for wr, m in zip(w, logm)) / w.sum()
-    for j, i in enumerate(ids):
-        node = nodes[i]
-        delta = np.where(finite, avg - np.where(finite, logm[j], 0.0), 0.0)
-        shape = (-1,) + (1,) * (node.theta.ndim - 1)  # along x_v, the first axis
-        node.theta += (step_theta * node.weight * delta).reshape(shape)
-        node.theta[~finite] = -np.inf  # zero mass at x_v in the model: zero everywhere
-        bels[j] += (step_theta * delta).reshape(shape)
-        bels[j][~finite] = -np.inf
-    if step_w:
-        H = np.array([_kernels.conditional_entropy(b) for b in bels])
-        new = w * np.exp(-step_w * w * (H - np.dot(w, H)))
-        new /= new.sum()
-        for wr, i in zip(new.tolist(), ids):
-            nodes[i].weight = wr
-
-
-def unmatched_bound(nodes: list[_Node], buckets: list[list[int]],
-                    stop_at: float = math.inf) -> float:
-    """The message sum of a forward pass that matches nothing (the state is unchanged; the
-    forward messages it leaves are those of the next pass once that has run).
-
-    With the model's own tables and weights ``1 / R`` the bound is at most the trivial
-    bound ``Σ_k max θ_k + Σ_v log |X_v|`` (per bucket,
-    ``Π_r (Σ_x f_r^{1/w_r})^{w_r} <= |X| Π_r max f_r``, then by induction over the
-    buckets). A matched pass has no such guarantee: before any backward message it moves
-    ``θ`` by beliefs that treat every later variable as uniform, a poor guide where the
-    later buckets' small weights make their power sums nearly maxima, and on a SAT-derived
-    model it can more than double the bound. So a run's first reported bound is the lower
-    of the two, and no reported bound exceeds the trivial one.
-
-    Parameters
-    ----------
-    nodes : list of _Node
-        The mini-buckets, with the model's tables and their first weights.
-    buckets : list of list of int
-        Each bucket's node ids, in elimination order.
-    stop_at : float, default inf
-        The ``time.perf_counter()`` past which the pass is abandoned (``_Late``).
-
-    Returns
-    -------
-    float
-        The bound's message sum (add the reduced model's constants).
-    """
-    return _forward(nodes, buckets, 0.0, 0.0, stop_at)
-
-
-def _forward(nodes: list[_Node], buckets: list[list[int]], step_theta: float,
-             step_w: float, stop_at: float = math.inf) -> float:
-    """One forward pass (matching each bucket first); returns the bound's message sum."""
-    bound = 0.0
-    for ids in buckets:
-        _check(stop_at)
-        if len(ids) > 1 and (step_theta or step_w):
-            _match(ids, nodes, step_theta, step_w)
-        for i in ids:
-            node = nodes[i]
-            node.fwd = _kernels.power_lse(_belief(node, nodes, False), node.weight)
-            if node.parent < 0:
-                bound += float(node.fwd)
-    return bound
-
-
-def _backward(nodes: list[_Node], buckets: list[list[int]], order: list[int],
-              marg: dict[int, np.ndarray], stop_at: float = math.inf) -> None:
-    """The backward pass: each child gets ``w_c log Σ_{parent \\ child} b_p - λ_c``, so its
-    belief agrees with its parent's on their shared variables; ``marg[v]`` becomes the
-    mean of bucket ``v``'s mini-bucket beliefs on ``x_v``."""
-    for t in range(len(buckets) - 1, -1, -1):
-        _check(stop_at)
-        acc = 0.0
-        for i in buckets[t]:
-            node = nodes[i]
-            big = _belief(node, nodes, True)
-            top = float(np.max(big))
-            b = (big - top) / node.weight
-            acc = acc + np.exp(_kernels.log_marginal0(b))
-            for c in node.children:
-                child = nodes[c]
-                proj = _reduce_to(b, node.clique, child.clique[1:])
-                with np.errstate(invalid="ignore"):
-                    msg = child.weight * proj + top * child.weight / node.weight - child.fwd
-                child.bwd = np.where(np.isneginf(child.fwd), -np.inf, msg)
-        p = acc / len(buckets[t])
-        marg[order[t]] = p / p.sum()
 
 
 def check_budget(ibound: Any, memory: Any, seconds: Any, seconds_name: str = "time_limit"
@@ -373,22 +172,7 @@ def _check_options(ibound: Any, max_iter: Any, time_limit: Any, memory: Any, tol
     check_budget(ibound, memory, time_limit)
 
 
-def _structure(red: _Reduced, n: int, ibound: int | None, memory: float,
-               order: list[int] | None = None, stop_at: float = math.inf
-               ) -> tuple[list[int], list[_Node], list[list[int]], list[list[int]]]:
-    if order is None:
-        order = _order(red, n)
-    max_vars = math.inf if ibound is None else ibound
-    nodes, buckets, factors = _partition(order, red.scopes, red.card, max_vars, memory / 8)
-    sizes = [math.prod(int(red.card[v]) for v in nd.clique) for nd in nodes]
-    total = 8.0 * (2 * sum(sizes) + 4 * max(sizes, default=0))
-    require_memory(total, f"the weighted mini-bucket tables (largest "
-                   f"{format_bytes(8 * max(sizes, default=0))}, all {format_bytes(total)})")
-    _attach(nodes, factors, red, stop_at)
-    return order, nodes, buckets, factors
-
-
-def _final_marginals(model: FactorGraph, red: _Reduced, marg: dict[int, np.ndarray]
+def _final_marginals(model: FactorGraph, red: Reduced, marg: dict[int, np.ndarray]
                      ) -> list[np.ndarray]:
     out = []
     for v in range(model.n):
@@ -493,18 +277,18 @@ def wmb_passes(model: FactorGraph | BoltzmannMachine, *, ibound: int | None = No
     model = as_factor_graph(model)
     require_memory(8.0 * float(np.sum(model.cardinalities, dtype=np.float64)),
                    f"the weighted mini-bucket marginals of {model.n} variables")
-    red = _Reduced(model, barren=False)
+    red = Reduced(model, barren=False)
     order = checked_order(red, order)
     return _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
                    deadline)
 
 
-def checked_order(red: _Reduced, order: Any) -> list[int] | None:
+def checked_order(red: Reduced, order: Any) -> list[int] | None:
     """``order`` as a list of ints, checked against the reduced model.
 
     Parameters
     ----------
-    red : _Reduced
+    red : Reduced
         The model with the evidence clamped.
     order : sequence of int or None
         Must list each variable of ``red`` left once the evidence is clamped exactly once.
@@ -528,9 +312,9 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
     """The passes of :func:`wmb_passes`, on checked arguments."""
     stop_at = math.inf if deadline is None else start + deadline
     try:
-        order, nodes, buckets, _ = _structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
-                                              order, stop_at)
-    except _Late:
+        order, nodes, buckets, _ = structure(red, model.n, ibound, memory or DEFAULT_MEMORY,
+                                             order, stop_at)
+    except Late:
         raise TimeoutError(f"weighted mini-bucket's tables were not built within the "
                            f"deadline of {deadline:g} s") from None
     single = all(len(ids) == 1 for ids in buckets)
@@ -541,13 +325,13 @@ def _passes(model, red, start, ibound, max_iter, time_limit, memory, tol, order,
         try:
             low = (const + unmatched_bound(nodes, buckets, stop_at) if it == 0 and not single
                    else math.inf)
-            bound = const + _forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
+            bound = const + forward(nodes, buckets, STEP_THETA, STEP_WEIGHTS, stop_at)
             if not bound > -math.inf:
                 raise ValueError("model has Z = 0 (every state has zero weight, e.g. "
                                  "impossible evidence): the upper bound on log Z is -inf")
             marg: dict[int, np.ndarray] = {}
-            _backward(nodes, buckets, order, marg, stop_at)
-        except _Late:
+            backward(nodes, buckets, order, marg, stop_at)
+        except Late:
             if it == 0:
                 raise TimeoutError(f"no pass of weighted mini-bucket ended within the "
                                    f"deadline of {deadline:g} s") from None

@@ -75,6 +75,7 @@ from mrflib.models.boltzmann import BoltzmannMachine, check_model
 
 __all__ = [
     "MAX_ORDER",
+    "check_order",
     "coefficients",
     "derivative_polynomials",
     "optimal_mu",
@@ -151,7 +152,22 @@ def _check_K(K: Any) -> int:
     return K
 
 
-def _check_order(order: Any) -> int:
+def check_order(order: Any) -> int:
+    """The order ``K - 1`` of a bound (eq. (2)-(3)), checked: a positive odd integer, at most
+    :data:`MAX_ORDER` (the bounds and their moments take it; a harness checks its orders
+    by it before it runs).
+
+    Parameters
+    ----------
+    order : int
+        The order, ``K - 1`` with ``K`` even.
+
+    Returns
+    -------
+    int
+        ``order``; a ``ValueError`` naming ``order`` when it is not an odd positive integer
+        at most :data:`MAX_ORDER`.
+    """
     order = check_positive(order, "order", integer=True)
     if order % 2 == 0:
         raise ValueError(f"order must be odd (order = K-1 with K even), got {order}")
@@ -364,7 +380,7 @@ def log_expected_bound(dh_moments: Any, order: int) -> float:
         first-order bound is ``⟨B_2⟩ = 1``) and never decreases with the order (section 3);
         ``-inf`` when the expected bound is not positive.
     """
-    order = _check_order(order)
+    order = check_order(order)
     K = order + 1
     M = np.asarray(_check_moments(dh_moments, K), dtype=np.float64)
     try:
@@ -580,7 +596,7 @@ def log_partition_lower_bounds(
         When ``m`` is not given and no mean-field start converged within ``time_limit``.
     """
     model = check_model(model, "model")
-    orders = [_check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
+    orders = [check_order(o) for o in np.atleast_1d(np.asarray(orders, dtype=object))]
     if not orders:
         raise ValueError("orders must not be empty")
     m = (mean_field_solution(model, time_limit=time_limit, rng=0) if m is None

@@ -84,6 +84,7 @@ from mrflib._support.validation import (
 )
 from mrflib.inference.exact import elimination, junction_tree, sliced
 from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
 from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
 from mrflib.inference.exact.elimination_order import Plan
 from mrflib.models import graphs
@@ -96,7 +97,6 @@ from mrflib.models.boltzmann import (
 )
 from mrflib.models.factor_graph import (
     FactorGraph,
-    _check_states,
     as_factor_graph,
     flat_index,
     flat_states,
@@ -109,6 +109,7 @@ __all__ = [
     "index_to_states",
     "states_to_index",
     "log_weights",
+    "log_probabilities",
     "log_partition",
     "probabilities",
     "moments",
@@ -204,13 +205,6 @@ def plan(model: Any, n: int | None = None) -> Plan:
         raise TypeError("model must be a BoltzmannMachine, a FactorGraph, a Graph or an (E, 2) "
                         f"edge array, got {type(model).__name__}")
     return junction_tree.plan(model, n)
-
-
-def _check_samples(data: Any, n: int | None = None) -> np.ndarray:
-    s = check_spins(data, n, "data")
-    if len(s) == 0:
-        raise ValueError("data must contain at least one sample (got 0 rows)")
-    return s
 
 
 def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
@@ -341,10 +335,31 @@ def _logsumexp_inplace_probs(lw: np.ndarray, k: int = 0) -> float:
     return unscale_log_partition(float(shift + np.log(total) / 2.0**k), k)
 
 
-def _log_probabilities(bm: BoltzmannMachine) -> np.ndarray:
+def log_probabilities(model: BoltzmannMachine) -> np.ndarray:
     """``log P(x)`` of all ``2^n`` states, flat; ``-inf`` only where ``P(x)`` underflows.
 
-    Holds at most two tables of ``2^n`` floats at a time."""
+    Holds at most two tables of ``2^n`` floats at a time (the divergences of
+    :mod:`mrflib.inference.exact.divergence` compare two models by them).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        A machine of ``n`` spins, small enough to enumerate (a ``TypeError`` naming
+        ``model`` for anything else).
+
+    Returns
+    -------
+    ndarray of float64
+        ``2^n`` log-probabilities in flat index order; ``-inf`` only where ``P(x)``
+        underflows, also where the log-weights are beyond the float range
+        (:func:`log_weights` is ``±inf`` there).
+
+    Raises
+    ------
+    ValueError
+        When the tables of an ``n`` would not fit in memory.
+    """
+    bm = check_model(model, "model")
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     lw = lw.ravel()
     if not k:
@@ -571,7 +586,7 @@ def sufficient_statistics(
     pair : ndarray of float64, shape (E,)
         The sample means of each edge's product.
     """
-    s = _check_samples(data, n)
+    s = check_samples(data, n)
     edges = check_edges(edges, s.shape[1])
     sf = s.astype(np.float64)
     pair = np.einsum("mi,mi->i", sf[:, edges[:, 0]], sf[:, edges[:, 1]]) / len(s)
@@ -593,7 +608,7 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
     ndarray of float64, shape (2^n,)
         The frequency of each state.
     """
-    s = _check_samples(data, n)
+    s = check_samples(data, n)
     n = s.shape[1]
     require_memory(8 * 2.0**n, f"an empirical distribution over 2^{n} states")
     counts = np.bincount(states_to_index(s), minlength=2**n)
@@ -627,14 +642,14 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
         When a factor graph has ``Z = 0``: its likelihood is undefined.
     """
     if isinstance(model, FactorGraph):
-        x = _check_factor_samples(model, data)
+        x = check_factor_samples(model, data)
         logz = _factor_engine(method, model, _AUTO_SUM_MAX_STATES).log_partition(model)
         if logz == -np.inf:
             raise ValueError("model has Z = 0 (every state has zero weight): its "
                              "likelihood is undefined")
         return float(np.mean(model.log_weight(x)) - logz)
     bm = check_model(model, "model")
-    s = _check_samples(data, bm.n)
+    s = check_samples(data, bm.n)
     k = overflow_exponent(bm.bias, bm.coupling)
     if not k:
         return float(np.mean(bm.log_weight(s)) - log_partition(bm, method=method))
@@ -700,13 +715,6 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
 
     calibrate.engine = engine
     return calibrate
-
-
-def _check_factor_samples(model: FactorGraph, data: Any) -> np.ndarray:
-    x = _check_states(data, model.cardinalities, "data")
-    if len(x) == 0:
-        raise ValueError("data must contain at least one sample (got 0 rows)")
-    return x
 
 
 @checked

@@ -18,6 +18,7 @@ from mrflib._support.validation import check_array, require_memory
 # the front, for the enumeration tables it keeps (at call time: it imports this module)
 from mrflib.inference import exact as _front
 from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -46,10 +47,10 @@ def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
         The divergence, at least 0.
     """
     if isinstance(model, FactorGraph):
-        x = _front._check_factor_samples(model, data)
+        x = check_factor_samples(model, data)
         return max(0.0, -_entropy_of_rows(x) - _front.log_likelihood(model, x))
     bm = check_model(model, "model")
-    s = _front._check_samples(data, bm.n)
+    s = check_samples(data, bm.n)
     return max(0.0, -_entropy_of_rows(s) - _front.log_likelihood(bm, s))
 
 
@@ -124,8 +125,8 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
     # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
     require_memory((_front.MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
                    f"kl_model over 2^{p.n} states")
-    lp = _front._log_probabilities(p)
-    lq = _front._log_probabilities(q)
+    lp = _front.log_probabilities(p)
+    lq = _front.log_probabilities(q)
     with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0
         np.subtract(lp, lq, out=lq)  # log(p / q)
     np.exp(lp, out=lp)

@@ -10,7 +10,8 @@ For ``P(x) = (1/Z) Π_k ψ_k(x_{S_k})`` (the LAP paper's eq. (1); natural-log ta
    normalized over a variable that no other factor holds (a conditional probability table
    of an unobserved leaf: ``log Σ_{x_c} ψ = 0`` for every configuration of the others) sums
    to one and is dropped, recursively (barren variables); a variable left without factors
-   contributes ``log |X_v|``;
+   contributes ``log |X_v|`` (:class:`mrflib.inference._reduction.Reduced`, the first step of
+   the approximations too);
 2. **plans** an elimination order (:mod:`mrflib.inference.exact.elimination_order`) on what is left,
    one
    tree per connected component, and refuses before allocating a plan that does not fit;
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,7 @@ from mrflib._support.validation import (
     format_bytes,
     require_memory,
 )
+from mrflib.inference import _reduction
 from mrflib.inference._factor_ops import (
     RENORMALIZE_LOG_Z,
     Scaled,
@@ -66,7 +68,6 @@ from mrflib.inference._factor_ops import (
     divide,
     draw_categorical,
     eliminate,
-    logsumexp,
     marginals_onto,
     renormalize,
     renormalize_all,
@@ -75,7 +76,7 @@ from mrflib.inference._factor_ops import (
 from mrflib.inference.exact import _compiled_passes
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact import treewidth_bounds as tb
-from mrflib.models.factor_graph import FactorGraph, slice_factor
+from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.precision import checked, magnitude
 
 __all__ = ["EliminationPlan", "plan", "log_partition", "upward_peak_bytes", "marginals",
@@ -94,110 +95,9 @@ SEARCH_MIN_ENTRIES = 2.0**20
 SEARCH_LARGE_ENTRIES = 2.0**31
 
 #: A factor counts as a conditional probability table over ``c`` when ``|log Σ_{x_c} ψ| <=``
-#: this for every configuration of its other variables.
-CPT_TOLERANCE = 1e-9
-
-
-# --------------------------------------------------------------------------- reduction
-def _observed(model: FactorGraph) -> dict[int, int]:
-    """Variables fixed by the model: one state, or a unary factor with one finite entry
-    (the first such factor of a variable gives its state)."""
-    obs = {v: 0 for v in np.flatnonzero(model.cardinalities == 1).tolist()}
-    unary = [k for k, s in enumerate(model.scopes) if len(s) == 1]
-    if not unary:
-        return obs
-    # the unary tables at once: a model of thousands of them spends no call on each
-    tables = [model.log_tables[k] for k in unary]
-    sizes = np.fromiter((t.size for t in tables), dtype=np.int64, count=len(tables))
-    starts = np.cumsum(sizes) - sizes
-    finite = np.isfinite(np.concatenate(tables))
-    counts = np.add.reduceat(finite, starts, dtype=np.int64)
-    one = np.flatnonzero(counts == 1)
-    at = np.flatnonzero(finite)[(np.cumsum(counts) - counts)[one]] - starts[one]
-    for j, x in zip(one.tolist(), at.tolist()):
-        v = model.scopes[unary[j]][0]
-        if v not in obs:
-            obs[v] = x
-    return obs
-
-
-def _is_cpt(table: np.ndarray, axis: int) -> bool:
-    return bool(np.all(np.abs(logsumexp(table, axis)) <= CPT_TOLERANCE))
-
-
-def _barren(scopes: list[tuple], tables: list[np.ndarray], n: int) -> list[tuple[int, int]]:
-    """Factors to drop as barren CPTs, ``(factor, child)`` in the order they are dropped."""
-    holders: list[set[int]] = [set() for _ in range(n)]
-    for k, s in enumerate(scopes):
-        for v in s:
-            holders[v].add(k)
-    dropped, work = [], list(range(len(scopes)))[::-1]
-    alive = [True] * len(scopes)
-    while work:
-        k = work.pop()
-        if not alive[k]:
-            continue
-        s = scopes[k]
-        child = next((c for a, c in enumerate(s)
-                      if len(holders[c]) == 1 and _is_cpt(tables[k], a)), None)
-        if child is None:
-            continue
-        alive[k] = False
-        dropped.append((k, child))
-        for v in s:
-            holders[v].discard(k)
-            if len(holders[v]) == 1:
-                work.append(next(iter(holders[v])))
-    return dropped
-
-
-class _Reduced:
-    """The model after evidence and (optionally) barren pruning."""
-
-    def __init__(self, model: FactorGraph, barren: bool) -> None:
-        self.card = model.cardinalities
-        self.observed = _observed(model)
-        self.const = 0.0
-        scopes, tables, origin = [], [], []
-        for k, (s, t) in enumerate(zip(model.scopes, model.log_tables)):
-            s2, t2 = slice_factor(s, t, self.observed)
-            if s2:
-                scopes.append(s2)
-                tables.append(t2)  # the table or a view of it: an array
-                origin.append(k)
-            else:
-                self.const += float(t2)
-        self.pruned: list[tuple[tuple, np.ndarray, int]] = []
-        if barren:
-            drop = _barren(scopes, tables, model.n)
-            self.pruned = [(scopes[k], tables[k], c) for k, c in drop]
-            gone = {k for k, _ in drop}
-            keep = [k for k in range(len(scopes)) if k not in gone]
-            scopes, tables, origin = ([x[k] for k in keep] for x in (scopes, tables, origin))
-        self.scopes, self.tables, self.origin = scopes, tables, origin
-        held = {v for s in scopes for v in s}
-        summed = {c for _, _, c in self.pruned}  # children of dropped CPTs: they sum to one
-        self.active = sorted(held)
-        self.free = [v for v in range(model.n)
-                     if v not in held and v not in self.observed and v not in summed]
-        # each free variable multiplies Z by its number of states (a max by one)
-        self.free_log = float(sum(math.log(self.card[v]) for v in self.free))
-
-    def factor_tables(self, model: FactorGraph,
-                      beliefs: Iterable[tuple[int, np.ndarray]]) -> list[np.ndarray]:
-        """Tables shaped like ``model``'s factors from the beliefs ``(k, b_k)`` of reduced
-        factors: each factor a point mass on its observed axes, its reduced factor's belief
-        at the observed values (a factor sliced to a constant: the point mass alone)."""
-        obs = self.observed
-        at = lambda scope: tuple(obs[v] if v in obs else slice(None) for v in scope)  # noqa: E731
-        out = []
-        for s, t in zip(model.scopes, model.log_tables):
-            full = np.zeros(t.shape)
-            full[at(s)] = 1.0
-            out.append(full)
-        for k, b in beliefs:
-            out[self.origin[k]][at(model.scopes[self.origin[k]])] = b
-        return out
+#: this for every configuration of its other variables (the reduction's test of a barren
+#: table, :mod:`mrflib.inference._reduction`).
+CPT_TOLERANCE = _reduction.CPT_TOLERANCE
 
 
 # --------------------------------------------------------------------------- plan
@@ -301,7 +201,7 @@ class EliminationPlan(eo.Plan):
         if anneal is not None:
             anneal = int(check_positive(anneal, "anneal", allow_zero=True, integer=True))
         self.n = model.n
-        self.red = _Reduced(model, barren)
+        self.red = _reduction.Reduced(model, barren)
         self.observed = dict(self.red.observed)
         self.n_pruned = len(self.red.pruned)
         self.upward_only = upward_only

@@ -33,7 +33,7 @@ from mrflib._support.threads import blas_single_threaded, parallel_ok
 from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
 from mrflib.inference._fields import neighbour_fields
 from mrflib.inference.sampling import _checkerboard
-from mrflib.inference.sampling.chains import _check_counts
+from mrflib.inference.sampling._counts import check_counts, gibbs_bytes
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph
 
@@ -191,20 +191,11 @@ def sweep(model: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> n
     x = check_spins(states, model.n, "states").copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
     rng = as_rng(rng)
-    require_memory(_gibbs_bytes(len(x), model.n, 0, n_sweeps),
+    require_memory(gibbs_bytes(len(x), model.n, 0, n_sweeps, UNIFORM_BLOCK),
                    f"sweep(n_sweeps={n_sweeps}) of {len(x)} chains of {model.n} spins")
     if n_sweeps:
         _run(model, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
     return x
-
-
-def _gibbs_bytes(n_chains: int, n: int, per_chain: int, n_sweeps: int) -> float:
-    """Peak bytes of :func:`gibbs`: int8 output, int64 start spins (and their temporaries),
-    one block of float64 uniforms, the int64 recording schedule (one per sweep) and the
-    checkerboard threshold tables (16 int64 per spin, with a copy of the parameters)."""
-    chains = float(n_chains) * n
-    return (per_chain * chains + 17.0 * chains + 8.0 * max(UNIFORM_BLOCK, chains)
-            + 24.0 * n_sweeps + 160.0 * n + 2.0**24)
 
 
 def gibbs(
@@ -256,11 +247,11 @@ def gibbs(
         return factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, thin=thin,
                                   n_chains=n_chains, init=init, rng=rng)
     bm = check_model(model, "model")
-    n_samples, burn_in, thin, n_chains, per_chain = _check_counts(n_samples, burn_in, thin,
-                                                                  n_chains)
+    n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
+                                                                 n_chains)
     rng = as_rng(rng)
     n_sweeps = max(burn_in, 1) + (per_chain - 1) * thin
-    require_memory(_gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps),
+    require_memory(gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps, UNIFORM_BLOCK),
                    f"gibbs(n_samples={n_samples}, burn_in={burn_in}, thin={thin}, "
                    f"n_chains={n_chains}) on {bm.n} spins")
     if init is None:

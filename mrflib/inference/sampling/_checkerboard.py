@@ -24,9 +24,9 @@ from numba import njit, prange
 
 from mrflib._support.threads import parallel_ok
 from mrflib.inference._fields import neighbour_fields
-from mrflib.inference._splitmix import _LOW32, _TWO32, _splitmix64, _threshold
+from mrflib.inference._splitmix import LOW32, TWO32, acceptance_threshold, splitmix64
 
-__all__ = ["MIN_NODES", "applies", "layout", "run"]
+__all__ = ["MIN_NODES", "applies", "layout", "run", "two_colouring"]
 
 #: Smallest bipartite graph sampled in checkerboard order.
 MIN_NODES = 1024
@@ -60,7 +60,7 @@ def _update_any(a, r, x, ptr, nbr, weights, bias, off, thr):  # pragma: no cover
     h = bias[a]
     for k in range(ptr[a], ptr[a + 1]):
         h += weights[k] * (2.0 * x[nbr[k]] - 1.0)
-    x[a] = r < _threshold(h)
+    x[a] = r < acceptance_threshold(h)
 
 
 @njit(cache=True, inline="always")
@@ -79,12 +79,12 @@ def _sweeps_table(c, xs, ptr, nbr, weights, bias, off, thr, state, record, order
     x, z, n = xs[c], state[c], xs.shape[1]
     for s in range(record.shape[0]):
         for a in range(0, n - 1, 2):  # two 32-bit draws per 64 random bits
-            z, bits = _splitmix64(z)
-            _update_table(a, np.int64(bits & _LOW32), x, ptr, nbr, off, thr)
+            z, bits = splitmix64(z)
+            _update_table(a, np.int64(bits & LOW32), x, ptr, nbr, off, thr)
             _update_table(a + 1, np.int64(bits >> np.uint64(32)), x, ptr, nbr, off, thr)
         if n % 2:
-            z, bits = _splitmix64(z)
-            _update_table(n - 1, np.int64(bits & _LOW32), x, ptr, nbr, off, thr)
+            z, bits = splitmix64(z)
+            _update_table(n - 1, np.int64(bits & LOW32), x, ptr, nbr, off, thr)
         _record(record[s], c, x, order, out)
     state[c] = z
 
@@ -96,13 +96,13 @@ def _sweeps_any(c, xs, ptr, nbr, weights, bias, off, thr, state, record, order,
     x, z, n = xs[c], state[c], xs.shape[1]
     for s in range(record.shape[0]):
         for a in range(0, n - 1, 2):
-            z, bits = _splitmix64(z)
-            _update_any(a, np.int64(bits & _LOW32), x, ptr, nbr, weights, bias, off, thr)
+            z, bits = splitmix64(z)
+            _update_any(a, np.int64(bits & LOW32), x, ptr, nbr, weights, bias, off, thr)
             _update_any(a + 1, np.int64(bits >> np.uint64(32)), x, ptr, nbr, weights, bias,
                         off, thr)
         if n % 2:
-            z, bits = _splitmix64(z)
-            _update_any(n - 1, np.int64(bits & _LOW32), x, ptr, nbr, weights, bias, off, thr)
+            z, bits = splitmix64(z)
+            _update_any(n - 1, np.int64(bits & LOW32), x, ptr, nbr, weights, bias, off, thr)
         _record(record[s], c, x, order, out)
     state[c] = z
 
@@ -132,13 +132,18 @@ def _threshold_tables(bias, ptr, weights, use):  # pragma: no cover - numba
     off, h = neighbour_fields(bias, ptr, weights, use)
     thr = np.empty(h.shape[0], dtype=np.int64)
     for k in range(h.shape[0]):
-        thr[k] = _threshold(h[k])
+        thr[k] = acceptance_threshold(h[k])
     return off, thr
 
 
 @njit(cache=True)
-def _two_colouring(indptr, indices):  # pragma: no cover - numba
-    """Colours 0/1 of a bipartite graph by breadth-first search, or ``None``-like -1s."""
+def two_colouring(indptr, indices):  # pragma: no cover - numba
+    """Colours 0/1 of a bipartite graph by breadth-first search, or ``None``-like -1s.
+
+    The graph is in CSR form (the neighbours of ``i`` are
+    ``indices[indptr[i]:indptr[i + 1]]``); a graph that is not bipartite gives ``-1`` for
+    every node. The checkerboard sweeps and the pairwise sampler's colouring
+    (:mod:`mrflib.inference.sampling._pairwise`) both use it."""
     n = indptr.shape[0] - 1
     colour = np.full(n, -1, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
@@ -167,7 +172,7 @@ def _layout(graph) -> tuple:
     (kept with the graph by :meth:`mrflib.models.graphs.Graph.memo`)."""
     n = graph.n
     indptr, indices, eids = graph.csr
-    colour = _two_colouring(indptr, indices)
+    colour = two_colouring(indptr, indices)
     order = np.arange(n) if n and colour[0] < 0 else np.argsort(colour, kind="stable")
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
@@ -303,7 +308,7 @@ def _gibbs_reference(table_only, xp, ptr, nbr, weights, bias, off, thr, state, r
 
     def threshold(h):
         p = 1.0 / (1.0 + math.exp(-2.0 * h)) if h >= 0 else math.exp(2 * h) / (1 + math.exp(2 * h))
-        return math.floor(p * _TWO32 + 0.5)
+        return math.floor(p * TWO32 + 0.5)
 
     M, n = xp.shape
     for c in range(M):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2, _threshold
+from mrflib.inference._splitmix import GAMMA, MIX1, MIX2, acceptance_threshold
 
 __all__ = ["grid_tables", "run_grid"]
 
@@ -66,7 +66,7 @@ def grid_tables(bias, ptr, nbr, weights, order, cols):  # pragma: no cover - num
                 h[cfg] += weights[k] * (2.0 * ((cfg >> s) & 1) - 1.0)
         for cfg in range(16):
             if not cfg & absent:
-                thr[16 * a + cfg] = _threshold(h[cfg])
+                thr[16 * a + cfg] = acceptance_threshold(h[cfg])
     return thr
 
 
@@ -75,11 +75,11 @@ def _draws(z, buf):  # pragma: no cover - numba
     """Fill ``buf`` with the next ``len(buf)`` SplitMix64 outputs after state ``z``;
     returns the new state (a counter: draw ``k`` mixes ``z + (k + 1) * gamma``)."""
     for k in range(buf.shape[0]):
-        r = z + np.uint64(k + 1) * _GAMMA
-        r = (r ^ (r >> np.uint64(30))) * _MIX1
-        r = (r ^ (r >> np.uint64(27))) * _MIX2
+        r = z + np.uint64(k + 1) * GAMMA
+        r = (r ^ (r >> np.uint64(30))) * MIX1
+        r = (r ^ (r >> np.uint64(27))) * MIX2
         buf[k] = r ^ (r >> np.uint64(31))
-    return z + np.uint64(buf.shape[0]) * _GAMMA
+    return z + np.uint64(buf.shape[0]) * GAMMA
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ can underflow: when every variable's rows span at most :data:`LOG_RANGE` in log-
 A sweep visits the colour classes of a proper colouring in turn (two on a bipartite graph,
 a checkerboard on a lattice; greedy colours otherwise), each class in index order. Every
 update draws from its own counter-based SplitMix64 stream (chain, sweep, variable), so the
-same seed gives the same bits whatever the number of threads. :func:`_gibbs_numpy` is the
+same seed gives the same bits whatever the number of threads. :func:`run_numpy` is the
 plain-numpy reference of the kernels (the same draws in the same order).
 
 When every variable has the same number of states, at most
@@ -37,10 +37,11 @@ import numpy as np
 
 from mrflib._support.threads import parallel_ok
 from mrflib.inference.sampling import _pairwise_kernels as _k
-from mrflib.inference.sampling._checkerboard import _two_colouring
+from mrflib.inference.sampling._checkerboard import two_colouring
 
 __all__ = ["Pairwise", "is_pairwise", "structure", "weights", "sweep_order", "run",
-           "run_site_major", "site_major", "chain_major", "take_chains", "fixed_states"]
+           "run_site_major", "site_major", "chain_major", "take_chains", "fixed_states",
+           "ragged_arange", "log_weights", "weights_of_logs", "run_numpy"]
 
 #: Largest spread (max - min of the finite log-weights, summed over a variable's unary row
 #: and its neighbours' rows) for which the kernels multiply exponentiated rows: a product
@@ -90,8 +91,10 @@ def is_pairwise(fptr: np.ndarray) -> bool:
     return bool(np.all(np.diff(fptr) <= 2))
 
 
-def _counting(lengths: np.ndarray) -> np.ndarray:
-    """``0 .. lengths[k] - 1`` for each ``k``, concatenated."""
+def ragged_arange(lengths: np.ndarray) -> np.ndarray:
+    """``0 .. lengths[k] - 1`` for each ``k``, concatenated (``int64``): each entry's place
+    within its run, for packings of runs of these lengths (here and in
+    :mod:`mrflib.inference.smci._pairwise_scopes`)."""
     total = int(lengths.sum())
     starts = np.cumsum(lengths) - lengths
     return np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
@@ -149,7 +152,7 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     # unary factors: entry s of variable v's table adds to its row
     uv = fvars[fptr[uk]]
     ucnt = card[uv]
-    us = _counting(ucnt)
+    us = ragged_arange(ucnt)
     src = [np.repeat(offsets[uk], ucnt) + us * np.repeat(fstride[fptr[uk]], ucnt),
            np.repeat(uoff[uv], ucnt) + us]
     # pair factors: each entry adds to the tables oriented for both of its variables
@@ -157,7 +160,7 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     d_a = np.where(first_lo, directed[pair_of], directed[P + pair_of])
     d_b = np.where(first_lo, directed[P + pair_of], directed[pair_of])
     m = card[a] * card[b]
-    t = _counting(m)
+    t = ragged_arange(m)
     ca, cb = np.repeat(card[a], m), np.repeat(card[b], m)
     xa, xb = t // cb, t % cb
     psrc = (np.repeat(offsets[pk], m) + xa * np.repeat(fstride[fptr[pk]], m)
@@ -169,7 +172,7 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
     # rows: a variable's unary row, then card[j] rows per neighbour j, each card[i] long
     nrows = per_var // card
     row_var = np.repeat(np.arange(n, dtype=np.int64), nrows)
-    row_start = uoff[row_var] + _counting(nrows) * card[row_var]
+    row_start = uoff[row_var] + ragged_arange(nrows) * card[row_var]
     var_block = np.arange(n, dtype=np.int64) + nptr[:-1]
     block_rows = np.ones(n + 2 * P, dtype=np.int64)
     block_rows[centre + np.arange(2 * P) + 1] = card[other]
@@ -189,7 +192,7 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
 
 def _colouring(nptr: np.ndarray, nbr: np.ndarray) -> np.ndarray:
     """Two colours on a bipartite graph, greedy colours otherwise."""
-    colour = _two_colouring(nptr, nbr)
+    colour = two_colouring(nptr, nbr)
     if len(colour) and colour[0] < 0:
         colour = _k.greedy_colouring(nptr, nbr)
     return colour
@@ -202,8 +205,10 @@ def sweep_order(pw: Pairwise, free: np.ndarray) -> np.ndarray:
     return free[np.lexsort((free, pw.colour[free]))] if len(free) else free
 
 
-def _log_weights(pw: Pairwise, tables: np.ndarray) -> np.ndarray:
-    """The flat log-weights: every factor's entries summed into the rows."""
+def log_weights(pw: Pairwise, tables: np.ndarray) -> np.ndarray:
+    """The flat log-weights of the rows of ``pw``: every factor's entries of the flat
+    log-tables ``tables`` (factor order) summed into the rows (the input of
+    :func:`weights_of_logs`; the SMCI scope sums and the pseudo-likelihood read them too)."""
     if pw.gather is not None:  # the same values as the scatter below, in one pass
         return tables[pw.gather]
     if pw.single:  # the same values as the sums (0 + t = t), without the summing pass
@@ -228,11 +233,11 @@ def weights(pw: Pairwise, tables: np.ndarray) -> tuple[np.ndarray, bool]:
     -------
     (ndarray of float64, bool)
     """
-    w, logs, _ = _weights_of_logs(pw, _log_weights(pw, tables))
+    w, logs, _ = weights_of_logs(pw, log_weights(pw, tables))
     return w, logs
 
 
-def _weights_of_logs(pw: Pairwise, lw: np.ndarray) -> tuple[np.ndarray, bool, float]:
+def weights_of_logs(pw: Pairwise, lw: np.ndarray) -> tuple[np.ndarray, bool, float]:
     """:func:`weights` of the log-weights ``lw`` (exponentiated in place when they are
     products), and an upper bound on every variable's spread (its rows' spreads summed
     as :data:`LOG_RANGE` bounds them; the exact largest when the rows have several
@@ -439,8 +444,8 @@ def _uniforms_numpy(keys: np.ndarray, counter: int) -> np.ndarray:
     return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def _gibbs_numpy(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
-                 keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
+def run_numpy(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
+              keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
     """Plain-numpy reference of :func:`run` (the same draws, the same operations in the
     same order; vectorised over chains)."""
     M, n = x.shape

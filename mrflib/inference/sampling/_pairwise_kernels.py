@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.tuple import tuple_setitem
 
-from mrflib.inference._splitmix import _GAMMA, _MIX1, _MIX2
+from mrflib.inference._splitmix import GAMMA, MIX1, MIX2
 
 __all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE",
            "sweeps_parallel", "sweeps_serial", "fixed_parallel", "fixed_serial", "widths",
@@ -108,11 +108,11 @@ def _block(r0, nb, x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record,
                     for b in range(nb):
                         sc[v, b] = np.exp(sc[v, b] - tot[b])
             # draw s n + i of each chain's stream: a uniform of 53 bits
-            step = (first + np.uint64(i)) * _GAMMA
+            step = (first + np.uint64(i)) * GAMMA
             for b in range(nb):
                 z = keys[r0 + b] + step
-                z = (z ^ (z >> np.uint64(30))) * _MIX1
-                z = (z ^ (z >> np.uint64(27))) * _MIX2
+                z = (z ^ (z >> np.uint64(30))) * MIX1
+                z = (z ^ (z >> np.uint64(27))) * MIX2
                 z = z ^ (z >> np.uint64(31))
                 target[b] = np.float64(z >> np.uint64(11)) * _TWO_M53
                 tot[b] = 0.0
@@ -182,8 +182,8 @@ def _draw(sc, key, step):  # pragma: no cover - numba
     weight adds nothing, so it is never drawn)."""
     Q = len(sc)
     z = key + step
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = (z ^ (z >> np.uint64(30))) * MIX1
+    z = (z ^ (z >> np.uint64(27))) * MIX2
     z = z ^ (z >> np.uint64(31))
     tot = 0.0
     for v in range(Q):  # cumulative weights
@@ -232,7 +232,7 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
             u0 = np.uint64(uoff[i])
             k0 = np.uint64(nptr[i])
             k1 = np.uint64(nptr[i + _ONE])
-            step = (first + i) * _GAMMA
+            step = (first + i) * GAMMA
             iM = i * M
             unary = qt
             for v in range(Q):

@@ -41,13 +41,16 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.validation import as_rng, check_instance, check_positive, require_memory
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.exact import elimination
 from mrflib.inference.sampling import _chains_kernels as _k
 from mrflib.inference.sampling import _pairwise
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.inference.sampling._counts import check_counts
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
-           "sweep_seconds", "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES",
+           "timed_gibbs", "sweep_seconds", "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES",
            "SECONDS_PER_UPDATE", "SECONDS_PER_ENTRY"]
 
 #: A zero-weight start is replaced by an exact sample when the junction tree's tables take
@@ -167,7 +170,7 @@ def _conditioned(model: Any, evidence: Any) -> tuple[FactorGraph, np.ndarray, di
                              f"{type(evidence).__name__}")
         if evidence:
             model = model.condition(evidence)
-    observed = elimination._observed(model)
+    observed = observed_states(model)
     free = np.array([i for i in range(model.n) if i not in observed], dtype=np.int64)
     return model, free, observed
 
@@ -219,7 +222,7 @@ def _start(model: FactorGraph, free: np.ndarray, observed: dict, n_chains: int,
     if init is None:
         x = np.floor(rng.random((n_chains, model.n)) * card).astype(np.int64)
     else:
-        x = _check_states(init, card, "init").copy()
+        x = check_states(init, card, "init").copy()
         if x.shape[0] != n_chains:
             raise ValueError(f"init must have n_chains = {n_chains} rows, got {x.shape[0]}")
     for v, val in observed.items():
@@ -240,22 +243,6 @@ def _start(model: FactorGraph, free: np.ndarray, observed: dict, n_chains: int,
     return x
 
 
-def _check_counts(n_samples: Any, burn_in: Any, thin: Any, n_chains: Any
-                  ) -> tuple[int, int, int, int, int]:
-    n_samples = check_positive(n_samples, "n_samples", integer=True)
-    burn_in = check_positive(burn_in, "burn_in", integer=True, allow_zero=True)
-    thin = check_positive(thin, "thin", integer=True)
-    n_chains = n_samples if n_chains is None else check_positive(n_chains, "n_chains",
-                                                                 integer=True)
-    if n_chains > n_samples:
-        raise ValueError(f"n_chains must be at most n_samples ({n_samples}), got {n_chains}")
-    per_chain = -(-n_samples // n_chains)
-    sweeps = max(burn_in, 1) + (per_chain - 1) * thin
-    require_memory(8.0 * sweeps, f"the schedule of {sweeps} Gibbs sweeps (burn_in={burn_in}, "
-                   f"thin={thin}, n_samples={n_samples}, n_chains={n_chains})")
-    return n_samples, burn_in, thin, n_chains, per_chain
-
-
 def _schedule(burn_in: int, thin: int, per_chain: int) -> np.ndarray:
     """``record[s]``: the slot sweep ``s + 1`` records into, or ``-1``; the first sample
     is taken after ``max(burn_in, 1)`` sweeps, then one every ``thin``."""
@@ -267,8 +254,8 @@ def _schedule(burn_in: int, thin: int, per_chain: int) -> np.ndarray:
 
 def _setup(model, n_samples, burn_in, thin, n_chains, init, evidence, rng):
     model, free, observed = _conditioned(model, evidence)
-    n_samples, burn_in, thin, n_chains, per_chain = _check_counts(n_samples, burn_in, thin,
-                                                                  n_chains)
+    n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
+                                                                 n_chains)
     rng = as_rng(rng)
     # the recorded states, the chains, their uniforms and the packed structure, all
     # linear in the variables (8 bytes an entry)
@@ -352,7 +339,7 @@ def _pairwise_run(plan: tuple, card: np.ndarray, x: np.ndarray, free: np.ndarray
         return None
     w, logs = _pairwise.weights(pw, plan[0])
     keys = rng.integers(0, 2**64, size=len(x), dtype=np.uint64)
-    run = _pairwise._gibbs_numpy if reference else _pairwise.run
+    run = _pairwise.run_numpy if reference else _pairwise.run
     return run(pw, w, logs, x, _pairwise.sweep_order(pw, free), keys, record, n_slots)
 
 
@@ -669,7 +656,7 @@ def estimate_marginals(samples: Any, cardinalities: Any, *, n_chains: int | None
         Their batch-means standard errors, same shapes.
     """
     card = np.asarray(cardinalities, dtype=np.int64)
-    x = _check_states(samples, card, "samples")
+    x = check_states(samples, card, "samples")
     N = len(x)
     n_chains = N if n_chains is None else check_positive(n_chains, "n_chains", integer=True)
     batch = batch_ids(N, min(n_chains, N))
@@ -732,9 +719,9 @@ def gibbs_marginals(
                   evidence=evidence, rng=rng)
         chains, burned = (len(x) if n_chains is None else n_chains), burn_in
     else:
-        limit = check_positive(time_limit, "time_limit", allow_zero=True)
-        x, chains, burned = _timed(model, n_samples, burn_in, thin, n_chains, evidence,
-                                   rng, limit, start)
+        x, chains, burned = timed_gibbs(model, n_samples, burn_in=burn_in,
+                                        time_limit=time_limit, rng=rng, thin=thin,
+                                        n_chains=n_chains, evidence=evidence, start=start)
     means, ses = estimate_marginals(x, model.cardinalities, n_chains=chains)
     return {"marginals": means, "standard_errors": ses, "n_samples": len(x),
             "burn_in": burned, "seconds": time.perf_counter() - start}
@@ -768,13 +755,56 @@ def _chains_within(sweep: float, n_samples: int, burn_in: int, limit: float) -> 
     return int(max(min(n_samples, N_BATCHES), min(n_samples, fit)))
 
 
-def _timed(model, n_samples, burn_in, thin, n_chains, evidence, rng, limit, start):
-    """Rounds of :func:`gibbs` continuing the same chains until ``limit`` seconds
-    (without ``n_chains``, as many chains as :func:`_chains_within` affords): the
-    burn-in in pieces of at most ten sweeps while half the limit lasts (a long burn-in of
-    many chains would otherwise overrun a short limit alone), then the samples. Returns the
-    samples, the chains and the burn-in sweeps run."""
-    n_samples, _, _, chains, _ = _check_counts(n_samples, burn_in, thin, n_chains)
+def timed_gibbs(model: FactorGraph, n_samples: int, *, burn_in: int, time_limit: float,
+                rng: Any, thin: int = 1, n_chains: int | None = None,
+                evidence: Mapping[Any, Any] | None = None, start: float | None = None
+                ) -> tuple[np.ndarray, int, int]:
+    """Samples of :func:`gibbs` within a time limit: rounds continuing the same chains.
+
+    The burn-in runs in pieces of at most ten sweeps while half the limit lasts (a long
+    burn-in of many chains would otherwise overrun a short limit alone), then the samples
+    in rounds of at most a tenth of the limit at the conservative cost of
+    :func:`sweep_seconds`, until the next round would pass the limit (at least one round
+    is run, so ``0`` gives one round). The number of samples, not the seed alone, then
+    decides the bits. Without ``n_chains`` the chains are as many as burn in within a
+    quarter of the limit at that cost (at least :data:`N_BATCHES`, at most ``n_samples``).
+    :func:`gibbs_marginals` and :func:`mrflib.inference.smci.regions.marginals` sample
+    through it under a ``time_limit``.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model to sample.
+    n_samples : int
+        Samples wanted (fewer when the limit cuts the rounds short).
+    burn_in : int
+        Sweeps discarded before the first sample (fewer when the limit cuts them short).
+    time_limit : float
+        Seconds the sampling may take, counted from ``start``.
+    rng : numpy.random.Generator or int
+        The source of the starts and the uniforms.
+    thin : int, default 1
+        Sweeps between successive samples of one chain.
+    n_chains : int or None, default None
+        Chains, as in :func:`gibbs`; ``None``: see above.
+    evidence : mapping or None, default None
+        ``{variable: value}``: observed variables, clamped.
+    start : float or None, default None
+        The :func:`time.perf_counter` time the limit counts from (a caller that did work
+        of its own first gives its own start); ``None``: now.
+
+    Returns
+    -------
+    samples : ndarray of int64, shape (N, n)
+        The samples, ``N <= n_samples``.
+    n_chains : int
+        The chains run.
+    burn_in : int
+        The sweeps run before the first sample.
+    """
+    start = time.perf_counter() if start is None else start
+    limit = check_positive(time_limit, "time_limit", allow_zero=True)
+    n_samples, _, _, chains, _ = check_counts(n_samples, burn_in, thin, n_chains)
     rng = as_rng(rng)
     sweep = sweep_seconds(model)
     if n_chains is None:  # one chain per sample would make a short limit's burn-in alone

@@ -45,8 +45,9 @@ from mrflib._support.validation import (
 )
 from mrflib.inference import exact
 from mrflib.inference.smci import _smci_kernels as K
+from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import BoltzmannMachine, check_model, to_spins
-from mrflib.models.factor_graph import FactorGraph, _check_states
+from mrflib.models.factor_graph import FactorGraph
 
 __all__ = [
     "METHODS",
@@ -433,7 +434,7 @@ def _spin_to_factor_moments(model: FactorGraph, bm: BoltzmannMachine, mean: np.n
 def _factor_moments(model: FactorGraph, samples: Any, method: str) -> tuple[list, list]:
     """:func:`moments` of a factor graph: MCI on any, the SMCI estimators on a binary
     pairwise one (through its Boltzmann machine)."""
-    x = _check_states(samples, model.cardinalities, "samples")
+    x = check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must contain at least one sample point (got 0 rows)")
     if method == "mci":

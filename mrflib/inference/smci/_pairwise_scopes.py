@@ -82,7 +82,7 @@ def plan(pw: _pairwise.Pairwise, fptr: np.ndarray, fvars: np.ndarray, fstride: n
     khi = np.searchsorted(key, phi * n + plo)
     size = card[plo] * card[phi]
     poff = np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
-    t = _pairwise._counting(size)
+    t = _pairwise.ragged_arange(size)
     a, b = t // np.repeat(card[phi], size), t % np.repeat(card[phi], size)
     # the lower variable's table holds the row of the upper's state b at b * card[lo]
     pidx = np.repeat(pw.noff[klo], size) + b * np.repeat(card[plo], size) + a
@@ -111,7 +111,7 @@ def _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets) -> np.n
     k1 = np.flatnonzero(one)
     v1 = fvars[fptr[k1]]
     c1 = pw.card[v1]
-    s1 = _pairwise._counting(c1)
+    s1 = _pairwise.ragged_arange(c1)
     out[np.repeat(offsets[k1], c1) + s1 * np.repeat(fstride[fptr[k1]], c1)] = (
         np.repeat(voff[v1], c1) + s1)
     k2 = np.flatnonzero(two)
@@ -119,7 +119,7 @@ def _output_map(pw, plo, phi, poff, voff, fptr, fvars, fstride, offsets) -> np.n
     lo, hi = np.minimum(va, vb), np.maximum(va, vb)
     pair = np.searchsorted(plo * n + phi, lo * n + hi)
     m = pw.card[va] * pw.card[vb]
-    t = _pairwise._counting(m)
+    t = _pairwise.ragged_arange(m)
     cb = np.repeat(pw.card[vb], m)
     xa, xb = t // cb, t % cb
     flip = np.repeat(va > vb, m)
@@ -148,9 +148,9 @@ def _weights(sp: PairwiseScopes, tables: np.ndarray) -> tuple[np.ndarray, np.nda
     spread, twice, plus the widest pair table's) does not settle the test: the bound
     holding implies the measured test holds, so both decide alike."""
     pw = sp.pw
-    lw = _pairwise._log_weights(pw, tables)
+    lw = _pairwise.log_weights(pw, tables)
     pe = lw[sp.pidx]  # gathered before the rows are exponentiated in place
-    w, logs, bound = _pairwise._weights_of_logs(pw, lw)
+    w, logs, bound = _pairwise.weights_of_logs(pw, lw)
     if logs or not len(sp.plo):
         return w, pe, logs
     finite = np.isfinite(pe)
@@ -165,7 +165,7 @@ def _weights(sp: PairwiseScopes, tables: np.ndarray) -> tuple[np.ndarray, np.nda
         spread = np.where(np.isfinite(top), top - low, 0.0)
         raw = np.maximum.reduceat(pe, starts)
     if not 2.0 * bound + spread.max() <= _pairwise.LOG_RANGE:
-        lw = _pairwise._log_weights(pw, tables)
+        lw = _pairwise.log_weights(pw, tables)
         var = _variable_spreads(pw, lw)
         if not np.max(var[sp.plo] + var[sp.phi] + spread) <= _pairwise.LOG_RANGE:
             return lw, pe, True
@@ -317,7 +317,7 @@ def _scope_sums_numpy(sp: PairwiseScopes, tables: np.ndarray, x: np.ndarray) -> 
     """Plain-numpy reference of :func:`flat_marginals` (log-weights, vectorised over rows;
     rows of zero weight are not checked)."""
     pw = sp.pw
-    lw = _pairwise._log_weights(pw, tables)
+    lw = _pairwise.log_weights(pw, tables)
     N, n = x.shape
     V, PA = int(sp.voff[-1]), int(sp.poff[-1])
 

@@ -55,7 +55,8 @@ from mrflib.inference.sampling import _chains_kernels as _k
 from mrflib.inference.sampling import _pairwise
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _pairwise_scopes
-from mrflib.models.factor_graph import FactorGraph, _check_states, all_states
+from mrflib.models._checks import check_states
+from mrflib.models.factor_graph import FactorGraph, all_states
 
 __all__ = ["Estimate", "ScopePlan", "scope_plan", "estimate", "marginals", "factor_marginals",
            "asymptotic_variance", "smci_marginals", "sum_region", "order_of", "method_name",
@@ -427,7 +428,7 @@ def estimate(model: FactorGraph, samples: Any, *, method: str = "1-smci",
     """
     model = _check_model(model)
     order = order_of(method)
-    x = _check_states(samples, model.cardinalities, "samples")
+    x = check_states(samples, model.cardinalities, "samples")
     if len(x) == 0:
         raise ValueError("samples must hold at least one row")
     flat = factor_gibbs.flat_tables(model)
@@ -524,12 +525,17 @@ class ScopePlan(NamedTuple):
     out_ptr: np.ndarray
 
 
-def scope_plan(model: FactorGraph) -> ScopePlan:
+def scope_plan(model: FactorGraph, packed: tuple | None = None) -> ScopePlan:
     """The :class:`ScopePlan` of ``model``'s structure (its tables are not used).
 
     Parameters
     ----------
     model : FactorGraph
+    packed : tuple or None, default None
+        The model's structure as the factor-graph sampler packs it
+        (``mrflib.inference.sampling.chains.pack(model)``), when the caller has it: a
+        learner that also samples packs the structure once for both. ``None``: packed
+        here.
 
     Returns
     -------
@@ -537,12 +543,8 @@ def scope_plan(model: FactorGraph) -> ScopePlan:
         For :func:`estimate` and :func:`factor_marginals` on models of this structure.
     """
     model = _check_model(model)
-    return _scope_plan(model, factor_gibbs.pack(model))
-
-
-def _scope_plan(model: FactorGraph, packed: tuple) -> ScopePlan:
-    """:func:`scope_plan` from ``packed``, the model's ``factor_gibbs.pack`` (a learner
-    that also samples packs the structure once for both)."""
+    if packed is None:
+        packed = factor_gibbs.pack(model)
     _, _, _, _, fptr, fvars, fstride, offsets = packed
     vf = model.variable_factors()
     targets = [k for k, s in enumerate(model.scopes) if s]
@@ -814,8 +816,10 @@ def smci_marginals(
         chains, burned = (len(x) if n_chains is None else n_chains), burn_in
     else:
         limit = check_positive(time_limit, "time_limit", allow_zero=True)
-        x, chains, burned = factor_gibbs._timed(model, n_samples, burn_in, 1, n_chains,
-                                                evidence, rng, 0.5 * limit, start)
+        x, chains, burned = factor_gibbs.timed_gibbs(model, n_samples, burn_in=burn_in,
+                                                     time_limit=0.5 * limit, rng=rng,
+                                                     n_chains=n_chains, evidence=evidence,
+                                                     start=start)
     cond = model.condition(evidence) if evidence else model
     if time_limit is not None and order >= 2:
         x, order = _rows_within(cond, x, chains, order,
