@@ -96,3 +96,48 @@ def test_read_layers_names_the_file(tmp_path):
     bad.write_text(text.replace('{ name = "harness"', '# { name = "harness"'))
     with pytest.raises(ValueError, match="one {name, why} per layer"):
         layers.read_layers(bad)
+
+
+#: The one kind of private name another module may use: a model class's constructor that
+#: skips the validation its caller has already done.
+_SHARED_PRIVATE = {"_from_checked"}
+
+
+def _private_uses(path: Path, modules: set[str]) -> list[str]:
+    """The private names (a leading underscore, not a dunder, not a module) that ``path``
+    takes from another module of mrflib: imported by name, or read as an attribute of an
+    imported module or class."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mrflib"):
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                aliases[a.asname or a.name] = full
+                if (a.name.startswith("_") and not a.name.startswith("__")
+                        and full not in modules):
+                    found.append(f"{path.name}:{node.lineno} imports {full}")
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname or a.name: a.name for a in node.names
+                            if a.name.startswith("mrflib")})
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and node.attr.startswith("_")
+                and not node.attr.startswith("__") and node.attr not in _SHARED_PRIVATE
+                and f"{aliases[node.value.id]}.{node.attr}" not in modules):
+            found.append(f"{path.name}:{node.lineno} reads {aliases[node.value.id]}."
+                         f"{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A helper that crosses modules has a documented name without a leading underscore
+    (CONTRIBUTING.md): a private module may be imported, a private name stays in its
+    module."""
+    package = ROOT / "mrflib"
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for p in package.rglob("*.py")}
+    uses = [u for p in sorted(package.rglob("*.py")) for u in _private_uses(p, modules)]
+    assert not uses, "private names used across modules:\n" + "\n".join(uses)
