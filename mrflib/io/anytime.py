@@ -645,9 +645,11 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
         if counts is not None:
             children.callback(counts.stop)
             # the counters alone first (no plan, no sampling): their answer is likelier
-            # and better than the sampling's, and the cores are theirs meanwhile
+            # and better than the sampling's, and the cores are theirs meanwhile; without
+            # the exact count, the junction tree is still planned for an exact answer
             until = time.perf_counter() + COUNT_FIRST_SHARE * (deadline - time.perf_counter())
-            if first_count(counts, cond, answers, args.out, until):
+            if (first_count(counts, cond, answers, args.out, until)
+                    and (cond is not None or counts.exact)):
                 _finish([cond] if cond else [], None, args, answers, say, deadline, cond,
                         cond_name, counts)
                 return

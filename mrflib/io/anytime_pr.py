@@ -36,7 +36,8 @@ each finishes some problems the other does not), so both run at the parent's pri
 the parent first waits idle for :data:`COUNT_FIRST_SHARE` of the time left
 (:func:`first_count`), leaving the two cores to them. When one answers in that time the
 parent neither plans the junction tree nor samples: it waits for the exact count and for
-the approximate counts' tighter runs until the deadline. Otherwise it plans and samples as
+the approximate counts' tighter runs until the deadline (without ``pyganak`` it still plans
+the junction tree, then the only way to an exact answer). Otherwise it plans and samples as
 on any model, three processes on two cores, and the sampling stops at the first approximate
 count. The looser tolerance runs first because it is the answer most likely in time (one
 round of ApproxMC against three at the default, a cell threshold of 45 against 73), and an
@@ -68,7 +69,7 @@ from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["start_exact_search", "estimate_pr", "ApproxCounts", "first_count",
-           "COUNT_TOLERANCES"]
+           "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
 
 #: Scheduling niceness of the conditioning search in its child, above the parent's (the
 #: model counters of a constraint model run at the parent's: see the module notes).
@@ -78,8 +79,10 @@ CONDITIONING_NICENESS = 10
 #: 0.7), then its default (a factor 1.8 with probability 0.8, three rounds).
 COUNT_TOLERANCES = ((1.5, 0.3), (approx_counting.EPSILON, approx_counting.DELTA))
 #: Share of the time left that the solver gives the counters of a constraint model alone
-#: (:func:`first_count`) before it plans and samples itself.
-COUNT_FIRST_SHARE = 0.5
+#: (:func:`first_count`) before it plans and samples itself: at half the time, the weighted
+#: mini-bucket bound of ``prob005.pddl`` and ``prob012.pddl`` (UAI 2014) came too late at a
+#: load of 4 on two cores, and the answer was the trivial one.
+COUNT_FIRST_SHARE = 0.25
 #: Seconds between two importance sampling answers (the last estimate is written at the end).
 ESTIMATE_SECONDS = 1.0
 LN10 = math.log(10.0)
@@ -159,7 +162,10 @@ def _conditioned_pr(model: FactorGraph, left: float
 def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a forked child
     # at the parent's priority: on a constraint model the count is the likeliest answer and
     # the sampling the poorest (see the module notes)
-    return model_counting.counted_log_partition(model) / math.log(10.0)
+    log_z = model_counting.counted_log_partition(model)
+    if log_z == -math.inf:  # the solver's proof of Z = 0, which it answers with a warning
+        raise ValueError("the model has Z = 0 (the formula has no model, by Ganak)")
+    return log_z / math.log(10.0)
 
 
 def _approx_counted(model: FactorGraph, seed: int, epsilon: float, delta: float
@@ -252,6 +258,12 @@ class ApproxCounts:
         -------
         bool
             Whether a run ended (its answer written, or its failure said).
+
+        Raises
+        ------
+        ValueError
+            When the run found no model: the proof that ``Z = 0``, which the solver
+            answers.
         """
         child = self.child
         if child is None or not child.done():
@@ -260,6 +272,9 @@ class ApproxCounts:
         child.stop()
         if kind == "error":
             self.say(f"approximate model counting failed: {res}")
+        elif res.log_partition == -math.inf:
+            raise ValueError("the model has Z = 0 (the formula has no model, by ApproxMC's "
+                             "SAT solver)")
         elif res.exact:
             self.exact = True
             answers.add(res.log_partition / LN10)
@@ -383,6 +398,9 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
             return False
         counts.poll(answers, args.out)
         return bool(counts.written or counts.exact)
+
+    if counted():  # an approximate count is in: no estimate of the sampling would beat it
+        return
 
     def write(res: Any) -> None:
         proposal = (f"{res.proposal} proposal" + (f", i-bound {res.ibound}"

@@ -6,8 +6,9 @@ A constraint model (every table one positive value where it is not zero) has
 form (:mod:`mrflib.inference.exact.model_counting`, whose encoding and scale this module
 reuses). Where the exact count is out of reach, ApproxMC (Chakraborty, Meel & Vardi,
 "Algorithmic improvements in approximate counting for probabilistic inference: from linear
-to logarithmic SAT calls", IJCAI 2016; the ``pyapproxmc`` bindings of version 4, an
-optional dependency: ``pip install "mrflib[counting]"``) estimates ``#F`` by hashing: ``m``
+to logarithmic SAT calls", IJCAI 2016; the ``pyapproxmc`` bindings of version 4.1, an
+optional dependency: ``pip install "mrflib[counting]"``; 4.3 and 4.4 miscount, see
+:func:`available`) estimates ``#F`` by hashing: ``m``
 random XOR constraints cut the models into ``2^m`` cells; a SAT solver counts the models of
 one cell up to a threshold that depends on ``ε``, the smallest ``m`` whose cell holds fewer
 than the threshold is found, and the median over rounds (more rounds for a smaller ``δ``)
@@ -17,7 +18,8 @@ of ``cells · 2^m`` is the estimate ``Ĉ``. Its guarantee (the paper's Theorem 1
 
 so ``log Z`` lies within ``log(1 + ε)`` of the estimate with probability at least ``1 - δ``
 (``|log10 error| <= 0.26`` at ``ε = 0.8``). A formula with fewer models than the threshold
-is counted exactly (no XOR is added; :attr:`ApproxCountResult.exact`). The counter
+is counted exactly (no XOR is added; :attr:`ApproxCountResult.exact` where the
+preprocessing freed no variable either). The counter
 minimizes the sampling set itself (its Arjun preprocessing finds variables that the others
 define); the sampling set handed to it is every Boolean some clause holds, and each
 Boolean no clause holds (a binary variable in no table with a zero) doubles the count
@@ -32,13 +34,14 @@ drawn from ``rng``: the same seed gives the same estimate.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrflib._support.forked import Forked
+from mrflib._support.forked import call_within
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import as_rng, check_real
 from mrflib.inference.exact._search_arguments import conditioned_model
@@ -51,23 +54,50 @@ __all__ = ["available", "ApproxCountResult", "approx_counted_log_partition", "EP
 EPSILON = 0.8
 #: The default probability with which that may fail (three rounds of ApproxMC 4).
 DELTA = 0.2
+#: The optional module, what needs it and the extra of mrflib that installs it.
+REQUIRES = ("pyapproxmc", "approximate model counting", "counting")
+#: A formula whose preprocessing frees ``x1`` (6 models): the check of :func:`_counter`.
+FREED = [[1, -2, -3], [-1, -2, -3]]
 #: Seeds of the counter are drawn below this (it takes an unsigned 32-bit seed).
 SEED_BOUND = 2**31 - 1
 
 
 def available() -> bool:
-    """Whether the approximate model counter (``pyapproxmc``) can be imported.
+    """Whether the approximate model counter (``pyapproxmc``) imports and counts a formula
+    whose preprocessing frees a variable right (:func:`_counter`): without it
+    :func:`approx_counted_log_partition` raises ``ImportError``, and the solver
+    (:class:`mrflib.io.anytime_pr.ApproxCounts`) starts no count.
 
     Returns
     -------
     bool
-        ``True`` when :func:`approx_counted_log_partition` can run.
+        ``True`` when it can count.
     """
     try:
-        optional_import("pyapproxmc", "approximate model counting", "counting")
+        _counter()
     except ImportError:
         return False
     return True
+
+
+@functools.cache
+def _counter() -> Any:
+    """The ``pyapproxmc`` module, once it has counted :data:`FREED` right.
+
+    Versions 4.3 and 4.4 of ``pyapproxmc`` drop from the count each variable of the
+    sampling set that their preprocessing (Arjun) leaves in no clause: on
+    ``(x1 ∨ ¬x2 ∨ ¬x3) ∧ (¬x1 ∨ ¬x2 ∨ ¬x3)``, whose resolvent ``¬x2 ∨ ¬x3`` frees ``x1``, they
+    count 3 models of 6, half the count for each variable so freed; 4.1 counts 6.
+    """
+    amc = optional_import(*REQUIRES)
+    counter = amc.Counter(verbosity=0, seed=1)
+    counter.add_clauses(FREED)
+    cells, hashes = counter.count([1, 2, 3])
+    if cells * 2**hashes != 6:
+        raise ImportError(f"approximate model counting needs pyapproxmc below 4.3: the "
+                          f"installed one counts {cells * 2**hashes} models of 6 where its "
+                          f'preprocessing frees a variable: pip install "mrflib[counting]"')
+    return amc
 
 
 @dataclass(frozen=True)
@@ -87,7 +117,9 @@ class ApproxCountResult:
     delta : float
         The probability with which the bounds may fail.
     exact : bool
-        Whether the count is exact (fewer models than the counter's threshold, or none).
+        Whether the count is known to be exact: no model, or ``hashes`` 0 (fewer models
+        than the counter's threshold, and no variable freed by its preprocessing, which
+        the counter reports as hashes too).
     seconds : float
         Wall time of the call.
     details : dict
@@ -109,7 +141,7 @@ class ApproxCountResult:
 def _cells(clauses: list[list[int]], sampling_set: list[int], seed: int, epsilon: float,
            delta: float) -> tuple[int, int]:
     """ApproxMC's ``(cells, hashes)`` for the formula over ``sampling_set``."""
-    amc = optional_import("pyapproxmc", "approximate model counting", "counting")
+    amc = _counter()
     counter = amc.Counter(verbosity=0, seed=seed, epsilon=epsilon, delta=delta)
     counter.add_clauses(clauses)
     cells, hashes = counter.count(sampling_set)
@@ -150,8 +182,9 @@ def approx_counted_log_partition(model: Any, *, rng: Any,
         The probability, in ``(0, 1)``, with which the tolerance may be missed; a smaller
         one takes more rounds.
     time_limit : float or None, default None
-        Seconds the count may take (``None``: no limit); past them the counter, which runs
-        in a forked child, is killed.
+        Seconds the count may take (``None``: no limit). The counter cannot be interrupted:
+        under a limit it runs in a forked child, killed when the limit is reached, and the
+        call raises ``TimeoutError``.
 
     Returns
     -------
@@ -164,7 +197,8 @@ def approx_counted_log_partition(model: Any, *, rng: Any,
         When the model is not a constraint model, ``epsilon``, ``delta``, ``rng`` or
         ``time_limit`` is out of its range, or the formula would not fit in memory.
     ImportError
-        When ``pyapproxmc`` is not installed (``pip install "mrflib[counting]"``).
+        When ``pyapproxmc`` is not installed (``pip install "mrflib[counting]"``), or
+        miscounts (versions 4.3 and 4.4: :func:`available`).
     TimeoutError
         When the count does not finish within ``time_limit``.
     """
@@ -177,7 +211,7 @@ def approx_counted_log_partition(model: Any, *, rng: Any,
         raise ValueError("model must be a constraint model (every table one positive value "
                          "where it is not zero) for approximate model counting; use "
                          "approx.log_partition")
-    optional_import("pyapproxmc", "approximate model counting", "counting")
+    _counter()
     n_bool, clauses = cnf_clauses(model)
     sampling_set = sorted({abs(lit) for c in clauses for lit in c})
     free = n_bool - len(sampling_set)
@@ -189,18 +223,8 @@ def approx_counted_log_partition(model: Any, *, rng: Any,
     elif time_limit is None:
         cells, hashes = _cells(clauses, sampling_set, seed, epsilon, delta)
     else:
-        child = Forked(_cells, (clauses, sampling_set, seed, epsilon, delta))
-        try:
-            got = child.result(wait=max(deadline - time.perf_counter(), 0.0))
-        finally:
-            child.stop()
-        if got is None:
-            raise TimeoutError(f"the approximate model count did not finish within "
-                               f"{time_limit:g} s")
-        kind, value = got
-        if kind == "error":
-            raise RuntimeError(f"the approximate model counter failed: {value}")
-        cells, hashes = value
+        cells, hashes = call_within(_cells, (clauses, sampling_set, seed, epsilon, delta),
+                                    time_limit, "the approximate model count", deadline)
     details.update(cells=cells, hashes=hashes)
     exact = hashes == 0
     if cells == 0:
