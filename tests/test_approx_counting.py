@@ -240,3 +240,29 @@ def test_the_counts_start_one_run_at_a_time_and_stop(tmp_path):
 def test_the_first_count_wait_takes_only_the_counts():
     with pytest.raises(TypeError, match="counts must be a ApproxCounts"):
         anytime_pr.first_count(None, None, None, "a.PR", time.perf_counter())
+
+
+def _fails(reason: str) -> float:
+    raise ValueError(reason)
+
+
+@needs_counter
+@pytest.mark.parametrize("reason, answers", [
+    ("the model count needs 40 GiB, and 8 are free", False),
+    ("the model has Z = 0 (the formula has no model, by Ganak)", True)])
+def test_a_failed_exact_count_does_not_end_the_wait_a_proof_does(tmp_path, reason, answers):
+    """The counters-first wait ends at the exact count's answer or its proof that Z = 0,
+    not at its failure (then the approximate count's answer ends it)."""
+    from mrflib._support.forked import Forked
+
+    model = sparse_constraints(1, 14, 2)
+    cond = Forked(_fails, (reason,))
+    counts = anytime_pr.ApproxCounts(model, lambda line: None, time.perf_counter() + 60.0, 0)
+    try:
+        cond.result(wait=30.0)  # ended
+        got = anytime_pr.first_count(counts, cond, anytime.AnswerFile(
+            tmp_path / "a.PR", "PR", model), "a.PR", time.perf_counter() + 30.0)
+        assert got and counts.written == (0 if answers else 1)
+    finally:
+        cond.stop()
+        counts.stop()

@@ -66,6 +66,7 @@ from mrflib.inference.approx import approx_counting
 from mrflib.inference.approx.importance import importance_estimates
 from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
+from mrflib.io.anytime_mpe import proves_zero
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["start_exact_search", "estimate_pr", "ApproxCounts", "first_count",
@@ -334,12 +335,20 @@ def first_count(counts: ApproxCounts, cond: Forked | None, answers: Any, out: An
     """
     check_instance(counts, ApproxCounts, "counts")
     while True:
-        if counts.written or counts.exact or (cond is not None and cond.done()):
+        ended = cond is not None and cond.done()
+        if counts.written or counts.exact or (ended and _answers(cond)):
             return True
-        waiting = [c for c in (counts.child, cond) if c is not None]
+        waiting = [c for c in (counts.child, None if ended else cond) if c is not None]
         if not waiting or first_done(waiting, until) is None:
             return False
         counts.poll(answers, out)
+
+
+def _answers(cond: Forked) -> bool:
+    """Whether the ended exact count ``cond`` answers: its ``log10 Z``, or its proof that
+    ``Z = 0`` (a failure for time or memory is no answer: the solver goes on without it)."""
+    kind, value = cond.result()
+    return kind == "ok" or proves_zero(value)
 
 
 def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str], object],
