@@ -47,6 +47,32 @@ def zeroed_model(seed: int, most_evidence: int = 1) -> FactorGraph:
     return model
 
 
+def constraint_model(model: FactorGraph, rng: np.random.Generator) -> FactorGraph:
+    """``model`` with every table's finite entries replaced by one random constant: a
+    constraint model, whose ``Z`` is a scaled model count."""
+    tables = []
+    for t in model.log_tables:
+        t = np.array(t, dtype=float)
+        t[np.isfinite(t)] = rng.normal()
+        tables.append(t)
+    return FactorGraph(model.cardinalities, model.scopes, tables)
+
+
+def formula(n: int = 14, seed: int = 0, zero: float = -np.inf, graded: bool = False
+             ) -> FactorGraph:
+    """A random 3-SAT formula of ``2n`` clauses, each a factor with one row of log-weight
+    ``zero`` (``-inf``: a zero); ``graded``: the other rows random, not all one."""
+    rng = np.random.default_rng(seed)
+    scopes, tables = [], []
+    for _ in range(2 * n):
+        scope = tuple(rng.choice(n, size=3, replace=False).tolist())
+        t = rng.normal(size=(2, 2, 2)) if graded else np.zeros((2, 2, 2))
+        t[tuple(rng.integers(0, 2, 3).tolist())] = zero
+        scopes.append(scope)
+        tables.append(t)
+    return FactorGraph(np.full(n, 2), scopes, tables)
+
+
 def colouring(rows: int, cols: int, seed: int, q: int = 3) -> FactorGraph:
     """A grid whose neighbours must differ (zeros), with random soft unary and pairwise
     weights: many states of positive weight, and few decodings of marginals among them."""

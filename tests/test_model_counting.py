@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _random_factor_graphs import constraint_model as _constraint
 from _random_factor_graphs import zeroed_model
 
 from mrflib import FactorGraph
@@ -20,16 +21,6 @@ pytest.importorskip("pyganak")
 
 def _same(got: float, want: float) -> bool:
     return (got == want == -math.inf) or math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12)
-
-
-def _constraint(model: FactorGraph, rng: np.random.Generator) -> FactorGraph:
-    """``model`` with every table's finite entries replaced by one random constant."""
-    tables = []
-    for t in model.log_tables:
-        t = np.array(t, dtype=float)
-        t[np.isfinite(t)] = rng.normal()
-        tables.append(t)
-    return FactorGraph(model.cardinalities, model.scopes, tables)
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -39,7 +39,7 @@ from typing import Any
 
 from mrflib._support.threads import serial_only
 
-__all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done",
+__all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done", "call_within",
            "signal_behind"]
 
 #: Longest single wait on a pipe, in seconds: a longer wait is cut into such steps, so a
@@ -179,6 +179,52 @@ class Forked:
         self.proc.join()
         self.conn.close()
         _LIVE.discard(self)
+
+
+def call_within(fn: Callable[..., Any], args: tuple, limit: float, what: str,
+                deadline: float | None = None) -> Any:
+    """``fn(*args)`` computed in a :class:`Forked` child that is killed at the deadline.
+
+    Parameters
+    ----------
+    fn : callable
+        The call; its value must pickle.
+    args : tuple
+        Its arguments.
+    limit : float
+        The seconds allowed, for the message of the timeout.
+    what : str
+        What the call computes, starting both messages (``"the model count"``).
+    deadline : float or None, default None
+        The :func:`time.perf_counter` time by which it must end (``None``: ``limit``
+        seconds from now).
+
+    Returns
+    -------
+    object
+        The call's value.
+
+    Raises
+    ------
+    TimeoutError
+        ``"<what> did not finish within <limit> s"`` when the child has not answered by the
+        deadline.
+    RuntimeError
+        ``"<what> failed: <reason>"`` when the call raised in the child.
+    """
+    if deadline is None:
+        deadline = time.perf_counter() + limit
+    child = Forked(fn, args)
+    try:
+        got = child.result(wait=max(deadline - time.perf_counter(), 0.0))
+    finally:
+        child.stop()
+    if got is None:
+        raise TimeoutError(f"{what} did not finish within {limit:g} s")
+    kind, value = got
+    if kind == "error":
+        raise RuntimeError(f"{what} failed: {value}")
+    return value
 
 
 def first_done(children: Sequence[Forked], until: float) -> Forked | None:

@@ -13,7 +13,7 @@ import importlib
 import warnings
 from types import ModuleType
 
-__all__ = ["DISTRIBUTIONS", "optional_import"]
+__all__ = ["DISTRIBUTIONS", "optional_import", "importable"]
 
 #: The pip distribution of each optional top-level module.
 DISTRIBUTIONS = {
@@ -56,3 +56,24 @@ def optional_import(name: str, purpose: str, extra: str) -> ModuleType:
         dist = DISTRIBUTIONS.get(top, top)
         raise ImportError(f"{purpose} needs {dist}, which is not installed (or does not "
                           f'import): pip install "mrflib[{extra}]"') from err
+
+
+def importable(name: str, purpose: str, extra: str) -> bool:
+    """Whether :func:`optional_import` of ``name`` succeeds: what an optional part answers
+    when asked whether it can run.
+
+    Parameters
+    ----------
+    name, purpose, extra : str
+        As :func:`optional_import` takes them.
+
+    Returns
+    -------
+    bool
+        ``True`` when the module imports.
+    """
+    try:
+        optional_import(name, purpose, extra)
+    except ImportError:
+        return False
+    return True

@@ -24,7 +24,11 @@ The UAI competitions let a solver write improving answers one after another, eac
    ``pyganak`` is installed, otherwise the conditioning search of
    :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates
    the zeros, splits and caches components; either finishes exactly by the deadline or is
-   stopped; :mod:`mrflib.io.anytime_pr`), and meanwhile writes approximate answers of
+   stopped; on a constraint model also the approximate model counter of
+   :func:`mrflib.inference.approx.approx_counting.approx_counted_log_partition` when
+   ``pyapproxmc`` is installed, whose estimates, with their guarantee, replace the
+   sampling's as they come; :mod:`mrflib.io.anytime_pr`), and meanwhile writes approximate
+   answers of
    ``args.method``: for ``PR`` by
    default (``"importance"``) importance sampling estimates of ``log Z`` with the weighted
    mini-bucket proposal (:func:`mrflib.inference.approx.importance.importance_estimates`,
@@ -110,7 +114,13 @@ from mrflib.io.anytime_mpe import (
     proves_zero,
     stop_optimal,
 )
-from mrflib.io.anytime_pr import estimate_pr, start_exact_search
+from mrflib.io.anytime_pr import (
+    COUNT_FIRST_SHARE,
+    ApproxCounts,
+    estimate_pr,
+    first_count,
+    start_exact_search,
+)
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["AnswerFile", "Approximate", "solve_anytime", "approximate_answer",
@@ -631,6 +641,20 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
                            if sampled_pr else (None, ""))
         if cond is not None:
             children.callback(cond.stop)
+        # and estimated by the approximate counter beside it (anytime_pr.ApproxCounts)
+        counts = (ApproxCounts(model, say, deadline, args.seed)
+                  if sampled_pr and ApproxCounts.wanted(model) else None)
+        if counts is not None:
+            children.callback(counts.stop)
+            # the counters alone first (no plan, no sampling): their answer is likelier
+            # and better than the sampling's, and the cores are theirs meanwhile; without
+            # the exact count, the junction tree is still planned for an exact answer
+            until = time.perf_counter() + COUNT_FIRST_SHARE * (deadline - time.perf_counter())
+            if (first_count(counts, cond, answers, args.out, until)
+                    and (cond is not None or counts.exact)):
+                _finish([cond] if cond else [], None, args, answers, say, deadline, cond,
+                        cond_name, counts)
+                return
         order, est = _plan(model, say, barren=args.task == "PR",
                            mini_bucket=(args.task != "PR" or args.method == "wmb")
                            and not reduced_mpe)
@@ -658,9 +682,9 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
                 if cond is not None:
                     children.callback(cond.stop)
             estimate_pr(model, args, answers, say, deadline, trivial_answer(model, "PR"),
-                        child, cond)
+                        child, cond, counts)
             _finish([c for c in (child, cond) if c], child, args, answers, say, deadline,
-                    cond, cond_name)
+                    cond, cond_name, counts)
         elif args.method == "wmb":
             if args.task == "MPE":
                 if approximate_mpe(model, answers, say, deadline, child, order, args.seed):
@@ -686,17 +710,25 @@ def _method_answer(model: FactorGraph, task: str, method: str, left: float, seed
 
 
 def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: AnswerFile,
-            say: Any, deadline: float, cond: Forked | None = None, cond_name: str = ""
-            ) -> None:
+            say: Any, deadline: float, cond: Forked | None = None, cond_name: str = "",
+            counts: ApproxCounts | None = None) -> None:
     """Write the answers of the ``pending`` children (the exact ``child``, the search over
-    the zeros ``cond``, named ``cond_name``, an approximate method's) as they come, until
-    the deadline or an exact
+    the zeros ``cond``, named ``cond_name``, an approximate method's, the approximate model
+    counts' runs ``counts`` one after another) as they come, until the deadline or an exact
     answer, which ends the wait (an approximate answer after it would count instead of
     it)."""
-    while pending:
-        done = first_done(pending, deadline)
+    if counts is not None and counts.exact:
+        return
+    while pending or (counts is not None and counts.child is not None):
+        done = first_done(pending + ([counts.child] if counts and counts.child else []),
+                          deadline)
         if done is None:
             break
+        if counts is not None and done is counts.child:
+            counts.poll(answers, args.out)
+            if counts.exact:
+                return
+            continue
         pending.remove(done)
         kind, value = done.result()
         if kind == "error":
@@ -711,9 +743,13 @@ def _finish(pending: list[Forked], child: Forked | None, args: Any, answers: Ans
             stop_optimal(answers, say)
             return
         answers.offer(value.value, value.how, say)
+    if counts is not None and counts.child is not None:
+        pending.append(counts.child)
     for still in pending:
+        counting = counts is not None and still is counts.child
         say(("exact inference" if still is child else cond_name if still is cond
-             else f"{args.method}") + " did not finish in time; stopped")
+             else "approximate model counting" if counting else f"{args.method}")
+            + " did not finish in time; stopped")
 
 
 def _approximate(model: FactorGraph, args: Any, answers: AnswerFile, say: Any,

@@ -1,6 +1,7 @@
 """The ``PR`` answers of ``python -m mrflib solve --time-limit SECONDS``
 (:mod:`mrflib.io.anytime`): importance sampling estimates of ``log Z`` while an exact search
-over the model's zeros runs beside the junction tree.
+over the model's zeros runs beside the junction tree, and on a constraint model the
+estimates of an approximate model counter.
 
 A model whose tables hold zeros may have an exact answer where the junction tree is out of
 reach: the zeros cut the states that count. :func:`start_exact_search` starts the search
@@ -10,11 +11,42 @@ encodings) the exact model counter of
 :func:`mrflib.inference.exact.model_counting.counted_log_partition` when ``pyganak`` is
 installed, otherwise the conditioning search of
 :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates the
-zeros, splits and caches components. Either runs at a lower priority
-(:data:`CONDITIONING_NICENESS`), finishes exactly by the deadline or is stopped.
-Meanwhile :func:`estimate_pr` writes the estimates of importance sampling with the
+zeros, splits and caches components. Either finishes exactly by the deadline or is
+stopped. Meanwhile :func:`estimate_pr` writes the estimates of importance sampling with the
 weighted mini-bucket proposal, or its certified upper bound before any sample of positive
-weight. These two are what the solver calls.
+weight.
+
+On a constraint model, :class:`ApproxCounts` also runs the approximate model counter of
+:func:`mrflib.inference.approx.approx_counting.approx_counted_log_partition` (ApproxMC,
+when ``pyapproxmc`` is installed) in a forked child of its own, once per tolerance of
+:data:`COUNT_TOLERANCES`, loosest first, and writes each estimate as the answer when it
+comes, with its guarantee (``log10 Z`` within ``log10(1 + ε)`` with probability
+``1 - δ``); the importance sampling stops at the first one. It beats importance sampling
+there: the states of positive weight of a SAT encoding are a vanishing share of all
+states, so the weighted mini-bucket proposal draws none in the time (the UAI 2014
+``log-*``, ``logistics.*``, ``r*`` and ``2bit*`` problems: every weight zero, the answer its
+certified bound, tens to hundreds of ``log10`` units above ``log Z``), while the hashes
+find the models without sampling the states at all. The exact count, when it finishes,
+still wins: its answer is written last and ends the wait.
+
+Scheduling on two cores. On a constraint model the two counters are the likely answers
+(measured alone here, Ganak counts ``logistics.a`` in 3.5 s and ``log-2`` in 10 s, ApproxMC
+the ISCAS circuits in under half a second and ``log-2`` in 4 s at its looser tolerance;
+each finishes some problems the other does not), so both run at the parent's priority, and
+the parent first waits idle for :data:`COUNT_FIRST_SHARE` of the time left
+(:func:`first_count`), leaving the two cores to them. When one answers in that time the
+parent neither plans the junction tree nor samples: it waits for the exact count and for
+the approximate counts' tighter runs until the deadline (without ``pyganak`` it still plans
+the junction tree, then the only way to an exact answer). Otherwise it plans and samples as
+on any model, three processes on two cores, and the sampling stops at the first approximate
+count. The looser tolerance runs first because it is the answer most likely in time (one
+round of ApproxMC against three at the default, a cell threshold of 45 against 73), and an
+estimate within a factor 2.5 is at most 0.4 ``log10`` units off: two points of the UAI
+score at worst on the UAI 2014 SAT encodings, whose trivial answers are 20 to 400 units
+off; the default tolerance follows with the stronger guarantee. The conditioning
+search, whose model is not a constraint model and so has no counter beside it, runs at a
+lower priority (:data:`CONDITIONING_NICENESS`), taking the processor time the sampling
+leaves. These functions and the class are what the solver calls.
 """
 
 from __future__ import annotations
@@ -28,20 +60,33 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.forked import Forked, deferred
+from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance
+from mrflib.inference.approx import approx_counting
 from mrflib.inference.approx.importance import importance_estimates
 from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
+from mrflib.io.anytime_mpe import proves_zero
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["start_exact_search", "estimate_pr"]
+__all__ = ["start_exact_search", "estimate_pr", "ApproxCounts", "first_count",
+           "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
 
-#: Scheduling niceness of the exact searches over the zeros (``PR``: conditioning, model
-#: counting) in their children, above the parent's.
+#: Scheduling niceness of the conditioning search in its child, above the parent's (the
+#: model counters of a constraint model run at the parent's: see the module notes).
 CONDITIONING_NICENESS = 10
+#: The ``(epsilon, delta)`` of the approximate counts of a constraint model, run one after
+#: another while time remains: one round of ApproxMC first (a factor 2.5 with probability
+#: 0.7), then its default (a factor 1.8 with probability 0.8, three rounds).
+COUNT_TOLERANCES = ((1.5, 0.3), (approx_counting.EPSILON, approx_counting.DELTA))
+#: Share of the time left that the solver gives the counters of a constraint model alone
+#: (:func:`first_count`) before it plans and samples itself: at half the time, the weighted
+#: mini-bucket bound of ``prob005.pddl`` and ``prob012.pddl`` (UAI 2014) came too late at a
+#: load of 4 on two cores, and the answer was the trivial one.
+COUNT_FIRST_SHARE = 0.25
 #: Seconds between two importance sampling answers (the last estimate is written at the end).
 ESTIMATE_SECONDS = 1.0
+LN10 = math.log(10.0)
 
 #: What the exact searches over the zeros say when they start, by the name of each.
 _STARTED = {"model counting": "exact inference by model counting (Ganak)",
@@ -65,9 +110,9 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
                        conditioning: bool = True) -> tuple[Forked | None, str]:
     """Start the exact search over the zeros of ``model`` that suits it in a forked child.
 
-    The model count where it answers the model (:func:`_counts`), else the conditioning
-    search; either runs until the deadline at a lower priority
-    (:data:`CONDITIONING_NICENESS`), and its start is said with the child's process id.
+    The model count where it answers the model (:func:`_counts`), at the parent's
+    priority, else the conditioning search, at a lower one (:data:`CONDITIONING_NICENESS`);
+    either runs until the deadline, and its start is said with the child's process id.
 
     Parameters
     ----------
@@ -116,23 +161,207 @@ def _conditioned_pr(model: FactorGraph, left: float
 
 
 def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a forked child
-    # the count finishes only on some models and the parent's estimates answer all of them:
-    # on a busy machine the count takes only the processor time left over, so that the
-    # parent's proposal and its certified bound still come within the limit
-    with contextlib.suppress(OSError):
-        os.nice(CONDITIONING_NICENESS)
-    return model_counting.counted_log_partition(model) / math.log(10.0)
+    # at the parent's priority: on a constraint model the count is the likeliest answer and
+    # the sampling the poorest (see the module notes)
+    log_z = model_counting.counted_log_partition(model)
+    if log_z == -math.inf:  # the solver's proof of Z = 0, which it answers with a warning
+        raise ValueError("the model has Z = 0 (the formula has no model, by Ganak)")
+    return log_z / math.log(10.0)
+
+
+def _approx_counted(model: FactorGraph, seed: int, epsilon: float, delta: float
+                    ) -> approx_counting.ApproxCountResult:  # pragma: no cover - in a child
+    return approx_counting.approx_counted_log_partition(model, rng=seed, epsilon=epsilon,
+                                                        delta=delta)
+
+
+class ApproxCounts:
+    """The approximate model counts of a constraint model, one forked child at a time, one
+    per tolerance of :data:`COUNT_TOLERANCES` (see the module notes).
+
+    The first run starts at once. :meth:`poll` writes the answer of a run that has ended
+    and starts the next while time remains; the solver calls it from the sampling loop
+    (:func:`estimate_pr`) and when it waits on its children.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied: a constraint model with a zero
+        (:func:`wanted`).
+    say : callable
+        Takes each line the solver writes to stderr.
+    deadline : float
+        The :func:`time.perf_counter` time by which the counts end.
+    seed : int
+        Seeds the generator that draws each run's seed.
+
+    Attributes
+    ----------
+    child : mrflib._support.forked.Forked or None
+        The run under way (``None`` once none is left or the time is out).
+    written : int
+        Estimates written so far.
+    exact : bool
+        Whether a run counted exactly (fewer models than its threshold): its answer is then
+        ``log10 Z`` itself.
+    """
+
+    def __init__(self, model: FactorGraph, say: Callable[[str], object], deadline: float,
+                 seed: int) -> None:
+        check_instance(model, FactorGraph, "model")
+        self.model, self.say, self.deadline = model, say, deadline
+        self.rng = np.random.default_rng(seed)
+        self.steps = list(COUNT_TOLERANCES)
+        self.child: Forked | None = None
+        self.written, self.exact = 0, False
+        self._start()
+
+    @staticmethod
+    def wanted(model: FactorGraph) -> bool:
+        """Whether the counts answer ``model``: a constraint model with a zero in some
+        table, and ``pyapproxmc`` installed.
+
+        Parameters
+        ----------
+        model : FactorGraph
+            The model, evidence applied.
+
+        Returns
+        -------
+        bool
+            ``True`` when an :class:`ApproxCounts` of it is worth starting.
+        """
+        return (_has_zeros(model) and model_counting.constraint_scale(model) is not None
+                and approx_counting.available())
+
+    def _start(self) -> None:
+        self.child = None
+        if not self.steps or self.deadline - time.perf_counter() <= 0:
+            return
+        self.tolerance = self.steps.pop(0)
+        seed = int(self.rng.integers(approx_counting.SEED_BOUND))
+        with deferred():
+            self.child = Forked(_approx_counted, (self.model, seed, *self.tolerance))
+            self.say(f"approximate model counting (ApproxMC, epsilon {self.tolerance[0]:g}, "
+                     f"delta {self.tolerance[1]:g}) started in process {self.child.pid}")
+
+    def poll(self, answers: Any, out: Any) -> bool:
+        """Write the answer of the run under way if it has ended, and start the next.
+
+        Parameters
+        ----------
+        answers : mrflib.io.anytime.AnswerFile
+            The solver's answer file.
+        out : path
+            Its name, for the line on stderr.
+
+        Returns
+        -------
+        bool
+            Whether a run ended (its answer written, or its failure said).
+
+        Raises
+        ------
+        ValueError
+            When the run found no model: the proof that ``Z = 0``, which the solver
+            answers.
+        """
+        child = self.child
+        if child is None or not child.done():
+            return False
+        kind, res = child.result()
+        child.stop()
+        if kind == "error":
+            self.say(f"approximate model counting failed: {res}")
+        elif res.log_partition == -math.inf:
+            raise ValueError("the model has Z = 0 (the formula has no model, by ApproxMC's "
+                             "SAT solver)")
+        elif res.exact:
+            self.exact = True
+            answers.add(res.log_partition / LN10)
+            self.say(f"answer {len(answers.values)}: exact (model counting, ApproxMC: fewer "
+                     f"models than its threshold); wrote {out}")
+        else:
+            self.written += 1
+            answers.add(res.log_partition / LN10)
+            d = res.details
+            self.say(f"answer {len(answers.values)}: approximate model counting (ApproxMC, "
+                     f"epsilon {res.epsilon:g}, delta {res.delta:g}, {d['cells']} * "
+                     f"2^{d['hashes'] + d['free']} models of the formula): log10 Z = "
+                     f"{res.log_partition / LN10:.6g}; log10 Z in [{res.lower / LN10:.6g}, "
+                     f"{res.upper / LN10:.6g}] with probability {1.0 - res.delta:g}; "
+                     f"wrote {out}")
+        if not self.exact:
+            self._start()
+        return True
+
+    def stop(self) -> None:
+        """Kill the run under way, if any, and start no other.
+
+        Returns
+        -------
+        None
+        """
+        self.steps = []
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
+
+
+def first_count(counts: ApproxCounts, cond: Forked | None, answers: Any, out: Any,
+                until: float) -> bool:
+    """Wait for the first answer of the approximate counts ``counts`` or of the exact count
+    ``cond`` until :func:`time.perf_counter` reaches ``until``, the parent idle meanwhile so
+    that the two counters have the processors (see the module notes).
+
+    Parameters
+    ----------
+    counts : ApproxCounts
+        The approximate counts; their answers are written as they come.
+    cond : mrflib._support.forked.Forked or None
+        The exact count (:func:`start_exact_search`), left for the caller to write.
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answer file.
+    out : path
+        Its name, for the lines on stderr.
+    until : float
+        The :func:`time.perf_counter` time the wait ends.
+
+    Returns
+    -------
+    bool
+        Whether a count has answered: an approximate count written (or an exact one), or
+        the exact count ``cond`` ended (its answer not yet taken).
+    """
+    check_instance(counts, ApproxCounts, "counts")
+    while True:
+        ended = cond is not None and cond.done()
+        if counts.written or counts.exact or (ended and _answers(cond)):
+            return True
+        waiting = [c for c in (counts.child, None if ended else cond) if c is not None]
+        if not waiting or first_done(waiting, until) is None:
+            return False
+        counts.poll(answers, out)
+
+
+def _answers(cond: Forked) -> bool:
+    """Whether the ended exact count ``cond`` answers: its ``log10 Z``, or its proof that
+    ``Z = 0`` (a failure for time or memory is no answer: the solver goes on without it)."""
+    kind, value = cond.result()
+    return kind == "ok" or proves_zero(value)
 
 
 def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str], object],
                 deadline: float, trivial: float, child: Forked | None,
-                cond: Forked | None = None) -> None:
+                cond: Forked | None = None, counts: ApproxCounts | None = None) -> None:
     """``PR`` answers of importance sampling with the weighted mini-bucket proposal
     (:func:`mrflib.inference.approx.importance.importance_estimates`, ``rng=args.seed``).
 
     The estimate of the latest batch, with its bounds on stderr, is written at most every
     :data:`ESTIMATE_SECONDS` and when the sampling ends (the deadline, or the exact child's
-    answer, or the search over the zeros ``cond``). Before any sample of positive weight
+    answer, or the search over the zeros ``cond``, or the first answer of the approximate
+    model counts ``counts``, which beats every later estimate of the sampling: the pending
+    one is then dropped). Before any sample of positive weight
     the proposal's certified upper bound is written where it is below ``trivial`` (also a
     certified bound: the mini-buckets' bound on the model after evidence and pruning can
     be the looser of the two).
@@ -157,6 +386,9 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
     cond : mrflib._support.forked.Forked or None
         The exact search over the zeros (:func:`start_exact_search`), whose answer ends
         the sampling too.
+    counts : ApproxCounts or None
+        The approximate model counts of a constraint model, polled after each batch (their
+        answers are written as they come).
 
     Raises
     ------
@@ -169,6 +401,15 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
         return
     ln10 = math.log(10.0)
     bound_written, last_write, pending = False, -math.inf, None
+
+    def counted() -> bool:
+        if counts is None:
+            return False
+        counts.poll(answers, args.out)
+        return bool(counts.written or counts.exact)
+
+    if counted():  # an approximate count is in: no estimate of the sampling would beat it
+        return
 
     def write(res: Any) -> None:
         proposal = (f"{res.proposal} proposal" + (f", i-bound {res.ibound}"
@@ -183,6 +424,9 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
 
     # the proposal orders the model left after barren pruning itself: not ``order``
     for res in importance_estimates(model, rng=args.seed, time_limit=left):
+        if counted():
+            pending = None
+            break
         if not res.log_upper_bound > -math.inf:
             raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
                              "-inf)")

@@ -35,14 +35,13 @@ The counter cannot be interrupted; with ``time_limit`` it runs in a forked child
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from mrflib._support.forked import Forked
-from mrflib._support.optional import optional_import
+from mrflib._support.forked import call_within
+from mrflib._support.optional import importable, optional_import
 from mrflib._support.validation import require_memory
 from mrflib.inference.exact._search_arguments import conditioned_model
 from mrflib.models.factor_graph import as_factor_graph
@@ -62,11 +61,7 @@ def available() -> bool:
     bool
         ``True`` when :func:`counted_log_partition` can run.
     """
-    try:
-        optional_import("pyganak", "exact model counting", "counting")
-    except ImportError:
-        return False
-    return True
+    return importable("pyganak", "exact model counting", "counting")
 
 
 def constraint_scale(model: Any) -> float | None:
@@ -216,15 +211,6 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     if time_limit is None:
         count = _count(n_bool, clauses)
     else:
-        child = Forked(_count, (n_bool, clauses))
-        try:
-            got = child.result(wait=max(deadline - time.perf_counter(), 0.0))
-        finally:
-            child.stop()
-        if got is None:
-            raise TimeoutError(f"the model count did not finish within {time_limit:g} s")
-        kind, value = got
-        if kind == "error":
-            raise RuntimeError(f"the model counter failed: {value}")
-        count = int(value)
+        count = int(call_within(_count, (n_bool, clauses), time_limit, "the model count",
+                                deadline))
     return scale + math.log(count) if count > 0 else -math.inf
