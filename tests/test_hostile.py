@@ -1020,6 +1020,7 @@ EXEMPT = {
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "inference.approx.available": "takes no arguments: tests/test_approx.py",
     "inference.exact.model_counting.available": "takes no arguments: tests/test_model_counting.py",
+    "inference.approx.map_toulbar2.available": "takes no arguments: tests/test_map_toulbar2.py",
     "inference.approx.max_mini_bucket.bound_meets": "two floats compared: tests/test_map_front.py",
     "inference.approx.map_reduction.exact_parts": "takes a MapReduction: another object and a "
                                                   "Z = 0 one in tests/test_map_reduction.py",

@@ -58,6 +58,14 @@ The UAI competitions let a solver write improving answers one after another, eac
    otherwise. The waits on the children are bounded steps of a pipe poll, so a limit of any
    size (``1e300`` s) is a deadline far away, never an overflow.
 
+For ``MPE`` (method ``"wmb"``) where ``pytoulbar2`` is installed, toulbar2's branch and
+bound (:mod:`mrflib.inference.approx.map_toulbar2`) runs from the start in a forked child
+of its own beside all of the above (:func:`mrflib.io.anytime_mpe.start_toulbar2`; it is
+single-threaded, the solver's own steps take the other core): each state it prints is
+offered as an answer when read (between the solver's steps and at each look at the exact
+child; when the steps end first, until the deadline), its bound when it ends, and its
+proof of optimality stops the solver. Without ``pytoulbar2`` nothing changes.
+
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
 moment leaves the answers written so far, complete. Each answer's method goes to stderr
 (for ``MPE`` with its log-weight and the lowest upper bound on the MAP log-weight known:
@@ -591,6 +599,8 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
         if stop_optimal(answers, say):
             return
         _improve(model, args, answers, say, deadline, solve, beside)
+        if beside is not None:
+            beside.poll()  # the states toulbar2 printed since the last look
     except ValueError as err:
         if not proves_zero(str(err)):
             raise

@@ -14,8 +14,11 @@ left (:func:`_dual_parts`). Elsewhere max mini-bucket runs of growing budgets an
 answer whose log-weight meets the lowest upper bound known is optimal
 (:func:`stop_optimal`): the solver stops. Each function writes to ``answers``, the
 solver's :class:`mrflib.io.anytime.AnswerFile` (given, not imported: that module calls
-this one). The names of ``__all__`` are what the solver calls; the others are the steps of
-:func:`approximate_mpe`.
+this one). Where ``pytoulbar2`` is installed, toulbar2 searches beside these steps from the
+start (:func:`start_toulbar2`, :class:`Toulbar2Beside`): its states are offered as they
+are read, between the steps and at each look at the exact child, and its proof of
+optimality ends them as the exact child's answer does. The names of ``__all__`` are what
+the solver calls; the others are the steps of :func:`approximate_mpe`.
 """
 
 from __future__ import annotations

@@ -755,6 +755,10 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     ValueError
         For a bad argument, and when the model is proven to have ``Z = 0`` (the message
         says "Z = 0").
+    ImportError
+        For ``"toulbar2"`` without ``pytoulbar2`` (``pip install "mrflib[mpe]"``).
+    RuntimeError
+        For ``"toulbar2"`` when toulbar2 fails before it finds a state.
     """
     fg = as_factor_graph(with_evidence(model, evidence))
     time_limit = _check_time_limit(time_limit)

@@ -58,7 +58,7 @@ import numpy as np
 
 from mrflib._support.forked import Forked
 from mrflib._support.optional import optional_import
-from mrflib._support.validation import check_instance, check_positive
+from mrflib._support.validation import check_instance, check_positive, require_memory
 from mrflib.inference.approx.max_mini_bucket import bound_meets
 from mrflib.inference.approx.result import MapResult
 from mrflib.inference.exact._search_arguments import conditioned_model
@@ -72,6 +72,9 @@ __all__ = ["available", "Toulbar2Search", "toulbar2_map", "COST_TOTAL"]
 COST_TOTAL = 2.0**50
 #: toulbar2's random seed (its value heuristics break ties at random).
 SEED = 1
+#: Bytes a table entry costs on its way into toulbar2 (a Python float in the list handed
+#: over, then toulbar2's own cost), for the memory check before the translation.
+TUPLE_BYTES = 48
 #: Seconds between two reads of the child's solutions in :func:`toulbar2_map`.
 POLL_SECONDS = 0.1
 
@@ -100,7 +103,7 @@ class _Network(NamedTuple):
     free: np.ndarray  # the model's index of each of them
     base: np.ndarray  # a state of the model: the fixed variables at their values
     scopes: list[list[int]]  # in toulbar2's numbering
-    costs: list[list[float]]  # integers (as floats), inf for a forbidden tuple
+    costs: list[np.ndarray]  # integers (as floats), inf for a forbidden tuple
     scale: float
     top: float  # Σ_k max θ_k, constants included
     rounding: float  # Σ_k max_t e_k(t)
@@ -127,6 +130,8 @@ def _network(model: FactorGraph) -> _Network:
         if scope and (not finite.all() or float(table.min()) != high):
             kept.append(([number[int(v)] for v in scope], np.where(finite, high - table,
                                                                   np.inf)))
+    entries = sum(c.size for _, c in kept)
+    require_memory(entries * TUPLE_BYTES, f"toulbar2's copy of {entries} table entries")
     total = sum(float(c[np.isfinite(c)].max()) for _, c in kept)
     scale = 2.0 ** math.floor(math.log2(COST_TOTAL / total)) if total > 0 else 1.0
     scopes, costs, rounding = [], [], 0.0
@@ -135,7 +140,7 @@ def _network(model: FactorGraph) -> _Network:
         ints = np.where(ok, np.rint(c * scale), np.inf)
         rounding += float((ints[ok] / scale - c[ok]).max())
         scopes.append(scope)
-        costs.append(ints.ravel().tolist())
+        costs.append(ints.ravel())
     cards = [int(model.cardinalities[v]) for v in free.tolist()]
     return _Network(cards, free, base, scopes, costs, scale, top, rounding)
 
@@ -151,7 +156,7 @@ def _solve(net: _Network, seconds: float | None, out: int
     for i, card in enumerate(net.cards):
         cfn.AddVariable(f"x{i}", list(range(card)))
     for scope, costs in zip(net.scopes, net.costs):
-        cfn.AddFunction(scope, costs)
+        cfn.AddFunction(scope, costs.tolist())
     limit = 0 if seconds is None else max(1, math.floor(seconds))
     res = cfn.Solve(showSolutions=1, timeLimit=limit)
     complete = not bool(cfn.Option.limited)
@@ -187,8 +192,9 @@ class Toulbar2Search:
     Raises
     ------
     ValueError
-        For a bad ``time_limit``, or when a table of the model has no entry of positive
-        weight (the message says "Z = 0").
+        For a bad ``time_limit``, when a table of the model has no entry of positive
+        weight (the message says "Z = 0"), or when the tables' copy for toulbar2 would not
+        fit in the memory available.
     ImportError
         When ``pytoulbar2`` is not installed (``pip install "mrflib[mpe]"``).
     """
@@ -360,8 +366,9 @@ def toulbar2_map(model: Any, *, evidence: Mapping[Any, Any] | None = None,
     Raises
     ------
     ValueError
-        For a bad ``time_limit``, and when the model is proven to have ``Z = 0`` (no state
-        of positive weight: the message says "Z = 0").
+        For a bad ``time_limit``, when the model is proven to have ``Z = 0`` (no state of
+        positive weight: the message says "Z = 0"), or when the tables' copy for toulbar2
+        would not fit in memory.
     TimeoutError
         When no state of positive weight was found within ``time_limit``.
     RuntimeError
