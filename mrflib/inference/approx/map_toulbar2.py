@@ -163,6 +163,10 @@ def _solve(net: _Network, seconds: float | None, out: int
     res = cfn.Solve(showSolutions=1, timeLimit=limit)
     complete = not bool(cfn.Option.limited)
     lower = float(cfn.GetDDualBound())
+    if complete and res is not None:
+        # an ended search proves that no state costs less than its best: its dual bound,
+        # last updated during the search, can lag below that cost (Promedas_36)
+        lower = max(lower, float(res[1]))
     return (None if res is None else [int(v) for v in res[0]]), complete, lower
 
 
