@@ -206,3 +206,21 @@ def test_missing_toulbar2_names_the_extra(monkeypatch):
     assert not map_toulbar2.available()
     with pytest.raises(ImportError, match=r"mrflib\[mpe\]"):
         map_toulbar2.toulbar2_map(small(0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coarse_integer_costs_are_proven_by_enumeration(seed):
+    """A table of range 10^12 leaves toulbar2 a scale near 10^3, whose rounding exceeds
+    the tolerance of a proof: the states within the rounding's spread of its optimum are
+    enumerated and the model's best of them is returned, proven optimal."""
+    rng = np.random.default_rng(seed)
+    n = 8
+    scopes = [(0,)] + [(i, i + 1) for i in range(n - 1)]
+    tables = [np.array([0.0, -1e12])] + [rng.normal(scale=0.3, size=(2, 2))
+                                         for _ in range(n - 1)]
+    model = FactorGraph([2] * n, scopes, tables)
+    r = map_toulbar2.toulbar2_map(model)
+    assert r.details["scale"] < 1e4 and r.details["complete"]
+    assert r.details["enumerated"] and r.optimal
+    assert r.log_weight == pytest.approx(brute(model)[0], abs=TOL)
+    assert r.upper_bound == r.log_weight

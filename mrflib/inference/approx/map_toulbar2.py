@@ -30,10 +30,15 @@ the certified upper bound this module returns. When toulbar2's search ends (it p
 best state optimal in integer costs), ``L`` is that state's cost and the bound exceeds the
 state's log-weight by ``Σ_k (max_t e_k(t) - e_k(x))``, at most ``m / S`` for ``m`` tables:
 ``5 * 10^-9`` on Promedas_11 of UAI 2014, whose log-weight -48.3 allows ``5 * 10^-8`` under
-:data:`~mrflib.inference.approx.max_mini_bucket.OPTIMAL_RTOL`. The state is then proven
-optimal on the model itself (``optimal``), not only on toulbar2's rounded costs; where the
-rounding leaves more than that tolerance, ``optimal`` stays ``False`` though
-``details["complete"]`` says the search ended.
+:data:`~mrflib.inference.approx.max_mini_bucket.OPTIMAL_RTOL`: the state is then proven
+optimal on the model itself (``optimal``), not only on toulbar2's rounded costs. Where the
+rounding leaves more than that tolerance (a log-weight near 0, or a table of huge range that
+makes ``S`` small: wcsp_13 of UAI 2014), a state ``y`` at least as heavy as ``x`` has an
+integer cost at most ``S Σ_k (max_t e_k(t) - min_t e_k(t))`` above ``x``'s, so toulbar2
+enumerates every state within that much of its optimum (at most :data:`ENUMERATED_STATES`
+of them, within the time left) and the heaviest of them on the model is its optimum, its
+log-weight the bound (``details["enumerated"]``); when they are more, ``optimal`` stays
+``False`` though ``details["complete"]`` says the search ended.
 
 The search runs in a forked child (:class:`mrflib._support.forked.Forked`): toulbar2 cannot
 be interrupted from Python, keeps global state between networks and may crash; the child
@@ -74,6 +79,9 @@ __all__ = ["available", "Toulbar2Search", "toulbar2_map", "COST_TOTAL"]
 COST_TOTAL = 2.0**50
 #: toulbar2's random seed (its value heuristics break ties at random).
 SEED = 1
+#: States at most that the enumeration behind a proof on the model may list (see the
+#: module notes).
+ENUMERATED_STATES = 1000
 #: Bytes a table entry costs on its way into toulbar2 (a Python float in the list handed
 #: over, then toulbar2's own cost), for the memory check before the translation.
 TUPLE_BYTES = 48
@@ -109,6 +117,7 @@ class _Network(NamedTuple):
     scale: float
     top: float  # Σ_k max θ_k, constants included
     rounding: float  # Σ_k max_t e_k(t)
+    spread: float  # Σ_k (max_t e_k(t) - min_t e_k(t))
 
 
 def _network(model: FactorGraph) -> _Network:
@@ -136,38 +145,76 @@ def _network(model: FactorGraph) -> _Network:
     require_memory(entries * TUPLE_BYTES, f"toulbar2's copy of {entries} table entries")
     total = sum(float(c[np.isfinite(c)].max()) for _, c in kept)
     scale = 2.0 ** math.floor(math.log2(COST_TOTAL / total)) if total > 0 else 1.0
-    scopes, costs, rounding = [], [], 0.0
+    scopes, costs, rounding, spread = [], [], 0.0, 0.0
     for scope, c in kept:
         ok = np.isfinite(c)
         ints = np.where(ok, np.rint(c * scale), np.inf)
-        rounding += float((ints[ok] / scale - c[ok]).max())
+        err = ints[ok] / scale - c[ok]
+        rounding += float(err.max())
+        spread += float(err.max() - err.min())
         scopes.append(scope)
         costs.append(ints.ravel())
     cards = [int(model.cardinalities[v]) for v in free.tolist()]
-    return _Network(cards, free, base, scopes, costs, scale, top, rounding)
+    return _Network(cards, free, base, scopes, costs, scale, top, rounding, spread)
 
 
-def _solve(net: _Network, seconds: float | None, out: int
-           ) -> tuple[list[int] | None, bool, float]:  # pragma: no cover - forked child
-    """toulbar2 on ``net`` within ``seconds`` (``None``: no limit), each new solution
-    printed to the file descriptor ``out``: the best state (toulbar2's numbering), whether
-    the search ended, and its lower bound on the integer cost."""
-    os.dup2(out, 1)  # toulbar2 prints its solutions on C++'s standard output
-    tb2 = optional_import("pytoulbar2", _PURPOSE, "mpe")
-    cfn = tb2.CFN(resolution=0, verbose=-1, seed=SEED)
+def _network_solver(tb2: Any, net: _Network, ubinit: float | None = None) -> Any:
+    """A fresh toulbar2 network of ``net`` (its integer costs, resolution 0)."""
+    cfn = tb2.CFN(ubinit, resolution=0, verbose=-1, seed=SEED)
     for i, card in enumerate(net.cards):
         cfn.AddVariable(f"x{i}", list(range(card)))
     for scope, costs in zip(net.scopes, net.costs):
         cfn.AddFunction(scope, costs.tolist())
+    return cfn
+
+
+def _solve(net: _Network, seconds: float | None, out: int, model: FactorGraph
+           ) -> tuple[list[int] | None, bool, float, bool]:  # pragma: no cover - forked
+    """toulbar2 on ``net`` within ``seconds`` (``None``: no limit), each new solution
+    printed to the file descriptor ``out``: the best state (toulbar2's numbering), whether
+    the search ended, its lower bound on the integer cost, and whether the state is the
+    model's optimum by the enumeration of :func:`_enumerated`."""
+    start = time.perf_counter()
+    os.dup2(out, 1)  # toulbar2 prints its solutions on C++'s standard output
+    tb2 = optional_import("pytoulbar2", _PURPOSE, "mpe")
+    cfn = _network_solver(tb2, net)
     limit = 0 if seconds is None else max(1, math.floor(seconds))
     res = cfn.Solve(showSolutions=1, timeLimit=limit)
     complete = not bool(cfn.Option.limited)
     lower = float(cfn.GetDDualBound())
-    if complete and res is not None:
-        # an ended search proves that no state costs less than its best: its dual bound,
-        # last updated during the search, can lag below that cost (Promedas_36)
-        lower = max(lower, float(res[1]))
-    return (None if res is None else [int(v) for v in res[0]]), complete, lower
+    values = None if res is None else [int(v) for v in res[0]]
+    if not complete or values is None:
+        return values, complete, lower, False
+    # an ended search proves that no state costs less than its best: its dual bound, last
+    # updated during the search, can lag below that cost (Promedas_36)
+    lower = max(lower, float(res[1]))
+    x = net.base.copy()
+    x[net.free] = values
+    weight = float(model.log_weight(x))
+    if bound_meets(net.top - lower / net.scale + net.rounding, weight):
+        return values, complete, lower, False
+    left = None if seconds is None else seconds - (time.perf_counter() - start) - 1.0
+    best = _enumerated(tb2, net, float(res[1]), model, left)
+    return (values, complete, lower, False) if best is None else (best, complete, lower, True)
+
+
+def _enumerated(tb2: Any, net: _Network, cost: float, model: FactorGraph,
+                seconds: float | None) -> list[int] | None:  # pragma: no cover - forked
+    """The model's most probable state among every state whose integer cost is within the
+    rounding's spread of the optimum ``cost`` (a state of larger cost weighs less than
+    the optimum's state: see the module notes), or ``None`` when they are more than
+    :data:`ENUMERATED_STATES` or do not come within ``seconds``."""
+    if seconds is not None and seconds < 1.0:
+        return None
+    cfn = _network_solver(tb2, net, cost + math.floor(net.spread * net.scale) + 2.0)
+    cfn.Solve(allSolutions=ENUMERATED_STATES + 1,
+              timeLimit=0 if seconds is None else max(1, math.floor(seconds)))
+    found = cfn.GetSolutions()
+    if bool(cfn.Option.limited) or not found or len(found) > ENUMERATED_STATES:
+        return None
+    states = np.tile(net.base, (len(found), 1))
+    states[:, net.free] = np.array([list(v) for _, v in found], dtype=np.int64)
+    return [int(v) for v in states[int(np.argmax(model.log_weight(states))), net.free]]
 
 
 class Toulbar2Search:
@@ -221,7 +268,7 @@ class Toulbar2Search:
         self._tail = b""
         self._head = False
         self._got: tuple[str, Any] | None = None
-        self.child = Forked(_solve, (self._net, time_limit, self._file.fileno()))
+        self.child = Forked(_solve, (self._net, time_limit, self._file.fileno(), model))
 
     @property
     def pid(self) -> int | None:
@@ -309,6 +356,7 @@ class Toulbar2Search:
             the module notes; ``inf`` when the child failed or was killed, with
             ``details["failed"]`` saying why) and whether they meet; ``method`` is
             ``"toulbar2"``, ``details`` has ``complete`` (toulbar2's search ended),
+            ``enumerated`` (the optimum found by enumeration, see the module notes),
             ``solutions`` and ``scale``. A search that ended without any state proves
             ``Z = 0``: ``log_weight`` is ``-inf``, the bound ``-inf`` and ``state``
             ``None``.
@@ -325,12 +373,14 @@ class Toulbar2Search:
         if kind == "error":
             details["failed"] = value
         else:
-            values, complete, lower = value
+            values, complete, lower, enumerated = value
             if values is not None:
                 self._take(values)
-            details["complete"] = complete
+            details.update(complete=complete, enumerated=enumerated)
             net = self._net
             upper = net.top - lower / net.scale + net.rounding
+            if enumerated:  # the optimum itself
+                upper = self.log_weight
             if complete and self.state is None:
                 upper = -math.inf
         return MapResult(self.state, self.log_weight, max(upper, self.log_weight),
