@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
+from mrflib._support.threads import reserve_cores
 from mrflib._support.validation import check_instance
 from mrflib.inference.approx.map_reduction import (
     MapReduction,
@@ -202,7 +203,8 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`) answer: each
     run's decoding repaired and improved (:func:`improved_state`), offered with the run's
     upper bound on the MAP log-weight, until the runs end, the exact child has answered or
-    an answer meets the bound; then half the time left goes to :func:`_branch_and_bound`.
+    an answer meets the bound; then half the time left goes to :func:`_branch_and_bound`
+    (not with toulbar2 ``beside``, a stronger branch and bound).
     The rest goes to :func:`_perturbed` (on the reduced parts where the reduction fixed
     variables).
 
@@ -264,7 +266,12 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
         if memory is None:
             return True
         if memory and not watch.done():
-            if _branch_and_bound(model, answers, say, deadline, order, memory):
+            if beside is not None:
+                # toulbar2 is the stronger branch and bound, on its own core; ours would
+                # rebuild the last run's mini-buckets first, past its share of the time on
+                # the one core left (12 s for 5 on Grids_22): local search takes the time
+                say("branch and bound over the mini-buckets left to toulbar2")
+            elif _branch_and_bound(model, answers, say, deadline, order, memory):
                 return True
     if not watch.done():
         # where evidence or zeros fixed variables, the deterministic tables they make
@@ -489,6 +496,7 @@ class Toulbar2Beside:
                  say: Callable[[str], object]) -> None:
         self.search, self.answers, self.say = search, answers, say
         self.ended = False
+        reserve_cores(1)  # toulbar2's: the solver's own kernels keep to the other cores
 
     def poll(self) -> bool:
         """Offer toulbar2's new states; once its child has ended, take its bound (said
@@ -549,10 +557,12 @@ class Toulbar2Beside:
         return self.answers.optimal()
 
     def stop(self) -> None:
-        """Kill toulbar2's child if it still runs (saying so), and close its stream."""
+        """Kill toulbar2's child if it still runs (saying so), close its stream and give
+        its core back (:func:`mrflib._support.threads.reserve_cores`)."""
         if not self.ended:
             self.say("toulbar2 stopped before its search ended")
         self.search.stop()
+        reserve_cores(-1)
 
 
 def start_toulbar2(model: FactorGraph, answers: Any, say: Callable[[str], object],
