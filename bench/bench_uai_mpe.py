@@ -43,7 +43,7 @@ problems, toulbar2 alone 99.75; ours is at least toulbar2's score on every one o
 than 0.001) and ends within the limit. Ours proves 7 answers optimal (the three Promedas,
 ProteinFolding_11, Segmentation_11, 12 and 15). toulbar2's state is ours' last answer on
 the three Promedas (Promedas_11 scored 78 before toulbar2 ran inside the solver),
-Segmentation_11 and 15; the solver's own local search found the better state on the Grids,
+Segmentation_11 and 15; the solver's own steps found the better state on the Grids,
 the wcsp, ProteinFolding_19 and 23 and the object detection problems.
 """
 
