@@ -61,7 +61,8 @@ The UAI competitions let a solver write improving answers one after another, eac
 For ``MPE`` (method ``"wmb"``) where ``pytoulbar2`` is installed, toulbar2's branch and
 bound (:mod:`mrflib.inference.approx.map_toulbar2`) runs from the start in a forked child
 of its own beside all of the above (:func:`mrflib.io.anytime_mpe.start_toulbar2`; it is
-single-threaded, the solver's own steps take the other core): each state it prints is
+single-threaded, the solver's own steps take the other core, and their branch and bound
+over the mini-buckets is left to it): each state it prints is
 offered as an answer when read (between the solver's steps and at each look at the exact
 child; when the steps end first, until the deadline), its bound when it ends, and its
 proof of optimality stops the solver. Without ``pytoulbar2`` nothing changes.
