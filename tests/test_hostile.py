@@ -1026,6 +1026,7 @@ EXEMPT = {
                                                   "tests/test_approx_counting.py",
     "io.anytime_pr.first_count": "takes the solver's ApproxCounts (another object is "
                                  "refused by name): tests/test_approx_counting.py",
+    "inference.approx.map_toulbar2.available": "takes no arguments: tests/test_map_toulbar2.py",
     "inference.approx.max_mini_bucket.bound_meets": "two floats compared: tests/test_map_front.py",
     "inference.approx.map_reduction.exact_parts": "takes a MapReduction: another object and a "
                                                   "Z = 0 one in tests/test_map_reduction.py",

@@ -122,3 +122,17 @@ def test_own_load_follows_this_process(monkeypatch):
     assert abs(_threads.own_load() - 1.0) < 0.01  # 1 - exp(-5) after five windows
     wall[0] += 5 * _threads.LOAD_WINDOW
     assert _threads.own_load() < 0.01
+
+
+def test_reserved_cores_count_as_busy_until_given_back():
+    """A core reserved for a child (toulbar2 beside the MPE solver) is not idle for the
+    parallel kernels until it is given back; the reserve never goes below zero."""
+    before = _threads.idle_cores()
+    _threads.reserve_cores(1)
+    try:
+        assert _threads.idle_cores() == pytest.approx(before - 1, abs=0.2)
+    finally:
+        _threads.reserve_cores(-1)
+    assert _threads.idle_cores() == pytest.approx(before, abs=0.2)
+    _threads.reserve_cores(-5)
+    assert _threads._RESERVED[0] == 0.0

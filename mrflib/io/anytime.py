@@ -62,6 +62,15 @@ The UAI competitions let a solver write improving answers one after another, eac
    otherwise. The waits on the children are bounded steps of a pipe poll, so a limit of any
    size (``1e300`` s) is a deadline far away, never an overflow.
 
+For ``MPE`` (method ``"wmb"``) where ``pytoulbar2`` is installed, toulbar2's branch and
+bound (:mod:`mrflib.inference.approx.map_toulbar2`) runs from the start in a forked child
+of its own beside all of the above (:func:`mrflib.io.anytime_mpe.start_toulbar2`; it is
+single-threaded, the solver's own steps take the other core, and their branch and bound
+over the mini-buckets is left to it): each state it prints is
+offered as an answer when read (between the solver's steps and at each look at the exact
+child; when the steps end first, until the deadline), its bound when it ends, and its
+proof of optimality stops the solver. Without ``pytoulbar2`` nothing changes.
+
 Every answer rewrites the answer file atomically (:class:`AnswerFile`), so a kill at any
 moment leaves the answers written so far, complete. Each answer's method goes to stderr
 (for ``MPE`` with its log-weight and the lowest upper bound on the MAP log-weight known:
@@ -107,11 +116,13 @@ from mrflib.io import uai as io
 from mrflib.io._answers import require_answer_memory
 from mrflib.io.anytime_mpe import (
     NO_STATE,
+    Toulbar2Beside,
     approximate_mpe,
     engine_stops,
     improved_state,
     load_search_kernels,
     proves_zero,
+    start_toulbar2,
     stop_optimal,
 )
 from mrflib.io.anytime_pr import (
@@ -586,22 +597,30 @@ def solve_anytime(args: Any, say: Any, solve: Any) -> None:
     if args.task == "MAR":
         require_answer_memory(int(model.cardinalities.sum()))
     answers = AnswerFile(args.out, args.task, model)
-    if args.task == "MPE":
-        load_search_kernels()
-    first = _first_answer(model, args.task,
-                          min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
-    answers.offer(*first, say, bound=trivial_upper_bound(model) if args.task == "MPE"
-                  else None)
+    # toulbar2 runs on a core of its own from the start (single-threaded), beside all below
+    beside = (start_toulbar2(model, answers, say, deadline)
+              if args.task == "MPE" and args.method == "wmb" else None)
     try:
+        if args.task == "MPE":
+            load_search_kernels()
+        first = _first_answer(model, args.task,
+                              min(deadline, time.perf_counter() + FIRST_ANSWER_SECONDS))
+        answers.offer(*first, say, bound=trivial_upper_bound(model) if args.task == "MPE"
+                      else None)
         if NO_STATE in first[1]:  # the search's proof: no MPE answer exists
             raise ValueError(f"the model has Z = 0 ({NO_STATE}, proven by search)")
         if stop_optimal(answers, say):
             return
-        _improve(model, args, answers, say, deadline, solve)
+        _improve(model, args, answers, say, deadline, solve, beside)
+        if beside is not None:
+            beside.poll()  # the states toulbar2 printed since the last look
     except ValueError as err:
         if not proves_zero(str(err)):
             raise
         _zero_partition(answers, args, say, str(err))
+    finally:
+        if beside is not None:
+            beside.stop()
 
 
 def _exact_bound(model: FactorGraph, task: str, value: Any) -> float | None:
@@ -625,10 +644,11 @@ def _zero_partition(answers: AnswerFile, args: Any, say: Any, reason: str) -> No
 
 
 def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadline: float,
-             solve: Any) -> None:
+             solve: Any, beside: Toulbar2Beside | None = None) -> None:
     """Every answer after the trivial one: exact at once when cheap; otherwise approximate
-    answers while the exact computation runs in a forked child, whose answer, when it comes
-    in time, is written last. Every child started is stopped on the way out."""
+    answers (``MPE``: toulbar2's too, ``beside``) while the exact computation runs in a
+    forked child, whose answer, when it comes in time, is written last. Every child started
+    is stopped on the way out."""
     # MPE with evidence goes to the reduced parts, where the whole model's mini-bucket
     # order (seconds on a Promedas network) is not used: it is made later where needed
     reduced_mpe = args.task == "MPE" and bool(observed_states(model))
@@ -687,7 +707,10 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
                     cond, cond_name, counts)
         elif args.method == "wmb":
             if args.task == "MPE":
-                if approximate_mpe(model, answers, say, deadline, child, order, args.seed):
+                if approximate_mpe(model, answers, say, deadline, child, order, args.seed,
+                                   beside) or (beside is not None
+                                               and beside.wait(deadline, child)
+                                               and stop_optimal(answers, say)):
                     return  # proven optimal: the exact child is stopped on the way out
             else:
                 _approximate(model, args, answers, say, deadline, child, order)

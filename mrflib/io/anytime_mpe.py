@@ -14,8 +14,11 @@ left (:func:`_dual_parts`). Elsewhere max mini-bucket runs of growing budgets an
 answer whose log-weight meets the lowest upper bound known is optimal
 (:func:`stop_optimal`): the solver stops. Each function writes to ``answers``, the
 solver's :class:`mrflib.io.anytime.AnswerFile` (given, not imported: that module calls
-this one). The names of ``__all__`` are what the solver calls; the others are the steps of
-:func:`approximate_mpe`.
+this one). Where ``pytoulbar2`` is installed, toulbar2 searches beside these steps from the
+start (:func:`start_toulbar2`, :class:`Toulbar2Beside`): its states are offered as they
+are read, between the steps and at each look at the exact child, and its proof of
+optimality ends them as the exact child's answer does. The names of ``__all__`` are what
+the solver calls; the others are the steps of :func:`approximate_mpe`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from mrflib._support.forked import Forked
+from mrflib._support.forked import Forked, deferred, first_done
+from mrflib._support.threads import reserve_cores
 from mrflib._support.validation import check_instance
 from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx.map_reduction import (
@@ -39,12 +43,15 @@ from mrflib.inference.approx.map_reduction import (
     reduce_map,
 )
 from mrflib.inference.approx.map_search import feasible_state, local_search
+from mrflib.inference.approx.map_toulbar2 import Toulbar2Search
+from mrflib.inference.approx.map_toulbar2 import available as toulbar2_available
 from mrflib.inference.approx.max_mini_bucket import branch_and_bound, growing_max_mini_bucket
 from mrflib.inference.approx.wmb import elimination_order
 from mrflib.models.factor_graph import FactorGraph
 
 __all__ = ["NO_STATE", "improved_state", "load_search_kernels", "stop_optimal",
-           "proves_zero", "engine_stops", "approximate_mpe"]
+           "proves_zero", "engine_stops", "approximate_mpe", "Toulbar2Beside",
+           "start_toulbar2"]
 
 #: How :func:`improved_state` names a model whose search proved ``Z = 0``.
 NO_STATE = "the model has no state of positive weight"
@@ -186,7 +193,7 @@ def engine_stops(say: Callable[[str], object], engine: str, unit: str) -> Iterat
 
 def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], object],
                     deadline: float, child: Forked | None, order: list[int] | None,
-                    seed: Any = 0) -> bool:
+                    seed: Any = 0, beside: Toulbar2Beside | None = None) -> bool:
     """``MPE`` answers after the first, written to ``answers`` until the deadline.
 
     Where the evidence fixes variables, the model is reduced for MAP (:func:`_reduced`:
@@ -196,7 +203,8 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
     (:func:`mrflib.inference.approx.max_mini_bucket.growing_max_mini_bucket`) answer: each
     run's decoding repaired and improved (:func:`improved_state`), offered with the run's
     upper bound on the MAP log-weight, until the runs end, the exact child has answered or
-    an answer meets the bound; then half the time left goes to :func:`_branch_and_bound`.
+    an answer meets the bound; then half the time left goes to :func:`_branch_and_bound`
+    (not with toulbar2 ``beside``, a stronger branch and bound).
     The rest goes to :func:`_perturbed` (on the reduced parts where the reduction fixed
     variables).
 
@@ -217,6 +225,11 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
         The mini-buckets' elimination order; ``None``: made here where needed.
     seed : int, numpy.random.Generator or None
         Seeds the perturbations of the local search and of the propagated moves.
+    beside : Toulbar2Beside or None
+        toulbar2's search running beside these steps (:func:`start_toulbar2`): its new
+        states are offered after each step and at each look at the exact child, and a
+        proof that the last answer is optimal ends the steps as the exact child's answer
+        does.
 
     Returns
     -------
@@ -228,6 +241,7 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
     left = deadline - time.perf_counter()
     if left <= 0:
         return False
+    watch = _Watch(child, beside)
     red = _reduced(model, answers, say, deadline)
     if red is None:
         return True
@@ -235,9 +249,11 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
         # the deterministic tables the evidence makes binding block one-variable moves;
         # the propagated moves of the reduced parts find far better states than the
         # mini-buckets' decodings there, so they come first
-        _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
-               * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
-               fresh=True)
+        if not watch.done():
+            _moves(model, answers, say, time.perf_counter() + MOVES_SHARE
+                   * (deadline - time.perf_counter()), red, np.random.default_rng(seed),
+                   fresh=True)
+        watch.done()
         if stop_optimal(answers, say) or _dual_parts(model, answers, say, deadline, red):
             return True
         # the mini-buckets of the whole model bound far above the parts' dual bound
@@ -246,18 +262,37 @@ def approximate_mpe(model: FactorGraph, answers: Any, say: Callable[[str], objec
     else:
         if order is None:
             order = elimination_order(model)[0]
-        memory = _mini_bucket_answers(model, answers, say, deadline, child, order)
+        memory = _mini_bucket_answers(model, answers, say, deadline, watch, order)
         if memory is None:
             return True
-        if memory and (child is None or not child.done()):
-            if _branch_and_bound(model, answers, say, deadline, order, memory):
+        if memory and not watch.done():
+            if beside is not None:
+                # toulbar2 is the stronger branch and bound, on its own core; ours would
+                # rebuild the last run's mini-buckets first, past its share of the time on
+                # the one core left (12 s for 5 on Grids_22): local search takes the time
+                say("branch and bound over the mini-buckets left to toulbar2")
+            elif _branch_and_bound(model, answers, say, deadline, order, memory):
                 return True
-    if child is None or not child.done():
+    if not watch.done():
         # where evidence or zeros fixed variables, the deterministic tables they make
         # binding block one-variable moves of the model: the rounds move the reduced parts
-        _perturbed(model, answers, say, deadline, child, seed,
+        _perturbed(model, answers, say, deadline, watch, seed,
                    red if red is not False and red.fixed else None)
+    watch.done()
     return stop_optimal(answers, say)
+
+
+class _Watch:
+    """What ends the approximate answers early, looked at by its ``done``: the exact
+    child's answer, or toulbar2's states (read and offered first) proving the last answer
+    optimal."""
+
+    def __init__(self, child: Forked | None, beside: Toulbar2Beside | None) -> None:
+        self.child, self.beside = child, beside
+
+    def done(self) -> bool:
+        proven = self.beside is not None and self.beside.poll()
+        return proven or (self.child is not None and self.child.done())
 
 
 #: Share of the time left that the reduction for MAP may take.
@@ -362,7 +397,7 @@ PERTURB_ROUND_SECONDS = 1.0
 
 
 def _perturbed(model: FactorGraph, answers: Any, say: Any, deadline: float,
-               child: Forked | None, seed: Any, red: MapReduction | None = None) -> None:
+               child: Any, seed: Any, red: MapReduction | None = None) -> None:
     """Local search with perturbations of the last answer
     (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
     :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
@@ -414,7 +449,7 @@ def _moves(model: FactorGraph, answers: Any, say: Any, stop: float,
 
 
 def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: float,
-                         child: Forked | None, order: list[int]) -> float | None:
+                         child: Any, order: list[int]) -> float | None:
     """The max mini-bucket answers of :func:`approximate_mpe`: ``None`` when one is
     proven optimal, else the table budget of the last run (0: none ended)."""
     left = deadline - time.perf_counter()
@@ -435,3 +470,134 @@ def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: f
             if child is not None and child.done():
                 return memory
     return memory
+
+
+#: Seconds of each wait on toulbar2 once the solver's own steps have ended before the
+#: deadline.
+TOULBAR2_WAIT_SECONDS = 0.2
+
+
+class Toulbar2Beside:
+    """toulbar2's search (:class:`mrflib.inference.approx.map_toulbar2.Toulbar2Search`)
+    beside the solver's own steps: each state it prints is offered to the answer file as
+    soon as it is read (:meth:`poll`), and its final bound with its last state.
+
+    Parameters
+    ----------
+    search : mrflib.inference.approx.map_toulbar2.Toulbar2Search
+        The search, started.
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answer file, which keeps only answers better than the last.
+    say : callable
+        Takes each line the solver writes to stderr.
+    """
+
+    def __init__(self, search: Toulbar2Search, answers: Any,
+                 say: Callable[[str], object]) -> None:
+        self.search, self.answers, self.say = search, answers, say
+        self.ended = False
+        reserve_cores(1)  # toulbar2's: the solver's own kernels keep to the other cores
+
+    def poll(self) -> bool:
+        """Offer toulbar2's new states; once its child has ended, take its bound (said
+        once).
+
+        Returns
+        -------
+        bool
+            Whether the last answer is now proven optimal (``answers.optimal()``).
+        """
+        new = self.search.poll()
+        if new and new[-1][1] > self.answers.log_weight:  # the best of them
+            self.answers.offer(new[-1][0], f"toulbar2 (state {self.search.solutions} of its "
+                                           "branch and bound)", self.say)
+        if not self.ended and self.search.done():
+            self.ended = True
+            self._end()
+        return self.answers.optimal()
+
+    def _end(self) -> None:
+        res = self.search.result()
+        if res is None:  # pragma: no cover - done() said it answered
+            return
+        if res.state is not None and res.log_weight > self.answers.log_weight:
+            self.answers.offer(res.state, "toulbar2 (its best state)", self.say)
+        if "failed" in res.details:
+            self.say(f"toulbar2 failed: {res.details['failed']}")
+            return
+        self.answers.upper = min(self.answers.upper, res.upper_bound)
+        how = ("its search ended: the best of its states is optimal" if res.optimal else
+               "it stopped at its time limit")
+        self.say(f"toulbar2 ended ({res.details['solutions']} states): {how}; upper bound "
+                 f"{res.upper_bound:.10g}")
+
+    def wait(self, deadline: float, child: Forked | None = None) -> bool:
+        """Offer toulbar2's states until it ends, the exact ``child`` answers or the
+        :func:`time.perf_counter` time ``deadline`` passes.
+
+        Parameters
+        ----------
+        deadline : float
+            When to stop waiting.
+        child : mrflib._support.forked.Forked or None, default None
+            The exact computation's child, whose answer ends the wait (the caller writes
+            it).
+
+        Returns
+        -------
+        bool
+            Whether the last answer is proven optimal.
+        """
+        while not self.poll() and not self.ended and not (child is not None and child.done()):
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return False
+            first_done([c for c in (self.search.child, child) if c is not None],
+                       time.perf_counter() + min(left, TOULBAR2_WAIT_SECONDS))
+        return self.answers.optimal()
+
+    def stop(self) -> None:
+        """Kill toulbar2's child if it still runs (saying so), close its stream and give
+        its core back (:func:`mrflib._support.threads.reserve_cores`)."""
+        if not self.ended:
+            self.say("toulbar2 stopped before its search ended")
+        self.search.stop()
+        reserve_cores(-1)
+
+
+def start_toulbar2(model: FactorGraph, answers: Any, say: Callable[[str], object],
+                   deadline: float) -> Toulbar2Beside | None:
+    """toulbar2's search of ``model`` started in a forked child until the deadline, where
+    ``pytoulbar2`` is installed, its start said with the child's process id.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    answers : mrflib.io.anytime.AnswerFile
+        The solver's answer file, to which its states go.
+    say : callable
+        Takes each line the solver writes to stderr.
+    deadline : float
+        The :func:`time.perf_counter` time by which the search ends.
+
+    Returns
+    -------
+    Toulbar2Beside or None
+        The search beside the solver's own; ``None`` without ``pytoulbar2``, without
+        time left, or when a table of the model has no entry of positive weight (the
+        solver's own steps prove ``Z = 0`` then).
+    """
+    check_instance(model, FactorGraph, "model")
+    left = deadline - time.perf_counter()
+    if left <= 0 or not toulbar2_available():
+        return None
+    try:
+        with deferred():
+            search = Toulbar2Search(model, time_limit=left)
+            say(f"toulbar2 (branch and bound on the model's costs, scaled by "
+                f"2^{math.log2(search.scale):g} to integers) started in process {search.pid}")
+    except ValueError as err:
+        say(f"toulbar2 not started: {' '.join(str(err).split())}")
+        return None
+    return Toulbar2Beside(search, answers, say)

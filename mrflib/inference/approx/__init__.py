@@ -64,6 +64,10 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
   ``time_limit`` (or without one) its best state is proven optimal;
 * ``"wmb"``: weighted mini-bucket's sum-product decoding, repaired and improved; its bound
   on ``log Z`` bounds the MAP log-weight too (``max_x w(x) <= Z``), more loosely;
+* ``"toulbar2"``: toulbar2's branch and bound on the model's costs
+  (:func:`mrflib.inference.approx.map_toulbar2.toulbar2_map`, optional ``pytoulbar2``:
+  ``pip install "mrflib[mpe]"``) in a forked child killed at the ``time_limit``; its state is
+  proven optimal when its search ends;
 * ``"auto"``: ``"exact"`` where its plan fits the time left (as :func:`marginals`'
   ``"auto"`` decides); otherwise, where the evidence fixes variables, the model reduced
   for MAP
@@ -79,6 +83,9 @@ a certified upper bound on the largest log-weight (:data:`MAP_METHODS`):
   ``"mini-bucket"``, then (under a
   ``time_limit``) ``"branch-and-bound"`` for the time left, then (with an ``rng``)
   perturbations of the best state, stopping as soon as a bound meets the best log-weight.
+  ``"auto"`` does not run ``"toulbar2"`` even where it is installed: its answer, bound and
+  steps are then the same whichever extras are installed, and without a ``time_limit``
+  toulbar2 may never end; ``python -m mrflib solve --task MPE`` runs it beside these steps.
 
 Every method adds log-weights in float64 as the exact engines do, so past the precision
 limit of :mod:`mrflib.models.precision` each call of this front warns once with a
@@ -104,7 +111,14 @@ from mrflib._support.deprecation import warn_deprecated
 from mrflib._support.validation import as_rng, check_real, is_choice
 from mrflib.inference import bounds, exact
 from mrflib.inference._reduction import observed_states
-from mrflib.inference.approx import importance, map_reduction, map_search, max_mini_bucket, wmb
+from mrflib.inference.approx import (
+    importance,
+    map_reduction,
+    map_search,
+    map_toulbar2,
+    max_mini_bucket,
+    wmb,
+)
 from mrflib.inference.approx.lbp import loopy_bp
 from mrflib.inference.approx.mean_field import mean_field as naive_mean_field
 from mrflib.inference.approx.result import ApproxResult, MapIncumbent, MapResult
@@ -686,6 +700,18 @@ def _map_auto(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> N
             break
 
 
+def _map_toulbar2(fg: FactorGraph, clock: _Clock, rng: Any, best: MapIncumbent) -> None:
+    left = clock.left()
+    try:
+        r = map_toulbar2.toulbar2_map(fg, time_limit=None if left is None else
+                                      max(left, EXACT_ONE_STEP_SECONDS))
+    except TimeoutError as err:
+        best.details["toulbar2"] = str(err)
+        return
+    best.details.update(r.details)
+    best.offer(r.state, "toulbar2", r.upper_bound)
+
+
 #: MAP method name -> runner ``runner(fg, clock, rng, best)`` (see the module notes).
 MAP_METHODS: dict[str, Callable[..., None]] = {
     "auto": _map_auto,
@@ -694,6 +720,7 @@ MAP_METHODS: dict[str, Callable[..., None]] = {
     "mini-bucket": _map_mini_bucket,
     "branch-and-bound": _map_branch_and_bound,
     "wmb": _map_wmb,
+    "toulbar2": _map_toulbar2,
 }
 
 
@@ -729,6 +756,10 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
     ValueError
         For a bad argument, and when the model is proven to have ``Z = 0`` (the message
         says "Z = 0").
+    ImportError
+        For ``"toulbar2"`` without ``pytoulbar2`` (``pip install "mrflib[mpe]"``).
+    RuntimeError
+        For ``"toulbar2"`` when toulbar2 fails before it finds a state.
     """
     fg = as_factor_graph(with_evidence(model, evidence))
     time_limit = _check_time_limit(time_limit)
