@@ -66,10 +66,10 @@ import numpy as np
 from mrflib._support.forked import Forked
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import check_instance, check_positive, require_memory
+from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx.max_mini_bucket import bound_meets
 from mrflib.inference.approx.result import MapResult
 from mrflib.inference.exact._search_arguments import conditioned_model
-from mrflib.inference.exact.elimination import _observed
 from mrflib.models.factor_graph import FactorGraph, slice_factor
 
 __all__ = ["available", "Toulbar2Search", "toulbar2_map", "COST_TOTAL"]
@@ -122,7 +122,7 @@ class _Network(NamedTuple):
 
 def _network(model: FactorGraph) -> _Network:
     """The model's integer cost network; a table of no positive entry raises ``Z = 0``."""
-    fixed = _observed(model)
+    fixed = observed_states(model)
     free = np.array([v for v in range(model.n) if v not in fixed], dtype=np.int64)
     number = {int(v): i for i, v in enumerate(free.tolist())}
     base = np.zeros(model.n, dtype=np.int64)
