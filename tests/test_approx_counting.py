@@ -201,6 +201,7 @@ def test_solve_pr_writes_the_counter_estimates(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
     monkeypatch.setattr(anytime, "EXACT_NS_PER_ENTRY", 1e15)
     monkeypatch.setattr(anytime, "start_exact_search", lambda *a, **k: (None, ""))
+    monkeypatch.setattr(anytime_pr, "start_exact_search", lambda *a, **k: (None, ""))
     model = sparse_constraints(3, 14, 2)
     io.write_uai(model, tmp_path / "m.uai")
     out = tmp_path / "m.PR"
@@ -266,3 +267,4 @@ def test_a_failed_exact_count_does_not_end_the_wait_a_proof_does(tmp_path, reaso
     finally:
         cond.stop()
         counts.stop()
+

@@ -14,6 +14,7 @@ takes a model, or is listed in ``EXEMPT`` with the test file that drives it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import math
@@ -179,7 +180,8 @@ FILL = {
     "init": np.zeros(N, dtype=np.int64), "time_limit": 1.0, "path": "never-written.uai",
     "task": "MAR", "chains": np.zeros((2, N), dtype=np.int64), "noisy": np.zeros((2, 2)),
     "best": None, "left": None, "share": 0.5, "stop": 0.0, "answers": None, "say": print,
-    "deadline": 0.0, "child": None, "args": None, "trivial": 0.0,
+    "deadline": 0.0, "child": None, "args": None, "trivial": 0.0, "seed": 0,
+    "children": contextlib.ExitStack(),
 }
 METHOD = {"smci": "1-smci", "learning": "mple", "bounds": "graphs"}
 

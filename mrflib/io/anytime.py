@@ -130,6 +130,7 @@ from mrflib.io.anytime_pr import (
     ApproxCounts,
     estimate_pr,
     first_count,
+    start_counting,
     start_exact_search,
 )
 from mrflib.models.factor_graph import FactorGraph
@@ -654,18 +655,9 @@ def _improve(model: FactorGraph, args: Any, answers: AnswerFile, say: Any, deadl
     reduced_mpe = args.task == "MPE" and bool(observed_states(model))
     sampled_pr = args.task == "PR" and args.method == "importance"
     with contextlib.ExitStack() as children:
-        # a constraint model is counted from the start: the plan alone can take seconds on
-        # one (an order search over thousands of clauses), and the count is its likeliest
-        # answer
-        cond, cond_name = (start_exact_search(model, say, deadline, conditioning=False)
-                           if sampled_pr else (None, ""))
-        if cond is not None:
-            children.callback(cond.stop)
-        # and estimated by the approximate counter beside it (anytime_pr.ApproxCounts)
-        counts = (ApproxCounts(model, say, deadline, args.seed)
-                  if sampled_pr and ApproxCounts.wanted(model) else None)
+        cond, cond_name, counts = (start_counting(model, say, deadline, args.seed, children)
+                                   if sampled_pr else (None, "", None))
         if counts is not None:
-            children.callback(counts.stop)
             # the counters alone first (no plan, no sampling): their answer is likelier
             # and better than the sampling's, and the cores are theirs meanwhile; without
             # the exact count, the junction tree is still planned for an exact answer

@@ -69,8 +69,8 @@ from mrflib.inference.exact.conditioning import conditioned_log_partition
 from mrflib.io.anytime_mpe import proves_zero
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["start_exact_search", "estimate_pr", "ApproxCounts", "first_count",
-           "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
+__all__ = ["start_exact_search", "start_counting", "estimate_pr", "ApproxCounts",
+           "first_count", "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
 
 #: Scheduling niceness of the conditioning search in its child, above the parent's (the
 #: model counters of a constraint model run at the parent's: see the module notes).
@@ -306,6 +306,45 @@ class ApproxCounts:
         if self.child is not None:
             self.child.stop()
             self.child = None
+
+
+def start_counting(model: FactorGraph, say: Callable[[str], object], deadline: float,
+                   seed: Any, children: contextlib.ExitStack
+                   ) -> tuple[Forked | None, str, ApproxCounts | None]:
+    """The counts ``solve --task PR`` starts at once: the exact count of a constraint
+    model (:func:`start_exact_search` without conditioning) and, beside it, the
+    approximate counts (:class:`ApproxCounts`, where :meth:`ApproxCounts.wanted`).
+
+    A constraint model is counted from the start: the plan alone can take seconds on one
+    (an order search over thousands of clauses), and the count is its likeliest answer.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model, evidence applied.
+    say : callable
+        Takes each line the solver writes to stderr.
+    deadline : float
+        The :func:`time.perf_counter` time by which the answers end.
+    seed : int or None
+        Seeds the approximate counter.
+    children : contextlib.ExitStack
+        Takes the stop of every child started, called when the solver leaves.
+
+    Returns
+    -------
+    tuple
+        ``(cond, cond_name, counts)``: the exact count's child and its name (``None`` and
+        ``""`` when none started), and the approximate counts (``None``: not wanted).
+    """
+    check_instance(model, FactorGraph, "model")
+    cond, cond_name = start_exact_search(model, say, deadline, conditioning=False)
+    if cond is not None:
+        children.callback(cond.stop)
+    counts = ApproxCounts(model, say, deadline, seed) if ApproxCounts.wanted(model) else None
+    if counts is not None:
+        children.callback(counts.stop)
+    return cond, cond_name, counts
 
 
 def first_count(counts: ApproxCounts, cond: Forked | None, answers: Any, out: Any,
