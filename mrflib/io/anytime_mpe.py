@@ -397,16 +397,16 @@ PERTURB_ROUND_SECONDS = 1.0
 
 
 def _perturbed(model: FactorGraph, answers: Any, say: Any, deadline: float,
-               child: Any, seed: Any, red: MapReduction | None = None) -> None:
+               watch: _Watch, seed: Any, red: MapReduction | None = None) -> None:
     """Local search with perturbations of the last answer
     (:func:`mrflib.inference.approx.map_search.local_search`, ``rng=seed``) in rounds of
-    :data:`PERTURB_ROUND_SECONDS` until the deadline or the exact child's answer, each
+    :data:`PERTURB_ROUND_SECONDS` until the deadline or ``watch`` ends them, each
     round's better state offered; on the parts of ``red`` where given, the propagated moves
     of :func:`_moves` instead, in rounds of :data:`MOVES_ROUND_SECONDS`."""
     if not answers.values or not answers.log_weight > -math.inf:
         return
     rng = np.random.default_rng(seed)
-    while time.perf_counter() < deadline and (child is None or not child.done()):
+    while time.perf_counter() < deadline and not watch.done():
         if red is not None:
             _moves(model, answers, say, min(deadline, time.perf_counter()
                                             + MOVES_ROUND_SECONDS), red, rng)
@@ -449,9 +449,10 @@ def _moves(model: FactorGraph, answers: Any, say: Any, stop: float,
 
 
 def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: float,
-                         child: Any, order: list[int]) -> float | None:
-    """The max mini-bucket answers of :func:`approximate_mpe`: ``None`` when one is
-    proven optimal, else the table budget of the last run (0: none ended)."""
+                         watch: _Watch, order: list[int]) -> float | None:
+    """The max mini-bucket answers of :func:`approximate_mpe` until ``watch`` ends them:
+    ``None`` when one is proven optimal, else the table budget of the last run (0: none
+    ended)."""
     left = deadline - time.perf_counter()
     memory = 0.0
     with engine_stops(say, "max mini-bucket", "run"):
@@ -467,7 +468,7 @@ def _mini_bucket_answers(model: FactorGraph, answers: Any, say: Any, deadline: f
             memory = res.memory
             if stop_optimal(answers, say):
                 return None
-            if child is not None and child.done():
+            if watch.done():
                 return memory
     return memory
 
