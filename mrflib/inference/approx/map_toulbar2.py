@@ -64,7 +64,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mrflib._support.forked import Forked
-from mrflib._support.optional import optional_import
+from mrflib._support.optional import importable, optional_import
 from mrflib._support.validation import check_instance, check_positive, require_memory
 from mrflib.inference._reduction import observed_states
 from mrflib.inference.approx.max_mini_bucket import bound_meets
@@ -99,11 +99,7 @@ def available() -> bool:
     bool
         ``True`` when :func:`toulbar2_map` and :class:`Toulbar2Search` can run.
     """
-    try:
-        optional_import("pytoulbar2", _PURPOSE, "mpe")
-    except ImportError:
-        return False
-    return True
+    return importable("pytoulbar2", _PURPOSE, "mpe")
 
 
 class _Network(NamedTuple):
