@@ -211,7 +211,7 @@ class IncrementalDuals:
 
     def step(self, y: int, delta: float) -> None:
         dual_update_inplace(self.tbar, y, math.tanh(delta), self.cards, self.scratch,
-                             self.parallel)
+                            self.parallel)
 
 
 class TransformDuals:
