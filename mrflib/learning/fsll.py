@@ -36,6 +36,8 @@ and for Walsh bases ``Phi_y Phi_{y'} = Phi_{y XOR y'}``, so the new dual vector 
 ``O(|X|)`` per variable on which ``y'`` depends. The learner then needs neither ``p_theta``
 nor the ``r`` table during learning: two ``|X|`` tables instead of the paper's four.
 ``update="transform"`` runs the paper's scheme (Algorithm 3 on ``p``, then a fresh transform).
+The tables over the ``|X|`` states, the transforms on them and the learner's two schemes are
+:mod:`mrflib.learning._fsll_tables`.
 """
 
 from __future__ import annotations

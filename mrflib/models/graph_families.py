@@ -19,15 +19,8 @@ import numpy as np
 
 from mrflib._support.validation import as_rng, check_positive, require_memory
 
-__all__ = [
-    "square_grid",
-    "king_grid",
-    "random_graph",
-    "complete",
-    "chimera",
-    "cubic",
-    "from_pairs",
-]
+__all__ = ["square_grid", "king_grid", "random_graph", "complete", "chimera", "cubic",
+           "from_pairs"]
 
 
 def _sorted_unique(pairs: np.ndarray) -> np.ndarray:
