@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mrflib import fsll
 from mrflib.learning import _fsll_kernels as K
+from mrflib.learning import _fsll_tables
 
 MIXED = (2, 3, 4, 5, 8)
 
@@ -160,7 +161,7 @@ def test_algorithm3_matches_reference():
         y = int(rng.integers(1, X))
         ref = p * np.exp(0.37 * fsll.basis_function(y, cards))
         ref /= ref.sum()
-        seg = fsll._segment_arrays(np.array(cards))
+        seg = _fsll_tables.segment_arrays(np.array(cards))
         stride, k, _ = seg
         K.algorithm3(p, 0.37, seg, ((y // stride) % k).astype(np.int64))
         np.testing.assert_allclose(p, ref, rtol=1e-12)
@@ -204,7 +205,7 @@ def test_regularization_eq7():
     y = fsll.flat_index([[1, 2, 0]], cards)[0]
     expected = (math.log(N) / 2 + math.log(3 * 1) + math.log(3 * 2)) / N
     assert fsll.regularization(y, cards, N) == pytest.approx(expected)
-    lo, hi = fsll._cost_tables(np.array(cards), N)
+    lo, hi = _fsll_tables.cost_tables(np.array(cards), N)
     ys = np.arange(12)
     np.testing.assert_allclose(hi[ys // lo.size] + lo[ys % lo.size],
                                fsll.regularization(ys, cards, N))

@@ -16,8 +16,7 @@ import pytest
 
 from mrflib import FactorGraph, datasets, io
 from mrflib._support.validation import memory_requests
-from mrflib.io import _answers
-from mrflib.io import uai as _uai  # noqa: F401 (io.uai: the module monkeypatched below)
+from mrflib.io import _answers, _uai_text
 from mrflib.io.solve import main as solve_main
 from mrflib.models.factor_graph import all_states
 
@@ -641,7 +640,7 @@ def test_a_gzip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
     most a few 16 MiB chunks, naming the file and the bytes."""
     path = tmp_path / "bomb.uai"
     path.write_bytes(gzip.compress(b" " * (2 * 10**8)))
-    monkeypatch.setattr(io.uai, "available_memory", lambda: 100 * 2**20)
+    monkeypatch.setattr(_uai_text, "available_memory", lambda: 100 * 2**20)
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match=r"bomb.uai: its text, more than \d+ bytes once "

@@ -48,18 +48,31 @@ def test_a_renamed_argument_warns_names_the_new_one_and_refuses_both():
         f(model=1, bm=2)
 
 
-@pytest.mark.parametrize("name", ["mrflib.learning.table_learners", "mrflib.io.anytime",
-                                  "mrflib.learning.learners", "mrflib.inference.bounds"])
-def test_a_module_split_by_idea_stays_under_the_house_limit(name):
-    """The learners of factor tables, the anytime solver, the ±1 learners and the bounds of
-    Leisink and Kappen keep to the house limit of 800 lines a module: the warm start of
-    LAP's fits, the ``PR`` and ``MPE`` parts of the solver, the ±1 learners' table and
-    argument checks, validated problem and ascent directions, and the mean-field equations
-    are modules of their own."""
+#: The most lines a module of mrflib may hold.
+HOUSE_LIMIT = 800
+#: Folders of mrflib whose modules the limit does not cover yet: the exact engines, whose
+#: long modules are split by idea on a branch of their own.
+NOT_YET_SPLIT = ("inference/exact/",)
+
+
+def test_every_module_stays_under_the_house_limit():
+    """Every module of mrflib keeps to the house limit of 800 lines: one idea per module,
+    named for it, so that a reader looking for an idea finds the one module that holds it
+    and can read that module whole. A module that outgrows the limit holds a second idea,
+    which gets a module of its own (a private one for machinery, re-exported or imported
+    where its names are documented)."""
     from pathlib import Path
 
-    path = Path(importlib.import_module(name).__file__)
-    assert len(path.read_text().splitlines()) <= 800, name
+    package = Path(mrflib.__file__).parent
+    long = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where.startswith(NOT_YET_SPLIT):
+            continue
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > HOUSE_LIMIT:
+            long.append(f"mrflib/{where}: {lines} lines")
+    assert not long, f"modules over {HOUSE_LIMIT} lines: {long}"
 
 
 ANYTIME_PARTS = ["mrflib.io.anytime", "mrflib.io.anytime_mpe", "mrflib.io.anytime_pr"]
@@ -87,13 +100,16 @@ def test_the_anytime_solver_parts_call_each_other_through_their_interface(name):
 
 
 LEARNER_MODULES = ["mrflib.learning.learners", "mrflib.learning._fit_arguments",
-                   "mrflib.learning._problem", "mrflib.learning._ascent_directions"]
+                   "mrflib.learning._problem", "mrflib.learning._ascent_directions",
+                   "mrflib.learning.stochastic_learning"]
 
 
 def test_the_learners_functions_stay_under_the_house_limit():
-    """No function of the ±1 learners' modules runs over 100 lines of code (its docstring
-    aside: ``fit`` documents every option of every learner): ``fit`` calls one function a
-    step, and the ascent directions are one function a family of methods."""
+    """No function of the ±1 learners' modules, nor of the factor graphs' stochastic
+    learners, runs over 100 lines of code (its docstring aside: ``fit`` documents every
+    option of every learner): each ``fit`` calls one function a step (argument checks,
+    set-up, the step loop, the result), and the ascent directions are one function a
+    family of methods."""
     import ast
     from pathlib import Path
 

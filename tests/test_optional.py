@@ -14,6 +14,7 @@ import pytest
 from mrflib import BoltzmannMachine, datasets, graphs, io
 from mrflib._support.executor import Executor
 from mrflib._support.optional import DISTRIBUTIONS, optional_import
+from mrflib.io import expert_networks
 from mrflib.repro import field_test, peers, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +29,7 @@ def _open_scheduler():
 
 
 def _fresh_expert_network():
-    datasets._expert_network.cache_clear()  # a network loaded earlier needs no pgmpy
+    expert_networks._expert_network.cache_clear()  # a network loaded earlier needs no pgmpy
     return datasets.expert_network("asia")
 
 

@@ -7,6 +7,7 @@ from _random_factor_graphs import random_factor_graph
 
 from mrflib import approx, exact
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import _region_sums as region_sums
 from mrflib.inference.smci import regions as sf
 from mrflib.models import lattices as factor_models
 
@@ -33,14 +34,14 @@ def test_region_paths_agree(model):
     for order in (1, 2):
         for target in [(i,) for i in range(model.n)] + [s for s in model.scopes if s]:
             region, boundary, factors = sf.sum_region(model, target, sf.method_name(order), vf)
-            dense = sf._dense_rho(model, x, region, factors, len(target))
-            plan = sf._einsum_plan(model, region, factors, len(target))
+            dense = region_sums.dense_rho(model, x, region, factors, len(target))
+            plan = region_sums.einsum_plan(model, region, factors, len(target))
             if plan is not None:
                 np.testing.assert_allclose(
-                    sf._einsum_rho(model, x, region, factors, len(target), plan), dense,
+                    region_sums.einsum_rho(model, x, region, factors, len(target), plan), dense,
                     atol=1e-12)
             np.testing.assert_allclose(  # the slowest path: a few rows
-                sf._exact_rho(model, x[:4], region, boundary, factors, len(target)),
+                region_sums.exact_rho(model, x[:4], region, boundary, factors, len(target)),
                 dense[:4], atol=1e-12)
     generic = [sf._rho(model, x, (i,), 1, vf).mean(axis=0) for i in range(model.n)]
     for a, b in zip(generic, sf.marginals(model, x, method="1-smci")):  # the variables' kernel

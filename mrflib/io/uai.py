@@ -47,7 +47,8 @@ Every reader takes a plain or gzip-compressed file (recognised by its first byte
 its name) and refuses a malformed one with a ``ValueError`` naming the file, the place in it
 (line and token, or which factor's table and entry) and what was expected; sizes are checked
 against the available memory before a table is converted. Writers write atomically
-(:func:`mrflib._support.files.atomic_write`) and gzip when the name ends in ``.gz``.
+(:func:`mrflib._support.files.atomic_write`) and gzip when the name ends in ``.gz``. This
+text layer, which every file kind shares, is :mod:`mrflib.io._uai_text`.
 
 pgmpy's models and its BIF and XMLBIF files are read in :mod:`mrflib.io.pgmpy_models`.
 """
@@ -55,22 +56,25 @@ pgmpy's models and its BIF and XMLBIF files are read in :mod:`mrflib.io.pgmpy_mo
 from __future__ import annotations
 
 import bisect
-import gzip
-import io as io_module
 import math
 import os
-import re
-import zlib
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from mrflib._support.files import atomic_write
-from mrflib._support.validation import available_memory, check_path, format_count, require_memory
+from mrflib._support.validation import available_memory, format_count, require_memory
 from mrflib.io._answers import require_answer_memory
 from mrflib.io._tables import exact_weights
+from mrflib.io._uai_text import (
+    DECIMAL,
+    DECIMAL_WHAT,
+    INT64_MAX,
+    PathLike,
+    Tokens,
+    number,
+    write_text,
+)
 from mrflib.models._checks import check_evidence
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import MAX_TABLE_ENTRIES, FactorGraph
@@ -94,152 +98,9 @@ MAR_SUM_TOLERANCE = 1e-3
 #: order misses by far more (rows off by tenths), as does a table of weights.
 BAYES_SUM_TOLERANCE = 1e-6
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_TOKEN = re.compile(r"\S+")
-#: A comment: ``#`` to the end of its line (pyAgrum writes them; no token holds a ``#``).
-_COMMENT = re.compile(r"#[^\n]*")
-#: A scope line as pyAgrum's ``saveBN`` writes it: size and variables, then ``# name``.
-_PYAGRUM_SCOPE = re.compile(r"^[ \t]*\d+(?:[ \t]+\d+)+[ \t]+#[^\n]*$", re.M)
-#: Bytes a token costs once split (a ``str`` object and its list slot), for the memory check.
-_TOKEN_BYTES = 64
-#: Bytes that may end a token for ``str.split``: ASCII whitespace (form feeds and the
-#: separators 0x1c-0x1f too) and the first byte of every other Unicode space in UTF-8
-#: (U+0085, U+00A0, U+1680, U+2000-U+205F, U+3000), so the token count is a bound.
-_SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0xC2, 0xE1, 0xE2, 0xE3]
-#: The largest integer a file may hold (its numbers are stored as int64).
-_INT64_MAX = 2**63 - 1
-#: A number as the format writes it: ASCII decimal digits, an optional point and exponent
-#: (``inf`` and ``nan`` pass, to be refused by value with the range they are out of).
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                      r"|[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
-_DECIMAL_WHAT = "a decimal number in ASCII digits (such as 0.25 or 1e-3)"
-
-PathLike = str | os.PathLike
-
-
-# ---------------------------------------------------------------------- tokens
-def _file_path(path: Any, what: str, exists: bool = False) -> Path:
-    """``path`` as a :class:`~pathlib.Path` naming a file: ``""`` is refused (``Path("")``
-    is the current folder, so it was reported as "'.' cannot be read")."""
-    if isinstance(path, str) and not path:
-        raise ValueError(f"{what} must name a file, got an empty string")
-    return check_path(path, what, exists=exists)
-
-
-def _read_text(path: PathLike, what: str = "path") -> str:
-    """The file's text, gunzipped when it starts with gzip's magic bytes (``what``: the
-    argument that named the file)."""
-    path = _file_path(path, what, exists=True)
-    name = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as err:  # a folder, no permission, an I/O error
-        raise ValueError(f"{what} {name!r} cannot be read: {err.strerror or err}") from None
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip(data, name)
-    # Splitting makes one str object per token: refuse before that if it cannot fit.
-    blanks = int(np.bincount(np.frombuffer(data, np.uint8), minlength=256)[_SPLIT_BYTES].sum())
-    require_memory(_TOKEN_BYTES * (blanks + 1) + 2 * len(data),
-                   f"{name}: the tokens of its {len(data)} bytes")
-    try:
-        return data.decode("utf-8-sig")  # a byte-order mark some editors write is skipped
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{name}: byte {err.start} is not text (UTF-8 or ASCII expected)"
-                         ) from None
-
-
-def _gunzip(data: bytes, name: str, chunk: int = 2**24) -> bytes:
-    """Decompress in chunks, refusing (through :func:`require_memory`) as soon as the text
-    read so far, with its tokens, could not fit: a small file that inflates to gigabytes
-    (a gzip bomb) is refused before it is held in memory."""
-    have = available_memory()
-    parts, total = [], 0
-    try:
-        with gzip.GzipFile(fileobj=io_module.BytesIO(data)) as fh:
-            while part := fh.read(chunk):
-                parts.append(part)
-                total += len(part)
-                require_memory(4.0 * total, f"{name}: its text, more than {total} bytes once "
-                               "decompressed, with its tokens", limit=have)
-    except (OSError, EOFError, zlib.error) as err:
-        raise ValueError(f"{name}: not a readable gzip file ({err})") from None
-    return b"".join(parts)
-
-
-class _Tokens:
-    """A file's whitespace-separated tokens with a cursor; errors name the file and line."""
-
-    def __init__(self, path: PathLike, what: str = "path") -> None:
-        self.name = os.fspath(_file_path(path, what))
-        text = _read_text(path, what)
-        # a comment goes, its line end stays: line numbers still count the comment lines
-        self.text = _COMMENT.sub("", text) if "#" in text else text
-        #: scope lines ending in a ``# name`` comment (pyAgrum's signature)
-        self.named_scopes = len(_PYAGRUM_SCOPE.findall(text)) if "#" in text else 0
-        self.tokens = self.text.split()
-        self.pos = 0
-        self.hint = ""  # what every later error adds (the header's counts, once read)
-
-    def remaining(self) -> int:
-        return len(self.tokens) - self.pos
-
-    def line(self, i: int) -> int:
-        """Line number (from 1) of token ``i``, or of the file's last line for the end."""
-        if i >= len(self.tokens):
-            return self.text.rstrip().count("\n") + 1
-        for k, m in enumerate(_TOKEN.finditer(self.text)):
-            if k == i:
-                return self.text.count("\n", 0, m.start()) + 1
-        raise AssertionError("token index past the text")  # pragma: no cover
-
-    def place(self, i: int) -> str:
-        if i >= len(self.tokens):
-            return f"end of file (after line {self.line(i)})"
-        tok = self.tokens[i]  # a token of 5000 digits is shown by its start
-        shown = repr(tok) if len(tok) <= 40 else f"{tok[:30]!r}... ({len(tok)} characters)"
-        return f"line {self.line(i)}, token {shown}"
-
-    def error(self, i: int, expected: str) -> ValueError:
-        return ValueError(f"{self.name}: {self.place(i)}: expected {expected}{self.hint}")
-
-    def word(self, expected: str) -> str:
-        if self.pos >= len(self.tokens):
-            raise self.error(self.pos, expected)
-        self.pos += 1
-        return self.tokens[self.pos - 1]
-
-    def integer(self, expected: str, minimum: int = 0) -> int:
-        """The next token as an integer ``>= minimum`` (digits only) that fits in int64
-        (cardinalities, variables and states are stored as int64)."""
-        i = self.pos
-        tok = self.word(expected)
-        if not (tok.isascii() and tok.isdigit()):
-            raise self.error(i, expected)
-        # by length first, without the leading zeros: int() refuses more than 4300 digits
-        digits = tok.lstrip("0") or "0"
-        if len(digits) > len(str(_INT64_MAX)) or int(digits) > _INT64_MAX:
-            raise self.error(i, f"{expected}, at most {_INT64_MAX} (int64)")
-        if int(digits) < minimum:
-            raise self.error(i, expected)
-        return int(digits)
-
-    def need(self, count: int, expected: str, declared: int | None = None) -> None:
-        """Refuse a declared count that the rest of the file cannot hold (``declared``: the
-        index of the token that declared it)."""
-        if count > self.remaining():
-            where = "" if declared is None else f", declared on line {self.line(declared)}"
-            raise ValueError(f"{self.name}: {self.place(len(self.tokens))}: expected "
-                             f"{expected}{where}; the file is truncated ({self.remaining()} "
-                             f"tokens left){self.hint}")
-
-    def end(self, after: str) -> None:
-        if self.pos < len(self.tokens):
-            raise self.error(self.pos, f"the end of the file after {after}")
-
 
 # ---------------------------------------------------------------------- models
-def _read_scopes(tok: _Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
+def _read_scopes(tok: Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
     scopes = []
     for k in range(n_factors):
         size = tok.integer(f"the size of factor {k}'s scope (an integer 0..{n})")
@@ -260,7 +121,7 @@ def _read_scopes(tok: _Tokens, n: int, n_factors: int) -> list[tuple[int, ...]]:
     return scopes
 
 
-def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) -> list[int]:
+def _table_starts(tok: Tokens, card: list[int], scopes: list[tuple[int, ...]]) -> list[int]:
     """Check every table's declared size, then the memory, and return each table's first
     token: nothing of the tables is converted yet."""
     have = available_memory()
@@ -289,14 +150,14 @@ def _table_starts(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]]) 
     return starts
 
 
-def _entry_error(tok: _Tokens, starts: list[int], i: int,
+def _entry_error(tok: Tokens, starts: list[int], i: int,
                  expected: str = "a finite number >= 0 (a weight)") -> ValueError:
     k = bisect.bisect_right(starts, i) - 1
     return ValueError(f"{tok.name}: factor {k}'s table, entry {i - starts[k]} ({tok.place(i)}): "
                       f"expected {expected}{tok.hint}")
 
 
-def _read_tables(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
+def _read_tables(tok: Tokens, card: list[int], scopes: list[tuple[int, ...]],
                  conditional: bool = False, parents_reversed: bool = False
                  ) -> tuple[np.ndarray, ...]:
     """The tables' logs; with ``conditional`` (a ``BAYES`` file) each must be a conditional
@@ -339,16 +200,16 @@ def _table(entries: np.ndarray, shape: tuple[int, ...], parents_reversed: bool) 
     return out
 
 
-def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
+def _check_entry_text(tok: Tokens, starts: list[int], first: int, vals: np.ndarray) -> None:
     """Refuse what numpy reads but the format does not mean: ``1_000`` (Python's digit
     separators), digits of other scripts (``١``, ``１``) and a positive weight below
     float64's range (``1e-400``), which would silently become a zero weight, a hard
     constraint."""
     if "_" in tok.text or not tok.text.isascii():  # else every token numpy read is decimal
         bad = next((i for i in range(first, len(tok.tokens))
-                    if not _DECIMAL.fullmatch(tok.tokens[i])), None)
+                    if not DECIMAL.fullmatch(tok.tokens[i])), None)
         if bad is not None:
-            raise _entry_error(tok, starts, bad, _DECIMAL_WHAT)
+            raise _entry_error(tok, starts, bad, DECIMAL_WHAT)
     zeros = np.flatnonzero(vals == 0)
     tiny = {t for t in {tok.tokens[first + i] for i in zeros.tolist()}
             if any(c in "123456789" for c in t.lower().split("e")[0])}
@@ -360,7 +221,7 @@ def _check_entry_text(tok: _Tokens, starts: list[int], first: int, vals: np.ndar
                          "(about 4.9e-324) would be read as a zero weight; rescale the table")
 
 
-def _check_conditionals(tok: _Tokens, card: list[int], scopes: list[tuple[int, ...]],
+def _check_conditionals(tok: Tokens, card: list[int], scopes: list[tuple[int, ...]],
                         starts: list[int], vals: np.ndarray) -> None:
     """Refuse a ``BAYES`` table whose child's entries (the scope's last variable, the
     fastest) do not sum to 1, within :data:`BAYES_SUM_TOLERANCE` per entry, for some
@@ -376,7 +237,7 @@ def _check_conditionals(tok: _Tokens, card: list[int], scopes: list[tuple[int, .
                                      float(sums[off][0]), s)
 
 
-def _conditional_error(tok: _Tokens, k: int, scope: tuple[int, ...], shape: tuple[int, ...],
+def _conditional_error(tok: Tokens, k: int, scope: tuple[int, ...], shape: tuple[int, ...],
                        row: int, total: float, start: int) -> ValueError:
     c = shape[-1] if shape else 1
     if not scope:
@@ -435,7 +296,7 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     if evidence is not None and not isinstance(evidence, (Mapping, str, os.PathLike)):
         raise TypeError("evidence must be the path of a UAI evidence file or a mapping "
                         f"{{variable: value}}, got {type(evidence).__name__}")
-    tok = _Tokens(path)
+    tok = Tokens(path)
     kind = tok.word("the network type MARKOV or BAYES")
     if kind.upper() not in ("MARKOV", "BAYES"):
         raise tok.error(0, "the network type MARKOV or BAYES")
@@ -465,7 +326,7 @@ def read_uai(path: PathLike, evidence: PathLike | Mapping[int, int] | None = Non
     if evidence is None:
         return model
     if not isinstance(evidence, Mapping):
-        evidence = _parse_evidence(_Tokens(evidence, "evidence"), model)
+        evidence = _parse_evidence(Tokens(evidence, "evidence"), model)
     return model.condition(evidence)
 
 
@@ -474,20 +335,6 @@ def _format_table(table: np.ndarray, k: int) -> str:
     rows = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
     body = "\n".join(" ".join(map(repr, row)) for row in rows.tolist())
     return f"{w.size}\n{body}"
-
-
-def _write_text(path: PathLike, text: str) -> None:
-    path = _file_path(path, "path")
-    data = text.encode("ascii")
-    if os.fspath(path).endswith(".gz"):
-        data = gzip.compress(data, mtime=0)  # no time stamp: same model, same bytes
-    try:
-        atomic_write(Path(path), data)
-    except ValueError as err:
-        raise ValueError(f"path {err}") from None
-    except OSError as err:  # no such folder, no permission, a full disk
-        raise ValueError(f"path {os.fspath(path)!r} cannot be written: "
-                         f"{err.strerror or err}") from None
 
 
 def write_uai(model: FactorGraph | BoltzmannMachine, path: PathLike) -> None:
@@ -529,7 +376,7 @@ def write_uai(model: FactorGraph | BoltzmannMachine, path: PathLike) -> None:
     lines += [""]
     for k, t in enumerate(model.log_tables):
         lines += [_format_table(t, k), ""]
-    _write_text(path, "\n".join(lines))
+    write_text(path, "\n".join(lines))
 
 
 # ---------------------------------------------------------------------- evidence
@@ -561,10 +408,10 @@ def read_evidence(path: PathLike, model: FactorGraph | None = None) -> dict[int,
     """
     if model is not None and not isinstance(model, FactorGraph):
         raise TypeError(f"model must be a FactorGraph or None, got {type(model).__name__}")
-    return _parse_evidence(_Tokens(path), model)
+    return _parse_evidence(Tokens(path), model)
 
 
-def _parse_evidence(tok: _Tokens, model: FactorGraph | None) -> dict[int, int]:
+def _parse_evidence(tok: Tokens, model: FactorGraph | None) -> dict[int, int]:
     if not tok.tokens:
         return {}
     if len(tok.tokens) % 2 == 0:  # the older, multi-sample form: 1 sample, then the same
@@ -616,14 +463,14 @@ def write_evidence(path: PathLike, evidence: Mapping[int, int],
         ev = {}
         for v, x in evidence.items():
             if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-                       and 0 <= a <= _INT64_MAX for a in (v, x)):
+                       and 0 <= a <= INT64_MAX for a in (v, x)):
                 raise ValueError("evidence must map integer variables >= 0 to integer values "
                                  f">= 0 (int64, as read back), got {v!r}: {x!r}")
             if int(v) in ev:
                 raise ValueError(f"evidence names variable {int(v)} twice")
             ev[int(v)] = int(x)
     pairs = " ".join(f"{v} {x}" for v, x in sorted(ev.items()))
-    _write_text(path, f"{len(ev)} {pairs}".rstrip() + "\n")
+    write_text(path, f"{len(ev)} {pairs}".rstrip() + "\n")
 
 
 # ---------------------------------------------------------------------- answers
@@ -705,7 +552,7 @@ def write_answers(path: PathLike, task: str, values: Sequence[Any]) -> None:
     values : sequence
         A non-empty sequence of answers, as :func:`format_answers` takes them.
     """
-    _write_text(path, format_answers(task, values))
+    write_text(path, format_answers(task, values))
 
 
 def _answer_body(task: str, value: Any) -> str:
@@ -720,7 +567,7 @@ def _answer_body(task: str, value: Any) -> str:
         return f"{v!r}\n"
     if task == "MPE":
         x = np.asarray(value)
-        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > _INT64_MAX).any():
+        if x.ndim != 1 or x.dtype.kind not in "iu" or (x < 0).any() or (x > INT64_MAX).any():
             raise ValueError("value must be the MPE states, a 1-d array of integers >= 0 "
                              f"(int64, as read back), got {value!r}")
         return f"{' '.join(map(str, (len(x), *x.tolist())))}\n"
@@ -762,18 +609,7 @@ def write_answer(path: PathLike, task: str, value: Any) -> None:
         the variable count, each preceded by its length; ``"MPE"``: the states, integers
         ``>= 0``.
     """
-    _write_text(path, format_answer(task, value))
-
-
-def _number(tok: _Tokens, expected: str, lowest: float = 0.0) -> float:
-    i = tok.pos
-    token = tok.word(expected)
-    if not _DECIMAL.fullmatch(token):  # float() also reads '1_0', '١' and '１'
-        raise tok.error(i, f"{expected}, as {_DECIMAL_WHAT}")
-    v = float(token)
-    if math.isnan(v) or v == math.inf or v < lowest:
-        raise tok.error(i, expected)
-    return v
+    write_text(path, format_answer(task, value))
 
 
 def read_answer(path: PathLike) -> Answer:
@@ -799,7 +635,7 @@ def read_answer(path: PathLike) -> Answer:
     ValueError
         For a malformed file, naming the file, line and token.
     """
-    tok = _Tokens(path)
+    tok = Tokens(path)
     task = tok.word("the task PR, MAR or MPE")
     if task not in TASKS:
         raise tok.error(0, "the task PR, MAR or MPE")
@@ -810,7 +646,7 @@ def read_answer(path: PathLike) -> Answer:
     return Answer(task, value)
 
 
-def _last_block(tok: _Tokens, task: str) -> Any:
+def _last_block(tok: Tokens, task: str) -> Any:
     """The value of the last complete ``-BEGIN-`` block (every earlier one must parse)."""
     tokens = tok.tokens
     if not tok.text.endswith("\n"):  # the last line is cut short: its tokens do not count
@@ -821,7 +657,7 @@ def _last_block(tok: _Tokens, task: str) -> Any:
     for b, start in enumerate(starts):
         last = b == len(starts) - 1
         stop = starts[b + 1] if not last else len(tokens)
-        view = _Tokens.__new__(_Tokens)
+        view = Tokens.__new__(Tokens)
         view.name, view.text, view.pos, view.hint = tok.name, tok.text, start + 1, tok.hint
         view.tokens = tok.tokens[:stop]
         try:
@@ -835,10 +671,10 @@ def _last_block(tok: _Tokens, task: str) -> Any:
     return value
 
 
-def _read_body(tok: _Tokens, task: str) -> Any:
+def _read_body(tok: Tokens, task: str) -> Any:
     """One answer's value after the task line."""
     if task == "PR":
-        return _number(tok, "log10 Z (a number < inf)", lowest=-math.inf)
+        return number(tok, "log10 Z (a number < inf)", lowest=-math.inf)
     if task == "MPE":
         n = tok.integer("the number of variables (an integer >= 1)", minimum=1)
         tok.need(n, f"the states of {n} variables")
@@ -851,8 +687,8 @@ def _read_body(tok: _Tokens, task: str) -> Any:
         c = tok.integer(f"the cardinality of variable {i} (an integer >= 1)", minimum=1)
         tok.need(c, f"the {c} probabilities of variable {i}")
         start = tok.pos
-        value.append(np.array([_number(tok, f"a probability of variable {i} "
-                                            "(a finite number >= 0)") for _ in range(c)]))
+        value.append(np.array([number(tok, f"a probability of variable {i} "
+                                           "(a finite number >= 0)") for _ in range(c)]))
         if abs(value[-1].sum() - 1.0) > MAR_SUM_TOLERANCE:
             raise tok.error(start, f"the {c} probabilities of variable {i} to sum to 1 "
                             f"(within {MAR_SUM_TOLERANCE:g}; they sum to "

@@ -354,7 +354,7 @@ def basis_sign(x, seg, seg_a):
     """``Phi_{y'}(x)`` in {-1, +1} for one flat state ``x`` (``seg_a`` = digits of y').
 
     ``seg = (stride, k, walsh)``: the record of the segments the variables are transformed
-    in (:func:`mrflib.learning.fsll._segment_arrays`)."""
+    in (:func:`mrflib.learning._fsll_tables.segment_arrays`)."""
     seg_stride, seg_k, seg_walsh = seg
     s = 1
     for g in range(seg_stride.size):

@@ -36,6 +36,8 @@ and for Walsh bases ``Phi_y Phi_{y'} = Phi_{y XOR y'}``, so the new dual vector 
 ``O(|X|)`` per variable on which ``y'`` depends. The learner then needs neither ``p_theta``
 nor the ``r`` table during learning: two ``|X|`` tables instead of the paper's four.
 ``update="transform"`` runs the paper's scheme (Algorithm 3 on ``p``, then a fresh transform).
+The tables over the ``|X|`` states, the transforms on them and the learner's two schemes are
+:mod:`mrflib.learning._fsll_tables`.
 """
 
 from __future__ import annotations
@@ -52,13 +54,27 @@ from mrflib._support.validation import (
     check_indices,
     check_positive,
     check_real,
-    integer_values,
     is_choice,
     require_memory,
 )
 from mrflib.learning import _fsll_kernels as _k
+from mrflib.learning._fsll_tables import (
+    IncrementalDuals,
+    TransformDuals,
+    check_cardinalities,
+    check_states,
+    check_table,
+    cost_tables,
+    cost_weights,
+    data_duals,
+    dual_update_inplace,
+    is_pow2,
+    n_states,
+    require_tables,
+    segments,
+    transform_inplace,
+)
 from mrflib.models import factor_graph
-from mrflib.models.factor_graph import flat_strides
 
 __all__ = [
     "Model",
@@ -86,89 +102,6 @@ _UPDATES = ("incremental", "transform")
 _MAX_BASIS_MATRIX = 2**14
 
 
-# --------------------------------------------------------------------------- validation
-def _is_pow2(k: int) -> bool:
-    return k >= 1 and (k & (k - 1)) == 0
-
-
-def _check_cardinalities(cardinalities: Any) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(cardinalities))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"cardinalities must be a non-empty 1-d sequence of integers, got {cardinalities!r}"
-        )
-    arr = integer_values(arr, f"cardinalities must be integers, got {cardinalities!r}")
-    if np.any(arr < 2):
-        raise ValueError(f"cardinalities must all be >= 2, got {arr.tolist()}")
-    total = 1
-    for k in arr.tolist():
-        total *= k
-        if total > 2**62:
-            raise ValueError(f"cardinalities {arr.tolist()} give more than 2^62 states")
-    return arr
-
-
-def _require_tables(nbytes: float, what: str, X: int) -> None:
-    """Refuse tables over the ``|X|`` states before allocating them (names ``cardinalities``)."""
-    require_memory(nbytes, f"{what} on the |X| = {X} states of these cardinalities")
-
-
-def _size(cards: np.ndarray) -> int:
-    return int(math.prod(cards.tolist()))
-
-
-def _strides(cards: np.ndarray) -> np.ndarray:
-    return flat_strides(cards)
-
-
-def _segments(cards: np.ndarray) -> list[tuple[int, int, bool]]:
-    """Runs of variables transformed together: ``(stride, k, walsh)``; consecutive
-    power-of-two cardinalities merge into one Walsh-Hadamard segment."""
-    segs: list[list] = []
-    stride = 1
-    for k in cards.tolist():
-        w = _is_pow2(k)
-        if w and segs and segs[-1][2]:
-            segs[-1][1] *= k
-        else:
-            segs.append([stride, k, w])
-        stride *= k
-    return [(int(s), int(k), bool(w)) for s, k, w in segs]
-
-
-def _segment_arrays(cards: np.ndarray):
-    """The segments as the kernels' record ``(stride, k, walsh)`` of arrays."""
-    segs = _segments(cards)
-    return (
-        np.array([s for s, _, _ in segs], dtype=np.int64),
-        np.array([k for _, k, _ in segs], dtype=np.int64),
-        np.array([w for _, _, w in segs], dtype=np.bool_),
-    )
-
-
-def _check_states(states: Any, cards: np.ndarray, name: str = "data") -> np.ndarray:
-    arr = np.asarray(states)
-    if arr.ndim == 1 and cards.size == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[1] != cards.size:
-        raise ValueError(
-            f"{name} must have shape (samples, {cards.size}) (one column per variable), "
-            f"got {np.shape(states)}"
-        )
-    arr = integer_values(arr, f"{name} must contain integer states", allow_bool=True)
-    if arr.size and (np.any(arr < 0) or np.any(arr >= cards[None, :])):
-        col = int(np.argmax(np.any((arr < 0) | (arr >= cards[None, :]), axis=0)))
-        raise ValueError(
-            f"{name} column {col} must take values in [0, {int(cards[col])}) "
-            f"(cardinalities {cards.tolist()})"
-        )
-    return arr
-
-
-def _check_table(p: Any, X: int, name: str) -> np.ndarray:
-    return check_array(p, name, shape=(X,))
-
-
 # --------------------------------------------------------------------------- state order
 def flat_index(states: Any, cardinalities: Any) -> np.ndarray:
     """Flat mixed-radix index of each state, ``x_0`` least significant.
@@ -185,8 +118,8 @@ def flat_index(states: Any, cardinalities: Any) -> np.ndarray:
     ndarray of int64, shape (M,)
         ``x_0 + |X_0| (x_1 + |X_1| (x_2 + ...))``.
     """
-    cards = _check_cardinalities(cardinalities)
-    arr = _check_states(states, cards, "states")
+    cards = check_cardinalities(cardinalities)
+    arr = check_states(states, cards, "states")
     return factor_graph.flat_index(arr, cards)
 
 
@@ -205,8 +138,8 @@ def unflatten(index: Any, cardinalities: Any) -> np.ndarray:
     ndarray of int64, shape (M, n)
         The states: row ``m`` holds the digits ``x_0, ..., x_{n-1}`` of ``index[m]``.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
     idx = check_indices(index, X, "index")
     return factor_graph.flat_states(idx, cards)
 
@@ -234,7 +167,7 @@ def local_basis(k: int) -> np.ndarray:
     if k < 2:
         raise ValueError(f"k must be >= 2, got {k}")
     require_memory(24.0 * k * k, f"local_basis(k={k}): a k x k matrix")
-    if _is_pow2(k):
+    if is_pow2(k):
         H = np.ones((1, 1))
         while H.shape[0] < k:
             H = np.block([[H, H], [H, -H]])
@@ -260,8 +193,8 @@ def basis_matrix(cardinalities: Any) -> np.ndarray:
     ndarray of float64, shape (|X|, |X|)
         ``Phi[y, x]``, entries ±1.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
     if X > _MAX_BASIS_MATRIX:
         raise ValueError(
             f"cardinalities give |X| = {X} states; basis_matrix is a brute-force reference "
@@ -288,13 +221,13 @@ def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
     ndarray of float64, shape (|X|,)
         ``Phi_y(x)`` in the flat order of ``x``, entries ±1.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
-    _require_tables(8 * X, "basis_function", X)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
+    require_tables(8 * X, "basis_function", X)
     if np.ndim(y) == 0:
         yd = unflatten(check_indices(y, X, "y"), cards)[0]
     else:
-        yd = _check_states(np.asarray(y)[None, :], cards, "y")[0]
+        yd = check_states(np.asarray(y)[None, :], cards, "y")[0]
     out = np.ones(1)
     for k, yi in zip(cards.tolist(), yd.tolist()):
         out = np.kron(local_basis(k)[yi], out)
@@ -302,14 +235,6 @@ def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- transforms
-def _transform_inplace(a: np.ndarray, cards: np.ndarray, transpose: bool) -> None:
-    for stride, k, walsh in _segments(cards):
-        if walsh:
-            _k.walsh_segment(a, stride, k)  # symmetric: its own transpose
-        else:
-            _k.eq5_segment(a, stride, k, transpose)
-
-
 def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
     """Dual coordinates ``theta_bar_y = <Phi_y>_p = sum_x p(x) Phi_y(x)`` for every ``y``.
 
@@ -332,15 +257,15 @@ def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
     ndarray of float64, shape (|X|,)
         ``theta_bar_y`` in the flat order of ``y``.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
     if method == "reference":
-        return basis_matrix(cards) @ _check_table(p, X, "p")
+        return basis_matrix(cards) @ check_table(p, X, "p")
     if method != "fast":
         raise ValueError(f"method must be 'fast' or 'reference', got {method!r}")
-    _require_tables(8 * X, "dual", X)
-    out = np.array(_check_table(p, X, "p"), dtype=np.float64, copy=True)
-    _transform_inplace(out, cards, transpose=False)
+    require_tables(8 * X, "dual", X)
+    out = np.array(check_table(p, X, "p"), dtype=np.float64, copy=True)
+    transform_inplace(out, cards, transpose=False)
     return out
 
 
@@ -364,20 +289,20 @@ def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.nd
     ndarray of float64, shape (|X|,)
         ``l_theta(x)`` in the flat order of ``x``.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
     if isinstance(theta, dict):
-        _require_tables(8 * X, "synthesize", X)
+        require_tables(8 * X, "synthesize", X)
         dense = np.zeros(X)
         for y, v in theta.items():
             dense[check_indices(y, X, "theta (its keys)")[0]] = check_real(v, "theta")
     else:
-        dense = np.array(_check_table(theta, X, "theta"), dtype=np.float64, copy=True)
+        dense = np.array(check_table(theta, X, "theta"), dtype=np.float64, copy=True)
     if method == "reference":
         return basis_matrix(cards).T @ dense
     if method != "fast":
         raise ValueError(f"method must be 'fast' or 'reference', got {method!r}")
-    _transform_inplace(dense, cards, transpose=True)
+    transform_inplace(dense, cards, transpose=True)
     return dense
 
 
@@ -402,11 +327,6 @@ def probabilities(theta: Any, cardinalities: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- costs
-def _cost_weights(cards: np.ndarray) -> np.ndarray:
-    n = cards.size
-    return np.log(n * (cards - 1.0))
-
-
 def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
     """``r_y(N) = (ln N / 2 + sum_{i: y_i != 0} ln(n (|X_i| - 1))) / N``, eq. (7).
 
@@ -426,10 +346,10 @@ def regularization(y: Any, cardinalities: Any, n_samples: int) -> np.ndarray:
     float or ndarray of float64
         ``r_y(N)``: a float for one index, else one value per index.
     """
-    cards = _check_cardinalities(cardinalities)
+    cards = check_cardinalities(cardinalities)
     N = check_positive(n_samples, "n_samples", integer=True)
-    digits = unflatten(check_indices(y, _size(cards), "y"), cards)
-    r = (0.5 * math.log(N) + (digits != 0) @ _cost_weights(cards)) / N
+    digits = unflatten(check_indices(y, n_states(cards), "y"), cards)
+    r = (0.5 * math.log(N) + (digits != 0) @ cost_weights(cards)) / N
     return r if np.ndim(y) else r[0]
 
 
@@ -510,29 +430,6 @@ def append_lower_bound(d: Any, t0: Any, r: Any) -> np.ndarray:
     return r - (t0 - d) ** 2 / (1 - t0**2)
 
 
-def _cost_tables(cards: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
-    """``r_y = hi[y // L] + lo[y % L]`` with ``L`` the product of the first few cardinalities."""
-    w = _cost_weights(cards)
-    X = _size(cards)
-    target = min(X, 4096)
-    m, L = 0, 1
-    while L < target:
-        L *= int(cards[m])
-        m += 1
-
-    def table(ks, ws):
-        t = np.zeros(1)
-        for k, wi in zip(ks, ws):
-            c = np.full(int(k), wi)
-            c[0] = 0.0
-            t = (c[:, None] + t[None, :]).ravel()
-        return t
-
-    lo = table(cards[:m], w[:m]) / N
-    hi = (0.5 * math.log(N) + table(cards[m:], w[m:])) / N
-    return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
-
-
 # --------------------------------------------------------------------------- dual update
 def dual_update(
     theta_bar: np.ndarray,
@@ -571,36 +468,22 @@ def dual_update(
     ndarray of float64, shape (|X|,)
         The new dual vector: ``out`` when given.
     """
-    cards = _check_cardinalities(cardinalities)
-    X = _size(cards)
+    cards = check_cardinalities(cardinalities)
+    X = n_states(cards)
     tb = check_array(theta_bar, "theta_bar", shape=(X,))
     if np.ndim(y) != 0:
         raise ValueError(f"y must be one flat index, got shape {np.shape(y)}")
     y = int(check_indices(y, X, "y")[0])
     delta = check_real(delta, "delta")
     if out is None:
-        _require_tables(8 * X, "dual_update", X)
+        require_tables(8 * X, "dual_update", X)
         out = tb.copy()
     elif out is not tb:
         out[:] = tb
     if y == 0 or delta == 0.0:
         return out
-    _dual_update_inplace(out, y, math.tanh(delta), cards, scratch)
+    dual_update_inplace(out, y, math.tanh(delta), cards, scratch)
     return out
-
-
-def _dual_update_inplace(tb, y, t, cards, scratch, parallel=False):
-    segs = _segments(cards)
-    if len(segs) == 1 and segs[0][2]:
-        _k.xor_mix(tb, y, t, parallel)
-        return
-    if scratch is None:
-        scratch = np.empty_like(tb)
-    scratch[:] = tb
-    for (stride, k, walsh), a in zip(segs, ((y // s) % k for s, k, _ in segs)):
-        if a:
-            _k.mix_segment(scratch, stride, k, int(a), walsh)
-    _k.combine(tb, scratch, t, 1.0 + t * tb[y])
 
 
 # --------------------------------------------------------------------------- learning
@@ -625,11 +508,11 @@ def memory_required(cardinalities: Any, update: str = "incremental") -> int:
         Bytes of the ``|X|``-sized float64 tables (the data's own ``16 N`` bytes are not
         counted).
     """
-    cards = _check_cardinalities(cardinalities)
+    cards = check_cardinalities(cardinalities)
     if not is_choice(update, _UPDATES):
         raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
-    X = _size(cards)
-    segs = _segments(cards)
+    X = n_states(cards)
+    segs = segments(cards)
     all_walsh = len(segs) == 1 and segs[0][2]
     tables = 2 + (update == "transform") + (update == "incremental" and not all_walsh)
     return 8 * X * tables
@@ -793,21 +676,21 @@ def fit(
     positive ``p_d``).
     """
     t0 = time.perf_counter()
-    cards = _check_cardinalities(cardinalities)
+    cards = check_cardinalities(cardinalities)
     eps = check_positive(eps, "eps", allow_zero=True)
     max_steps = check_positive(max_steps, "max_steps", integer=True, allow_zero=True)
     if not is_choice(update, _UPDATES):
         raise ValueError(f"update must be one of {_UPDATES}, got {update!r}")
-    arr = _check_states(data, cards, "data")
+    arr = check_states(data, cards, "data")
     N = arr.shape[0]
     if N == 0:
         raise ValueError("data must contain at least one sample")
-    X = _size(cards)
-    _require_tables(memory_required(cards, update) + 16 * N, f"fsll.fit(update={update!r})", X)
-    dbar, kl = _data_duals(arr, cards)  # line 2
+    X = n_states(cards)
+    require_tables(memory_required(cards, update) + 16 * N, f"fsll.fit(update={update!r})", X)
+    dbar, kl = data_duals(arr, cards)  # line 2
     del arr
-    lo_cost, hi_cost = _cost_tables(cards, N)  # line 3
-    duals = (_TransformDuals if update == "transform" else _IncrementalDuals)(cards, parallel)
+    lo_cost, hi_cost = cost_tables(cards, N)  # line 3
+    duals = (TransformDuals if update == "transform" else IncrementalDuals)(cards, parallel)
     search = _Search(dbar, lo_cost, hi_cost, use_bound, parallel, kl)
     converged, reason = False, f"max_steps = {max_steps} reached"
     for _ in range(max_steps):
@@ -835,62 +718,6 @@ def fit(
         stop_reason=reason,
         seconds=time.perf_counter() - t0,
     )
-
-
-def _data_duals(arr: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, float]:
-    """``d_bar = <Phi_y>_{p_d}`` for every ``y`` and ``KL(p_d || uniform)`` (line 2)."""
-    N = arr.shape[0]
-    X = _size(cards)
-    idx = arr @ _strides(cards)
-    counts = np.unique(idx, return_counts=True)[1].astype(np.float64)
-    kl = math.log(X) + float(np.sum(counts / N * np.log(counts / N)))
-    dbar = np.zeros(X)
-    _k.accumulate(dbar, idx, 1.0 / N)
-    del idx
-    _transform_inplace(dbar, cards, transpose=False)
-    dbar[0] = 1.0
-    return dbar, kl
-
-
-class _IncrementalDuals:
-    """``theta_bar`` kept up to date by :func:`dual_update`'s ``O(|X|)`` mix (our scheme)."""
-
-    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
-        X = _size(cards)
-        self.cards, self.parallel = cards, parallel
-        # the dual of the uniform distribution (e_0 for Walsh bases, eq. 5 has means)
-        self.tbar = np.full(X, 1.0 / X)
-        _transform_inplace(self.tbar, cards, transpose=False)
-        self.tbar[0] = 1.0
-        segs = _segments(cards)
-        self.scratch = None if len(segs) == 1 and segs[0][2] else np.empty(X)
-
-    def current(self) -> np.ndarray:
-        return self.tbar
-
-    def step(self, y: int, delta: float) -> None:
-        _dual_update_inplace(self.tbar, y, math.tanh(delta), self.cards, self.scratch,
-                             self.parallel)
-
-
-class _TransformDuals:
-    """The paper's scheme: ``p_theta`` by Algorithm 3, ``theta_bar`` by a fresh transform."""
-
-    def __init__(self, cards: np.ndarray, parallel: bool) -> None:
-        X = _size(cards)
-        self.cards = cards
-        self.p = np.full(X, 1.0 / X)
-        self.tbar = np.empty(X)
-        self.seg = _segment_arrays(cards)
-
-    def current(self) -> np.ndarray:
-        self.tbar[:] = self.p
-        _transform_inplace(self.tbar, self.cards, transpose=False)
-        return self.tbar
-
-    def step(self, y: int, delta: float) -> None:
-        stride, k, _ = self.seg
-        _k.algorithm3(self.p, delta, self.seg, ((y // stride) % k).astype(np.int64))
 
 
 class _Search:
@@ -954,4 +781,3 @@ class _Search:
         self.history.append(self.cost)
         self.moves.append((kind, yp, new))
         return new - old
-

@@ -100,13 +100,15 @@ pairwise kernel, and the keys of their neighbours' configurations found, once.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mrflib._support.anderson import Anderson
 from mrflib._support.averaging import AveragedRule, default_tol
-from mrflib._support.optimizers import gradient_ascent
+from mrflib._support.optimizers import Deadline, gradient_ascent
 from mrflib._support.threads import parallel_ok
 from mrflib._support.validation import as_rng, check_positive, require_memory
 from mrflib.inference.sampling import _pairwise
@@ -463,6 +465,46 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     >>> fit.stop_reason.startswith("max_steps = 50 reached before the stopping rule held")
     True
     """
+    run = _checked(data, structure, method, learning_rate, max_steps, tol, progress,
+                   time_limit, solver, options)
+    problem = _set_up(run, structure, init, rng, options)
+    return _result(run, problem, _ascend(run, problem, record, progress), options)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """:func:`fit`'s arguments, checked, with the defaults filled in (:func:`_settings`):
+    the data ``x`` as int64 states; ``t0`` and ``deadline`` count from the call."""
+
+    x: np.ndarray
+    method: str
+    learning_rate: float
+    max_steps: int
+    tol: float
+    l2: float
+    schedule: str | None
+    solver: str
+    t0: float
+    deadline: Deadline
+
+
+class _Problem(NamedTuple):
+    """What a fit ascends: the parameter map ``lay``, the start ``phi0``, the sample set
+    ``chains``, the ascent ``direction(phi)`` and the data's missing states (``missing``,
+    :func:`~mrflib.learning.existence.check_existence`)."""
+
+    lay: Any
+    phi0: np.ndarray
+    chains: _Chains
+    direction: Callable[[np.ndarray], np.ndarray]
+    missing: Any
+
+
+def _checked(data: Any, structure: Any, method: Any, learning_rate: Any, max_steps: Any,
+             tol: Any, progress: Any, time_limit: Any, solver: Any, options: dict) -> _Run:
+    """:func:`fit`'s arguments checked in this order (the first bad one is the error): time
+    limit, structure, method, data, options and settings, solver; ``tie``, ``init`` and a
+    method's own options are checked where they are used."""
     t0 = time.perf_counter()
     deadline = _limits.deadline(time_limit)
     if not isinstance(structure, FactorGraph):
@@ -473,15 +515,23 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
     learning_rate, max_steps, tol, l2, schedule = _settings(
         method, options, learning_rate, max_steps, tol, progress, x.shape[0])
     solver = _check_solver(solver, method)
+    return _Run(x, method, learning_rate, max_steps, tol, l2, schedule, solver, t0, deadline)
+
+
+def _set_up(run: _Run, structure: FactorGraph, init: Any, rng: Any, options: dict
+            ) -> _Problem:
+    """The parameter map (with ``tie``), the start ``init``, the sample set and the data's
+    side of the gradient, counted once: the direction ``D^{-1} (B^T (p̂ - p̂_φ) - l2 φ)``."""
     lay = parameter_map(structure, options.get("tie"))
     phi0 = initial_parameters(lay, structure, init)
-    rng = as_rng(rng) if method != "1-smci" else None
-    chains = _Chains(lay, x, method, options, rng)
-    d = chains.data_counts() / x.shape[0]
+    rng = as_rng(rng) if run.method != "1-smci" else None
+    chains = _Chains(lay, run.x, run.method, options, rng)
+    d = chains.data_counts() / run.x.shape[0]
     target = lay.A.T @ d
-    missing = check_existence(lay, d, "mle", l2)  # the likelihood every learner here ascends
+    missing = check_existence(lay, d, "mle", run.l2)  # the likelihood every learner here ascends
     At = lay.A.T.tocsr()
     scale = 1.0 / (lay.shares if isinstance(lay, tying.Tie) else np.ones(lay.n_params))
+    l2 = run.l2
 
     def direction(phi: np.ndarray) -> np.ndarray:
         g = target - At @ chains.step(lay.tables(phi))
@@ -489,26 +539,43 @@ def fit(data: Any, structure: FactorGraph, method: str, *, rng: Any = None,
             g -= l2 * phi
         return scale * g
 
-    rule = AveragedRule(lay.n_params, tol) if schedule == "averaged" else None
-    accelerated = Anderson(lay.n_params, learning_rate) if solver == "anderson" else None
+    return _Problem(lay, phi0, chains, direction, missing)
+
+
+def _ascend(run: _Run, problem: _Problem, record: Any, progress: Any) -> tuple:
+    """The step loop: the gradient ascent (``"anderson"``: accelerated; the averaged
+    schedule: with its rule) from ``phi0``; its output and the rule."""
+    lay = problem.lay
+    rule = AveragedRule(lay.n_params, run.tol) if run.schedule == "averaged" else None
+    accelerated = (Anderson(lay.n_params, run.learning_rate) if run.solver == "anderson"
+                   else None)
     with _limits.fit_reporting(progress):
         phi, steps, converged, params, gmax, _ = gradient_ascent(
-            direction, phi0, np.ones(lay.n_params, dtype=bool), learning_rate=learning_rate,
-            max_steps=max_steps, tol=tol, ref_coupling=None, n=0, record=bool(record),
-            progress=progress, desc=f"fit {method}", deadline=deadline, averaged=rule,
+            problem.direction, problem.phi0, np.ones(lay.n_params, dtype=bool),
+            learning_rate=run.learning_rate, max_steps=run.max_steps, tol=run.tol,
+            ref_coupling=None, n=0, record=bool(record), progress=progress,
+            desc=f"fit {run.method}", deadline=run.deadline, averaged=rule,
             accelerated=accelerated)
+    return phi, steps, converged, params, gmax, rule
+
+
+def _result(run: _Run, problem: _Problem, out: tuple, options: dict) -> Fit:
+    """The :class:`~mrflib.learning.fit_result.Fit` of the ascent's output ``out``: its
+    model, history, final chains and the reason it stopped."""
+    phi, steps, converged, params, gmax, rule = out
+    lay, method = problem.lay, run.method
     if rule is not None:
-        verdict = _limits.averaged_verdict(rule, steps, max_steps, deadline)
+        verdict = _limits.averaged_verdict(rule, steps, run.max_steps, run.deadline)
     else:
-        verdict = _limits.gradient_verdict(converged, steps, max_steps, tol, deadline,
-                                           stochastic=method != "1-smci")
-    converged, reason = not_converged_if(missing, "mle", *verdict)
+        verdict = _limits.gradient_verdict(converged, steps, run.max_steps, run.tol,
+                                           run.deadline, stochastic=method != "1-smci")
+    converged, reason = not_converged_if(problem.missing, "mle", *verdict)
     model = lay.model(phi) if lay.one_term_per_entry else normalize(lay.model(phi))
     kept = {k: v for k, v in options.items() if k != "samples"}
-    if schedule is not None:
-        kept["schedule"] = schedule
-    return Fit(model, method, solver, steps, converged, time.perf_counter() - t0,
-               params, gmax, None, dict(kept, learning_rate=learning_rate, tol=tol,
-                                        max_steps=max_steps),
-               None if method in ("1-smci", "cd") else chains.final_states(), reason,
+    if run.schedule is not None:
+        kept["schedule"] = run.schedule
+    return Fit(model, method, run.solver, steps, converged, time.perf_counter() - run.t0,
+               params, gmax, None, dict(kept, learning_rate=run.learning_rate, tol=run.tol,
+                                        max_steps=run.max_steps),
+               None if method in ("1-smci", "cd") else problem.chains.final_states(), reason,
                tying.tied_parameters(lay, phi), None if rule is None else rule.history())
