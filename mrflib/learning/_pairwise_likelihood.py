@@ -83,8 +83,13 @@ class PairwisePL:
             chosen[:] = contexts
         radix, space = _blanket_radix(pw, chosen)
         n_ctx = np.zeros(n, dtype=np.int64)
-        _k.context_counts(self.xt, pw.nptr, pw.nbr, radix, space, chosen, n_ctx,
-                          np.zeros(space[chosen].max(initial=0), dtype=np.uint8))
+        hist = np.zeros((space * pw.card)[chosen].max(initial=0), dtype=np.int32)
+        # the kernel's first pass counts the contexts (the arrays it fills next unread)
+        none = np.zeros(0, dtype=np.int64)
+        _k.context_fill(False, self.xt, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, radix,
+                        space, chosen, hist, n_ctx, none, none, none,
+                        np.zeros(0, dtype=self.xt.dtype), np.zeros(0, dtype=np.int32),
+                        np.zeros(0), np.zeros(0, dtype=np.int32))
         if contexts is None:
             chosen &= 2 * n_ctx <= N
         n_ctx[~chosen] = 0
@@ -93,22 +98,20 @@ class PairwisePL:
         soff = np.concatenate([[0], np.cumsum(n_ctx * np.diff(pw.nptr))]).astype(np.int64)
         require_memory(4.0 * (soff[-1] + qoff[-1]),
                        f"the pseudo-likelihood contexts of {int(chosen.sum())} variables")
-        # the blankets' states decoded once (no division in the evaluations), as the rows
-        states = np.zeros(soff[-1], dtype=self.xt.dtype)
-        counts = np.zeros(qoff[-1], dtype=np.int32)
-        hist = np.zeros((space * pw.card)[chosen].max(initial=0), dtype=np.int32)
-        _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
-                        soff, states, counts, hist)
-        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
-        self.states, self.counts = states, counts
-        # the part linear in the log-weights, counted once: how often each entry is read
-        # at the observed state, and the rows of each context
         require_memory(8.0 * pw.size + 4.0 * cptr[-1],
                        "the pseudo-likelihood's observed counts")
+        # the blankets' states decoded once (no division in the evaluations), as the rows,
+        # and the part linear in the log-weights, counted once: how often each entry is
+        # read at the observed state, and the rows of each context
+        states = np.zeros(soff[-1], dtype=self.xt.dtype)
+        counts = np.zeros(qoff[-1], dtype=np.int32)
         lin = np.zeros(pw.size)
         self.seen = np.zeros(cptr[-1], dtype=np.int32)
-        _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
-                          states, counts, lin, self.seen)
+        _k.context_fill(True, self.xt, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, radix,
+                        space, chosen, hist, n_ctx, cptr, qoff, soff, states, counts, lin,
+                        self.seen)
+        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
+        self.states, self.counts = states, counts
         self.lin = lin
         # every variable over its contexts with at most four states: the kernels of that
         # path alone (decided by the structure and the data, once per fit), and their

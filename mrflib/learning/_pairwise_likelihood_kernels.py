@@ -21,7 +21,7 @@ of its neighbours, with the counts of its own states seen with it; on the 256x25
 Potts lattice at N = 1,000, 246 contexts of a variable's 256 on average, 590 distinct
 (state, context) patterns of the 1,000 rows). The data are fixed for a fit, so the part
 of ``Σ log P(x_i | context)`` linear in the log-weights (the observed states' own
-weights) is a fixed count per entry of ``w`` (:func:`context_linear`, once per fit):
+weights) is a fixed count per entry of ``w`` (:func:`context_fill`, once per fit):
 an evaluation adds it variable by variable (:func:`_linear`) and its gradient by a
 copy, and a context costs its conditional's normaliser, one logarithm, and the
 gradient ``-seen P(v | context)`` of its rows. Variables of at most four states hold
@@ -37,9 +37,8 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_counts", "context_fill",
-           "context_linear", "pl_narrow_parallel", "pl_narrow_serial", "pl_parallel",
-           "pl_serial"]
+__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_fill", "pl_narrow_parallel",
+           "pl_narrow_serial", "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -153,89 +152,65 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
 
 
 @njit(cache=True)
-def context_counts(xt, nptr, nbr, radix, space, chosen, n_ctx, seen
-                   ):  # pragma: no cover - numba
-    """``n_ctx[i]``: the distinct blanket states of each ``chosen`` variable ``i`` in the
-    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``); ``seen`` zeros of at
-    least ``max(space[chosen])``, left zero. One thread: once per fit, a small part of the
-    fit's time, and a parallel region would cost more to compile than it saves."""
-    for i in range(space.shape[0]):
-        if not chosen[i]:
-            continue
-        for r in range(xt.shape[1]):
-            code = 0
-            for k in range(nptr[i], nptr[i + 1]):
-                code += xt[nbr[k], r] * radix[k]
-            seen[code] = 1
-        total = 0
-        for code in range(space[i]):
-            total += seen[code]
-            seen[code] = 0
-        n_ctx[i] = total
+def context_fill(fill, xt, nptr, nbr, noff, uoff, card, radix, space, chosen, hist, n_ctx,
+                 cptr, qoff, soff, states, counts, lin, seen):  # pragma: no cover - numba
+    """The distinct contexts of each ``chosen`` variable ``i`` in the rows (its blanket's
+    states, coded ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``), in two calls of this one
+    kernel (a cold first call compiles one kernel, not one per pass); ``hist`` zeros of
+    at least ``max(space[chosen] * card[chosen])``, left zero. One thread: once per fit, a
+    small part of the fit's time, and a parallel region would cost more to compile than
+    it saves.
 
-
-@njit(cache=True)
-def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, states,
-                 counts, hist):  # pragma: no cover - numba
-    """Each chosen variable's contexts, in ascending order of their blanket codes: the
-    blanket's states of context ``c`` (its neighbours in list order) at
-    ``states[soff[i] + (c - cptr[i]) * degree:][:degree]`` and the counts of the
-    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``;
-    ``hist`` zeros of at least ``max(space[chosen] * card[chosen])``, left zero (one
-    thread, as :func:`context_counts`)."""
+    With ``fill`` false, ``n_ctx[i]``: the number of contexts of each chosen variable
+    (the arrays after ``n_ctx`` are not read; empty ones do). With ``fill`` true, in
+    ascending order of their blanket codes: the blanket's states of context ``c`` (its
+    neighbours in list order) at ``states[soff[i] + (c - cptr[i]) * degree:][:degree]``,
+    the counts of the variable's states seen with it at
+    ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]`` and ``seen[c]``, its rows; and
+    ``lin`` (zeros on entry), how often each entry of the variable's rows is read at the
+    observed state (the counts of the states summed over the contexts that read the row:
+    the pseudo-likelihood's part linear in the log-weights, and its gradient)."""
     for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         q = card[i]
-        for r in range(xt.shape[1]):
-            code = 0
-            for k in range(nptr[i], nptr[i + 1]):
-                code += xt[nbr[k], r] * radix[k]
-            hist[code * q + xt[i, r]] += 1
-        at = cptr[i]
-        for code in range(space[i]):
-            seen = 0
-            for v in range(q):
-                seen += hist[code * q + v]
-            if seen == 0:
-                continue
-            rest = code
-            d = nptr[i + 1] - nptr[i]
-            for k in range(nptr[i], nptr[i + 1]):
-                cj = card[nbr[k]]
-                states[soff[i] + (at - cptr[i]) * d + k - nptr[i]] = rest % cj
-                rest //= cj
-            for v in range(q):
-                counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
-                hist[code * q + v] = 0
-            at += 1
-
-
-@njit(cache=True)
-def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, counts, lin,
-                   seen):  # pragma: no cover - numba
-    """Once per fit, from each chosen variable's contexts: ``lin``, how often each entry of
-    the variable's rows is read at the observed state (the counts of the states summed
-    over the contexts that read the row: the pseudo-likelihood's part linear in the
-    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t`` (one
-    thread, as :func:`context_counts`)."""
-    for i in range(card.shape[0]):
-        if not chosen[i]:
-            continue
-        c = card[i]
         lo, hi = nptr[i], nptr[i + 1]
         d = hi - lo
-        for t in range(cptr[i], cptr[i + 1]):
-            s0 = soff[i] + (t - cptr[i]) * d
-            q0 = qoff[i] + (t - cptr[i]) * c
+        for r in range(xt.shape[1]):
+            code = 0
+            for k in range(lo, hi):
+                code += xt[nbr[k], r] * radix[k]
+            hist[code * q + xt[i, r]] += 1
+        at = cptr[i] if fill else 0
+        for code in range(space[i]):
             total = 0
-            for v in range(c):
-                n_v = counts[q0 + v]
-                total += n_v
+            for v in range(q):
+                total += hist[code * q + v]
+            if total == 0:
+                continue
+            if not fill:
+                for v in range(q):
+                    hist[code * q + v] = 0
+                at += 1
+                continue
+            s0 = soff[i] + (at - cptr[i]) * d
+            q0 = qoff[i] + (at - cptr[i]) * q
+            rest = code
+            for k in range(lo, hi):
+                cj = card[nbr[k]]
+                states[s0 + k - lo] = rest % cj
+                rest //= cj
+            for v in range(q):
+                n_v = hist[code * q + v]
+                counts[q0 + v] = n_v
+                hist[code * q + v] = 0
                 lin[uoff[i] + v] += n_v
                 for k in range(lo, hi):
-                    lin[noff[k] + states[s0 + k - lo] * c + v] += n_v
-            seen[t] = total
+                    lin[noff[k] + states[s0 + k - lo] * q + v] += n_v
+            seen[at] = total
+            at += 1
+        if not fill:
+            n_ctx[i] = at
 
 
 @njit(cache=True, inline="always")
@@ -259,7 +234,7 @@ def _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff
                  counts, seen, grad, sc, acc, path, base):  # pragma: no cover - numba
     """``-Σ_t seen[t] log Σ_v (the weights of v in context t)`` over variable ``i``'s
     distinct contexts, and its gradient added to ``grad``; the part linear in the
-    log-weights (the observed states' own weights) is the caller's (:func:`context_linear`).
+    log-weights (the observed states' own weights) is the caller's (:func:`context_fill`).
 
     The contexts are in ascending order of their blanket codes, the last neighbour the
     most significant digit, so consecutive contexts share the states of their last
@@ -495,7 +470,7 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
                 soff, states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (on entry zeros, or the linear part of
-    the chosen variables' contexts, :func:`context_linear`), the variables on all
+    the chosen variables' contexts, :func:`context_fill`), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`; its
     value's linear part by :func:`_linear`), the others row by row (``xt``, the rows transposed,
     ``(n, N)``).
