@@ -131,14 +131,15 @@ class PairwisePL:
         # blocks of variables handed out one at a time: one idle core is enough
         parallel = parallel_ok(work, min_idle=1.0)
         if self.narrow:
-            args = (w, bool(logs), bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card,
-                    self.cptr, self.qoff, self.soff, self.states, self.counts, self.seen,
-                    self.lin, grad, values)
+            args = (bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card, self.cptr,
+                    self.qoff, self.soff, self.states, self.counts, self.seen, self.lin, grad,
+                    values)
             if parallel:
                 with numba.parallel_chunksize(1):
-                    _k.pl_narrow_parallel(*args, self.kbase)
-            else:
-                _k.pl_narrow_serial(0, len(pw.card), *args, self.kbase[0])
+                    _k.pl_narrow_parallel(w, bool(logs), *args, self.kbase)
+            else:  # the kernel of the weights' kind alone
+                kernel = _k.pl_narrow_logs if logs else _k.pl_narrow_products
+                kernel(0, len(pw.card), w, *args, self.kbase[0])
         else:
             args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
                     pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff,
