@@ -337,7 +337,10 @@ def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, val
 
 
 @njit(cache=True)
-def _reduce(value, gslot, eids, E):
+def _reduce(value, gslot, eids, E):  # pragma: no cover - numba
+    """The objective ``Σ_i value[i]`` and the couplings' gradient ``gj[e] = Σ gslot[p]``
+    over the CSR slots ``p`` of edge ``e``, each sum in CSR order (the same on any number
+    of threads)."""
     gj = np.empty(E)
     for e in range(E):
         gj[e] = 0.0
@@ -353,15 +356,25 @@ def _reduce(value, gslot, eids, E):
 def pattern_objective(pat, g, bias, coupling, kind, shift=0.0):  # pragma: no cover - numba
     """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from the weighted
     patterns ``pat = (codes, weights, poff)`` (node ``i``'s own spin at bit 0, its
-    neighbours after; ``shift``: see :func:`_phi`)."""
+    neighbours after; ``shift``: see :func:`_phi`).
+
+    Each node's terms are reduced as soon as they are in: the slots in CSR order, the
+    nodes in order, so every sum adds what :func:`_reduce` adds in its order (the same
+    bits), without a kernel of its own for a cold first call to compile."""
     codes, weights, poff = pat
     indptr, eids = g.indptr, g.edge_ids
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    gj = np.empty(coupling.shape[0])
+    for e in range(coupling.shape[0]):
+        gj[e] = 0.0
+    total = 0.0
     for i in range(n):
         _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
                     gslot, shift)
-    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+        total += value[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            gj[eids[p]] += gslot[p]
     return total, gb, gj
 
 
