@@ -110,16 +110,18 @@ print(json.dumps({f"{m}.{name}": len(f.signatures) for m, mod in kernels.items()
 def test_the_common_first_calls_compile_only_the_kernels_they_run():
     """Each kernel the three calls run compiles once; none of the kernels they would
     compile for nothing (a sort, a serial loop around a block kernel, the conversion of
-    the chains back, the moments only the moment-matching methods read, the logs branch
-    of the pseudo-likelihood) is compiled."""
+    the chains back, the moments only the moment-matching methods read, the factor counts
+    the pseudo-likelihood's contexts hold, the logs branch of the pseudo-likelihood) is
+    compiled."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}  # serial paths
     out = subprocess.run([sys.executable, "-c", _FIRST_CALLS], capture_output=True,
                          text=True, check=True, env=env)
     signatures = json.loads(out.stdout.splitlines()[-1])
     for once in ("pk.fixed_serial", "pk.transpose", "cb.two_colouring",
                  "lk.local_patterns_counted", "lk.pattern_objective", "lk.transpose",
-                 "sk.count_factors", "plk.context_fill", "plk.pl_narrow_products"):
+                 "plk.context_fill", "plk.pl_narrow_products"):
         assert signatures[once] == 1, once
     for unused in ("pk.fixed_parallel", "lk.local_patterns", "lk.data_moments", "lk._reduce",
-                   "lk.sort_int64", "plk.pl_narrow_logs", "plk.pl_narrow_parallel"):
+                   "lk.sort_int64", "sk.count_factors", "plk.pl_narrow_logs",
+                   "plk.pl_narrow_parallel"):
         assert signatures[unused] == 0, unused

@@ -121,6 +121,24 @@ class PairwisePL:
         self.kbase = np.zeros((n_blocks, max(1, int(np.diff(pw.nptr).max(initial=0)))),
                               dtype=np.int64) if self.narrow else None
 
+    def data_marginals(self, size: int) -> np.ndarray | None:
+        """The data's factor marginals, flat as the ``size`` table entries, from the counts
+        of the contexts, when every variable goes over them and every entry feeds a
+        weight (else ``None``: the caller counts the rows).
+
+        ``lin`` holds how often the data show each entry of a variable's rows at its
+        observed state: a unary row's entry, the rows in that state; a pair table's,
+        the rows in both its states (the pair's two orientations, the same count). Each
+        table entry takes the count of a weight it feeds (``src -> dst``): the integers
+        a pass over the rows would count, divided by ``N`` alike, so the same bits, and a
+        fit's existence test compiles no counting kernel."""
+        pw = self.pw
+        if not self.chosen.all() or not np.bincount(pw.src, minlength=size).all():
+            return None
+        counts = np.empty(size)
+        counts[pw.src] = self.lin[pw.dst]
+        return counts / self.N
+
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
         pw = self.pw
