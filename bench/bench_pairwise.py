@@ -82,8 +82,9 @@ def _pairwise_rate(model, M, S, repeats):
         if q and not logs:  # the kernel run() dispatches to: compiled for q states, on
             # site-major chains (as a learner's persistent chains are held)
             xt = xt0.copy()
-            _k.fixed_serial((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff,
-                            keys, record, out, block)
+            _k.fixed_serial((0.0,) * q, xt, xt.reshape(-1), w, order, pw.nptr, pw.nbr,
+                            pw.noff, pw.uoff, keys, record, out, block, 0, M,
+                            np.empty(q**3))
         else:
             _k.sweeps_serial(x, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, logs,
                              keys, record, out)

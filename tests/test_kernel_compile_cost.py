@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import ast
 import collections
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +82,46 @@ def test_kernels_avoid_slow_to_compile_numpy(rel):
                     and isinstance(node.value, ast.Subscript)):
                 found.append((fn.name, node.lineno, "slice copy"))
     assert not found, found
+
+
+#: The three common first calls of ``bench/bench_first_call.py`` past the exact engines (a
+#: Potts lattice's Gibbs samples, MPLE fits of a Boltzmann machine and of a Potts lattice)
+#: in a fresh interpreter, then the specialisations the kernels of their paths hold.
+_FIRST_CALLS = """
+import json
+import numpy as np
+from mrflib import BoltzmannMachine, graphs, learning
+from mrflib.inference.sampling import _checkerboard, _pairwise_kernels as pk, chains
+from mrflib.learning import _learners_kernels as lk, _stochastic_learning_kernels as sk
+from mrflib.learning import _pairwise_likelihood_kernels as plk
+from mrflib.models import lattices
+potts = lattices.potts_lattice(4, 4, q=3, rng=0)
+chains.gibbs(potts, 200, burn_in=20, rng=1)
+bm = BoltzmannMachine.random(graphs.square_grid(4, 5), 20, rng=0)
+spins = np.where(np.random.default_rng(1).random((500, 20)) < 0.5, -1, 1).astype(np.int8)
+learning.fit(spins, bm.edges, "mple")
+learning.fit(np.random.default_rng(1).integers(0, 3, (500, 16)), potts, "mple")
+kernels = {"pk": pk, "cb": _checkerboard, "lk": lk, "sk": sk, "plk": plk}
+print(json.dumps({f"{m}.{name}": len(f.signatures) for m, mod in kernels.items()
+                  for name, f in vars(mod).items() if hasattr(f, "signatures")}))
+"""
+
+
+def test_the_common_first_calls_compile_only_the_kernels_they_run():
+    """Each kernel the three calls run compiles once; none of the kernels they would
+    compile for nothing (a sort, a serial loop around a block kernel, the conversion of
+    the chains back, the moments only the moment-matching methods read, the factor counts
+    the pseudo-likelihood's contexts hold, the logs branch of the pseudo-likelihood) is
+    compiled."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}  # serial paths
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALLS], capture_output=True,
+                         text=True, check=True, env=env)
+    signatures = json.loads(out.stdout.splitlines()[-1])
+    for once in ("pk.fixed_serial", "pk.transpose", "cb.two_colouring",
+                 "lk.local_patterns_counted", "lk.pattern_objective", "lk.transpose",
+                 "plk.context_fill", "plk.pl_narrow_products"):
+        assert signatures[once] == 1, once
+    for unused in ("pk.fixed_parallel", "lk.local_patterns", "lk.data_moments", "lk._reduce",
+                   "lk.sort_int64", "sk.count_factors", "plk.pl_narrow_logs",
+                   "plk.pl_narrow_parallel"):
+        assert signatures[unused] == 0, unused

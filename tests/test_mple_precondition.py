@@ -229,12 +229,13 @@ def _narrow_kernel_bits(kernel, pl, flat):
     pw = pl.pw
     w, logs = _pairwise.weights(pw, flat)
     grad, values = pl.lin.copy(), np.zeros(len(pw.card))
-    args = (w, logs, True, pw.nptr, pw.noff, pw.uoff, pw.card, pl.cptr, pl.qoff, pl.soff,
-            pl.states, pl.counts, pl.seen, pl.lin, grad, values)
-    if kernel is pplk.pl_narrow_serial:
-        kernel(0, len(pw.card), *args, pl.kbase[0])
-    else:
-        kernel(*args, pl.kbase)
+    args = (True, pw.nptr, pw.noff, pw.uoff, pw.card, pl.cptr, pl.qoff, pl.soff, pl.states,
+            pl.counts, pl.seen, pl.lin, grad, values)
+    if kernel is pplk.pl_narrow_parallel:
+        kernel(w, logs, *args, pl.kbase)
+    else:  # the serial kernel of the weights' kind
+        serial = pplk.pl_narrow_logs if logs else pplk.pl_narrow_products
+        serial(0, len(pw.card), w, *args, pl.kbase[0])
     return grad, values
 
 
@@ -254,7 +255,7 @@ def test_parallel_blocks_give_the_same_bits_on_any_threads(q):
     ref = _kernel_bits(pplk.pl_serial, pl, flat)
     kernels = [(_kernel_bits, pplk.pl_parallel)]
     if pl.narrow:
-        kernels += [(_narrow_kernel_bits, pplk.pl_narrow_serial),
+        kernels += [(_narrow_kernel_bits, pplk.pl_narrow_products),
                     (_narrow_kernel_bits, pplk.pl_narrow_parallel)]
     threads = numba.get_num_threads()
     try:
@@ -277,16 +278,16 @@ def test_pseudo_likelihood_runs_parallel_with_one_idle_core(monkeypatch):
     pl = ppl.objective(model, x)
     assert pl.narrow  # every variable over its contexts, three states
     flat = factor_gibbs.flat_tables(model)
+    serial = "pl_narrow_logs" if _pairwise.weights(pl.pw, flat)[1] else "pl_narrow_products"
     calls = []
-    for name in ("pl_narrow_parallel", "pl_narrow_serial"):
+    for name in ("pl_narrow_parallel", serial):
         real = getattr(pplk, name)
         monkeypatch.setattr(pplk, name, lambda *a, _r=real, _n=name: (calls.append(_n),
                                                                       _r(*a))[1])
     monkeypatch.delenv(_threads.NUMBA_ENV, raising=False)
     monkeypatch.setattr(_threads, "idle_cores", lambda: 1.0)
     value, grad = pl(flat)
-    assert calls[-1] == ("pl_narrow_parallel" if numba.get_num_threads() > 1
-                         else "pl_narrow_serial")
+    assert calls[-1] == ("pl_narrow_parallel" if numba.get_num_threads() > 1 else serial)
     monkeypatch.setattr(_threads, "idle_cores", lambda: 0.5)
     assert pl(flat)[0] == value and np.array_equal(pl(flat)[1], grad)
-    assert calls[-1] == "pl_narrow_serial"
+    assert calls[-1] == serial

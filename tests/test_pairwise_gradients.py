@@ -21,7 +21,7 @@ from mrflib.learning import _pairwise_likelihood as ppl
 from mrflib.learning import _pairwise_likelihood_kernels as pplk
 from mrflib.learning import stochastic_learning
 from mrflib.learning._contexts import Contexts
-from mrflib.learning._layout import Layout
+from mrflib.learning._layout import Layout, data_marginals
 from mrflib.models import lattices
 from mrflib.models.factor_graph import all_states
 
@@ -274,10 +274,26 @@ def test_a_narrow_fit_compiles_the_narrow_kernels_alone_once():
     for unused in ("_variable", "_by_contexts", "_one", "_scratch", "pl_serial",
                    "pl_parallel", "colouring"):  # no sweeps: no colours
         assert signatures[unused] == 0, unused
-    for once in ("context_counts", "context_fill", "context_linear"):
+    for once in ("context_fill",):  # both its passes, one specialisation
         assert signatures[once] == 1, once
-    evaluations = [signatures["pl_narrow_serial"], signatures["pl_narrow_parallel"]]
+    evaluations = [signatures[name] for name in ("pl_narrow_products", "pl_narrow_logs",
+                                                 "pl_narrow_parallel")]
     assert max(evaluations) == 1 and sum(evaluations) >= 1
+
+
+@pytest.mark.parametrize("name", list(MODELS) + ["lattice 6x7 q=3"])
+def test_the_context_counts_give_the_data_marginals_bit_for_bit(name):
+    """Where every variable goes over its contexts, the marginals the existence test reads
+    come from their counts: the very floats of a pass over the rows."""
+    model = MODELS.get(name) or lattices.potts_lattice(6, 7, 3, rng=4)
+    x = _data(model, 500, 1)
+    pl = ppl.objective(model, x)
+    lay = Layout(model)
+    got = pl.data_marginals(int(lay.offsets[-1]))
+    if not pl.chosen.all():
+        assert got is None
+        return
+    assert np.array_equal(got, data_marginals(lay, x))
 
 
 def test_structures_with_a_wider_factor_keep_the_contexts():

@@ -74,8 +74,10 @@ def test_fixed_state_kernels_give_the_general_kernels_bits(name):
             else:
                 fn = _k.fixed_serial if kernel == "serial" else _k.fixed_parallel
                 xt = _pairwise.site_major(x)
-                fn((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record,
-                   out, block)
+                fold = np.empty((-(-M // block), q**3))  # a scratch table per block
+                fn((0.0,) * q, xt, xt.reshape(-1), w, order, pw.nptr, pw.nbr, pw.noff,
+                   pw.uoff, keys, record, out, block, 0, M,
+                   fold[0] if kernel == "serial" else fold)
                 x = _pairwise.chain_major(xt)
             runs.append((x, out))
     finally:

@@ -187,8 +187,11 @@ def factor_counts(x: np.ndarray, fptr: np.ndarray, fvars: np.ndarray, fstride: n
     the flat tables' layout (:func:`mrflib.inference.sampling.chains.pack`'s scopes), on
     every core when the work is large and the cores are idle."""
     work = float(x.shape[0]) * len(fvars)
-    kernel = _sk.factor_counts_blocked if parallel_ok(work) else _sk.factor_counts_serial
-    return kernel(x, fptr, fvars, fstride, offsets, total)
+    if parallel_ok(work):
+        return _sk.factor_counts_blocked(x, fptr, fvars, fstride, offsets, total)
+    counts = np.zeros(total, dtype=np.int64)
+    _sk.count_factors(x, fptr, fvars, fstride, offsets, counts, 0, len(offsets))
+    return counts
 
 
 def data_marginals_numpy(lay: Layout, x: np.ndarray) -> np.ndarray:

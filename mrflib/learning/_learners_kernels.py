@@ -122,35 +122,58 @@ def local_objective_gradient(x, weights, g, bias, coupling, kind, want_value,
 
 
 @njit(cache=True, inline="always")
-def _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size):
-    """Distinct patterns of group ``g`` (bit q: member q is +1) and their counts, into
-    ``codes/counts[cap_off[g]:]``, codes ascending."""
+def _group_codes(g, xt, gptr, gnodes):
+    """The pattern of group ``g`` in every column of ``xt`` (bit q: member q is +1)."""
     N = xt.shape[1]
     lo, d = gptr[g], gptr[g + 1] - gptr[g]
-    buf = np.zeros(N, dtype=np.int64)
+    buf = np.empty(N, dtype=np.int64)
+    for mu in range(N):
+        buf[mu] = 0
     for q in range(d):
         row = gnodes[lo + q]
         for mu in range(N):
             buf[mu] |= np.int64((xt[row, mu] + 1) >> 1) << q
+    return buf
+
+
+@njit(cache=True, inline="always")
+def _counted_patterns(g, buf, d, cap_off, codes, counts, size):
+    """Group ``g``'s distinct codes ``buf`` of ``d`` bits (few possible patterns: all
+    counted) and their counts into ``codes/counts[cap_off[g]:]``, ascending."""
     base, k = cap_off[g], 0
+    cnt = np.empty(1 << d, dtype=np.int64)
+    for c in range(1 << d):
+        cnt[c] = 0
+    for mu in range(buf.shape[0]):
+        cnt[buf[mu]] += 1
+    for c in range(1 << d):
+        if cnt[c]:
+            codes[base + k] = c
+            counts[base + k] = cnt[c]
+            k += 1
+    size[g] = k
+
+
+@njit(cache=True, inline="always")
+def _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size):
+    """Distinct patterns of group ``g`` (bit q: member q is +1) and their counts, into
+    ``codes/counts[cap_off[g]:]``, codes ascending."""
+    N = xt.shape[1]
+    d = gptr[g + 1] - gptr[g]
+    buf = _group_codes(g, xt, gptr, gnodes)
     if (1 << d) <= 2 * N:  # few possible patterns: count them all
-        cnt = np.zeros(1 << d, dtype=np.int64)
-        for mu in range(N):
-            cnt[buf[mu]] += 1
-        for c in range(1 << d):
-            if cnt[c]:
-                codes[base + k] = c
-                counts[base + k] = cnt[c]
-                k += 1
-    else:  # sort and run-length
-        buf = sort_int64(buf)
-        start = 0
-        for mu in range(1, N + 1):
-            if mu == N or buf[mu] != buf[start]:
-                codes[base + k] = buf[start]
-                counts[base + k] = mu - start
-                k += 1
-                start = mu
+        _counted_patterns(g, buf, d, cap_off, codes, counts, size)
+        return
+    # sort and run-length
+    base, k = cap_off[g], 0
+    buf = sort_int64(buf)
+    start = 0
+    for mu in range(1, N + 1):
+        if mu == N or buf[mu] != buf[start]:
+            codes[base + k] = buf[start]
+            counts[base + k] = mu - start
+            k += 1
+            start = mu
     size[g] = k
 
 
@@ -165,9 +188,24 @@ def local_patterns(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
     G = gptr.shape[0] - 1
     codes = np.empty(cap_off[G], dtype=np.int64)
     counts = np.empty(cap_off[G], dtype=np.int64)
-    size = np.zeros(G, dtype=np.int64)
+    size = np.empty(G, dtype=np.int64)
     for g in range(G):
         _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
+    return codes, counts, size
+
+
+@njit(cache=True)
+def local_patterns_counted(xt, gptr, gnodes, cap_off):  # pragma: no cover - numba
+    """:func:`local_patterns` when every group's patterns are few enough to count them
+    all (``2^size <= 2 N``, a lattice's): the same result without the sort, whose
+    compilation a cold first call would pay for nothing."""
+    G = gptr.shape[0] - 1
+    codes = np.empty(cap_off[G], dtype=np.int64)
+    counts = np.empty(cap_off[G], dtype=np.int64)
+    size = np.empty(G, dtype=np.int64)
+    for g in range(G):
+        buf = _group_codes(g, xt, gptr, gnodes)
+        _counted_patterns(g, buf, gptr[g + 1] - gptr[g], cap_off, codes, counts, size)
     return codes, counts, size
 
 
@@ -177,7 +215,7 @@ def local_patterns_parallel(xt, gptr, gnodes, cap_off):  # pragma: no cover - nu
     G = gptr.shape[0] - 1
     codes = np.empty(cap_off[G], dtype=np.int64)
     counts = np.empty(cap_off[G], dtype=np.int64)
-    size = np.zeros(G, dtype=np.int64)
+    size = np.empty(G, dtype=np.int64)
     for g in prange(G):
         _group_patterns(g, xt, gptr, gnodes, cap_off, codes, counts, size)
     return codes, counts, size
@@ -299,8 +337,13 @@ def _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, val
 
 
 @njit(cache=True)
-def _reduce(value, gslot, eids, E):
-    gj = np.zeros(E)
+def _reduce(value, gslot, eids, E):  # pragma: no cover - numba
+    """The objective ``Σ_i value[i]`` and the couplings' gradient ``gj[e] = Σ gslot[p]``
+    over the CSR slots ``p`` of edge ``e``, each sum in CSR order (the same on any number
+    of threads)."""
+    gj = np.empty(E)
+    for e in range(E):
+        gj[e] = 0.0
     for p in range(eids.shape[0]):  # CSR order: the same sum on any number of threads
         gj[eids[p]] += gslot[p]
     total = 0.0
@@ -313,15 +356,25 @@ def _reduce(value, gslot, eids, E):
 def pattern_objective(pat, g, bias, coupling, kind, shift=0.0):  # pragma: no cover - numba
     """Objective and raw gradient ``(value, d/db (n,), d/dJ (E,))`` from the weighted
     patterns ``pat = (codes, weights, poff)`` (node ``i``'s own spin at bit 0, its
-    neighbours after; ``shift``: see :func:`_phi`)."""
+    neighbours after; ``shift``: see :func:`_phi`).
+
+    Each node's terms are reduced as soon as they are in: the slots in CSR order, the
+    nodes in order, so every sum adds what :func:`_reduce` adds in its order (the same
+    bits), without a kernel of its own for a cold first call to compile."""
     codes, weights, poff = pat
     indptr, eids = g.indptr, g.edge_ids
     n = bias.shape[0]
     value, gb, gslot = np.empty(n), np.empty(n), np.empty(eids.shape[0])
+    gj = np.empty(coupling.shape[0])
+    for e in range(coupling.shape[0]):
+        gj[e] = 0.0
+    total = 0.0
     for i in range(n):
         _node_terms(i, codes, weights, poff, bias, coupling, indptr, eids, kind, value, gb,
                     gslot, shift)
-    total, gj = _reduce(value, gslot, eids, coupling.shape[0])
+        total += value[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            gj[eids[p]] += gslot[p]
     return total, gb, gj
 
 
@@ -379,8 +432,10 @@ def transpose(x):  # pragma: no cover - numba
     B = 64
     for r0 in range(0, N, B):
         for c0 in range(0, n, B):
-            for r in range(r0, min(r0 + B, N)):
-                for c in range(c0, min(c0 + B, n)):
+            r1 = r0 + B if r0 + B < N else N  # not min(): one overload fewer to compile
+            c1 = c0 + B if c0 + B < n else n
+            for r in range(r0, r1):
+                for c in range(c0, c1):
                     out[c, r] = x[r, c]
     return out
 
@@ -390,8 +445,12 @@ def data_moments(x, g):  # pragma: no cover - numba
     """Integer sums ``sum_mu x_i`` (n,) and ``sum_mu x_i x_j`` (E,) in one pass over rows."""
     edges = g.edges
     N, n = x.shape
-    s1 = np.zeros(n, dtype=np.int64)
-    s2 = np.zeros(edges.shape[0], dtype=np.int64)
+    s1 = np.empty(n, dtype=np.int64)
+    s2 = np.empty(edges.shape[0], dtype=np.int64)
+    for i in range(n):  # not np.zeros: one allocation kernel for a cold first call
+        s1[i] = 0
+    for e in range(edges.shape[0]):
+        s2[e] = 0
     for mu in range(N):
         for i in range(n):
             s1[i] += x[mu, i]

@@ -128,7 +128,12 @@ def compress(x, gptr, gnodes, cap):
     np.cumsum(cap, out=cap_off[1:])
     xt = _k.transpose(x)
     work = float(x.shape[0]) * gnodes.size
-    kern = _k.local_patterns_parallel if parallel_ok(work) else _k.local_patterns
+    if parallel_ok(work):
+        kern = _k.local_patterns_parallel
+    elif np.all(2 ** np.diff(gptr).astype(np.float64) <= 2 * x.shape[0]):
+        kern = _k.local_patterns_counted  # every group's patterns counted: no sort
+    else:
+        kern = _k.local_patterns
     codes, counts, size = kern(xt, gptr, gnodes, cap_off)
     keep = np.arange(cap_off[-1]) - np.repeat(cap_off[:-1], cap) < np.repeat(size, cap)
     poff = np.zeros(G + 1, dtype=np.int64)

@@ -83,8 +83,13 @@ class PairwisePL:
             chosen[:] = contexts
         radix, space = _blanket_radix(pw, chosen)
         n_ctx = np.zeros(n, dtype=np.int64)
-        _k.context_counts(self.xt, pw.nptr, pw.nbr, radix, space, chosen, n_ctx,
-                          np.zeros(space[chosen].max(initial=0), dtype=np.uint8))
+        hist = np.zeros((space * pw.card)[chosen].max(initial=0), dtype=np.int32)
+        # the kernel's first pass counts the contexts (the arrays it fills next unread)
+        none = np.zeros(0, dtype=np.int64)
+        _k.context_fill(False, self.xt, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, radix,
+                        space, chosen, hist, n_ctx, none, none, none,
+                        np.zeros(0, dtype=self.xt.dtype), np.zeros(0, dtype=np.int32),
+                        np.zeros(0), np.zeros(0, dtype=np.int32))
         if contexts is None:
             chosen &= 2 * n_ctx <= N
         n_ctx[~chosen] = 0
@@ -93,22 +98,20 @@ class PairwisePL:
         soff = np.concatenate([[0], np.cumsum(n_ctx * np.diff(pw.nptr))]).astype(np.int64)
         require_memory(4.0 * (soff[-1] + qoff[-1]),
                        f"the pseudo-likelihood contexts of {int(chosen.sum())} variables")
-        # the blankets' states decoded once (no division in the evaluations), as the rows
-        states = np.zeros(soff[-1], dtype=self.xt.dtype)
-        counts = np.zeros(qoff[-1], dtype=np.int32)
-        hist = np.zeros((space * pw.card)[chosen].max(initial=0), dtype=np.int32)
-        _k.context_fill(self.xt, pw.nptr, pw.nbr, pw.card, radix, space, chosen, cptr, qoff,
-                        soff, states, counts, hist)
-        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
-        self.states, self.counts = states, counts
-        # the part linear in the log-weights, counted once: how often each entry is read
-        # at the observed state, and the rows of each context
         require_memory(8.0 * pw.size + 4.0 * cptr[-1],
                        "the pseudo-likelihood's observed counts")
+        # the blankets' states decoded once (no division in the evaluations), as the rows,
+        # and the part linear in the log-weights, counted once: how often each entry is
+        # read at the observed state, and the rows of each context
+        states = np.zeros(soff[-1], dtype=self.xt.dtype)
+        counts = np.zeros(qoff[-1], dtype=np.int32)
         lin = np.zeros(pw.size)
         self.seen = np.zeros(cptr[-1], dtype=np.int32)
-        _k.context_linear(pw.nptr, pw.noff, pw.uoff, pw.card, chosen, cptr, qoff, soff,
-                          states, counts, lin, self.seen)
+        _k.context_fill(True, self.xt, pw.nptr, pw.nbr, pw.noff, pw.uoff, pw.card, radix,
+                        space, chosen, hist, n_ctx, cptr, qoff, soff, states, counts, lin,
+                        self.seen)
+        self.chosen, self.cptr, self.qoff, self.soff = chosen, cptr, qoff, soff
+        self.states, self.counts = states, counts
         self.lin = lin
         # every variable over its contexts with at most four states: the kernels of that
         # path alone (decided by the structure and the data, once per fit), and their
@@ -117,6 +120,24 @@ class PairwisePL:
         n_blocks = max(1, -(-n // _k.VARIABLE_BLOCK))
         self.kbase = np.zeros((n_blocks, max(1, int(np.diff(pw.nptr).max(initial=0)))),
                               dtype=np.int64) if self.narrow else None
+
+    def data_marginals(self, size: int) -> np.ndarray | None:
+        """The data's factor marginals, flat as the ``size`` table entries, from the counts
+        of the contexts, when every variable goes over them and every entry feeds a
+        weight (else ``None``: the caller counts the rows).
+
+        ``lin`` holds how often the data show each entry of a variable's rows at its
+        observed state: a unary row's entry, the rows in that state; a pair table's,
+        the rows in both its states (the pair's two orientations, the same count). Each
+        table entry takes the count of a weight it feeds (``src -> dst``): the integers
+        a pass over the rows would count, divided by ``N`` alike, so the same bits, and a
+        fit's existence test compiles no counting kernel."""
+        pw = self.pw
+        if not self.chosen.all() or not np.bincount(pw.src, minlength=size).all():
+            return None
+        counts = np.empty(size)
+        counts[pw.src] = self.lin[pw.dst]
+        return counts / self.N
 
     def __call__(self, flat: np.ndarray, want_grad: bool = True
                  ) -> tuple[float, np.ndarray]:
@@ -128,14 +149,15 @@ class PairwisePL:
         # blocks of variables handed out one at a time: one idle core is enough
         parallel = parallel_ok(work, min_idle=1.0)
         if self.narrow:
-            args = (w, bool(logs), bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card,
-                    self.cptr, self.qoff, self.soff, self.states, self.counts, self.seen,
-                    self.lin, grad, values)
+            args = (bool(want_grad), pw.nptr, pw.noff, pw.uoff, pw.card, self.cptr,
+                    self.qoff, self.soff, self.states, self.counts, self.seen, self.lin, grad,
+                    values)
             if parallel:
                 with numba.parallel_chunksize(1):
-                    _k.pl_narrow_parallel(*args, self.kbase)
-            else:
-                _k.pl_narrow_serial(0, len(pw.card), *args, self.kbase[0])
+                    _k.pl_narrow_parallel(w, bool(logs), *args, self.kbase)
+            else:  # the kernel of the weights' kind alone
+                kernel = _k.pl_narrow_logs if logs else _k.pl_narrow_products
+                kernel(0, len(pw.card), w, *args, self.kbase[0])
         else:
             args = (self.xt, w, bool(logs), bool(want_grad), pw.nptr, pw.nbr, pw.noff,
                     pw.uoff, pw.card, self.chosen, self.cptr, self.qoff, self.soff,

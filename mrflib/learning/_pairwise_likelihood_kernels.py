@@ -21,11 +21,12 @@ of its neighbours, with the counts of its own states seen with it; on the 256x25
 Potts lattice at N = 1,000, 246 contexts of a variable's 256 on average, 590 distinct
 (state, context) patterns of the 1,000 rows). The data are fixed for a fit, so the part
 of ``Σ log P(x_i | context)`` linear in the log-weights (the observed states' own
-weights) is a fixed count per entry of ``w`` (:func:`context_linear`, once per fit):
+weights) is a fixed count per entry of ``w`` (:func:`context_fill`, once per fit):
 an evaluation adds it variable by variable (:func:`_linear`) and its gradient by a
 copy, and a context costs its conditional's normaliser, one logarithm, and the
 gradient ``-seen P(v | context)`` of its rows. Variables of at most four states hold
-their four weights in registers (:func:`pl_narrow_serial`); wider ones walk their
+their four weights in registers (:func:`pl_narrow_products`, :func:`pl_narrow_logs`);
+wider ones walk their
 contexts, sorted by blanket code, as a trie that recomputes only the rows of the
 neighbours whose state changed (:func:`_by_contexts`).
 """
@@ -37,9 +38,8 @@ from numba import njit, prange
 
 from mrflib.inference.sampling._pairwise_kernels import widths
 
-__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_counts", "context_fill",
-           "context_linear", "pl_narrow_parallel", "pl_narrow_serial", "pl_parallel",
-           "pl_serial"]
+__all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_fill", "pl_narrow_logs",
+           "pl_narrow_parallel", "pl_narrow_products", "pl_parallel", "pl_serial"]
 
 #: Data rows whose conditionals are computed together.
 ROW_BLOCK = 16
@@ -153,89 +153,65 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
 
 
 @njit(cache=True)
-def context_counts(xt, nptr, nbr, radix, space, chosen, n_ctx, seen
-                   ):  # pragma: no cover - numba
-    """``n_ctx[i]``: the distinct blanket states of each ``chosen`` variable ``i`` in the
-    rows (blanket code ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``); ``seen`` zeros of at
-    least ``max(space[chosen])``, left zero. One thread: once per fit, a small part of the
-    fit's time, and a parallel region would cost more to compile than it saves."""
-    for i in range(space.shape[0]):
-        if not chosen[i]:
-            continue
-        for r in range(xt.shape[1]):
-            code = 0
-            for k in range(nptr[i], nptr[i + 1]):
-                code += xt[nbr[k], r] * radix[k]
-            seen[code] = 1
-        total = 0
-        for code in range(space[i]):
-            total += seen[code]
-            seen[code] = 0
-        n_ctx[i] = total
+def context_fill(fill, xt, nptr, nbr, noff, uoff, card, radix, space, chosen, hist, n_ctx,
+                 cptr, qoff, soff, states, counts, lin, seen):  # pragma: no cover - numba
+    """The distinct contexts of each ``chosen`` variable ``i`` in the rows (its blanket's
+    states, coded ``Σ_k x_nbr[k] radix[k]`` below ``space[i]``), in two calls of this one
+    kernel (a cold first call compiles one kernel, not one per pass); ``hist`` zeros of
+    at least ``max(space[chosen] * card[chosen])``, left zero. One thread: once per fit, a
+    small part of the fit's time, and a parallel region would cost more to compile than
+    it saves.
 
-
-@njit(cache=True)
-def context_fill(xt, nptr, nbr, card, radix, space, chosen, cptr, qoff, soff, states,
-                 counts, hist):  # pragma: no cover - numba
-    """Each chosen variable's contexts, in ascending order of their blanket codes: the
-    blanket's states of context ``c`` (its neighbours in list order) at
-    ``states[soff[i] + (c - cptr[i]) * degree:][:degree]`` and the counts of the
-    variable's states seen with it at ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]``;
-    ``hist`` zeros of at least ``max(space[chosen] * card[chosen])``, left zero (one
-    thread, as :func:`context_counts`)."""
+    With ``fill`` false, ``n_ctx[i]``: the number of contexts of each chosen variable
+    (the arrays after ``n_ctx`` are not read; empty ones do). With ``fill`` true, in
+    ascending order of their blanket codes: the blanket's states of context ``c`` (its
+    neighbours in list order) at ``states[soff[i] + (c - cptr[i]) * degree:][:degree]``,
+    the counts of the variable's states seen with it at
+    ``counts[qoff[i] + (c - cptr[i]) * card[i] + v]`` and ``seen[c]``, its rows; and
+    ``lin`` (zeros on entry), how often each entry of the variable's rows is read at the
+    observed state (the counts of the states summed over the contexts that read the row:
+    the pseudo-likelihood's part linear in the log-weights, and its gradient)."""
     for i in range(card.shape[0]):
         if not chosen[i]:
             continue
         q = card[i]
-        for r in range(xt.shape[1]):
-            code = 0
-            for k in range(nptr[i], nptr[i + 1]):
-                code += xt[nbr[k], r] * radix[k]
-            hist[code * q + xt[i, r]] += 1
-        at = cptr[i]
-        for code in range(space[i]):
-            seen = 0
-            for v in range(q):
-                seen += hist[code * q + v]
-            if seen == 0:
-                continue
-            rest = code
-            d = nptr[i + 1] - nptr[i]
-            for k in range(nptr[i], nptr[i + 1]):
-                cj = card[nbr[k]]
-                states[soff[i] + (at - cptr[i]) * d + k - nptr[i]] = rest % cj
-                rest //= cj
-            for v in range(q):
-                counts[qoff[i] + (at - cptr[i]) * q + v] = hist[code * q + v]
-                hist[code * q + v] = 0
-            at += 1
-
-
-@njit(cache=True)
-def context_linear(nptr, noff, uoff, card, chosen, cptr, qoff, soff, states, counts, lin,
-                   seen):  # pragma: no cover - numba
-    """Once per fit, from each chosen variable's contexts: ``lin``, how often each entry of
-    the variable's rows is read at the observed state (the counts of the states summed
-    over the contexts that read the row: the pseudo-likelihood's part linear in the
-    log-weights, and its gradient), and ``seen[t]``, the rows of context ``t`` (one
-    thread, as :func:`context_counts`)."""
-    for i in range(card.shape[0]):
-        if not chosen[i]:
-            continue
-        c = card[i]
         lo, hi = nptr[i], nptr[i + 1]
         d = hi - lo
-        for t in range(cptr[i], cptr[i + 1]):
-            s0 = soff[i] + (t - cptr[i]) * d
-            q0 = qoff[i] + (t - cptr[i]) * c
+        for r in range(xt.shape[1]):
+            code = 0
+            for k in range(lo, hi):
+                code += xt[nbr[k], r] * radix[k]
+            hist[code * q + xt[i, r]] += 1
+        at = cptr[i] if fill else 0
+        for code in range(space[i]):
             total = 0
-            for v in range(c):
-                n_v = counts[q0 + v]
-                total += n_v
+            for v in range(q):
+                total += hist[code * q + v]
+            if total == 0:
+                continue
+            if not fill:
+                for v in range(q):
+                    hist[code * q + v] = 0
+                at += 1
+                continue
+            s0 = soff[i] + (at - cptr[i]) * d
+            q0 = qoff[i] + (at - cptr[i]) * q
+            rest = code
+            for k in range(lo, hi):
+                cj = card[nbr[k]]
+                states[s0 + k - lo] = rest % cj
+                rest //= cj
+            for v in range(q):
+                n_v = hist[code * q + v]
+                counts[q0 + v] = n_v
+                hist[code * q + v] = 0
                 lin[uoff[i] + v] += n_v
                 for k in range(lo, hi):
-                    lin[noff[k] + states[s0 + k - lo] * c + v] += n_v
-            seen[t] = total
+                    lin[noff[k] + states[s0 + k - lo] * q + v] += n_v
+            seen[at] = total
+            at += 1
+        if not fill:
+            n_ctx[i] = at
 
 
 @njit(cache=True, inline="always")
@@ -259,7 +235,7 @@ def _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff
                  counts, seen, grad, sc, acc, path, base):  # pragma: no cover - numba
     """``-Σ_t seen[t] log Σ_v (the weights of v in context t)`` over variable ``i``'s
     distinct contexts, and its gradient added to ``grad``; the part linear in the
-    log-weights (the observed states' own weights) is the caller's (:func:`context_linear`).
+    log-weights (the observed states' own weights) is the caller's (:func:`context_fill`).
 
     The contexts are in ascending order of their blanket codes, the last neighbour the
     most significant digit, so consecutive contexts share the states of their last
@@ -371,94 +347,108 @@ def _add_row(grad, b, c, a0, a1, a2, a3):  # pragma: no cover - numba
         grad[b + 3] += a3
 
 
-@njit(cache=True)
-def pl_narrow_serial(first, last, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
-                     soff, states, counts, seen, lin, grad, values, kbase
-                     ):  # pragma: no cover - numba
-    """:func:`pl_serial` over variables ``first .. last - 1`` that all go over their
-    contexts and have at most 4 states: :func:`_by_contexts` for so few states, plus the
-    linear part by :func:`_linear` (inlined: no kernel of its own for a cold first call to
-    compile). The weights of a variable's states in four scalars
-    (registers), every context's rows multiplied afresh (a trie's rows in memory and a
-    loop over a runtime number of states as short as this cost more than the products
-    they save). The states beyond ``c`` have weight 0 (log-weight ``-inf``) and are
-    never read from ``w`` or written to ``grad``; the unary row's gradient is summed in
-    scalars and written once. ``kbase`` is scratch of at least the most neighbours of a
-    variable."""
-    for i in range(first, last):
-        c = card[i]
-        u0 = uoff[i]
-        lo, hi = nptr[i], nptr[i + 1]
-        d = hi - lo
-        pad = -np.inf if logs else 0.0
-        value = 0.0
-        g0 = g1 = g2 = g3 = 0.0
-        for t in range(cptr[i], cptr[i + 1]):
-            s0 = soff[i] + (t - cptr[i]) * d
-            a0 = w[u0]
-            a1 = w[u0 + 1] if c > 1 else pad
-            a2 = w[u0 + 2] if c > 2 else pad
-            a3 = w[u0 + 3] if c > 3 else pad
-            for k in range(d):
-                b = noff[lo + k] + states[s0 + k] * c
-                kbase[k] = b
-                if logs:
-                    a0 += w[b]
-                    if c > 1:
-                        a1 += w[b + 1]
-                    if c > 2:
-                        a2 += w[b + 2]
-                    if c > 3:
-                        a3 += w[b + 3]
-                else:
-                    a0 *= w[b]
-                    if c > 1:
-                        a1 *= w[b + 1]
-                    if c > 2:
-                        a2 *= w[b + 2]
-                    if c > 3:
-                        a3 *= w[b + 3]
-            n_t = seen[t]
-            tot = 0.0
-            if logs:
-                mx = max(max(a0, a1), max(a2, a3))
-                dead = mx == -np.inf
-                if not dead:
-                    a0 = np.exp(a0 - mx)
-                    a1 = np.exp(a1 - mx)
-                    a2 = np.exp(a2 - mx)
-                    a3 = np.exp(a3 - mx)
-                    tot = a0 + a1 + a2 + a3
-                    value -= n_t * (mx + np.log(tot))
-            else:
-                tot = a0 + a1 + a2 + a3
-                dead = tot == 0.0
-                if not dead:
-                    value -= n_t * np.log(tot)
-            if dead:  # no state of positive weight: a zero-probability context
-                value = -np.inf
-            if want_grad:
-                if dead:  # its counts taken back from the linear part's
-                    q0 = qoff[i] + (t - cptr[i]) * c
-                    a0 = -float(counts[q0])
-                    a1 = -float(counts[q0 + 1]) if c > 1 else 0.0
-                    a2 = -float(counts[q0 + 2]) if c > 2 else 0.0
-                    a3 = -float(counts[q0 + 3]) if c > 3 else 0.0
-                else:
-                    scale = -n_t / tot
-                    a0 *= scale
-                    a1 *= scale
-                    a2 *= scale
-                    a3 *= scale
-                g0 += a0
-                g1 += a1
-                g2 += a2
-                g3 += a3
+def _narrow(logs):  # pragma: no cover - numba
+    """:func:`pl_narrow_products` (``logs`` false) or :func:`pl_narrow_logs`: the one
+    source, ``logs`` a constant of each compiled kernel, so that a fit compiles the
+    branch its weights take, not both."""
+
+    def pl_narrow(first, last, w, want_grad, nptr, noff, uoff, card, cptr, qoff, soff,
+                  states, counts, seen, lin, grad, values, kbase):
+        """:func:`pl_serial` over variables ``first .. last - 1`` that all go over their
+        contexts and have at most 4 states: :func:`_by_contexts` for so few states, plus
+        the linear part by :func:`_linear` (inlined: no kernel of its own for a cold first
+        call to compile). The weights of a variable's states in four scalars (registers),
+        every context's rows multiplied afresh (a trie's rows in memory and a loop over a
+        runtime number of states as short as this cost more than the products they
+        save). The states beyond ``c`` have weight 0 (log-weight ``-inf``) and are never
+        read from ``w`` or written to ``grad``; the unary row's gradient is summed in
+        scalars and written once. ``kbase`` is scratch of at least the most neighbours of
+        a variable."""
+        for i in range(first, last):
+            c = card[i]
+            u0 = uoff[i]
+            lo, hi = nptr[i], nptr[i + 1]
+            d = hi - lo
+            pad = -np.inf if logs else 0.0
+            value = 0.0
+            g0 = g1 = g2 = g3 = 0.0
+            for t in range(cptr[i], cptr[i + 1]):
+                s0 = soff[i] + (t - cptr[i]) * d
+                a0 = w[u0]
+                a1 = w[u0 + 1] if c > 1 else pad
+                a2 = w[u0 + 2] if c > 2 else pad
+                a3 = w[u0 + 3] if c > 3 else pad
                 for k in range(d):
-                    _add_row(grad, kbase[k], c, a0, a1, a2, a3)
-        if want_grad:
-            _add_row(grad, u0, c, g0, g1, g2, g3)
-        values[i] = _linear(i, w, logs, lin, uoff, w.shape[0]) + value
+                    b = noff[lo + k] + states[s0 + k] * c
+                    kbase[k] = b
+                    if logs:
+                        a0 += w[b]
+                        if c > 1:
+                            a1 += w[b + 1]
+                        if c > 2:
+                            a2 += w[b + 2]
+                        if c > 3:
+                            a3 += w[b + 3]
+                    else:
+                        a0 *= w[b]
+                        if c > 1:
+                            a1 *= w[b + 1]
+                        if c > 2:
+                            a2 *= w[b + 2]
+                        if c > 3:
+                            a3 *= w[b + 3]
+                n_t = seen[t]
+                tot = 0.0
+                if logs:
+                    mx = max(max(a0, a1), max(a2, a3))
+                    dead = mx == -np.inf
+                    if not dead:
+                        a0 = np.exp(a0 - mx)
+                        a1 = np.exp(a1 - mx)
+                        a2 = np.exp(a2 - mx)
+                        a3 = np.exp(a3 - mx)
+                        tot = a0 + a1 + a2 + a3
+                        value -= n_t * (mx + np.log(tot))
+                else:
+                    tot = a0 + a1 + a2 + a3
+                    dead = tot == 0.0
+                    if not dead:
+                        value -= n_t * np.log(tot)
+                if dead:  # no state of positive weight: a zero-probability context
+                    value = -np.inf
+                if want_grad:
+                    if dead:  # its counts taken back from the linear part's
+                        q0 = qoff[i] + (t - cptr[i]) * c
+                        a0 = -float(counts[q0])
+                        a1 = -float(counts[q0 + 1]) if c > 1 else 0.0
+                        a2 = -float(counts[q0 + 2]) if c > 2 else 0.0
+                        a3 = -float(counts[q0 + 3]) if c > 3 else 0.0
+                    else:
+                        scale = -n_t / tot
+                        a0 *= scale
+                        a1 *= scale
+                        a2 *= scale
+                        a3 *= scale
+                    g0 += a0
+                    g1 += a1
+                    g2 += a2
+                    g3 += a3
+                    for k in range(d):
+                        _add_row(grad, kbase[k], c, a0, a1, a2, a3)
+            if want_grad:
+                _add_row(grad, u0, c, g0, g1, g2, g3)
+            values[i] = _linear(i, w, logs, lin, uoff, w.shape[0]) + value
+
+    # its own name: the kernel's in reports, and its own cache file
+    pl_narrow.__name__ = pl_narrow.__qualname__ = ("pl_narrow_logs" if logs
+                                                   else "pl_narrow_products")
+    return njit(cache=True)(pl_narrow)
+
+
+#: :func:`_narrow` for exponentiated rows (a conditional is the product of its rows).
+pl_narrow_products = _narrow(False)
+#: :func:`_narrow` for log-weights (the sum of the rows, then one exponential a state).
+pl_narrow_logs = _narrow(True)
 
 
 @njit(cache=True)
@@ -474,12 +464,16 @@ def _one(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr, q
          states, counts, seen, lin, grad, values, scratch):  # pragma: no cover - numba
     """Variable ``i``'s summed log-conditionals into ``values[i]`` (its gradient added
     into ``grad``): over its distinct contexts where ``chosen`` (the linear part by
-    :func:`_linear`; at most 4 states by :func:`pl_narrow_serial`), else row by row;
+    :func:`_linear`; at most 4 states by :func:`pl_narrow_products` or
+    :func:`pl_narrow_logs`), else row by row;
     ``scratch`` is :func:`_scratch`'s."""
     sc, base, tot, obs, trie, acc, path = scratch
-    if chosen[i] and card[i] <= 4:
-        pl_narrow_serial(i, i + 1, w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff,
-                         soff, states, counts, seen, lin, grad, values, base)
+    if chosen[i] and card[i] <= 4 and logs:
+        pl_narrow_logs(i, i + 1, w, want_grad, nptr, noff, uoff, card, cptr, qoff, soff,
+                       states, counts, seen, lin, grad, values, base)
+    elif chosen[i] and card[i] <= 4:
+        pl_narrow_products(i, i + 1, w, want_grad, nptr, noff, uoff, card, cptr, qoff, soff,
+                           states, counts, seen, lin, grad, values, base)
     elif chosen[i]:
         value = _linear(i, w, logs, lin, uoff, w.shape[0])
         values[i] = value + _by_contexts(i, w, logs, want_grad, nptr, noff, uoff, card, cptr,
@@ -495,7 +489,7 @@ def pl_parallel(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cpt
                 soff, states, counts, seen, lin, grad, values):  # pragma: no cover - numba
     """Every variable's summed log-conditionals into ``values`` and their gradient with
     respect to ``w``'s log-weights into ``grad`` (on entry zeros, or the linear part of
-    the chosen variables' contexts, :func:`context_linear`), the variables on all
+    the chosen variables' contexts, :func:`context_fill`), the variables on all
     threads: a ``chosen`` variable over its distinct contexts (:func:`context_fill`; its
     value's linear part by :func:`_linear`), the others row by row (``xt``, the rows transposed,
     ``(n, N)``).
@@ -530,13 +524,19 @@ def pl_serial(xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, chosen, cptr,
 def pl_narrow_parallel(w, logs, want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states,
                        counts, seen, lin, grad, values, kbase
                        ):  # pragma: no cover - numba
-    """:func:`pl_narrow_serial` over every variable, the blocks of :data:`VARIABLE_BLOCK`
-    variables on all threads as :func:`pl_parallel`'s (the same operations, the same
-    results): the kernels of the narrow path alone, without the row path and the trie,
-    which would triple a cold first call's compilation. ``kbase`` is scratch, a row of
-    at least the most neighbours of a variable per block."""
+    """:func:`pl_narrow_products` (or, with ``logs``, :func:`pl_narrow_logs`) over every
+    variable, the blocks of :data:`VARIABLE_BLOCK` variables on all threads as
+    :func:`pl_parallel`'s (the same operations, the same results): the kernels of the
+    narrow path alone, without the row path and the trie, which would triple a cold
+    first call's compilation. ``kbase`` is scratch, a row of at least the most neighbours
+    of a variable per block."""
     n = card.shape[0]
     for blk in prange(kbase.shape[0]):
-        pl_narrow_serial(blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK), w, logs,
-                         want_grad, nptr, noff, uoff, card, cptr, qoff, soff, states, counts,
-                         seen, lin, grad, values, kbase[blk])
+        first, last = blk * VARIABLE_BLOCK, min(n, (blk + 1) * VARIABLE_BLOCK)
+        if logs:
+            pl_narrow_logs(first, last, w, want_grad, nptr, noff, uoff, card, cptr, qoff,
+                           soff, states, counts, seen, lin, grad, values, kbase[blk])
+        else:
+            pl_narrow_products(first, last, w, want_grad, nptr, noff, uoff, card, cptr,
+                               qoff, soff, states, counts, seen, lin, grad, values,
+                               kbase[blk])

@@ -5,6 +5,7 @@ the graph, validated once, with the data's moments and the structures the method
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,8 @@ class Problem:
 
     ``x`` are the data (int8 spins), ``n`` the spins, ``graph`` the validated
     :class:`~mrflib.models.graphs.Graph`, ``edges``, ``E`` and the edge ends ``ei``,
-    ``ej``, ``data_mean`` and ``data_pair`` the data's moments; the local objectives and
-    the 1-SMCI pattern counts are compressed on first use and cached.
+    ``ej``, ``data_mean`` and ``data_pair`` the data's moments; the moments, the local
+    objectives and the 1-SMCI pattern counts are computed on first use and cached.
     """
 
     def __init__(self, data, edges, n=None):
@@ -46,11 +47,25 @@ class Problem:
         self.E = self.edges.shape[0]
         self.ei = np.ascontiguousarray(self.edges[:, 0])
         self.ej = np.ascontiguousarray(self.edges[:, 1])
-        # exact integer sums, one pass
-        s1, s2 = _k.data_moments(self.x, self.graph.structure)
-        self.data_mean = s1 / self.x.shape[0]
-        self.data_pair = s2 / self.x.shape[0]
         self._local = {}
+
+    @functools.cached_property
+    def _moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(data_mean, data_pair)`` from exact integer sums in one pass, on first use:
+        only the moment-matching methods read them, so a local method's first fit
+        compiles no moment kernel."""
+        s1, s2 = _k.data_moments(self.x, self.graph.structure)
+        return s1 / self.x.shape[0], s2 / self.x.shape[0]
+
+    @property
+    def data_mean(self) -> np.ndarray:
+        """The data's means ``<x_i>`` (n,)."""
+        return self._moments[0]
+
+    @property
+    def data_pair(self) -> np.ndarray:
+        """The data's pair moments ``<x_i x_j>`` (E,), edge by edge."""
+        return self._moments[1]
 
     def smci1(self):
         """1-SMCI moments on these data from pattern counts (compressed once, cached)."""

@@ -28,50 +28,48 @@ def factor_counts(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover 
     return counts
 
 
-#: Factors per task of :func:`factor_counts_blocked`: their tables stay in cache while
-#: every row is counted, and the variables they read are a short window of each row.
+#: Factors per block of :func:`count_factors`: their tables stay in cache while every row
+#: is counted, and the variables they read are a short window of each row.
 FACTOR_BLOCK = 512
 
 
 @njit(cache=True)
-def _count_block(x, fptr, fvars, fstride, offsets, counts, k0, k1):  # pragma: no cover
-    """Count the factors ``k0:k1`` over all rows of ``x`` into ``counts``."""
-    for r in range(x.shape[0]):
-        row = x[r]
-        for k in range(k0, k1):
-            # unsigned positions: no test for a negative index on every read
-            pos = np.uint64(offsets[k])
-            a = np.uint64(fptr[k])
-            a1 = np.uint64(fptr[k + 1])
-            while a < a1:
-                pos += np.uint64(row[np.uint64(fvars[a])]) * np.uint64(fstride[a])
-                a += np.uint64(1)
-            counts[pos] += 1
+def count_factors(x, fptr, fvars, fstride, offsets, counts, k0, k1):  # pragma: no cover
+    """Count the factors ``k0:k1`` over all rows of ``x`` into ``counts``, by blocks of
+    :data:`FACTOR_BLOCK` consecutive factors: each block counts all rows, so its tables
+    stay in cache and the variables it reads are a short window of each row. (Counting
+    row by row over all factors scatters the increments over every table, one cache miss
+    each on a large model.) The counts are integers, the same in any order. On one thread
+    the caller runs it on all factors (its ``counts`` zeros from Python: a cold first call
+    compiles no allocation), and :func:`factor_counts_blocked` on one block per task."""
+    for b0 in range(k0, k1, FACTOR_BLOCK):
+        b1 = b0 + FACTOR_BLOCK if b0 + FACTOR_BLOCK < k1 else k1
+        for r in range(x.shape[0]):
+            row = x[r]
+            for k in range(b0, b1):
+                # unsigned positions: no test for a negative index on every read
+                pos = np.uint64(offsets[k])
+                a = np.uint64(fptr[k])
+                a1 = np.uint64(fptr[k + 1])
+                while a < a1:
+                    pos += np.uint64(row[np.uint64(fvars[a])]) * np.uint64(fstride[a])
+                    a += np.uint64(1)
+                counts[pos] += 1
 
 
 @njit(cache=True, parallel=True)
 def factor_counts_blocked(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover
     """:func:`factor_counts` by blocks of :data:`FACTOR_BLOCK` consecutive factors, in
-    parallel: each block counts all rows into its own tables, so every count is written
-    by one thread only and the counts are :func:`factor_counts`'s whatever the threads.
-    (Counting row by row over all factors scatters the increments over every table,
-    one cache miss each on a large model.)"""
+    parallel (:func:`count_factors` on each): each block counts all rows into its own
+    tables, so every count is written by one thread only and the counts are
+    :func:`factor_counts`'s whatever the threads."""
     F = offsets.shape[0]
     counts = np.zeros(total, dtype=np.int64)
     blocks = (F + FACTOR_BLOCK - 1) // FACTOR_BLOCK
     for c in prange(blocks):
         k0 = c * FACTOR_BLOCK
-        _count_block(x, fptr, fvars, fstride, offsets, counts, k0, min(F, k0 + FACTOR_BLOCK))
-    return counts
-
-
-@njit(cache=True)
-def factor_counts_serial(x, fptr, fvars, fstride, offsets, total):  # pragma: no cover
-    """:func:`factor_counts_blocked` on one thread (the same counts)."""
-    F = offsets.shape[0]
-    counts = np.zeros(total, dtype=np.int64)
-    for k0 in range(0, F, FACTOR_BLOCK):
-        _count_block(x, fptr, fvars, fstride, offsets, counts, k0, min(F, k0 + FACTOR_BLOCK))
+        count_factors(x, fptr, fvars, fstride, offsets, counts, k0,
+                      min(F, k0 + FACTOR_BLOCK))
     return counts
 
 

@@ -242,6 +242,14 @@ def _pl_objective(lay, x) -> Any:
     return Contexts(lay, x)
 
 
+def _mple_marginals(ctx, lay, x) -> np.ndarray:
+    """The data's factor marginals for the existence test: from the pairwise
+    pseudo-likelihood's context counts where it holds them all, else from the rows."""
+    d = (ctx.data_marginals(int(lay.offsets[-1])) if isinstance(ctx, _ppl.PairwisePL)
+         else None)
+    return data_marginals(lay, x) if d is None else d
+
+
 def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
              deadline=None) -> Any:
     ctx = _pl_objective(lay, x)
@@ -253,7 +261,7 @@ def _fit_mple(lay, x, theta0, max_steps, tol, record, t0, l2=0.0, tie=None,
         value, g = ctx(A @ theta)
         return -value, -(At @ g)
 
-    missing = check_existence(lay, lambda: data_marginals(lay, x), "mple", l2)
+    missing = check_existence(lay, lambda: _mple_marginals(ctx, lay, x), "mple", l2)
     # the centred, scaled parameters of a pairwise family (its own module's docstring)
     pre = (_centering.centring(lay.terms, lay.term_offsets, lay.card, x, l2)
            if isinstance(ctx, _ppl.PairwisePL) else None)

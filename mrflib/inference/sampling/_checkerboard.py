@@ -137,16 +137,19 @@ def _threshold_tables(bias, ptr, weights, use):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def two_colouring(indptr, indices):  # pragma: no cover - numba
-    """Colours 0/1 of a bipartite graph by breadth-first search, or ``None``-like -1s.
+def two_colouring(indptr, indices, colour, queue):  # pragma: no cover - numba
+    """Colours 0/1 of a bipartite graph by breadth-first search into ``colour``, or ``-1``
+    for every node of a graph that is not bipartite.
 
     The graph is in CSR form (the neighbours of ``i`` are
-    ``indices[indptr[i]:indptr[i + 1]]``); a graph that is not bipartite gives ``-1`` for
-    every node. The checkerboard sweeps and the pairwise sampler's colouring
+    ``indices[indptr[i]:indptr[i + 1]]``); ``colour`` and ``queue`` are int64 arrays of
+    one entry per node, allocated by the caller (a kernel's own allocations would cost a
+    cold first call the compilation of numpy's ``full`` and ``empty``). The checkerboard
+    sweeps and the pairwise sampler's colouring
     (:mod:`mrflib.inference.sampling._pairwise`) both use it."""
     n = indptr.shape[0] - 1
-    colour = np.full(n, -1, dtype=np.int64)
-    queue = np.empty(n, dtype=np.int64)
+    for s in range(n):
+        colour[s] = -1
     for s in range(n):
         if colour[s] >= 0:
             continue
@@ -163,8 +166,9 @@ def two_colouring(indptr, indices):  # pragma: no cover - numba
                     queue[tail] = j
                     tail += 1
                 elif colour[j] == colour[i]:
-                    return np.full(n, -1, dtype=np.int64)
-    return colour
+                    for t in range(n):
+                        colour[t] = -1
+                    return
 
 
 def _layout(graph) -> tuple:
@@ -172,7 +176,8 @@ def _layout(graph) -> tuple:
     (kept with the graph by :meth:`mrflib.models.graphs.Graph.memo`)."""
     n = graph.n
     indptr, indices, eids = graph.csr
-    colour = two_colouring(indptr, indices)
+    colour = np.empty(n, dtype=np.int64)
+    two_colouring(indptr, indices, colour, np.empty(n, dtype=np.int64))
     order = np.arange(n) if n and colour[0] < 0 else np.argsort(colour, kind="stable")
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)

@@ -192,7 +192,9 @@ def structure(fptr: np.ndarray, fvars: np.ndarray, fstride: np.ndarray,
 
 def _colouring(nptr: np.ndarray, nbr: np.ndarray) -> np.ndarray:
     """Two colours on a bipartite graph, greedy colours otherwise."""
-    colour = two_colouring(nptr, nbr)
+    n = len(nptr) - 1
+    colour = np.empty(n, dtype=np.int64)
+    two_colouring(nptr, nbr, colour, np.empty(n, dtype=np.int64))
     if len(colour) and colour[0] < 0:
         colour = _k.greedy_colouring(nptr, nbr)
     return colour
@@ -290,11 +292,15 @@ def _fixed_weights(pw: Pairwise, lw: np.ndarray, q: int
 
 
 def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarray,
-        keys: np.ndarray, record: np.ndarray, n_slots: int) -> np.ndarray:
+        keys: np.ndarray, record: np.ndarray, n_slots: int, final: bool = True
+        ) -> np.ndarray:
     """Advance the chains ``x (M, n)`` (int64, C-contiguous) in place by ``len(record)``
     sweeps over ``order``; after sweep ``s`` with ``record[s] >= 0`` the chains are stored
     in that slot of the returned ``(n_slots, M, n)`` array. ``keys`` (uint64, one per
-    chain) seed the chains' streams.
+    chain) seed the chains' streams. With ``final`` false, ``x`` may be left as it was
+    (the kernels for a fixed number of states then skip converting the chains back, and
+    a cold first call the compilation of that conversion): for callers that read only
+    the records.
 
     Parameters
     ----------
@@ -309,6 +315,8 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     keys : ndarray of uint64, shape (M,)
     record : ndarray of int64
     n_slots : int
+    final : bool, default True
+        Whether ``x`` must hold the chains' final states on return.
 
     Returns
     -------
@@ -321,7 +329,8 @@ def run(pw: Pairwise, w: np.ndarray, logs: bool, x: np.ndarray, order: np.ndarra
     if q and not logs:
         xt = site_major(x)
         _run_fixed(pw, w, q, xt, order, keys, record, out)
-        _k.transpose(xt, x)
+        if final:
+            _k.transpose(xt, x)
         return out
     parallel = M > _k.CHAIN_BLOCK and parallel_ok(work)
     kernel = _k.sweeps_parallel if parallel else _k.sweeps_serial
@@ -382,9 +391,12 @@ def _run_fixed(pw: Pairwise, w: np.ndarray, q: int, xt: np.ndarray, order: np.nd
     block = _chain_block(M)
     work = float(len(record)) * M * (len(order) + len(pw.nbr))
     parallel = M > block and parallel_ok(work)
-    kernel = _k.fixed_parallel if parallel else _k.fixed_serial
-    kernel((0.0,) * q, xt, w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys, record, out,
-           block)
+    args = ((0.0,) * q, xt, xt.reshape(-1), w, order, pw.nptr, pw.nbr, pw.noff, pw.uoff, keys,
+            record, out, block, 0, M)
+    if parallel:  # a scratch table per block
+        _k.fixed_parallel(*args, np.empty((-(-M // block), q**3)))
+    else:
+        _k.fixed_serial(*args, np.empty(q**3))
 
 
 def run_site_major(pw: Pairwise, w: np.ndarray, logs: bool, xt: np.ndarray,

@@ -198,13 +198,21 @@ def _draw(sc, key, step):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
-                 out):  # pragma: no cover - numba
+def fixed_serial(qt, xt, flat, w, order, nptr, nbr, noff, uoff, keys, record, out, block,
+                 c0, c1, fold):  # pragma: no cover - numba
     """:func:`_block` for products of weights when every variable has ``len(qt)`` states
     (``qt``: a tuple of that many floats, a constant of the compiled kernel: its loops over
-    states unroll), on the chains ``r0 .. r0 + nb - 1`` of the site-major states
-    ``xt (n, M)``, in place. The same operations in the same order as :func:`_block`, so
-    the same bits.
+    states unroll), on the chains ``c0 .. c1 - 1`` of the site-major states ``xt (n, M)``
+    (uint8), in place, blocks of ``block`` chains one after the other: all sweeps of a
+    block, then the next. ``flat`` is ``xt.ravel()`` and ``fold`` scratch of at least
+    ``q^3`` floats, both from the caller: free in Python, where a ``ravel`` or an
+    allocation in the kernel would cost a cold first call the compilation of numba's.
+    The same operations in the same order as :func:`_block`, so the same bits, whatever
+    the blocks. :func:`fixed_parallel` runs it on one block per task: one kernel serves
+    both, so that a cold first call compiles one, not a serial loop on top of its block
+    kernel. Each update's weights start from the site's unary row or, past the table
+    below, from its entry; one inlined product and draw serve both (two would double
+    the kernel's compilation).
 
     One chain is updated at a time. The state weights are a tuple (registers, after the
     unrolling), each a product of the site's unary entry and each neighbour's row in list
@@ -221,76 +229,67 @@ def _fixed_block(qt, r0, nb, xt, w, order, nptr, nbr, noff, uoff, keys, record,
     Q = len(qt)
     uQ = np.uint64(Q)
     n = xt.shape[0]
-    M = np.uint64(xt.shape[1])
-    flat = xt.ravel()  # a view: site j's state of chain c at j M + c
-    fold = np.empty(Q * Q * Q)
+    M = np.uint64(xt.shape[1])  # site j's state of chain c at flat[j M + c]
     two = np.uint64(2)
-    for s in range(record.shape[0]):
-        first = np.uint64(s) * np.uint64(n) + _ONE
-        for a in range(order.shape[0]):
-            i = np.uint64(order[a])
-            u0 = np.uint64(uoff[i])
-            k0 = np.uint64(nptr[i])
-            k1 = np.uint64(nptr[i + _ONE])
-            step = (first + i) * GAMMA
-            iM = i * M
-            unary = qt
-            for v in range(Q):
-                unary = tuple_setitem(unary, v, w[u0 + np.uint64(v)])
-            # the table costs 2 q^3 products per block, and saves 2 q per update
-            if k1 - k0 >= two and nb >= Q * Q:
-                o1 = np.uint64(noff[k0])
-                o2 = np.uint64(noff[k0 + _ONE])
-                for s1 in range(Q):
-                    for s2 in range(Q):
-                        f = (s1 * Q + s2) * Q
+    for r0 in range(c0, c1, block):
+        nb = block if block < c1 - r0 else c1 - r0
+        for s in range(record.shape[0]):
+            first = np.uint64(s) * np.uint64(n) + _ONE
+            for a in range(order.shape[0]):
+                i = np.uint64(order[a])
+                u0 = np.uint64(uoff[i])
+                k0 = np.uint64(nptr[i])
+                k1 = np.uint64(nptr[i + _ONE])
+                step = (first + i) * GAMMA
+                iM = i * M
+                unary = qt
+                for v in range(Q):
+                    unary = tuple_setitem(unary, v, w[u0 + np.uint64(v)])
+                # the table costs 2 q^3 products per block, and saves 2 q per update
+                folded = k1 - k0 >= two and nb >= Q * Q
+                kf = k0
+                m1 = m2 = _ONE
+                if folded:
+                    o1 = np.uint64(noff[k0])
+                    o2 = np.uint64(noff[k0 + _ONE])
+                    for s1 in range(Q):
+                        for s2 in range(Q):
+                            f = (s1 * Q + s2) * Q
+                            for v in range(Q):
+                                fold[f + v] = ((unary[v] * w[o1 + np.uint64(s1 * Q + v)])
+                                               * w[o2 + np.uint64(s2 * Q + v)])
+                    m1 = np.uint64(nbr[k0]) * M
+                    m2 = np.uint64(nbr[k0 + _ONE]) * M
+                    kf = k0 + two
+                for b in range(nb):
+                    c = np.uint64(r0 + b)
+                    sc = unary
+                    if folded:
+                        f0 = (np.uint64(flat[m1 + c]) * uQ + np.uint64(flat[m2 + c])) * uQ
                         for v in range(Q):
-                            fold[f + v] = ((unary[v] * w[o1 + np.uint64(s1 * Q + v)])
-                                           * w[o2 + np.uint64(s2 * Q + v)])
-                m1 = np.uint64(nbr[k0]) * M
-                m2 = np.uint64(nbr[k0 + _ONE]) * M
-                for b in range(nb):
-                    c = np.uint64(r0 + b)
-                    f0 = (np.uint64(flat[m1 + c]) * uQ + np.uint64(flat[m2 + c])) * uQ
-                    sc = qt
-                    for v in range(Q):
-                        sc = tuple_setitem(sc, v, fold[f0 + np.uint64(v)])
-                    sc = _times_rows(sc, w, flat, nbr, noff, k0 + two, k1, M, c, uQ)
+                            sc = tuple_setitem(sc, v, fold[f0 + np.uint64(v)])
+                    sc = _times_rows(sc, w, flat, nbr, noff, kf, k1, M, c, uQ)
                     flat[iM + c] = _draw(sc, keys[c], step)
-            else:
+            if record[s] >= 0:
                 for b in range(nb):
-                    c = np.uint64(r0 + b)
-                    sc = _times_rows(unary, w, flat, nbr, noff, k0, k1, M, c, uQ)
-                    flat[iM + c] = _draw(sc, keys[c], step)
-        if record[s] >= 0:
-            for b in range(nb):
-                for j in range(n):
-                    out[record[s], r0 + b, j] = xt[j, r0 + b]
+                    for j in range(n):
+                        out[record[s], r0 + b, j] = xt[j, r0 + b]
 
 
 @njit(cache=True, parallel=True)
-def fixed_parallel(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
-                   block=FIXED_BLOCK):  # pragma: no cover - numba
+def fixed_parallel(qt, xt, flat, w, order, nptr, nbr, noff, uoff, keys, record, out, block,
+                   c0, c1, fold):  # pragma: no cover - numba
     """:func:`sweeps_parallel` (products of weights) when every variable has ``len(qt)``
-    states (``qt = (0.0,) * q``), on site-major states ``xt (n, M)`` (uint8) updated in
-    place, blocks of ``block`` chains in parallel (:func:`_fixed_block`; the bits depend
-    on neither the block nor the threads)."""
-    M = xt.shape[1]
-    blocks = (M + block - 1) // block
+    states (``qt = (0.0,) * q``): :func:`fixed_serial` on the chains ``c0 .. c1 - 1``,
+    blocks of ``block`` chains in parallel (the bits depend on neither the block nor the
+    threads), block ``q`` with the scratch ``fold[q]`` (``fold``: a row of at least
+    ``q^3`` floats per block)."""
+    blocks = (c1 - c0 + block - 1) // block
     for q in prange(blocks):
-        r0 = q * block
-        _fixed_block(qt, r0, min(block, M - r0), xt, w, order, nptr, nbr, noff, uoff,
-                     keys, record, out)
-
-
-@njit(cache=True)
-def fixed_serial(qt, xt, w, order, nptr, nbr, noff, uoff, keys, record, out,
-                 block=FIXED_BLOCK):  # pragma: no cover - numba
-    """:func:`fixed_parallel` on one thread (the same bits)."""
-    M = xt.shape[1]
-    for r0 in range(0, M, block):
-        _fixed_block(qt, r0, min(block, M - r0), xt, w, order, nptr, nbr, noff, uoff,
-                     keys, record, out)
+        r0 = c0 + q * block
+        r1 = r0 + block if block < c1 - r0 else c1
+        fixed_serial(qt, xt, flat, w, order, nptr, nbr, noff, uoff, keys, record, out, block,
+                     r0, r1, fold[q])
 
 
 #: Side of the square tiles of :func:`transpose`: a tile's rows of both arrays stay in cache.
@@ -304,9 +303,9 @@ def transpose(src, dst):  # pragma: no cover - numba
     element."""
     n, m = src.shape
     for i0 in range(0, n, TILE):
-        i1 = min(n, i0 + TILE)
+        i1 = i0 + TILE if i0 + TILE < n else n  # not min(): one overload fewer to compile
         for j0 in range(0, m, TILE):
-            j1 = min(m, j0 + TILE)
+            j1 = j0 + TILE if j0 + TILE < m else m
             for i in range(i0, i1):
                 for j in range(j0, j1):
                     dst[j, i] = src[i, j]

@@ -227,7 +227,7 @@ def gibbs(
     model, free, x, record, per_chain, rng, plan = _setup(
         model, n_samples, burn_in, thin, n_chains, init, evidence, rng)
     card = np.ascontiguousarray(model.cardinalities, dtype=np.int64)
-    out = _pairwise_run(plan, card, x, free, record, per_chain, rng)
+    out = _pairwise_run(plan, card, x, free, record, per_chain, rng, final=False)
     if out is not None:
         return out.reshape(-1, model.n)[:n_samples]
     out = np.empty((per_chain, len(x), model.n), dtype=np.int64)
@@ -240,19 +240,22 @@ def gibbs(
 
 def _pairwise_run(plan: tuple, card: np.ndarray, x: np.ndarray, free: np.ndarray,
                   record: np.ndarray, n_slots: int, rng: np.random.Generator,
-                  pairwise: _pairwise.Pairwise | None = None, reference: bool = False
-                  ) -> np.ndarray | None:
+                  pairwise: _pairwise.Pairwise | None = None, reference: bool = False,
+                  final: bool = True) -> np.ndarray | None:
     """The sweeps of ``record`` on a model whose factors all hold at most two variables,
     by the pairwise kernels (:mod:`mrflib.inference.sampling._pairwise`; ``reference``: their numpy
-    twin), chains in place, the records returned; ``None`` for any other model. One key per
-    chain is drawn from ``rng``: it seeds the chain's counter-based stream."""
+    twin), chains in place (``final`` false: ``x`` may be left as it was, for a caller
+    that reads only the records), the records returned; ``None`` for any other model. One
+    key per chain is drawn from ``rng``: it seeds the chain's counter-based stream."""
     pw = pairwise if pairwise is not None else _pairwise.structure(*plan[4:], card)
     if pw is None:
         return None
     w, logs = _pairwise.weights(pw, plan[0])
     keys = rng.integers(0, 2**64, size=len(x), dtype=np.uint64)
-    run = _pairwise.run_numpy if reference else _pairwise.run
-    return run(pw, w, logs, x, _pairwise.sweep_order(pw, free), keys, record, n_slots)
+    order = _pairwise.sweep_order(pw, free)
+    if reference:
+        return _pairwise.run_numpy(pw, w, logs, x, order, keys, record, n_slots)
+    return _pairwise.run(pw, w, logs, x, order, keys, record, n_slots, final)
 
 
 def _sweep(x: np.ndarray, rng: np.random.Generator, plan: tuple, card: np.ndarray,
