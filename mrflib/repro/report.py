@@ -394,6 +394,9 @@ def write_pages(results: Path, bench_results: Path, book_dir: Path,
         performance_summary(bench, book_dir / "_perf", "_perf"))
     text = performance_markdown(bench, book_dir / "_perf", "_perf")
     if machine.exists():
-        text = "Machine: " + machine.read_text().strip() + "\n\n" + text
+        lines = [line for line in machine.read_text().splitlines() if line.strip()]
+        text = ("Machines (the topic whose rows each measured, as `bench/results/"
+                "machine.txt` records it):\n\n" + "".join(f"- {line}\n" for line in lines)
+                + "\n" + text)
     (book_dir / "_performance_tables.md").write_text(text)
     (book_dir / "_layers_table.md").write_text(layers_markdown())
