@@ -82,7 +82,7 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.inference.exact import elimination, junction_tree, sliced
+from mrflib.inference.exact import elimination, sliced, spin_elimination
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
 from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
@@ -204,7 +204,7 @@ def plan(model: Any, n: int | None = None) -> Plan:
     if model is None or isinstance(model, (str, bytes, int, float, dict)):
         raise TypeError("model must be a BoltzmannMachine, a FactorGraph, a Graph or an (E, 2) "
                         f"edge array, got {type(model).__name__}")
-    return junction_tree.plan(model, n)
+    return spin_elimination.plan(model, n)
 
 
 def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
@@ -456,7 +456,7 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         return logz
     bm = check_model(model, "model")
     if _engine(method, bm.n) == "junction-tree":
-        return junction_tree.log_partition(bm)
+        return spin_elimination.plan(bm).log_partition(bm.bias, bm.coupling)
     lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
     return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
 
@@ -523,7 +523,7 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
-            _, mean, pair = junction_tree.moments(bm)
+            _, mean, pair = spin_elimination.plan(bm).calibrate(bm.bias, bm.coupling)
             return mean, pair
         _, mean, C = _enumerate_moments(bm)
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
@@ -656,7 +656,7 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
     # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
     scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
     if _engine(method, bm.n) == "junction-tree":
-        logz, _ = junction_tree.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+        logz, _ = spin_elimination.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
     else:
         logz = _log_partition_scaled(_log_weights(bm.bias, bm.edges, bm.coupling)[0], k)
     with np.errstate(over="ignore"):
@@ -699,7 +699,7 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
     edges = check_edges(edges, n)
     engine = _engine(method, n)
     if engine == "junction-tree":
-        calibrate_tree = junction_tree.plan(edges, n).calibrate
+        calibrate_tree = spin_elimination.plan(edges, n).calibrate
 
         def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
             return calibrate_tree(bias, coupling)
@@ -759,7 +759,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
-        return junction_tree.sample(bm, n_samples, rng=rng)
+        return spin_elimination.plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
     cdf = np.cumsum(probabilities(bm))
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)

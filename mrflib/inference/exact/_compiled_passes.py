@@ -35,11 +35,13 @@ from mrflib._support.progress import ticker
 from mrflib.inference._factor_ops import (
     EINSUM_MIN_SIZE,
     LINEAR_SPAN,
+    Scaled,
     contracted,
 )
 from mrflib.inference.exact import _compiled_passes_kernels as _kernels
 
-__all__ = ["MAX_ENTRIES", "CONTRACTED_PER_STEP", "log_partition", "marginals"]
+__all__ = ["MAX_ENTRIES", "CONTRACTED_PER_STEP", "log_partition", "marginals", "retable",
+           "upward_log_messages", "SamplingTables", "sampling_tables", "backward_sample"]
 
 #: Most clique-table entries, in all, of a plan whose passes are compiled.
 MAX_ENTRIES = 2**24
@@ -148,10 +150,17 @@ def log_partition(jt: Any) -> float | None:
     return value
 
 
-def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]] | None:
-    """``(log Z, the roots' log values, [(variable, P(x_v) before renormalize), ...])`` of
-    the plan ``jt`` by the compiled passes, one entry per step; or ``None`` as
-    :func:`log_partition`."""
+def marginals(jt: Any, factors: Sequence[bool] | None = None
+              ) -> tuple[float, list[float], list[tuple[int, np.ndarray]],
+                         list[tuple[int, np.ndarray]]] | None:
+    """``(log Z, the roots' log values, [(variable, P(x_v)), ...], [(factor, P(x_{S_k})),
+    ...])`` of the plan ``jt`` by the compiled passes, before renormalize: one variable per
+    step, and each reduced factor ``k`` with ``factors[k]`` (none without ``factors``), its
+    table shaped as the factor's; or ``None`` as :func:`log_partition`.
+
+    Asking for factors adds outputs to the downward pass's walk of each clique, whose order
+    of summation may then differ: the variables' marginals may differ in their last bits
+    from those of a call without."""
     lay = _layout(jt)
     up = None if lay is None else _upward(lay)
     if up is None:
@@ -171,13 +180,161 @@ def marginals(jt: Any) -> tuple[float, list[float], list[tuple[int, np.ndarray]]
     reps = card[np.asarray(jt.order, dtype=np.int64)]
     marg_pos = np.zeros(T + 1, dtype=np.int64)
     np.cumsum(reps, out=marg_pos[1:])
+    tables = jt.red.tables
+    wanted = np.zeros(len(tables), dtype=bool) if factors is None else np.asarray(factors)
+    fm_pos = np.zeros(len(tables) + 1, dtype=np.int64)
+    np.cumsum(np.diff(lay.ft_ptr) * wanted, out=fm_pos[1:])
     _started("downward pass")
-    ok, marg, marg_ls = _kernels.downward(
+    ok, marg, marg_ls, fmarg, fmarg_ls = _kernels.downward(
         *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
-        int(lay.msg_pos[-1]), marg_pos, LINEAR_SPAN)
+        int(lay.msg_pos[-1]), marg_pos, fm_pos, LINEAR_SPAN)
     if not ok:
         return None
     with np.errstate(divide="ignore"):
         p = np.exp(np.log(marg) + np.repeat(marg_ls, reps) - np.repeat(shift, reps))
     at = marg_pos.tolist()
-    return value, roots, [(v, p[at[t]:at[t + 1]]) for t, v in enumerate(jt.order)]
+    found = [(v, p[at[t]:at[t + 1]]) for t, v in enumerate(jt.order)]
+    asked = np.flatnonzero(wanted).tolist()
+    if not asked:
+        return value, roots, found, []
+    step = np.empty(len(tables), dtype=np.int64)  # the step each factor is assigned to
+    for t, ks in enumerate(jt.assigned):
+        step[ks] = t
+    sizes = np.diff(fm_pos)
+    with np.errstate(divide="ignore"):
+        q = np.exp(np.log(fmarg) + np.repeat(fmarg_ls - shift[step], sizes))
+    fat = fm_pos.tolist()
+    return value, roots, found, [(k, q[fat[k]:fat[k + 1]].reshape(tables[k].shape))
+                                 for k in asked]
+
+
+def retable(jt: Any, new: Any, flat: np.ndarray | None = None) -> None:
+    """Give ``new``, the plan ``jt`` over other tables
+    (:meth:`~mrflib.inference.exact.elimination_plan.EliminationPlan.with_tables`), ``jt``'s
+    layout with its tables (``flat``: them concatenated, where the caller has them)."""
+    lay = _layout(jt)
+    if lay is not None:
+        if flat is None:
+            flat = np.concatenate(new.red.tables, axis=None).astype(np.float64, copy=False)
+        lay = lay._replace(ftab=np.ascontiguousarray(flat, dtype=np.float64))
+    new._compiled_layout = lay
+
+
+def upward_log_messages(jt: Any) -> tuple[float, list[np.ndarray]] | None:
+    """``(log Z, the upward messages as log tables)`` of the plan ``jt`` by the compiled
+    upward pass (the log tables of the Python pass's :class:`~mrflib.inference._factor_ops.Scaled`
+    messages, ``log values + log scale``), or ``None`` as :func:`log_partition`."""
+    lay = _layout(jt)
+    up = None if lay is None else _upward(lay)
+    if up is None:
+        return None
+    pool, msg_ls = up[0], up[3]
+    value = jt.red.const + jt.red.free_log
+    for t in lay.roots:
+        value += _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
+    at = lay.msg_pos.tolist()
+    msgs = []
+    with np.errstate(divide="ignore"):
+        for t, shape in enumerate(jt.shapes):
+            msgs.append((np.log(pool[at[t]:at[t + 1]]) + float(msg_ls[t])).reshape(shape[1:]))
+    return value, msgs
+
+
+class SamplingTables(NamedTuple):
+    """What backward sampling reads of a calibrated plan: every log table its steps sum,
+    end to end (the reduced factors', then the upward messages'), the cliques, and each
+    step's inputs (the factors assigned to it, then its children's messages: the order of
+    :meth:`~mrflib.inference.exact.elimination_plan.EliminationPlan.clique_rows`), each an
+    offset, its stride along the eliminated variable, and its other variables' positions in
+    the clique and strides."""
+
+    pool: np.ndarray
+    order: np.ndarray
+    card: np.ndarray
+    cl_ptr: np.ndarray
+    cl_var: np.ndarray
+    in_ptr: np.ndarray
+    in_off: np.ndarray
+    in_vstride: np.ndarray
+    dim_ptr: np.ndarray
+    dim_pos: np.ndarray
+    dim_stride: np.ndarray
+
+
+def sampling_tables(jt: Any, msgs: list) -> SamplingTables:
+    """The :class:`SamplingTables` of the plan ``jt`` and its upward messages ``msgs``
+    (log tables, or :class:`~mrflib.inference._factor_ops.Scaled`, taken as their log
+    tables)."""
+    red = jt.red
+    sizes = [t.size for t in red.tables] + [math.prod(s[1:]) for s in jt.shapes]
+    offs = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offs[1:])
+    pool = np.empty(int(offs[-1]))
+    at = offs.tolist()
+    for k, table in enumerate(red.tables):
+        pool[at[k]:at[k + 1]] = np.ravel(table)
+    K = len(red.tables)
+    with np.errstate(divide="ignore"):
+        for t, m in enumerate(msgs):
+            out = pool[at[K + t]:at[K + t + 1]]
+            if isinstance(m, Scaled):
+                np.log(m.values.reshape(-1), out=out)
+                out += m.log_scale
+            else:
+                out[:] = np.ravel(m)
+    in_ptr, in_off, vstride, dim_ptr, dim_pos, dim_stride = [0], [], [], [0], [], []
+    card = red.card.tolist()
+    for t, clique in enumerate(jt.cliques):
+        where = {w: q for q, w in enumerate(clique)}
+        inputs = [(at[k], red.scopes[k]) for k in jt.assigned[t]]
+        inputs += [(at[K + c], jt.cliques[c][1:]) for c in jt.children[t]]
+        for off, scope in inputs:
+            step, strides = 1, {}
+            for w in reversed(scope):
+                strides[w] = step
+                step *= card[w]
+            in_off.append(off)
+            vstride.append(strides.pop(clique[0], 0))
+            dim_pos.extend(where[w] for w in strides)
+            dim_stride.extend(strides.values())
+            dim_ptr.append(len(dim_pos))
+        in_ptr.append(len(in_off))
+    as_int = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
+    cl_ptr, cl_var = _ragged(jt.cliques)
+    return SamplingTables(pool, as_int(jt.order), as_int(red.card), cl_ptr, cl_var,
+                          as_int(in_ptr), as_int(in_off), as_int(vstride), as_int(dim_ptr),
+                          as_int(dim_pos), as_int(dim_stride))
+
+
+def backward_sample(tables: SamplingTables, u: np.ndarray, x: np.ndarray,
+                    inv: float = 1.0, rows: np.ndarray | None = None) -> None:
+    """Draw the plan's variables of each sample in reverse elimination order, in place.
+
+    Variable ``v`` of sample ``s`` is the first state ``j`` whose cumulative weight
+    ``Σ_{i <= j} exp(inv (ψ_t(i, x_{N_t}) - max))`` exceeds ``u[v, s]`` times the row's
+    total, as :func:`~mrflib.inference._factor_ops.draw_categorical` draws it from
+    :meth:`~mrflib.inference.exact.elimination_plan.EliminationPlan.clique_rows` (the same
+    sums of the same log tables, in the same order; only the last bit of ``exp`` may
+    differ, numba's against numpy's).
+
+    Parameters
+    ----------
+    tables : SamplingTables
+        The calibrated plan (:func:`sampling_tables`).
+    u : ndarray of float64, shape (n, M)
+        Uniforms in ``[0, 1)``, one row per variable (node-major); with ``rows``, variable
+        ``v`` compares ``1 - u[rows[v]]``.
+    x : ndarray of int64, shape (n, M)
+        States, node-major: the variables outside the plan's order (observed, or in no
+        factor) are read, those of the order written.
+    inv : float, default 1.0
+        The log tables' scale (a power of two: tables given times ``2^-k``, ``inv = 2^k``).
+    rows : ndarray of int64 or None, default None
+        The row of ``u`` of each variable, whose uniform is then taken as one minus it (a
+        caller whose uniforms decide ``u < P(state 1)`` in its own order); ``None``: row
+        ``v``, as it is.
+    """
+    flip = rows is not None
+    if rows is None:
+        rows = np.arange(x.shape[0], dtype=np.int64)
+    _kernels.backward_sample(*tables, u, rows, flip, x, float(inv))

@@ -202,16 +202,21 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
 @njit(cache=True)
 def downward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
              ft_ptr, msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift, down_base,
-             marg_pos, span_max):  # pragma: no cover - compiled
-    """The downward (Hugin) pass after :func:`upward`: ``(ok, marg, marg_ls)``, the
-    scaled marginal of step ``t``'s variable at ``marg[marg_pos[t]:marg_pos[t + 1]]`` with
-    log scale ``marg_ls[t]`` (before the root's ``shift[t]`` is taken off). Downward
-    messages go to ``pool[down_base + msg_pos[t] - msg_pos[0]:...]``."""
+             marg_pos, fm_pos, span_max):  # pragma: no cover - compiled
+    """The downward (Hugin) pass after :func:`upward`: ``(ok, marg, marg_ls, fmarg,
+    fmarg_ls)``, the scaled marginal of step ``t``'s variable at
+    ``marg[marg_pos[t]:marg_pos[t + 1]]`` with log scale ``marg_ls[t]``, and of each factor
+    ``k`` asked for (``fm_pos[k + 1] > fm_pos[k]``, its table's size) at
+    ``fmarg[fm_pos[k]:fm_pos[k + 1]]`` with log scale ``fmarg_ls[k]``, axes in its scope's
+    order (all before the root's ``shift[t]`` is taken off). Downward messages go to
+    ``pool[down_base + msg_pos[t] - msg_pos[0]:...]``."""
     T = cl_ptr.shape[0] - 1
     down_ls = np.zeros(T)
     down_span = np.zeros(T)
     marg = np.zeros(marg_pos[T])
     marg_ls = np.zeros(T)
+    fmarg = np.zeros(fm_pos[fm_pos.shape[0] - 1])
+    fmarg_ls = np.zeros(fm_pos.shape[0] - 1)
     for t in range(T - 1, -1, -1):
         down_at = down_base + msg_pos[t] - msg_pos[0] if parent[t] >= 0 else -1
         ok, offsets, strides, log_scale = _gather(
@@ -219,42 +224,200 @@ def downward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_pt
             fac_ls, fac_span, msg_pos, msg_ls, msg_span, down_at, down_ls, down_span,
             span_max)
         if not ok:
-            return False, marg, marg_ls
+            return False, marg, marg_ls, fmarg, fmarg_ls
         clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
         n_ch = ch_ptr[t + 1] - ch_ptr[t]
-        ooffsets = np.zeros(n_ch + 1, dtype=np.int64)
-        ostrides = np.zeros((n_ch + 1, clique.shape[0]), dtype=np.int64)
+        n_fac = 0
+        for a in range(as_ptr[t], as_ptr[t + 1]):
+            k = as_idx[a]
+            if fm_pos[k + 1] > fm_pos[k]:
+                n_fac += 1
+        # the outputs: the children's separators, the variable, then the factors asked for
+        n_out = n_ch + 1 + n_fac
+        ooffsets = np.zeros(n_out + 1, dtype=np.int64)
+        ostrides = np.zeros((n_out, clique.shape[0]), dtype=np.int64)
+        which = np.empty(n_out, dtype=np.int64)
         size = 0
         for r in range(n_ch):
             c = ch_idx[ch_ptr[t] + r]
             ooffsets[r] = size
             _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, ostrides[r])
             size += msg_pos[c + 1] - msg_pos[c]
+            which[r] = c
         ooffsets[n_ch] = size
         _strides(cl_var, cl_ptr[t], cl_ptr[t] + 1, card, clique, ostrides[n_ch])
-        out = np.zeros(size + card[clique[0]])
-        product_sums(pool, offsets, strides, _shape(card, clique), ooffsets,
+        size += card[clique[0]]
+        r = n_ch + 1
+        for a in range(as_ptr[t], as_ptr[t + 1]):
+            k = as_idx[a]
+            if fm_pos[k + 1] > fm_pos[k]:
+                ooffsets[r] = size
+                _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, ostrides[r])
+                size += fm_pos[k + 1] - fm_pos[k]
+                which[r] = k
+                r += 1
+        ooffsets[n_out] = size
+        out = np.zeros(size)
+        product_sums(pool, offsets, strides, _shape(card, clique), ooffsets[:n_out],
                      ostrides, out)
-        for r in range(n_ch + 1):
-            end = ooffsets[r + 1] if r < n_ch else out.shape[0]
-            seg = out[ooffsets[r]:end]
+        for r in range(n_out):
+            seg = out[ooffsets[r]:ooffsets[r + 1]]
             hi, lo = extent(seg)
             ok, ls_m, _ = _scale(seg, log_scale, hi, lo, span_max)
             if not ok:
-                return False, marg, marg_ls
-            if r == n_ch:
+                return False, marg, marg_ls, fmarg, fmarg_ls
+            if r >= n_ch:
                 # a loop, not a slice assignment: the assignment's shape check compiles a
                 # formatted exception (a dozen string kernels, seconds on a cold cache)
+                at = marg_pos[t] if r == n_ch else fm_pos[which[r]]
+                dest = marg if r == n_ch else fmarg
                 for i in range(seg.shape[0]):
-                    marg[marg_pos[t] + i] = seg[i]
-                marg_ls[t] = ls_m
+                    dest[at + i] = seg[i]
+                if r == n_ch:
+                    marg_ls[t] = ls_m
+                else:
+                    fmarg_ls[which[r]] = ls_m
                 continue
-            c = ch_idx[ch_ptr[t] + r]
+            c = which[r]
             at = down_base + msg_pos[c] - msg_pos[0]
             q = pool[at:at + seg.shape[0]]
             hi, lo = divide_extent(seg, pool[msg_pos[c]:msg_pos[c + 1]], q)
             ok, down_ls[c], down_span[c] = _scale(q, ls_m - msg_ls[c] - shift[t], hi, lo,
                                                   span_max)
             if not ok:
-                return False, marg, marg_ls
-    return True, marg, marg_ls
+                return False, marg, marg_ls, fmarg, fmarg_ls
+    return True, marg, marg_ls, fmarg, fmarg_ls
+
+
+@njit(cache=True, inline="always")
+def _cumulate(vals, K, inv, cdf):  # pragma: no cover - compiled
+    """``cdf[j] = Σ_{i <= j} exp(inv (vals[i] - max))`` (the largest weight ``exp(0) = 1``
+    exactly; a max that is not finite taken as 0), as
+    :func:`~mrflib.inference._factor_ops.draw_categorical` sums a row."""
+    m = -np.inf
+    for j in range(K):
+        if vals[j] > m:
+            m = vals[j]
+    if not np.isfinite(m):
+        m = 0.0
+    total = 0.0
+    for j in range(K):
+        total += 1.0 if vals[j] == m else np.exp((vals[j] - m) * inv)
+        cdf[j] = total
+
+
+@njit(cache=True, inline="always")
+def _drawn(cdf, K, u):  # pragma: no cover - compiled
+    """The first state whose cumulative weight ``cdf`` exceeds ``u`` times the total."""
+    target = u * cdf[K - 1]
+    c = 0
+    for j in range(K):
+        if cdf[j] <= target:
+            c += 1
+    return min(c, K - 1)
+
+
+@njit(cache=True)
+def backward_sample(pool, order, card, cl_ptr, cl_var, in_ptr, in_off, in_vstride, dim_ptr,
+                    dim_pos, dim_stride, u, urow, flip, x, inv):  # pragma: no cover - compiled
+    """Backward sampling of the steps in reverse order, node-major: ``u[urow[v], s]`` (one
+    minus it with ``flip``) decides variable ``v`` of sample ``s``, which goes to
+    ``x[v, s]``. Each sample's row of the clique table ``(v, x_{N_t})`` is summed from the
+    step's inputs, input after input (``pool`` at ``in_off``, plus each of their variables'
+    strides ``dim_stride`` times its state, the variable at ``dim_pos`` in the clique, and
+    ``in_vstride`` along ``v``), then ``v`` is the first state whose cumulative weight
+    ``exp(inv (row - max))`` exceeds the uniform times the total
+    (:func:`~mrflib.inference._factor_ops.draw_categorical`). A step whose rows are fewer
+    than the samples has the cumulative weights of every row made first and looked up (one
+    exp per row, not per sample: the same floats); a larger one sums each sample's row,
+    all samples at once (their lookups pipeline)."""
+    M = x.shape[1]
+    T = order.shape[0]
+    most_k, most_in, most_cl = 1, 1, 1
+    for t in range(T):
+        most_k = max(most_k, card[order[t]])
+        most_in = max(most_in, in_ptr[t + 1] - in_ptr[t])
+        most_cl = max(most_cl, cl_ptr[t + 1] - cl_ptr[t])
+    idx = np.empty(M, dtype=np.int64)
+    rows = np.empty((most_k, M))
+    vals = np.empty(most_k)
+    cdf = np.empty(most_k)
+    table = np.empty(M + most_k)
+    base = np.empty(most_in, dtype=np.int64)
+    state = np.zeros(most_cl, dtype=np.int64)
+    for t in range(T - 1, -1, -1):
+        v = order[t]
+        K = card[v]
+        first, last = in_ptr[t], in_ptr[t + 1]
+        c0, k = cl_ptr[t], cl_ptr[t + 1] - cl_ptr[t]
+        us = u[urow[v]]
+        dest = x[v]
+        n_rows = 1
+        for q in range(1, k):
+            n_rows *= card[cl_var[c0 + q]]
+        if n_rows * K <= M:
+            # every row's cumulative weights, rows in C order over N_t
+            for q in range(k):
+                state[q] = 0
+            for r in range(n_rows):
+                for a in range(first, last):
+                    at = in_off[a]
+                    for d in range(dim_ptr[a], dim_ptr[a + 1]):
+                        at += dim_stride[d] * state[dim_pos[d]]
+                    base[a - first] = at
+                for j in range(K):
+                    acc = 0.0
+                    for a in range(first, last):
+                        acc += pool[base[a - first] + j * in_vstride[a]]
+                    vals[j] = acc
+                _cumulate(vals, K, inv, table[r * K:(r + 1) * K])
+                q = k - 1
+                while q >= 1:
+                    state[q] += 1
+                    if state[q] < card[cl_var[c0 + q]]:
+                        break
+                    state[q] = 0
+                    q -= 1
+            for s in range(M):
+                idx[s] = 0
+            step = K
+            for q in range(k - 1, 0, -1):
+                xs = x[cl_var[c0 + q]]
+                for s in range(M):
+                    idx[s] += step * xs[s]
+                step *= card[cl_var[c0 + q]]
+            for s in range(M):
+                r = idx[s]
+                dest[s] = _drawn(table[r:r + K], K, 1.0 - us[s] if flip else us[s])
+            continue
+        for j in range(K):
+            row = rows[j]
+            for s in range(M):
+                row[s] = 0.0
+        for a in range(first, last):
+            off = in_off[a]
+            vs = in_vstride[a]
+            if dim_ptr[a] == dim_ptr[a + 1]:  # over the eliminated variable alone
+                for j in range(K):
+                    val = pool[off + j * vs]
+                    row = rows[j]
+                    for s in range(M):
+                        row[s] += val
+                continue
+            for s in range(M):
+                idx[s] = off
+            for d in range(dim_ptr[a], dim_ptr[a + 1]):
+                xs = x[cl_var[c0 + dim_pos[d]]]
+                st = dim_stride[d]
+                for s in range(M):
+                    idx[s] += st * xs[s]
+            for j in range(K):
+                row = rows[j]
+                at = j * vs
+                for s in range(M):
+                    row[s] += pool[idx[s] + at]
+        for s in range(M):
+            for j in range(K):
+                vals[j] = rows[j, s]
+            _cumulate(vals, K, inv, cdf)
+            dest[s] = _drawn(cdf, K, 1.0 - us[s] if flip else us[s])
