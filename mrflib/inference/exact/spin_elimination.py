@@ -128,6 +128,7 @@ def elimination_order(edges: Any, n: int, order: Any = None) -> tuple[list[int],
         When no order of treewidth at most :data:`MAX_WIDTH` is found (with a lower bound
         on the treewidth).
     """
+    n = int(check_positive(n, "n", integer=True))
     edges = check_edges(edges, n)
     nbrs = _neighbour_sets(edges, n)
     logc = [_LOG2] * n
@@ -184,10 +185,11 @@ class SpinPlan(EliminationPlan):
     ----------
     edges : ndarray of int64, shape (E, 2)
         The checked edges.
-    order, heuristic, treewidth, cliques, max_table_bytes, total_bytes
-        Those of :class:`~mrflib.inference.exact.elimination_plan.EliminationPlan`: spin
-        ``order[t]`` is summed out at step ``t``; the treewidth is an upper bound on the
-        graph's (``min(rows, cols)`` for a lattice).
+    order : ndarray of int64, shape (n,)
+        Elimination order (spin ``order[t]`` is summed out at step ``t``).
+    heuristic, treewidth, cliques, max_table_bytes, total_bytes
+        Those of :class:`~mrflib.inference.exact.elimination_plan.EliminationPlan`: the
+        treewidth is an upper bound on the graph's (``min(rows, cols)`` for a lattice).
 
     Raises
     ------
@@ -206,11 +208,12 @@ class SpinPlan(EliminationPlan):
                                                             np.zeros(len(edges))))
         super().__init__(shape, order=order)
         self.edges, self.heuristic = edges, heuristic
+        self.order = np.asarray(self.order, dtype=np.int64)
         # the pairwise tables (factors n.., in edge order) and, per step, its own
         self._pairwise = np.arange(len(self.red.tables)) >= n
         self._edge_factors = [[k for k in ks if k >= n] for ks in self.assigned]
         self._position = np.empty(n, dtype=np.int64)
-        self._position[np.asarray(self.order, dtype=np.int64)] = np.arange(n)
+        self._position[self.order] = np.arange(n)
 
     def __repr__(self) -> str:
         return (f"SpinPlan(n={self.n}, treewidth={self.treewidth}, "
