@@ -136,18 +136,28 @@ def _upward(lay: _Layout) -> tuple | None:
     return (pool, fac_ls, fac_span, msg_ls, msg_span) if ok else None
 
 
-def log_partition(jt: Any) -> float | None:
-    """``log Z`` of the plan ``jt`` by the compiled upward pass, or ``None`` (not compiled
-    here, or a step the Python pass would take in log space)."""
+def _upward_value(jt: Any) -> tuple[_Layout, tuple, float, list[float]] | None:
+    """The compiled upward pass of the plan ``jt``: its layout, the pass's arrays, ``log Z``
+    and the log value of each root (in the order of ``roots``); ``None`` as
+    :func:`log_partition`."""
     lay = _layout(jt)
     up = None if lay is None else _upward(lay)
     if up is None:
         return None
     pool, msg_ls = up[0], up[3]
     value = jt.red.const + jt.red.free_log
+    roots = []
     for t in lay.roots:
-        value += _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
-    return value
+        roots.append(_root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t])))
+        value += roots[-1]
+    return lay, up, value, roots
+
+
+def log_partition(jt: Any) -> float | None:
+    """``log Z`` of the plan ``jt`` by the compiled upward pass, or ``None`` (not compiled
+    here, or a step the Python pass would take in log space)."""
+    found = _upward_value(jt)
+    return None if found is None else found[2]
 
 
 def marginals(jt: Any, factors: Sequence[bool] | None = None
@@ -161,19 +171,13 @@ def marginals(jt: Any, factors: Sequence[bool] | None = None
     Asking for factors adds outputs to the downward pass's walk of each clique, whose order
     of summation may then differ: the variables' marginals may differ in their last bits
     from those of a call without."""
-    lay = _layout(jt)
-    up = None if lay is None else _upward(lay)
-    if up is None:
+    found = _upward_value(jt)
+    if found is None:
         return None
-    pool, fac_ls, fac_span, msg_ls, msg_span = up
+    lay, (pool, fac_ls, fac_span, msg_ls, msg_span), value, roots = found
     T = len(jt.cliques)
     shift = np.zeros(T)
-    value = jt.red.const + jt.red.free_log
-    roots = []
-    for t in lay.roots:
-        shift[t] = _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
-        roots.append(float(shift[t]))
-        value += roots[-1]
+    shift[lay.roots] = roots
     if value == -np.inf:
         return None  # a factor zero at the evidence: the Python pass says so
     card = lay.tree[0]
@@ -224,14 +228,10 @@ def upward_log_messages(jt: Any) -> tuple[float, list[np.ndarray]] | None:
     """``(log Z, the upward messages as log tables)`` of the plan ``jt`` by the compiled
     upward pass (the log tables of the Python pass's :class:`~mrflib.inference._factor_ops.Scaled`
     messages, ``log values + log scale``), or ``None`` as :func:`log_partition`."""
-    lay = _layout(jt)
-    up = None if lay is None else _upward(lay)
-    if up is None:
+    found = _upward_value(jt)
+    if found is None:
         return None
-    pool, msg_ls = up[0], up[3]
-    value = jt.red.const + jt.red.free_log
-    for t in lay.roots:
-        value += _root_log(pool, int(lay.msg_pos[t]), float(msg_ls[t]))
+    lay, (pool, _, _, msg_ls, _), value, _ = found
     at = lay.msg_pos.tolist()
     msgs = []
     with np.errstate(divide="ignore"):
