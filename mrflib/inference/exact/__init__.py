@@ -168,10 +168,10 @@ def plan(model: Any, n: int | None = None) -> Plan:
     """What the junction-tree engine will do.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
-    :class:`~mrflib.inference.exact.elimination.EliminationPlan` (the plan of :func:`marginals`:
-    evidence clamped, barren tables kept; where its tables hold far more entries than the
-    model's, the answers come from the smaller plan of the states that can occur, see
-    :mod:`mrflib.inference.exact.sliced`); a
+    :class:`~mrflib.inference.exact.elimination_plan.EliminationPlan` (the plan of
+    :func:`marginals`: evidence clamped, barren tables kept; where its tables hold far more
+    entries than the model's, the answers come from the smaller plan of the states that can
+    occur, see :mod:`mrflib.inference.exact.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
     cached :class:`~mrflib.inference.exact.spin_elimination.SpinPlan` of its graph, an
     ``EliminationPlan`` whose methods take the machine's parameters.

@@ -1,8 +1,8 @@
 """Numba kernels of :mod:`mrflib.inference.exact._compiled_passes`: a junction tree's whole upward
-and downward sum-product passes in one call each.
+and downward sum-product passes in one call each, and its backward sampling.
 
 They do, step for step and in the same order of operations, what the Python passes of
-:class:`mrflib.inference.exact.elimination.EliminationPlan` do when every message stays in
+:class:`mrflib.inference.exact.elimination_plan.EliminationPlan` do when every message stays in
 linear space (:class:`~mrflib.inference._factor_ops.Scaled`): the same kernel sums each
 clique (:func:`~mrflib.inference._elimination_kernels.product_sums`), messages are scaled
 by their largest entry, log scales are added by :func:`fsum` (``math.fsum``'s algorithm),
