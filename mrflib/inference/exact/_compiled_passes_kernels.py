@@ -162,9 +162,10 @@ def _shape(card, clique):  # pragma: no cover - compiled
 @njit(cache=True)
 def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
            ftab, ft_ptr, msg_pos, pool_size, span_max):  # pragma: no cover - compiled
-    """The upward pass: ``(ok, pool, fac_ls, fac_span, msg_ls, msg_span)``, step ``t``'s
-    message (scaled, over ``clique[1:]``) at ``pool[msg_pos[t]:msg_pos[t + 1]]`` with log
-    scale ``msg_ls[t]``; ``ok`` false where the Python pass would leave linear space."""
+    """The upward pass: ``(ok, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh)``, step
+    ``t``'s message (scaled, over ``clique[1:]``) at ``pool[msg_pos[t]:msg_pos[t + 1]]`` with
+    log scale ``msg_ls[t]``, of which ``msg_lh[t]`` is its own part (the log of the largest
+    sum it was divided by); ``ok`` false where the Python pass would leave linear space."""
     K = ft_ptr.shape[0] - 1
     T = cl_ptr.shape[0] - 1
     pool = np.zeros(pool_size)
@@ -172,6 +173,7 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
     fac_span = np.empty(K)
     msg_ls = np.zeros(T)
     msg_span = np.zeros(T)
+    msg_lh = np.zeros(T)
     zero = np.zeros(1, dtype=np.int64)
     # typed int64, not a literal -1: downward's calls of _gather pass an int64, and a
     # literal argument would compile _gather a second time
@@ -186,7 +188,7 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
             fac_ls, fac_span, msg_pos, msg_ls, msg_span, no_down, msg_ls, msg_span,
             span_max)
         if not ok:
-            return False, pool, fac_ls, fac_span, msg_ls, msg_span
+            return False, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh
         clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
         ostrides = np.zeros((1, clique.shape[0]), dtype=np.int64)
         _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, ostrides[0])
@@ -195,8 +197,9 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
         hi, lo = extent(out)
         ok, msg_ls[t], msg_span[t] = _scale(out, log_scale, hi, lo, span_max)
         if not ok:
-            return False, pool, fac_ls, fac_span, msg_ls, msg_span
-    return True, pool, fac_ls, fac_span, msg_ls, msg_span
+            return False, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh
+        msg_lh[t] = math.log(hi)
+    return True, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh
 
 
 @njit(cache=True)

@@ -229,7 +229,7 @@ def marginals_and_log_partition(model: FactorGraph, jt: EliminationPlan | None =
         found = ((jt.order[t], np.exp(b))
                  for t, (b,) in jt.beliefs(msgs, lambda t: [jt.cliques[t][:1]]))
     else:
-        logz, roots, found, _ = fast
+        logz, roots, found = fast
         scale = max([abs(r) for r in roots], default=0.0)
         if scale <= RENORMALIZE_LOG_Z:  # only past it does the scale change an answer
             scale = max(scale, magnitude(jt.red.tables))

@@ -283,7 +283,7 @@ class SpinPlan(EliminationPlan):
         if k:
             return _tempered_upward(jt, 2.0**k)[0], k
         with small_pages():
-            fast = _compiled_passes.log_partition(jt)
+            fast = _compiled_passes.summed_log_partition(jt)
             return (jt.upward(keep=False)[0] if fast is None else fast), 0
 
     def calibrate(self, bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
@@ -311,27 +311,22 @@ class SpinPlan(EliminationPlan):
         if k:
             logz, mean, pair = _tempered_moments(jt, 2.0**k)
             return unscale_log_partition(logz, k), mean, pair
+        n, E = self.n, len(self.edges)
         with small_pages():
-            fast = _compiled_passes.marginals(jt, self._pairwise)
+            fast = _compiled_passes.scaled_marginals(jt, self._pairwise)
             if fast is None:
                 logz, msgs = jt.upward()
-                spins, tables = [], []
+                spins, edges = np.empty((n, 2)), np.empty((E, 4))
                 for t, beliefs in jt.beliefs(msgs, self._targets):
-                    spins.append((jt.order[t], beliefs[0]))
-                    tables += zip(self._edge_factors[t], beliefs[1:])
-                spins = [(v, np.exp(p)) for v, p in spins]
-                tables = [(f, np.exp(p)) for f, p in tables]
-            else:
-                logz, _, spins, tables = fast
-        mean, pair = np.empty(self.n), np.empty(len(self.edges))
-        if spins:
-            v = np.fromiter((v for v, _ in spins), dtype=np.int64, count=len(spins))
-            p = np.array([p for _, p in spins])
-            mean[v] = (p[:, 1] - p[:, 0]) / (p[:, 0] + p[:, 1])
-        if tables:
-            e = np.fromiter((f for f, _ in tables), dtype=np.int64, count=len(tables)) - self.n
-            q = np.array([q for _, q in tables]).reshape(len(tables), 4)
-            pair[e] = (q[:, 0] - q[:, 1] - q[:, 2] + q[:, 3]) / q.sum(axis=1)
+                    spins[t] = np.exp(beliefs[0])
+                    for f, b in zip(self._edge_factors[t], beliefs[1:]):
+                        edges[f - n] = np.exp(b).ravel()
+            else:  # each table scaled by a factor of its own, which the ratios cancel
+                logz, spins, edges = fast.summed_log_z, fast.marg.reshape(n, 2), fast.fmarg
+                edges = edges.reshape(E, 4)
+        mean = np.empty(n)
+        mean[self.order] = (spins[:, 1] - spins[:, 0]) / (spins[:, 0] + spins[:, 1])
+        pair = (edges[:, 0] - edges[:, 1] - edges[:, 2] + edges[:, 3]) / edges.sum(axis=1)
         return float(logz), mean, pair
 
     def _targets(self, t: int) -> list[tuple[int, ...]]:
