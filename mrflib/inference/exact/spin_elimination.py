@@ -366,7 +366,11 @@ class SpinPlan(EliminationPlan):
         n = self.n
         require_memory(float(n_samples) * n + 8 * 2**20,
                        f"n_samples = {n_samples} samples of {n} spins")
-        require_memory(self.memory_bytes() + self.message_bytes + n_samples * n,
+        block = max(1, min(n_samples, 2**22 // n))
+        # a calibration's peak (upward and downward messages) covers sampling's: the
+        # messages and the log tables made of them; then a block's uniforms (drawn and
+        # transposed), its spins and the kernel's rows
+        require_memory(self.memory_bytes() + n_samples * n + (17.0 * n + 24) * block,
                        f"{self._what()}, with its sampling tables")
         jt = self._tabled(b, J)
         with small_pages():
@@ -378,7 +382,6 @@ class SpinPlan(EliminationPlan):
             tables = _compiled_passes.sampling_tables(jt, msgs)
         del msgs
         out = np.empty((n_samples, n), dtype=np.int8)
-        block = max(1, min(n_samples, 2**22 // n))
         for start in range(0, n_samples, block):
             u = rng.random((min(block, n_samples - start), n))
             x = np.empty((n, len(u)), dtype=np.int8)
