@@ -173,12 +173,7 @@ def log_partition(jt: Any) -> float | None:
 
 
 def _summed(jt: Any, lay: _Layout, up: tuple) -> float:
-    """``log Z`` as one sum of the terms that make it, rounded once (``math.fsum``): every
-    factor's log scale, every step's own (``msg_lh``) and the log of each root's scaled
-    value. The roots' log scales add the same terms but round at every step, where the
-    message's log scale is as large as its log values: about half an ulp of those at each
-    step, which on a 9 x 9 lattice made ``log Z`` wander by 3 ulps as the parameters moved
-    by 1e-7 (a line search's steps near an optimum), against half an ulp here."""
+    """:func:`summed_log_partition` of the upward pass ``up`` of ``jt`` (layout ``lay``)."""
     pool, fac_ls, msg_lh = up[0], up[1], up[5]
     terms = [jt.red.const, jt.red.free_log, *fac_ls.tolist(), *msg_lh.tolist()]
     with np.errstate(divide="ignore"):
@@ -187,9 +182,15 @@ def _summed(jt: Any, lay: _Layout, up: tuple) -> float:
 
 
 def summed_log_partition(jt: Any) -> float | None:
-    """:func:`log_partition` as one sum of its terms rounded once (see :func:`_summed`):
-    the same ``log Z`` to a few ulps, smoother in the parameters (what a learner's line
-    search needs); ``None`` as :func:`log_partition`."""
+    """:func:`log_partition` as one sum of the terms that make it, rounded once
+    (``math.fsum``): every factor's log scale, every step's own (``msg_lh``) and the log of
+    each root's scaled value; ``None`` as :func:`log_partition`.
+
+    The roots' log scales add the same terms but round at every step, where a message's
+    log scale is as large as its log values: about half an ulp of those at each step, which
+    on a 9 x 9 lattice makes ``log Z`` wander by 3 ulps as the parameters move by 1e-7 (a
+    line search's steps near an optimum), against a third of an ulp here: the same ``log Z``
+    to a few ulps, smooth in the parameters, as a learner's line search needs it."""
     lay = _layout(jt)
     up = None if lay is None else _upward(lay)
     return None if up is None else _summed(jt, lay, up)

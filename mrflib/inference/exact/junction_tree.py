@@ -5,19 +5,18 @@ Exact inference on Boltzmann machines runs on the engine of factor graphs
 ``method="junction-tree"``). Every name of this module still works, with a
 :class:`FutureWarning` naming the call to use:
 
-========================================  ===================================================
-``junction_tree.plan(x, n)``              ``exact.plan(x, n)``
-``junction_tree.log_partition(model)``    ``exact.log_partition(model,
-                                          method="junction-tree")``
-``junction_tree.moments(model)``          ``exact.plan(model).calibrate(model.bias,
-                                          model.coupling)``
-``junction_tree.sample(model, m, rng=r)``  ``exact.sample(model, m, rng=r,
-                                          method="junction-tree")``
-``junction_tree.condition(...)``          ``spin_elimination.condition(...)``
-``junction_tree.elimination_order(...)``  ``spin_elimination.elimination_order(...)``
-``junction_tree.JunctionTree(...)``       ``spin_elimination.SpinPlan(...)``
-``junction_tree.MAX_WIDTH``               ``spin_elimination.MAX_WIDTH``
-========================================  ===================================================
+* ``junction_tree.plan(x, n)``: ``exact.plan(x, n)``;
+* ``junction_tree.log_partition(model)``:
+  ``exact.log_partition(model, method="junction-tree")``;
+* ``junction_tree.moments(model)``:
+  ``exact.plan(model).calibrate(model.bias, model.coupling)`` (``log Z`` and the moments);
+* ``junction_tree.sample(model, n_samples, rng=rng)``:
+  ``exact.sample(model, n_samples, rng=rng, method="junction-tree")``;
+* ``junction_tree.condition``, ``junction_tree.elimination_order``, ``junction_tree.MAX_WIDTH``:
+  those of :mod:`mrflib.inference.exact.spin_elimination`;
+* ``junction_tree.JunctionTree(edges, n)``:
+  :class:`spin_elimination.SpinPlan(edges, n) <mrflib.inference.exact.spin_elimination.SpinPlan>`,
+  the plan :func:`mrflib.inference.exact.plan` gives.
 """
 
 from __future__ import annotations
