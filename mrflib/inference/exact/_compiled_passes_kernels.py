@@ -28,6 +28,7 @@ from mrflib.inference._elimination_kernels import (
     linear_table,
     product_sums,
 )
+from mrflib.inference._packed import advance
 
 
 @njit(cache=True)
@@ -359,14 +360,15 @@ def backward_sample(pool, order, card, cl_ptr, cl_var, in_ptr, in_off, in_vstrid
         for q in range(1, k):
             n_rows *= card[cl_var[c0 + q]]
         if n_rows * K <= M:
-            # every row's cumulative weights, rows in C order over N_t
-            for q in range(k):
+            # every row's cumulative weights, rows in C order over N_t (state[q - 1] is
+            # the state of the clique's variable q)
+            for q in range(k - 1):
                 state[q] = 0
             for r in range(n_rows):
                 for a in range(first, last):
                     at = in_off[a]
                     for d in range(dim_ptr[a], dim_ptr[a + 1]):
-                        at += dim_stride[d] * state[dim_pos[d]]
+                        at += dim_stride[d] * state[dim_pos[d] - 1]
                     base[a - first] = at
                 for j in range(K):
                     acc = 0.0
@@ -374,13 +376,7 @@ def backward_sample(pool, order, card, cl_ptr, cl_var, in_ptr, in_off, in_vstrid
                         acc += pool[base[a - first] + j * in_vstride[a]]
                     vals[j] = acc
                 _cumulate(vals, K, inv, table[r * K:(r + 1) * K])
-                q = k - 1
-                while q >= 1:
-                    state[q] += 1
-                    if state[q] < card[cl_var[c0 + q]]:
-                        break
-                    state[q] = 0
-                    q -= 1
+                advance(state, k - 1, cl_var, c0 + 1, card)
             for s in range(M):
                 idx[s] = 0
             step = K
