@@ -204,12 +204,13 @@ class SpinPlan(EliminationPlan):
         order, heuristic, width = elimination_order(edges, n, order)
         if width > MAX_WIDTH:
             _refuse_width(width)
-        shape = FactorGraph.from_boltzmann(BoltzmannMachine(np.zeros(n), edges,
-                                                            np.zeros(len(edges))))
-        super().__init__(shape, order=order)
+        # (a machine's finite tables of two states never reduce: any parameters plan alike)
+        structure = FactorGraph.from_boltzmann(BoltzmannMachine(np.zeros(n), edges,
+                                                                np.zeros(len(edges))))
+        super().__init__(structure, order=order)
         self.edges, self.heuristic = edges, heuristic
         self.order = np.asarray(self.order, dtype=np.int64)
-        # the pairwise tables (factors n.., in edge order) and, per step, its own
+        # the pairwise tables (reduced factors n.., in edge order), and those of each step
         self._pairwise = np.arange(len(self.red.tables)) >= n
         self._edge_factors = [[k for k in ks if k >= n] for ks in self.assigned]
         self._position = np.empty(n, dtype=np.int64)
