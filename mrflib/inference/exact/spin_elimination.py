@@ -220,6 +220,39 @@ class SpinPlan(EliminationPlan):
         return (f"SpinPlan(n={self.n}, treewidth={self.treewidth}, "
                 f"heuristic={self.heuristic!r})")
 
+    def memory_bytes(self, upward_only: bool | None = None) -> float:
+        """Peak bytes of a calibration: the upward messages, the downward messages alive
+        at once (a step's are made when its parent's belief is, and freed once it has
+        used them: on a lattice, a few) and a clique table with its temporaries; of the
+        compiled passes of a small plan, every message twice.
+
+        The factor graphs' estimate counts every downward message alive at once, twice
+        what a lattice's calibration holds (a 19 x 19 lattice's peak is 300 MiB).
+
+        Parameters
+        ----------
+        upward_only : bool or None, default None
+            Count one upward pass that frees its messages, as
+            :meth:`EliminationPlan.memory_bytes` does.
+
+        Returns
+        -------
+        float
+            The bytes.
+        """
+        if upward_only:
+            return super().memory_bytes(True)
+        size = [8.0 * math.prod(s[1:]) for s in self.shapes]
+        alive, down = 0.0, 0.0
+        for t in range(len(size) - 1, -1, -1):
+            alive += sum(size[c] for c in self.children[t])
+            down = max(down, alive)
+            if self.parent[t] >= 0:
+                alive -= size[t]
+        if self.total_bytes <= 8 * _compiled_passes.MAX_ENTRIES:
+            down = max(down, self.message_bytes)
+        return self.message_bytes + down + 4.0 * self.max_table_bytes
+
     # ------------------------------------------------------------------ parameters
     def _params(self, bias: Any, coupling: Any) -> tuple[np.ndarray, np.ndarray, int]:
         """The parameters validated as the model constructor does (finite, real, one per
@@ -368,10 +401,11 @@ class SpinPlan(EliminationPlan):
         require_memory(float(n_samples) * n + 8 * 2**20,
                        f"n_samples = {n_samples} samples of {n} spins")
         block = max(1, min(n_samples, 2**22 // n))
-        # a calibration's peak (upward and downward messages) covers sampling's: the
-        # messages and the log tables made of them; then a block's uniforms (drawn and
-        # transposed), its spins and the kernel's rows
-        require_memory(self.memory_bytes() + n_samples * n + (17.0 * n + 24) * block,
+        # the upward messages and the log tables made of them, a clique table with its
+        # temporaries, then a block's uniforms (drawn and transposed), its spins and the
+        # kernel's rows
+        require_memory(2.0 * self.message_bytes + 4.0 * self.max_table_bytes
+                       + n_samples * n + (17.0 * n + 24) * block,
                        f"{self._what()}, with its sampling tables")
         jt = self._tabled(b, J)
         with small_pages():
