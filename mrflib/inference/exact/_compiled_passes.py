@@ -67,13 +67,30 @@ CONTRACTED_PER_STEP = 3000
 
 class _Layout(NamedTuple):
     """A plan as the kernels read it (see
-    :mod:`~mrflib.inference.exact._compiled_passes_kernels`)."""
+    :mod:`~mrflib.inference.exact._compiled_passes_kernels`), and the walks of its cliques
+    (:func:`~mrflib.inference.exact._compiled_passes_kernels.walks`), made once: the upward
+    pass's under ``None``, the downward pass's under the factors it gives the marginals of."""
 
     tree: tuple  # card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var
     ftab: np.ndarray
     ft_ptr: np.ndarray
     msg_pos: np.ndarray
     roots: list[int]
+    walks: dict
+
+
+def _walks(lay: _Layout, fm_pos: np.ndarray | None = None) -> tuple:
+    """The upward walks of ``lay`` (``fm_pos`` ``None``), or its downward walks giving the
+    factors of ``fm_pos``; made on first use and kept with the layout, which the plans of
+    other tables share (:func:`retable`)."""
+    key = None if fm_pos is None else fm_pos.tobytes()
+    found = lay.walks.get(key)
+    if found is None:
+        found = _kernels.walks(*lay.tree, lay.ft_ptr, lay.msg_pos,
+                               np.zeros(len(lay.ft_ptr), dtype=np.int64) if fm_pos is None
+                               else fm_pos, fm_pos is not None)
+        lay.walks[key] = found
+    return found
 
 
 def _ragged(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +124,8 @@ def _layout(jt: Any) -> _Layout | None:
         tree = (np.ascontiguousarray(red.card, dtype=np.int64), *_ragged(jt.cliques),
                 np.asarray(jt.parent, dtype=np.int64), *_ragged(jt.children),
                 *_ragged(jt.assigned), *_ragged(red.scopes))
-        out = _Layout(tree, ftab, ft_ptr, msg_pos, [t for t, p in enumerate(jt.parent) if p < 0])
+        out = _Layout(tree, ftab, ft_ptr, msg_pos, [t for t, p in enumerate(jt.parent) if p < 0],
+                      {})
     jt._compiled_layout = out
     return out
 
@@ -144,7 +162,7 @@ def _upward(lay: _Layout) -> tuple | None:
     _started("upward pass")
     ok, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh = _kernels.upward(
         *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
-        int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN)
+        int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN, _walks(lay))
     return (pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh) if ok else None
 
 
@@ -246,7 +264,7 @@ def scaled_marginals(jt: Any, factors: Sequence[bool] | None = None) -> Marginal
     _started("downward pass")
     ok, marg, marg_ls, fmarg, fmarg_ls = _kernels.downward(
         *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
-        int(lay.msg_pos[-1]), marg_pos, fm_pos, LINEAR_SPAN)
+        int(lay.msg_pos[-1]), marg_pos, fm_pos, LINEAR_SPAN, _walks(lay, fm_pos))
     if not ok:
         return None
     return Marginals(value, _summed(jt, lay, up), roots, shift, marg, marg_ls, marg_pos, fmarg,

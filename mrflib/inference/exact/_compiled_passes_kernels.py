@@ -26,7 +26,8 @@ from mrflib.inference._elimination_kernels import (
     divide_extent,
     extent,
     linear_table,
-    product_sums,
+    walk_of,
+    walk_sums,
 )
 from mrflib.inference._packed import advance
 
@@ -107,49 +108,64 @@ def _scale(out, log_scale, hi, lo, span_max):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _gather(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
-            ft_ptr, fac_ls, fac_span, msg_pos, msg_ls, msg_span, down_at, down_ls,
-            down_span, span_max):  # pragma: no cover - compiled
-    """The inputs of step ``t`` as :func:`product_sums` reads them from the pool (its
-    factors, its children's messages, then the downward message at ``down_at`` unless it
-    is negative) and the fsum of their log scales; ``ok`` false when their spans add up
-    past ``span_max`` (``_factor_ops._all_scaled``), or there is no input."""
+def _inputs(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
+            msg_pos, down_at):  # pragma: no cover - compiled
+    """The inputs of step ``t`` as :func:`walk_of` reads them from the pool: its factors,
+    its children's messages, then the downward message at ``down_at`` unless it is
+    negative; their offsets and strides over the clique."""
     clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
     n_in = as_ptr[t + 1] - as_ptr[t] + ch_ptr[t + 1] - ch_ptr[t] + (1 if down_at >= 0 else 0)
     offsets = np.empty(n_in, dtype=np.int64)
     strides = np.zeros((n_in, clique.shape[0]), dtype=np.int64)
-    ls = np.empty(n_in)
+    i = 0
+    for a in range(as_ptr[t], as_ptr[t + 1]):
+        k = as_idx[a]
+        offsets[i] = ft_ptr[k]
+        _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, strides[i])
+        i += 1
+    for a in range(ch_ptr[t], ch_ptr[t + 1]):
+        c = ch_idx[a]
+        offsets[i] = msg_pos[c]
+        _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, strides[i])
+        i += 1
+    if down_at >= 0:
+        offsets[i] = down_at
+        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, strides[i])
+    return offsets, strides
+
+
+@njit(cache=True)
+def _scales(t, as_ptr, as_idx, ch_ptr, ch_idx, fac_ls, fac_span, msg_ls, msg_span, down,
+            down_ls, down_span, span_max, ls):  # pragma: no cover - compiled
+    """``(ok, log scale)`` of step ``t``'s inputs, in :func:`_inputs`' order (the downward
+    message last, with ``down``): the fsum of their log scales, ``ok`` false when their
+    spans add up past ``span_max`` (``_factor_ops._all_scaled``) or there is no input
+    (``ls``: room for their log scales)."""
     total = 0.0
     i = 0
     for a in range(as_ptr[t], as_ptr[t + 1]):
         k = as_idx[a]
         total += fac_span[k]
         if not total <= span_max:
-            return False, offsets, strides, 0.0
-        offsets[i] = ft_ptr[k]
-        _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, strides[i])
+            return False, 0.0
         ls[i] = fac_ls[k]
         i += 1
     for a in range(ch_ptr[t], ch_ptr[t + 1]):
         c = ch_idx[a]
         total += msg_span[c]
         if not total <= span_max:
-            return False, offsets, strides, 0.0
-        offsets[i] = msg_pos[c]
-        _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, strides[i])
+            return False, 0.0
         ls[i] = msg_ls[c]
         i += 1
-    if down_at >= 0:
+    if down:
         total += down_span[t]
         if not total <= span_max:
-            return False, offsets, strides, 0.0
-        offsets[i] = down_at
-        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, strides[i])
+            return False, 0.0
         ls[i] = down_ls[t]
         i += 1
-    if n_in == 0:
-        return False, offsets, strides, 0.0
-    return True, offsets, strides, fsum(ls, n_in)
+    if i == 0:
+        return False, 0.0
+    return True, fsum(ls, i)
 
 
 @njit(cache=True)
@@ -161,12 +177,147 @@ def _shape(card, clique):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _outputs(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
+             msg_pos, fm_pos, downward):  # pragma: no cover - compiled
+    """The outputs of step ``t``: ``(offsets into the step's buffer, their end, strides
+    over the clique, what each is)``. Upward, the message over ``clique[1:]``; downward,
+    each child's separator (what: the child), the variable (what: -1), then each factor
+    asked for, ``fm_pos[k + 1] > fm_pos[k]`` (what: the factor)."""
+    clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
+    if not downward:
+        ostrides = np.zeros((1, clique.shape[0]), dtype=np.int64)
+        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, ostrides[0])
+        which = np.full(1, -1, dtype=np.int64)
+        return np.zeros(2, dtype=np.int64), ostrides, which
+    n_ch = ch_ptr[t + 1] - ch_ptr[t]
+    n_out = n_ch + 1
+    for a in range(as_ptr[t], as_ptr[t + 1]):
+        if fm_pos[as_idx[a] + 1] > fm_pos[as_idx[a]]:
+            n_out += 1
+    ooffsets = np.zeros(n_out + 1, dtype=np.int64)
+    ostrides = np.zeros((n_out, clique.shape[0]), dtype=np.int64)
+    which = np.full(n_out, -1, dtype=np.int64)
+    size = 0
+    for r in range(n_ch):
+        c = ch_idx[ch_ptr[t] + r]
+        ooffsets[r] = size
+        _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, ostrides[r])
+        size += msg_pos[c + 1] - msg_pos[c]
+        which[r] = c
+    ooffsets[n_ch] = size
+    _strides(cl_var, cl_ptr[t], cl_ptr[t] + 1, card, clique, ostrides[n_ch])
+    size += card[clique[0]]
+    r = n_ch + 1
+    for a in range(as_ptr[t], as_ptr[t + 1]):
+        k = as_idx[a]
+        if fm_pos[k + 1] > fm_pos[k]:
+            ooffsets[r] = size
+            _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, ostrides[r])
+            size += fm_pos[k + 1] - fm_pos[k]
+            which[r] = k
+            r += 1
+    ooffsets[n_out] = size
+    return ooffsets, ostrides, which
+
+
+@njit(cache=True)
+def walks(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
+          ft_ptr, msg_pos, fm_pos, downward):  # pragma: no cover - compiled
+    """Every step's walk (:func:`~mrflib.inference._elimination_kernels.walk_of`) of the
+    upward pass, or with ``downward`` of the downward pass, end to end: they depend on the
+    plan only, so a plan whose tables change (a learner's) sums its cliques again without
+    choosing their walks again.
+
+    Returns ``(in_ptr, in_off, nd_ptr, starts, shp, st_ptr, st, out_ptr, oo, ost_ptr, ost,
+    which, blocked)``: step ``t``'s inputs' offsets in the walk's order at
+    ``in_off[in_ptr[t]:in_ptr[t + 1]]``, their strides ``st[st_ptr[t]:st_ptr[t + 1]]`` (an
+    input's row after another), the merged shape ``shp[nd_ptr[t]:nd_ptr[t + 1]]``, its
+    level starts ``starts[nd_ptr[t] + t:nd_ptr[t + 1] + t + 1]``, the outputs' offsets and
+    end ``oo[out_ptr[t] + t:out_ptr[t + 1] + t + 1]``, their strides
+    ``ost[ost_ptr[t]:ost_ptr[t + 1]]``, what each output is (:func:`_outputs`) and whether
+    the walk is blocked."""
+    T = cl_ptr.shape[0] - 1
+    # room for every step's arrays at their largest (merged shapes are no longer)
+    n_in_all, st_all, nd_all, out_all, ost_all = 0, 0, 0, 0, 0
+    for t in range(T):
+        k = cl_ptr[t + 1] - cl_ptr[t]
+        n_in = as_ptr[t + 1] - as_ptr[t] + ch_ptr[t + 1] - ch_ptr[t] + 1
+        n_out = 1 + ch_ptr[t + 1] - ch_ptr[t] + as_ptr[t + 1] - as_ptr[t]
+        n_in_all += n_in
+        st_all += n_in * k
+        nd_all += k
+        out_all += n_out
+        ost_all += n_out * k
+    in_ptr = np.zeros(T + 1, dtype=np.int64)
+    nd_ptr = np.zeros(T + 1, dtype=np.int64)
+    st_ptr = np.zeros(T + 1, dtype=np.int64)
+    out_ptr = np.zeros(T + 1, dtype=np.int64)
+    ost_ptr = np.zeros(T + 1, dtype=np.int64)
+    in_off = np.empty(n_in_all, dtype=np.int64)
+    st = np.empty(st_all, dtype=np.int64)
+    shp = np.empty(nd_all, dtype=np.int64)
+    starts = np.empty(nd_all + T, dtype=np.int64)
+    oo = np.empty(out_all + T, dtype=np.int64)
+    ost = np.empty(ost_all, dtype=np.int64)
+    which = np.empty(out_all, dtype=np.int64)
+    blocked = np.zeros(T, dtype=np.bool_)
+    down_base = msg_pos[T]
+    for t in range(T):
+        down_at = down_base + msg_pos[t] - msg_pos[0] if downward and parent[t] >= 0 else -1
+        offsets, strides = _inputs(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx,
+                                   fs_ptr, fs_var, ft_ptr, msg_pos, down_at)
+        ooffsets, ostrides, what = _outputs(t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr,
+                                            as_idx, fs_ptr, fs_var, msg_pos, fm_pos, downward)
+        clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
+        by, wst, wstarts, wshp, wost, block = walk_of(strides, _shape(card, clique), ostrides)
+        blocked[t] = block
+        K, nd, R = by.shape[0], wshp.shape[0], wost.shape[0]
+        for i in range(K):
+            in_off[in_ptr[t] + i] = offsets[by[i]]
+            for d in range(nd):
+                st[st_ptr[t] + i * nd + d] = wst[i, d]
+        for d in range(nd):
+            shp[nd_ptr[t] + d] = wshp[d]
+        for d in range(nd + 1):
+            starts[nd_ptr[t] + t + d] = wstarts[d]
+        for r in range(R):
+            which[out_ptr[t] + r] = what[r]
+            for d in range(nd):
+                ost[ost_ptr[t] + r * nd + d] = wost[r, d]
+        for r in range(R + 1):
+            oo[out_ptr[t] + t + r] = ooffsets[r] if downward else 0
+        in_ptr[t + 1] = in_ptr[t] + K
+        nd_ptr[t + 1] = nd_ptr[t] + nd
+        st_ptr[t + 1] = st_ptr[t] + K * nd
+        out_ptr[t + 1] = out_ptr[t] + R
+        ost_ptr[t + 1] = ost_ptr[t] + R * nd
+    return (in_ptr, in_off, nd_ptr, starts, shp, st_ptr, st, out_ptr, oo, ost_ptr, ost, which,
+            blocked)
+
+
+@njit(cache=True, inline="always")
+def _walk_sums(t, walk, values, out):  # pragma: no cover - compiled
+    """The sums of step ``t``'s walk (:func:`walks`) of ``values`` onto ``out``."""
+    (in_ptr, in_off, nd_ptr, starts, shp, st_ptr, st, out_ptr, oo, ost_ptr, ost, _,
+     blocked) = walk
+    nd = nd_ptr[t + 1] - nd_ptr[t]
+    K = in_ptr[t + 1] - in_ptr[t]
+    R = out_ptr[t + 1] - out_ptr[t]
+    walk_sums(values, in_off[in_ptr[t]:in_ptr[t + 1]],
+              st[st_ptr[t]:st_ptr[t + 1]].reshape((K, nd)),
+              starts[nd_ptr[t] + t:nd_ptr[t + 1] + t + 1], shp[nd_ptr[t]:nd_ptr[t + 1]],
+              oo[out_ptr[t] + t:out_ptr[t + 1] + t], ost[ost_ptr[t]:ost_ptr[t + 1]].reshape(
+                  (R, nd)), blocked[t], out)
+
+
+@njit(cache=True)
 def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
-           ftab, ft_ptr, msg_pos, pool_size, span_max):  # pragma: no cover - compiled
+           ftab, ft_ptr, msg_pos, pool_size, span_max, walk):  # pragma: no cover - compiled
     """The upward pass: ``(ok, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh)``, step
     ``t``'s message (scaled, over ``clique[1:]``) at ``pool[msg_pos[t]:msg_pos[t + 1]]`` with
     log scale ``msg_ls[t]``, of which ``msg_lh[t]`` is its own part (the log of the largest
-    sum it was divided by); ``ok`` false where the Python pass would leave linear space."""
+    sum it was divided by); ``ok`` false where the Python pass would leave linear space.
+    ``walk``: the upward walks (:func:`walks`)."""
     K = ft_ptr.shape[0] - 1
     T = cl_ptr.shape[0] - 1
     pool = np.zeros(pool_size)
@@ -175,26 +326,18 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
     msg_ls = np.zeros(T)
     msg_span = np.zeros(T)
     msg_lh = np.zeros(T)
-    zero = np.zeros(1, dtype=np.int64)
-    # typed int64, not a literal -1: downward's calls of _gather pass an int64, and a
-    # literal argument would compile _gather a second time
-    no_down = np.int64(-1)
+    ls = np.empty(K + T + 1)
     for k in range(K):
         hi, span = linear_table(ftab[ft_ptr[k]:ft_ptr[k + 1]], pool[ft_ptr[k]:ft_ptr[k + 1]])
         fac_ls[k] = hi
         fac_span[k] = span  # inf when no entry is finite: no step can take it
     for t in range(T):
-        ok, offsets, strides, log_scale = _gather(
-            t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
-            fac_ls, fac_span, msg_pos, msg_ls, msg_span, no_down, msg_ls, msg_span,
-            span_max)
+        ok, log_scale = _scales(t, as_ptr, as_idx, ch_ptr, ch_idx, fac_ls, fac_span, msg_ls,
+                                msg_span, False, msg_ls, msg_span, span_max, ls)
         if not ok:
             return False, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh
-        clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
-        ostrides = np.zeros((1, clique.shape[0]), dtype=np.int64)
-        _strides(cl_var, cl_ptr[t] + 1, cl_ptr[t + 1], card, clique, ostrides[0])
         out = pool[msg_pos[t]:msg_pos[t + 1]]  # zeros until now: summed in place
-        product_sums(pool, offsets, strides, _shape(card, clique), zero, ostrides, out)
+        _walk_sums(t, walk, pool, out)
         hi, lo = extent(out)
         ok, msg_ls[t], msg_span[t] = _scale(out, log_scale, hi, lo, span_max)
         if not ok:
@@ -206,88 +349,58 @@ def upward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr,
 @njit(cache=True)
 def downward(card, cl_ptr, cl_var, parent, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var,
              ft_ptr, msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift, down_base,
-             marg_pos, fm_pos, span_max):  # pragma: no cover - compiled
+             marg_pos, fm_pos, span_max, walk):  # pragma: no cover - compiled
     """The downward (Hugin) pass after :func:`upward`: ``(ok, marg, marg_ls, fmarg,
     fmarg_ls)``, the scaled marginal of step ``t``'s variable at
     ``marg[marg_pos[t]:marg_pos[t + 1]]`` with log scale ``marg_ls[t]``, and of each factor
     ``k`` asked for (``fm_pos[k + 1] > fm_pos[k]``, its table's size) at
     ``fmarg[fm_pos[k]:fm_pos[k + 1]]`` with log scale ``fmarg_ls[k]``, axes in its scope's
     order (all before the root's ``shift[t]`` is taken off). Downward messages go to
-    ``pool[down_base + msg_pos[t] - msg_pos[0]:...]``."""
+    ``pool[down_base + msg_pos[t] - msg_pos[0]:...]``. ``walk``: the downward walks of
+    :func:`walks` for ``fm_pos``."""
     T = cl_ptr.shape[0] - 1
+    K = ft_ptr.shape[0] - 1
     down_ls = np.zeros(T)
     down_span = np.zeros(T)
     marg = np.zeros(marg_pos[T])
     marg_ls = np.zeros(T)
     fmarg = np.zeros(fm_pos[fm_pos.shape[0] - 1])
     fmarg_ls = np.zeros(fm_pos.shape[0] - 1)
+    ls = np.empty(K + T + 1)
+    out_ptr, oo, which = walk[7], walk[8], walk[11]
     for t in range(T - 1, -1, -1):
-        down_at = down_base + msg_pos[t] - msg_pos[0] if parent[t] >= 0 else -1
-        ok, offsets, strides, log_scale = _gather(
-            t, card, cl_ptr, cl_var, ch_ptr, ch_idx, as_ptr, as_idx, fs_ptr, fs_var, ft_ptr,
-            fac_ls, fac_span, msg_pos, msg_ls, msg_span, down_at, down_ls, down_span,
-            span_max)
+        ok, log_scale = _scales(t, as_ptr, as_idx, ch_ptr, ch_idx, fac_ls, fac_span, msg_ls,
+                                msg_span, parent[t] >= 0, down_ls, down_span, span_max, ls)
         if not ok:
             return False, marg, marg_ls, fmarg, fmarg_ls
-        clique = cl_var[cl_ptr[t]:cl_ptr[t + 1]]
         n_ch = ch_ptr[t + 1] - ch_ptr[t]
-        n_fac = 0
-        for a in range(as_ptr[t], as_ptr[t + 1]):
-            k = as_idx[a]
-            if fm_pos[k + 1] > fm_pos[k]:
-                n_fac += 1
-        # the outputs: the children's separators, the variable, then the factors asked for
-        n_out = n_ch + 1 + n_fac
-        ooffsets = np.zeros(n_out + 1, dtype=np.int64)
-        ostrides = np.zeros((n_out, clique.shape[0]), dtype=np.int64)
-        which = np.empty(n_out, dtype=np.int64)
-        size = 0
-        for r in range(n_ch):
-            c = ch_idx[ch_ptr[t] + r]
-            ooffsets[r] = size
-            _strides(cl_var, cl_ptr[c] + 1, cl_ptr[c + 1], card, clique, ostrides[r])
-            size += msg_pos[c + 1] - msg_pos[c]
-            which[r] = c
-        ooffsets[n_ch] = size
-        _strides(cl_var, cl_ptr[t], cl_ptr[t] + 1, card, clique, ostrides[n_ch])
-        size += card[clique[0]]
-        r = n_ch + 1
-        for a in range(as_ptr[t], as_ptr[t + 1]):
-            k = as_idx[a]
-            if fm_pos[k + 1] > fm_pos[k]:
-                ooffsets[r] = size
-                _strides(fs_var, fs_ptr[k], fs_ptr[k + 1], card, clique, ostrides[r])
-                size += fm_pos[k + 1] - fm_pos[k]
-                which[r] = k
-                r += 1
-        ooffsets[n_out] = size
-        out = np.zeros(size)
-        product_sums(pool, offsets, strides, _shape(card, clique), ooffsets[:n_out],
-                     ostrides, out)
+        first, n_out = out_ptr[t] + t, out_ptr[t + 1] - out_ptr[t]
+        out = np.zeros(oo[first + n_out])
+        _walk_sums(t, walk, pool, out)
         for r in range(n_out):
-            seg = out[ooffsets[r]:ooffsets[r + 1]]
+            seg = out[oo[first + r]:oo[first + r + 1]]
             hi, lo = extent(seg)
             ok, ls_m, _ = _scale(seg, log_scale, hi, lo, span_max)
             if not ok:
                 return False, marg, marg_ls, fmarg, fmarg_ls
+            what = which[out_ptr[t] + r]
             if r >= n_ch:
                 # a loop, not a slice assignment: the assignment's shape check compiles a
                 # formatted exception (a dozen string kernels, seconds on a cold cache)
-                at = marg_pos[t] if r == n_ch else fm_pos[which[r]]
+                at = marg_pos[t] if r == n_ch else fm_pos[what]
                 dest = marg if r == n_ch else fmarg
                 for i in range(seg.shape[0]):
                     dest[at + i] = seg[i]
                 if r == n_ch:
                     marg_ls[t] = ls_m
                 else:
-                    fmarg_ls[which[r]] = ls_m
+                    fmarg_ls[what] = ls_m
                 continue
-            c = which[r]
-            at = down_base + msg_pos[c] - msg_pos[0]
+            at = down_base + msg_pos[what] - msg_pos[0]
             q = pool[at:at + seg.shape[0]]
-            hi, lo = divide_extent(seg, pool[msg_pos[c]:msg_pos[c + 1]], q)
-            ok, down_ls[c], down_span[c] = _scale(q, ls_m - msg_ls[c] - shift[t], hi, lo,
-                                                  span_max)
+            hi, lo = divide_extent(seg, pool[msg_pos[what]:msg_pos[what + 1]], q)
+            ok, down_ls[what], down_span[what] = _scale(q, ls_m - msg_ls[what] - shift[t], hi,
+                                                        lo, span_max)
             if not ok:
                 return False, marg, marg_ls, fmarg, fmarg_ls
     return True, marg, marg_ls, fmarg, fmarg_ls
