@@ -1,10 +1,11 @@
-"""The junction-tree engine (:mod:`mrflib.inference.exact.junction_tree`) on square Ising lattices.
+"""The junction-tree engine of Boltzmann machines (:mod:`mrflib.inference.exact.spin_elimination`,
+the elimination engine on a machine's tables) on square Ising lattices.
 
 Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0.
 
 - ``edge marginals``: all node and edge moments of a J x J lattice, J = 3..7, by our
-  engine, once with the plan built in the call (elimination order, clique tree, lookup
-  tables, then the upward and downward passes) and once with the plan reused (as a
+  engine, once with the plan built in the call (elimination order, junction tree and its
+  compiled layout, then the upward and downward passes) and once with the plan reused (as a
   learner does across gradient steps), against pgmpy's ``BeliefPropagation``
   (:func:`mrflib.repro.peers.junction_tree_moments`). The three are timed interleaved,
   round after round (pgmpy once, then ours 5 times each way), and each reports its median,
@@ -34,7 +35,7 @@ import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 from mrflib._support.validation import available_memory, format_bytes
-from mrflib.inference.exact import junction_tree as jt
+from mrflib.inference.exact.spin_elimination import SpinPlan
 from mrflib.learning._maximum_likelihood import fit_exact
 from mrflib.repro import peers
 from mrflib.repro.timing import best_seconds
@@ -46,7 +47,7 @@ def lattice(rows: int, cols: int | None = None, seed: int = 0) -> BoltzmannMachi
 
 
 def _fresh_moments(bm):
-    return jt.JunctionTree(bm.edges, bm.n).calibrate(bm.bias, bm.coupling)
+    return SpinPlan(bm.edges, bm.n).calibrate(bm.bias, bm.coupling)
 
 
 def _interleaved(fns: dict, rounds: int, inner: dict) -> tuple[dict, dict]:
@@ -67,7 +68,7 @@ def _marginals(sizes) -> tuple[list[dict], float, tuple[int, float]]:
     rows, times = [], {}
     for J in sizes:
         bm = lattice(J)
-        plan = jt.JunctionTree(bm.edges, bm.n)
+        plan = SpinPlan(bm.edges, bm.n)
         med, out = _interleaved(
             dict(pgmpy=lambda bm=bm: peers.junction_tree_moments(bm),
                  fresh=lambda bm=bm: _fresh_moments(bm),
@@ -107,8 +108,8 @@ def _widest(quick: bool) -> dict:
     J = 8 if quick else 16
     best = None
     while True:
-        plan = jt.JunctionTree(graphs.square_grid(J, J), J * J)
-        est = 2 * plan.table_entries * 25e-9  # about 25 ns per table entry and pass
+        plan = SpinPlan(graphs.square_grid(J, J), J * J)
+        est = 2 * plan.total_bytes / 8 * 25e-9  # about 25 ns per table entry and pass
         too_slow = est > (0.5 if quick else 60) or (quick and J > 10)
         if plan.memory_bytes() > budget or (best is not None and too_slow):
             break

@@ -2,7 +2,8 @@
 
 Run ``python -m tests._plan_graphs`` (from the repository root) to regenerate the file;
 only do so when a change of the chosen elimination orders is intended, since every seeded
-result of the junction-tree engine (log Z, moments, samples, fits) follows from them.
+result of the junction-tree engine of Boltzmann machines (log Z, moments, samples, fits)
+follows from them.
 """
 
 from __future__ import annotations
@@ -71,14 +72,15 @@ def digest(*arrays: np.ndarray) -> str:
 
 
 def plan_record(jt) -> dict:
-    """What pins a plan: its order, heuristic, width and every lookup table."""
+    """What pins a plan: its order, heuristic, width and the cliques of its steps (the
+    eliminated spin, then its neighbours by elimination step)."""
     return dict(order=digest(jt.order), heuristic=jt.heuristic, treewidth=jt.treewidth,
-                tree=digest(*jt.tree))
+                cliques=digest(*jt.cliques))
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates the pinned plans
-    from mrflib.inference.exact.junction_tree import JunctionTree
+    from mrflib.inference.exact.spin_elimination import SpinPlan
 
-    out = {name: plan_record(JunctionTree(e, n)) for name, (e, n) in plan_graphs().items()}
+    out = {name: plan_record(SpinPlan(e, n)) for name, (e, n) in plan_graphs().items()}
     PLANS.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {len(out)} plans to {PLANS}")

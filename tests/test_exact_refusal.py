@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mrflib import approx, exact, graphs
+from mrflib.inference.exact import contraction_search as cs
 from mrflib.inference.exact import elimination, sliced
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact import treewidth_bounds as tb
@@ -23,9 +24,9 @@ def no_search(monkeypatch):
         raise AssertionError("an expensive order search was run")
 
     monkeypatch.setattr(eo, "searched_order", forbidden)
-    monkeypatch.setattr(eo, "_search", forbidden)
-    monkeypatch.setattr(eo, "_refined", forbidden)
-    monkeypatch.setattr(eo, "_annealed", forbidden)
+    monkeypatch.setattr(cs, "_search", forbidden)
+    monkeypatch.setattr(cs, "_refined", forbidden)
+    monkeypatch.setattr(cs, "_annealed", forbidden)
 
 
 def _treewidth(adj, nodes):

@@ -46,7 +46,7 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference.exact import conditioning, elimination, junction_tree
+from mrflib.inference.exact import conditioning, elimination, spin_elimination
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
@@ -408,8 +408,12 @@ CASES += [
      dict(data=SPINS_BAD, model=[None, 3, "model"])),
     ("exact.plan", exact.plan, dict(model=EDGES, n=N),
      dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
-    ("junction_tree.plan", junction_tree.plan, dict(bm_or_edges=EDGES, n=N),
+    ("spin_elimination.plan", spin_elimination.plan, dict(bm_or_edges=EDGES, n=N),
      dict(bm_or_edges=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
+    ("spin_elimination.elimination_order", spin_elimination.elimination_order,
+     dict(edges=EDGES, n=N),
+     dict(edges=EDGES_BAD, n=[0, -1, 1.5, 2],
+          order=[[0] * N, list(range(1, N + 1)), [0.5] * N, "order", [[0, 1]], [1j] * N])),
     ("factor_graph.all_states", factor_graph.all_states, dict(cardinalities=[2, 3]),
      dict(cardinalities=[[0], [], [1.5], None, "ab", [True], [-1], [[2, 2]]])),
     *[(f"{mod.__name__.split('.')[-1]}.{f}", getattr(mod, f), dict(model=FG),
@@ -489,9 +493,8 @@ CASES += [
        dict(model=FG, n_samples=3, rng=0),
        dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
       for mod in (elimination, factor_enumeration)],
-    ("junction_tree.sample", junction_tree.sample, dict(model=BM, n_samples=3, rng=0),
-     dict(n_samples=COUNT_BAD, rng=RNG_BAD)),
-    ("junction_tree.condition", junction_tree.condition, dict(model=BM, nodes=[0], values=[1]),
+    ("spin_elimination.condition", spin_elimination.condition,
+     dict(model=BM, nodes=[0], values=[1]),
      dict(nodes=NODES_BAD, values=[[0], [2], [math.nan], [1, 1], None, [1j]])),
     ("repro.experiments.settings", experiments.settings,
      dict(profile="quick", quick=dict(a=1), book=dict(a=2)),
@@ -1052,16 +1055,17 @@ EXEMPT = {
                                         "rows: tests/test_report.py",
     "repro.fsll_trials.fit_seconds": "times fits of a validated dataset (learn_and_score): "
                                      "the fsll chapter at profile quick",
-    **{f"inference.exact.elimination_order.{f}": "graph helpers of the factor-graph engine "
-                                 "(callers pass "
-                                 "validated models): tests/test_elimination.py"
-       for f in ("interaction_graph", "greedy_order", "greedy_order_sets", "greedy_key",
-                 "order_cliques", "best_order", "connect_neighbours", "components")},
-    **{f"inference.exact.elimination_order.{f}": "the order search of plans that do not fit "
-                                           "(callers pass a validated model's scopes): "
-                                           "tests/test_order_search.py"
-       for f in ("contraction_order", "searched_order", "refine_trees", "minor_min_width",
-                 "table_lower_bound")},
+    **{f"inference.exact.{f}": "graph helpers of the factor-graph engine (callers pass "
+                               "validated models): tests/test_elimination.py"
+       for f in ("elimination_order.greedy_order", "elimination_order.greedy_order_sets",
+                 "elimination_order.greedy_key", "elimination_order.best_order",
+                 "elimination_cliques.interaction_graph", "elimination_cliques.order_cliques",
+                 "elimination_cliques.connect_neighbours", "elimination_cliques.components")},
+    **{f"inference.exact.{f}": "the order search of plans that do not fit (callers pass a "
+                               "validated model's scopes): tests/test_order_search.py"
+       for f in ("contraction_search.contraction_order", "contraction_search.searched_order",
+                 "contraction_search.refine_trees", "elimination_order.minor_min_width",
+                 "elimination_order.table_lower_bound")},
     "io.solve.main": "the command line of solve.solve (exit codes, one-line errors): "
                   "tests/test_io.py",
     "io.solve.build_parser": "takes no arguments: tests/test_io.py",
@@ -1580,7 +1584,7 @@ def test_models_near_float_range_log_partition_finite():
 
 
 LOOSE = [
-    ("junction-tree-order", lambda: junction_tree.JunctionTree(PATH, 4, order=[0, 1, 2.7, 3]),
+    ("junction-tree-order", lambda: spin_elimination.SpinPlan(PATH, 4, order=[0, 1, 2.7, 3]),
      "order"),
     ("ancestral-subset-bool", lambda: CANCER.ancestral_subset([True]), "variables"),
     ("expert-network-list", lambda: datasets.expert_network(["asia"]), "name"),

@@ -1,4 +1,6 @@
-"""The junction-tree engine against enumeration, pgmpy and its own plain-Python kernels."""
+"""The junction-tree engine of Boltzmann machines (the elimination engine on a machine's
+tables, :mod:`mrflib.inference.exact.spin_elimination`) against enumeration and pgmpy; its
+compiled backward sampling against the Python definition; the deprecated module's names."""
 
 import numpy as np
 import pytest
@@ -6,8 +8,10 @@ import scipy.stats
 
 import mrflib
 from mrflib import BoltzmannMachine, exact, graphs
-from mrflib.inference.exact import _junction_tree_kernels as _k
-from mrflib.inference.exact import junction_tree as jt
+from mrflib.inference._factor_ops import draw_categorical
+from mrflib.inference.exact import _compiled_passes as cp
+from mrflib.inference.exact import elimination_order as eo
+from mrflib.inference.exact import spin_elimination as se
 
 
 def _tree(n, seed):
@@ -50,7 +54,7 @@ def test_equals_enumeration(name, edges, n, scale):
 
 @pytest.mark.parametrize("rows,cols", [(3, 7), (7, 3), (6, 6), (5, 12), (12, 5), (1, 9)])
 def test_lattice_width_is_min_side(rows, cols):
-    plan = jt.JunctionTree(graphs.square_grid(rows, cols), rows * cols)
+    plan = se.SpinPlan(graphs.square_grid(rows, cols), rows * cols)
     assert plan.treewidth == min(rows, cols)
     assert sorted(plan.order.tolist()) == list(range(rows * cols))
 
@@ -96,9 +100,9 @@ def test_same_seed_same_samples():
 
 
 def test_refuses_wide_graphs_before_allocating():
-    with pytest.raises(ValueError, match=r"treewidth 39 \(largest clique table 2\^40 "
-                                         r"entries\) would need [\d.]+ TiB"):
-        jt.JunctionTree(graphs.complete(40), 40)
+    with pytest.raises(ValueError, match=r"treewidth 39 \(largest clique table 8.0 TiB, all "
+                                         r"tables [\d.]+ TiB\) would need [\d.]+ TiB"):
+        se.SpinPlan(graphs.complete(40), 40)
     grid = BoltzmannMachine.random(graphs.square_grid(5, 5), 25, rng=0)
     with pytest.raises(ValueError, match=r"n_samples = 1000000000000 samples of 25 spins"):
         exact.sample(grid, 10**12, rng=0)
@@ -110,36 +114,76 @@ def test_refuses_wide_graphs_before_allocating():
 def test_large_couplings_stay_finite():
     bm = BoltzmannMachine.random(graphs.square_grid(6, 6), 36, bias_scale=300,
                                  coupling_scale=500, rng=2)
-    lz, m, p = jt.moments(bm)
+    lz, m, p = exact.plan(bm).calibrate(bm.bias, bm.coupling)
     assert np.isfinite(lz) and np.all(np.isfinite(m)) and np.all(np.isfinite(p))
     assert np.all(np.abs(m) <= 1 + 1e-12)
 
 
-def test_kernels_equal_plain_python():
-    bm = BoltzmannMachine.random(graphs.random_graph(9, 0.4, rng=5), 9, rng=5)
-    plan = jt.JunctionTree(bm.edges, bm.n)
-    ref = {}
-    for name in ("upward", "downward", "sample"):
-        ref[name] = getattr(_k, name)
-    try:
-        for name in ref:
-            setattr(_k, name, ref[name].py_func)
-        lz0, m0, p0 = plan.calibrate(bm.bias, bm.coupling)
-        s0 = plan.sample(bm.bias, bm.coupling, 50, rng=1)
-    finally:
-        for name in ref:
-            setattr(_k, name, ref[name])
-    lz, m, p = plan.calibrate(bm.bias, bm.coupling)
-    assert lz == pytest.approx(lz0, abs=1e-12)
-    assert np.allclose(m, m0, atol=1e-12) and np.allclose(p, p0, atol=1e-12)
-    assert np.array_equal(plan.sample(bm.bias, bm.coupling, 50, rng=1), s0)
+def _python_samples(jt, u, rows=None):
+    """Backward sampling as the engine defines it, in Python: each step's rows of the clique
+    table (``clique_rows``) drawn by ``draw_categorical`` (node-major ``u``; ``rows`` as
+    :func:`~mrflib.inference.exact._compiled_passes.backward_sample` takes it)."""
+    _, msgs = jt.upward()
+    x = np.zeros((jt.n, u.shape[1]), dtype=np.int64)
+    for t in range(len(jt.order) - 1, -1, -1):
+        v = jt.cliques[t][0]
+        w = u[v] if rows is None else 1.0 - u[rows[v]]
+        x[v] = draw_categorical(jt.clique_rows(t, msgs, x.T), w)
+    return x
+
+
+@pytest.mark.parametrize("kind", ["machine", "potts", "zeros"])
+def test_compiled_sampling_equals_the_python_draws(kind):
+    """The compiled backward sampling draws what ``draw_categorical`` draws from the rows
+    of the clique tables (only numba's and numpy's ``exp`` may differ in a last bit), with
+    the cumulative weights of a step made per sample (fewer samples than rows) or per row
+    (more): the same floats either way."""
+    from mrflib.models import lattices
+
+    if kind == "machine":
+        bm = BoltzmannMachine.random(graphs.king_grid(4, 4), 16, rng=5)
+        model, rows = mrflib.FactorGraph.from_boltzmann(bm), exact.plan(bm)._position
+    else:
+        model, rows = lattices.potts_lattice(3, 4, q=3, rng=2), None
+        if kind == "zeros":
+            tables = [t.copy() for t in model.log_tables]
+            tables[-1][0, 1] = tables[-2][2, 0] = -np.inf
+            model = mrflib.FactorGraph(model.cardinalities, model.scopes, tables)
+    from mrflib.inference.exact import elimination
+
+    jt = elimination.plan(model)
+    _, msgs = jt.upward()
+    tables = cp.sampling_tables(jt, msgs)
+    u = np.random.default_rng(3).random((model.n, 3000))
+    want = _python_samples(jt, u, rows)
+    for chunk in (3000, 7):  # per row (3000 samples), then per sample (7)
+        x = np.zeros((model.n, 3000), dtype=np.int64)
+        for a in range(0, 3000, chunk):
+            part = np.zeros((model.n, min(chunk, 3000 - a)), dtype=np.int64)
+            cp.backward_sample(tables, np.ascontiguousarray(u[:, a:a + chunk]), part, 1.0,
+                               None if rows is None else rows)
+            x[:, a:a + chunk] = part
+        assert np.mean(x != want) < 1e-4
+
+
+def test_samples_are_the_uniforms_of_the_elimination_steps():
+    """Column ``t`` of the uniforms decides the spin eliminated at step ``t``: ``+1`` when
+    below its probability given the spins eliminated after it (here a chain with no
+    coupling, where that is its own probability)."""
+    bm = BoltzmannMachine(np.array([0.3, -0.2, 1.0, 0.0]), np.array([[0, 1], [1, 2], [2, 3]]),
+                          np.zeros(3))
+    plan = se.SpinPlan(bm.edges, 4, order=[2, 0, 3, 1])
+    x = plan.sample(bm.bias, bm.coupling, 500, rng=4)
+    u = np.random.default_rng(4).random((500, 4))
+    p_up = 1.0 / (1.0 + np.exp(-2.0 * bm.bias))
+    assert np.array_equal(x, np.where(u < p_up[plan.order], 1, -1)[:, np.argsort(plan.order)])
 
 
 def test_condition_equals_enumerated_conditional():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 4), 12, bias_scale=0.5,
                                  coupling_scale=0.8, rng=6)
     nodes, values = np.array([5, 1]), np.array([-1, 1])
-    sub, free, const = jt.condition(bm, nodes, values)
+    sub, free, const = se.condition(bm, nodes, values)
     X = exact.states(12)
     keep = (X[:, 5] == -1) & (X[:, 1] == 1)
     P = exact.probabilities(bm)[keep]
@@ -155,10 +199,11 @@ def test_plan_exposes_order_and_is_cached():
     p = exact.plan(bm)
     assert p is exact.plan(bm.edges, 24)
     assert p.treewidth == 4 and len(p.cliques) == 24 and "treewidth=4" in repr(p)
-    given = jt.JunctionTree(bm.edges, 24, order=np.arange(24))
+    given = se.SpinPlan(bm.edges, 24, order=np.arange(24))
     assert given.heuristic == "given" and given.treewidth == 6
+    assert list(given.order) == list(range(24))
     with pytest.raises(ValueError, match="order must be a permutation"):
-        jt.JunctionTree(bm.edges, 24, order=np.zeros(24, int))
+        se.SpinPlan(bm.edges, 24, order=np.zeros(24, int))
 
 
 def _order_graphs():
@@ -174,21 +219,17 @@ def _order_graphs():
 
 
 @pytest.mark.parametrize("name, edges, n", list(_order_graphs()))
-def test_compiled_cliques_equal_the_set_based_ones(name, edges, n, monkeypatch):
-    """The compiled clique sizes are those of the set-based elimination, so the plan (and
-    every seeded result) does not depend on which ran."""
-    nbrs = jt._neighbour_sets(edges, n)
-    dense = jt._dense_of_edges(edges, n)
-    nodes = list(range(n))
-    for order in (nodes, jt.elimination_order(edges, n)[0], nodes[::-1]):
-        for limit in (jt.MAX_WIDTH + 1, 4):
-            cliques, size = jt._eliminate(nbrs, order, limit)
-            sizes, size2 = jt._clique_sizes(nbrs, dense, order, limit)
-            assert size2 == size
-            assert sizes == (None if cliques is None else [len(c) for c in cliques])
-    compiled = jt.elimination_order(edges, n)
-    monkeypatch.setattr(jt, "_DENSE_MAX_NODES", -1)
-    assert compiled == jt.elimination_order(edges, n)
+def test_plans_do_not_depend_on_the_compiled_order_kernels(name, edges, n, monkeypatch):
+    """The plan's cliques are the set-based elimination's of its order, and the order
+    search finds the same order on the sets as with the compiled kernels on an adjacency
+    bit matrix, so the plan (and every seeded result) does not depend on which ran."""
+    plan = se.SpinPlan(edges, n)
+    nbrs = eo.interaction_graph(n, edges.tolist())
+    cliques, _, _ = eo.order_cliques(nbrs, list(plan.order), [np.log(2.0)] * n)
+    assert [tuple(c) for c in cliques] == list(plan.cliques)
+    compiled = se.elimination_order(edges, n)
+    monkeypatch.setattr(eo, "DENSE_MAX_NODES", 0)
+    assert se.elimination_order(edges, n) == compiled
 
 
 def test_one_order_search_for_both_model_families():
@@ -208,29 +249,64 @@ def test_plan_reports_table_bytes_like_the_factor_graph_plan():
     q = exact.plan(mrflib.FactorGraph.from_boltzmann(bm))
     assert p.treewidth == q.treewidth == 4
     assert p.max_table_bytes == 8 * 2 ** 5 == q.max_table_bytes
-    assert p.total_bytes == 8 * p.table_entries
+    assert p.total_bytes == q.total_bytes
 
 
-RENAMED = [
-    ("log_partition", {}),
-    ("moments", {}),
-    ("sample", dict(n_samples=5, rng=0)),
-    ("condition", dict(nodes=[0], values=[1])),
+DEPRECATED = [
+    ("log_partition", {}, lambda bm: exact.log_partition(bm, method="junction-tree"),
+     r'exact\.log_partition\(model, method="junction-tree"\)'),
+    ("moments", {}, lambda bm: exact.plan(bm).calibrate(bm.bias, bm.coupling),
+     r"exact\.plan\(model\)\.calibrate"),
+    ("sample", dict(n_samples=5, rng=0),
+     lambda bm: exact.sample(bm, 5, rng=0, method="junction-tree"), r"exact\.sample\("),
+    ("condition", dict(nodes=[0], values=[1]), lambda bm: se.condition(bm, [0], [1]),
+     r"spin_elimination\.condition"),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs", RENAMED, ids=[r[0] for r in RENAMED])
-def test_model_argument_renamed(name, kwargs):
-    """The model argument is ``model=``; the old ``bm=`` gives the same answer with a
-    FutureWarning naming the new call."""
+def _same(a, b):
+    for x, y in zip(*(r if isinstance(r, tuple) else (r,) for r in (a, b))):
+        if isinstance(x, BoltzmannMachine):
+            x, y = x.params, y.params
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name,kwargs,new,says", DEPRECATED, ids=[r[0] for r in DEPRECATED])
+def test_the_deprecated_module_forwards_to_the_new_calls(name, kwargs, new, says):
+    """``junction_tree.<name>`` gives the answer of the call that replaced it, with a
+    FutureWarning naming that call; the model argument's older name ``bm=`` still works,
+    with a second warning naming ``model=``."""
+    from mrflib.inference.exact import junction_tree
+
     bm = BoltzmannMachine.random(graphs.square_grid(2, 3), 6, rng=0)
-    fn = getattr(jt, name)
-    want = fn(bm, **kwargs)
-    got = fn(model=bm, **kwargs)
+    fn = getattr(junction_tree, name)
+    with pytest.warns(FutureWarning, match=says):
+        got = fn(bm, **kwargs)
+    _same(got, new(bm))
     with pytest.warns(FutureWarning, match=rf"{name}\(model=\.\.\.\)"):
         old = fn(bm=bm, **kwargs)
-    for a, b, c in zip(*(r if isinstance(r, tuple) else (r,) for r in (want, got, old))):
-        if isinstance(a, BoltzmannMachine):
-            a, b, c = a.params, b.params, c.params
-        np.testing.assert_array_equal(b, a)
-        np.testing.assert_array_equal(c, a)
+    _same(old, new(bm))
+
+
+def test_the_deprecated_plans_and_orders_forward():
+    """``JunctionTree``, ``plan``, ``elimination_order`` and ``MAX_WIDTH`` of the deprecated
+    module, also by the flat path ``mrflib.inference.junction_tree``: the new objects, each
+    with a FutureWarning naming its replacement."""
+    import importlib
+    import sys
+
+    sys.modules.pop("mrflib.inference.junction_tree", None)
+    with pytest.warns(FutureWarning, match="mrflib.inference.exact.junction_tree"):
+        junction_tree = importlib.import_module("mrflib.inference.junction_tree")
+    edges = graphs.square_grid(3, 5)
+    with pytest.warns(FutureWarning, match=r"spin_elimination\.SpinPlan"):
+        p = junction_tree.JunctionTree(edges, 15)
+    assert isinstance(p, se.SpinPlan) and list(p.order) == list(exact.plan(edges, 15).order)
+    with pytest.warns(FutureWarning, match=r"exact\.plan\(x, n\)"):
+        assert junction_tree.plan(bm_or_edges=edges, n=15) is exact.plan(edges, 15)
+    with pytest.warns(FutureWarning, match=r"spin_elimination\.elimination_order"):
+        assert junction_tree.elimination_order(edges, 15) == se.elimination_order(edges, 15)
+    with pytest.warns(FutureWarning, match=r"spin_elimination\.MAX_WIDTH"):
+        assert junction_tree.MAX_WIDTH == se.MAX_WIDTH
+    with pytest.raises(AttributeError):
+        junction_tree.upward  # noqa: B018

@@ -1,5 +1,5 @@
-"""The junction tree's plans are pinned: a faster planner must choose the same elimination
-orders and build the same lookup tables, so every seeded result stays bit-identical."""
+"""The junction-tree plans of Boltzmann machines are pinned: a faster planner must choose
+the same elimination orders and cliques, so every seeded result stays bit-identical."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import platform
 import pytest
 from _plan_graphs import PLANS, plan_graphs, plan_record
 
-from mrflib.inference.exact.junction_tree import JunctionTree
+from mrflib.inference.exact import elimination_order as eo
+from mrflib.inference.exact.spin_elimination import SpinPlan
 
 _PINNED = json.loads(PLANS.read_text())
 _GRAPHS = plan_graphs()
@@ -22,7 +23,7 @@ def test_every_graph_is_pinned():
 @pytest.mark.parametrize("name", sorted(_GRAPHS))
 def test_plan_matches_the_pinned_plan(name):
     edges, n = _GRAPHS[name]
-    assert plan_record(JunctionTree(edges, n)) == _PINNED[name], name
+    assert plan_record(SpinPlan(edges, n)) == _PINNED[name], name
 
 
 def _random_graphs():
@@ -33,21 +34,18 @@ def _random_graphs():
 
 
 @pytest.mark.parametrize("k", range(5))
-def test_compiled_scopes_match_the_set_based_elimination(k):
-    """The scopes, compiled on the dense adjacency, against the set-based elimination."""
+def test_given_orders_have_the_cliques_of_the_compiled_elimination(k):
+    """A given order's cliques (the set-based elimination) against the compiled kernels'
+    on the dense adjacency."""
     import numpy as np
 
-    from mrflib.inference.exact import junction_tree as jt
-
     edges, n = list(_random_graphs())[k]
-    dense = jt._dense_of_edges(edges, n)
     order = np.random.default_rng(k).permutation(n)
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = np.arange(n)
-    width = jt._clique_sizes(None, dense, order.tolist(), 99)[1] - 1
-    fast = jt._scopes(edges, n, order, pos, width, dense.copy())
-    slow = jt._scopes(edges, n, order, pos, width, None)
-    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    plan = SpinPlan(edges, n, order=order)
+    adj = eo.interaction_graph(n, edges.tolist())
+    dense = eo._dense_adjacency(adj, list(range(n)))
+    assert [tuple(c) for c in eo._dense_cliques(dense, list(range(n)), order.tolist())] \
+        == list(plan.cliques)
 
 
 @pytest.mark.parametrize("name", ["square 7x7", "king 5x5", "chimera 2x2x4", "cubic 3",
@@ -55,11 +53,9 @@ def test_compiled_scopes_match_the_set_based_elimination(k):
                                   "disjoint random", "complete 8", "square 1x6"])
 def test_set_based_planning_gives_the_pinned_plan(name, monkeypatch):
     """Graphs beyond the dense adjacency's size limit take the set-based route: same plan."""
-    from mrflib.inference.exact import junction_tree as jt
-
-    monkeypatch.setattr(jt, "_DENSE_MAX_NODES", 0)
+    monkeypatch.setattr(eo, "DENSE_MAX_NODES", 0)
     edges, n = _GRAPHS[name]
-    assert plan_record(JunctionTree(edges, n)) == _PINNED[name], name
+    assert plan_record(SpinPlan(edges, n)) == _PINNED[name], name
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
@@ -73,8 +69,8 @@ def test_plans_do_not_depend_on_the_cpus_vector_instructions():
     import sys
 
     code = ("import sys; sys.path.insert(0, 'tests'); from _plan_graphs import plan_graphs, "
-            "plan_record; from mrflib.inference.exact.junction_tree import JunctionTree; "
-            "print(plan_record(JunctionTree(*plan_graphs()['square 20x20']))['order'])")
+            "plan_record; from mrflib.inference.exact.spin_elimination import SpinPlan; "
+            "print(plan_record(SpinPlan(*plan_graphs()['square 20x20']))['order'])")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR")
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, text=True,

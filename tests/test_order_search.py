@@ -12,7 +12,8 @@ from opt_einsum import get_symbol
 
 from mrflib import FactorGraph, graphs
 from mrflib.inference._reduction import Reduced
-from mrflib.inference.exact import elimination
+from mrflib.inference.exact import contraction_search as cs
+from mrflib.inference.exact import elimination, elimination_plan
 from mrflib.inference.exact import elimination_order as eo
 from mrflib.inference.exact import enumeration as fe
 from tests._random_factor_graphs import random_factor_graph
@@ -64,9 +65,9 @@ def test_searched_order_is_reproducible_and_never_worse(seed):
     red, adj, logc = _structure(model)
     comp = max(eo.components(adj, red.active), key=len)
     greedy = eo.best_order(adj, logc, comp)
-    eo._search.cache_clear()
+    cs._search.cache_clear()
     a = eo.searched_order(red.scopes, logc, comp, greedy)
-    eo._search.cache_clear()
+    cs._search.cache_clear()
     b = eo.searched_order(red.scopes, logc, comp, greedy)
     assert a.order == b.order and a.heuristic == b.heuristic
     assert (round(a.log_max_table, 9), a.total_entries) <= \
@@ -111,8 +112,8 @@ def test_a_plan_too_large_for_its_budget_searches_unless_told_not_to(monkeypatch
         return real(*args, **kwargs)
 
     monkeypatch.setattr(eo, "searched_order", counted)
-    monkeypatch.setattr(elimination, "UNCHECKED_BYTES", 0)
-    monkeypatch.setattr(elimination, "SEARCH_MIN_ENTRIES", 0)
+    monkeypatch.setattr(elimination_plan, "UNCHECKED_BYTES", 0)
+    monkeypatch.setattr(elimination_plan, "SEARCH_MIN_ENTRIES", 0)
     model = random_factor_graph(np.random.default_rng(7), n=8, n_factors=12)
     jt = elimination.EliminationPlan(model, check=False, memory=1.0, search=False)
     assert not calls and not jt.fits
@@ -143,23 +144,23 @@ def test_refined_orders_are_reproducible_never_worse_and_exact(seed, monkeypatch
     inside = set(comp)
     local = tuple(tuple(s) for s in red.scopes if s and s[0] in inside)
     cards = tuple((v, int(red.card[v])) for v in sorted(comp))
-    eo._refined.cache_clear()
-    a, path = eo._refined(local, cards, math.inf, 4)
-    eo._refined.cache_clear()
-    eo._batches.cache_clear()
-    b, _ = eo._refined(local, cards, math.inf, 4)
+    cs._refined.cache_clear()
+    a, path = cs._refined(local, cards, math.inf, 4)
+    cs._refined.cache_clear()
+    cs._batches.cache_clear()
+    b, _ = cs._refined(local, cards, math.inf, 4)
     assert a.order == b.order and a.heuristic == "reconfigured"
     assert eo.contraction_order(local, [v for v, _ in cards], path) == a.order
     # the annealed tree: the same order twice, a permutation of the component
-    monkeypatch.setattr(eo, "ANNEAL_STEPS", 8)
-    c = eo._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
-    d = eo._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
+    monkeypatch.setattr(cs, "ANNEAL_STEPS", 8)
+    c = cs._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
+    d = cs._annealed.__wrapped__(local, cards, math.inf, tuple(map(tuple, path)), 0)
     assert c.order == d.order and c.heuristic == "annealed" and sorted(c.order) == sorted(comp)
     assert sorted(a.order) == sorted(comp)
     cliques, size, total = eo.order_cliques(adj, a.order, logc)
     assert (size, total) == (a.log_max_table, a.total_entries)
     # searched_order refines when the work asks for it, and never returns worse
-    monkeypatch.setattr(eo, "REFINE_WORK", 1e-9)
+    monkeypatch.setattr(cs, "REFINE_WORK", 1e-9)
     greedy = eo.best_order(adj, logc, comp)
     found = eo.searched_order(red.scopes, logc, comp, greedy)
     assert (round(found.log_max_table, 9), found.total_entries) <= \
@@ -210,8 +211,8 @@ def test_annealing_is_tried_only_where_an_order_may_fit(monkeypatch):
     """A complete graph's every order has one clique of all variables: no annealing; a
     grid's largest clique may shrink: annealing, with the seed given."""
     asked = []
-    monkeypatch.setattr(eo, "_annealed", lambda *args: asked.append(args[-1]))
-    monkeypatch.setattr(eo, "REFINE_WORK", 1e-12)  # every tree refined: a path to anneal
+    monkeypatch.setattr(cs, "_annealed", lambda *args: asked.append(args[-1]))
+    monkeypatch.setattr(cs, "REFINE_WORK", 1e-12)  # every tree refined: a path to anneal
     n = 12
     scopes = [(u, v) for u in range(n) for v in range(u + 1, n)]
     logc = [math.log(2)] * n
@@ -232,7 +233,7 @@ def test_annealing_is_tried_only_where_an_order_may_fit(monkeypatch):
     eo.searched_order(red.scopes, logc, comp, best, limit, anneal=3)
     assert asked == [3]
     # an order further over the limit than annealing is asked to shrink is left as it is
-    monkeypatch.setattr(eo, "ANNEAL_REACH", (best.log_max_table - limit) / 2)
+    monkeypatch.setattr(cs, "ANNEAL_REACH", (best.log_max_table - limit) / 2)
     eo.searched_order(red.scopes, logc, comp, best, limit, anneal=4)
     assert asked == [3]
 

@@ -1,7 +1,7 @@
 """Inference: questions about one given model, whatever produced it.
 
-Exact answers (:mod:`~mrflib.inference.exact`, which dispatches to enumeration, the ±1
-junction tree and the factor-graph elimination engine), Gibbs sampling
+Exact answers (:mod:`~mrflib.inference.exact`, which dispatches to enumeration and to the
+elimination engine on a junction tree, of factor graphs and of Boltzmann machines), Gibbs sampling
 (:mod:`~mrflib.inference.sampling`), spatial Monte Carlo integration
 (:mod:`~mrflib.inference.smci`) and bounds on the partition function
 (:mod:`~mrflib.inference.bounds`).

@@ -477,26 +477,46 @@ def layout_cost(strides, shape, ostrides, perm):  # pragma: no cover - compiled
     return size * (on_last + R) + 4.0 * (size / last) * (K + R + 2)
 
 
-@njit(cache=True, inline="always")
-def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
-    """:func:`clique_product_sum` in the cheaper (by :func:`layout_cost`) of two axis
-    orders, :func:`blocked_order` and :func:`sparse_inner_order`, runs of axes merged
-    (:func:`merge_axes`); the inputs sorted by level."""
+@njit(cache=True)
+def walk_of(strides, shape, ostrides):  # pragma: no cover - compiled
+    """The walk :func:`product_sums` takes of a clique: the cheaper (by
+    :func:`layout_cost`) of two axis orders, :func:`blocked_order` and
+    :func:`sparse_inner_order`, runs of axes merged (:func:`merge_axes`), the inputs sorted
+    by level: ``(order of inputs, their strides, level starts, shape, output strides,
+    blocked)`` (blocked: by :func:`clique_product_sum_blocked`). It depends on the scopes
+    only, so a caller that sums the same cliques again may keep it."""
     perm = blocked_order(strides, shape, 4096)
     other = sparse_inner_order(strides, shape)
     if layout_cost(strides, shape, ostrides, other) < layout_cost(strides, shape, ostrides,
                                                                   perm):
         perm = other
     by, st, starts, shp, ost = _walk_layout(strides, shape, ostrides, perm)
-    off = np.empty(offsets.shape[0], dtype=np.int64)
-    for i in range(off.shape[0]):
-        off[i] = offsets[by[i]]
     size = 1
     for d in range(shp.shape[0]):
         size *= shp[d]
-    if shp[shp.shape[0] - 1] < SHORT_ROW and size >= BLOCKED_MIN_ENTRIES:
-        return clique_product_sum_blocked(values, off, st, starts, shp, ooffsets, ost, out)
-    return clique_product_sum(values, off, st, starts, shp, ooffsets, ost, out)
+    return by, st, starts, shp, ost, shp[shp.shape[0] - 1] < SHORT_ROW and \
+        size >= BLOCKED_MIN_ENTRIES
+
+
+@njit(cache=True, inline="always")
+def walk_sums(values, offsets, strides, level_start, shape, ooffsets, ostrides, blocked,
+              out):  # pragma: no cover - compiled
+    """The sums of a walk of :func:`walk_of` (``offsets`` in its order of inputs)."""
+    if blocked:
+        return clique_product_sum_blocked(values, offsets, strides, level_start, shape,
+                                          ooffsets, ostrides, out)
+    return clique_product_sum(values, offsets, strides, level_start, shape, ooffsets,
+                              ostrides, out)
+
+
+@njit(cache=True, inline="always")
+def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
+    """:func:`clique_product_sum` of the walk :func:`walk_of` chooses."""
+    by, st, starts, shp, ost, blocked = walk_of(strides, shape, ostrides)
+    off = np.empty(offsets.shape[0], dtype=np.int64)
+    for i in range(off.shape[0]):
+        off[i] = offsets[by[i]]
+    return walk_sums(values, off, st, starts, shp, ooffsets, ost, blocked, out)
 
 
 @njit(cache=True)

@@ -1,11 +1,11 @@
 """The precision limit of exact inference in float64: how large log-weights may be.
 
-Every exact engine (:mod:`mrflib.inference.exact`'s enumeration,
-:mod:`mrflib.inference.exact.junction_tree`,
-:mod:`mrflib.inference.exact.elimination`, :mod:`mrflib.inference.exact.enumeration`) adds the
-factors'
-log-weights
-``θ_k(x_{S_k})`` (a Boltzmann machine's ``b_i x_i`` and ``J_ij x_i x_j``) in float64. A sum
+Every exact engine (:mod:`mrflib.inference.exact.spin_enumeration`,
+:mod:`mrflib.inference.exact.enumeration`, and the variable elimination of
+:mod:`mrflib.inference.exact.elimination`, of factor graphs and, through
+:mod:`mrflib.inference.exact.spin_elimination`, of Boltzmann machines) adds the factors'
+log-weights ``θ_k(x_{S_k})`` (a Boltzmann machine's ``b_i x_i`` and ``J_ij x_i x_j``) in
+float64. A sum
 whose terms reach ``M`` in magnitude is rounded to a multiple of about ``M ε``
 (``ε = 2^-52``), so the differences of order one that decide the answer are lost once ``M ε``
 is not small: a unary factor ``[0, 1e16]`` beside factors of weight one makes every state

@@ -1,23 +1,19 @@
 """Exact inference: the front of every exact engine, for both model kinds.
 
-Its own engine enumerates all ``2^n`` spin configurations of a Boltzmann machine. State
-order: bit ``k`` of a state's index is spin ``k`` (bit set means ``x_k = +1``), so spin 0 is
-the least significant digit, as in the flat order of ``book/notation.md``.
-
-The kernels split the spins into a low block (``l`` spins) and a high block
-(``h = n - l`` spins) and write every log-weight as
-
-.. math::  \\log w(x) = E_{hi}(x_{hi}) + E_{lo}(x_{lo}) + x_{hi}^T W_{hi,lo} x_{lo},
-
-so all ``2^n`` log-weights come from one ``(2^h, h) (h, l) (l, 2^l)`` BLAS product,
-and all first and second moments from a handful of products of the same size
-(``O(2^n (l + h))`` work instead of ``O(2^n n^2)`` for ``X^T diag(p) X``).
-Everything is done in log space with a log-sum-exp shift. A model whose log-weights
-would pass the float range is enumerated with its parameters scaled by ``2^-k``
-(:func:`mrflib.models.boltzmann.overflow_exponent`), the differences to the largest log-weight
-scaled
-back by ``2^k`` before the exponential: its probabilities, moments and samples stay exact
-and finite, and ``log Z`` is ``+inf`` (with a warning) only when it is beyond the range.
+For a Boltzmann machine ``P(x) ∝ exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (eq. (3) of the GSMCI
+paper) two engines answer: :mod:`mrflib.inference.exact.spin_enumeration` enumerates all
+``2^n`` spin configurations (state order: bit ``k`` of a state's index is spin ``k``, set
+means ``x_k = +1``, the flat order of ``book/notation.md``), and
+:mod:`mrflib.inference.exact.spin_elimination` runs the variable elimination of factor
+graphs (:mod:`mrflib.inference.exact.elimination`) on the machine's tables, in time and
+memory exponential in the treewidth only. ``log_partition``, ``moments``,
+``log_likelihood``, ``sample`` and :func:`calibrator` take
+``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
+``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond. :func:`plan`
+shows the elimination order and treewidth the engine chose. Both engines keep a model whose
+log-weights would pass the float range exact and finite (its parameters scaled by ``2^-k``,
+:func:`mrflib.models.boltzmann.overflow_exponent`): ``log Z`` is ``+inf`` (with a warning)
+only when it is beyond the range.
 
 Precision limit: float64 sums of log-weights are exact to about their magnitude times
 ``2^-52``, so every function here warns with a :class:`~mrflib.models.precision.PrecisionWarning`
@@ -25,17 +21,11 @@ when the largest ``|log-weight|`` of the factors (of a Boltzmann machine, ``Σ|b
 Σ|J_ij|``) add up past :data:`~mrflib.models.precision.PRECISE_LOG_WEIGHT` ``= 2^32``: the answer
 may then be wrong, and within the limit it is exact (see :mod:`mrflib.models.precision`).
 
-Beyond enumeration, :mod:`mrflib.inference.exact.junction_tree` computes the same quantities by
-variable
-elimination on a junction tree, in time and memory exponential in the treewidth only.
-Where the treewidth is beyond it but the model is full of zeros (clauses, deterministic
-tables, evidence), :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`
-sums ``log Z`` over the states of one variable at a time, propagating the zeros, splitting
-and caching components, and eliminating a component once it is narrow enough.
-``log_partition``, ``moments``, ``log_likelihood``, ``sample`` and :func:`calibrator` take
-``method="auto" | "enumerate" | "junction-tree"``; ``"auto"`` enumerates for
-``n <= 20`` (``AUTO_ENUMERATE_MAX_N``) and uses the junction tree beyond.
-:func:`plan` shows the elimination order and treewidth the engine chose.
+Where the treewidth is beyond the junction tree but the model is full of zeros (clauses,
+deterministic tables, evidence),
+:func:`mrflib.inference.exact.conditioning.conditioned_log_partition` sums ``log Z`` over
+the states of one variable at a time, propagating the zeros, splitting and caching
+components, and eliminating a component once it is narrow enough.
 
 The same functions take a discrete :class:`~mrflib.models.factor_graph.FactorGraph` (any number of
 states, factors over any variables): :mod:`mrflib.inference.exact.enumeration` enumerates it (the
@@ -76,17 +66,25 @@ from mrflib._support.deprecation import moved_names
 from mrflib._support.validation import (
     as_rng,
     check_edges,
-    check_indices,
     check_positive,
-    check_spins,
     is_choice,
     require_memory,
 )
-from mrflib.inference.exact import elimination, junction_tree, sliced
+from mrflib.inference.exact import elimination, sliced, spin_elimination, spin_enumeration
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
 from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
 from mrflib.inference.exact.elimination_order import Plan
+from mrflib.inference.exact.spin_enumeration import (
+    MAX_STATE_BYTES_FACTOR,
+    correlation_matrix,
+    covariance_matrix,
+    index_to_states,
+    log_probabilities,
+    log_weights,
+    states,
+    states_to_index,
+)
 from mrflib.models import graphs
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
@@ -98,8 +96,6 @@ from mrflib.models.boltzmann import (
 from mrflib.models.factor_graph import (
     FactorGraph,
     as_factor_graph,
-    flat_index,
-    flat_states,
     with_evidence,
 )
 from mrflib.models.precision import checked
@@ -132,8 +128,6 @@ __all__ = [
     "MAX_STATE_BYTES_FACTOR",
 ]
 
-#: Bytes per state the enumeration holds at its peak (three float64 tables of 2^n).
-MAX_STATE_BYTES_FACTOR = 24
 #: Engines of ``method=``; ``"auto"`` enumerates up to ``AUTO_ENUMERATE_MAX_N`` spins.
 METHODS = ("auto", "enumerate", "junction-tree")
 AUTO_ENUMERATE_MAX_N = 20
@@ -174,19 +168,20 @@ def plan(model: Any, n: int | None = None) -> Plan:
     """What the junction-tree engine will do.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` gives an
-    :class:`~mrflib.inference.exact.elimination.EliminationPlan` (the plan of :func:`marginals`:
-    evidence clamped, barren tables kept; where its tables hold far more entries than the
-    model's, the answers come from the smaller plan of the states that can occur, see
-    :mod:`mrflib.inference.exact.sliced`); a
+    :class:`~mrflib.inference.exact.elimination_plan.EliminationPlan` (the plan of
+    :func:`marginals`: evidence clamped, barren tables kept; where its tables hold far more
+    entries than the model's, the answers come from the smaller plan of the states that can
+    occur, see :mod:`mrflib.inference.exact.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
-    cached :class:`~mrflib.inference.exact.junction_tree.JunctionTree` of the ±1 fast path.
+    cached :class:`~mrflib.inference.exact.spin_elimination.SpinPlan` of its graph, an
+    ``EliminationPlan`` whose methods take the machine's parameters.
 
     Parameters
     ----------
     model : FactorGraph or BoltzmannMachine or array_like of int, shape (E, 2)
         The model, or the edge list of a graph.
     n : int or None, default None
-        The nodes of an edge list, as in :func:`mrflib.inference.exact.junction_tree.plan`.
+        The nodes of an edge list, as in :func:`mrflib.inference.exact.spin_elimination.plan`.
 
     Returns
     -------
@@ -204,217 +199,7 @@ def plan(model: Any, n: int | None = None) -> Plan:
     if model is None or isinstance(model, (str, bytes, int, float, dict)):
         raise TypeError("model must be a BoltzmannMachine, a FactorGraph, a Graph or an (E, 2) "
                         f"edge array, got {type(model).__name__}")
-    return junction_tree.plan(model, n)
-
-
-def _check_enumerable(n: int, what: str = "exact enumeration") -> None:
-    require_memory(MAX_STATE_BYTES_FACTOR * 2.0**n, f"{what} of 2^{n} states")
-
-
-def _check_bits(n: Any) -> int:
-    """The number of spins of a flat-index table: ``0 <= n <= 62`` (indices are int64)."""
-    n = check_positive(n, "n", integer=True, allow_zero=True)
-    if n > 62:
-        raise ValueError(f"n must be at most 62 (flat indices are int64), got {n}")
-    return n
-
-
-def index_to_states(index: Any, n: int) -> np.ndarray:
-    """Spin configurations of flat state indices.
-
-    Parameters
-    ----------
-    index : array_like of int
-        Flat indices in ``0..2^n - 1`` (bit ``k`` is spin ``k``).
-    n : int
-        Number of spins, ``0 <= n <= 62``.
-
-    Returns
-    -------
-    ndarray of int8, shape (len(index), n)
-        The spins ``-1/+1``.
-    """
-    n = _check_bits(n)
-    index = check_indices(index, 2**n, "index")
-    return (2 * flat_states(index, np.full(n, 2)) - 1).astype(np.int8)
-
-
-def states_to_index(x: Any, n: int | None = None) -> np.ndarray:
-    """Flat state indices of spin configurations.
-
-    Parameters
-    ----------
-    x : array_like of int, shape (M, n)
-        Spins ``-1/+1``, at most 62 of them.
-    n : int or None, default None
-        Number of spins (``None``: ``x.shape[1]``).
-
-    Returns
-    -------
-    ndarray of int64, shape (M,)
-        The indices (bit ``k`` set where spin ``k`` is ``+1``).
-    """
-    s = check_spins(x, n, "x")
-    if s.shape[1] > 62:
-        raise ValueError(f"x has {s.shape[1]} spins; flat indices need at most 62")
-    return flat_index(s > 0, np.full(s.shape[1], 2))
-
-
-def states(n: int) -> np.ndarray:
-    """All ``2^n`` configurations in flat index order.
-
-    Parameters
-    ----------
-    n : int
-        Number of spins, ``0 <= n <= 62``; refused (``ValueError``) when the table does not
-        fit in memory.
-
-    Returns
-    -------
-    ndarray of int8, shape (2^n, n)
-        Row ``k``: the spins of index ``k``.
-    """
-    n = _check_bits(n)
-    require_memory((18.0 * n + 16) * 2.0**n, f"the table of 2^{n} states (n={n})")
-    return index_to_states(np.arange(2**n, dtype=np.int64), n)
-
-
-def _split(n: int) -> tuple[int, int]:
-    lo = n - n // 2
-    return lo, n - lo
-
-
-def _block_energy(X: np.ndarray, b: np.ndarray, W_upper: np.ndarray) -> np.ndarray:
-    return X @ b + np.einsum("si,ij,sj->s", X, W_upper, X) if X.shape[1] else np.zeros(len(X))
-
-
-def _log_weights(bias: np.ndarray, edges: np.ndarray, coupling: np.ndarray
-                 ) -> tuple[np.ndarray, int]:
-    """All log-weights times ``2^-k`` as a ``(2^h, 2^l)`` matrix (row = high block, column
-    = low block), and ``k`` (:func:`mrflib.models.boltzmann.overflow_exponent`; 0 in ordinary
-    range)."""
-    n = bias.shape[0]
-    _check_enumerable(n)
-    k = overflow_exponent(bias, coupling)
-    if k:
-        bias, coupling = np.ldexp(bias, -k), np.ldexp(coupling, -k)
-    lo, hi = _split(n)
-    Xlo = states(lo).astype(np.float64)
-    Xhi = states(hi).astype(np.float64)
-    W = np.zeros((n, n))
-    W[edges[:, 0], edges[:, 1]] = coupling  # upper triangle, i < j
-    e_lo = _block_energy(Xlo, bias[:lo], W[:lo, :lo])
-    e_hi = _block_energy(Xhi, bias[lo:], W[lo:, lo:])
-    lw = (Xhi @ W[:lo, lo:].T) @ Xlo.T  # cross terms x_hi^T W_hi,lo x_lo
-    lw += e_hi[:, None]
-    lw += e_lo[None, :]
-    return lw, k
-
-
-def _log_partition_scaled(lw: np.ndarray, k: int) -> float:
-    """``2^-k log Z`` from log-weights times ``2^-k`` (one temporary of their size)."""
-    shift = lw.max()
-    tmp = lw - shift
-    if k:
-        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
-            tmp *= 2.0**k
-    np.exp(tmp, out=tmp)
-    return float(shift + np.log(tmp.sum()) / 2.0**k)
-
-
-def _logsumexp_inplace_probs(lw: np.ndarray, k: int = 0) -> float:
-    """Turn log-weights times ``2^-k`` into probabilities in place; return log Z."""
-    shift = lw.max()
-    lw -= shift
-    if k:
-        with np.errstate(over="ignore"):  # far below the mode: -inf, weight 0
-            lw *= 2.0**k
-    np.exp(lw, out=lw)
-    total = lw.sum()
-    lw /= total
-    return unscale_log_partition(float(shift + np.log(total) / 2.0**k), k)
-
-
-def log_probabilities(model: BoltzmannMachine) -> np.ndarray:
-    """``log P(x)`` of all ``2^n`` states, flat; ``-inf`` only where ``P(x)`` underflows.
-
-    Holds at most two tables of ``2^n`` floats at a time (the divergences of
-    :mod:`mrflib.inference.exact.divergence` compare two models by them).
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-        A machine of ``n`` spins, small enough to enumerate (a ``TypeError`` naming
-        ``model`` for anything else).
-
-    Returns
-    -------
-    ndarray of float64
-        ``2^n`` log-probabilities in flat index order; ``-inf`` only where ``P(x)``
-        underflows, also where the log-weights are beyond the float range
-        (:func:`log_weights` is ``±inf`` there).
-
-    Raises
-    ------
-    ValueError
-        When the tables of an ``n`` would not fit in memory.
-    """
-    bm = check_model(model, "model")
-    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
-    lw = lw.ravel()
-    if not k:
-        lw -= _log_partition_scaled(lw, k)
-        return lw
-    lw -= lw.max()  # then 2^k (lw - max) - log Σ exp(...): log 3 of three tied modes
-    with np.errstate(over="ignore"):  # is below the last bit of the scaled log-weights
-        lw *= 2.0**k
-    lw -= _log_partition_scaled(lw, 0)
-    return lw
-
-
-def _moments_matrix(P: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Means and the full ``(n, n)`` second-moment matrix from the probability matrix."""
-    lo, hi = _split(n)
-    Xlo = states(lo).astype(np.float64)
-    Xhi = states(hi).astype(np.float64)
-    p_lo = P.sum(axis=0)
-    p_hi = P.sum(axis=1)
-    mean = np.concatenate([Xlo.T @ p_lo, Xhi.T @ p_hi])
-    C = np.empty((n, n))
-    C[:lo, :lo] = Xlo.T @ (p_lo[:, None] * Xlo)
-    C[lo:, lo:] = Xhi.T @ (p_hi[:, None] * Xhi)
-    cross = (Xhi.T @ P) @ Xlo  # (hi, lo)
-    C[lo:, :lo] = cross
-    C[:lo, lo:] = cross.T
-    np.fill_diagonal(C, 1.0)
-    return mean, C
-
-
-def log_weights(model: BoltzmannMachine) -> np.ndarray:
-    """Unnormalized log-probabilities of all ``2^n`` states.
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-        The model (a ``TypeError`` naming ``model`` otherwise).
-
-    Returns
-    -------
-    ndarray of float64, shape (2^n,)
-        In flat index order. A log-weight beyond the float range is ``±inf`` (its
-        probability is still finite: see :func:`probabilities`).
-
-    Raises
-    ------
-    ValueError
-        When the tables of an ``n`` would not fit in memory.
-    """
-    bm = check_model(model, "model")
-    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
-    if not k:
-        return lw.ravel()
-    with np.errstate(over="ignore"):
-        return np.ldexp(lw.ravel(), k)
+    return spin_elimination.plan(model, n)
 
 
 @checked
@@ -456,9 +241,9 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         return logz
     bm = check_model(model, "model")
     if _engine(method, bm.n) == "junction-tree":
-        return junction_tree.log_partition(bm)
-    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
-    return unscale_log_partition(_log_partition_scaled(lw.ravel(), k), k)
+        return spin_elimination.plan(bm).log_partition(bm.bias, bm.coupling)
+    lw, k = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
+    return unscale_log_partition(spin_enumeration.scaled_log_partition(lw.ravel(), k), k)
 
 
 @checked
@@ -479,20 +264,11 @@ def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
     if isinstance(model, FactorGraph):
         return factor_enumeration.joint_probabilities(model).ravel(order="F")
     bm = check_model(model, "model")
-    lw, k = _log_weights(bm.bias, bm.edges, bm.coupling)
+    lw, k = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
-        _logsumexp_inplace_probs(lw, k)
+        spin_enumeration.normalize_in_place(lw, k)
     return lw.ravel()
-
-
-def _enumerate_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
-    P, k = _log_weights(bm.bias, bm.edges, bm.coupling)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # its callers return no log Z
-        logz = _logsumexp_inplace_probs(P, k)
-    mean, C = _moments_matrix(P, bm.n)
-    return logz, mean, C
 
 
 @checked
@@ -523,46 +299,10 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
-            _, mean, pair = junction_tree.moments(bm)
+            _, mean, pair = spin_elimination.plan(bm).calibrate(bm.bias, bm.coupling)
             return mean, pair
-        _, mean, C = _enumerate_moments(bm)
+        _, mean, C = spin_enumeration.enumerated_moments(bm)
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
-
-
-@checked
-def correlation_matrix(model: BoltzmannMachine) -> np.ndarray:
-    """Exact second moments ``⟨x_i x_j⟩`` for all pairs, by enumeration.
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-        The model (a ``TypeError`` naming ``model`` otherwise).
-
-    Returns
-    -------
-    ndarray of float64, shape (n, n)
-        The second moments, ones on the diagonal.
-    """
-    _, _, C = _enumerate_moments(check_model(model, "model"))
-    return C
-
-
-@checked
-def covariance_matrix(model: BoltzmannMachine) -> np.ndarray:
-    """Exact covariances ``⟨x_i x_j⟩ - ⟨x_i⟩⟨x_j⟩`` for all pairs, by enumeration.
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-        The model (a ``TypeError`` naming ``model`` otherwise).
-
-    Returns
-    -------
-    ndarray of float64, shape (n, n)
-        The covariances.
-    """
-    _, mean, C = _enumerate_moments(check_model(model, "model"))
-    return C - np.outer(mean, mean)
 
 
 def sufficient_statistics(
@@ -656,9 +396,10 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
     # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
     scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
     if _engine(method, bm.n) == "junction-tree":
-        logz, _ = junction_tree.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+        logz, _ = spin_elimination.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
     else:
-        logz = _log_partition_scaled(_log_weights(bm.bias, bm.edges, bm.coupling)[0], k)
+        lw, _ = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
+        logz = spin_enumeration.scaled_log_partition(lw, k)
     with np.errstate(over="ignore"):
         return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
@@ -699,18 +440,18 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
     edges = check_edges(edges, n)
     engine = _engine(method, n)
     if engine == "junction-tree":
-        calibrate_tree = junction_tree.plan(edges, n).calibrate
+        calibrate_tree = spin_elimination.plan(edges, n).calibrate
 
         def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
             return calibrate_tree(bias, coupling)
     else:
-        _check_enumerable(n, "exact log Z and moments")
+        spin_enumeration.check_enumerable(n, "exact log Z and moments")
         ei, ej = edges[:, 0], edges[:, 1]
 
         def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
-            P, k = _log_weights(bias, edges, coupling)
-            logz = _logsumexp_inplace_probs(P, k)
-            mean, C = _moments_matrix(P, n)
+            P, k = spin_enumeration.log_weight_table(bias, edges, coupling)
+            logz = spin_enumeration.normalize_in_place(P, k)
+            mean, C = spin_enumeration.moments_matrix(P, n)
             return logz, mean, C[ei, ej]
 
     calibrate.engine = engine
@@ -759,7 +500,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
-        return junction_tree.sample(bm, n_samples, rng=rng)
+        return spin_elimination.plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
     cdf = np.cumsum(probabilities(bm))
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)

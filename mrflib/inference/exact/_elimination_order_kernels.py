@@ -1,5 +1,5 @@
-"""Numba kernels of the elimination orders (:mod:`mrflib.inference.exact.elimination_order`,
-:mod:`mrflib.inference.exact.junction_tree`), on an adjacency matrix of bits.
+"""Numba kernels of the elimination orders (:mod:`mrflib.inference.exact.elimination_order`),
+on an adjacency matrix of bits.
 
 Row ``u`` of the matrix is ``words(n)`` unsigned 64-bit words, bit ``w`` of word ``w // 64``
 set when ``u`` and ``w`` are adjacent (:func:`bit_matrix` builds it). A node's neighbours

@@ -15,10 +15,11 @@ import numpy as np
 
 from mrflib._support.validation import check_array, require_memory
 
-# the front, for the enumeration tables it keeps (at call time: it imports this module)
+# the front, for the likelihoods it answers (at call time: it imports this module)
 from mrflib.inference import exact as _front
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
+from mrflib.inference.exact.spin_enumeration import MAX_STATE_BYTES_FACTOR, log_probabilities
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 
@@ -122,11 +123,11 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
     if p.n != q.n:
         raise ValueError(f"q must have the same number of spins as p ({p.n}), got {q.n}")
     # log P (held) while log Q is built: its log-weights and one temporary; the half-state
-    # tables of _log_weights and the masks are below 1 MiB + 2^n bytes
-    require_memory((_front.MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
+    # tables of the log-weights and the masks are below 1 MiB + 2^n bytes
+    require_memory((MAX_STATE_BYTES_FACTOR + 1) * 2.0**p.n + 2**20,
                    f"kl_model over 2^{p.n} states")
-    lp = _front.log_probabilities(p)
-    lq = _front.log_probabilities(q)
+    lp = log_probabilities(p)
+    lq = log_probabilities(q)
     with np.errstate(invalid="ignore"):  # -inf - (-inf) = nan only where p = 0
         np.subtract(lp, lq, out=lq)  # log(p / q)
     np.exp(lp, out=lp)

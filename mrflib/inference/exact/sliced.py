@@ -399,7 +399,7 @@ def choose_slices(jt: elimination.EliminationPlan, task: str, budget: float
     Parameters
     ----------
     jt : EliminationPlan
-        A plan with an order (:class:`~mrflib.inference.exact.elimination.EliminationPlan`).
+        A plan with an order (:class:`~mrflib.inference.exact.elimination_plan.EliminationPlan`).
     task : str
         One of :data:`TASKS` (``PR`` sizes one upward pass, the others a calibration).
     budget : float

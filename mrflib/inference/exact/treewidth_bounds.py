@@ -6,7 +6,7 @@ below (:func:`table_bound`): where even that table cannot fit, no order search c
 
 Two bounds are combined (:func:`treewidth_lower_bound`, their maximum):
 
-* the minor-min-width (:func:`mrflib.inference.exact.elimination_order.minor_min_width`), strong
+* the minor-min-width (:func:`minor_min_width`), strong
   on dense graphs; it is a smallest degree of a minor, so it never exceeds 5 on a planar
   graph (every planar graph, and every minor of one, has a vertex of degree 5 or less),
   however large its treewidth: a ``40 x 40`` lattice gets 5;
@@ -26,19 +26,85 @@ Two bounds are combined (:func:`treewidth_lower_bound`, their maximum):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
 
-from mrflib.inference.exact.elimination_order import minor_min_width
-
-__all__ = ["cross_bound", "treewidth_lower_bound", "table_bound"]
+__all__ = ["minor_min_width", "table_lower_bound", "cross_bound", "treewidth_lower_bound",
+           "table_bound"]
 
 #: Components with fewer variables than this get the minor-min-width alone (a bramble of
 #: crosses of width ``k`` needs about ``k^2`` vertices, and small components fit anyway).
 CROSS_MIN_NODES = 64
+
+
+def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
+    """A lower bound on the treewidth of the graph ``adj`` on ``nodes``: the minor-min-width
+    (Gogate and Dechter, UAI 2004).
+
+    Treewidth never grows when an edge is contracted, and is at least the smallest degree,
+    so the largest smallest degree met while contracting a vertex of smallest degree into
+    its neighbour of smallest degree bounds it from below (ties to the lower-numbered
+    vertex).
+
+    Parameters
+    ----------
+    adj, nodes
+        As in :func:`components`: the interaction graph's neighbour sets, and the nodes.
+
+    Returns
+    -------
+    int
+        The lower bound.
+    """
+    inside = set(nodes)
+    nbrs = {v: adj[v] & inside for v in inside}
+    heap = [(len(s), v) for v, s in nbrs.items()]
+    heapq.heapify(heap)
+    bound = 0
+    while heap and bound < len(nbrs) - 1:
+        d, v = heapq.heappop(heap)
+        if v not in nbrs or d != len(nbrs[v]):
+            continue  # a stale entry
+        bound = max(bound, d)
+        near = nbrs.pop(v)
+        if not near:
+            continue
+        u = min(near, key=lambda w: (len(nbrs[w]), w))
+        for w in near:
+            nbrs[w].discard(v)
+            if w != u:
+                nbrs[w].add(u)
+                nbrs[u].add(w)
+        for w in near:
+            heapq.heappush(heap, (len(nbrs[w]), w))
+    return bound
+
+
+def table_lower_bound(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int]
+                      ) -> float:
+    """Log entries that the largest clique table of every order of ``nodes`` holds at
+    least: a clique of :func:`minor_min_width` + 1 of them, the fewest states first.
+
+    Parameters
+    ----------
+    adj : list of set of int
+        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+    logc : sequence of float
+        ``log |X_v|`` of every variable.
+    nodes : sequence of int
+        The nodes of the graph.
+
+    Returns
+    -------
+    float
+        The natural log of the number of entries.
+    """
+    width = minor_min_width(adj, nodes)
+    return float(sum(sorted(logc[v] for v in nodes)[:width + 1]))
 
 
 def _distances(adj: list[set[int]], local: dict[int, int], source: int) -> np.ndarray:
