@@ -136,9 +136,9 @@ def searched_order(scopes: Sequence[Sequence[int]], logc: Sequence[float],
     anneal : int or None, default None
         A seed: a best order still over ``limit``, by at most :data:`ANNEAL_REACH`, has its
         refined tree annealed (:func:`_annealed`), unless no order can fit
-        (:func:`table_lower_bound`: on a dense graph the annealing would take many minutes
-        to find nothing), and the annealed order is kept where it is better. ``None``: no
-        annealing.
+        (:func:`~mrflib.inference.exact.treewidth_bounds.table_lower_bound`: on a dense
+        graph the annealing would take many minutes to find nothing), and the annealed
+        order is kept where it is better. ``None``: no annealing.
 
     Returns
     -------

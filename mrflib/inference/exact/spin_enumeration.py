@@ -246,7 +246,7 @@ def log_weights(model: BoltzmannMachine) -> np.ndarray:
     -------
     ndarray of float64, shape (2^n,)
         In flat index order. A log-weight beyond the float range is ``±inf`` (its
-        probability is still finite: see :func:`probabilities`).
+        probability is still finite: see :func:`mrflib.inference.exact.probabilities`).
 
     Raises
     ------

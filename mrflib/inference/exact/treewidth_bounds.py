@@ -53,7 +53,8 @@ def minor_min_width(adj: list[set[int]], nodes: Sequence[int]) -> int:
     Parameters
     ----------
     adj, nodes
-        As in :func:`components`: the interaction graph's neighbour sets, and the nodes.
+        As in :func:`~mrflib.inference.exact.elimination_cliques.components`: the
+        interaction graph's neighbour sets, and the nodes.
 
     Returns
     -------
@@ -92,7 +93,8 @@ def table_lower_bound(adj: list[set[int]], logc: Sequence[float], nodes: Sequenc
     Parameters
     ----------
     adj : list of set of int
-        Neighbour sets of the interaction graph (:func:`interaction_graph`).
+        Neighbour sets of the interaction graph
+        (:func:`~mrflib.inference.exact.elimination_cliques.interaction_graph`).
     logc : sequence of float
         ``log |X_v|`` of every variable.
     nodes : sequence of int
