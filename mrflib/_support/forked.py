@@ -20,7 +20,11 @@ every live child at once (``SIGKILL``; :meth:`Forked.stop` reaps it) and raise
 section under :func:`deferred` (an answer file being written) completes before the
 exception is raised. Python runs signal handlers between bytecodes of the main thread, so
 a signal that arrives while a compiled kernel runs there takes effect when the kernel
-returns; a wait on children (:func:`first_done`) is woken at once.
+returns; a wait on children (:func:`first_done`) is woken at once. Python also runs a
+handler inside finalizers (``__del__``, such as numba's while it compiles), where the
+exception it raises is printed and dropped: the signal is therefore remembered, and raised
+again at the next wait on children (:func:`first_done`) or when the section ends, unless
+its exception is already on its way out.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -50,6 +55,8 @@ _PR_SET_PDEATHSIG = 1
 
 _LIVE: set[Forked] = set()  # children to kill when a signal ends the parent
 _DEFER = {"depth": 0, "pending": None}
+#: The signal whose exception was last raised by the handler (``None``: none, or handled).
+_RECEIVED: dict[str, int | None] = {"signum": None}
 
 
 class Terminated(BaseException):
@@ -230,6 +237,7 @@ def call_within(fn: Callable[..., Any], args: tuple, limit: float, what: str,
 def first_done(children: Sequence[Forked], until: float) -> Forked | None:
     """The first of ``children`` to answer before ``time.perf_counter()`` reaches ``until``
     (a child that has answered already is returned at once), or ``None``."""
+    _raise_dropped()
     while True:
         for child in children:
             if child.done():
@@ -253,11 +261,21 @@ def _raise_for(signum: int) -> None:
     raise KeyboardInterrupt
 
 
+def _raise_dropped() -> None:
+    """Raise again the exception of a signal that a finalizer dropped: one the handler
+    raised, when no exception is on its way out here (one that is, is that signal's)."""
+    signum = _RECEIVED["signum"]
+    if signum is not None and sys.exc_info()[1] is None:
+        _RECEIVED["signum"] = None
+        _raise_for(signum)
+
+
 def _on_signal(signum: int, _frame: Any) -> None:
     _kill_all()
     if _DEFER["depth"]:
         _DEFER["pending"] = _DEFER["pending"] or signum
         return
+    _RECEIVED["signum"] = signum
     _raise_for(signum)
 
 
@@ -289,9 +307,12 @@ def ending_on_signals() -> Iterator[None]:
     for sig in (signal.SIGTERM, signal.SIGINT):
         if signal.getsignal(sig) is not signal.SIG_IGN:
             old[sig] = signal.signal(sig, _on_signal)
+    _RECEIVED["signum"] = None
     try:
         yield
+        _raise_dropped()
     finally:
+        _RECEIVED["signum"] = None
         for child in list(_LIVE):  # killed by a signal, or left running by an error
             child.stop()
         for sig, handler in old.items():

@@ -41,8 +41,8 @@ the factor graph's engine is here:
   moments and samples (and ``log Z`` is ``+inf`` with a warning only beyond the range).
 * :func:`condition`: spins clamped, the machine of the others.
 
-Precision: exact within the limit :mod:`mrflib.models.precision` states (and argues once
-for every engine); beyond it :mod:`mrflib.inference.exact` warns before calling this engine.
+Precision: that of the elimination engine it runs on, argued once for every engine in
+:mod:`mrflib.models.precision`.
 """
 
 from __future__ import annotations
