@@ -1,4 +1,4 @@
-"""The junction-tree engine of Boltzmann machines (:mod:`mrflib.inference.exact.spin_elimination`,
+"""The junction-tree engine of Boltzmann machines (:mod:`mrflib.inference.exact._spin_plan`,
 the elimination engine on a machine's tables) on square Ising lattices.
 
 Models: biases U[-0.2, 0.2], couplings U[-0.3, 0.3] (the GSMCI defaults), seed 0.
@@ -35,7 +35,7 @@ import numpy as np
 
 from mrflib import BoltzmannMachine, exact, graphs, lap, sampling
 from mrflib._support.validation import available_memory, format_bytes
-from mrflib.inference.exact.spin_elimination import SpinPlan
+from mrflib.inference.exact._spin_plan import SpinPlan
 from mrflib.learning._maximum_likelihood import fit_exact
 from mrflib.repro import peers
 from mrflib.repro.timing import best_seconds

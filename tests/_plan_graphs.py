@@ -79,7 +79,7 @@ def plan_record(jt) -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates the pinned plans
-    from mrflib.inference.exact.spin_elimination import SpinPlan
+    from mrflib.inference.exact._spin_plan import SpinPlan
 
     out = {name: plan_record(SpinPlan(e, n)) for name, (e, n) in plan_graphs().items()}
     PLANS.write_text(json.dumps(out, indent=1) + "\n")

@@ -46,12 +46,12 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference.exact import conditioning, elimination, spin_elimination
+from mrflib.inference.exact import _spin_plan, conditioning, elimination
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _fit_arguments, potentials, table_learners
-from mrflib.models import factor_graph
+from mrflib.models import boltzmann, factor_graph
 from mrflib.models import lattices as factor_models
 from mrflib.models.precision import PrecisionWarning
 from mrflib.repro import (
@@ -408,9 +408,9 @@ CASES += [
      dict(data=SPINS_BAD, model=[None, 3, "model"])),
     ("exact.plan", exact.plan, dict(model=EDGES, n=N),
      dict(model=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
-    ("spin_elimination.plan", spin_elimination.plan, dict(bm_or_edges=EDGES, n=N),
+    ("_spin_plan.plan", _spin_plan.plan, dict(bm_or_edges=EDGES, n=N),
      dict(bm_or_edges=EDGES_BAD + [None], n=[0, -1, 1.5, 2])),
-    ("spin_elimination.elimination_order", spin_elimination.elimination_order,
+    ("_spin_plan.elimination_order", _spin_plan.elimination_order,
      dict(edges=EDGES, n=N),
      dict(edges=EDGES_BAD, n=[0, -1, 1.5, 2],
           order=[[0] * N, list(range(1, N + 1)), [0.5] * N, "order", [[0, 1]], [1j] * N])),
@@ -493,7 +493,7 @@ CASES += [
        dict(model=FG, n_samples=3, rng=0),
        dict(model=MODEL_BAD, n_samples=COUNT_BAD, rng=RNG_BAD))
       for mod in (elimination, factor_enumeration)],
-    ("spin_elimination.condition", spin_elimination.condition,
+    ("boltzmann.clamp", boltzmann.clamp,
      dict(model=BM, nodes=[0], values=[1]),
      dict(nodes=NODES_BAD, values=[[0], [2], [math.nan], [1, 1], None, [1j]])),
     ("repro.experiments.settings", experiments.settings,
@@ -1584,7 +1584,7 @@ def test_models_near_float_range_log_partition_finite():
 
 
 LOOSE = [
-    ("junction-tree-order", lambda: spin_elimination.SpinPlan(PATH, 4, order=[0, 1, 2.7, 3]),
+    ("junction-tree-order", lambda: _spin_plan.SpinPlan(PATH, 4, order=[0, 1, 2.7, 3]),
      "order"),
     ("ancestral-subset-bool", lambda: CANCER.ancestral_subset([True]), "variables"),
     ("expert-network-list", lambda: datasets.expert_network(["asia"]), "name"),

@@ -1,5 +1,5 @@
 """The junction-tree engine of Boltzmann machines (the elimination engine on a machine's
-tables, :mod:`mrflib.inference.exact.spin_elimination`) against enumeration and pgmpy; its
+tables, :mod:`mrflib.inference.exact._spin_plan`) against enumeration and pgmpy; its
 compiled backward sampling against the Python definition; the deprecated module's names."""
 
 import numpy as np
@@ -10,8 +10,9 @@ import mrflib
 from mrflib import BoltzmannMachine, exact, graphs
 from mrflib.inference._factor_ops import draw_categorical
 from mrflib.inference.exact import _compiled_passes as cp
+from mrflib.inference.exact import _spin_plan as se
 from mrflib.inference.exact import elimination_order as eo
-from mrflib.inference.exact import spin_elimination as se
+from mrflib.models.boltzmann import clamp
 
 
 def _tree(n, seed):
@@ -183,7 +184,7 @@ def test_condition_equals_enumerated_conditional():
     bm = BoltzmannMachine.random(graphs.square_grid(3, 4), 12, bias_scale=0.5,
                                  coupling_scale=0.8, rng=6)
     nodes, values = np.array([5, 1]), np.array([-1, 1])
-    sub, free, const = se.condition(bm, nodes, values)
+    sub, free, const = clamp(bm, nodes, values)
     X = exact.states(12)
     keep = (X[:, 5] == -1) & (X[:, 1] == 1)
     P = exact.probabilities(bm)[keep]
@@ -259,8 +260,8 @@ DEPRECATED = [
      r"exact\.plan\(model\)\.calibrate"),
     ("sample", dict(n_samples=5, rng=0),
      lambda bm: exact.sample(bm, 5, rng=0, method="junction-tree"), r"exact\.sample\("),
-    ("condition", dict(nodes=[0], values=[1]), lambda bm: se.condition(bm, [0], [1]),
-     r"spin_elimination\.condition"),
+    ("condition", dict(nodes=[0], values=[1]), lambda bm: clamp(bm, [0], [1]),
+     r"models\.boltzmann\.clamp"),
 ]
 
 
@@ -299,14 +300,14 @@ def test_the_deprecated_plans_and_orders_forward():
     with pytest.warns(FutureWarning, match="mrflib.inference.exact.junction_tree"):
         junction_tree = importlib.import_module("mrflib.inference.junction_tree")
     edges = graphs.square_grid(3, 5)
-    with pytest.warns(FutureWarning, match=r"spin_elimination\.SpinPlan"):
+    with pytest.warns(FutureWarning, match=r"exact\.plan\(edges, n\)"):
         p = junction_tree.JunctionTree(edges, 15)
     assert isinstance(p, se.SpinPlan) and list(p.order) == list(exact.plan(edges, 15).order)
     with pytest.warns(FutureWarning, match=r"exact\.plan\(x, n\)"):
         assert junction_tree.plan(bm_or_edges=edges, n=15) is exact.plan(edges, 15)
-    with pytest.warns(FutureWarning, match=r"spin_elimination\.elimination_order"):
+    with pytest.warns(FutureWarning, match=r"exact\.plan\(edges, n\) \(its order"):
         assert junction_tree.elimination_order(edges, 15) == se.elimination_order(edges, 15)
-    with pytest.warns(FutureWarning, match=r"spin_elimination\.MAX_WIDTH"):
+    with pytest.warns(FutureWarning, match=r"which refuses a treewidth above it"):
         assert junction_tree.MAX_WIDTH == se.MAX_WIDTH
     with pytest.raises(AttributeError):
         junction_tree.upward  # noqa: B018

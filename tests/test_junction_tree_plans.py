@@ -10,7 +10,7 @@ import pytest
 from _plan_graphs import PLANS, plan_graphs, plan_record
 
 from mrflib.inference.exact import elimination_order as eo
-from mrflib.inference.exact.spin_elimination import SpinPlan
+from mrflib.inference.exact._spin_plan import SpinPlan
 
 _PINNED = json.loads(PLANS.read_text())
 _GRAPHS = plan_graphs()
@@ -69,7 +69,7 @@ def test_plans_do_not_depend_on_the_cpus_vector_instructions():
     import sys
 
     code = ("import sys; sys.path.insert(0, 'tests'); from _plan_graphs import plan_graphs, "
-            "plan_record; from mrflib.inference.exact.spin_elimination import SpinPlan; "
+            "plan_record; from mrflib.inference.exact._spin_plan import SpinPlan; "
             "print(plan_record(SpinPlan(*plan_graphs()['square 20x20']))['order'])")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR")

@@ -241,6 +241,19 @@ def _add_outer_products(H, M, WM, B, nz):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def penalized_gradient(ll, th, target, mean, l2):  # pragma: no cover - numba
+    """The ridge ``-l2/2 |θ|^2`` applied: ``(ll - l2/2 |θ|^2, target - mean - l2 θ)``, the
+    penalized objective and its gradient, shared by both LAP kernels."""
+    D = th.shape[0]
+    g = np.empty(D)
+    sq = 0.0
+    for a in range(D):
+        g[a] = target[a] - mean[a] - l2 * th[a]
+        sq += th[a] * th[a]
+    return ll - 0.5 * l2 * sq, g
+
+
+@njit(cache=True, nogil=True)
 def _evaluate(th, idx, nnz, w, W, target, l2):  # pragma: no cover - numba
     """``(ℓ, ∇ℓ, ∇²ℓ)`` at ``th`` (length ``D``). Per pattern ``u``:
     ``∇ = Σ_s n_us F_us / N - W_u E_u[F]`` and
@@ -272,12 +285,7 @@ def _evaluate(th, idx, nnz, w, W, target, l2):  # pragma: no cover - numba
                     H[a, idx[p, s, t2]] -= r
         if q == _BLOCK - 1 or p == P - 1:
             _add_outer_products(H, M, WM, q + 1, nz)
-    g = np.empty(D)
-    sq = 0.0
-    for a in range(D):
-        g[a] = target[a] - mean[a] - l2 * th[a]
-        sq += th[a] * th[a]
-    ll -= 0.5 * l2 * sq
+    ll, g = penalized_gradient(ll, th, target, mean, l2)
     for a in range(D):
         H[a, a] -= l2
         for b in range(a + 1, D):

@@ -35,7 +35,12 @@ import numpy as np
 from numba import njit
 
 from mrflib._support._newton_kernels import newton_direction
-from mrflib.learning._factor_lap_kernels import decode_rest, normalize_scores, pattern_statistics
+from mrflib.learning._factor_lap_kernels import (
+    decode_rest,
+    normalize_scores,
+    pattern_statistics,
+    penalized_gradient,
+)
 
 #: Newton decrement above which the Hessian is recomputed after every step.
 _FRESH = 1e-3
@@ -204,12 +209,7 @@ def _evaluate(th, prob, l2, hessian):  # pragma: no cover - numba
                 X[f, b] += Wp * C[bi, b]
             for j in range(i, cnt[p]):
                 H[f, par[p, j]] -= Wp * C[bi, base[p, j]]
-    g = np.empty(D)
-    sq = 0.0
-    for a in range(D):
-        g[a] = target[a] - mean[a] - l2 * th[a]
-        sq += th[a] * th[a]
-    ll -= 0.5 * l2 * sq
+    ll, g = penalized_gradient(ll, th, target, mean, l2)
     if not hessian:
         return ll, g, H
     for a in range(nb):

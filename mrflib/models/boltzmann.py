@@ -25,13 +25,14 @@ from mrflib._support.validation import (
     check_coupling,
     check_edges,
     check_instance,
+    check_nodes,
     check_positive,
     check_spins,
     require_memory,
 )
 from mrflib.models import graphs
 
-__all__ = ["BoltzmannMachine", "check_model", "overflow_exponent", "unscale_log_partition",
+__all__ = ["BoltzmannMachine", "check_model", "clamp", "overflow_exponent", "unscale_log_partition",
            "to_spins", "to_states"]
 
 #: Sums of log-weights are kept below ``2^LOG_WEIGHT_MAX_EXPONENT`` (float64 ends at 2^1024).
@@ -469,3 +470,55 @@ def check_model(model: Any, name: str = "model") -> BoltzmannMachine:
         If ``model`` is not a :class:`BoltzmannMachine`.
     """
     return check_instance(model, BoltzmannMachine, name)
+
+
+def clamp(model: BoltzmannMachine, nodes: Any, values: Any
+          ) -> tuple[BoltzmannMachine, np.ndarray, float]:
+    """Clamp spins ``x_nodes = values``; return the model of the free spins.
+
+    A clamped spin adds ``J_ij x_j`` to the bias of each free neighbour ``i`` (the
+    auxiliary fields of SMCI's sum regions and LAP's 1-neighbourhoods).
+
+    Parameters
+    ----------
+    model : BoltzmannMachine
+        The model (a ``TypeError`` naming ``model`` otherwise).
+    nodes : array_like of int
+        The clamped spins, distinct, in any order; at least one spin must stay free.
+    values : array_like of int
+        Their spins ``-1/+1``, in the order of ``nodes``.
+
+    Returns
+    -------
+    free_model : BoltzmannMachine
+        ``P(x_free | x_nodes) ∝ exp(free_model.log_weight)``.
+    free : ndarray of int64
+        The free nodes in increasing order (node ``free[a]`` is spin ``a`` of
+        ``free_model``).
+    constant : float
+        The clamped spins' own energy, so that
+        ``log P(x_nodes) = constant + log Z(free_model) - log Z(model)``.
+    """
+    model = check_model(model, "model")
+    raw = np.atleast_1d(np.asarray(nodes))
+    nodes = check_nodes(raw, model.n, "nodes")
+    x = check_spins(np.atleast_1d(values), len(nodes), "values")[0].astype(np.float64)
+    x = x[np.argsort(raw, kind="stable")]
+    clamped = np.zeros(model.n, dtype=bool)
+    clamped[nodes] = True
+    val = np.zeros(model.n)
+    val[nodes] = x
+    free = np.flatnonzero(~clamped)
+    if free.size == 0:
+        raise ValueError("nodes must leave at least one spin free")
+    i, j = model.edges[:, 0], model.edges[:, 1]
+    bias = model.bias.astype(np.float64).copy()
+    np.add.at(bias, i, np.where(clamped[j] & ~clamped[i], model.coupling * val[j], 0.0))
+    np.add.at(bias, j, np.where(clamped[i] & ~clamped[j], model.coupling * val[i], 0.0))
+    both = clamped[i] & clamped[j]
+    constant = float(model.bias[nodes] @ x + model.coupling[both] @ (val[i[both]] * val[j[both]]))
+    keep = ~clamped[i] & ~clamped[j]
+    relabel = -np.ones(model.n, dtype=np.int64)
+    relabel[free] = np.arange(free.size)
+    sub_edges = np.stack([relabel[i[keep]], relabel[j[keep]]], axis=1)
+    return BoltzmannMachine(bias[free], sub_edges, model.coupling[keep]), free, constant

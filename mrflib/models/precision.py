@@ -1,9 +1,8 @@
 """The precision limit of exact inference in float64: how large log-weights may be.
 
-Every exact engine (:mod:`mrflib.inference.exact.spin_enumeration`,
-:mod:`mrflib.inference.exact.enumeration`, and the variable elimination of
-:mod:`mrflib.inference.exact.elimination`, of factor graphs and, through
-:mod:`mrflib.inference.exact.spin_elimination`, of Boltzmann machines) adds the factors'
+Every exact engine (the enumeration of :mod:`mrflib.inference.exact.enumeration` and the
+variable elimination of :mod:`mrflib.inference.exact.elimination`, of factor graphs and of
+Boltzmann machines) adds the factors'
 log-weights ``θ_k(x_{S_k})`` (a Boltzmann machine's ``b_i x_i`` and ``J_ij x_i x_j``) in
 float64. A sum
 whose terms reach ``M`` in magnitude is rounded to a multiple of about ``M ε``

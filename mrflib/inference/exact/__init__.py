@@ -1,10 +1,10 @@
 """Exact inference: the front of every exact engine, for both model kinds.
 
 For a Boltzmann machine ``P(x) ∝ exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (eq. (3) of the GSMCI
-paper) two engines answer: :mod:`mrflib.inference.exact.spin_enumeration` enumerates all
+paper) two engines answer: :mod:`mrflib.inference.exact.enumeration` enumerates all
 ``2^n`` spin configurations (state order: bit ``k`` of a state's index is spin ``k``, set
 means ``x_k = +1``, the flat order of ``book/notation.md``), and
-:mod:`mrflib.inference.exact.spin_elimination` runs the variable elimination of factor
+its pairwise binary backend (``_spin_plan``) runs the variable elimination of factor
 graphs (:mod:`mrflib.inference.exact.elimination`) on the machine's tables, in time and
 memory exponential in the treewidth only. ``log_partition``, ``moments``,
 ``log_likelihood``, ``sample`` and :func:`calibrator` take
@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
 from mrflib._support.deprecation import moved_names
 from mrflib._support.validation import (
     as_rng,
@@ -70,12 +71,11 @@ from mrflib._support.validation import (
     is_choice,
     require_memory,
 )
-from mrflib.inference.exact import elimination, sliced, spin_elimination, spin_enumeration
-from mrflib.inference.exact import enumeration as factor_enumeration
+from mrflib.inference.exact import _spin_plan, elimination, enumeration, sliced
 from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
 from mrflib.inference.exact.divergence import kl_data_model, kl_divergence, kl_model
 from mrflib.inference.exact.elimination_order import Plan
-from mrflib.inference.exact.spin_enumeration import (
+from mrflib.inference.exact.enumeration import (
     MAX_STATE_BYTES_FACTOR,
     correlation_matrix,
     covariance_matrix,
@@ -159,7 +159,7 @@ def _factor_engine(method: Any, model: FactorGraph,
     if method == "auto":
         small = math.prod(model.cardinalities.tolist()) <= max_states
         method = "enumerate" if small else "junction-tree"
-    return factor_enumeration if method == "enumerate" else sliced
+    return enumeration if method == "enumerate" else sliced
 
 
 
@@ -173,15 +173,15 @@ def plan(model: Any, n: int | None = None) -> Plan:
     entries than the model's, the answers come from the smaller plan of the states that can
     occur, see :mod:`mrflib.inference.exact.sliced`); a
     :class:`~mrflib.models.boltzmann.BoltzmannMachine` or an edge list on ``n`` nodes the
-    cached :class:`~mrflib.inference.exact.spin_elimination.SpinPlan` of its graph, an
-    ``EliminationPlan`` whose methods take the machine's parameters.
+    cached plan of its graph, an ``EliminationPlan`` whose methods also take the machine's
+    parameters (``log_partition``, ``calibrate`` and ``sample`` of ``bias, coupling``).
 
     Parameters
     ----------
     model : FactorGraph or BoltzmannMachine or array_like of int, shape (E, 2)
         The model, or the edge list of a graph.
     n : int or None, default None
-        The nodes of an edge list, as in :func:`mrflib.inference.exact.spin_elimination.plan`.
+        The number of nodes of an edge list (ignored for a model).
 
     Returns
     -------
@@ -199,7 +199,7 @@ def plan(model: Any, n: int | None = None) -> Plan:
     if model is None or isinstance(model, (str, bytes, int, float, dict)):
         raise TypeError("model must be a BoltzmannMachine, a FactorGraph, a Graph or an (E, 2) "
                         f"edge array, got {type(model).__name__}")
-    return spin_elimination.plan(model, n)
+    return _spin_plan.plan(model, n)
 
 
 @checked
@@ -241,9 +241,9 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         return logz
     bm = check_model(model, "model")
     if _engine(method, bm.n) == "junction-tree":
-        return spin_elimination.plan(bm).log_partition(bm.bias, bm.coupling)
-    lw, k = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
-    return unscale_log_partition(spin_enumeration.scaled_log_partition(lw.ravel(), k), k)
+        return _spin_plan.plan(bm).log_partition(bm.bias, bm.coupling)
+    lw, k = enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
+    return unscale_log_partition(enumeration.scaled_log_partition(lw.ravel(), k), k)
 
 
 @checked
@@ -262,12 +262,12 @@ def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
         The probabilities, flat.
     """
     if isinstance(model, FactorGraph):
-        return factor_enumeration.joint_probabilities(model).ravel(order="F")
+        return enumeration.joint_probabilities(model).ravel(order="F")
     bm = check_model(model, "model")
-    lw, k = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
+    lw, k = enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
-        spin_enumeration.normalize_in_place(lw, k)
+        enumeration.normalize_in_place(lw, k)
     return lw.ravel()
 
 
@@ -299,9 +299,9 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # log Z = inf is not returned
         if _engine(method, bm.n) == "junction-tree":
-            _, mean, pair = spin_elimination.plan(bm).calibrate(bm.bias, bm.coupling)
+            _, mean, pair = _spin_plan.plan(bm).calibrate(bm.bias, bm.coupling)
             return mean, pair
-        _, mean, C = spin_enumeration.enumerated_moments(bm)
+        _, mean, C = enumeration.enumerated_moments(bm)
     return mean, C[bm.edges[:, 0], bm.edges[:, 1]]
 
 
@@ -396,10 +396,10 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
     # log-weights beyond the float range: both terms times 2^-k, their difference scaled back
     scaled = BoltzmannMachine(np.ldexp(bm.bias, -k), bm.edges, np.ldexp(bm.coupling, -k))
     if _engine(method, bm.n) == "junction-tree":
-        logz, _ = spin_elimination.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
+        logz, _ = _spin_plan.plan(bm).log_partition_scaled(bm.bias, bm.coupling)
     else:
-        lw, _ = spin_enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
-        logz = spin_enumeration.scaled_log_partition(lw, k)
+        lw, _ = enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
+        logz = enumeration.scaled_log_partition(lw, k)
     with np.errstate(over="ignore"):
         return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
@@ -440,18 +440,18 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
     edges = check_edges(edges, n)
     engine = _engine(method, n)
     if engine == "junction-tree":
-        calibrate_tree = spin_elimination.plan(edges, n).calibrate
+        calibrate_tree = _spin_plan.plan(edges, n).calibrate
 
         def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
             return calibrate_tree(bias, coupling)
     else:
-        spin_enumeration.check_enumerable(n, "exact log Z and moments")
+        enumeration.check_enumerable(n, "exact log Z and moments")
         ei, ej = edges[:, 0], edges[:, 1]
 
         def calibrate(bias: Any, coupling: Any) -> tuple[float, np.ndarray, np.ndarray]:
-            P, k = spin_enumeration.log_weight_table(bias, edges, coupling)
-            logz = spin_enumeration.normalize_in_place(P, k)
-            mean, C = spin_enumeration.moments_matrix(P, n)
+            P, k = enumeration.log_weight_table(bias, edges, coupling)
+            logz = enumeration.normalize_in_place(P, k)
+            mean, C = enumeration.moments_matrix(P, n)
             return logz, mean, C[ei, ej]
 
     calibrate.engine = engine
@@ -500,7 +500,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
                    f"exact.sample: n_samples = {n_samples} samples of {bm.n} spins")
     rng = as_rng(rng)
     if _engine(method, bm.n) == "junction-tree":
-        return spin_elimination.plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
+        return _spin_plan.plan(bm).sample(bm.bias, bm.coupling, n_samples, rng=rng)
     cdf = np.cumsum(probabilities(bm))
     u = rng.random(n_samples) * cdf[-1]
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
@@ -611,3 +611,9 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
 #: ``exact.fit_mle``, a learner, moved to the learning layer, which this one cannot import;
 #: the top-level package declares where (``mrflib._support.deprecation.MOVED_NAMES``).
 __getattr__ = moved_names(__name__)
+
+#: Module paths named for a model kind, and the module named for the idea that replaced
+#: them: importing one warns and gives its replacement (for one release).
+MOVED = {"spin_enumeration": "mrflib.inference.exact.enumeration"}
+
+_ModuleAliases(__name__, MOVED, warn=True).install()

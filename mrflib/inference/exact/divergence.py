@@ -19,7 +19,7 @@ from mrflib._support.validation import check_array, require_memory
 from mrflib.inference import exact as _front
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.exact._data_checks import check_factor_samples, check_samples
-from mrflib.inference.exact.spin_enumeration import MAX_STATE_BYTES_FACTOR, log_probabilities
+from mrflib.inference.exact.enumeration import MAX_STATE_BYTES_FACTOR, log_probabilities
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
 

@@ -85,8 +85,7 @@ DENSE_MAX_WORK = 30 * FILL_MAX_WORK
 class Plan:
     """What the junction-tree engine will do, the one plan type of both model families:
     :class:`~mrflib.inference.exact.elimination_plan.EliminationPlan`, of a factor graph or
-    (:class:`~mrflib.inference.exact.spin_elimination.SpinPlan`) of a Boltzmann machine's
-    graph.
+    of a Boltzmann machine's graph.
 
     Attributes
     ----------
@@ -105,9 +104,8 @@ class Plan:
         Bytes of the largest clique table and of all of them (float64).
     fits : bool
         Whether a calibration fits in memory. A factor graph's plan may say no (it is
-        returned to be read); a Boltzmann machine's
-        (:class:`~mrflib.inference.exact.spin_elimination.SpinPlan`) that would not fit is
-        refused instead, so every one says yes.
+        returned to be read); a Boltzmann machine's that
+        would not fit is refused instead, so every one says yes.
     treewidth_lower_bound : int or None
         A proved lower bound on the treewidth where no order was found, else ``None``.
     """

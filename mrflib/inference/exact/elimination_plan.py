@@ -9,7 +9,7 @@ it does not fit), and the junction tree of the order's cliques: step ``t`` sums 
 sends the message ``m_t(x_{N_t})`` to the step of the first-eliminated variable of ``N_t``.
 Its passes, the upward sums (or maxima) and the downward (Hugin) pass of the beliefs, are
 methods: the tasks of :mod:`mrflib.inference.exact.elimination` and
-:mod:`mrflib.inference.exact.spin_elimination` run them, or their compiled twins
+:mod:`mrflib.inference.exact`'s pairwise binary backend run them, or their compiled twins
 (:mod:`mrflib.inference.exact._compiled_passes`), on it. The plan depends on the model's
 scopes and on what its tables reduce; :meth:`EliminationPlan.with_tables` gives the plan of
 other tables that reduce alike (a learner's parameters at each step) without planning again.

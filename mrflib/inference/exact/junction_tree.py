@@ -1,9 +1,8 @@
 """Deprecated: the ±1 junction tree is the elimination engine's, for one release.
 
-Exact inference on Boltzmann machines runs on the engine of factor graphs
-(:mod:`mrflib.inference.exact.spin_elimination`, behind :mod:`mrflib.inference.exact`'s
-``method="junction-tree"``). Every name of this module still works, with a
-:class:`FutureWarning` naming the call to use:
+Exact inference on Boltzmann machines runs on the engine of factor graphs (behind
+:mod:`mrflib.inference.exact`'s ``method="junction-tree"``). Every name of this module still
+works, with a :class:`FutureWarning` naming the call to use:
 
 * ``junction_tree.plan(x, n)``: ``exact.plan(x, n)``;
 * ``junction_tree.log_partition(model)``:
@@ -12,11 +11,13 @@ Exact inference on Boltzmann machines runs on the engine of factor graphs
   ``exact.plan(model).calibrate(model.bias, model.coupling)`` (``log Z`` and the moments);
 * ``junction_tree.sample(model, n_samples, rng=rng)``:
   ``exact.sample(model, n_samples, rng=rng, method="junction-tree")``;
-* ``junction_tree.condition``, ``junction_tree.elimination_order``, ``junction_tree.MAX_WIDTH``:
-  those of :mod:`mrflib.inference.exact.spin_elimination`;
-* ``junction_tree.JunctionTree(edges, n)``:
-  :class:`spin_elimination.SpinPlan(edges, n) <mrflib.inference.exact.spin_elimination.SpinPlan>`,
-  the plan :func:`mrflib.inference.exact.plan` gives.
+* ``junction_tree.condition(model, nodes, values)``:
+  :func:`mrflib.models.boltzmann.clamp` (same arguments, same answer);
+* ``junction_tree.elimination_order(edges, n)``: the ``order``, ``heuristic`` and
+  ``treewidth`` of ``exact.plan(edges, n)``;
+* ``junction_tree.MAX_WIDTH`` (62): ``exact.plan``, which refuses a treewidth above it,
+  naming the memory it would need;
+* ``junction_tree.JunctionTree(edges, n)``: ``exact.plan(edges, n)``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 import mrflib.inference.exact as exact
 from mrflib._support.deprecation import renamed_argument, warn_deprecated
 from mrflib._support.stacklevel import user_stacklevel
-from mrflib.inference.exact import spin_elimination
+from mrflib.inference.exact import _spin_plan
+from mrflib.models import boltzmann
 from mrflib.models.precision import checked
 
 __all__: list[str] = []
@@ -65,13 +67,12 @@ def _sample(model: Any, n_samples: int, *, rng: Any) -> Any:
     return exact.sample(model, n_samples, rng=rng, method="junction-tree")
 
 
-class _JunctionTree(spin_elimination.SpinPlan):
-    """:class:`~mrflib.inference.exact.spin_elimination.SpinPlan`, made under its old
-    name (a warning)."""
+class _JunctionTree(_spin_plan.SpinPlan):
+    """The plan ``exact.plan(edges, n)`` gives, made under its old name (a warning)."""
 
     def __init__(self, edges: Any, n: int, order: Any = None) -> None:
         warn_deprecated("junction_tree.JunctionTree(edges, n)",
-                        "spin_elimination.SpinPlan(edges, n), or exact.plan(edges, n)")
+                        "exact.plan(edges, n)")
         super().__init__(edges, n, order)
 
 
@@ -87,19 +88,21 @@ _FORWARDS: dict[str, Callable[[], Any]] = {
         "sample(model, n_samples, rng=rng)",
         'exact.sample(model, n_samples, rng=rng, method="junction-tree")', _sample),
     "condition": lambda: _forward(
-        "condition(model, nodes, values)", "spin_elimination.condition(model, nodes, values)",
-        spin_elimination.condition),
+        "condition(model, nodes, values)", "models.boltzmann.clamp(model, nodes, values)",
+        boltzmann.clamp),
     "elimination_order": lambda: _forward(
-        "elimination_order(edges, n)", "spin_elimination.elimination_order(edges, n)",
-        spin_elimination.elimination_order, model=False),
+        "elimination_order(edges, n)",
+        "exact.plan(edges, n) (its order, heuristic and treewidth)",
+        _spin_plan.elimination_order, model=False),
     "JunctionTree": lambda: _JunctionTree,
 }
 
 
 def __getattr__(name: str) -> Any:
     if name == "MAX_WIDTH":
-        warn_deprecated("junction_tree.MAX_WIDTH", "spin_elimination.MAX_WIDTH", stacklevel=3)
-        return spin_elimination.MAX_WIDTH
+        warn_deprecated("junction_tree.MAX_WIDTH",
+                        "exact.plan(edges, n), which refuses a treewidth above it", stacklevel=3)
+        return _spin_plan.MAX_WIDTH
     if name in _FORWARDS:
         return _FORWARDS[name]()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Exact inference on ±1 Boltzmann machines by variable elimination on a junction tree.
+"""The pairwise binary backend of the elimination engine: a Boltzmann machine's plan.
 
 The pairwise ±1 model ``P(x) ∝ exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (eq. (3) of the GSMCI
 paper, eq. (1) of the SMCI-learning paper) is the factor graph of one unary table
@@ -39,7 +39,6 @@ the factor graph's engine is here:
   scale put back inside each log-sum-exp, ``m + log Σ exp(2^k (a - m)) / 2^k``: every
   table and message is the true one times ``2^-k``, so every finite model gives finite
   moments and samples (and ``log Z`` is ``+inf`` with a warning only beyond the range).
-* :func:`condition`: spins clamped, the machine of the others.
 
 Precision: that of the elimination engine it runs on, argued once for every engine in
 :mod:`mrflib.models.precision`.
@@ -60,9 +59,7 @@ from mrflib._support.validation import (
     check_coupling,
     check_edges,
     check_indices,
-    check_nodes,
     check_positive,
-    check_spins,
     format_bytes,
     require_memory,
 )
@@ -73,13 +70,12 @@ from mrflib.inference.exact.elimination_plan import EliminationPlan
 from mrflib.models import graphs
 from mrflib.models.boltzmann import (
     BoltzmannMachine,
-    check_model,
     overflow_exponent,
     unscale_log_partition,
 )
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["SpinPlan", "plan", "elimination_order", "condition", "MAX_WIDTH"]
+__all__ = ["SpinPlan", "plan", "elimination_order", "MAX_WIDTH"]
 
 #: Widths beyond this are refused without further search (a table of 2^63 entries).
 MAX_WIDTH = 62
@@ -379,10 +375,8 @@ class SpinPlan(EliminationPlan):
         ----------
         bias, coupling
             The parameters, as in :meth:`calibrate`.
-        n_samples : int
-            Number of samples, at least 1.
-        rng : int or numpy.random.Generator
-            Seed or generator of the uniforms.
+        n_samples, rng
+            As in :func:`mrflib.inference.exact.elimination.sample`.
 
         Returns
         -------
@@ -519,55 +513,3 @@ def plan(bm_or_edges: Any, n: int | None = None) -> SpinPlan:
     while len(_CACHE) > 8:
         _CACHE.popitem(last=False)
     return found
-
-
-def condition(model: BoltzmannMachine, nodes: Any, values: Any
-              ) -> tuple[BoltzmannMachine, np.ndarray, float]:
-    """Clamp spins ``x_nodes = values``; return the model of the free spins.
-
-    A clamped spin adds ``J_ij x_j`` to the bias of each free neighbour ``i`` (the
-    auxiliary fields of SMCI's sum regions and LAP's 1-neighbourhoods).
-
-    Parameters
-    ----------
-    model : BoltzmannMachine
-        The model (a ``TypeError`` naming ``model`` otherwise).
-    nodes : array_like of int
-        The clamped spins, distinct, in any order; at least one spin must stay free.
-    values : array_like of int
-        Their spins ``-1/+1``, in the order of ``nodes``.
-
-    Returns
-    -------
-    free_model : BoltzmannMachine
-        ``P(x_free | x_nodes) ∝ exp(free_model.log_weight)``.
-    free : ndarray of int64
-        The free nodes in increasing order (node ``free[a]`` is spin ``a`` of
-        ``free_model``).
-    constant : float
-        The clamped spins' own energy, so that
-        ``log P(x_nodes) = constant + log Z(free_model) - log Z(model)``.
-    """
-    model = check_model(model, "model")
-    raw = np.atleast_1d(np.asarray(nodes))
-    nodes = check_nodes(raw, model.n, "nodes")
-    x = check_spins(np.atleast_1d(values), len(nodes), "values")[0].astype(np.float64)
-    x = x[np.argsort(raw, kind="stable")]
-    clamped = np.zeros(model.n, dtype=bool)
-    clamped[nodes] = True
-    val = np.zeros(model.n)
-    val[nodes] = x
-    free = np.flatnonzero(~clamped)
-    if free.size == 0:
-        raise ValueError("nodes must leave at least one spin free")
-    i, j = model.edges[:, 0], model.edges[:, 1]
-    bias = model.bias.astype(np.float64).copy()
-    np.add.at(bias, i, np.where(clamped[j] & ~clamped[i], model.coupling * val[j], 0.0))
-    np.add.at(bias, j, np.where(clamped[i] & ~clamped[j], model.coupling * val[i], 0.0))
-    both = clamped[i] & clamped[j]
-    constant = float(model.bias[nodes] @ x + model.coupling[both] @ (val[i[both]] * val[j[both]]))
-    keep = ~clamped[i] & ~clamped[j]
-    relabel = -np.ones(model.n, dtype=np.int64)
-    relabel[free] = np.arange(free.size)
-    sub_edges = np.stack([relabel[i[keep]], relabel[j[keep]]], axis=1)
-    return BoltzmannMachine(bias[free], sub_edges, model.coupling[keep]), free, constant
