@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from mrflib.inference.sampling._pairwise_kernels import widths
+from mrflib.inference.sampling._pairwise_kernels import column_max, times_row, widths
 
 __all__ = ["ROW_BLOCK", "VARIABLE_BLOCK", "context_fill", "pl_narrow_logs",
            "pl_narrow_parallel", "pl_narrow_products", "pl_parallel", "pl_serial"]
@@ -76,20 +76,9 @@ def _variable(i, xt, w, logs, want_grad, nptr, nbr, noff, uoff, card, grad, sc, 
             j = nbr[k]
             for b in range(nb):
                 base[b] = o + xt[j, r0 + b] * c
-            if logs:
-                for v in range(c):
-                    for b in range(nb):
-                        sc[v, b] += w[base[b] + v]
-            else:
-                for v in range(c):
-                    for b in range(nb):
-                        sc[v, b] *= w[base[b] + v]
+            times_row(sc, w, base, c, nb, logs)
         if logs:  # the largest log-weight to 0, then exponentials
-            for b in range(nb):
-                tot[b] = sc[0, b]
-            for v in range(1, c):
-                for b in range(nb):
-                    tot[b] = max(tot[b], sc[v, b])
+            column_max(sc, c, nb, tot)
             for b in range(nb):
                 mx = tot[b]
                 if mx == -np.inf:  # no state of positive weight: a zero-probability row

@@ -28,7 +28,7 @@ from mrflib.inference._splitmix import GAMMA, MIX1, MIX2
 
 __all__ = ["CHAIN_BLOCK", "FIXED_BLOCK", "MAX_FIXED_STATES", "TILE",
            "sweeps_parallel", "sweeps_serial", "fixed_parallel", "fixed_serial", "widths",
-           "transpose", "take_columns"]
+           "times_row", "column_max", "transpose", "take_columns"]
 
 #: Chains updated together at each site.
 CHAIN_BLOCK = 16
@@ -51,6 +51,32 @@ def widths(nptr, card):  # pragma: no cover - numba
         cmax = max(cmax, card[i])
         dmax = max(dmax, nptr[i + 1] - nptr[i])
     return cmax, dmax
+
+
+@njit(cache=True, inline="always")
+def times_row(acc, w, base, c, nb, logs):  # pragma: no cover - numba
+    """``acc[v, b] *= w[base[b] + v]`` (``+=`` for logs): a neighbour's row of each of a
+    block's ``nb`` columns multiplied into their conditionals' weights, state ``v`` of
+    ``c`` (the step shared by Gibbs sweeps, pseudo-likelihood and 1-SMCI's scopes)."""
+    if logs:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] += w[base[b] + v]
+    else:
+        for v in range(c):
+            for b in range(nb):
+                acc[v, b] *= w[base[b] + v]
+
+
+@njit(cache=True, inline="always")
+def column_max(acc, c, nb, out):  # pragma: no cover - numba
+    """``out[b] = max_v acc[v, b]`` over states ``v < c``: the largest log-weight of each
+    column, taken to 0 before exponentiating."""
+    for b in range(nb):
+        out[b] = acc[0, b]
+    for v in range(1, c):
+        for b in range(nb):
+            out[b] = max(out[b], acc[v, b])
 
 
 @njit(cache=True)
@@ -90,20 +116,9 @@ def _block(r0, nb, x, w, order, nptr, nbr, noff, uoff, card, logs, keys, record,
                 j = nbr[k]
                 for b in range(nb):
                     base[b] = o + buf[j, b] * c
-                if logs:
-                    for v in range(c):
-                        for b in range(nb):
-                            sc[v, b] += w[base[b] + v]
-                else:
-                    for v in range(c):
-                        for b in range(nb):
-                            sc[v, b] *= w[base[b] + v]
+                times_row(sc, w, base, c, nb, logs)
             if logs:  # the largest log-weight to 0 before exponentiating
-                for b in range(nb):
-                    tot[b] = sc[0, b]
-                for v in range(1, c):
-                    for b in range(nb):
-                        tot[b] = max(tot[b], sc[v, b])
+                column_max(sc, c, nb, tot)
                 for v in range(c):
                     for b in range(nb):
                         sc[v, b] = np.exp(sc[v, b] - tot[b])

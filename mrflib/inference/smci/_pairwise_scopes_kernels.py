@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from mrflib.inference.sampling._pairwise_kernels import widths
+from mrflib.inference.sampling._pairwise_kernels import column_max, times_row, widths
 
 __all__ = ["ROW_BLOCK", "TILE", "scope_sums_parallel", "scope_sums_serial", "transpose_rows"]
 
@@ -39,28 +39,11 @@ ROW_BLOCK = 16
 
 
 @njit(cache=True)
-def _times_row(acc, w, base, c, nb, logs):  # pragma: no cover - numba
-    """``acc[v, b] *= w[base[b] + v]`` (``+=`` for logs)."""
-    if logs:
-        for v in range(c):
-            for b in range(nb):
-                acc[v, b] += w[base[b] + v]
-    else:
-        for v in range(c):
-            for b in range(nb):
-                acc[v, b] *= w[base[b] + v]
-
-
-@njit(cache=True)
 def _normalized(acc, c, nb, logs, tot):  # pragma: no cover - numba
     """``acc[:c, :nb]`` exponentiated (logs: its largest entry per row to 0 first) and
     ``tot[b]`` set to the reciprocal of each column's sum (0 for a column of zeros)."""
     if logs:
-        for b in range(nb):
-            tot[b] = acc[0, b]
-        for v in range(1, c):
-            for b in range(nb):
-                tot[b] = max(tot[b], acc[v, b])
+        column_max(acc, c, nb, tot)
         for v in range(c):
             for b in range(nb):
                 acc[v, b] = np.exp(acc[v, b] - tot[b]) if tot[b] > -np.inf else 0.0
@@ -272,7 +255,7 @@ def _variable(i, xt, n_rows, batch, one, w, pe, logs, nptr, nbr, noff, uoff, car
             for v in range(c):
                 for b in range(nb):
                     cav[k - lo, v, b] = acc[v, b]
-            _times_row(acc, w, base, c, nb, logs)
+            times_row(acc, w, base, c, nb, logs)
         # suffix products (aj as scratch)
         for v in range(c):
             for b in range(nb):
@@ -289,7 +272,7 @@ def _variable(i, xt, n_rows, batch, one, w, pe, logs, nptr, nbr, noff, uoff, car
                 for v in range(c):
                     for b in range(nb):
                         cav[k - lo, v, b] *= aj[v, b]
-            _times_row(aj, w, base, c, nb, logs)
+            times_row(aj, w, base, c, nb, logs)
         _normalized(acc, c, nb, logs, tot)
         if one:
             for v in range(c):
@@ -321,7 +304,7 @@ def _variable(i, xt, n_rows, batch, one, w, pe, logs, nptr, nbr, noff, uoff, car
                 oo = noff[kk]
                 for b in range(nb):
                     base[b] = oo + xt[jj, r0 + b] * cb
-                _times_row(aj, w, base, cb, nb, logs)
+                times_row(aj, w, base, cb, nb, logs)
             ci = k - lo
             size = c * cb
             for b in range(nb):
