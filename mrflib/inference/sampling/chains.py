@@ -197,14 +197,10 @@ def gibbs(
     ----------
     model : FactorGraph
         The model to sample.
-    n_samples : int
-        States to draw (positive).
-    burn_in : int
-        Sweeps discarded before the first sample (keyword-only: choose it).
-    thin : int, default 1
-        Sweeps between successive samples of one chain.
-    n_chains : int or None, default None
-        Chains; at most ``n_samples``. ``None``: one per sample.
+    n_samples, burn_in, thin, n_chains
+        As in :func:`mrflib.inference.sampling.gibbs`: states to draw, sweeps discarded
+        first (keyword-only: choose it), sweeps between a chain's samples (default 1), and
+        chains (at most ``n_samples``; default one per sample).
     init : array_like, shape (n_chains, n), optional
         Starting states, each of positive weight and agreeing with the evidence.
         Default: uniformly random.
