@@ -473,29 +473,26 @@ _PAPER_FIGURES = _paper_figures()
 #: No text in a figure smaller than this as shown (points) at a 1280 px window.
 _SMALLEST_TEXT_PT = 9.0
 #: A paper-scale figure (book/results/paper/figures) is drawn by its run with the style of
-#: that run's commit. One drawn with the current style is held to the rule of any chapter
-#: figure; one drawn before the style's 14 pt text (13 pt ticks, as is assumed where this
-#: clone lacks the run's commit) was drawn under the former 8 pt rule and is held to that
-#: until `python -m mrflib paper --publish` redraws it with the current style.
-_PAPER_DRAWN_PT, _PAPER_SMALLEST_PT = 13.0, 8.0
+#: that run's commit, and held to the rule of any chapter figure: a figure of a former,
+#: smaller style fails until `python -m mrflib paper --publish` redraws it. Where this clone
+#: lacks the run's commit, the style before today's 14 pt text (13 pt ticks) is assumed.
+_PAPER_DRAWN_PT = 13.0
 
 
-def _paper_rule(digest: str) -> tuple[float, float] | None:
-    """(drawn pt, smallest pt wanted) of a paper figure; None for any other image."""
+def _paper_drawn_pt(digest: str) -> float | None:
+    """The smallest text a paper figure was drawn with (pt); None for any other image."""
     if digest not in _PAPER_FIGURES:
         return None
     drawn = _PAPER_FIGURES[digest][1]
-    if drawn is not None and drawn >= _smallest_style_pt():
-        return drawn, _SMALLEST_TEXT_PT
-    return _PAPER_DRAWN_PT, _PAPER_SMALLEST_PT
+    return drawn if drawn is not None else _PAPER_DRAWN_PT
 
 
 def _shown_text_pt(f: str, img: dict) -> float | None:
     """The smallest text size of an image as shown (pt), when it is a figure this book
     draws (a notebook's output or the Performance page's); None otherwise."""
     if img["output"]:
-        rule = _paper_rule(img["src"].rsplit("/", 1)[-1].split(".")[0])
-        drawn = rule[0] if rule else _smallest_style_pt()
+        drawn = _paper_drawn_pt(img["src"].rsplit("/", 1)[-1].split(".")[0])
+        drawn = drawn if drawn is not None else _smallest_style_pt()
     elif f == "book/performance":
         from mrflib.repro import performance
 
@@ -510,9 +507,8 @@ def _small_text(f: str, img: dict) -> str | None:
     name = img["src"].rsplit("/", 1)[-1]
     digest = name.split(".")[0]
     paper = _PAPER_FIGURES[digest][0] if digest in _PAPER_FIGURES else ""
-    rule = _paper_rule(digest)
     pt = _shown_text_pt(f, img)
-    wanted = rule[1] if rule else _SMALLEST_TEXT_PT
+    wanted = _SMALLEST_TEXT_PT
     if pt is None or pt >= wanted:
         return None
     return (f"{f}: figure {paper or name} is {img['natural']} px wide, shown at "
@@ -788,7 +784,8 @@ def test_page_checks_catch_raw_tex_and_tables_wider_than_the_column():
 def test_figure_check_catches_small_text():
     """A chapter figure of 14 in (1,400 px) shown in the 672 px column has its 14 pt ticks
     at 7.0 pt and is refused, and so is one of 1,111 px (8.8 pt); one of 1,080 px passes
-    (9.1 pt), and so does one shown at its own width. The Performance page draws at the column's
+    (9.1 pt), and so does one shown at its own width; a paper-scale figure is held to the
+    same rule. The Performance page draws at the column's
     width: its 10 pt text reads at 10.4 pt, and would fail at half that width."""
     wide = {"src": "_images/abc.png", "natural": 1400, "shown": 672.0, "output": True}
     assert _smallest_style_pt() == 14.0
@@ -797,13 +794,8 @@ def test_figure_check_catches_small_text():
     assert _small_text("notebooks/x", dict(wide, natural=1080)) is None
     assert _small_text("notebooks/x", dict(wide, natural=500, shown=500.0)) is None
     assert _small_text("book/intro", dict(wide, output=False)) is None  # not a figure drawn here
-    # a paper figure of the older style: drawn at 13 pt, held to 8; of the current style,
-    # held to 9 like any chapter figure
-    old = next(d for d, (_, pt) in _PAPER_FIGURES.items() if pt is None or pt < 14.0)
-    assert _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png", natural=1078)) is None
-    assert "reads at 6.5 pt" in _small_text("notebooks/x", dict(wide, src=f"_images/{old}.png"))
-    new = [d for d, (_, pt) in _PAPER_FIGURES.items() if pt is not None and pt >= 14.0]
-    for d in new[:1]:
+    # a paper figure is held to 9 pt like any chapter figure, whatever style drew it
+    for d in list(_PAPER_FIGURES)[:1]:
         assert "at least 9 wanted" in _small_text(
             "notebooks/x", dict(wide, src=f"_images/{d}.png", natural=1111))
     perf = {"src": "_perf/bounds.png", "natural": 670, "shown": 670.0, "output": False}
