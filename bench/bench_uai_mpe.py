@@ -4,9 +4,9 @@ The problems: the UAI 2014 competition's MAP (MPE) track, as the public GitHub r
 ``mroavi/uai`` keeps it (``uai2014/MAP``: ``NAME.uai``, its evidence ``NAME.uai.evid`` and a
 reference answer ``NAME.uai.MAP``), in the folder named by ``$MRFLIB_UAI_2014_MPE``; without
 it the module is skipped. ``MRFLIB_UAI_2014_MPE_SECONDS`` sets the limit (default
-:data:`SECONDS`), ``MRFLIB_UAI_2014_MPE_PROBLEMS`` a comma-separated subset (default: every
-problem; :data:`SUBSET` is the spread of families run for the committed rows);
-``--quick`` runs the first problem of each family.
+:data:`SECONDS`), ``MRFLIB_UAI_2014_MPE_PROBLEMS`` a comma-separated subset (default:
+:data:`SUBSET`, three problems of each family; :mod:`bench.bench_uai_mpe_all` runs every
+problem); ``--quick`` runs the first problem of each family.
 
 The solvers, each in a subprocess of its own (start-up, reading and evidence included),
 killed :data:`GRACE` seconds after the limit:
@@ -289,9 +289,10 @@ def _available(solvers: tuple[str, ...]) -> tuple[str, ...]:
                  if s != "toulbar2" or importlib.util.find_spec("pytoulbar2") is not None)
 
 
-def run(quick: bool = False) -> list[dict]:
-    """The rows of the problems in ``$MRFLIB_UAI_2014_MPE`` (see the module notes);
-    :class:`bench.Skipped` when the variable is not set."""
+def run(quick: bool = False, *, every_problem: bool = False) -> list[dict]:
+    """The rows of the problems in ``$MRFLIB_UAI_2014_MPE`` (see the module notes): those of
+    ``$MRFLIB_UAI_2014_MPE_PROBLEMS``, else every problem (``every_problem``) or those of
+    :data:`SUBSET`; :class:`bench.Skipped` when the variable is not set."""
     folder = os.environ.get(ENV, "").strip()
     if not folder:
         raise Skipped(f"set {ENV} to the folder of the UAI 2014 MPE problems (the public "
@@ -305,6 +306,8 @@ def run(quick: bool = False) -> list[dict]:
         if unknown:
             raise ValueError(f"{ENV}_PROBLEMS names problems not in the folder: {unknown}")
         problems = [p for p in problems if p.name in names]
+    elif not every_problem:
+        problems = [p for p in problems if p.name in SUBSET]
     if quick:
         first: dict[str, Problem] = {}
         problems = [first.setdefault(p.family, p) for p in problems if p.family not in first]

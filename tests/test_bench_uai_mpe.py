@@ -123,3 +123,18 @@ def test_toulbar2_solution_of_a_finished_or_killed_child():
     assert bm.toulbar2_solution(killed).tolist() == [0, 1, 1]  # the last value line is cut
     assert bm.toulbar2_solution("SOLUTION none\n") is None
     assert bm.toulbar2_solution("") is None
+
+
+def test_the_committed_subset_by_default_and_every_problem_in_uai_mpe_all(folder, monkeypatch):
+    """``uai_mpe`` runs the problems of ``SUBSET`` found in the folder, ``uai_mpe_all``
+    every problem of it."""
+    from bench import bench_uai_mpe_all
+
+    monkeypatch.setenv(bm.ENV, str(folder))
+    monkeypatch.delenv(f"{bm.ENV}_PROBLEMS", raising=False)
+    monkeypatch.setattr(bm, "SUBSET", ("Chain_1", "Grids_18"))
+    seen = []
+    monkeypatch.setattr(bm, "problem_rows", lambda p, seconds, solvers: seen.append(p.name) or [])
+    assert bm.run() == [] and seen == ["Chain_1"]
+    seen.clear()
+    assert bench_uai_mpe_all.run() == [] and sorted(seen) == ["Chain_1", "Loop_1"]
