@@ -6,7 +6,8 @@ the published ``log10 Z``, ``NAME.uai.PR``), in the folder named by ``$MRFLIB_UA
 without it the module is skipped. ``MRFLIB_UAI_2014_PR_SECONDS`` sets the limit (default
 :data:`SECONDS`), ``MRFLIB_UAI_2014_PR_PROBLEMS`` a comma-separated subset (default:
 :data:`SUBSET`, a spread of the families, the SAT-derived ``.cnf`` problems counted as one
-family); ``--quick`` runs the first problem of each family of it.
+family; :mod:`bench.bench_uai_pr_all` runs every problem); ``--quick`` runs the first problem
+of each family of it.
 
 The solver: ``python -m mrflib solve NAME.uai --evid NAME.uai.evid --task PR --time-limit
 SECONDS`` in a subprocess of its own (start-up, reading and evidence included), killed
@@ -191,9 +192,10 @@ def problems(folder: str) -> list[Problem]:
     return out
 
 
-def run(quick: bool = False) -> list[dict]:
-    """The rows of the problems in ``$MRFLIB_UAI_2014_PR`` (see the module notes);
-    :class:`bench.Skipped` when the variable is not set."""
+def run(quick: bool = False, *, every_problem: bool = False) -> list[dict]:
+    """The rows of the problems in ``$MRFLIB_UAI_2014_PR`` (see the module notes): those of
+    ``$MRFLIB_UAI_2014_PR_PROBLEMS``, else every problem (``every_problem``) or those of
+    :data:`SUBSET`; :class:`bench.Skipped` when the variable is not set."""
     folder = os.environ.get(ENV, "").strip()
     if not folder:
         raise Skipped(f"set {ENV} to the folder of the UAI 2014 PR problems (the public "
@@ -201,7 +203,8 @@ def run(quick: bool = False) -> list[dict]:
     seconds = float(os.environ.get(f"{ENV}_SECONDS", SECONDS))
     found = problems(folder)
     chosen = os.environ.get(f"{ENV}_PROBLEMS", "").strip()
-    names: Any = chosen.split(",") if chosen else SUBSET
+    names: Any = (chosen.split(",") if chosen else
+                  [p.name for p in found] if every_problem else SUBSET)
     unknown = sorted(set(names) - {p.name for p in found})
     if unknown:
         raise ValueError(f"{ENV}_PROBLEMS (or the default subset) names problems not in the "
