@@ -27,3 +27,24 @@ def test_the_count_bounds_are_read_without_a_certified_one():
 
 def test_no_bounds_printed_is_nan():
     assert all(math.isnan(v) for v in bp.printed_bounds("answer 1: trivial (no inference)"))
+
+
+def test_the_subset_by_default_and_every_problem_in_uai_pr_all(tmp_path, monkeypatch):
+    """``uai_pr`` runs the problems of ``SUBSET``, ``uai_pr_all`` every problem of the folder
+    with a published answer."""
+    from bench import bench_uai_pr_all
+    from mrflib import FactorGraph, io
+
+    for name in ("Grids_11", "Chain_1"):
+        io.write_uai(FactorGraph([2, 2], [(0, 1)], [[[0.0, 1.0], [1.0, 0.0]]]),
+                     tmp_path / f"{name}.uai")
+        (tmp_path / f"{name}.uai.PR").write_text("PR\n1.0\n")
+    monkeypatch.setenv(bp.ENV, str(tmp_path))
+    monkeypatch.delenv(f"{bp.ENV}_PROBLEMS", raising=False)
+    monkeypatch.setattr(bp, "SUBSET", ("Grids_11",))
+    seen = []
+    monkeypatch.setattr(bp, "problem_row", lambda p, seconds: seen.append(p.name) or {})
+    assert bp.run() == [{}] and seen == ["Grids_11"]
+    seen.clear()
+    bench_uai_pr_all.run()
+    assert sorted(seen) == ["Chain_1", "Grids_11"]
