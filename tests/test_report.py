@@ -403,3 +403,17 @@ def test_long_lists_of_paper_scale_items_are_folded():
     assert ":::{dropdown} The 4 items whose verdict differs" in md
     assert ":::{dropdown} Measured only at the paper profile (5 items)" in md
     assert md.count("\n* ch: Figure 1, extra") == 5 and "\n* ch: Figure 1, q3" in md
+
+
+def test_a_contest_verdict_gives_each_solvers_mean_score():
+    """A scored benchmark's verdict: each method's mean score, best first, and on how many
+    problems the first scored at least each other's."""
+    rows = [dict(benchmark="PR score", case=c, method=m, seconds=1.0, rate=r,
+                 rate_unit="score", baseline="", ratio=float("nan"), note="")
+            for c, m, r in [("p1", "ours", 100.0), ("p1", "peer", 90.0),
+                            ("p2", "ours", 80.0), ("p2", "peer", 85.0),
+                            ("p3", "ours", 99.0), ("p3", "peer", 99.0)]]
+    b = pd.DataFrame(rows)
+    assert performance._verdict(b, []) == (
+        "**Verdict:** mean score over 3 problems: ours 93.00, peer 91.33; ours at least "
+        "peer's score on 2 of 3.")
