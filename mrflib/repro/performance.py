@@ -156,8 +156,9 @@ def _verdict(b: pd.DataFrame, curves) -> str:
         parts += _crossings(curves, unit)
     parts += _target_verdicts(b)
     rate = _num(b.get("rate"))
-    if not parts and _scored(b) and b.loc[rate.notna(), "case"].nunique() > 1:
-        parts.append(_score_summary(b))
+    scores = _per_case(b) if _scored(b) else pd.DataFrame()
+    if not parts and not scores.empty:
+        parts.append(_score_summary(scores))
     elif not parts and rate is not None and rate.notna().any():
         i = rate.idxmax()
         unit = str(b.loc[i, "rate_unit"]).strip()
@@ -166,20 +167,18 @@ def _verdict(b: pd.DataFrame, curves) -> str:
     return ("**Verdict:** " + "; ".join(parts) + ".") if parts else ""
 
 
-def _score_summary(b: pd.DataFrame) -> str:
-    """A contest's result: each method's mean score over the problems it was scored on,
-    best first, and on how many problems the first scored at least each other's."""
-    t = b.assign(_s=_num(b["rate"])).dropna(subset=["_s"])
-    means = t.groupby("method", sort=False)["_s"].mean().sort_values(ascending=False)
-    text = (f"mean score over {t['case'].nunique()} problems: "
+def _score_summary(scores: pd.DataFrame) -> str:
+    """A contest's result from its scores (:func:`_per_case`: problems by methods): each
+    method's mean score over the problems it was scored on, best first, and on how many
+    problems the first scored at least each other's."""
+    means = scores.mean().sort_values(ascending=False)
+    text = (f"mean score over {len(scores)} problems: "
             + ", ".join(f"{table_cell(m)} {v:.2f}" for m, v in means.items()))
-    if len(means) > 1:
-        table = t.pivot_table(index="case", columns="method", values="_s", aggfunc="max")
-        first = means.index[0]
-        for other in means.index[1:]:
-            both = table[[first, other]].dropna()
-            text += (f"; {table_cell(first)} at least {table_cell(other)}'s score on "
-                     f"{int((both[first] >= both[other]).sum())} of {len(both)}")
+    first = means.index[0]
+    for other in means.index[1:]:
+        both = scores[[first, other]].dropna()
+        text += (f"; {table_cell(first)} at least {table_cell(other)}'s score on "
+                 f"{int((both[first] >= both[other]).sum())} of {len(both)}")
     return text
 
 
