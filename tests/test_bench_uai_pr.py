@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
+
 from bench import bench_uai_pr as bp
 
 SAMPLED = ("answer 2: importance sampling (wmb proposal, i-bound 17, 81856 samples, 100% of "
@@ -48,3 +51,47 @@ def test_the_subset_by_default_and_every_problem_in_uai_pr_all(tmp_path, monkeyp
     seen.clear()
     bench_uai_pr_all.run()
     assert sorted(seen) == ["Chain_1", "Grids_11"]
+
+
+def _problem(tmp_path, name, model, published):
+    from bench.bench_uai_mpe import Problem
+    from mrflib import io
+
+    io.write_uai(model, tmp_path / f"{name}.uai")
+    (tmp_path / f"{name}.uai.PR").write_text(f"PR\n{published}\n")
+    return Problem(name, "relational", tmp_path / f"{name}.uai", None,
+                   tmp_path / f"{name}.uai.PR")
+
+
+def test_a_published_value_above_the_trivial_bound_is_not_scored(tmp_path):
+    """``Z <= Π |X_v| Π max ψ_k``: a published value above it is wrong, and such a row is
+    not scored (NaN) unless an exact value replaces it."""
+    from mrflib import FactorGraph
+
+    model = FactorGraph([2, 2], [(0, 1)], [[[0.0, 1.0], [1.0, 0.0]]])
+    bound = (1.0 + 2 * math.log(2.0)) / math.log(10.0)
+    p = _problem(tmp_path, "Chain_1", model, bound + 1.0)
+    reference, note = bp.reference_log10_z(p, bound + 1.0, bound)
+    assert math.isnan(reference) and note.startswith("not scored") and "upper bound" in note
+    assert bp.reference_log10_z(p, bound - 0.1, bound) == (bound - 0.1, "")
+
+
+def test_pygms_exact_log_z_replaces_a_wrong_published_value(tmp_path, monkeypatch):
+    """A problem of ``PEER_EXACT`` is scored against pyGMs' exact ``log10 Z``, with its
+    evidence; it equals enumeration's."""
+    from mrflib import FactorGraph, exact, io
+
+    rng = np.random.default_rng(3)
+    scopes = [(0, 1), (1, 2), (0, 2, 3), (3,)]
+    tables = [rng.normal(size=(2, 3)), rng.normal(size=(3, 2)),
+              rng.normal(size=(2, 2, 2)), rng.normal(size=2)]
+    model = FactorGraph([2, 3, 2, 2], scopes, tables)
+    p = _problem(tmp_path, "relational_9", model, 99.0)
+    (tmp_path / "relational_9.uai.evid").write_text("1 1 2\n")
+    p = p._replace(evidence=tmp_path / "relational_9.uai.evid")
+    monkeypatch.setattr(bp, "PEER_EXACT", ("relational_9",))
+    reference, note = bp.reference_log10_z(p, 99.0, 120.0)
+    evidence = io.read_evidence(p.evidence, model)
+    truth = exact.enumeration.log_partition(model.condition(evidence)) / math.log(10.0)
+    assert reference == pytest.approx(truth, abs=1e-12)
+    assert "pyGMs" in note and "99 is wrong" in note

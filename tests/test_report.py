@@ -417,3 +417,6 @@ def test_a_contest_verdict_gives_each_solvers_mean_score():
     assert performance._verdict(b, []) == (
         "**Verdict:** mean score over 3 problems: ours 93.00, peer 91.33; ours at least "
         "peer's score on 2 of 3.")
+    unscored = pd.DataFrame([dict(rows[0], case="p4", rate=float("nan"))])
+    assert performance._verdict(pd.concat([b, unscored]), []).startswith(
+        "**Verdict:** mean score over 3 problems (1 more not scored): ours 93.00")

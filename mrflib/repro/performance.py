@@ -158,7 +158,7 @@ def _verdict(b: pd.DataFrame, curves) -> str:
     rate = _num(b.get("rate"))
     scores = _per_case(b) if _scored(b) else pd.DataFrame()
     if not parts and not scores.empty:
-        parts.append(_score_summary(scores))
+        parts.append(_score_summary(scores, b["case"].nunique() - len(scores)))
     elif not parts and rate is not None and rate.notna().any():
         i = rate.idxmax()
         unit = str(b.loc[i, "rate_unit"]).strip()
@@ -167,12 +167,14 @@ def _verdict(b: pd.DataFrame, curves) -> str:
     return ("**Verdict:** " + "; ".join(parts) + ".") if parts else ""
 
 
-def _score_summary(scores: pd.DataFrame) -> str:
+def _score_summary(scores: pd.DataFrame, unscored: int = 0) -> str:
     """A contest's result from its scores (:func:`_per_case`: problems by methods): each
-    method's mean score over the problems it was scored on, best first, and on how many
-    problems the first scored at least each other's."""
+    method's mean score over the problems it was scored on, best first, how many problems
+    were run but not scored (``unscored``: their reference is known to be wrong), and on
+    how many problems the first scored at least each other's."""
     means = scores.mean().sort_values(ascending=False)
-    text = (f"mean score over {len(scores)} problems: "
+    left_out = f" ({unscored} more not scored)" if unscored else ""
+    text = (f"mean score over {len(scores)} problems{left_out}: "
             + ", ".join(f"{table_cell(m)} {v:.2f}" for m, v in means.items()))
     first = means.index[0]
     for other in means.index[1:]:
