@@ -60,9 +60,11 @@ wrong by arithmetic alone; so are those that two unrelated exact engines contrad
 Every such row keeps the published value in ``published_log10_z``.
 
 A problem whose file holds a factor of no variable and value 0 has ``Z = 0`` by the UAI
-format (``sat-grid-pbl-0010.cnf`` holds 118); its row says so, still scored against the
-published value; the note adds the exact count of the formula without those factors
-(:mod:`mrflib.inference.exact.model_counting`), the other reading of the file.
+format (``sat-grid-pbl-0010.cnf`` holds 118): its trivial bound is ``-inf``, so a finite
+published value lies above it and the row is not scored; the note says so and adds the
+exact count of the formula without those factors
+(:mod:`mrflib.inference.exact.model_counting`), the other reading of the file, which the
+published value does not match either.
 
 Scoring: the UAI 2022 form ``max(0, 100 (1 - Err / MaxErr))``
 (:func:`bench.bench_uai_mpe.score`) with ``Err = |log10 Z - log10 Z*|`` (``Z*`` the
@@ -160,9 +162,10 @@ def problem_row(problem: Problem, seconds: float) -> dict:
     zero_constants = sum(1 for sc, t in zip(model.scopes, model.log_tables)
                          if len(sc) == 0 and bool(np.isneginf(t)))
     if zero_constants:
-        note = (f"the file holds {zero_constants} factors of no variable and value 0, so "
-                f"Z = 0 by the UAI format; the published {published:g} disagrees with it"
-                + _without_zero_constants(model))
+        note = ("not scored: " if math.isnan(reference) else "") + (
+            f"the file holds {zero_constants} factors of no variable and value 0, so "
+            f"Z = 0 by the UAI format; the published {published:g} disagrees with it"
+            + _without_zero_constants(model))
     g = ours(problem, seconds)
     s = math.nan if math.isnan(reference) else pr_score(g["value"], reference, trivial)
     v = math.nan if g["value"] is None else g["value"]
