@@ -127,15 +127,16 @@ def pr_score(value: float | None, reference: float, trivial: float) -> float:
 
 
 def printed_bounds(err: str) -> tuple[float, float, float]:
-    """The last ``log10 Z in [low, high] with probability p`` the solver printed on stderr
-    ``err``, and the certified upper bound after it (``nan`` where none was printed: an
-    approximate model count prints none, importance sampling both)."""
-    found = re.findall(r"log10 Z in \[(\S+), (\S+)\] with probability [^,;\s]+"
-                       r"(?:, certified log10 Z <= (\S+?))?;", err)
+    """The last bounds the solver printed on stderr ``err``: ``log10 Z in [low, high] with
+    probability p`` and the certified upper bound after it, or SampleSearch's ``log10 Z >=
+    low with probability p`` (``nan`` for each bound not printed: an approximate model
+    count prints no certified one, SampleSearch only its lower bound)."""
+    found = re.findall(r"log10 Z (?:in \[(\S+), (\S+)\]|>= (\S+)) with probability "
+                       r"[^,;\s]+(?:, certified log10 Z <= (\S+?))?;", err)
     if not found:
         return math.nan, math.nan, math.nan
-    low, high, cert = (float(v or "nan") for v in found[-1])
-    return low, high, cert
+    low, high, lower, cert = found[-1]
+    return float(low or lower), float(high or "nan"), float(cert or "nan")
 
 
 def ours(problem: Problem, seconds: float) -> dict:

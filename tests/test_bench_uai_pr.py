@@ -28,6 +28,13 @@ def test_the_count_bounds_are_read_without_a_certified_one():
     assert (low, high) == (10.2228, 10.7333) and math.isnan(cert)
 
 
+def test_sample_search_prints_a_lower_bound_only():
+    searched = ("answer 7: SampleSearch (74 samples, 29327 SAT calls): log10 Z = 368.341; "
+                "log10 Z >= 367.04 with probability 0.95; wrote m.PR")
+    low, high, cert = bp.printed_bounds(SAMPLED + "\n" + searched)
+    assert low == 367.04 and math.isnan(high) and math.isnan(cert)
+
+
 def test_no_bounds_printed_is_nan():
     assert all(math.isnan(v) for v in bp.printed_bounds("answer 1: trivial (no inference)"))
 

@@ -1029,6 +1029,8 @@ EXEMPT = {
     "inference.exact.model_counting.available": "takes no arguments: tests/test_model_counting.py",
     "inference.approx.approx_counting.available": "takes no arguments: "
                                                   "tests/test_approx_counting.py",
+    "inference.approx.sample_search.available": "takes no arguments: "
+                                                "tests/test_sample_search.py",
     "io.anytime_pr.first_count": "takes the solver's ApproxCounts (another object is "
                                  "refused by name): tests/test_approx_counting.py",
     "inference.approx.map_toulbar2.available": "takes no arguments: tests/test_map_toulbar2.py",

@@ -29,6 +29,13 @@ certified bound, tens to hundreds of ``log10`` units above ``log Z``), while the
 find the models without sampling the states at all. The exact count, when it finishes,
 still wins: its answer is written last and ends the wait.
 
+Where neither counter finishes (the hardest UAI 2014 encodings: ``rb``, ``rc``, ``log-5``,
+``logistics.c``), the sampling itself must find the models: on a constraint model, when
+``python-sat`` is installed, :func:`estimate_pr` draws SampleSearch's samples
+(:mod:`mrflib.inference.approx.sample_search`) instead of the weighted mini-bucket
+proposal's, each a model of the formula found by search, and writes its estimates with
+their lower bound (probability 0.95); the first approximate count still ends them.
+
 Scheduling on two cores. On a constraint model the two counters are the likely answers
 (measured alone here, Ganak counts ``logistics.a`` in 3.5 s and ``log-2`` in 10 s, ApproxMC
 the ISCAS circuits in under half a second and ``log-2`` in 4 s at its looser tolerance;
@@ -62,7 +69,7 @@ import numpy as np
 
 from mrflib._support.forked import Forked, deferred, first_done
 from mrflib._support.validation import check_instance
-from mrflib.inference.approx import approx_counting
+from mrflib.inference.approx import approx_counting, sample_search
 from mrflib.inference.approx.importance import importance_estimates
 from mrflib.inference.exact import model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
@@ -403,7 +410,11 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
     one is then dropped). Before any sample of positive weight
     the proposal's certified upper bound is written where it is below ``trivial`` (also a
     certified bound: the mini-buckets' bound on the model after evidence and pruning can
-    be the looser of the two).
+    be the looser of the two). On a constraint model with a zero, when ``python-sat`` is
+    installed, the samples are SampleSearch's instead
+    (:mod:`mrflib.inference.approx.sample_search`): each is a state of positive weight,
+    found by search, and the estimate comes with a lower bound that holds with
+    probability 0.95 but no certified upper bound.
 
     Parameters
     ----------
@@ -461,6 +472,9 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
             f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
             f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
 
+    if _searched(model):
+        _sample_search_pr(model, args, answers, say, deadline, (child, cond), counted)
+        return
     # the proposal orders the model left after barren pruning itself: not ``order``
     for res in importance_estimates(model, rng=args.seed, time_limit=left):
         if counted():
@@ -495,3 +509,50 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
     if pending is not None:
         write(pending)
 
+
+def _searched(model: FactorGraph) -> bool:
+    """Whether the sampling of ``model`` is SampleSearch's: a constraint model with a zero
+    in some table, and ``python-sat`` installed (see the module notes)."""
+    return (_has_zeros(model) and model_counting.constraint_scale(model) is not None
+            and sample_search.available())
+
+
+def _sample_search_pr(model: FactorGraph, args: Any, answers: Any,
+                      say: Callable[[str], object], deadline: float,
+                      children: tuple[Forked | None, ...], counted: Callable[[], bool]
+                      ) -> None:
+    """:func:`estimate_pr`'s answers on a constraint model: SampleSearch's estimates
+    (:func:`mrflib.inference.approx.sample_search.sample_search_estimates`,
+    ``rng=args.seed``), written as the importance sampling's are, until the deadline, an
+    exact child's answer or the first approximate count (``counted``)."""
+    last_write, pending = -math.inf, None
+
+    def write(res: sample_search.SampleSearchResult) -> None:
+        answers.add(res.log_partition / LN10)
+        say(f"answer {len(answers.values)}: SampleSearch ({res.n_samples} samples, "
+            f"{res.details['sat_calls']} SAT calls): log10 Z = "
+            f"{res.log_partition / LN10:.6g}; log10 Z >= {res.lower / LN10:.6g} with "
+            f"probability {1.0 - res.delta:g}; wrote {args.out}")
+
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return
+    for res in sample_search.sample_search_estimates(model, rng=args.seed, time_limit=left):
+        if counted():
+            return
+        if res.exact:
+            if res.log_partition == -math.inf:
+                raise ValueError("the model has Z = 0 (the formula has no model, by "
+                                 "SampleSearch's SAT solver)")
+            answers.add(res.log_partition / LN10)
+            say(f"answer {len(answers.values)}: exact (SampleSearch: the formula has one "
+                f"model); wrote {args.out}")
+            return
+        pending = res
+        if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
+            write(res)
+            last_write, pending = time.perf_counter(), None
+        if any(c is not None and c.done() for c in children):
+            break
+    if pending is not None:
+        write(pending)

@@ -1,0 +1,171 @@
+"""SampleSearch estimates of log Z on constraint models
+(:mod:`mrflib.inference.approx.sample_search`): unbiased (the mean of the weights near
+enumeration's count on random constraint models with variables of 2 and 3 states, with and
+without evidence, and the exact expectation of the weight over the whole search tree),
+exact where the formula has one model or none, free Booleans doubling the count, the same
+seed giving the same estimate, its lower bound, bad arguments refused by name, and the
+deadline."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from _random_factor_graphs import constraint_model, formula, zeroed_model
+
+from mrflib import FactorGraph
+from mrflib.inference.approx import sample_search as ss
+from mrflib.inference.exact import enumeration, model_counting
+
+pytestmark = pytest.mark.skipif(not ss.available(), reason="python-sat is not installed")
+
+
+def models(n_bool: int, clauses: list[list[int]]) -> list[tuple[bool, ...]]:
+    """Every model of the formula, by enumeration."""
+    return [x for x in itertools.product((False, True), repeat=n_bool)
+            if all(any(x[abs(lit) - 1] == (lit > 0) for lit in c) for c in clauses)]
+
+
+def expected_weight(n_bool: int, clauses: list[list[int]]) -> float:
+    """``E_Q[w]`` over the whole backtrack-free search tree in the module's order, by
+    enumeration: each open step halves the probability and doubles the weight."""
+    order = ss._order(clauses).tolist()
+    sat = models(n_bool, clauses)
+
+    def extends(fixed: dict[int, bool]) -> bool:
+        return any(all(x[b - 1] == v for b, v in fixed.items()) for x in sat)
+
+    def walk(i: int, fixed: dict[int, bool]) -> float:
+        if i == len(order):
+            return 1.0
+        open_values = [v for v in (False, True) if extends({**fixed, order[i]: v})]
+        return sum(len(open_values) * walk(i + 1, {**fixed, order[i]: v}) / len(open_values)
+                   for v in open_values)
+
+    return walk(0, {}) if sat else 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_weight_is_unbiased_over_the_whole_search_tree(seed):
+    """``E_Q[2^k] = #F`` exactly (the module's equation), on random 3-SAT formulas."""
+    n_bool, clauses = model_counting.cnf_clauses(formula(n=7, seed=seed))
+    assert expected_weight(n_bool, clauses) == pytest.approx(
+        len(models(n_bool, clauses)), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_estimate_is_near_enumeration(seed):
+    """Random constraint models (variables of 2 and 3 states, evidence on some): the
+    estimate of 2,000 samples within 0.1 of ``log Z``, and below it by no more than its
+    lower bound allows; ``Z = 0`` found exactly."""
+    rng = np.random.default_rng(seed)
+    model = constraint_model(zeroed_model(seed, most_evidence=2), rng)
+    truth = enumeration.log_partition(model)
+    res = ss.sample_search_log_partition(model, rng=seed, n_samples=2000)
+    if truth == -math.inf:
+        assert res.log_partition == -math.inf and res.exact
+        return
+    assert res.n_samples == 2000 or res.exact
+    assert res.log_partition == pytest.approx(truth, abs=0.1)
+    assert res.lower <= truth + 1e-9
+    assert res.lower == pytest.approx(res.log_partition + math.log(res.delta)) or res.exact
+
+
+def test_evidence_conditions_the_estimate():
+    model = constraint_model(formula(n=10, seed=4), np.random.default_rng(0))
+    evidence = {0: 1, 3: 0}
+    truth = enumeration.log_partition(model.condition(evidence))
+    res = ss.sample_search_log_partition(model, rng=1, evidence=evidence, n_samples=3000)
+    assert res.log_partition == pytest.approx(truth, abs=0.1)
+
+
+def test_one_model_is_exact_and_none_is_minus_infinity():
+    one = FactorGraph([2, 2], [(0, 1)], [np.array([[0.5, -np.inf], [-np.inf, -np.inf]])])
+    res = ss.sample_search_log_partition(one, rng=0, n_samples=5)
+    assert res.exact and res.log_partition == pytest.approx(0.5) and res.lower == 0.5
+    assert res.n_samples == 1
+    none = FactorGraph([2], [(0,), (0,)], [np.array([0.0, -np.inf]), np.array([-np.inf, 0.0])])
+    res = ss.sample_search_log_partition(none, rng=0, n_samples=5)
+    assert res.exact and res.log_partition == -math.inf and res.n_samples == 0
+
+
+def test_free_booleans_double_the_count():
+    """Variables in no table with a zero are not drawn: each doubles the count."""
+    model = FactorGraph([2, 2, 2, 2], [(0, 1), (2,), (3,)],
+                        [np.array([[0.0, 0.0], [0.0, -np.inf]]), np.zeros(2), np.zeros(2)])
+    res = ss.sample_search_log_partition(model, rng=0, n_samples=4000)
+    assert res.details["free"] == 2
+    assert res.log_partition == pytest.approx(math.log(12.0), abs=0.05)
+
+
+def test_the_same_seed_gives_the_same_estimate():
+    model = formula(n=40, seed=2)
+    a = ss.sample_search_log_partition(model, rng=7, n_samples=50)
+    b = ss.sample_search_log_partition(model, rng=7, n_samples=50)
+    c = ss.sample_search_log_partition(model, rng=8, n_samples=50)
+    assert a.log_partition == b.log_partition and a.details == b.details
+    assert c.log_partition != a.log_partition
+
+
+def test_every_estimate_is_yielded_in_turn():
+    model = formula(n=12, seed=1)
+    seen = [r.n_samples for r in ss.sample_search_estimates(model, rng=0, n_samples=5)]
+    assert seen == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"n_samples": 0}, "n_samples"), ({"time_limit": -1.0}, "time_limit"),
+    ({"delta": 1.0}, "delta"), ({"delta": 0.0}, "delta")])
+def test_bad_arguments_are_refused_by_name(kw, words):
+    with pytest.raises(ValueError, match=words):
+        ss.sample_search_log_partition(formula(n=6), rng=0, **kw)
+
+
+def test_a_model_that_is_not_a_constraint_model_is_refused():
+    graded = formula(n=6, graded=True)
+    with pytest.raises(ValueError, match="constraint model"):
+        ss.sample_search_log_partition(graded, rng=0)
+    with pytest.raises(TypeError):
+        ss.sample_search_log_partition("model.uai", rng=0)
+
+
+def test_a_deadline_ends_the_sampling():
+    """Under a time limit the sampling stops by itself, with the samples drawn so far, or
+    a ``TimeoutError`` when not one was drawn."""
+    try:
+        res = ss.sample_search_log_partition(formula(n=60, seed=3), rng=0, time_limit=0.2)
+    except TimeoutError:
+        return
+    assert res.n_samples >= 1 and math.isfinite(res.log_partition)
+
+
+def test_solve_pr_writes_sample_search_estimates_on_a_constraint_model(tmp_path,
+                                                                      monkeypatch, capsys):
+    """With the junction tree, the exact searches and the approximate counts ruled out,
+    ``solve --task PR`` on a constraint model writes SampleSearch's estimates, each with
+    its lower bound on stderr, and no importance sampling's bound."""
+    import re
+
+    from mrflib import io
+    from mrflib.io import anytime, anytime_pr
+    from mrflib.io.solve import main as solve_main
+
+    monkeypatch.setattr(anytime, "QUICK_EXACT_SECONDS", 0.0)
+    monkeypatch.setattr(anytime, "HOPELESS_FACTOR", 0.0)
+    monkeypatch.setattr(anytime, "EXACT_NS_PER_ENTRY", 1e15)
+    monkeypatch.setattr(anytime, "start_exact_search", lambda *a, **k: (None, ""))
+    monkeypatch.setattr(anytime_pr, "start_exact_search", lambda *a, **k: (None, ""))
+    monkeypatch.setattr(anytime_pr.ApproxCounts, "wanted", staticmethod(lambda m: False))
+    model = constraint_model(formula(n=16, seed=5), np.random.default_rng(1))
+    io.write_uai(model, tmp_path / "m.uai")
+    out = tmp_path / "m.PR"
+    assert solve_main([str(tmp_path / "m.uai"), "--task", "PR", "--time-limit", "3",
+                       "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if re.search(r"\banswer \d+: SampleSearch \(", ln)]
+    assert lines and "importance sampling (" not in err
+    assert all("with probability 0.95" in ln and "log10 Z >= " in ln for ln in lines)
+    want = enumeration.log_partition(model) / math.log(10)
+    assert io.read_answer(out).value == pytest.approx(want, abs=0.2)
