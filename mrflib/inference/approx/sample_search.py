@@ -16,18 +16,20 @@ that some model of ``F`` extends (given the values drawn so far) are found with 
 solver, and one of them is drawn uniformly. The sample is a model of ``F``, and its
 probability is ``Q(x) = Π_i 1 / m_i(x)``, ``m_i`` the number of values of ``b_i`` that
 extend to a model (1 or 2). Its weight ``w = 1 / Q(x) = 2^{k(x)}``, ``k`` the number of steps
-with both values open, is unbiased for the count (the paper's Proposition 2; Knuth's
-estimator of the size of a search tree, 1975):
+with both values open, is unbiased for the count (Knuth's estimator of the size of a
+search tree, "Estimating the efficiency of backtrack programs", 1975, which SampleSearch
+generalizes to any proposal):
 
 .. math::  E_Q[w] = \\sum_{x \\models F} Q(x) \\, \\frac{1}{Q(x)} = \\#F,
 
 so ``Ẑ = (Π_k c_k) · 2^{free} · (1/N) Σ_j w_j`` is unbiased for ``Z`` (``free``: Booleans in no
 clause, each doubling the count). Its log is biased low (Jensen), and where the weights
-vary over many orders of magnitude it is typically below ``log Z``: measured on the UAI
-2014 SAT encodings with known counts (``log-4``, ``ra``, ``logistics.b``, ``2bitmax_6``),
-within 0.1 to 5 ``log10`` units in 10 s. Markov's inequality gives a lower bound that
-holds with probability ``1 - delta`` whatever the variance (Gogate & Dechter, "Sampling-based
-lower bounds for counting queries", 2011): ``P(Ẑ >= Z / delta) <= delta``, so
+vary over many orders of magnitude it is typically below ``log Z``: in ``solve --task PR
+--time-limit 20`` on the nine UAI 2014 SAT encodings that neither model counter finished
+(``bench/results/uai_pr_all.csv``; 31 to 412 samples, beside both counters on two cores),
+0.4 to 7.5 ``log10`` units off, eight of them below. Markov's inequality gives a lower bound that
+holds with probability ``1 - delta`` whatever the variance (the bound Gogate & Dechter use
+for SampleSearch's lower bounds): ``P(Ẑ >= Z / delta) <= delta``, so
 ``log Z >= log Ẑ + log delta``. There is no upper bound of that kind.
 
 Each step costs at most one SAT call: the solver's last model extends the values drawn so
@@ -35,10 +37,12 @@ far, so the value it gives ``b_i`` is open, and only the other needs a call (und
 drawn values as assumptions; the solver is incremental). Values that unit propagation
 forces are not steps at all. The order decides the variance, not the mean: the Booleans
 are drawn from the one in fewest clauses to the one in most, so that the most constrained
-ones come last, when propagation forces most of them. On the UAI 2014 SAT encodings this
-order gave the smallest errors of the three tried (the file's order, its reverse, and
-fewest clauses first: on ``ra``, ``rc`` and ``log-4`` the file's order was 150, 100 and 6
-``log10`` units low in 10 s, fewest clauses first 5, 2 and 2).
+ones come last, when propagation forces most of them. Four orders were tried, one 10 s run
+each on nine UAI 2014 SAT encodings (``2bitadd_11``, ``2bitmax_6``, ``log-4``, ``log-5``,
+``logistics.c``, ``prob012.pddl``, ``ra``, ``rb``, ``rc``): fewest clauses first was
+within 7.3 ``log10`` units of the published ``log10 Z`` on all nine (the closest of the
+four on six), the reverse of the file's order within 6.1; the file's order and most
+clauses first were up to 153 and 120 units low (on ``ra`` and ``rb``).
 
 The SAT solver is Glucose 4 through the ``python-sat`` bindings (Ignatiev, Morgado &
 Marques-Silva, SAT 2018), an optional dependency: ``pip install "mrflib[counting]"``. It is
