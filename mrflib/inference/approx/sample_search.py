@@ -203,14 +203,13 @@ def sample_search_estimates(model: Any, *, rng: Any,
     Parameters
     ----------
     model : FactorGraph or BoltzmannMachine
-        The model (a ``TypeError`` otherwise); every table must hold one positive value
-        where it is not zero
-        (:func:`~mrflib.inference.exact.model_counting.constraint_scale`).
+        A constraint model, as the model counters take it
+        (:func:`~mrflib.inference.approx.approx_counting.approx_counted_log_partition`).
     rng : numpy.random.Generator or int
         Draws the samples' values (the same seed, the same samples).
     evidence : mapping or None, default None
-        ``{variable: value}``: the answer is ``log Z`` of the model conditioned on it
-        (:func:`~mrflib.models.factor_graph.with_evidence`).
+        Observed ``{variable: value}``, applied first; the answer is ``log Z`` of the
+        evidence.
     n_samples : int or None, default None
         Samples to draw; ``None``: until ``time_limit``, or :data:`SAMPLES` without one.
     time_limit : float or None, default None
