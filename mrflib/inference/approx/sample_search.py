@@ -151,8 +151,9 @@ class _Sampler:
             self.timer.start()
 
     def close(self) -> None:
-        if self.timer is not None:
+        if self.timer is not None:  # an interrupt under way must not meet a deleted solver
             self.timer.cancel()
+            self.timer.join()
         self.solver.delete()
 
     def solve(self, assumptions: list[int]) -> bool | None:
