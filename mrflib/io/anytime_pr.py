@@ -450,7 +450,7 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
     if left <= 0:
         return
     ln10 = math.log(10.0)
-    bound_written, last_write, pending = False, -math.inf, None
+    bound_written = False
 
     def counted() -> bool:
         if counts is None:
@@ -459,6 +459,9 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
         return bool(counts.written or counts.exact)
 
     if counted():  # an approximate count is in: no estimate of the sampling would beat it
+        return
+    if _searched(model):
+        _sample_search_pr(model, args, answers, say, deadline, (child, cond), counted)
         return
 
     def write(res: Any) -> None:
@@ -472,13 +475,11 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
             f"{res.n_samples} samples, {res.details['zero_share']:.0%} of weight zero): "
             f"log10 Z = {res.log_partition / ln10:.6g}; {bounds}; wrote {args.out}")
 
-    if _searched(model):
-        _sample_search_pr(model, args, answers, say, deadline, (child, cond), counted)
-        return
     # the proposal orders the model left after barren pruning itself: not ``order``
+    estimates = _Throttled(write)
     for res in importance_estimates(model, rng=args.seed, time_limit=left):
         if counted():
-            pending = None
+            estimates.drop()
             break
         if not res.log_upper_bound > -math.inf:
             raise ValueError("the model has Z = 0 (the weighted mini-bucket bound on log Z is "
@@ -489,10 +490,7 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
                 f"bucket (i-bound {res.ibound}): exact; wrote {args.out}")
             return
         if res.log_partition > -math.inf:
-            pending = res
-            if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
-                write(res)
-                last_write, pending = time.perf_counter(), None
+            estimates.offer(res)
         elif not bound_written:
             bound_written = True
             bound = res.log_upper_bound / ln10
@@ -506,8 +504,7 @@ def estimate_pr(model: FactorGraph, args: Any, answers: Any, say: Callable[[str]
                     f"is no tighter than the trivial bound {trivial:.6g}: not written")
         if any(c is not None and c.done() for c in (child, cond)):
             break
-    if pending is not None:
-        write(pending)
+    estimates.flush()
 
 
 def _searched(model: FactorGraph) -> bool:
@@ -525,7 +522,6 @@ def _sample_search_pr(model: FactorGraph, args: Any, answers: Any,
     (:func:`mrflib.inference.approx.sample_search.sample_search_estimates`,
     ``rng=args.seed``), written as the importance sampling's are, until the deadline, an
     exact child's answer or the first approximate count (``counted``)."""
-    last_write, pending = -math.inf, None
 
     def write(res: sample_search.SampleSearchResult) -> None:
         answers.add(res.log_partition / LN10)
@@ -537,6 +533,7 @@ def _sample_search_pr(model: FactorGraph, args: Any, answers: Any,
     left = deadline - time.perf_counter()
     if left <= 0:
         return
+    estimates = _Throttled(write)
     for res in sample_search.sample_search_estimates(model, rng=args.seed, time_limit=left):
         if counted():
             return
@@ -548,11 +545,31 @@ def _sample_search_pr(model: FactorGraph, args: Any, answers: Any,
             say(f"answer {len(answers.values)}: exact (SampleSearch: the formula has one "
                 f"model); wrote {args.out}")
             return
-        pending = res
-        if time.perf_counter() - last_write >= ESTIMATE_SECONDS:
-            write(res)
-            last_write, pending = time.perf_counter(), None
+        estimates.offer(res)
         if any(c is not None and c.done() for c in children):
             break
-    if pending is not None:
-        write(pending)
+    estimates.flush()
+
+
+class _Throttled:
+    """The estimates of a sampling written at most every :data:`ESTIMATE_SECONDS`: the
+    first at once, each later one when that much time has passed since the last written,
+    and the one held back (if any) when the sampling ends (:meth:`flush`), unless a better
+    answer came meanwhile (:meth:`drop`)."""
+
+    def __init__(self, write: Callable[[Any], None]) -> None:
+        self.write, self.last, self.pending = write, -math.inf, None
+
+    def offer(self, res: Any) -> None:
+        self.pending = res
+        if time.perf_counter() - self.last >= ESTIMATE_SECONDS:
+            self.write(res)
+            self.last, self.pending = time.perf_counter(), None
+
+    def drop(self) -> None:
+        self.pending = None
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.write(self.pending)
+            self.pending = None
