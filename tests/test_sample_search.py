@@ -31,7 +31,7 @@ def models(n_bool: int, clauses: list[list[int]]) -> list[tuple[bool, ...]]:
 def expected_weight(n_bool: int, clauses: list[list[int]]) -> float:
     """``E_Q[w]`` over the whole backtrack-free search tree in the module's order, by
     enumeration: each open step halves the probability and doubles the weight."""
-    order = ss._order(clauses).tolist()
+    order = ss._order(*model_counting.clause_booleans(clauses)).tolist()
     sat = models(n_bool, clauses)
 
     def extends(fixed: dict[int, bool]) -> bool:
@@ -169,3 +169,9 @@ def test_solve_pr_writes_sample_search_estimates_on_a_constraint_model(tmp_path,
     assert all("with probability 0.95" in ln and "log10 Z >= " in ln for ln in lines)
     want = enumeration.log_partition(model) / math.log(10)
     assert io.read_answer(out).value == pytest.approx(want, abs=0.2)
+
+
+def test_the_booleans_of_the_clauses_and_their_occurrences():
+    held, occurrences = model_counting.clause_booleans([[1, -3], [3], []])
+    assert held.tolist() == [1, 3] and occurrences.tolist() == [1, 2]
+    assert ss._order(held, occurrences).tolist() == [1, 3]

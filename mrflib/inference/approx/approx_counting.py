@@ -45,7 +45,11 @@ from mrflib._support.forked import call_within
 from mrflib._support.optional import optional_import
 from mrflib._support.validation import as_rng, check_real
 from mrflib.inference.exact._search_arguments import conditioned_model
-from mrflib.inference.exact.model_counting import cnf_clauses, constraint_scale
+from mrflib.inference.exact.model_counting import (
+    clause_booleans,
+    cnf_clauses,
+    constraint_scale,
+)
 
 __all__ = ["available", "ApproxCountResult", "approx_counted_log_partition", "EPSILON",
            "DELTA"]
@@ -213,7 +217,7 @@ def approx_counted_log_partition(model: Any, *, rng: Any,
                          "approx.log_partition")
     _counter()
     n_bool, clauses = cnf_clauses(model)
-    sampling_set = sorted({abs(lit) for c in clauses for lit in c})
+    sampling_set = clause_booleans(clauses)[0].tolist()
     free = n_bool - len(sampling_set)
     details: dict[str, Any] = {"sampling_set": len(sampling_set), "free": free, "seed": seed}
     if any(len(c) == 0 for c in clauses):

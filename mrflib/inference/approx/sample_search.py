@@ -65,7 +65,11 @@ import numpy as np
 from mrflib._support.optional import importable, optional_import
 from mrflib._support.validation import as_rng, check_positive
 from mrflib.inference.exact._search_arguments import conditioned_model
-from mrflib.inference.exact.model_counting import cnf_clauses, constraint_scale
+from mrflib.inference.exact.model_counting import (
+    clause_booleans,
+    cnf_clauses,
+    constraint_scale,
+)
 
 __all__ = ["available", "SampleSearchResult", "sample_search_estimates",
            "sample_search_log_partition", "DELTA", "SAMPLES"]
@@ -127,21 +131,21 @@ class SampleSearchResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _order(clauses: list[list[int]]) -> np.ndarray:
-    """The Booleans some clause holds, from the one in fewest clauses to the one in most
-    (ties by number): the sampling order (see the module notes)."""
-    lits = np.abs(np.concatenate([np.asarray(c, dtype=np.int64) for c in clauses]))
-    held, counts = np.unique(lits, return_counts=True)
-    return held[np.argsort(counts, kind="stable")]
+def _order(held: np.ndarray, occurrences: np.ndarray) -> np.ndarray:
+    """The Booleans some clause holds (:func:`~mrflib.inference.exact.model_counting.
+    clause_booleans`), from the one in fewest clauses to the one in most (ties by number):
+    the sampling order (see the module notes)."""
+    return held[np.argsort(occurrences, kind="stable")]
 
 
 class _Sampler:
     """The formula's incremental SAT solver and the draws of one sample after another."""
 
-    def __init__(self, n_bool: int, clauses: list[list[int]], deadline: float) -> None:
+    def __init__(self, n_bool: int, clauses: list[list[int]], order: np.ndarray,
+                 deadline: float) -> None:
         solvers = optional_import(*REQUIRES)
         self.solver = solvers.Solver(name=SOLVER, bootstrap_with=clauses)
-        self.order = _order(clauses)
+        self.order = order
         self.n_bool, self.calls, self.deadline = n_bool, 0, deadline
         self.timer = None
         if math.isfinite(deadline):
@@ -249,15 +253,15 @@ def sample_search_estimates(model: Any, *, rng: Any,
                          "where it is not zero) for SampleSearch; use approx.log_partition")
     optional_import(*REQUIRES)
     n_bool, clauses = cnf_clauses(model)
-    held = {abs(lit) for c in clauses for lit in c}
-    free = n_bool - len(held)
-    return _estimates(rng, scale, n_bool, clauses, free, n_samples, delta, deadline, start)
+    order = _order(*clause_booleans(clauses))
+    return _estimates(rng, scale, n_bool, clauses, order, n_samples, delta, deadline, start)
 
 
 def _estimates(rng: np.random.Generator, scale: float, n_bool: int,
-               clauses: list[list[int]], free: int, n_samples: int | None, delta: float,
-               deadline: float, start: float) -> Iterator[SampleSearchResult]:
+               clauses: list[list[int]], order: np.ndarray, n_samples: int | None,
+               delta: float, deadline: float, start: float) -> Iterator[SampleSearchResult]:
     """The generator of :func:`sample_search_estimates`, its arguments checked."""
+    free = n_bool - len(order)
     steps: list[int] = []
 
     def result(log_z: float, exact: bool, calls: int = 0) -> SampleSearchResult:
@@ -274,7 +278,7 @@ def _estimates(rng: np.random.Generator, scale: float, n_bool: int,
     if not clauses:
         yield result(scale + free * LN2, True)
         return
-    sampler = _Sampler(n_bool, clauses, deadline)
+    sampler = _Sampler(n_bool, clauses, order, deadline)
     try:
         found = sampler.solve([])
         if found is None:

@@ -46,7 +46,8 @@ from mrflib._support.validation import require_memory
 from mrflib.inference.exact._search_arguments import conditioned_model
 from mrflib.models.factor_graph import as_factor_graph
 
-__all__ = ["available", "constraint_scale", "counted_log_partition", "cnf_clauses"]
+__all__ = ["available", "constraint_scale", "counted_log_partition", "cnf_clauses",
+           "clause_booleans"]
 
 #: Bytes a literal of the formula costs while it is built and handed over (a Python int in
 #: a list, then the counter's own copy), for the memory check before the translation.
@@ -155,6 +156,28 @@ def cnf_clauses(model: Any) -> tuple[int, list[list[int]]]:
         clauses.extend([_literal_not(int(cards[v]), int(first[v]), int(a))
                         for v, a in zip(vs, row) if cards[v] > 1] for row in bad.tolist())
     return n_bool, clauses
+
+
+def clause_booleans(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The Booleans some clause holds, and how often each occurs in the clauses: the
+    sampling set of the approximate counter and the order of SampleSearch.
+
+    Parameters
+    ----------
+    clauses : list of list of int
+        DIMACS clauses, as :func:`cnf_clauses` gives them.
+
+    Returns
+    -------
+    booleans : ndarray of int64
+        The Booleans, ascending; the others (``1..n`` and in no clause) are free, each
+        doubling the count.
+    occurrences : ndarray of int64
+        How many literals of the clauses name each.
+    """
+    lits = [abs(int(lit)) for c in clauses for lit in c]
+    held, occurrences = np.unique(np.asarray(lits, dtype=np.int64), return_counts=True)
+    return held, occurrences.astype(np.int64)
 
 
 def _count(n_bool: int, clauses: list[list[int]]) -> int:
