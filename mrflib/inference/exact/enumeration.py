@@ -468,15 +468,15 @@ def log_weights(model: BoltzmannMachine) -> np.ndarray:
         return np.ldexp(lw.ravel(), k)
 
 
-
 def enumerated_moments(bm: BoltzmannMachine) -> tuple[float, np.ndarray, np.ndarray]:
+    """``log Z``, the means and the second moments (ones on the diagonal) of a checked
+    machine, from one table of its ``2^n`` states: what the moment functions share."""
     P, k = log_weight_table(bm.bias, bm.edges, bm.coupling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # its callers return no log Z
         logz = normalize_in_place(P, k)
     mean, C = moments_matrix(P, bm.n)
     return logz, mean, C
-
 
 
 @checked
