@@ -37,6 +37,8 @@ def run(model, data):
         mci=smci.moments(model, data, "mci"),
         smci1=smci.moments(model, data, "1-smci"),
         gibbs=sampling.gibbs(model, 30, burn_in=5, rng=0),
+        sweep=sampling.sweep(model, data[:5], 2, rng=0),
+        sweep_order=sampling.sweep_order(model),
         lbp=approx.marginals(model, "lbp"),
         approx_gibbs=approx.marginals(model, "gibbs", n_samples=200, rng=0),
         lbp_log_partition=approx.log_partition(model, "lbp"),
@@ -89,7 +91,7 @@ def test_configurations_in_each_models_domain(both):
     bm, fg, _, a, b = both
     assert a["sample"].dtype == np.int8 and set(np.unique(a["sample"])) <= {-1, 1}
     assert b["sample"].dtype == np.int64 and set(np.unique(b["sample"])) <= {0, 1}
-    for key in ("sample", "gibbs"):
+    for key in ("sample", "gibbs", "sweep"):
         assert np.all(np.isfinite(bm.log_weight(a[key])))
         assert np.all(np.isfinite(fg.log_weight(b[key])))
     x, logw = a["map_assignment"]

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, sampling
+from mrflib.inference.sampling import _spin_gibbs
 
 
 def test_kernel_matches_python_reference(grid_bm):
@@ -9,9 +10,9 @@ def test_kernel_matches_python_reference(grid_bm):
     x0 = (2 * rng.integers(0, 2, size=(5, 9)) - 1).astype(np.int8)
     record = np.array([-1, 0, -1, 1], dtype=np.int64)
     a, b = x0.copy(), x0.copy()
-    out_a = sampling._run(grid_bm, a, 4, record, 2, np.random.default_rng(1))
-    out_b = sampling._run(grid_bm, b, 4, record, 2, np.random.default_rng(1),
-                          kernel=sampling._gibbs_reference)
+    out_a = _spin_gibbs._run(grid_bm, a, 4, record, 2, np.random.default_rng(1))
+    out_b = _spin_gibbs._run(grid_bm, b, 4, record, 2, np.random.default_rng(1),
+                          kernel=_spin_gibbs._gibbs_reference)
     assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
 
 
@@ -23,8 +24,8 @@ def test_serial_and_parallel_paths_agree(grid_bm):
     indptr, indices, weights = grid_bm.adjacency()
     outs = []
     for use in (np.zeros(9, bool), np.ones(9, bool)):  # direct exp and tabulated fields
-        off, tab = sampling._field_tables(grid_bm.bias, indptr, weights, use)
-        for kernel in (sampling._gibbs_serial, sampling._gibbs_parallel):
+        off, tab = _spin_gibbs._field_tables(grid_bm.bias, indptr, weights, use)
+        for kernel in (_spin_gibbs._gibbs_serial, _spin_gibbs._gibbs_parallel):
             x, out = x0.copy(), np.empty((5, 6, 9), dtype=np.int8)
             kernel(x, grid_bm.bias, indptr, indices, weights, off, tab, u, record, out)
             outs.append((x, out))
@@ -123,7 +124,7 @@ def test_checkerboard_matches_python_reference(lattice_bm):
     x0 = (2 * np.random.default_rng(0).integers(0, 2, size=(2, 1024)) - 1).astype(np.int8)
     record = np.array([0, -1, 1], dtype=np.int64)
     a, b = x0.copy(), x0.copy()
-    out_a = sampling._run(lattice_bm, a, 3, record, 2, np.random.default_rng(1))
+    out_a = _spin_gibbs._run(lattice_bm, a, 3, record, 2, np.random.default_rng(1))
     out_b = _checkerboard.run(lattice_bm, b, 3, record, 2, np.random.default_rng(1),
                               kernel=_checkerboard._gibbs_reference)
     assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
@@ -219,7 +220,7 @@ def test_grid_kernel_matches_python_reference():
     record = np.full(32, -1, dtype=np.int64)
     record[[3, 31]] = [0, 1]
     a, b = x0.copy(), x0.copy()
-    out_a = sampling._run(bm, a, 32, record, 2, np.random.default_rng(1))
+    out_a = _spin_gibbs._run(bm, a, 32, record, 2, np.random.default_rng(1))
     out_b = cb.run(bm, b, 32, record, 2, np.random.default_rng(1), kernel=cb._gibbs_reference)
     assert np.array_equal(a, b) and np.array_equal(out_a, out_b)
 

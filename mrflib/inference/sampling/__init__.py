@@ -1,172 +1,72 @@
-"""Gibbs sampling of Boltzmann machines, many independent chains at once.
+"""Gibbs sampling, many independent chains at once: the front for every model.
 
-A sweep visits the spins ``0, 1, ..., n-1`` in order and redraws each from its
-conditional, ``P(x_i = +1 | x_rest) = 1 / (1 + exp(-2 h_i))`` with the local field
-``h_i = b_i + Σ_j J_ij x_j``. The uniforms are drawn from the caller's
-:class:`numpy.random.Generator` in blocks of shape ``(sweeps, chains, n)`` and the
-numba kernel consumes them in that order, so the result depends only on the seed,
-not on the number of threads; chains run in parallel over the cores.
+:func:`gibbs` draws samples, :func:`sweep` advances chains, :func:`sweep_order` says in
+which order a sweep visits the variables. The backend is chosen by the model's structure
+(:func:`mrflib.models.structure.structure`):
 
-Bipartite graphs of at least 1024 spins (large lattices) are swept in checkerboard order
-with integer thresholds instead (:mod:`mrflib.inference.sampling._checkerboard`); square grids among
-them
-take a kernel specialised to the grid (:mod:`mrflib.inference.sampling._grid_gibbs`, same bits), and
-the
-threshold tables are kept with the graph for the last parameters seen, so that repeated
-calls on one model do not rebuild them. That path draws its own SplitMix64 integers, not
-the uniforms of the index-order sampler, so its seeded bits differ from the index-order
-sampler's; each path gives the same bits for the same seed.
+* a Boltzmann machine (pairwise binary) is swept by the ±1 kernels of
+  :mod:`mrflib.inference.sampling._spin_gibbs`: local fields ``h_i = b_i + Σ_j J_ij x_j``
+  and ``P(x_i = +1 | x_rest) = 1 / (1 + exp(-2 h_i))``, in index order, or in checkerboard
+  order on bipartite graphs of at least 1024 spins; its samples are spins (``int8``);
+* a factor graph is swept by :mod:`mrflib.inference.sampling.chains` (pairwise kernels
+  colour class by colour class where every factor holds at most two variables, the general
+  kernel otherwise), with evidence, zero weights, marginals and their standard errors; its
+  samples are states (``int64``).
 
-I.i.d. samples by enumeration, for small ``n``, are :func:`mrflib.inference.exact.sample`.
+Each backend's draws depend only on the seed, not on the number of threads. The backends'
+seeded bits differ from each other (a machine and its ``FactorGraph.from_boltzmann`` give the
+same distribution, not the same draws).
+
+I.i.d. samples by enumeration or the junction tree, for models that fit, are
+:func:`mrflib.inference.exact.sample`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
 
 from mrflib._support.deprecation import renamed_argument
-from mrflib._support.threads import blas_single_threaded, parallel_ok
-from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
-from mrflib.inference._fields import neighbour_fields
-from mrflib.inference.sampling import _checkerboard
-from mrflib.inference.sampling._counts import check_counts, gibbs_bytes
-from mrflib.models.boltzmann import BoltzmannMachine, check_model
+from mrflib._support.threads import blas_single_threaded
+from mrflib._support.validation import check_positive
+from mrflib.inference.sampling import _spin_gibbs, chains
+from mrflib.inference.sampling._spin_gibbs import UNIFORM_BLOCK
+from mrflib.models._checks import check_states
+from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph
+from mrflib.models.structure import is_pairwise_binary
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
 
-#: Uniforms drawn per block (bounds the buffer at 32 MiB of float64).
-UNIFORM_BLOCK = 1 << 22
-#: Largest degree for which the sampler tabulates the conditional over neighbour spins.
-MAX_TABLE_DEGREE = 12
-
-
-@njit(cache=True)
-def _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record,
-                  out):  # pragma: no cover - numba
-    n = x.shape[1]
-    for s in range(u.shape[0]):
-        for i in range(n):
-            if off[i] >= 0:  # 1 + exp(-2 h_i) looked up by the neighbours' configuration
-                cfg = 0
-                for k in range(indptr[i], indptr[i + 1]):
-                    cfg |= ((x[c, indices[k]] + 1) >> 1) << (k - indptr[i])
-                t = tab[off[i] + cfg]
-            else:
-                h = bias[i]
-                for k in range(indptr[i], indptr[i + 1]):
-                    h += weights[k] * x[c, indices[k]]
-                t = 1.0 + math.exp(-2.0 * h)
-            if u[s, c, i] * t < 1.0:
-                x[c, i] = 1
-            else:
-                x[c, i] = -1
-        r = record[s]
-        if r >= 0:
-            for i in range(n):
-                out[r, c, i] = x[c, i]
-
-
-@njit(cache=True)
-def _field_tables(bias, indptr, weights, use):  # pragma: no cover - numba
-    """``1 + exp(-2 h_i)`` for every configuration of the neighbours of each node with
-    ``use[i]`` (see :func:`mrflib.inference._fields.neighbour_fields`); offsets are -1 where
-    unused."""
-    off, h = neighbour_fields(bias, indptr, weights, use)
-    tab = np.empty_like(h)
-    for k in range(h.shape[0]):
-        tab[k] = 1.0 + math.exp(-2.0 * h[k])
-    return off, tab
-
-
-@njit(cache=True, parallel=True)
-def _gibbs_parallel(x, bias, indptr, indices, weights, off, tab, u, record,
-                    out):  # pragma: no cover - numba
-    for c in prange(x.shape[0]):
-        _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record, out)
-
-
-@njit(cache=True)
-def _gibbs_serial(x, bias, indptr, indices, weights, off, tab, u, record,
-                  out):  # pragma: no cover - numba
-    for c in range(x.shape[0]):
-        _chain_sweeps(c, x, bias, indptr, indices, weights, off, tab, u, record, out)
-
-
-def _gibbs_kernel(x, bias, indptr, indices, weights, u, record, out):
-    """Chains in parallel when there is enough work to pay for a parallel region
-    (a learning step sweeping a few hundred small chains is faster on one thread);
-    each chain consumes its own slice of ``u``, so both paths give the same bits.
-    Nodes whose ``2^degree`` neighbour configurations are few next to the updates of
-    this call use a table of ``1 + exp(-2 h)`` instead of computing the exponential."""
-    deg = np.diff(indptr)
-    use = (deg <= MAX_TABLE_DEGREE) & (2.0**deg * 4 <= u.shape[0] * x.shape[0])
-    off, tab = _field_tables(bias, indptr, weights, use)
-    work = u.size + len(indices) * u.shape[0] * x.shape[0]
-    kernel = _gibbs_parallel if x.shape[0] > 1 and parallel_ok(work) else _gibbs_serial
-    kernel(x, bias, indptr, indices, weights, off, tab, u, record, out)
-
-
-def _gibbs_reference(x, bias, indptr, indices, weights, u, record, out):
-    """Plain-Python twin of :func:`_gibbs_kernel` (test reference, same uniforms)."""
-    M, n = x.shape
-    for c in range(M):
-        for s in range(u.shape[0]):
-            for i in range(n):
-                h = bias[i] + np.dot(weights[indptr[i]:indptr[i + 1]],
-                                     x[c, indices[indptr[i]:indptr[i + 1]]])
-                x[c, i] = 1 if u[s, c, i] * (1.0 + math.exp(-2.0 * h)) < 1.0 else -1
-            if record[s] >= 0:
-                out[record[s], c] = x[c]
-
-
-def _run(bm, x, n_sweeps, record_at, n_slots, rng, kernel=_gibbs_kernel):
-    """Advance chains ``x`` in place by ``n_sweeps``; after sweep ``s`` (1-based) with
-    ``record_at[s - 1] >= 0`` store the chains in that slot of the returned array.
-    Large bipartite graphs go to :func:`mrflib.inference.sampling._checkerboard.run`."""
-    if kernel is _gibbs_kernel and _checkerboard.applies(bm):
-        return _checkerboard.run(bm, x, n_sweeps, record_at, n_slots, rng)
-    indptr, indices, weights = bm.adjacency()
-    bias = np.ascontiguousarray(bm.bias, dtype=np.float64)
-    M, n = x.shape
-    out = np.empty((n_slots, M, n), dtype=np.int8)
-    block = max(1, UNIFORM_BLOCK // max(1, M * n))
-    done = 0
-    while done < n_sweeps:
-        S = min(block, n_sweeps - done)
-        u = rng.random((S, M, n))
-        kernel(x, bias, indptr, indices, weights, u, record_at[done:done + S], out)
-        done += S
-    return out
-
 
 @renamed_argument("bm", "model")
-def sweep_order(model: BoltzmannMachine) -> np.ndarray:
-    """The order in which a sweep visits the spins.
+def sweep_order(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
+    """The order in which a sweep visits the variables.
 
     Parameters
     ----------
-    model : BoltzmannMachine
+    model : BoltzmannMachine or FactorGraph
+        The model whose sweeps are asked about.
 
     Returns
     -------
-    numpy.ndarray of int, shape (n,)
-        ``0..n-1``, or colour blocks on bipartite graphs of at least
-        :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins.
+    numpy.ndarray of int, shape (n,) or fewer
+        A Boltzmann machine: ``0..n-1``, or colour blocks on bipartite graphs of at least
+        :data:`mrflib.inference.sampling._checkerboard.MIN_NODES` spins. A factor graph:
+        the variables a sweep updates (the observed ones are never updated), colour class
+        by colour class where every factor holds at most two variables, else in index
+        order.
     """
-    model = check_model(model, "model")
-    if _checkerboard.applies(model):
-        return _checkerboard.layout(model)[0]
-    return np.arange(model.n)
+    if is_pairwise_binary(model):
+        return _spin_gibbs.sweep_order(model)
+    return chains.sweep_order(model)
 
 
 @renamed_argument("bm", "model")
 @blas_single_threaded
-def sweep(model: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> np.ndarray:
+def sweep(model: BoltzmannMachine | FactorGraph, states: Any, n_sweeps: int, *,
+          rng: Any) -> np.ndarray:
     """Advance each chain (row of ``states``) by ``n_sweeps`` Gibbs sweeps.
 
     This is the chain update of persistent contrastive divergence (Tieleman 2008)
@@ -174,28 +74,28 @@ def sweep(model: BoltzmannMachine, states: Any, n_sweeps: int, *, rng: Any) -> n
 
     Parameters
     ----------
-    model : BoltzmannMachine
-    states : array_like of int8, shape (n_chains, n)
-        The chains' spins in ``{-1, +1}``; not modified.
+    model : BoltzmannMachine or FactorGraph
+        The model whose conditionals the sweeps draw from.
+    states : array_like of int, shape (n_chains, n)
+        The chains: spins in ``{-1, +1}`` of a Boltzmann machine, states of positive
+        weight of a factor graph; not modified.
     n_sweeps : int
-        Sweeps of every spin (``0`` returns a copy of ``states``).
+        Sweeps of every variable (``0`` returns a copy of ``states``).
     rng : numpy.random.Generator or int
         The source of the uniforms.
 
     Returns
     -------
-    numpy.ndarray of int8, shape (n_chains, n)
-        The chains after the sweeps, a new array.
+    numpy.ndarray of int8 (int64 for a FactorGraph), shape (n_chains, n)
+        The chains after the sweeps, a new array. A factor graph's draws are those of
+        :func:`mrflib.inference.sampling.chains.advance`.
     """
-    model = check_model(model, "model")
-    x = check_spins(states, model.n, "states").copy()
+    if is_pairwise_binary(model):
+        return _spin_gibbs.sweep(model, states, n_sweeps, rng)
+    x = np.ascontiguousarray(check_states(states, model.cardinalities, "states"),
+                             dtype=np.int64).copy()
     n_sweeps = check_positive(n_sweeps, "n_sweeps", integer=True, allow_zero=True)
-    rng = as_rng(rng)
-    require_memory(gibbs_bytes(len(x), model.n, 0, n_sweeps, UNIFORM_BLOCK),
-                   f"sweep(n_sweeps={n_sweeps}) of {len(x)} chains of {model.n} spins")
-    if n_sweeps:
-        _run(model, x, n_sweeps, np.full(n_sweeps, -1, dtype=np.int64), 0, rng)
-    return x
+    return chains.advance(model, x, n_sweeps, rng=rng)
 
 
 def gibbs(
@@ -216,8 +116,9 @@ def gibbs(
     recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by
-    :func:`mrflib.inference.sampling.chains.gibbs` (the same chains, burn-in and thinning) and
-    gives ``int64`` states, as every sampler answers in its model's own domain.
+    :func:`mrflib.inference.sampling.chains.gibbs` (the same chains, burn-in and thinning;
+    it also takes evidence) and gives ``int64`` states, as every sampler answers in its
+    model's own domain.
 
     Parameters
     ----------
@@ -241,29 +142,7 @@ def gibbs(
     ndarray of int8 (int64 for a FactorGraph), shape (n_samples, n)
         The samples, row ``t * n_chains + c`` chain ``c``'s ``t``-th.
     """
-    if isinstance(model, FactorGraph):
-        from mrflib.inference.sampling import chains as factor_gibbs
-
-        return factor_gibbs.gibbs(model, n_samples, burn_in=burn_in, thin=thin,
-                                  n_chains=n_chains, init=init, rng=rng)
-    bm = check_model(model, "model")
-    n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
-                                                                 n_chains)
-    rng = as_rng(rng)
-    n_sweeps = max(burn_in, 1) + (per_chain - 1) * thin
-    require_memory(gibbs_bytes(n_chains, bm.n, per_chain, n_sweeps, UNIFORM_BLOCK),
-                   f"gibbs(n_samples={n_samples}, burn_in={burn_in}, thin={thin}, "
-                   f"n_chains={n_chains}) on {bm.n} spins")
-    if init is None:
-        x = (2 * rng.integers(0, 2, size=(n_chains, bm.n)) - 1).astype(np.int8)
-    else:
-        x = check_spins(init, bm.n, "init").copy()
-        if len(x) != n_chains:
-            raise ValueError(f"init must have n_chains = {n_chains} rows, got {len(x)}")
-    first = max(burn_in, 1)  # the first sample is taken after at least one sweep
-    n_sweeps = first + (per_chain - 1) * thin
-    record = np.full(n_sweeps, -1, dtype=np.int64)
-    record[first - 1::thin] = np.arange(per_chain)
-    out = _run(bm, x, n_sweeps, record, per_chain, rng)
-    return out.reshape(per_chain * n_chains, bm.n)[:n_samples]
-
+    if is_pairwise_binary(model):
+        return _spin_gibbs.gibbs(model, n_samples, burn_in, thin, n_chains, init, rng)
+    return chains.gibbs(model, n_samples, burn_in=burn_in, thin=thin, n_chains=n_chains,
+                        init=init, rng=rng)

@@ -52,9 +52,9 @@ from mrflib.inference.sampling._packing import flat_tables, pack
 from mrflib.models._checks import check_states
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["gibbs", "advance", "gibbs_numpy", "estimate_marginals", "gibbs_marginals",
-           "timed_gibbs", "sweep_seconds", "EXACT_START_BYTES", "REPAIR_SWEEPS", "N_BATCHES",
-           "SECONDS_PER_UPDATE", "SECONDS_PER_ENTRY"]
+__all__ = ["gibbs", "advance", "sweep_order", "gibbs_numpy", "estimate_marginals",
+           "gibbs_marginals", "timed_gibbs", "sweep_seconds", "EXACT_START_BYTES",
+           "REPAIR_SWEEPS", "N_BATCHES", "SECONDS_PER_UPDATE", "SECONDS_PER_ENTRY"]
 
 #: A zero-weight start is replaced by an exact sample when the junction tree's tables take
 #: at most this many bytes; beyond, by min-conflicts repair sweeps.
@@ -260,6 +260,28 @@ def _sweep(x: np.ndarray, rng: np.random.Generator, plan: tuple, card: np.ndarra
     (row ``i`` decides variable ``i``), then the kernel."""
     u = rng.random((x.shape[1], x.shape[0]))
     _k.gibbs_sweep(x, u, plan[0], *plan[1:], card, free)
+
+
+def sweep_order(model: FactorGraph) -> np.ndarray:
+    """The variables a sweep of :func:`gibbs` or :func:`advance` updates, in its order.
+
+    Parameters
+    ----------
+    model : FactorGraph
+        The model (no evidence: condition it first to clamp variables).
+
+    Returns
+    -------
+    ndarray of int64
+        The unobserved variables (a variable with one state, or one finite unary entry, is
+        observed and never updated): colour class by colour class, each in index order, where
+        every factor holds at most two variables; in index order otherwise.
+    """
+    model, free, _ = _conditioned(model, None)
+    plan = pack(model)
+    pw = _pairwise.structure(*plan[4:], np.ascontiguousarray(model.cardinalities,
+                                                             dtype=np.int64))
+    return free if pw is None else _pairwise.sweep_order(pw, free)
 
 
 def advance(model: FactorGraph, chains: Any, n_sweeps: int, *, rng: Any,
