@@ -49,6 +49,7 @@ from mrflib._support import validation as v
 from mrflib.inference.exact import _spin_plan, conditioning, elimination
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
+from mrflib.inference.smci import _spin_estimators as se
 from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.learning import _fit_arguments, potentials, table_learners
 from mrflib.models import boltzmann, factor_graph
@@ -267,7 +268,8 @@ CASES = [
      dict(states=SPINS_BAD, n_sweeps=[-1, 1.5, None, math.nan], rng=RNG_BAD)),
     ("smci.moments", smci.moments, dict(model=BM, samples=DATA, method="1-smci"),
      dict(samples=SPINS_BAD, method=["", "k-smci", None, 3, "MCI"])),
-    ("smci._moments_numpy", smci._moments_numpy, dict(bm=BM, samples=DATA, method="s2-smci"),
+    ("smci._moments_numpy", se._moments_numpy,
+     dict(bm=BM, samples=DATA, method="s2-smci"),
      dict(samples=SPINS_BAD, method=["", None, 3])),
     ("smci.gsmci", smci.gsmci, dict(model=BM, samples=DATA, target=[0, 1], region=[0, 1, 2]),
      dict(samples=SPINS_BAD, target=NODES_BAD + [[]], region=NODES_BAD + [[3], None])),

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, learning, sampling, smci
+from mrflib.inference.smci import _spin_estimators as se
 from mrflib.learning import learners
 from mrflib.learning._local import LocalObjective
 from mrflib.learning._problem import Problem
@@ -101,7 +102,7 @@ def test_1smci_direction_from_counts_equals_per_sample():
     bm = BoltzmannMachine.random(edges, 16, rng=9)
     assert Problem(data, edges).smci1().available
     db, dj = learning.ascent_direction(bm, data, "1-smci")
-    mean, pair = smci._moments_numpy(bm, data, "1-smci")
+    mean, pair = se._moments_numpy(bm, data, "1-smci")
     x = data.astype(float)
     np.testing.assert_allclose(db, x.mean(0) - mean, rtol=0, atol=1e-12)
     tgt = np.mean(x[:, edges[:, 0]] * x[:, edges[:, 1]], axis=0)
@@ -118,7 +119,7 @@ def test_1smci_counts_finite_for_extreme_couplings(J):
     db, dj = learning.ascent_direction(bm, data, "1-smci")
     assert np.all(np.isfinite(db)) and np.all(np.isfinite(dj))
     if J <= 5:
-        mean, pair = smci._moments_numpy(bm, data, "1-smci")
+        mean, pair = se._moments_numpy(bm, data, "1-smci")
         np.testing.assert_allclose(dj, np.mean(data[:, edges[:, 0]] * data[:, edges[:, 1]],
                                                axis=0) - pair, rtol=0, atol=1e-12)
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mrflib import BoltzmannMachine, exact, graphs, smci
+from mrflib.inference.smci import _spin_estimators as se
 from mrflib.repro import smci_trials
 
 TOL = 1e-12
@@ -87,7 +88,7 @@ def test_moments_match_numpy_reference(method, M):
     for bm in MODELS:
         s = exact.sample(bm, M, rng=M)
         got = smci.moments(bm, s, method)
-        ref = smci._moments_numpy(bm, s, method)
+        ref = se._moments_numpy(bm, s, method)
         for a, b in zip(got, ref):
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
 
@@ -97,7 +98,7 @@ def test_numpy_reference_on_a_large_sparse_graph():
     bm = BoltzmannMachine.random(graphs.square_grid(17, 17), 289, rng=3)
     s = (2 * np.random.default_rng(0).integers(0, 2, size=(7, 289)) - 1).astype(np.int8)
     for method in ("1-smci", "s2-smci"):
-        for a, b in zip(smci.moments(bm, s, method), smci._moments_numpy(bm, s, method)):
+        for a, b in zip(smci.moments(bm, s, method), se._moments_numpy(bm, s, method)):
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
 
 
@@ -137,7 +138,7 @@ def test_table_and_direct_paths_agree():
     for M in (1, 3, 40, 200):
         s = exact.sample(bm, M, rng=M)
         a = smci.moments(bm, s, "1-smci")
-        b = smci._moments_numpy(bm, s, "1-smci")
+        b = se._moments_numpy(bm, s, "1-smci")
         np.testing.assert_allclose(a[0], b[0], atol=TOL)
         np.testing.assert_allclose(a[1], b[1], atol=TOL)
 
@@ -354,7 +355,7 @@ def test_s2_structure_kernel_matches_python_reference():
         # discrete couplings make ties of W_j frequent
         c = rng.choice([-0.5, 0.5, 0.3, 0.0], size=len(e)) if t % 2 else rng.uniform(-1, 1, len(e))
         bm = BoltzmannMachine(np.zeros(n), e, c)
-        for a, b in zip(smci._s2_structure(bm), smci._s2_structure_reference(bm)):
+        for a, b in zip(se._s2_structure(bm), se._s2_structure_reference(bm)):
             assert np.array_equal(a, b)
 
 
@@ -390,7 +391,7 @@ def test_1smci_count_path_matches_per_sample_kernel():
                                  coupling_scale=0.6, rng=4)
     s = exact.sample(bm, 3000, rng=2)
     mean, pair = smci.moments(bm, s, "1-smci")
-    ref_mean, ref_pair = smci._moments_numpy(bm, s, "1-smci")
+    ref_mean, ref_pair = se._moments_numpy(bm, s, "1-smci")
     np.testing.assert_allclose(mean, ref_mean, atol=1e-12)
     np.testing.assert_allclose(pair, ref_pair, atol=1e-12)
     g, weights, E = bm.graph.structure, bm.adjacency()[2], len(bm.edges)
@@ -402,7 +403,7 @@ def test_1smci_count_path_matches_per_sample_kernel():
     s2[:, 0] *= -1
     assert not np.allclose(smci.moments(bm, s2, "1-smci")[1], pair)
     np.testing.assert_allclose(smci.moments(bm, s2, "1-smci")[1],
-                               smci._moments_numpy(bm, s2, "1-smci")[1], atol=1e-12)
+                               se._moments_numpy(bm, s2, "1-smci")[1], atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- numerical range
@@ -427,7 +428,7 @@ def test_estimators_finite_and_exact_at_large_couplings(J, graph):
     s = np.concatenate([s, exact.sample(bm, 20, rng=2)])
     for method in ("1-smci", "s2-smci", "2-smci"):
         mean, pair = smci.moments(bm, s, method)
-        ref_mean, ref_pair = smci._moments_numpy(bm, s, method)
+        ref_mean, ref_pair = se._moments_numpy(bm, s, method)
         assert np.all(np.isfinite(mean)) and np.all(np.isfinite(pair))
         for t, T in enumerate(targets(bm)):
             A = smci.sum_region(bm, T, method)
@@ -447,12 +448,12 @@ def test_tabulated_and_per_sample_paths_agree_at_large_couplings(J):
     for method in ("1-smci", "s2-smci"):
         many = smci.moments(bm, s, method)
         few = [smci.moments(bm, s[k:k + 1], method) for k in range(0, 4000, 400)]
-        ref = smci._moments_numpy(bm, s[::400], method)
+        ref = se._moments_numpy(bm, s[::400], method)
         assert np.all(np.isfinite(many[0])) and np.all(np.isfinite(many[1]))
         np.testing.assert_allclose(np.mean([f[0] for f in few], 0), ref[0], atol=1e-9)
         np.testing.assert_allclose(np.mean([f[1] for f in few], 0), ref[1], atol=1e-9)
-        np.testing.assert_allclose(many[0], smci._moments_numpy(bm, s, method)[0], atol=1e-9)
-        np.testing.assert_allclose(many[1], smci._moments_numpy(bm, s, method)[1], atol=1e-9)
+        np.testing.assert_allclose(many[0], se._moments_numpy(bm, s, method)[0], atol=1e-9)
+        np.testing.assert_allclose(many[1], se._moments_numpy(bm, s, method)[1], atol=1e-9)
 
 
 @pytest.mark.parametrize("J", [5.0, 20.0, 40.0, 1e3])

@@ -9,7 +9,8 @@ counts of local patterns. :func:`local_patterns` counts them once per fit;
 independent of N); :func:`local_objective_gradient` runs over distinct data rows where
 patterns would not be fewer (dense graphs). Serial and ``parallel`` twins give the same
 bits (disjoint writes, reductions in a fixed order). The plain-numpy references are
-:func:`mrflib.learning._local.local_terms_numpy` and :func:`mrflib.inference.smci._moments_numpy`.
+:func:`mrflib.learning._local.local_terms_numpy` and
+:func:`mrflib.inference.smci._spin_estimators._moments_numpy`.
 
 The graph comes as one record ``g`` (:class:`mrflib.models.graphs.Structure`); counted
 patterns as one triple ``(codes, weights, poff)`` (:func:`mrflib.learning._local.compress`: group
