@@ -1,10 +1,12 @@
 """Learning: data in, a model out.
 
 :func:`~mrflib.learning.learners.fit` is the one entry point for every learner and both model
-types (it returns a :class:`~mrflib.learning.fit_result.Fit`); its methods live in
-:mod:`~mrflib.learning.learners` (the ±1 learners), :mod:`~mrflib.learning.table_learners` (the
-family of free log-tables over any scopes), :mod:`~mrflib.learning.lap` (LAP) and beside them
-:mod:`~mrflib.learning.fsll` (the full-span log-linear model).
+types (it returns a :class:`~mrflib.learning.fit_result.Fit`). Behind it, the backend is chosen
+by the structure: the Boltzmann machines' learners (private, ``learning._spin_learners``, with
+the ±1 objectives of :mod:`~mrflib.learning.learners`), and the family of free log-tables over
+any scopes (:mod:`~mrflib.learning.table_learners`, :mod:`~mrflib.learning.stochastic_learning`);
+:mod:`~mrflib.learning.lap` (LAP) and beside them :mod:`~mrflib.learning.fsll` (the full-span
+log-linear model).
 """
 
 from mrflib._support.deprecation import ModuleAliases as _ModuleAliases
