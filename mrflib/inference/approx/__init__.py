@@ -128,6 +128,7 @@ from mrflib.inference.smci import regions as smci_factor_graph
 from mrflib.models.boltzmann import BoltzmannMachine, to_spins
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph, with_evidence
 from mrflib.models.precision import reported
+from mrflib.models.structure import is_pairwise_binary
 
 __all__ = ["ApproxResult", "MapResult", "METHODS", "MAP_METHODS", "EXACT_ENTRIES_PER_SECOND",
            "available", "marginals", "log_partition", "log_partition_bounds",
@@ -532,7 +533,7 @@ def _bounds(model: FactorGraph | BoltzmannMachine, fg: FactorGraph, clock: _Cloc
     except ValueError as err:  # the model's constant factors prove Z = 0
         _reraise_unless_zero(err)
         return -math.inf, -math.inf
-    if isinstance(model, BoltzmannMachine):
+    if is_pairwise_binary(model):
         try:  # the third order only improves the bound: skipped when out of time
             lower = max(lower, bounds.log_partition_lower_bound(model, 3,
                                                                 time_limit=clock.left(0.5)))
@@ -779,7 +780,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", 
                          dtype=np.int64)
         best.offer(state, "none found: the evidence and state 0 elsewhere")
     value = best.value
-    if isinstance(model, BoltzmannMachine):
+    if is_pairwise_binary(model):
         state = to_spins(state)
     optimal = max_mini_bucket.bound_meets(best.upper, value)
     return MapResult(state, value, max(best.upper, value), optimal, best.method,

@@ -99,6 +99,7 @@ from mrflib.models.factor_graph import (
     with_evidence,
 )
 from mrflib.models.precision import checked
+from mrflib.models.structure import is_pairwise_binary
 
 __all__ = [
     "states",
@@ -233,7 +234,7 @@ def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         ``-inf``.
     """
     model = with_evidence(model, evidence)
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         logz = _factor_engine(method, model, _AUTO_SUM_MAX_STATES).log_partition(model)
         if logz == -np.inf:
             warnings.warn("the model has Z = 0 (every state has zero weight, e.g. evidence "
@@ -261,7 +262,7 @@ def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
     ndarray of float64
         The probabilities, flat.
     """
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         return enumeration.joint_probabilities(model).ravel(order="F")
     bm = check_model(model, "model")
     lw, k = enumeration.log_weight_table(bm.bias, bm.edges, bm.coupling)
@@ -293,7 +294,7 @@ def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
         ``(marginals(model), factor_marginals(model))``: lists of arrays, each variable's
         and each factor's.
     """
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         return (marginals(model, method=method), factor_marginals(model, method=method))
     bm = check_model(model, "model")
     with warnings.catch_warnings():
@@ -381,7 +382,7 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
     ValueError
         When a factor graph has ``Z = 0``: its likelihood is undefined.
     """
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         x = check_factor_samples(model, data)
         logz = _factor_engine(method, model, _AUTO_SUM_MAX_STATES).log_partition(model)
         if logz == -np.inf:
@@ -491,7 +492,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
         ``model.log_weight`` takes; :func:`~mrflib.models.boltzmann.to_states` converts
         spins).
     """
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         n_samples = check_positive(n_samples, "n_samples", integer=True)
         return _factor_engine(method, model).sample(model, n_samples, rng=as_rng(rng))
     bm = check_model(model, "model")
@@ -601,7 +602,7 @@ def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto
     ValueError
         When every state has zero weight.
     """
-    if isinstance(model, BoltzmannMachine):
+    if is_pairwise_binary(model):
         x, logw = map_assignment(as_factor_graph(with_evidence(model, evidence)), method=method)
         return to_spins(x), logw
     model = as_factor_graph(with_evidence(model, evidence))

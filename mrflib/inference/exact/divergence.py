@@ -22,6 +22,7 @@ from mrflib.inference.exact._data_checks import check_factor_samples, check_samp
 from mrflib.inference.exact.enumeration import MAX_STATE_BYTES_FACTOR, log_probabilities
 from mrflib.models.boltzmann import BoltzmannMachine, check_model
 from mrflib.models.factor_graph import FactorGraph, as_factor_graph
+from mrflib.models.structure import is_pairwise_binary
 
 __all__ = ["kl_data_model", "kl_divergence", "kl_model"]
 
@@ -47,7 +48,7 @@ def kl_data_model(model: BoltzmannMachine | FactorGraph, data: Any) -> float:
     float
         The divergence, at least 0.
     """
-    if isinstance(model, FactorGraph):
+    if not is_pairwise_binary(model):
         x = check_factor_samples(model, data)
         return max(0.0, -_entropy_of_rows(x) - _front.log_likelihood(model, x))
     bm = check_model(model, "model")
@@ -117,7 +118,7 @@ def kl_model(p: BoltzmannMachine | FactorGraph, q: BoltzmannMachine | FactorGrap
         The divergence in nats, at least 0; ``inf`` where ``q`` gives zero weight to a
         state of positive ``p`` probability (factor graphs).
     """
-    if isinstance(p, FactorGraph) or isinstance(q, FactorGraph):
+    if not (is_pairwise_binary(p, "p") and is_pairwise_binary(q, "q")):
         return _kl_factor_graphs(as_factor_graph(p), as_factor_graph(q))
     p, q = check_model(p, "p"), check_model(q, "q")
     if p.n != q.n:
