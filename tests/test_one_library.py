@@ -42,6 +42,7 @@ def run(model, data):
         lbp=approx.marginals(model, "lbp"),
         approx_gibbs=approx.marginals(model, "gibbs", n_samples=200, rng=0),
         lbp_log_partition=approx.log_partition(model, "lbp"),
+        bounds=approx.log_partition_bounds(model, time_limit=5),
         fit_mle=learning.fit(data, model, "mle", rng=0),
         fit_mple=learning.fit(data, model, "mple", rng=0, progress=False),
     )
@@ -106,6 +107,9 @@ def test_equal_numbers_where_the_maths_says_so(both):
                 "lbp_log_partition"):
         assert a[key] == pytest.approx(b[key], abs=1e-12), key
     assert a["kl_model"] == b["kl_model"] == 0.0
+    # a 3 x 3 lattice is solved exactly: both bounds are log Z
+    np.testing.assert_allclose(a["bounds"], [a["log_partition"]] * 2, atol=1e-12)
+    np.testing.assert_allclose(b["bounds"], [b["log_partition"]] * 2, atol=1e-12)
     np.testing.assert_allclose(a["probabilities"], b["probabilities"], atol=1e-15)
     assert a["plan"].treewidth == b["plan"].treewidth
     for u, v in zip(a["marginals"], b["marginals"]):

@@ -69,23 +69,19 @@ def structure(model: Any, name: str = "model") -> str:
 
 
 def is_pairwise_binary(model: Any, name: str = "model") -> bool:
-    """True when ``model`` is served by the ±1 backends (:data:`PAIRWISE_BINARY`).
+    """True when ``model`` is served by the ±1 backends: the fronts' one test.
 
     Parameters
     ----------
-    model : BoltzmannMachine or FactorGraph
-        The model; anything else is a ``TypeError``.
-    name : str, default "model"
-        The argument named in that error.
+    model, name
+        As in :func:`structure`.
 
     Returns
     -------
     bool
-        ``structure(model) == PAIRWISE_BINARY``, without looking at a factor graph's scopes.
+        ``structure(model, name) == PAIRWISE_BINARY``, without reading a factor graph's
+        scopes.
     """
-    if isinstance(model, BoltzmannMachine):
-        return True
     if isinstance(model, FactorGraph):
         return False
-    raise TypeError(f"{name} must be a BoltzmannMachine or a FactorGraph, got "
-                    f"{type(model).__name__}")
+    return structure(model, name) == PAIRWISE_BINARY

@@ -31,13 +31,15 @@ from mrflib._support.deprecation import renamed_argument
 from mrflib._support.threads import blas_single_threaded
 from mrflib._support.validation import check_positive
 from mrflib.inference.sampling import _spin_gibbs, chains
-from mrflib.inference.sampling._spin_gibbs import UNIFORM_BLOCK
 from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.structure import is_pairwise_binary
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK"]
+
+#: Uniforms a Boltzmann machine's sampler draws per block (bounds its buffer at 32 MiB).
+UNIFORM_BLOCK = _spin_gibbs.UNIFORM_BLOCK
 
 
 @renamed_argument("bm", "model")

@@ -39,7 +39,6 @@ import numpy as np
 
 from mrflib._support.deprecation import renamed_argument
 from mrflib.inference.smci import _spin_estimators
-from mrflib.inference.smci._spin_estimators import MAX_REGION, METHODS
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.factor_graph import FactorGraph
 from mrflib.models.structure import is_pairwise_binary
@@ -57,6 +56,12 @@ __all__ = [
     "covariances",
     "ais_moments",
 ]
+
+#: The estimators :func:`moments` knows.
+METHODS = _spin_estimators.METHODS
+
+#: Largest sum region (in spins) the enumeration of :func:`gsmci` accepts.
+MAX_REGION = _spin_estimators.MAX_REGION
 
 
 def moments(model: BoltzmannMachine | FactorGraph, samples: Any, method: str

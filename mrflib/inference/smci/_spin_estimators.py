@@ -34,21 +34,6 @@ from mrflib.models._checks import check_states
 from mrflib.models.boltzmann import BoltzmannMachine, check_model, to_spins
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = [
-    "METHODS",
-    "MAX_REGION",
-    "moments",
-    "factor_moments",
-    "gsmci",
-    "gsmci_values",
-    "sum_region",
-    "s2_region",
-    "s2_independent_set",
-    "asymptotic_variance",
-    "covariances",
-    "ais_moments",
-]
-
 #: The estimators :func:`moments` knows.
 METHODS = ("mci", "1-smci", "s2-smci", "2-smci")
 
