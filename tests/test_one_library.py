@@ -44,6 +44,7 @@ def run(model, data):
         lbp_log_partition=approx.log_partition(model, "lbp"),
         bounds=approx.log_partition_bounds(model, time_limit=5),
         fit_mle=learning.fit(data, model, "mle", rng=0),
+        objective_mple=learning.objective(model, data, "mple"),
         fit_mple=learning.fit(data, model, "mple", rng=0, progress=False),
     )
 
@@ -104,7 +105,7 @@ def test_configurations_in_each_models_domain(both):
 def test_equal_numbers_where_the_maths_says_so(both):
     bm, fg, spins, a, b = both
     for key in ("log_partition", "log_partition_jt", "log_likelihood", "kl_data_model",
-                "lbp_log_partition"):
+                "lbp_log_partition", "objective_mple"):
         assert a[key] == pytest.approx(b[key], abs=1e-12), key
     assert a["kl_model"] == b["kl_model"] == 0.0
     # a 3 x 3 lattice is solved exactly: both bounds are log Z

@@ -97,6 +97,7 @@ from mrflib.learning._fit_arguments import (
 from mrflib.learning._problem import problem_from_model
 from mrflib.learning.fit_result import Fit
 from mrflib.models.boltzmann import check_model
+from mrflib.models.structure import is_pairwise_binary
 
 __all__ = ["METHODS", "LOCAL_METHODS", "STOCHASTIC_METHODS", "Fit", "fit", "objective",
            "objective_gradient", "mpf_log_flow", "ascent_direction", "estimator_variances",
@@ -163,20 +164,37 @@ def _local_terms_numpy(
                                     method)
 
 
+def _table_objective(model: Any, data: Any, method: str) -> float:
+    """:func:`objective` of a factor graph: its log-likelihood or pseudo-likelihood."""
+    from mrflib.learning import table_learners
+
+    if method == "mle":
+        from mrflib import exact
+
+        return float(exact.log_likelihood(model, data))
+    if method != "mple":
+        raise ValueError(f"method {method!r} has no objective on a FactorGraph (its "
+                         "objectives are 'mle' and 'mple')")
+    return float(table_learners.pseudo_log_likelihood(model, data))
+
+
 @renamed_argument("bm", "model")
 def objective(model, data, method: str) -> float:
     """The objective a method maximises, averaged over the data.
 
     Parameters
     ----------
-    model : BoltzmannMachine
-        The machine at which the objective is evaluated.
+    model : BoltzmannMachine or FactorGraph
+        The model at which the objective is evaluated.
     data : array_like of int, shape (N, n)
-        Spins -1/+1, one configuration per row, ``N >= 1``.
+        Spins -1/+1 (states of a FactorGraph), one configuration per row, ``N >= 1``.
     method : str
         One of :data:`METHODS`. ``"mle"``: the log-likelihood eq. (2); ``"mple"``: the
         pseudo-likelihood eq. (7); ``"rm"``: ``-J_RM``; ``"mpf"``: ``-K``. 1-SMCI, CD and
-        PCD have no known objective (Yasuda 2018, section 6) and raise ``ValueError``.
+        PCD have no known objective (Yasuda 2018, section 6) and raise ``ValueError``. A
+        factor graph has the first two (the pseudo-likelihood of
+        :func:`mrflib.learning.table_learners.pseudo_log_likelihood`, the same value on a
+        machine's factor graph); RM and MPF are defined on spins.
 
     Returns
     -------
@@ -190,8 +208,10 @@ def objective(model, data, method: str) -> float:
         (``exp(709.78)``): the message gives ``log K``, which :func:`mpf_log_flow` returns
         for every finite model.
     """
-    bm = check_model(model, "model")
     check_method(method)
+    if not is_pairwise_binary(model):
+        return _table_objective(model, data, method)
+    bm = check_model(model, "model")
     if method == "mle":
         from mrflib import exact
 
