@@ -224,3 +224,22 @@ def test_coarse_integer_costs_are_proven_by_enumeration(seed):
     assert r.details["enumerated"] and r.optimal
     assert r.log_weight == pytest.approx(brute(model)[0], abs=TOL)
     assert r.upper_bound == r.log_weight
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_near_ties_are_proven_by_a_search_on_finer_costs(seed):
+    """Too many states within the rounding's spread for the enumeration (2^11 all but tied
+    under a scale near 10^3): the entries dearer than the optimum's whole cost are
+    forbidden, the rest scaled finer, and a second search proves the optimum on the
+    model."""
+    rng = np.random.default_rng(seed)
+    n = 12
+    scopes = [(0,)] + [(i, i + 1) for i in range(1, n - 1)] + [(1, n - 1)]
+    tables = [np.array([0.0, -1e12])] + [rng.normal(scale=1e-5, size=(2, 2))
+                                         for _ in range(n - 1)]
+    model = FactorGraph([2] * n, scopes, tables)
+    r = map_toulbar2.toulbar2_map(model)
+    assert r.details["scale"] < 1e4 and r.details["complete"]
+    assert not r.details["enumerated"] and r.details["refined"] and r.optimal
+    assert r.log_weight == pytest.approx(brute(model)[0], abs=1e-12)
+    assert r.upper_bound == r.log_weight

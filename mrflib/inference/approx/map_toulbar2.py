@@ -37,8 +37,14 @@ makes ``S`` small: wcsp_13 of UAI 2014), a state ``y`` at least as heavy as ``x`
 integer cost at most ``S Σ_k (max_t e_k(t) - min_t e_k(t))`` above ``x``'s, so toulbar2
 enumerates every state within that much of its optimum (at most :data:`ENUMERATED_STATES`
 of them, within the time left) and the heaviest of them on the model is its optimum, its
-log-weight the bound (``details["enumerated"]``); when they are more, ``optimal`` stays
-``False`` though ``details["complete"]`` says the search ended.
+log-weight the bound (``details["enumerated"]``). When they are more (many states within a
+hair of the optimum, as on wcsp_14 of UAI 2014), a second search runs on finer costs: a
+state at least as heavy as ``x`` costs at most ``U = Σ_k max θ_k - log-weight(x)`` in every
+table, so the entries that cost more are forbidden and the tables' largest costs left,
+often far smaller in total, allow a larger scale; where that search's bound meets the
+log-weight, ``x`` (or a heavier state it found) is the model's optimum
+(``details["refined"]``). Otherwise ``optimal`` stays ``False`` though
+``details["complete"]`` says the search ended.
 
 The search runs in a forked child (:class:`mrflib._support.forked.Forked`): toulbar2 cannot
 be interrupted from Python, keeps global state between networks and may crash; the child
@@ -67,7 +73,7 @@ from mrflib._support.forked import Forked
 from mrflib._support.optional import importable, optional_import
 from mrflib._support.validation import check_instance, check_positive, require_memory
 from mrflib.inference._reduction import observed_states
-from mrflib.inference.approx.max_mini_bucket import bound_meets
+from mrflib.inference.approx.max_mini_bucket import OPTIMAL_RTOL, bound_meets
 from mrflib.inference.approx.result import MapResult
 from mrflib.inference.exact._search_arguments import conditioned_model
 from mrflib.models.factor_graph import FactorGraph, slice_factor
@@ -116,8 +122,10 @@ class _Network(NamedTuple):
     spread: float  # Σ_k (max_t e_k(t) - min_t e_k(t))
 
 
-def _network(model: FactorGraph) -> _Network:
-    """The model's integer cost network; a table of no positive entry raises ``Z = 0``."""
+def _network(model: FactorGraph, cap: float | None = None) -> _Network:
+    """The model's integer cost network; a table of no positive entry raises ``Z = 0``.
+    With ``cap``, every entry of cost above it is forbidden too (the network of the states
+    whose every table costs at most ``cap``: see :func:`_refined`)."""
     fixed = observed_states(model)
     free = np.array([v for v in range(model.n) if v not in fixed], dtype=np.int64)
     number = {int(v): i for i, v in enumerate(free.tolist())}
@@ -134,9 +142,11 @@ def _network(model: FactorGraph) -> _Network:
                              "once the fixed variables are clamped)")
         high = float(table[finite].max())
         top += high
-        if scope and (not finite.all() or float(table.min()) != high):
-            kept.append(([number[int(v)] for v in scope], np.where(finite, high - table,
-                                                                  np.inf)))
+        cost = np.where(finite, high - table, np.inf)
+        if cap is not None:
+            cost[cost > cap] = np.inf
+        if scope and (not finite.all() or float(table.min()) != high or cap is not None):
+            kept.append(([number[int(v)] for v in scope], cost))
     entries = sum(c.size for _, c in kept)
     require_memory(entries * TUPLE_BYTES, f"toulbar2's copy of {entries} table entries")
     total = sum(float(c[np.isfinite(c)].max()) for _, c in kept)
@@ -165,11 +175,13 @@ def _network_solver(tb2: Any, net: _Network, ubinit: float | None = None) -> Any
 
 
 def _solve(net: _Network, seconds: float | None, out: int, model: FactorGraph
-           ) -> tuple[list[int] | None, bool, float, bool]:  # pragma: no cover - forked
+           ) -> tuple[list[int] | None, bool, float, str]:  # pragma: no cover - forked
     """toulbar2 on ``net`` within ``seconds`` (``None``: no limit), each new solution
     printed to the file descriptor ``out``: the best state (toulbar2's numbering), whether
-    the search ended, its lower bound on the integer cost, and whether the state is the
-    model's optimum by the enumeration of :func:`_enumerated`."""
+    the search ended, its lower bound on the integer cost, and how the state was proven the
+    model's optimum where the rounding kept toulbar2's bound from proving it: by the
+    enumeration of :func:`_enumerated` (``"enumerated"``), by the search on finer costs of
+    :func:`_refined` (``"refined"``), or not (``""``)."""
     start = time.perf_counter()
     os.dup2(out, 1)  # toulbar2 prints its solutions on C++'s standard output
     tb2 = optional_import("pytoulbar2", _PURPOSE, "mpe")
@@ -180,7 +192,7 @@ def _solve(net: _Network, seconds: float | None, out: int, model: FactorGraph
     lower = float(cfn.GetDDualBound())
     values = None if res is None else [int(v) for v in res[0]]
     if not complete or values is None:
-        return values, complete, lower, False
+        return values, complete, lower, ""
     # an ended search proves that no state costs less than its best: its dual bound, last
     # updated during the search, can lag below that cost (Promedas_36)
     lower = max(lower, float(res[1]))
@@ -188,10 +200,14 @@ def _solve(net: _Network, seconds: float | None, out: int, model: FactorGraph
     x[net.free] = values
     weight = float(model.log_weight(x))
     if bound_meets(net.top - lower / net.scale + net.rounding, weight):
-        return values, complete, lower, False
+        return values, complete, lower, ""
     left = None if seconds is None else seconds - (time.perf_counter() - start) - 1.0
     best = _enumerated(tb2, net, float(res[1]), model, left)
-    return (values, complete, lower, False) if best is None else (best, complete, lower, True)
+    if best is not None:
+        return best, complete, lower, "enumerated"
+    left = None if seconds is None else seconds - (time.perf_counter() - start) - 1.0
+    best = _refined(tb2, net, model, values, weight, left)
+    return (values, complete, lower, "") if best is None else (best, complete, lower, "refined")
 
 
 def _enumerated(tb2: Any, net: _Network, cost: float, model: FactorGraph,
@@ -211,6 +227,43 @@ def _enumerated(tb2: Any, net: _Network, cost: float, model: FactorGraph,
     states = np.tile(net.base, (len(found), 1))
     states[:, net.free] = np.array([list(v) for _, v in found], dtype=np.int64)
     return [int(v) for v in states[int(np.argmax(model.log_weight(states))), net.free]]
+
+
+def _refined(tb2: Any, net: _Network, model: FactorGraph, values: list[int], weight: float,
+             seconds: float | None) -> list[int] | None:  # pragma: no cover - forked
+    """The model's optimum proven by a second search on finer integer costs, or ``None``.
+
+    A state at least as heavy as the optimum ``x`` found (``values``, log-weight
+    ``weight``) costs at most ``U = top - weight`` in all, so at most ``U`` in every table:
+    the entries that cost more are forbidden (:func:`_network` with ``cap``), and the total
+    of the tables' largest costs left, often far below the first network's, allows a larger
+    scale. The
+    search on that network ends with its lower bound ``L'`` on the integer cost; every state
+    either uses a forbidden entry (and weighs less than ``x``) or weighs at most
+    ``top - L' / S' + rounding'``. The heavier of ``x`` and the second search's state is
+    returned when that bound meets its log-weight. The cap is ``U`` widened by the proof's
+    own tolerance: forbidding less is always sound."""
+    if seconds is not None and seconds < 1.0:
+        return None
+    cap = (net.top - weight) * (1.0 + OPTIMAL_RTOL) + OPTIMAL_RTOL * max(1.0, abs(weight))
+    try:
+        fine = _network(model, cap)
+    except ValueError:  # a table left without an entry: the rounding hides nothing then
+        return None
+    if fine.scale <= net.scale:
+        return None
+    ub = math.floor(cap * fine.scale + 0.5 * len(fine.costs)) + 2.0
+    cfn = _network_solver(tb2, fine, ub)
+    res = cfn.Solve(timeLimit=0 if seconds is None else max(1, math.floor(seconds)))
+    if bool(cfn.Option.limited) or res is None:
+        return None
+    lower = max(float(cfn.GetDDualBound()), float(res[1]))
+    x = fine.base.copy()
+    x[fine.free] = [int(v) for v in res[0]]
+    other = float(model.log_weight(x))
+    if not bound_meets(fine.top - lower / fine.scale + fine.rounding, max(weight, other)):
+        return None
+    return [int(v) for v in x[fine.free]] if other > weight else values
 
 
 class Toulbar2Search:
@@ -369,13 +422,14 @@ class Toulbar2Search:
         if kind == "error":
             details["failed"] = value
         else:
-            values, complete, lower, enumerated = value
+            values, complete, lower, proof = value
             if values is not None:
                 self._take(values)
-            details.update(complete=complete, enumerated=enumerated)
+            details.update(complete=complete, enumerated=proof == "enumerated",
+                           refined=proof == "refined")
             net = self._net
             upper = net.top - lower / net.scale + net.rounding
-            if enumerated:  # the optimum itself
+            if proof:  # the optimum itself
                 upper = self.log_weight
             if complete and self.state is None:
                 upper = -math.inf
