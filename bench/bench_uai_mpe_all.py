@@ -12,11 +12,14 @@ other 17, the largest ImageAlignment, ObjectDetection, ProteinFolding and wcsp f
 not in the stored copy of the repository). Ours, with toulbar2 beside its own search,
 scores 99.94 on average, toulbar2 alone 99.84. Ours is at least toulbar2's score on 102 of
 them and below it on Grids_20 (98.547 against 98.562); it is ranked first on 102,
-toulbar2 on 76. No answer of either has zero weight. Ours proves 76 answers optimal;
+toulbar2 on 76. No answer of either has zero weight. Ours proves 77 answers optimal;
 toulbar2's search ends (a proof in its integer costs) on 75, and ours proves each of
-those but wcsp_14, whose log-weight near 0 leaves the rounding of the costs more than a
-proof on the model allows. The published reference is better than both on 12 Grids and
-ObjectDetection_14 (relative gaps 9e-5 to 1.5e-2), and ours is above it on 31 problems.
+those on the model itself. wcsp_14's row is from a later run of that problem alone (the
+same protocol, idle machine): its log-weight near 0 left the rounding of the costs more
+than a proof allows until a second search on finer costs was added
+(:mod:`mrflib.inference.approx.map_toulbar2`). The published reference is better than both
+on 12 Grids and ObjectDetection_14 (relative gaps 9e-5 to 1.5e-2), and ours is above it on
+31 problems.
 """
 
 from __future__ import annotations
