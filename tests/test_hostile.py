@@ -992,9 +992,6 @@ EXEMPT = {
                                       "tests/test_bench_uai_2014.py",
     "inference.sampling.chains.advance": "gibbs's sweeps on given chains: bad chains, counts "
                                       "and rng in tests/test_stochastic_learning.py",
-    "learning.stochastic_learning.fit": "reached through learning.fit (its rows here); bad "
-                                        "data, options and tie maps in "
-                                        "tests/test_stochastic_learning.py",
     "repro.learning_comparison.draw": "the chapter's data: bad counts in "
                                       "tests/test_learning_comparison.py",
     "repro.learning_comparison.parameter_error": "two models of one structure, through "

@@ -365,8 +365,8 @@ def fit(
         parameters are ignored). A :class:`mrflib.models.factor_graph.FactorGraph` (its
         scopes and cardinalities define the family, each factor a free table) learns a
         general discrete MRF from integer data with ``"mle"``, ``"mple"`` or ``"lap"`` (see
-        :func:`mrflib.learning.table_learners.fit`) or the stochastic ``"1-smci"``,
-        ``"cd"``, ``"pcd"``, ``"smci-pcd"`` (:func:`mrflib.learning.stochastic_learning.fit`),
+        :mod:`mrflib.learning.table_learners`) or the stochastic ``"1-smci"``,
+        ``"cd"``, ``"pcd"``, ``"smci-pcd"`` (:mod:`mrflib.learning.stochastic_learning`),
         with a ridge (``l2``) for every one and tied parameters (``tie``,
         :class:`mrflib.learning.tying.Tie`) for every one but ``"lap"``, which estimates
         each factor from its own auxiliary model and refuses ``tie``; ``Fit.model`` is
@@ -400,12 +400,12 @@ def fit(
     learning_rate : float or None, default None
         ``eta`` (``None``: 0.2, the paper's; for CD, PCD and SMCI-PCD of a FactorGraph
         under the averaged schedule 1.0, see
-        :func:`mrflib.learning.stochastic_learning.fit`). Used by the gradient solver and
+        :mod:`mrflib.learning.stochastic_learning`). Used by the gradient solver and
         the stochastic learners of a FactorGraph.
     max_steps : int or None, default None
         Maximum updates (``None``: 10000; 1000 for the stochastic methods; for the exact
         and LAP solvers, their own defaults). A FactorGraph structure has its own defaults
-        (:func:`mrflib.learning.table_learners.fit`).
+        (:mod:`mrflib.learning.table_learners`).
     tol : float or None, default None
         Stop when ``max |Delta| < tol`` (``None``: 1e-6). For L-BFGS, the tolerance on the
         max-abs objective gradient. The stochastic methods CD, PCD, SMCI-PCD, under their
@@ -420,7 +420,7 @@ def fit(
         The exact solver fits at its own tolerance (``1e-9``, and at most 10,000
         iterations) unless ``tol`` (``max_steps``) is given, and LAP at
         :func:`mrflib.learning.lap.fit_ising`'s; a FactorGraph structure has its own defaults
-        (:func:`mrflib.learning.table_learners.fit`).
+        (:mod:`mrflib.learning.table_learners`).
     init : BoltzmannMachine or array (n + E,) or None, default None
         Initial parameters (``None``: zeros, as in section 5). LAP takes none.
     reference : BoltzmannMachine or array (E,) or None, default None

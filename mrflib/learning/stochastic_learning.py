@@ -125,7 +125,7 @@ from mrflib.learning.potentials import normalize
 from mrflib.models._checks import check_states
 from mrflib.models.factor_graph import FactorGraph
 
-__all__ = ["METHODS", "ESTIMATORS", "SOLVERS", "fit"]
+__all__ = ["METHODS", "ESTIMATORS", "SOLVERS"]
 
 METHODS = ("1-smci", "cd", "pcd", "smci-pcd")
 #: The solvers of 1-SMCI's deterministic fixed-point iteration: the plain ascent (the

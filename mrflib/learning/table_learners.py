@@ -99,7 +99,6 @@ from mrflib.models.factor_graph import FactorGraph, all_states
 __all__ = [
     "METHODS",
     "STOCHASTIC_METHODS",
-    "fit",
     "pseudo_log_likelihood",
     "data_factor_marginals",
 ]
