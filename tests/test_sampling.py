@@ -322,3 +322,37 @@ def test_model_argument_is_model_and_bm_still_works_with_a_warning(name, kwargs)
     with pytest.warns(FutureWarning, match=rf"{name}\(bm=\.\.\.\)"):
         got = fn(bm=bm, **kwargs)
     np.testing.assert_array_equal(got, want)
+
+
+def test_evidence_clamps_spins_and_samples_the_conditional():
+    bm = BoltzmannMachine.random(graphs.square_grid(3, 3), 9, 0.5, 0.5, rng=0)
+    ev = {0: 1, 4: -1}
+    s = sampling.gibbs(bm, 20000, burn_in=20, n_chains=200, evidence=ev, rng=1)
+    assert s.dtype == np.int8 and np.all(s[:, 0] == 1) and np.all(s[:, 4] == -1)
+    exact_p = np.array([m[1] for m in exact.marginals(bm, evidence=ev)])
+    # 200 chains, 100 draws each: a few standard errors of 0.5 / sqrt(20000) and more
+    np.testing.assert_allclose((s == 1).mean(0), exact_p, atol=0.02)
+    again = sampling.gibbs(bm, 20000, burn_in=20, n_chains=200, evidence=ev, rng=1)
+    assert np.array_equal(s, again)
+
+
+def test_evidence_on_every_spin_and_bad_evidence():
+    bm = BoltzmannMachine.random(graphs.square_grid(2, 2), 4, rng=0)
+    s = sampling.gibbs(bm, 3, burn_in=1, evidence={0: 1, 1: -1, 2: 1, 3: 1}, rng=0)
+    assert np.array_equal(s, np.tile(np.array([1, -1, 1, 1], dtype=np.int8), (3, 1)))
+    with pytest.raises(ValueError, match="spins -1 or \\+1"):
+        sampling.gibbs(bm, 3, burn_in=1, evidence={0: 0}, rng=0)
+    with pytest.raises(ValueError, match="evidence must contain nodes"):
+        sampling.gibbs(bm, 3, burn_in=1, evidence={7: 1}, rng=0)
+    with pytest.raises(ValueError, match="evidence must be a mapping"):
+        sampling.gibbs(bm, 3, burn_in=1, evidence=[(0, 1)], rng=0)
+
+
+def test_a_factor_graphs_evidence_goes_to_its_chains():
+    from mrflib.inference.sampling import chains
+    from mrflib.models.lattices import potts_lattice
+
+    fg = potts_lattice(3, 3, 3, rng=0)
+    a = sampling.gibbs(fg, 50, burn_in=5, evidence={4: 2}, rng=3)
+    b = chains.gibbs(fg, 50, burn_in=5, evidence={4: 2}, rng=3)
+    assert np.array_equal(a, b) and np.all(a[:, 4] == 2)

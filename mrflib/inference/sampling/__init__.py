@@ -23,6 +23,7 @@ I.i.d. samples by enumeration or the junction tree, for models that fit, are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,7 @@ def gibbs(
     thin: int = 1,
     n_chains: int | None = None,
     init: Any = None,
+    evidence: Mapping[Any, Any] | None = None,
     rng: Any,
 ) -> np.ndarray:
     """Draw ``n_samples`` configurations by Gibbs sampling.
@@ -118,9 +120,8 @@ def gibbs(
     recording time, then chain: row ``t * n_chains + c`` is chain ``c``'s ``t``-th sample.
 
     A :class:`~mrflib.models.factor_graph.FactorGraph` is sampled by
-    :func:`mrflib.inference.sampling.chains.gibbs` (the same chains, burn-in and thinning;
-    it also takes evidence) and gives ``int64`` states, as every sampler answers in its
-    model's own domain.
+    :func:`mrflib.inference.sampling.chains.gibbs` (the same chains, burn-in and thinning)
+    and gives ``int64`` states, as every sampler answers in its model's own domain.
 
     Parameters
     ----------
@@ -136,6 +137,11 @@ def gibbs(
         Independent chains; at most ``n_samples``. ``None``: one per sample.
     init : array_like, shape (n_chains, n), optional
         Starting spins (states of a FactorGraph). Default: uniformly random.
+    evidence : mapping or None, default None
+        ``{variable: value}``: observed variables, never updated, at their values in every
+        sample (spins ``-1``/``+1`` of a Boltzmann machine, whose free spins are drawn from
+        their conditional, :func:`mrflib.models.boltzmann.clamp`; a factor graph's states,
+        or names, as :meth:`~mrflib.models.factor_graph.FactorGraph.condition` takes them).
     rng : numpy.random.Generator or int
         The source of the starts and the uniforms.
 
@@ -145,6 +151,7 @@ def gibbs(
         The samples, row ``t * n_chains + c`` chain ``c``'s ``t``-th.
     """
     if is_pairwise_binary(model):
-        return _spin_gibbs.gibbs(model, n_samples, burn_in, thin, n_chains, init, rng)
+        return _spin_gibbs.gibbs(model, n_samples, burn_in, thin, n_chains, init, rng,
+                                 evidence)
     return chains.gibbs(model, n_samples, burn_in=burn_in, thin=thin, n_chains=n_chains,
-                        init=init, rng=rng)
+                        init=init, evidence=evidence, rng=rng)

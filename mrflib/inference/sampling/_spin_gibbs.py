@@ -23,17 +23,24 @@ gives the same bits for the same seed.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 
 from mrflib._support.threads import parallel_ok
-from mrflib._support.validation import as_rng, check_positive, check_spins, require_memory
+from mrflib._support.validation import (
+    as_rng,
+    check_nodes,
+    check_positive,
+    check_spins,
+    require_memory,
+)
 from mrflib.inference._fields import neighbour_fields
 from mrflib.inference.sampling import _checkerboard
 from mrflib.inference.sampling._counts import check_counts, gibbs_bytes
-from mrflib.models.boltzmann import BoltzmannMachine
+from mrflib.models.boltzmann import BoltzmannMachine, clamp
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK", "MAX_TABLE_DEGREE"]
 
@@ -163,8 +170,12 @@ def sweep(bm: BoltzmannMachine, states: Any, n_sweeps: int, rng: Any) -> np.ndar
 
 
 def gibbs(bm: BoltzmannMachine, n_samples: int, burn_in: int, thin: int,
-          n_chains: int | None, init: Any, rng: Any) -> np.ndarray:
-    """:func:`mrflib.inference.sampling.gibbs` of a Boltzmann machine (checked there)."""
+          n_chains: int | None, init: Any, rng: Any, evidence: Any = None) -> np.ndarray:
+    """:func:`mrflib.inference.sampling.gibbs` of a Boltzmann machine (checked there); with
+    ``evidence`` ``{node: spin}``, the chains of the free spins' machine
+    (:func:`mrflib.models.boltzmann.clamp`), the clamped spins filled in."""
+    if evidence:
+        return _clamped_gibbs(bm, n_samples, burn_in, thin, n_chains, init, rng, evidence)
     n_samples, burn_in, thin, n_chains, per_chain = check_counts(n_samples, burn_in, thin,
                                                                  n_chains)
     rng = as_rng(rng)
@@ -184,3 +195,29 @@ def gibbs(bm: BoltzmannMachine, n_samples: int, burn_in: int, thin: int,
     record[first - 1::thin] = np.arange(per_chain)
     out = _run(bm, x, n_sweeps, record, per_chain, rng)
     return out.reshape(per_chain * n_chains, bm.n)[:n_samples]
+
+
+def _clamped_gibbs(bm: BoltzmannMachine, n_samples: int, burn_in: int, thin: int,
+                   n_chains: int | None, init: Any, rng: Any, evidence: Any) -> np.ndarray:
+    """:func:`gibbs` under ``evidence``: the free spins sampled from their conditional."""
+    if not isinstance(evidence, Mapping):
+        raise ValueError("evidence must be a mapping {node: spin} or None, got "
+                         f"{type(evidence).__name__}")
+    nodes = check_nodes(list(evidence), bm.n, "evidence")
+    spins = [evidence[k] for k in evidence]
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               and v in (-1, 1) for v in spins):
+        raise ValueError(f"evidence of a BoltzmannMachine sets spins -1 or +1, got {spins}")
+    if len(nodes) == bm.n:  # nothing left to draw: every sample is the evidence
+        n_samples = check_counts(n_samples, burn_in, thin, n_chains)[0]
+        x = np.zeros(bm.n, dtype=np.int8)
+        x[nodes] = spins
+        return np.tile(x, (n_samples, 1))
+    free_bm, free, _ = clamp(bm, nodes, spins)
+    if init is not None:
+        init = check_spins(init, bm.n, "init")[:, free]
+    drawn = gibbs(free_bm, n_samples, burn_in, thin, n_chains, init, rng)
+    out = np.empty((len(drawn), bm.n), dtype=np.int8)
+    out[:, free] = drawn
+    out[:, nodes] = np.asarray(spins, dtype=np.int8)
+    return out
