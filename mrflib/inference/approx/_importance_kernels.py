@@ -6,8 +6,10 @@ proposal probability. The plain numpy reference is
 A step draws one variable from ``Σ_j w_j q_j(x_v | x_rest_j) / Σ_valid w_j`` over its
 conditionals ``j``, ``q_j = exp((table_j[x_v, col_j] - message_j[col_j]) / w_j)``, where
 ``col_j`` is the flat index of the rest variables' values; a conditional whose message is
-``-inf`` at ``col_j`` is left out (uniform when all are), and the value is the first whose
-cumulative probability exceeds ``u`` times the total.
+``-inf`` at ``col_j`` is left out (uniform when all are), a value that some conditional's
+table holds at ``-inf`` gets no mass (renormalized over the others; uniform when none is
+left), and the value is the first whose cumulative probability exceeds ``u`` times the
+total.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = ["draw", "log_f"]
 @njit(cache=True)
 def _draw(u, x, logq, step_var, step_card, step_counted, step_ptr, node_table, node_msg,
           node_cols, node_weight, rest_ptr, rest_var, rest_stride, tables, msgs,
-          scratch):  # pragma: no cover - numba
+          scratch, banned):  # pragma: no cover - numba
     n = u.shape[0]
     for i in range(n):
         lq = 0.0
@@ -31,6 +33,7 @@ def _draw(u, x, logq, step_var, step_card, step_counted, step_ptr, node_table, n
             c = step_card[s]
             for a in range(c):
                 scratch[a] = 0.0
+                banned[a] = False
             mass = 0.0
             for j in range(step_ptr[s], step_ptr[s + 1]):
                 col = 0
@@ -47,10 +50,12 @@ def _draw(u, x, logq, step_var, step_card, step_counted, step_ptr, node_table, n
                     t = tables[base + a * r]
                     if t > -np.inf:
                         scratch[a] += w * math.exp((t - m) / w)
+                    else:  # every completion has zero weight: no conditional may draw it
+                        banned[a] = True
             total = 0.0
             if mass > 0.0:
                 for a in range(c):
-                    scratch[a] /= mass
+                    scratch[a] = 0.0 if banned[a] else scratch[a] / mass
                     total += scratch[a]
             if not total > 0.0:  # no conditional left: uniform (the weight is 0)
                 for a in range(c):

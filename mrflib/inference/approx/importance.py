@@ -32,10 +32,16 @@ certified ``Σ_k max θ_k + Σ_v log |X_v|``.
 Zeros. A mini-bucket table is ``-inf`` only where the model's weight is zero (a
 relaxation adds support, never removes it), so the mini-bucket proposal gives mass to every
 state of positive weight; a sample of weight zero (a state the relaxation allows and the
-model does not) counts as a weight of 0. When the sampled variables leave a mini-bucket no
-state of positive mass (its message is ``-inf`` there), every completion has zero weight:
-the mixture takes its other mini-buckets (uniform if none is left) and the sample's weight
-is 0. Evidence is exact: observed variables are clamped, variables no factor holds are
+model does not) counts as a weight of 0. A value that one mini-bucket of the variable
+holds at ``-inf`` (given the values drawn before) has zero weight in every completion, so
+the mixture gives it no mass, even where the variable's other mini-buckets would: the
+draw is renormalized over the values left. Without this, on pedigrees (linkage of UAI
+2014), whose deterministic tables split across mini-buckets, 99% of the samples had
+weight zero. The proposal stays positive wherever the model is, so ``Ẑ`` stays unbiased,
+and the renormalization only raises ``q``, so every weight stays at most ``U``. When the
+sampled variables leave a mini-bucket no state of positive mass (its message is ``-inf``
+there), or leave the variable no value, every completion has zero weight: the mixture
+takes its other mini-buckets (uniform if none is left) and the sample's weight is 0. Evidence is exact: observed variables are clamped, variables no factor holds are
 summed out exactly (``log |X_v|`` each), and barren conditional probability tables (a
 child no other factor holds, recursively, as the exact engine prunes them for ``log Z``)
 are left out of the proposal's model, which has the same ``Z``; their children are drawn
@@ -164,15 +170,17 @@ class _Conditional:
         t = np.moveaxis(np.asarray(table, dtype=np.float64), a, 0)
         return cls(t, np.zeros(max(1, t[0].size)), 1.0, rest, card)
 
-    def probabilities(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(q_r(· | x_rest), valid)`` for each sample (row of ``x``): ``(|X_v|, N)``
-        probabilities, and whether the message is finite there (else the column is 0)."""
+    def probabilities(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q_r(· | x_rest), valid, zero)`` for each sample (row of ``x``): ``(|X_v|, N)``
+        probabilities, whether the message is finite there (else the column is 0), and
+        where a valid column's table is ``-inf`` (no completion has positive weight)."""
         col = x[:, self.rest] @ self.strides if self.rest.size else np.zeros(len(x), np.int64)
         msg = self.message[col]
         valid = np.isfinite(msg)
+        table = self.table[:, col]
         with np.errstate(invalid="ignore"):
-            logq = (self.table[:, col] - np.where(valid, msg, 0.0)) / self.weight
-        return np.where(valid, np.exp(logq), 0.0), valid
+            logq = (table - np.where(valid, msg, 0.0)) / self.weight
+        return np.where(valid, np.exp(logq), 0.0), valid, valid & (table == -np.inf)
 
 
 class Proposal:
@@ -256,12 +264,14 @@ class Proposal:
         logq = np.zeros(n)
         rows = np.arange(n)
         for k, (v, parts) in enumerate((self.steps + self.cpts)[:u.shape[1]]):
-            p, mass = 0.0, np.zeros(n)
+            p, mass, banned = 0.0, np.zeros(n), False
             for r in parts:
-                q, valid = r.probabilities(x)
+                q, valid, zero = r.probabilities(x)
                 p = p + r.weight * q
                 mass += r.weight * valid
-            p = np.where(mass > 0, p / np.where(mass > 0, mass, 1.0), 1.0 / p.shape[0])
+                banned = banned | zero
+            p = np.where(banned, 0.0, p / np.where(mass > 0, mass, 1.0))
+            p = np.where((mass > 0) & (p.sum(axis=0) > 0), p, 1.0 / p.shape[0])
             c = np.cumsum(p, axis=0)
             xv = np.minimum(np.sum(c <= u[:, k] * c[-1], axis=0), p.shape[0] - 1)
             x[:, v] = xv
@@ -302,7 +312,8 @@ def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
             cat([r.rest for r in conds], np.int64), cat([r.strides for r in conds], np.int64),
             cat([r.table.reshape(-1) for r in conds], np.float64),
             cat([r.message for r in conds], np.float64),
-            np.zeros(int(card.max()) if card.size else 1))
+            np.zeros(int(card.max()) if card.size else 1),
+            np.zeros(int(card.max()) if card.size else 1, dtype=np.bool_))
 
 
 def _pack_factors(red: Reduced) -> tuple:
