@@ -102,3 +102,23 @@ def test_pygms_exact_log_z_replaces_a_wrong_published_value(tmp_path, monkeypatc
     truth = exact.enumeration.log_partition(model.condition(evidence)) / math.log(10.0)
     assert reference == pytest.approx(truth, abs=1e-12)
     assert "pyGMs" in note and "99 is wrong" in note
+
+
+def test_a_disputed_published_value_is_not_scored_and_our_exact_value_noted(tmp_path,
+                                                                             monkeypatch):
+    """A problem of ``DISPUTED`` is not scored; the note gives our exact ``log10 Z``
+    (computed at bench time, with the evidence) and how far the published value is."""
+    from mrflib import FactorGraph, exact, io
+
+    rng = np.random.default_rng(4)
+    model = FactorGraph([2, 3, 2], [(0, 1), (1, 2), (2,)],
+                        [rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), rng.normal(size=2)])
+    p = _problem(tmp_path, "linkage_9", model, -5.0)
+    (tmp_path / "linkage_9.uai.evid").write_text("1 0 1\n")
+    p = p._replace(evidence=tmp_path / "linkage_9.uai.evid")
+    monkeypatch.setattr(bp, "DISPUTED", ("linkage_9",))
+    reference, note = bp.reference_log10_z(p, -5.0, 3.0)
+    evidence = io.read_evidence(p.evidence, model)
+    truth = exact.enumeration.log_partition(model.condition(evidence)) / math.log(10.0)
+    assert math.isnan(reference) and note.startswith("not scored")
+    assert f"{truth:.6f}" in note and "published -5," in note
