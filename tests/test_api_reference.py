@@ -118,3 +118,39 @@ def test_old_module_paths_forward_to_their_replacements(layer):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert getattr(package, old) is module
+
+
+#: The public functions whose caller must name the method: the learners and their
+#: objectives, where the method is what the call is about, and the reading of a method's
+#: name.
+METHOD_REQUIRED = {"mrflib.learning.learners.fit", "mrflib.learning.learners.objective",
+                   "mrflib.learning.learners.objective_gradient",
+                   "mrflib.learning.learners.ascent_direction",
+                   "mrflib.inference.smci.regions.order_of"}
+
+
+def test_method_is_one_positional_or_keyword_argument_everywhere():
+    """``method`` follows the arguments every call needs and may be given by position or
+    by name (``exact.log_partition(model, "junction-tree")`` as
+    ``approx.marginals(model, "lbp")``); it has a default ("auto" where the function
+    chooses the engine) except where the method is the point of the call."""
+    import inspect
+
+    checked, wrong = 0, []
+    for layer in ("models", "inference", "learning", "io"):
+        for name in public_modules(layer):
+            module = importlib.import_module(name)
+            for attr in getattr(module, "__all__", []):
+                fn = getattr(module, attr)
+                if not inspect.isfunction(fn) or fn.__module__ != name:
+                    continue
+                p = inspect.signature(fn).parameters.get("method")
+                if p is None:
+                    continue
+                checked += 1
+                where = f"{name}.{attr}"
+                if p.kind is not p.POSITIONAL_OR_KEYWORD:
+                    wrong.append(f"{where}: {p.kind.name}")
+                if (p.default is p.empty) != (where in METHOD_REQUIRED):
+                    wrong.append(f"{where}: default {p.default!r}")
+    assert checked > 20 and not wrong, wrong

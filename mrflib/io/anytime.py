@@ -298,7 +298,7 @@ class Approximate(NamedTuple):
     ibound: int | None
 
 
-def approximate_answer(model: FactorGraph, task: str, *, method: str = "wmb",
+def approximate_answer(model: FactorGraph, task: str, method: str = "wmb", *,
                        memory: float | None = None, time_limit: float | None = None,
                        max_iter: int = 20, order: Any = None,
                        deadline: float | None = None, rng: Any = None) -> Approximate:

@@ -235,7 +235,7 @@ def basis_function(y: Any, cardinalities: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- transforms
-def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
+def dual(p: Any, cardinalities: Any, method: str = "fast") -> np.ndarray:
     """Dual coordinates ``theta_bar_y = <Phi_y>_p = sum_x p(x) Phi_y(x)`` for every ``y``.
 
     Eq. (8), computed dimension by dimension by eq. (10)-(12): the local transform along
@@ -269,7 +269,7 @@ def dual(p: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
     return out
 
 
-def synthesize(theta: Any, cardinalities: Any, *, method: str = "fast") -> np.ndarray:
+def synthesize(theta: Any, cardinalities: Any, method: str = "fast") -> np.ndarray:
     """The log-linear function ``l_theta(x) = sum_y theta_y Phi_y(x)`` of eq. (3) for every ``x``
     (the transposed transform).
 

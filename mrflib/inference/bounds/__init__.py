@@ -561,9 +561,9 @@ def _auto_method(method: str, n: int, order: int) -> str:
 def log_partition_lower_bounds(
     model: BoltzmannMachine,
     orders: Sequence[int],
+    method: str = "auto",
     *,
     m: Any = None,
-    method: str = "auto",
     time_limit: float | None = None,
 ) -> np.ndarray:
     """``log`` of the optimized bound (5) for several odd orders, sharing the moments.
@@ -646,7 +646,7 @@ def _scaled_moments(
 
 @renamed_argument("bm", "model")
 def log_partition_lower_bound(
-    model: BoltzmannMachine, order: int, *, m: Any = None, method: str = "auto",
+    model: BoltzmannMachine, order: int, method: str = "auto", *, m: Any = None,
     time_limit: float | None = None,
 ) -> float:
     """Lower bound of odd ``order`` on ``log Z`` (eq. 5 with the optimal μ of eq. 13).
@@ -684,9 +684,9 @@ def pair_correlation_estimates(
     model: BoltzmannMachine,
     orders: Sequence[int],
     edge: int = 0,
+    method: str = "auto",
     *,
     step: float = 1e-5,
-    method: str = "auto",
     m: Any = None,
 ) -> np.ndarray:
     """``⟨s_i s_j⟩ ≈ ∂ log B / ∂ w_ij`` for one edge, from the bounds of several orders.

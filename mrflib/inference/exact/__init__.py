@@ -204,7 +204,7 @@ def plan(model: Any, n: int | None = None) -> Plan:
 
 
 @checked
-def log_partition(model: BoltzmannMachine | FactorGraph, *, method: str = "auto",
+def log_partition(model: BoltzmannMachine | FactorGraph, method: str = "auto", *,
                   evidence: Mapping[Any, Any] | None = None) -> float:
     """``log Z = log Σ_x exp(Σ b_i x_i + Σ J_ij x_i x_j)`` (natural log), or of a
     :class:`~mrflib.models.factor_graph.FactorGraph`, ``log Σ_x exp Σ_k θ_k(x_{S_k})``.
@@ -273,7 +273,7 @@ def probabilities(model: BoltzmannMachine | FactorGraph) -> np.ndarray:
 
 
 @checked
-def moments(model: BoltzmannMachine | FactorGraph, *, method: str = "auto"
+def moments(model: BoltzmannMachine | FactorGraph, method: str = "auto"
             ) -> tuple[Any, Any]:
     """Exact moments of a Boltzmann machine; of a factor graph its mean parameters.
 
@@ -357,7 +357,7 @@ def empirical_distribution(data: Any, n: int | None = None) -> np.ndarray:
 
 
 @checked
-def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: str = "auto"
+def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, method: str = "auto"
                    ) -> float:
     """Average log-likelihood ``(1/N) Σ_μ log P(x^(μ))`` of the data under ``model``.
 
@@ -405,7 +405,7 @@ def log_likelihood(model: BoltzmannMachine | FactorGraph, data: Any, *, method: 
         return float(np.ldexp(np.mean(scaled.log_weight(s)) - logz, k))
 
 
-def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
+def calibrator(edges: Any, n: int | None = None, method: str = "auto"
                ) -> Callable[[Any, Any], tuple[float, np.ndarray, np.ndarray]]:
     """``log Z`` and the moments of every Boltzmann machine on one graph, as a function of
     its parameters: what exact maximum likelihood asks at each step.
@@ -460,8 +460,8 @@ def calibrator(edges: Any, n: int | None = None, *, method: str = "auto"
 
 
 @checked
-def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
-           method: str = "auto") -> np.ndarray:
+def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, method: str = "auto", *,
+           rng: Any) -> np.ndarray:
     """Exact i.i.d. samples in the model's own domain.
 
     ``method="enumerate"``: inverse-CDF over the enumerated distribution, one uniform
@@ -509,7 +509,7 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, *, rng: Any,
 
 
 @checked
-def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
+def marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
               evidence: Mapping[Any, Any] | None = None) -> list[np.ndarray]:
     """Exact single-variable marginals ``P(x_i)``.
 
@@ -544,7 +544,7 @@ def marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
 
 
 @checked
-def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "auto"
+def factor_marginals(model: FactorGraph | BoltzmannMachine, method: str = "auto"
                      ) -> list[np.ndarray]:
     """Exact marginal ``P(x_{S_k})`` of every factor's scope: the expected sufficient
     statistics of maximum-likelihood gradients.
@@ -574,7 +574,7 @@ def factor_marginals(model: FactorGraph | BoltzmannMachine, *, method: str = "au
 
 
 @checked
-def map_assignment(model: FactorGraph | BoltzmannMachine, *, method: str = "auto",
+def map_assignment(model: FactorGraph | BoltzmannMachine, method: str = "auto", *,
                    evidence: Mapping[Any, Any] | None = None) -> tuple[np.ndarray, float]:
     """A most probable configuration (max-product on the junction tree, or the enumerated
     maximum) and its log-weight.

@@ -64,7 +64,7 @@ METHODS = _spin_estimators.METHODS
 MAX_REGION = _spin_estimators.MAX_REGION
 
 
-def moments(model: BoltzmannMachine | FactorGraph, samples: Any, method: str
+def moments(model: BoltzmannMachine | FactorGraph, samples: Any, method: str = "1-smci"
             ) -> tuple[Any, Any]:
     """Estimates of every ``⟨x_i⟩`` and every edge's ``⟨x_i x_j⟩`` from sample points.
 
@@ -79,7 +79,7 @@ def moments(model: BoltzmannMachine | FactorGraph, samples: Any, method: str
     model : BoltzmannMachine or FactorGraph
     samples : array_like, (M, n) spins in {-1, +1} (states of a FactorGraph)
         Sample points; for 1-SMCI learning these are the data (SMCI learning paper, eq. 23).
-    method : {"mci", "1-smci", "s2-smci", "2-smci"}
+    method : {"mci", "1-smci", "s2-smci", "2-smci"}, default "1-smci"
         ``"mci"``: sample averages; ``"1-smci"``: eq. (14)-(17) of the GSMCI paper;
         ``"s2-smci"``: eq. (22)-(26) with the sum regions of :func:`s2_region`;
         ``"2-smci"``: exact sums over ``R_1(T)`` (eq. 7 with ``k = 2``).
@@ -150,7 +150,7 @@ def gsmci_values(model: BoltzmannMachine, samples: Any, target: Any, region: Any
 
 
 @renamed_argument("bm", "model")
-def sum_region(model: BoltzmannMachine, target: Any, method: str,
+def sum_region(model: BoltzmannMachine, target: Any, method: str = "1-smci",
                k: int | None = None) -> np.ndarray:
     """The sum region ``A`` each estimator uses for target ``T``.
 
@@ -159,7 +159,7 @@ def sum_region(model: BoltzmannMachine, target: Any, method: str,
     model : BoltzmannMachine
     target : sequence of int
         The target region ``T``: distinct node labels, at least one.
-    method : {"mci", "1-smci", "s2-smci", "2-smci", "k-smci"}
+    method : {"mci", "1-smci", "s2-smci", "2-smci", "k-smci"}, default "1-smci"
         ``"mci"``: empty (no summation); ``"1-smci"``: ``T``; ``"s2-smci"``:
         :func:`s2_region`; ``"2-smci"``: ``R_1(T)``; ``"k-smci"``: ``R_{k-1}(T)`` of
         eq. (5) and (7).

@@ -244,7 +244,7 @@ def _batches(N: int, n_chains: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 @_order_keyword
-def estimate(model: FactorGraph, samples: Any, *, method: str = "1-smci",
+def estimate(model: FactorGraph, samples: Any, method: str = "1-smci", *,
              targets: str = "variables", n_chains: int | None = None,
              plan: ScopePlan | None = None) -> Estimate:
     """SMCI estimates (eq. (7)-(8)) of the marginals of every variable or factor scope.
@@ -516,7 +516,7 @@ def flat_scope_marginals(tables: np.ndarray, samples: np.ndarray,
 
 
 @_order_keyword
-def marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci",
+def marginals(model: FactorGraph, samples: Any, method: str = "1-smci", *,
               n_chains: int | None = None) -> list[np.ndarray]:
     """SMCI estimates of ``P(x_i)`` of every variable (see :func:`estimate`).
 
@@ -540,7 +540,7 @@ def marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci",
 
 
 @_order_keyword
-def factor_marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci",
+def factor_marginals(model: FactorGraph, samples: Any, method: str = "1-smci", *,
                      n_chains: int | None = None, plan: ScopePlan | None = None
                      ) -> list[np.ndarray]:
     """SMCI estimates of ``P(x_{S_k})`` of every factor (see :func:`estimate`).
@@ -568,7 +568,7 @@ def factor_marginals(model: FactorGraph, samples: Any, *, method: str = "1-smci"
 
 
 @_order_keyword
-def asymptotic_variance(model: FactorGraph, *, method: str = "1-smci",
+def asymptotic_variance(model: FactorGraph, method: str = "1-smci", *,
                         targets: str = "variables") -> list[np.ndarray]:
     """The per-sample variance ``M v(A)`` of eq. (12) of each estimated probability on
     i.i.d. exact samples, by enumeration of the model's states.
@@ -618,7 +618,7 @@ def asymptotic_variance(model: FactorGraph, *, method: str = "1-smci",
 
 @_order_keyword
 def smci_marginals(
-    model: FactorGraph, *, method: str = "1-smci", n_samples: int, burn_in: int,
+    model: FactorGraph, method: str = "1-smci", *, n_samples: int, burn_in: int,
     n_chains: int | None = None, evidence: Mapping | None = None,
     time_limit: float | None = None, rng: Any,
 ) -> dict:
