@@ -31,6 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
+from mrflib._support.interpreted import interpret_small
+
 
 @njit(cache=True)
 def _pass(flat, shape, ostride, mx, out, second):  # pragma: no cover - compiled
@@ -509,14 +511,16 @@ def walk_sums(values, offsets, strides, level_start, shape, ooffsets, ostrides, 
                               ostrides, out)
 
 
-@njit(cache=True, inline="always")
-def product_sums(values, offsets, strides, shape, ooffsets, ostrides, out):  # pragma: no cover
-    """:func:`clique_product_sum` of the walk :func:`walk_of` chooses."""
+def product_sums(values: np.ndarray, offsets: np.ndarray, strides: np.ndarray,
+                 shape: np.ndarray, ooffsets: np.ndarray, ostrides: np.ndarray,
+                 out: np.ndarray) -> None:
+    """:func:`clique_product_sum` of the walk :func:`walk_of` chooses. Not a kernel itself:
+    the walk (small arrays) and the sums (the tables) are two calls, so that a first call
+    on a small clique runs the walk without compiling it
+    (:mod:`mrflib._support.interpreted`) and compiles only the sums."""
     by, st, starts, shp, ost, blocked = walk_of(strides, shape, ostrides)
-    off = np.empty(offsets.shape[0], dtype=np.int64)
-    for i in range(off.shape[0]):
-        off[i] = offsets[by[i]]
-    return walk_sums(values, off, st, starts, shp, ooffsets, ost, blocked, out)
+    off = np.ascontiguousarray(offsets[by], dtype=np.int64)
+    walk_sums(values, off, st, starts, shp, ooffsets, ost, blocked, out)
 
 
 @njit(cache=True)
@@ -765,3 +769,8 @@ def _sort_by(items, lo, hi, key):  # pragma: no cover - compiled
             items[j] = items[j - 1]
             j -= 1
         items[j] = v
+
+
+# a clique's sums run over a table no argument holds: they always compile
+interpret_small(globals(), exclude=("clique_product_sum", "clique_product_sum_blocked",
+                                   "walk_sums"))

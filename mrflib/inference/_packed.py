@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from mrflib._support.interpreted import interpret_small
+
 __all__ = ["Packed", "advance", "pack"]
 
 
@@ -81,3 +83,6 @@ def advance(xs: np.ndarray, n_s: int, fvars: np.ndarray, e0: int,
             return
         xs[a] = 0
         a -= 1
+
+
+interpret_small(globals())

@@ -575,12 +575,12 @@ def log_partition_lower_bounds(
     model : BoltzmannMachine
     orders : sequence of int
         Odd orders, each at most :data:`MAX_ORDER`; not empty.
-    m : array_like, shape (n,), optional
-        The means of the factorized distribution. Default: :func:`mean_field_solution` ``(model,
-        rng=0)``, under ``time_limit`` seconds when given.
     method : {"auto", "graphs", "enumerate"}, default "auto"
         How the moments ``⟨ΔH^n⟩`` are computed (:func:`delta_h_moments`); ``"auto"``
         enumerates for ``N ≤ AUTO_ENUMERATE_N`` and uses the partition graphs beyond.
+    m : array_like, shape (n,), optional
+        The means of the factorized distribution. Default: :func:`mean_field_solution` ``(model,
+        rng=0)``, under ``time_limit`` seconds when given.
     time_limit : float or None, default None
         Seconds for the mean-field starts when ``m`` is not given (they are what takes
         time).
@@ -658,9 +658,9 @@ def log_partition_lower_bound(
     model : BoltzmannMachine
     order : int
         Odd, at most :data:`MAX_ORDER`.
-    m : array_like, shape (n,), optional
-        As in :func:`log_partition_lower_bounds`.
     method : {"auto", "graphs", "enumerate"}, default "auto"
+        As in :func:`log_partition_lower_bounds`.
+    m : array_like, shape (n,), optional
         As in :func:`log_partition_lower_bounds`.
     time_limit : float or None, default None
         As in :func:`log_partition_lower_bounds`.
@@ -702,10 +702,10 @@ def pair_correlation_estimates(
         Odd orders of the bounds, as in :func:`log_partition_lower_bounds`.
     edge : int, default 0
         The edge ``(i, j)``: a row index of ``model.edges``.
-    step : float, default 1e-05
-        Positive step of the central differences in ``w_ij``.
     method : {"auto", "graphs", "enumerate"}, default "auto"
         As in :func:`log_partition_lower_bounds`.
+    step : float, default 1e-05
+        Positive step of the central differences in ``w_ij``.
     m : array_like, shape (n,), optional
         The mean-field solution to start from. Default: :func:`mean_field_solution` ``(model,
         rng=0)``.

@@ -480,10 +480,10 @@ def sample(model: BoltzmannMachine | FactorGraph, n_samples: int, method: str = 
         The model (a ``TypeError`` naming ``model`` otherwise).
     n_samples : int
         Number of samples, at least 1.
-    rng : int or numpy.random.Generator
-        Seed or generator.
     method : {"auto", "enumerate", "junction-tree"}, default "auto"
         The engine, as above.
+    rng : int or numpy.random.Generator
+        Seed or generator.
 
     Returns
     -------

@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mrflib._support.interpreted import run_small
 from mrflib._support.progress import ticker
 from mrflib.inference._factor_ops import (
     EINSUM_MIN_SIZE,
@@ -77,6 +78,7 @@ class _Layout(NamedTuple):
     msg_pos: np.ndarray
     roots: list[int]
     walks: dict
+    entries: int  # the cliques' tables in all: the passes' work
 
 
 def _walks(lay: _Layout, fm_pos: np.ndarray | None = None) -> tuple:
@@ -125,7 +127,7 @@ def _layout(jt: Any) -> _Layout | None:
                 np.asarray(jt.parent, dtype=np.int64), *_ragged(jt.children),
                 *_ragged(jt.assigned), *_ragged(red.scopes))
         out = _Layout(tree, ftab, ft_ptr, msg_pos, [t for t, p in enumerate(jt.parent) if p < 0],
-                      {})
+                      {}, sum(sizes))
     jt._compiled_layout = out
     return out
 
@@ -160,8 +162,8 @@ def _started(what: str) -> None:
 
 def _upward(lay: _Layout) -> tuple | None:
     _started("upward pass")
-    ok, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh = _kernels.upward(
-        *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
+    ok, pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh = run_small(
+        _kernels.upward, lay.entries, *lay.tree, lay.ftab, lay.ft_ptr, lay.msg_pos,
         int(lay.msg_pos[-1] + lay.msg_pos[-1] - lay.msg_pos[0]), LINEAR_SPAN, _walks(lay))
     return (pool, fac_ls, fac_span, msg_ls, msg_span, msg_lh) if ok else None
 
@@ -262,9 +264,10 @@ def scaled_marginals(jt: Any, factors: Sequence[bool] | None = None) -> Marginal
     if factors is not None:
         np.cumsum(np.diff(lay.ft_ptr) * np.asarray(factors, dtype=bool), out=fm_pos[1:])
     _started("downward pass")
-    ok, marg, marg_ls, fmarg, fmarg_ls = _kernels.downward(
-        *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls, fac_span, msg_ls, msg_span, shift,
-        int(lay.msg_pos[-1]), marg_pos, fm_pos, LINEAR_SPAN, _walks(lay, fm_pos))
+    ok, marg, marg_ls, fmarg, fmarg_ls = run_small(
+        _kernels.downward, lay.entries, *lay.tree, lay.ft_ptr, lay.msg_pos, pool, fac_ls,
+        fac_span, msg_ls, msg_span, shift, int(lay.msg_pos[-1]), marg_pos, fm_pos, LINEAR_SPAN,
+        _walks(lay, fm_pos))
     if not ok:
         return None
     return Marginals(value, _summed(jt, lay, up), roots, shift, marg, marg_ls, marg_pos, fmarg,

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
+from mrflib._support.interpreted import interpret_small
 from mrflib.inference._elimination_kernels import (
     divide_extent,
     extent,
@@ -533,3 +534,7 @@ def backward_sample(pool, order, card, cl_ptr, cl_var, in_ptr, in_off, in_vstrid
                 vals[j] = rows[j, s]
             _cumulate(vals, K, inv, cdf)
             dest[s] = _drawn(cdf, K, 1.0 - us[s] if flip else us[s])
+
+
+# the passes sum the cliques: their callers weigh them by the plan's entries (run_small)
+interpret_small(globals(), exclude=("upward", "downward", "backward_sample"))

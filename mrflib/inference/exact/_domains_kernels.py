@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mrflib._support.interpreted import interpret_small
 from mrflib.inference._packed import advance
 
 #: ``regs[TOP]``: the number of removals on the trail of :func:`propagate`.
@@ -149,3 +150,6 @@ def arc_consistency(pos, off, fptr, fvars, vptr, vfac, card, alive,
     if ok:
         return -1
     return svar[trail[regs[TOP] - 1]]  # the last state removed emptied its domain
+
+
+interpret_small(globals())

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from mrflib._support.interpreted import interpret_small
+
 __all__ = ["bit_matrix", "words", "greedy_keyed", "order_cost", "clique_sizes_dense",
            "scopes_dense"]
 
@@ -351,3 +353,6 @@ def rcm_dense(bits, out):  # pragma: no cover - compiled
     for i in range(tail):
         out[i] = order[tail - 1 - i]
     return tail
+
+
+interpret_small(globals())
