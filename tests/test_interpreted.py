@@ -73,10 +73,12 @@ def test_a_small_call_is_interpreted_and_a_large_one_compiled(monkeypatch):
 
     monkeypatch.setattr(interpreted, "MODE", "auto")
     monkeypatch.setattr(interpreted, "_on_disk", lambda kernel: False)
-    kernel = k.extent
+    kernel = k._covers
     if kernel.signatures:
-        pytest.skip("extent compiled earlier in this process")
-    x = np.array([0.5, 2.0, 0.25])
-    assert kernel(x) == kernel.py_func(x) and not kernel.signatures
+        pytest.skip("_covers compiled earlier in this process")
+    strides = np.array([[1, 0, 2], [0, 1, 3]], dtype=np.int64)
+    assert kernel(strides, 1) == kernel.py_func(strides, 1) and not kernel.signatures
     monkeypatch.setitem(interpreted._SPENT, id(kernel), interpreted.BUDGET_SECONDS)
-    assert kernel(x) == kernel.py_func(x) and kernel.signatures
+    assert kernel(strides, 1) == kernel.py_func(strides, 1) and kernel.signatures
+    big = np.zeros((2, interpreted.SMALL_ENTRIES), dtype=np.int64)
+    assert interpreted._entries((big, 1)) > interpreted.SMALL_ENTRIES

@@ -80,14 +80,24 @@ def _steps():
 
 
 def warm_up(out=sys.stderr) -> float:
-    """Run every step once (compiling what the cache lacks); returns the seconds taken."""
+    """Run every step once (compiling what the cache lacks); returns the seconds taken.
+    Every kernel is compiled, the small calls the interpreter would otherwise run
+    (:mod:`mrflib._support.interpreted`) included, so that later processes load them."""
+    from mrflib._support import interpreted
+
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # small data: learners may warn of missing estimates
-        for name, call in _steps():
-            t = time.perf_counter()
-            call()
-            print(f"warm-up: {name} ({time.perf_counter() - t:.1f} s)", file=out, flush=True)
+    mode = interpreted.MODE
+    interpreted.MODE = "never"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # small data: learners may warn of missing estimates
+            for name, call in _steps():
+                t = time.perf_counter()
+                call()
+                print(f"warm-up: {name} ({time.perf_counter() - t:.1f} s)", file=out,
+                      flush=True)
+    finally:
+        interpreted.MODE = mode
     total = time.perf_counter() - t0
     print(f"warm-up: done in {total:.1f} s; later first calls load the kernels from numba's "
           "cache", file=out, flush=True)
