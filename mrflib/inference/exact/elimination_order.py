@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from mrflib._support.interpreted import run_small
 from mrflib.inference.exact import _elimination_order_kernels as _kernels
 from mrflib.inference.exact.contraction_search import (
     ANNEAL_REACH,
@@ -133,6 +134,13 @@ class Plan:
 
 
 
+
+def _work(dense: np.ndarray) -> int:
+    """The work of an order kernel on the bit matrix ``dense`` (a row of words per
+    variable): its variables times its words, for :func:`~mrflib._support.interpreted.
+    run_small`."""
+    return int(dense.shape[0]) * int(dense.size)
+
 def greedy_key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[float],
                card: Sequence[float]) -> float:
     """The key of ``v`` by ``criterion`` on the neighbour sets ``adj``, summed over the
@@ -209,8 +217,8 @@ def greedy_order(adj: list[set[int]], logc: Sequence[float], nodes: Sequence[int
     lc = np.asarray([logc[v] for v in nodes], dtype=np.float64)
     card = np.asarray([math.exp(logc[v]) for v in nodes], dtype=np.float64)
     order = np.empty(len(nodes), dtype=np.int64)
-    done = _kernels.greedy_keyed(dense, CRITERIA.index(criterion), lc, card, float(limit),
-                                 DENSE_MAX_WORK, order)
+    done = run_small(_kernels.greedy_keyed, _work(dense), dense, CRITERIA.index(criterion), lc,
+                     card, float(limit), DENSE_MAX_WORK, order)
     return [nodes[i] for i in order.tolist()] if done == 0 else None
 
 
@@ -315,7 +323,7 @@ def _rcm_dense(dense: np.ndarray, nodes: list[int]) -> list[int]:
     """:func:`_rcm` of the sorted ``nodes``, whose adjacency bit matrix is ``dense``, by the
     compiled kernel (of several components, the sweep of the first one's, as there)."""
     out = np.empty(len(nodes), dtype=np.int64)
-    done = _kernels.rcm_dense(dense, out)
+    done = run_small(_kernels.rcm_dense, _work(dense), dense, out)
     return np.asarray(nodes, dtype=np.int64)[out[:done]].tolist()
 
 
@@ -467,11 +475,12 @@ def _dense_cliques(dense: np.ndarray, nodes: list[int], order: list[int]) -> lis
     local = {v: i for i, v in enumerate(nodes)}
     at = np.fromiter((local[v] for v in order), dtype=np.int64, count=len(order))
     sizes = np.empty(len(order), dtype=np.int64)
-    _kernels.clique_sizes_dense(dense.copy(), at, len(order) + 1, sizes)
+    run_small(_kernels.clique_sizes_dense, _work(dense), dense.copy(), at, len(order) + 1,
+              sizes)
     pos = np.empty(len(order), dtype=np.int64)
     pos[at] = np.arange(len(order))
     scope = np.zeros((len(order), int(sizes.max(initial=0)) + 1), dtype=np.int64)
-    _kernels.scopes_dense(dense.copy(), at, pos, scope, sizes)
+    run_small(_kernels.scopes_dense, _work(dense), dense.copy(), at, pos, scope, sizes)
     # the cliques' nodes in one flat list, cut at their sizes (a list per row of the whole
     # scope matrix would cost a list of its width per clique)
     flat = np.asarray(nodes, dtype=np.int64)[scope[np.arange(scope.shape[1]) < sizes[:, None]]]
@@ -498,7 +507,8 @@ def _compiled_cost(dense: np.ndarray | None, logc: Sequence[float], nodes: list[
 
     def cost(order: list[int], limit: float) -> tuple[float, float, int]:
         at = np.fromiter((local[v] for v in order), dtype=np.int64, count=len(order))
-        size, total, stop = _kernels.order_cost(dense.copy(), at, lc, float(limit))
+        size, total, stop = run_small(_kernels.order_cost, _work(dense), dense.copy(), at,
+                                      lc, float(limit))
         return float(size), float(total), int(stop)
 
     return cost
