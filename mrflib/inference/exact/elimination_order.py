@@ -134,12 +134,12 @@ class Plan:
 
 
 
-
 def _work(dense: np.ndarray) -> int:
     """The work of an order kernel on the bit matrix ``dense`` (a row of words per
     variable): its variables times its words, for :func:`~mrflib._support.interpreted.
     run_small`."""
     return int(dense.shape[0]) * int(dense.size)
+
 
 def greedy_key(criterion: str, v: int, adj: dict[int, set[int]], logc: Sequence[float],
                card: Sequence[float]) -> float:
