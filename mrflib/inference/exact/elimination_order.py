@@ -133,7 +133,6 @@ class Plan:
         raise NotImplementedError
 
 
-
 def _work(dense: np.ndarray) -> int:
     """The work of an order kernel on the bit matrix ``dense`` (a row of words per
     variable): its variables times its words, for :func:`~mrflib._support.interpreted.
