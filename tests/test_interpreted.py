@@ -66,19 +66,32 @@ def test_interpreted_and_compiled_kernels_give_the_same_bits():
 
 
 def test_a_small_call_is_interpreted_and_a_large_one_compiled(monkeypatch):
-    """The rule itself, on a kernel of the exact engine: a call within the entries and
-    the budget runs its Python function; past the budget, the kernel compiles."""
+    """The rule itself, on a kernel of its own: a call within the entries and the budget
+    runs its Python function; a call on more entries, or past the budget, compiles."""
+    from numba import njit
+
     from mrflib._support import interpreted
-    from mrflib.inference import _elimination_kernels as k
 
     monkeypatch.setattr(interpreted, "MODE", "auto")
-    monkeypatch.setattr(interpreted, "_on_disk", lambda kernel: False)
-    kernel = k._covers
-    if kernel.signatures:
-        pytest.skip("_covers compiled earlier in this process")
-    strides = np.array([[1, 0, 2], [0, 1, 3]], dtype=np.int64)
-    assert kernel(strides, 1) == kernel.py_func(strides, 1) and not kernel.signatures
-    monkeypatch.setitem(interpreted._SPENT, id(kernel), interpreted.BUDGET_SECONDS)
-    assert kernel(strides, 1) == kernel.py_func(strides, 1) and kernel.signatures
-    big = np.zeros((2, interpreted.SMALL_ENTRIES), dtype=np.int64)
-    assert interpreted._entries((big, 1)) > interpreted.SMALL_ENTRIES
+
+    @njit
+    def total(x):  # pragma: no cover - compiled
+        s = 0.0
+        for v in x:
+            s += v
+        return s
+
+    interpreted.interpret_small({"__name__": __name__, "total": total})
+    small = np.array([0.5, 2.0, 0.25])
+    assert total(small) == 2.75 and not total.signatures
+    big = np.ones(interpreted.SMALL_ENTRIES + 1)
+    assert total(big) == big.size and total.signatures  # compiled: the large call
+
+    @njit
+    def again(x):  # pragma: no cover - compiled
+        return x[0] + 1.0
+
+    interpreted.interpret_small({"__name__": __name__, "again": again})
+    assert again(small) == 1.5 and not again.signatures
+    monkeypatch.setitem(interpreted._SPENT, id(again), interpreted.BUDGET_SECONDS)
+    assert again(small) == 1.5 and again.signatures  # compiled: past the budget

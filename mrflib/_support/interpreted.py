@@ -26,7 +26,7 @@ left out (``exclude``): it compiles, or its caller weighs the call itself with
 :func:`run_small`. ``python -m mrflib warm-up`` sets :data:`MODE` to ``"never"`` and so
 compiles every kernel for the processes after it. ``exact.marginals`` of the shipped
 ``Grids_12`` takes 0.4 s of CPU in a fresh process with an empty cache this way, against
-12.5 s that compiled its 40 kernels (``bench/results/first_call.csv``).
+12.5 s when its 40 kernels compiled (``python -m bench first_call`` measures it).
 
 The hook is numba's own: a dispatcher with no compiled code for the arguments calls its
 ``_compile_for_args`` and runs what it returns, a Python callable included; the kernels
