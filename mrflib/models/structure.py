@@ -14,8 +14,10 @@ Every algorithm has one public front (``exact``, ``approx``, ``sampling``, ``smc
 A factor graph with two states per variable and pairwise factors (``FactorGraph.from_boltzmann``
 of a machine) is :data:`PAIRWISE`, not :data:`PAIRWISE_BINARY`: its answers are states
 ``0``/``1``, its own domain, and the table backends give them. The table backends serve
-both :data:`PAIRWISE` and :data:`GENERAL` models; where a kernel is specialised to pairwise
-factors, it says so and chooses by :func:`structure` too.
+both :data:`PAIRWISE` and :data:`GENERAL` models. Their pairwise kernels are chosen inside
+them, by the same test on the model they pack after the evidence
+(``mrflib.inference.sampling._pairwise.is_pairwise`` on its scope boundaries), which this
+layer, below inference, cannot call.
 
 Fronts dispatch with ``structure(model) == PAIRWISE_BINARY`` rather than by the model's
 class, so that a new backend (or a new model kind) is added here and in the fronts, never

@@ -237,9 +237,8 @@ def _refined(tb2: Any, net: _Network, model: FactorGraph, values: list[int], wei
     ``weight``) costs at most ``U = top - weight`` in all, so at most ``U`` in every table:
     the entries that cost more are forbidden (:func:`_network` with ``cap``), and the total
     of the tables' largest costs left, often far below the first network's, allows a larger
-    scale. The
-    search on that network ends with its lower bound ``L'`` on the integer cost; every state
-    either uses a forbidden entry (and weighs less than ``x``) or weighs at most
+    scale. The search on that network ends with its lower bound ``L'`` on the integer cost;
+    every state either uses a forbidden entry (and weighs less than ``x``) or weighs at most
     ``top - L' / S' + rounding'``. The heavier of ``x`` and the second search's state is
     returned when that bound meets its log-weight. The cap is ``U`` widened by the proof's
     own tolerance: forbidding less is always sound."""
