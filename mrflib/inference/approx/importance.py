@@ -301,6 +301,7 @@ def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
     def cat(arrays: list, dtype: Any) -> np.ndarray:
         return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
 
+    widest = int(card.max()) if card.size else 1  # the kernel's scratch rows, one a value
     return (np.array([v for v, _ in steps], dtype=np.int64),
             np.array([int(card[v]) for v, _ in steps], dtype=np.int64),
             np.arange(len(steps)) < counted, step_ptr,
@@ -314,8 +315,7 @@ def _pack(steps: list, counted: int, card: np.ndarray) -> tuple:
             cat([r.rest for r in conds], np.int64), cat([r.strides for r in conds], np.int64),
             cat([r.table.reshape(-1) for r in conds], np.float64),
             cat([r.message for r in conds], np.float64),
-            np.zeros(int(card.max()) if card.size else 1),
-            np.zeros(int(card.max()) if card.size else 1, dtype=np.bool_))
+            np.zeros(widest), np.zeros(widest, dtype=np.bool_))
 
 
 def _pack_factors(red: Reduced) -> tuple:
