@@ -8,15 +8,18 @@ writing the counter's estimates with their guarantee."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from _random_factor_graphs import constraint_model, formula, zeroed_model
 
 from mrflib import FactorGraph, io
+from mrflib._support.forked import Forked
 from mrflib.inference.approx import approx_counting
 from mrflib.inference.exact import enumeration
 from mrflib.io import anytime, anytime_pr
@@ -268,3 +271,31 @@ def test_a_failed_exact_count_does_not_end_the_wait_a_proof_does(tmp_path, reaso
         cond.stop()
         counts.stop()
 
+
+
+def test_the_exact_count_keeps_the_parents_priority_the_others_yield(monkeypatch):
+    """The children that yield the processor (the approximate counts, the conditioning
+    search) run :data:`~mrflib.io.anytime_pr.LOW_NICENESS` below the parent; the exact
+    model count runs at the parent's priority (see the module notes)."""
+    niceness = lambda *a, **k: os.nice(0)  # noqa: E731 - the child's own niceness
+    monkeypatch.setattr(approx_counting, "approx_counted_log_partition", niceness)
+    monkeypatch.setattr(anytime_pr, "conditioned_log_partition",
+                        lambda *a, **k: SimpleNamespace(log_partition=os.nice(0)))
+    monkeypatch.setattr(anytime_pr.model_counting, "counted_log_partition",
+                        lambda *a, **k: float(os.nice(0)))
+    model = sparse_constraints(0, 6, 2)
+    runs = {"approximate": (anytime_pr._approx_counted, (model, 0, 1.5, 0.3)),
+            "conditioning": (anytime_pr._conditioned_pr, (model, 10.0)),
+            "exact": (anytime_pr._counted_pr, (model,))}
+    got = {}
+    for name, (target, argv) in runs.items():
+        child = Forked(target, argv)
+        kind, value = child.result(wait=60.0)
+        child.stop()
+        assert kind == "ok", value
+        got[name] = value
+    parent = os.nice(0)
+    low = min(parent + anytime_pr.LOW_NICENESS, 19)
+    assert got["approximate"] == low
+    assert got["conditioning"] == pytest.approx(low / math.log(10.0))
+    assert got["exact"] == pytest.approx(parent / math.log(10.0))

@@ -39,21 +39,27 @@ their lower bound (probability 0.95); the first approximate count still ends the
 Scheduling on two cores. On a constraint model the two counters are the likely answers
 (measured alone here, Ganak counts ``logistics.a`` in 3.5 s and ``log-2`` in 10 s, ApproxMC
 the ISCAS circuits in under half a second and ``log-2`` in 4 s at its looser tolerance;
-each finishes some problems the other does not), so both run at the parent's priority, and
-the parent first waits idle for :data:`COUNT_FIRST_SHARE` of the time left
-(:func:`first_count`), leaving the two cores to them. When one answers in that time the
-parent neither plans the junction tree nor samples: it waits for the exact count and for
-the approximate counts' tighter runs until the deadline (without ``pyganak`` it still plans
-the junction tree, then the only way to an exact answer). Otherwise it plans and samples as
-on any model, three processes on two cores, and the sampling stops at the first approximate
-count. The looser tolerance runs first because it is the answer most likely in time (one
-round of ApproxMC against three at the default, a cell threshold of 45 against 73), and an
-estimate within a factor 2.5 is at most 0.4 ``log10`` units off: two points of the UAI
-score at worst on the UAI 2014 SAT encodings, whose trivial answers are 20 to 400 units
-off; the default tolerance follows with the stronger guarantee. The conditioning
-search, whose model is not a constraint model and so has no counter beside it, runs at a
-lower priority (:data:`CONDITIONING_NICENESS`), taking the processor time the sampling
-leaves. These functions and the class are what the solver calls.
+each finishes some problems the other does not), so the parent first waits idle for
+:data:`COUNT_FIRST_SHARE` of the time left (:func:`first_count`), leaving the two cores to
+them. When one answers in that time the parent neither plans the junction tree nor
+samples: it waits for the exact count and for the approximate counts' tighter runs until
+the deadline (without ``pyganak`` it still plans the junction tree, then the only way to
+an exact answer). Otherwise it plans and samples as on any model, three processes on two
+cores, and the sampling stops at the first approximate count. Then the exact count keeps
+a core of its own: the approximate counts run at a lower priority
+(:data:`LOW_NICENESS`), taking the time the sampling leaves. An exact answer is worth
+more than an approximate one, and Ganak's time on the hard encodings is mostly its tree
+decomposition, a fixed amount of work that finishes in time or not (measured alone here:
+``log-4`` 13.4 s, ``logistics.c`` 19.6 s, ``rb`` 22 s, ``prob012.pddl`` 25 s); at the
+parent's priority, ApproxMC halved the exact count's share of its core, and ``log-4`` was
+not counted within 20 s. The looser tolerance runs first because it is the answer most
+likely in time (one round of ApproxMC against three at the default, a cell threshold of
+45 against 73), and an estimate within a factor 2.5 is at most 0.4 ``log10`` units off:
+two points of the UAI score at worst on the UAI 2014 SAT encodings, whose trivial answers
+are 20 to 400 units off; the default tolerance follows with the stronger guarantee. The
+conditioning search, whose model is not a constraint model and so has no counter beside
+it, runs at that lower priority too, taking the processor time the sampling leaves.
+These functions and the class are what the solver calls.
 """
 
 from __future__ import annotations
@@ -79,9 +85,10 @@ from mrflib.models.factor_graph import FactorGraph
 __all__ = ["start_exact_search", "start_counting", "estimate_pr", "ApproxCounts",
            "first_count", "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
 
-#: Scheduling niceness of the conditioning search in its child, above the parent's (the
-#: model counters of a constraint model run at the parent's: see the module notes).
-CONDITIONING_NICENESS = 10
+#: Scheduling niceness, above the parent's, of the children that yield the processor: the
+#: conditioning search and the approximate model counts (the exact model count of a
+#: constraint model runs at the parent's: see the module notes).
+LOW_NICENESS = 10
 #: The ``(epsilon, delta)`` of the approximate counts of a constraint model, run one after
 #: another while time remains: one round of ApproxMC first (a factor 2.5 with probability
 #: 0.7), then its default (a factor 1.8 with probability 0.8, three rounds).
@@ -118,7 +125,7 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
     """Start the exact search over the zeros of ``model`` that suits it in a forked child.
 
     The model count where it answers the model (:func:`_counts`), at the parent's
-    priority, else the conditioning search, at a lower one (:data:`CONDITIONING_NICENESS`);
+    priority, else the conditioning search, at a lower one (:data:`LOW_NICENESS`);
     either runs until the deadline, and its start is said with the child's process id.
 
     Parameters
@@ -158,12 +165,18 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
     return child, name
 
 
+def _yield_processor() -> None:
+    """Lower the calling process's priority by :data:`LOW_NICENESS` (where the system lets
+    it: otherwise it keeps its own)."""
+    with contextlib.suppress(OSError):
+        os.nice(LOW_NICENESS)
+
+
 def _conditioned_pr(model: FactorGraph, left: float
                     ) -> float:  # pragma: no cover - runs in a forked child
     # the search finishes only on some models; the sampling in the parent answers all of
     # them, so on a busy machine the search takes only the processor time left over
-    with contextlib.suppress(OSError):
-        os.nice(CONDITIONING_NICENESS)
+    _yield_processor()
     return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
 
 
@@ -178,6 +191,8 @@ def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a fo
 
 def _approx_counted(model: FactorGraph, seed: int, epsilon: float, delta: float
                     ) -> approx_counting.ApproxCountResult:  # pragma: no cover - in a child
+    # below the exact count, whose answer is worth more (see the module notes)
+    _yield_processor()
     return approx_counting.approx_counted_log_partition(model, rng=seed, epsilon=epsilon,
                                                         delta=delta)
 

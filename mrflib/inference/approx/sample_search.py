@@ -25,9 +25,9 @@ generalizes to any proposal):
 so ``Ẑ = (Π_k c_k) · 2^{free} · (1/N) Σ_j w_j`` is unbiased for ``Z`` (``free``: Booleans in no
 clause, each doubling the count). Its log is biased low (Jensen), and where the weights
 vary over many orders of magnitude it is typically below ``log Z``: in ``solve --task PR
---time-limit 20`` on the nine UAI 2014 SAT encodings that neither model counter finished
-(``bench/results/uai_pr_all.csv``; 31 to 412 samples, beside both counters on two cores),
-0.4 to 7.5 ``log10`` units off, eight of them below. Markov's inequality gives a lower bound that
+--time-limit 20`` on the seven UAI 2014 SAT encodings that neither model counter finished
+(``bench/results/uai_pr_all.csv``; 98 to 649 samples, beside both counters on two cores),
+0.28 to 6.1 ``log10`` units off, all seven below. Markov's inequality gives a lower bound that
 holds with probability ``1 - delta`` whatever the variance (the bound Gogate & Dechter use
 for SampleSearch's lower bounds): ``P(Ẑ >= Z / delta) <= delta``, so
 ``log Z >= log Ẑ + log delta``. There is no upper bound of that kind.
