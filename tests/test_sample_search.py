@@ -1,8 +1,9 @@
 """SampleSearch estimates of log Z on constraint models
 (:mod:`mrflib.inference.approx.sample_search`): unbiased (the mean of the weights near
 enumeration's count on random constraint models with variables of 2 and 3 states, with and
-without evidence, and the exact expectation of the weight over the whole search tree),
-exact where the formula has one model or none, free Booleans doubling the count, the same
+without evidence, and the exact expectation of the weight over the whole search tree, with
+every Boolean drawn or the completions of a prefix counted), exact where the formula has
+one model or none or nothing is drawn, free Booleans doubling the count, the same
 seed giving the same estimate, its lower bound, bad arguments refused by name, and the
 deadline."""
 
@@ -20,6 +21,8 @@ from mrflib.inference.approx import sample_search as ss
 from mrflib.inference.exact import enumeration, model_counting
 
 pytestmark = pytest.mark.skipif(not ss.available(), reason="python-sat is not installed")
+needs_ganak = pytest.mark.skipif(not model_counting.available(),
+                                 reason="pyganak is not installed")
 
 
 def models(n_bool: int, clauses: list[list[int]]) -> list[tuple[bool, ...]]:
@@ -28,19 +31,21 @@ def models(n_bool: int, clauses: list[list[int]]) -> list[tuple[bool, ...]]:
             if all(any(x[abs(lit) - 1] == (lit > 0) for lit in c) for c in clauses)]
 
 
-def expected_weight(n_bool: int, clauses: list[list[int]]) -> float:
-    """``E_Q[w]`` over the whole backtrack-free search tree in the module's order, by
-    enumeration: each open step halves the probability and doubles the weight."""
+def expected_weight(n_bool: int, clauses: list[list[int]], drawn_share: float = 1.0) -> float:
+    """``E_Q[w]`` over the whole backtrack-free search tree of the first ``drawn_share`` of
+    the module's order, by enumeration: each open step halves the probability and doubles
+    the weight, and each path's weight is multiplied by the models that extend it."""
     order = ss._order(*model_counting.clause_booleans(clauses)).tolist()
+    order = order[:math.ceil(drawn_share * len(order))]
     sat = models(n_bool, clauses)
 
-    def extends(fixed: dict[int, bool]) -> bool:
-        return any(all(x[b - 1] == v for b, v in fixed.items()) for x in sat)
+    def completions(fixed: dict[int, bool]) -> int:
+        return sum(all(x[b - 1] == v for b, v in fixed.items()) for x in sat)
 
     def walk(i: int, fixed: dict[int, bool]) -> float:
         if i == len(order):
-            return 1.0
-        open_values = [v for v in (False, True) if extends({**fixed, order[i]: v})]
+            return completions(fixed)
+        open_values = [v for v in (False, True) if completions({**fixed, order[i]: v})]
         return sum(len(open_values) * walk(i + 1, {**fixed, order[i]: v}) / len(open_values)
                    for v in open_values)
 
@@ -48,10 +53,13 @@ def expected_weight(n_bool: int, clauses: list[list[int]]) -> float:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_weight_is_unbiased_over_the_whole_search_tree(seed):
-    """``E_Q[2^k] = #F`` exactly (the module's equation), on random 3-SAT formulas."""
+@pytest.mark.parametrize("drawn_share", [1.0, 0.5, 0.0])
+def test_the_weight_is_unbiased_over_the_whole_search_tree(seed, drawn_share):
+    """``E_Q[w] = #F`` exactly (the module's equations), on random 3-SAT formulas, with
+    every Boolean drawn, half of them (the completions counted), or none (the formula
+    counted)."""
     n_bool, clauses = model_counting.cnf_clauses(formula(n=7, seed=seed))
-    assert expected_weight(n_bool, clauses) == pytest.approx(
+    assert expected_weight(n_bool, clauses, drawn_share) == pytest.approx(
         len(models(n_bool, clauses)), rel=1e-12)
 
 
@@ -63,7 +71,7 @@ def test_the_estimate_is_near_enumeration(seed):
     rng = np.random.default_rng(seed)
     model = constraint_model(zeroed_model(seed, most_evidence=2), rng)
     truth = enumeration.log_partition(model)
-    res = ss.sample_search_log_partition(model, rng=seed, n_samples=2000)
+    res = ss.sample_search_log_partition(model, rng=seed, n_samples=2000, drawn_share=1.0)
     if truth == -math.inf:
         assert res.log_partition == -math.inf and res.exact
         return
@@ -73,11 +81,58 @@ def test_the_estimate_is_near_enumeration(seed):
     assert res.lower == pytest.approx(res.log_partition + math.log(res.delta)) or res.exact
 
 
+@needs_ganak
+@pytest.mark.parametrize("seed", range(6))
+def test_the_estimate_with_counted_completions_is_near_enumeration(seed):
+    """As above with half the order drawn and the rest counted (Ganak): 200 samples
+    within 0.1 of ``log Z``; ``Z = 0`` found exactly."""
+    rng = np.random.default_rng(seed)
+    model = constraint_model(zeroed_model(seed, most_evidence=2), rng)
+    truth = enumeration.log_partition(model)
+    res = ss.sample_search_log_partition(model, rng=seed, n_samples=200, drawn_share=0.5)
+    if truth == -math.inf:
+        assert res.log_partition == -math.inf and res.exact
+        return
+    assert res.details["counted"] or res.exact
+    assert res.log_partition == pytest.approx(truth, abs=0.1)
+    assert res.lower <= truth + 1e-9
+
+
+@needs_ganak
+def test_nothing_drawn_counts_the_formula_exactly():
+    """``drawn_share=0``: the first sample counts every model, and is exact."""
+    model = constraint_model(formula(n=12, seed=5), np.random.default_rng(1))
+    res = ss.sample_search_log_partition(model, rng=0, n_samples=10, drawn_share=0.0)
+    assert res.exact and res.n_samples == 1 and res.details["drawn"] == 0
+    assert res.log_partition == pytest.approx(enumeration.log_partition(model), abs=1e-9)
+
+
+@needs_ganak
+def test_a_count_that_outlasts_its_time_draws_on(monkeypatch):
+    """Under a time limit, a count of completions stopped at :data:`COUNT_SECONDS` makes
+    the sample draw on, halving what is left to count, and the later samples too: with
+    every count stopped the samples are those of drawing every Boolean, bit for bit."""
+
+    def stopped(*args, **kwargs):
+        raise TimeoutError("the count of a sample's completions did not finish")
+
+    model = formula(n=40, seed=2)
+    plain = ss.sample_search_log_partition(model, rng=7, n_samples=30, drawn_share=1.0)
+    monkeypatch.setattr(ss, "call_within", stopped)
+    got = ss.sample_search_log_partition(model, rng=7, n_samples=30, time_limit=600.0,
+                                         drawn_share=0.2)
+    held = len(model_counting.clause_booleans(model_counting.cnf_clauses(model)[1])[0])
+    assert got.details["drawn"] == held and not got.details["counted"]
+    assert got.log_partition == plain.log_partition
+    assert got.details["open_steps"] == plain.details["open_steps"]
+
+
 def test_evidence_conditions_the_estimate():
     model = constraint_model(formula(n=10, seed=4), np.random.default_rng(0))
     evidence = {0: 1, 3: 0}
     truth = enumeration.log_partition(model.condition(evidence))
-    res = ss.sample_search_log_partition(model, rng=1, evidence=evidence, n_samples=3000)
+    res = ss.sample_search_log_partition(model, rng=1, evidence=evidence, n_samples=3000,
+                                         drawn_share=1.0)
     assert res.log_partition == pytest.approx(truth, abs=0.1)
 
 
@@ -95,16 +150,21 @@ def test_free_booleans_double_the_count():
     """Variables in no table with a zero are not drawn: each doubles the count."""
     model = FactorGraph([2, 2, 2, 2], [(0, 1), (2,), (3,)],
                         [np.array([[0.0, 0.0], [0.0, -np.inf]]), np.zeros(2), np.zeros(2)])
-    res = ss.sample_search_log_partition(model, rng=0, n_samples=4000)
+    res = ss.sample_search_log_partition(model, rng=0, n_samples=4000, drawn_share=1.0)
     assert res.details["free"] == 2
     assert res.log_partition == pytest.approx(math.log(12.0), abs=0.05)
+    if model_counting.available():  # the counted completions leave the free Booleans out
+        res = ss.sample_search_log_partition(model, rng=0, n_samples=20, drawn_share=0.0)
+        assert res.exact and res.log_partition == pytest.approx(math.log(12.0))
 
 
-def test_the_same_seed_gives_the_same_estimate():
+@pytest.mark.parametrize("drawn_share, n_samples", [(1.0, 50), (0.5, 10)])
+def test_the_same_seed_gives_the_same_estimate(drawn_share, n_samples):
+    if drawn_share < 1.0 and not model_counting.available():
+        pytest.skip("pyganak is not installed")
     model = formula(n=40, seed=2)
-    a = ss.sample_search_log_partition(model, rng=7, n_samples=50)
-    b = ss.sample_search_log_partition(model, rng=7, n_samples=50)
-    c = ss.sample_search_log_partition(model, rng=8, n_samples=50)
+    a, b, c = (ss.sample_search_log_partition(model, rng=seed, n_samples=n_samples,
+                                              drawn_share=drawn_share) for seed in (7, 7, 8))
     assert a.log_partition == b.log_partition and a.details == b.details
     assert c.log_partition != a.log_partition
 
@@ -117,7 +177,8 @@ def test_every_estimate_is_yielded_in_turn():
 
 @pytest.mark.parametrize("kw, words", [
     ({"n_samples": 0}, "n_samples"), ({"time_limit": -1.0}, "time_limit"),
-    ({"delta": 1.0}, "delta"), ({"delta": 0.0}, "delta")])
+    ({"delta": 1.0}, "delta"), ({"delta": 0.0}, "delta"),
+    ({"drawn_share": -0.1}, "drawn_share"), ({"drawn_share": 1.5}, "drawn_share")])
 def test_bad_arguments_are_refused_by_name(kw, words):
     with pytest.raises(ValueError, match=words):
         ss.sample_search_log_partition(formula(n=6), rng=0, **kw)

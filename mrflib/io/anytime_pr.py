@@ -33,8 +33,10 @@ Where neither counter finishes (the hardest UAI 2014 encodings: ``rb``, ``rc``, 
 ``logistics.c``), the sampling itself must find the models: on a constraint model, when
 ``python-sat`` is installed, :func:`estimate_pr` draws SampleSearch's samples
 (:mod:`mrflib.inference.approx.sample_search`) instead of the weighted mini-bucket
-proposal's, each a model of the formula found by search, and writes its estimates with
-their lower bound (probability 0.95); the first approximate count still ends them.
+proposal's, each a model of the formula found by search (where ``pyganak`` is installed,
+the models extending a fifth of the order drawn are counted exactly), and writes its
+estimates with their lower bound (probability 0.95); the first approximate count still
+ends them.
 
 Scheduling on two cores. On a constraint model the two counters are the likely answers
 (measured alone here, Ganak counts ``logistics.a`` in 3.5 s and ``log-2`` in 10 s, ApproxMC
@@ -540,8 +542,11 @@ def _sample_search_pr(model: FactorGraph, args: Any, answers: Any,
 
     def write(res: sample_search.SampleSearchResult) -> None:
         answers.add(res.log_partition / LN10)
+        d = res.details
+        counted = (f", the models extending the first {d['drawn']} Booleans counted"
+                   if d["counted"] else "")
         say(f"answer {len(answers.values)}: SampleSearch ({res.n_samples} samples, "
-            f"{res.details['sat_calls']} SAT calls): log10 Z = "
+            f"{d['sat_calls']} SAT calls{counted}): log10 Z = "
             f"{res.log_partition / LN10:.6g}; log10 Z >= {res.lower / LN10:.6g} with "
             f"probability {1.0 - res.delta:g}; wrote {args.out}")
 

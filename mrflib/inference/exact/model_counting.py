@@ -47,7 +47,7 @@ from mrflib.inference.exact._search_arguments import conditioned_model
 from mrflib.models.factor_graph import as_factor_graph
 
 __all__ = ["available", "constraint_scale", "counted_log_partition", "cnf_clauses",
-           "clause_booleans"]
+           "clause_booleans", "model_count"]
 
 #: Bytes a literal of the formula costs while it is built and handed over (a Python int in
 #: a list, then the counter's own copy), for the memory check before the translation.
@@ -180,8 +180,28 @@ def clause_booleans(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return held, occurrences.astype(np.int64)
 
 
-def _count(n_bool: int, clauses: list[list[int]]) -> int:
-    """The number of models of the formula (Ganak; exact)."""
+def model_count(n_bool: int, clauses: list[list[int]]) -> int:
+    """The number of models of a formula in conjunctive normal form, by Ganak (exact).
+
+    Parameters
+    ----------
+    n_bool : int
+        The number of Boolean variables, numbered from 1 (a Boolean in no clause doubles
+        the count).
+    clauses : list of list of int
+        The clauses, as :func:`cnf_clauses` gives them (DIMACS literals; ``[]`` is the
+        empty clause, which no assignment satisfies).
+
+    Returns
+    -------
+    int
+        The count, an exact Python integer.
+
+    Raises
+    ------
+    ImportError
+        When ``pyganak`` is not installed (``pip install "mrflib[counting]"``).
+    """
     if any(len(c) == 0 for c in clauses):
         return 0
     if n_bool == 0:
@@ -232,8 +252,8 @@ def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = No
     optional_import("pyganak", "exact model counting", "counting")
     n_bool, clauses = cnf_clauses(model)
     if time_limit is None:
-        count = _count(n_bool, clauses)
+        count = model_count(n_bool, clauses)
     else:
-        count = int(call_within(_count, (n_bool, clauses), time_limit, "the model count",
+        count = int(call_within(model_count, (n_bool, clauses), time_limit, "the model count",
                                 deadline))
     return scale + math.log(count) if count > 0 else -math.inf
