@@ -63,39 +63,27 @@ def test_the_weight_is_unbiased_over_the_whole_search_tree(seed, drawn_share):
         len(models(n_bool, clauses)), rel=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_the_estimate_is_near_enumeration(seed):
+@pytest.mark.parametrize("seed, drawn_share, n_samples", [
+    *((seed, 1.0, 2000) for seed in range(12)),
+    *(pytest.param(seed, 0.5, 200, marks=needs_ganak) for seed in range(6))])
+def test_the_estimate_is_near_enumeration(seed, drawn_share, n_samples):
     """Random constraint models (variables of 2 and 3 states, evidence on some): the
-    estimate of 2,000 samples within 0.1 of ``log Z``, and below it by no more than its
-    lower bound allows; ``Z = 0`` found exactly."""
+    estimate within 0.1 of ``log Z``, and below it by no more than its lower bound
+    allows, of 2,000 samples with every Boolean drawn, or of 200 with half the order
+    drawn and the rest counted (Ganak); ``Z = 0`` found exactly."""
     rng = np.random.default_rng(seed)
     model = constraint_model(zeroed_model(seed, most_evidence=2), rng)
     truth = enumeration.log_partition(model)
-    res = ss.sample_search_log_partition(model, rng=seed, n_samples=2000, drawn_share=1.0)
+    res = ss.sample_search_log_partition(model, rng=seed, n_samples=n_samples,
+                                         drawn_share=drawn_share)
     if truth == -math.inf:
         assert res.log_partition == -math.inf and res.exact
         return
-    assert res.n_samples == 2000 or res.exact
+    assert res.n_samples == n_samples or res.exact
+    assert res.details["counted"] == (drawn_share < 1.0) or res.exact
     assert res.log_partition == pytest.approx(truth, abs=0.1)
     assert res.lower <= truth + 1e-9
     assert res.lower == pytest.approx(res.log_partition + math.log(res.delta)) or res.exact
-
-
-@needs_ganak
-@pytest.mark.parametrize("seed", range(6))
-def test_the_estimate_with_counted_completions_is_near_enumeration(seed):
-    """As above with half the order drawn and the rest counted (Ganak): 200 samples
-    within 0.1 of ``log Z``; ``Z = 0`` found exactly."""
-    rng = np.random.default_rng(seed)
-    model = constraint_model(zeroed_model(seed, most_evidence=2), rng)
-    truth = enumeration.log_partition(model)
-    res = ss.sample_search_log_partition(model, rng=seed, n_samples=200, drawn_share=0.5)
-    if truth == -math.inf:
-        assert res.log_partition == -math.inf and res.exact
-        return
-    assert res.details["counted"] or res.exact
-    assert res.log_partition == pytest.approx(truth, abs=0.1)
-    assert res.lower <= truth + 1e-9
 
 
 @needs_ganak
