@@ -96,13 +96,15 @@ def test_nothing_drawn_counts_the_formula_exactly():
 
 
 @needs_ganak
-def test_a_count_that_outlasts_its_time_draws_on(monkeypatch):
-    """Under a time limit, a count of completions stopped at :data:`COUNT_SECONDS` makes
-    the sample draw on, halving what is left to count, and the later samples too: with
-    every count stopped the samples are those of drawing every Boolean, bit for bit."""
+@pytest.mark.parametrize("error", [TimeoutError, RuntimeError])
+def test_a_count_that_outlasts_its_time_draws_on(monkeypatch, error):
+    """Under a time limit, a count of completions stopped at :data:`COUNT_SECONDS` (or
+    failed) makes the sample draw on, halving what is left to count, and the later samples
+    too: with every count stopped the samples are those of drawing every Boolean, bit for
+    bit."""
 
     def stopped(*args, **kwargs):
-        raise TimeoutError("the count of a sample's completions did not finish")
+        raise error("the count of a sample's completions did not finish")
 
     model = formula(n=40, seed=2)
     plain = ss.sample_search_log_partition(model, rng=7, n_samples=30, drawn_share=1.0)

@@ -393,8 +393,8 @@ def _estimates(rng: np.random.Generator, scale: float, n_bool: int,
                     break
                 if time.perf_counter() >= deadline:
                     return
-                # the count outlasted COUNT_SECONDS: this sample draws on, and so do the
-                # later ones (a choice made on the path so far keeps the weight unbiased)
+                # the count outlasted COUNT_SECONDS (or failed): this sample draws on, and so
+                # do the later ones (a choice made on the path so far keeps it unbiased)
                 stop = drawn = stop + math.ceil((len(order) - stop) / 2)
             k = path.open_steps
             steps.append(k)
@@ -413,7 +413,8 @@ def _log_completions(n_bool: int, clauses: list[list[int]], fixed: list[int],
     """``log`` of the number of models of the formula that extend the literals ``fixed``
     (Ganak). Without a deadline (``inf``) in this process; with one, in a forked child
     killed after :data:`COUNT_SECONDS` or at the deadline, whichever comes first (the
-    counter cannot be interrupted): ``None`` then."""
+    counter cannot be interrupted): ``None`` then, or when the child failed (the sample
+    draws on either way, so the answer never waits on a count)."""
     units = clauses + [[lit] for lit in fixed]
     if not math.isfinite(deadline):
         count = model_counting.model_count(n_bool, units)
@@ -422,7 +423,7 @@ def _log_completions(n_bool: int, clauses: list[list[int]], fixed: list[int],
         try:
             count = call_within(model_counting.model_count, (n_bool, units), COUNT_SECONDS,
                                 "the count of a sample's completions", until)
-        except TimeoutError:
+        except (TimeoutError, RuntimeError):
             return None
     # the values drawn extend to a model (the SAT solver found one), so the count is >= 1
     return math.log(count)
