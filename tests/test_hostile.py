@@ -46,7 +46,7 @@ from mrflib import (
     smci,
 )
 from mrflib._support import validation as v
-from mrflib.inference.exact import _spin_plan, conditioning, elimination
+from mrflib.inference.exact import _spin_plan, conditioning, elimination, model_counting
 from mrflib.inference.exact import enumeration as factor_enumeration
 from mrflib.inference.sampling import chains as factor_gibbs
 from mrflib.inference.smci import _spin_estimators as se
@@ -943,6 +943,14 @@ CASES += [
      dict(prior=[None, "x", BM, image_noise.potts_grid(3, 2, 3, 0.5)], noisy=IMG_BAD,
           q=Q_BAD, noise=["gauss", None], rate=RATE_BAD)),
 ]
+
+if model_counting.available():
+    CASES += [
+        ("inference.exact.model_counting.model_count", model_counting.model_count,
+         dict(n_bool=3, clauses=[[1, 2], [-3]]),
+         dict(n_bool=[-1, 2.5, "3", None, True, 1], clauses=[
+             [[0]], [[1, 4]], [[1.5]], [["a"]], [5], "x", None, [[True]], [[10**30]]])),
+    ]
 
 EXEMPT = {
     "inference.exact.sliced.give_up": "the sliced engine's bound on its work; its refusals in "

@@ -127,3 +127,26 @@ def test_the_count_and_the_conditioning_search_condition_alike():
     assert _same(model_counting.counted_log_partition(model, evidence=evidence), want)
     assert _same(conditioned_log_partition(model, evidence=evidence,
                                            time_limit=60.0).log_partition, want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_model_count_of_a_formula_matches_enumeration(seed):
+    """:func:`model_count` of a random 3-SAT formula, Booleans in no clause included: the
+    number of its satisfying assignments, by enumeration."""
+    rng = np.random.default_rng(seed)
+    n_bool = 9
+    clauses = [[int(b) * int(rng.choice([-1, 1])) for b in rng.choice(np.arange(1, 8), 3,
+                                                                        replace=False)]
+               for _ in range(12)]
+    want = sum(all(any(((x >> (abs(lit) - 1)) & 1) == (lit > 0) for lit in c) for c in clauses)
+               for x in range(2 ** n_bool))
+    assert model_counting.model_count(n_bool, clauses) == want
+    assert model_counting.model_count(n_bool, clauses + [[]]) == 0
+
+
+@pytest.mark.parametrize("n_bool, clauses, words", [
+    (3, [[1], [0]], "clauses[1]"), (3, [[4]], "clauses[0]"), (-1, [], "n_bool"),
+    (3, [[1.0]], "clauses[0]"), (3, "1 2", "clauses")])
+def test_model_count_refuses_bad_literals_by_clause(n_bool, clauses, words):
+    with pytest.raises(ValueError, match=words.replace("[", r"\[")):
+        model_counting.model_count(n_bool, clauses)

@@ -42,7 +42,7 @@ import numpy as np
 
 from mrflib._support.forked import call_within
 from mrflib._support.optional import importable, optional_import
-from mrflib._support.validation import require_memory
+from mrflib._support.validation import check_positive, require_memory
 from mrflib.inference.exact._search_arguments import conditioned_model
 from mrflib.models.factor_graph import as_factor_graph
 
@@ -180,6 +180,30 @@ def clause_booleans(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return held, occurrences.astype(np.int64)
 
 
+def _check_clauses(clauses: Any, n_bool: int) -> None:
+    """Refuse ``clauses`` unless each is a sequence of integer literals ``±1..±n_bool``,
+    naming the first clause that is not (one pass over the literals, in numpy)."""
+    if isinstance(clauses, (str, bytes, np.ndarray)) or not hasattr(clauses, "__len__"):
+        raise ValueError(f"clauses must be a list of clauses (lists of integer literals), "
+                         f"got {type(clauses).__name__}")
+    expected = f"a sequence of integer literals ±1..±{n_bool} (n_bool = {n_bool})"
+    sizes = np.empty(len(clauses), dtype=np.int64)
+    for i, c in enumerate(clauses):
+        if isinstance(c, (str, bytes)) or not hasattr(c, "__len__"):
+            raise ValueError(f"clauses[{i}] must be {expected}, got {c!r}")
+        sizes[i] = len(c)
+    flat = [lit for c in clauses for lit in c]
+    lits = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
+    if lits.dtype.kind not in "iu" or lits.ndim != 1:
+        bad = [not isinstance(lit, (int, np.integer)) or isinstance(lit, bool)
+               or not 0 < abs(lit) <= n_bool for lit in flat]
+    else:
+        bad = (lits == 0) | (np.abs(lits) > n_bool)
+    if np.any(bad):
+        i = int(np.searchsorted(np.cumsum(sizes), int(np.argmax(bad)), side="right"))
+        raise ValueError(f"clauses[{i}] must be {expected}, got {list(clauses[i])!r}")
+
+
 def model_count(n_bool: int, clauses: list[list[int]]) -> int:
     """The number of models of a formula in conjunctive normal form, by Ganak (exact).
 
@@ -199,9 +223,14 @@ def model_count(n_bool: int, clauses: list[list[int]]) -> int:
 
     Raises
     ------
+    ValueError
+        When ``n_bool`` is not a non-negative integer, or a clause is not a sequence of
+        integer literals ``±1..±n_bool`` (the first such clause is named).
     ImportError
         When ``pyganak`` is not installed (``pip install "mrflib[counting]"``).
     """
+    n_bool = check_positive(n_bool, "n_bool", integer=True, allow_zero=True)
+    _check_clauses(clauses, n_bool)
     if any(len(c) == 0 for c in clauses):
         return 0
     if n_bool == 0:
