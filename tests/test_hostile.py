@@ -949,7 +949,8 @@ if model_counting.available():
         ("inference.exact.model_counting.model_count", model_counting.model_count,
          dict(n_bool=3, clauses=[[1, 2], [-3]]),
          dict(n_bool=[-1, 2.5, "3", None, True, 1], clauses=[
-             [[0]], [[1, 4]], [[1.5]], [["a"]], [5], "x", None, [[True]], [[10**30]]])),
+             [[0]], [[1, 4]], [[1.5]], [["a"]], [5], "x", None, [[True]], [[10**30]],
+             [[[1], [2, 3]]]])),
     ]
 
 EXEMPT = {

@@ -146,7 +146,7 @@ def test_model_count_of_a_formula_matches_enumeration(seed):
 
 @pytest.mark.parametrize("n_bool, clauses, words", [
     (3, [[1], [0]], "clauses[1]"), (3, [[4]], "clauses[0]"), (-1, [], "n_bool"),
-    (3, [[1.0]], "clauses[0]"), (3, "1 2", "clauses")])
+    (3, [[1.0]], "clauses[0]"), (3, "1 2", "clauses"), (3, [[1], [[1], [2, 3]]], "clauses[1]")])
 def test_model_count_refuses_bad_literals_by_clause(n_bool, clauses, words):
     with pytest.raises(ValueError, match=words.replace("[", r"\[")):
         model_counting.model_count(n_bool, clauses)

@@ -193,7 +193,10 @@ def _check_clauses(clauses: Any, n_bool: int) -> None:
             raise ValueError(f"clauses[{i}] must be {expected}, got {c!r}")
         sizes[i] = len(c)
     flat = [lit for c in clauses for lit in c]
-    lits = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
+    try:
+        lits = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
+    except (ValueError, TypeError):  # literals of uneven shapes: checked one by one below
+        lits = np.zeros((0, 0))
     if lits.dtype.kind not in "iu" or lits.ndim != 1:
         bad = [not isinstance(lit, (int, np.integer)) or isinstance(lit, bool)
                or not 0 < abs(lit) <= n_bool for lit in flat]
