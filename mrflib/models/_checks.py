@@ -95,3 +95,30 @@ def check_evidence(evidence: Any, cardinalities: np.ndarray) -> dict[int, int]:
             raise ValueError(f"evidence names variable {v} twice")
         out[v] = x
     return out
+
+
+def check_spin_evidence(evidence: Any) -> dict[Any, int]:
+    """``{variable: spin}`` of a Boltzmann machine's evidence, each spin ``-1`` or ``+1``.
+
+    Parameters
+    ----------
+    evidence : mapping
+        Variables to spins (the variables are checked by the caller, against its model).
+
+    Returns
+    -------
+    dict
+        The evidence with plain ``int`` spins; a ``ValueError`` naming ``evidence`` for
+        anything but a mapping or a spin other than ``-1``/``+1``.
+    """
+    if not isinstance(evidence, Mapping):
+        raise ValueError("evidence must be a mapping {variable: spin}, got "
+                         f"{type(evidence).__name__}")
+    out: dict[Any, int] = {}
+    for v, s in evidence.items():
+        if (isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer))
+                or s not in (-1, 1)):
+            raise ValueError("evidence of a BoltzmannMachine sets spins -1 or +1, got "
+                             f"{s!r} for variable {v!r}")
+        out[v] = int(s)
+    return out

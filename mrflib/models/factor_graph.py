@@ -38,7 +38,7 @@ from mrflib._support.validation import (
     integer_values,
     require_memory,
 )
-from mrflib.models._checks import check_evidence, check_states
+from mrflib.models._checks import check_evidence, check_spin_evidence, check_states
 from mrflib.models._factor_bulk import check_factors
 from mrflib.models.boltzmann import BoltzmannMachine
 from mrflib.models.precision import magnitude
@@ -744,16 +744,7 @@ def with_evidence(model: BoltzmannMachine | FactorGraph,
     if evidence is None:
         return model
     if isinstance(model, BoltzmannMachine):
-        if not isinstance(evidence, Mapping):
-            raise ValueError("evidence must be a mapping {variable: spin}, got "
-                             f"{type(evidence).__name__}")
-        states = {}
-        for v, s in evidence.items():
-            if (isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer))
-                    or s not in (-1, 1)):
-                raise ValueError("evidence of a BoltzmannMachine sets spins -1 or +1, got "
-                                 f"{s!r} for variable {v!r}")
-            states[v] = (int(s) + 1) // 2
+        states = {v: (s + 1) // 2 for v, s in check_spin_evidence(evidence).items()}
         return FactorGraph.from_boltzmann(model).condition(states)
     return model.condition(evidence)
 

@@ -23,7 +23,6 @@ gives the same bits for the same seed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ from mrflib._support.validation import (
 from mrflib.inference._fields import neighbour_fields
 from mrflib.inference.sampling import _checkerboard
 from mrflib.inference.sampling._counts import check_counts, gibbs_bytes
+from mrflib.models._checks import check_spin_evidence
 from mrflib.models.boltzmann import BoltzmannMachine, clamp
 
 __all__ = ["gibbs", "sweep", "sweep_order", "UNIFORM_BLOCK", "MAX_TABLE_DEGREE"]
@@ -200,14 +200,9 @@ def gibbs(bm: BoltzmannMachine, n_samples: int, burn_in: int, thin: int,
 def _clamped_gibbs(bm: BoltzmannMachine, n_samples: int, burn_in: int, thin: int,
                    n_chains: int | None, init: Any, rng: Any, evidence: Any) -> np.ndarray:
     """:func:`gibbs` under ``evidence``: the free spins sampled from their conditional."""
-    if not isinstance(evidence, Mapping):
-        raise ValueError("evidence must be a mapping {node: spin} or None, got "
-                         f"{type(evidence).__name__}")
+    evidence = check_spin_evidence(evidence)
     nodes = check_nodes(list(evidence), bm.n, "evidence")
-    spins = [evidence[k] for k in evidence]
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-               and v in (-1, 1) for v in spins):
-        raise ValueError(f"evidence of a BoltzmannMachine sets spins -1 or +1, got {spins}")
+    spins = list(evidence.values())
     if len(nodes) == bm.n:  # nothing left to draw: every sample is the evidence
         n_samples = check_counts(n_samples, burn_in, thin, n_chains)[0]
         x = np.zeros(bm.n, dtype=np.int8)
