@@ -55,7 +55,9 @@ BUDGET_SECONDS = 0.3
 #: kernel given here interpreted / compiled (the tests compare the two).
 MODE = "auto"
 
+#: Each kernel's Python twin (:func:`_twin`), and the seconds this process has spent in it.
 _TWINS: dict[int, Any] = {}
+_SPENT: dict[int, float] = {}
 
 
 def _entries(value: Any) -> int:
@@ -138,9 +140,6 @@ def run_small(kernel: Dispatcher, work: int, *args: Any) -> Any:
     if _interpreted(kernel, work):
         return _run_twin(kernel, *args)
     return kernel(*args)
-
-
-_SPENT: dict[int, float] = {}
 
 
 def _interpreted(kernel: Dispatcher, work: int) -> bool:
