@@ -17,6 +17,7 @@ from _random_factor_graphs import formula as _formula
 
 from mrflib import FactorGraph, io
 from mrflib.inference.exact import enumeration as fe
+from mrflib.inference.exact import model_counting
 from mrflib.io import anytime, anytime_mpe, anytime_pr
 from mrflib.io.solve import main as solve_main
 
@@ -313,7 +314,10 @@ def test_an_exact_answer_no_better_than_the_last_is_not_written(tmp_path, capsys
 
 
 #: What the solver says when it starts each exact search over the zeros.
-STARTED = {"model counting": "exact inference by model counting (Ganak) started in process",
+STARTED = {"model counting": "exact inference by model counting ("
+                             + " and ".join(model_counting.COUNTERS[c][1]
+                                            for c in model_counting.installed())
+                             + ") started in process",
            "conditioning": "exact inference by conditioning (zeros propagated, components "
                            "cached) started in process"}
 

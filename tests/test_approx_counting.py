@@ -19,6 +19,7 @@ import pytest
 from _random_factor_graphs import constraint_model, formula, zeroed_model
 
 from mrflib import FactorGraph, io
+from mrflib._support import forked
 from mrflib._support.forked import Forked
 from mrflib.inference.approx import approx_counting
 from mrflib.inference.exact import enumeration
@@ -275,7 +276,7 @@ def test_a_failed_exact_count_does_not_end_the_wait_a_proof_does(tmp_path, reaso
 
 def test_the_exact_count_keeps_the_parents_priority_the_others_yield(monkeypatch):
     """The children that yield the processor (the approximate counts, the conditioning
-    search) run :data:`~mrflib.io.anytime_pr.LOW_NICENESS` below the parent; the exact
+    search) run :data:`~mrflib._support.forked.LOW_NICENESS` below the parent; the exact
     model count runs at the parent's priority (see the module notes)."""
     niceness = lambda *a, **k: os.nice(0)  # noqa: E731 - the child's own niceness
     monkeypatch.setattr(approx_counting, "approx_counted_log_partition", niceness)
@@ -295,7 +296,7 @@ def test_the_exact_count_keeps_the_parents_priority_the_others_yield(monkeypatch
         assert kind == "ok", value
         got[name] = value
     parent = os.nice(0)
-    low = min(parent + anytime_pr.LOW_NICENESS, 19)
+    low = min(parent + forked.LOW_NICENESS, 19)
     assert got["approximate"] == low
     assert got["conditioning"] == pytest.approx(low / math.log(10.0))
     assert got["exact"] == pytest.approx(parent / math.log(10.0))

@@ -45,3 +45,23 @@ def test_a_signal_on_its_way_out_is_raised_once():
     assert got.value.__context__ is None
     with forked.ending_on_signals():
         forked.first_done([], time.perf_counter() + 0.01)
+
+
+def _nested(depth: int) -> int:
+    """``depth`` Forked children, each started by the one before."""
+    if depth == 0:
+        return 0
+    child = forked.Forked(_nested, (depth - 1,))
+    try:
+        kind, value = child.result(wait=60.0)
+    finally:
+        child.stop()
+    assert kind == "ok", value
+    return value + 1
+
+
+def test_a_forked_child_may_fork_its_own():
+    """A child of :class:`~mrflib._support.forked.Forked` starts children of its own (the
+    race of model counters runs in the solver's child): multiprocessing's refusal of
+    children to a daemonic process does not apply."""
+    assert _nested(3) == 3

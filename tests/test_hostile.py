@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import inspect
 import math
 import pkgutil
@@ -950,7 +951,17 @@ if model_counting.available():
          dict(n_bool=3, clauses=[[1, 2], [-3]]),
          dict(n_bool=[-1, 2.5, "3", None, True, 1], clauses=[
              [[0]], [[1, 4]], [[1.5]], [["a"]], [5], "x", None, [[True]], [[10**30]],
-             [[[1], [2, 3]]]])),
+             [[[1], [2, 3]]]], counter=["x", 3, "", "Ganak"],
+              time_limit=[0, -1.0, math.nan, "1"])),
+        ("inference.exact.model_counting.available", model_counting.available,
+         dict(counter="ganak"), dict(counter=["x", 3, ""])),
+    ]
+if importlib.util.find_spec("pysat") is not None:
+    CASES += [
+        ("inference.exact.model_counting.backbone", model_counting.backbone,
+         dict(n_bool=3, clauses=[[1, 2], [-3]]),
+         dict(n_bool=[-1, 2.5, "3", None, True, 1], clauses=[
+             [[0]], [[1, 4]], [[1.5]], [["a"]], [5], "x", None, [[10**30]]])),
     ]
 
 EXEMPT = {
@@ -1034,7 +1045,10 @@ EXEMPT = {
        for f in ("lookup", "style", "colour", "categorical")},
     "repro.layers.package_modules": "takes no arguments: tests/test_layers.py",
     "inference.approx.available": "takes no arguments: tests/test_approx.py",
-    "inference.exact.model_counting.available": "takes no arguments: tests/test_model_counting.py",
+    "inference.exact.model_counting.installed": "takes no arguments: "
+                                                "tests/test_model_counting.py",
+    "inference.exact.model_counting.raced_count": "the race behind model_count, which checks "
+                                                  "its arguments: tests/test_model_counting.py",
     "inference.exact.model_counting.clause_booleans": "takes the clauses of cnf_clauses: "
                                                       "tests/test_sample_search.py",
     "inference.approx.approx_counting.available": "takes no arguments: "

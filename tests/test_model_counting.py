@@ -6,6 +6,7 @@ with graded weights, and the deadline."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from _random_factor_graphs import constraint_model as _constraint
 from _random_factor_graphs import zeroed_model
 
 from mrflib import FactorGraph
+from mrflib._support import forked
 from mrflib.inference.exact import enumeration, model_counting
 from mrflib.inference.exact.conditioning import conditioned_log_partition
 
@@ -23,11 +25,14 @@ def _same(got: float, want: float) -> bool:
     return (got == want == -math.inf) or math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("counter", [None, "d4", "ganak"])
 @pytest.mark.parametrize("seed", range(60))
-def test_constraint_models_match_enumeration(seed):
+def test_constraint_models_match_enumeration(seed, counter):
+    if counter is not None and not model_counting.available(counter):
+        pytest.skip(f"{counter} is not installed")
     model = _constraint(zeroed_model(seed), np.random.default_rng(seed))
     assert model_counting.constraint_scale(model) is not None
-    assert _same(model_counting.counted_log_partition(model),
+    assert _same(model_counting.counted_log_partition(model, counter=counter),
                  enumeration.log_partition(model))
 
 
@@ -70,8 +75,10 @@ def test_graded_weights_are_refused_by_name():
         model_counting.counted_log_partition(model)
 
 
-def test_the_counter_is_available():
+def test_the_counters_are_available():
     assert model_counting.available()
+    assert model_counting.installed() == [c for c in model_counting.COUNTERS
+                                          if model_counting.available(c)]
 
 
 def test_bad_time_limit_and_model_type():
@@ -129,19 +136,126 @@ def test_the_count_and_the_conditioning_search_condition_alike():
                                            time_limit=60.0).log_partition, want)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_model_count_of_a_formula_matches_enumeration(seed):
-    """:func:`model_count` of a random 3-SAT formula, Booleans in no clause included: the
-    number of its satisfying assignments, by enumeration."""
+def _formula(seed: int, n_bool: int = 9, n_clauses: int = 12, width: int = 3
+             ) -> list[list[int]]:
+    """A random formula over Booleans 1..7 (so that ``n_bool = 9`` leaves two free)."""
     rng = np.random.default_rng(seed)
-    n_bool = 9
-    clauses = [[int(b) * int(rng.choice([-1, 1])) for b in rng.choice(np.arange(1, 8), 3,
-                                                                        replace=False)]
-               for _ in range(12)]
-    want = sum(all(any(((x >> (abs(lit) - 1)) & 1) == (lit > 0) for lit in c) for c in clauses)
-               for x in range(2 ** n_bool))
-    assert model_counting.model_count(n_bool, clauses) == want
-    assert model_counting.model_count(n_bool, clauses + [[]]) == 0
+    return [[int(b) * int(rng.choice([-1, 1]))
+             for b in rng.choice(np.arange(1, 8), width, replace=False)]
+            for _ in range(n_clauses)]
+
+
+def _models(n_bool: int, clauses: list[list[int]]) -> list[int]:
+    """Every satisfying assignment, as bits of an int (Boolean ``v`` is bit ``v - 1``)."""
+    return [x for x in range(2 ** n_bool)
+            if all(any(((x >> (abs(lit) - 1)) & 1) == (lit > 0) for lit in c) for c in clauses)]
+
+
+COUNTERS = [c for c in model_counting.COUNTERS if model_counting.available(c)]
+
+
+#: (clause width, number of clauses) of the formula of each seed: 3-SAT, then unit clauses
+#: (a large backbone), then many binary clauses.
+SHAPES = [(3, 12)] * 4 + [(1, 3), (2, 20)]
+
+
+@pytest.mark.parametrize("counter", [*COUNTERS, None])
+@pytest.mark.parametrize("seed", range(len(SHAPES)))
+def test_model_count_of_a_formula_matches_enumeration(seed, counter):
+    """:func:`model_count` of a random formula, Booleans in no clause included, by each
+    counter and by the race of all: the number of its satisfying assignments, by
+    enumeration."""
+    width, n_clauses = SHAPES[seed]
+    clauses = _formula(seed, n_clauses=n_clauses, width=width)
+    want = len(_models(9, clauses))
+    assert model_counting.model_count(9, clauses, counter=counter) == want
+    assert model_counting.model_count(9, clauses + [[]], counter=counter) == 0
+    assert model_counting.model_count(9, [], counter=counter) == 2 ** 9
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_a_formula_without_models_counts_zero(counter):
+    clauses = [[1, 2], [-1, 2], [1, -2], [-1, -2], [3]]
+    assert model_counting.model_count(4, clauses, counter=counter) == 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_backbone_is_what_every_model_holds(seed):
+    """:func:`backbone` against enumeration: the literals true in every model of a random
+    formula (Booleans in no clause in none), ``None`` without a model."""
+    pytest.importorskip("pysat")
+    clauses = _formula(seed, n_clauses=6 + seed, width=2 + seed % 2)
+    models = _models(9, clauses)
+    got = model_counting.backbone(9, clauses)
+    if not models:
+        assert got is None
+        return
+    held = {abs(lit) for c in clauses for lit in c}
+    want = [v if models[0] >> (v - 1) & 1 else -v for v in sorted(held)
+            if len({x >> (v - 1) & 1 for x in models}) == 1]
+    assert got == want
+    assert model_counting.backbone(9, clauses + [[]]) is None
+
+
+def test_a_failed_counter_leaves_the_race_to_the_others(monkeypatch):
+    """The race answers with the counter that answers; when every counter fails, the
+    error gives each one's reason."""
+    real = model_counting._count
+
+    def failing(n_bool, clauses, counter, yielding=False):
+        if counter == "d4":
+            raise RuntimeError("d4 broke")
+        return real(n_bool, clauses, counter, yielding)
+
+    clauses = _formula(1)
+    want = len(_models(9, clauses))
+    monkeypatch.setattr(model_counting, "_count", failing)
+    assert model_counting.raced_count(9, clauses, ["d4", "ganak"]) == want
+
+    def broken(n_bool, clauses, counter, yielding=False):
+        raise RuntimeError(f"{counter} broke")
+
+    monkeypatch.setattr(model_counting, "_count", broken)
+    with pytest.raises(RuntimeError, match="d4: d4 broke; Ganak: ganak broke"):
+        model_counting.raced_count(9, clauses, ["d4", "ganak"])
+
+
+def test_the_race_keeps_the_first_counters_priority(monkeypatch):
+    """The first counter of a race runs at the caller's priority, the others yield."""
+
+    def niceness(n_bool, clauses, counter, yielding=False):
+        if yielding:
+            model_counting.yield_processor()
+        if counter == "ganak":
+            raise RuntimeError("the other answers")
+        return os.nice(0)
+
+    monkeypatch.setattr(model_counting, "_count", niceness)
+    parent = os.nice(0)
+    assert model_counting.raced_count(3, [[1]], ["d4", "ganak"]) == parent
+    assert model_counting.raced_count(3, [[1]], ["ganak", "d4"]) == min(
+        parent + forked.LOW_NICENESS, 19)
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_the_counters_print_nothing(counter, capfd):
+    """d4 prints its statistics on C's standard output whatever its verbosity: the count
+    sends them to ``/dev/null``, and what Python printed before still arrives."""
+    print("before", flush=False)
+    assert model_counting.model_count(9, _formula(2), counter=counter) > 0
+    print("after")
+    out, _ = capfd.readouterr()
+    assert out == "before\nafter\n"
+
+
+@pytest.mark.parametrize("counter, words", [
+    ("x", "counter must be one of 'd4', 'ganak'"), (3, "counter must be one of"),
+    ("Ganak", "got 'Ganak'")])
+def test_an_unknown_counter_is_refused_by_name(counter, words):
+    with pytest.raises(ValueError, match=words):
+        model_counting.model_count(3, [[1]], counter=counter)
+    with pytest.raises(ValueError, match=words):
+        model_counting.available(counter)
 
 
 @pytest.mark.parametrize("n_bool, clauses, words", [
@@ -150,3 +264,15 @@ def test_model_count_of_a_formula_matches_enumeration(seed):
 def test_model_count_refuses_bad_literals_by_clause(n_bool, clauses, words):
     with pytest.raises(ValueError, match=words.replace("[", r"\[")):
         model_counting.model_count(n_bool, clauses)
+
+
+def test_the_race_runs_within_a_forked_child():
+    """The solver counts in a forked child, where the race forks again."""
+    model = _constraint(zeroed_model(11), np.random.default_rng(4))
+    child = forked.Forked(model_counting.counted_log_partition, (model,))
+    try:
+        kind, value = child.result(wait=120.0)
+    finally:
+        child.stop()
+    assert kind == "ok", value
+    assert _same(value, enumeration.log_partition(model))

@@ -12,7 +12,9 @@ way in) and gets its value back through a pipe. The child
   right after the fork, so a caller reading the parent's stdout and stderr through pipes
   sees them close when the parent exits, whatever the child is still doing; the warnings
   ``fn`` raises travel back with its value and are issued again in the parent;
-* takes the default action of SIGTERM and SIGINT, not the parent's handlers.
+* takes the default action of SIGTERM and SIGINT, not the parent's handlers;
+* may start children of its own (a :class:`Forked` within a :class:`Forked`), which die
+  with it.
 
 :func:`ending_on_signals` is the parent's side: while it is active, SIGTERM and SIGINT kill
 every live child at once (``SIGKILL``; :meth:`Forked.stop` reaps it) and raise
@@ -45,13 +47,16 @@ from typing import Any
 from mrflib._support.threads import serial_only
 
 __all__ = ["Forked", "Terminated", "ending_on_signals", "deferred", "first_done", "call_within",
-           "signal_behind"]
+           "signal_behind", "yield_processor", "LOW_NICENESS"]
 
 #: Longest single wait on a pipe, in seconds: a longer wait is cut into such steps, so a
 #: timeout of any size (``1e300`` s) is never handed to ``poll``, which refuses large ones.
 POLL_STEP = 3600.0
 
 _PR_SET_PDEATHSIG = 1
+#: Scheduling niceness, above the parent's, of a child that yields the processor
+#: (:func:`yield_processor`): on a busy machine it takes the time the others leave.
+LOW_NICENESS = 10
 
 _LIVE: set[Forked] = set()  # children to kill when a signal ends the parent
 _DEFER = {"depth": 0, "pending": None}
@@ -94,6 +99,19 @@ def signal_behind(err: BaseException | None) -> BaseException | None:
     return None
 
 
+def yield_processor() -> None:
+    """Lower the calling process's priority by :data:`LOW_NICENESS` (where the system lets
+    it: otherwise it keeps its own); called first thing in a child whose work is worth
+    less than its siblings'.
+
+    Returns
+    -------
+    None
+    """
+    with contextlib.suppress(OSError):
+        os.nice(LOW_NICENESS)
+
+
 def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the forked child
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -112,6 +130,9 @@ def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the for
 def _child(fn: Callable[..., Any], args: tuple, conn: Any, parent: int
            ) -> None:  # pragma: no cover - runs in the forked child
     _die_with_parent(parent)
+    # multiprocessing forbids a daemonic process children of its own; this child dies with
+    # its parent already, and its own children with it, so it may fork a race of its own
+    multiprocessing.current_process().daemon = False
     serial_only()  # the parent may have run a parallel region: see threads.serial_only
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)

@@ -22,6 +22,8 @@ DISTRIBUTIONS = {
     "distributed": "dask[distributed]",
     "papermill": "papermill",
     "pyagrum": "pyagrum",
+    "py_d4": "d4solver",
+    "pysat": "python-sat",
 }
 
 

@@ -20,8 +20,8 @@ The UAI competitions let a solver write improving answers one after another, eac
    hopeless (for ``PR``, when it is not expected within the time left and some table
    holds a zero, also an exact search over the zeros: for a constraint model (every table
    one positive value where it is not zero, as in the SAT encodings) the exact model
-   counter of :func:`mrflib.inference.exact.model_counting.counted_log_partition` when
-   ``pyganak`` is installed, otherwise the conditioning search of
+   counters of :func:`mrflib.inference.exact.model_counting.counted_log_partition` (d4
+   and Ganak, raced) when either is installed, otherwise the conditioning search of
    :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates
    the zeros, splits and caches components; either finishes exactly by the deadline or is
    stopped; on a constraint model also the approximate model counter of

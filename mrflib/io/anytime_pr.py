@@ -7,9 +7,9 @@ A model whose tables hold zeros may have an exact answer where the junction tree
 reach: the zeros cut the states that count. :func:`start_exact_search` starts the search
 that suits the model in a forked child (:class:`mrflib._support.forked.Forked`): for a
 constraint model (every table one positive value where it is not zero, as in the SAT
-encodings) the exact model counter of
-:func:`mrflib.inference.exact.model_counting.counted_log_partition` when ``pyganak`` is
-installed, otherwise the conditioning search of
+encodings) the exact model counters of
+:func:`mrflib.inference.exact.model_counting.counted_log_partition` (d4 and Ganak, raced)
+when either is installed, otherwise the conditioning search of
 :func:`mrflib.inference.exact.conditioning.conditioned_log_partition`, which propagates the
 zeros, splits and caches components. Either finishes exactly by the deadline or is
 stopped. Meanwhile :func:`estimate_pr` writes the estimates of importance sampling with the
@@ -29,8 +29,8 @@ certified bound, tens to hundreds of ``log10`` units above ``log Z``), while the
 find the models without sampling the states at all. The exact count, when it finishes,
 still wins: its answer is written last and ends the wait.
 
-Where neither counter finishes (the hardest UAI 2014 encodings: ``rb``, ``rc``, ``log-5``,
-``logistics.c``), the sampling itself must find the models: on a constraint model, when
+Where no counter finishes (the hardest UAI 2014 encodings: ``rc``, ``2bitadd_11``), the
+sampling itself must find the models: on a constraint model, when
 ``python-sat`` is installed, :func:`estimate_pr` draws SampleSearch's samples
 (:mod:`mrflib.inference.approx.sample_search`) instead of the weighted mini-bucket
 proposal's, each a model of the formula found by search (where ``pyganak`` is installed,
@@ -38,29 +38,32 @@ the models extending a fifth of the order drawn are counted exactly), and writes
 estimates with their lower bound (probability 0.95); the first approximate count still
 ends them.
 
-Scheduling on two cores. On a constraint model the two counters are the likely answers
-(measured alone here, Ganak counts ``logistics.a`` in 3.5 s and ``log-2`` in 10 s, ApproxMC
-the ISCAS circuits in under half a second and ``log-2`` in 4 s at its looser tolerance;
-each finishes some problems the other does not), so the parent first waits idle for
-:data:`COUNT_FIRST_SHARE` of the time left (:func:`first_count`), leaving the two cores to
-them. When one answers in that time the parent neither plans the junction tree nor
-samples: it waits for the exact count and for the approximate counts' tighter runs until
-the deadline (without ``pyganak`` it still plans the junction tree, then the only way to
-an exact answer). Otherwise it plans and samples as on any model, three processes on two
-cores, and the sampling stops at the first approximate count. Then the exact count keeps
-a core of its own: the approximate counts run at a lower priority
-(:data:`LOW_NICENESS`), taking the time the sampling leaves. An exact answer is worth
-more than an approximate one, and Ganak's time on the hard encodings is mostly its tree
-decomposition, a fixed amount of work that finishes in time or not (measured alone here:
-``log-4`` 13.4 s, ``logistics.c`` 19.6 s, ``rb`` 22 s, ``prob012.pddl`` 25 s); at the
-parent's priority, ApproxMC halved the exact count's share of its core, and ``log-4`` was
-not counted within 20 s. The looser tolerance runs first because it is the answer most
-likely in time (one round of ApproxMC against three at the default, a cell threshold of
-45 against 73), and an estimate within a factor 2.5 is at most 0.4 ``log10`` units off:
-two points of the UAI score at worst on the UAI 2014 SAT encodings, whose trivial answers
-are 20 to 400 units off; the default tolerance follows with the stronger guarantee. The
-conditioning search, whose model is not a constraint model and so has no counter beside
-it, runs at that lower priority too, taking the processor time the sampling leaves.
+Scheduling on two cores. On a constraint model the counters are the likely answers
+(measured alone here, the exact counters answer ``logistics.a`` in well under a second and
+``log-2`` in under one, ApproxMC the ISCAS circuits in under half a second and ``log-2``
+in 4 s at its looser tolerance; each finishes some problems the others do not), so the
+parent first waits idle for :data:`COUNT_FIRST_SHARE` of the time left
+(:func:`first_count`), leaving the two cores to them. When one answers in that time the
+parent neither plans the junction tree nor samples: it waits for the exact count and for
+the approximate counts' tighter runs until the deadline (without an exact counter it
+still plans the junction tree, then the only way to an exact answer). Otherwise it plans
+and samples as on any model, and the sampling stops at the first approximate count.
+Then the exact count keeps a core of its own: where both exact counters are installed
+they race (:func:`mrflib.inference.exact.model_counting.raced_count`), d4 at the parent's
+priority and Ganak at a lower one, and the approximate counts run at that lower priority
+too (:data:`~mrflib._support.forked.LOW_NICENESS`), taking the time the sampling leaves.
+An exact answer is worth more than an approximate one, and the exact counts of the hard
+encodings take most of the 20 s (measured alone here: d4 counts ``logistics.c`` in about
+14 s, ``log-5`` in 9.5); at the parent's priority, ApproxMC halved the exact count's share
+of its core. d4 keeps the core because it is the faster on all but the ISCAS circuits,
+which Ganak counts in under a second even at the lower priority, while the parent waits.
+The looser tolerance runs first because it is the answer most likely in time (one round
+of ApproxMC against three at the default, a cell threshold of 45 against 73), and an
+estimate within a factor 2.5 is at most 0.4 ``log10`` units off: two points of the UAI
+score at worst on the UAI 2014 SAT encodings, whose trivial answers are 20 to 400 units
+off; the default tolerance follows with the stronger guarantee. The conditioning search,
+whose model is not a constraint model and so has no counter beside it, runs at the lower
+priority too, taking the processor time the sampling leaves.
 These functions and the class are what the solver calls.
 """
 
@@ -68,14 +71,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from mrflib._support.forked import Forked, deferred, first_done
+from mrflib._support.forked import Forked, deferred, first_done, yield_processor
 from mrflib._support.validation import check_instance
 from mrflib.inference.approx import approx_counting, sample_search
 from mrflib.inference.approx.importance import importance_estimates
@@ -87,10 +89,6 @@ from mrflib.models.factor_graph import FactorGraph
 __all__ = ["start_exact_search", "start_counting", "estimate_pr", "ApproxCounts",
            "first_count", "COUNT_TOLERANCES", "COUNT_FIRST_SHARE"]
 
-#: Scheduling niceness, above the parent's, of the children that yield the processor: the
-#: conditioning search and the approximate model counts (the exact model count of a
-#: constraint model runs at the parent's: see the module notes).
-LOW_NICENESS = 10
 #: The ``(epsilon, delta)`` of the approximate counts of a constraint model, run one after
 #: another while time remains: one round of ApproxMC first (a factor 2.5 with probability
 #: 0.7), then its default (a factor 1.8 with probability 0.8, three rounds).
@@ -105,7 +103,7 @@ ESTIMATE_SECONDS = 1.0
 LN10 = math.log(10.0)
 
 #: What the exact searches over the zeros say when they start, by the name of each.
-_STARTED = {"model counting": "exact inference by model counting (Ganak)",
+_STARTED = {"model counting": "exact inference by model counting",
             "conditioning": "exact inference by conditioning (zeros propagated, components "
                             "cached)"}
 
@@ -116,8 +114,8 @@ def _has_zeros(model: FactorGraph) -> bool:
 
 
 def _counts(model: FactorGraph) -> bool:
-    """Whether the exact model counter answers ``model``: a constraint model
-    (:func:`mrflib.inference.exact.model_counting.constraint_scale`) and ``pyganak``
+    """Whether the exact model counters answer ``model``: a constraint model
+    (:func:`mrflib.inference.exact.model_counting.constraint_scale`) and a counter
     installed."""
     return model_counting.constraint_scale(model) is not None and model_counting.available()
 
@@ -127,8 +125,9 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
     """Start the exact search over the zeros of ``model`` that suits it in a forked child.
 
     The model count where it answers the model (:func:`_counts`), at the parent's
-    priority, else the conditioning search, at a lower one (:data:`LOW_NICENESS`);
-    either runs until the deadline, and its start is said with the child's process id.
+    priority, else the conditioning search, at a lower one
+    (:data:`~mrflib._support.forked.LOW_NICENESS`); either runs until the deadline, and
+    its start is said with the child's process id.
 
     Parameters
     ----------
@@ -163,22 +162,18 @@ def start_exact_search(model: FactorGraph, say: Callable[[str], object], deadlin
         return None, ""
     with deferred():
         child = Forked(target, argv)
-        say(f"{_STARTED[name]} started in process {child.pid}")
+        counters = (" (" + " and ".join(model_counting.COUNTERS[c][1]
+                                        for c in model_counting.installed()) + ")"
+                    if name == "model counting" else "")
+        say(f"{_STARTED[name]}{counters} started in process {child.pid}")
     return child, name
-
-
-def _yield_processor() -> None:
-    """Lower the calling process's priority by :data:`LOW_NICENESS` (where the system lets
-    it: otherwise it keeps its own)."""
-    with contextlib.suppress(OSError):
-        os.nice(LOW_NICENESS)
 
 
 def _conditioned_pr(model: FactorGraph, left: float
                     ) -> float:  # pragma: no cover - runs in a forked child
     # the search finishes only on some models; the sampling in the parent answers all of
     # them, so on a busy machine the search takes only the processor time left over
-    _yield_processor()
+    yield_processor()
     return conditioned_log_partition(model, time_limit=left).log_partition / math.log(10.0)
 
 
@@ -194,7 +189,7 @@ def _counted_pr(model: FactorGraph) -> float:  # pragma: no cover - runs in a fo
 def _approx_counted(model: FactorGraph, seed: int, epsilon: float, delta: float
                     ) -> approx_counting.ApproxCountResult:  # pragma: no cover - in a child
     # below the exact count, whose answer is worth more (see the module notes)
-    _yield_processor()
+    yield_processor()
     return approx_counting.approx_counted_log_partition(model, rng=seed, epsilon=epsilon,
                                                         delta=delta)
 

@@ -48,7 +48,7 @@ four on six), the reverse of the file's order within 6.1; the file's order and m
 clauses first were up to 153 and 120 units low (on ``ra`` and ``rb``).
 
 **The completions counted.** Where Ganak is installed
-(:func:`mrflib.inference.exact.model_counting.available`), only the first
+(``model_counting.available("ganak")``), only the first
 :data:`DRAWN_SHARE` of the order is drawn; the models that extend the
 values drawn (those and the ones unit propagation implies) are then counted exactly
 (:func:`~mrflib.inference.exact.model_counting.model_count`), and the sample's weight is
@@ -326,7 +326,7 @@ def sample_search_estimates(model: Any, *, rng: Any,
     elif time_limit is None:
         n_samples = SAMPLES
     if drawn_share is None:
-        drawn_share = DRAWN_SHARE if model_counting.available() else 1.0
+        drawn_share = DRAWN_SHARE if model_counting.available("ganak") else 1.0
     drawn_share = float(drawn_share)
     if not 0.0 <= drawn_share <= 1.0:
         raise ValueError(f"drawn_share must be in [0, 1], got {drawn_share}")
