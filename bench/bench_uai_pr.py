@@ -15,7 +15,7 @@ SECONDS`` in a subprocess of its own (start-up, reading and evidence included), 
 file counts. Its answer is exact where the exact plan fits the limit, else an importance
 sampling estimate (:mod:`mrflib.inference.approx.importance`; on a constraint model,
 SampleSearch's, :mod:`mrflib.inference.approx.sample_search`); on a constraint model (the
-SAT-derived ``.cnf`` problems) the exact model count (Ganak,
+SAT-derived ``.cnf`` problems) the exact model count (d4 and Ganak, raced,
 :mod:`mrflib.inference.exact.model_counting`) and the approximate one (ApproxMC,
 :mod:`mrflib.inference.approx.approx_counting`: within a factor ``1 + ε`` with probability
 ``1 - δ``) run beside it, alone for the first quarter of the time, and their answers
@@ -26,15 +26,16 @@ bound: ``certified_upper`` is empty; SampleSearch prints only a lower bound).
 The committed rows: ``bench/results/uai_pr.csv`` holds the default subset,
 ``bench/results/uai_pr_cnf.csv`` the 24 ``.cnf`` problems of the set
 (``MRFLIB_UAI_2014_PR_PROBLEMS`` set to them, the file renamed). On those, with the exact
-count at the solver's priority and the approximate one below it, Ganak's exact count
-answers all but the hardest: ``log-5`` and its copy ``prob005.pddl``, ``prob012.pddl``,
-``logistics.c``, ``2bitadd_11``, ``rb`` and ``rc``, where neither counter ends in 20 s on
-two cores and the answer is SampleSearch's estimate, its samples' completions counted
-(``log-4`` and its copy ``prob004.pddl`` are counted in 17 to 18 s), and
-``sat-grid-pbl-0010`` (``Z = 0`` by the file, below). ApproxMC's estimates come first on the
-easier ones (the ISCAS circuits in a tenth of a second, ``log-2`` in seconds), and Ganak's
-exact count replaces them. Without ``pyganak`` (the conditioning search in its place) a run
-here scored 71.9 on average, the last answer ApproxMC's on five problems (``2bitmax_6``,
+counts racing (d4 at the solver's priority, Ganak and the approximate count below it), an
+exact count answers all but three: ``logistics.c`` (d4 needs 16.4 s alone, and does not
+finish while the solver samples beside it), ``2bitadd_11`` and ``rc``, which no counter
+finishes in 20 s on two cores and whose answer is SampleSearch's estimate, its samples'
+completions counted; and ``sat-grid-pbl-0010`` is ``Z = 0`` by the file (below). d4,
+after the formula's backbone is fixed, counts ``log-5`` and its copy ``prob005.pddl`` in
+12 s and ``prob012.pddl`` in 7 s within the solver, which Ganak alone does in about 100
+and 25 s. ApproxMC's estimates come first on a few of the easier ones, and the exact
+count replaces them. Without an exact counter (the conditioning search in its place) a
+run here scored 71.9 on average, the last answer ApproxMC's on five problems (``2bitmax_6``,
 ``c1908.isc``, ``log-2``, ``log-3``, ``prob002.pddl``), each within 0.04 ``log10`` units.
 
 Published values that are wrong. The trivial answer below is also an upper bound on every

@@ -29,8 +29,8 @@ certified bound, tens to hundreds of ``log10`` units above ``log Z``), while the
 find the models without sampling the states at all. The exact count, when it finishes,
 still wins: its answer is written last and ends the wait.
 
-Where no counter finishes (the hardest UAI 2014 encodings: ``rc``, ``2bitadd_11``), the
-sampling itself must find the models: on a constraint model, when
+Where no counter finishes (the hardest UAI 2014 encodings: ``rc``, ``2bitadd_11``,
+``logistics.c``), the sampling itself must find the models: on a constraint model, when
 ``python-sat`` is installed, :func:`estimate_pr` draws SampleSearch's samples
 (:mod:`mrflib.inference.approx.sample_search`) instead of the weighted mini-bucket
 proposal's, each a model of the formula found by search (where ``pyganak`` is installed,

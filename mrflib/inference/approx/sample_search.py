@@ -25,8 +25,8 @@ generalizes to any proposal):
 so ``Ẑ = (Π_k c_k) · 2^{free} · (1/N) Σ_j w_j`` is unbiased for ``Z`` (``free``: Booleans in no
 clause, each doubling the count). Its log is biased low (Jensen), and where the weights
 vary over many orders of magnitude it is typically below ``log Z``: in ``solve --task PR
---time-limit 20`` on the seven UAI 2014 SAT encodings that neither model counter finished
-(``bench/results/uai_pr_all.csv``, beside both counters on two cores), every Boolean
+--time-limit 20`` on the seven UAI 2014 SAT encodings that neither Ganak nor ApproxMC
+finishes in that time (run beside both, on two cores, without d4), every Boolean
 drawn, 98 to 649 samples were 0.28 to 6.1 ``log10`` units below it; with the completions
 counted (below), 47 to 241 samples were 0.20 to 7.0 units below, four of them more than 1
 (``logistics.c``, ``log-5`` and its copy ``prob005.pddl``, ``prob012.pddl``). Markov's
