@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import numpy as np
 import pytest
@@ -96,9 +97,9 @@ def test_the_count_runs_in_a_child_under_a_limit():
                  enumeration.log_partition(model))
 
 
-def test_a_count_past_its_limit_is_a_timeout():
-    # a formula no counter finishes at once: 120 variables of random 3-SAT near the
-    # threshold; the limit is far below the fork's own start-up
+def _hard_model() -> FactorGraph:
+    """A formula no counter finishes at once: 120 variables of random 3-SAT near the
+    threshold."""
     rng = np.random.default_rng(5)
     n = 120
     scopes, tables = [], []
@@ -108,9 +109,20 @@ def test_a_count_past_its_limit_is_a_timeout():
         t[tuple(int(b) for b in rng.integers(0, 2, size=3))] = -np.inf
         scopes.append(s)
         tables.append(t)
-    model = FactorGraph(np.full(n, 2), scopes, tables)
+    return FactorGraph(np.full(n, 2), scopes, tables)
+
+
+def test_a_count_past_its_limit_is_a_timeout():
+    # the limit is far below the fork's own start-up
     with pytest.raises(TimeoutError, match="did not finish within"):
-        model_counting.counted_log_partition(model, time_limit=1e-9)
+        model_counting.counted_log_partition(_hard_model(), time_limit=1e-9)
+
+
+def test_a_race_past_its_deadline_is_a_timeout():
+    n_bool, clauses = model_counting.cnf_clauses(_hard_model())
+    with pytest.raises(TimeoutError, match=r"did not finish within -?\d"):
+        model_counting.raced_count(n_bool, clauses, model_counting.installed(),
+                                   deadline=time.perf_counter() - 1.0)
 
 
 @pytest.mark.parametrize("time_limit", [0.0, -1.0, math.nan])

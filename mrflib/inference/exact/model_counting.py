@@ -278,7 +278,7 @@ def _check_clauses(clauses: Any, n_bool: int) -> None:
         raise ValueError(f"clauses[{i}] must be {expected}, got {list(clauses[i])!r}")
 
 
-def model_count(n_bool: int, clauses: list[list[int]], *, counter: str | None = "ganak",
+def model_count(n_bool: int, clauses: list[list[int]], *, counter: str | None = None,
                 time_limit: float | None = None) -> int:
     """The number of models of a formula in conjunctive normal form (exact).
 
@@ -290,9 +290,10 @@ def model_count(n_bool: int, clauses: list[list[int]], *, counter: str | None = 
     clauses : list of list of int
         The clauses, as :func:`cnf_clauses` gives them (DIMACS literals; ``[]`` is the
         empty clause, which no assignment satisfies).
-    counter : {"ganak", "d4"} or None, default "ganak"
+    counter : {"ganak", "d4"} or None, default None
         The counter (see the module text); ``None`` races every installed one, each in a
-        forked child, and takes the first answer (:func:`raced_count`).
+        forked child, and takes the first answer (:func:`raced_count`; the one installed
+        counter runs in-process, without a time limit).
     time_limit : float or None, default None
         Seconds the count may take (``None``: no limit); with a limit the counter runs in
         a forked child that is killed at it.
@@ -385,6 +386,8 @@ def raced_count(n_bool: int, clauses: list[list[int]], counters: list[str],
     """
     if deadline is None and time_limit is not None:
         deadline = time.perf_counter() + time_limit
+    if time_limit is None and deadline is not None:
+        time_limit = deadline - time.perf_counter()
     with contextlib.ExitStack() as stack:
         pending = []
         for i, c in enumerate(counters):
