@@ -185,6 +185,35 @@ def test_model_count_of_a_formula_matches_enumeration(seed, counter):
     assert model_counting.model_count(9, [], counter=counter) == 2 ** 9
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_fixing_the_backbone_and_merging_equivalent_literals_keeps_the_count(seed):
+    """The formula d4 counts (the backbone fixed, equivalent literals merged, the rest
+    renumbered) times two to the Booleans it frees has the models of the formula, on
+    formulas of mostly binary clauses (chains of equivalences, their complements, units)."""
+    pytest.importorskip("pysat")
+    rng = np.random.default_rng(seed)
+    n_bool = int(rng.integers(2, 11))
+    clauses = [[int(v) * int(rng.choice([-1, 1]))
+                for v in rng.choice(np.arange(1, n_bool + 1), min(w, n_bool), replace=False)]
+               for w in rng.choice([1, 2, 2, 2, 3], int(rng.integers(0, 25))).tolist()]
+    want = len(_models(n_bool, clauses))
+    units = model_counting.backbone(n_bool, clauses)
+    assert (units is None) == (want == 0)
+    if units is not None:
+        m, rest, free = model_counting._simplified(n_bool, clauses, units)
+        assert len(_models(m, rest)) * 2 ** free == want
+    if model_counting.available("d4"):
+        assert model_counting.model_count(n_bool, clauses, counter="d4") == want
+
+
+def test_equivalent_literals_share_a_representative():
+    """``x1 ≡ x3`` and ``x2 ≡ ¬x3`` (four binary clauses): 1 and 3 are represented by 1, 2
+    by -1, and each complement by the complement; 4 stands alone."""
+    same = model_counting._equivalent_literals(4, [[-1, 3], [1, -3], [2, 3], [-2, -3]])
+    assert [int(same[lit]) for lit in (1, 2, 3, 4, -1, -2, -3, -4)] == [1, -1, 1, 4,
+                                                                        -1, 1, -1, -4]
+
+
 @pytest.mark.parametrize("counter", COUNTERS)
 def test_a_formula_without_models_counts_zero(counter):
     clauses = [[1, 2], [-1, 2], [1, -2], [-1, -2], [3]]

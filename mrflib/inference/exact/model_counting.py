@@ -30,10 +30,13 @@ Two exact counters are used, each an optional dependency (``pip install
   (FlowCutter, with a fixed budget of steps);
 * **d4** (Lagniez & Marquis, IJCAI 2017; the ``d4solver`` bindings, module ``py_d4``),
   guided by a tree decomposition of its own (``htd``) and VSIDS scores
-  (:data:`D4_OPTIONS`). Its bindings run no preprocessing, so the formula's *backbone*
-  (the literals true in every model, found by a SAT solver, :func:`backbone`) is fixed
-  first and the clauses simplified, when ``python-sat`` is installed: the count is
-  unchanged, and on the UAI 2014 planning encodings half the Booleans go.
+  (:data:`D4_OPTIONS`). Its bindings run no preprocessing, so two simplifications that
+  keep the count come first, when ``python-sat`` is installed: the formula's *backbone*
+  (the literals true in every model, found by a SAT solver, :func:`backbone`) is fixed,
+  and literals that the binary clauses make equivalent are merged into one (each merged
+  Boolean is a function of the one kept). On the UAI 2014 planning encodings the first
+  removes about half the Booleans, the second a further 14% on ``logistics.c`` (584 to
+  503).
 
 Measured here on the UAI 2014 SAT encodings (seconds, each counter on a core): Ganak
 counts the ISCAS circuits (``c1908``, ``c880``) in under a second, where d4 takes more
@@ -60,6 +63,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
 
 from mrflib._support import c_stdout
 from mrflib._support.forked import Forked, first_done, yield_processor
@@ -424,15 +429,15 @@ def _count(n_bool: int, clauses: list[list[int]], counter: str, yielding: bool =
 
 
 def _d4_count(n_bool: int, clauses: list[list[int]]) -> int:
-    """d4's count, the backbone fixed first where ``python-sat`` is installed (see the
-    module text)."""
+    """d4's count, the backbone fixed and equivalent literals merged first where
+    ``python-sat`` is installed (see the module text)."""
     py_d4 = optional_import("py_d4", "exact model counting by d4", "counting")
     free = 0
     if importable("pysat.solvers", "the backbone of a formula", "counting"):
         units = _backbone(n_bool, clauses)
         if units is None:
             return 0
-        n_bool, clauses, free = _fixed(n_bool, clauses, units)
+        n_bool, clauses, free = _simplified(n_bool, clauses, units)
         if n_bool == 0:
             return 1 << free
     options = py_d4.dump_options_to_dict(py_d4.OptionDpllStyleMethod())
@@ -506,21 +511,58 @@ def _backbone(n_bool: int, clauses: list[list[int]]) -> list[int] | None:
     return found
 
 
-def _fixed(n_bool: int, clauses: list[list[int]], units: list[int]
-           ) -> tuple[int, list[list[int]], int]:
-    """The formula with the literals ``units`` true: the Booleans left in some clause
-    renumbered from 1, the clauses not satisfied without their false literals, and the
-    number of Booleans neither fixed nor in any clause left (each doubling the count)."""
+def _simplified(n_bool: int, clauses: list[list[int]], units: list[int]
+                ) -> tuple[int, list[list[int]], int]:
+    """The formula with the literals ``units`` true and its equivalent literals merged (see
+    the module text): the Booleans left in some clause renumbered from 1, the clauses, and
+    the number of Booleans neither fixed, nor merged into another, nor in any clause left
+    (each doubling the count)."""
     value = {abs(lit): lit > 0 for lit in units}
     rest = []
     for clause in clauses:
         if not any(value.get(abs(lit)) == (lit > 0) for lit in clause):
             rest.append([lit for lit in clause if abs(lit) not in value])
-    used = sorted({abs(lit) for clause in rest for lit in clause})
+    same = _equivalent_literals(n_bool, rest)
+    merged = []
+    for clause in rest:
+        lits = {int(same[lit]) for lit in clause}
+        if not any(-lit in lits for lit in lits):  # a tautology holds in every model
+            merged.append(sorted(lits))
+    used = sorted({abs(lit) for clause in merged for lit in clause})
     number = {v: i + 1 for i, v in enumerate(used)}
     renumbered = [[number[lit] if lit > 0 else -number[-lit] for lit in clause]
-                  for clause in rest]
-    return len(used), renumbered, n_bool - len(value) - len(used)
+                  for clause in merged]
+    gone = int(np.count_nonzero(np.abs(same[1:n_bool + 1]) != np.arange(1, n_bool + 1)))
+    return len(used), renumbered, n_bool - len(value) - gone - len(used)
+
+
+def _equivalent_literals(n_bool: int, clauses: list[list[int]]) -> np.ndarray:
+    """Each literal's representative among the literals equivalent to it, indexed by the
+    literal itself (``same[lit]``, ``lit`` in ``±1..±n_bool``; entry 0 unused).
+
+    Literals are equivalent when the binary clauses imply each from the other: a strongly
+    connected component of the implication graph (``a ∨ b`` gives ``¬a → b`` and
+    ``¬b → a``; Aspvall, Plass & Tarjan 1979). Each component's representative is its
+    literal of the smallest variable, so that the complement's component is represented by
+    the complement. The formula must be satisfiable (no component holds a literal and its
+    complement).
+    """
+    pairs = np.asarray([c for c in clauses if len(c) == 2], dtype=np.int64).reshape(-1, 2)
+    node = (lambda lit: np.where(lit > 0, lit - 1, n_bool - lit - 1))  # noqa: E731
+    a, b = pairs[:, 0], pairs[:, 1]
+    graph = scipy.sparse.csr_matrix(
+        (np.ones(2 * len(pairs)), (node(np.concatenate([-a, -b])),
+                                   node(np.concatenate([b, a])))),
+        shape=(2 * n_bool, 2 * n_bool))
+    n_parts, part = scipy.sparse.csgraph.connected_components(graph, directed=True,
+                                                              connection="strong")
+    lits = np.concatenate([np.arange(1, n_bool + 1), -np.arange(1, n_bool + 1)])
+    first = np.lexsort((lits < 0, np.abs(lits)))[::-1]  # the last written wins: the first
+    representative = np.empty(n_parts, dtype=np.int64)
+    representative[part[first]] = lits[first]
+    same = np.zeros(2 * n_bool + 1, dtype=np.int64)
+    same[lits] = representative[part]  # negative indices: the complements, from the end
+    return same
 
 
 def counted_log_partition(model: Any, *, evidence: Mapping[Any, Any] | None = None,
