@@ -389,10 +389,13 @@ def raced_count(n_bool: int, clauses: list[list[int]], counters: list[str],
     RuntimeError
         When every counter fails (each reason is given).
     """
+    now = time.perf_counter()
     if deadline is None and time_limit is not None:
-        deadline = time.perf_counter() + time_limit
-    if time_limit is None and deadline is not None:
-        time_limit = deadline - time.perf_counter()
+        deadline = now + time_limit
+    limit = time_limit if deadline is None or time_limit is not None else deadline - now
+    if deadline is not None and now >= deadline:
+        # no counter is started past the deadline, however quick it would be
+        raise TimeoutError(f"the model count did not finish within {limit:g} s")
     with contextlib.ExitStack() as stack:
         pending = []
         for i, c in enumerate(counters):
@@ -404,7 +407,7 @@ def raced_count(n_bool: int, clauses: list[list[int]], counters: list[str],
         while pending:
             done = first_done(pending, math.inf if deadline is None else deadline)
             if done is None:
-                raise TimeoutError(f"the model count did not finish within {time_limit:g} s")
+                raise TimeoutError(f"the model count did not finish within {limit:g} s")
             pending.remove(done)
             kind, value = done.result()
             if kind == "ok":
