@@ -27,16 +27,16 @@ The committed rows: ``bench/results/uai_pr.csv`` holds the default subset,
 ``bench/results/uai_pr_cnf.csv`` the 24 ``.cnf`` problems of the set
 (``MRFLIB_UAI_2014_PR_PROBLEMS`` set to them, the file renamed). On those, with the exact
 counts racing (d4 at the solver's priority, Ganak and the approximate count below it), an
-exact count answers all but three: ``logistics.c`` (d4 needs 16.4 s alone, and does not
-finish while the solver samples beside it), ``2bitadd_11`` and ``rc``, which no counter
-finishes in 20 s on two cores and whose answer is SampleSearch's estimate, its samples'
-completions counted; and ``sat-grid-pbl-0010`` is ``Z = 0`` by the file (below). d4,
-after the formula's backbone is fixed, counts ``log-5`` and its copy ``prob005.pddl`` in
-12 s and ``prob012.pddl`` in 7 s within the solver, which Ganak alone does in about 100
-and 25 s. ApproxMC's estimates come first on a few of the easier ones, and the exact
-count replaces them. Without an exact counter (the conditioning search in its place) a
-run here scored 71.9 on average, the last answer ApproxMC's on five problems (``2bitmax_6``,
-``c1908.isc``, ``log-2``, ``log-3``, ``prob002.pddl``), each within 0.04 ``log10`` units.
+exact count answers all but two, ``2bitadd_11`` and ``rc``, which no counter finishes in
+20 s on two cores and whose answer is SampleSearch's estimate, its samples' completions
+counted; ``sat-grid-pbl-0010`` is ``Z = 0`` by the file (below). d4, after the formula's
+backbone is fixed and its equivalent literals merged, counts ``log-5`` and its copy
+``prob005.pddl`` in 9 s, ``prob012.pddl`` in 8 s and ``logistics.c`` in 17.7 s within the
+solver, which Ganak alone does in about 100, 25 and 19.6 s. ApproxMC's estimates come
+first on a few of the easier ones, and the exact count replaces them. Without an exact
+counter (the conditioning search in its place) a run here scored 71.9 on average, the
+last answer ApproxMC's on five problems (``2bitmax_6``, ``c1908.isc``, ``log-2``,
+``log-3``, ``prob002.pddl``), each within 0.04 ``log10`` units.
 
 Published values that are wrong. The trivial answer below is also an upper bound on every
 model's ``log10 Z`` (``Z <= Π_v |X_v| · Π_k max ψ_k``), so a published value above it is

@@ -38,10 +38,10 @@ Two exact counters are used, each an optional dependency (``pip install
   removes about half the Booleans, the second a further 14% on ``logistics.c`` (584 to
   503).
 
-Measured here on the UAI 2014 SAT encodings (seconds, each counter on a core): Ganak
-counts the ISCAS circuits (``c1908``, ``c880``) in under a second, where d4 takes more
-than 30; d4 counts ``log-4`` in 2.3 (Ganak 13.4), ``log-5`` in 9.5 (Ganak about 100),
-``prob012.pddl`` in 5.1 (25), ``rb`` in 3.6 (22) and ``logistics.c`` in 16.4 (19.6);
+Measured here on the UAI 2014 SAT encodings (seconds, each counter alone): Ganak counts
+the ISCAS circuits (``c1908``, ``c880``) in under a second, where d4 takes more than 30;
+d4 counts ``log-4`` in 2.3 (Ganak 13.4), ``log-5`` in 7.1 (Ganak about 100),
+``prob012.pddl`` in 5.7 (25), ``rb`` in 3.6 (22) and ``logistics.c`` in 14.4 (19.6);
 neither counts ``rc`` or ``2bitadd_11`` within 30 s.
 :func:`counted_log_partition` therefore races every installed counter, each in a forked
 child, and takes the first answer (:func:`raced_count`).
@@ -86,10 +86,11 @@ LITERAL_BYTES = 48
 #: of the UAI 2014 encodings (see the module text), goes first.
 COUNTERS = {"d4": ("py_d4", "d4"), "ganak": ("pyganak", "Ganak")}
 #: d4's settings where they differ from its defaults: the ``htd`` tree decomposer and
-#: VSIDS scores. Measured alone here, the backbone fixed: ``logistics.c`` 21.7 s with the
-#: defaults (FlowCutter, VSADS), 13.4 with ``htd``, 16.4 with both; ``log-5`` 27.6 with the
-#: defaults, 31.7 with ``htd`` alone, 9.5 with both. Without the backbone, the defaults
-#: took 92 s on ``logistics.c`` and more than 150 on ``log-5``.
+#: VSIDS scores. Measured alone here, the backbone fixed (equivalent literals not yet
+#: merged): ``logistics.c`` 21.7 s with the defaults (FlowCutter, VSADS), 13.4 with
+#: ``htd``, 16.4 with both; ``log-5`` 27.6 with the defaults, 31.7 with ``htd`` alone, 9.5
+#: with both. Without the backbone, the defaults took 92 s on ``logistics.c`` and more
+#: than 150 on ``log-5``.
 D4_OPTIONS = {("branching", "partialOrder", "treeDecompositionerMethod"): "htd",
               ("branching", "scoringMethodType"): "vsids"}
 #: The SAT solver of ``python-sat`` that finds the backbone (CaDiCaL 1.5.3).
