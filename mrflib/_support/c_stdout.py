@@ -30,9 +30,13 @@ def silenced() -> Iterator[None]:
     ------
     None
     """
-    with contextlib.suppress(ValueError, OSError):  # a closed or replaced sys.stdout
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # closed or replaced
         sys.stdout.flush()
-    saved = os.dup(1)
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 at all: nothing to silence
+        yield
+        return
     null = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 1)
