@@ -93,10 +93,8 @@ COUNTERS = {"d4": ("py_d4", "d4"), "ganak": ("pyganak", "Ganak")}
 #: than 150 on ``log-5``.
 D4_OPTIONS = {("branching", "partialOrder", "treeDecompositionerMethod"): "htd",
               ("branching", "scoringMethodType"): "vsids"}
-#: The SAT solver of ``python-sat`` that finds the backbone (CaDiCaL 1.5.3), and the
-#: arguments of :func:`~mrflib._support.optional.optional_import` for its module.
+#: The SAT solver of ``python-sat`` that finds the backbone (CaDiCaL 1.5.3).
 BACKBONE_SOLVER = "cadical153"
-BACKBONE_REQUIRES = ("pysat.solvers", "the backbone of a formula", "counting")
 
 
 def available(counter: str | None = None) -> bool:
@@ -120,7 +118,7 @@ def available(counter: str | None = None) -> bool:
     """
     if counter is None:
         return bool(installed())
-    return importable(*_requires(_check_counter(counter)))
+    return _importable(_check_counter(counter))
 
 
 def _check_counter(counter: Any) -> str:
@@ -139,14 +137,19 @@ def installed() -> list[str]:
     list of str
         Their names, in the order of :data:`COUNTERS` (the order of a race).
     """
-    return [c for c in COUNTERS if importable(*_requires(c))]
+    return [c for c in COUNTERS if _importable(c)]
 
 
-def _requires(counter: str) -> tuple[str, str, str]:
-    """The arguments of :func:`~mrflib._support.optional.optional_import` for ``counter``:
-    its module, what needs it, and the extra that installs it."""
+def _importable(counter: str) -> bool:
+    """Whether the module of ``counter`` imports."""
     module, name = COUNTERS[counter]
-    return module, f"exact model counting by {name}", "counting"
+    return importable(module, f"exact model counting by {name}", "counting")
+
+
+def _import(counter: str) -> Any:
+    """The module of ``counter`` (an ``ImportError`` that says how to install it)."""
+    module, name = COUNTERS[counter]
+    return optional_import(module, f"exact model counting by {name}", "counting")
 
 
 def constraint_scale(model: Any) -> float | None:
@@ -343,7 +346,7 @@ def _counters(counter: Any) -> list[str]:
     if not counters:
         optional_import("pyganak", "exact model counting", "counting")
     for c in counters:
-        optional_import(*_requires(c))
+        _import(c)
     return counters
 
 
@@ -431,7 +434,7 @@ def _count(n_bool: int, clauses: list[list[int]], counter: str, yielding: bool =
         yield_processor()
     if counter == "d4":
         return _d4_count(n_bool, clauses)
-    ganak = optional_import(*_requires("ganak"))
+    ganak = _import("ganak")
     solver = ganak.Counter(verbose=0, seed=0)
     solver.new_vars(n_bool)
     solver.add_clauses(clauses)
@@ -441,9 +444,9 @@ def _count(n_bool: int, clauses: list[list[int]], counter: str, yielding: bool =
 def _d4_count(n_bool: int, clauses: list[list[int]]) -> int:
     """d4's count, the backbone fixed and equivalent literals merged first where
     ``python-sat`` is installed (see the module text)."""
-    py_d4 = optional_import(*_requires("d4"))
+    py_d4 = _import("d4")
     free = 0
-    if importable(*BACKBONE_REQUIRES):
+    if importable("pysat.solvers", "the backbone of a formula", "counting"):
         units = _backbone(n_bool, clauses)
         if units is None:
             return 0
@@ -492,7 +495,7 @@ def backbone(n_bool: int, clauses: list[list[int]]) -> list[int] | None:
     """
     n_bool = check_positive(n_bool, "n_bool", integer=True, allow_zero=True)
     _check_clauses(clauses, n_bool)
-    optional_import(*BACKBONE_REQUIRES)
+    _sat_solvers()
     if any(len(c) == 0 for c in clauses):
         return None
     return _backbone(n_bool, clauses)
@@ -500,7 +503,7 @@ def backbone(n_bool: int, clauses: list[list[int]]) -> list[int] | None:
 
 def _backbone(n_bool: int, clauses: list[list[int]]) -> list[int] | None:
     """:func:`backbone`, arguments checked."""
-    solvers = optional_import(*BACKBONE_REQUIRES)
+    solvers = _sat_solvers()
     with solvers.Solver(name=BACKBONE_SOLVER, bootstrap_with=clauses) as sat:
         if not sat.solve():
             return None
@@ -519,6 +522,11 @@ def _backbone(n_bool: int, clauses: list[list[int]]) -> list[int] | None:
                 found.append(lit)
                 sat.add_clause([lit])
     return found
+
+
+def _sat_solvers() -> Any:
+    """``pysat.solvers`` (an ``ImportError`` that says how to install it)."""
+    return optional_import("pysat.solvers", "the backbone of a formula", "counting")
 
 
 def _simplified(n_bool: int, clauses: list[list[int]], units: list[int]
